@@ -1,0 +1,51 @@
+//! The MetaRoCE wire format, version 1 (spec v0.1, see `docs/spec.md`).
+//!
+//! Every MetaRoCE packet is a UDP payload made of a 32-byte base header
+//! ([`BaseHeader`]), an opcode-specific extension ([`MsgHeader`], [`AckHeader`],
+//! [`NackHeader`], [`CmHeader`]), an optional payload and a 4-byte ICRC trailer.
+//!
+//! The crate follows the smoltcp split: [`Packet`] is a zero-copy view over a
+//! byte buffer that checks lengths and gives typed access to the headers;
+//! [`Repr`] is the parsed meaning, produced by [`Repr::parse`] and written back
+//! by [`Repr::emit`]. Parsing never panics on short or hostile input.
+//! The crate is `no_std` and never allocates.
+#![no_std]
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+#[cfg(test)]
+extern crate std;
+
+mod error;
+mod header;
+mod icrc;
+mod opcode;
+mod packet;
+mod repr;
+mod sack;
+
+pub use error::Error;
+pub use header::{AckHeader, BaseHeader, CmHeader, MsgHeader, NackHeader};
+pub use icrc::{PseudoHeader, compute_icrc};
+pub use opcode::{Flags, NackReason, Opcode};
+pub use packet::Packet;
+pub use repr::{AckRepr, CmRepr, Ext, MsgRepr, NackRepr, Repr, parse_datagram};
+pub use sack::Sack;
+
+/// Wire version carried in every base header by this implementation.
+pub const VERSION: u8 = 1;
+/// Default UDP destination port (distinct from RoCEv2's 4791 and UET's 4793).
+pub const DEFAULT_UDP_PORT: u16 = 4798;
+/// UDP source ports used as path entropy values.
+pub const ENTROPY_PORTS: core::ops::RangeInclusive<u16> = 49152..=65535;
+/// Number of path PSNs covered by the selective-ack bitmap of an ACK.
+pub const SACK_BITS: u32 = 256;
+/// Length of the base header in bytes.
+pub const BASE_LEN: usize = 32;
+/// Length of the ICRC trailer in bytes.
+pub const ICRC_LEN: usize = 4;
+/// Largest path id a packet may carry (exclusive).
+pub const MAX_PATHS: u16 = 256;
+
+/// Result type of this crate.
+pub type Result<T> = core::result::Result<T, Error>;

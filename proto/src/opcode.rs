@@ -1,0 +1,176 @@
+//! Opcodes, header flags and NACK reasons.
+
+use crate::header::{AckHeader, CmHeader, MsgHeader, NackHeader};
+use crate::Error;
+
+/// What a packet is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum Opcode {
+    /// RDMA WRITE data.
+    Write = 0x01,
+    /// RDMA WRITE with immediate data (consumes a posted receive).
+    WriteImm = 0x02,
+    /// SEND data (consumes a posted receive).
+    Send = 0x03,
+    /// SEND with immediate data (consumes a posted receive).
+    SendImm = 0x04,
+    /// RDMA READ request.
+    ReadReq = 0x05,
+    /// RDMA READ response data.
+    ReadResp = 0x06,
+    /// Per-path acknowledgement.
+    Ack = 0x10,
+    /// Negative acknowledgement.
+    Nack = 0x11,
+    /// Path probe (consumes a path PSN, carries nothing).
+    Probe = 0x12,
+    /// Connection request.
+    Connect = 0x20,
+    /// Connection accept.
+    ConnectAck = 0x21,
+    /// Connection teardown.
+    Disconnect = 0x22,
+}
+
+impl Opcode {
+    /// All opcodes, in wire-value order.
+    pub const ALL: [Opcode; 12] = [
+        Opcode::Write,
+        Opcode::WriteImm,
+        Opcode::Send,
+        Opcode::SendImm,
+        Opcode::ReadReq,
+        Opcode::ReadResp,
+        Opcode::Ack,
+        Opcode::Nack,
+        Opcode::Probe,
+        Opcode::Connect,
+        Opcode::ConnectAck,
+        Opcode::Disconnect,
+    ];
+
+    /// Length of this opcode's extension header.
+    pub const fn ext_len(self) -> usize {
+        match self {
+            Opcode::Write
+            | Opcode::WriteImm
+            | Opcode::Send
+            | Opcode::SendImm
+            | Opcode::ReadReq
+            | Opcode::ReadResp => size_of::<MsgHeader>(),
+            Opcode::Ack => size_of::<AckHeader>(),
+            Opcode::Nack => size_of::<NackHeader>(),
+            Opcode::Probe => 0,
+            Opcode::Connect | Opcode::ConnectAck | Opcode::Disconnect => size_of::<CmHeader>(),
+        }
+    }
+
+    /// True when packets of this opcode may carry payload bytes.
+    pub const fn has_payload(self) -> bool {
+        matches!(
+            self,
+            Opcode::Write | Opcode::WriteImm | Opcode::Send | Opcode::SendImm | Opcode::ReadResp
+        )
+    }
+
+    /// True for opcodes with the message extension (data and READ requests).
+    pub const fn is_message(self) -> bool {
+        self.ext_len() == size_of::<MsgHeader>() && (self as u8) < 0x10
+    }
+
+    /// True for opcodes that consume a posted receive at the receiver.
+    pub const fn consumes_receive(self) -> bool {
+        matches!(self, Opcode::WriteImm | Opcode::Send | Opcode::SendImm)
+    }
+
+    /// True for opcodes that carry immediate data.
+    pub const fn has_imm(self) -> bool {
+        matches!(self, Opcode::WriteImm | Opcode::SendImm)
+    }
+
+    /// True for opcodes that carry a remote address and rkey.
+    pub const fn has_remote_address(self) -> bool {
+        matches!(self, Opcode::Write | Opcode::WriteImm | Opcode::ReadReq)
+    }
+}
+
+impl TryFrom<u8> for Opcode {
+    type Error = Error;
+    fn try_from(value: u8) -> Result<Self, Error> {
+        Opcode::ALL
+            .iter()
+            .copied()
+            .find(|op| *op as u8 == value)
+            .ok_or(Error::BadOpcode(value))
+    }
+}
+
+bitflags::bitflags! {
+    /// Base-header flag bits. Unknown bits are ignored on receive.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+    pub struct Flags: u16 {
+        /// First packet of a message.
+        const FIRST = 1 << 0;
+        /// Last packet of a message.
+        const LAST = 1 << 1;
+        /// Acknowledge at once.
+        const ACK_REQ = 1 << 2;
+        /// Retransmission (informational).
+        const RETX = 1 << 3;
+        /// Solicited event requested.
+        const SOLICITED = 1 << 4;
+        /// ACK only: an acknowledged packet carried ECN CE.
+        const ECE = 1 << 5;
+    }
+}
+
+/// Why a receiver rejected a packet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum NackReason {
+    /// No posted receive yet; retry after the delay in `detail`.
+    ReceiverNotReady = 1,
+    /// Bad rkey, address outside the region, or access not permitted.
+    RemoteAccess = 2,
+    /// Opcode not allowed, message longer than the receive buffer, bad lengths.
+    InvalidRequest = 3,
+    /// The receiver failed to place the data.
+    RemoteOperational = 4,
+}
+
+impl TryFrom<u8> for NackReason {
+    type Error = Error;
+    fn try_from(value: u8) -> Result<Self, Error> {
+        match value {
+            1 => Ok(NackReason::ReceiverNotReady),
+            2 => Ok(NackReason::RemoteAccess),
+            3 => Ok(NackReason::InvalidRequest),
+            4 => Ok(NackReason::RemoteOperational),
+            _ => Err(Error::BadField("NACK reason")),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn opcode_values_round_trip_and_unknown_values_are_refused() {
+        for op in Opcode::ALL {
+            assert_eq!(Opcode::try_from(op as u8), Ok(op));
+        }
+        assert_eq!(Opcode::try_from(0x00), Err(Error::BadOpcode(0)));
+        assert_eq!(Opcode::try_from(0x07), Err(Error::BadOpcode(7)));
+        assert_eq!(Opcode::try_from(0xff), Err(Error::BadOpcode(0xff)));
+    }
+
+    #[test]
+    fn message_opcodes_are_exactly_the_data_and_read_opcodes() {
+        let messages: usize = Opcode::ALL.iter().filter(|op| op.is_message()).count();
+        assert_eq!(messages, 6);
+        assert!(!Opcode::Connect.is_message());
+        assert!(Opcode::ReadReq.is_message() && !Opcode::ReadReq.has_payload());
+    }
+}
