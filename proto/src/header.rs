@@ -5,7 +5,9 @@ use zerocopy::network_endian::{U16, U32, U64};
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
 
 /// The 32-byte base header that starts every packet.
-#[derive(FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned, Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(
+    FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned, Clone, Copy, Debug, PartialEq, Eq,
+)]
 #[repr(C)]
 pub struct BaseHeader {
     /// Wire version, [`crate::VERSION`].
@@ -32,7 +34,9 @@ pub struct BaseHeader {
 
 /// The 32-byte message extension of WRITE, WRITE_IMM, SEND, SEND_IMM,
 /// READ_REQ and READ_RESP.
-#[derive(FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned, Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(
+    FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned, Clone, Copy, Debug, PartialEq, Eq,
+)]
 #[repr(C)]
 pub struct MsgHeader {
     /// Message sequence number within the stream.
@@ -52,7 +56,9 @@ pub struct MsgHeader {
 }
 
 /// The 64-byte ACK extension.
-#[derive(FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned, Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(
+    FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned, Clone, Copy, Debug, PartialEq, Eq,
+)]
 #[repr(C)]
 pub struct AckHeader {
     /// Next connection PSN not yet accepted.
@@ -74,7 +80,9 @@ pub struct AckHeader {
 }
 
 /// The 16-byte NACK extension.
-#[derive(FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned, Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(
+    FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned, Clone, Copy, Debug, PartialEq, Eq,
+)]
 #[repr(C)]
 pub struct NackHeader {
     /// [`crate::NackReason`] value.
@@ -90,7 +98,9 @@ pub struct NackHeader {
 }
 
 /// The 32-byte connection-management extension of CONNECT, CONNECT_ACK and DISCONNECT.
-#[derive(FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned, Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(
+    FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned, Clone, Copy, Debug, PartialEq, Eq,
+)]
 #[repr(C)]
 pub struct CmHeader {
     /// Initial connection PSN the sender will use.

@@ -1,7 +1,7 @@
 //! Opcodes, header flags and NACK reasons.
 
-use crate::header::{AckHeader, CmHeader, MsgHeader, NackHeader};
 use crate::Error;
+use crate::header::{AckHeader, CmHeader, MsgHeader, NackHeader};
 
 /// What a packet is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

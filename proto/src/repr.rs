@@ -165,7 +165,10 @@ impl Repr {
         }
         let need = self.buffer_len(payload_len);
         if buf.len() < need {
-            return Err(Error::BufferTooSmall { len: buf.len(), need });
+            return Err(Error::BufferTooSmall {
+                len: buf.len(),
+                need,
+            });
         }
         let base = BaseHeader {
             version: VERSION,
@@ -179,7 +182,8 @@ impl Repr {
             path_psn: self.path_psn.into(),
             timestamp: self.timestamp.into(),
         };
-        base.write_to_prefix(buf).map_err(|_| Error::BadField("base"))?;
+        base.write_to_prefix(buf)
+            .map_err(|_| Error::BadField("base"))?;
         let ext = &mut buf[BASE_LEN..BASE_LEN + self.opcode.ext_len()];
         let written = match (self.opcode, &self.ext) {
             (Opcode::Probe, Ext::None) => true,
@@ -380,16 +384,28 @@ mod tests {
         Packet::new_unchecked(&mut bytes[..]).fill_icrc(&pseudo());
         let mut moved = pseudo();
         moved.src_port += 1;
-        assert!(matches!(parse_datagram(&bytes, &moved), Err(Error::BadIcrc { .. })));
+        assert!(matches!(
+            parse_datagram(&bytes, &moved),
+            Err(Error::BadIcrc { .. })
+        ));
         bytes[66] ^= 0x10;
-        assert!(matches!(parse_datagram(&bytes, &pseudo()), Err(Error::BadIcrc { .. })));
+        assert!(matches!(
+            parse_datagram(&bytes, &pseudo()),
+            Err(Error::BadIcrc { .. })
+        ));
     }
 
     #[test]
     fn hostile_lengths_versions_and_opcodes_are_refused() {
         let p = pseudo();
-        assert!(matches!(parse_datagram(&WRITE_BYTES[..35], &p), Err(Error::Truncated { .. })));
-        assert!(matches!(parse_datagram(&WRITE_BYTES[..60], &p), Err(Error::Truncated { .. })));
+        assert!(matches!(
+            parse_datagram(&WRITE_BYTES[..35], &p),
+            Err(Error::Truncated { .. })
+        ));
+        assert!(matches!(
+            parse_datagram(&WRITE_BYTES[..60], &p),
+            Err(Error::Truncated { .. })
+        ));
         let mut v = WRITE_BYTES;
         v[0] = 2;
         assert_eq!(parse_datagram(&v, &p).unwrap_err(), Error::BadVersion(2));
@@ -397,7 +413,10 @@ mod tests {
         v[1] = 0x7f;
         assert_eq!(parse_datagram(&v, &p).unwrap_err(), Error::BadOpcode(0x7f));
         v[1] = Opcode::Probe as u8;
-        assert!(matches!(parse_datagram(&v, &p), Err(Error::UnexpectedPayload(0x12, _))));
+        assert!(matches!(
+            parse_datagram(&v, &p),
+            Err(Error::UnexpectedPayload(0x12, _))
+        ));
     }
 
     #[test]
@@ -407,11 +426,17 @@ mod tests {
         r.ext = Ext::None;
         assert!(matches!(r.emit(&mut buf, 4), Err(Error::BadField(_))));
         let r = write_repr();
-        assert!(matches!(r.emit(&mut buf[..50], 4), Err(Error::BufferTooSmall { .. })));
+        assert!(matches!(
+            r.emit(&mut buf[..50], 4),
+            Err(Error::BufferTooSmall { .. })
+        ));
         let mut probe = write_repr();
         probe.opcode = Opcode::Probe;
         probe.ext = Ext::None;
-        assert!(matches!(probe.emit(&mut buf, 1), Err(Error::UnexpectedPayload(..))));
+        assert!(matches!(
+            probe.emit(&mut buf, 1),
+            Err(Error::UnexpectedPayload(..))
+        ));
     }
 
     fn arb_ext(op: Opcode) -> BoxedStrategy<Ext> {
@@ -473,7 +498,11 @@ mod tests {
 
     fn arb_repr() -> impl Strategy<Value = (Repr, usize)> {
         proptest::sample::select(&Opcode::ALL[..]).prop_flat_map(|op| {
-            let payload = if op.has_payload() { 0usize..300 } else { 0usize..1 };
+            let payload = if op.has_payload() {
+                0usize..300
+            } else {
+                0usize..1
+            };
             (
                 arb_ext(op),
                 any::<(u16, u32, u32, u16, u16, u32, u32, u64)>(),

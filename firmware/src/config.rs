@@ -1,0 +1,93 @@
+//! Engine configuration.
+
+use core::net::{IpAddr, Ipv4Addr};
+
+use crate::cc::{CcAlgorithm, EcnAimdParams};
+
+/// Configuration of one NIC.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NicConfig {
+    /// The NIC's IP address (covered by the ICRC).
+    pub local_ip: IpAddr,
+    /// UDP destination port the NIC receives on.
+    pub udp_port: u16,
+    /// Largest payload per packet, bytes.
+    pub mtu: u32,
+    /// Line rate, Mbit/s, shared fairly among the connections sending to this NIC.
+    pub line_rate_mbps: u32,
+    /// A connection counts as an active sender for this long after its last data packet.
+    pub fair_share_window_ns: u64,
+    /// Seed of the entropy-value generator.
+    pub seed: u64,
+    /// Defaults for new queue pairs.
+    pub qp: QpConfig,
+}
+
+impl Default for NicConfig {
+    fn default() -> Self {
+        NicConfig {
+            local_ip: IpAddr::V4(Ipv4Addr::LOCALHOST),
+            udp_port: metaroce_proto::DEFAULT_UDP_PORT,
+            mtu: 4096,
+            line_rate_mbps: 100_000,
+            fair_share_window_ns: 100_000,
+            seed: 1,
+            qp: QpConfig::default(),
+        }
+    }
+}
+
+/// Configuration of one queue pair (connection).
+#[derive(Debug, Clone, PartialEq)]
+pub struct QpConfig {
+    /// Paths (entropy values) the connection sprays over, 1..=64.
+    pub paths: u16,
+    /// Streams the connection carries, at least 1.
+    pub streams: u16,
+    /// Per-path congestion controller.
+    pub cc: CcAlgorithm,
+    /// Cap on bytes in flight over all paths.
+    pub conn_window_bytes: u32,
+    /// Receive window in packets (connection PSNs beyond the cumulative point);
+    /// advertised to the peer as credit.
+    pub recv_window: u32,
+    /// Floor of the per-path retransmission timeout, ns.
+    pub rto_min_ns: u64,
+    /// Per-path timeout before the first RTT sample, ns.
+    pub rto_initial_ns: u64,
+    /// Pace to the receiver's fair-share rate hint.
+    pub honor_rate_hint: bool,
+    /// Repath when the path's CE fraction (EWMA) exceeds this.
+    pub repath_ecn_fraction: f32,
+    /// Repath when the path's loss fraction (EWMA) exceeds this.
+    pub repath_loss_fraction: f32,
+    /// Delay the receiver asks for in an RNR NACK, µs.
+    pub rnr_delay_us: u32,
+    /// Largest number of outstanding send work requests.
+    pub max_send_wr: usize,
+    /// Largest number of posted receives per stream.
+    pub max_recv_wr: usize,
+}
+
+impl Default for QpConfig {
+    fn default() -> Self {
+        QpConfig {
+            paths: 8,
+            streams: 16,
+            cc: CcAlgorithm::EcnAimd(EcnAimdParams::default()),
+            conn_window_bytes: 4 << 20,
+            recv_window: 4096,
+            rto_min_ns: 100_000,
+            rto_initial_ns: 1_000_000,
+            honor_rate_hint: true,
+            repath_ecn_fraction: 0.5,
+            repath_loss_fraction: 0.3,
+            rnr_delay_us: 100,
+            max_send_wr: 8192,
+            max_recv_wr: 8192,
+        }
+    }
+}
+
+/// Largest number of paths a connection may use.
+pub const MAX_PATHS: u16 = 64;

@@ -1,0 +1,110 @@
+//! NIC-wide counters: every drop has a reason, and every reason a counter.
+
+use metaroce_proto::Error as WireError;
+
+macro_rules! counters {
+    ($(#[$m:meta])* $name:ident { $($(#[$fm:meta])* $field:ident),* $(,)? }) => {
+        $(#[$m])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+        pub struct $name {
+            $($(#[$fm])* pub $field: u64,)*
+        }
+        impl $name {
+            /// Every counter with its name, in declaration order.
+            pub fn iter(&self) -> impl Iterator<Item = (&'static str, u64)> {
+                [$((stringify!($field), self.$field)),*].into_iter()
+            }
+            /// Sum of all counters.
+            pub fn total(&self) -> u64 {
+                0 $(+ self.$field)*
+            }
+        }
+    };
+}
+
+counters! {
+    /// Received packets dropped, by reason. Nothing dropped is ever placed.
+    Drops {
+        /// Shorter than its headers.
+        truncated,
+        /// Unknown wire version.
+        bad_version,
+        /// Unknown opcode.
+        bad_opcode,
+        /// Payload on an opcode that has none, or an invalid field.
+        bad_format,
+        /// ICRC mismatch.
+        bad_icrc,
+        /// No QP with the destination QPN.
+        unknown_qp,
+        /// QP not in a state that receives (or a packet type the QP does not expect).
+        qp_state,
+        /// Source QPN, address or port is not the connected peer.
+        wrong_peer,
+        /// Path id beyond the supported paths.
+        bad_path,
+        /// Path PSN outside the 256-packet receive window.
+        path_window,
+        /// Connection PSN outside the receive window.
+        conn_window,
+        /// Payload longer than the MTU, or beyond the message length.
+        bad_length,
+        /// Bad rkey, address outside the region, or access not permitted (NACKed).
+        remote_access,
+        /// Invalid request, e.g. message longer than the receive buffer (NACKed).
+        invalid_request,
+        /// No posted receive (NACKed RNR).
+        receiver_not_ready,
+        /// Stream id beyond the QP's streams.
+        bad_stream,
+        /// READ response for no outstanding READ.
+        unexpected_response,
+    }
+}
+
+counters! {
+    /// Transport events of a NIC, summed over its connections.
+    Stats {
+        /// Data packets sent (first transmissions).
+        data_sent,
+        /// Retransmissions.
+        retransmits,
+        /// Retransmissions triggered by a SACK gap.
+        sack_retransmits,
+        /// Retransmissions triggered by a timeout.
+        timeout_retransmits,
+        /// ACKs sent.
+        acks_sent,
+        /// NACKs sent.
+        nacks_sent,
+        /// PROBEs sent.
+        probes_sent,
+        /// Data packets received and accepted.
+        data_accepted,
+        /// Duplicate data packets received (not placed again).
+        duplicates,
+        /// CE-marked packets received.
+        ce_received,
+        /// Paths moved to a new entropy value.
+        repaths,
+        /// Paths quarantined after a timeout.
+        quarantines,
+        /// Bytes placed into memory.
+        bytes_placed,
+    }
+}
+
+impl Drops {
+    /// Counts a parse failure under its reason.
+    pub fn count_wire_error(&mut self, e: &WireError) {
+        match e {
+            WireError::Truncated { .. } => self.truncated += 1,
+            WireError::BadVersion(_) => self.bad_version += 1,
+            WireError::BadOpcode(_) => self.bad_opcode += 1,
+            WireError::BadIcrc { .. } => self.bad_icrc += 1,
+            WireError::UnexpectedPayload(..)
+            | WireError::BadField(_)
+            | WireError::BufferTooSmall { .. } => self.bad_format += 1,
+        }
+    }
+}

@@ -1,0 +1,50 @@
+//! The MetaRoCE transport engine, sans-IO.
+//!
+//! This is the NIC's control plane and the golden model the RTL is checked
+//! against. It knows nothing of sockets, clocks, threads or PCI: a backend
+//! feeds it datagrams and time and sends what it returns (see [`Nic`]).
+//!
+//! What it does:
+//! - connections (QPs) carrying many independent ordered streams over many
+//!   paths, each path an entropy value (UDP source port) with its own PSN
+//!   space, SACK tracking, RTT, ECN fraction, window and in-flight count;
+//! - spraying weighted by path state, repathing on ECN or loss, quarantine and
+//!   probing after a path timeout;
+//! - loss recovery from the 256-bit SACK bitmap with immediate retransmission
+//!   on another path, RTO only as the last resort, retry limits;
+//! - congestion control behind [`cc::PathController`], a connection window
+//!   and the receiver's fair-share rate hint;
+//! - Verbs semantics: QP states, WRITE, WRITE_IMM, SEND/RECV with matching,
+//!   READ, per-stream in-order completions, memory regions with rkey, bounds
+//!   and access checks, direct placement through [`Memory`];
+//! - a counter for every dropped packet and its reason.
+#![no_std]
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+extern crate alloc;
+
+pub mod cc;
+mod config;
+mod counters;
+mod memory;
+mod mr;
+mod nic;
+mod path;
+mod qp;
+mod rtt;
+mod rx;
+mod tx;
+mod verbs;
+
+pub use config::{MAX_PATHS, NicConfig, QpConfig};
+pub use counters::{Drops, Stats};
+pub use memory::{Memory, VecMemory};
+pub use mr::{Access, AccessError, MemoryRegion, MrTable, RegisterError};
+pub use nic::{Event, Nic, RxMeta, Transmit};
+pub use path::{PathHealth, PathStats};
+pub use rtt::RttEstimator;
+pub use verbs::{
+    Completion, QpState, QpTransition, RecvWr, RemoteEnd, SendOp, SendWr, Sge, VerbsError,
+    WcOpcode, WcStatus,
+};

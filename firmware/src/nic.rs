@@ -1,0 +1,383 @@
+//! The NIC: the sans-IO endpoint a backend drives.
+//!
+//! The backend hands in datagrams with [`Nic::handle_datagram`], asks for
+//! datagrams to send with [`Nic::poll_transmit`], fires timers with
+//! [`Nic::handle_timeout`] at [`Nic::poll_timeout`], and collects completions
+//! with [`Nic::poll_event`]. Time is always passed in, in nanoseconds.
+
+use alloc::collections::{BTreeMap, VecDeque};
+use alloc::vec::Vec;
+use core::net::IpAddr;
+
+use metaroce_proto::{Packet, PseudoHeader, Repr};
+
+use crate::config::{MAX_PATHS, NicConfig, QpConfig};
+use crate::counters::{Drops, Stats};
+use crate::memory::Memory;
+use crate::mr::{MemoryRegion, MrTable, RegisterError};
+use crate::path::PathStats;
+use crate::qp::{Ctx, PseudoLocal, Qp};
+use crate::verbs::{QpState, QpTransition, RecvWr, SendOp, SendWr, VerbsError, WcStatus};
+
+/// Metadata of a received datagram, from the IP and UDP headers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RxMeta {
+    /// Source IP address.
+    pub src_ip: IpAddr,
+    /// UDP source port (the sender's path entropy).
+    pub src_port: u16,
+    /// Destination IP address.
+    pub dst_ip: IpAddr,
+    /// UDP destination port.
+    pub dst_port: u16,
+    /// The IP ECN field was CE.
+    pub ecn_ce: bool,
+}
+
+/// A datagram the NIC wants sent; its bytes are the first `len` of the buffer
+/// given to [`Nic::poll_transmit`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Transmit {
+    /// Destination IP address.
+    pub dst_ip: IpAddr,
+    /// UDP destination port.
+    pub dst_port: u16,
+    /// UDP source port: the path's entropy value.
+    pub src_port: u16,
+    /// Datagram length.
+    pub len: usize,
+    /// Send as ECN-capable (ECT(0)).
+    pub ecn_capable: bool,
+}
+
+/// Something the application should know.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Event {
+    /// A work completion.
+    Completion(crate::verbs::Completion),
+    /// A QP moved to ERR.
+    QpError {
+        /// The QP.
+        qpn: u32,
+        /// Why.
+        status: WcStatus,
+    },
+}
+
+/// One MetaRoCE NIC's transport engine.
+pub struct Nic {
+    cfg: NicConfig,
+    mrs: MrTable,
+    qps: BTreeMap<u32, Qp>,
+    next_qpn: u32,
+    next_pd: u32,
+    events: VecDeque<Event>,
+    ready: VecDeque<u32>,
+    drops: Drops,
+    stats: Stats,
+    active_senders: u32,
+    next_fair_recount: u64,
+}
+
+impl Nic {
+    /// A NIC with no QPs or regions.
+    pub fn new(cfg: NicConfig) -> Self {
+        Nic {
+            cfg,
+            mrs: MrTable::default(),
+            qps: BTreeMap::new(),
+            next_qpn: 0x10,
+            next_pd: 1,
+            events: VecDeque::new(),
+            ready: VecDeque::new(),
+            drops: Drops::default(),
+            stats: Stats::default(),
+            active_senders: 1,
+            next_fair_recount: 0,
+        }
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &NicConfig {
+        &self.cfg
+    }
+
+    /// Allocates a protection domain.
+    pub fn alloc_pd(&mut self) -> u32 {
+        self.next_pd += 1;
+        self.next_pd - 1
+    }
+
+    /// Registers memory.
+    pub fn register_mr(
+        &mut self,
+        pd: u32,
+        addr: u64,
+        len: u64,
+        access: crate::mr::Access,
+    ) -> Result<MemoryRegion, RegisterError> {
+        self.mrs.register(pd, addr, len, access)
+    }
+
+    /// Deregisters memory; false when the key is unknown.
+    pub fn deregister_mr(&mut self, lkey: u32) -> bool {
+        self.mrs.deregister(lkey).is_some()
+    }
+
+    /// Creates a QP in RESET with the NIC's default QP configuration, or `cfg`.
+    pub fn create_qp(&mut self, pd: u32, cfg: Option<QpConfig>) -> Result<u32, VerbsError> {
+        let cfg = cfg.unwrap_or_else(|| self.cfg.qp.clone());
+        if cfg.paths == 0 || cfg.paths > MAX_PATHS || cfg.streams == 0 || cfg.recv_window == 0 {
+            return Err(VerbsError::InvalidArgument);
+        }
+        let qpn = self.next_qpn;
+        self.next_qpn += 1;
+        let seed = self.cfg.seed ^ u64::from(qpn).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        self.qps
+            .insert(qpn, Qp::new(qpn, pd, cfg, self.cfg.mtu, seed));
+        Ok(qpn)
+    }
+
+    /// Destroys a QP (outstanding work is dropped without completions).
+    pub fn destroy_qp(&mut self, qpn: u32) -> Result<(), VerbsError> {
+        self.qps
+            .remove(&qpn)
+            .map(|_| ())
+            .ok_or(VerbsError::NoSuchQp)
+    }
+
+    /// Applies a Verbs state transition.
+    pub fn modify_qp(&mut self, qpn: u32, t: QpTransition) -> Result<(), VerbsError> {
+        let qp = self.qps.get_mut(&qpn).ok_or(VerbsError::NoSuchQp)?;
+        qp.modify(t, &mut self.events)?;
+        Self::mark_ready(&mut self.ready, qp);
+        Ok(())
+    }
+
+    /// A QP's state.
+    pub fn qp_state(&self, qpn: u32) -> Option<QpState> {
+        self.qps.get(&qpn).map(|q| q.state)
+    }
+
+    /// Sends DISCONNECT to the peer and moves the QP to ERR.
+    pub fn disconnect(&mut self, qpn: u32) -> Result<(), VerbsError> {
+        let qp = self.qps.get_mut(&qpn).ok_or(VerbsError::NoSuchQp)?;
+        qp.disconnect(&mut self.events);
+        Self::mark_ready(&mut self.ready, qp);
+        Ok(())
+    }
+
+    /// Posts a send work request. A local protection error (bad lkey or
+    /// range) completes the request with `LocProtErr` and fails the QP, as
+    /// Verbs hardware does; a call the QP cannot take returns an error and
+    /// changes nothing.
+    pub fn post_send(&mut self, qpn: u32, wr: SendWr) -> Result<(), VerbsError> {
+        let qp = self.qps.get_mut(&qpn).ok_or(VerbsError::NoSuchQp)?;
+        if qp.state != QpState::Rts {
+            return Err(VerbsError::WrongState);
+        }
+        if wr.sge.len > self.cfg.max_message() {
+            return Err(VerbsError::MessageTooLong);
+        }
+        let write_local = matches!(wr.op, SendOp::Read { .. });
+        let local_ok = wr.sge.len == 0
+            || self
+                .mrs
+                .check_local(
+                    qp.pd,
+                    wr.sge.lkey,
+                    wr.sge.addr,
+                    u64::from(wr.sge.len),
+                    write_local,
+                )
+                .is_ok();
+        let key = qp.tx.post(&wr)?;
+        if !local_ok {
+            qp.tx.refuse(key, WcStatus::LocProtErr);
+            qp.fail(WcStatus::LocProtErr, &mut self.events);
+            return Ok(());
+        }
+        Self::mark_ready(&mut self.ready, qp);
+        Ok(())
+    }
+
+    /// Posts a receive work request.
+    pub fn post_recv(&mut self, qpn: u32, wr: RecvWr) -> Result<(), VerbsError> {
+        let qp = self.qps.get_mut(&qpn).ok_or(VerbsError::NoSuchQp)?;
+        if wr.sge.len > 0
+            && self
+                .mrs
+                .check_local(qp.pd, wr.sge.lkey, wr.sge.addr, u64::from(wr.sge.len), true)
+                .is_err()
+        {
+            return Err(VerbsError::InvalidArgument);
+        }
+        qp.post_recv(wr, &mut self.events)?;
+        Self::mark_ready(&mut self.ready, qp);
+        Ok(())
+    }
+
+    fn mark_ready(ready: &mut VecDeque<u32>, qp: &mut Qp) {
+        if !qp.ready {
+            qp.ready = true;
+            ready.push_back(qp.qpn);
+        }
+    }
+
+    /// Handles one received datagram. Whatever is wrong with it is counted in
+    /// [`Nic::drops`]; nothing invalid is ever placed.
+    pub fn handle_datagram<M: Memory>(
+        &mut self,
+        now: u64,
+        datagram: &[u8],
+        meta: RxMeta,
+        mem: &mut M,
+    ) {
+        let packet = match Packet::new_checked(datagram) {
+            Ok(p) => p,
+            Err(e) => return self.drops.count_wire_error(&e),
+        };
+        let pseudo = PseudoHeader::new(meta.src_ip, meta.src_port, meta.dst_ip, meta.dst_port);
+        if let Err(e) = packet.verify_icrc(&pseudo) {
+            return self.drops.count_wire_error(&e);
+        }
+        let repr = match Repr::parse(&packet) {
+            Ok(r) => r,
+            Err(e) => return self.drops.count_wire_error(&e),
+        };
+        let Some(qp) = self.qps.get_mut(&repr.dst_qpn) else {
+            self.drops.unknown_qp += 1;
+            return;
+        };
+        let mut ctx = Ctx {
+            now,
+            mem,
+            mrs: &self.mrs,
+            drops: &mut self.drops,
+            stats: &mut self.stats,
+            events: &mut self.events,
+            mtu: self.cfg.mtu,
+        };
+        qp.on_packet(&mut ctx, &repr, packet.payload(), &meta);
+        Self::mark_ready(&mut self.ready, qp);
+    }
+
+    /// Writes the next datagram to send into `buf` (at least MTU + 128 bytes)
+    /// and says where it goes. QPs take turns.
+    pub fn poll_transmit<M: Memory>(
+        &mut self,
+        now: u64,
+        buf: &mut [u8],
+        mem: &mut M,
+    ) -> Option<Transmit> {
+        self.recount_active_senders(now);
+        let rate_hint = self.cfg.line_rate_mbps / self.active_senders.max(1);
+        let local = PseudoLocal {
+            ip: self.cfg.local_ip,
+        };
+        while let Some(qpn) = self.ready.pop_front() {
+            let Some(qp) = self.qps.get_mut(&qpn) else {
+                continue;
+            };
+            let mut ctx = Ctx {
+                now,
+                mem,
+                mrs: &self.mrs,
+                drops: &mut self.drops,
+                stats: &mut self.stats,
+                events: &mut self.events,
+                mtu: self.cfg.mtu,
+            };
+            match qp.poll_transmit(&mut ctx, &local, rate_hint, buf) {
+                Some(t) => {
+                    // It may have more: back of the line, so QPs take turns.
+                    self.ready.push_back(qpn);
+                    return Some(t);
+                }
+                None => qp.ready = false,
+            }
+        }
+        None
+    }
+
+    fn recount_active_senders(&mut self, now: u64) {
+        if now < self.next_fair_recount {
+            return;
+        }
+        let window = self.cfg.fair_share_window_ns;
+        let active = self
+            .qps
+            .values()
+            .filter(|q| {
+                q.rx.last_data_ns
+                    .is_some_and(|t| now.saturating_sub(t) <= window)
+            })
+            .count();
+        self.active_senders = (active as u32).max(1);
+        self.next_fair_recount = now + window;
+    }
+
+    /// When [`Nic::handle_timeout`] should next be called.
+    pub fn poll_timeout(&self) -> Option<u64> {
+        self.qps
+            .values()
+            .filter(|q| q.state == QpState::Rts)
+            .filter_map(|q| q.tx.next_deadline())
+            .min()
+    }
+
+    /// Fires every timer due at `now`.
+    pub fn handle_timeout<M: Memory>(&mut self, now: u64, mem: &mut M) {
+        for qp in self.qps.values_mut() {
+            if qp.state != QpState::Rts || qp.tx.next_deadline().is_none_or(|d| d > now) {
+                continue;
+            }
+            qp.tx.on_timeout(now, &mut self.stats);
+            let mut ctx = Ctx {
+                now,
+                mem: &mut *mem,
+                mrs: &self.mrs,
+                drops: &mut self.drops,
+                stats: &mut self.stats,
+                events: &mut self.events,
+                mtu: self.cfg.mtu,
+            };
+            qp.after_tx_event(&mut ctx);
+            Self::mark_ready(&mut self.ready, qp);
+        }
+    }
+
+    /// Next application event.
+    pub fn poll_event(&mut self) -> Option<Event> {
+        self.events.pop_front()
+    }
+
+    /// Drop counters.
+    pub fn drops(&self) -> &Drops {
+        &self.drops
+    }
+
+    /// Transport counters.
+    pub fn stats(&self) -> &Stats {
+        &self.stats
+    }
+
+    /// Per-path statistics of a QP.
+    pub fn path_stats(&self, qpn: u32) -> Option<Vec<PathStats>> {
+        self.qps
+            .get(&qpn)
+            .map(|q| q.tx.paths.iter().map(|p| p.stats()).collect())
+    }
+
+    /// Bytes of sender state a QP holds for its packets in flight.
+    pub fn qp_inflight_state_bytes(&self, qpn: u32) -> Option<usize> {
+        self.qps.get(&qpn).map(|q| q.tx.state_bytes())
+    }
+}
+
+impl NicConfig {
+    /// Largest message a work request may carry.
+    pub fn max_message(&self) -> u32 {
+        1 << 31
+    }
+}

@@ -1,0 +1,709 @@
+//! A queue pair: the Verbs state machine around one connection's sender and
+//! receiver halves, and the per-packet receive rules.
+
+use alloc::collections::VecDeque;
+
+use metaroce_proto::{
+    Ext, Flags, MsgRepr, NackReason, NackRepr, Opcode, Packet, PseudoHeader, Repr,
+};
+
+use crate::config::{MAX_PATHS, QpConfig};
+use crate::counters::{Drops, Stats};
+use crate::memory::Memory;
+use crate::mr::{Access, MrTable};
+use crate::rx::{ConnCheck, PathMark, Rx};
+use crate::tx::{DataPlan, RetryPolicy, Tx};
+use crate::verbs::{
+    Completion, QpState, QpTransition, RecvWr, RemoteEnd, VerbsError, WcOpcode, WcStatus,
+};
+use crate::{Event, RxMeta, Transmit};
+
+/// Everything a QP borrows from its NIC while it works.
+pub(crate) struct Ctx<'a, M: Memory> {
+    pub now: u64,
+    pub mem: &'a mut M,
+    pub mrs: &'a MrTable,
+    pub drops: &'a mut Drops,
+    pub stats: &'a mut Stats,
+    pub events: &'a mut VecDeque<Event>,
+    pub mtu: u32,
+}
+
+/// One queue pair.
+pub(crate) struct Qp {
+    pub qpn: u32,
+    pub pd: u32,
+    pub state: QpState,
+    pub cfg: QpConfig,
+    pub remote: Option<RemoteEnd>,
+    pub tx: Tx,
+    pub rx: Rx,
+    nacks: VecDeque<(NackRepr, u16, u16)>,
+    disconnect_pending: bool,
+    seed: u64,
+    mtu: u32,
+    /// Queued in the NIC's ready list.
+    pub ready: bool,
+}
+
+impl Qp {
+    pub fn new(qpn: u32, pd: u32, cfg: QpConfig, mtu: u32, seed: u64) -> Self {
+        Qp {
+            qpn,
+            pd,
+            state: QpState::Reset,
+            tx: Tx::new(&cfg, mtu, seed),
+            rx: Rx::new(cfg.streams, cfg.recv_window),
+            cfg,
+            remote: None,
+            nacks: VecDeque::new(),
+            disconnect_pending: false,
+            seed,
+            mtu,
+            ready: false,
+        }
+    }
+
+    /// Applies a state transition.
+    pub fn modify(
+        &mut self,
+        t: QpTransition,
+        events: &mut VecDeque<Event>,
+    ) -> Result<(), VerbsError> {
+        let to = match t {
+            QpTransition::Init => QpState::Init,
+            QpTransition::Rtr(_) => QpState::Rtr,
+            QpTransition::Rts { .. } => QpState::Rts,
+            QpTransition::Error => QpState::Error,
+            QpTransition::Reset => QpState::Reset,
+        };
+        if !self.state.can_move_to(to) {
+            return Err(VerbsError::InvalidTransition);
+        }
+        match t {
+            QpTransition::Rtr(remote) => {
+                self.remote = Some(remote);
+                self.rx.start(remote.initial_psn);
+            }
+            QpTransition::Rts {
+                initial_psn,
+                retry_cnt,
+                rnr_retry,
+                timeout_ns,
+            } => {
+                if self.state == QpState::Rtr {
+                    let policy = RetryPolicy {
+                        retry_cnt: retry_cnt.min(7),
+                        rnr_retry: rnr_retry.min(7),
+                        timeout_ns: timeout_ns.max(1000),
+                    };
+                    self.tx.start(initial_psn, policy);
+                }
+            }
+            QpTransition::Error => {
+                self.fail(WcStatus::WrFlushErr, events);
+                return Ok(());
+            }
+            QpTransition::Reset => {
+                let (qpn, pd, cfg, mtu, seed) =
+                    (self.qpn, self.pd, self.cfg.clone(), self.mtu, self.seed);
+                *self = Qp::new(qpn, pd, cfg, mtu, seed.wrapping_add(1));
+                return Ok(());
+            }
+            QpTransition::Init => {}
+        }
+        self.state = to;
+        Ok(())
+    }
+
+    /// Moves to ERR: completes what finished, then flushes everything else.
+    pub fn fail(&mut self, status: WcStatus, events: &mut VecDeque<Event>) {
+        if self.state == QpState::Error {
+            return;
+        }
+        let qpn = self.qpn;
+        let mut push = |c: Completion| events.push_back(Event::Completion(c));
+        self.tx.drain_completions(qpn, &mut push);
+        self.tx.flush(qpn, &mut push);
+        for wr in self.rx.drain_receives() {
+            push(recv_completion(
+                qpn,
+                &wr,
+                WcStatus::WrFlushErr,
+                0,
+                None,
+                false,
+                WcOpcode::Recv,
+            ));
+        }
+        self.nacks.clear();
+        self.state = QpState::Error;
+        events.push_back(Event::QpError { qpn, status });
+    }
+
+    /// Posts a receive (already checked against the MR table).
+    pub fn post_recv(
+        &mut self,
+        wr: RecvWr,
+        events: &mut VecDeque<Event>,
+    ) -> Result<(), VerbsError> {
+        match self.state {
+            QpState::Reset => Err(VerbsError::WrongState),
+            QpState::Error => {
+                events.push_back(Event::Completion(recv_completion(
+                    self.qpn,
+                    &wr,
+                    WcStatus::WrFlushErr,
+                    0,
+                    None,
+                    false,
+                    WcOpcode::Recv,
+                )));
+                Ok(())
+            }
+            _ => {
+                let stream = self
+                    .rx
+                    .streams
+                    .get_mut(usize::from(wr.stream))
+                    .ok_or(VerbsError::InvalidStream)?;
+                if stream.recvs.len() >= self.cfg.max_recv_wr {
+                    return Err(VerbsError::QueueFull);
+                }
+                stream.recvs.push_back(wr);
+                Ok(())
+            }
+        }
+    }
+
+    /// Asks for a DISCONNECT to be sent, then fails the QP locally.
+    pub fn disconnect(&mut self, events: &mut VecDeque<Event>) {
+        if self.remote.is_some() && self.state != QpState::Error {
+            self.disconnect_pending = true;
+        }
+        self.fail(WcStatus::WrFlushErr, events);
+    }
+
+    /// Handles a packet addressed to this QP (framing, ICRC and QPN checked).
+    pub fn on_packet<M: Memory>(
+        &mut self,
+        ctx: &mut Ctx<'_, M>,
+        repr: &Repr,
+        payload: &[u8],
+        meta: &RxMeta,
+    ) {
+        let Some(remote) = self
+            .remote
+            .filter(|_| matches!(self.state, QpState::Rtr | QpState::Rts))
+        else {
+            ctx.drops.qp_state += 1;
+            return;
+        };
+        if repr.src_qpn != remote.qpn || meta.src_ip != remote.ip {
+            ctx.drops.wrong_peer += 1;
+            return;
+        }
+        if repr.path >= MAX_PATHS {
+            ctx.drops.bad_path += 1;
+            return;
+        }
+        match (&repr.ext, repr.opcode) {
+            (Ext::Msg(m), _) => self.on_message(ctx, repr, m, payload, meta),
+            (Ext::Ack(ack), Opcode::Ack) => {
+                if self.state != QpState::Rts {
+                    ctx.drops.qp_state += 1;
+                    return;
+                }
+                self.tx.on_ack(ctx.now, repr.path, ack, ctx.stats);
+                self.after_tx_event(ctx);
+            }
+            (Ext::Nack(nack), Opcode::Nack) => {
+                if self.state != QpState::Rts {
+                    ctx.drops.qp_state += 1;
+                    return;
+                }
+                self.tx.on_nack(ctx.now, nack);
+                self.after_tx_event(ctx);
+            }
+            (Ext::None, Opcode::Probe) => {
+                if self.rx.on_path_arrival(
+                    repr.path,
+                    repr.path_psn,
+                    repr.timestamp,
+                    meta.ecn_ce,
+                    meta.src_port,
+                ) == PathMark::OutOfWindow
+                {
+                    ctx.drops.path_window += 1;
+                }
+            }
+            (Ext::Cm(_), Opcode::Disconnect) => self.fail(WcStatus::WrFlushErr, ctx.events),
+            _ => ctx.drops.qp_state += 1, // CONNECT handshakes are not handled by a connected QP
+        }
+    }
+
+    /// Completions and fatal errors after the sender changed.
+    pub fn after_tx_event<M: Memory>(&mut self, ctx: &mut Ctx<'_, M>) {
+        let qpn = self.qpn;
+        self.tx
+            .drain_completions(qpn, &mut |c| ctx.events.push_back(Event::Completion(c)));
+        if let Some(status) = self.tx.fatal.take() {
+            self.fail(status, ctx.events);
+        }
+    }
+
+    fn nack(
+        &mut self,
+        reason: NackReason,
+        repr: &Repr,
+        msg: &MsgRepr,
+        reply_port: u16,
+        detail: u32,
+    ) {
+        let nack = NackRepr {
+            reason,
+            conn_psn: repr.conn_psn,
+            msn: msg.msn,
+            detail,
+        };
+        self.nacks.push_back((nack, repr.stream, reply_port));
+    }
+
+    fn on_message<M: Memory>(
+        &mut self,
+        ctx: &mut Ctx<'_, M>,
+        repr: &Repr,
+        msg: &MsgRepr,
+        payload: &[u8],
+        meta: &RxMeta,
+    ) {
+        let op = repr.opcode;
+        let stream = usize::from(repr.stream);
+        if stream >= self.rx.streams.len() {
+            ctx.drops.bad_stream += 1;
+            return;
+        }
+        let conn = self.rx.conn.check(repr.conn_psn);
+        if conn == ConnCheck::OutOfWindow {
+            ctx.drops.conn_window += 1;
+            return;
+        }
+        let len = payload.len() as u32;
+        let end = msg.offset.checked_add(len);
+        let bad_len = len > ctx.mtu
+            || end.is_none_or(|e| e > msg.msg_len)
+            || (op == Opcode::ReadReq && (len != 0 || msg.offset != 0));
+        if bad_len {
+            ctx.drops.bad_length += 1;
+            return;
+        }
+        if op != Opcode::ReadResp {
+            let s = &self.rx.streams[stream];
+            let inconsistent = s
+                .msgs
+                .get(&msg.msn)
+                .is_some_and(|m| m.opcode != op || m.msg_len != msg.msg_len);
+            if inconsistent || (conn == ConnCheck::New && s.is_completed(msg.msn)) {
+                ctx.drops.bad_format += 1;
+                return;
+            }
+        }
+        if self.rx.on_path_arrival(
+            repr.path,
+            repr.path_psn,
+            repr.timestamp,
+            meta.ecn_ce,
+            meta.src_port,
+        ) == PathMark::OutOfWindow
+        {
+            ctx.drops.path_window += 1;
+            return;
+        }
+        self.rx.last_data_ns = Some(ctx.now);
+        if meta.ecn_ce {
+            ctx.stats.ce_received += 1;
+        }
+        if conn == ConnCheck::Duplicate {
+            ctx.stats.duplicates += 1;
+            return;
+        }
+        // Decide where the bytes go; every refusal leaves memory untouched.
+        let dest = match op {
+            Opcode::Write | Opcode::WriteImm => {
+                if op == Opcode::WriteImm
+                    && self.rx.streams[stream].receive_for(msg.recv_idx).is_none()
+                {
+                    ctx.drops.receiver_not_ready += 1;
+                    return self.nack(
+                        NackReason::ReceiverNotReady,
+                        repr,
+                        msg,
+                        meta.src_port,
+                        self.cfg.rnr_delay_us,
+                    );
+                }
+                if len > 0
+                    && ctx
+                        .mrs
+                        .check_remote(
+                            self.pd,
+                            msg.rkey,
+                            msg.remote_va,
+                            u64::from(len),
+                            Access::REMOTE_WRITE,
+                        )
+                        .is_err()
+                {
+                    ctx.drops.remote_access += 1;
+                    return self.nack(NackReason::RemoteAccess, repr, msg, meta.src_port, 0);
+                }
+                msg.remote_va
+            }
+            Opcode::Send | Opcode::SendImm => {
+                let Some(recv) = self.rx.streams[stream].receive_for(msg.recv_idx).copied() else {
+                    ctx.drops.receiver_not_ready += 1;
+                    return self.nack(
+                        NackReason::ReceiverNotReady,
+                        repr,
+                        msg,
+                        meta.src_port,
+                        self.cfg.rnr_delay_us,
+                    );
+                };
+                if msg.msg_len > recv.sge.len {
+                    ctx.drops.invalid_request += 1;
+                    return self.nack(NackReason::InvalidRequest, repr, msg, meta.src_port, 0);
+                }
+                let addr = recv.sge.addr + u64::from(msg.offset);
+                if len > 0
+                    && ctx
+                        .mrs
+                        .check_local(self.pd, recv.sge.lkey, addr, u64::from(len), true)
+                        .is_err()
+                {
+                    ctx.drops.remote_access += 1;
+                    return self.nack(NackReason::RemoteOperational, repr, msg, meta.src_port, 0);
+                }
+                addr
+            }
+            Opcode::ReadReq => {
+                if msg.msg_len > 0
+                    && ctx
+                        .mrs
+                        .check_remote(
+                            self.pd,
+                            msg.rkey,
+                            msg.remote_va,
+                            u64::from(msg.msg_len),
+                            Access::REMOTE_READ,
+                        )
+                        .is_err()
+                {
+                    ctx.drops.remote_access += 1;
+                    return self.nack(NackReason::RemoteAccess, repr, msg, meta.src_port, 0);
+                }
+                0
+            }
+            Opcode::ReadResp => {
+                self.rx.conn.accept(repr.conn_psn);
+                return self.on_read_response(ctx, repr, msg, payload);
+            }
+            _ => unreachable!("message opcodes only"),
+        };
+        if len > 0 {
+            ctx.mem.write(dest, payload);
+            ctx.stats.bytes_placed += u64::from(len);
+        }
+        self.rx.conn.accept(repr.conn_psn);
+        ctx.stats.data_accepted += 1;
+        let s = &mut self.rx.streams[stream];
+        let entry = s.msgs.entry(msg.msn).or_insert(crate::rx::RxMsg {
+            opcode: op,
+            msn: msg.msn,
+            msg_len: msg.msg_len,
+            placed: 0,
+            seen: false,
+            recv_idx: msg.recv_idx,
+            imm: msg.imm,
+            solicited: false,
+            remote_va: msg.remote_va,
+            rkey: msg.rkey,
+        });
+        // A READ request carries no payload: its arrival is the whole message.
+        entry.placed += if op == Opcode::ReadReq {
+            msg.msg_len
+        } else {
+            len
+        };
+        entry.seen = true;
+        entry.solicited |= repr.flags.contains(Flags::SOLICITED);
+        self.drain_stream(ctx, stream);
+    }
+
+    fn on_read_response<M: Memory>(
+        &mut self,
+        ctx: &mut Ctx<'_, M>,
+        repr: &Repr,
+        msg: &MsgRepr,
+        payload: &[u8],
+    ) {
+        let Some(&key) = self.tx.reads.get(&(repr.stream, msg.msn)) else {
+            ctx.drops.unexpected_response += 1;
+            return;
+        };
+        let m = self.tx.msg(key);
+        let len = payload.len() as u32;
+        let addr = m.sge.addr + u64::from(msg.offset);
+        let fits = msg.msg_len == m.msg_len()
+            && ctx
+                .mrs
+                .check_local(self.pd, m.sge.lkey, addr, u64::from(len), true)
+                .is_ok();
+        if !fits || (len > 0 && msg.offset.checked_add(len).is_none_or(|e| e > m.sge.len)) {
+            ctx.drops.unexpected_response += 1;
+            return;
+        }
+        if len > 0 {
+            ctx.mem.write(addr, payload);
+            ctx.stats.bytes_placed += u64::from(len);
+        }
+        ctx.stats.data_accepted += 1;
+        let m = self.tx.msg_mut(key);
+        m.read_placed += len;
+        m.read_seen = true;
+        self.tx.complete_read_if_done(key);
+        self.after_tx_event(ctx);
+    }
+
+    /// Completes, in MSN order, every finished message at the head of a stream.
+    fn drain_stream<M: Memory>(&mut self, ctx: &mut Ctx<'_, M>, stream: usize) {
+        while let Some(m) = self.rx.streams[stream].pop_ready() {
+            match m.opcode {
+                Opcode::Send | Opcode::SendImm | Opcode::WriteImm => {
+                    let s = &mut self.rx.streams[stream];
+                    let Some(wr) = s.recvs.pop_front() else {
+                        continue;
+                    };
+                    s.recv_base = s.recv_base.wrapping_add(1);
+                    let imm = m.opcode.has_imm().then_some(m.imm);
+                    let opcode = if m.opcode == Opcode::WriteImm {
+                        WcOpcode::RecvWriteImm
+                    } else {
+                        WcOpcode::Recv
+                    };
+                    let c = recv_completion(
+                        self.qpn,
+                        &wr,
+                        WcStatus::Success,
+                        m.msg_len,
+                        imm,
+                        m.solicited,
+                        opcode,
+                    );
+                    ctx.events.push_back(Event::Completion(c));
+                }
+                Opcode::ReadReq => {
+                    self.tx
+                        .post_read_response(stream as u16, m.msn, m.remote_va, m.rkey, m.msg_len)
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// Next packet this QP wants to send, written into `buf`.
+    pub fn poll_transmit<M: Memory>(
+        &mut self,
+        ctx: &mut Ctx<'_, M>,
+        local: &PseudoLocal,
+        rate_hint: u32,
+        buf: &mut [u8],
+    ) -> Option<Transmit> {
+        let remote = self.remote?;
+        let now = ctx.now;
+        let base = |opcode, path, src_port: u16| {
+            let repr = Repr {
+                opcode,
+                flags: Flags::empty(),
+                dst_qpn: remote.qpn,
+                src_qpn: self.qpn,
+                stream: 0,
+                path,
+                conn_psn: 0,
+                path_psn: 0,
+                timestamp: now,
+                ext: Ext::None,
+            };
+            (repr, src_port)
+        };
+        if self.disconnect_pending {
+            self.disconnect_pending = false;
+            let (mut r, port) = base(Opcode::Disconnect, 0, self.tx.paths[0].entropy());
+            r.ext = Ext::Cm(Default::default());
+            return seal(&r, 0, port, local, &remote, buf, |_| true);
+        }
+        if self.state == QpState::Error || self.state == QpState::Reset {
+            return None;
+        }
+        if let Some((nack, stream, port)) = self.nacks.pop_front() {
+            let (mut r, port) = base(Opcode::Nack, 0, port);
+            r.stream = stream;
+            r.ext = Ext::Nack(nack);
+            ctx.stats.nacks_sent += 1;
+            return seal(&r, 0, port, local, &remote, buf, |_| true);
+        }
+        if let Some((path, port, ece, ack)) = self.rx.poll_ack(rate_hint, self.cfg.recv_window) {
+            let (mut r, port) = base(Opcode::Ack, path, port);
+            if ece {
+                r.flags |= Flags::ECE;
+            }
+            r.ext = Ext::Ack(ack);
+            ctx.stats.acks_sent += 1;
+            return seal(&r, 0, port, local, &remote, buf, |_| true);
+        }
+        if self.state != QpState::Rts {
+            return None;
+        }
+        if let Some(probe) = self.tx.poll_probe(now) {
+            let (mut r, port) = base(Opcode::Probe, probe.path, probe.entropy);
+            r.path_psn = probe.path_psn;
+            r.flags = Flags::ACK_REQ;
+            ctx.stats.probes_sent += 1;
+            return seal(&r, 0, port, local, &remote, buf, |_| true);
+        }
+        let plan = self.tx.poll_data(now, ctx.stats)?;
+        let out = self.data_packet(ctx, &plan, &remote, local, buf);
+        if out.is_none() {
+            self.tx.fatal = Some(WcStatus::LocProtErr);
+            self.after_tx_event(ctx);
+        }
+        out
+    }
+
+    fn data_packet<M: Memory>(
+        &self,
+        ctx: &mut Ctx<'_, M>,
+        plan: &DataPlan,
+        remote: &RemoteEnd,
+        local: &PseudoLocal,
+        buf: &mut [u8],
+    ) -> Option<Transmit> {
+        let m = self.tx.msg(plan.msg);
+        let mut flags = Flags::empty();
+        flags.set(Flags::FIRST, plan.first);
+        flags.set(Flags::LAST, plan.last);
+        flags.set(Flags::RETX, plan.retransmission);
+        flags.set(Flags::ACK_REQ, plan.last);
+        flags.set(Flags::SOLICITED, m.solicited && plan.last);
+        let remote_va = if m.opcode.has_remote_address() && m.opcode != Opcode::ReadReq {
+            m.remote_va + u64::from(plan.offset)
+        } else {
+            m.remote_va
+        };
+        let repr = Repr {
+            opcode: m.opcode,
+            flags,
+            dst_qpn: remote.qpn,
+            src_qpn: self.qpn,
+            stream: m.stream,
+            path: plan.path,
+            conn_psn: plan.conn_psn,
+            path_psn: plan.path_psn,
+            timestamp: ctx.now,
+            ext: Ext::Msg(MsgRepr {
+                msn: m.msn,
+                recv_idx: m.recv_idx,
+                msg_len: m.msg_len(),
+                offset: plan.offset,
+                remote_va,
+                rkey: m.rkey,
+                imm: m.imm,
+            }),
+        };
+        // Payload is re-read from registered memory on every (re)transmission;
+        // the region is checked again in case it was deregistered meanwhile.
+        let (src, ok) = if m.opcode == Opcode::ReadResp {
+            let a = m.source_addr + u64::from(plan.offset);
+            (
+                a,
+                plan.len == 0
+                    || ctx
+                        .mrs
+                        .check_remote(self.pd, m.rkey, a, u64::from(plan.len), Access::REMOTE_READ)
+                        .is_ok(),
+            )
+        } else {
+            let a = m.sge.addr + u64::from(plan.offset);
+            (
+                a,
+                plan.len == 0
+                    || ctx
+                        .mrs
+                        .check_local(self.pd, m.sge.lkey, a, u64::from(plan.len), false)
+                        .is_ok(),
+            )
+        };
+        if !ok {
+            return None;
+        }
+        let mem = &mut *ctx.mem;
+        let len = plan.len as usize;
+        seal(&repr, len, plan.entropy, local, remote, buf, |payload| {
+            mem.read(src, payload);
+            true
+        })
+    }
+}
+
+/// The local end used in every ICRC.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct PseudoLocal {
+    pub ip: core::net::IpAddr,
+}
+
+fn seal(
+    repr: &Repr,
+    payload_len: usize,
+    src_port: u16,
+    local: &PseudoLocal,
+    remote: &RemoteEnd,
+    buf: &mut [u8],
+    fill: impl FnOnce(&mut [u8]) -> bool,
+) -> Option<Transmit> {
+    let len = repr.emit(buf, payload_len).ok()?;
+    let hdr = repr.header_len();
+    if !fill(&mut buf[hdr..hdr + payload_len]) {
+        return None;
+    }
+    let pseudo = PseudoHeader::new(local.ip, src_port, remote.ip, remote.udp_port);
+    Packet::new_unchecked(&mut buf[..len]).fill_icrc(&pseudo);
+    Some(Transmit {
+        dst_ip: remote.ip,
+        dst_port: remote.udp_port,
+        src_port,
+        len,
+        ecn_capable: true,
+    })
+}
+
+fn recv_completion(
+    qpn: u32,
+    wr: &RecvWr,
+    status: WcStatus,
+    byte_len: u32,
+    imm: Option<u32>,
+    solicited: bool,
+    opcode: WcOpcode,
+) -> Completion {
+    Completion {
+        qpn,
+        wr_id: wr.wr_id,
+        status,
+        opcode,
+        byte_len,
+        imm,
+        stream: wr.stream,
+        is_recv: true,
+        solicited,
+    }
+}

@@ -1,0 +1,62 @@
+//! Round-trip-time estimation from echoed timestamps (RFC 6298 smoothing).
+
+/// Smoothed RTT and its variation, in nanoseconds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct RttEstimator {
+    srtt: u64,
+    rttvar: u64,
+    latest: u64,
+    samples: u64,
+}
+
+impl RttEstimator {
+    /// Feeds one sample.
+    pub fn update(&mut self, sample_ns: u64) {
+        self.latest = sample_ns;
+        if self.samples == 0 {
+            self.srtt = sample_ns;
+            self.rttvar = sample_ns / 2;
+        } else {
+            let err = self.srtt.abs_diff(sample_ns);
+            self.rttvar = (3 * self.rttvar + err) / 4;
+            self.srtt = (7 * self.srtt + sample_ns) / 8;
+        }
+        self.samples += 1;
+    }
+
+    /// Smoothed RTT, or `None` before the first sample.
+    pub fn srtt(&self) -> Option<u64> {
+        (self.samples > 0).then_some(self.srtt)
+    }
+
+    /// Latest sample.
+    pub fn latest(&self) -> u64 {
+        self.latest
+    }
+
+    /// Retransmission timeout: `srtt + 4·rttvar`, at least `min_ns`
+    /// (`initial_ns` before any sample).
+    pub fn rto(&self, min_ns: u64, initial_ns: u64) -> u64 {
+        match self.srtt() {
+            Some(srtt) => (srtt + 4 * self.rttvar).max(min_ns),
+            None => initial_ns.max(min_ns),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn converges_and_respects_the_floor() {
+        let mut r = RttEstimator::default();
+        assert_eq!(r.rto(100, 1000), 1000);
+        for _ in 0..50 {
+            r.update(10_000);
+        }
+        assert_eq!(r.srtt(), Some(10_000));
+        assert!(r.rto(0, 0) < 10_500);
+        assert_eq!(r.rto(100_000, 0), 100_000);
+    }
+}

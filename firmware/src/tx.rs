@@ -1,0 +1,765 @@
+//! The sender half of a connection: work requests become messages, messages
+//! become packets sprayed over paths; ACKs and NACKs drive loss recovery and
+//! completions.
+
+use alloc::collections::VecDeque;
+use alloc::vec::Vec;
+
+use metaroce_proto::{AckRepr, NackReason, NackRepr, Opcode};
+use rand::{Rng, SeedableRng, rngs::SmallRng};
+use slab::Slab;
+
+use crate::config::QpConfig;
+use crate::counters::Stats;
+use crate::path::{PathHealth, SlotFate, TxPath};
+use crate::verbs::{Completion, SendOp, SendWr, Sge, VerbsError, WcOpcode, WcStatus};
+
+/// A message being sent (or a READ awaiting its response).
+#[derive(Debug, Clone)]
+pub(crate) struct TxMessage {
+    pub wr_id: u64,
+    pub opcode: Opcode,
+    pub stream: u16,
+    pub msn: u32,
+    pub recv_idx: u32,
+    /// Local buffer: source of the data, or destination of a READ.
+    pub sge: Sge,
+    /// READ_RESP only: responder address the data is read from.
+    pub source_addr: u64,
+    pub remote_va: u64,
+    pub rkey: u32,
+    pub imm: u32,
+    pub signaled: bool,
+    pub solicited: bool,
+    first_psn: u32,
+    pkts: u32,
+    sent_pkts: u32,
+    /// READ: response bytes placed so far, and whether any response arrived.
+    pub read_placed: u32,
+    pub read_seen: bool,
+    /// Every packet was accepted by the receiver.
+    accepted: bool,
+    rnr_retries: u8,
+    status: Option<WcStatus>,
+}
+
+impl TxMessage {
+    fn len(&self) -> u32 {
+        if self.opcode == Opcode::ReadReq {
+            0
+        } else {
+            self.sge.len
+        }
+    }
+
+    /// Bytes this message's packets carry (READ requests carry none).
+    pub fn msg_len(&self) -> u32 {
+        self.sge.len
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum RecState {
+    /// A transmission is in flight.
+    InFlight,
+    /// Acknowledged at the path level (may still await acceptance).
+    Delivered,
+    /// Queued for retransmission.
+    Lost,
+    /// Refused by the receiver (RNR); retried after a delay.
+    RnrWait,
+}
+
+/// One connection PSN, from first transmission until the receiver accepts it.
+#[derive(Debug, Clone, Copy)]
+struct Record {
+    msg: u32,
+    offset: u32,
+    len: u32,
+    path: u16,
+    state: RecState,
+}
+
+/// A packet the sender decided to send; the QP turns it into bytes.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct DataPlan {
+    pub msg: u32,
+    pub conn_psn: u32,
+    pub path: u16,
+    pub path_psn: u32,
+    pub entropy: u16,
+    pub offset: u32,
+    pub len: u32,
+    pub first: bool,
+    pub last: bool,
+    pub retransmission: bool,
+}
+
+/// A probe the sender decided to send.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ProbePlan {
+    pub path: u16,
+    pub path_psn: u32,
+    pub entropy: u16,
+}
+
+#[derive(Debug, Default, Clone)]
+struct TxStream {
+    next_msn: u32,
+    next_recv_idx: u32,
+    /// Messages in posting order, for in-order completion.
+    order: VecDeque<u32>,
+}
+
+/// Retry limits set at RTS.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct RetryPolicy {
+    pub retry_cnt: u8,
+    pub rnr_retry: u8,
+    pub timeout_ns: u64,
+}
+
+/// The sender half.
+pub(crate) struct Tx {
+    cfg: QpConfig,
+    mtu: u32,
+    policy: RetryPolicy,
+    rng: SmallRng,
+    pub paths: Vec<TxPath>,
+    msgs: Slab<TxMessage>,
+    streams: Vec<TxStream>,
+    /// Messages not yet fully segmented, FIFO.
+    to_segment: VecDeque<u32>,
+    /// Messages fully segmented, awaiting acceptance, in PSN order.
+    awaiting: VecDeque<u32>,
+    /// Outstanding READ requests by (stream, msn).
+    pub reads: alloc::collections::BTreeMap<(u16, u32), u32>,
+    records: VecDeque<Record>,
+    /// Connection PSN of `records[0]`.
+    rec_base: u32,
+    next_psn: u32,
+    retx: VecDeque<u32>,
+    rnr_wait: VecDeque<(u64, u32)>,
+    peer_conn_cum: u32,
+    peer_credit: u32,
+    rate_hint_mbps: u32,
+    next_send_ns: u64,
+    rr: usize,
+    conn_rto: Option<u64>,
+    conn_backoff: u32,
+    /// Time of the last `on_timeout`: transmit-side deadlines (probe due,
+    /// pacing) at or before it are pending work, not timers.
+    timers_fired_ns: u64,
+    /// Set when the connection must fail with this status.
+    pub fatal: Option<WcStatus>,
+}
+
+impl Tx {
+    pub fn new(cfg: &QpConfig, mtu: u32, seed: u64) -> Self {
+        let mut rng = SmallRng::seed_from_u64(seed);
+        let paths = (0..cfg.paths)
+            .map(|_| TxPath::new(random_entropy(&mut rng), cfg.cc.build(mtu)))
+            .collect();
+        Tx {
+            cfg: cfg.clone(),
+            mtu,
+            policy: RetryPolicy {
+                retry_cnt: 7,
+                rnr_retry: 7,
+                timeout_ns: 4_000_000,
+            },
+            rng,
+            paths,
+            msgs: Slab::new(),
+            streams: (0..cfg.streams).map(|_| TxStream::default()).collect(),
+            to_segment: VecDeque::new(),
+            awaiting: VecDeque::new(),
+            reads: alloc::collections::BTreeMap::new(),
+            records: VecDeque::new(),
+            rec_base: 0,
+            next_psn: 0,
+            retx: VecDeque::new(),
+            rnr_wait: VecDeque::new(),
+            peer_conn_cum: 0,
+            peer_credit: cfg.recv_window,
+            rate_hint_mbps: 0,
+            next_send_ns: 0,
+            rr: 0,
+            conn_rto: None,
+            conn_backoff: 0,
+            timers_fired_ns: 0,
+            fatal: None,
+        }
+    }
+
+    /// Sets the first PSN and retry limits (RTS).
+    pub fn start(&mut self, initial_psn: u32, policy: RetryPolicy) {
+        self.policy = policy;
+        self.next_psn = initial_psn;
+        self.rec_base = initial_psn;
+        self.peer_conn_cum = initial_psn;
+    }
+
+    /// Queues a work request (already checked against the MR table).
+    pub fn post(&mut self, wr: &SendWr) -> Result<u32, VerbsError> {
+        let stream = self
+            .streams
+            .get_mut(usize::from(wr.stream))
+            .ok_or(VerbsError::InvalidStream)?;
+        if self.msgs.len() >= self.cfg.max_send_wr {
+            return Err(VerbsError::QueueFull);
+        }
+        let (opcode, remote_va, rkey, imm) = match wr.op {
+            SendOp::Write { remote_va, rkey } => (Opcode::Write, remote_va, rkey, 0),
+            SendOp::WriteImm {
+                remote_va,
+                rkey,
+                imm,
+            } => (Opcode::WriteImm, remote_va, rkey, imm),
+            SendOp::Send => (Opcode::Send, 0, 0, 0),
+            SendOp::SendImm { imm } => (Opcode::SendImm, 0, 0, imm),
+            SendOp::Read { remote_va, rkey } => (Opcode::ReadReq, remote_va, rkey, 0),
+        };
+        let msn = stream.next_msn;
+        stream.next_msn = msn.wrapping_add(1);
+        let recv_idx = if opcode.consumes_receive() {
+            stream.next_recv_idx = stream.next_recv_idx.wrapping_add(1);
+            stream.next_recv_idx.wrapping_sub(1)
+        } else {
+            0
+        };
+        let key = self.msgs.insert(TxMessage {
+            wr_id: wr.wr_id,
+            opcode,
+            stream: wr.stream,
+            msn,
+            recv_idx,
+            sge: wr.sge,
+            source_addr: 0,
+            remote_va,
+            rkey,
+            imm,
+            signaled: wr.signaled,
+            solicited: wr.solicited,
+            first_psn: 0,
+            pkts: 0,
+            sent_pkts: 0,
+            read_placed: 0,
+            read_seen: false,
+            accepted: false,
+            rnr_retries: 0,
+            status: None,
+        }) as u32;
+        stream.order.push_back(key);
+        if opcode == Opcode::ReadReq {
+            self.reads.insert((wr.stream, msn), key);
+        }
+        self.to_segment.push_back(key);
+        Ok(key)
+    }
+
+    /// Completes a just-posted message with an error before anything is sent.
+    pub fn refuse(&mut self, key: u32, status: WcStatus) {
+        self.to_segment.retain(|&k| k != key);
+        self.msgs[key as usize].status = Some(status);
+    }
+
+    /// Queues a READ response (responder side): `len` bytes from `source_addr`,
+    /// which `rkey` was checked to cover.
+    pub fn post_read_response(
+        &mut self,
+        stream: u16,
+        msn: u32,
+        source_addr: u64,
+        rkey: u32,
+        len: u32,
+    ) {
+        let key = self.msgs.insert(TxMessage {
+            wr_id: 0,
+            opcode: Opcode::ReadResp,
+            stream,
+            msn,
+            recv_idx: 0,
+            sge: Sge {
+                addr: 0,
+                len,
+                lkey: 0,
+            },
+            source_addr,
+            remote_va: 0,
+            rkey,
+            imm: 0,
+            signaled: false,
+            solicited: false,
+            first_psn: 0,
+            pkts: 0,
+            sent_pkts: 0,
+            read_placed: 0,
+            read_seen: false,
+            accepted: false,
+            rnr_retries: 0,
+            status: None,
+        }) as u32;
+        self.to_segment.push_back(key);
+    }
+
+    pub fn msg(&self, key: u32) -> &TxMessage {
+        &self.msgs[key as usize]
+    }
+
+    pub fn msg_mut(&mut self, key: u32) -> &mut TxMessage {
+        &mut self.msgs[key as usize]
+    }
+
+    /// True when data or retransmissions wait to go out.
+    pub fn has_data(&self) -> bool {
+        !self.retx.is_empty() || !self.to_segment.is_empty()
+    }
+
+    fn rto(&self, path: usize) -> u64 {
+        self.paths[path].rto(self.cfg.rto_min_ns, self.cfg.rto_initial_ns)
+    }
+
+    /// Next probe due on a quarantined path.
+    pub fn poll_probe(&mut self, now: u64) -> Option<ProbePlan> {
+        let idx = self.paths.iter().position(|p| {
+            matches!(p.health(), PathHealth::Quarantined { probe_due_ns, .. } if probe_due_ns <= now)
+        })?;
+        let rto = self.rto(idx);
+        let path = &mut self.paths[idx];
+        let path_psn = path.on_send_probe(now, rto);
+        Some(ProbePlan {
+            path: idx as u16,
+            path_psn,
+            entropy: path.entropy(),
+        })
+    }
+
+    /// Chooses the path for a packet of `len` bytes: the usable path with the
+    /// smallest share of its window in use, avoiding `avoid` when possible.
+    fn choose_path(&mut self, len: u32, avoid: Option<u16>) -> Option<usize> {
+        let n = self.paths.len();
+        let mut best: Option<usize> = None;
+        for k in 0..n {
+            let i = (self.rr + k) % n;
+            let p = &self.paths[i];
+            if !p.can_send(len) || (avoid == Some(i as u16) && n > 1) {
+                continue;
+            }
+            let better = match best {
+                None => true,
+                Some(b) => {
+                    let q = &self.paths[b];
+                    u64::from(p.inflight_bytes()) * u64::from(q.window())
+                        < u64::from(q.inflight_bytes()) * u64::from(p.window())
+                }
+            };
+            if better {
+                best = Some(i);
+            }
+        }
+        if best.is_none() && avoid.is_some() {
+            return self.choose_path(len, None);
+        }
+        if let Some(b) = best {
+            self.rr = (b + 1) % n;
+        }
+        best
+    }
+
+    fn conn_inflight(&self) -> u32 {
+        self.paths.iter().map(|p| p.inflight_bytes()).sum()
+    }
+
+    /// Next data packet (retransmissions first), if windows and pacing allow.
+    pub fn poll_data(&mut self, now: u64, stats: &mut Stats) -> Option<DataPlan> {
+        if self.cfg.honor_rate_hint && self.rate_hint_mbps > 0 && now < self.next_send_ns {
+            return None;
+        }
+        if self.conn_inflight() >= self.cfg.conn_window_bytes {
+            return None;
+        }
+        let plan = self
+            .poll_retransmission(now, stats)
+            .or_else(|| self.poll_new(now, stats))?;
+        if self.rate_hint_mbps > 0 {
+            let bytes = u64::from(plan.len) + 100;
+            self.next_send_ns =
+                self.next_send_ns.max(now) + bytes * 8000 / u64::from(self.rate_hint_mbps);
+        }
+        if self.conn_rto.is_none() {
+            self.conn_rto = Some(now + (self.policy.timeout_ns << self.conn_backoff));
+        }
+        Some(plan)
+    }
+
+    fn poll_retransmission(&mut self, now: u64, stats: &mut Stats) -> Option<DataPlan> {
+        while let Some(&psn) = self.retx.front() {
+            let Some(rec) = self.record(psn).copied() else {
+                self.retx.pop_front();
+                continue;
+            };
+            if rec.state != RecState::Lost {
+                self.retx.pop_front();
+                continue;
+            }
+            let path = self.choose_path(rec.len, Some(rec.path))?;
+            self.retx.pop_front();
+            stats.retransmits += 1;
+            return Some(self.transmit(now, psn, rec, path, true));
+        }
+        None
+    }
+
+    fn poll_new(&mut self, now: u64, stats: &mut Stats) -> Option<DataPlan> {
+        let &key = self.to_segment.front()?;
+        let window_end = self
+            .peer_conn_cum
+            .wrapping_add(self.peer_credit.min(self.cfg.recv_window));
+        if self.next_psn.wrapping_sub(window_end) < 1 << 31 {
+            return None; // receive window full
+        }
+        let mtu = self.mtu;
+        let msg = &self.msgs[key as usize];
+        let pkts = msg.len().div_ceil(mtu).max(1);
+        let offset = msg.sent_pkts * mtu;
+        let len = msg.len().saturating_sub(offset).min(mtu);
+        let path = self.choose_path(len, None)?;
+        let psn = self.next_psn;
+        self.next_psn = psn.wrapping_add(1);
+        let msg = &mut self.msgs[key as usize];
+        if msg.sent_pkts == 0 {
+            msg.first_psn = psn;
+            msg.pkts = pkts;
+        }
+        msg.sent_pkts += 1;
+        if msg.sent_pkts == pkts {
+            self.to_segment.pop_front();
+            self.awaiting.push_back(key);
+        }
+        let rec = Record {
+            msg: key,
+            offset,
+            len,
+            path: path as u16,
+            state: RecState::InFlight,
+        };
+        self.records.push_back(rec);
+        stats.data_sent += 1;
+        Some(self.transmit(now, psn, rec, path, false))
+    }
+
+    fn transmit(
+        &mut self,
+        now: u64,
+        psn: u32,
+        rec: Record,
+        path: usize,
+        retransmission: bool,
+    ) -> DataPlan {
+        let rto = self.rto(path);
+        let p = &mut self.paths[path];
+        let path_psn = p.on_send_data(psn, rec.len, retransmission, now, rto);
+        let entropy = p.entropy();
+        if let Some(r) = self.record_mut(psn) {
+            r.state = RecState::InFlight;
+            r.path = path as u16;
+        }
+        let msg = &self.msgs[rec.msg as usize];
+        let pkts = msg.len().div_ceil(self.mtu).max(1);
+        let index = rec.offset / self.mtu;
+        DataPlan {
+            msg: rec.msg,
+            conn_psn: psn,
+            path: path as u16,
+            path_psn,
+            entropy,
+            offset: rec.offset,
+            len: rec.len,
+            first: index == 0,
+            last: index + 1 == pkts,
+            retransmission,
+        }
+    }
+
+    fn record(&self, psn: u32) -> Option<&Record> {
+        let i = psn.wrapping_sub(self.rec_base);
+        self.records.get(i as usize).filter(|_| i < 1 << 31)
+    }
+
+    fn record_mut(&mut self, psn: u32) -> Option<&mut Record> {
+        let i = psn.wrapping_sub(self.rec_base);
+        if i >= 1 << 31 {
+            return None;
+        }
+        self.records.get_mut(i as usize)
+    }
+
+    /// Applies an ACK for `path`. Returns true when anything progressed.
+    pub fn on_ack(&mut self, now: u64, path: u16, ack: &AckRepr, stats: &mut Stats) -> bool {
+        let Some(p) = self.paths.get_mut(usize::from(path)) else {
+            return false;
+        };
+        let mut progressed = false;
+        let records = &mut self.records;
+        let rec_base = self.rec_base;
+        let retx = &mut self.retx;
+        let (acked, bytes) = p.on_ack(ack.path_cum, &ack.sack, |fate| {
+            let (psn, lost) = match fate {
+                SlotFate::Acked { conn_psn } => (conn_psn, false),
+                SlotFate::Lost { conn_psn } => (conn_psn, true),
+            };
+            let i = psn.wrapping_sub(rec_base);
+            let Some(rec) = records.get_mut(i as usize).filter(|_| i < 1 << 31) else {
+                return;
+            };
+            if lost {
+                if rec.state == RecState::InFlight && rec.path == path {
+                    rec.state = RecState::Lost;
+                    retx.push_back(psn);
+                    stats.sack_retransmits += 1;
+                }
+            } else if matches!(rec.state, RecState::InFlight | RecState::Lost) {
+                rec.state = RecState::Delivered;
+                progressed = true;
+            }
+        });
+        let rtt = now.checked_sub(ack.echo_ts).filter(|_| ack.echo_ts > 0);
+        let rto = self.rto(usize::from(path));
+        let p = &mut self.paths[usize::from(path)];
+        p.on_ack_feedback(now, rtt, ack.ce_count, acked, bytes, rto);
+        if p.wants_repath(self.cfg.repath_ecn_fraction, self.cfg.repath_loss_fraction) {
+            let e = random_entropy(&mut self.rng);
+            self.paths[usize::from(path)].move_to(e);
+            stats.repaths += 1;
+        }
+        self.peer_credit = ack.credit;
+        self.rate_hint_mbps = ack.rate_hint;
+        let advance = ack.conn_cum.wrapping_sub(self.peer_conn_cum);
+        if advance > 0 && advance <= self.next_psn.wrapping_sub(self.peer_conn_cum) {
+            self.peer_conn_cum = ack.conn_cum;
+            self.retire_accepted();
+            progressed = true;
+        }
+        if progressed {
+            self.conn_backoff = 0;
+            self.conn_rto =
+                (self.next_psn != self.peer_conn_cum).then_some(now + self.policy.timeout_ns);
+        }
+        progressed
+    }
+
+    /// Drops records the receiver accepted and marks fully accepted messages done.
+    fn retire_accepted(&mut self) {
+        while self.rec_base != self.peer_conn_cum && self.records.pop_front().is_some() {
+            self.rec_base = self.rec_base.wrapping_add(1);
+        }
+        while let Some(&key) = self.awaiting.front() {
+            let m = &self.msgs[key as usize];
+            let end = m.first_psn.wrapping_add(m.pkts);
+            if self.peer_conn_cum.wrapping_sub(end) >= 1 << 31 {
+                break;
+            }
+            let opcode = m.opcode;
+            self.awaiting.pop_front();
+            self.msgs[key as usize].accepted = true;
+            match opcode {
+                Opcode::ReadResp => {
+                    self.msgs.remove(key as usize);
+                }
+                Opcode::ReadReq => self.complete_read_if_done(key),
+                _ => self.msgs[key as usize].status = Some(WcStatus::Success),
+            }
+        }
+    }
+
+    /// Applies a NACK.
+    pub fn on_nack(&mut self, now: u64, nack: &NackRepr) {
+        let Some(rec) = self.record(nack.conn_psn).copied() else {
+            return;
+        };
+        match nack.reason {
+            NackReason::ReceiverNotReady => {
+                let msg = &mut self.msgs[rec.msg as usize];
+                msg.rnr_retries = msg.rnr_retries.saturating_add(1);
+                if self.policy.rnr_retry < 7 && msg.rnr_retries > self.policy.rnr_retry {
+                    msg.status = Some(WcStatus::RnrRetryExcErr);
+                    self.fatal = Some(WcStatus::RnrRetryExcErr);
+                    return;
+                }
+                if let Some(r) = self.record_mut(nack.conn_psn)
+                    && r.state != RecState::RnrWait
+                {
+                    r.state = RecState::RnrWait;
+                    let due = now + u64::from(nack.detail.max(1)) * 1000;
+                    self.rnr_wait.push_back((due, nack.conn_psn));
+                }
+            }
+            NackReason::RemoteAccess
+            | NackReason::InvalidRequest
+            | NackReason::RemoteOperational => {
+                let status = match nack.reason {
+                    NackReason::RemoteAccess => WcStatus::RemAccessErr,
+                    NackReason::InvalidRequest => WcStatus::RemInvReqErr,
+                    _ => WcStatus::RemOpErr,
+                };
+                self.msgs[rec.msg as usize].status = Some(status);
+                self.fatal = Some(status);
+            }
+        }
+    }
+
+    /// Earliest timer of the sender.
+    pub fn next_deadline(&self) -> Option<u64> {
+        let fired = self.timers_fired_ns;
+        let paths = self.paths.iter().filter_map(|p| match p.health() {
+            PathHealth::Quarantined { probe_due_ns, .. } => Some(probe_due_ns)
+                .filter(|&d| d > fired)
+                .or(p.rto_deadline()),
+            PathHealth::Active => p.rto_deadline(),
+        });
+        let pacing = (self.has_data() && self.rate_hint_mbps > 0 && self.next_send_ns > fired)
+            .then_some(self.next_send_ns);
+        paths
+            .chain(self.conn_rto)
+            .chain(self.rnr_wait.front().map(|&(due, _)| due))
+            .chain(pacing)
+            .min()
+    }
+
+    /// Fires due timers.
+    pub fn on_timeout(&mut self, now: u64, stats: &mut Stats) {
+        self.timers_fired_ns = now;
+        for i in 0..self.paths.len() {
+            let due = self.paths[i].rto_deadline().is_some_and(|d| d <= now);
+            if !due {
+                continue;
+            }
+            let entropy = random_entropy(&mut self.rng);
+            let records = &mut self.records;
+            let rec_base = self.rec_base;
+            let retx = &mut self.retx;
+            self.paths[i].on_timeout(now, entropy, |fate| {
+                if let SlotFate::Lost { conn_psn } = fate {
+                    let k = conn_psn.wrapping_sub(rec_base);
+                    if let Some(rec) = records.get_mut(k as usize).filter(|_| k < 1 << 31)
+                        && rec.state == RecState::InFlight
+                        && usize::from(rec.path) == i
+                    {
+                        rec.state = RecState::Lost;
+                        retx.push_back(conn_psn);
+                        stats.timeout_retransmits += 1;
+                    }
+                }
+            });
+            stats.quarantines += 1;
+        }
+        while self.rnr_wait.front().is_some_and(|&(due, _)| due <= now) {
+            let (_, psn) = self.rnr_wait.pop_front().expect("checked");
+            if let Some(r) = self.record_mut(psn)
+                && r.state == RecState::RnrWait
+            {
+                r.state = RecState::Lost;
+                self.retx.push_back(psn);
+            }
+        }
+        if self.conn_rto.is_some_and(|d| d <= now) {
+            self.conn_backoff += 1;
+            if self.conn_backoff > u32::from(self.policy.retry_cnt) {
+                self.conn_rto = None;
+                self.fatal = Some(WcStatus::RetryExcErr);
+                return;
+            }
+            self.conn_rto = Some(now + (self.policy.timeout_ns << self.conn_backoff.min(16)));
+            // Whatever blocks the cumulative point goes again, even if it
+            // was acknowledged at the path level (a refused packet whose NACK was lost).
+            let cum = self.peer_conn_cum;
+            if let Some(r) = self.record_mut(cum)
+                && matches!(r.state, RecState::InFlight | RecState::Delivered)
+            {
+                r.state = RecState::Lost;
+                self.retx.push_back(cum);
+                stats.timeout_retransmits += 1;
+            }
+        }
+    }
+
+    /// Completes, in posting order per stream, every message that is done.
+    pub fn drain_completions(&mut self, qpn: u32, out: &mut impl FnMut(Completion)) {
+        for stream in &mut self.streams {
+            while let Some(&key) = stream.order.front() {
+                let m = &self.msgs[key as usize];
+                let Some(status) = m.status else { break };
+                stream.order.pop_front();
+                if m.signaled || status != WcStatus::Success {
+                    out(completion(qpn, m, status));
+                }
+                if m.opcode == Opcode::ReadReq {
+                    self.reads.remove(&(m.stream, m.msn));
+                }
+                self.msgs.remove(key as usize);
+            }
+        }
+    }
+
+    /// Fails the connection: the message with an error keeps it, every other
+    /// outstanding work request completes with WR_FLUSH_ERR.
+    pub fn flush(&mut self, qpn: u32, out: &mut impl FnMut(Completion)) {
+        for stream in &mut self.streams {
+            for key in stream.order.drain(..) {
+                let m = &self.msgs[key as usize];
+                let status = m.status.unwrap_or(WcStatus::WrFlushErr);
+                if m.signaled || status != WcStatus::Success {
+                    out(completion(qpn, m, status));
+                }
+            }
+        }
+        self.msgs.clear();
+        self.to_segment.clear();
+        self.awaiting.clear();
+        self.reads.clear();
+        self.records.clear();
+        self.retx.clear();
+        self.rnr_wait.clear();
+        self.conn_rto = None;
+    }
+
+    /// Marks a READ done once its request was accepted and its response bytes
+    /// are all placed (only then may its slot and records go).
+    pub fn complete_read_if_done(&mut self, key: u32) {
+        let m = &mut self.msgs[key as usize];
+        if m.accepted && m.read_seen && m.read_placed >= m.sge.len && m.status.is_none() {
+            m.status = Some(WcStatus::Success);
+        }
+    }
+
+    /// Bytes of sender state per packet in flight (records + path slots).
+    pub fn state_bytes(&self) -> usize {
+        self.records.len() * size_of::<Record>()
+            + self.paths.iter().map(|p| p.slots_len() * 12).sum::<usize>()
+    }
+}
+
+fn completion(qpn: u32, m: &TxMessage, status: WcStatus) -> Completion {
+    let opcode = match m.opcode {
+        Opcode::Write | Opcode::WriteImm => WcOpcode::Write,
+        Opcode::ReadReq => WcOpcode::Read,
+        _ => WcOpcode::Send,
+    };
+    Completion {
+        qpn,
+        wr_id: m.wr_id,
+        status,
+        opcode,
+        byte_len: m.sge.len,
+        imm: None,
+        stream: m.stream,
+        is_recv: false,
+        solicited: false,
+    }
+}
+
+/// A random entropy value from the dynamic port range.
+pub(crate) fn random_entropy(rng: &mut SmallRng) -> u16 {
+    rng.gen_range(metaroce_proto::ENTROPY_PORTS)
+}

@@ -1,0 +1,235 @@
+//! Verbs-level types: work requests, completions, QP states and errors.
+
+use core::net::IpAddr;
+
+/// Queue-pair states (RC).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum QpState {
+    /// Created, nothing configured.
+    Reset,
+    /// Receives may be posted.
+    Init,
+    /// Ready to receive: the peer is known.
+    Rtr,
+    /// Ready to send.
+    Rts,
+    /// Failed; all work is flushed.
+    Error,
+}
+
+impl QpState {
+    /// True when the Verbs QP state machine allows `self → to`.
+    pub fn can_move_to(self, to: QpState) -> bool {
+        use QpState::*;
+        matches!(
+            (self, to),
+            (Reset, Init)
+                | (Init, Init)
+                | (Init, Rtr)
+                | (Rtr, Rts)
+                | (Rts, Rts)
+                | (_, Error)
+                | (_, Reset)
+        )
+    }
+}
+
+/// The peer of a connection, learned out of band (or through CONNECT).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RemoteEnd {
+    /// Peer QP number.
+    pub qpn: u32,
+    /// Peer IP address.
+    pub ip: IpAddr,
+    /// Peer NIC's UDP destination port.
+    pub udp_port: u16,
+    /// First connection PSN the peer will send (our expected receive PSN).
+    pub initial_psn: u32,
+}
+
+/// A state change requested through `modify_qp`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum QpTransition {
+    /// → INIT.
+    Init,
+    /// → RTR with the peer.
+    Rtr(RemoteEnd),
+    /// → RTS with our first send PSN and retry limits.
+    Rts {
+        /// First connection PSN we send.
+        initial_psn: u32,
+        /// Timeouts without progress tolerated before RETRY_EXC_ERR (Verbs retry_cnt, 0–7).
+        retry_cnt: u8,
+        /// RNR retries tolerated (7 = unlimited, as in Verbs).
+        rnr_retry: u8,
+        /// Connection timeout base in ns (Verbs: 4.096 µs × 2^timeout).
+        timeout_ns: u64,
+    },
+    /// → ERR (flushes outstanding work).
+    Error,
+    /// → RESET (forgets everything).
+    Reset,
+}
+
+/// What a send work request does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SendOp {
+    /// RDMA WRITE to `remote_va` through `rkey`.
+    Write {
+        /// Receiver address.
+        remote_va: u64,
+        /// Receiver's key.
+        rkey: u32,
+    },
+    /// RDMA WRITE with immediate data; consumes a posted receive at the peer.
+    WriteImm {
+        /// Receiver address.
+        remote_va: u64,
+        /// Receiver's key.
+        rkey: u32,
+        /// Immediate data.
+        imm: u32,
+    },
+    /// SEND into the peer's next posted receive.
+    Send,
+    /// SEND with immediate data.
+    SendImm {
+        /// Immediate data.
+        imm: u32,
+    },
+    /// RDMA READ of `len` bytes from `remote_va` into the local buffer.
+    Read {
+        /// Peer address.
+        remote_va: u64,
+        /// Peer's key.
+        rkey: u32,
+    },
+}
+
+/// One scatter/gather element: a local buffer inside a registered region.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Sge {
+    /// Address.
+    pub addr: u64,
+    /// Length in bytes.
+    pub len: u32,
+    /// Local key of the region.
+    pub lkey: u32,
+}
+
+/// A send work request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SendWr {
+    /// Caller's id, returned in the completion.
+    pub wr_id: u64,
+    /// Operation.
+    pub op: SendOp,
+    /// Local buffer (source, or destination for READ).
+    pub sge: Sge,
+    /// Produce a completion on success (errors always complete).
+    pub signaled: bool,
+    /// Ask the peer for a solicited event.
+    pub solicited: bool,
+    /// Stream within the connection (0 for plain Verbs).
+    pub stream: u16,
+}
+
+/// A receive work request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RecvWr {
+    /// Caller's id.
+    pub wr_id: u64,
+    /// Buffer to receive into.
+    pub sge: Sge,
+    /// Stream the receive belongs to.
+    pub stream: u16,
+}
+
+/// Completion status, with the meaning of the Verbs `IBV_WC_*` statuses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum WcStatus {
+    /// Done.
+    Success,
+    /// Local length error (a receive buffer too small).
+    LocLenErr,
+    /// Local QP operation error.
+    LocQpOpErr,
+    /// Local protection error (bad lkey or range).
+    LocProtErr,
+    /// Flushed because the QP is in ERR.
+    WrFlushErr,
+    /// Peer refused the access (rkey, bounds, rights).
+    RemAccessErr,
+    /// Peer found the request invalid.
+    RemInvReqErr,
+    /// Peer failed to execute.
+    RemOpErr,
+    /// Retries exhausted without an answer.
+    RetryExcErr,
+    /// Receiver-not-ready retries exhausted.
+    RnrRetryExcErr,
+}
+
+/// What completed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum WcOpcode {
+    /// A SEND left.
+    Send,
+    /// A WRITE finished.
+    Write,
+    /// A READ finished.
+    Read,
+    /// A receive was filled by a SEND.
+    Recv,
+    /// A receive was consumed by a WRITE with immediate.
+    RecvWriteImm,
+}
+
+/// A work completion.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Completion {
+    /// QP it belongs to.
+    pub qpn: u32,
+    /// The work request's id.
+    pub wr_id: u64,
+    /// Outcome.
+    pub status: WcStatus,
+    /// What completed.
+    pub opcode: WcOpcode,
+    /// Bytes received (receives) or transferred.
+    pub byte_len: u32,
+    /// Immediate data, if the message carried one.
+    pub imm: Option<u32>,
+    /// Stream.
+    pub stream: u16,
+    /// True for completions of the receive queue.
+    pub is_recv: bool,
+    /// The sender asked for a solicited event.
+    pub solicited: bool,
+}
+
+/// Why a Verbs call was refused (nothing changed).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum VerbsError {
+    /// No QP with this number.
+    #[error("no such QP")]
+    NoSuchQp,
+    /// The QP state does not allow the call.
+    #[error("QP state does not allow this")]
+    WrongState,
+    /// The state transition is not allowed.
+    #[error("invalid QP state transition")]
+    InvalidTransition,
+    /// The message is longer than the connection allows.
+    #[error("message too long")]
+    MessageTooLong,
+    /// A stream id beyond the QP's streams.
+    #[error("invalid stream id")]
+    InvalidStream,
+    /// The send or receive queue is full.
+    #[error("work queue full")]
+    QueueFull,
+    /// An invalid argument.
+    #[error("invalid argument")]
+    InvalidArgument,
+}
