@@ -204,6 +204,9 @@ impl Nic {
     /// Posts a receive work request.
     pub fn post_recv(&mut self, qpn: u32, wr: RecvWr) -> Result<(), VerbsError> {
         let qp = self.qps.get_mut(&qpn).ok_or(VerbsError::NoSuchQp)?;
+        if qp.state == QpState::Reset {
+            return Err(VerbsError::WrongState);
+        }
         if wr.sge.len > 0
             && self
                 .mrs

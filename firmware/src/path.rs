@@ -22,6 +22,9 @@ struct Slot {
     probe: bool,
 }
 
+/// Bytes of path state per transmission in flight.
+pub(crate) const SLOT_BYTES: usize = size_of::<Slot>();
+
 /// Health of a path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PathHealth {

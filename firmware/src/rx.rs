@@ -211,7 +211,7 @@ pub(crate) struct Rx {
 impl Rx {
     pub fn new(streams: u16, window: u32) -> Self {
         Rx {
-            paths: vec![RxPath::default(); usize::from(MAX_PATHS)],
+            paths: Vec::new(),
             pending: VecDeque::new(),
             conn: ConnBitmap::new(window),
             streams: (0..streams).map(|_| RxStream::default()).collect(),
@@ -224,7 +224,9 @@ impl Rx {
         self.conn.cum = initial_psn;
     }
 
-    /// Records a packet's arrival on `path` and schedules an ACK for it.
+    /// Records a packet's arrival on `path` (below [`MAX_PATHS`]) and
+    /// schedules an ACK for it. A path's state is allocated when it first
+    /// carries a packet.
     pub fn on_path_arrival(
         &mut self,
         path: u16,
@@ -233,7 +235,11 @@ impl Rx {
         ce: bool,
         reply_port: u16,
     ) -> PathMark {
-        let p = &mut self.paths[usize::from(path)];
+        let i = usize::from(path.min(MAX_PATHS - 1));
+        if i >= self.paths.len() {
+            self.paths.resize(i + 1, RxPath::default());
+        }
+        let p = &mut self.paths[i];
         let mark = p.mark(psn);
         if mark == PathMark::OutOfWindow {
             return mark;

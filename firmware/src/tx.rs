@@ -11,7 +11,7 @@ use slab::Slab;
 
 use crate::config::QpConfig;
 use crate::counters::Stats;
-use crate::path::{PathHealth, SlotFate, TxPath};
+use crate::path::{PathHealth, SLOT_BYTES, SlotFate, TxPath};
 use crate::verbs::{Completion, SendOp, SendWr, Sge, VerbsError, WcOpcode, WcStatus};
 
 /// A message being sent (or a READ awaiting its response).
@@ -668,6 +668,17 @@ impl Tx {
             if self.conn_backoff > u32::from(self.policy.retry_cnt) {
                 self.conn_rto = None;
                 self.fatal = Some(WcStatus::RetryExcErr);
+                // The oldest unfinished message is the one that failed; the
+                // rest will be flushed.
+                let cum = self.peer_conn_cum;
+                let failed = self
+                    .record(cum)
+                    .map(|r| r.msg)
+                    .or(self.awaiting.front().copied())
+                    .or(self.to_segment.front().copied());
+                if let Some(key) = failed {
+                    self.msgs[key as usize].status = Some(WcStatus::RetryExcErr);
+                }
                 return;
             }
             self.conn_rto = Some(now + (self.policy.timeout_ns << self.conn_backoff.min(16)));
@@ -736,7 +747,11 @@ impl Tx {
     /// Bytes of sender state per packet in flight (records + path slots).
     pub fn state_bytes(&self) -> usize {
         self.records.len() * size_of::<Record>()
-            + self.paths.iter().map(|p| p.slots_len() * 12).sum::<usize>()
+            + self
+                .paths
+                .iter()
+                .map(|p| p.slots_len() * SLOT_BYTES)
+                .sum::<usize>()
     }
 }
 
@@ -762,4 +777,16 @@ fn completion(qpn: u32, m: &TxMessage, status: WcStatus) -> Completion {
 /// A random entropy value from the dynamic port range.
 pub(crate) fn random_entropy(rng: &mut SmallRng) -> u16 {
     rng.gen_range(metaroce_proto::ENTROPY_PORTS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn per_packet_sender_state_fits_the_budget() {
+        // Brief: at most 32 bytes per packet in flight; no payload copies.
+        let per_packet = size_of::<Record>() + SLOT_BYTES;
+        assert!(per_packet <= 32, "{per_packet} bytes");
+    }
 }

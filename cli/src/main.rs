@@ -1,0 +1,31 @@
+//! `metaroce`: the one command users run.
+//!
+//! Every command that measures prints a human table, or with `--json` one JSON
+//! document on stdout and nothing else there. Progress goes to stderr and is
+//! hidden when stderr is not a terminal.
+
+mod demo;
+mod report;
+
+use clap::{Parser, Subcommand};
+
+/// MetaRoCE: RDMA over lossy, reordering Ethernet, with all intelligence in the NIC.
+#[derive(Parser, Debug)]
+#[command(name = "metaroce", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Two endpoints over a lossy 8-path fabric moving verified RDMA traffic, with a summary.
+    Demo(demo::DemoArgs),
+}
+
+fn main() -> anyhow::Result<()> {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Demo(args) => demo::run(&args),
+    }
+}

@@ -1,0 +1,262 @@
+//! Hostile packets never touch memory and are counted by reason.
+
+mod support;
+
+use metaroce_firmware::{Access, RxMeta};
+use metaroce_proto::{Ext, Flags, MsgRepr, Opcode, Packet, PseudoHeader, Repr};
+use support::{Channel, MEM_BASE, Pair};
+
+/// A small region on B that hostile packets aim around.
+const TARGET: u64 = MEM_BASE + (1 << 20);
+const TARGET_LEN: u64 = 4096;
+
+struct Bench {
+    pair: Pair,
+    rkey: u32,
+}
+
+fn bench() -> Bench {
+    let mut pair = Pair::new(7, 8, Channel::default());
+    let mr = pair
+        .b
+        .nic
+        .register_mr(
+            pair.b.pd,
+            TARGET,
+            TARGET_LEN,
+            Access::LOCAL_WRITE | Access::REMOTE_WRITE,
+        )
+        .unwrap();
+    Bench {
+        pair,
+        rkey: mr.rkey,
+    }
+}
+
+/// A valid WRITE from A to B's small region, as A's engine would build it.
+fn write_repr(b: &Bench, remote_va: u64, len: u32) -> Repr {
+    Repr {
+        opcode: Opcode::Write,
+        flags: Flags::FIRST | Flags::LAST,
+        dst_qpn: b.pair.b.qpn,
+        src_qpn: b.pair.a.qpn,
+        stream: 0,
+        path: 0,
+        conn_psn: 1000,
+        path_psn: 0,
+        timestamp: 1,
+        ext: Ext::Msg(MsgRepr {
+            msn: 0,
+            msg_len: len,
+            remote_va,
+            rkey: b.rkey,
+            ..MsgRepr::default()
+        }),
+    }
+}
+
+fn meta(b: &Bench, src_port: u16) -> RxMeta {
+    RxMeta {
+        src_ip: b.pair.a.ip,
+        src_port,
+        dst_ip: b.pair.b.ip,
+        dst_port: metaroce_proto::DEFAULT_UDP_PORT,
+        ecn_ce: false,
+    }
+}
+
+fn datagram(repr: &Repr, payload: &[u8], m: &RxMeta) -> Vec<u8> {
+    let mut buf = vec![0u8; repr.buffer_len(payload.len())];
+    let len = repr.emit(&mut buf, payload.len()).unwrap();
+    buf[repr.header_len()..repr.header_len() + payload.len()].copy_from_slice(payload);
+    Packet::new_unchecked(&mut buf[..len]).fill_icrc(&PseudoHeader::new(
+        m.src_ip, m.src_port, m.dst_ip, m.dst_port,
+    ));
+    buf
+}
+
+/// Injects one datagram, runs the pair until quiet, and returns the drop
+/// counters that moved (name, increase) and whether B's memory changed.
+fn inject(b: &mut Bench, bytes: Vec<u8>, m: RxMeta) -> (Vec<(&'static str, u64)>, bool) {
+    let before_mem = b.pair.b.mem.clone();
+    let before = *b.pair.b.nic.drops();
+    b.pair.inject_to_b(bytes, m);
+    let until = b.pair.now + 1_000_000;
+    b.pair.run_until(until, |_| false);
+    let after = *b.pair.b.nic.drops();
+    let moved = after
+        .iter()
+        .zip(before.iter())
+        .filter(|((_, x), (_, y))| x != y)
+        .map(|((n, x), (_, y))| (n, x - y))
+        .collect();
+    (moved, b.pair.b.mem != before_mem)
+}
+
+fn expect(b: &mut Bench, what: &str, bytes: Vec<u8>, m: RxMeta, counter: &str) {
+    let (moved, touched) = inject(b, bytes, m);
+    assert!(!touched, "{what}: memory was written");
+    assert_eq!(
+        moved,
+        vec![(counter, 1)],
+        "{what}: counters moved {moved:?}"
+    );
+}
+
+#[test]
+fn hostile_packets_never_touch_memory_and_are_counted() {
+    let mut b = bench();
+    let m = meta(&b, 50000);
+    let payload = [0xAB; 64];
+
+    let mut bytes = datagram(&write_repr(&b, TARGET, 64), &payload, &m);
+    let last = bytes.len() - 10;
+    bytes[last] ^= 1;
+    expect(&mut b, "bad ICRC", bytes, m, "bad_icrc");
+
+    let mut forged = write_repr(&b, TARGET, 64);
+    if let Ext::Msg(ref mut x) = forged.ext {
+        x.rkey ^= 0x5555;
+    }
+    expect(
+        &mut b,
+        "forged rkey",
+        datagram(&forged, &payload, &m),
+        m,
+        "remote_access",
+    );
+
+    let past_end = write_repr(&b, TARGET + TARGET_LEN - 32, 64);
+    expect(
+        &mut b,
+        "out of bounds",
+        datagram(&past_end, &payload, &m),
+        m,
+        "remote_access",
+    );
+    let before_start = write_repr(&b, TARGET - 1, 64);
+    expect(
+        &mut b,
+        "before the region",
+        datagram(&before_start, &payload, &m),
+        m,
+        "remote_access",
+    );
+
+    let mut wrong_qp = write_repr(&b, TARGET, 64);
+    wrong_qp.dst_qpn = 0xdead;
+    expect(
+        &mut b,
+        "unknown QP",
+        datagram(&wrong_qp, &payload, &m),
+        m,
+        "unknown_qp",
+    );
+
+    let mut wrong_peer = write_repr(&b, TARGET, 64);
+    wrong_peer.src_qpn ^= 1;
+    expect(
+        &mut b,
+        "wrong peer QPN",
+        datagram(&wrong_peer, &payload, &m),
+        m,
+        "wrong_peer",
+    );
+    let mut spoofed = m;
+    spoofed.src_ip = "10.9.9.9".parse().unwrap();
+    let spoofed_bytes = datagram(&write_repr(&b, TARGET, 64), &payload, &spoofed);
+    expect(
+        &mut b,
+        "wrong peer address",
+        spoofed_bytes,
+        spoofed,
+        "wrong_peer",
+    );
+
+    let mut far = write_repr(&b, TARGET, 64);
+    far.conn_psn = 1000 + 1_000_000;
+    expect(
+        &mut b,
+        "conn PSN outside the window",
+        datagram(&far, &payload, &m),
+        m,
+        "conn_window",
+    );
+
+    let mut bad_path = write_repr(&b, TARGET, 64);
+    bad_path.path = 200;
+    expect(
+        &mut b,
+        "path id",
+        datagram(&bad_path, &payload, &m),
+        m,
+        "bad_path",
+    );
+
+    let mut jump = write_repr(&b, TARGET, 64);
+    jump.path_psn = (1 << 30) + 100;
+    expect(
+        &mut b,
+        "path PSN far outside the window",
+        datagram(&jump, &payload, &m),
+        m,
+        "path_window",
+    );
+
+    let big = vec![1u8; 4097];
+    let oversized = write_repr(&b, TARGET, 4097);
+    expect(
+        &mut b,
+        "payload above the MTU",
+        datagram(&oversized, &big, &m),
+        m,
+        "bad_length",
+    );
+
+    let beyond_msg = write_repr(&b, TARGET, 16);
+    expect(
+        &mut b,
+        "payload beyond msg_len",
+        datagram(&beyond_msg, &payload, &m),
+        m,
+        "bad_length",
+    );
+
+    let full = datagram(&write_repr(&b, TARGET, 64), &payload, &m);
+    expect(&mut b, "truncated", full[..20].to_vec(), m, "truncated");
+    expect(
+        &mut b,
+        "truncated extension",
+        full[..50].to_vec(),
+        m,
+        "truncated",
+    );
+    let mut v2 = full.clone();
+    v2[0] = 2;
+    expect(&mut b, "bad version", v2, m, "bad_version");
+    let mut op = full.clone();
+    op[1] = 0x7e;
+    expect(&mut b, "unknown opcode", op, m, "bad_opcode");
+
+    let mut read = write_repr(&b, TARGET, 64);
+    read.opcode = Opcode::ReadReq;
+    if let Ext::Msg(ref mut x) = read.ext {
+        x.msg_len = 64;
+    }
+    expect(
+        &mut b,
+        "READ without remote read access",
+        datagram(&read, &[], &m),
+        m,
+        "remote_access",
+    );
+
+    // The control: the same valid packet is placed, so the bench can fail.
+    let valid = datagram(&write_repr(&b, TARGET, 64), &payload, &m);
+    let (moved, touched) = inject(&mut b, valid, m);
+    assert!(
+        touched && moved.is_empty(),
+        "a valid WRITE must land: {moved:?}"
+    );
+    assert_eq!(b.pair.b.mem.slice(TARGET, 64), &payload[..]);
+}

@@ -1,0 +1,337 @@
+//! Verbs semantics: QP states, errors, RNR, streams, unsignalled work.
+
+mod support;
+
+use metaroce_firmware::{
+    Event, QpState, QpTransition, RecvWr, SendOp, SendWr, Sge, VerbsError, WcOpcode, WcStatus,
+};
+use support::{Channel, MEM_BASE, Pair, pattern};
+
+fn send(id: u64, addr: u64, len: u32, lkey: u32, stream: u16) -> SendWr {
+    SendWr {
+        wr_id: id,
+        op: SendOp::Send,
+        sge: Sge { addr, len, lkey },
+        signaled: true,
+        solicited: false,
+        stream,
+    }
+}
+
+fn completions(events: Vec<Event>) -> Vec<metaroce_firmware::Completion> {
+    events
+        .into_iter()
+        .filter_map(|e| match e {
+            Event::Completion(c) => Some(c),
+            Event::QpError { .. } => None,
+        })
+        .collect()
+}
+
+#[test]
+fn a_vanished_peer_fails_the_qp_with_retry_exceeded_and_flushes_the_rest() {
+    let channel = Channel {
+        b_vanishes_at_ns: Some(0),
+        ..Channel::default()
+    };
+    let mut pair = Pair::new(11, 8, channel);
+    let lkey = pair.a.mr.lkey;
+    let rkey = pair.b.mr.rkey;
+    for id in 1..=3 {
+        let wr = SendWr {
+            wr_id: id,
+            op: SendOp::Write {
+                remote_va: MEM_BASE,
+                rkey,
+            },
+            sge: Sge {
+                addr: MEM_BASE,
+                len: 10_000,
+                lkey,
+            },
+            signaled: true,
+            solicited: false,
+            stream: 0,
+        };
+        pair.a.nic.post_send(pair.a.qpn, wr).unwrap();
+    }
+    let mut events = Vec::new();
+    let failed = pair.run_until(10_000_000_000, |p| {
+        events.extend(p.events().0);
+        events.iter().any(|e| matches!(e, Event::QpError { .. }))
+    });
+    assert!(failed, "the QP must fail, not hang");
+    assert!(events.contains(&Event::QpError {
+        qpn: pair.a.qpn,
+        status: WcStatus::RetryExcErr
+    }));
+    let statuses: Vec<_> = completions(events)
+        .iter()
+        .map(|c| (c.wr_id, c.status))
+        .collect();
+    assert_eq!(
+        statuses,
+        vec![
+            (1, WcStatus::RetryExcErr),
+            (2, WcStatus::WrFlushErr),
+            (3, WcStatus::WrFlushErr)
+        ]
+    );
+    assert_eq!(pair.a.nic.qp_state(pair.a.qpn), Some(QpState::Error));
+    let again = send(9, MEM_BASE, 1, lkey, 0);
+    assert_eq!(
+        pair.a.nic.post_send(pair.a.qpn, again),
+        Err(VerbsError::WrongState)
+    );
+}
+
+#[test]
+fn a_send_without_a_posted_receive_waits_then_lands_and_other_streams_go_on() {
+    let mut pair = Pair::new(12, 4, Channel::default());
+    let (a_lkey, b_lkey) = (pair.a.mr.lkey, pair.b.mr.lkey);
+    pattern(1, pair.a.mem.slice_mut(MEM_BASE, 5000));
+    pattern(2, pair.a.mem.slice_mut(MEM_BASE + 8192, 300));
+    pair.a
+        .nic
+        .post_send(pair.a.qpn, send(1, MEM_BASE, 5000, a_lkey, 0))
+        .unwrap();
+    // Stream 1 has its receive; stream 0 does not yet.
+    pair.b
+        .nic
+        .post_recv(
+            pair.b.qpn,
+            RecvWr {
+                wr_id: 20,
+                sge: Sge {
+                    addr: MEM_BASE + 8192,
+                    len: 4096,
+                    lkey: b_lkey,
+                },
+                stream: 1,
+            },
+        )
+        .unwrap();
+    pair.a
+        .nic
+        .post_send(pair.a.qpn, send(2, MEM_BASE + 8192, 300, a_lkey, 1))
+        .unwrap();
+    let mut b_events = Vec::new();
+    pair.run_until(pair.now + 300_000, |p| {
+        b_events.extend(completions(p.events().1));
+        false
+    });
+    assert!(
+        pair.b.nic.drops().receiver_not_ready > 0,
+        "the SEND must have been refused with RNR"
+    );
+    assert_eq!(
+        b_events.len(),
+        1,
+        "stream 1 completes while stream 0 waits: {b_events:?}"
+    );
+    assert_eq!(
+        (b_events[0].wr_id, b_events[0].byte_len, b_events[0].stream),
+        (20, 300, 1)
+    );
+    pair.b
+        .nic
+        .post_recv(
+            pair.b.qpn,
+            RecvWr {
+                wr_id: 10,
+                sge: Sge {
+                    addr: MEM_BASE,
+                    len: 8192,
+                    lkey: b_lkey,
+                },
+                stream: 0,
+            },
+        )
+        .unwrap();
+    let mut a_done = Vec::new();
+    let mut b_done = Vec::new();
+    let ok = pair.run_until(pair.now + 50_000_000, |p| {
+        let (a, b) = p.events();
+        a_done.extend(completions(a));
+        b_done.extend(completions(b));
+        a_done.len() == 2 && !b_done.is_empty()
+    });
+    assert!(ok, "RNR retry must deliver once the receive is posted");
+    assert_eq!(
+        (b_done[0].wr_id, b_done[0].status, b_done[0].byte_len),
+        (10, WcStatus::Success, 5000)
+    );
+    let mut want = vec![0u8; 5000];
+    pattern(1, &mut want);
+    assert_eq!(pair.b.mem.slice(MEM_BASE, 5000), &want[..]);
+    assert!(
+        a_done
+            .iter()
+            .all(|c| c.status == WcStatus::Success && c.opcode == WcOpcode::Send)
+    );
+}
+
+#[test]
+fn misuse_returns_verbs_errors_and_changes_nothing() {
+    let mut pair = Pair::new(13, 2, Channel::default());
+    let lkey = pair.a.mr.lkey;
+    let nic = &mut pair.a.nic;
+    let pd = nic.alloc_pd();
+    let fresh = nic.create_qp(pd, None).unwrap();
+    assert_eq!(
+        nic.post_send(fresh, send(1, MEM_BASE, 8, lkey, 0)),
+        Err(VerbsError::WrongState)
+    );
+    let rwr = RecvWr {
+        wr_id: 1,
+        sge: Sge {
+            addr: MEM_BASE,
+            len: 8,
+            lkey,
+        },
+        stream: 0,
+    };
+    assert_eq!(nic.post_recv(fresh, rwr), Err(VerbsError::WrongState));
+    let rts = QpTransition::Rts {
+        initial_psn: 0,
+        retry_cnt: 7,
+        rnr_retry: 7,
+        timeout_ns: 1_000_000,
+    };
+    assert_eq!(
+        nic.modify_qp(fresh, rts),
+        Err(VerbsError::InvalidTransition)
+    );
+    assert_eq!(nic.qp_state(fresh), Some(QpState::Reset));
+    assert_eq!(
+        nic.post_send(0xbad, send(1, MEM_BASE, 8, lkey, 0)),
+        Err(VerbsError::NoSuchQp)
+    );
+
+    let qpn = pair.a.qpn;
+    let nic = &mut pair.a.nic;
+    assert_eq!(
+        nic.post_send(qpn, send(1, MEM_BASE, 8, lkey, 999)),
+        Err(VerbsError::InvalidStream)
+    );
+    let bad_recv = RecvWr {
+        wr_id: 1,
+        sge: Sge {
+            addr: MEM_BASE,
+            len: 8,
+            lkey: lkey ^ 0xffff,
+        },
+        stream: 0,
+    };
+    assert_eq!(
+        nic.post_recv(qpn, bad_recv),
+        Err(VerbsError::InvalidArgument)
+    );
+    let too_long = send(1, MEM_BASE, u32::MAX, lkey, 0);
+    assert_eq!(
+        nic.post_send(qpn, too_long),
+        Err(VerbsError::MessageTooLong)
+    );
+    assert_eq!(
+        nic.qp_state(qpn),
+        Some(QpState::Rts),
+        "refused calls change nothing"
+    );
+
+    // Unregistered memory: the work request completes with a local
+    // protection error and the QP fails, as on Verbs hardware.
+    nic.post_send(qpn, send(7, 0x10, 64, lkey, 0)).unwrap();
+    let events: Vec<_> = std::iter::from_fn(|| nic.poll_event()).collect();
+    assert!(events.iter().any(
+        |e| matches!(e, Event::Completion(c) if c.wr_id == 7 && c.status == WcStatus::LocProtErr)
+    ));
+    assert_eq!(nic.qp_state(qpn), Some(QpState::Error));
+}
+
+#[test]
+fn zero_length_and_unsignalled_work_complete_correctly() {
+    let mut pair = Pair::new(14, 8, Channel::default());
+    let (a_lkey, b_lkey) = (pair.a.mr.lkey, pair.b.mr.lkey);
+    pair.b
+        .nic
+        .post_recv(
+            pair.b.qpn,
+            RecvWr {
+                wr_id: 5,
+                sge: Sge {
+                    addr: MEM_BASE,
+                    len: 64,
+                    lkey: b_lkey,
+                },
+                stream: 0,
+            },
+        )
+        .unwrap();
+    let mut quiet = send(1, MEM_BASE, 0, 0, 0);
+    quiet.signaled = false;
+    pair.a.nic.post_send(pair.a.qpn, quiet).unwrap();
+    pair.a
+        .nic
+        .post_send(
+            pair.a.qpn,
+            SendWr {
+                op: SendOp::Write {
+                    remote_va: MEM_BASE + 64,
+                    rkey: pair.b.mr.rkey,
+                },
+                ..send(2, MEM_BASE, 100, a_lkey, 0)
+            },
+        )
+        .unwrap();
+    let (mut a_done, mut b_done) = (Vec::new(), Vec::new());
+    let ok = pair.run_until(10_000_000, |p| {
+        let (a, b) = p.events();
+        a_done.extend(completions(a));
+        b_done.extend(completions(b));
+        !a_done.is_empty() && !b_done.is_empty()
+    });
+    assert!(ok);
+    let ids: Vec<_> = a_done.iter().map(|c| c.wr_id).collect();
+    assert_eq!(
+        ids,
+        vec![2],
+        "only the signalled request completes at the sender"
+    );
+    assert_eq!(
+        (b_done[0].wr_id, b_done[0].byte_len, b_done[0].status),
+        (5, 0, WcStatus::Success)
+    );
+}
+
+#[test]
+fn disconnect_fails_the_peer_and_flushes_its_receives() {
+    let mut pair = Pair::new(15, 2, Channel::default());
+    let b_lkey = pair.b.mr.lkey;
+    pair.b
+        .nic
+        .post_recv(
+            pair.b.qpn,
+            RecvWr {
+                wr_id: 3,
+                sge: Sge {
+                    addr: MEM_BASE,
+                    len: 64,
+                    lkey: b_lkey,
+                },
+                stream: 0,
+            },
+        )
+        .unwrap();
+    pair.a.nic.disconnect(pair.a.qpn).unwrap();
+    let mut b_events = Vec::new();
+    pair.run_until(1_000_000, |p| {
+        b_events.extend(p.events().1);
+        b_events.iter().any(|e| matches!(e, Event::QpError { .. }))
+    });
+    assert_eq!(pair.b.nic.qp_state(pair.b.qpn), Some(QpState::Error));
+    assert!(
+        completions(b_events)
+            .iter()
+            .any(|c| c.wr_id == 3 && c.status == WcStatus::WrFlushErr && c.is_recv)
+    );
+}
