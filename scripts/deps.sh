@@ -1,18 +1,17 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the tests and tools need, when missing.
 # Sourced by scripts/test and scripts/demo; safe to run twice.
-set -euo pipefail
 
-# command → package
-declare -A METAROCE_PACKAGES=(
-  [verilator]=verilator
-  [yosys]=yosys
-)
+# Everything the test suite touches: Verilator and yosys for the RTL benches
+# and reports, rdma-core's Verbs tools and perftest for the libibverbs
+# compatibility tests (and libibverbs-dev for the ABI layout checks), binutils
+# for objdump, iperf3 for the loopback comparison script.
+METAROCE_TEST_PACKAGES=(verilator yosys ibverbs-utils perftest libibverbs-dev binutils iperf3)
 
 metaroce_install_missing() {
   local missing=()
-  for cmd in "$@"; do
-    command -v "$cmd" >/dev/null 2>&1 || missing+=("${METAROCE_PACKAGES[$cmd]}")
+  for pkg in "$@"; do
+    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
   done
   [ ${#missing[@]} -eq 0 ] && return 0
   local sudo=""

@@ -1,33 +1,42 @@
-//! `metaroce demo`: the engine at work. Two MetaRoCE engines over a seeded,
-//! lossy, reordering multipath channel move back-to-back 1 MiB RDMA WRITEs and
-//! SENDs; every byte is verified. The same run with spraying off (one path)
-//! is shown beside it for contrast.
+//! `metaroce demo`: two soft NICs on loopback through the relay — 8 paths (planes) of
+//! 400 Mbit/s each with ECN marking, 1% loss on every path, one hot path (a quarter of
+//! the rate) — moving RDMA WRITE and SEND traffic with every byte verified; then the same
+//! run with spraying off (one path), side by side.
 
-use std::collections::BTreeMap;
+use std::time::Duration;
 
-use anyhow::{Context, bail};
+use anyhow::bail;
 use clap::Args;
-use metaroce_firmware::loopback::{Channel, MEM_BASE, Pair, pattern};
-use metaroce_firmware::{Event, RecvWr, SendOp, SendWr, Sge, WcStatus};
+use metaroce_relay::PathConfig;
 use serde::Serialize;
 
+use crate::bench::{self, Op, Pair, PairSetup, PathRow, RelayRow};
 use crate::report;
 
 /// Options of `metaroce demo`.
 #[derive(Args, Debug)]
 pub struct DemoArgs {
-    /// Paths (entropy values) to spray over.
-    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u16).range(1..=64))]
+    /// Paths to spray over (the relay has as many).
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u16).range(2..=64))]
     paths: u16,
-    /// Packet loss probability, for data and ACKs alike (0.01 = 1%).
+    /// Loss probability of every relay path, for data and ACKs alike (0.01 = 1%).
     #[arg(long, default_value_t = 0.01)]
     loss: f64,
-    /// MiB to move in each run.
-    #[arg(long, default_value_t = 256)]
-    mib: u64,
-    /// Random seed (same seed, same run).
-    #[arg(long, default_value_t = 1)]
-    seed: u64,
+    /// Rate of every path, Mbit/s.
+    #[arg(long, default_value_t = 400)]
+    path_rate_mbps: u64,
+    /// The hot path: slower than the others.
+    #[arg(long, default_value_t = 3)]
+    hot_path: usize,
+    /// Rate of the hot path, Mbit/s.
+    #[arg(long, default_value_t = 100)]
+    hot_rate_mbps: u64,
+    /// Seconds of WRITE and then of SEND traffic in each run.
+    #[arg(long, default_value_t = 3.0)]
+    seconds: f64,
+    /// Message size, bytes.
+    #[arg(long, default_value_t = 256 << 10)]
+    size: u32,
     /// Skip the single-path contrast run.
     #[arg(long)]
     no_contrast: bool,
@@ -36,270 +45,221 @@ pub struct DemoArgs {
     json: bool,
 }
 
-const MSG: u32 = 1 << 20;
-const SLOTS: u64 = 16;
+const DEPTH: usize = 16;
 
-/// One run's outcome.
-#[derive(Serialize, Debug)]
-struct RunReport {
-    label: String,
-    paths: u16,
-    loss: f64,
-    messages: u64,
-    bytes: u64,
-    verified: bool,
-    simulated_us: f64,
+#[derive(Serialize)]
+struct Phase {
+    op: Op,
     goodput_gbps: f64,
+    messages: u64,
+    verified_bytes: u64,
+    verified: bool,
     retransmits: u64,
-    sack_retransmits: u64,
-    timeout_retransmits: u64,
-    repaths: u64,
-    quarantines: u64,
-    drops: BTreeMap<&'static str, u64>,
-    per_path: Vec<PathRow>,
-}
-
-#[derive(Serialize, Debug)]
-struct PathRow {
-    path: usize,
-    entropy: u16,
-    sent: u64,
-    retransmitted: u64,
-    lost: u64,
-    ce_marked: u64,
-    repaths: u64,
+    steering_events: u64,
     timeouts: u64,
-    srtt_us: f64,
 }
 
-#[derive(Serialize, Debug)]
+#[derive(Serialize)]
+struct Run {
+    name: String,
+    paths: u16,
+    phases: Vec<Phase>,
+    path_stats: Vec<PathRow>,
+    relay_paths: Vec<RelayRow>,
+}
+
+#[derive(Serialize)]
 struct DemoReport {
-    runs: Vec<RunReport>,
+    loss: f64,
+    path_rate_mbps: u64,
+    hot_path: usize,
+    hot_rate_mbps: u64,
+    runs: Vec<Run>,
 }
 
-/// Runs the demo.
-pub fn run(args: &DemoArgs) -> anyhow::Result<()> {
-    if !(0.0..0.5).contains(&args.loss) {
-        bail!("--loss must be in [0, 0.5): got {}", args.loss);
-    }
-    if args.mib == 0 {
-        bail!("--mib must be at least 1");
-    }
-    let mut runs = vec![run_one("sprayed", args.paths, args)?];
-    if !args.no_contrast && args.paths > 1 {
-        runs.push(run_one("one path", 1, args)?);
-    }
-    let report = DemoReport { runs };
-    report::emit(args.json, &report, || tables(&report))
-}
-
-fn run_one(label: &str, paths: u16, args: &DemoArgs) -> anyhow::Result<RunReport> {
-    let channel = Channel {
-        loss: args.loss,
-        ..Channel::default()
-    };
-    let mut pair = Pair::new(args.seed, paths, channel);
-    let total = args.mib;
-    let bar = report::progress(total, label);
-    let mut free: Vec<u64> = (0..SLOTS).collect();
-    let mut outstanding: BTreeMap<u64, (u64, bool, u32)> = BTreeMap::new(); // id -> (slot, is_send, completions left)
-    let (mut posted, mut done) = (0u64, 0u64);
-    let mut scratch = vec![0u8; MSG as usize];
-    while done < total {
-        while posted < total
-            && let Some(slot) = free.pop()
-        {
-            posted += 1;
-            let id = posted;
-            let addr = MEM_BASE + slot * u64::from(MSG);
-            pattern(id, pair.a.mem.slice_mut(addr, MSG as usize));
-            let is_send = id % 2 == 0;
-            let sge = Sge {
-                addr,
-                len: MSG,
-                lkey: pair.a.mr.lkey,
-            };
-            let op = if is_send {
-                let rsge = Sge {
-                    addr,
-                    len: MSG,
-                    lkey: pair.b.mr.lkey,
-                };
-                pair.b.nic.post_recv(
-                    pair.b.qpn,
-                    RecvWr {
-                        wr_id: id,
-                        sge: rsge,
-                        stream: 0,
-                    },
-                )?;
-                SendOp::Send
+fn relay_paths(args: &DemoArgs) -> Vec<PathConfig> {
+    (0..usize::from(args.paths))
+        .map(|i| {
+            let rate = if i == args.hot_path {
+                args.hot_rate_mbps
             } else {
-                SendOp::Write {
-                    remote_va: addr,
-                    rkey: pair.b.mr.rkey,
-                }
+                args.path_rate_mbps
             };
-            let wr = SendWr {
-                wr_id: id,
-                op,
-                sge,
-                signaled: true,
-                solicited: false,
-                stream: 0,
-            };
-            pair.a.nic.post_send(pair.a.qpn, wr)?;
-            outstanding.insert(id, (slot, is_send, if is_send { 2 } else { 1 }));
-        }
-        let mut finished = Vec::new();
-        let mut failure = None;
-        let progressed = pair.run_until(u64::MAX, |p| {
-            let (ea, eb) = p.events();
-            for e in ea.into_iter().chain(eb) {
-                match e {
-                    Event::Completion(c) if c.status == WcStatus::Success => finished.push(c.wr_id),
-                    other => failure = Some(other),
-                }
+            PathConfig {
+                loss: args.loss,
+                rate_bps: Some(rate * 1_000_000),
+                queue_bytes: 512 << 10,
+                ecn_threshold_bytes: Some(48 << 10),
+                ..PathConfig::default()
             }
-            !finished.is_empty() || failure.is_some()
-        });
-        if let Some(f) = failure {
-            bail!("transfer failed at {} µs: {f:?}", pair.now / 1000);
-        }
-        if !progressed {
-            bail!(
-                "transfer stalled at {} µs: drops {:?}",
-                pair.now / 1000,
-                pair.b.nic.drops()
-            );
-        }
-        for id in finished {
-            let entry = outstanding.get_mut(&id).context("unknown completion")?;
-            entry.2 -= 1;
-            if entry.2 > 0 {
-                continue;
-            }
-            let (slot, _, _) = outstanding.remove(&id).expect("present");
-            let addr = MEM_BASE + slot * u64::from(MSG);
-            pattern(id, &mut scratch);
-            if pair.b.mem.slice(addr, MSG as usize) != scratch.as_slice() {
-                bail!("message {id}: data at the receiver differs from what was sent");
-            }
-            free.push(slot);
-            done += 1;
-            bar.inc(1);
-        }
-    }
-    bar.finish_and_clear();
-    let stats = *pair.a.nic.stats();
-    let bytes = total * u64::from(MSG);
-    let per_path = pair
-        .a
-        .nic
-        .path_stats(pair.a.qpn)
-        .context("QP vanished")?
-        .iter()
-        .enumerate()
-        .map(|(path, s)| PathRow {
-            path,
-            entropy: s.entropy,
-            sent: s.sent,
-            retransmitted: s.retransmitted,
-            lost: s.lost,
-            ce_marked: s.ce_marked,
-            repaths: s.repaths,
-            timeouts: s.timeouts,
-            srtt_us: s.srtt_ns as f64 / 1000.0,
         })
-        .collect();
-    let drops = pair
-        .b
-        .nic
-        .drops()
-        .iter()
-        .chain(pair.a.nic.drops().iter())
-        .fold(BTreeMap::new(), |mut m, (k, v)| {
-            *m.entry(k).or_insert(0) += v;
-            m
-        });
-    Ok(RunReport {
-        label: label.to_string(),
+        .collect()
+}
+
+fn one_run(args: &DemoArgs, name: &str, paths: u16) -> anyhow::Result<Run> {
+    let setup = PairSetup {
+        ip: "127.0.0.1".parse()?,
         paths,
-        loss: args.loss,
-        messages: total,
-        bytes,
-        verified: true,
-        simulated_us: pair.now as f64 / 1000.0,
-        goodput_gbps: bytes as f64 * 8.0 / pair.now as f64,
-        retransmits: stats.retransmits,
-        sack_retransmits: stats.sack_retransmits,
-        timeout_retransmits: stats.timeout_retransmits,
-        repaths: stats.repaths,
-        quarantines: stats.quarantines,
-        drops: drops.into_iter().filter(|(_, v)| *v > 0).collect(),
-        per_path,
+        mtu: 4096,
+        busy_poll: false,
+        mem: args.size as usize * DEPTH * 2,
+        relay: Some(relay_paths(args)),
+        relay_hash_seed: Some(0x5eed),
+    };
+    let pair = Pair::new(&setup)?;
+    let mut phases = Vec::new();
+    for op in [Op::Write, Op::Send] {
+        let ticks = (args.seconds * 10.0).max(1.0) as u64;
+        let bar = report::progress(ticks, &format!("{name} {op:?}"));
+        let before = pair.a.ctx.stats();
+        let start = std::time::Instant::now();
+        let res = bench::run_traffic(
+            &pair,
+            op,
+            args.size as usize,
+            DEPTH,
+            Duration::from_secs_f64(args.seconds),
+            |bytes| {
+                let t = start.elapsed().as_secs_f64();
+                bar.set_position(((t * 10.0) as u64).min(ticks));
+                bar.set_message(format!(
+                    "{name} {op:?} {:.2} Gbit/s",
+                    bytes as f64 * 8.0 / t.max(1e-9) / 1e9
+                ));
+            },
+        )?;
+        bar.finish_and_clear();
+        let after = pair.a.ctx.stats();
+        phases.push(Phase {
+            op,
+            goodput_gbps: res.gbps(),
+            messages: res.messages,
+            verified_bytes: res.bytes,
+            verified: res.mismatches == 0 && res.errors == 0 && res.messages > 0,
+            retransmits: after.retransmits - before.retransmits,
+            steering_events: (after.repaths - before.repaths)
+                + (after.quarantines - before.quarantines),
+            timeouts: after.timeout_retransmits - before.timeout_retransmits,
+        });
+    }
+    Ok(Run {
+        name: name.to_string(),
+        paths,
+        phases,
+        path_stats: bench::path_rows(&pair.a.qp),
+        relay_paths: pair
+            .relay
+            .as_ref()
+            .map(bench::relay_rows)
+            .unwrap_or_default(),
     })
 }
 
-fn tables(r: &DemoReport) -> Vec<comfy_table::Table> {
-    let mut summary = report::table([
-        "run",
-        "paths",
-        "loss",
-        "moved",
-        "verified",
-        "goodput Gbit/s",
-        "retx (SACK / RTO)",
-        "repaths",
-        "quarantines",
-    ]);
-    for run in &r.runs {
-        summary.add_row(vec![
-            run.label.clone(),
-            run.paths.to_string(),
-            format!("{:.1}%", run.loss * 100.0),
-            format!("{} MiB", run.bytes >> 20),
-            if run.verified {
-                "every byte".into()
-            } else {
-                "NO".into()
-            },
-            format!("{:.1}", run.goodput_gbps),
-            format!(
-                "{} ({} / {})",
-                run.retransmits, run.sack_retransmits, run.timeout_retransmits
-            ),
-            run.repaths.to_string(),
-            run.quarantines.to_string(),
-        ]);
+/// Runs `metaroce demo`.
+pub fn run(args: &DemoArgs) -> anyhow::Result<()> {
+    if !(0.0..1.0).contains(&args.loss) {
+        bail!("--loss must be in [0, 1)");
     }
-    let mut out = vec![summary];
-    for run in &r.runs {
-        let mut t = report::table([
-            "path",
-            "src port",
-            "sent",
-            "retransmitted",
-            "lost",
-            "CE",
-            "repaths",
+    if args.hot_path >= usize::from(args.paths) {
+        bail!("--hot-path must be below --paths");
+    }
+    let mut runs = vec![one_run(args, "spraying", args.paths)?];
+    if !args.no_contrast {
+        runs.push(one_run(args, "one path", 1)?);
+    }
+    let report = DemoReport {
+        loss: args.loss,
+        path_rate_mbps: args.path_rate_mbps,
+        hot_path: args.hot_path,
+        hot_rate_mbps: args.hot_rate_mbps,
+        runs,
+    };
+    report::emit(args.json, &report, || {
+        let mut summary = report::table([
+            "run",
+            "traffic",
+            "goodput Gbit/s",
+            "verified MiB",
+            "retransmits",
+            "steering events",
             "timeouts",
-            "sRTT µs",
         ]);
-        for p in &run.per_path {
-            t.add_row(vec![
-                p.path.to_string(),
-                p.entropy.to_string(),
-                p.sent.to_string(),
-                p.retransmitted.to_string(),
-                p.lost.to_string(),
-                p.ce_marked.to_string(),
-                p.repaths.to_string(),
-                p.timeouts.to_string(),
-                format!("{:.1}", p.srtt_us),
+        for r in &report.runs {
+            for p in &r.phases {
+                summary.add_row(vec![
+                    format!(
+                        "{} ({} path{})",
+                        r.name,
+                        r.paths,
+                        if r.paths == 1 { "" } else { "s" }
+                    ),
+                    format!("{:?}", p.op),
+                    format!("{:.2}", p.goodput_gbps),
+                    format!(
+                        "{}{}",
+                        p.verified_bytes >> 20,
+                        if p.verified { " ✓" } else { " ✗" }
+                    ),
+                    p.retransmits.to_string(),
+                    p.steering_events.to_string(),
+                    p.timeouts.to_string(),
+                ]);
+            }
+        }
+        let mut tables = vec![summary];
+        for r in &report.runs {
+            let mut t = report::table([
+                format!("{}: path", r.name),
+                "entropy".into(),
+                "sent".into(),
+                "retransmits".into(),
+                "lost".into(),
+                "CE".into(),
+                "repaths".into(),
+            ]);
+            for p in &r.path_stats {
+                t.add_row(vec![
+                    p.path.to_string(),
+                    p.entropy.to_string(),
+                    p.sent.to_string(),
+                    p.retransmitted.to_string(),
+                    p.lost.to_string(),
+                    p.ce_marked.to_string(),
+                    p.repaths.to_string(),
+                ]);
+            }
+            tables.push(t);
+        }
+        let mut f = report::table([
+            "fabric path",
+            "spraying: fwd / lost / queue-drop / CE",
+            "one path: fwd / lost / queue-drop / CE",
+        ]);
+        let cell = |r: Option<&RelayRow>| {
+            r.map_or(String::new(), |r| {
+                format!(
+                    "{} / {} / {} / {}",
+                    r.forwarded, r.dropped_loss, r.dropped_queue, r.ce_marked
+                )
+            })
+        };
+        for i in 0..usize::from(args.paths) {
+            let hot = if i == report.hot_path { " (hot)" } else { "" };
+            f.add_row(vec![
+                format!("{i}{hot}"),
+                cell(report.runs[0].relay_paths.get(i)),
+                cell(report.runs.get(1).and_then(|r| r.relay_paths.get(i))),
             ]);
         }
-        out.push(t);
+        tables.push(f);
+        tables
+    })?;
+    if report
+        .runs
+        .iter()
+        .any(|r| r.phases.iter().any(|p| !p.verified))
+    {
+        bail!("data verification failed");
     }
-    out
+    Ok(())
 }

@@ -4,7 +4,9 @@
 //! document on stdout and nothing else there. Progress goes to stderr and is
 //! hidden when stderr is not a terminal.
 
+mod bench;
 mod demo;
+mod fabric;
 mod report;
 
 use clap::{Parser, Subcommand};
@@ -21,11 +23,17 @@ struct Cli {
 enum Command {
     /// Two endpoints over a lossy 8-path fabric moving verified RDMA traffic, with a summary.
     Demo(demo::DemoArgs),
+    /// ib_write_bw-style benchmark of two soft NICs: goodput, message rate, CPU per GB.
+    Bench(bench::BenchArgs),
+    /// Relay emulating a lossy multipath fabric between soft NICs (commands on stdin).
+    Fabric(fabric::FabricArgs),
 }
 
 fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     match cli.command {
         Command::Demo(args) => demo::run(&args),
+        Command::Bench(args) => bench::run(&args),
+        Command::Fabric(args) => fabric::run(&args),
     }
 }

@@ -1,0 +1,66 @@
+//! The one place this library meets a NIC implementation: opening a device on the
+//! backend chosen by `METAROCE_IBV_BACKEND`, and registering application memory.
+//! Everything else goes through the backend-neutral Verbs API of `metaroce-driver`.
+//!
+//! Environment:
+//! * `METAROCE_IBV_BACKEND` — `soft` (the default): the software NIC over UDP sockets.
+//! * `METAROCE_IBV_PORT` — UDP port of the first device context the process opens (the
+//!   next ones take the following ports); unset or 0: the kernel picks one.
+//! * `METAROCE_IBV_BUSY_POLL` — `1`: the soft NIC's progress thread spins instead of
+//!   sleeping when idle (lower latency, one core busy).
+
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU16, Ordering};
+
+use metaroce_driver::hostmem::HostBuffer;
+use metaroce_driver::soft::{SoftBackend, SoftConfig};
+use metaroce_driver::verbs::{Access, Context, MemoryRegion, ProtectionDomain};
+
+use crate::device::Device;
+use crate::ffi::Errno;
+
+/// Reads an environment variable, if set and valid UTF-8.
+pub fn env(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.is_empty())
+}
+
+/// Opens `dev` on the configured backend.
+pub fn open(dev: &Device) -> Result<Context, Errno> {
+    match env("METAROCE_IBV_BACKEND").as_deref().unwrap_or("soft") {
+        "soft" => open_soft(dev),
+        _ => Err(libc::ENODEV),
+    }
+}
+
+fn open_soft(dev: &Device) -> Result<Context, Errno> {
+    static NEXT_PORT: AtomicU16 = AtomicU16::new(0);
+    let base: u16 = env("METAROCE_IBV_PORT")
+        .and_then(|p| p.parse().ok())
+        .unwrap_or(0);
+    let port = if base == 0 {
+        0
+    } else {
+        base.wrapping_add(NEXT_PORT.fetch_add(1, Ordering::Relaxed))
+    };
+    let mut cfg = SoftConfig::new(SocketAddr::new(dev.ip, port));
+    cfg.busy_poll = env("METAROCE_IBV_BUSY_POLL").as_deref() == Some("1");
+    let backend = SoftBackend::start(cfg).map_err(|_| libc::EADDRNOTAVAIL)?;
+    Ok(Context::open(backend))
+}
+
+/// Registers `len` bytes of application memory at `addr` in `pd`, in place.
+///
+/// # Safety
+/// `addr..addr + len` must stay valid for reads and writes until the region is dropped
+/// (the `ibv_reg_mr` contract).
+pub unsafe fn register(
+    pd: &ProtectionDomain,
+    addr: *mut u8,
+    len: usize,
+    access: Access,
+) -> Result<MemoryRegion, Errno> {
+    // SAFETY: forwarded to the caller (the `ibv_reg_mr` contract): the range stays
+    // valid until the region, which holds the buffer, is deregistered.
+    let buf = unsafe { HostBuffer::from_raw_parts(addr, len) }.ok_or(libc::EINVAL)?;
+    pd.reg_mr(buf, access).map_err(|e| e.errno())
+}

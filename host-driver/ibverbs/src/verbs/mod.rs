@@ -1,0 +1,6 @@
+//! The exported verbs, by area.
+
+pub mod datapath;
+pub mod device;
+pub mod misc;
+pub mod resources;

@@ -1,0 +1,367 @@
+/*
+ * A Verbs program compiled against the system's rdma-core v44 <infiniband/verbs.h> and
+ * run on MetaRoCE's libibverbs.so.1. Two contexts on the first device (two NICs) are
+ * connected with an RC QP each; the program checks the data of RDMA WRITE (signaled and
+ * unsignaled), WRITE with immediate, SEND (plain, inline, with immediate) and RDMA READ,
+ * completion events through a channel, and that bad arguments and unsupported verbs fail
+ * cleanly instead of crashing. Prints "verbs_check: OK" and exits 0 on success.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <infiniband/verbs.h>
+
+#define BUF (1 << 20)
+#define CHECK(c)                                                              \
+	do {                                                                  \
+		if (!(c)) {                                                   \
+			fprintf(stderr, "%s:%d: check failed: %s (errno %d)\n", \
+				__FILE__, __LINE__, #c, errno);               \
+			exit(1);                                              \
+		}                                                             \
+	} while (0)
+
+struct side {
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	struct ibv_mr *mr;
+	struct ibv_comp_channel *ch;
+	struct ibv_cq *cq;
+	struct ibv_qp *qp;
+	uint8_t *buf;
+	uint16_t lid;
+	union ibv_gid gid;
+};
+
+static void open_side(struct ibv_device *dev, struct side *s)
+{
+	struct ibv_port_attr port;
+	struct ibv_qp_init_attr init = {0};
+	struct ibv_qp_attr attr = {0};
+
+	s->ctx = ibv_open_device(dev);
+	CHECK(s->ctx);
+	CHECK(ibv_query_port(s->ctx, 1, &port) == 0);
+	CHECK(port.state == IBV_PORT_ACTIVE && port.link_layer == IBV_LINK_LAYER_ETHERNET);
+	s->lid = port.lid;
+	CHECK(ibv_query_gid(s->ctx, 1, 0, &s->gid) == 0);
+	s->pd = ibv_alloc_pd(s->ctx);
+	CHECK(s->pd);
+	s->buf = aligned_alloc(4096, BUF);
+	CHECK(s->buf);
+	memset(s->buf, 0xee, BUF);
+	s->mr = ibv_reg_mr(s->pd, s->buf, BUF,
+			   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+				   IBV_ACCESS_REMOTE_READ);
+	CHECK(s->mr && s->mr->addr == s->buf && s->mr->length == BUF);
+	CHECK(s->buf[0] == 0xee && s->buf[BUF - 1] == 0xee); /* registration keeps data */
+	s->ch = ibv_create_comp_channel(s->ctx);
+	CHECK(s->ch);
+	s->cq = ibv_create_cq(s->ctx, 64, s, s->ch, 0);
+	CHECK(s->cq);
+	init.send_cq = s->cq;
+	init.recv_cq = s->cq;
+	init.qp_type = IBV_QPT_RC;
+	init.cap.max_send_wr = 64;
+	init.cap.max_recv_wr = 64;
+	init.cap.max_send_sge = 1;
+	init.cap.max_recv_sge = 1;
+	init.cap.max_inline_data = 64;
+	s->qp = ibv_create_qp(s->pd, &init);
+	CHECK(s->qp && init.cap.max_inline_data >= 64);
+	attr.qp_state = IBV_QPS_INIT;
+	attr.port_num = 1;
+	attr.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
+	CHECK(ibv_modify_qp(s->qp, &attr,
+			    IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+				    IBV_QP_ACCESS_FLAGS) == 0);
+	CHECK(s->qp->state == IBV_QPS_INIT);
+}
+
+static void connect_side(struct side *s, struct side *peer)
+{
+	struct ibv_qp_attr attr = {0};
+	struct ibv_qp_init_attr init;
+
+	attr.qp_state = IBV_QPS_RTR;
+	attr.path_mtu = IBV_MTU_4096;
+	attr.dest_qp_num = peer->qp->qp_num;
+	attr.rq_psn = 100;
+	attr.max_dest_rd_atomic = 16;
+	attr.min_rnr_timer = 12;
+	attr.ah_attr.is_global = 1;
+	attr.ah_attr.grh.dgid = peer->gid;
+	attr.ah_attr.grh.hop_limit = 1;
+	attr.ah_attr.dlid = peer->lid;
+	attr.ah_attr.port_num = 1;
+	CHECK(ibv_modify_qp(s->qp, &attr,
+			    IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+				    IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+				    IBV_QP_MAX_DEST_RD_ATOMIC |
+				    IBV_QP_MIN_RNR_TIMER) == 0);
+	memset(&attr, 0, sizeof(attr));
+	attr.qp_state = IBV_QPS_RTS;
+	attr.timeout = 14;
+	attr.retry_cnt = 7;
+	attr.rnr_retry = 7;
+	attr.sq_psn = 100;
+	attr.max_rd_atomic = 16;
+	CHECK(ibv_modify_qp(s->qp, &attr,
+			    IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+				    IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
+				    IBV_QP_MAX_QP_RD_ATOMIC) == 0);
+	CHECK(ibv_query_qp(s->qp, &attr, IBV_QP_STATE, &init) == 0);
+	CHECK(attr.qp_state == IBV_QPS_RTS && attr.dest_qp_num == peer->qp->qp_num);
+}
+
+/* Busy-polls one completion. */
+static struct ibv_wc wait_wc(struct side *s)
+{
+	struct ibv_wc wc;
+	long spins = 0;
+	int n;
+
+	while ((n = ibv_poll_cq(s->cq, 1, &wc)) == 0)
+		CHECK(++spins < 200000000L);
+	CHECK(n == 1);
+	if (wc.status != IBV_WC_SUCCESS)
+		fprintf(stderr, "completion %s\n", ibv_wc_status_str(wc.status));
+	CHECK(wc.status == IBV_WC_SUCCESS);
+	return wc;
+}
+
+static void post(struct side *s, enum ibv_wr_opcode op, uint64_t wr_id, uint32_t off,
+		 uint32_t len, uint64_t raddr, uint32_t rkey, unsigned flags, uint32_t imm)
+{
+	struct ibv_sge sge = {(uintptr_t)(s->buf + off), len, s->mr->lkey};
+	struct ibv_send_wr wr = {0}, *bad = NULL;
+
+	wr.wr_id = wr_id;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.opcode = op;
+	wr.send_flags = flags;
+	wr.imm_data = htonl(imm);
+	wr.wr.rdma.remote_addr = raddr;
+	wr.wr.rdma.rkey = rkey;
+	CHECK(ibv_post_send(s->qp, &wr, &bad) == 0);
+}
+
+static void post_recv(struct side *s, uint64_t wr_id, uint32_t off, uint32_t len)
+{
+	struct ibv_sge sge = {(uintptr_t)(s->buf + off), len, s->mr->lkey};
+	struct ibv_recv_wr wr = {0}, *bad = NULL;
+
+	wr.wr_id = wr_id;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	CHECK(ibv_post_recv(s->qp, &wr, &bad) == 0);
+}
+
+static void fill(uint8_t *p, size_t n, unsigned seed)
+{
+	for (size_t i = 0; i < n; i++)
+		p[i] = (uint8_t)(i * 31 + seed + (i >> 12));
+}
+
+static void traffic(struct side *a, struct side *b)
+{
+	uint64_t bbase = (uintptr_t)b->buf;
+	struct ibv_wc wc;
+	struct ibv_cq *ev_cq;
+	void *ev_ctx;
+
+	/* WRITE 512 KiB as 8 unsignaled pieces and one signaled. */
+	fill(a->buf, 512 << 10, 1);
+	for (int i = 0; i < 8; i++)
+		post(a, IBV_WR_RDMA_WRITE, i, i << 16, 1 << 16, bbase + (i << 16),
+		     b->mr->rkey, i == 7 ? IBV_SEND_SIGNALED : 0, 0);
+	wc = wait_wc(a);
+	CHECK(wc.wr_id == 7 && wc.opcode == IBV_WC_RDMA_WRITE);
+	CHECK(memcmp(a->buf, b->buf, 512 << 10) == 0);
+
+	/* SEND with immediate, completion event through the channel. */
+	fill(a->buf + (600 << 10), 10000, 2);
+	post_recv(b, 77, 700 << 10, 16384);
+	CHECK(ibv_req_notify_cq(b->cq, 0) == 0);
+	post(a, IBV_WR_SEND_WITH_IMM, 5, 600 << 10, 10000, 0, 0, IBV_SEND_SIGNALED,
+	     0xabcd);
+	CHECK(ibv_get_cq_event(b->ch, &ev_cq, &ev_ctx) == 0);
+	CHECK(ev_cq == b->cq && ev_ctx == b);
+	ibv_ack_cq_events(ev_cq, 1);
+	wc = wait_wc(b);
+	CHECK(wc.wr_id == 77 && wc.opcode == IBV_WC_RECV && wc.byte_len == 10000);
+	CHECK((wc.wc_flags & IBV_WC_WITH_IMM) && ntohl(wc.imm_data) == 0xabcd);
+	CHECK(wc.qp_num == b->qp->qp_num);
+	CHECK(memcmp(a->buf + (600 << 10), b->buf + (700 << 10), 10000) == 0);
+	CHECK(wait_wc(a).wr_id == 5);
+
+	/* Inline SEND: the source may change right after posting. */
+	post_recv(b, 78, 720 << 10, 64);
+	memcpy(a->buf + (610 << 10), "inline bytes!", 13);
+	post(a, IBV_WR_SEND, 6, 610 << 10, 13, 0, 0, IBV_SEND_SIGNALED | IBV_SEND_INLINE, 0);
+	memset(a->buf + (610 << 10), 0, 13);
+	CHECK(wait_wc(a).wr_id == 6);
+	wc = wait_wc(b);
+	CHECK(wc.wr_id == 78 && wc.byte_len == 13 && !(wc.wc_flags & IBV_WC_WITH_IMM));
+	CHECK(memcmp(b->buf + (720 << 10), "inline bytes!", 13) == 0);
+
+	/* WRITE with immediate consumes a receive. */
+	post_recv(b, 79, 0, 0);
+	fill(a->buf + (800 << 10), 4096, 3);
+	post(a, IBV_WR_RDMA_WRITE_WITH_IMM, 8, 800 << 10, 4096, bbase + (900 << 10),
+	     b->mr->rkey, IBV_SEND_SIGNALED, 0x55);
+	CHECK(wait_wc(a).wr_id == 8);
+	wc = wait_wc(b);
+	CHECK(wc.wr_id == 79 && wc.opcode == IBV_WC_RECV_RDMA_WITH_IMM);
+	CHECK(ntohl(wc.imm_data) == 0x55);
+	CHECK(memcmp(a->buf + (800 << 10), b->buf + (900 << 10), 4096) == 0);
+
+	/* READ back 256 KiB of what B holds. */
+	memset(a->buf + (512 << 10), 0, 256 << 10);
+	post(a, IBV_WR_RDMA_READ, 9, 512 << 10, 256 << 10, bbase, b->mr->rkey,
+	     IBV_SEND_SIGNALED, 0);
+	wc = wait_wc(a);
+	CHECK(wc.wr_id == 9 && wc.opcode == IBV_WC_RDMA_READ);
+	CHECK(memcmp(a->buf + (512 << 10), b->buf, 256 << 10) == 0);
+}
+
+static void bad_arguments(struct side *s)
+{
+	struct ibv_qp_init_attr init = {0};
+	struct ibv_qp_attr attr = {0};
+	struct ibv_port_attr port;
+	struct ibv_device_attr dattr;
+	union ibv_gid gid;
+	struct ibv_wc wc;
+	void *garbage = (void *)0x1000;
+	struct ibv_send_wr swr = {0}, *sbad = NULL;
+
+	errno = 0;
+	CHECK(ibv_open_device(NULL) == NULL && errno == EINVAL);
+	CHECK(ibv_open_device(garbage) == NULL);
+	CHECK(ibv_alloc_pd(NULL) == NULL && errno == EINVAL);
+	CHECK(ibv_alloc_pd(garbage) == NULL && errno == EINVAL);
+	CHECK(ibv_dealloc_pd(garbage) == EINVAL);
+	CHECK(ibv_query_device(garbage, &dattr) == EINVAL);
+	CHECK(ibv_query_device(s->ctx, NULL) == EINVAL);
+	CHECK(ibv_query_port(s->ctx, 2, &port) == EINVAL);
+	CHECK(ibv_query_gid(s->ctx, 1, 5, &gid) == -1);
+	CHECK(ibv_reg_mr(s->pd, NULL, 100, 0) == NULL && errno == EINVAL);
+	CHECK(ibv_reg_mr(s->pd, s->buf, 100, IBV_ACCESS_REMOTE_WRITE) == NULL);
+	CHECK(ibv_reg_mr(garbage, s->buf, 100, 0) == NULL);
+	/* A second registration of registered bytes is refused. */
+	CHECK(ibv_reg_mr(s->pd, s->buf + 4096, 100, IBV_ACCESS_LOCAL_WRITE) == NULL &&
+	      errno == EINVAL);
+	CHECK(ibv_dereg_mr(garbage) == EINVAL);
+	CHECK(ibv_create_cq(s->ctx, 0, NULL, NULL, 0) == NULL);
+	CHECK(ibv_create_cq(s->ctx, 16, NULL, garbage, 0) == NULL);
+	CHECK(ibv_destroy_cq(garbage) == EINVAL);
+	CHECK(ibv_destroy_cq(s->cq) == EBUSY); /* the QP still uses it */
+	CHECK(ibv_dealloc_pd(s->pd) == EBUSY); /* MR and QP still use it */
+	CHECK(ibv_destroy_comp_channel(s->ch) == EBUSY);
+	CHECK(ibv_create_qp(s->pd, NULL) == NULL && errno == EINVAL);
+	init.send_cq = s->cq;
+	init.recv_cq = s->cq;
+	init.qp_type = IBV_QPT_UD;
+	init.cap.max_send_wr = 1;
+	CHECK(ibv_create_qp(s->pd, &init) == NULL && errno == EOPNOTSUPP);
+	init.qp_type = IBV_QPT_RC;
+	init.cap.max_send_sge = 4;
+	CHECK(ibv_create_qp(s->pd, &init) == NULL && errno == EINVAL);
+	init.cap.max_send_sge = 1;
+	init.send_cq = garbage;
+	CHECK(ibv_create_qp(s->pd, &init) == NULL && errno == EINVAL);
+	CHECK(ibv_destroy_qp(garbage) == EINVAL);
+	CHECK(ibv_modify_qp(s->qp, NULL, IBV_QP_STATE) == EINVAL);
+	attr.qp_state = IBV_QPS_SQD;
+	CHECK(ibv_modify_qp(s->qp, &attr, IBV_QP_STATE) == EOPNOTSUPP);
+	attr.qp_state = 42;
+	CHECK(ibv_modify_qp(s->qp, &attr, IBV_QP_STATE) == EINVAL);
+	CHECK(ibv_poll_cq(s->cq, 1, NULL) < 0 || ibv_poll_cq(s->cq, 0, NULL) == 0);
+	CHECK(ibv_poll_cq(s->cq, 1, &wc) == 0);
+	/* An unsupported opcode is refused and named in bad_wr. */
+	swr.opcode = IBV_WR_ATOMIC_CMP_AND_SWP;
+	CHECK(ibv_post_send(s->qp, &swr, &sbad) == EOPNOTSUPP && sbad == &swr);
+	/* Unsupported verbs. */
+	CHECK(ibv_create_srq(s->pd, NULL) == NULL && errno == EOPNOTSUPP);
+	CHECK(ibv_create_ah(s->pd, NULL) == NULL && errno == EOPNOTSUPP);
+	CHECK(ibv_qp_to_qp_ex(s->qp) == NULL);
+	CHECK(ibv_attach_mcast(s->qp, &gid, 0) == EOPNOTSUPP);
+	CHECK(ibv_alloc_mw(s->pd, IBV_MW_TYPE_1) == NULL);
+	CHECK(ibv_close_device(garbage) == -1);
+	ibv_free_device_list(garbage); /* ignored */
+	{
+		struct ibv_async_event ev;
+		int fl = fcntl(s->ctx->async_fd, F_GETFL);
+
+		CHECK(fcntl(s->ctx->async_fd, F_SETFL, fl | O_NONBLOCK) == 0);
+		CHECK(ibv_get_async_event(s->ctx, &ev) == -1 && errno == EAGAIN);
+	}
+}
+
+/* A WRITE with a wrong rkey fails with a remote access error, moves the QP to ERR and
+ * raises a QP fatal event. Leaves `a`'s QP unusable. */
+static void remote_access_error(struct side *a, struct side *b)
+{
+	struct ibv_wc wc;
+	struct ibv_async_event ev;
+	struct ibv_qp_attr attr;
+	struct ibv_qp_init_attr init;
+	long spins = 0;
+	int n;
+
+	post(a, IBV_WR_RDMA_WRITE, 99, 0, 4096, (uintptr_t)b->buf, b->mr->rkey + 1000,
+	     IBV_SEND_SIGNALED, 0);
+	while ((n = ibv_poll_cq(a->cq, 1, &wc)) == 0)
+		CHECK(++spins < 200000000L);
+	CHECK(n == 1 && wc.wr_id == 99 && wc.status == IBV_WC_REM_ACCESS_ERR);
+	CHECK(strcmp(ibv_wc_status_str(wc.status), "remote access error") == 0);
+	CHECK(ibv_query_qp(a->qp, &attr, IBV_QP_STATE, &init) == 0);
+	CHECK(attr.qp_state == IBV_QPS_ERR && a->qp->state == IBV_QPS_ERR);
+	/* Blocking again (bad_arguments made it non-blocking): wait for the event. */
+	CHECK(fcntl(a->ctx->async_fd, F_SETFL,
+		    fcntl(a->ctx->async_fd, F_GETFL) & ~O_NONBLOCK) == 0);
+	CHECK(ibv_get_async_event(a->ctx, &ev) == 0);
+	CHECK(ev.event_type == IBV_EVENT_QP_FATAL && ev.element.qp == a->qp);
+	ibv_ack_async_event(&ev);
+}
+
+static void close_side(struct side *s)
+{
+	CHECK(ibv_destroy_qp(s->qp) == 0);
+	CHECK(ibv_destroy_cq(s->cq) == 0);
+	CHECK(ibv_destroy_comp_channel(s->ch) == 0);
+	CHECK(ibv_dereg_mr(s->mr) == 0);
+	CHECK(ibv_dealloc_pd(s->pd) == 0);
+	CHECK(ibv_close_device(s->ctx) == 0);
+	free(s->buf);
+}
+
+int main(void)
+{
+	int n = 0;
+	struct ibv_device **list = ibv_get_device_list(&n);
+	struct side a, b;
+
+	CHECK(list && n >= 1 && list[n] == NULL);
+	CHECK(strcmp(ibv_get_device_name(list[0]), "metaroce0") == 0);
+	open_side(list[0], &a);
+	open_side(list[0], &b);
+	CHECK(a.lid != b.lid); /* each context is its own NIC, its UDP port the LID */
+	connect_side(&a, &b);
+	connect_side(&b, &a);
+	traffic(&a, &b);
+	traffic(&b, &a);
+	bad_arguments(&a);
+	remote_access_error(&a, &b);
+	close_side(&a);
+	close_side(&b);
+	ibv_free_device_list(list);
+	printf("verbs_check: OK\n");
+	return 0;
+}

@@ -1,0 +1,300 @@
+//! Unmodified Verbs programs on MetaRoCE's `libibverbs.so.1`: Debian's `ibv_devices`,
+//! `ibv_devinfo`, `ibv_rc_pingpong` and perftest, each as two processes on this machine
+//! (directly and through the lossy relay), plus two C programs built here against the
+//! system's v44 `verbs.h`. The library is linked from the static library cargo built for
+//! this run; missing Debian packages are installed (CI runs as root).
+
+mod common;
+
+use std::net::{SocketAddr, TcpListener};
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+use common::*;
+use metaroce_relay::{LinkConfig, PathConfig, Relay, RelayConfig, RelayHandle};
+
+/// A TCP port for the programs' out-of-band exchange, free a moment ago.
+fn oob_port() -> String {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port().to_string())
+        .expect("bind an ephemeral TCP port")
+}
+
+#[test]
+fn exports_every_rdma_core_44_symbol_with_its_version() {
+    let so = lib_dir().join("libibverbs.so.1");
+    let out = Command::new("objdump").arg("-T").arg(&so).output().unwrap();
+    assert!(out.status.success());
+    let mut ours: Vec<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            let (ver, name) = (f.get(f.len().wrapping_sub(2))?, f.last()?);
+            (ver.starts_with("IBVERBS_") && !name.starts_with("IBVERBS_") && l.contains(" g "))
+                .then(|| format!("{ver} {name}"))
+        })
+        .collect();
+    ours.sort();
+    let mut want: Vec<String> = include_str!("../abi/libibverbs-44.symbols")
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+        .map(str::to_string)
+        .collect();
+    want.sort();
+    assert_eq!(ours, want);
+    // Nothing else leaks out (Rust's own symbols stay local).
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(!text.contains("rust_"), "Rust symbols exported");
+    let soname = Command::new("objdump").arg("-p").arg(&so).output().unwrap();
+    assert!(
+        String::from_utf8_lossy(&soname.stdout).contains("SONAME               libibverbs.so.1")
+    );
+}
+
+/// Compiles one of the C programs in `tests/c` against the system header and our
+/// library, and runs it.
+fn c_program(name: &str) -> String {
+    let dir = lib_dir();
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/c")
+        .join(format!("{name}.c"));
+    let exe = dir.join(name);
+    let st = Command::new("cc")
+        .arg("-O1")
+        .arg("-o")
+        .arg(&exe)
+        .arg(&src)
+        .arg(format!("-L{}", dir.display()))
+        .arg(format!("-Wl,-rpath,{}", dir.display()))
+        .args(["-libverbs", "-ldl"])
+        .status()
+        .expect("run cc");
+    assert!(st.success(), "compiling {name}.c failed");
+    let out = run(
+        Command::new(&exe)
+            .env("LD_LIBRARY_PATH", dir)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped()),
+        Duration::from_secs(60),
+    );
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "{name} failed:\n{text}");
+    text
+}
+
+#[test]
+fn c_program_moves_verified_data_and_survives_bad_arguments() {
+    let _g = serial();
+    assert!(c_program("verbs_check").contains("verbs_check: OK"));
+}
+
+#[test]
+fn loads_by_version_like_nccl() {
+    assert!(c_program("dlvsym_check").contains("dlvsym_check: OK"));
+}
+
+#[test]
+fn ibv_devices_and_devinfo_show_metaroce_devices() {
+    let out = run(&mut program("ibv_devices", &[]), Duration::from_secs(30));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success() && text.contains("metaroce0"), "{text}");
+
+    let out = run(
+        &mut program("ibv_devinfo", &["-v", "-d", "metaroce0"]),
+        Duration::from_secs(30),
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    for want in [
+        "hca_id:\tmetaroce0",
+        "PORT_ACTIVE (4)",
+        "link_layer:\t\tEthernet",
+        "4096 (5)",
+        "GID[  0]:\t\t::ffff:127.0.0.1, RoCE v2",
+    ] {
+        assert!(text.contains(want), "missing {want:?} in:\n{text}");
+    }
+}
+
+/// Runs `ibv_rc_pingpong` as server and client with `args` (plus `-p`), optionally with
+/// environment for each side.
+fn pingpong(args: &[&str], server_env: &[(&str, String)], client_env: &[(&str, String)]) {
+    let port = oob_port();
+    let mut a: Vec<&str> = vec!["-g", "0", "-p", &port];
+    a.extend_from_slice(args);
+    let mut server = program("ibv_rc_pingpong", &a);
+    server.envs(server_env.iter().map(|(k, v)| (*k, v)));
+    a.push("127.0.0.1");
+    let mut client = program("ibv_rc_pingpong", &a);
+    client.envs(client_env.iter().map(|(k, v)| (*k, v)));
+    let out = run_pair(server, client, Duration::from_secs(90));
+    let text = out.text();
+    assert!(out.ok(), "ibv_rc_pingpong {args:?} failed:\n{text}");
+    assert!(out.client_stdout().contains("iters in"), "{text}");
+    assert!(!text.contains("invalid data"), "{text}");
+}
+
+#[test]
+fn rc_pingpong_polling_several_sizes_validated() {
+    let _g = serial();
+    for size in ["1", "4096", "65536"] {
+        pingpong(&["-s", size, "-n", "200", "-c"], &[], &[]);
+    }
+}
+
+#[test]
+fn rc_pingpong_with_completion_events_validated() {
+    let _g = serial();
+    for size in ["64", "10000"] {
+        pingpong(&["-e", "-s", size, "-n", "200", "-c"], &[], &[]);
+    }
+}
+
+#[test]
+fn rc_pingpong_and_write_bw_over_ipv6_loopback() {
+    let has_v6_loopback = std::fs::read_to_string("/proc/net/if_inet6")
+        .is_ok_and(|t| t.contains("00000000000000000000000000000001"));
+    if !has_v6_loopback {
+        eprintln!("no ::1 on this machine: IPv6 not tested");
+        return;
+    }
+    let _g = serial();
+    // Devices follow interface order, IPv4 first: the loopback's ::1 is metaroce1.
+    let port = oob_port();
+    let args = [
+        "-d",
+        "metaroce1",
+        "-g",
+        "0",
+        "-p",
+        &port,
+        "-s",
+        "4096",
+        "-n",
+        "100",
+        "-c",
+    ];
+    let server = program("ibv_rc_pingpong", &args);
+    let mut client_args = args.to_vec();
+    client_args.push("127.0.0.1");
+    let out = run_pair(
+        server,
+        program("ibv_rc_pingpong", &client_args),
+        Duration::from_secs(90),
+    );
+    assert!(out.ok(), "{}", out.text());
+    assert!(out.client_stdout().contains("GID ::1"), "{}", out.text());
+    perftest(
+        "ib_write_bw",
+        &["-d", "metaroce1", "-s", "65536", "-n", "300"],
+        &[],
+        &[],
+    );
+}
+
+/// Runs a perftest binary as server and client; returns the client's output.
+fn perftest(
+    bin: &str,
+    args: &[&str],
+    server_env: &[(&str, String)],
+    client_env: &[(&str, String)],
+) -> String {
+    let port = oob_port();
+    let mut a: Vec<&str> = vec!["-p", &port];
+    a.extend_from_slice(args);
+    let mut server = program(bin, &a);
+    server.envs(server_env.iter().map(|(k, v)| (*k, v)));
+    a.push("127.0.0.1");
+    let mut client = program(bin, &a);
+    client.envs(client_env.iter().map(|(k, v)| (*k, v)));
+    let out = run_pair(server, client, Duration::from_secs(120));
+    let text = out.text();
+    assert!(out.ok(), "{bin} {args:?} failed:\n{text}");
+    let stdout = out.client_stdout();
+    assert!(stdout.contains("#bytes"), "{bin}: no results:\n{text}");
+    stdout
+}
+
+#[test]
+fn perftest_write_and_send_bandwidth_and_latency() {
+    let _g = serial();
+    perftest("ib_write_bw", &["-s", "65536", "-n", "500"], &[], &[]);
+    perftest("ib_send_bw", &["-s", "65536", "-n", "500"], &[], &[]);
+    perftest("ib_write_lat", &["-n", "300"], &[], &[]);
+    perftest("ib_send_lat", &["-n", "300"], &[], &[]);
+}
+
+/// A relay between two soft NICs on fixed ports, dropping each datagram with
+/// probability `loss` on each of 8 paths. Returns it with the environment of each side.
+type SideEnv = Vec<(&'static str, String)>;
+
+fn lossy_fabric(loss: f64) -> (RelayHandle, SideEnv, SideEnv) {
+    let (server_port, client_port) = (free_udp_port(), free_udp_port());
+    let nic = |p: u16| SocketAddr::from(([127, 0, 0, 1], p));
+    let links = vec![
+        // 0: towards the server; 1: towards the client.
+        LinkConfig {
+            listen: nic(0),
+            forward_to: nic(server_port),
+        },
+        LinkConfig {
+            listen: nic(0),
+            forward_to: nic(client_port),
+        },
+    ];
+    let paths = vec![
+        PathConfig {
+            loss,
+            ..PathConfig::default()
+        };
+        8
+    ];
+    let mut cfg = RelayConfig::new(links, paths);
+    cfg.reseal_icrc = true;
+    cfg.seed = 7;
+    let relay = Relay::start(cfg).expect("start relay");
+    let via = |i: usize| relay.listen_addrs()[i].to_string();
+    let server = vec![
+        ("METAROCE_IBV_PORT", server_port.to_string()),
+        ("METAROCE_IBV_VIA", via(1)),
+    ];
+    let client = vec![
+        ("METAROCE_IBV_PORT", client_port.to_string()),
+        ("METAROCE_IBV_VIA", via(0)),
+    ];
+    (relay, server, client)
+}
+
+#[test]
+fn rc_pingpong_through_relay_at_1_percent_loss() {
+    let _g = serial();
+    let (relay, s, c) = lossy_fabric(0.01);
+    pingpong(&["-s", "65536", "-n", "200", "-c"], &s, &c);
+    pingpong(&["-e", "-s", "4096", "-n", "200", "-c"], &s, &c);
+    let dropped: u64 = relay.all_counters().iter().map(|p| p.dropped_loss).sum();
+    assert!(
+        dropped > 0,
+        "the relay dropped nothing: the traffic did not cross it"
+    );
+}
+
+#[test]
+fn perftest_through_relay_at_1_percent_loss() {
+    let _g = serial();
+    let (relay, s, c) = lossy_fabric(0.01);
+    perftest("ib_write_bw", &["-s", "65536", "-n", "500"], &s, &c);
+    perftest("ib_send_bw", &["-s", "65536", "-n", "500"], &s, &c);
+    perftest("ib_write_lat", &["-n", "300"], &s, &c);
+    perftest("ib_send_lat", &["-n", "300"], &s, &c);
+    let dropped: u64 = relay.all_counters().iter().map(|p| p.dropped_loss).sum();
+    assert!(
+        dropped > 0,
+        "the relay dropped nothing: the traffic did not cross it"
+    );
+}

@@ -1,0 +1,17 @@
+//! metaroce-driver: the Verbs-style host API and its backends.
+//!
+//! * [`verbs`]: the API applications use — [`verbs::Context`], protection domains,
+//!   memory regions that own their buffers, completion queues and eventfd-backed
+//!   completion channels, RC queue pairs, and the MetaRoCE extensions (paths, streams,
+//!   per-path statistics).
+//! * [`backend`]: the trait every NIC implementation plugs in behind the API. Each runs
+//!   the transport engine (`metaroce-firmware`) and owns its datapath.
+//! * [`soft`]: the software backend over UDP sockets (batched, GSO/GRO, ECN).
+//! * [`hostmem`]: registered host memory and the engine's view of it.
+#![warn(missing_docs)]
+
+pub mod backend;
+mod eventfd;
+pub mod hostmem;
+pub mod soft;
+pub mod verbs;
