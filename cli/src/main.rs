@@ -8,6 +8,7 @@ mod bench;
 mod demo;
 mod fabric;
 mod report;
+mod sim;
 
 use clap::{Parser, Subcommand};
 
@@ -27,6 +28,8 @@ enum Command {
     Bench(bench::BenchArgs),
     /// Relay emulating a lossy multipath fabric between soft NICs (commands on stdin).
     Fabric(fabric::FabricArgs),
+    /// Discrete-event simulation of MetaRoCE, RoCEv2 and IRN side by side: loss, failover, hotlink, incast, allreduce.
+    Sim(sim::SimArgs),
 }
 
 fn main() -> anyhow::Result<()> {
@@ -35,5 +38,6 @@ fn main() -> anyhow::Result<()> {
         Command::Demo(args) => demo::run(&args),
         Command::Bench(args) => bench::run(&args),
         Command::Fabric(args) => fabric::run(&args),
+        Command::Sim(args) => sim::run(&args),
     }
 }

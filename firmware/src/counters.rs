@@ -73,6 +73,9 @@ counters! {
         sack_retransmits,
         /// Retransmissions triggered by a timeout.
         timeout_retransmits,
+        /// Retransmissions triggered by time-based (RACK) detection: a later
+        /// packet was delivered on another path and this one is overdue.
+        rack_retransmits,
         /// ACKs sent.
         acks_sent,
         /// NACKs sent.

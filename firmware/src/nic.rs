@@ -261,7 +261,18 @@ impl Nic {
             events: &mut self.events,
             mtu: self.cfg.mtu,
         };
+        let window = self.cfg.fair_share_window_ns;
+        let was_sending = qp
+            .rx
+            .last_data_ns
+            .is_some_and(|t| now.saturating_sub(t) <= window);
         qp.on_packet(&mut ctx, &repr, packet.payload(), &meta);
+        // A connection that starts sending to us changes everyone's fair
+        // share: recount now rather than at the end of the window, so an
+        // incast is paced from its first round trip.
+        if !was_sending && qp.rx.last_data_ns == Some(now) {
+            self.next_fair_recount = now;
+        }
         Self::mark_ready(&mut self.ready, qp);
     }
 

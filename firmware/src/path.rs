@@ -16,6 +16,8 @@ struct Slot {
     conn_psn: u32,
     /// Payload bytes.
     len: u32,
+    /// Low 32 bits of the send time, ns (ages are taken modulo 2^32).
+    sent_ns: u32,
     /// Still unresolved (neither acknowledged nor declared lost).
     live: bool,
     /// A PROBE rather than data.
@@ -144,11 +146,6 @@ impl TxPath {
         self.inflight_bytes
     }
 
-    /// Congestion window.
-    pub fn window(&self) -> u32 {
-        self.cc.window()
-    }
-
     /// The path's retransmission timeout.
     pub fn rto(&self, min_ns: u64, initial_ns: u64) -> u64 {
         self.rtt.rto(min_ns, initial_ns)
@@ -181,6 +178,7 @@ impl TxPath {
             Slot {
                 conn_psn,
                 len,
+                sent_ns: now_ns as u32,
                 live: true,
                 probe: false,
             },
@@ -201,6 +199,7 @@ impl TxPath {
             Slot {
                 conn_psn: 0,
                 len: 0,
+                sent_ns: now_ns as u32,
                 live: true,
                 probe: true,
             },
@@ -285,6 +284,80 @@ impl TxPath {
         }
         self.pop_resolved();
         (pkts, bytes)
+    }
+
+    /// How long a transmission on this path may stay unacknowledged after a
+    /// later-sent packet was delivered elsewhere before it counts as lost:
+    /// `max(srtt + 4·rttvar, 5/4·srtt)`; `None` before the first RTT sample.
+    fn rack_wait(&self) -> Option<u64> {
+        let srtt = self.rtt.srtt()?;
+        Some(self.rtt.rto(0, 0).max(srtt + srtt / 4))
+    }
+
+    /// How long a transmission sent at `sent_ns` (low 32 bits) may stay
+    /// unacknowledged: the RACK wait if a packet sent after it was delivered
+    /// (`delivered_sent_ns`), twice that otherwise (a tail loss probe).
+    fn rack_allowance(wait: u64, sent_ns: u32, delivered_sent_ns: u64) -> u64 {
+        let before = (delivered_sent_ns as u32).wrapping_sub(sent_ns);
+        if before > 0 && before < 1 << 31 {
+            wait
+        } else {
+            2 * wait
+        }
+    }
+
+    /// When the oldest transmission on this path will count as lost by
+    /// [`TxPath::on_rack`], given the send time of the newest packet the
+    /// peer has acknowledged on any path and of the newest packet sent.
+    pub fn rack_deadline(&self, delivered_sent_ns: u64, newest_sent_ns: u64) -> Option<u64> {
+        let slot = self.slots.front().filter(|s| s.live && !s.probe)?;
+        let wait = self.rack_wait()?;
+        let sent = newest_sent_ns - u64::from((newest_sent_ns as u32).wrapping_sub(slot.sent_ns));
+        Some(sent + Self::rack_allowance(wait, slot.sent_ns, delivered_sent_ns))
+    }
+
+    /// Time-based loss detection across paths (as TCP RACK, with a tail loss
+    /// probe), used when the connection has nothing else to send: a
+    /// transmission is lost once a packet sent after it was delivered on
+    /// some path and it has been out longer than this path's round trip
+    /// allows, or once it has been out twice that long in any case. It
+    /// catches a loss with no later packet on its own path (the tail of a
+    /// burst sprayed one packet per path) in one or two RTTs instead of an
+    /// RTO; a needless resend costs only otherwise idle link time.
+    /// Reports each loss to `fate`; returns how many there were.
+    pub fn on_rack(
+        &mut self,
+        now_ns: u64,
+        delivered_sent_ns: u64,
+        mut fate: impl FnMut(SlotFate),
+    ) -> u32 {
+        let Some(wait) = self.rack_wait() else {
+            return 0;
+        };
+        let now = now_ns as u32;
+        let mut lost = 0;
+        for slot in self.slots.iter_mut().filter(|s| s.live && !s.probe) {
+            let age = u64::from(now.wrapping_sub(slot.sent_ns));
+            if age < Self::rack_allowance(wait, slot.sent_ns, delivered_sent_ns) {
+                break;
+            }
+            slot.live = false;
+            self.inflight_bytes -= slot.len;
+            self.stats.lost += 1;
+            self.loss_ewma = ewma(self.loss_ewma, ONE);
+            self.cc.on_loss(now_ns);
+            lost += 1;
+            fate(SlotFate::Lost {
+                conn_psn: slot.conn_psn,
+            });
+        }
+        self.pop_resolved();
+        if !self.slots.iter().any(|s| s.live) {
+            // Nothing left to time out: a stale RTO would quarantine a
+            // healthy path.
+            self.rto_deadline = None;
+        }
+        lost
     }
 
     /// Feeds an RTT sample, the ACK's cumulative CE count and the congestion

@@ -405,6 +405,8 @@ impl Qp {
                 0
             }
             Opcode::ReadResp => {
+                // Accepted whatever its fate: a response that cannot be used
+                // fails its READ rather than being asked for again.
                 self.rx.conn.accept(repr.conn_psn);
                 return self.on_read_response(ctx, repr, msg, payload);
             }
@@ -455,12 +457,17 @@ impl Qp {
         let len = payload.len() as u32;
         let addr = m.sge.addr + u64::from(msg.offset);
         let fits = msg.msg_len == m.msg_len()
-            && ctx
-                .mrs
-                .check_local(self.pd, m.sge.lkey, addr, u64::from(len), true)
-                .is_ok();
-        if !fits || (len > 0 && msg.offset.checked_add(len).is_none_or(|e| e > m.sge.len)) {
+            && msg.offset.checked_add(len).is_some_and(|e| e <= m.sge.len)
+            && (len == 0
+                || ctx
+                    .mrs
+                    .check_local(self.pd, m.sge.lkey, addr, u64::from(len), true)
+                    .is_ok());
+        if !fits {
             ctx.drops.unexpected_response += 1;
+            self.tx.refuse(key, WcStatus::BadRespErr);
+            self.tx.fatal = Some(WcStatus::BadRespErr);
+            self.after_tx_event(ctx);
             return;
         }
         if len > 0 {

@@ -97,7 +97,8 @@ pub(crate) enum ConnCheck {
 
 impl ConnBitmap {
     fn new(window: u32) -> Self {
-        let words = window.div_ceil(64).max(1) as usize;
+        // A power of two, so `psn % window` never aliases across the 2^32 wrap.
+        let words = window.div_ceil(64).max(1).next_power_of_two() as usize;
         ConnBitmap {
             cum: 0,
             window: (words * 64) as u32,

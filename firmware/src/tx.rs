@@ -150,6 +150,10 @@ pub(crate) struct Tx {
     /// Time of the last `on_timeout`: transmit-side deadlines (probe due,
     /// pacing) at or before it are pending work, not timers.
     timers_fired_ns: u64,
+    /// Send time of the newest packet the peer acknowledged (echoed), ns.
+    delivered_sent_ns: u64,
+    /// Send time of the newest data transmission, ns.
+    newest_sent_ns: u64,
     /// Set when the connection must fail with this status.
     pub fatal: Option<WcStatus>,
 }
@@ -158,7 +162,7 @@ impl Tx {
     pub fn new(cfg: &QpConfig, mtu: u32, seed: u64) -> Self {
         let mut rng = SmallRng::seed_from_u64(seed);
         let paths = (0..cfg.paths)
-            .map(|_| TxPath::new(random_entropy(&mut rng), cfg.cc.build(mtu)))
+            .map(|i| TxPath::new(striped_entropy(&mut rng, i), cfg.cc.build(mtu)))
             .collect();
         Tx {
             cfg: cfg.clone(),
@@ -188,6 +192,8 @@ impl Tx {
             conn_rto: None,
             conn_backoff: 0,
             timers_fired_ns: 0,
+            delivered_sent_ns: 0,
+            newest_sent_ns: 0,
             fatal: None,
         }
     }
@@ -335,36 +341,25 @@ impl Tx {
         })
     }
 
-    /// Chooses the path for a packet of `len` bytes: the usable path with the
-    /// smallest share of its window in use, avoiding `avoid` when possible.
+    /// Chooses the path for a packet of `len` bytes: the next usable path in
+    /// round-robin order, avoiding `avoid` when possible. Each path's window
+    /// (its congestion controller) decides whether it is usable, so a
+    /// congested path gets fewer packets. Strict rotation keeps every path
+    /// carrying packets, so a loss is soon followed by a later packet on the
+    /// same path and detected from the SACK gap instead of by timeout
+    /// (picking the least-loaded path starved a path holding a lost packet).
     fn choose_path(&mut self, len: u32, avoid: Option<u16>) -> Option<usize> {
         let n = self.paths.len();
-        let mut best: Option<usize> = None;
-        for k in 0..n {
-            let i = (self.rr + k) % n;
-            let p = &self.paths[i];
-            if !p.can_send(len) || (avoid == Some(i as u16) && n > 1) {
-                continue;
-            }
-            let better = match best {
-                None => true,
-                Some(b) => {
-                    let q = &self.paths[b];
-                    u64::from(p.inflight_bytes()) * u64::from(q.window())
-                        < u64::from(q.inflight_bytes()) * u64::from(p.window())
-                }
-            };
-            if better {
-                best = Some(i);
-            }
-        }
-        if best.is_none() && avoid.is_some() {
+        let pick = (0..n)
+            .map(|k| (self.rr + k) % n)
+            .find(|&i| self.paths[i].can_send(len) && (avoid != Some(i as u16) || n == 1));
+        if pick.is_none() && avoid.is_some() {
             return self.choose_path(len, None);
         }
-        if let Some(b) = best {
+        if let Some(b) = pick {
             self.rr = (b + 1) % n;
         }
-        best
+        pick
     }
 
     fn conn_inflight(&self) -> u32 {
@@ -458,6 +453,7 @@ impl Tx {
         retransmission: bool,
     ) -> DataPlan {
         let rto = self.rto(path);
+        self.newest_sent_ns = now;
         let p = &mut self.paths[path];
         let path_psn = p.on_send_data(psn, rec.len, retransmission, now, rto);
         let entropy = p.entropy();
@@ -514,9 +510,7 @@ impl Tx {
                 return;
             };
             if lost {
-                if rec.state == RecState::InFlight && rec.path == path {
-                    rec.state = RecState::Lost;
-                    retx.push_back(psn);
+                if mark_lost_record(rec, retx, psn, usize::from(path)) {
                     stats.sack_retransmits += 1;
                 }
             } else if matches!(rec.state, RecState::InFlight | RecState::Lost) {
@@ -529,10 +523,12 @@ impl Tx {
         let p = &mut self.paths[usize::from(path)];
         p.on_ack_feedback(now, rtt, ack.ce_count, acked, bytes, rto);
         if p.wants_repath(self.cfg.repath_ecn_fraction, self.cfg.repath_loss_fraction) {
-            let e = random_entropy(&mut self.rng);
+            let e = striped_entropy(&mut self.rng, path);
             self.paths[usize::from(path)].move_to(e);
             stats.repaths += 1;
         }
+        self.delivered_sent_ns = self.delivered_sent_ns.max(ack.echo_ts);
+        self.rack(now, stats);
         self.peer_credit = ack.credit;
         self.rate_hint_mbps = ack.rate_hint;
         let advance = ack.conn_cum.wrapping_sub(self.peer_conn_cum);
@@ -547,6 +543,35 @@ impl Tx {
                 (self.next_psn != self.peer_conn_cum).then_some(now + self.policy.timeout_ns);
         }
         progressed
+    }
+
+    /// Time-based loss detection on every path (see [`TxPath::on_rack`]),
+    /// at the tail only: while the connection has data to send, every path
+    /// keeps carrying packets and a loss shows as a SACK gap, whereas a
+    /// lost ACK would make a timer declare delivered packets lost.
+    fn rack(&mut self, now: u64, stats: &mut Stats) {
+        if self.has_data() {
+            return;
+        }
+        let delivered = self.delivered_sent_ns;
+        for i in 0..self.paths.len() {
+            if self.paths[i]
+                .rack_deadline(delivered, self.newest_sent_ns)
+                .is_none_or(|d| d > now)
+            {
+                continue;
+            }
+            let records = &mut self.records;
+            let rec_base = self.rec_base;
+            let retx = &mut self.retx;
+            self.paths[i].on_rack(now, delivered, |fate| {
+                if let SlotFate::Lost { conn_psn } = fate
+                    && mark_lost(records, rec_base, retx, conn_psn, i)
+                {
+                    stats.rack_retransmits += 1;
+                }
+            });
+        }
     }
 
     /// Drops records the receiver accepted and marks fully accepted messages done.
@@ -612,44 +637,52 @@ impl Tx {
     /// Earliest timer of the sender.
     pub fn next_deadline(&self) -> Option<u64> {
         let fired = self.timers_fired_ns;
-        let paths = self.paths.iter().filter_map(|p| match p.health() {
-            PathHealth::Quarantined { probe_due_ns, .. } => Some(probe_due_ns)
-                .filter(|&d| d > fired)
-                .or(p.rto_deadline()),
-            PathHealth::Active => p.rto_deadline(),
-        });
-        let pacing = (self.has_data() && self.rate_hint_mbps > 0 && self.next_send_ns > fired)
-            .then_some(self.next_send_ns);
-        paths
-            .chain(self.conn_rto)
-            .chain(self.rnr_wait.front().map(|&(due, _)| due))
-            .chain(pacing)
-            .min()
+        let has_data = self.has_data();
+        // One plain pass over the paths: this runs on every NIC poll.
+        let mut earliest: Option<u64> = None;
+        let mut consider = |d: Option<u64>| {
+            if let Some(d) = d {
+                earliest = Some(earliest.map_or(d, |e| e.min(d)));
+            }
+        };
+        for p in &self.paths {
+            consider(match p.health() {
+                PathHealth::Quarantined { probe_due_ns, .. } if probe_due_ns > fired => {
+                    Some(probe_due_ns)
+                }
+                _ => p.rto_deadline(),
+            });
+            if !has_data {
+                consider(p.rack_deadline(self.delivered_sent_ns, self.newest_sent_ns));
+            }
+        }
+        consider(self.conn_rto);
+        consider(self.rnr_wait.front().map(|&(due, _)| due));
+        consider(
+            (has_data && self.rate_hint_mbps > 0 && self.next_send_ns > fired)
+                .then_some(self.next_send_ns),
+        );
+        earliest
     }
 
     /// Fires due timers.
     pub fn on_timeout(&mut self, now: u64, stats: &mut Stats) {
         self.timers_fired_ns = now;
+        self.rack(now, stats);
         for i in 0..self.paths.len() {
             let due = self.paths[i].rto_deadline().is_some_and(|d| d <= now);
             if !due {
                 continue;
             }
-            let entropy = random_entropy(&mut self.rng);
+            let entropy = striped_entropy(&mut self.rng, i as u16);
             let records = &mut self.records;
             let rec_base = self.rec_base;
             let retx = &mut self.retx;
             self.paths[i].on_timeout(now, entropy, |fate| {
-                if let SlotFate::Lost { conn_psn } = fate {
-                    let k = conn_psn.wrapping_sub(rec_base);
-                    if let Some(rec) = records.get_mut(k as usize).filter(|_| k < 1 << 31)
-                        && rec.state == RecState::InFlight
-                        && usize::from(rec.path) == i
-                    {
-                        rec.state = RecState::Lost;
-                        retx.push_back(conn_psn);
-                        stats.timeout_retransmits += 1;
-                    }
+                if let SlotFate::Lost { conn_psn } = fate
+                    && mark_lost(records, rec_base, retx, conn_psn, i)
+                {
+                    stats.timeout_retransmits += 1;
                 }
             });
             stats.quarantines += 1;
@@ -774,9 +807,48 @@ fn completion(qpn: u32, m: &TxMessage, status: WcStatus) -> Completion {
     }
 }
 
-/// A random entropy value from the dynamic port range.
-pub(crate) fn random_entropy(rng: &mut SmallRng) -> u16 {
-    rng.gen_range(metaroce_proto::ENTROPY_PORTS)
+/// Marks `conn_psn` lost if its latest transmission is the one on `path`
+/// (an older copy's fate no longer matters) and queues it for retransmission.
+fn mark_lost(
+    records: &mut VecDeque<Record>,
+    rec_base: u32,
+    retx: &mut VecDeque<u32>,
+    conn_psn: u32,
+    path: usize,
+) -> bool {
+    let k = conn_psn.wrapping_sub(rec_base);
+    records
+        .get_mut(k as usize)
+        .filter(|_| k < 1 << 31)
+        .is_some_and(|rec| mark_lost_record(rec, retx, conn_psn, path))
+}
+
+fn mark_lost_record(
+    rec: &mut Record,
+    retx: &mut VecDeque<u32>,
+    conn_psn: u32,
+    path: usize,
+) -> bool {
+    if rec.state != RecState::InFlight || usize::from(rec.path) != path {
+        return false;
+    }
+    rec.state = RecState::Lost;
+    retx.push_back(conn_psn);
+    true
+}
+
+/// Low bits of an entropy value that stay fixed per path ("stripes").
+const STRIPE_MASK: u16 = 0x7;
+
+/// A random entropy value from the dynamic port range for path `path`: its
+/// low three bits are the path index's, and stay so when the path moves. A
+/// multi-plane NIC that picks its plane from the low bits of the source port
+/// (the model of `metaroce-fabric`'s multi-plane topology) then gets an equal
+/// share of the paths on every plane (for 1, 2, 4 or 8 planes) instead of a
+/// random split, and a path repaths within its plane. Within a plane, ECMP
+/// still hashes the whole value.
+pub(crate) fn striped_entropy(rng: &mut SmallRng, path: u16) -> u16 {
+    (rng.gen_range(metaroce_proto::ENTROPY_PORTS) & !STRIPE_MASK) | (path & STRIPE_MASK)
 }
 
 #[cfg(test)]

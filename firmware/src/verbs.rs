@@ -158,6 +158,9 @@ pub enum WcStatus {
     LocProtErr,
     /// Flushed because the QP is in ERR.
     WrFlushErr,
+    /// The peer's response did not fit the request (a READ response of the
+    /// wrong length or beyond the local buffer).
+    BadRespErr,
     /// Peer refused the access (rkey, bounds, rights).
     RemAccessErr,
     /// Peer found the request invalid.

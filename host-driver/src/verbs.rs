@@ -84,6 +84,7 @@ pub fn ibv_wc_status(s: WcStatus) -> u32 {
         WcStatus::LocQpOpErr => 2,
         WcStatus::LocProtErr => 4,
         WcStatus::WrFlushErr => 5,
+        WcStatus::BadRespErr => 7,
         WcStatus::RemInvReqErr => 9,
         WcStatus::RemAccessErr => 10,
         WcStatus::RemOpErr => 11,

@@ -44,8 +44,6 @@ pub const SACK_BITS: u32 = 256;
 pub const BASE_LEN: usize = 32;
 /// Length of the ICRC trailer in bytes.
 pub const ICRC_LEN: usize = 4;
-/// Largest path id a packet may carry (exclusive).
-pub const MAX_PATHS: u16 = 256;
 
 /// Result type of this crate.
 pub type Result<T> = core::result::Result<T, Error>;

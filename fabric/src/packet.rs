@@ -1,0 +1,208 @@
+//! Packets and the packet pool.
+//!
+//! A [`Packet`] carries the metadata the fabric needs (hosts, UDP ports for
+//! ECMP, ECN bits, wire size) plus either real bytes (`payload`, for the
+//! sans-IO engine) or a small typed header (`header`, for the baselines).
+//! Packets live in a [`PacketPool`] and are referred to by [`PacketId`];
+//! a released slot keeps its byte buffer's capacity, so steady-state runs
+//! allocate nothing per packet.
+
+/// Index of a host in the simulated network.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct HostId(pub u32);
+
+/// First IPv4 address handed to hosts (10.0.0.1 for host 0).
+const HOST_IPV4_BASE: u32 = 0x0A00_0001;
+
+impl HostId {
+    /// The IPv4 address of this host: 10.0.0.1 + index.
+    pub fn ipv4(self) -> u32 {
+        HOST_IPV4_BASE.wrapping_add(self.0)
+    }
+
+    /// The host owning an IPv4 address handed out by [`HostId::ipv4`].
+    pub fn from_ipv4(address: u32) -> Option<HostId> {
+        address.checked_sub(HOST_IPV4_BASE).map(HostId)
+    }
+}
+
+/// The two ECN bits of the IP header.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Ecn {
+    /// Not ECN-capable transport (00).
+    #[default]
+    NotEct,
+    /// ECN-capable transport, codepoint 0 (10).
+    Ect0,
+    /// ECN-capable transport, codepoint 1 (01).
+    Ect1,
+    /// Congestion experienced (11).
+    Ce,
+}
+
+impl Ecn {
+    /// Whether a switch may mark this packet CE instead of dropping it.
+    pub fn is_capable(self) -> bool {
+        self != Ecn::NotEct
+    }
+}
+
+/// Operation carried by a baseline transport packet.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum RdmaOpcode {
+    /// RDMA WRITE data packet (`psn` is the data PSN).
+    #[default]
+    Write,
+    /// Cumulative acknowledgement: every PSN below `ack_psn` was received.
+    Ack,
+    /// Go-back-N sequence-error NAK: resend from `ack_psn`.
+    Nak,
+    /// IRN selective NACK: cumulative `ack_psn` plus the out-of-order `psn`
+    /// that triggered it.
+    SelectiveNack,
+    /// DCQCN congestion notification packet.
+    Cnp,
+}
+
+/// Small typed header used by the baseline transports instead of bytes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct RdmaHeader {
+    /// What the packet is.
+    pub opcode: RdmaOpcode,
+    /// Queue pair (connection) number, unique across the simulation.
+    pub qpn: u32,
+    /// Data PSN (WRITE) or selectively acknowledged PSN (SelectiveNack).
+    pub psn: u32,
+    /// Cumulative acknowledgement / NAK point (ACK, NAK, SelectiveNack).
+    pub ack_psn: u32,
+    /// Last packet of a message (WRITE only).
+    pub last_of_message: bool,
+}
+
+/// One simulated packet.
+#[derive(Clone, Debug, Default)]
+pub struct Packet {
+    /// Sending host.
+    pub src: HostId,
+    /// Destination host.
+    pub dst: HostId,
+    /// UDP source port: the ECMP entropy.
+    pub src_port: u16,
+    /// UDP destination port.
+    pub dst_port: u16,
+    /// IP ECN bits; switches may set them to CE.
+    pub ecn: Ecn,
+    /// Bytes on the wire, including headers, FCS, preamble and inter-frame gap.
+    pub wire_bytes: u32,
+    /// Typed header used by the baseline transports.
+    pub header: RdmaHeader,
+    /// Real packet bytes (UDP payload) for byte-level transports; empty for
+    /// the baselines. Capacity is kept across pool reuse.
+    pub payload: Vec<u8>,
+    /// Background cross-traffic: discarded after crossing its hot link.
+    pub is_background: bool,
+}
+
+impl Packet {
+    /// Resets all metadata, keeping the payload buffer's capacity.
+    fn reset(&mut self) {
+        let mut payload = std::mem::take(&mut self.payload);
+        payload.clear();
+        *self = Packet {
+            payload,
+            ..Packet::default()
+        };
+    }
+}
+
+/// Handle of a packet in a [`PacketPool`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct PacketId(pub u32);
+
+/// A free-list pool of packets.
+#[derive(Debug, Default)]
+pub struct PacketPool {
+    slots: Vec<Packet>,
+    free: Vec<PacketId>,
+    allocated_total: u64,
+}
+
+impl PacketPool {
+    /// Creates an empty pool.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Takes a fresh packet with default metadata and an empty payload.
+    pub fn alloc(&mut self) -> PacketId {
+        self.allocated_total += 1;
+        match self.free.pop() {
+            Some(id) => {
+                self.slots[id.0 as usize].reset();
+                id
+            }
+            None => {
+                self.slots.push(Packet::default());
+                PacketId((self.slots.len() - 1) as u32)
+            }
+        }
+    }
+
+    /// Returns a packet to the pool.
+    pub fn release(&mut self, id: PacketId) {
+        self.free.push(id);
+    }
+
+    /// Reads a live packet.
+    pub fn get(&self, id: PacketId) -> &Packet {
+        &self.slots[id.0 as usize]
+    }
+
+    /// Modifies a live packet.
+    pub fn get_mut(&mut self, id: PacketId) -> &mut Packet {
+        &mut self.slots[id.0 as usize]
+    }
+
+    /// Packets currently handed out.
+    pub fn live(&self) -> usize {
+        self.slots.len() - self.free.len()
+    }
+
+    /// Slots ever created: the pool's high-water mark.
+    pub fn capacity(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// Number of `alloc` calls so far.
+    pub fn allocated_total(&self) -> u64 {
+        self.allocated_total
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pool_reuses_slots_and_keeps_capacity() {
+        let mut pool = PacketPool::new();
+        let first = pool.alloc();
+        pool.get_mut(first).payload.extend_from_slice(&[1, 2, 3]);
+        pool.get_mut(first).wire_bytes = 99;
+        pool.release(first);
+        let second = pool.alloc();
+        assert_eq!(first, second);
+        assert!(pool.get(second).payload.is_empty());
+        assert!(pool.get(second).payload.capacity() >= 3);
+        assert_eq!(pool.get(second).wire_bytes, 0);
+        assert_eq!(pool.capacity(), 1);
+        assert_eq!(pool.live(), 1);
+    }
+
+    #[test]
+    fn host_addresses_round_trip() {
+        let host = HostId(41);
+        assert_eq!(HostId::from_ipv4(host.ipv4()), Some(host));
+        assert_eq!(HostId::from_ipv4(1), None);
+    }
+}
