@@ -7,6 +7,7 @@
 mod bench;
 mod demo;
 mod fabric;
+mod hdl;
 mod report;
 mod sim;
 
@@ -30,6 +31,8 @@ enum Command {
     Fabric(fabric::FabricArgs),
     /// Discrete-event simulation of MetaRoCE, RoCEv2 and IRN side by side: loss, failover, hotlink, incast, allreduce.
     Sim(sim::SimArgs),
+    /// The NIC RTL: emit Verilog, or lint, synthesise and check it against the reference.
+    Hdl(hdl::HdlArgs),
 }
 
 fn main() -> anyhow::Result<()> {
@@ -39,5 +42,6 @@ fn main() -> anyhow::Result<()> {
         Command::Bench(args) => bench::run(&args),
         Command::Fabric(args) => fabric::run(&args),
         Command::Sim(args) => sim::run(&args),
+        Command::Hdl(args) => hdl::run(&args),
     }
 }

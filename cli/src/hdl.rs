@@ -1,0 +1,426 @@
+//! `metaroce hdl`: the NIC RTL. `emit` writes the Verilog of the receive
+//! core (parser, ICRC, QP/MR tables and checks, placement); `report` lints
+//! it with Verilator, synthesises it with yosys (ECP5 cells), and runs the
+//! Verilated RTL at both widths against the engine (the core) and against
+//! `metaroce-proto` (the parser's header fields and payload).
+//!
+//! `report` needs Verilator (lint and simulation; the models are compiled
+//! into this binary when Verilator is present at build time) and yosys
+//! (synthesis, or `--no-synth`). Each missing tool is named with the command
+//! that installs it.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+use anyhow::{Context, bail};
+use clap::{Args, Subcommand};
+use metaroce_sim_tb::SimError;
+use metaroce_sim_tb::core_check::run_against_engine;
+use metaroce_sim_tb::rx_check::run_random;
+use metaroce_sim_tb::rx_parser::RxParserTb;
+use serde::Serialize;
+
+use crate::report;
+
+/// Verdict code of a duplicate (`metaroce_hdl::Verdict::Duplicate`).
+const DUPLICATE: u8 = metaroce_hdl::Verdict::Duplicate as u8;
+
+/// Widths the RTL is built and checked at.
+const WIDTHS: [usize; 2] = [64, 512];
+
+/// `metaroce hdl`.
+#[derive(Args, Debug)]
+pub struct HdlArgs {
+    #[command(subcommand)]
+    command: HdlCommand,
+}
+
+#[derive(Subcommand, Debug)]
+enum HdlCommand {
+    /// Writes the RTL as Verilog (to stdout, or one file per width with --out).
+    Emit(EmitArgs),
+    /// Lint, synthesis statistics and RTL-vs-reference checks at 64 and 512 bits.
+    Report(ReportArgs),
+}
+
+#[derive(Args, Debug)]
+struct EmitArgs {
+    /// Data width in bits per beat; without it, 64 on stdout, or both 64 and
+    /// 512 with --out.
+    #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(["64", "512"]))]
+    width: Option<String>,
+    /// Directory to write `metaroce_rx_core_<width>.v` into (created if missing).
+    #[arg(long)]
+    out: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+struct ReportArgs {
+    /// One JSON document on stdout instead of tables.
+    #[arg(long)]
+    json: bool,
+    /// Random packets checked per width.
+    #[arg(long, default_value_t = 100_000)]
+    packets: usize,
+    /// Seed of the random traffic.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// What yosys synthesises: the whole receive core, the parser alone, or
+    /// nothing (the core takes tens of minutes on a busy 2-core machine).
+    #[arg(long, value_enum, default_value_t = Synth::Core)]
+    synth: Synth,
+}
+
+/// `--synth` choices.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+enum Synth {
+    /// `RxCore`: parser, ICRC, tables, checks, placement.
+    Core,
+    /// `RxParser` with the ICRC check.
+    Parser,
+    /// Skip synthesis.
+    None,
+}
+
+/// Runs `metaroce hdl`.
+pub fn run(args: &HdlArgs) -> anyhow::Result<()> {
+    match &args.command {
+        HdlCommand::Emit(a) => emit(a),
+        HdlCommand::Report(a) => report_all(a),
+    }
+}
+
+fn file_name(width: usize) -> String {
+    format!("metaroce_rx_core_{width}.v")
+}
+
+fn emit(args: &EmitArgs) -> anyhow::Result<()> {
+    let width: Option<usize> = args.width.as_deref().map(str::parse).transpose()?;
+    let Some(dir) = &args.out else {
+        print!("{}", metaroce_hdl::rx_core_verilog(width.unwrap_or(64)));
+        return Ok(());
+    };
+    let widths = width.map_or(WIDTHS.to_vec(), |w| vec![w]);
+    std::fs::create_dir_all(dir).with_context(|| format!("create {}", dir.display()))?;
+    for width in widths {
+        let path = dir.join(file_name(width));
+        std::fs::write(&path, metaroce_hdl::rx_core_verilog(width))
+            .with_context(|| format!("write {}", path.display()))?;
+        eprintln!("wrote {}", path.display());
+    }
+    Ok(())
+}
+
+/// Synthesis statistics (yosys `synth_ecp5`, then `stat`).
+#[derive(Serialize, Debug, Default)]
+struct Synthesis {
+    /// All cells.
+    cells: u64,
+    /// LUT4 cells.
+    luts: u64,
+    /// Flip-flops (TRELLIS_FF).
+    ffs: u64,
+    /// Carry cells (CCU2C).
+    carry_cells: u64,
+    /// Wide-mux cells (PFUMX, L6MUX21).
+    mux_cells: u64,
+    /// Block and distributed RAM cells (DP16KD, TRELLIS_DPR16X4).
+    memories: u64,
+    /// Seconds yosys took.
+    seconds: f64,
+}
+
+/// The parser's own check against `metaroce-proto` (header fields and
+/// payload of every frame, all opcodes).
+#[derive(Serialize, Debug)]
+struct ParserCheck {
+    packets_checked: u64,
+    mismatches: u64,
+    bubbles: u64,
+}
+
+/// One width's line of the report.
+#[derive(Serialize, Debug)]
+struct WidthReport {
+    width: usize,
+    /// Datagrams run through the receive core and the engine.
+    packets_checked: u64,
+    /// Of those, hostile (neither placed nor a duplicate).
+    hostile_packets: u64,
+    /// Verdict, DMA write (address, bytes) or counter differences from the
+    /// engine, plus the parser check's mismatches.
+    mismatches: u64,
+    /// DMA writes outside the region that allows them.
+    hostile_writes_outside_mr: u64,
+    /// Cycles a beat was offered and refused, over the whole back-to-back
+    /// core run (DMA port always ready).
+    bubbles: u64,
+    /// Verilated clock cycles per second of the whole core, driven beat by
+    /// beat from Rust.
+    cycles_per_second: f64,
+    lint_warnings: u64,
+    parser: ParserCheck,
+    synthesis: Option<Synthesis>,
+}
+
+#[derive(Serialize, Debug)]
+struct Waiver {
+    flag: &'static str,
+    why: &'static str,
+}
+
+#[derive(Serialize, Debug)]
+struct Report {
+    verilator: String,
+    yosys: Option<String>,
+    /// What the synthesis statistics are of.
+    synthesised: Synth,
+    lint_waivers: Vec<Waiver>,
+    widths: Vec<WidthReport>,
+}
+
+const NO_VERILATOR: &str = "Verilator not found: install it with `apt-get install -y verilator`, \
+     then rebuild (`cargo build -p metaroce-cli`) so the RTL models are compiled in";
+const NO_YOSYS: &str =
+    "yosys not found: install it with `apt-get install -y yosys`, or pass --synth none";
+
+/// First line of `tool --version`-style output, or `None` if it does not run.
+fn tool_version(tool: &str, arg: &str) -> Option<String> {
+    let out = Command::new(tool).arg(arg).output().ok()?;
+    out.status.success().then(|| {
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .trim()
+            .to_string()
+    })
+}
+
+fn report_all(args: &ReportArgs) -> anyhow::Result<()> {
+    let verilator = tool_version("verilator", "--version").context(NO_VERILATOR)?;
+    let yosys = match args.synth {
+        Synth::None => None,
+        _ => Some(tool_version("yosys", "-V").context(NO_YOSYS)?),
+    };
+    let dir = std::env::temp_dir().join(format!("metaroce-hdl-{}", std::process::id()));
+    std::fs::create_dir_all(&dir)?;
+    let mut widths = Vec::new();
+    for width in WIDTHS {
+        let path = dir.join(file_name(width));
+        std::fs::write(&path, metaroce_hdl::rx_core_verilog(width))?;
+        let lint_warnings = lint(&path)?;
+        let synthesis = match args.synth {
+            Synth::None => None,
+            Synth::Core => Some(synthesise(&path, width)?),
+            Synth::Parser => {
+                let parser = dir.join(format!("metaroce_rx_parser_{width}.v"));
+                std::fs::write(&parser, metaroce_hdl::rx_parser_verilog(width))?;
+                Some(synthesise(&parser, width)?)
+            }
+        };
+        let bar = report::progress(2, &format!("{width}-bit sim"));
+        let core = match run_against_engine(width, args.packets, args.seed, false, None) {
+            Ok(r) => r,
+            Err(SimError::VerilatorMissing) => bail!(NO_VERILATOR),
+            Err(e) => return Err(e.into()),
+        };
+        bar.inc(1);
+        let mut tb = RxParserTb::new(width)?;
+        let parser = run_random(&mut tb, args.packets, args.seed ^ width as u64, false);
+        bar.finish_and_clear();
+        for m in core.mismatches.iter().chain(&parser.mismatches).take(10) {
+            eprintln!("{width}-bit mismatch: {m}");
+        }
+        let hostile = core.packets - core.placed - core.by_verdict[usize::from(DUPLICATE)];
+        widths.push(WidthReport {
+            width,
+            packets_checked: core.packets,
+            hostile_packets: hostile,
+            mismatches: (core.mismatches.len() + parser.mismatches.len()) as u64,
+            hostile_writes_outside_mr: core.writes_outside_mr,
+            bubbles: core.bubbles,
+            cycles_per_second: core.cycles as f64 / core.sim_secs.max(1e-9),
+            lint_warnings,
+            parser: ParserCheck {
+                packets_checked: parser.frames,
+                mismatches: parser.mismatches.len() as u64,
+                bubbles: parser.bubbles,
+            },
+            synthesis,
+        });
+    }
+    std::fs::remove_dir_all(&dir).ok();
+    let report = Report {
+        verilator,
+        yosys,
+        synthesised: args.synth,
+        lint_waivers: metaroce_hdl::LINT_WAIVERS
+            .iter()
+            .map(|&(flag, why)| Waiver { flag, why })
+            .collect(),
+        widths,
+    };
+    report::emit(args.json, &report, || tables(&report))?;
+    let bad: u64 = report.widths.iter().map(|w| w.mismatches).sum();
+    let outside: u64 = report
+        .widths
+        .iter()
+        .map(|w| w.hostile_writes_outside_mr)
+        .sum();
+    if bad > 0 || outside > 0 {
+        bail!("{bad} mismatches and {outside} writes outside registered memory");
+    }
+    Ok(())
+}
+
+fn tables(r: &Report) -> Vec<comfy_table::Table> {
+    let mut t = report::table([
+        "width",
+        "packets vs engine",
+        "hostile",
+        "mismatches",
+        "hostile writes outside MR",
+        "bubbles",
+        "M cycles/s",
+        "lint warnings",
+        "parser packets vs proto",
+        "parser mismatches",
+    ]);
+    for w in &r.widths {
+        t.add_row(vec![
+            w.width.to_string(),
+            w.packets_checked.to_string(),
+            w.hostile_packets.to_string(),
+            w.mismatches.to_string(),
+            w.hostile_writes_outside_mr.to_string(),
+            w.bubbles.to_string(),
+            format!("{:.2}", w.cycles_per_second / 1e6),
+            w.lint_warnings.to_string(),
+            w.parser.packets_checked.to_string(),
+            w.parser.mismatches.to_string(),
+        ]);
+    }
+    let mut s = report::table([
+        "width", "cells", "LUT4", "FF", "carry", "wide mux", "memories", "yosys s",
+    ]);
+    for w in &r.widths {
+        if let Some(y) = &w.synthesis {
+            s.add_row(vec![
+                w.width.to_string(),
+                y.cells.to_string(),
+                y.luts.to_string(),
+                y.ffs.to_string(),
+                y.carry_cells.to_string(),
+                y.mux_cells.to_string(),
+                y.memories.to_string(),
+                format!("{:.0}", y.seconds),
+            ]);
+        }
+    }
+    let mut v = report::table(["lint waiver", "why"]);
+    for w in &r.lint_waivers {
+        v.add_row(vec![w.flag, w.why]);
+    }
+    let mut out = vec![t];
+    if r.yosys.is_some() {
+        out.push(s);
+    }
+    out.push(v);
+    out
+}
+
+/// `verilator --lint-only -Wall` with the documented waivers; returns the
+/// number of warnings.
+fn lint(path: &Path) -> anyhow::Result<u64> {
+    let out = Command::new("verilator")
+        .args(["--lint-only", "-Wall", "--top-module", "top"])
+        .args(metaroce_hdl::LINT_WAIVERS.iter().map(|(flag, _)| flag))
+        .arg(path)
+        .output()
+        .context(NO_VERILATOR)?;
+    let text = String::from_utf8_lossy(&out.stderr);
+    let warnings = text.lines().filter(|l| l.starts_with("%Warning")).count() as u64;
+    let errors = text.lines().filter(|l| l.starts_with("%Error")).count();
+    if !out.status.success() && warnings == 0 && errors > 0 {
+        bail!("Verilator lint failed on {}:\n{text}", path.display());
+    }
+    Ok(warnings)
+}
+
+/// yosys `synth_ecp5` and its cell counts.
+fn synthesise(path: &Path, width: usize) -> anyhow::Result<Synthesis> {
+    let bar = report::progress(1, &format!("{width}-bit yosys"));
+    let stat = path.with_extension("stat");
+    let started = Instant::now();
+    let out = Command::new("yosys")
+        .arg("-q")
+        .arg("-p")
+        .arg(format!(
+            "read_verilog {}; synth_ecp5 -top top; tee -q -o {} stat",
+            path.display(),
+            stat.display()
+        ))
+        .output()
+        .context(NO_YOSYS)?;
+    bar.finish_and_clear();
+    if !out.status.success() {
+        bail!(
+            "yosys failed on {}:\n{}",
+            path.display(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let text = std::fs::read_to_string(&stat)?;
+    Ok(parse_stat(&text, started.elapsed().as_secs_f64()))
+}
+
+/// Cell counts from yosys `stat` output.
+fn parse_stat(text: &str, seconds: f64) -> Synthesis {
+    let mut s = Synthesis {
+        seconds,
+        ..Synthesis::default()
+    };
+    for line in text.lines().map(str::trim) {
+        let mut words = line.split_whitespace();
+        let (Some(first), Some(last)) = (words.next(), line.split_whitespace().last()) else {
+            continue;
+        };
+        let Ok(n) = last.parse::<u64>() else { continue };
+        match first {
+            "LUT4" => s.luts += n,
+            "TRELLIS_FF" => s.ffs += n,
+            "CCU2C" => s.carry_cells += n,
+            "PFUMX" | "L6MUX21" => s.mux_cells += n,
+            "DP16KD" | "TRELLIS_DPR16X4" => s.memories += n,
+            _ if line.starts_with("Number of cells:") => s.cells = n,
+            _ => {}
+        }
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stat_output_is_parsed() {
+        let text = "=== top ===\n   Number of cells:              11779\n     CCU2C   184\n     \
+                    L6MUX21 1250\n     LUT4 7055\n     PFUMX 2582\n     TRELLIS_FF 708\n     DP16KD 2\n";
+        let s = parse_stat(text, 1.0);
+        assert_eq!(
+            (
+                s.cells,
+                s.luts,
+                s.ffs,
+                s.carry_cells,
+                s.mux_cells,
+                s.memories
+            ),
+            (11779, 7055, 708, 184, 3832, 2)
+        );
+    }
+}

@@ -1,0 +1,81 @@
+//! MetaRoCE NIC data path described in [rust-hdl](https://crates.io/crates/rust-hdl),
+//! emitted as Verilog.
+//!
+//! One module per concern, each with AXI-Stream style ports (`s_axis_*` in,
+//! `m_axis_*` out) and the data width as a const generic, so the same
+//! description builds 64-bit beats (1G/10G class) and 512-bit beats
+//! (100G class). The receive core [`RxCore`] is built so far:
+//! [`RxParser`] parses the MetaRoCE base header and MSG extension at the
+//! front of a UDP payload stream and checks its ICRC ([`icrc`]);
+//! [`RxPlace`] looks up the QP and MR tables, makes the engine's receive
+//! checks and places WRITE payloads as DMA writes. The Verilog text comes
+//! from [`rx_core_verilog`] and [`rx_parser_verilog`]; the `metaroce-sim-tb`
+//! crate Verilates both and checks them against the engine and the wire
+//! format. `docs/hardware.md` describes the interfaces and the table map.
+
+pub mod helpers;
+pub mod icrc;
+pub mod rx_core;
+pub mod rx_parser;
+pub mod rx_place;
+
+pub use rx_core::RxCore;
+pub use rx_parser::{DropReason, RxParser, RxParser64, RxParser512};
+pub use rx_place::{RxPlace, Verdict};
+
+use rust_hdl::core::prelude::*;
+
+/// Verilator lint waivers the emitted Verilog needs on top of `-Wall`, each
+/// with the reason. The Verilator build (`metaroce-sim-tb`) and
+/// `metaroce hdl report` both use exactly this list.
+pub const LINT_WAIVERS: &[(&str, &str)] = &[
+    (
+        "-Wno-WIDTH",
+        "rust-hdl writes literals as 32/64-bit constants and indexes with 16-bit \
+         constants, so nearly every assignment is width-mismatched on paper",
+    ),
+    (
+        "-Wno-DECLFILENAME",
+        "rust-hdl names the top module `top`; files are named after the model",
+    ),
+];
+
+/// Data widths (bits per beat) that [`RxParser`] accepts.
+pub const SUPPORTED_WIDTHS: [usize; 4] = [64, 128, 256, 512];
+
+/// Verilog source of the RX parser for `width` bits per beat.
+///
+/// The top module is named `top`; its ports are the fields of
+/// [`RxParser`] (`clock`, `rst`, `s_axis_*`, `m_axis_*`, `m_meta_*`).
+///
+/// # Panics
+/// If `width` is not one of [`SUPPORTED_WIDTHS`].
+pub fn rx_parser_verilog(width: usize) -> String {
+    match width {
+        64 => emit(RxParser::<64, 8>::default()),
+        128 => emit(RxParser::<128, 16>::default()),
+        256 => emit(RxParser::<256, 32>::default()),
+        512 => emit(RxParser::<512, 64>::default()),
+        other => panic!("unsupported RX parser width {other}; use one of {SUPPORTED_WIDTHS:?}"),
+    }
+}
+
+/// Verilog source of the receive core ([`RxCore`]: parser, ICRC, tables,
+/// checks, placement) for `width` bits per beat; top module `top`.
+///
+/// # Panics
+/// If `width` is not one of [`SUPPORTED_WIDTHS`].
+pub fn rx_core_verilog(width: usize) -> String {
+    match width {
+        64 => emit(RxCore::<64, 8>::default()),
+        128 => emit(RxCore::<128, 16>::default()),
+        256 => emit(RxCore::<256, 32>::default()),
+        512 => emit(RxCore::<512, 64>::default()),
+        other => panic!("unsupported RX core width {other}; use one of {SUPPORTED_WIDTHS:?}"),
+    }
+}
+
+fn emit<U: Block>(mut uut: U) -> String {
+    uut.connect_all();
+    generate_verilog(&uut)
+}

@@ -1,0 +1,316 @@
+//! RX placement: QP and MR tables, the receive checks of a WRITE, and
+//! direct placement as DMA write commands.
+//!
+//! [`RxPlace`] sits behind [`crate::RxParser`] (see [`crate::RxCore`]). For
+//! every frame the parser reports (`meta_*`, one pulse after the frame's last
+//! beat) it decides, in one cycle, in the engine's order
+//! (`metaroce_firmware` `Nic::handle_datagram`, `Qp::on_packet`,
+//! `Qp::on_message`; first failure wins):
+//!
+//! | code | verdict | engine counter |
+//! |---|---|---|
+//! | 0 | placed (WRITE accepted) | `stats.data_accepted` |
+//! | 1–5 | parser drop reasons ([`crate::DropReason`]) | `truncated` … `bad_icrc` |
+//! | 6 | no QP with `dst_qpn` | `unknown_qp` |
+//! | 7 | QP neither RTR nor RTS | `qp_state` |
+//! | 8 | source QPN or source IP is not the peer | `wrong_peer` |
+//! | 9 | path ≥ 64 | `bad_path` |
+//! | 10 | not a WRITE: passed to the firmware | — |
+//! | 11 | stream ≥ the QP's streams | `bad_stream` |
+//! | 12 | connection PSN beyond the 256-PSN receive window | `conn_window` |
+//! | 13 | payload > MTU, or offset + payload > message length | `bad_length` |
+//! | 14 | connection PSN accepted before: not placed again | `stats.duplicates` |
+//! | 15 | rkey unknown, other PD, range outside the MR, or no REMOTE_WRITE | `remote_access` |
+//!
+//! Not checked here (the engine does it; see `docs/hardware.md`): message
+//! consistency (`bad_format` for a WRITE whose MSN was seen with another
+//! length) and the path-PSN window (`path_window`, a path PSN 2^30 ahead).
+//!
+//! # Store and forward
+//! The verdict (ICRC) is known only after a frame's last byte, so the
+//! parser's payload stream goes into a data FIFO first, and each verdict
+//! into a verdict FIFO. The output side pops a verdict, then that frame's
+//! beats (up to `tlast`): to the DMA port when placed, otherwise dropped. A
+//! dropped packet therefore never reaches the DMA port. The DMA port carries
+//! the payload only (the ICRC trailer is cut off with `tkeep`); `m_dma_first`
+//! marks a write's first beat, with `m_dma_addr` and `m_dma_len` valid.
+//! Frames longer than an MTU stop filling the data FIFO after
+//! [`CAP_BYTES`] (their verdict is `bad_length`), so the FIFO, sized for two
+//! such frames, never deadlocks. `can_accept` tells the parent to stop
+//! taking input while either FIFO is nearly full.
+//!
+//! # Tables
+//! Written by the firmware through `cfg_we`/`cfg_addr`/`cfg_data` (one
+//! 64-bit word per cycle); the map is in `docs/hardware.md` and in
+//! [`mod@cfg`]. 4 QPs and 4 MRs, looked up associatively (by QPN and by rkey).
+//! Each QP keeps its connection receive state: the cumulative connection PSN
+//! and a 256-bit bitmap of accepted PSNs above it (the engine's
+//! `ConnBitmap` with a 256-packet window), updated in the cycle of the
+//! verdict so back-to-back packets of one QP see each other.
+//!
+//! # Counters
+//! One 32-bit counter per verdict code; `cnt_sel` selects one, `cnt_val`
+//! shows it a cycle later.
+//!
+//! The block is custom Verilog (tables are arrays, which rust-hdl kernels
+//! cannot index); it has no rust-hdl simulation model and is verified
+//! under Verilator only (`metaroce-sim-tb`, against the engine).
+
+use rust_hdl::prelude::*;
+
+/// Payload bytes of one frame kept in the data FIFO; later beats of a
+/// longer (hence `bad_length`) frame are dropped on the way in, except the
+/// one with `tlast`.
+pub const CAP_BYTES: usize = 4160;
+/// QP table entries.
+pub const QPS: usize = 4;
+/// MR table entries.
+pub const MRS: usize = 4;
+/// Connection receive window in PSNs (the engine's `recv_window`).
+pub const CONN_WINDOW: u32 = 256;
+
+/// Table write port map: `cfg_addr = table << 6 | entry << 4 | word`.
+pub mod cfg {
+    /// Table select: QP table.
+    pub const QP: u8 = 0;
+    /// Table select: MR table.
+    pub const MR: u8 = 1;
+    /// Table select: global registers.
+    pub const GLOBAL: u8 = 2;
+    /// QP word 0: bit 0 valid, bits 2..1 state ([`STATE_RTR`], [`STATE_RTS`],
+    /// else [`STATE_IDLE`]: not receiving).
+    pub const QP_CTRL: u8 = 0;
+    /// QP state: RESET, INIT or ERR (drops with `qp_state`).
+    pub const STATE_IDLE: u8 = 0;
+    /// QP state: RTR.
+    pub const STATE_RTR: u8 = 1;
+    /// QP state: RTS.
+    pub const STATE_RTS: u8 = 2;
+    /// QP word 1: bits 31..0 QPN, bits 63..32 peer QPN.
+    pub const QP_QPNS: u8 = 1;
+    /// QP word 2: peer IP bits 127..64 (IPv4 mapped into IPv6).
+    pub const QP_PEER_IP_HI: u8 = 2;
+    /// QP word 3: peer IP bits 63..0.
+    pub const QP_PEER_IP_LO: u8 = 3;
+    /// QP word 4: bits 31..0 PD, bits 47..32 streams.
+    pub const QP_PD_STREAMS: u8 = 4;
+    /// QP word 5: bits 31..0 first connection PSN expected; clears the bitmap.
+    pub const QP_CONN_PSN: u8 = 5;
+    /// MR word 0: bit 0 valid, bits 3..1 access (LOCAL_WRITE, REMOTE_WRITE, REMOTE_READ).
+    pub const MR_CTRL: u8 = 0;
+    /// MR word 1: bits 31..0 rkey, bits 63..32 PD.
+    pub const MR_KEY_PD: u8 = 1;
+    /// MR word 2: base address.
+    pub const MR_BASE: u8 = 2;
+    /// MR word 3: length in bytes.
+    pub const MR_LEN: u8 = 3;
+    /// Global word 0: MTU (largest payload) in bytes, bits 15..0.
+    pub const GLOBAL_MTU: u8 = 0;
+
+    /// The `cfg_addr` of `word` of `entry` in `table`.
+    pub const fn addr(table: u8, entry: u8, word: u8) -> u8 {
+        table << 6 | entry << 4 | word
+    }
+}
+
+/// Verdict codes (`m_ev_code`); see the module docs.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Verdict {
+    /// WRITE accepted and placed.
+    Placed = 0,
+    /// Parser: truncated.
+    Truncated = 1,
+    /// Parser: bad version.
+    BadVersion = 2,
+    /// Parser: unknown opcode.
+    BadOpcode = 3,
+    /// Parser: payload on an opcode without one.
+    UnexpectedPayload = 4,
+    /// Parser: ICRC mismatch.
+    BadIcrc = 5,
+    /// No QP with the destination QPN.
+    UnknownQp = 6,
+    /// QP is not receiving (neither RTR nor RTS).
+    QpState = 7,
+    /// Source QPN or IP is not the connected peer.
+    WrongPeer = 8,
+    /// Path id ≥ 64.
+    BadPath = 9,
+    /// Not a WRITE: handed to the firmware.
+    Firmware = 10,
+    /// Stream id beyond the QP's streams.
+    BadStream = 11,
+    /// Connection PSN beyond the receive window.
+    ConnWindow = 12,
+    /// Payload longer than the MTU or than the message.
+    BadLength = 13,
+    /// Connection PSN already accepted.
+    Duplicate = 14,
+    /// rkey, PD, bounds or access check failed.
+    RemoteAccess = 15,
+}
+
+impl Verdict {
+    /// Every verdict, by code.
+    pub const ALL: [Verdict; 16] = [
+        Self::Placed,
+        Self::Truncated,
+        Self::BadVersion,
+        Self::BadOpcode,
+        Self::UnexpectedPayload,
+        Self::BadIcrc,
+        Self::UnknownQp,
+        Self::QpState,
+        Self::WrongPeer,
+        Self::BadPath,
+        Self::Firmware,
+        Self::BadStream,
+        Self::ConnWindow,
+        Self::BadLength,
+        Self::Duplicate,
+        Self::RemoteAccess,
+    ];
+
+    /// The verdict with code `code` (4 bits).
+    pub fn from_code(code: u8) -> Option<Self> {
+        Self::ALL.get(usize::from(code)).copied()
+    }
+}
+
+/// The placement block at `W`-bit beats (`B = W / 8` lanes).
+#[derive(LogicBlock, Default)]
+pub struct RxPlace<const W: usize, const B: usize> {
+    /// Clock.
+    pub clock: Signal<In, Clock>,
+    /// Synchronous reset: empties the FIFOs, invalidates every table entry,
+    /// zeroes the counters.
+    pub rst: Signal<In, Bit>,
+    /// Parser metadata pulse (see `RxParser::m_meta_valid`).
+    pub meta_valid: Signal<In, Bit>,
+    /// Parser verdict: drop.
+    pub meta_drop: Signal<In, Bit>,
+    /// Parser drop reason.
+    pub meta_reason: Signal<In, Bits<3>>,
+    /// Datagram length.
+    pub meta_len: Signal<In, Bits<16>>,
+    /// MSG opcode (the parser stripped 64 bytes, else 32).
+    pub meta_is_msg: Signal<In, Bit>,
+    /// Opcode.
+    pub meta_opcode: Signal<In, Bits<8>>,
+    /// Destination QPN.
+    pub meta_dst_qpn: Signal<In, Bits<32>>,
+    /// Source QPN.
+    pub meta_src_qpn: Signal<In, Bits<32>>,
+    /// Source IP.
+    pub meta_src_ip: Signal<In, Bits<128>>,
+    /// Stream id.
+    pub meta_stream: Signal<In, Bits<16>>,
+    /// Path id.
+    pub meta_path: Signal<In, Bits<16>>,
+    /// Connection PSN.
+    pub meta_conn_psn: Signal<In, Bits<32>>,
+    /// MSG message length.
+    pub meta_msg_len: Signal<In, Bits<32>>,
+    /// MSG offset.
+    pub meta_offset: Signal<In, Bits<32>>,
+    /// MSG remote address.
+    pub meta_remote_va: Signal<In, Bits<64>>,
+    /// MSG rkey.
+    pub meta_rkey: Signal<In, Bits<32>>,
+    /// Parser payload beats (headers stripped, ICRC still at the end).
+    pub s_tdata: Signal<In, Bits<W>>,
+    /// Payload byte enables.
+    pub s_tkeep: Signal<In, Bits<B>>,
+    /// Payload beat valid.
+    pub s_tvalid: Signal<In, Bit>,
+    /// Payload beat taken (the data FIFO has room).
+    pub s_tready: Signal<Out, Bit>,
+    /// Last payload beat of a frame.
+    pub s_tlast: Signal<In, Bit>,
+    /// Both FIFOs have room for what an upstream frame in flight can add:
+    /// the parent takes input only while this is high.
+    pub can_accept: Signal<Out, Bit>,
+    /// Table write strobe.
+    pub cfg_we: Signal<In, Bit>,
+    /// Table write address ([`cfg::addr`]).
+    pub cfg_addr: Signal<In, Bits<8>>,
+    /// Table write data.
+    pub cfg_data: Signal<In, Bits<64>>,
+    /// DMA write: first beat of a write; `m_dma_addr`/`m_dma_len` are valid.
+    pub m_dma_first: Signal<Out, Bit>,
+    /// DMA write destination address.
+    pub m_dma_addr: Signal<Out, Bits<64>>,
+    /// DMA write length in bytes.
+    pub m_dma_len: Signal<Out, Bits<16>>,
+    /// DMA write data, packed from lane 0.
+    pub m_dma_tdata: Signal<Out, Bits<W>>,
+    /// DMA write byte enables (packed).
+    pub m_dma_tkeep: Signal<Out, Bits<B>>,
+    /// DMA write beat valid.
+    pub m_dma_tvalid: Signal<Out, Bit>,
+    /// DMA engine takes the beat.
+    pub m_dma_tready: Signal<In, Bit>,
+    /// Last beat of the write.
+    pub m_dma_tlast: Signal<Out, Bit>,
+    /// One-cycle pulse per frame: its verdict is in `m_ev_code`.
+    pub m_ev_valid: Signal<Out, Bit>,
+    /// [`Verdict`] code.
+    pub m_ev_code: Signal<Out, Bits<4>>,
+    /// Counter select (a [`Verdict`] code).
+    pub cnt_sel: Signal<In, Bits<4>>,
+    /// The selected counter, one cycle after `cnt_sel`.
+    pub cnt_val: Signal<Out, Bits<32>>,
+}
+
+/// Depth of the data FIFO in beats: two capped frames plus slack, rounded
+/// up to a power of two.
+pub const fn data_fifo_depth(bytes_per_beat: usize) -> usize {
+    (2 * (CAP_BYTES.div_ceil(bytes_per_beat) + 4)).next_power_of_two()
+}
+
+/// Depth of the verdict FIFO.
+const VERDICTS: usize = 32;
+
+impl<const W: usize, const B: usize> Logic for RxPlace<W, B> {
+    /// No rust-hdl model: the block is verified under Verilator only.
+    fn update(&mut self) {}
+
+    fn connect(&mut self) {
+        assert_eq!(W, 8 * B, "RxPlace: W must be 8 * B");
+        self.s_tready.connect();
+        self.can_accept.connect();
+        self.m_dma_first.connect();
+        self.m_dma_addr.connect();
+        self.m_dma_len.connect();
+        self.m_dma_tdata.connect();
+        self.m_dma_tkeep.connect();
+        self.m_dma_tvalid.connect();
+        self.m_dma_tlast.connect();
+        self.m_ev_valid.connect();
+        self.m_ev_code.connect();
+        self.cnt_val.connect();
+    }
+
+    fn hdl(&self) -> Verilog {
+        let depth = data_fifo_depth(B);
+        let dbits = depth.trailing_zeros();
+        let cap_beats = CAP_BYTES.div_ceil(B);
+        let vbits = VERDICTS.trailing_zeros();
+        Verilog::Custom(format!(
+            include_str!("rx_place.v.in"),
+            B = B,
+            WM1 = W - 1,
+            BM1 = B - 1,
+            DEPTH = depth,
+            DBITS = dbits,
+            DBM1 = dbits - 1,
+            CAP_BEATS = cap_beats,
+            VDEPTH = VERDICTS,
+            VBITS = vbits,
+            VBM1 = vbits - 1,
+            QPS = QPS,
+            MRS = MRS,
+        ))
+    }
+}

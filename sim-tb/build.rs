@@ -1,0 +1,307 @@
+//! Builds the Verilator models of the RTL:
+//! 1. emits each module's Verilog through `metaroce-hdl`,
+//! 2. Verilates it (`verilator --cc -Wall`, lint waivers from
+//!    `metaroce_hdl::LINT_WAIVERS`),
+//! 3. compiles the generated C++, Verilator's runtime and the C shim
+//!    (`csrc/vshim.h`) with `cc`, and writes the port tables the Rust wrapper
+//!    uses.
+//!
+//! The Verilator binary is `$METAROCE_VERILATOR`, else `verilator` on `PATH`.
+//! Without Verilator the crate still builds (a cargo warning is printed) and
+//! every model reports "Verilator not found"; set
+//! `METAROCE_REQUIRE_VERILATOR=1` (CI) to make that a build error instead.
+
+use std::env;
+use std::fmt::Write as _;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// One Verilated model: its `--prefix` (also the C symbol prefix) and source.
+struct ModelSpec {
+    prefix: &'static str,
+    verilog: fn() -> String,
+}
+
+const MODELS: &[ModelSpec] = &[
+    ModelSpec {
+        prefix: "rx_parser_64",
+        verilog: || metaroce_hdl::rx_parser_verilog(64),
+    },
+    ModelSpec {
+        prefix: "rx_parser_512",
+        verilog: || metaroce_hdl::rx_parser_verilog(512),
+    },
+    ModelSpec {
+        prefix: "rx_core_64",
+        verilog: || metaroce_hdl::rx_core_verilog(64),
+    },
+    ModelSpec {
+        prefix: "rx_core_512",
+        verilog: || metaroce_hdl::rx_core_verilog(512),
+    },
+];
+
+const MISSING: &str = "Verilator not found: apt-get install verilator";
+
+fn main() {
+    println!("cargo::rerun-if-changed=build.rs");
+    println!("cargo::rerun-if-changed=csrc/vshim.h");
+    println!("cargo::rerun-if-env-changed=METAROCE_REQUIRE_VERILATOR");
+    println!("cargo::rerun-if-env-changed=METAROCE_VERILATOR");
+    println!("cargo::rustc-check-cfg=cfg(verilator)");
+    let out = PathBuf::from(env::var_os("OUT_DIR").expect("OUT_DIR"));
+
+    let mut sources = Vec::new();
+    for m in MODELS {
+        let path = out.join(format!("{}.v", m.prefix));
+        let text = (m.verilog)();
+        fs::write(&path, &text).expect("write Verilog");
+        sources.push((m, path, text));
+    }
+
+    write_drop_reasons(&out);
+    write_core_codes(&out);
+
+    let verilator =
+        env::var_os("METAROCE_VERILATOR").map_or_else(|| "verilator".into(), PathBuf::from);
+    let Some(root) = verilator_root(&verilator) else {
+        if env::var_os("METAROCE_REQUIRE_VERILATOR").is_some_and(|v| v != "0") {
+            panic!("{MISSING} (METAROCE_REQUIRE_VERILATOR is set)");
+        }
+        println!("cargo::warning={MISSING} (RTL benches will skip)");
+        // Re-run once it is installed (a missing path always counts as changed).
+        println!("cargo::rerun-if-changed=/usr/bin/verilator");
+        write_port_tables(&out, &[]);
+        return;
+    };
+    println!("cargo::rustc-cfg=verilator");
+
+    let include = root.join("include");
+    let mut build = cc::Build::new();
+    build
+        .cpp(true)
+        .std("c++17")
+        .warnings(false)
+        .opt_level(2)
+        .include(&include)
+        .include(include.join("vltstd"))
+        .define("VM_COVERAGE", "0")
+        .define("VM_SC", "0")
+        .define("VM_TRACE", "1")
+        .define("VM_TRACE_FST", "0")
+        .define("VM_TRACE_VCD", "1");
+    for f in [
+        "verilated.cpp",
+        "verilated_threads.cpp",
+        "verilated_vcd_c.cpp",
+    ] {
+        build.file(include.join(f));
+    }
+
+    let mut tables = Vec::new();
+    for (m, path, text) in &sources {
+        let mdir = out.join(format!("obj_{}", m.prefix));
+        let _ = fs::remove_dir_all(&mdir);
+        let class = format!("V{}", m.prefix);
+        let status = Command::new(&verilator)
+            .args(["--cc", "-Wall"])
+            .args(metaroce_hdl::LINT_WAIVERS.iter().map(|(flag, _)| flag))
+            .args([
+                "--trace",
+                "-O3",
+                "--x-assign",
+                "fast",
+                "--x-initial",
+                "fast",
+            ])
+            .args(["--top-module", "top", "--prefix", &class, "--Mdir"])
+            .arg(&mdir)
+            .arg(path)
+            .status()
+            .expect("run verilator");
+        assert!(status.success(), "verilator failed on {}", path.display());
+
+        let ports = parse_ports(text);
+        let shim = out.join(format!("shim_{}.cpp", m.prefix));
+        fs::write(&shim, shim_source(m.prefix, &class, &ports)).expect("write shim");
+        build.include(&mdir).file(&shim);
+        let mut cpps: Vec<_> = fs::read_dir(&mdir)
+            .expect("read Mdir")
+            .map(|e| e.expect("dir entry").path())
+            .filter(|p| p.extension().is_some_and(|e| e == "cpp"))
+            .collect();
+        cpps.sort();
+        build.files(cpps);
+        tables.push((m.prefix, ports));
+    }
+    build.compile("metaroce_vmodels");
+    println!("cargo::rustc-link-lib=pthread");
+    write_port_tables(&out, &tables);
+}
+
+/// `VERILATOR_ROOT` as reported by the `verilator` binary, if it runs.
+fn verilator_root(verilator: &Path) -> Option<PathBuf> {
+    let out = Command::new(verilator)
+        .arg("--getenv")
+        .arg("VERILATOR_ROOT")
+        .output()
+        .ok()?;
+    if !out.status.success() {
+        return None;
+    }
+    let root = PathBuf::from(String::from_utf8(out.stdout).ok()?.trim());
+    if !root.join("include/verilated.cpp").is_file() {
+        return None;
+    }
+    if let Some(bin) = which(verilator) {
+        println!("cargo::rerun-if-changed={}", bin.display());
+    }
+    Some(root)
+}
+
+/// The file `verilator` names: itself if it has a directory part, else the
+/// first match on `PATH`.
+fn which(verilator: &Path) -> Option<PathBuf> {
+    if verilator.components().count() > 1 {
+        return Some(verilator.to_owned());
+    }
+    env::var_os("PATH")
+        .into_iter()
+        .flat_map(|p| env::split_paths(&p).collect::<Vec<_>>())
+        .map(|d| d.join(verilator))
+        .find(|p| p.is_file())
+}
+
+/// Top-level ports (name, bits) from rust-hdl's port declarations, in order.
+fn parse_ports(verilog: &str) -> Vec<(String, usize)> {
+    let top = verilog
+        .split("module top(")
+        .nth(1)
+        .expect("module top in emitted Verilog");
+    let mut ports = Vec::new();
+    for line in top.lines().map(str::trim) {
+        if line.starts_with("// Constant") || line.starts_with("// Stub") {
+            break;
+        }
+        if !(line.starts_with("input ") || line.starts_with("output ")) {
+            continue;
+        }
+        let decl = line.trim_end_matches(';');
+        let name = decl.split_whitespace().last().expect("port name");
+        let bits = match (decl.find('['), decl.find(':')) {
+            (Some(l), Some(c)) => decl[l + 1..c].trim().parse::<usize>().expect("msb") + 1,
+            _ => 1,
+        };
+        ports.push((name.to_string(), bits));
+    }
+    assert!(!ports.is_empty(), "no ports parsed");
+    ports
+}
+
+fn shim_source(prefix: &str, class: &str, ports: &[(String, usize)]) -> String {
+    let mut set = String::new();
+    let mut get = String::new();
+    for (i, (name, _)) in ports.iter().enumerate() {
+        write!(set, "case {i}: vshim::put(top->{name}, words); break; ").unwrap();
+        write!(get, "case {i}: vshim::take(top->{name}, words); break; ").unwrap();
+    }
+    format!(
+        "#include \"{class}.h\"\n#define VSHIM_MODEL {class}\n#define VSHIM_FN(n) {prefix}_##n\n\
+         #define VSHIM_SET_CASES {set}\n#define VSHIM_GET_CASES {get}\n#include \"{}\"\n",
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("csrc/vshim.h")
+            .display()
+    )
+}
+
+/// `ports.rs`: `(name, bits)` per model, indexed by the shim's port ids.
+fn write_port_tables(out: &Path, tables: &[(&str, Vec<(String, usize)>)]) {
+    let mut rs = String::new();
+    for (prefix, ports) in tables {
+        writeln!(
+            rs,
+            "/// Ports of `{prefix}`: (name, bits), index = shim port id.\n\
+             pub(crate) const {}_PORTS: &[(&str, usize)] = &{ports:?};",
+            prefix.to_uppercase()
+        )
+        .unwrap();
+    }
+    fs::write(out.join("ports.rs"), rs).expect("write ports.rs");
+}
+
+/// `drop_reasons.rs`: the RX parser's `m_meta_reason` codes, taken from
+/// `metaroce_hdl::DropReason` so the bench never restates them.
+fn write_drop_reasons(out: &Path) {
+    use metaroce_hdl::DropReason as R;
+    let mut rs = String::new();
+    for (name, r) in [
+        ("NONE", R::None),
+        ("TRUNCATED", R::Truncated),
+        ("BAD_VERSION", R::BadVersion),
+        ("BAD_OPCODE", R::BadOpcode),
+        ("UNEXPECTED_PAYLOAD", R::UnexpectedPayload),
+        ("BAD_ICRC", R::BadIcrc),
+    ] {
+        writeln!(
+            rs,
+            "/// `DropReason::{r:?}`.\npub const {name}: u8 = {};",
+            r as u8
+        )
+        .unwrap();
+    }
+    fs::write(out.join("drop_reasons.rs"), rs).expect("write drop_reasons.rs");
+}
+
+/// `core_codes.rs`: the receive core's verdict codes and table map, taken
+/// from `metaroce_hdl::rx_place` so the bench never restates them.
+fn write_core_codes(out: &Path) {
+    use metaroce_hdl::rx_place::{CONN_WINDOW, Verdict, cfg};
+    let mut rs = String::new();
+    for v in Verdict::ALL {
+        let name: String = format!("{v:?}")
+            .chars()
+            .flat_map(|c| {
+                let sep = c.is_uppercase().then_some('_');
+                sep.into_iter().chain(c.to_uppercase())
+            })
+            .collect();
+        writeln!(
+            rs,
+            "/// `Verdict::{v:?}`.\npub const V{name}: u8 = {};",
+            v as u8
+        )
+        .unwrap();
+    }
+    for (name, v) in [
+        ("CFG_QP", cfg::QP),
+        ("CFG_MR", cfg::MR),
+        ("CFG_GLOBAL", cfg::GLOBAL),
+        ("QP_CTRL", cfg::QP_CTRL),
+        ("QP_QPNS", cfg::QP_QPNS),
+        ("QP_PEER_IP_HI", cfg::QP_PEER_IP_HI),
+        ("QP_PEER_IP_LO", cfg::QP_PEER_IP_LO),
+        ("QP_PD_STREAMS", cfg::QP_PD_STREAMS),
+        ("QP_CONN_PSN", cfg::QP_CONN_PSN),
+        ("MR_CTRL", cfg::MR_CTRL),
+        ("MR_KEY_PD", cfg::MR_KEY_PD),
+        ("MR_BASE", cfg::MR_BASE),
+        ("MR_LEN", cfg::MR_LEN),
+        ("GLOBAL_MTU", cfg::GLOBAL_MTU),
+        ("QP_STATE_INIT", cfg::STATE_IDLE),
+        ("QP_STATE_RTR", cfg::STATE_RTR),
+    ] {
+        writeln!(
+            rs,
+            "/// `rx_place::cfg` value.\npub const {name}: u8 = {v};"
+        )
+        .unwrap();
+    }
+    writeln!(
+        rs,
+        "/// Connection receive window of the RTL.\npub const CONN_WINDOW: u32 = {CONN_WINDOW};\n\
+         /// `rx_place::cfg::addr`.\npub const fn cfg_addr(table: u8, entry: u8, word: u8) -> u8 {{ table << 6 | entry << 4 | word }}"
+    )
+    .unwrap();
+    fs::write(out.join("core_codes.rs"), rs).expect("write core_codes.rs");
+}

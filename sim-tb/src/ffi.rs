@@ -1,0 +1,184 @@
+//! The C ABI of the Verilator shim (`csrc/vshim.h`): the crate's only
+//! `unsafe` code. [`Handle`] owns one model instance.
+
+use std::ffi::{CString, c_char, c_int, c_void};
+use std::path::Path;
+use std::ptr::NonNull;
+
+use crate::{Model, SimError};
+
+include!(concat!(env!("OUT_DIR"), "/ports.rs"));
+
+/// Entry points of one model's shim.
+pub(crate) struct ModelFns {
+    new: unsafe extern "C" fn() -> *mut c_void,
+    free: unsafe extern "C" fn(*mut c_void),
+    eval: unsafe extern "C" fn(*mut c_void),
+    tick: unsafe extern "C" fn(*mut c_void),
+    set: unsafe extern "C" fn(*mut c_void, u32, *const u32),
+    get: unsafe extern "C" fn(*mut c_void, u32, *mut u32),
+    trace_open: unsafe extern "C" fn(*mut c_void, *const c_char) -> c_int,
+    /// (name, bits) per port; the index is the port id of `set`/`get`.
+    pub(crate) ports: &'static [(&'static str, usize)],
+}
+
+/// Declares one model's shim entry points and its [`ModelFns`] table.
+macro_rules! model {
+    ($table:ident, $ports:ident, $new:ident, $free:ident, $eval:ident, $tick:ident,
+     $set:ident, $get:ident, $trace:ident) => {
+        unsafe extern "C" {
+            fn $new() -> *mut c_void;
+            fn $free(h: *mut c_void);
+            fn $eval(h: *mut c_void);
+            fn $tick(h: *mut c_void);
+            fn $set(h: *mut c_void, port: u32, words: *const u32);
+            fn $get(h: *mut c_void, port: u32, words: *mut u32);
+            fn $trace(h: *mut c_void, path: *const c_char) -> c_int;
+        }
+
+        static $table: ModelFns = ModelFns {
+            new: $new,
+            free: $free,
+            eval: $eval,
+            tick: $tick,
+            set: $set,
+            get: $get,
+            trace_open: $trace,
+            ports: $ports,
+        };
+    };
+}
+
+model!(
+    RX_PARSER_64,
+    RX_PARSER_64_PORTS,
+    rx_parser_64_new,
+    rx_parser_64_free,
+    rx_parser_64_eval,
+    rx_parser_64_tick,
+    rx_parser_64_set,
+    rx_parser_64_get,
+    rx_parser_64_trace_open
+);
+model!(
+    RX_PARSER_512,
+    RX_PARSER_512_PORTS,
+    rx_parser_512_new,
+    rx_parser_512_free,
+    rx_parser_512_eval,
+    rx_parser_512_tick,
+    rx_parser_512_set,
+    rx_parser_512_get,
+    rx_parser_512_trace_open
+);
+model!(
+    RX_CORE_64,
+    RX_CORE_64_PORTS,
+    rx_core_64_new,
+    rx_core_64_free,
+    rx_core_64_eval,
+    rx_core_64_tick,
+    rx_core_64_set,
+    rx_core_64_get,
+    rx_core_64_trace_open
+);
+model!(
+    RX_CORE_512,
+    RX_CORE_512_PORTS,
+    rx_core_512_new,
+    rx_core_512_free,
+    rx_core_512_eval,
+    rx_core_512_tick,
+    rx_core_512_set,
+    rx_core_512_get,
+    rx_core_512_trace_open
+);
+
+/// Words of 32 bits that carry a `bits`-wide port (Verilator's layout).
+pub(crate) fn words_for(bits: usize) -> usize {
+    bits.div_ceil(32).max(1)
+}
+
+/// One live Verilated model; freed on drop.
+pub(crate) struct Handle {
+    ptr: NonNull<c_void>,
+    fns: &'static ModelFns,
+}
+
+impl Handle {
+    /// A fresh model instance.
+    pub(crate) fn new(model: Model) -> Result<Self, SimError> {
+        let fns = match model {
+            Model::RxParser64 => &RX_PARSER_64,
+            Model::RxParser512 => &RX_PARSER_512,
+            Model::RxCore64 => &RX_CORE_64,
+            Model::RxCore512 => &RX_CORE_512,
+        };
+        // SAFETY: `new` takes no arguments and returns a heap object it owns
+        // over to us (C++ `new` throws rather than returning null; we still
+        // check).
+        let raw = unsafe { (fns.new)() };
+        let ptr = NonNull::new(raw).expect("Verilator model allocation returned null");
+        Ok(Self { ptr, fns })
+    }
+
+    pub(crate) fn ports(&self) -> &'static [(&'static str, usize)] {
+        self.fns.ports
+    }
+
+    pub(crate) fn eval(&mut self) {
+        // SAFETY: `ptr` came from this model's `new` and is live until drop.
+        unsafe { (self.fns.eval)(self.ptr.as_ptr()) }
+    }
+
+    pub(crate) fn tick(&mut self) {
+        // SAFETY: as in `eval`.
+        unsafe { (self.fns.tick)(self.ptr.as_ptr()) }
+    }
+
+    /// Writes port `id` from `words` (little-endian 32-bit words).
+    pub(crate) fn set(&mut self, id: usize, words: &[u32]) {
+        let (_, bits) = self.fns.ports[id];
+        assert!(
+            words.len() >= words_for(bits),
+            "too few words for port {id}"
+        );
+        // SAFETY: `ptr` is live; `id` indexes the port table the shim's switch
+        // was generated from; the shim reads exactly `words_for(bits)` words,
+        // which the assert above guarantees are there.
+        unsafe { (self.fns.set)(self.ptr.as_ptr(), id as u32, words.as_ptr()) }
+    }
+
+    /// Reads port `id` into `words` (little-endian 32-bit words).
+    pub(crate) fn get(&self, id: usize, words: &mut [u32]) {
+        let (_, bits) = self.fns.ports[id];
+        assert!(
+            words.len() >= words_for(bits),
+            "too few words for port {id}"
+        );
+        // SAFETY: as in `set`; the shim writes exactly `words_for(bits)` words
+        // into the buffer checked above and does not modify the model.
+        unsafe { (self.fns.get)(self.ptr.as_ptr(), id as u32, words.as_mut_ptr()) }
+    }
+
+    /// Starts a VCD dump to `path`; every later `tick` is recorded.
+    pub(crate) fn trace_open(&mut self, path: &Path) -> Result<(), SimError> {
+        let c = CString::new(path.as_os_str().as_encoded_bytes())
+            .map_err(|_| SimError::Trace(path.to_owned()))?;
+        // SAFETY: `ptr` is live; `c` is a NUL-terminated string that outlives
+        // the call (the shim copies the file name when opening).
+        let rc = unsafe { (self.fns.trace_open)(self.ptr.as_ptr(), c.as_ptr()) };
+        if rc == 0 {
+            Ok(())
+        } else {
+            Err(SimError::Trace(path.to_owned()))
+        }
+    }
+}
+
+impl Drop for Handle {
+    fn drop(&mut self) {
+        // SAFETY: `ptr` came from `new` and is freed exactly once, here.
+        unsafe { (self.fns.free)(self.ptr.as_ptr()) }
+    }
+}

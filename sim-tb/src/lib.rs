@@ -1,0 +1,210 @@
+//! Verilator co-simulation of the MetaRoCE RTL.
+//!
+//! `build.rs` emits each `metaroce-hdl` module's Verilog, Verilates it and
+//! compiles it with a small C++ shim. [`Sim`] is the safe, generic handle to
+//! one model (ports by name, values as integers or little-endian bytes,
+//! clocking, reset, VCD); per-module drivers ([`rx_parser::RxParserTb`],
+//! [`rx_core::RxCoreTb`]) sit on top, and the reference checks
+//! ([`rx_check`] against `metaroce-proto`, [`core_check`] against the
+//! engine) on top of those. All `unsafe` code is in the private `ffi`
+//! module.
+//!
+//! Without Verilator installed the crate still builds, and [`Sim::new`]
+//! returns [`SimError::VerilatorMissing`]; benches then skip with its
+//! message.
+
+#[cfg(verilator)]
+mod ffi;
+#[cfg(not(verilator))]
+#[path = "ffi_missing.rs"]
+mod ffi;
+
+pub mod core_check;
+pub mod rx_check;
+pub mod rx_core;
+pub mod rx_parser;
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// The Verilated models this crate builds.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Model {
+    /// `metaroce_hdl::RxParser64`: 64-bit beats.
+    RxParser64,
+    /// `metaroce_hdl::RxParser512`: 512-bit beats.
+    RxParser512,
+    /// `metaroce_hdl::RxCore<64, 8>`: parser, ICRC, tables, placement.
+    RxCore64,
+    /// `metaroce_hdl::RxCore<512, 64>`.
+    RxCore512,
+}
+
+/// Why a simulation could not be set up.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SimError {
+    /// The crate was built on a machine without Verilator.
+    VerilatorMissing,
+    /// The model has no port of this name.
+    NoSuchPort(String),
+    /// The VCD file could not be opened.
+    Trace(PathBuf),
+}
+
+impl fmt::Display for SimError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::VerilatorMissing => write!(f, "Verilator not found: apt-get install verilator"),
+            Self::NoSuchPort(p) => write!(f, "no port named {p}"),
+            Self::Trace(p) => write!(f, "cannot open VCD file {}", p.display()),
+        }
+    }
+}
+
+impl std::error::Error for SimError {}
+
+/// A resolved port of a [`Sim`]: look it up once with [`Sim::port`].
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Port {
+    id: usize,
+    bits: usize,
+}
+
+impl Port {
+    /// Width in bits.
+    pub fn bits(&self) -> usize {
+        self.bits
+    }
+}
+
+/// One Verilated model instance.
+pub struct Sim {
+    handle: ffi::Handle,
+    words: Vec<u32>,
+    cycles: u64,
+}
+
+impl Sim {
+    /// A fresh instance of `model` (registers at their initial values; call
+    /// [`Sim::reset`] before use).
+    pub fn new(model: Model) -> Result<Self, SimError> {
+        let handle = ffi::Handle::new(model)?;
+        let max_words = handle
+            .ports()
+            .iter()
+            .map(|&(_, bits)| ffi::words_for(bits))
+            .max()
+            .unwrap_or(1);
+        Ok(Self {
+            handle,
+            words: vec![0; max_words],
+            cycles: 0,
+        })
+    }
+
+    /// The port called `name` (the rust-hdl field name).
+    pub fn port(&self, name: &str) -> Result<Port, SimError> {
+        self.handle
+            .ports()
+            .iter()
+            .position(|&(n, _)| n == name)
+            .map(|id| Port {
+                id,
+                bits: self.handle.ports()[id].1,
+            })
+            .ok_or_else(|| SimError::NoSuchPort(name.to_owned()))
+    }
+
+    /// Drives a port of at most 64 bits.
+    ///
+    /// # Panics
+    /// If the port is wider than 64 bits or `value` does not fit in it.
+    pub fn set(&mut self, port: Port, value: u64) {
+        assert!(port.bits <= 64, "use set_bytes for wide ports");
+        assert!(
+            port.bits == 64 || value >> port.bits == 0,
+            "value {value:#x} does not fit {} bits",
+            port.bits
+        );
+        self.words[0] = value as u32;
+        if self.words.len() > 1 {
+            self.words[1] = (value >> 32) as u32;
+        }
+        self.handle.set(port.id, &self.words);
+    }
+
+    /// Drives a port from little-endian bytes (byte 0 = bits 7..0, i.e.
+    /// AXI-Stream lane order); missing bytes are zero.
+    ///
+    /// # Panics
+    /// If more bytes are given than the port holds.
+    pub fn set_bytes(&mut self, port: Port, bytes: &[u8]) {
+        let n = ffi::words_for(port.bits);
+        assert!(
+            bytes.len() <= 4 * n,
+            "{} bytes for a {}-bit port",
+            bytes.len(),
+            port.bits
+        );
+        for (i, w) in self.words[..n].iter_mut().enumerate() {
+            let mut le = [0u8; 4];
+            for (j, b) in le.iter_mut().enumerate() {
+                *b = bytes.get(4 * i + j).copied().unwrap_or(0);
+            }
+            *w = u32::from_le_bytes(le);
+        }
+        self.handle.set(port.id, &self.words);
+    }
+
+    /// Reads a port of at most 64 bits.
+    ///
+    /// # Panics
+    /// If the port is wider than 64 bits.
+    pub fn get(&mut self, port: Port) -> u64 {
+        assert!(port.bits <= 64, "use get_bytes for wide ports");
+        self.handle.get(port.id, &mut self.words);
+        let hi = if port.bits > 32 { self.words[1] } else { 0 };
+        u64::from(self.words[0]) | (u64::from(hi) << 32)
+    }
+
+    /// Reads a port as little-endian bytes into `out` (up to its length).
+    pub fn get_bytes(&mut self, port: Port, out: &mut [u8]) {
+        let n = ffi::words_for(port.bits);
+        self.handle.get(port.id, &mut self.words);
+        for (i, b) in out.iter_mut().enumerate().take(4 * n) {
+            *b = self.words[i / 4].to_le_bytes()[i % 4];
+        }
+    }
+
+    /// Settles combinational logic after inputs changed.
+    pub fn eval(&mut self) {
+        self.handle.eval();
+    }
+
+    /// One clock cycle (`clock` low then high); registers take their inputs.
+    pub fn tick(&mut self) {
+        self.handle.tick();
+        self.cycles += 1;
+    }
+
+    /// Clock cycles run so far.
+    pub fn cycles(&self) -> u64 {
+        self.cycles
+    }
+
+    /// Holds the model's `rst` port high for two cycles, then low.
+    pub fn reset(&mut self) -> Result<(), SimError> {
+        let rst = self.port("rst")?;
+        self.set(rst, 1);
+        self.tick();
+        self.tick();
+        self.set(rst, 0);
+        self.eval();
+        Ok(())
+    }
+
+    /// Dumps every later cycle to a VCD file at `path`.
+    pub fn trace(&mut self, path: &Path) -> Result<(), SimError> {
+        self.handle.trace_open(path)
+    }
+}

@@ -1,0 +1,282 @@
+//! Driver for the Verilated receive core (`metaroce_hdl::RxCore`): writes
+//! its tables, feeds datagrams as AXI-Stream beats, and collects verdicts
+//! and DMA writes.
+
+use crate::rx_parser::Frame;
+use crate::{Model, Port, Sim, SimError};
+
+/// One DMA write the core issued.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DmaWrite {
+    /// Destination address.
+    pub addr: u64,
+    /// Bytes written.
+    pub data: Vec<u8>,
+}
+
+/// What one [`RxCoreTb::run`] produced.
+#[derive(Clone, Debug, Default)]
+pub struct CoreOutput {
+    /// Verdict code per datagram, in order (`metaroce_hdl::Verdict`).
+    pub verdicts: Vec<u8>,
+    /// DMA writes, in order.
+    pub writes: Vec<DmaWrite>,
+    /// DMA port rule violations (length disagreeing with the data, holes
+    /// in `tkeep`, a write that never ends).
+    pub protocol_errors: Vec<String>,
+    /// Clock cycles.
+    pub cycles: u64,
+    /// Input beats accepted.
+    pub beats: u64,
+    /// Cycles with an input beat offered and refused.
+    pub bubbles: u64,
+}
+
+/// Per-cycle stimulus choice: `(offer a beat, DMA ready)`.
+pub type Knobs<'a> = &'a mut dyn FnMut() -> (bool, bool);
+
+struct Ports {
+    tdata: Port,
+    tkeep: Port,
+    tvalid: Port,
+    tready: Port,
+    tlast: Port,
+    pseudo: [Port; 5],
+    cfg_we: Port,
+    cfg_addr: Port,
+    cfg_data: Port,
+    dma_first: Port,
+    dma_addr: Port,
+    dma_len: Port,
+    dma_tdata: Port,
+    dma_tkeep: Port,
+    dma_tvalid: Port,
+    dma_tready: Port,
+    dma_tlast: Port,
+    ev_valid: Port,
+    ev_code: Port,
+    cnt_sel: Port,
+    cnt_val: Port,
+}
+
+/// The receive core at one width, behind a [`Sim`].
+pub struct RxCoreTb {
+    sim: Sim,
+    lanes: usize,
+    p: Ports,
+}
+
+impl RxCoreTb {
+    /// A reset core with `width`-bit beats (64 or 512); its tables are empty.
+    ///
+    /// # Panics
+    /// For other widths.
+    pub fn new(width: usize) -> Result<Self, SimError> {
+        let model = match width {
+            64 => Model::RxCore64,
+            512 => Model::RxCore512,
+            w => panic!("no Verilated RX core of width {w}"),
+        };
+        let mut sim = Sim::new(model)?;
+        let p = Ports {
+            tdata: sim.port("s_axis_tdata")?,
+            tkeep: sim.port("s_axis_tkeep")?,
+            tvalid: sim.port("s_axis_tvalid")?,
+            tready: sim.port("s_axis_tready")?,
+            tlast: sim.port("s_axis_tlast")?,
+            pseudo: [
+                sim.port("s_pseudo_src_ip")?,
+                sim.port("s_pseudo_dst_ip")?,
+                sim.port("s_pseudo_src_port")?,
+                sim.port("s_pseudo_dst_port")?,
+                sim.port("s_pseudo_udp_len")?,
+            ],
+            cfg_we: sim.port("cfg_we")?,
+            cfg_addr: sim.port("cfg_addr")?,
+            cfg_data: sim.port("cfg_data")?,
+            dma_first: sim.port("m_dma_first")?,
+            dma_addr: sim.port("m_dma_addr")?,
+            dma_len: sim.port("m_dma_len")?,
+            dma_tdata: sim.port("m_dma_tdata")?,
+            dma_tkeep: sim.port("m_dma_tkeep")?,
+            dma_tvalid: sim.port("m_dma_tvalid")?,
+            dma_tready: sim.port("m_dma_tready")?,
+            dma_tlast: sim.port("m_dma_tlast")?,
+            ev_valid: sim.port("m_ev_valid")?,
+            ev_code: sim.port("m_ev_code")?,
+            cnt_sel: sim.port("cnt_sel")?,
+            cnt_val: sim.port("cnt_val")?,
+        };
+        assert_eq!(p.tdata.bits(), width);
+        sim.reset()?;
+        Ok(Self {
+            sim,
+            lanes: width / 8,
+            p,
+        })
+    }
+
+    /// The underlying simulation (VCD tracing, cycle counts).
+    pub fn sim(&mut self) -> &mut Sim {
+        &mut self.sim
+    }
+
+    /// Writes one table word (`metaroce_hdl::rx_place::cfg`), one cycle.
+    pub fn write_cfg(&mut self, addr: u8, data: u64) {
+        self.sim.set(self.p.cfg_we, 1);
+        self.sim.set(self.p.cfg_addr, addr.into());
+        self.sim.set(self.p.cfg_data, data);
+        self.sim.tick();
+        self.sim.set(self.p.cfg_we, 0);
+        self.sim.eval();
+    }
+
+    /// The RTL's counter for verdict `code`.
+    pub fn counter(&mut self, code: u8) -> u64 {
+        self.sim.set(self.p.cnt_sel, code.into());
+        self.sim.tick();
+        self.sim.eval();
+        self.sim.get(self.p.cnt_val)
+    }
+
+    fn drive_pseudo(&mut self, frame: &Frame) {
+        let ph = &frame.pseudo;
+        let mut ip = ph.src_ip;
+        ip.reverse();
+        self.sim.set_bytes(self.p.pseudo[0], &ip);
+        let mut ip = ph.dst_ip;
+        ip.reverse();
+        self.sim.set_bytes(self.p.pseudo[1], &ip);
+        self.sim.set(self.p.pseudo[2], ph.src_port.into());
+        self.sim.set(self.p.pseudo[3], ph.dst_port.into());
+        let udp_len = (frame.bytes.len() + 8).min(usize::from(u16::MAX));
+        self.sim.set(self.p.pseudo[4], udp_len as u64);
+    }
+
+    /// Sends `frames` one after another and runs until every verdict came
+    /// out and the DMA port has been idle, since the last one, for as long as
+    /// discarding two maximal frames takes. `knobs` is asked
+    /// each cycle whether to offer a beat and whether the DMA port is ready.
+    ///
+    /// # Panics
+    /// On an empty frame, or if the core stops producing verdicts.
+    pub fn run(&mut self, frames: &[Frame], knobs: Knobs<'_>) -> CoreOutput {
+        assert!(frames.iter().all(|f| !f.bytes.is_empty()), "empty frame");
+        let lanes = self.lanes;
+        let start = self.sim.cycles();
+        let mut out = CoreOutput::default();
+        let (mut frame, mut off) = (0usize, 0usize);
+        let mut beat = vec![0u8; lanes];
+        let mut obeat = vec![0u8; lanes];
+        let mut okeep = [0u8; 8];
+        let mut open: Option<(u64, usize, Vec<u8>)> = None;
+        let (mut idle, mut stuck) = (0u32, 0u32);
+        // Long enough for the core to discard two maximal frames' beats
+        // after the last verdict without showing anything on the DMA port.
+        let drain = (2 * 65536 / lanes + 64) as u32;
+        while out.verdicts.len() < frames.len() || idle < drain {
+            let (offer, ready) = knobs();
+            let valid = offer && frame < frames.len();
+            let (mut n, mut last) = (0, false);
+            if valid {
+                if off == 0 {
+                    self.drive_pseudo(&frames[frame]);
+                }
+                let f = &frames[frame].bytes;
+                n = (f.len() - off).min(lanes);
+                last = off + n == f.len();
+                beat[..n].copy_from_slice(&f[off..off + n]);
+                for (i, b) in beat[n..].iter_mut().enumerate() {
+                    *b = 0x5A ^ (i as u8).wrapping_mul(29);
+                }
+                self.sim.set_bytes(self.p.tdata, &beat);
+                let keep = if n == 64 { u64::MAX } else { (1u64 << n) - 1 };
+                self.sim.set(self.p.tkeep, keep);
+            }
+            self.sim.set(self.p.tvalid, u64::from(valid));
+            self.sim.set(self.p.tlast, u64::from(last));
+            self.sim.set(self.p.dma_tready, u64::from(ready));
+            self.sim.eval();
+
+            let tready = self.sim.get(self.p.tready) == 1;
+            if valid && !tready {
+                out.bubbles += 1;
+            }
+            let dma = self.sim.get(self.p.dma_tvalid) == 1;
+            idle = if dma || open.is_some() { 0 } else { idle + 1 };
+            if dma && ready {
+                self.take_dma_beat(&mut open, &mut out, &mut obeat, &mut okeep);
+            }
+            if self.sim.get(self.p.ev_valid) == 1 {
+                out.verdicts.push(self.sim.get(self.p.ev_code) as u8);
+                stuck = 0;
+                // Its write, if any, is still to come.
+                idle = 0;
+            }
+            if valid && tready {
+                out.beats += 1;
+                off += n;
+                if last {
+                    frame += 1;
+                    off = 0;
+                }
+            }
+            self.sim.tick();
+            stuck += 1;
+            assert!(stuck < 100_000, "RX core stopped producing verdicts");
+        }
+        if let Some((addr, len, data)) = open {
+            out.protocol_errors.push(format!(
+                "DMA write to {addr:#x} of {len} B never ended ({} B seen)",
+                data.len()
+            ));
+        }
+        self.sim.set(self.p.tvalid, 0);
+        self.sim.eval();
+        out.cycles = self.sim.cycles() - start;
+        out
+    }
+
+    fn take_dma_beat(
+        &mut self,
+        open: &mut Option<(u64, usize, Vec<u8>)>,
+        out: &mut CoreOutput,
+        obeat: &mut [u8],
+        okeep: &mut [u8; 8],
+    ) {
+        if self.sim.get(self.p.dma_first) == 1 {
+            if let Some((addr, ..)) = open.take() {
+                out.protocol_errors
+                    .push(format!("DMA write to {addr:#x} cut short by a new one"));
+            }
+            let addr = self.sim.get(self.p.dma_addr);
+            let len = self.sim.get(self.p.dma_len) as usize;
+            *open = Some((addr, len, Vec::with_capacity(len)));
+        }
+        self.sim.get_bytes(self.p.dma_tdata, obeat);
+        self.sim.get_bytes(self.p.dma_tkeep, okeep);
+        let keep = u64::from_le_bytes(*okeep);
+        let count = keep.count_ones() as usize;
+        let tlast = self.sim.get(self.p.dma_tlast) == 1;
+        let Some((addr, len, data)) = open.as_mut() else {
+            out.protocol_errors
+                .push("DMA beat outside a write".to_string());
+            return;
+        };
+        if count == 0 || keep != u64::MAX >> (64 - count) {
+            out.protocol_errors
+                .push(format!("DMA tkeep {keep:#x} not packed"));
+        }
+        data.extend_from_slice(&obeat[..count.min(obeat.len())]);
+        if tlast {
+            if data.len() != *len {
+                out.protocol_errors.push(format!(
+                    "DMA write to {addr:#x}: length {len}, {} B of data",
+                    data.len()
+                ));
+            }
+            let (addr, _, data) = open.take().expect("open write");
+            out.writes.push(DmaWrite { addr, data });
+        }
+    }
+}
