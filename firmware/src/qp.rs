@@ -164,8 +164,7 @@ impl Qp {
             _ => {
                 let stream = self
                     .rx
-                    .streams
-                    .get_mut(usize::from(wr.stream))
+                    .stream_mut(usize::from(wr.stream))
                     .ok_or(VerbsError::InvalidStream)?;
                 if stream.recvs.len() >= self.cfg.max_recv_wr {
                     return Err(VerbsError::QueueFull);
@@ -279,7 +278,7 @@ impl Qp {
     ) {
         let op = repr.opcode;
         let stream = usize::from(repr.stream);
-        if stream >= self.rx.streams.len() {
+        if self.rx.stream_mut(stream).is_none() {
             ctx.drops.bad_stream += 1;
             return;
         }

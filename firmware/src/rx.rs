@@ -206,6 +206,8 @@ pub(crate) struct Rx {
     pending: VecDeque<u16>,
     pub conn: ConnBitmap,
     pub streams: Vec<RxStream>,
+    /// Streams the QP carries; state for one is created on first use.
+    max_streams: u16,
     pub last_data_ns: Option<u64>,
 }
 
@@ -215,7 +217,8 @@ impl Rx {
             paths: Vec::new(),
             pending: VecDeque::new(),
             conn: ConnBitmap::new(window),
-            streams: (0..streams).map(|_| RxStream::default()).collect(),
+            streams: Vec::new(),
+            max_streams: streams,
             last_data_ns: None,
         }
     }
@@ -277,6 +280,18 @@ impl Rx {
             rx_count: p.rx_count,
         };
         Some((path, p.reply_port, ece, ack))
+    }
+
+    /// The receive state of stream `id`, created on first use; `None` beyond
+    /// the QP's streams.
+    pub fn stream_mut(&mut self, id: usize) -> Option<&mut RxStream> {
+        if id >= usize::from(self.max_streams) {
+            return None;
+        }
+        if id >= self.streams.len() {
+            self.streams.resize_with(id + 1, RxStream::default);
+        }
+        self.streams.get_mut(id)
     }
 
     /// Flushes every posted receive (QP to ERR), in order.

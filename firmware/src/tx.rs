@@ -175,7 +175,7 @@ impl Tx {
             rng,
             paths,
             msgs: Slab::new(),
-            streams: (0..cfg.streams).map(|_| TxStream::default()).collect(),
+            streams: Vec::new(),
             to_segment: VecDeque::new(),
             awaiting: VecDeque::new(),
             reads: alloc::collections::BTreeMap::new(),
@@ -208,13 +208,18 @@ impl Tx {
 
     /// Queues a work request (already checked against the MR table).
     pub fn post(&mut self, wr: &SendWr) -> Result<u32, VerbsError> {
-        let stream = self
-            .streams
-            .get_mut(usize::from(wr.stream))
-            .ok_or(VerbsError::InvalidStream)?;
+        let id = usize::from(wr.stream);
+        if id >= usize::from(self.cfg.streams) {
+            return Err(VerbsError::InvalidStream);
+        }
         if self.msgs.len() >= self.cfg.max_send_wr {
             return Err(VerbsError::QueueFull);
         }
+        // Stream state is created on first use, so unused streams cost nothing.
+        if id >= self.streams.len() {
+            self.streams.resize_with(id + 1, TxStream::default);
+        }
+        let stream = &mut self.streams[id];
         let (opcode, remote_va, rkey, imm) = match wr.op {
             SendOp::Write { remote_va, rkey } => (Opcode::Write, remote_va, rkey, 0),
             SendOp::WriteImm {
