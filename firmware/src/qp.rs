@@ -225,20 +225,32 @@ impl Qp {
                 self.after_tx_event(ctx);
             }
             (Ext::None, Opcode::Probe) => {
-                if self.rx.on_path_arrival(
-                    repr.path,
-                    repr.path_psn,
-                    repr.timestamp,
-                    meta.ecn_ce,
-                    meta.src_port,
-                ) == PathMark::OutOfWindow
-                {
-                    ctx.drops.path_window += 1;
-                }
+                self.mark_arrival(ctx, repr, meta);
             }
             (Ext::Cm(_), Opcode::Disconnect) => self.fail(WcStatus::WrFlushErr, ctx.events),
             _ => ctx.drops.qp_state += 1, // CONNECT handshakes are not handled by a connected QP
         }
+    }
+
+    /// Records a packet's arrival at the path level (and schedules its ACK);
+    /// false, counted as `path_window`, when its path PSN is absurdly far ahead.
+    fn mark_arrival<M: Memory>(
+        &mut self,
+        ctx: &mut Ctx<'_, M>,
+        repr: &Repr,
+        meta: &RxMeta,
+    ) -> bool {
+        let mark = self.rx.on_path_arrival(
+            repr.path,
+            repr.path_psn,
+            repr.timestamp,
+            meta.ecn_ce,
+            meta.src_port,
+        );
+        if mark == PathMark::OutOfWindow {
+            ctx.drops.path_window += 1;
+        }
+        mark != PathMark::OutOfWindow
     }
 
     /// Completions and fatal errors after the sender changed.
@@ -307,15 +319,7 @@ impl Qp {
                 return;
             }
         }
-        if self.rx.on_path_arrival(
-            repr.path,
-            repr.path_psn,
-            repr.timestamp,
-            meta.ecn_ce,
-            meta.src_port,
-        ) == PathMark::OutOfWindow
-        {
-            ctx.drops.path_window += 1;
+        if !self.mark_arrival(ctx, repr, meta) {
             return;
         }
         self.rx.last_data_ns = Some(ctx.now);
