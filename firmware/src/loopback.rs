@@ -247,6 +247,11 @@ impl Pair {
         self.push(self.now, true, bytes, meta);
     }
 
+    /// Injects a raw datagram towards A at the current time.
+    pub fn inject_to_a(&mut self, bytes: Vec<u8>, meta: RxMeta) {
+        self.push(self.now, false, bytes, meta);
+    }
+
     /// Advances simulated time by one step. Returns false when nothing at all
     /// is pending (no datagram, no timer, no transmission).
     pub fn step(&mut self) -> bool {

@@ -2,7 +2,7 @@
 
 mod support;
 
-use metaroce_firmware::{Access, RxMeta};
+use metaroce_firmware::{Access, Event, RxMeta, SendOp, SendWr, Sge, WcStatus};
 use metaroce_proto::{Ext, Flags, MsgRepr, Opcode, Packet, PseudoHeader, Repr};
 use support::{Channel, MEM_BASE, Pair};
 
@@ -259,4 +259,77 @@ fn hostile_packets_never_touch_memory_and_are_counted() {
         "a valid WRITE must land: {moved:?}"
     );
     assert_eq!(b.pair.b.mem.slice(TARGET, 64), &payload[..]);
+}
+
+#[test]
+fn a_read_response_that_does_not_fit_fails_the_read_and_touches_nothing() {
+    // B never hears the READ request; a forged response of the wrong length
+    // arrives at A instead.
+    let channel = Channel {
+        b_vanishes_at_ns: Some(0),
+        ..Channel::default()
+    };
+    let mut pair = Pair::new(8, 8, channel);
+    let dest = MEM_BASE + 4096;
+    let read = SendWr {
+        wr_id: 77,
+        op: SendOp::Read {
+            remote_va: MEM_BASE,
+            rkey: pair.b.mr.rkey,
+        },
+        sge: Sge {
+            addr: dest,
+            len: 64,
+            lkey: pair.a.mr.lkey,
+        },
+        signaled: true,
+        solicited: false,
+        stream: 0,
+    };
+    pair.a.nic.post_send(pair.a.qpn, read).unwrap();
+    let before = pair.a.mem.clone();
+    let forged = Repr {
+        opcode: Opcode::ReadResp,
+        flags: Flags::FIRST | Flags::LAST,
+        dst_qpn: pair.a.qpn,
+        src_qpn: pair.b.qpn,
+        stream: 0,
+        path: 0,
+        conn_psn: 5000,
+        path_psn: 0,
+        timestamp: 1,
+        ext: Ext::Msg(MsgRepr {
+            msn: 0,
+            msg_len: 65,
+            ..MsgRepr::default()
+        }),
+    };
+    let m = RxMeta {
+        src_ip: pair.b.ip,
+        src_port: 50000,
+        dst_ip: pair.a.ip,
+        dst_port: metaroce_proto::DEFAULT_UDP_PORT,
+        ecn_ce: false,
+    };
+    pair.inject_to_a(datagram(&forged, &[0xEE; 64], &m), m);
+    let mut events = Vec::new();
+    pair.run_until(1_000_000, |p| {
+        events.extend(p.events().0);
+        events.iter().any(|e| matches!(e, Event::QpError { .. }))
+    });
+    assert!(
+        events.contains(&Event::QpError {
+            qpn: pair.a.qpn,
+            status: WcStatus::BadRespErr
+        }),
+        "{events:?}"
+    );
+    assert!(events.iter().any(
+        |e| matches!(e, Event::Completion(c) if c.wr_id == 77 && c.status == WcStatus::BadRespErr)
+    ));
+    assert_eq!(pair.a.nic.drops().unexpected_response, 1);
+    assert!(
+        pair.a.mem == before,
+        "a response that does not fit must not be placed"
+    );
 }
