@@ -619,8 +619,8 @@ struct BenchReport {
     mismatches: u64,
     errors: u64,
     retransmits: u64,
-    sack_retransmits: u64,
-    timeout_retransmits: u64,
+    sack_losses: u64,
+    timeout_losses: u64,
     repaths: u64,
     receiver_drops: u64,
     tx_datagrams: u64,
@@ -744,8 +744,8 @@ fn finish(
         mismatches: res.mismatches,
         errors: res.errors,
         retransmits: all_stats.iter().map(|s| s.retransmits).sum(),
-        sack_retransmits: all_stats.iter().map(|s| s.sack_retransmits).sum(),
-        timeout_retransmits: all_stats.iter().map(|s| s.timeout_retransmits).sum(),
+        sack_losses: all_stats.iter().map(|s| s.sack_losses).sum(),
+        timeout_losses: all_stats.iter().map(|s| s.timeout_losses).sum(),
         repaths: all_stats.iter().map(|s| s.repaths).sum(),
         receiver_drops: b.map_or(0, |b| b.ctx.drops().total()),
         tx_datagrams: dp.tx_datagrams,
@@ -793,8 +793,8 @@ fn finish(
             (
                 "retransmits",
                 format!(
-                    "{} (SACK {}, timeout {})",
-                    report.retransmits, report.sack_retransmits, report.timeout_retransmits
+                    "{} (losses found by SACK {}, by timeout {})",
+                    report.retransmits, report.sack_losses, report.timeout_losses
                 ),
             ),
             ("repaths", report.repaths.to_string()),

@@ -139,7 +139,7 @@ fn one_run(args: &DemoArgs, name: &str, paths: u16) -> anyhow::Result<Run> {
             retransmits: after.retransmits - before.retransmits,
             steering_events: (after.repaths - before.repaths)
                 + (after.quarantines - before.quarantines),
-            timeouts: after.timeout_retransmits - before.timeout_retransmits,
+            timeouts: after.timeout_losses - before.timeout_losses,
         });
     }
     Ok(Run {

@@ -418,7 +418,7 @@ impl<M: HostMemory> Transport for MetaRoceHost<M> {
             data_packets_sent: nic.data_sent + nic.retransmits,
             retransmitted_packets: nic.retransmits,
             timeouts: nic.quarantines,
-            recoveries: nic.sack_retransmits + nic.rack_retransmits,
+            recoveries: nic.sack_losses + nic.rack_losses,
             control_packets_sent: nic.acks_sent + nic.nacks_sent + nic.probes_sent,
             packets_acked: self
                 .out

@@ -67,15 +67,16 @@ counters! {
     Stats {
         /// Data packets sent (first transmissions).
         data_sent,
-        /// Retransmissions.
+        /// Retransmissions sent.
         retransmits,
-        /// Retransmissions triggered by a SACK gap.
-        sack_retransmits,
-        /// Retransmissions triggered by a timeout.
-        timeout_retransmits,
-        /// Retransmissions triggered by time-based (RACK) detection: a later
-        /// packet was delivered on another path and this one is overdue.
-        rack_retransmits,
+        /// Packets declared lost from a SACK gap (queued for retransmission;
+        /// one later found delivered is not re-sent).
+        sack_losses,
+        /// Packets declared lost by a path or connection timeout.
+        timeout_losses,
+        /// Packets declared lost by time-based (RACK) detection: a later
+        /// packet was delivered and this one is overdue.
+        rack_losses,
         /// ACKs sent.
         acks_sent,
         /// NACKs sent.

@@ -516,7 +516,7 @@ impl Tx {
             };
             if lost {
                 if mark_lost_record(rec, retx, psn, usize::from(path)) {
-                    stats.sack_retransmits += 1;
+                    stats.sack_losses += 1;
                 }
             } else if matches!(rec.state, RecState::InFlight | RecState::Lost) {
                 rec.state = RecState::Delivered;
@@ -573,7 +573,7 @@ impl Tx {
                 if let SlotFate::Lost { conn_psn } = fate
                     && mark_lost(records, rec_base, retx, conn_psn, i)
                 {
-                    stats.rack_retransmits += 1;
+                    stats.rack_losses += 1;
                 }
             });
         }
@@ -687,7 +687,7 @@ impl Tx {
                 if let SlotFate::Lost { conn_psn } = fate
                     && mark_lost(records, rec_base, retx, conn_psn, i)
                 {
-                    stats.timeout_retransmits += 1;
+                    stats.timeout_losses += 1;
                 }
             });
             stats.quarantines += 1;
@@ -728,7 +728,7 @@ impl Tx {
             {
                 r.state = RecState::Lost;
                 self.retx.push_back(cum);
-                stats.timeout_retransmits += 1;
+                stats.timeout_losses += 1;
             }
         }
     }

@@ -268,7 +268,7 @@ fn twenty_percent_loss_sixty_four_paths() {
 fn twenty_percent_loss_four_paths() {
     let pair = check_run(5, 4, 0.20, 300, 128 << 10);
     assert!(
-        pair.a.nic.stats().sack_retransmits > 0,
+        pair.a.nic.stats().sack_losses > 0,
         "losses must be repaired through the SACK bitmap"
     );
 }
@@ -287,12 +287,12 @@ fn ten_thousand_mixed_messages_at_ten_percent_loss_over_eight_paths() {
     let bytes = run_workload(&mut pair, 42, 10_000, 1 << 20, 24);
     let s = pair.a.nic.stats();
     eprintln!(
-        "10k messages, {bytes} bytes in {} µs simulated: {} data packets, {} retransmissions ({} by SACK, {} by timeout), {} repaths",
+        "10k messages, {bytes} bytes in {} µs simulated: {} data packets, {} retransmissions sent; losses found by SACK {}, by timeout {}; {} repaths",
         pair.now / 1000,
         s.data_sent,
         s.retransmits,
-        s.sack_retransmits,
-        s.timeout_retransmits,
+        s.sack_losses,
+        s.timeout_losses,
         s.repaths
     );
     assert!(
