@@ -40,6 +40,10 @@ const MODELS: &[ModelSpec] = &[
         prefix: "rx_core_512",
         verilog: || metaroce_hdl::rx_core_verilog(512),
     },
+    ModelSpec {
+        prefix: "rx_path_8",
+        verilog: || metaroce_hdl::rx_path_verilog(8),
+    },
 ];
 
 const MISSING: &str = "Verilator not found: apt-get install verilator";
@@ -62,6 +66,7 @@ fn main() {
 
     write_drop_reasons(&out);
     write_core_codes(&out);
+    write_path_codes(&out);
 
     let verilator =
         env::var_os("METAROCE_VERILATOR").map_or_else(|| "verilator".into(), PathBuf::from);
@@ -304,4 +309,20 @@ fn write_core_codes(out: &Path) {
     )
     .unwrap();
     fs::write(out.join("core_codes.rs"), rs).expect("write core_codes.rs");
+}
+
+/// `path_codes.rs`: the path tracker's `res_code` values, taken from
+/// `metaroce_hdl::PathVerdict` so the bench never restates them.
+fn write_path_codes(out: &Path) {
+    let mut rs = String::new();
+    for v in metaroce_hdl::PathVerdict::ALL {
+        writeln!(
+            rs,
+            "/// `PathVerdict::{v:?}`.\npub const {}: u8 = {};",
+            format!("{v:?}").to_uppercase(),
+            v as u8
+        )
+        .unwrap();
+    }
+    fs::write(out.join("path_codes.rs"), rs).expect("write path_codes.rs");
 }

@@ -94,6 +94,18 @@ model!(
     rx_core_512_trace_open
 );
 
+model!(
+    RX_PATH_8,
+    RX_PATH_8_PORTS,
+    rx_path_8_new,
+    rx_path_8_free,
+    rx_path_8_eval,
+    rx_path_8_tick,
+    rx_path_8_set,
+    rx_path_8_get,
+    rx_path_8_trace_open
+);
+
 /// Words of 32 bits that carry a `bits`-wide port (Verilator's layout).
 pub(crate) fn words_for(bits: usize) -> usize {
     bits.div_ceil(32).max(1)
@@ -113,6 +125,7 @@ impl Handle {
             Model::RxParser512 => &RX_PARSER_512,
             Model::RxCore64 => &RX_CORE_64,
             Model::RxCore512 => &RX_CORE_512,
+            Model::RxPath8 => &RX_PATH_8,
         };
         // SAFETY: `new` takes no arguments and returns a heap object it owns
         // over to us (C++ `new` throws rather than returning null; we still

@@ -6,7 +6,8 @@
 //! clocking, reset, VCD); per-module drivers ([`rx_parser::RxParserTb`],
 //! [`rx_core::RxCoreTb`]) sit on top, and the reference checks
 //! ([`rx_check`] against `metaroce-proto`, [`core_check`] against the
-//! engine) on top of those. All `unsafe` code is in the private `ffi`
+//! engine) on top of those; [`rx_path`] drives the path tracker
+//! against the engine's ACKs. All `unsafe` code is in the private `ffi`
 //! module.
 //!
 //! Without Verilator installed the crate still builds, and [`Sim::new`]
@@ -23,6 +24,7 @@ pub mod core_check;
 pub mod rx_check;
 pub mod rx_core;
 pub mod rx_parser;
+pub mod rx_path;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -38,6 +40,8 @@ pub enum Model {
     RxCore64,
     /// `metaroce_hdl::RxCore<512, 64>`.
     RxCore512,
+    /// `metaroce_hdl::rx_path_verilog(8)`: per-path receive tracker, 8 paths.
+    RxPath8,
 }
 
 /// Why a simulation could not be set up.
