@@ -44,6 +44,32 @@ pub(crate) struct TxMessage {
 }
 
 impl TxMessage {
+    /// A message not yet sent, with every optional field zero.
+    fn new(opcode: Opcode, stream: u16, msn: u32, sge: Sge) -> Self {
+        TxMessage {
+            wr_id: 0,
+            opcode,
+            stream,
+            msn,
+            recv_idx: 0,
+            sge,
+            source_addr: 0,
+            remote_va: 0,
+            rkey: 0,
+            imm: 0,
+            signaled: false,
+            solicited: false,
+            first_psn: 0,
+            pkts: 0,
+            sent_pkts: 0,
+            read_placed: 0,
+            read_seen: false,
+            accepted: false,
+            rnr_retries: 0,
+            status: None,
+        }
+    }
+
     fn len(&self) -> u32 {
         if self.opcode == Opcode::ReadReq {
             0
@@ -241,25 +267,13 @@ impl Tx {
         };
         let key = self.msgs.insert(TxMessage {
             wr_id: wr.wr_id,
-            opcode,
-            stream: wr.stream,
-            msn,
             recv_idx,
-            sge: wr.sge,
-            source_addr: 0,
             remote_va,
             rkey,
             imm,
             signaled: wr.signaled,
             solicited: wr.solicited,
-            first_psn: 0,
-            pkts: 0,
-            sent_pkts: 0,
-            read_placed: 0,
-            read_seen: false,
-            accepted: false,
-            rnr_retries: 0,
-            status: None,
+            ..TxMessage::new(opcode, wr.stream, msn, wr.sge)
         }) as u32;
         stream.order.push_back(key);
         if opcode == Opcode::ReadReq {
@@ -285,31 +299,15 @@ impl Tx {
         rkey: u32,
         len: u32,
     ) {
+        let sge = Sge {
+            addr: 0,
+            len,
+            lkey: 0,
+        };
         let key = self.msgs.insert(TxMessage {
-            wr_id: 0,
-            opcode: Opcode::ReadResp,
-            stream,
-            msn,
-            recv_idx: 0,
-            sge: Sge {
-                addr: 0,
-                len,
-                lkey: 0,
-            },
             source_addr,
-            remote_va: 0,
             rkey,
-            imm: 0,
-            signaled: false,
-            solicited: false,
-            first_psn: 0,
-            pkts: 0,
-            sent_pkts: 0,
-            read_placed: 0,
-            read_seen: false,
-            accepted: false,
-            rnr_retries: 0,
-            status: None,
+            ..TxMessage::new(Opcode::ReadResp, stream, msn, sge)
         }) as u32;
         self.to_segment.push_back(key);
     }
