@@ -44,6 +44,10 @@ const MODELS: &[ModelSpec] = &[
         prefix: "rx_path_8",
         verilog: || metaroce_hdl::rx_path_verilog(8),
     },
+    ModelSpec {
+        prefix: "tx_path_16",
+        verilog: || metaroce_hdl::tx_path_verilog(16),
+    },
 ];
 
 const MISSING: &str = "Verilator not found: apt-get install verilator";
@@ -67,6 +71,7 @@ fn main() {
     write_drop_reasons(&out);
     write_core_codes(&out);
     write_path_codes(&out);
+    write_tx_ops(&out);
 
     let verilator =
         env::var_os("METAROCE_VERILATOR").map_or_else(|| "verilator".into(), PathBuf::from);
@@ -325,4 +330,20 @@ fn write_path_codes(out: &Path) {
         .unwrap();
     }
     fs::write(out.join("path_codes.rs"), rs).expect("write path_codes.rs");
+}
+
+/// `tx_ops.rs`: the TX table's `op_code` values, taken from
+/// `metaroce_hdl::TxOp` so the bench never restates them.
+fn write_tx_ops(out: &Path) {
+    let mut rs = String::new();
+    for op in metaroce_hdl::TxOp::ALL {
+        writeln!(
+            rs,
+            "/// `TxOp::{op:?}`.\npub const {}: u8 = {};",
+            format!("{op:?}").to_uppercase(),
+            op as u8
+        )
+        .unwrap();
+    }
+    fs::write(out.join("tx_ops.rs"), rs).expect("write tx_ops.rs");
 }

@@ -44,6 +44,10 @@ pub use memory::{Memory, VecMemory};
 pub use mr::{Access, AccessError, MemoryRegion, MrTable, RegisterError};
 pub use nic::{Event, Nic, RxMeta, Transmit};
 pub use path::{PathHealth, PathStats};
+/// The sender's per-path state and the fate of one transmission, public so
+/// that the RTL's per-path TX table (`metaroce-sim-tb`) is checked against
+/// the engine's own code.
+pub use path::{SlotFate, TxPath};
 pub use rtt::RttEstimator;
 pub use verbs::{
     Completion, QpState, QpTransition, RecvWr, RemoteEnd, SendOp, SendWr, Sge, VerbsError,

@@ -21,11 +21,13 @@ pub mod rx_core;
 pub mod rx_parser;
 pub mod rx_path;
 pub mod rx_place;
+pub mod tx_path;
 
 pub use rx_core::RxCore;
 pub use rx_parser::{DropReason, RxParser, RxParser64, RxParser512};
 pub use rx_path::{PathVerdict, rx_path_verilog};
 pub use rx_place::{RxPlace, Verdict};
+pub use tx_path::{TxOp, tx_path_verilog};
 
 use rust_hdl::core::prelude::*;
 

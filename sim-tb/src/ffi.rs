@@ -105,6 +105,17 @@ model!(
     rx_path_8_get,
     rx_path_8_trace_open
 );
+model!(
+    TX_PATH_16,
+    TX_PATH_16_PORTS,
+    tx_path_16_new,
+    tx_path_16_free,
+    tx_path_16_eval,
+    tx_path_16_tick,
+    tx_path_16_set,
+    tx_path_16_get,
+    tx_path_16_trace_open
+);
 
 /// Words of 32 bits that carry a `bits`-wide port (Verilator's layout).
 pub(crate) fn words_for(bits: usize) -> usize {
@@ -126,6 +137,7 @@ impl Handle {
             Model::RxCore64 => &RX_CORE_64,
             Model::RxCore512 => &RX_CORE_512,
             Model::RxPath8 => &RX_PATH_8,
+            Model::TxPath16 => &TX_PATH_16,
         };
         // SAFETY: `new` takes no arguments and returns a heap object it owns
         // over to us (C++ `new` throws rather than returning null; we still

@@ -25,6 +25,7 @@ pub mod rx_check;
 pub mod rx_core;
 pub mod rx_parser;
 pub mod rx_path;
+pub mod tx_path;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -42,6 +43,8 @@ pub enum Model {
     RxCore512,
     /// `metaroce_hdl::rx_path_verilog(8)`: per-path receive tracker, 8 paths.
     RxPath8,
+    /// `metaroce_hdl::tx_path_verilog(16)`: per-path TX table, 16 slots.
+    TxPath16,
 }
 
 /// Why a simulation could not be set up.

@@ -1,0 +1,1013 @@
+//! The per-path TX table (`metaroce_hdl::tx_path_verilog(16)`) against the
+//! engine.
+//!
+//! The golden model is the engine's own `metaroce_firmware::TxPath`, one per
+//! slot, built with the engine's congestion controller
+//! (`QpConfig::default().cc`): every operation goes to both, and the bench
+//! compares the returned path PSN, the fate events in order, the ACK's
+//! (packets, bytes) and every read-port field against `TxPath::stats()`,
+//! `rto()`, `health()`, `slots_len()`, `can_send()` and `wants_repath()`.
+//!
+//! ACKs come from the engine's receive side too: the 16 slots are two QPs
+//! of 8 paths, each QP a [`crate::rx_path::Engine`] that receives the
+//! transmissions that survive a lossy, reordering network (as PROBEs on
+//! their path) and answers with its real ACK fields (`path_cum`, `sack`,
+//! `ce_count`). The bench sends those ACKs, stale ones from the history,
+//! duplicates and hostile ones (random `path_cum` and bitmap).
+
+use metaroce_firmware::{PathHealth, QpConfig, SlotFate, TxPath};
+use metaroce_proto::Sack;
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+
+use crate::rx_path::{self, Arrival, PathState};
+use crate::{Model, Port, Sim, SimError};
+
+/// `op_code` values (generated from `metaroce_hdl::TxOp`).
+pub mod code {
+    include!(concat!(env!("OUT_DIR"), "/tx_ops.rs"));
+}
+
+/// Slots of the Verilated model: 2 QPs × [`rx_path::PATHS`] paths.
+pub const SLOTS: usize = 16;
+
+/// MTU the congestion controllers are built for.
+const MTU: u32 = 4096;
+
+/// Longest an operation may take before the bench gives up, cycles.
+const OP_TIMEOUT: u64 = 4096;
+
+/// One operation on a slot.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Op {
+    /// A fresh path with this entropy.
+    Init {
+        /// Entropy value.
+        entropy: u16,
+    },
+    /// A data transmission or a probe.
+    Send {
+        /// Connection PSN (data).
+        conn_psn: u32,
+        /// Payload bytes (data).
+        len: u16,
+        /// A probe rather than data.
+        probe: bool,
+        /// A retransmission (data).
+        retx: bool,
+    },
+    /// An ACK's path fields.
+    Ack {
+        /// Cumulative path PSN.
+        path_cum: u32,
+        /// SACK bitmap above it.
+        sack: Sack,
+    },
+    /// `on_ack_feedback`.
+    Feedback {
+        /// RTT sample, ns.
+        rtt_ns: Option<u32>,
+        /// The ACK's cumulative CE count.
+        ce_count: u32,
+        /// Packets the ACK acknowledged.
+        acked: u32,
+        /// Bytes the ACK acknowledged.
+        bytes: u32,
+    },
+    /// The path timed out and moves to `entropy`.
+    Timeout {
+        /// New entropy value.
+        entropy: u16,
+    },
+    /// The path moves to `entropy`.
+    Move {
+        /// New entropy value.
+        entropy: u16,
+    },
+    /// The firmware writes the window.
+    Window {
+        /// Window, bytes.
+        window: u32,
+    },
+}
+
+/// What one operation returned.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct OpResult {
+    /// A send found room (always true for other operations).
+    pub ok: bool,
+    /// A send's path PSN.
+    pub psn: u32,
+    /// An ACK's acknowledged packets.
+    pub pkts: u32,
+    /// An ACK's acknowledged bytes.
+    pub bytes: u32,
+    /// Fate events, in order.
+    pub fates: Vec<SlotFate>,
+}
+
+/// A slot's state as the firmware reads it.
+#[derive(Copy, Clone, Debug, Default, PartialEq)]
+pub struct SlotState {
+    /// Entropy value.
+    pub entropy: u16,
+    /// Next path PSN.
+    pub next_psn: u32,
+    /// Oldest unresolved path PSN (`next_psn` when none).
+    pub una: u32,
+    /// Bytes in flight.
+    pub inflight: u32,
+    /// Window, bytes.
+    pub window: u32,
+    /// Smoothed RTT, ns (0 before a sample).
+    pub srtt: u32,
+    /// RTT variation, ns.
+    pub rttvar: u32,
+    /// An RTT sample was taken.
+    pub rtt_valid: bool,
+    /// ECN fraction, 16.16.
+    pub ecn_ewma: u32,
+    /// Loss fraction, 16.16.
+    pub loss_ewma: u32,
+    /// Packets acknowledged since the last move (repath decisions).
+    pub samples: u32,
+    /// Packets sent.
+    pub sent: u32,
+    /// Retransmissions sent.
+    pub retransmitted: u32,
+    /// Packets acknowledged.
+    pub acked: u32,
+    /// Packets declared lost.
+    pub lost: u32,
+    /// CE marks echoed.
+    pub ce_marked: u32,
+    /// Moves to a new entropy.
+    pub repaths: u32,
+    /// Timeouts.
+    pub timeouts: u32,
+    /// Quarantined.
+    pub quarantined: bool,
+    /// Probe backoff multiplier (meaningful while quarantined).
+    pub backoff: u32,
+    /// `can_send(len)` for the `len` read with it.
+    pub can_send: bool,
+}
+
+/// Port handles, in the template's order.
+struct Ports {
+    op_valid: Port,
+    op_ready: Port,
+    op_code: Port,
+    op_slot: Port,
+    op_psn: Port,
+    op_len: Port,
+    op_probe: Port,
+    op_retx: Port,
+    op_sack: Port,
+    op_rtt_valid: Port,
+    op_rtt: Port,
+    op_ce_count: Port,
+    op_acked: Port,
+    op_value: Port,
+    res_valid: Port,
+    res_ok: Port,
+    res_psn: Port,
+    res_pkts: Port,
+    res_bytes: Port,
+    fate_valid: Port,
+    fate_ready: Port,
+    fate_lost: Port,
+    fate_conn_psn: Port,
+    rd_slot: Port,
+    rd_len: Port,
+    rd: [Port; 21],
+}
+
+/// Values of the `op_*` inputs for one operation (zero where unused).
+#[derive(Default)]
+struct Inputs {
+    code: u8,
+    psn: u32,
+    len: u16,
+    probe: bool,
+    retx: bool,
+    sack: Sack,
+    rtt: Option<u32>,
+    ce: u32,
+    acked: u32,
+    value: u32,
+}
+
+/// Read-port outputs, in [`SlotState`] field order.
+const RD_PORTS: [&str; 21] = [
+    "rd_entropy",
+    "rd_next_psn",
+    "rd_una",
+    "rd_inflight",
+    "rd_window",
+    "rd_srtt",
+    "rd_rttvar",
+    "rd_rtt_valid",
+    "rd_ecn_ewma",
+    "rd_loss_ewma",
+    "rd_samples",
+    "rd_sent",
+    "rd_retransmitted",
+    "rd_acked",
+    "rd_lost",
+    "rd_ce_marked",
+    "rd_repaths",
+    "rd_timeouts",
+    "rd_quarantined",
+    "rd_backoff",
+    "rd_can_send",
+];
+
+/// Driver for the Verilated table.
+pub struct TxPathTb {
+    sim: Sim,
+    p: Ports,
+    /// Decides `m_fate_ready` each cycle (back-pressure on the fate stream).
+    ready_rng: SmallRng,
+}
+
+impl TxPathTb {
+    /// The 16-slot model, reset; the fate stream is ready 75% of cycles.
+    pub fn new() -> Result<Self, SimError> {
+        let mut sim = Sim::new(Model::TxPath16)?;
+        let s = &sim;
+        let rd: Vec<Port> = RD_PORTS
+            .iter()
+            .map(|n| s.port(n))
+            .collect::<Result<_, _>>()?;
+        let p = Ports {
+            op_valid: s.port("op_valid")?,
+            op_ready: s.port("op_ready")?,
+            op_code: s.port("op_code")?,
+            op_slot: s.port("op_slot")?,
+            op_psn: s.port("op_psn")?,
+            op_len: s.port("op_len")?,
+            op_probe: s.port("op_probe")?,
+            op_retx: s.port("op_retx")?,
+            op_sack: s.port("op_sack")?,
+            op_rtt_valid: s.port("op_rtt_valid")?,
+            op_rtt: s.port("op_rtt")?,
+            op_ce_count: s.port("op_ce_count")?,
+            op_acked: s.port("op_acked")?,
+            op_value: s.port("op_value")?,
+            res_valid: s.port("res_valid")?,
+            res_ok: s.port("res_ok")?,
+            res_psn: s.port("res_psn")?,
+            res_pkts: s.port("res_pkts")?,
+            res_bytes: s.port("res_bytes")?,
+            fate_valid: s.port("m_fate_valid")?,
+            fate_ready: s.port("m_fate_ready")?,
+            fate_lost: s.port("m_fate_lost")?,
+            fate_conn_psn: s.port("m_fate_conn_psn")?,
+            rd_slot: s.port("rd_slot")?,
+            rd_len: s.port("rd_len")?,
+            rd: rd.try_into().expect("one port per name"),
+        };
+        sim.reset()?;
+        Ok(TxPathTb {
+            sim,
+            p,
+            ready_rng: SmallRng::seed_from_u64(0xFA7E),
+        })
+    }
+
+    /// The underlying model.
+    pub fn sim(&mut self) -> &mut Sim {
+        &mut self.sim
+    }
+
+    /// Drives the operation inputs for `op` on `slot`.
+    fn drive(&mut self, slot: usize, op: &Op) {
+        let p = &self.p;
+        let none = Inputs::default();
+        let i = match *op {
+            Op::Init { entropy } => Inputs {
+                code: code::INIT,
+                value: entropy.into(),
+                ..none
+            },
+            Op::Send {
+                conn_psn,
+                len,
+                probe,
+                retx,
+            } => Inputs {
+                code: code::SEND,
+                psn: conn_psn,
+                len,
+                probe,
+                retx,
+                ..none
+            },
+            Op::Ack { path_cum, sack } => Inputs {
+                code: code::ACK,
+                psn: path_cum,
+                sack,
+                ..none
+            },
+            Op::Feedback {
+                rtt_ns,
+                ce_count,
+                acked,
+                ..
+            } => Inputs {
+                code: code::FEEDBACK,
+                rtt: rtt_ns,
+                ce: ce_count,
+                acked,
+                ..none
+            },
+            Op::Timeout { entropy } => Inputs {
+                code: code::TIMEOUT,
+                value: entropy.into(),
+                ..none
+            },
+            Op::Move { entropy } => Inputs {
+                code: code::MOVE,
+                value: entropy.into(),
+                ..none
+            },
+            Op::Window { window } => Inputs {
+                code: code::WINDOW,
+                value: window,
+                ..none
+            },
+        };
+        let sim = &mut self.sim;
+        sim.set(p.op_code, i.code.into());
+        sim.set(p.op_slot, slot as u64);
+        sim.set(p.op_psn, i.psn.into());
+        sim.set(p.op_len, i.len.into());
+        sim.set(p.op_probe, i.probe.into());
+        sim.set(p.op_retx, i.retx.into());
+        sim.set_bytes(p.op_sack, &i.sack.to_bytes());
+        sim.set(p.op_rtt_valid, i.rtt.is_some().into());
+        sim.set(p.op_rtt, i.rtt.unwrap_or(0).into());
+        sim.set(p.op_ce_count, i.ce.into());
+        sim.set(p.op_acked, i.acked.into());
+        sim.set(p.op_value, i.value.into());
+    }
+
+    /// Runs `op` on `slot` to its `res_valid` pulse, taking fate events
+    /// whenever `m_fate_ready` is high; returns the result and the cycles
+    /// from the operation's cycle to the result.
+    pub fn run(&mut self, slot: usize, op: &Op) -> Result<(OpResult, u64), String> {
+        self.drive(slot, op);
+        let p = &self.p;
+        let sim = &mut self.sim;
+        sim.set(p.op_valid, 1);
+        sim.eval();
+        if sim.get(p.op_ready) != 1 {
+            return Err("op_ready low between operations".into());
+        }
+        let start = sim.cycles();
+        let mut fates = Vec::new();
+        loop {
+            let ready = self.ready_rng.gen_bool(0.75);
+            sim.set(p.fate_ready, ready.into());
+            sim.eval();
+            if ready && sim.get(p.fate_valid) == 1 {
+                let conn_psn = sim.get(p.fate_conn_psn) as u32;
+                fates.push(if sim.get(p.fate_lost) == 1 {
+                    SlotFate::Lost { conn_psn }
+                } else {
+                    SlotFate::Acked { conn_psn }
+                });
+            }
+            sim.tick();
+            sim.set(p.op_valid, 0);
+            sim.eval();
+            if sim.get(p.res_valid) == 1 {
+                break;
+            }
+            if sim.cycles() - start > OP_TIMEOUT {
+                return Err(format!("no res_valid within {OP_TIMEOUT} cycles"));
+            }
+        }
+        let res = OpResult {
+            ok: sim.get(p.res_ok) == 1,
+            psn: sim.get(p.res_psn) as u32,
+            pkts: sim.get(p.res_pkts) as u32,
+            bytes: sim.get(p.res_bytes) as u32,
+            fates,
+        };
+        Ok((res, sim.cycles() - start))
+    }
+
+    /// Slot `slot`'s state on the read port, with `can_send(len)`.
+    pub fn read(&mut self, slot: usize, len: u16) -> SlotState {
+        self.sim.set(self.p.rd_slot, slot as u64);
+        self.sim.set(self.p.rd_len, len.into());
+        self.sim.eval();
+        let mut v = [0u32; 21];
+        for (x, &port) in v.iter_mut().zip(&self.p.rd) {
+            *x = self.sim.get(port) as u32;
+        }
+        SlotState {
+            entropy: v[0] as u16,
+            next_psn: v[1],
+            una: v[2],
+            inflight: v[3],
+            window: v[4],
+            srtt: v[5],
+            rttvar: v[6],
+            rtt_valid: v[7] == 1,
+            ecn_ewma: v[8],
+            loss_ewma: v[9],
+            samples: v[10],
+            sent: v[11],
+            retransmitted: v[12],
+            acked: v[13],
+            lost: v[14],
+            ce_marked: v[15],
+            repaths: v[16],
+            timeouts: v[17],
+            quarantined: v[18] == 1,
+            backoff: v[19],
+            can_send: v[20] == 1,
+        }
+    }
+}
+
+/// The golden model of one slot: the engine's `TxPath` and the next path
+/// PSN it handed out (it does not expose it otherwise).
+pub struct Golden {
+    path: TxPath,
+    next_psn: u32,
+}
+
+impl Golden {
+    /// A fresh engine path with `entropy` and the engine's default
+    /// congestion controller.
+    pub fn new(entropy: u16) -> Self {
+        Golden {
+            path: TxPath::new(entropy, QpConfig::default().cc.build(MTU)),
+            next_psn: 0,
+        }
+    }
+
+    /// The engine's path.
+    pub fn path(&self) -> &TxPath {
+        &self.path
+    }
+
+    /// The path's RTO as the engine computes it.
+    fn rto(&self) -> u64 {
+        let cfg = QpConfig::default();
+        self.path.rto(cfg.rto_min_ns, cfg.rto_initial_ns)
+    }
+
+    /// Applies `op` at `now_ns` and returns what the RTL must return.
+    pub fn apply(&mut self, op: &Op, now_ns: u64) -> OpResult {
+        let mut r = OpResult {
+            ok: true,
+            ..OpResult::default()
+        };
+        let rto = self.rto();
+        match *op {
+            Op::Init { entropy } => *self = Golden::new(entropy),
+            Op::Send {
+                conn_psn,
+                len,
+                probe,
+                retx,
+            } => {
+                r.psn = if probe {
+                    self.path.on_send_probe(now_ns, rto)
+                } else {
+                    self.path
+                        .on_send_data(conn_psn, len.into(), retx, now_ns, rto)
+                };
+                self.next_psn = r.psn.wrapping_add(1);
+            }
+            Op::Ack { path_cum, sack } => {
+                (r.pkts, r.bytes) = self.path.on_ack(path_cum, &sack, |f| r.fates.push(f));
+            }
+            Op::Feedback {
+                rtt_ns,
+                ce_count,
+                acked,
+                bytes,
+            } => self.path.on_ack_feedback(
+                now_ns,
+                rtt_ns.map(u64::from),
+                ce_count,
+                acked,
+                bytes,
+                rto,
+            ),
+            Op::Timeout { entropy } => self.path.on_timeout(now_ns, entropy, |f| r.fates.push(f)),
+            Op::Move { entropy } => self.path.move_to(entropy),
+            // The engine's controller owns the window; the RTL mirrors it.
+            Op::Window { .. } => {}
+        }
+        r
+    }
+
+    /// The fields the read port must show, from the engine's accessors.
+    /// Counters are the low 32 bits of the engine's; fractions are compared
+    /// as the engine's `f32` (exact for 16.16 values); `samples` only as
+    /// far as the engine shows it (`wants_repath` with limits below 0 is
+    /// `samples >= 8`).
+    fn expect(&self, len: u16) -> [(&'static str, u64); 21] {
+        let s = self.path.stats();
+        let unsampled = self.path.rto(0, u64::MAX) == u64::MAX;
+        let rttvar = if unsampled {
+            0
+        } else {
+            (self.path.rto(0, 0) - s.srtt_ns) / 4
+        };
+        let backoff = match self.path.health() {
+            PathHealth::Quarantined { backoff, .. } => backoff,
+            PathHealth::Active => 0,
+        };
+        let una = self.next_psn.wrapping_sub(self.path.slots_len() as u32);
+        [
+            ("entropy", s.entropy.into()),
+            ("next_psn", self.next_psn.into()),
+            ("una", una.into()),
+            ("inflight", s.inflight_bytes.into()),
+            ("window", s.window.into()),
+            ("srtt", s.srtt_ns),
+            ("rttvar", rttvar),
+            ("rtt_valid", (!unsampled).into()),
+            ("ecn_fraction", s.ecn_fraction.to_bits().into()),
+            ("loss_fraction", s.loss_fraction.to_bits().into()),
+            ("samples>=8", self.path.wants_repath(-1.0, -1.0).into()),
+            ("sent", s.sent & 0xFFFF_FFFF),
+            ("retransmitted", s.retransmitted & 0xFFFF_FFFF),
+            ("acked", s.acked & 0xFFFF_FFFF),
+            ("lost", s.lost & 0xFFFF_FFFF),
+            ("ce_marked", s.ce_marked & 0xFFFF_FFFF),
+            ("repaths", s.repaths & 0xFFFF_FFFF),
+            ("timeouts", s.timeouts & 0xFFFF_FFFF),
+            ("quarantined", s.quarantined.into()),
+            ("backoff", backoff.into()),
+            ("can_send", self.path.can_send(len.into()).into()),
+        ]
+    }
+}
+
+impl SlotState {
+    /// The same fields as [`Golden::expect`], from the RTL.
+    fn view(&self) -> [(&'static str, u64); 21] {
+        let frac = |v: u32| u64::from((v as f32 / 65536.0).to_bits());
+        [
+            ("entropy", self.entropy.into()),
+            ("next_psn", self.next_psn.into()),
+            ("una", self.una.into()),
+            ("inflight", self.inflight.into()),
+            ("window", self.window.into()),
+            ("srtt", self.srtt.into()),
+            ("rttvar", self.rttvar.into()),
+            ("rtt_valid", self.rtt_valid.into()),
+            ("ecn_fraction", frac(self.ecn_ewma)),
+            ("loss_fraction", frac(self.loss_ewma)),
+            ("samples>=8", (self.samples >= 8).into()),
+            ("sent", self.sent.into()),
+            ("retransmitted", self.retransmitted.into()),
+            ("acked", self.acked.into()),
+            ("lost", self.lost.into()),
+            ("ce_marked", self.ce_marked.into()),
+            ("repaths", self.repaths.into()),
+            ("timeouts", self.timeouts.into()),
+            ("quarantined", self.quarantined.into()),
+            (
+                "backoff",
+                if self.quarantined {
+                    self.backoff.into()
+                } else {
+                    0
+                },
+            ),
+            ("can_send", self.can_send.into()),
+        ]
+    }
+}
+
+/// First read-port field where the RTL and the engine differ.
+fn diff_state(got: &SlotState, want: &Golden, len: u16) -> Option<String> {
+    got.view()
+        .iter()
+        .zip(want.expect(len))
+        .find(|((_, g), (_, w))| g != w)
+        .map(|((name, g), (_, w))| format!("{name} RTL {g:#x}, engine {w:#x}"))
+}
+
+/// First difference between the RTL's and the engine's results.
+fn diff_result(got: &OpResult, want: &OpResult) -> Option<String> {
+    if got.ok != want.ok {
+        return Some(format!("res_ok RTL {}, engine {}", got.ok, want.ok));
+    }
+    if got.psn != want.psn {
+        return Some(format!(
+            "path PSN RTL {:#x}, engine {:#x}",
+            got.psn, want.psn
+        ));
+    }
+    if (got.pkts, got.bytes) != (want.pkts, want.bytes) {
+        return Some(format!(
+            "(pkts, bytes) RTL {:?}, engine {:?}",
+            (got.pkts, got.bytes),
+            (want.pkts, want.bytes)
+        ));
+    }
+    let n = got.fates.len().max(want.fates.len());
+    (0..n)
+        .find(|&i| got.fates.get(i) != want.fates.get(i))
+        .map(|i| {
+            format!(
+                "fate #{i} RTL {:?}, engine {:?} ({} vs {} events)",
+                got.fates.get(i),
+                want.fates.get(i),
+                got.fates.len(),
+                want.fates.len()
+            )
+        })
+}
+
+/// Operation counts and cycles of a run, per [`Op`] kind (init, send,
+/// ack, feedback, timeout, move, window).
+#[derive(Clone, Debug, Default)]
+pub struct TxRun {
+    /// Operations compared.
+    pub ops: u64,
+    /// Operations per kind.
+    pub by_kind: [u64; 7],
+    /// Cycles per kind (from the operation's cycle to its result).
+    pub cycles_by_kind: [u64; 7],
+    /// Longest operation per kind, cycles.
+    pub max_cycles: [u64; 7],
+    /// ACK operations by origin: receiver's latest, stale, hostile.
+    pub acks: [u64; 3],
+    /// Sends refused by the RTL because the ring was full.
+    pub refused: u64,
+    /// Operations after which the operated slot held 256 transmissions
+    /// (the 256-PSN limit reached).
+    pub full: u64,
+    /// ACKs that ended a quarantine (a probe acknowledged).
+    pub recovered: u64,
+    /// Fate events compared: acked, lost.
+    pub fates: [u64; 2],
+    /// Slot read-backs compared.
+    pub reads: u64,
+    /// Mismatches: operation and first differing field.
+    pub mismatches: Vec<String>,
+    /// Clock cycles in all.
+    pub cycles: u64,
+}
+
+fn kind(op: &Op) -> usize {
+    match op {
+        Op::Init { .. } => 0,
+        Op::Send { .. } => 1,
+        Op::Ack { .. } => 2,
+        Op::Feedback { .. } => 3,
+        Op::Timeout { .. } => 4,
+        Op::Move { .. } => 5,
+        Op::Window { .. } => 6,
+    }
+}
+
+/// The bench's world: the engine's paths, their receivers behind a lossy
+/// reordering network, and the random choices of the firmware.
+struct World {
+    rng: SmallRng,
+    /// Golden model per slot.
+    gold: Vec<Golden>,
+    /// Receive side: one engine QP per 8 slots.
+    rx: Vec<rx_path::Engine>,
+    /// Path PSNs in the network per slot (sent, not lost, not delivered).
+    net: Vec<Vec<u32>>,
+    /// ACK fields the receiver sent per slot, oldest first (last = latest).
+    history: Vec<Vec<PathState>>,
+    /// Offset added to the receiver's CE count per slot (so it wraps).
+    ce_offset: Vec<u32>,
+    /// The window the RTL holds per slot.
+    rtl_window: Vec<u32>,
+    next_conn_psn: u32,
+    now_ns: u64,
+    src_port: u16,
+    /// Steps taken; every third period of 3000 is a burst: mostly small
+    /// sends and few deliveries, so rings fill to the 256-PSN limit.
+    steps: u64,
+    burst: bool,
+}
+
+impl World {
+    /// A world seeded with `seed`.
+    fn new(seed: u64) -> Self {
+        let mut rng = SmallRng::seed_from_u64(seed);
+        let ce_offset = (0..SLOTS)
+            .map(|s| match s % 4 {
+                0 => 0,
+                1 => u32::MAX - 60,
+                2 => (1 << 31) - 40,
+                _ => rng.r#gen(),
+            })
+            .collect();
+        World {
+            rng,
+            gold: (0..SLOTS).map(|_| Golden::new(0)).collect(),
+            rx: (0..SLOTS / rx_path::PATHS)
+                .map(|_| rx_path::Engine::new())
+                .collect(),
+            net: vec![Vec::new(); SLOTS],
+            history: vec![vec![PathState::default()]; SLOTS],
+            ce_offset,
+            rtl_window: vec![0; SLOTS],
+            next_conn_psn: 0,
+            now_ns: 1_000_000,
+            src_port: 0xC000,
+            steps: 0,
+            burst: false,
+        }
+    }
+
+    /// Delivers path PSN `psn` of `slot` to its receiver.
+    fn deliver(&mut self, slot: usize, psn: u32) {
+        let ev = Arrival {
+            path: (slot % rx_path::PATHS) as u16,
+            psn,
+            ce: self.rng.gen_bool(0.2),
+        };
+        self.src_port = 0xC000 | (self.src_port.wrapping_add(1) & 0x3FFF);
+        let (ack, _, _) = self.rx[slot / rx_path::PATHS].arrive(ev, self.src_port);
+        if let Some(a) = ack {
+            let h = &mut self.history[slot];
+            if h.len() == 64 {
+                h.remove(0);
+            }
+            h.push(a);
+        }
+    }
+
+    /// An ACK for `slot`: first some packets arrive (in random order
+    /// outside bursts, some twice), then the receiver's latest ACK, an older one, or a hostile
+    /// one. Returns the ACK and its origin (0 latest, 1 stale, 2 hostile).
+    fn ack(&mut self, slot: usize) -> (PathState, usize) {
+        let k = self.rng.gen_range(0..=if self.burst { 2 } else { 8 });
+        for _ in 0..k {
+            if self.net[slot].is_empty() {
+                break;
+            }
+            // Random order; in a burst the oldest first, so the ring grows.
+            let psn = if self.burst {
+                self.net[slot].remove(0)
+            } else {
+                let i = self.rng.gen_range(0..self.net[slot].len());
+                self.net[slot].swap_remove(i)
+            };
+            self.deliver(slot, psn);
+            if self.rng.gen_bool(0.03) {
+                self.deliver(slot, psn);
+            }
+        }
+        let h = &self.history[slot];
+        let latest = *h.last().expect("history starts non-empty");
+        match self.rng.gen_range(0..100) {
+            0..=79 => (latest, 0),
+            80..=94 => (h[self.rng.gen_range(0..h.len())], 1),
+            _ => {
+                let g = &self.gold[slot];
+                let una = g.next_psn.wrapping_sub(g.path.slots_len() as u32);
+                let mut sack = Sack::new();
+                for _ in 0..self.rng.gen_range(0..12) {
+                    sack.set(self.rng.gen_range(0..256));
+                }
+                let cum = match self.rng.gen_range(0..4) {
+                    0 => self.rng.r#gen(),
+                    _ => una
+                        .wrapping_add(self.rng.gen_range(0..600))
+                        .wrapping_sub(300),
+                };
+                let a = PathState {
+                    cum,
+                    sack,
+                    ..latest
+                };
+                (a, 2)
+            }
+        }
+    }
+
+    /// An RTT sample: mostly 2–200 µs, sometimes tiny or up to 2^32 - 1 ns.
+    fn rtt(&mut self) -> Option<u32> {
+        let r = &mut self.rng;
+        match r.gen_range(0..100) {
+            0..=14 => None,
+            15..=79 => Some(r.gen_range(2_000..200_000)),
+            80..=89 => Some(r.gen_range(0..2_000)),
+            _ => Some(r.r#gen()),
+        }
+    }
+
+    /// The next operation on a random slot: a send (data when the engine's
+    /// `can_send` allows it, probes on quarantined paths; an ACK instead
+    /// when neither fits), an ACK, a feedback alone, a timeout or a move;
+    /// with the ACK's origin (see [`TxRun::acks`]).
+    fn step(&mut self) -> (usize, Op, Option<usize>) {
+        self.burst = (self.steps / 3000) % 3 == 2;
+        self.steps += 1;
+        let slot = if self.rng.gen_bool(0.5) {
+            [0, 1, 8][self.rng.gen_range(0..3)]
+        } else {
+            self.rng.gen_range(0..SLOTS)
+        };
+        self.now_ns += self.rng.gen_range(0..20_000);
+        let g = &self.gold[slot];
+        let quarantined = g.path.stats().quarantined;
+        let room = g.path.slots_len() < 256;
+        let len: u16 = match self.rng.gen_range(0..10) {
+            _ if self.burst => self.rng.gen_range(0..=64),
+            0 => 0,
+            1 => 4096,
+            _ => self.rng.gen_range(0..=4096),
+        };
+        // 0: a send (an ACK when none is possible); else the other kinds.
+        let r = if self.rng.gen_bool(if self.burst { 0.85 } else { 0.5 }) {
+            0
+        } else {
+            self.rng.gen_range(50..100)
+        };
+        let send_ok = g.path.can_send(len.into()) || (room && self.rng.gen_bool(0.05));
+        match r {
+            0 if quarantined && room => (slot, self.send(true, 0), None),
+            0 if send_ok && !quarantined => (slot, self.send(false, len), None),
+            0 if room && self.rng.gen_bool(0.01) => (slot, self.send(true, 0), None),
+            90..=93 => {
+                let ce = self.history[slot].last().map_or(0, |a| a.ce_count);
+                let op = Op::Feedback {
+                    rtt_ns: self.rtt(),
+                    ce_count: ce
+                        .wrapping_add(self.ce_offset[slot])
+                        .wrapping_add(self.rng.gen_range(0..40))
+                        .wrapping_sub(20),
+                    acked: self.rng.gen_range(0..10),
+                    bytes: self.rng.gen_range(0..40_000),
+                };
+                (slot, op, None)
+            }
+            94..=95 if !self.burst => {
+                let entropy = self.rng.r#gen();
+                (slot, Op::Timeout { entropy }, None)
+            }
+            96..=97 => {
+                let entropy = self.rng.r#gen();
+                (slot, Op::Move { entropy }, None)
+            }
+            _ => {
+                let (a, origin) = self.ack(slot);
+                let op = Op::Ack {
+                    path_cum: a.cum,
+                    sack: a.sack,
+                };
+                (slot, op, Some(origin))
+            }
+        }
+    }
+
+    /// A send on the network side: lost with 8% probability.
+    fn send(&mut self, probe: bool, len: u16) -> Op {
+        self.next_conn_psn = self.next_conn_psn.wrapping_add(1);
+        Op::Send {
+            conn_psn: self.next_conn_psn,
+            len,
+            probe,
+            retx: !probe && self.rng.gen_bool(0.1),
+        }
+    }
+}
+
+/// Runs at least `ops` random operations (seed `seed`) through the RTL and
+/// the engine, comparing after every operation its result, its fate events
+/// and the read port of its slot and of one other slot; at the end every
+/// slot.
+pub fn run_against_engine(tb: &mut TxPathTb, ops: u64, seed: u64) -> TxRun {
+    let mut w = World::new(seed);
+    let mut run = TxRun::default();
+    let start = tb.sim().cycles();
+    // An ACK's feedback, due next.
+    let mut pending: Option<(usize, Op)> = None;
+    let mut n = 0u64;
+    // Every slot becomes a fresh engine path with its window first.
+    for slot in 0..SLOTS {
+        let window = w.gold[slot].path().stats().window;
+        for op in [
+            Op::Init {
+                entropy: 0xC000 + slot as u16,
+            },
+            Op::Window { window },
+        ] {
+            n += 1;
+            if exec(tb, &mut w, &mut run, n, slot, &op).is_none() {
+                return run;
+            }
+        }
+        w.rtl_window[slot] = window;
+    }
+    while run.ops < ops {
+        let (slot, op) = pending.take().unwrap_or_else(|| {
+            let (slot, op, origin) = w.step();
+            if let Some(o) = origin {
+                run.acks[o] += 1;
+            }
+            (slot, op)
+        });
+        n += 1;
+        let was_quarantined = w.gold[slot].path().stats().quarantined;
+        let Some((got, want)) = exec(tb, &mut w, &mut run, n, slot, &op) else {
+            break;
+        };
+        match op {
+            Op::Send { .. } => {
+                run.refused += u64::from(!got.ok);
+                // The network loses 8% of the transmissions.
+                if got.ok && !w.rng.gen_bool(0.08) {
+                    w.net[slot].push(got.psn);
+                }
+            }
+            Op::Ack { .. } if w.rng.gen_bool(0.85) => {
+                // The engine's order: the ACK, then its feedback.
+                let ce = w.history[slot].last().map_or(0, |a| a.ce_count);
+                let fb = Op::Feedback {
+                    rtt_ns: w.rtt(),
+                    ce_count: ce.wrapping_add(w.ce_offset[slot]),
+                    acked: want.pkts,
+                    bytes: want.bytes,
+                };
+                pending = Some((slot, fb));
+            }
+            _ => {}
+        }
+        run.full += u64::from(w.gold[slot].path().slots_len() == 256);
+        run.recovered += u64::from(was_quarantined && !w.gold[slot].path().stats().quarantined);
+        // The firmware mirrors the engine controller's window.
+        let window = w.gold[slot].path().stats().window;
+        if window != w.rtl_window[slot] {
+            n += 1;
+            if exec(tb, &mut w, &mut run, n, slot, &Op::Window { window }).is_none() {
+                break;
+            }
+            w.rtl_window[slot] = window;
+        }
+        let other = (n as usize * 7 + 3) % SLOTS;
+        for q in [slot, other] {
+            let len = w.rng.gen_range(0..=4096);
+            let got = tb.read(q, len);
+            run.reads += 1;
+            if let Some(d) = diff_state(&got, &w.gold[q], len) {
+                run.mismatches
+                    .push(format!("op {n} slot {slot} {op:?}: slot {q} {d}"));
+            }
+        }
+    }
+    for q in 0..SLOTS {
+        let got = tb.read(q, 1500);
+        run.reads += 1;
+        if let Some(d) = diff_state(&got, &w.gold[q], 1500) {
+            run.mismatches.push(format!("end: slot {q} {d}"));
+        }
+    }
+    run.cycles = tb.sim().cycles() - start;
+    run
+}
+
+/// Runs operation number `n`, `op` on `slot`, in the RTL and the engine and
+/// compares the results; `None` when the RTL did not finish it.
+fn exec(
+    tb: &mut TxPathTb,
+    w: &mut World,
+    run: &mut TxRun,
+    n: u64,
+    slot: usize,
+    op: &Op,
+) -> Option<(OpResult, OpResult)> {
+    let want = w.gold[slot].apply(op, w.now_ns);
+    let (got, cycles) = match tb.run(slot, op) {
+        Ok(r) => r,
+        Err(e) => {
+            run.mismatches
+                .push(format!("op {n} slot {slot} {op:?}: {e}"));
+            return None;
+        }
+    };
+    let k = kind(op);
+    run.ops += 1;
+    run.by_kind[k] += 1;
+    run.cycles_by_kind[k] += cycles;
+    run.max_cycles[k] = run.max_cycles[k].max(cycles);
+    if let Some(d) = diff_result(&got, &want) {
+        run.mismatches
+            .push(format!("op {n} slot {slot} {op:?}: {d}"));
+    }
+    for f in &got.fates {
+        run.fates[usize::from(matches!(f, SlotFate::Lost { .. }))] += 1;
+    }
+    Some((got, want))
+}
