@@ -229,6 +229,8 @@ pub struct TxPathTb {
     p: Ports,
     /// Decides `m_fate_ready` each cycle (back-pressure on the fate stream).
     ready_rng: SmallRng,
+    /// Chance that `m_fate_ready` is high in a cycle.
+    ready_share: f64,
 }
 
 impl TxPathTb {
@@ -273,7 +275,13 @@ impl TxPathTb {
             sim,
             p,
             ready_rng: SmallRng::seed_from_u64(0xFA7E),
+            ready_share: 0.75,
         })
+    }
+
+    /// Sets the chance that `m_fate_ready` is high in a cycle (1.0: always).
+    pub fn set_fate_ready_share(&mut self, share: f64) {
+        self.ready_share = share;
     }
 
     /// The underlying model.
@@ -368,7 +376,7 @@ impl TxPathTb {
         let start = sim.cycles();
         let mut fates = Vec::new();
         loop {
-            let ready = self.ready_rng.gen_bool(0.75);
+            let ready = self.ready_rng.gen_bool(self.ready_share);
             sim.set(p.fate_ready, ready.into());
             sim.eval();
             if ready && sim.get(p.fate_valid) == 1 {
@@ -510,8 +518,9 @@ impl Golden {
     }
 
     /// The fields the read port must show, from the engine's accessors.
-    /// Counters are the low 32 bits of the engine's; fractions are compared
-    /// as the engine's `f32` (exact for 16.16 values); `samples` only as
+    /// Counters are the low 32 bits of the engine's; the EWMAs are the
+    /// engine's `f32` fractions times 2^16 (exact: they are 16.16 values
+    /// below 2^24, which `f32` holds exactly); `samples` only as
     /// far as the engine shows it (`wants_repath` with limits below 0 is
     /// `samples >= 8`).
     fn expect(&self, len: u16) -> [(&'static str, u64); 21] {
@@ -536,8 +545,8 @@ impl Golden {
             ("srtt", s.srtt_ns),
             ("rttvar", rttvar),
             ("rtt_valid", (!unsampled).into()),
-            ("ecn_fraction", s.ecn_fraction.to_bits().into()),
-            ("loss_fraction", s.loss_fraction.to_bits().into()),
+            ("ecn_ewma", (f64::from(s.ecn_fraction) * 65536.0) as u64),
+            ("loss_ewma", (f64::from(s.loss_fraction) * 65536.0) as u64),
             ("samples>=8", self.path.wants_repath(-1.0, -1.0).into()),
             ("sent", s.sent & 0xFFFF_FFFF),
             ("retransmitted", s.retransmitted & 0xFFFF_FFFF),
@@ -556,7 +565,6 @@ impl Golden {
 impl SlotState {
     /// The same fields as [`Golden::expect`], from the RTL.
     fn view(&self) -> [(&'static str, u64); 21] {
-        let frac = |v: u32| u64::from((v as f32 / 65536.0).to_bits());
         [
             ("entropy", self.entropy.into()),
             ("next_psn", self.next_psn.into()),
@@ -566,8 +574,8 @@ impl SlotState {
             ("srtt", self.srtt.into()),
             ("rttvar", self.rttvar.into()),
             ("rtt_valid", self.rtt_valid.into()),
-            ("ecn_fraction", frac(self.ecn_ewma)),
-            ("loss_fraction", frac(self.loss_ewma)),
+            ("ecn_ewma", self.ecn_ewma.into()),
+            ("loss_ewma", self.loss_ewma.into()),
             ("samples>=8", (self.samples >= 8).into()),
             ("sent", self.sent.into()),
             ("retransmitted", self.retransmitted.into()),
