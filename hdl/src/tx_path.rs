@@ -20,8 +20,9 @@
 //! * `rd_slot`, `rd_len` in; `rd_*` out: the slot's state (a mux of the
 //!   registers) and `rd_can_send` = `TxPath::can_send(rd_len)`.
 //!
-//! RTO timers, RACK, probe scheduling and congestion control stay in the
-//! firmware; the window is a register it writes ([`TxOp::Window`]).
+//! RTO timers, RACK's timing, probe scheduling and congestion control stay
+//! in the firmware; the window is a register it writes ([`TxOp::Window`]),
+//! and a transmission RACK finds lost is reported with [`TxOp::Lose`].
 
 /// Largest number of slots the template is instantiated with here.
 pub const MAX_SLOTS: usize = 64;
@@ -51,11 +52,16 @@ pub enum TxOp {
     Move = 5,
     /// Sets the window (bytes) from `op_value`. One cycle.
     Window = 6,
+    /// The table part of `on_rack` for one transmission the firmware found
+    /// lost by time: path PSN `op_psn`, if unresolved data, is lost (fate
+    /// event, in-flight, `lost`, loss EWMA); then resolved entries are
+    /// popped.
+    Lose = 7,
 }
 
 impl TxOp {
     /// Every operation.
-    pub const ALL: [TxOp; 7] = [
+    pub const ALL: [TxOp; 8] = [
         Self::Init,
         Self::Send,
         Self::Ack,
@@ -63,6 +69,7 @@ impl TxOp {
         Self::Timeout,
         Self::Move,
         Self::Window,
+        Self::Lose,
     ];
 }
 

@@ -13,7 +13,11 @@
 //! transmissions that survive a lossy, reordering network (as PROBEs on
 //! their path) and answers with its real ACK fields (`path_cum`, `sack`,
 //! `ce_count`). The bench sends those ACKs, stale ones from the history,
-//! duplicates and hostile ones (random `path_cum` and bitmap).
+//! duplicates and hostile ones (random `path_cum` and bitmap). RACK is
+//! the engine's `on_rack`: each transmission it declares lost becomes one
+//! `Lose` operation on the RTL.
+
+use std::collections::HashMap;
 
 use metaroce_firmware::{PathHealth, QpConfig, SlotFate, TxPath};
 use metaroce_proto::Sack;
@@ -89,6 +93,19 @@ pub enum Op {
         /// Window, bytes.
         window: u32,
     },
+    /// The firmware's RACK found this transmission lost.
+    Lose {
+        /// Path PSN.
+        path_psn: u32,
+    },
+}
+
+/// What the firmware does next on a slot: one operation, or a RACK check
+/// (the engine's `on_rack`, as `Lose` operations on the RTL).
+#[derive(Clone, Debug)]
+enum Action {
+    Op(Op),
+    Rack { delivered_sent_ns: u64 },
 }
 
 /// What one operation returned.
@@ -345,6 +362,11 @@ impl TxPathTb {
                 value: window,
                 ..none
             },
+            Op::Lose { path_psn } => Inputs {
+                code: code::LOSE,
+                psn: path_psn,
+                ..none
+            },
         };
         let sim = &mut self.sim;
         sim.set(p.op_code, i.code.into());
@@ -513,8 +535,19 @@ impl Golden {
             Op::Move { entropy } => self.path.move_to(entropy),
             // The engine's controller owns the window; the RTL mirrors it.
             Op::Window { .. } => {}
+            // The engine has no single-transmission loss: see `rack`.
+            Op::Lose { .. } => {}
         }
         r
+    }
+
+    /// The engine's RACK check (`on_rack`) at `now_ns`: the transmissions
+    /// it declares lost.
+    pub fn rack(&mut self, now_ns: u64, delivered_sent_ns: u64) -> Vec<SlotFate> {
+        let mut fates = Vec::new();
+        self.path
+            .on_rack(now_ns, delivered_sent_ns, |f| fates.push(f));
+        fates
     }
 
     /// The fields the read port must show, from the engine's accessors.
@@ -640,17 +673,17 @@ fn diff_result(got: &OpResult, want: &OpResult) -> Option<String> {
 }
 
 /// Operation counts and cycles of a run, per [`Op`] kind (init, send,
-/// ack, feedback, timeout, move, window).
+/// ack, feedback, timeout, move, window, lose).
 #[derive(Clone, Debug, Default)]
 pub struct TxRun {
     /// Operations compared.
     pub ops: u64,
     /// Operations per kind.
-    pub by_kind: [u64; 7],
+    pub by_kind: [u64; 8],
     /// Cycles per kind (from the operation's cycle to its result).
-    pub cycles_by_kind: [u64; 7],
+    pub cycles_by_kind: [u64; 8],
     /// Longest operation per kind, cycles.
-    pub max_cycles: [u64; 7],
+    pub max_cycles: [u64; 8],
     /// ACK operations by origin: receiver's latest, stale, hostile.
     pub acks: [u64; 3],
     /// Sends refused by the RTL because the ring was full.
@@ -660,6 +693,8 @@ pub struct TxRun {
     pub full: u64,
     /// ACKs that ended a quarantine (a probe acknowledged).
     pub recovered: u64,
+    /// RACK checks, and transmissions they declared lost.
+    pub racks: [u64; 2],
     /// Fate events compared: acked, lost.
     pub fates: [u64; 2],
     /// Slot read-backs compared.
@@ -679,6 +714,7 @@ fn kind(op: &Op) -> usize {
         Op::Timeout { .. } => 4,
         Op::Move { .. } => 5,
         Op::Window { .. } => 6,
+        Op::Lose { .. } => 7,
     }
 }
 
@@ -698,6 +734,8 @@ struct World {
     ce_offset: Vec<u32>,
     /// The window the RTL holds per slot.
     rtl_window: Vec<u32>,
+    /// Path PSN of each connection PSN sent as data, per slot.
+    psn_of: Vec<HashMap<u32, u32>>,
     next_conn_psn: u32,
     now_ns: u64,
     src_port: u16,
@@ -729,6 +767,7 @@ impl World {
             history: vec![vec![PathState::default()]; SLOTS],
             ce_offset,
             rtl_window: vec![0; SLOTS],
+            psn_of: vec![HashMap::new(); SLOTS],
             next_conn_psn: 0,
             now_ns: 1_000_000,
             src_port: 0xC000,
@@ -804,22 +843,23 @@ impl World {
         }
     }
 
-    /// An RTT sample: mostly 2–200 µs, sometimes tiny or up to 2^32 - 1 ns.
+    /// An RTT sample: mostly 2–200 µs, sometimes tiny, rarely up to
+    /// 2^32 - 1 ns.
     fn rtt(&mut self) -> Option<u32> {
         let r = &mut self.rng;
         match r.gen_range(0..100) {
             0..=14 => None,
             15..=79 => Some(r.gen_range(2_000..200_000)),
-            80..=89 => Some(r.gen_range(0..2_000)),
+            80..=97 => Some(r.gen_range(0..2_000)),
             _ => Some(r.r#gen()),
         }
     }
 
     /// The next operation on a random slot: a send (data when the engine's
     /// `can_send` allows it, probes on quarantined paths; an ACK instead
-    /// when neither fits), an ACK, a feedback alone, a timeout or a move;
-    /// with the ACK's origin (see [`TxRun::acks`]).
-    fn step(&mut self) -> (usize, Op, Option<usize>) {
+    /// when neither fits), an ACK, a feedback alone, a timeout, a move or a
+    /// RACK check; with the ACK's origin (see [`TxRun::acks`]).
+    fn step(&mut self) -> (usize, Action, Option<usize>) {
         self.burst = (self.steps / 3000) % 3 == 2;
         self.steps += 1;
         let slot = if self.rng.gen_bool(0.5) {
@@ -845,9 +885,12 @@ impl World {
         };
         let send_ok = g.path.can_send(len.into()) || (room && self.rng.gen_bool(0.05));
         match r {
-            0 if quarantined && room => (slot, self.send(true, 0), None),
-            0 if send_ok && !quarantined => (slot, self.send(false, len), None),
-            0 if room && self.rng.gen_bool(0.01) => (slot, self.send(true, 0), None),
+            // Probes on quarantined paths, and a few on Active ones (so a
+            // live probe can sit before transmissions RACK declared lost).
+            0 if (quarantined || self.rng.gen_bool(0.03)) && room => {
+                (slot, Action::Op(self.send(true, 0)), None)
+            }
+            0 if send_ok && !quarantined => (slot, Action::Op(self.send(false, len)), None),
             90..=93 => {
                 let ce = self.history[slot].last().map_or(0, |a| a.ce_count);
                 let op = Op::Feedback {
@@ -859,15 +902,20 @@ impl World {
                     acked: self.rng.gen_range(0..10),
                     bytes: self.rng.gen_range(0..40_000),
                 };
-                (slot, op, None)
+                (slot, Action::Op(op), None)
             }
             94..=95 if !self.burst => {
                 let entropy = self.rng.r#gen();
-                (slot, Op::Timeout { entropy }, None)
+                (slot, Action::Op(Op::Timeout { entropy }), None)
             }
             96..=97 => {
                 let entropy = self.rng.r#gen();
-                (slot, Op::Move { entropy }, None)
+                (slot, Action::Op(Op::Move { entropy }), None)
+            }
+            98..=99 => {
+                let ago = self.rng.gen_range(0..400_000);
+                let delivered_sent_ns = self.now_ns.saturating_sub(ago);
+                (slot, Action::Rack { delivered_sent_ns }, None)
             }
             _ => {
                 let (a, origin) = self.ack(slot);
@@ -875,7 +923,7 @@ impl World {
                     path_cum: a.cum,
                     sack: a.sack,
                 };
-                (slot, op, Some(origin))
+                (slot, Action::Op(op), Some(origin))
             }
         }
     }
@@ -920,38 +968,30 @@ pub fn run_against_engine(tb: &mut TxPathTb, ops: u64, seed: u64) -> TxRun {
         w.rtl_window[slot] = window;
     }
     while run.ops < ops {
-        let (slot, op) = pending.take().unwrap_or_else(|| {
-            let (slot, op, origin) = w.step();
-            if let Some(o) = origin {
-                run.acks[o] += 1;
+        let (slot, action) = match pending.take() {
+            Some((slot, op)) => (slot, Action::Op(op)),
+            None => {
+                let (slot, action, origin) = w.step();
+                if let Some(o) = origin {
+                    run.acks[o] += 1;
+                }
+                (slot, action)
             }
-            (slot, op)
-        });
+        };
         n += 1;
         let was_quarantined = w.gold[slot].path().stats().quarantined;
-        let Some((got, want)) = exec(tb, &mut w, &mut run, n, slot, &op) else {
-            break;
-        };
-        match op {
-            Op::Send { .. } => {
-                run.refused += u64::from(!got.ok);
-                // The network loses 8% of the transmissions.
-                if got.ok && !w.rng.gen_bool(0.08) {
-                    w.net[slot].push(got.psn);
+        match &action {
+            Action::Op(op) => {
+                let Some((got, want)) = exec(tb, &mut w, &mut run, n, slot, op) else {
+                    break;
+                };
+                pending = after_op(&mut w, &mut run, slot, op, &got, &want).map(|fb| (slot, fb));
+            }
+            Action::Rack { delivered_sent_ns } => {
+                if exec_rack(tb, &mut w, &mut run, n, slot, *delivered_sent_ns).is_none() {
+                    break;
                 }
             }
-            Op::Ack { .. } if w.rng.gen_bool(0.85) => {
-                // The engine's order: the ACK, then its feedback.
-                let ce = w.history[slot].last().map_or(0, |a| a.ce_count);
-                let fb = Op::Feedback {
-                    rtt_ns: w.rtt(),
-                    ce_count: ce.wrapping_add(w.ce_offset[slot]),
-                    acked: want.pkts,
-                    bytes: want.bytes,
-                };
-                pending = Some((slot, fb));
-            }
-            _ => {}
         }
         run.full += u64::from(w.gold[slot].path().slots_len() == 256);
         run.recovered += u64::from(was_quarantined && !w.gold[slot].path().stats().quarantined);
@@ -971,7 +1011,7 @@ pub fn run_against_engine(tb: &mut TxPathTb, ops: u64, seed: u64) -> TxRun {
             run.reads += 1;
             if let Some(d) = diff_state(&got, &w.gold[q], len) {
                 run.mismatches
-                    .push(format!("op {n} slot {slot} {op:?}: slot {q} {d}"));
+                    .push(format!("op {n} slot {slot} {action:?}: slot {q} {d}"));
             }
         }
     }
@@ -1018,4 +1058,107 @@ fn exec(
         run.fates[usize::from(matches!(f, SlotFate::Lost { .. }))] += 1;
     }
     Some((got, want))
+}
+
+/// A RACK check on `slot` as operation `n`: the engine's `on_rack`, and one
+/// `Lose` on the RTL per transmission it declared lost (one for the next
+/// path PSN, which must change nothing, when there is none); compares the
+/// fate events. `None` when the RTL did not finish an operation.
+fn exec_rack(
+    tb: &mut TxPathTb,
+    w: &mut World,
+    run: &mut TxRun,
+    n: u64,
+    slot: usize,
+    delivered_sent_ns: u64,
+) -> Option<()> {
+    let want = OpResult {
+        ok: true,
+        fates: w.gold[slot].rack(w.now_ns, delivered_sent_ns),
+        ..OpResult::default()
+    };
+    run.racks[0] += 1;
+    run.racks[1] += want.fates.len() as u64;
+    let mut psns = Vec::new();
+    for f in &want.fates {
+        let psn = match f {
+            SlotFate::Lost { conn_psn } => w.psn_of[slot].get(conn_psn),
+            SlotFate::Acked { .. } => None,
+        };
+        match psn {
+            Some(&p) => psns.push(p),
+            None => run
+                .mismatches
+                .push(format!("op {n} slot {slot}: RACK reported {f:?}")),
+        }
+    }
+    if psns.is_empty() {
+        psns.push(w.gold[slot].next_psn);
+    }
+    let mut got = OpResult {
+        ok: true,
+        ..OpResult::default()
+    };
+    for path_psn in psns {
+        let op = Op::Lose { path_psn };
+        let (r, cycles) = match tb.run(slot, &op) {
+            Ok(r) => r,
+            Err(e) => {
+                run.mismatches
+                    .push(format!("op {n} slot {slot} {op:?}: {e}"));
+                return None;
+            }
+        };
+        run.ops += 1;
+        run.by_kind[7] += 1;
+        run.cycles_by_kind[7] += cycles;
+        run.max_cycles[7] = run.max_cycles[7].max(cycles);
+        got.ok &= r.ok;
+        got.pkts += r.pkts;
+        got.bytes += r.bytes;
+        got.fates.extend(r.fates);
+    }
+    run.fates[1] += got.fates.len() as u64;
+    if let Some(d) = diff_result(&got, &want) {
+        run.mismatches
+            .push(format!("op {n} slot {slot} RACK at {}: {d}", w.now_ns));
+    }
+    Some(())
+}
+
+/// The world's side of a finished operation: a send enters the network
+/// (8% are lost); an ACK is usually followed by its feedback, returned.
+fn after_op(
+    w: &mut World,
+    run: &mut TxRun,
+    slot: usize,
+    op: &Op,
+    got: &OpResult,
+    want: &OpResult,
+) -> Option<Op> {
+    match *op {
+        Op::Send {
+            conn_psn, probe, ..
+        } => {
+            run.refused += u64::from(!got.ok);
+            if got.ok && !probe {
+                w.psn_of[slot].insert(conn_psn, got.psn);
+            }
+            if got.ok && !w.rng.gen_bool(0.08) {
+                w.net[slot].push(got.psn);
+            }
+            None
+        }
+        Op::Ack { .. } if w.rng.gen_bool(0.85) => {
+            // The engine's order: the ACK, then its feedback.
+            let ce = w.history[slot].last().map_or(0, |a| a.ce_count);
+            Some(Op::Feedback {
+                rtt_ns: w.rtt(),
+                ce_count: ce.wrapping_add(w.ce_offset[slot]),
+                acked: want.pkts,
+                bytes: want.bytes,
+            })
+        }
+        _ => None,
+    }
 }

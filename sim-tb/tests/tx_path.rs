@@ -25,10 +25,10 @@ fn random_operations_match_the_engine() {
     let t = std::time::Instant::now();
     let run = run_against_engine(&mut tb, 100_000, 0x7A81);
     let names = [
-        "init", "send", "ack", "feedback", "timeout", "move", "window",
+        "init", "send", "ack", "feedback", "timeout", "move", "window", "lose",
     ];
     println!(
-        "{} ops in {:.1} s, {} cycles, {} reads, fates acked/lost {:?}, acks latest/stale/hostile {:?}, {} refused, {} at 256 PSNs, {} quarantines ended, {} mismatches",
+        "{} ops in {:.1} s, {} cycles, {} reads, fates acked/lost {:?}, acks latest/stale/hostile {:?}, {} refused, {} at 256 PSNs, {} quarantines ended, RACK checks/losses {:?}, {} mismatches",
         run.ops,
         t.elapsed().as_secs_f64(),
         run.cycles,
@@ -38,6 +38,7 @@ fn random_operations_match_the_engine() {
         run.refused,
         run.full,
         run.recovered,
+        run.racks,
         run.mismatches.len()
     );
     for (k, name) in names.iter().enumerate() {
@@ -62,6 +63,7 @@ fn random_operations_match_the_engine() {
     assert!(run.fates.iter().all(|&n| n > 1000), "{:?}", run.fates);
     assert!(run.acks.iter().all(|&n| n > 500), "{:?}", run.acks);
     assert_eq!(run.refused, 0);
+    assert!(run.racks[1] > 100, "RACK checks/losses {:?}", run.racks);
     assert!(run.recovered > 100, "{} quarantines ended", run.recovered);
     assert!(
         run.full > 100,
