@@ -1,4 +1,4 @@
-//! Per-path TX table (`TxPathTable`): the sender's per-path state of the
+//! Per-path TX table: the sender's per-path state of the
 //! engine's `TxPath` (metaroce-firmware `path.rs`) for `slots` path slots
 //! (the firmware maps (QP, path) to a slot), with a 256-entry ring of
 //! transmissions per slot, updated by one operation at a time with the
@@ -8,7 +8,8 @@
 //! arrays of registers. The top module is `top`:
 //!
 //! * `op_valid`/`op_ready`, `op_code` ([`TxOp`]), `op_slot` and the
-//!   operands `op_psn` (connection PSN of a send, `path_cum` of an ACK),
+//!   operands `op_psn` (connection PSN of a send, `path_cum` of an ACK,
+//!   path PSN of a `Lose`),
 //!   `op_len` (16), `op_probe`, `op_retx`, `op_sack` (256, the layout of
 //!   `metaroce_proto::Sack`), `op_rtt_valid`, `op_rtt` (32, ns),
 //!   `op_ce_count`, `op_acked`, `op_value` (entropy or window);
@@ -16,7 +17,8 @@
 //!   found room in the ring), `res_psn` (the send's path PSN), `res_pkts`,
 //!   `res_bytes` (what an ACK acknowledged);
 //! * `m_fate_valid`/`m_fate_ready`, `m_fate_lost`, `m_fate_conn_psn`: one
-//!   event per data transmission an ACK or a timeout resolved, in PSN order;
+//!   event per data transmission an ACK, a timeout or a `Lose` resolved,
+//!   in PSN order;
 //! * `rd_slot`, `rd_len` in; `rd_*` out: the slot's state (a mux of the
 //!   registers) and `rd_can_send` = `TxPath::can_send(rd_len)`.
 //!
