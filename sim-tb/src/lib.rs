@@ -23,6 +23,7 @@ mod ffi;
 pub mod core_check;
 pub mod rx_check;
 pub mod rx_core;
+pub mod rx_eth;
 pub mod rx_parser;
 pub mod rx_path;
 
@@ -42,6 +43,12 @@ pub enum Model {
     RxCore512,
     /// `metaroce_hdl::rx_path_verilog(8)`: per-path receive tracker, 8 paths.
     RxPath8,
+    /// `metaroce_hdl::RxEth64`: Ethernet/IP/UDP front end, 64-bit beats.
+    RxEth64,
+    /// `metaroce_hdl::RxEth512`.
+    RxEth512,
+    /// `metaroce_hdl::NicRx<64, 8>`: front end then receive core.
+    NicRx64,
 }
 
 /// Why a simulation could not be set up.
