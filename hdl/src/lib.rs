@@ -10,8 +10,11 @@
 //! [`RxPlace`] looks up the QP and MR tables, makes the engine's receive
 //! checks and places WRITE payloads as DMA writes. The per-path receive
 //! tracker ([`rx_path`], cumulative PSN + 256-bit SACK per path) is a
-//! separate block, from [`rx_path_verilog`]. The Verilog text comes
-//! from [`rx_core_verilog`] and [`rx_parser_verilog`]; the `metaroce-sim-tb`
+//! separate block, from [`rx_path_verilog`]. In front of the core,
+//! [`RxEth`] parses Ethernet, IPv4/IPv6 and UDP and hands the parser the
+//! UDP payload and its pseudo-header fields; [`NicRx`] is the two together.
+//! The Verilog text comes from [`rx_core_verilog`], [`rx_parser_verilog`],
+//! [`rx_eth_verilog`] and [`nic_rx_verilog`]; the `metaroce-sim-tb`
 //! crate Verilates both and checks them against the engine and the wire
 //! format. `docs/hardware.md` describes the interfaces and the table map.
 

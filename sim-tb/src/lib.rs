@@ -6,8 +6,9 @@
 //! clocking, reset, VCD); per-module drivers ([`rx_parser::RxParserTb`],
 //! [`rx_core::RxCoreTb`]) sit on top, and the reference checks
 //! ([`rx_check`] against `metaroce-proto`, [`core_check`] against the
-//! engine) on top of those; [`rx_path`] drives the path tracker
-//! against the engine's ACKs. All `unsafe` code is in the private `ffi`
+//! engine, also through the Ethernet front end as `NicRx`) on top of those;
+//! [`rx_path`] drives the path tracker against the engine's ACKs and
+//! [`rx_eth`] the Ethernet/IP/UDP front end against `etherparse`. All `unsafe` code is in the private `ffi`
 //! module.
 //!
 //! Without Verilator installed the crate still builds, and [`Sim::new`]
