@@ -48,6 +48,18 @@ const MODELS: &[ModelSpec] = &[
         prefix: "tx_path_16",
         verilog: || metaroce_hdl::tx_path_verilog(16),
     },
+    ModelSpec {
+        prefix: "rx_eth_64",
+        verilog: || metaroce_hdl::rx_eth_verilog(64),
+    },
+    ModelSpec {
+        prefix: "rx_eth_512",
+        verilog: || metaroce_hdl::rx_eth_verilog(512),
+    },
+    ModelSpec {
+        prefix: "nic_rx_64",
+        verilog: || metaroce_hdl::nic_rx_verilog(64),
+    },
 ];
 
 const MISSING: &str = "Verilator not found: apt-get install verilator";
@@ -72,6 +84,7 @@ fn main() {
     write_core_codes(&out);
     write_path_codes(&out);
     write_tx_ops(&out);
+    write_eth_reasons(&out);
 
     let verilator =
         env::var_os("METAROCE_VERILATOR").map_or_else(|| "verilator".into(), PathBuf::from);
@@ -346,4 +359,29 @@ fn write_tx_ops(out: &Path) {
         .unwrap();
     }
     fs::write(out.join("tx_ops.rs"), rs).expect("write tx_ops.rs");
+}
+
+/// `eth_reasons.rs`: the RX front end's `m_ev_reason` codes and limits,
+/// taken from `metaroce_hdl::rx_eth` so the bench never restates them.
+fn write_eth_reasons(out: &Path) {
+    use metaroce_hdl::rx_eth::{EthDrop, MAX_FRAME, PAD_MAX};
+    let mut rs = String::new();
+    for r in EthDrop::ALL {
+        writeln!(
+            rs,
+            "/// `EthDrop::{r:?}`.\npub const {}: u8 = {};",
+            r.const_name(),
+            r as u8
+        )
+        .unwrap();
+    }
+    writeln!(
+        rs,
+        "/// Number of reason codes.\npub const COUNT: usize = {};\n\
+         /// `rx_eth::MAX_FRAME`.\npub const MAX_FRAME: usize = {MAX_FRAME};\n\
+         /// `rx_eth::PAD_MAX`.\npub const PAD_MAX: usize = {PAD_MAX};",
+        EthDrop::ALL.len()
+    )
+    .unwrap();
+    fs::write(out.join("eth_reasons.rs"), rs).expect("write eth_reasons.rs");
 }

@@ -10,20 +10,27 @@
 //! [`RxPlace`] looks up the QP and MR tables, makes the engine's receive
 //! checks and places WRITE payloads as DMA writes. The per-path receive
 //! tracker ([`rx_path`], cumulative PSN + 256-bit SACK per path) is a
-//! separate block, from [`rx_path_verilog`]. The Verilog text comes
-//! from [`rx_core_verilog`] and [`rx_parser_verilog`]; the `metaroce-sim-tb`
+//! separate block, from [`rx_path_verilog`]. In front of the core,
+//! [`RxEth`] parses Ethernet, IPv4/IPv6 and UDP and hands the parser the
+//! UDP payload and its pseudo-header fields; [`NicRx`] is the two together.
+//! The Verilog text comes from [`rx_core_verilog`], [`rx_parser_verilog`],
+//! [`rx_eth_verilog`] and [`nic_rx_verilog`]; the `metaroce-sim-tb`
 //! crate Verilates both and checks them against the engine and the wire
 //! format. `docs/hardware.md` describes the interfaces and the table map.
 
 pub mod helpers;
 pub mod icrc;
+pub mod nic_rx;
 pub mod rx_core;
+pub mod rx_eth;
 pub mod rx_parser;
 pub mod rx_path;
 pub mod rx_place;
 pub mod tx_path;
 
+pub use nic_rx::NicRx;
 pub use rx_core::RxCore;
+pub use rx_eth::{EthDrop, RxEth, RxEth64, RxEth512};
 pub use rx_parser::{DropReason, RxParser, RxParser64, RxParser512};
 pub use rx_path::{PathVerdict, rx_path_verilog};
 pub use rx_place::{RxPlace, Verdict};
@@ -78,6 +85,33 @@ pub fn rx_core_verilog(width: usize) -> String {
         256 => emit(RxCore::<256, 32>::default()),
         512 => emit(RxCore::<512, 64>::default()),
         other => panic!("unsupported RX core width {other}; use one of {SUPPORTED_WIDTHS:?}"),
+    }
+}
+
+/// Verilog source of the Ethernet/IP/UDP receive front end ([`RxEth`]) for
+/// `width` bits per beat; top module `top`.
+///
+/// # Panics
+/// If `width` is not 64 or 512.
+pub fn rx_eth_verilog(width: usize) -> String {
+    match width {
+        64 => emit(RxEth::<64, 8>::default()),
+        512 => emit(RxEth::<512, 64>::default()),
+        other => panic!("unsupported RX front end width {other}; use 64 or 512"),
+    }
+}
+
+/// Verilog source of the whole receive side from Ethernet frames
+/// ([`NicRx`]: [`RxEth`] then [`RxCore`]) for `width` bits per beat; top
+/// module `top`.
+///
+/// # Panics
+/// If `width` is not 64 or 512.
+pub fn nic_rx_verilog(width: usize) -> String {
+    match width {
+        64 => emit(NicRx::<64, 8>::default()),
+        512 => emit(NicRx::<512, 64>::default()),
+        other => panic!("unsupported receive-side width {other}; use 64 or 512"),
     }
 }
 

@@ -116,6 +116,39 @@ model!(
     tx_path_16_get,
     tx_path_16_trace_open
 );
+model!(
+    RX_ETH_64,
+    RX_ETH_64_PORTS,
+    rx_eth_64_new,
+    rx_eth_64_free,
+    rx_eth_64_eval,
+    rx_eth_64_tick,
+    rx_eth_64_set,
+    rx_eth_64_get,
+    rx_eth_64_trace_open
+);
+model!(
+    RX_ETH_512,
+    RX_ETH_512_PORTS,
+    rx_eth_512_new,
+    rx_eth_512_free,
+    rx_eth_512_eval,
+    rx_eth_512_tick,
+    rx_eth_512_set,
+    rx_eth_512_get,
+    rx_eth_512_trace_open
+);
+model!(
+    NIC_RX_64,
+    NIC_RX_64_PORTS,
+    nic_rx_64_new,
+    nic_rx_64_free,
+    nic_rx_64_eval,
+    nic_rx_64_tick,
+    nic_rx_64_set,
+    nic_rx_64_get,
+    nic_rx_64_trace_open
+);
 
 /// Words of 32 bits that carry a `bits`-wide port (Verilator's layout).
 pub(crate) fn words_for(bits: usize) -> usize {
@@ -138,6 +171,9 @@ impl Handle {
             Model::RxCore512 => &RX_CORE_512,
             Model::RxPath8 => &RX_PATH_8,
             Model::TxPath16 => &TX_PATH_16,
+            Model::RxEth64 => &RX_ETH_64,
+            Model::RxEth512 => &RX_ETH_512,
+            Model::NicRx64 => &NIC_RX_64,
         };
         // SAFETY: `new` takes no arguments and returns a heap object it owns
         // over to us (C++ `new` throws rather than returning null; we still

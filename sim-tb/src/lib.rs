@@ -6,9 +6,11 @@
 //! clocking, reset, VCD); per-module drivers ([`rx_parser::RxParserTb`],
 //! [`rx_core::RxCoreTb`]) sit on top, and the reference checks
 //! ([`rx_check`] against `metaroce-proto`, [`core_check`] against the
-//! engine) on top of those; [`rx_path`] drives the path tracker
-//! against the engine's ACKs. All `unsafe` code is in the private `ffi`
-//! module.
+//! engine, also through the Ethernet front end as `NicRx`) on top of those;
+//! [`rx_path`] drives the path tracker against the engine's ACKs,
+//! [`rx_eth`] the Ethernet/IP/UDP front end against `etherparse` and
+//! [`tx_path`] the per-path TX table against the engine's `TxPath`. All
+//! `unsafe` code is in the private `ffi` module.
 //!
 //! Without Verilator installed the crate still builds, and [`Sim::new`]
 //! returns [`SimError::VerilatorMissing`]; benches then skip with its
@@ -23,6 +25,7 @@ mod ffi;
 pub mod core_check;
 pub mod rx_check;
 pub mod rx_core;
+pub mod rx_eth;
 pub mod rx_parser;
 pub mod rx_path;
 pub mod tx_path;
@@ -45,6 +48,12 @@ pub enum Model {
     RxPath8,
     /// `metaroce_hdl::tx_path_verilog(16)`: per-path TX table, 16 slots.
     TxPath16,
+    /// `metaroce_hdl::RxEth64`: Ethernet/IP/UDP front end, 64-bit beats.
+    RxEth64,
+    /// `metaroce_hdl::RxEth512`.
+    RxEth512,
+    /// `metaroce_hdl::NicRx<64, 8>`: front end then receive core.
+    NicRx64,
 }
 
 /// Why a simulation could not be set up.

@@ -1,9 +1,22 @@
-//! Driver for the Verilated receive core (`metaroce_hdl::RxCore`): writes
-//! its tables, feeds datagrams as AXI-Stream beats, and collects verdicts
-//! and DMA writes.
+//! Driver for the Verilated receive core (`metaroce_hdl::RxCore`), or the
+//! whole receive side (`metaroce_hdl::NicRx`, the same core behind the
+//! Ethernet/IP/UDP front end): writes its tables, feeds datagrams as
+//! AXI-Stream beats (wrapped into Ethernet frames for `NicRx`), and
+//! collects verdicts and DMA writes.
 
+use crate::rx_eth::ipv4_frame;
 use crate::rx_parser::Frame;
 use crate::{Model, Port, Sim, SimError};
+
+/// How datagrams enter the model.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Input {
+    /// `RxCore`: the datagram on `s_axis_*`, its pseudo-header on `s_pseudo_*`.
+    Datagrams,
+    /// `NicRx`: each datagram in an Ethernet/IPv4/UDP frame
+    /// ([`ipv4_frame`]) on `s_axis_*`; the front end finds the pseudo-header.
+    Ethernet,
+}
 
 /// One DMA write the core issued.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -41,7 +54,8 @@ struct Ports {
     tvalid: Port,
     tready: Port,
     tlast: Port,
-    pseudo: [Port; 5],
+    /// `None` for [`Input::Ethernet`].
+    pseudo: Option<[Port; 5]>,
     cfg_we: Port,
     cfg_addr: Port,
     cfg_data: Port,
@@ -72,25 +86,39 @@ impl RxCoreTb {
     /// # Panics
     /// For other widths.
     pub fn new(width: usize) -> Result<Self, SimError> {
-        let model = match width {
-            64 => Model::RxCore64,
-            512 => Model::RxCore512,
-            w => panic!("no Verilated RX core of width {w}"),
+        Self::with_input(width, Input::Datagrams)
+    }
+
+    /// A reset core fed as `input` says: `RxCore` at 64 or 512 bits, or
+    /// `NicRx` at 64 bits.
+    ///
+    /// # Panics
+    /// For other combinations.
+    pub fn with_input(width: usize, input: Input) -> Result<Self, SimError> {
+        let model = match (input, width) {
+            (Input::Datagrams, 64) => Model::RxCore64,
+            (Input::Datagrams, 512) => Model::RxCore512,
+            (Input::Ethernet, 64) => Model::NicRx64,
+            (i, w) => panic!("no Verilated model for {i:?} at width {w}"),
         };
         let mut sim = Sim::new(model)?;
+        let pseudo = match input {
+            Input::Datagrams => Some([
+                sim.port("s_pseudo_src_ip")?,
+                sim.port("s_pseudo_dst_ip")?,
+                sim.port("s_pseudo_src_port")?,
+                sim.port("s_pseudo_dst_port")?,
+                sim.port("s_pseudo_udp_len")?,
+            ]),
+            Input::Ethernet => None,
+        };
         let p = Ports {
             tdata: sim.port("s_axis_tdata")?,
             tkeep: sim.port("s_axis_tkeep")?,
             tvalid: sim.port("s_axis_tvalid")?,
             tready: sim.port("s_axis_tready")?,
             tlast: sim.port("s_axis_tlast")?,
-            pseudo: [
-                sim.port("s_pseudo_src_ip")?,
-                sim.port("s_pseudo_dst_ip")?,
-                sim.port("s_pseudo_src_port")?,
-                sim.port("s_pseudo_dst_port")?,
-                sim.port("s_pseudo_udp_len")?,
-            ],
+            pseudo,
             cfg_we: sim.port("cfg_we")?,
             cfg_addr: sim.port("cfg_addr")?,
             cfg_data: sim.port("cfg_data")?,
@@ -139,18 +167,18 @@ impl RxCoreTb {
         self.sim.get(self.p.cnt_val)
     }
 
-    fn drive_pseudo(&mut self, frame: &Frame) {
+    fn drive_pseudo(&mut self, ports: [Port; 5], frame: &Frame) {
         let ph = &frame.pseudo;
         let mut ip = ph.src_ip;
         ip.reverse();
-        self.sim.set_bytes(self.p.pseudo[0], &ip);
+        self.sim.set_bytes(ports[0], &ip);
         let mut ip = ph.dst_ip;
         ip.reverse();
-        self.sim.set_bytes(self.p.pseudo[1], &ip);
-        self.sim.set(self.p.pseudo[2], ph.src_port.into());
-        self.sim.set(self.p.pseudo[3], ph.dst_port.into());
+        self.sim.set_bytes(ports[1], &ip);
+        self.sim.set(ports[2], ph.src_port.into());
+        self.sim.set(ports[3], ph.dst_port.into());
         let udp_len = (frame.bytes.len() + 8).min(usize::from(u16::MAX));
-        self.sim.set(self.p.pseudo[4], udp_len as u64);
+        self.sim.set(ports[4], udp_len as u64);
     }
 
     /// Sends `frames` one after another and runs until every verdict came
@@ -174,15 +202,20 @@ impl RxCoreTb {
         // Long enough for the core to discard two maximal frames' beats
         // after the last verdict without showing anything on the DMA port.
         let drain = (2 * 65536 / lanes + 64) as u32;
+        // What goes on the wire: the datagrams, or their Ethernet frames.
+        let wire: Vec<Vec<u8>> = match self.p.pseudo {
+            Some(_) => Vec::new(),
+            None => frames.iter().map(ipv4_frame).collect(),
+        };
         while out.verdicts.len() < frames.len() || idle < drain {
             let (offer, ready) = knobs();
             let valid = offer && frame < frames.len();
             let (mut n, mut last) = (0, false);
             if valid {
-                if off == 0 {
-                    self.drive_pseudo(&frames[frame]);
+                if let (0, Some(ports)) = (off, self.p.pseudo) {
+                    self.drive_pseudo(ports, &frames[frame]);
                 }
-                let f = &frames[frame].bytes;
+                let f = wire.get(frame).unwrap_or(&frames[frame].bytes);
                 n = (f.len() - off).min(lanes);
                 last = off + n == f.len();
                 beat[..n].copy_from_slice(&f[off..off + n]);
