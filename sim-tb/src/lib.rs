@@ -7,8 +7,10 @@
 //! [`rx_core::RxCoreTb`]) sit on top, and the reference checks
 //! ([`rx_check`] against `metaroce-proto`, [`core_check`] against the
 //! engine) on top of those; [`rx_path`] drives the path tracker
-//! against the engine's ACKs. All `unsafe` code is in the private `ffi`
-//! module.
+//! against the engine's ACKs. On the transmit side, [`tx_build::TxBuildTb`]
+//! drives the frame builder (descriptors in, a host-memory model behind its
+//! fetch port, frames out) and [`tx_check`] compares its frames with the
+//! engine's datagrams. All `unsafe` code is in the private `ffi` module.
 //!
 //! Without Verilator installed the crate still builds, and [`Sim::new`]
 //! returns [`SimError::VerilatorMissing`]; benches then skip with its
@@ -25,6 +27,8 @@ pub mod rx_check;
 pub mod rx_core;
 pub mod rx_parser;
 pub mod rx_path;
+pub mod tx_build;
+pub mod tx_check;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -42,6 +46,10 @@ pub enum Model {
     RxCore512,
     /// `metaroce_hdl::rx_path_verilog(8)`: per-path receive tracker, 8 paths.
     RxPath8,
+    /// `metaroce_hdl::TxBuild<64, 8>`: TX frame builder.
+    TxBuild64,
+    /// `metaroce_hdl::TxBuild<512, 64>`.
+    TxBuild512,
 }
 
 /// Why a simulation could not be set up.
