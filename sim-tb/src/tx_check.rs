@@ -63,6 +63,13 @@ pub struct TxRun {
     pub sim_secs: f64,
 }
 
+/// Local address of the random and line-rate runs.
+const LOCAL: Ipv4Addr = Ipv4Addr::new(192, 0, 2, 1);
+/// Peer address of the random and line-rate runs, chosen so that the IPv4
+/// header of an ECN-capable MTU-size MSG packet (TTL 64, DSCP 26) sums to
+/// 0x1FFFF: its checksum needs the second end-around carry.
+const PEER: Ipv4Addr = Ipv4Addr::new(104, 0, 0, 35);
+
 /// The addresses both the RTL and the reference use.
 fn addresses(local: Ipv4Addr, peer: Ipv4Addr, dst_port: u16) -> Addresses {
     Addresses {
@@ -575,7 +582,7 @@ pub fn run_random(width: usize, packets: usize, seed: u64) -> Result<TxRun, SimE
     let mut fill = vec![0u8; LEN];
     rng.fill_bytes(&mut fill);
     mem.write(BASE, &fill);
-    let (local, peer) = (Ipv4Addr::new(192, 0, 2, 1), Ipv4Addr::new(198, 51, 100, 7));
+    let (local, peer) = (LOCAL, PEER);
     let a = addresses(local, peer, metaroce_proto::DEFAULT_UDP_PORT);
     let pseudo = |port| PseudoHeader::new(local.into(), port, peer.into(), a.dst_port);
     let mut table = [None::<u16>; TABLE_PATHS];
@@ -654,7 +661,7 @@ pub fn run_line_rate(width: usize, packets: usize, seed: u64) -> Result<LineRate
     let mut fill = vec![0u8; 2 * MTU];
     rng.fill_bytes(&mut fill);
     mem.write(BASE, &fill);
-    let (local, peer) = (Ipv4Addr::new(192, 0, 2, 1), Ipv4Addr::new(198, 51, 100, 7));
+    let (local, peer) = (LOCAL, PEER);
     let a = addresses(local, peer, metaroce_proto::DEFAULT_UDP_PORT);
     let (mut items, mut want) = (Vec::new(), Vec::new());
     for i in 0..packets {
