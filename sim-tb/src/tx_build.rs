@@ -67,8 +67,6 @@ pub struct TxItem {
 pub struct TxOutput {
     /// Frames, in order.
     pub frames: Vec<Vec<u8>>,
-    /// Fetch requests `(addr, len)`, in order.
-    pub fetches: Vec<(u64, u16)>,
     /// Interface rule violations (`tkeep` not packed, a fetch request the
     /// bench did not expect, `m_err`).
     pub protocol_errors: Vec<String>,
@@ -88,9 +86,31 @@ pub struct TxOutput {
     pub entropy_writes: u64,
 }
 
-/// Per-cycle stimulus: `(offer a descriptor, fetch stream valid, output
-/// ready)`.
-pub type Knobs<'a> = &'a mut dyn FnMut() -> (bool, bool, bool);
+/// Per-cycle stimulus choice.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Knob {
+    /// Offer the next descriptor.
+    pub offer: bool,
+    /// Take a fetch request.
+    pub fetch_ready: bool,
+    /// Present a fetched payload beat.
+    pub pay_valid: bool,
+    /// Take an output beat.
+    pub out_ready: bool,
+}
+
+impl Knob {
+    /// Every stream ready, every cycle.
+    pub const ALWAYS: Knob = Knob {
+        offer: true,
+        fetch_ready: true,
+        pay_valid: true,
+        out_ready: true,
+    };
+}
+
+/// Asked once per cycle for that cycle's [`Knob`].
+pub type Knobs<'a> = &'a mut dyn FnMut() -> Knob;
 
 struct Ports {
     cfg_we: Port,
@@ -236,11 +256,6 @@ impl TxBuildTb {
         );
     }
 
-    /// The entropy the table holds for `path` (as written by the driver).
-    pub fn entropy(&self, path: u16) -> Option<u16> {
-        self.table[usize::from(path) % PATHS]
-    }
-
     fn drive_desc(&mut self, d: &Descriptor) {
         let r = &d.repr;
         let m = match r.ext {
@@ -301,7 +316,12 @@ impl TxBuildTb {
         let mut keep = [0u8; 8];
         let mut stuck = 0u32;
         while out.frames.len() < items.len() {
-            let (offer, pay_ok, ready) = knobs();
+            let Knob {
+                offer,
+                fetch_ready,
+                pay_valid: pay_ok,
+                out_ready: ready,
+            } = knobs();
             // Descriptor side: rewrite the path's entropy first if needed
             // (a cycle without a descriptor), then offer it.
             let mut valid = false;
@@ -345,17 +365,16 @@ impl TxBuildTb {
                 pay_valid = true;
             }
             self.sim.set(self.p.pay_tvalid, pay_valid.into());
-            self.sim.set(self.p.rd_ready, 1);
+            self.sim.set(self.p.rd_ready, fetch_ready.into());
             self.sim.set(self.p.tready, ready.into());
             self.sim.eval();
 
             if valid && self.sim.get(self.p.desc_ready) == 1 {
                 next += 1;
             }
-            if self.sim.get(self.p.rd_valid) == 1 {
+            if fetch_ready && self.sim.get(self.p.rd_valid) == 1 {
                 let addr = self.sim.get(self.p.rd_addr);
                 let len = self.sim.get(self.p.rd_len) as u16;
-                out.fetches.push((addr, len));
                 let mut bytes = vec![0u8; usize::from(len)];
                 if expect.pop_front() == Some((addr, len)) {
                     mem.read(addr, &mut bytes);

@@ -31,7 +31,7 @@ use rand::rngs::SmallRng;
 use rand::{Rng, RngCore, SeedableRng};
 
 use crate::SimError;
-use crate::tx_build::{Addresses, Descriptor, TABLE_PATHS, TxBuildTb, TxItem, TxOutput};
+use crate::tx_build::{Addresses, Descriptor, Knob, TABLE_PATHS, TxBuildTb, TxItem, TxOutput};
 
 /// Bytes of Ethernet II + IPv4 + UDP headers in front of the datagram.
 pub const L2_L4_LEN: usize = 14 + 20 + 8;
@@ -455,9 +455,10 @@ fn ipv4(ip: IpAddr) -> Ipv4Addr {
 }
 
 /// Engine traffic (at least `packets` data and PROBE datagrams from A,
-/// `loss` of A's datagrams dropped on the way to B) through the RTL at `width`. With `backpressure`, the
-/// descriptor source idles 10 %, the fetch stream 20 % and the output
-/// stalls 25 % of cycles.
+/// `loss` of A's datagrams dropped on the way to B) through the RTL at
+/// `width`. With `backpressure`, the descriptor source idles 10 %, the
+/// fetch port refuses requests 20 %, the fetch stream idles 20 % and the
+/// output stalls 25 % of cycles.
 pub fn run_against_engine(
     width: usize,
     packets: usize,
@@ -497,9 +498,14 @@ pub fn run_against_engine(
     let mut rng = SmallRng::seed_from_u64(seed ^ 0x7B);
     let mut knobs = || {
         if backpressure {
-            (rng.gen_bool(0.9), rng.gen_bool(0.8), rng.gen_bool(0.75))
+            Knob {
+                offer: rng.gen_bool(0.9),
+                fetch_ready: rng.gen_bool(0.8),
+                pay_valid: rng.gen_bool(0.8),
+                out_ready: rng.gen_bool(0.75),
+            }
         } else {
-            (true, true, true)
+            Knob::ALWAYS
         }
     };
     let mut run = run_items(width, &a, &items, &want, &mut pair.a.mem, &mut knobs, vcd)?;
@@ -610,7 +616,7 @@ pub fn run_random(width: usize, packets: usize, seed: u64) -> Result<TxRun, SimE
         items.push(TxItem { desc, entropy });
         old_ports.push(old);
     }
-    let mut knobs = || (true, true, true);
+    let mut knobs = || Knob::ALWAYS;
     let mut run = run_items(width, &a, &items, &want, &mut mem, &mut knobs, None)?;
     for ((item, frame), old) in items.iter().zip(&run.out.frames).zip(&old_ports) {
         let Some(dgram) = frame
@@ -685,7 +691,7 @@ pub fn run_line_rate(width: usize, packets: usize, seed: u64) -> Result<LineRate
         want.push(frame);
         items.push(TxItem { desc, entropy });
     }
-    let mut knobs = || (true, true, true);
+    let mut knobs = || Knob::ALWAYS;
     let run = run_items(width, &a, &items, &want, &mut mem, &mut knobs, None)?;
     let lanes = width / 8;
     Ok(LineRate {
