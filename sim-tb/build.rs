@@ -347,6 +347,8 @@ fn write_tx_codes(out: &Path) {
         ("REG_LOCAL", cfg::LOCAL),
         ("REG_PEER", cfg::PEER),
         ("REG_IPV4", cfg::IPV4),
+        ("REG_LOCAL_IPV6", cfg::LOCAL_IPV6),
+        ("REG_PEER_IPV6", cfg::PEER_IPV6),
     ] {
         writeln!(
             rs,
@@ -357,7 +359,9 @@ fn write_tx_codes(out: &Path) {
     writeln!(
         rs,
         "/// Entropy table entries.\npub const PATHS: usize = {PATHS};\n\
-         /// `tx_build::cfg::addr`.\npub const fn cfg_addr(table: u8, entry: u8) -> u8 {{ table << 6 | entry }}"
+         /// `tx_build::cfg::PEER_IPV6_BIT`.\npub const PEER_IPV6_BIT: u32 = {};\n\
+         /// `tx_build::cfg::addr`.\npub const fn cfg_addr(table: u8, entry: u8) -> u8 {{ table << 6 | entry }}",
+        cfg::PEER_IPV6_BIT
     )
     .unwrap();
     fs::write(out.join("tx_codes.rs"), rs).expect("write tx_codes.rs");

@@ -6,7 +6,7 @@
 //! address and length, ECN-capable), asks a DMA engine for the payload
 //! (`m_rd_*`), takes it back as an AXI-Stream (`s_pay_*`) and streams out
 //! Ethernet II + IPv4 + UDP + MetaRoCE headers + payload + ICRC
-//! (`m_axis_*`), one beat per cycle:
+//! (`m_axis_*`), one beat per cycle. IPv4 or IPv6 ([`cfg::PEER`] bit 62):
 //!
 //! * **UDP source-port rewrite**: the UDP source port is the entry of a
 //!   per-path entropy table ([`cfg::ENTROPY`], written by the firmware) for
@@ -14,14 +14,17 @@
 //! * **ICRC after the rewrite**: CRC-32 over the 40-byte pseudo-header
 //!   (with that source port) and the datagram, computed as the frame
 //!   streams with the CRC functions of [`crate::icrc`], appended big-endian;
-//! * IPv4 header checksum computed; UDP checksum 0 (as RoCEv2 on IPv4);
-//!   ECN ECT(0) when the descriptor says ECN-capable; DF set, ID 0, TTL
-//!   and DSCP from [`cfg::PEER`].
+//! * IPv4: header checksum computed, DF set, ID 0; IPv6: flow label 0;
+//!   UDP checksum 0 on both (as RoCEv2 on IPv4; on IPv6 a checksum over
+//!   the payload would need the whole frame before its header, and the
+//!   ICRC covers the datagram); ECN ECT(0) when the descriptor says
+//!   ECN-capable; TTL / hop limit and DSCP from [`cfg::PEER`].
 //!
 //! # Pipeline
 //! descriptor FIFO (4 entries; the fetch request leaves from it, ahead of
 //! the frame) → header stage (the next frame's 74- or 106-byte header and
-//! the pseudo-header CRC, built while the current frame streams) →
+//! the pseudo-header CRC, built while the current frame streams; 94 or 126
+//! bytes with IPv6) →
 //! generator (header bytes, then payload bytes realigned by the header
 //! length mod `B`, ICRC lanes reserved) → output register (CRC over the
 //! beat's datagram lanes, ICRC written into its lanes, possibly spilling
@@ -54,12 +57,20 @@ pub mod cfg {
     /// Register 0: bits 47..0 local MAC (network order, first byte in
     /// bits 47..40), bits 63..48 UDP destination port.
     pub const LOCAL: u8 = 0;
-    /// Register 1: bits 47..0 peer MAC, bits 55..48 IPv4 TTL, bits 61..56
-    /// DSCP.
+    /// Register 1: bits 47..0 peer MAC, bits 55..48 IPv4 TTL / IPv6 hop
+    /// limit, bits 61..56 DSCP, bit 62 IPv6 (else IPv4). Change it only
+    /// while no frame is in flight.
     pub const PEER: u8 = 1;
+    /// Bit of [`PEER`] that selects IPv6.
+    pub const PEER_IPV6_BIT: u32 = 62;
     /// Register 2: bits 31..0 local IPv4 address, bits 63..32 peer IPv4
     /// address (first byte in the top bits of each).
     pub const IPV4: u8 = 2;
+    /// Registers 3 and 4: local IPv6 address bits 127..64 and 63..0
+    /// (first byte in the top bits).
+    pub const LOCAL_IPV6: u8 = 3;
+    /// Registers 5 and 6: peer IPv6 address bits 127..64 and 63..0.
+    pub const PEER_IPV6: u8 = 5;
 
     /// The `cfg_addr` of `entry` in `table`.
     pub const fn addr(table: u8, entry: u8) -> u8 {

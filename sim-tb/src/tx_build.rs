@@ -3,6 +3,7 @@
 //! its fetch requests from a host-memory model, and collects the frames.
 
 use std::collections::VecDeque;
+use std::net::IpAddr;
 
 use metaroce_firmware::Memory;
 use metaroce_proto::{Ext, Repr};
@@ -26,13 +27,13 @@ pub struct Addresses {
     pub local_mac: [u8; 6],
     /// Peer (next hop) MAC.
     pub peer_mac: [u8; 6],
-    /// Local IPv4 address.
-    pub local_ip: [u8; 4],
-    /// Peer IPv4 address.
-    pub peer_ip: [u8; 4],
+    /// Local IP address (both IPv4 or both IPv6).
+    pub local_ip: IpAddr,
+    /// Peer IP address.
+    pub peer_ip: IpAddr,
     /// UDP destination port.
     pub dst_port: u16,
-    /// IPv4 TTL.
+    /// IPv4 TTL / IPv6 hop limit.
     pub ttl: u8,
     /// IPv4 DSCP (6 bits).
     pub dscp: u8,
@@ -240,19 +241,38 @@ impl TxBuildTb {
     }
 
     /// Writes the address registers.
+    ///
+    /// # Panics
+    /// If one address is IPv4 and the other IPv6.
     pub fn configure(&mut self, a: &Addresses) {
         self.write_cfg(
             cfg_addr(CFG_REGS, REG_LOCAL),
             mac_word(a.local_mac) | u64::from(a.dst_port) << 48,
         );
+        let v6 = match (a.local_ip, a.peer_ip) {
+            (IpAddr::V4(local), IpAddr::V4(peer)) => {
+                self.write_cfg(
+                    cfg_addr(CFG_REGS, REG_IPV4),
+                    u64::from(local.to_bits()) | u64::from(peer.to_bits()) << 32,
+                );
+                false
+            }
+            (IpAddr::V6(local), IpAddr::V6(peer)) => {
+                for (reg, ip) in [(REG_LOCAL_IPV6, local), (REG_PEER_IPV6, peer)] {
+                    let bits = ip.to_bits();
+                    self.write_cfg(cfg_addr(CFG_REGS, reg), (bits >> 64) as u64);
+                    self.write_cfg(cfg_addr(CFG_REGS, reg + 1), bits as u64);
+                }
+                true
+            }
+            _ => panic!("local and peer address of different families"),
+        };
         self.write_cfg(
             cfg_addr(CFG_REGS, REG_PEER),
-            mac_word(a.peer_mac) | u64::from(a.ttl) << 48 | u64::from(a.dscp) << 56,
-        );
-        self.write_cfg(
-            cfg_addr(CFG_REGS, REG_IPV4),
-            u64::from(u32::from_be_bytes(a.local_ip))
-                | u64::from(u32::from_be_bytes(a.peer_ip)) << 32,
+            mac_word(a.peer_mac)
+                | u64::from(a.ttl) << 48
+                | u64::from(a.dscp) << 56
+                | u64::from(v6) << PEER_IPV6_BIT,
         );
     }
 

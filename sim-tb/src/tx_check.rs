@@ -18,10 +18,13 @@
 //! * [`run_line_rate`]: back-to-back MTU-size WRITEs with every stream
 //!   ready: cycles per packet and bubbles.
 
-use std::net::{IpAddr, Ipv4Addr};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::path::Path;
 
-use etherparse::{EtherType, Ethernet2Header, IpDscp, IpEcn, IpNumber, Ipv4Header, UdpHeader};
+use etherparse::{
+    EtherType, Ethernet2Header, IpDscp, IpEcn, IpNumber, Ipv4Header, Ipv6FlowLabel, Ipv6Header,
+    UdpHeader,
+};
 use metaroce_firmware::loopback::{Channel, MEM_BASE, Pair};
 use metaroce_firmware::{
     Event, Memory, QpState, RecvWr, RxMeta, SendOp, SendWr, Sge, Transmit, VecMemory,
@@ -33,8 +36,6 @@ use rand::{Rng, RngCore, SeedableRng};
 use crate::SimError;
 use crate::tx_build::{Addresses, Descriptor, Knob, TABLE_PATHS, TxBuildTb, TxItem, TxOutput};
 
-/// Bytes of Ethernet II + IPv4 + UDP headers in front of the datagram.
-pub const L2_L4_LEN: usize = 14 + 20 + 8;
 /// Largest payload per packet (the engine's MTU).
 pub const MTU: usize = 4096;
 
@@ -69,54 +70,102 @@ const LOCAL: Ipv4Addr = Ipv4Addr::new(192, 0, 2, 1);
 /// header of an ECN-capable MTU-size MSG packet (TTL 64, DSCP 26) sums to
 /// 0x1FFFF: its checksum needs the second end-around carry.
 const PEER: Ipv4Addr = Ipv4Addr::new(104, 0, 0, 35);
+/// Local address of the IPv6 runs.
+const LOCAL6: Ipv6Addr = Ipv6Addr::new(0x2001, 0xdb8, 0, 0, 0, 0, 0, 1);
+/// Peer address of the IPv6 runs.
+const PEER6: Ipv6Addr = Ipv6Addr::new(0x2001, 0xdb8, 0x4d52, 0, 0, 0, 0x77, 7);
 
 /// The addresses both the RTL and the reference use.
-fn addresses(local: Ipv4Addr, peer: Ipv4Addr, dst_port: u16) -> Addresses {
+fn addresses(local: IpAddr, peer: IpAddr, dst_port: u16) -> Addresses {
     Addresses {
         local_mac: [0x02, 0x4d, 0x52, 0x00, 0x00, 0x01],
         peer_mac: [0x02, 0x4d, 0x52, 0x00, 0x00, 0x02],
-        local_ip: local.octets(),
-        peer_ip: peer.octets(),
+        local_ip: local,
+        peer_ip: peer,
         dst_port,
         ttl: 64,
         dscp: 26,
     }
 }
 
-/// Ethernet II + IPv4 + UDP headers (etherparse) for a UDP payload of
-/// `datagram_len` bytes from `src_port`, as RoCEv2 sends on IPv4: DF, ID 0,
-/// UDP checksum 0, ECT(0) when `ecn`.
+/// True when `a` is an IPv6 configuration.
+fn is_ipv6(a: &Addresses) -> bool {
+    a.local_ip.is_ipv6()
+}
+
+/// Bytes of Ethernet II + IP + UDP headers in front of the datagram.
+pub fn l2_l4_len(a: &Addresses) -> usize {
+    14 + if is_ipv6(a) { 40 } else { 20 } + 8
+}
+
+/// Ethernet II + IPv4 or IPv6 + UDP headers (etherparse) for a UDP payload
+/// of `datagram_len` bytes from `src_port`, as the RTL sends them: UDP
+/// checksum 0, ECT(0) when `ecn`; IPv4 with DF and ID 0; IPv6 with flow
+/// label 0.
 pub fn l2_l4_headers(a: &Addresses, src_port: u16, datagram_len: usize, ecn: bool) -> Vec<u8> {
     let udp_len = (datagram_len + 8) as u16;
-    let eth = Ethernet2Header {
-        source: a.local_mac,
-        destination: a.peer_mac,
-        ether_type: EtherType::IPV4,
-    };
-    let mut ip = Ipv4Header::new(udp_len, a.ttl, IpNumber::UDP, a.local_ip, a.peer_ip)
-        .expect("datagram fits IPv4");
-    ip.dscp = IpDscp::try_new(a.dscp).expect("6-bit DSCP");
-    ip.ecn = if ecn { IpEcn::TWO } else { IpEcn::ZERO };
-    ip.header_checksum = ip.calc_header_checksum();
+    let ecn = if ecn { IpEcn::TWO } else { IpEcn::ZERO };
+    let mut out = Vec::new();
+    match (a.local_ip, a.peer_ip) {
+        (IpAddr::V4(local), IpAddr::V4(peer)) => {
+            let eth = Ethernet2Header {
+                source: a.local_mac,
+                destination: a.peer_mac,
+                ether_type: EtherType::IPV4,
+            };
+            let mut ip =
+                Ipv4Header::new(udp_len, a.ttl, IpNumber::UDP, local.octets(), peer.octets())
+                    .expect("datagram fits IPv4");
+            ip.dscp = IpDscp::try_new(a.dscp).expect("6-bit DSCP");
+            ip.ecn = ecn;
+            ip.header_checksum = ip.calc_header_checksum();
+            out.extend_from_slice(&eth.to_bytes());
+            out.extend_from_slice(&ip.to_bytes());
+        }
+        (IpAddr::V6(local), IpAddr::V6(peer)) => {
+            let eth = Ethernet2Header {
+                source: a.local_mac,
+                destination: a.peer_mac,
+                ether_type: EtherType::IPV6,
+            };
+            let ip = Ipv6Header {
+                traffic_class: a.dscp << 2 | ecn.value(),
+                flow_label: Ipv6FlowLabel::ZERO,
+                payload_length: udp_len,
+                next_header: IpNumber::UDP,
+                hop_limit: a.ttl,
+                source: local.octets(),
+                destination: peer.octets(),
+            };
+            out.extend_from_slice(&eth.to_bytes());
+            out.extend_from_slice(&ip.to_bytes());
+        }
+        _ => panic!("local and peer address of different families"),
+    }
     let udp = UdpHeader {
         source_port: src_port,
         destination_port: a.dst_port,
         length: udp_len,
         checksum: 0,
     };
-    let mut out = eth.to_bytes().to_vec();
-    out.extend_from_slice(&ip.to_bytes());
     out.extend_from_slice(&udp.to_bytes());
     out
 }
 
-/// Name of the field at byte `at` of a frame whose datagram has a
-/// `hdr`-byte MetaRoCE header and `payload` payload bytes.
-pub fn field_at(at: usize, hdr: usize, payload: usize) -> String {
-    const FIELDS: &[(usize, &str)] = &[
-        (6, "eth.dst"),
-        (6, "eth.src"),
-        (2, "eth.type"),
+/// Name of the field at byte `at` of an IPv4 (or, with `ipv6`, IPv6) frame
+/// whose datagram has a `hdr`-byte MetaRoCE header and `payload` payload
+/// bytes.
+pub fn field_at(at: usize, ipv6: bool, hdr: usize, payload: usize) -> String {
+    const ETH: &[(usize, &str)] = &[(6, "eth.dst"), (6, "eth.src"), (2, "eth.type")];
+    const IPV6: &[(usize, &str)] = &[
+        (4, "ip6.version_class_flow"),
+        (2, "ip6.payload_len"),
+        (1, "ip6.next_header"),
+        (1, "ip6.hop_limit"),
+        (16, "ip6.src"),
+        (16, "ip6.dst"),
+    ];
+    const IPV4: &[(usize, &str)] = &[
         (1, "ip.version_ihl"),
         (1, "ip.dscp_ecn"),
         (2, "ip.total_len"),
@@ -127,6 +176,8 @@ pub fn field_at(at: usize, hdr: usize, payload: usize) -> String {
         (2, "ip.checksum"),
         (4, "ip.src"),
         (4, "ip.dst"),
+    ];
+    const REST: &[(usize, &str)] = &[
         (2, "udp.src_port"),
         (2, "udp.dst_port"),
         (2, "udp.len"),
@@ -149,10 +200,17 @@ pub fn field_at(at: usize, hdr: usize, payload: usize) -> String {
         (4, "msg.rkey"),
         (4, "msg.imm"),
     ];
-    let hdr_end = L2_L4_LEN + hdr;
+    let ip = if ipv6 { IPV6 } else { IPV4 };
+    let fields = ETH.iter().chain(ip).chain(REST);
+    let hdr_end = fields
+        .clone()
+        .take(ETH.len() + ip.len() + 4)
+        .map(|f| f.0)
+        .sum::<usize>()
+        + hdr;
     if at < hdr_end {
         let mut start = 0;
-        for (len, name) in FIELDS {
+        for (len, name) in fields {
             if at < start + len {
                 return format!("{name} (byte {})", at - start);
             }
@@ -169,7 +227,7 @@ pub fn field_at(at: usize, hdr: usize, payload: usize) -> String {
 }
 
 /// Compares one RTL frame with its reference; the first difference, named.
-fn compare(got: &[u8], want: &[u8], d: &Descriptor) -> Option<String> {
+fn compare(got: &[u8], want: &[u8], d: &Descriptor, ipv6: bool) -> Option<String> {
     if got == want {
         return None;
     }
@@ -188,7 +246,7 @@ fn compare(got: &[u8], want: &[u8], d: &Descriptor) -> Option<String> {
         d.len,
         got.len(),
         want.len(),
-        field_at(at, hdr, usize::from(d.len)),
+        field_at(at, ipv6, hdr, usize::from(d.len)),
         got.get(at),
         want.get(at)
     ))
@@ -220,7 +278,7 @@ fn run_items(
     };
     run.mismatches.extend(out.protocol_errors.iter().cloned());
     for (i, ((item, got), want)) in items.iter().zip(&out.frames).zip(want).enumerate() {
-        if let Some(d) = compare(got, want, &item.desc) {
+        if let Some(d) = compare(got, want, &item.desc, is_ipv6(a)) {
             run.mismatches.push(format!("packet {i}: {d}"));
         }
         let name = format!("{:?}", item.desc.repr.opcode);
@@ -232,6 +290,16 @@ fn run_items(
     }
     run.out = out;
     Ok(run)
+}
+
+/// The addresses of the random and line-rate runs.
+fn test_addresses(ipv6: bool) -> Addresses {
+    let (local, peer) = if ipv6 {
+        (LOCAL6.into(), PEER6.into())
+    } else {
+        (LOCAL.into(), PEER.into())
+    };
+    addresses(local, peer, metaroce_proto::DEFAULT_UDP_PORT)
 }
 
 /// Engine memory that logs every read (where the payload came from).
@@ -447,13 +515,6 @@ fn descriptor_of(s: &Sent) -> Result<Option<Descriptor>, String> {
     }))
 }
 
-fn ipv4(ip: IpAddr) -> Ipv4Addr {
-    match ip {
-        IpAddr::V4(v4) => v4,
-        IpAddr::V6(v6) => panic!("the bench's pair is IPv4, got {v6}"),
-    }
-}
-
 /// Engine traffic (at least `packets` data and PROBE datagrams from A,
 /// `loss` of A's datagrams dropped on the way to B) through the RTL at
 /// `width`. With `backpressure`, the descriptor source idles 10 %, the
@@ -470,11 +531,7 @@ pub fn run_against_engine(
     // Fail fast without Verilator, before generating traffic.
     drop(TxBuildTb::new(width)?);
     let (mut pair, sent) = engine_traffic(seed, packets, loss);
-    let a = addresses(
-        ipv4(pair.a.ip),
-        ipv4(pair.b.ip),
-        pair.b.nic.config().udp_port,
-    );
+    let a = addresses(pair.a.ip, pair.b.ip, pair.b.nic.config().udp_port);
     let (mut items, mut want) = (Vec::new(), Vec::new());
     let mut skipped = 0;
     let mut bench_errors = Vec::new();
@@ -578,8 +635,8 @@ fn random_desc(rng: &mut SmallRng, mem_base: u64, mem_len: usize) -> Descriptor 
 /// of each packet's path rewritten to a new port just before it. Besides
 /// the byte comparison with `metaroce_proto`'s datagram, the RTL's ICRC
 /// must verify (`Packet::verify_icrc`) with the new port and fail with the
-/// port the path had before.
-pub fn run_random(width: usize, packets: usize, seed: u64) -> Result<TxRun, SimError> {
+/// port the path had before. IPv6 frames with `ipv6`, else IPv4.
+pub fn run_random(width: usize, packets: usize, seed: u64, ipv6: bool) -> Result<TxRun, SimError> {
     const BASE: u64 = 0x8000_0000;
     const LEN: usize = 64 << 10;
     drop(TxBuildTb::new(width)?);
@@ -588,9 +645,8 @@ pub fn run_random(width: usize, packets: usize, seed: u64) -> Result<TxRun, SimE
     let mut fill = vec![0u8; LEN];
     rng.fill_bytes(&mut fill);
     mem.write(BASE, &fill);
-    let (local, peer) = (LOCAL, PEER);
-    let a = addresses(local, peer, metaroce_proto::DEFAULT_UDP_PORT);
-    let pseudo = |port| PseudoHeader::new(local.into(), port, peer.into(), a.dst_port);
+    let a = test_addresses(ipv6);
+    let pseudo = |port| PseudoHeader::new(a.local_ip, port, a.peer_ip, a.dst_port);
     let mut table = [None::<u16>; TABLE_PATHS];
     let (mut items, mut want, mut old_ports) = (Vec::new(), Vec::new(), Vec::new());
     for _ in 0..packets {
@@ -620,7 +676,7 @@ pub fn run_random(width: usize, packets: usize, seed: u64) -> Result<TxRun, SimE
     let mut run = run_items(width, &a, &items, &want, &mut mem, &mut knobs, None)?;
     for ((item, frame), old) in items.iter().zip(&run.out.frames).zip(&old_ports) {
         let Some(dgram) = frame
-            .get(L2_L4_LEN..)
+            .get(l2_l4_len(&a)..)
             .filter(|d| d.len() >= BASE_LEN + ICRC_LEN)
         else {
             continue;
@@ -643,7 +699,8 @@ pub fn run_random(width: usize, packets: usize, seed: u64) -> Result<TxRun, SimE
 pub struct LineRate {
     /// Frames.
     pub packets: u64,
-    /// Beats per frame on the wire: ceil((106 + 4096 + 4) / lanes).
+    /// Beats per frame on the wire: ceil((106 + 4096 + 4) / lanes), 126
+    /// bytes of headers with IPv6.
     pub beats_per_frame: u64,
     /// Cycles from the first frame's first beat to the last frame's last,
     /// per frame.
@@ -658,8 +715,13 @@ pub struct LineRate {
 
 /// `packets` back-to-back WRITEs of an MTU (4096 B) each over 8 paths,
 /// descriptor source, fetch stream and output always ready. The frames are
-/// compared with `metaroce_proto`'s datagrams too.
-pub fn run_line_rate(width: usize, packets: usize, seed: u64) -> Result<LineRate, SimError> {
+/// compared with `metaroce_proto`'s datagrams too. IPv6 with `ipv6`.
+pub fn run_line_rate(
+    width: usize,
+    packets: usize,
+    seed: u64,
+    ipv6: bool,
+) -> Result<LineRate, SimError> {
     const BASE: u64 = 0x8000_0000;
     drop(TxBuildTb::new(width)?);
     let mut rng = SmallRng::seed_from_u64(seed);
@@ -667,8 +729,7 @@ pub fn run_line_rate(width: usize, packets: usize, seed: u64) -> Result<LineRate
     let mut fill = vec![0u8; 2 * MTU];
     rng.fill_bytes(&mut fill);
     mem.write(BASE, &fill);
-    let (local, peer) = (LOCAL, PEER);
-    let a = addresses(local, peer, metaroce_proto::DEFAULT_UDP_PORT);
+    let a = test_addresses(ipv6);
     let (mut items, mut want) = (Vec::new(), Vec::new());
     for i in 0..packets {
         let mut desc = random_desc(&mut rng, BASE, MTU);
@@ -684,7 +745,7 @@ pub fn run_line_rate(width: usize, packets: usize, seed: u64) -> Result<LineRate
         desc.repr.emit(&mut dgram, MTU).expect("emit");
         let hdr = desc.repr.header_len();
         mem.read(desc.addr, &mut dgram[hdr..hdr + MTU]);
-        let pseudo = PseudoHeader::new(local.into(), entropy, peer.into(), a.dst_port);
+        let pseudo = PseudoHeader::new(a.local_ip, entropy, a.peer_ip, a.dst_port);
         Packet::new_unchecked(&mut dgram[..]).fill_icrc(&pseudo);
         let mut frame = l2_l4_headers(&a, entropy, dgram.len(), desc.ecn);
         frame.extend_from_slice(&dgram);
@@ -696,7 +757,7 @@ pub fn run_line_rate(width: usize, packets: usize, seed: u64) -> Result<LineRate
     let lanes = width / 8;
     Ok(LineRate {
         packets: run.packets,
-        beats_per_frame: (L2_L4_LEN + 64 + MTU + ICRC_LEN).div_ceil(lanes) as u64,
+        beats_per_frame: (l2_l4_len(&a) + 64 + MTU + ICRC_LEN).div_ceil(lanes) as u64,
         cycles_per_packet: run.out.span as f64 / run.packets.max(1) as f64,
         bubbles_in_frame: run.out.bubbles_in_frame,
         bubbles_between: run.out.bubbles_between,

@@ -72,12 +72,13 @@ fn engine_traffic_with_loss_matches_byte_for_byte() {
 
 #[test]
 fn random_descriptors_with_entropy_rewrites_match_and_their_icrc_follows_the_port() {
-    for width in WIDTHS {
-        let Some(r) = skip(run_random(width, PACKETS, 0xE17 + width as u64)) else {
+    for (width, ipv6) in [(64, false), (512, false), (64, true), (512, true)] {
+        let ip = if ipv6 { "IPv6" } else { "IPv4" };
+        let Some(r) = skip(run_random(width, PACKETS, 0xE17 + width as u64, ipv6)) else {
             return;
         };
         println!(
-            "{width}-bit random: {} frames ({:?}), {} entropy writes, ICRC ok with the new port {}, \
+            "{width}-bit {ip} random: {} frames ({:?}), {} entropy writes, ICRC ok with the new port {}, \
              fails with the old port {}, {} cycles, bubbles {} in / {} between frames, {} mismatches, {:.2} s",
             r.packets,
             r.by_opcode,
@@ -99,12 +100,13 @@ fn random_descriptors_with_entropy_rewrites_match_and_their_icrc_follows_the_por
 
 #[test]
 fn mtu_frames_back_to_back_at_line_rate() {
-    for width in WIDTHS {
-        let Some(r) = skip(run_line_rate(width, 300, 0x11E + width as u64)) else {
+    for (width, ipv6) in [(64, false), (512, false), (64, true), (512, true)] {
+        let ip = if ipv6 { "IPv6" } else { "IPv4" };
+        let Some(r) = skip(run_line_rate(width, 300, 0x11E + width as u64, ipv6)) else {
             return;
         };
         println!(
-            "{width}-bit line rate: {} MTU frames, {} beats each, {:.3} cycles/packet, \
+            "{width}-bit {ip} line rate: {} MTU frames, {} beats each, {:.3} cycles/packet, \
              bubbles {} inside / {} between frames",
             r.packets,
             r.beats_per_frame,
