@@ -14,7 +14,7 @@
 //! from [`rx_core_verilog`] and [`rx_parser_verilog`]; the `metaroce-sim-tb`
 //! crate Verilates both and checks them against the engine and the wire
 //! format. On the transmit side, [`TxBuild`] ([`tx_build_verilog`]) turns
-//! firmware descriptors into Ethernet/IPv4/UDP frames with the UDP source
+//! firmware descriptors into Ethernet/IP/UDP frames with the UDP source
 //! port rewritten to the path's entropy and the ICRC computed after the
 //! rewrite. `docs/hardware.md` describes the interfaces and the table map.
 

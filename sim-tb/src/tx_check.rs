@@ -11,7 +11,7 @@
 //!   and UDP headers (built with `etherparse`) followed by the engine's
 //!   datagram, byte for byte.
 //! * [`run_random`]: random descriptors of every data/READ opcode and
-//!   PROBE, with the path's entropy rewritten before every packet; the
+//!   PROBE, over IPv4 or IPv6, with the path's entropy rewritten before every packet; the
 //!   reference datagram is `metaroce_proto`'s `Repr::emit` + `fill_icrc`
 //!   with the new port, and the RTL's ICRC must verify with the new port
 //!   and fail with the old one.

@@ -91,7 +91,7 @@ fn random_descriptors_with_entropy_rewrites_match_and_their_icrc_follows_the_por
             r.mismatches.len(),
             r.sim_secs
         );
-        check(width, "random", &r);
+        check(width, &format!("{ip} random"), &r);
         assert_eq!(r.icrc_ok_new_port, r.packets);
         assert!(r.icrc_fail_old_port > r.packets / 2);
         assert_eq!(r.entropy_writes, r.packets);
