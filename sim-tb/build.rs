@@ -60,6 +60,14 @@ const MODELS: &[ModelSpec] = &[
         prefix: "nic_rx_64",
         verilog: || metaroce_hdl::nic_rx_verilog(64),
     },
+    ModelSpec {
+        prefix: "tx_build_64",
+        verilog: || metaroce_hdl::tx_build_verilog(64),
+    },
+    ModelSpec {
+        prefix: "tx_build_512",
+        verilog: || metaroce_hdl::tx_build_verilog(512),
+    },
 ];
 
 const MISSING: &str = "Verilator not found: apt-get install verilator";
@@ -85,6 +93,7 @@ fn main() {
     write_path_codes(&out);
     write_tx_ops(&out);
     write_eth_reasons(&out);
+    write_tx_codes(&out);
 
     let verilator =
         env::var_os("METAROCE_VERILATOR").map_or_else(|| "verilator".into(), PathBuf::from);
@@ -384,4 +393,35 @@ fn write_eth_reasons(out: &Path) {
     )
     .unwrap();
     fs::write(out.join("eth_reasons.rs"), rs).expect("write eth_reasons.rs");
+}
+
+/// `tx_codes.rs`: the TX builder's configuration map, taken from
+/// `metaroce_hdl::tx_build::cfg` so the bench never restates it.
+fn write_tx_codes(out: &Path) {
+    use metaroce_hdl::tx_build::{PATHS, cfg};
+    let mut rs = String::new();
+    for (name, v) in [
+        ("CFG_REGS", cfg::REGS),
+        ("CFG_ENTROPY", cfg::ENTROPY),
+        ("REG_LOCAL", cfg::LOCAL),
+        ("REG_PEER", cfg::PEER),
+        ("REG_IPV4", cfg::IPV4),
+        ("REG_LOCAL_IPV6", cfg::LOCAL_IPV6),
+        ("REG_PEER_IPV6", cfg::PEER_IPV6),
+    ] {
+        writeln!(
+            rs,
+            "/// `tx_build::cfg` value.\npub const {name}: u8 = {v};"
+        )
+        .unwrap();
+    }
+    writeln!(
+        rs,
+        "/// Entropy table entries.\npub const PATHS: usize = {PATHS};\n\
+         /// `tx_build::cfg::PEER_IPV6_BIT`.\npub const PEER_IPV6_BIT: u32 = {};\n\
+         /// `tx_build::cfg::addr`.\npub const fn cfg_addr(table: u8, entry: u8) -> u8 {{ table << 6 | entry }}",
+        cfg::PEER_IPV6_BIT
+    )
+    .unwrap();
+    fs::write(out.join("tx_codes.rs"), rs).expect("write tx_codes.rs");
 }

@@ -30,10 +30,11 @@ pub fn crc_byte(mut c: u32, b: u8) -> u32 {
     c
 }
 
-/// Verilog function `crc_byte`, shared by both blocks.
-const CRC_BYTE_FN: &str = "function [31:0] crc_byte;
-    input [31:0] c;
-    input [7:0] b;
+/// Verilog function `crc_byte(c, b)`: one byte into the CRC register (the
+/// Verilog twin of [`crc_byte`]). Shared by [`IcrcCheck`] and the TX builder.
+/// The functions take ANSI argument lists: `sim-tb`'s port parser reads
+/// lines starting with `input` as ports of a top module.
+pub(crate) const CRC_BYTE_FN: &str = "function [31:0] crc_byte(input [31:0] c, input [7:0] b);
     integer k;
     reg [31:0] x;
     begin
@@ -44,6 +45,42 @@ const CRC_BYTE_FN: &str = "function [31:0] crc_byte;
     end
 endfunction
 ";
+
+/// Verilog function `pseudo_crc(ph)`: the CRC register after the 40
+/// pseudo-header bytes `ph` (byte 0 in bits 319..312), from the initial
+/// value. Needs [`CRC_BYTE_FN`].
+pub(crate) const PSEUDO_CRC_FN: &str = "function [31:0] pseudo_crc(input [319:0] ph);
+    integer i;
+    reg [31:0] x;
+    begin
+        x = 32'hFFFFFFFF;
+        for (i = 0; i < 40; i = i + 1)
+            x = crc_byte(x, ph[319 - 8*i -: 8]);
+        pseudo_crc = x;
+    end
+endfunction
+";
+
+/// Verilog function `crc_range(c0, d, lo, hi)` over a word of `bytes` bytes
+/// (byte 0 in bits 7..0): feeds bytes `lo..hi` of `d`, in order, into the
+/// CRC register `c0`. Needs [`CRC_BYTE_FN`].
+pub(crate) fn crc_range_fn(bytes: usize) -> String {
+    format!(
+        "function [31:0] crc_range(input [31:0] c0, input [{top}:0] d, input [15:0] lo, input [15:0] hi);
+    integer j;
+    reg [31:0] x;
+    begin
+        x = c0;
+        for (j = 0; j < {bytes}; j = j + 1)
+            if ((j >= lo) && (j < hi))
+                x = crc_byte(x, d[8*j +: 8]);
+        crc_range = x;
+    end
+endfunction
+",
+        top = 8 * bytes - 1,
+    )
+}
 
 /// ICRC check of one frame streaming past in `W`-bit beats (`B = W / 8`
 /// lanes). It watches the beats its parent accepts; see the module docs for
@@ -148,44 +185,16 @@ impl<const W: usize, const B: usize> Logic for IcrcCheck<W, B> {
 
     fn hdl(&self) -> Verilog {
         Verilog::Custom(format!(
-            "{CRC_BYTE_FN}
-function [31:0] pseudo_crc;
-    input [319:0] ph;
-    integer i;
-    reg [31:0] x;
-    begin
-        x = 32'hFFFFFFFF;
-        for (i = 0; i < 40; i = i + 1)
-            x = crc_byte(x, ph[319 - 8*i -: 8]);
-        pseudo_crc = x;
-    end
-endfunction
-function [31:0] beat_crc;
-    input [31:0] c0;
-    input [{top}:0] joined;
-    input lo4;
-    input [15:0] n;
-    integer j;
-    reg [31:0] x;
-    begin
-        x = c0;
-        for (j = 0; j < {b4}; j = j + 1)
-            if ((j >= (lo4 ? 4 : 0)) && (j < n))
-                x = crc_byte(x, joined[8*j +: 8]);
-        beat_crc = x;
-    end
-endfunction
-always @(posedge clock) begin
+            "{CRC_BYTE_FN}{PSEUDO_CRC_FN}{range}always @(posedge clock) begin
     if (beat) begin
-        crc <= beat_crc(first ? pseudo_crc({{src_ip, dst_ip, src_port, dst_port, udp_len, 16'd0}}) : crc,
-                        {{data, held}}, first, count);
+        crc <= crc_range(first ? pseudo_crc({{src_ip, dst_ip, src_port, dst_port, udp_len, 16'd0}}) : crc,
+                         {{data, held}}, first ? 16'd4 : 16'd0, count);
         held <= {{data, held}} >> (8*count);
     end
 end
 always @(*) ok = ({{held[7:0], held[15:8], held[23:16], held[31:24]}} == ~crc);
 ",
-            top = W + 31,
-            b4 = B + 4,
+            range = crc_range_fn(B + 4),
         ))
     }
 }

@@ -16,7 +16,10 @@
 //! The Verilog text comes from [`rx_core_verilog`], [`rx_parser_verilog`],
 //! [`rx_eth_verilog`] and [`nic_rx_verilog`]; the `metaroce-sim-tb`
 //! crate Verilates both and checks them against the engine and the wire
-//! format. `docs/hardware.md` describes the interfaces and the table map.
+//! format. On the transmit side, [`TxBuild`] ([`tx_build_verilog`]) turns
+//! firmware descriptors into Ethernet/IP/UDP frames with the UDP source
+//! port rewritten to the path's entropy and the ICRC computed after the
+//! rewrite. `docs/hardware.md` describes the interfaces and the table map.
 
 pub mod helpers;
 pub mod icrc;
@@ -27,6 +30,7 @@ pub mod rx_parser;
 pub mod rx_path;
 pub mod rx_place;
 pub mod tx_path;
+pub mod tx_build;
 
 pub use nic_rx::NicRx;
 pub use rx_core::RxCore;
@@ -35,6 +39,7 @@ pub use rx_parser::{DropReason, RxParser, RxParser64, RxParser512};
 pub use rx_path::{PathVerdict, rx_path_verilog};
 pub use rx_place::{RxPlace, Verdict};
 pub use tx_path::{TxOp, tx_path_verilog};
+pub use tx_build::TxBuild;
 
 use rust_hdl::core::prelude::*;
 
@@ -112,6 +117,21 @@ pub fn nic_rx_verilog(width: usize) -> String {
         64 => emit(NicRx::<64, 8>::default()),
         512 => emit(NicRx::<512, 64>::default()),
         other => panic!("unsupported receive-side width {other}; use 64 or 512"),
+    }
+}
+
+/// Verilog source of the TX frame builder ([`TxBuild`]) for `width` bits
+/// per beat; top module `top`.
+///
+/// # Panics
+/// If `width` is not one of [`SUPPORTED_WIDTHS`].
+pub fn tx_build_verilog(width: usize) -> String {
+    match width {
+        64 => emit(TxBuild::<64, 8>::default()),
+        128 => emit(TxBuild::<128, 16>::default()),
+        256 => emit(TxBuild::<256, 32>::default()),
+        512 => emit(TxBuild::<512, 64>::default()),
+        other => panic!("unsupported TX builder width {other}; use one of {SUPPORTED_WIDTHS:?}"),
     }
 }
 

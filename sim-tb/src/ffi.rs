@@ -149,6 +149,28 @@ model!(
     nic_rx_64_get,
     nic_rx_64_trace_open
 );
+model!(
+    TX_BUILD_64,
+    TX_BUILD_64_PORTS,
+    tx_build_64_new,
+    tx_build_64_free,
+    tx_build_64_eval,
+    tx_build_64_tick,
+    tx_build_64_set,
+    tx_build_64_get,
+    tx_build_64_trace_open
+);
+model!(
+    TX_BUILD_512,
+    TX_BUILD_512_PORTS,
+    tx_build_512_new,
+    tx_build_512_free,
+    tx_build_512_eval,
+    tx_build_512_tick,
+    tx_build_512_set,
+    tx_build_512_get,
+    tx_build_512_trace_open
+);
 
 /// Words of 32 bits that carry a `bits`-wide port (Verilator's layout).
 pub(crate) fn words_for(bits: usize) -> usize {
@@ -174,6 +196,8 @@ impl Handle {
             Model::RxEth64 => &RX_ETH_64,
             Model::RxEth512 => &RX_ETH_512,
             Model::NicRx64 => &NIC_RX_64,
+            Model::TxBuild64 => &TX_BUILD_64,
+            Model::TxBuild512 => &TX_BUILD_512,
         };
         // SAFETY: `new` takes no arguments and returns a heap object it owns
         // over to us (C++ `new` throws rather than returning null; we still

@@ -9,7 +9,10 @@
 //! engine, also through the Ethernet front end as `NicRx`) on top of those;
 //! [`rx_path`] drives the path tracker against the engine's ACKs,
 //! [`rx_eth`] the Ethernet/IP/UDP front end against `etherparse` and
-//! [`tx_path`] the per-path TX table against the engine's `TxPath`. All
+//! [`tx_path`] the per-path TX table against the engine's `TxPath`. On the
+//! transmit side, [`tx_build::TxBuildTb`] drives the frame builder
+//! (descriptors in, a host-memory model behind its fetch port, frames out)
+//! and [`tx_check`] compares its frames with the engine's datagrams. All
 //! `unsafe` code is in the private `ffi` module.
 //!
 //! Without Verilator installed the crate still builds, and [`Sim::new`]
@@ -29,6 +32,8 @@ pub mod rx_eth;
 pub mod rx_parser;
 pub mod rx_path;
 pub mod tx_path;
+pub mod tx_build;
+pub mod tx_check;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -54,6 +59,10 @@ pub enum Model {
     RxEth512,
     /// `metaroce_hdl::NicRx<64, 8>`: front end then receive core.
     NicRx64,
+    /// `metaroce_hdl::TxBuild<64, 8>`: TX frame builder.
+    TxBuild64,
+    /// `metaroce_hdl::TxBuild<512, 64>`.
+    TxBuild512,
 }
 
 /// Why a simulation could not be set up.
