@@ -30,8 +30,11 @@ pub fn crc_byte(mut c: u32, b: u8) -> u32 {
     c
 }
 
-/// Verilog function `crc_byte`, shared by both blocks.
-const CRC_BYTE_FN: &str = "function [31:0] crc_byte;
+/// Verilog functions `crc_byte` (one byte into the CRC register) and
+/// `pseudo_crc` (the CRC register after the 40-byte pseudo-header, given as
+/// `{src_ip, dst_ip, src_port, dst_port, udp_len, 16'd0}`), shared by
+/// [`IcrcCheck`] and the ACK generator ([`crate::AckGen`]).
+pub(crate) const CRC_FNS: &str = "function [31:0] crc_byte;
     input [31:0] c;
     input [7:0] b;
     integer k;
@@ -41,6 +44,17 @@ const CRC_BYTE_FN: &str = "function [31:0] crc_byte;
         for (k = 0; k < 8; k = k + 1)
             x = (x >> 1) ^ (32'hEDB88320 & {32{x[0]}});
         crc_byte = x;
+    end
+endfunction
+function [31:0] pseudo_crc;
+    input [319:0] ph;
+    integer i;
+    reg [31:0] x;
+    begin
+        x = 32'hFFFFFFFF;
+        for (i = 0; i < 40; i = i + 1)
+            x = crc_byte(x, ph[319 - 8*i -: 8]);
+        pseudo_crc = x;
     end
 endfunction
 ";
@@ -148,18 +162,7 @@ impl<const W: usize, const B: usize> Logic for IcrcCheck<W, B> {
 
     fn hdl(&self) -> Verilog {
         Verilog::Custom(format!(
-            "{CRC_BYTE_FN}
-function [31:0] pseudo_crc;
-    input [319:0] ph;
-    integer i;
-    reg [31:0] x;
-    begin
-        x = 32'hFFFFFFFF;
-        for (i = 0; i < 40; i = i + 1)
-            x = crc_byte(x, ph[319 - 8*i -: 8]);
-        pseudo_crc = x;
-    end
-endfunction
+            "{CRC_FNS}
 function [31:0] beat_crc;
     input [31:0] c0;
     input [{top}:0] joined;

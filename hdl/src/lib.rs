@@ -8,13 +8,15 @@
 //! [`RxParser`] parses the MetaRoCE base header and MSG extension at the
 //! front of a UDP payload stream and checks its ICRC ([`icrc`]);
 //! [`RxPlace`] looks up the QP and MR tables, makes the engine's receive
-//! checks and places WRITE payloads as DMA writes. The per-path receive
-//! tracker ([`rx_path`], cumulative PSN + 256-bit SACK per path) is a
-//! separate block, from [`rx_path_verilog`]. The Verilog text comes
+//! checks and places WRITE payloads as DMA writes; [`RxPathTable`] tracks
+//! every (QP, path) (cumulative PSN + 256-bit SACK, [`rx_path`]) and
+//! [`AckGen`] builds the ACKs from it ([`ack_gen`]). The per-path rules
+//! alone are also a standalone block, from [`rx_path_verilog`]. The Verilog text comes
 //! from [`rx_core_verilog`] and [`rx_parser_verilog`]; the `metaroce-sim-tb`
 //! crate Verilates both and checks them against the engine and the wire
 //! format. `docs/hardware.md` describes the interfaces and the table map.
 
+pub mod ack_gen;
 pub mod helpers;
 pub mod icrc;
 pub mod rx_core;
@@ -22,9 +24,10 @@ pub mod rx_parser;
 pub mod rx_path;
 pub mod rx_place;
 
+pub use ack_gen::AckGen;
 pub use rx_core::RxCore;
 pub use rx_parser::{DropReason, RxParser, RxParser64, RxParser512};
-pub use rx_path::{PathVerdict, rx_path_verilog};
+pub use rx_path::{PathVerdict, RxPathTable, rx_path_verilog};
 pub use rx_place::{RxPlace, Verdict};
 
 use rust_hdl::core::prelude::*;
@@ -65,7 +68,7 @@ pub fn rx_parser_verilog(width: usize) -> String {
 }
 
 /// Verilog source of the receive core ([`RxCore`]: parser, ICRC, tables,
-/// checks, placement) for `width` bits per beat; top module `top`.
+/// checks, placement, path tracker, ACK generator) for `width` bits per beat; top module `top`.
 ///
 /// # Panics
 /// If `width` is not one of [`SUPPORTED_WIDTHS`].

@@ -43,17 +43,19 @@ fn random_traffic_matches_the_engine_with_backpressure() {
             return;
         };
         println!(
-            "{width}-bit: {} placed, verdicts {:?}",
-            r.placed, r.by_verdict
+            "{width}-bit: {} placed, {} ACKs checked, verdicts {:?}",
+            r.placed, r.acks_checked, r.by_verdict
         );
         check(width, "random", &r);
-        // The mix exercises every check the RTL makes.
-        for (code, n) in r.by_verdict.iter().enumerate() {
+        // The mix exercises every check the RTL makes (all verdicts but
+        // the parser's version/opcode/payload ones and the firmware's).
+        for (code, n) in r.by_verdict.iter().enumerate().take(18) {
             if ![2, 3, 4, 10].contains(&code) {
                 assert!(*n > 0, "{width}-bit: verdict {code} never seen");
             }
         }
-        assert!(r.placed > r.packets / 2);
+        assert!(r.placed > r.packets / 3);
+        assert!(r.acks_checked > r.packets / 4);
     }
 }
 
@@ -64,6 +66,10 @@ fn line_rate_traffic_has_no_bubbles() {
             return;
         };
         check(width, "line rate", &r);
+        println!(
+            "{width}-bit line rate: {} packets, {} ACKs checked, {} cycles, {} bubbles",
+            r.packets, r.acks_checked, r.cycles, r.bubbles
+        );
         assert_eq!(r.bubbles, 0, "{width}-bit: input refused at line rate");
     }
 }
