@@ -73,3 +73,31 @@ fn line_rate_traffic_has_no_bubbles() {
         assert_eq!(r.bubbles, 0, "{width}-bit: input refused at line rate");
     }
 }
+
+/// The full run of `docs/hardware.md` §8: 100,000 datagrams per width,
+/// back to back (`cargo test -p metaroce-sim-tb --test rx_core -- --ignored`).
+#[test]
+#[ignore = "long: 100,000 datagrams per width"]
+fn hundred_thousand_datagrams_per_width() {
+    for width in WIDTHS {
+        let Some(r) = run(width, 100_000, 0x5EED + width as u64, false) else {
+            return;
+        };
+        println!(
+            "{width}-bit: {} packets ({} placed, {} CE-marked), {} ACKs checked, {} mismatches, \
+             {} writes outside the MR, {} cycles, {} bubbles, {:.1} s, verdicts {:?}",
+            r.packets,
+            r.placed,
+            r.ce_marked,
+            r.acks_checked,
+            r.mismatches.len(),
+            r.writes_outside_mr,
+            r.cycles,
+            r.bubbles,
+            r.sim_secs,
+            &r.by_verdict[..18]
+        );
+        check(width, "100k", &r);
+        assert_eq!(r.bubbles, 0, "{width}-bit: input refused at line rate");
+    }
+}
