@@ -320,6 +320,10 @@ fn write_core_codes(out: &Path) {
         ("MR_BASE", cfg::MR_BASE),
         ("MR_LEN", cfg::MR_LEN),
         ("GLOBAL_MTU", cfg::GLOBAL_MTU),
+        ("QP_PEER_PORT", cfg::QP_PEER_PORT),
+        ("QP_RATE_CREDIT", cfg::QP_RATE_CREDIT),
+        ("GLOBAL_LOCAL_IP_HI", cfg::GLOBAL_LOCAL_IP_HI),
+        ("GLOBAL_LOCAL_IP_LO", cfg::GLOBAL_LOCAL_IP_LO),
         ("QP_STATE_INIT", cfg::STATE_IDLE),
         ("QP_STATE_RTR", cfg::STATE_RTR),
     ] {

@@ -25,6 +25,8 @@ use crate::report;
 
 /// Verdict code of a duplicate (`metaroce_hdl::Verdict::Duplicate`).
 const DUPLICATE: u8 = metaroce_hdl::Verdict::Duplicate as u8;
+/// Verdict code of an accepted PROBE (`metaroce_hdl::Verdict::Probe`).
+const PROBE: u8 = metaroce_hdl::Verdict::Probe as u8;
 
 /// Widths the RTL is built and checked at.
 const WIDTHS: [usize; 2] = [64, 512];
@@ -147,10 +149,12 @@ struct WidthReport {
     width: usize,
     /// Datagrams run through the receive core and the engine.
     packets_checked: u64,
-    /// Of those, hostile (neither placed nor a duplicate).
+    /// Of those, hostile (neither placed, a duplicate nor a PROBE).
     hostile_packets: u64,
-    /// Verdict, DMA write (address, bytes) or counter differences from the
-    /// engine, plus the parser check's mismatches.
+    /// ACK datagrams compared byte for byte with the engine's.
+    acks_checked: u64,
+    /// Verdict, DMA write (address, bytes), ACK or counter differences from
+    /// the engine, plus the parser check's mismatches.
     mismatches: u64,
     /// DMA writes outside the region that allows them.
     hostile_writes_outside_mr: u64,
@@ -234,11 +238,15 @@ fn report_all(args: &ReportArgs) -> anyhow::Result<()> {
         for m in core.mismatches.iter().chain(&parser.mismatches).take(10) {
             eprintln!("{width}-bit mismatch: {m}");
         }
-        let hostile = core.packets - core.placed - core.by_verdict[usize::from(DUPLICATE)];
+        let hostile = core.packets
+            - core.placed
+            - core.by_verdict[usize::from(DUPLICATE)]
+            - core.by_verdict[usize::from(PROBE)];
         widths.push(WidthReport {
             width,
             packets_checked: core.packets,
             hostile_packets: hostile,
+            acks_checked: core.acks_checked,
             mismatches: (core.mismatches.len() + parser.mismatches.len()) as u64,
             hostile_writes_outside_mr: core.writes_outside_mr,
             bubbles: core.bubbles,
@@ -281,6 +289,7 @@ fn tables(r: &Report) -> Vec<comfy_table::Table> {
         "width",
         "packets vs engine",
         "hostile",
+        "ACKs vs engine",
         "mismatches",
         "hostile writes outside MR",
         "bubbles",
@@ -294,6 +303,7 @@ fn tables(r: &Report) -> Vec<comfy_table::Table> {
             w.width.to_string(),
             w.packets_checked.to_string(),
             w.hostile_packets.to_string(),
+            w.acks_checked.to_string(),
             w.mismatches.to_string(),
             w.hostile_writes_outside_mr.to_string(),
             w.bubbles.to_string(),

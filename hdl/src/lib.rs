@@ -4,23 +4,30 @@
 //! One module per concern, each with AXI-Stream style ports (`s_axis_*` in,
 //! `m_axis_*` out) and the data width as a const generic, so the same
 //! description builds 64-bit beats (1G/10G class) and 512-bit beats
-//! (100G class). The receive core [`RxCore`] is built so far:
-//! [`RxParser`] parses the MetaRoCE base header and MSG extension at the
-//! front of a UDP payload stream and checks its ICRC ([`icrc`]);
-//! [`RxPlace`] looks up the QP and MR tables, makes the engine's receive
-//! checks and places WRITE payloads as DMA writes. The per-path receive
-//! tracker ([`rx_path`], cumulative PSN + 256-bit SACK per path) is a
-//! separate block, from [`rx_path_verilog`]. In front of the core,
-//! [`RxEth`] parses Ethernet, IPv4/IPv6 and UDP and hands the parser the
-//! UDP payload and its pseudo-header fields; [`NicRx`] is the two together.
-//! The Verilog text comes from [`rx_core_verilog`], [`rx_parser_verilog`],
-//! [`rx_eth_verilog`] and [`nic_rx_verilog`]; the `metaroce-sim-tb`
-//! crate Verilates both and checks them against the engine and the wire
-//! format. On the transmit side, [`TxBuild`] ([`tx_build_verilog`]) turns
-//! firmware descriptors into Ethernet/IP/UDP frames with the UDP source
-//! port rewritten to the path's entropy and the ICRC computed after the
-//! rewrite. `docs/hardware.md` describes the interfaces and the table map.
+//! (100G class).
+//!
+//! Receive side: [`RxEth`] parses Ethernet, IPv4/IPv6 and UDP and hands
+//! the UDP payload and its pseudo-header fields to the receive core
+//! [`RxCore`]: [`RxParser`] parses the MetaRoCE headers and checks the ICRC
+//! ([`icrc`]); [`RxPlace`] looks up the QP and MR tables, makes the
+//! engine's receive checks and places WRITE payloads as DMA writes;
+//! [`RxPathTable`] tracks every (QP, path) (cumulative PSN + 256-bit SACK,
+//! [`rx_path`]) and [`AckGen`] builds the ACKs from it ([`ack_gen`]).
+//! [`NicRx`] is the front end and the core together. The per-path rules
+//! alone are also a standalone block ([`rx_path_verilog`]).
+//!
+//! Transmit side: [`TxBuild`] turns firmware descriptors into
+//! Ethernet/IP/UDP frames with the UDP source port rewritten to the path's
+//! entropy and the ICRC computed after the rewrite; the per-path TX table
+//! ([`tx_path_verilog`]) holds the sender's per-path state (path PSNs, the
+//! ring of transmissions, RTT, ECN and loss estimates, in-flight bytes).
+//!
+//! The `*_verilog` functions return each block's Verilog (top module
+//! `top`); the `metaroce-sim-tb` crate Verilates them and checks them
+//! against the engine and the wire format. `docs/hardware.md` describes
+//! the interfaces and the table map.
 
+pub mod ack_gen;
 pub mod helpers;
 pub mod icrc;
 pub mod nic_rx;
@@ -29,17 +36,18 @@ pub mod rx_eth;
 pub mod rx_parser;
 pub mod rx_path;
 pub mod rx_place;
-pub mod tx_path;
 pub mod tx_build;
+pub mod tx_path;
 
+pub use ack_gen::AckGen;
 pub use nic_rx::NicRx;
 pub use rx_core::RxCore;
 pub use rx_eth::{EthDrop, RxEth, RxEth64, RxEth512};
 pub use rx_parser::{DropReason, RxParser, RxParser64, RxParser512};
-pub use rx_path::{PathVerdict, rx_path_verilog};
+pub use rx_path::{PathVerdict, RxPathTable, rx_path_verilog};
 pub use rx_place::{RxPlace, Verdict};
-pub use tx_path::{TxOp, tx_path_verilog};
 pub use tx_build::TxBuild;
+pub use tx_path::{TxOp, tx_path_verilog};
 
 use rust_hdl::core::prelude::*;
 
@@ -79,7 +87,7 @@ pub fn rx_parser_verilog(width: usize) -> String {
 }
 
 /// Verilog source of the receive core ([`RxCore`]: parser, ICRC, tables,
-/// checks, placement) for `width` bits per beat; top module `top`.
+/// checks, placement, path tracker, ACK generator) for `width` bits per beat; top module `top`.
 ///
 /// # Panics
 /// If `width` is not one of [`SUPPORTED_WIDTHS`].

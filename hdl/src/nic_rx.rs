@@ -4,9 +4,9 @@
 //! A thin wrapper: the front end's payload stream and pseudo-header fields
 //! drive the core's `s_axis_*` and `s_pseudo_*`; every other core port
 //! passes through under its own name, and the front end's own ports get an
-//! `eth_` prefix (`eth_cfg_port*`, `eth_cnt_*`, `m_eth_ev_*`). `m_ce` is the
-//! IP CE mark of the datagram whose first beat is entering the core (same
-//! timing as `s_pseudo_*`), for the path tracker's CE input.
+//! `eth_` prefix (`eth_cfg_port*`, `eth_cnt_*`, `m_eth_ev_*`). The IP CE
+//! mark of the datagram whose first beat enters the core (same timing as
+//! `s_pseudo_*`) drives the core's `s_ecn_ce`, the path tracker's CE input.
 
 use rust_hdl::prelude::*;
 
@@ -42,8 +42,8 @@ pub struct NicRx<const W: usize, const B: usize> {
     pub m_eth_ev_valid: Signal<Out, Bit>,
     /// Front end: its `EthDrop` code.
     pub m_eth_ev_reason: Signal<Out, Bits<4>>,
-    /// IP CE mark of the datagram entering the core (valid with its first beat).
-    pub m_ce: Signal<Out, Bit>,
+    /// Core: time in ns (timestamps the ACKs).
+    pub now: Signal<In, Bits<64>>,
     /// Core: table write strobe.
     pub cfg_we: Signal<In, Bit>,
     /// Core: table write address.
@@ -69,7 +69,7 @@ pub struct NicRx<const W: usize, const B: usize> {
     /// Core: verdict pulse per datagram.
     pub m_ev_valid: Signal<Out, Bit>,
     /// Core: verdict code.
-    pub m_ev_code: Signal<Out, Bits<4>>,
+    pub m_ev_code: Signal<Out, Bits<5>>,
     /// Core: event version.
     pub m_ev_version: Signal<Out, Bits<8>>,
     /// Core: event opcode.
@@ -91,9 +91,27 @@ pub struct NicRx<const W: usize, const B: usize> {
     /// Core: event immediate.
     pub m_ev_imm: Signal<Out, Bits<32>>,
     /// Core: counter select.
-    pub cnt_sel: Signal<In, Bits<4>>,
+    pub cnt_sel: Signal<In, Bits<5>>,
     /// Core: selected counter.
     pub cnt_val: Signal<Out, Bits<32>>,
+    /// Core: ACK datagram beats.
+    pub m_ack_tdata: Signal<Out, Bits<W>>,
+    /// Core: ACK byte enables.
+    pub m_ack_tkeep: Signal<Out, Bits<B>>,
+    /// Core: ACK beat valid.
+    pub m_ack_tvalid: Signal<Out, Bit>,
+    /// Core: the transmitter takes the ACK beat.
+    pub m_ack_tready: Signal<In, Bit>,
+    /// Core: last ACK beat.
+    pub m_ack_tlast: Signal<Out, Bit>,
+    /// Core: ACK destination IP.
+    pub m_ack_dst_ip: Signal<Out, Bits<128>>,
+    /// Core: ACK UDP source port.
+    pub m_ack_src_port: Signal<Out, Bits<16>>,
+    /// Core: ACK UDP destination port.
+    pub m_ack_dst_port: Signal<Out, Bits<16>>,
+    /// Core: ACK carries ECE.
+    pub m_ack_ece: Signal<Out, Bit>,
 
     eth: RxEth<W, B>,
     core: RxCore<W, B>,
@@ -119,7 +137,6 @@ impl<const W: usize, const B: usize> Logic for NicRx<W, B> {
         self.eth_cnt_val.next = self.eth.cnt_val.val();
         self.m_eth_ev_valid.next = self.eth.m_ev_valid.val();
         self.m_eth_ev_reason.next = self.eth.m_ev_reason.val();
-        self.m_ce.next = self.eth.m_ecn.val().all();
 
         // Front end to core.
         self.core.s_axis_tdata.next = self.eth.m_axis_tdata.val();
@@ -132,8 +149,10 @@ impl<const W: usize, const B: usize> Logic for NicRx<W, B> {
         self.core.s_pseudo_src_port.next = self.eth.m_pseudo_src_port.val();
         self.core.s_pseudo_dst_port.next = self.eth.m_pseudo_dst_port.val();
         self.core.s_pseudo_udp_len.next = self.eth.m_pseudo_udp_len.val();
+        self.core.s_ecn_ce.next = self.eth.m_ecn.val().all();
 
         // Core ports, passed through.
+        self.core.now.next = self.now.val();
         self.core.cfg_we.next = self.cfg_we.val();
         self.core.cfg_addr.next = self.cfg_addr.val();
         self.core.cfg_data.next = self.cfg_data.val();
@@ -159,5 +178,14 @@ impl<const W: usize, const B: usize> Logic for NicRx<W, B> {
         self.m_ev_imm.next = self.core.m_ev_imm.val();
         self.core.cnt_sel.next = self.cnt_sel.val();
         self.cnt_val.next = self.core.cnt_val.val();
+        self.m_ack_tdata.next = self.core.m_ack_tdata.val();
+        self.m_ack_tkeep.next = self.core.m_ack_tkeep.val();
+        self.m_ack_tvalid.next = self.core.m_ack_tvalid.val();
+        self.core.m_ack_tready.next = self.m_ack_tready.val();
+        self.m_ack_tlast.next = self.core.m_ack_tlast.val();
+        self.m_ack_dst_ip.next = self.core.m_ack_dst_ip.val();
+        self.m_ack_src_port.next = self.core.m_ack_src_port.val();
+        self.m_ack_dst_port.next = self.core.m_ack_dst_port.val();
+        self.m_ack_ece.next = self.core.m_ack_ece.val();
     }
 }

@@ -1,17 +1,24 @@
-//! The receive core: [`RxParser`] (parse, framing checks, ICRC) followed by
+//! The receive core: [`RxParser`] (parse, framing checks, ICRC), then
 //! [`RxPlace`] (QP/MR tables, receive checks, store-and-forward placement as
-//! DMA writes). This is the top the placement benches and
-//! `metaroce hdl report` check against the engine.
+//! DMA writes) with the per-(QP, path) receive tracker [`RxPathTable`]
+//! beside it, and the ACK generator [`AckGen`] behind the tracker. This is
+//! the top the placement benches and `metaroce hdl report` check against
+//! the engine.
 //!
-//! Ports: the parser's input (`s_axis_*`, `s_pseudo_*`), the placement
-//! block's table write port (`cfg_*`), DMA write port (`m_dma_*`), verdict
-//! events (`m_ev_*`) and counters (`cnt_*`). The core takes input while the
-//! parser and the placement FIFOs have room, so with the DMA port ready it
-//! takes one beat per cycle.
+//! Ports: the parser's input (`s_axis_*`, `s_pseudo_*`) plus the IP ECN
+//! CE mark (`s_ecn_ce`, sampled with a frame's first beat like the
+//! pseudo-header), the NIC clock `now` (the ACKs' timestamp), the table
+//! write port (`cfg_*`), DMA write port (`m_dma_*`), verdict events
+//! (`m_ev_*`), counters (`cnt_*`) and ACK datagrams (`m_ack_*`). The core
+//! takes input while the parser and the placement FIFOs have room, so with
+//! the DMA port ready it takes one beat per cycle; the ACK port never holds
+//! the input back (arrivals coalesce while ACKs wait).
 
 use rust_hdl::prelude::*;
 
+use crate::ack_gen::AckGen;
 use crate::rx_parser::RxParser;
+use crate::rx_path::RxPathTable;
 use crate::rx_place::RxPlace;
 
 /// The receive core at `W`-bit beats (`B = W / 8` lanes).
@@ -35,12 +42,16 @@ pub struct RxCore<const W: usize, const B: usize> {
     pub s_pseudo_src_ip: Signal<In, Bits<128>>,
     /// ICRC pseudo-header: destination IP.
     pub s_pseudo_dst_ip: Signal<In, Bits<128>>,
-    /// ICRC pseudo-header: UDP source port.
+    /// ICRC pseudo-header: UDP source port (also the ACK's destination port).
     pub s_pseudo_src_port: Signal<In, Bits<16>>,
     /// ICRC pseudo-header: UDP destination port.
     pub s_pseudo_dst_port: Signal<In, Bits<16>>,
     /// ICRC pseudo-header: UDP length.
     pub s_pseudo_udp_len: Signal<In, Bits<16>>,
+    /// The IP ECN field was CE (sampled with a frame's first beat).
+    pub s_ecn_ce: Signal<In, Bit>,
+    /// NIC clock in ns (the timestamp of the ACKs).
+    pub now: Signal<In, Bits<64>>,
     /// Table write strobe.
     pub cfg_we: Signal<In, Bit>,
     /// Table write address (`rx_place::cfg::addr`).
@@ -66,8 +77,8 @@ pub struct RxCore<const W: usize, const B: usize> {
     /// Verdict pulse, one per datagram.
     pub m_ev_valid: Signal<Out, Bit>,
     /// Verdict code (`rx_place::Verdict`).
-    pub m_ev_code: Signal<Out, Bits<4>>,
-    /// Event: base header version (fields below latch with the verdict).
+    pub m_ev_code: Signal<Out, Bits<5>>,
+    /// Event: base header version (fields below are valid with the verdict).
     pub m_ev_version: Signal<Out, Bits<8>>,
     /// Event: opcode.
     pub m_ev_opcode: Signal<Out, Bits<8>>,
@@ -79,7 +90,7 @@ pub struct RxCore<const W: usize, const B: usize> {
     pub m_ev_path: Signal<Out, Bits<16>>,
     /// Event: path PSN.
     pub m_ev_path_psn: Signal<Out, Bits<32>>,
-    /// Event: sender timestamp (to echo in the ACK).
+    /// Event: sender timestamp.
     pub m_ev_timestamp: Signal<Out, Bits<64>>,
     /// Event: MSG message sequence number.
     pub m_ev_msn: Signal<Out, Bits<32>>,
@@ -88,47 +99,51 @@ pub struct RxCore<const W: usize, const B: usize> {
     /// Event: MSG immediate data.
     pub m_ev_imm: Signal<Out, Bits<32>>,
     /// Counter select.
-    pub cnt_sel: Signal<In, Bits<4>>,
+    pub cnt_sel: Signal<In, Bits<5>>,
     /// Selected counter (one cycle later).
     pub cnt_val: Signal<Out, Bits<32>>,
+    /// ACK datagram beats (UDP payload, lane order).
+    pub m_ack_tdata: Signal<Out, Bits<W>>,
+    /// ACK byte enables (packed).
+    pub m_ack_tkeep: Signal<Out, Bits<B>>,
+    /// ACK beat valid.
+    pub m_ack_tvalid: Signal<Out, Bit>,
+    /// The transmitter takes the ACK beat.
+    pub m_ack_tready: Signal<In, Bit>,
+    /// Last beat of an ACK.
+    pub m_ack_tlast: Signal<Out, Bit>,
+    /// ACK destination IP (IPv4 mapped into IPv6), held for the frame.
+    pub m_ack_dst_ip: Signal<Out, Bits<128>>,
+    /// ACK UDP source port.
+    pub m_ack_src_port: Signal<Out, Bits<16>>,
+    /// ACK UDP destination port.
+    pub m_ack_dst_port: Signal<Out, Bits<16>>,
+    /// The ACK carries ECE.
+    pub m_ack_ece: Signal<Out, Bit>,
 
     parser: RxParser<W, B>,
     place: RxPlace<W, B>,
-    // Header fields for the firmware event, latched with the metadata so
-    // they line up with the verdict a cycle later.
-    ev_version: DFF<Bits<8>>,
-    ev_opcode: DFF<Bits<8>>,
-    ev_flags: DFF<Bits<16>>,
-    ev_dst_qpn: DFF<Bits<32>>,
-    ev_path: DFF<Bits<16>>,
-    ev_path_psn: DFF<Bits<32>>,
-    ev_timestamp: DFF<Bits<64>>,
-    ev_msn: DFF<Bits<32>>,
-    ev_recv_idx: DFF<Bits<32>>,
-    ev_imm: DFF<Bits<32>>,
+    track: RxPathTable,
+    ack: AckGen<W, B>,
+    // Per-frame fields the parser does not carry, sampled with the first
+    // beat as the parser samples the pseudo-header.
+    in_frame: DFF<Bit>,
+    src_port: DFF<Bits<16>>,
+    ce: DFF<Bit>,
 }
 
 impl<const W: usize, const B: usize> Logic for RxCore<W, B> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(
-            self,
-            clock,
-            ev_version,
-            ev_opcode,
-            ev_flags,
-            ev_dst_qpn,
-            ev_path,
-            ev_path_psn,
-            ev_timestamp,
-            ev_msn,
-            ev_recv_idx,
-            ev_imm
-        );
+        dff_setup!(self, clock, in_frame, src_port, ce);
         self.parser.clock.next = self.clock.val();
         self.place.clock.next = self.clock.val();
+        self.track.clock.next = self.clock.val();
+        self.ack.clock.next = self.clock.val();
         self.parser.rst.next = self.rst.val();
         self.place.rst.next = self.rst.val();
+        self.track.rst.next = self.rst.val();
+        self.ack.rst.next = self.rst.val();
 
         // Input, gated by the room left in the placement FIFOs.
         self.parser.s_axis_tdata.next = self.s_axis_tdata.val();
@@ -141,6 +156,17 @@ impl<const W: usize, const B: usize> Logic for RxCore<W, B> {
         self.parser.s_pseudo_src_port.next = self.s_pseudo_src_port.val();
         self.parser.s_pseudo_dst_port.next = self.s_pseudo_dst_port.val();
         self.parser.s_pseudo_udp_len.next = self.s_pseudo_udp_len.val();
+        if self.s_axis_tvalid.val() & self.parser.s_axis_tready.val() & self.place.can_accept.val()
+        {
+            if !self.in_frame.q.val() {
+                self.src_port.d.next = self.s_pseudo_src_port.val();
+                self.ce.d.next = self.s_ecn_ce.val();
+            }
+            self.in_frame.d.next = !self.s_axis_tlast.val();
+        }
+        if self.rst.val() {
+            self.in_frame.d.next = false;
+        }
 
         // Parser to placement: payload stream and metadata.
         self.place.s_tdata.next = self.parser.m_axis_tdata.val();
@@ -153,17 +179,69 @@ impl<const W: usize, const B: usize> Logic for RxCore<W, B> {
         self.place.meta_reason.next = self.parser.m_meta_reason.val();
         self.place.meta_len.next = self.parser.m_meta_len.val();
         self.place.meta_is_msg.next = self.parser.m_meta_is_msg.val();
+        self.place.meta_version.next = self.parser.m_meta_version.val();
         self.place.meta_opcode.next = self.parser.m_meta_opcode.val();
+        self.place.meta_flags.next = self.parser.m_meta_flags.val();
         self.place.meta_dst_qpn.next = self.parser.m_meta_dst_qpn.val();
         self.place.meta_src_qpn.next = self.parser.m_meta_src_qpn.val();
         self.place.meta_src_ip.next = self.parser.m_meta_src_ip.val();
+        self.place.meta_src_port.next = self.src_port.q.val();
+        self.place.meta_ce.next = self.ce.q.val();
         self.place.meta_stream.next = self.parser.m_meta_stream.val();
         self.place.meta_path.next = self.parser.m_meta_path.val();
         self.place.meta_conn_psn.next = self.parser.m_meta_conn_psn.val();
+        self.place.meta_path_psn.next = self.parser.m_meta_path_psn.val();
+        self.place.meta_timestamp.next = self.parser.m_meta_timestamp.val();
+        self.place.meta_msn.next = self.parser.m_meta_msn.val();
+        self.place.meta_recv_idx.next = self.parser.m_meta_recv_idx.val();
         self.place.meta_msg_len.next = self.parser.m_meta_msg_len.val();
         self.place.meta_offset.next = self.parser.m_meta_offset.val();
         self.place.meta_remote_va.next = self.parser.m_meta_remote_va.val();
         self.place.meta_rkey.next = self.parser.m_meta_rkey.val();
+        self.place.meta_imm.next = self.parser.m_meta_imm.val();
+
+        // Placement and path tracker: read in S0, cum in S1, event in S2.
+        self.track.rd_addr.next = self.place.trk_rd_addr.val();
+        self.place.trk_cum.next = self.track.rd_cum.val();
+        self.track.ev_valid.next = self.place.m_ev_valid.val();
+        self.track.ev_track.next = self.place.m_ev_track.val();
+        self.track.ev_qhit.next = self.place.m_ev_qhit.val();
+        self.track.ev_psn.next = self.place.m_ev_path_psn.val();
+        self.track.ev_ts.next = self.place.m_ev_timestamp.val();
+        self.track.ev_port.next = self.place.m_ev_src_port.val();
+        self.track.ev_ce.next = self.place.m_ev_ce.val();
+        self.track.ev_conn_cum.next = self.place.m_ev_conn_cum.val();
+
+        // Tracker to ACK generator, with the QP's table fields.
+        self.ack.now.next = self.now.val();
+        self.ack.aq_valid.next = self.track.aq_valid.val();
+        self.track.aq_pop.next = self.ack.aq_pop.val();
+        self.ack.ak_path.next = self.track.ak_path.val();
+        self.ack.ak_cum.next = self.track.ak_cum.val();
+        self.ack.ak_sack.next = self.track.ak_sack.val();
+        self.ack.ak_rx.next = self.track.ak_rx.val();
+        self.ack.ak_ce.next = self.track.ak_ce.val();
+        self.ack.ak_ts.next = self.track.ak_ts.val();
+        self.ack.ak_port.next = self.track.ak_port.val();
+        self.ack.ak_ece.next = self.track.ak_ece.val();
+        self.ack.ak_conn_cum.next = self.track.ak_conn_cum.val();
+        self.place.ack_qp.next = self.track.ak_qp.val();
+        self.ack.qpn.next = self.place.ack_qpn.val();
+        self.ack.peer_qpn.next = self.place.ack_peer_qpn.val();
+        self.ack.peer_ip.next = self.place.ack_peer_ip.val();
+        self.ack.peer_port.next = self.place.ack_peer_port.val();
+        self.ack.rate.next = self.place.ack_rate.val();
+        self.ack.credit.next = self.place.ack_credit.val();
+        self.ack.local_ip.next = self.place.ack_local_ip.val();
+        self.m_ack_tdata.next = self.ack.m_ack_tdata.val();
+        self.m_ack_tkeep.next = self.ack.m_ack_tkeep.val();
+        self.m_ack_tvalid.next = self.ack.m_ack_tvalid.val();
+        self.ack.m_ack_tready.next = self.m_ack_tready.val();
+        self.m_ack_tlast.next = self.ack.m_ack_tlast.val();
+        self.m_ack_dst_ip.next = self.ack.m_ack_dst_ip.val();
+        self.m_ack_src_port.next = self.ack.m_ack_src_port.val();
+        self.m_ack_dst_port.next = self.ack.m_ack_dst_port.val();
+        self.m_ack_ece.next = self.ack.m_ack_ece.val();
 
         // Tables, DMA, events, counters.
         self.place.cfg_we.next = self.cfg_we.val();
@@ -179,28 +257,16 @@ impl<const W: usize, const B: usize> Logic for RxCore<W, B> {
         self.place.m_dma_tready.next = self.m_dma_tready.val();
         self.m_ev_valid.next = self.place.m_ev_valid.val();
         self.m_ev_code.next = self.place.m_ev_code.val();
-        if self.parser.m_meta_valid.val() {
-            self.ev_version.d.next = self.parser.m_meta_version.val();
-            self.ev_opcode.d.next = self.parser.m_meta_opcode.val();
-            self.ev_flags.d.next = self.parser.m_meta_flags.val();
-            self.ev_dst_qpn.d.next = self.parser.m_meta_dst_qpn.val();
-            self.ev_path.d.next = self.parser.m_meta_path.val();
-            self.ev_path_psn.d.next = self.parser.m_meta_path_psn.val();
-            self.ev_timestamp.d.next = self.parser.m_meta_timestamp.val();
-            self.ev_msn.d.next = self.parser.m_meta_msn.val();
-            self.ev_recv_idx.d.next = self.parser.m_meta_recv_idx.val();
-            self.ev_imm.d.next = self.parser.m_meta_imm.val();
-        }
-        self.m_ev_version.next = self.ev_version.q.val();
-        self.m_ev_opcode.next = self.ev_opcode.q.val();
-        self.m_ev_flags.next = self.ev_flags.q.val();
-        self.m_ev_dst_qpn.next = self.ev_dst_qpn.q.val();
-        self.m_ev_path.next = self.ev_path.q.val();
-        self.m_ev_path_psn.next = self.ev_path_psn.q.val();
-        self.m_ev_timestamp.next = self.ev_timestamp.q.val();
-        self.m_ev_msn.next = self.ev_msn.q.val();
-        self.m_ev_recv_idx.next = self.ev_recv_idx.q.val();
-        self.m_ev_imm.next = self.ev_imm.q.val();
+        self.m_ev_version.next = self.place.m_ev_version.val();
+        self.m_ev_opcode.next = self.place.m_ev_opcode.val();
+        self.m_ev_flags.next = self.place.m_ev_flags.val();
+        self.m_ev_dst_qpn.next = self.place.m_ev_dst_qpn.val();
+        self.m_ev_path.next = self.place.m_ev_path.val();
+        self.m_ev_path_psn.next = self.place.m_ev_path_psn.val();
+        self.m_ev_timestamp.next = self.place.m_ev_timestamp.val();
+        self.m_ev_msn.next = self.place.m_ev_msn.val();
+        self.m_ev_recv_idx.next = self.place.m_ev_recv_idx.val();
+        self.m_ev_imm.next = self.place.m_ev_imm.val();
         self.place.cnt_sel.next = self.cnt_sel.val();
         self.cnt_val.next = self.place.cnt_val.val();
     }

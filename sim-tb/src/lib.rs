@@ -31,9 +31,9 @@ pub mod rx_core;
 pub mod rx_eth;
 pub mod rx_parser;
 pub mod rx_path;
-pub mod tx_path;
 pub mod tx_build;
 pub mod tx_check;
+pub mod tx_path;
 
 use std::fmt;
 use std::path::{Path, PathBuf};

@@ -1,8 +1,7 @@
-//! Driver for the Verilated receive core (`metaroce_hdl::RxCore`), or the
-//! whole receive side (`metaroce_hdl::NicRx`, the same core behind the
-//! Ethernet/IP/UDP front end): writes its tables, feeds datagrams as
-//! AXI-Stream beats (wrapped into Ethernet frames for `NicRx`), and
-//! collects verdicts and DMA writes.
+//! Driver for the Verilated receive core (`metaroce_hdl::RxCore`): writes
+//! its tables, feeds datagrams as AXI-Stream beats (with their IP CE mark),
+//! drives `now` with the cycle number, and collects verdicts (with their
+//! cycle), DMA writes and ACK datagrams.
 
 use crate::rx_eth::ipv4_frame;
 use crate::rx_parser::Frame;
@@ -11,10 +10,12 @@ use crate::{Model, Port, Sim, SimError};
 /// How datagrams enter the model.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Input {
-    /// `RxCore`: the datagram on `s_axis_*`, its pseudo-header on `s_pseudo_*`.
+    /// `RxCore`: the datagram on `s_axis_*`, its pseudo-header on
+    /// `s_pseudo_*`, its CE mark on `s_ecn_ce`.
     Datagrams,
     /// `NicRx`: each datagram in an Ethernet/IPv4/UDP frame
-    /// ([`ipv4_frame`]) on `s_axis_*`; the front end finds the pseudo-header.
+    /// ([`ipv4_frame`], CE in the IP ECN field) on `s_axis_*`; the front end
+    /// finds the pseudo-header and the mark.
     Ethernet,
 }
 
@@ -27,11 +28,31 @@ pub struct DmaWrite {
     pub data: Vec<u8>,
 }
 
+/// One ACK datagram the core sent.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AckOut {
+    /// The UDP payload.
+    pub bytes: Vec<u8>,
+    /// Destination IP, network order (IPv4 mapped into IPv6).
+    pub dst_ip: [u8; 16],
+    /// UDP source port.
+    pub src_port: u16,
+    /// UDP destination port.
+    pub dst_port: u16,
+    /// `m_ack_ece`.
+    pub ece: bool,
+}
+
 /// What one [`RxCoreTb::run`] produced.
 #[derive(Clone, Debug, Default)]
 pub struct CoreOutput {
     /// Verdict code per datagram, in order (`metaroce_hdl::Verdict`).
     pub verdicts: Vec<u8>,
+    /// Cycle of each verdict event (the `now` the core saw in that cycle;
+    /// the path tracker applies the event at the end of it).
+    pub event_cycles: Vec<u64>,
+    /// ACK datagrams, in order.
+    pub acks: Vec<AckOut>,
     /// DMA writes, in order.
     pub writes: Vec<DmaWrite>,
     /// DMA port rule violations (length disagreeing with the data, holes
@@ -45,8 +66,8 @@ pub struct CoreOutput {
     pub bubbles: u64,
 }
 
-/// Per-cycle stimulus choice: `(offer a beat, DMA ready)`.
-pub type Knobs<'a> = &'a mut dyn FnMut() -> (bool, bool);
+/// Per-cycle stimulus choice: `(offer a beat, DMA ready, ACK port ready)`.
+pub type Knobs<'a> = &'a mut dyn FnMut() -> (bool, bool, bool);
 
 struct Ports {
     tdata: Port,
@@ -54,8 +75,9 @@ struct Ports {
     tvalid: Port,
     tready: Port,
     tlast: Port,
-    /// `None` for [`Input::Ethernet`].
-    pseudo: Option<[Port; 5]>,
+    /// `s_pseudo_*` and `s_ecn_ce`; `None` for [`Input::Ethernet`].
+    pseudo: Option<([Port; 5], Port)>,
+    now: Port,
     cfg_we: Port,
     cfg_addr: Port,
     cfg_data: Port,
@@ -71,6 +93,15 @@ struct Ports {
     ev_code: Port,
     cnt_sel: Port,
     cnt_val: Port,
+    ack_tdata: Port,
+    ack_tkeep: Port,
+    ack_tvalid: Port,
+    ack_tready: Port,
+    ack_tlast: Port,
+    ack_dst_ip: Port,
+    ack_src_port: Port,
+    ack_dst_port: Port,
+    ack_ece: Port,
 }
 
 /// The receive core at one width, behind a [`Sim`].
@@ -103,13 +134,16 @@ impl RxCoreTb {
         };
         let mut sim = Sim::new(model)?;
         let pseudo = match input {
-            Input::Datagrams => Some([
-                sim.port("s_pseudo_src_ip")?,
-                sim.port("s_pseudo_dst_ip")?,
-                sim.port("s_pseudo_src_port")?,
-                sim.port("s_pseudo_dst_port")?,
-                sim.port("s_pseudo_udp_len")?,
-            ]),
+            Input::Datagrams => Some((
+                [
+                    sim.port("s_pseudo_src_ip")?,
+                    sim.port("s_pseudo_dst_ip")?,
+                    sim.port("s_pseudo_src_port")?,
+                    sim.port("s_pseudo_dst_port")?,
+                    sim.port("s_pseudo_udp_len")?,
+                ],
+                sim.port("s_ecn_ce")?,
+            )),
             Input::Ethernet => None,
         };
         let p = Ports {
@@ -119,6 +153,7 @@ impl RxCoreTb {
             tready: sim.port("s_axis_tready")?,
             tlast: sim.port("s_axis_tlast")?,
             pseudo,
+            now: sim.port("now")?,
             cfg_we: sim.port("cfg_we")?,
             cfg_addr: sim.port("cfg_addr")?,
             cfg_data: sim.port("cfg_data")?,
@@ -134,6 +169,15 @@ impl RxCoreTb {
             ev_code: sim.port("m_ev_code")?,
             cnt_sel: sim.port("cnt_sel")?,
             cnt_val: sim.port("cnt_val")?,
+            ack_tdata: sim.port("m_ack_tdata")?,
+            ack_tkeep: sim.port("m_ack_tkeep")?,
+            ack_tvalid: sim.port("m_ack_tvalid")?,
+            ack_tready: sim.port("m_ack_tready")?,
+            ack_tlast: sim.port("m_ack_tlast")?,
+            ack_dst_ip: sim.port("m_ack_dst_ip")?,
+            ack_src_port: sim.port("m_ack_src_port")?,
+            ack_dst_port: sim.port("m_ack_dst_port")?,
+            ack_ece: sim.port("m_ack_ece")?,
         };
         assert_eq!(p.tdata.bits(), width);
         sim.reset()?;
@@ -167,7 +211,8 @@ impl RxCoreTb {
         self.sim.get(self.p.cnt_val)
     }
 
-    fn drive_pseudo(&mut self, ports: [Port; 5], frame: &Frame) {
+    fn drive_pseudo(&mut self, (ports, ce_port): ([Port; 5], Port), frame: &Frame, ce: bool) {
+        self.sim.set(ce_port, u64::from(ce));
         let ph = &frame.pseudo;
         let mut ip = ph.src_ip;
         ip.reverse();
@@ -181,15 +226,18 @@ impl RxCoreTb {
         self.sim.set(ports[4], udp_len as u64);
     }
 
-    /// Sends `frames` one after another and runs until every verdict came
-    /// out and the DMA port has been idle, since the last one, for as long as
-    /// discarding two maximal frames takes. `knobs` is asked
-    /// each cycle whether to offer a beat and whether the DMA port is ready.
+    /// Sends `frames` one after another (`ce[i]`: frame `i` arrived
+    /// CE-marked) and runs until every verdict came out and the DMA and ACK
+    /// ports have been idle, since the last one, for as long as discarding
+    /// two maximal frames takes. `knobs` is asked each cycle whether to offer
+    /// a beat and whether the DMA and ACK ports are ready.
     ///
     /// # Panics
-    /// On an empty frame, or if the core stops producing verdicts.
-    pub fn run(&mut self, frames: &[Frame], knobs: Knobs<'_>) -> CoreOutput {
+    /// On an empty frame, `ce` shorter than `frames`, or if the core stops
+    /// producing verdicts.
+    pub fn run(&mut self, frames: &[Frame], ce: &[bool], knobs: Knobs<'_>) -> CoreOutput {
         assert!(frames.iter().all(|f| !f.bytes.is_empty()), "empty frame");
+        assert!(ce.len() >= frames.len(), "a CE mark per frame");
         let lanes = self.lanes;
         let start = self.sim.cycles();
         let mut out = CoreOutput::default();
@@ -198,6 +246,7 @@ impl RxCoreTb {
         let mut obeat = vec![0u8; lanes];
         let mut okeep = [0u8; 8];
         let mut open: Option<(u64, usize, Vec<u8>)> = None;
+        let mut ack = Vec::new();
         let (mut idle, mut stuck) = (0u32, 0u32);
         // Long enough for the core to discard two maximal frames' beats
         // after the last verdict without showing anything on the DMA port.
@@ -205,15 +254,19 @@ impl RxCoreTb {
         // What goes on the wire: the datagrams, or their Ethernet frames.
         let wire: Vec<Vec<u8>> = match self.p.pseudo {
             Some(_) => Vec::new(),
-            None => frames.iter().map(ipv4_frame).collect(),
+            None => frames
+                .iter()
+                .zip(ce)
+                .map(|(f, &ce)| ipv4_frame(f, if ce { 0b11 } else { 0b10 }))
+                .collect(),
         };
         while out.verdicts.len() < frames.len() || idle < drain {
-            let (offer, ready) = knobs();
+            let (offer, ready, ack_ready) = knobs();
             let valid = offer && frame < frames.len();
             let (mut n, mut last) = (0, false);
             if valid {
                 if let (0, Some(ports)) = (off, self.p.pseudo) {
-                    self.drive_pseudo(ports, &frames[frame]);
+                    self.drive_pseudo(ports, &frames[frame], ce[frame]);
                 }
                 let f = wire.get(frame).unwrap_or(&frames[frame].bytes);
                 n = (f.len() - off).min(lanes);
@@ -229,6 +282,9 @@ impl RxCoreTb {
             self.sim.set(self.p.tvalid, u64::from(valid));
             self.sim.set(self.p.tlast, u64::from(last));
             self.sim.set(self.p.dma_tready, u64::from(ready));
+            self.sim.set(self.p.ack_tready, u64::from(ack_ready));
+            let now = self.sim.cycles();
+            self.sim.set(self.p.now, now);
             self.sim.eval();
 
             let tready = self.sim.get(self.p.tready) == 1;
@@ -236,12 +292,21 @@ impl RxCoreTb {
                 out.bubbles += 1;
             }
             let dma = self.sim.get(self.p.dma_tvalid) == 1;
-            idle = if dma || open.is_some() { 0 } else { idle + 1 };
+            let acking = self.sim.get(self.p.ack_tvalid) == 1;
+            idle = if dma || open.is_some() || acking {
+                0
+            } else {
+                idle + 1
+            };
             if dma && ready {
                 self.take_dma_beat(&mut open, &mut out, &mut obeat, &mut okeep);
             }
+            if acking && ack_ready {
+                self.take_ack_beat(&mut ack, &mut out, &mut obeat, &mut okeep);
+            }
             if self.sim.get(self.p.ev_valid) == 1 {
                 out.verdicts.push(self.sim.get(self.p.ev_code) as u8);
+                out.event_cycles.push(now);
                 stuck = 0;
                 // Its write, if any, is still to come.
                 idle = 0;
@@ -268,6 +333,36 @@ impl RxCoreTb {
         self.sim.eval();
         out.cycles = self.sim.cycles() - start;
         out
+    }
+
+    fn take_ack_beat(
+        &mut self,
+        ack: &mut Vec<u8>,
+        out: &mut CoreOutput,
+        obeat: &mut [u8],
+        okeep: &mut [u8; 8],
+    ) {
+        self.sim.get_bytes(self.p.ack_tdata, obeat);
+        self.sim.get_bytes(self.p.ack_tkeep, okeep);
+        let keep = u64::from_le_bytes(*okeep);
+        let count = keep.count_ones() as usize;
+        if count == 0 || keep != u64::MAX >> (64 - count) {
+            out.protocol_errors
+                .push(format!("ACK tkeep {keep:#x} not packed"));
+        }
+        ack.extend_from_slice(&obeat[..count.min(obeat.len())]);
+        if self.sim.get(self.p.ack_tlast) == 1 {
+            let mut ip = [0u8; 16];
+            self.sim.get_bytes(self.p.ack_dst_ip, &mut ip);
+            ip.reverse();
+            out.acks.push(AckOut {
+                bytes: std::mem::take(ack),
+                dst_ip: ip,
+                src_port: self.sim.get(self.p.ack_src_port) as u16,
+                dst_port: self.sim.get(self.p.ack_dst_port) as u16,
+                ece: self.sim.get(self.p.ack_ece) == 1,
+            });
+        }
     }
 
     fn take_dma_beat(

@@ -212,11 +212,12 @@ pub fn build(shape: &Shape) -> Vec<u8> {
 }
 
 /// `datagram` (a MetaRoCE datagram and its pseudo-header) as an untagged
-/// Ethernet/IPv4/UDP frame, as a peer would send it.
+/// Ethernet/IPv4/UDP frame, as a peer would send it, with the IP ECN field
+/// `ecn` (`0b11`: CE).
 ///
 /// # Panics
 /// If the pseudo-header's addresses are not IPv4-mapped.
-pub fn ipv4_frame(datagram: &Frame) -> Vec<u8> {
+pub fn ipv4_frame(datagram: &Frame, ecn: u8) -> Vec<u8> {
     let v4 = |b: &[u8; 16]| {
         let a = std::net::Ipv6Addr::from(*b)
             .to_ipv4_mapped()
@@ -232,7 +233,7 @@ pub fn ipv4_frame(datagram: &Frame) -> Vec<u8> {
         options: Vec::new(),
         ext_header: false,
         fragment: (false, 0),
-        ecn: 0,
+        ecn,
         addrs: (v4(&ph.src_ip), v4(&ph.dst_ip)),
         ports: (ph.src_port, ph.dst_port),
         payload: datagram.bytes.clone(),
@@ -814,7 +815,7 @@ pub fn mtu_frames(n: usize, seed: u64, port: u16) -> Vec<Vec<u8>> {
                     port,
                 ),
             };
-            ipv4_frame(&datagram)
+            ipv4_frame(&datagram, 0)
         })
         .collect()
 }
