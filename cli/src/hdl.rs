@@ -1,8 +1,11 @@
-//! `metaroce hdl`: the NIC RTL. `emit` writes the Verilog of the receive
-//! core (parser, ICRC, QP/MR tables and checks, placement); `report` lints
-//! it with Verilator, synthesises it with yosys (ECP5 cells), and runs the
-//! Verilated RTL at both widths against the engine (the core) and against
-//! `metaroce-proto` (the parser's header fields and payload).
+//! `metaroce hdl`: the NIC RTL. `emit` writes the Verilog of the blocks
+//! ([`Block`]); `report` lints every block with Verilator, synthesises the
+//! receive core (or the parser) with yosys (ECP5 cells), and runs the
+//! Verilated RTL at both widths against its references: the receive core
+//! against the engine (verdicts, DMA writes, ACKs, counters), the parser
+//! against `metaroce-proto`, the Ethernet front end against `etherparse`,
+//! the TX frame builder against the engine's datagrams, and the per-path TX
+//! table against the engine's `TxPath`.
 //!
 //! `report` needs Verilator (lint and simulation; the models are compiled
 //! into this binary when Verilator is present at build time) and yosys
@@ -18,7 +21,10 @@ use clap::{Args, Subcommand};
 use metaroce_sim_tb::SimError;
 use metaroce_sim_tb::core_check::run_against_engine;
 use metaroce_sim_tb::rx_check::run_random;
+use metaroce_sim_tb::rx_eth::{RxEthTb, random_frames, run_against_etherparse};
 use metaroce_sim_tb::rx_parser::RxParserTb;
+use metaroce_sim_tb::tx_path::TxPathTb;
+use metaroce_sim_tb::{tx_check, tx_path};
 use serde::Serialize;
 
 use crate::report;
@@ -31,6 +37,66 @@ const PROBE: u8 = metaroce_hdl::Verdict::Probe as u8;
 /// Widths the RTL is built and checked at.
 const WIDTHS: [usize; 2] = [64, 512];
 
+/// Path slots of the per-path TX table as emitted and checked (2 QPs × 8
+/// paths).
+const TX_PATH_SLOTS: usize = 16;
+
+/// Operations the TX table check runs (it is width-independent).
+const TX_PATH_OPS: u64 = 100_000;
+
+/// An RTL block `emit` can write.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+enum Block {
+    /// `RxCore`: parser, ICRC, QP/MR tables and checks, placement, path
+    /// tracker, ACK generator.
+    RxCore,
+    /// `RxEth`: Ethernet/IPv4/IPv6/UDP front end.
+    RxEth,
+    /// `NicRx`: `RxEth` then `RxCore`, Ethernet frames in.
+    NicRx,
+    /// `TxBuild`: descriptor to Ethernet frame, source-port rewrite, ICRC.
+    TxBuild,
+    /// The per-path TX table (16 slots; width-independent).
+    TxPath,
+}
+
+impl Block {
+    const ALL: [Block; 5] = [
+        Block::RxCore,
+        Block::RxEth,
+        Block::NicRx,
+        Block::TxBuild,
+        Block::TxPath,
+    ];
+
+    /// File name stem, e.g. `rx_core`.
+    fn stem(self) -> &'static str {
+        match self {
+            Block::RxCore => "rx_core",
+            Block::RxEth => "rx_eth",
+            Block::NicRx => "nic_rx",
+            Block::TxBuild => "tx_build",
+            Block::TxPath => "tx_path",
+        }
+    }
+
+    /// The block's Verilog at `width` bits per beat.
+    fn verilog(self, width: usize) -> String {
+        match self {
+            Block::RxCore => metaroce_hdl::rx_core_verilog(width),
+            Block::RxEth => metaroce_hdl::rx_eth_verilog(width),
+            Block::NicRx => metaroce_hdl::nic_rx_verilog(width),
+            Block::TxBuild => metaroce_hdl::tx_build_verilog(width),
+            Block::TxPath => metaroce_hdl::tx_path_verilog(TX_PATH_SLOTS),
+        }
+    }
+
+    /// `metaroce_<stem>_<width>.v`.
+    fn file_name(self, width: usize) -> String {
+        format!("metaroce_{}_{width}.v", self.stem())
+    }
+}
+
 /// `metaroce hdl`.
 #[derive(Args, Debug)]
 pub struct HdlArgs {
@@ -40,7 +106,8 @@ pub struct HdlArgs {
 
 #[derive(Subcommand, Debug)]
 enum HdlCommand {
-    /// Writes the RTL as Verilog (to stdout, or one file per width with --out).
+    /// Writes the RTL as Verilog (one block to stdout, or every block at
+    /// every width as files with --out).
     Emit(EmitArgs),
     /// Lint, synthesis statistics and RTL-vs-reference checks at 64 and 512 bits.
     Report(ReportArgs),
@@ -52,7 +119,12 @@ struct EmitArgs {
     /// 512 with --out.
     #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(["64", "512"]))]
     width: Option<String>,
-    /// Directory to write `metaroce_rx_core_<width>.v` into (created if missing).
+    /// Block to write; without it, `rx-core` on stdout, or every block
+    /// with --out.
+    #[arg(long, value_enum)]
+    block: Option<Block>,
+    /// Directory to write `metaroce_<block>_<width>.v` files into (created
+    /// if missing).
     #[arg(long)]
     out: Option<PathBuf>,
 }
@@ -94,23 +166,23 @@ pub fn run(args: &HdlArgs) -> anyhow::Result<()> {
     }
 }
 
-fn file_name(width: usize) -> String {
-    format!("metaroce_rx_core_{width}.v")
-}
-
 fn emit(args: &EmitArgs) -> anyhow::Result<()> {
     let width: Option<usize> = args.width.as_deref().map(str::parse).transpose()?;
     let Some(dir) = &args.out else {
-        print!("{}", metaroce_hdl::rx_core_verilog(width.unwrap_or(64)));
+        let block = args.block.unwrap_or(Block::RxCore);
+        print!("{}", block.verilog(width.unwrap_or(64)));
         return Ok(());
     };
     let widths = width.map_or(WIDTHS.to_vec(), |w| vec![w]);
+    let blocks = args.block.map_or(Block::ALL.to_vec(), |b| vec![b]);
     std::fs::create_dir_all(dir).with_context(|| format!("create {}", dir.display()))?;
     for width in widths {
-        let path = dir.join(file_name(width));
-        std::fs::write(&path, metaroce_hdl::rx_core_verilog(width))
-            .with_context(|| format!("write {}", path.display()))?;
-        eprintln!("wrote {}", path.display());
+        for &block in &blocks {
+            let path = dir.join(block.file_name(width));
+            std::fs::write(&path, block.verilog(width))
+                .with_context(|| format!("write {}", path.display()))?;
+            eprintln!("wrote {}", path.display());
+        }
     }
     Ok(())
 }
@@ -143,6 +215,28 @@ struct ParserCheck {
     bubbles: u64,
 }
 
+/// A block checked against its reference on its own.
+#[derive(Serialize, Debug)]
+struct BlockCheck {
+    /// Frames (or operations) compared.
+    checked: u64,
+    mismatches: u64,
+    /// Cycles an input beat was offered and refused (0 where not measured).
+    bubbles: u64,
+}
+
+/// The TX frame builder: engine traffic plus back-to-back MTU frames.
+#[derive(Serialize, Debug)]
+struct TxBuildCheck {
+    /// Engine datagrams (WRITE/SEND/READ, retransmissions) compared as frames.
+    frames_checked: u64,
+    mismatches: u64,
+    /// Back-to-back 4 KiB WRITE frames: cycles per packet.
+    line_rate_cycles_per_packet: f64,
+    /// Idle output cycles inside and between the line-rate frames.
+    line_rate_bubbles: u64,
+}
+
 /// One width's line of the report.
 #[derive(Serialize, Debug)]
 struct WidthReport {
@@ -164,8 +258,12 @@ struct WidthReport {
     /// Verilated clock cycles per second of the whole core, driven beat by
     /// beat from Rust.
     cycles_per_second: f64,
+    /// Verilator `-Wall` warnings over every block at this width.
     lint_warnings: u64,
     parser: ParserCheck,
+    /// `RxEth` against `etherparse` (random valid and hostile frames).
+    eth_front_end: BlockCheck,
+    tx_build: TxBuildCheck,
     synthesis: Option<Synthesis>,
 }
 
@@ -183,6 +281,8 @@ struct Report {
     synthesised: Synth,
     lint_waivers: Vec<Waiver>,
     widths: Vec<WidthReport>,
+    /// The per-path TX table against the engine's `TxPath` (one width).
+    tx_path_table: BlockCheck,
 }
 
 const NO_VERILATOR: &str = "Verilator not found: install it with `apt-get install -y verilator`, \
@@ -213,9 +313,13 @@ fn report_all(args: &ReportArgs) -> anyhow::Result<()> {
     std::fs::create_dir_all(&dir)?;
     let mut widths = Vec::new();
     for width in WIDTHS {
-        let path = dir.join(file_name(width));
-        std::fs::write(&path, metaroce_hdl::rx_core_verilog(width))?;
-        let lint_warnings = lint(&path)?;
+        let mut lint_warnings = 0;
+        for block in Block::ALL {
+            let path = dir.join(block.file_name(width));
+            std::fs::write(&path, block.verilog(width))?;
+            lint_warnings += lint(&path)?;
+        }
+        let path = dir.join(Block::RxCore.file_name(width));
         let synthesis = match args.synth {
             Synth::None => None,
             Synth::Core => Some(synthesise(&path, width)?),
@@ -225,7 +329,7 @@ fn report_all(args: &ReportArgs) -> anyhow::Result<()> {
                 Some(synthesise(&parser, width)?)
             }
         };
-        let bar = report::progress(2, &format!("{width}-bit sim"));
+        let bar = report::progress(4, &format!("{width}-bit sim"));
         let core = match run_against_engine(width, args.packets, args.seed, false, None) {
             Ok(r) => r,
             Err(SimError::VerilatorMissing) => bail!(NO_VERILATOR),
@@ -234,8 +338,22 @@ fn report_all(args: &ReportArgs) -> anyhow::Result<()> {
         bar.inc(1);
         let mut tb = RxParserTb::new(width)?;
         let parser = run_random(&mut tb, args.packets, args.seed ^ width as u64, false);
+        bar.inc(1);
+        let mut eth_tb = RxEthTb::new(width)?;
+        let port = metaroce_proto::DEFAULT_UDP_PORT;
+        let frames = random_frames(args.packets, args.seed ^ 0xE7 ^ width as u64, port);
+        let eth = run_against_etherparse(&mut eth_tb, &frames, port, args.seed, false);
+        bar.inc(1);
+        let tx_packets = (args.packets / 10).max(1);
+        let tx = tx_check::run_against_engine(width, tx_packets, args.seed, 0.05, false, None)?;
+        let line = tx_check::run_line_rate(width, 300, args.seed, false)?;
         bar.finish_and_clear();
-        for m in core.mismatches.iter().chain(&parser.mismatches).take(10) {
+        let all_mismatches = core.mismatches.iter().chain(&parser.mismatches);
+        let all_mismatches = all_mismatches
+            .chain(&eth.mismatches)
+            .chain(&tx.mismatches)
+            .chain(&line.mismatches);
+        for m in all_mismatches.take(10) {
             eprintln!("{width}-bit mismatch: {m}");
         }
         let hostile = core.packets
@@ -247,7 +365,11 @@ fn report_all(args: &ReportArgs) -> anyhow::Result<()> {
             packets_checked: core.packets,
             hostile_packets: hostile,
             acks_checked: core.acks_checked,
-            mismatches: (core.mismatches.len() + parser.mismatches.len()) as u64,
+            mismatches: (core.mismatches.len()
+                + parser.mismatches.len()
+                + eth.mismatches.len()
+                + tx.mismatches.len()
+                + line.mismatches.len()) as u64,
             hostile_writes_outside_mr: core.writes_outside_mr,
             bubbles: core.bubbles,
             cycles_per_second: core.cycles as f64 / core.sim_secs.max(1e-9),
@@ -257,10 +379,26 @@ fn report_all(args: &ReportArgs) -> anyhow::Result<()> {
                 mismatches: parser.mismatches.len() as u64,
                 bubbles: parser.bubbles,
             },
+            eth_front_end: BlockCheck {
+                checked: eth.frames,
+                mismatches: eth.mismatches.len() as u64,
+                bubbles: eth.bubbles,
+            },
+            tx_build: TxBuildCheck {
+                frames_checked: tx.packets,
+                mismatches: (tx.mismatches.len() + line.mismatches.len()) as u64,
+                line_rate_cycles_per_packet: line.cycles_per_packet,
+                line_rate_bubbles: line.bubbles_in_frame + line.bubbles_between,
+            },
             synthesis,
         });
     }
     std::fs::remove_dir_all(&dir).ok();
+    let mut tx_path_tb = TxPathTb::new()?;
+    let table = tx_path::run_against_engine(&mut tx_path_tb, TX_PATH_OPS, args.seed);
+    for m in table.mismatches.iter().take(10) {
+        eprintln!("TX table mismatch: {m}");
+    }
     let report = Report {
         verilator,
         yosys,
@@ -270,9 +408,15 @@ fn report_all(args: &ReportArgs) -> anyhow::Result<()> {
             .map(|&(flag, why)| Waiver { flag, why })
             .collect(),
         widths,
+        tx_path_table: BlockCheck {
+            checked: table.ops,
+            mismatches: table.mismatches.len() as u64,
+            bubbles: 0,
+        },
     };
     report::emit(args.json, &report, || tables(&report))?;
-    let bad: u64 = report.widths.iter().map(|w| w.mismatches).sum();
+    let bad: u64 =
+        report.widths.iter().map(|w| w.mismatches).sum::<u64>() + report.tx_path_table.mismatches;
     let outside: u64 = report
         .widths
         .iter()
@@ -295,8 +439,16 @@ fn tables(r: &Report) -> Vec<comfy_table::Table> {
         "bubbles",
         "M cycles/s",
         "lint warnings",
+    ]);
+    let mut b = report::table([
+        "width",
         "parser packets vs proto",
         "parser mismatches",
+        "Ethernet frames vs etherparse",
+        "Ethernet mismatches",
+        "TX frames vs engine",
+        "TX mismatches",
+        "TX cycles per 4 KiB packet",
     ]);
     for w in &r.widths {
         t.add_row(vec![
@@ -309,10 +461,23 @@ fn tables(r: &Report) -> Vec<comfy_table::Table> {
             w.bubbles.to_string(),
             format!("{:.2}", w.cycles_per_second / 1e6),
             w.lint_warnings.to_string(),
+        ]);
+        b.add_row(vec![
+            w.width.to_string(),
             w.parser.packets_checked.to_string(),
             w.parser.mismatches.to_string(),
+            w.eth_front_end.checked.to_string(),
+            w.eth_front_end.mismatches.to_string(),
+            w.tx_build.frames_checked.to_string(),
+            w.tx_build.mismatches.to_string(),
+            format!("{:.1}", w.tx_build.line_rate_cycles_per_packet),
         ]);
     }
+    let mut p = report::table(["TX table operations vs engine TxPath", "mismatches"]);
+    p.add_row(vec![
+        r.tx_path_table.checked.to_string(),
+        r.tx_path_table.mismatches.to_string(),
+    ]);
     let mut s = report::table([
         "width", "cells", "LUT4", "FF", "carry", "wide mux", "memories", "yosys s",
     ]);
@@ -334,7 +499,7 @@ fn tables(r: &Report) -> Vec<comfy_table::Table> {
     for w in &r.lint_waivers {
         v.add_row(vec![w.flag, w.why]);
     }
-    let mut out = vec![t];
+    let mut out = vec![t, b, p];
     if r.yosys.is_some() {
         out.push(s);
     }
