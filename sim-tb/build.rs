@@ -68,6 +68,10 @@ const MODELS: &[ModelSpec] = &[
         prefix: "tx_build_512",
         verilog: || metaroce_hdl::tx_build_verilog(512),
     },
+    ModelSpec {
+        prefix: "nic_core_64",
+        verilog: || metaroce_hdl::nic_core_verilog(64),
+    },
 ];
 
 const MISSING: &str = "Verilator not found: apt-get install verilator";
@@ -425,6 +429,13 @@ fn write_tx_codes(out: &Path) {
          /// `tx_build::cfg::PEER_IPV6_BIT`.\npub const PEER_IPV6_BIT: u32 = {};\n\
          /// `tx_build::cfg::addr`.\npub const fn cfg_addr(table: u8, entry: u8) -> u8 {{ table << 6 | entry }}",
         cfg::PEER_IPV6_BIT
+    )
+    .unwrap();
+    writeln!(
+        rs,
+        "/// `nic_core::CFG_TX_BIT`: NicCore `cfg_addr` bit selecting this map.\n\
+         pub const CFG_TX_BIT: u32 = {};",
+        metaroce_hdl::nic_core::CFG_TX_BIT
     )
     .unwrap();
     fs::write(out.join("tx_codes.rs"), rs).expect("write tx_codes.rs");

@@ -22,32 +22,42 @@
 //! ([`tx_path_verilog`]) holds the sender's per-path state (path PSNs, the
 //! ring of transmissions, RTT, ECN and loss estimates, in-flight bytes).
 //!
+//! Top: [`NicCore`] wires [`NicRx`], [`TxBuild`], the ACK framer
+//! [`AckFrame`] (ACK datagrams → Ethernet/IPv4/UDP frames), the MAC
+//! transmit arbiter [`TxArb`] and the TX table ([`TxPathTable`]).
+//!
 //! The `*_verilog` functions return each block's Verilog (top module
 //! `top`); the `metaroce-sim-tb` crate Verilates them and checks them
 //! against the engine and the wire format. `docs/hardware.md` describes
 //! the interfaces and the table map.
 
+pub mod ack_frame;
 pub mod ack_gen;
 pub mod helpers;
 pub mod icrc;
+pub mod nic_core;
 pub mod nic_rx;
 pub mod rx_core;
 pub mod rx_eth;
 pub mod rx_parser;
 pub mod rx_path;
 pub mod rx_place;
+pub mod tx_arb;
 pub mod tx_build;
 pub mod tx_path;
 
+pub use ack_frame::AckFrame;
 pub use ack_gen::AckGen;
+pub use nic_core::NicCore;
 pub use nic_rx::NicRx;
 pub use rx_core::RxCore;
 pub use rx_eth::{EthDrop, RxEth, RxEth64, RxEth512};
 pub use rx_parser::{DropReason, RxParser, RxParser64, RxParser512};
 pub use rx_path::{PathVerdict, RxPathTable, rx_path_verilog};
 pub use rx_place::{RxPlace, Verdict};
+pub use tx_arb::TxArb;
 pub use tx_build::TxBuild;
-pub use tx_path::{TxOp, tx_path_verilog};
+pub use tx_path::{TxOp, TxPathTable, tx_path_verilog};
 
 use rust_hdl::core::prelude::*;
 
@@ -140,6 +150,20 @@ pub fn tx_build_verilog(width: usize) -> String {
         256 => emit(TxBuild::<256, 32>::default()),
         512 => emit(TxBuild::<512, 64>::default()),
         other => panic!("unsupported TX builder width {other}; use one of {SUPPORTED_WIDTHS:?}"),
+    }
+}
+
+/// Verilog source of the NIC top ([`NicCore`]: receive side, ACK framer,
+/// TX builder, MAC transmit arbiter, 16-slot TX table) for `width` bits per
+/// beat; top module `top`.
+///
+/// # Panics
+/// If `width` is not 64 or 512.
+pub fn nic_core_verilog(width: usize) -> String {
+    match width {
+        64 => emit(NicCore::<64, 8>::default()),
+        512 => emit(NicCore::<512, 64>::default()),
+        other => panic!("unsupported NIC top width {other}; use 64 or 512"),
     }
 }
 

@@ -42,6 +42,28 @@ use rust_hdl::prelude::*;
 
 use crate::icrc::{CRC_BYTE_FN, PSEUDO_CRC_FN, crc_range_fn};
 
+/// Verilog function `ipv4_udp_hdr(dmac, smac, tos, ttl, sip, dip, sport,
+/// dport, dlen)`: the 42-byte Ethernet II + IPv4 + UDP header in front of a
+/// `dlen`-byte UDP payload, network order (byte 0 in bits 335..328): IPv4
+/// version/IHL 0x45, ID 0, DF, protocol 17, header checksum computed (two
+/// end-around carries); UDP checksum 0. Shared by [`TxBuild`] and the ACK
+/// framer ([`crate::AckFrame`]). ANSI arguments on one line: `sim-tb`'s
+/// port parser reads lines starting with `input` as ports.
+pub(crate) const IPV4_UDP_HDR_FN: &str = "function [335:0] ipv4_udp_hdr(input [47:0] dmac, input [47:0] smac, input [7:0] tos, input [7:0] ttl, input [31:0] sip, input [31:0] dip, input [15:0] sport, input [15:0] dport, input [15:0] dlen);
+    reg [31:0] s;
+    begin
+        s = {16'd0, 8'h45, tos} + {16'd0, dlen + 16'd28} + 32'h4000
+            + {16'd0, ttl, 8'd17} + {16'd0, sip[31:16]} + {16'd0, sip[15:0]}
+            + {16'd0, dip[31:16]} + {16'd0, dip[15:0]};
+        s = {16'd0, s[15:0]} + {16'd0, s[31:16]};
+        s = {16'd0, s[15:0]} + {16'd0, s[31:16]};
+        ipv4_udp_hdr = {dmac, smac, 16'h0800,
+            8'h45, tos, dlen + 16'd28, 16'h0000, 16'h4000, ttl, 8'd17, ~s[15:0], sip, dip,
+            sport, dport, dlen + 16'd8, 16'h0000};
+    end
+endfunction
+";
+
 /// Entries of the per-path entropy table (the engine's `MAX_PATHS`); the
 /// table is indexed by the low 6 bits of the descriptor's path.
 pub const PATHS: usize = 64;
@@ -164,6 +186,17 @@ pub struct TxBuild<const W: usize, const B: usize> {
     pub m_axis_tlast: Signal<Out, Bit>,
     /// Sticky: a fetched beat's `tkeep`/`tlast` disagreed with the request.
     pub m_err: Signal<Out, Bit>,
+    /// Configured local MAC ([`cfg::LOCAL`]), for other frame sources of
+    /// the same port (the ACK framer).
+    pub reg_local_mac: Signal<Out, Bits<48>>,
+    /// Configured peer (next-hop) MAC ([`cfg::PEER`]).
+    pub reg_peer_mac: Signal<Out, Bits<48>>,
+    /// Configured local IPv4 address ([`cfg::IPV4`]).
+    pub reg_local_ip: Signal<Out, Bits<32>>,
+    /// Configured TTL ([`cfg::PEER`]).
+    pub reg_ttl: Signal<Out, Bits<8>>,
+    /// Configured DSCP ([`cfg::PEER`]).
+    pub reg_dscp: Signal<Out, Bits<6>>,
 }
 
 impl<const W: usize, const B: usize> Logic for TxBuild<W, B> {
@@ -186,10 +219,18 @@ impl<const W: usize, const B: usize> Logic for TxBuild<W, B> {
         self.m_axis_tvalid.connect();
         self.m_axis_tlast.connect();
         self.m_err.connect();
+        self.reg_local_mac.connect();
+        self.reg_peer_mac.connect();
+        self.reg_local_ip.connect();
+        self.reg_ttl.connect();
+        self.reg_dscp.connect();
     }
 
     fn hdl(&self) -> Verilog {
-        let fns = format!("{CRC_BYTE_FN}{PSEUDO_CRC_FN}{}", crc_range_fn(B));
+        let fns = format!(
+            "{CRC_BYTE_FN}{PSEUDO_CRC_FN}{}{IPV4_UDP_HDR_FN}",
+            crc_range_fn(B)
+        );
         Verilog::Custom(
             include_str!("tx_build.v.in")
                 .replace("@CRC_FNS@", &fns)

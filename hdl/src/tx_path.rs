@@ -26,6 +26,8 @@
 //! in the firmware; the window is a register it writes ([`TxOp::Window`]),
 //! and a transmission RACK finds lost is reported with [`TxOp::Lose`].
 
+use rust_hdl::prelude::*;
+
 /// Largest number of slots the template is instantiated with here.
 pub const MAX_SLOTS: usize = 64;
 
@@ -92,6 +94,154 @@ pub fn tx_path_verilog(slots: usize) -> String {
         .replace("@NSLOTS@", &slots.to_string())
         .replace("@SWM1@", &(bits - 1).to_string())
         .replace("@AWM1@", &(bits + ring_bits - 1).to_string())
+}
+
+/// The table as a rust-hdl block with `2^SB` slots, for instancing in a
+/// top ([`crate::NicCore`]): the ports of [`tx_path_verilog`] under the
+/// same names, the module itself (renamed `tx_path_table`) wrapped.
+#[derive(LogicBlock, Default)]
+pub struct TxPathTable<const SB: usize> {
+    /// Clock.
+    pub clock: Signal<In, Clock>,
+    /// Synchronous reset.
+    pub rst: Signal<In, Bit>,
+    /// Operation valid.
+    pub op_valid: Signal<In, Bit>,
+    /// The table takes an operation (none running).
+    pub op_ready: Signal<Out, Bit>,
+    /// Operation (`TxOp`).
+    pub op_code: Signal<In, Bits<3>>,
+    /// Slot operated on.
+    pub op_slot: Signal<In, Bits<SB>>,
+    /// `Send`: connection PSN; `Ack`: `path_cum`; `Lose`: path PSN.
+    pub op_psn: Signal<In, Bits<32>>,
+    /// `Send`: payload bytes.
+    pub op_len: Signal<In, Bits<16>>,
+    /// `Send`: a probe.
+    pub op_probe: Signal<In, Bit>,
+    /// `Send`: a retransmission.
+    pub op_retx: Signal<In, Bit>,
+    /// `Ack`: SACK bitmap.
+    pub op_sack: Signal<In, Bits<256>>,
+    /// `Feedback`: an RTT sample is given.
+    pub op_rtt_valid: Signal<In, Bit>,
+    /// `Feedback`: RTT sample, ns.
+    pub op_rtt: Signal<In, Bits<32>>,
+    /// `Feedback`: the ACK's cumulative CE count.
+    pub op_ce_count: Signal<In, Bits<32>>,
+    /// `Feedback`: packets the ACK acknowledged.
+    pub op_acked: Signal<In, Bits<32>>,
+    /// `Init`/`Timeout`/`Move`: entropy; `Window`: window in bytes.
+    pub op_value: Signal<In, Bits<32>>,
+    /// Pulse: the operation is done.
+    pub res_valid: Signal<Out, Bit>,
+    /// `Send`: the ring had room.
+    pub res_ok: Signal<Out, Bit>,
+    /// `Send`: path PSN assigned.
+    pub res_psn: Signal<Out, Bits<32>>,
+    /// `Ack`: data packets acknowledged.
+    pub res_pkts: Signal<Out, Bits<32>>,
+    /// `Ack`: bytes acknowledged.
+    pub res_bytes: Signal<Out, Bits<32>>,
+    /// Fate event valid.
+    pub m_fate_valid: Signal<Out, Bit>,
+    /// The firmware takes the fate event.
+    pub m_fate_ready: Signal<In, Bit>,
+    /// Fate: lost (1) or acked (0).
+    pub m_fate_lost: Signal<Out, Bit>,
+    /// Fate: connection PSN of the transmission.
+    pub m_fate_conn_psn: Signal<Out, Bits<32>>,
+    /// Slot to read.
+    pub rd_slot: Signal<In, Bits<SB>>,
+    /// Length for `rd_can_send`.
+    pub rd_len: Signal<In, Bits<16>>,
+    /// Read: entropy.
+    pub rd_entropy: Signal<Out, Bits<16>>,
+    /// Read: next path PSN.
+    pub rd_next_psn: Signal<Out, Bits<32>>,
+    /// Read: oldest unresolved path PSN.
+    pub rd_una: Signal<Out, Bits<32>>,
+    /// Read: bytes in flight.
+    pub rd_inflight: Signal<Out, Bits<32>>,
+    /// Read: window (bytes).
+    pub rd_window: Signal<Out, Bits<32>>,
+    /// Read: smoothed RTT, ns.
+    pub rd_srtt: Signal<Out, Bits<32>>,
+    /// Read: RTT variation, ns.
+    pub rd_rttvar: Signal<Out, Bits<32>>,
+    /// Read: an RTT sample was taken.
+    pub rd_rtt_valid: Signal<Out, Bit>,
+    /// Read: ECN EWMA (16.16).
+    pub rd_ecn_ewma: Signal<Out, Bits<32>>,
+    /// Read: loss EWMA (16.16).
+    pub rd_loss_ewma: Signal<Out, Bits<32>>,
+    /// Read: acked packets since the last move.
+    pub rd_samples: Signal<Out, Bits<32>>,
+    /// Read: data packets sent.
+    pub rd_sent: Signal<Out, Bits<32>>,
+    /// Read: retransmissions sent.
+    pub rd_retransmitted: Signal<Out, Bits<32>>,
+    /// Read: packets acknowledged.
+    pub rd_acked: Signal<Out, Bits<32>>,
+    /// Read: packets lost.
+    pub rd_lost: Signal<Out, Bits<32>>,
+    /// Read: CE marks counted.
+    pub rd_ce_marked: Signal<Out, Bits<32>>,
+    /// Read: moves.
+    pub rd_repaths: Signal<Out, Bits<32>>,
+    /// Read: timeouts.
+    pub rd_timeouts: Signal<Out, Bits<32>>,
+    /// Read: quarantined.
+    pub rd_quarantined: Signal<Out, Bit>,
+    /// Read: probe backoff multiplier.
+    pub rd_backoff: Signal<Out, Bits<4>>,
+    /// Read: `TxPath::can_send(rd_len)`.
+    pub rd_can_send: Signal<Out, Bit>,
+}
+
+impl<const SB: usize> Logic for TxPathTable<SB> {
+    /// No rust-hdl model: the table is verified under Verilator only.
+    fn update(&mut self) {}
+
+    fn connect(&mut self) {
+        self.op_ready.connect();
+        self.res_valid.connect();
+        self.res_ok.connect();
+        self.res_psn.connect();
+        self.res_pkts.connect();
+        self.res_bytes.connect();
+        self.m_fate_valid.connect();
+        self.m_fate_lost.connect();
+        self.m_fate_conn_psn.connect();
+        self.rd_entropy.connect();
+        self.rd_next_psn.connect();
+        self.rd_una.connect();
+        self.rd_inflight.connect();
+        self.rd_window.connect();
+        self.rd_srtt.connect();
+        self.rd_rttvar.connect();
+        self.rd_rtt_valid.connect();
+        self.rd_ecn_ewma.connect();
+        self.rd_loss_ewma.connect();
+        self.rd_samples.connect();
+        self.rd_sent.connect();
+        self.rd_retransmitted.connect();
+        self.rd_acked.connect();
+        self.rd_lost.connect();
+        self.rd_ce_marked.connect();
+        self.rd_repaths.connect();
+        self.rd_timeouts.connect();
+        self.rd_quarantined.connect();
+        self.rd_backoff.connect();
+        self.rd_can_send.connect();
+    }
+
+    fn hdl(&self) -> Verilog {
+        Verilog::Wrapper(Wrapper {
+            code: "tx_path_table t(.clock(clock), .rst(rst), .op_valid(op_valid), .op_ready(op_ready), .op_code(op_code), .op_slot(op_slot), .op_psn(op_psn), .op_len(op_len), .op_probe(op_probe), .op_retx(op_retx), .op_sack(op_sack), .op_rtt_valid(op_rtt_valid), .op_rtt(op_rtt), .op_ce_count(op_ce_count), .op_acked(op_acked), .op_value(op_value), .res_valid(res_valid), .res_ok(res_ok), .res_psn(res_psn), .res_pkts(res_pkts), .res_bytes(res_bytes), .m_fate_valid(m_fate_valid), .m_fate_ready(m_fate_ready), .m_fate_lost(m_fate_lost), .m_fate_conn_psn(m_fate_conn_psn), .rd_slot(rd_slot), .rd_len(rd_len), .rd_entropy(rd_entropy), .rd_next_psn(rd_next_psn), .rd_una(rd_una), .rd_inflight(rd_inflight), .rd_window(rd_window), .rd_srtt(rd_srtt), .rd_rttvar(rd_rttvar), .rd_rtt_valid(rd_rtt_valid), .rd_ecn_ewma(rd_ecn_ewma), .rd_loss_ewma(rd_loss_ewma), .rd_samples(rd_samples), .rd_sent(rd_sent), .rd_retransmitted(rd_retransmitted), .rd_acked(rd_acked), .rd_lost(rd_lost), .rd_ce_marked(rd_ce_marked), .rd_repaths(rd_repaths), .rd_timeouts(rd_timeouts), .rd_quarantined(rd_quarantined), .rd_backoff(rd_backoff), .rd_can_send(rd_can_send));\n".into(),
+            cores: tx_path_verilog(1 << SB).replace("module top(", "module tx_path_table("),
+        })
+    }
 }
 
 #[cfg(test)]

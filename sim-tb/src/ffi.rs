@@ -171,6 +171,17 @@ model!(
     tx_build_512_get,
     tx_build_512_trace_open
 );
+model!(
+    NIC_CORE_64,
+    NIC_CORE_64_PORTS,
+    nic_core_64_new,
+    nic_core_64_free,
+    nic_core_64_eval,
+    nic_core_64_tick,
+    nic_core_64_set,
+    nic_core_64_get,
+    nic_core_64_trace_open
+);
 
 /// Words of 32 bits that carry a `bits`-wide port (Verilator's layout).
 pub(crate) fn words_for(bits: usize) -> usize {
@@ -198,6 +209,7 @@ impl Handle {
             Model::NicRx64 => &NIC_RX_64,
             Model::TxBuild64 => &TX_BUILD_64,
             Model::TxBuild512 => &TX_BUILD_512,
+            Model::NicCore64 => &NIC_CORE_64,
         };
         // SAFETY: `new` takes no arguments and returns a heap object it owns
         // over to us (C++ `new` throws rather than returning null; we still

@@ -12,7 +12,8 @@
 //! [`tx_path`] the per-path TX table against the engine's `TxPath`. On the
 //! transmit side, [`tx_build::TxBuildTb`] drives the frame builder
 //! (descriptors in, a host-memory model behind its fetch port, frames out)
-//! and [`tx_check`] compares its frames with the engine's datagrams. All
+//! and [`tx_check`] compares its frames with the engine's datagrams.
+//! [`nic_core`] runs both checks at once through the NIC top. All
 //! `unsafe` code is in the private `ffi` module.
 //!
 //! Without Verilator installed the crate still builds, and [`Sim::new`]
@@ -26,6 +27,7 @@ mod ffi;
 mod ffi;
 
 pub mod core_check;
+pub mod nic_core;
 pub mod rx_check;
 pub mod rx_core;
 pub mod rx_eth;
@@ -63,6 +65,9 @@ pub enum Model {
     TxBuild64,
     /// `metaroce_hdl::TxBuild<512, 64>`.
     TxBuild512,
+    /// `metaroce_hdl::NicCore<64, 8>`: the NIC top (receive side, ACK
+    /// framer, TX builder, MAC arbiter, TX table).
+    NicCore64,
 }
 
 /// Why a simulation could not be set up.

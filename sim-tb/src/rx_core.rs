@@ -1,7 +1,10 @@
 //! Driver for the Verilated receive core (`metaroce_hdl::RxCore`): writes
 //! its tables, feeds datagrams as AXI-Stream beats (with their IP CE mark),
 //! drives `now` with the cycle number, and collects verdicts (with their
-//! cycle), DMA writes and ACK datagrams.
+//! cycle), DMA writes and ACK datagrams. The same driver runs `NicRx` and
+//! the NIC top `NicCore` ([`Input`]); for the top, a [`Side`] drives the
+//! transmit ports in the same cycles and the MAC TX port's frames are
+//! collected whole.
 
 use crate::rx_eth::ipv4_frame;
 use crate::rx_parser::Frame;
@@ -17,6 +20,32 @@ pub enum Input {
     /// ([`ipv4_frame`], CE in the IP ECN field) on `s_axis_*`; the front end
     /// finds the pseudo-header and the mark.
     Ethernet,
+    /// `NicCore`: Ethernet frames in as for [`Input::Ethernet`]; the ACKs
+    /// leave as Ethernet frames on the MAC TX port (`m_axis_*`), mixed with
+    /// the data frames, and are collected as [`CoreOutput::mac_frames`].
+    NicCore,
+}
+
+/// A second stimulus driven in the same cycles as the receive traffic
+/// (the top's transmit ports).
+pub trait Side {
+    /// Sets this cycle's inputs (before the model settles).
+    fn drive(&mut self, sim: &mut Sim);
+    /// Reads this cycle's outputs (after it settled, before the clock edge).
+    fn observe(&mut self, sim: &mut Sim);
+    /// Nothing left to drive.
+    fn done(&self) -> bool;
+}
+
+/// The [`Side`] that drives nothing.
+struct NoSide;
+
+impl Side for NoSide {
+    fn drive(&mut self, _: &mut Sim) {}
+    fn observe(&mut self, _: &mut Sim) {}
+    fn done(&self) -> bool {
+        true
+    }
 }
 
 /// One DMA write the core issued.
@@ -39,8 +68,11 @@ pub struct AckOut {
     pub src_port: u16,
     /// UDP destination port.
     pub dst_port: u16,
-    /// `m_ack_ece`.
+    /// `m_ack_ece` (for `NicCore`: the ACK's ECE flag).
     pub ece: bool,
+    /// `NicCore`: the Ethernet, IPv4 and UDP headers of the ACK's frame
+    /// (empty for the ACK port).
+    pub headers: Vec<u8>,
 }
 
 /// What one [`RxCoreTb::run`] produced.
@@ -64,9 +96,15 @@ pub struct CoreOutput {
     pub beats: u64,
     /// Cycles with an input beat offered and refused.
     pub bubbles: u64,
+    /// [`Input::NicCore`]: the MAC TX port's frames, in order (ACK and
+    /// data frames; `acks` stays empty).
+    pub mac_frames: Vec<Vec<u8>>,
+    /// Beats taken from the ACK port (the MAC TX port for `NicCore`).
+    pub ack_beats: u64,
 }
 
-/// Per-cycle stimulus choice: `(offer a beat, DMA ready, ACK port ready)`.
+/// Per-cycle stimulus choice: `(offer a beat, DMA ready, ACK port ready)`
+/// (for `NicCore` the third is the MAC TX port's ready).
 pub type Knobs<'a> = &'a mut dyn FnMut() -> (bool, bool, bool);
 
 struct Ports {
@@ -98,10 +136,9 @@ struct Ports {
     ack_tvalid: Port,
     ack_tready: Port,
     ack_tlast: Port,
-    ack_dst_ip: Port,
-    ack_src_port: Port,
-    ack_dst_port: Port,
-    ack_ece: Port,
+    /// `m_ack_dst_ip`, `m_ack_src_port`, `m_ack_dst_port`, `m_ack_ece`;
+    /// `None` for [`Input::NicCore`] (ACKs leave as frames).
+    ack_meta: Option<[Port; 4]>,
 }
 
 /// The receive core at one width, behind a [`Sim`].
@@ -121,7 +158,7 @@ impl RxCoreTb {
     }
 
     /// A reset core fed as `input` says: `RxCore` at 64 or 512 bits, or
-    /// `NicRx` at 64 bits.
+    /// `NicRx` or `NicCore` at 64 bits.
     ///
     /// # Panics
     /// For other combinations.
@@ -130,6 +167,7 @@ impl RxCoreTb {
             (Input::Datagrams, 64) => Model::RxCore64,
             (Input::Datagrams, 512) => Model::RxCore512,
             (Input::Ethernet, 64) => Model::NicRx64,
+            (Input::NicCore, 64) => Model::NicCore64,
             (i, w) => panic!("no Verilated model for {i:?} at width {w}"),
         };
         let mut sim = Sim::new(model)?;
@@ -144,7 +182,21 @@ impl RxCoreTb {
                 ],
                 sim.port("s_ecn_ce")?,
             )),
-            Input::Ethernet => None,
+            Input::Ethernet | Input::NicCore => None,
+        };
+        let ack = if input == Input::NicCore {
+            "m_axis"
+        } else {
+            "m_ack"
+        };
+        let ack_meta = match input {
+            Input::NicCore => None,
+            _ => Some([
+                sim.port("m_ack_dst_ip")?,
+                sim.port("m_ack_src_port")?,
+                sim.port("m_ack_dst_port")?,
+                sim.port("m_ack_ece")?,
+            ]),
         };
         let p = Ports {
             tdata: sim.port("s_axis_tdata")?,
@@ -169,15 +221,12 @@ impl RxCoreTb {
             ev_code: sim.port("m_ev_code")?,
             cnt_sel: sim.port("cnt_sel")?,
             cnt_val: sim.port("cnt_val")?,
-            ack_tdata: sim.port("m_ack_tdata")?,
-            ack_tkeep: sim.port("m_ack_tkeep")?,
-            ack_tvalid: sim.port("m_ack_tvalid")?,
-            ack_tready: sim.port("m_ack_tready")?,
-            ack_tlast: sim.port("m_ack_tlast")?,
-            ack_dst_ip: sim.port("m_ack_dst_ip")?,
-            ack_src_port: sim.port("m_ack_src_port")?,
-            ack_dst_port: sim.port("m_ack_dst_port")?,
-            ack_ece: sim.port("m_ack_ece")?,
+            ack_tdata: sim.port(&format!("{ack}_tdata"))?,
+            ack_tkeep: sim.port(&format!("{ack}_tkeep"))?,
+            ack_tvalid: sim.port(&format!("{ack}_tvalid"))?,
+            ack_tready: sim.port(&format!("{ack}_tready"))?,
+            ack_tlast: sim.port(&format!("{ack}_tlast"))?,
+            ack_meta,
         };
         assert_eq!(p.tdata.bits(), width);
         sim.reset()?;
@@ -193,10 +242,11 @@ impl RxCoreTb {
         &mut self.sim
     }
 
-    /// Writes one table word (`metaroce_hdl::rx_place::cfg`), one cycle.
-    pub fn write_cfg(&mut self, addr: u8, data: u64) {
+    /// Writes one table word (`metaroce_hdl::rx_place::cfg`; for
+    /// `NicCore`, addresses with bit 8 set reach the TX builder), one cycle.
+    pub fn write_cfg(&mut self, addr: impl Into<u16>, data: u64) {
         self.sim.set(self.p.cfg_we, 1);
-        self.sim.set(self.p.cfg_addr, addr.into());
+        self.sim.set(self.p.cfg_addr, addr.into().into());
         self.sim.set(self.p.cfg_data, data);
         self.sim.tick();
         self.sim.set(self.p.cfg_we, 0);
@@ -236,6 +286,22 @@ impl RxCoreTb {
     /// On an empty frame, `ce` shorter than `frames`, or if the core stops
     /// producing verdicts.
     pub fn run(&mut self, frames: &[Frame], ce: &[bool], knobs: Knobs<'_>) -> CoreOutput {
+        self.run_with(frames, ce, knobs, &mut NoSide)
+    }
+
+    /// [`RxCoreTb::run`] with `side` driven in the same cycles; the run
+    /// also lasts until `side` is done.
+    ///
+    /// # Panics
+    /// As [`RxCoreTb::run`], or if neither verdicts nor output frames come
+    /// for 100,000 cycles.
+    pub fn run_with(
+        &mut self,
+        frames: &[Frame],
+        ce: &[bool],
+        knobs: Knobs<'_>,
+        side: &mut dyn Side,
+    ) -> CoreOutput {
         assert!(frames.iter().all(|f| !f.bytes.is_empty()), "empty frame");
         assert!(ce.len() >= frames.len(), "a CE mark per frame");
         let lanes = self.lanes;
@@ -260,7 +326,7 @@ impl RxCoreTb {
                 .map(|(f, &ce)| ipv4_frame(f, if ce { 0b11 } else { 0b10 }))
                 .collect(),
         };
-        while out.verdicts.len() < frames.len() || idle < drain {
+        while out.verdicts.len() < frames.len() || idle < drain || !side.done() {
             let (offer, ready, ack_ready) = knobs();
             let valid = offer && frame < frames.len();
             let (mut n, mut last) = (0, false);
@@ -285,7 +351,9 @@ impl RxCoreTb {
             self.sim.set(self.p.ack_tready, u64::from(ack_ready));
             let now = self.sim.cycles();
             self.sim.set(self.p.now, now);
+            side.drive(&mut self.sim);
             self.sim.eval();
+            side.observe(&mut self.sim);
 
             let tready = self.sim.get(self.p.tready) == 1;
             if valid && !tready {
@@ -302,7 +370,10 @@ impl RxCoreTb {
                 self.take_dma_beat(&mut open, &mut out, &mut obeat, &mut okeep);
             }
             if acking && ack_ready {
-                self.take_ack_beat(&mut ack, &mut out, &mut obeat, &mut okeep);
+                out.ack_beats += 1;
+                if self.take_ack_beat(&mut ack, &mut out, &mut obeat, &mut okeep) {
+                    stuck = 0;
+                }
             }
             if self.sim.get(self.p.ev_valid) == 1 {
                 out.verdicts.push(self.sim.get(self.p.ev_code) as u8);
@@ -321,7 +392,10 @@ impl RxCoreTb {
             }
             self.sim.tick();
             stuck += 1;
-            assert!(stuck < 100_000, "RX core stopped producing verdicts");
+            assert!(
+                stuck < 100_000,
+                "RX core stopped producing verdicts and frames"
+            );
         }
         if let Some((addr, len, data)) = open {
             out.protocol_errors.push(format!(
@@ -335,13 +409,14 @@ impl RxCoreTb {
         out
     }
 
+    /// Takes one beat of the ACK (or MAC TX) port; true at a frame's end.
     fn take_ack_beat(
         &mut self,
         ack: &mut Vec<u8>,
         out: &mut CoreOutput,
         obeat: &mut [u8],
         okeep: &mut [u8; 8],
-    ) {
+    ) -> bool {
         self.sim.get_bytes(self.p.ack_tdata, obeat);
         self.sim.get_bytes(self.p.ack_tkeep, okeep);
         let keep = u64::from_le_bytes(*okeep);
@@ -351,18 +426,25 @@ impl RxCoreTb {
                 .push(format!("ACK tkeep {keep:#x} not packed"));
         }
         ack.extend_from_slice(&obeat[..count.min(obeat.len())]);
-        if self.sim.get(self.p.ack_tlast) == 1 {
-            let mut ip = [0u8; 16];
-            self.sim.get_bytes(self.p.ack_dst_ip, &mut ip);
-            ip.reverse();
-            out.acks.push(AckOut {
-                bytes: std::mem::take(ack),
-                dst_ip: ip,
-                src_port: self.sim.get(self.p.ack_src_port) as u16,
-                dst_port: self.sim.get(self.p.ack_dst_port) as u16,
-                ece: self.sim.get(self.p.ack_ece) == 1,
-            });
+        if self.sim.get(self.p.ack_tlast) == 0 {
+            return false;
         }
+        let Some([dst_ip, src_port, dst_port, ece]) = self.p.ack_meta else {
+            out.mac_frames.push(std::mem::take(ack));
+            return true;
+        };
+        let mut ip = [0u8; 16];
+        self.sim.get_bytes(dst_ip, &mut ip);
+        ip.reverse();
+        out.acks.push(AckOut {
+            bytes: std::mem::take(ack),
+            dst_ip: ip,
+            src_port: self.sim.get(src_port) as u16,
+            dst_port: self.sim.get(dst_port) as u16,
+            ece: self.sim.get(ece) == 1,
+            headers: Vec::new(),
+        });
+        true
     }
 
     fn take_dma_beat(

@@ -227,7 +227,7 @@ pub fn field_at(at: usize, ipv6: bool, hdr: usize, payload: usize) -> String {
 }
 
 /// Compares one RTL frame with its reference; the first difference, named.
-fn compare(got: &[u8], want: &[u8], d: &Descriptor, ipv6: bool) -> Option<String> {
+pub(crate) fn compare(got: &[u8], want: &[u8], d: &Descriptor, ipv6: bool) -> Option<String> {
     if got == want {
         return None;
     }
@@ -530,30 +530,78 @@ pub fn run_against_engine(
 ) -> Result<TxRun, SimError> {
     // Fail fast without Verilator, before generating traffic.
     drop(TxBuildTb::new(width)?);
-    let (mut pair, sent) = engine_traffic(seed, packets, loss);
-    let a = addresses(pair.a.ip, pair.b.ip, pair.b.nic.config().udp_port);
-    let (mut items, mut want) = (Vec::new(), Vec::new());
-    let mut skipped = 0;
-    let mut bench_errors = Vec::new();
-    for s in &sent {
-        match descriptor_of(s) {
-            Ok(Some(desc)) => {
-                assert_eq!(s.t.dst_ip, pair.b.ip, "one peer");
-                assert_eq!(s.t.dst_port, a.dst_port, "one port");
-                let mut frame = l2_l4_headers(&a, s.t.src_port, s.bytes.len(), s.t.ecn_capable);
-                frame.extend_from_slice(&s.bytes);
-                want.push(frame);
-                items.push(TxItem {
-                    desc,
-                    entropy: s.t.src_port,
-                });
+    let EngineItems {
+        mut pair,
+        addresses: a,
+        items,
+        want,
+        skipped,
+        errors: bench_errors,
+    } = EngineItems::new(seed, packets, loss);
+    let mut knobs = tx_knobs(seed, backpressure);
+    let mut run = run_items(width, &a, &items, &want, &mut pair.a.mem, &mut knobs, vcd)?;
+    run.skipped = skipped;
+    run.mismatches.extend(bench_errors);
+    Ok(run)
+}
+
+/// The descriptors of engine traffic and their reference frames.
+pub(crate) struct EngineItems {
+    /// The engines (side A's memory holds the payloads).
+    pub(crate) pair: Pair,
+    /// The addresses the RTL is configured with (A's address to B's).
+    pub(crate) addresses: Addresses,
+    /// One descriptor per data or PROBE datagram A sent.
+    pub(crate) items: Vec<TxItem>,
+    /// Its reference frame: `etherparse` headers + the engine's datagram.
+    pub(crate) want: Vec<Vec<u8>>,
+    /// A's datagrams that are not descriptors (ACK, NACK, CM).
+    pub(crate) skipped: u64,
+    /// Engine datagrams the bench could not turn into descriptors.
+    pub(crate) errors: Vec<String>,
+}
+
+impl EngineItems {
+    /// At least `packets` descriptors from engine traffic (`loss` of A's
+    /// datagrams dropped on the way to B).
+    pub(crate) fn new(seed: u64, packets: usize, loss: f64) -> Self {
+        let (pair, sent) = engine_traffic(seed, packets, loss);
+        let a = addresses(pair.a.ip, pair.b.ip, pair.b.nic.config().udp_port);
+        let mut e = EngineItems {
+            pair,
+            addresses: a,
+            items: Vec::new(),
+            want: Vec::new(),
+            skipped: 0,
+            errors: Vec::new(),
+        };
+        for s in &sent {
+            match descriptor_of(s) {
+                Ok(Some(desc)) => {
+                    assert_eq!(s.t.dst_ip, e.pair.b.ip, "one peer");
+                    assert_eq!(s.t.dst_port, a.dst_port, "one port");
+                    let mut frame = l2_l4_headers(&a, s.t.src_port, s.bytes.len(), s.t.ecn_capable);
+                    frame.extend_from_slice(&s.bytes);
+                    e.want.push(frame);
+                    e.items.push(TxItem {
+                        desc,
+                        entropy: s.t.src_port,
+                    });
+                }
+                Ok(None) => e.skipped += 1,
+                Err(err) => e.errors.push(err),
             }
-            Ok(None) => skipped += 1,
-            Err(e) => bench_errors.push(e),
         }
+        e
     }
+}
+
+/// Per-cycle knobs of [`run_against_engine`]: with `backpressure`, the
+/// descriptor source idles 10 %, fetch requests are refused 20 %, the
+/// fetch stream idles 20 % and the output stalls 25 % of cycles.
+pub(crate) fn tx_knobs(seed: u64, backpressure: bool) -> impl FnMut() -> Knob {
     let mut rng = SmallRng::seed_from_u64(seed ^ 0x7B);
-    let mut knobs = || {
+    move || {
         if backpressure {
             Knob {
                 offer: rng.gen_bool(0.9),
@@ -564,13 +612,8 @@ pub fn run_against_engine(
         } else {
             Knob::ALWAYS
         }
-    };
-    let mut run = run_items(width, &a, &items, &want, &mut pair.a.mem, &mut knobs, vcd)?;
-    run.skipped = skipped;
-    run.mismatches.extend(bench_errors);
-    Ok(run)
+    }
 }
-
 /// A random descriptor: any data/READ opcode or PROBE, random header
 /// fields, a payload of 0..=MTU bytes where the opcode has one.
 fn random_desc(rng: &mut SmallRng, mem_base: u64, mem_len: usize) -> Descriptor {

@@ -253,7 +253,14 @@ pub struct TxPathTb {
 impl TxPathTb {
     /// The 16-slot model, reset; the fate stream is ready 75% of cycles.
     pub fn new() -> Result<Self, SimError> {
-        let mut sim = Sim::new(Model::TxPath16)?;
+        Self::on(Model::TxPath16)
+    }
+
+    /// The same on the table's ports inside `model` (`Model::TxPath16`, or
+    /// the NIC top `Model::NicCore64`, whose 16-slot table has the same
+    /// port names).
+    pub fn on(model: Model) -> Result<Self, SimError> {
+        let mut sim = Sim::new(model)?;
         let s = &sim;
         let rd: Vec<Port> = RD_PORTS
             .iter()

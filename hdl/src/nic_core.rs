@@ -1,0 +1,490 @@
+//! The NIC top: the receive side, the ACK transmit path, the TX frame
+//! builder, the MAC transmit arbiter and the per-path TX table in one
+//! block.
+//!
+//! ```text
+//! MAC RX s_axis_* ─► NicRx (RxEth → RxCore) ─► m_dma_*, m_ev_*, cnt_*
+//!                        │ m_ack_* (ACK datagrams + dst IP, ports, ECE)
+//!                        ▼
+//!                     AckFrame (Ethernet + IPv4 + UDP, TxBuild's registers)
+//!                        │ ACK frames
+//! s_desc_* ─► TxBuild ──►├─► TxArb (round robin per frame) ─► MAC TX m_axis_*
+//!  m_rd_*/s_pay_* ◄─┘  data frames
+//! op_*/rd_*/res_*/m_fate_* ◄─► TxPathTable (16 slots)
+//! ```
+//!
+//! One configuration port: `cfg_addr` is 9 bits; bit 8 clear writes the
+//! receive core's tables (`crate::rx_place::cfg`, unchanged), bit 8 set
+//! writes the TX builder's registers and entropy table
+//! (`crate::tx_build::cfg`), which the ACK framer also uses (local and
+//! next-hop MAC, local IPv4, TTL, DSCP). The per-path TX table stays a
+//! firmware-operated block (its op, result, fate and read ports are
+//! brought out unchanged): the firmware assigns path PSNs with `Send` and
+//! writes them into the descriptors, as in `docs/hardware.md` §5.
+
+use rust_hdl::prelude::*;
+
+use crate::ack_frame::AckFrame;
+use crate::nic_rx::NicRx;
+use crate::tx_arb::TxArb;
+use crate::tx_build::TxBuild;
+use crate::tx_path::TxPathTable;
+
+/// `cfg_addr` bit that selects the TX builder's map (else the receive core's).
+pub const CFG_TX_BIT: u32 = 8;
+
+/// Slot-index bits of the TX table in the top: 16 slots.
+pub const TX_SLOT_BITS: usize = 4;
+
+/// The NIC top at `W`-bit beats (`B = W / 8` lanes; 64 or 512 bits).
+#[derive(LogicBlock, Default)]
+pub struct NicCore<const W: usize, const B: usize> {
+    /// Clock.
+    pub clock: Signal<In, Clock>,
+    /// Synchronous reset (configuration registers of the TX builder are kept).
+    pub rst: Signal<In, Bit>,
+    /// Configuration write strobe.
+    pub cfg_we: Signal<In, Bit>,
+    /// Configuration address: bit 8 selects the TX builder's map
+    /// ([`CFG_TX_BIT`]), bits 7..0 the address within it.
+    pub cfg_addr: Signal<In, Bits<9>>,
+    /// Configuration data.
+    pub cfg_data: Signal<In, Bits<64>>,
+    /// MAC RX: Ethernet frame beats (FCS stripped).
+    pub s_axis_tdata: Signal<In, Bits<W>>,
+    /// MAC RX: byte enables (packed).
+    pub s_axis_tkeep: Signal<In, Bits<B>>,
+    /// MAC RX: beat valid.
+    pub s_axis_tvalid: Signal<In, Bit>,
+    /// MAC RX: the front end takes the beat.
+    pub s_axis_tready: Signal<Out, Bit>,
+    /// MAC RX: last beat of the frame.
+    pub s_axis_tlast: Signal<In, Bit>,
+    /// Front end: write the accepted UDP port.
+    pub eth_cfg_port_we: Signal<In, Bit>,
+    /// Front end: the UDP port.
+    pub eth_cfg_port: Signal<In, Bits<16>>,
+    /// Front end: counter select (`EthDrop` code).
+    pub eth_cnt_sel: Signal<In, Bits<4>>,
+    /// Front end: selected counter.
+    pub eth_cnt_val: Signal<Out, Bits<32>>,
+    /// Front end: one pulse per Ethernet frame.
+    pub m_eth_ev_valid: Signal<Out, Bit>,
+    /// Front end: its `EthDrop` code.
+    pub m_eth_ev_reason: Signal<Out, Bits<4>>,
+    /// Time in ns (timestamps the ACKs).
+    pub now: Signal<In, Bits<64>>,
+    /// DMA write first beat.
+    pub m_dma_first: Signal<Out, Bit>,
+    /// DMA write address.
+    pub m_dma_addr: Signal<Out, Bits<64>>,
+    /// DMA write length.
+    pub m_dma_len: Signal<Out, Bits<16>>,
+    /// DMA write data.
+    pub m_dma_tdata: Signal<Out, Bits<W>>,
+    /// DMA write byte enables.
+    pub m_dma_tkeep: Signal<Out, Bits<B>>,
+    /// DMA write beat valid.
+    pub m_dma_tvalid: Signal<Out, Bit>,
+    /// DMA engine takes the beat.
+    pub m_dma_tready: Signal<In, Bit>,
+    /// Last DMA beat.
+    pub m_dma_tlast: Signal<Out, Bit>,
+    /// Verdict pulse per datagram.
+    pub m_ev_valid: Signal<Out, Bit>,
+    /// Verdict code.
+    pub m_ev_code: Signal<Out, Bits<5>>,
+    /// Event version.
+    pub m_ev_version: Signal<Out, Bits<8>>,
+    /// Event opcode.
+    pub m_ev_opcode: Signal<Out, Bits<8>>,
+    /// Event flags.
+    pub m_ev_flags: Signal<Out, Bits<16>>,
+    /// Event destination QPN.
+    pub m_ev_dst_qpn: Signal<Out, Bits<32>>,
+    /// Event path.
+    pub m_ev_path: Signal<Out, Bits<16>>,
+    /// Event path PSN.
+    pub m_ev_path_psn: Signal<Out, Bits<32>>,
+    /// Event timestamp.
+    pub m_ev_timestamp: Signal<Out, Bits<64>>,
+    /// Event MSN.
+    pub m_ev_msn: Signal<Out, Bits<32>>,
+    /// Event receive index.
+    pub m_ev_recv_idx: Signal<Out, Bits<32>>,
+    /// Event immediate.
+    pub m_ev_imm: Signal<Out, Bits<32>>,
+    /// Receive core: counter select (verdict code).
+    pub cnt_sel: Signal<In, Bits<5>>,
+    /// Receive core: selected counter.
+    pub cnt_val: Signal<Out, Bits<32>>,
+    /// Descriptor valid.
+    pub s_desc_valid: Signal<In, Bit>,
+    /// Descriptor taken.
+    pub s_desc_ready: Signal<Out, Bit>,
+    /// Descriptor: opcode.
+    pub s_desc_opcode: Signal<In, Bits<8>>,
+    /// Descriptor: flags.
+    pub s_desc_flags: Signal<In, Bits<16>>,
+    /// Descriptor: destination QPN.
+    pub s_desc_dst_qpn: Signal<In, Bits<32>>,
+    /// Descriptor: source QPN.
+    pub s_desc_src_qpn: Signal<In, Bits<32>>,
+    /// Descriptor: stream.
+    pub s_desc_stream: Signal<In, Bits<16>>,
+    /// Descriptor: path (selects the entropy).
+    pub s_desc_path: Signal<In, Bits<16>>,
+    /// Descriptor: connection PSN.
+    pub s_desc_conn_psn: Signal<In, Bits<32>>,
+    /// Descriptor: path PSN.
+    pub s_desc_path_psn: Signal<In, Bits<32>>,
+    /// Descriptor: timestamp.
+    pub s_desc_timestamp: Signal<In, Bits<64>>,
+    /// Descriptor: MSN.
+    pub s_desc_msn: Signal<In, Bits<32>>,
+    /// Descriptor: receive index.
+    pub s_desc_recv_idx: Signal<In, Bits<32>>,
+    /// Descriptor: message length.
+    pub s_desc_msg_len: Signal<In, Bits<32>>,
+    /// Descriptor: offset.
+    pub s_desc_offset: Signal<In, Bits<32>>,
+    /// Descriptor: remote address.
+    pub s_desc_remote_va: Signal<In, Bits<64>>,
+    /// Descriptor: rkey.
+    pub s_desc_rkey: Signal<In, Bits<32>>,
+    /// Descriptor: immediate.
+    pub s_desc_imm: Signal<In, Bits<32>>,
+    /// Descriptor: payload bytes.
+    pub s_desc_len: Signal<In, Bits<16>>,
+    /// Descriptor: payload host address.
+    pub s_desc_addr: Signal<In, Bits<64>>,
+    /// Descriptor: ECN-capable.
+    pub s_desc_ecn: Signal<In, Bit>,
+    /// Payload fetch request valid.
+    pub m_rd_valid: Signal<Out, Bit>,
+    /// Fetch request taken.
+    pub m_rd_ready: Signal<In, Bit>,
+    /// Fetch request: host address.
+    pub m_rd_addr: Signal<Out, Bits<64>>,
+    /// Fetch request: bytes.
+    pub m_rd_len: Signal<Out, Bits<16>>,
+    /// Fetched payload data.
+    pub s_pay_tdata: Signal<In, Bits<W>>,
+    /// Fetched payload byte enables.
+    pub s_pay_tkeep: Signal<In, Bits<B>>,
+    /// Fetched payload beat valid.
+    pub s_pay_tvalid: Signal<In, Bit>,
+    /// Fetched payload beat taken.
+    pub s_pay_tready: Signal<Out, Bit>,
+    /// Last beat of a fetch.
+    pub s_pay_tlast: Signal<In, Bit>,
+    /// Sticky: a fetched beat disagreed with its request.
+    pub m_err: Signal<Out, Bit>,
+    /// ACK frames sent.
+    pub ack_cnt_frames: Signal<Out, Bits<32>>,
+    /// ACK frames sent whose ACK carried ECE.
+    pub ack_cnt_ece: Signal<Out, Bits<32>>,
+    /// ACKs dropped: destination not IPv4.
+    pub ack_cnt_not_v4: Signal<Out, Bits<32>>,
+    /// MAC TX: frame beats (data and ACK frames).
+    pub m_axis_tdata: Signal<Out, Bits<W>>,
+    /// MAC TX: byte enables (packed).
+    pub m_axis_tkeep: Signal<Out, Bits<B>>,
+    /// MAC TX: beat valid.
+    pub m_axis_tvalid: Signal<Out, Bit>,
+    /// MAC TX: the MAC takes the beat.
+    pub m_axis_tready: Signal<In, Bit>,
+    /// MAC TX: last beat of a frame.
+    pub m_axis_tlast: Signal<Out, Bit>,
+    /// Operation valid.
+    pub op_valid: Signal<In, Bit>,
+    /// The table takes an operation (none running).
+    pub op_ready: Signal<Out, Bit>,
+    /// Operation (`TxOp`).
+    pub op_code: Signal<In, Bits<3>>,
+    /// Slot operated on.
+    pub op_slot: Signal<In, Bits<TX_SLOT_BITS>>,
+    /// `Send`: connection PSN; `Ack`: `path_cum`; `Lose`: path PSN.
+    pub op_psn: Signal<In, Bits<32>>,
+    /// `Send`: payload bytes.
+    pub op_len: Signal<In, Bits<16>>,
+    /// `Send`: a probe.
+    pub op_probe: Signal<In, Bit>,
+    /// `Send`: a retransmission.
+    pub op_retx: Signal<In, Bit>,
+    /// `Ack`: SACK bitmap.
+    pub op_sack: Signal<In, Bits<256>>,
+    /// `Feedback`: an RTT sample is given.
+    pub op_rtt_valid: Signal<In, Bit>,
+    /// `Feedback`: RTT sample, ns.
+    pub op_rtt: Signal<In, Bits<32>>,
+    /// `Feedback`: the ACK's cumulative CE count.
+    pub op_ce_count: Signal<In, Bits<32>>,
+    /// `Feedback`: packets the ACK acknowledged.
+    pub op_acked: Signal<In, Bits<32>>,
+    /// `Init`/`Timeout`/`Move`: entropy; `Window`: window in bytes.
+    pub op_value: Signal<In, Bits<32>>,
+    /// Pulse: the operation is done.
+    pub res_valid: Signal<Out, Bit>,
+    /// `Send`: the ring had room.
+    pub res_ok: Signal<Out, Bit>,
+    /// `Send`: path PSN assigned.
+    pub res_psn: Signal<Out, Bits<32>>,
+    /// `Ack`: data packets acknowledged.
+    pub res_pkts: Signal<Out, Bits<32>>,
+    /// `Ack`: bytes acknowledged.
+    pub res_bytes: Signal<Out, Bits<32>>,
+    /// Fate event valid.
+    pub m_fate_valid: Signal<Out, Bit>,
+    /// The firmware takes the fate event.
+    pub m_fate_ready: Signal<In, Bit>,
+    /// Fate: lost (1) or acked (0).
+    pub m_fate_lost: Signal<Out, Bit>,
+    /// Fate: connection PSN of the transmission.
+    pub m_fate_conn_psn: Signal<Out, Bits<32>>,
+    /// Slot to read.
+    pub rd_slot: Signal<In, Bits<TX_SLOT_BITS>>,
+    /// Length for `rd_can_send`.
+    pub rd_len: Signal<In, Bits<16>>,
+    /// Read: entropy.
+    pub rd_entropy: Signal<Out, Bits<16>>,
+    /// Read: next path PSN.
+    pub rd_next_psn: Signal<Out, Bits<32>>,
+    /// Read: oldest unresolved path PSN.
+    pub rd_una: Signal<Out, Bits<32>>,
+    /// Read: bytes in flight.
+    pub rd_inflight: Signal<Out, Bits<32>>,
+    /// Read: window (bytes).
+    pub rd_window: Signal<Out, Bits<32>>,
+    /// Read: smoothed RTT, ns.
+    pub rd_srtt: Signal<Out, Bits<32>>,
+    /// Read: RTT variation, ns.
+    pub rd_rttvar: Signal<Out, Bits<32>>,
+    /// Read: an RTT sample was taken.
+    pub rd_rtt_valid: Signal<Out, Bit>,
+    /// Read: ECN EWMA (16.16).
+    pub rd_ecn_ewma: Signal<Out, Bits<32>>,
+    /// Read: loss EWMA (16.16).
+    pub rd_loss_ewma: Signal<Out, Bits<32>>,
+    /// Read: acked packets since the last move.
+    pub rd_samples: Signal<Out, Bits<32>>,
+    /// Read: data packets sent.
+    pub rd_sent: Signal<Out, Bits<32>>,
+    /// Read: retransmissions sent.
+    pub rd_retransmitted: Signal<Out, Bits<32>>,
+    /// Read: packets acknowledged.
+    pub rd_acked: Signal<Out, Bits<32>>,
+    /// Read: packets lost.
+    pub rd_lost: Signal<Out, Bits<32>>,
+    /// Read: CE marks counted.
+    pub rd_ce_marked: Signal<Out, Bits<32>>,
+    /// Read: moves.
+    pub rd_repaths: Signal<Out, Bits<32>>,
+    /// Read: timeouts.
+    pub rd_timeouts: Signal<Out, Bits<32>>,
+    /// Read: quarantined.
+    pub rd_quarantined: Signal<Out, Bit>,
+    /// Read: probe backoff multiplier.
+    pub rd_backoff: Signal<Out, Bits<4>>,
+    /// Read: `TxPath::can_send(rd_len)`.
+    pub rd_can_send: Signal<Out, Bit>,
+
+    rx: NicRx<W, B>,
+    tx: TxBuild<W, B>,
+    ackf: AckFrame<W, B>,
+    arb: TxArb<W, B>,
+    paths: TxPathTable<TX_SLOT_BITS>,
+}
+
+impl<const W: usize, const B: usize> Logic for NicCore<W, B> {
+    #[hdl_gen]
+    fn update(&mut self) {
+        self.rx.clock.next = self.clock.val();
+        self.tx.clock.next = self.clock.val();
+        self.ackf.clock.next = self.clock.val();
+        self.arb.clock.next = self.clock.val();
+        self.paths.clock.next = self.clock.val();
+        self.rx.rst.next = self.rst.val();
+        self.tx.rst.next = self.rst.val();
+        self.ackf.rst.next = self.rst.val();
+        self.arb.rst.next = self.rst.val();
+        self.paths.rst.next = self.rst.val();
+
+        // One configuration port, two maps.
+        self.rx.cfg_we.next = self.cfg_we.val() & !self.cfg_addr.val().get_bit(8);
+        self.tx.cfg_we.next = self.cfg_we.val() & self.cfg_addr.val().get_bit(8);
+        self.rx.cfg_addr.next = self.cfg_addr.val().get_bits::<8>(0);
+        self.tx.cfg_addr.next = self.cfg_addr.val().get_bits::<8>(0);
+        self.rx.cfg_data.next = self.cfg_data.val();
+        self.tx.cfg_data.next = self.cfg_data.val();
+
+        // Receive side.
+        self.rx.s_axis_tdata.next = self.s_axis_tdata.val();
+        self.rx.s_axis_tkeep.next = self.s_axis_tkeep.val();
+        self.rx.s_axis_tvalid.next = self.s_axis_tvalid.val();
+        self.s_axis_tready.next = self.rx.s_axis_tready.val();
+        self.rx.s_axis_tlast.next = self.s_axis_tlast.val();
+        self.rx.eth_cfg_port_we.next = self.eth_cfg_port_we.val();
+        self.rx.eth_cfg_port.next = self.eth_cfg_port.val();
+        self.rx.eth_cnt_sel.next = self.eth_cnt_sel.val();
+        self.eth_cnt_val.next = self.rx.eth_cnt_val.val();
+        self.m_eth_ev_valid.next = self.rx.m_eth_ev_valid.val();
+        self.m_eth_ev_reason.next = self.rx.m_eth_ev_reason.val();
+        self.rx.now.next = self.now.val();
+        self.m_dma_first.next = self.rx.m_dma_first.val();
+        self.m_dma_addr.next = self.rx.m_dma_addr.val();
+        self.m_dma_len.next = self.rx.m_dma_len.val();
+        self.m_dma_tdata.next = self.rx.m_dma_tdata.val();
+        self.m_dma_tkeep.next = self.rx.m_dma_tkeep.val();
+        self.m_dma_tvalid.next = self.rx.m_dma_tvalid.val();
+        self.rx.m_dma_tready.next = self.m_dma_tready.val();
+        self.m_dma_tlast.next = self.rx.m_dma_tlast.val();
+        self.m_ev_valid.next = self.rx.m_ev_valid.val();
+        self.m_ev_code.next = self.rx.m_ev_code.val();
+        self.m_ev_version.next = self.rx.m_ev_version.val();
+        self.m_ev_opcode.next = self.rx.m_ev_opcode.val();
+        self.m_ev_flags.next = self.rx.m_ev_flags.val();
+        self.m_ev_dst_qpn.next = self.rx.m_ev_dst_qpn.val();
+        self.m_ev_path.next = self.rx.m_ev_path.val();
+        self.m_ev_path_psn.next = self.rx.m_ev_path_psn.val();
+        self.m_ev_timestamp.next = self.rx.m_ev_timestamp.val();
+        self.m_ev_msn.next = self.rx.m_ev_msn.val();
+        self.m_ev_recv_idx.next = self.rx.m_ev_recv_idx.val();
+        self.m_ev_imm.next = self.rx.m_ev_imm.val();
+        self.rx.cnt_sel.next = self.cnt_sel.val();
+        self.cnt_val.next = self.rx.cnt_val.val();
+
+        // ACK datagrams into the framer, with the TX builder's addresses.
+        self.ackf.s_ack_tdata.next = self.rx.m_ack_tdata.val();
+        self.ackf.s_ack_tkeep.next = self.rx.m_ack_tkeep.val();
+        self.ackf.s_ack_tvalid.next = self.rx.m_ack_tvalid.val();
+        self.rx.m_ack_tready.next = self.ackf.s_ack_tready.val();
+        self.ackf.s_ack_tlast.next = self.rx.m_ack_tlast.val();
+        self.ackf.s_ack_dst_ip.next = self.rx.m_ack_dst_ip.val();
+        self.ackf.s_ack_src_port.next = self.rx.m_ack_src_port.val();
+        self.ackf.s_ack_dst_port.next = self.rx.m_ack_dst_port.val();
+        self.ackf.s_ack_ece.next = self.rx.m_ack_ece.val();
+        self.ackf.reg_local_mac.next = self.tx.reg_local_mac.val();
+        self.ackf.reg_peer_mac.next = self.tx.reg_peer_mac.val();
+        self.ackf.reg_local_ip.next = self.tx.reg_local_ip.val();
+        self.ackf.reg_ttl.next = self.tx.reg_ttl.val();
+        self.ackf.reg_dscp.next = self.tx.reg_dscp.val();
+        self.ack_cnt_frames.next = self.ackf.cnt_frames.val();
+        self.ack_cnt_ece.next = self.ackf.cnt_ece.val();
+        self.ack_cnt_not_v4.next = self.ackf.cnt_not_v4.val();
+
+        // TX builder.
+        self.tx.s_desc_valid.next = self.s_desc_valid.val();
+        self.s_desc_ready.next = self.tx.s_desc_ready.val();
+        self.tx.s_desc_opcode.next = self.s_desc_opcode.val();
+        self.tx.s_desc_flags.next = self.s_desc_flags.val();
+        self.tx.s_desc_dst_qpn.next = self.s_desc_dst_qpn.val();
+        self.tx.s_desc_src_qpn.next = self.s_desc_src_qpn.val();
+        self.tx.s_desc_stream.next = self.s_desc_stream.val();
+        self.tx.s_desc_path.next = self.s_desc_path.val();
+        self.tx.s_desc_conn_psn.next = self.s_desc_conn_psn.val();
+        self.tx.s_desc_path_psn.next = self.s_desc_path_psn.val();
+        self.tx.s_desc_timestamp.next = self.s_desc_timestamp.val();
+        self.tx.s_desc_msn.next = self.s_desc_msn.val();
+        self.tx.s_desc_recv_idx.next = self.s_desc_recv_idx.val();
+        self.tx.s_desc_msg_len.next = self.s_desc_msg_len.val();
+        self.tx.s_desc_offset.next = self.s_desc_offset.val();
+        self.tx.s_desc_remote_va.next = self.s_desc_remote_va.val();
+        self.tx.s_desc_rkey.next = self.s_desc_rkey.val();
+        self.tx.s_desc_imm.next = self.s_desc_imm.val();
+        self.tx.s_desc_len.next = self.s_desc_len.val();
+        self.tx.s_desc_addr.next = self.s_desc_addr.val();
+        self.tx.s_desc_ecn.next = self.s_desc_ecn.val();
+        self.m_rd_valid.next = self.tx.m_rd_valid.val();
+        self.tx.m_rd_ready.next = self.m_rd_ready.val();
+        self.m_rd_addr.next = self.tx.m_rd_addr.val();
+        self.m_rd_len.next = self.tx.m_rd_len.val();
+        self.tx.s_pay_tdata.next = self.s_pay_tdata.val();
+        self.tx.s_pay_tkeep.next = self.s_pay_tkeep.val();
+        self.tx.s_pay_tvalid.next = self.s_pay_tvalid.val();
+        self.s_pay_tready.next = self.tx.s_pay_tready.val();
+        self.tx.s_pay_tlast.next = self.s_pay_tlast.val();
+        self.m_err.next = self.tx.m_err.val();
+
+        // Both frame sources into the arbiter, the arbiter to the MAC.
+        self.arb.s_ack_tdata.next = self.ackf.m_axis_tdata.val();
+        self.arb.s_ack_tkeep.next = self.ackf.m_axis_tkeep.val();
+        self.arb.s_ack_tvalid.next = self.ackf.m_axis_tvalid.val();
+        self.ackf.m_axis_tready.next = self.arb.s_ack_tready.val();
+        self.arb.s_ack_tlast.next = self.ackf.m_axis_tlast.val();
+        self.arb.s_data_tdata.next = self.tx.m_axis_tdata.val();
+        self.arb.s_data_tkeep.next = self.tx.m_axis_tkeep.val();
+        self.arb.s_data_tvalid.next = self.tx.m_axis_tvalid.val();
+        self.tx.m_axis_tready.next = self.arb.s_data_tready.val();
+        self.arb.s_data_tlast.next = self.tx.m_axis_tlast.val();
+        self.m_axis_tdata.next = self.arb.m_axis_tdata.val();
+        self.m_axis_tkeep.next = self.arb.m_axis_tkeep.val();
+        self.m_axis_tvalid.next = self.arb.m_axis_tvalid.val();
+        self.arb.m_axis_tready.next = self.m_axis_tready.val();
+        self.m_axis_tlast.next = self.arb.m_axis_tlast.val();
+
+        // Per-path TX table: the firmware's ports, unchanged.
+        self.paths.op_valid.next = self.op_valid.val();
+        self.op_ready.next = self.paths.op_ready.val();
+        self.paths.op_code.next = self.op_code.val();
+        self.paths.op_slot.next = self.op_slot.val();
+        self.paths.op_psn.next = self.op_psn.val();
+        self.paths.op_len.next = self.op_len.val();
+        self.paths.op_probe.next = self.op_probe.val();
+        self.paths.op_retx.next = self.op_retx.val();
+        self.paths.op_sack.next = self.op_sack.val();
+        self.paths.op_rtt_valid.next = self.op_rtt_valid.val();
+        self.paths.op_rtt.next = self.op_rtt.val();
+        self.paths.op_ce_count.next = self.op_ce_count.val();
+        self.paths.op_acked.next = self.op_acked.val();
+        self.paths.op_value.next = self.op_value.val();
+        self.res_valid.next = self.paths.res_valid.val();
+        self.res_ok.next = self.paths.res_ok.val();
+        self.res_psn.next = self.paths.res_psn.val();
+        self.res_pkts.next = self.paths.res_pkts.val();
+        self.res_bytes.next = self.paths.res_bytes.val();
+        self.m_fate_valid.next = self.paths.m_fate_valid.val();
+        self.paths.m_fate_ready.next = self.m_fate_ready.val();
+        self.m_fate_lost.next = self.paths.m_fate_lost.val();
+        self.m_fate_conn_psn.next = self.paths.m_fate_conn_psn.val();
+        self.paths.rd_slot.next = self.rd_slot.val();
+        self.paths.rd_len.next = self.rd_len.val();
+        self.rd_entropy.next = self.paths.rd_entropy.val();
+        self.rd_next_psn.next = self.paths.rd_next_psn.val();
+        self.rd_una.next = self.paths.rd_una.val();
+        self.rd_inflight.next = self.paths.rd_inflight.val();
+        self.rd_window.next = self.paths.rd_window.val();
+        self.rd_srtt.next = self.paths.rd_srtt.val();
+        self.rd_rttvar.next = self.paths.rd_rttvar.val();
+        self.rd_rtt_valid.next = self.paths.rd_rtt_valid.val();
+        self.rd_ecn_ewma.next = self.paths.rd_ecn_ewma.val();
+        self.rd_loss_ewma.next = self.paths.rd_loss_ewma.val();
+        self.rd_samples.next = self.paths.rd_samples.val();
+        self.rd_sent.next = self.paths.rd_sent.val();
+        self.rd_retransmitted.next = self.paths.rd_retransmitted.val();
+        self.rd_acked.next = self.paths.rd_acked.val();
+        self.rd_lost.next = self.paths.rd_lost.val();
+        self.rd_ce_marked.next = self.paths.rd_ce_marked.val();
+        self.rd_repaths.next = self.paths.rd_repaths.val();
+        self.rd_timeouts.next = self.paths.rd_timeouts.val();
+        self.rd_quarantined.next = self.paths.rd_quarantined.val();
+        self.rd_backoff.next = self.paths.rd_backoff.val();
+        self.rd_can_send.next = self.paths.rd_can_send.val();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn emits_at_both_widths_with_every_block() {
+        for w in [64, 512] {
+            let v = crate::nic_core_verilog(w);
+            assert!(v.contains("module top("), "width {w}");
+            assert!(v.contains("module tx_path_table("), "width {w}");
+            assert!(v.contains("[8:0] cfg_addr;"), "width {w}");
+            for p in ["@HDR_FN@", "@CAPB@", "@OUTB@", "@W@", "@B@"] {
+                assert!(!v.contains(p), "{p} left at {w}");
+            }
+        }
+    }
+}

@@ -1,0 +1,196 @@
+//! The NIC top (`metaroce_hdl::NicCore`, 64 bits) against the engines,
+//! receive and transmit at the same time.
+//!
+//! * Receive: the core bench's traffic ([`crate::core_check`]: WRITEs and
+//!   PROBEs to three QPs, reordered, duplicated, CE-marked, hostile) in
+//!   Ethernet/IPv4/UDP frames on the MAC RX port. Verdicts, DMA writes and
+//!   counters are compared with `Nic::handle_datagram` as for `NicRx`; the
+//!   ACKs must come out of the **MAC TX port** as frames whose UDP payload
+//!   is the engine's ACK byte for byte and whose Ethernet/IPv4/UDP headers
+//!   equal `etherparse`'s for the engine's `Transmit` (destination IP,
+//!   ports, ECN) and the configured addresses.
+//! * Transmit, in the same cycles: the descriptors of engine traffic
+//!   ([`crate::tx_check`]: a loopback pair's WRITE/SEND/READ datagrams with
+//!   loss, so retransmissions appear) on the descriptor port, payloads
+//!   served from the engine's memory. Every data frame on the MAC TX port
+//!   must equal its reference (`etherparse` headers + the engine's
+//!   datagram), in order.
+//!
+//! ACK and data frames contend for the MAC TX port. Each frame collected
+//! there is whole by construction of the check: it is split at `tlast`,
+//! classified by its MetaRoCE opcode and compared in its source's order,
+//! so an interleaved, lost, duplicated or reordered frame is a mismatch;
+//! the counts must match exactly.
+
+use std::net::Ipv4Addr;
+use std::path::Path;
+
+use metaroce_proto::{Flags, Opcode, Packet, Repr};
+
+use crate::core_check::{CoreRun, RxCase, rx_knobs};
+use crate::rx_core::{AckOut, Input, RxCoreTb};
+use crate::tx_build::{NIC_CORE_TX_CFG, TxFeeder, configure};
+use crate::tx_check::{EngineItems, compare, tx_knobs};
+use crate::{Port, SimError};
+
+/// Bytes of Ethernet II + IPv4 + UDP headers of an ACK frame.
+const ACK_HEADERS: usize = 42;
+
+/// Result of [`run_against_engines`].
+#[derive(Clone, Debug, Default)]
+pub struct NicCoreRun {
+    /// The receive side's comparison (verdicts, DMA writes, counters, ACKs
+    /// with their frame headers); its mismatches include the transmit
+    /// side's and the frame counts'.
+    pub rx: CoreRun,
+    /// Data frames compared with the engine's datagrams.
+    pub data_frames: u64,
+    /// Retransmissions among them.
+    pub retransmissions: u64,
+    /// ACK frames on the MAC TX port.
+    pub ack_frames: u64,
+    /// Changes of source (ACK ↔ data) between consecutive MAC frames.
+    pub switches: u64,
+    /// Beats the MAC TX port carried.
+    pub mac_beats: u64,
+    /// Clock cycles of the run.
+    pub cycles: u64,
+    /// Wall-clock seconds of the simulation alone.
+    pub sim_secs: f64,
+}
+
+impl NicCoreRun {
+    /// Every mismatch of the run.
+    pub fn mismatches(&self) -> &[String] {
+        &self.rx.mismatches
+    }
+}
+
+/// The ACK in a MAC frame (IPv4, the top's ACK frames), or `None` for a
+/// frame that is not one.
+fn ack_of(frame: &[u8]) -> Option<AckOut> {
+    let datagram = frame.get(ACK_HEADERS..)?;
+    let repr = Repr::parse(&Packet::new_checked(datagram).ok()?).ok()?;
+    if repr.opcode != Opcode::Ack || frame[12..14] != [0x08, 0x00] {
+        return None;
+    }
+    let be16 = |at: usize| u16::from_be_bytes([frame[at], frame[at + 1]]);
+    let dst = Ipv4Addr::new(frame[30], frame[31], frame[32], frame[33]);
+    Some(AckOut {
+        bytes: datagram.to_vec(),
+        dst_ip: dst.to_ipv6_mapped().octets(),
+        src_port: be16(34),
+        dst_port: be16(36),
+        ece: repr.flags.contains(Flags::ECE),
+        headers: frame[..ACK_HEADERS].to_vec(),
+    })
+}
+
+/// `rx_packets` datagrams of the core bench's traffic into the MAC RX port
+/// and the descriptors of at least `tx_packets` engine datagrams into the
+/// descriptor port, through the Verilated `NicCore` at 64 bits, compared as
+/// the module docs say. With `backpressure`, the receive source idles
+/// 20 %, the DMA and MAC TX ports stall 30 %, the descriptor source idles
+/// 10 %, fetch requests are refused 20 % and the fetch stream idles 20 % of
+/// cycles. `vcd` dumps the whole run.
+pub fn run_against_engines(
+    rx_packets: usize,
+    tx_packets: usize,
+    seed: u64,
+    backpressure: bool,
+    vcd: Option<&Path>,
+) -> Result<NicCoreRun, SimError> {
+    let mut tb = RxCoreTb::with_input(64, Input::NicCore)?;
+    if let Some(path) = vcd {
+        tb.sim().trace(path)?;
+    }
+    let case = RxCase::new(&mut tb, rx_packets, seed);
+    let EngineItems {
+        mut pair,
+        addresses,
+        items,
+        want,
+        errors,
+        ..
+    } = EngineItems::new(seed ^ 0x7C0E, tx_packets, 0.05);
+    configure(&addresses, &mut |addr, data| {
+        tb.write_cfg(NIC_CORE_TX_CFG | u16::from(addr), data);
+    });
+    let ack_cnt: [Port; 3] = [
+        tb.sim().port("ack_cnt_frames")?,
+        tb.sim().port("ack_cnt_ece")?,
+        tb.sim().port("ack_cnt_not_v4")?,
+    ];
+
+    let mut tx_knob = tx_knobs(seed, backpressure);
+    let mut feeder = TxFeeder::new(
+        tb.sim(),
+        NIC_CORE_TX_CFG,
+        &items,
+        &mut pair.a.mem,
+        &mut tx_knob,
+    )?;
+    let mut knobs = rx_knobs(seed, backpressure);
+    let started = std::time::Instant::now();
+    let mut out = tb.run_with(&case.frames, &case.ce, &mut knobs, &mut feeder);
+    let sim_secs = started.elapsed().as_secs_f64();
+    let (feed_errors, _) = feeder.finish(tb.sim());
+
+    // Split the MAC TX port's frames by source, keeping each source's order.
+    let mut run = NicCoreRun {
+        mac_beats: out.ack_beats,
+        cycles: out.cycles,
+        sim_secs,
+        ..NicCoreRun::default()
+    };
+    let mut data = Vec::new();
+    let mut last_was_ack = None;
+    for f in std::mem::take(&mut out.mac_frames) {
+        let ack = ack_of(&f);
+        run.switches += u64::from(last_was_ack.is_some_and(|l| l != ack.is_some()));
+        last_was_ack = Some(ack.is_some());
+        match ack {
+            Some(a) => out.acks.push(a),
+            None => data.push(f),
+        }
+    }
+    run.ack_frames = out.acks.len() as u64;
+    let engine_ece = out.acks.iter().filter(|a| a.ece).count() as u64;
+    let counters = ack_cnt.map(|p| tb.sim().get(p));
+
+    run.rx = case.compare(&mut tb, &out, sim_secs, Some(&addresses));
+    let m = &mut run.rx.mismatches;
+    m.extend(errors);
+    m.extend(feed_errors);
+    for (i, (item, want)) in items.iter().zip(&want).enumerate() {
+        let Some(got) = data.get(i) else {
+            m.push(format!(
+                "data frame {i}: missing ({} of {} came out)",
+                data.len(),
+                items.len()
+            ));
+            break;
+        };
+        if let Some(d) = compare(got, want, &item.desc, false) {
+            m.push(format!("data frame {i}: {d}"));
+        }
+        run.retransmissions += u64::from(item.desc.repr.flags.contains(Flags::RETX));
+    }
+    run.data_frames = data.len().min(items.len()) as u64;
+    if data.len() > items.len() {
+        m.push(format!(
+            "{} data frames more than descriptors",
+            data.len() - items.len()
+        ));
+    }
+    for (name, got, want) in [
+        ("ack_cnt_frames", counters[0], run.ack_frames),
+        ("ack_cnt_ece", counters[1], engine_ece),
+        ("ack_cnt_not_v4", counters[2], 0),
+    ] {
+        if got != want {
+            m.push(format!("{name}: rtl {got}, frames seen {want}"));
+        }
+    }
+    Ok(run)
+}
