@@ -4,8 +4,9 @@
 //! Verilated RTL at both widths against its references: the receive core
 //! against the engine (verdicts, DMA writes, ACKs, counters), the parser
 //! against `metaroce-proto`, the Ethernet front end against `etherparse`,
-//! the TX frame builder against the engine's datagrams, and the per-path TX
-//! table against the engine's `TxPath`.
+//! the TX frame builder against the engine's datagrams, the per-path TX
+//! table against the engine's `TxPath`, and the whole NIC (`NicCore`, 64
+//! bits) with receive and transmit traffic at once.
 //!
 //! `report` needs Verilator (lint and simulation; the models are compiled
 //! into this binary when Verilator is present at build time) and yosys
@@ -20,6 +21,7 @@ use anyhow::{Context, bail};
 use clap::{Args, Subcommand};
 use metaroce_sim_tb::SimError;
 use metaroce_sim_tb::core_check::run_against_engine;
+use metaroce_sim_tb::nic_core::run_against_engines;
 use metaroce_sim_tb::rx_check::run_random;
 use metaroce_sim_tb::rx_eth::{RxEthTb, random_frames, run_against_etherparse};
 use metaroce_sim_tb::rx_parser::RxParserTb;
@@ -47,6 +49,9 @@ const TX_PATH_OPS: u64 = 100_000;
 /// An RTL block `emit` can write.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 enum Block {
+    /// `NicCore`: the whole NIC data path (receive side, ACK framing, TX
+    /// builder, MAC TX arbiter, per-path TX table).
+    NicCore,
     /// `RxCore`: parser, ICRC, QP/MR tables and checks, placement, path
     /// tracker, ACK generator.
     RxCore,
@@ -61,7 +66,8 @@ enum Block {
 }
 
 impl Block {
-    const ALL: [Block; 5] = [
+    const ALL: [Block; 6] = [
+        Block::NicCore,
         Block::RxCore,
         Block::RxEth,
         Block::NicRx,
@@ -72,6 +78,7 @@ impl Block {
     /// File name stem, e.g. `rx_core`.
     fn stem(self) -> &'static str {
         match self {
+            Block::NicCore => "nic_core",
             Block::RxCore => "rx_core",
             Block::RxEth => "rx_eth",
             Block::NicRx => "nic_rx",
@@ -83,6 +90,7 @@ impl Block {
     /// The block's Verilog at `width` bits per beat.
     fn verilog(self, width: usize) -> String {
         match self {
+            Block::NicCore => metaroce_hdl::nic_core_verilog(width),
             Block::RxCore => metaroce_hdl::rx_core_verilog(width),
             Block::RxEth => metaroce_hdl::rx_eth_verilog(width),
             Block::NicRx => metaroce_hdl::nic_rx_verilog(width),
@@ -119,7 +127,7 @@ struct EmitArgs {
     /// 512 with --out.
     #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(["64", "512"]))]
     width: Option<String>,
-    /// Block to write; without it, `rx-core` on stdout, or every block
+    /// Block to write; without it, `nic-core` on stdout, or every block
     /// with --out.
     #[arg(long, value_enum)]
     block: Option<Block>,
@@ -169,7 +177,7 @@ pub fn run(args: &HdlArgs) -> anyhow::Result<()> {
 fn emit(args: &EmitArgs) -> anyhow::Result<()> {
     let width: Option<usize> = args.width.as_deref().map(str::parse).transpose()?;
     let Some(dir) = &args.out else {
-        let block = args.block.unwrap_or(Block::RxCore);
+        let block = args.block.unwrap_or(Block::NicCore);
         print!("{}", block.verilog(width.unwrap_or(64)));
         return Ok(());
     };
@@ -237,6 +245,27 @@ struct TxBuildCheck {
     line_rate_bubbles: u64,
 }
 
+/// The whole NIC (`NicCore`, 64 bits): receive traffic in Ethernet frames
+/// and TX descriptors at the same time, against the engines.
+#[derive(Serialize, Debug)]
+struct NicCoreCheck {
+    width: usize,
+    /// Ethernet frames into the receive side.
+    datagrams_in: u64,
+    /// ACK frames on the MAC TX port compared with the engine's ACKs.
+    acks_checked: u64,
+    /// Data frames on the MAC TX port compared with the engine's datagrams.
+    data_frames_checked: u64,
+    mismatches: u64,
+    hostile_writes_outside_mr: u64,
+    /// Receive input beats refused at line rate.
+    bubbles: u64,
+    /// MAC TX beats per cycle.
+    mac_tx_utilisation: f64,
+    /// Verilated clock cycles per second of the whole NIC.
+    cycles_per_second: f64,
+}
+
 /// One width's line of the report.
 #[derive(Serialize, Debug)]
 struct WidthReport {
@@ -283,6 +312,7 @@ struct Report {
     widths: Vec<WidthReport>,
     /// The per-path TX table against the engine's `TxPath` (one width).
     tx_path_table: BlockCheck,
+    nic_core: NicCoreCheck,
 }
 
 const NO_VERILATOR: &str = "Verilator not found: install it with `apt-get install -y verilator`, \
@@ -399,6 +429,18 @@ fn report_all(args: &ReportArgs) -> anyhow::Result<()> {
     for m in table.mismatches.iter().take(10) {
         eprintln!("TX table mismatch: {m}");
     }
+    let bar = report::progress(1, "64-bit NicCore sim");
+    let nic = run_against_engines(
+        (args.packets / 10).max(1),
+        (args.packets / 30).max(1),
+        args.seed,
+        false,
+        None,
+    )?;
+    bar.finish_and_clear();
+    for m in nic.mismatches().iter().take(10) {
+        eprintln!("NicCore mismatch: {m}");
+    }
     let report = Report {
         verilator,
         yosys,
@@ -413,15 +455,28 @@ fn report_all(args: &ReportArgs) -> anyhow::Result<()> {
             mismatches: table.mismatches.len() as u64,
             bubbles: 0,
         },
+        nic_core: NicCoreCheck {
+            width: 64,
+            datagrams_in: nic.rx.packets,
+            acks_checked: nic.rx.acks_checked,
+            data_frames_checked: nic.data_frames,
+            mismatches: nic.mismatches().len() as u64,
+            hostile_writes_outside_mr: nic.rx.writes_outside_mr,
+            bubbles: nic.rx.bubbles,
+            mac_tx_utilisation: nic.mac_beats as f64 / nic.cycles.max(1) as f64,
+            cycles_per_second: nic.cycles as f64 / nic.sim_secs.max(1e-9),
+        },
     };
     report::emit(args.json, &report, || tables(&report))?;
-    let bad: u64 =
-        report.widths.iter().map(|w| w.mismatches).sum::<u64>() + report.tx_path_table.mismatches;
+    let bad: u64 = report.widths.iter().map(|w| w.mismatches).sum::<u64>()
+        + report.tx_path_table.mismatches
+        + report.nic_core.mismatches;
     let outside: u64 = report
         .widths
         .iter()
         .map(|w| w.hostile_writes_outside_mr)
-        .sum();
+        .sum::<u64>()
+        + report.nic_core.hostile_writes_outside_mr;
     if bad > 0 || outside > 0 {
         bail!("{bad} mismatches and {outside} writes outside registered memory");
     }
@@ -499,7 +554,30 @@ fn tables(r: &Report) -> Vec<comfy_table::Table> {
     for w in &r.lint_waivers {
         v.add_row(vec![w.flag, w.why]);
     }
-    let mut out = vec![t, b, p];
+    let n = &r.nic_core;
+    let mut c = report::table([
+        "NicCore width",
+        "frames in",
+        "ACK frames vs engine",
+        "data frames vs engine",
+        "mismatches",
+        "writes outside MR",
+        "RX bubbles",
+        "MAC TX utilisation",
+        "M cycles/s",
+    ]);
+    c.add_row(vec![
+        n.width.to_string(),
+        n.datagrams_in.to_string(),
+        n.acks_checked.to_string(),
+        n.data_frames_checked.to_string(),
+        n.mismatches.to_string(),
+        n.hostile_writes_outside_mr.to_string(),
+        n.bubbles.to_string(),
+        format!("{:.1} %", 100.0 * n.mac_tx_utilisation),
+        format!("{:.2}", n.cycles_per_second / 1e6),
+    ]);
+    let mut out = vec![t, b, p, c];
     if r.yosys.is_some() {
         out.push(s);
     }
