@@ -3,17 +3,29 @@
 //! except its 4-byte trailer, as `metaroce_proto::compute_icrc` defines it.
 //!
 //! [`IcrcCheck`] computes it as the frame streams past, one beat per cycle,
-//! in custom Verilog (rust-hdl kernels have no `let`, so a byte loop carrying
-//! a CRC cannot be written in one) with a matching Rust model for rust-hdl's
-//! own simulator:
-//! * on a frame's first beat the CRC register is seeded with the CRC of the
-//!   pseudo-header (IP addresses, UDP ports and UDP length, from the
-//!   Ethernet/IP/UDP front end);
-//! * the trailer is not covered and where it starts is only known at the end
-//!   of the frame, so the block always withholds the last 4 bytes seen
-//!   (`held`): each beat feeds the held bytes and all but its own last 4
-//!   bytes into the CRC, then holds those 4. When the frame ends, `held` is
-//!   the trailer and `ok` compares it (big-endian) with the finished CRC.
+//! with every CRC step a fixed XOR matrix generated here at emit time from
+//! [`crc_byte`] (the CRC is linear, so each function below is fixed by its
+//! value on unit vectors), and a Rust model of the same registers for
+//! rust-hdl's own simulator:
+//! * every beat, whole or partial, goes through one full-beat matrix, the
+//!   lanes beyond its byte count zeroed: a partial last beat of `n` bytes
+//!   leaves the register `B - n` zero bytes ahead of the true CRC, which the
+//!   verdict undoes;
+//! * the trailer is covered like any other byte (where it starts is only
+//!   known at the end of the frame); the block keeps the last 4 bytes seen
+//!   (`held`). The CRC register `c` before the trailer `t` is right exactly
+//!   when `c = !t` (read big-endian), and feeding `t` after it gives a fixed
+//!   affine function of `t`, so the verdict compares the register with that
+//!   function of `held` (advanced by the missing lanes of the last beat);
+//! * the pseudo-header CRC, advanced over one whole beat, is a fixed affine
+//!   function of the pseudo-header ports: it is computed in parallel with the
+//!   first beat, registered (`pend`) and added to the register afterwards
+//!   (the CRC of a concatenation from two starting values is the XOR of the
+//!   two), so it is never in series with the beat's own matrix.
+//!
+//! The Verilog functions [`CRC_BYTE_FN`], [`PSEUDO_CRC_FN`] and
+//! [`crc_range_fn`] are the byte-serial forms the TX builder and the ACK
+//! generator use.
 
 use rust_hdl::prelude::*;
 
@@ -31,7 +43,8 @@ pub fn crc_byte(mut c: u32, b: u8) -> u32 {
 }
 
 /// Verilog function `crc_byte(c, b)`: one byte into the CRC register (the
-/// Verilog twin of [`crc_byte`]). Shared by [`IcrcCheck`] and the TX builder.
+/// Verilog twin of [`crc_byte`]), for the byte-serial CRCs of the TX builder
+/// and the ACK generator.
 /// The functions take ANSI argument lists: `sim-tb`'s port parser reads
 /// lines starting with `input` as ports of a top module.
 pub(crate) const CRC_BYTE_FN: &str = "function [31:0] crc_byte(input [31:0] c, input [7:0] b);
@@ -82,9 +95,84 @@ endfunction
     )
 }
 
+/// `n` zero bytes into the CRC register.
+fn zeros(c: u32, n: usize) -> u32 {
+    (0..n).fold(c, |c, _| crc_byte(c, 0))
+}
+
+/// `bytes`, in order, into the CRC register `c`.
+fn feed(c: u32, bytes: &[u8]) -> u32 {
+    bytes.iter().fold(c, |c, &b| crc_byte(c, b))
+}
+
+/// `pend` after a first beat: the CRC of the 40 pseudo-header bytes `ph`
+/// from the initial value, advanced over the `b` bytes of a whole beat.
+fn pseudo_pend(ph: &[u8; 40], b: usize) -> u32 {
+    zeros(feed(u32::MAX, ph), b)
+}
+
+/// What the register holds after a frame whose trailer is `held` (first
+/// byte in bits 7..0) when the trailer is right: the trailer fed after its
+/// own expected CRC (`!held`, read big-endian), then the `missing` zero
+/// lanes of the last beat.
+fn verdict_want(held: u32, missing: usize) -> u32 {
+    zeros(feed(!held.swap_bytes(), &held.to_le_bytes()), missing)
+}
+
+/// A GF(2) affine map from `cols.len()` input bits to 32 bits:
+/// `k ^ (XOR of cols[i] over the set input bits i)`.
+struct Affine {
+    k: u32,
+    cols: Vec<u32>,
+}
+
+impl Affine {
+    /// The map of an affine `f` over `bits` input bits, passed to `f` as
+    /// bytes (bit `i` in bit `i % 8` of byte `i / 8`), from its value at zero
+    /// and on every unit vector.
+    fn of(bits: usize, f: impl Fn(&[u8]) -> u32) -> Self {
+        let zero = vec![0u8; bits.div_ceil(8)];
+        let k = f(&zero);
+        let cols = (0..bits)
+            .map(|i| {
+                let mut x = zero.clone();
+                x[i / 8] |= 1 << (i % 8);
+                f(&x) ^ k
+            })
+            .collect();
+        Self { k, cols }
+    }
+
+    /// Verilog assigning the map of the vector `input` to the 32-bit wire
+    /// `lhs`, one reduction XOR over a constant mask per output bit.
+    fn verilog(&self, lhs: &str, input: &str) -> String {
+        let bits = self.cols.len();
+        let mut out = String::new();
+        for o in 0..32 {
+            let mask: String = (0..bits.div_ceil(4))
+                .rev()
+                .map(|d| {
+                    let nibble = (0..4)
+                        .filter(|b| 4 * d + b < bits && self.cols[4 * d + b] >> o & 1 == 1)
+                        .fold(0u32, |n, b| n | 1 << b);
+                    char::from_digit(nibble, 16).unwrap_or('0')
+                })
+                .collect();
+            let k = if self.k >> o & 1 == 1 { " ^ 1'b1" } else { "" };
+            out += &format!("assign {lhs}[{o}] = ^({input} & {bits}'h{mask}){k};\n");
+        }
+        out
+    }
+}
+
+/// Bytes `x[..4]` as a little-endian word.
+fn le32(x: &[u8]) -> u32 {
+    u32::from_le_bytes([x[0], x[1], x[2], x[3]])
+}
+
 /// ICRC check of one frame streaming past in `W`-bit beats (`B = W / 8`
 /// lanes). It watches the beats its parent accepts; see the module docs for
-/// the withheld-trailer scheme.
+/// the scheme. Every beat but a frame's last must be whole.
 ///
 /// All state is registered and `ok` is a function of the registers only, so
 /// the parent can drive the inputs and read `ok` in one kernel without a
@@ -112,13 +200,19 @@ pub struct IcrcCheck<const W: usize, const B: usize> {
     /// Pseudo-header: UDP length (8 + payload bytes, saturated at 65535).
     pub udp_len: Signal<In, Bits<16>>,
     /// After a frame's last beat (until the next beat): `held`, read
-    /// big-endian, equals the finished CRC (`!crc`).
+    /// big-endian, equals the CRC of the bytes before it.
     pub ok: Signal<Out, Bit>,
-    // CRC register over the bytes covered so far.
+    // CRC register over the bytes so far, trailer included, the
+    // pseudo-header's share excepted while it is still in `pend`.
     crc: Signal<Local, Bits<32>>,
+    // The pseudo-header's share after a first beat, zero after any other:
+    // the CRC state is `crc ^ pend`.
+    pend: Signal<Local, Bits<32>>,
     // The last 4 bytes accepted, first byte in bits 7..0: after a frame's
     // last beat, its trailer.
     held: Signal<Local, Bits<32>>,
+    // Lanes missing from the last beat (`B - count`).
+    missing: Signal<Local, Bits<16>>,
 }
 
 impl<const W: usize, const B: usize> IcrcCheck<W, B> {
@@ -151,50 +245,103 @@ impl<const W: usize, const B: usize> IcrcCheck<W, B> {
 
 impl<const W: usize, const B: usize> Logic for IcrcCheck<W, B> {
     fn update(&mut self) {
+        let word = |s: &Signal<Local, Bits<32>>| s.val().to_u64() as u32;
         if self.clock.pos_edge() && self.beat.val() {
             let n = (self.count.val().to_u64() as usize).min(B);
-            let (mut c, start) = if self.first.val() {
-                let seed = self
-                    .pseudo_bytes()
-                    .iter()
-                    .fold(u32::MAX, |c, &b| crc_byte(c, b));
-                (seed, 4)
+            let state = if self.first.val() {
+                0
             } else {
-                (self.crc.val().to_u64() as u32, 0)
+                word(&self.crc) ^ word(&self.pend)
             };
-            for j in start..n {
-                c = crc_byte(c, self.joined(j));
-            }
+            let lanes: Vec<u8> = (0..B)
+                .map(|j| if j < n { self.joined(4 + j) } else { 0 })
+                .collect();
+            let pend = if self.first.val() {
+                pseudo_pend(&self.pseudo_bytes(), B)
+            } else {
+                0
+            };
             let held = u32::from_le_bytes([0, 1, 2, 3].map(|k| self.joined(n + k)));
-            self.crc.next = u64::from(c).to_bits();
+            self.crc.next = u64::from(feed(state, &lanes)).to_bits();
+            self.pend.next = u64::from(pend).to_bits();
             self.held.next = u64::from(held).to_bits();
+            self.missing.next = (B - n).to_bits();
         }
-        let (c, h) = (
-            self.crc.val().to_u64() as u32,
-            self.held.val().to_u64() as u32,
-        );
-        self.ok.next = h.swap_bytes() == !c;
+        let missing = (self.missing.val().to_u64() as usize).min(B);
+        self.ok.next =
+            word(&self.crc) ^ word(&self.pend) == verdict_want(word(&self.held), missing);
     }
 
     fn connect(&mut self) {
         assert_eq!(W, 8 * B, "IcrcCheck: W must be 8 * B");
         self.crc.connect();
+        self.pend.connect();
         self.held.connect();
+        self.missing.connect();
         self.ok.connect();
     }
 
     fn hdl(&self) -> Verilog {
+        let beat = Affine::of(32 + W, |x| feed(le32(x), &x[4..]));
+        // `ph` holds pseudo-header byte 0 at the top, without the two zero
+        // bytes at the end.
+        let pend = Affine::of(304, |x| {
+            let mut ph = [0u8; 40];
+            for (p, b) in ph.iter_mut().take(38).enumerate() {
+                *b = x[37 - p];
+            }
+            pseudo_pend(&ph, B)
+        });
+        let lanes: String = (0..B)
+            .map(|j| {
+                format!(
+                    "assign lanes[{l} +: 8] = (count > 16'd{j}) ? data[{l} +: 8] : 8'd0;\n",
+                    l = 8 * j
+                )
+            })
+            .collect();
+        let wants: String = (0..=B)
+            .map(|m| {
+                Affine::of(32, |x| verdict_want(le32(x), m)).verilog(&format!("want_{m}"), "held")
+            })
+            .collect();
+        let cases: String = (0..=B)
+            .map(|m| format!("        16'd{m}: want = want_{m};\n"))
+            .collect();
+        let wires: String = (0..=B)
+            .map(|m| format!("wire [31:0] want_{m};\n"))
+            .collect();
         Verilog::Custom(format!(
-            "{CRC_BYTE_FN}{PSEUDO_CRC_FN}{range}always @(posedge clock) begin
+            "// The beat, lanes beyond `count` zeroed, after the CRC state.
+wire [31:0] state = first ? 32'd0 : (crc ^ pend);
+wire [{top}:0] lanes;
+{lanes}wire [{in_top}:0] beat_in = {{lanes, state}};
+wire [31:0] beat_crc;
+{beat_eq}// Pseudo-header (byte 0 at the top) to its share of the CRC.
+wire [303:0] ph = {{src_ip, dst_ip, src_port, dst_port, udp_len}};
+wire [31:0] pend_next;
+{pend_eq}always @(posedge clock) begin
     if (beat) begin
-        crc <= crc_range(first ? pseudo_crc({{src_ip, dst_ip, src_port, dst_port, udp_len, 16'd0}}) : crc,
-                         {{data, held}}, first ? 16'd4 : 16'd0, count);
+        crc <= beat_crc;
+        pend <= first ? pend_next : 32'd0;
         held <= {{data, held}} >> (8*count);
+        missing <= 16'd{B} - count;
     end
 end
-always @(*) ok = ({{held[7:0], held[15:8], held[23:16], held[31:24]}} == ~crc);
+// The register a right trailer `held` gives, by missing lanes.
+{wires}{want_eq}reg [31:0] want;
+always @(*) begin
+    case (missing)
+{cases}        default: want = want_0;
+    endcase
+    ok = ((crc ^ pend) == want);
+end
 ",
-            range = crc_range_fn(B + 4),
+            top = W - 1,
+            in_top = W + 31,
+            beat_eq = beat.verilog("beat_crc", "beat_in"),
+            pend_eq = pend.verilog("pend_next", "ph"),
+            want_eq = wants,
         ))
     }
 }
@@ -210,7 +357,31 @@ mod tests {
     }
 
     #[test]
-    fn check_model_withholds_the_trailer_across_beats() {
+    fn affine_maps_match_their_functions() {
+        // The emitted equations are the maps; the model uses the functions.
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed as u8
+        };
+        let eval = |a: &Affine, x: &[u8]| {
+            (0..a.cols.len())
+                .filter(|i| x[i / 8] >> (i % 8) & 1 == 1)
+                .fold(a.k, |k, i| k ^ a.cols[i])
+        };
+        let beat = Affine::of(32 + 64, |x| feed(le32(x), &x[4..]));
+        let want = Affine::of(32, |x| verdict_want(le32(x), 3));
+        for _ in 0..100 {
+            let x: Vec<u8> = (0..12).map(|_| next()).collect();
+            assert_eq!(eval(&beat, &x), feed(le32(&x), &x[4..]));
+            assert_eq!(eval(&want, &x), verdict_want(le32(&x), 3));
+        }
+    }
+
+    #[test]
+    fn check_model_finds_the_trailer_across_beats() {
         // A 13-byte frame, 9 covered bytes then a big-endian ICRC, over
         // 8-byte beats. The ICRC is computed here from the pseudo-header
         // bytes the model builds, so this checks the streaming, not the
