@@ -212,10 +212,10 @@ impl Handle {
             Model::NicCore64 => &NIC_CORE_64,
         };
         // SAFETY: `new` takes no arguments and returns a heap object it owns
-        // over to us (C++ `new` throws rather than returning null; we still
-        // check).
+        // over to us, or null for a model `METAROCE_SIM_ONLY` left out (C++
+        // `new` throws rather than returning null).
         let raw = unsafe { (fns.new)() };
-        let ptr = NonNull::new(raw).expect("Verilator model allocation returned null");
+        let ptr = NonNull::new(raw).ok_or(SimError::NotBuilt(model))?;
         Ok(Self { ptr, fns })
     }
 

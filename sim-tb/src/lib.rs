@@ -75,6 +75,8 @@ pub enum Model {
 pub enum SimError {
     /// The crate was built on a machine without Verilator.
     VerilatorMissing,
+    /// The model was left out of this build by `METAROCE_SIM_ONLY`.
+    NotBuilt(Model),
     /// The model has no port of this name.
     NoSuchPort(String),
     /// The VCD file could not be opened.
@@ -85,6 +87,7 @@ impl fmt::Display for SimError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::VerilatorMissing => write!(f, "Verilator not found: apt-get install verilator"),
+            Self::NotBuilt(m) => write!(f, "{m:?} not built: METAROCE_SIM_ONLY leaves it out"),
             Self::NoSuchPort(p) => write!(f, "no port named {p}"),
             Self::Trace(p) => write!(f, "cannot open VCD file {}", p.display()),
         }
