@@ -103,6 +103,9 @@ pub const CONN_WINDOW: u32 = 256;
 pub const RQ_SLOTS: usize = 8;
 /// Outstanding-READ entries per QP.
 pub const READS: usize = 2;
+// `rx_place.v.in` is written for these two sizes (slot and entry indices,
+// the QP words 8–14 of the map).
+const _: () = assert!(RQ_SLOTS == 8 && READS == 2);
 
 /// Table write port map: `cfg_addr = table << 6 | entry << 4 | word`.
 pub mod cfg {

@@ -2,7 +2,7 @@
 //! `metaroce_firmware::Nic::handle_datagram` and into the Verilated
 //! `RxCore`; every verdict, every DMA write (address and bytes), every
 //! counter and every ACK (byte for byte, with its addressing) must agree,
-//! and no DMA write may land outside a region that allows remote writes.
+//! and no DMA write may land outside a region that allows it.
 //!
 //! The traffic is a stream of WRITEs and PROBEs to three connected QPs over
 //! all 64 paths and 16 streams, reordered, duplicated, 20 % CE-marked, with
@@ -12,11 +12,19 @@
 //! out-of-bounds and wrapping addresses, unknown and idle QPs, wrong source
 //! QPN or address, bad path and stream ids, connection PSNs beyond the
 //! window, path PSNs 2^30 or more ahead, oversized and inconsistent
-//! lengths, truncation, flipped bits and rewritten source ports.
+//! lengths, truncation, flipped bits and rewritten source ports. For
+//! `RxCore` itself (not `NicRx`/`NicCore`) the mix also has SEND/SEND_IMM
+//! messages on stream 0 and READ responses, with their own hostile
+//! variants (no receive, longer than the receive, no READ), a receive
+//! region deregistered and a READ response that fails its READ and QP
+//! near the end of the run; the firmware's receive ring is kept in
+//! lockstep with the engine's by [`RingMirror`].
 //!
 //! The engine is configured as the RTL is built: a 256-packet connection
 //! receive window, MTU 4096. Its tables are copied into the RTL's through
-//! the table write port, as the firmware would, and so are the ACK's rate
+//! the table write port, as the firmware would (including the receive ring
+//! and the outstanding READs: the QPs are RTS with two READs posted that are
+//! never acknowledged), and so are the ACK's rate
 //! hint and credit: the credit is the QP's `recv_window`; the rate hint is
 //! the engine's fair share `line_rate_mbps / active senders`, and with a
 //! fair-share window of 0 ns no connection is active at the instant an ACK
@@ -739,7 +747,7 @@ impl Traffic {
         out
     }
 
-    /// A READ response for the connection's READ `k`: a random piece of it
+    /// A READ response for the READ `r`: a random piece of it
     /// (up to an MTU), or, with `msg_len`, a response of another length.
     fn read_resp(&mut self, c: usize, conn: &Conn, r: &Read, msg_len: Option<u32>) -> Write {
         let off = self.rng.gen_range(0..r.sge.len);
@@ -899,12 +907,24 @@ fn hostile(rng: &mut SmallRng, w: &Write, e: &Engine) -> Frame {
     f
 }
 
+/// Where the mixed traffic's destructive events go: (the READ response
+/// that fails connection 1's READ and QP, the deregistration of the late
+/// receive region), both near the end (900 and 500 datagrams before it, at
+/// most a third of the run) because each ends a connection's useful
+/// traffic: a failed QP drops everything, and a SEND refused for the lkey
+/// leaves a hole in its connection's PSNs (the bench's sender does not
+/// retransmit), so 256 PSNs later the rest is `conn_window`.
+fn tail(packets: usize) -> (usize, usize) {
+    let t = (packets / 3).min(900);
+    (packets - t, packets - t * 5 / 9)
+}
+
 /// The datagram sequence and each datagram's CE mark: every valid WRITE or
 /// PROBE (10 %) at least once, to a random connection, reordered within
 /// windows of 16, 5 % re-sent later, `hostile_share` hostile variants of
 /// messages, 20 % CE-marked. With `mixed`, 25 % of the steps are SEND
-/// messages (stream 0) and 20 % READ responses instead of WRITEs, and at
-/// 95 % of the sequence one READ response of the wrong length fails
+/// messages (stream 0) and 20 % READ responses instead of WRITEs, and
+/// near the end (see [`tail`]) one READ response of the wrong length fails
 /// connection 1's READ and QP.
 fn traffic(
     e: &Engine,
@@ -954,7 +974,7 @@ fn traffic(
                 sent.push(w);
             }
         }
-        if !fatal && out.len() >= packets / 20 * 19 {
+        if !fatal && out.len() >= tail(packets).0 {
             fatal = true;
             let r = e.reads[0];
             let w = t.read_resp(1, &e.conns[1], &r, Some(r.sge.len + 512));
@@ -1121,7 +1141,7 @@ pub fn run_against_engine_via(
         // mirrored between datagrams (only the core's own input is timed
         // by the bench, so only `RxCore` runs this mix).
         let mut case = RxCase::mixed(&mut tb, packets, seed);
-        let mut fw = RingMirror::new(tb.sim(), &case.frames, &case.ce, packets / 20 * 17)?;
+        let mut fw = RingMirror::new(tb.sim(), &case.frames, &case.ce, tail(packets).1)?;
         let out = tb.run_with(&case.frames, &case.ce, &mut knobs, &mut fw);
         case.schedule = fw.schedule;
         (case, out)
