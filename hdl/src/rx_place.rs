@@ -40,12 +40,12 @@
 //! the same MR lookup and bounds check as the WRITE's rkey check, with the
 //! key, address and needed access chosen by opcode.//!
 //! Not checked here (the engine does it; see `docs/hardware.md`): message
-//! consistency (`bad_format` for a WRITE whose MSN was seen with another
-//! length).
+//! consistency (`bad_format` for a WRITE or SEND whose MSN was seen with
+//! another opcode or length).
 //!
 //! The verdict event (`m_ev_*`, the cycle after S1) carries what the path
 //! tracker and the firmware need: `m_ev_track` (the engine path-tracks the
-//! packet: every message verdict from 14 on, placed, and PROBE), the QP's
+//! packet: placed, duplicate, remote access, 18–22, and PROBE), the QP's
 //! connection cumulative PSN after the verdict, whether the QP is still
 //! receiving (`m_ev_live`), and the header fields.
 //!
@@ -200,7 +200,7 @@ pub enum Verdict {
     WrongPeer = 8,
     /// Path id ≥ 64.
     BadPath = 9,
-    /// Not a WRITE: handed to the firmware.
+    /// Another opcode, or a SEND of a stream other than 0: handed to the firmware.
     Firmware = 10,
     /// Stream id beyond the QP's streams.
     BadStream = 11,
