@@ -324,7 +324,7 @@ fn write_drop_reasons(out: &Path) {
 /// `core_codes.rs`: the receive core's verdict codes and table map, taken
 /// from `metaroce_hdl::rx_place` so the bench never restates them.
 fn write_core_codes(out: &Path) {
-    use metaroce_hdl::rx_place::{CONN_WINDOW, Verdict, cfg};
+    use metaroce_hdl::rx_place::{CONN_WINDOW, READS, RQ_SLOTS, Verdict, cfg};
     let mut rs = String::new();
     for v in Verdict::ALL {
         let name: String = format!("{v:?}")
@@ -362,6 +362,12 @@ fn write_core_codes(out: &Path) {
         ("GLOBAL_LOCAL_IP_LO", cfg::GLOBAL_LOCAL_IP_LO),
         ("QP_STATE_INIT", cfg::STATE_IDLE),
         ("QP_STATE_RTR", cfg::STATE_RTR),
+        ("QP_STATE_RTS", cfg::STATE_RTS),
+        ("CFG_RQ", cfg::RQ),
+        ("RQ_ADDR", cfg::RQ_ADDR),
+        ("RQ_LEN_LKEY", cfg::RQ_LEN_LKEY),
+        ("QP_RQ_CTRL", cfg::QP_RQ_CTRL),
+        ("QP_READ_CTRL", cfg::qp_read(0, 0)),
     ] {
         writeln!(
             rs,
@@ -372,7 +378,11 @@ fn write_core_codes(out: &Path) {
     writeln!(
         rs,
         "/// Connection receive window of the RTL.\npub const CONN_WINDOW: u32 = {CONN_WINDOW};\n\
-         /// `rx_place::cfg::addr`.\npub const fn cfg_addr(table: u8, entry: u8, word: u8) -> u8 {{ table << 6 | entry << 4 | word }}"
+         /// Posted receives per QP in the RTL's ring.\npub const RQ_SLOTS: u32 = {rq};\n\
+         /// Outstanding-READ entries per QP.\npub const READS: usize = {reads};\n\
+         /// `rx_place::cfg::addr`.\npub const fn cfg_addr(table: u8, entry: u8, word: u8) -> u8 {{ table << 6 | entry << 4 | word }}",
+        rq = RQ_SLOTS,
+        reads = READS,
     )
     .unwrap();
     fs::write(out.join("core_codes.rs"), rs).expect("write core_codes.rs");

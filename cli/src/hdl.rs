@@ -274,6 +274,10 @@ struct WidthReport {
     packets_checked: u64,
     /// Of those, hostile (neither placed, a duplicate nor a PROBE).
     hostile_packets: u64,
+    /// Placed SEND/SEND_IMM packets (direct placement into posted receives).
+    placed_send: u64,
+    /// Placed READ responses (direct placement into the READs' buffers).
+    placed_read_resp: u64,
     /// ACK datagrams compared byte for byte with the engine's.
     acks_checked: u64,
     /// Verdict, DMA write (address, bytes), ACK or counter differences from
@@ -394,6 +398,8 @@ fn report_all(args: &ReportArgs) -> anyhow::Result<()> {
             width,
             packets_checked: core.packets,
             hostile_packets: hostile,
+            placed_send: core.placed_send,
+            placed_read_resp: core.placed_read_resp,
             acks_checked: core.acks_checked,
             mismatches: (core.mismatches.len()
                 + parser.mismatches.len()
@@ -488,6 +494,7 @@ fn tables(r: &Report) -> Vec<comfy_table::Table> {
         "width",
         "packets vs engine",
         "hostile",
+        "placed SEND / READ_RESP",
         "ACKs vs engine",
         "mismatches",
         "hostile writes outside MR",
@@ -510,6 +517,7 @@ fn tables(r: &Report) -> Vec<comfy_table::Table> {
             w.width.to_string(),
             w.packets_checked.to_string(),
             w.hostile_packets.to_string(),
+            format!("{} / {}", w.placed_send, w.placed_read_resp),
             w.acks_checked.to_string(),
             w.mismatches.to_string(),
             w.hostile_writes_outside_mr.to_string(),

@@ -13,7 +13,10 @@
 //!
 //! Coalescing is the engine's: a path is queued once however many packets
 //! arrive before its ACK is taken, and the ACK carries its state at that
-//! moment. One ACK at a time: pop (cycle 0), build and ICRC (cycle 1,
+//! moment. An entry whose QP was no longer receiving at its last event
+//! (`ak_live` low: a READ response failed the QP, as the engine's
+//! `Qp::fail`) is dropped in cycle 1, as the engine's failed QP sends no
+//! ACK. One ACK at a time: pop (cycle 0), build and ICRC (cycle 1,
 //! registered), then the beats from cycle 2 (13 beats at 64 bits, 2 at
 //! 512); the next pop is the cycle after the last beat is taken.
 //!
@@ -58,6 +61,8 @@ pub struct AckGen<const W: usize, const B: usize> {
     pub aq_pop: Signal<Out, Bit>,
     /// Its path.
     pub ak_path: Signal<In, Bits<6>>,
+    /// Its QP still receives: send the ACK (else drop the entry).
+    pub ak_live: Signal<In, Bit>,
     /// Cumulative path PSN.
     pub ak_cum: Signal<In, Bits<32>>,
     /// SACK bitmap.

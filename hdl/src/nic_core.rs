@@ -114,6 +114,18 @@ pub struct NicCore<const W: usize, const B: usize> {
     pub m_ev_recv_idx: Signal<Out, Bits<32>>,
     /// Event immediate.
     pub m_ev_imm: Signal<Out, Bits<32>>,
+    /// Event: stream id.
+    pub m_ev_stream: Signal<Out, Bits<16>>,
+    /// Event: connection PSN.
+    pub m_ev_conn_psn: Signal<Out, Bits<32>>,
+    /// Event: UDP source port.
+    pub m_ev_src_port: Signal<Out, Bits<16>>,
+    /// Event: MSG offset.
+    pub m_ev_offset: Signal<Out, Bits<32>>,
+    /// Event: MSG message length.
+    pub m_ev_msg_len: Signal<Out, Bits<32>>,
+    /// Event: payload bytes.
+    pub m_ev_len: Signal<Out, Bits<16>>,
     /// Receive core: counter select (verdict code).
     pub cnt_sel: Signal<In, Bits<5>>,
     /// Receive core: selected counter.
@@ -351,6 +363,12 @@ impl<const W: usize, const B: usize> Logic for NicCore<W, B> {
         self.m_ev_msn.next = self.rx.m_ev_msn.val();
         self.m_ev_recv_idx.next = self.rx.m_ev_recv_idx.val();
         self.m_ev_imm.next = self.rx.m_ev_imm.val();
+        self.m_ev_stream.next = self.rx.m_ev_stream.val();
+        self.m_ev_conn_psn.next = self.rx.m_ev_conn_psn.val();
+        self.m_ev_src_port.next = self.rx.m_ev_src_port.val();
+        self.m_ev_offset.next = self.rx.m_ev_offset.val();
+        self.m_ev_msg_len.next = self.rx.m_ev_msg_len.val();
+        self.m_ev_len.next = self.rx.m_ev_len.val();
         self.rx.cnt_sel.next = self.cnt_sel.val();
         self.cnt_val.next = self.rx.cnt_val.val();
 

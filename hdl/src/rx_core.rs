@@ -98,6 +98,18 @@ pub struct RxCore<const W: usize, const B: usize> {
     pub m_ev_recv_idx: Signal<Out, Bits<32>>,
     /// Event: MSG immediate data.
     pub m_ev_imm: Signal<Out, Bits<32>>,
+    /// Event: stream id.
+    pub m_ev_stream: Signal<Out, Bits<16>>,
+    /// Event: connection PSN (a NACK's `conn_psn`).
+    pub m_ev_conn_psn: Signal<Out, Bits<32>>,
+    /// Event: UDP source port (a NACK's destination port).
+    pub m_ev_src_port: Signal<Out, Bits<16>>,
+    /// Event: MSG offset.
+    pub m_ev_offset: Signal<Out, Bits<32>>,
+    /// Event: MSG message length.
+    pub m_ev_msg_len: Signal<Out, Bits<32>>,
+    /// Event: payload bytes (0 for other than MSG opcodes).
+    pub m_ev_len: Signal<Out, Bits<16>>,
     /// Counter select.
     pub cnt_sel: Signal<In, Bits<5>>,
     /// Selected counter (one cycle later).
@@ -211,6 +223,7 @@ impl<const W: usize, const B: usize> Logic for RxCore<W, B> {
         self.track.ev_port.next = self.place.m_ev_src_port.val();
         self.track.ev_ce.next = self.place.m_ev_ce.val();
         self.track.ev_conn_cum.next = self.place.m_ev_conn_cum.val();
+        self.track.ev_live.next = self.place.m_ev_live.val();
 
         // Tracker to ACK generator, with the QP's table fields.
         self.ack.now.next = self.now.val();
@@ -225,6 +238,7 @@ impl<const W: usize, const B: usize> Logic for RxCore<W, B> {
         self.ack.ak_port.next = self.track.ak_port.val();
         self.ack.ak_ece.next = self.track.ak_ece.val();
         self.ack.ak_conn_cum.next = self.track.ak_conn_cum.val();
+        self.ack.ak_live.next = self.track.ak_live.val();
         self.place.ack_qp.next = self.track.ak_qp.val();
         self.ack.qpn.next = self.place.ack_qpn.val();
         self.ack.peer_qpn.next = self.place.ack_peer_qpn.val();
@@ -267,6 +281,12 @@ impl<const W: usize, const B: usize> Logic for RxCore<W, B> {
         self.m_ev_msn.next = self.place.m_ev_msn.val();
         self.m_ev_recv_idx.next = self.place.m_ev_recv_idx.val();
         self.m_ev_imm.next = self.place.m_ev_imm.val();
+        self.m_ev_stream.next = self.place.m_ev_stream.val();
+        self.m_ev_conn_psn.next = self.place.m_ev_conn_psn.val();
+        self.m_ev_src_port.next = self.place.m_ev_src_port.val();
+        self.m_ev_offset.next = self.place.m_ev_offset.val();
+        self.m_ev_msg_len.next = self.place.m_ev_msg_len.val();
+        self.m_ev_len.next = self.place.m_ev_len.val();
         self.place.cnt_sel.next = self.cnt_sel.val();
         self.cnt_val.next = self.place.cnt_val.val();
     }

@@ -80,12 +80,13 @@ pub const ENTRIES: usize = QPS * MAX_PATHS;
 ///   entry is updated as `Rx::on_path_arrival` does (mark, `rx_count` + 1,
 ///   `ce_count` + CE, echo timestamp = max, reply port, ECE) and written
 ///   to both RAMs, and queued for an ACK unless already queued.
-///   `ev_qhit` records `ev_conn_cum` as the QP's connection cumulative PSN.
+///   `ev_qhit` records `ev_conn_cum` as the QP's connection cumulative PSN
+///   and `ev_live` as whether the QP still receives (sends ACKs).
 ///
 /// ACK port: `aq_valid` says the queue is not empty; `aq_pop` takes its
 /// head, and the next cycle `ak_*` hold that entry's fields as of before
 /// this cycle's arrival (so an arrival in the same cycle re-queues it), its
-/// ECE flag (cleared), and its QP's connection cumulative PSN.
+/// ECE flag (cleared), and its QP's connection cumulative PSN and liveness.
 #[derive(LogicBlock, Default)]
 pub struct RxPathTable {
     /// Clock.
@@ -112,6 +113,8 @@ pub struct RxPathTable {
     pub ev_ce: Signal<In, Bit>,
     /// S2: the QP's connection cumulative PSN after the verdict.
     pub ev_conn_cum: Signal<In, Bits<32>>,
+    /// S2: the QP is still RTR or RTS after the verdict.
+    pub ev_live: Signal<In, Bit>,
     /// An entry waits for an ACK.
     pub aq_valid: Signal<Out, Bit>,
     /// Take the head of the ACK queue.
@@ -136,6 +139,9 @@ pub struct RxPathTable {
     pub ak_ece: Signal<Out, Bit>,
     /// ACK: the QP's connection cumulative PSN.
     pub ak_conn_cum: Signal<Out, Bits<32>>,
+    /// ACK: the QP was still RTR or RTS at its last event (else no ACK:
+    /// the engine's failed QP sends none).
+    pub ak_live: Signal<Out, Bit>,
 }
 
 impl Logic for RxPathTable {
@@ -155,6 +161,7 @@ impl Logic for RxPathTable {
         self.ak_port.connect();
         self.ak_ece.connect();
         self.ak_conn_cum.connect();
+        self.ak_live.connect();
     }
 
     fn hdl(&self) -> Verilog {

@@ -1,5 +1,5 @@
-//! RX placement: QP and MR tables, the receive checks of a WRITE, and
-//! direct placement as DMA write commands.
+//! RX placement: QP and MR tables, the receive checks of WRITE, SEND and
+//! READ-response packets, and direct placement as DMA write commands.
 //!
 //! [`RxPlace`] sits behind [`crate::RxParser`] (see [`crate::RxCore`]). For
 //! every frame the parser reports (`meta_*`, one pulse after the frame's
@@ -11,29 +11,43 @@
 //!
 //! | code | verdict | engine counter |
 //! |---|---|---|
-//! | 0 | placed (WRITE accepted) | `stats.data_accepted` |
+//! | 0 | placed (WRITE, SEND/SEND_IMM of stream 0, or READ_RESP accepted) | `stats.data_accepted` |
 //! | 1–5 | parser drop reasons ([`crate::DropReason`]) | `truncated` … `bad_icrc` |
 //! | 6 | no QP with `dst_qpn` | `unknown_qp` |
 //! | 7 | QP neither RTR nor RTS | `qp_state` |
 //! | 8 | source QPN or source IP is not the peer | `wrong_peer` |
 //! | 9 | path ≥ 64 | `bad_path` |
 //! | 17 | PROBE: path-tracked and acknowledged, nothing else | — |
-//! | 10 | not a WRITE: passed to the firmware | — |
+//! | 10 | another opcode, or a SEND of a stream other than 0: passed to the firmware | — |
 //! | 11 | stream ≥ the QP's streams | `bad_stream` |
 //! | 12 | connection PSN beyond the 256-PSN receive window | `conn_window` |
 //! | 13 | payload > MTU, or offset + payload > message length | `bad_length` |
 //! | 16 | path PSN 2^30 or more beyond the path's cumulative PSN (also for a PROBE) | `path_window` |
 //! | 14 | connection PSN accepted before: not placed again | `stats.duplicates` |
-//! | 15 | rkey unknown, other PD, range outside the MR, or no REMOTE_WRITE | `remote_access` |
+//! | 15 | WRITE: rkey unknown, other PD, range outside the MR, or no REMOTE_WRITE | `remote_access` |
+//! | 18 | SEND: no posted receive with its `recv_idx` (RNR NACK) | `receiver_not_ready` |
+//! | 19 | SEND: message longer than the receive (invalid-request NACK) | `invalid_request` |
+//! | 20 | SEND: the receive's lkey check fails (remote-operational NACK) | `remote_access` |
+//! | 21 | READ_RESP: no outstanding READ with its (stream, MSN); PSN accepted | `unexpected_response` |
+//! | 22 | READ_RESP: does not fit its READ (length, lkey check); PSN accepted, the READ fails and the QP goes to ERR (state 0) | `unexpected_response` |
 //!
+//! SEND/SEND_IMM of stream 0 are checked against the QP's receive ring
+//! (the engine's `Qp::on_message`: `receive_for(recv_idx)`, `msg_len` ≤ the
+//! receive's length, `check_local` on `sge.addr + offset`) and placed at
+//! `sge.addr + offset`; READ_RESP against the QP's outstanding-READ table
+//! (`on_read_response`: `msg_len` equal to the READ's length, `offset +
+//! len` inside it, `check_local`) and placed likewise. The lkey check is
+//! the same MR lookup and bounds check as the WRITE's rkey check, with the
+//! key, address and needed access chosen by opcode.//!
 //! Not checked here (the engine does it; see `docs/hardware.md`): message
-//! consistency (`bad_format` for a WRITE whose MSN was seen with another
-//! length).
+//! consistency (`bad_format` for a WRITE or SEND whose MSN was seen with
+//! another opcode or length).
 //!
 //! The verdict event (`m_ev_*`, the cycle after S1) carries what the path
 //! tracker and the firmware need: `m_ev_track` (the engine path-tracks the
-//! packet: placed, duplicate, remote-access failure or PROBE), the QP's
-//! connection cumulative PSN after the verdict, and the header fields.
+//! packet: placed, duplicate, remote access, 18–22, and PROBE), the QP's
+//! connection cumulative PSN after the verdict, whether the QP is still
+//! receiving (`m_ev_live`), and the header fields.
 //!
 //! # Store and forward
 //! The verdict (ICRC) is known only after a frame's last byte, so the
@@ -52,6 +66,10 @@
 //! Written by the firmware through `cfg_we`/`cfg_addr`/`cfg_data` (one
 //! 64-bit word per cycle); the map is in `docs/hardware.md` and in
 //! [`mod@cfg`]. 4 QPs and 4 MRs, looked up associatively (by QPN and by rkey).
+//! Per QP, a ring of [`RQ_SLOTS`] posted receives of stream 0 (base
+//! `recv_idx` and count in QP word 8, slot = `recv_idx mod RQ_SLOTS`) and
+//! [`READS`] outstanding READs (QP words 9–14); the firmware posts and
+//! retires them, the RTL only reads them.
 //! Each QP keeps its connection receive state: the cumulative connection PSN
 //! and a 256-bit bitmap of accepted PSNs above it (the engine's
 //! `ConnBitmap` with a 256-packet window), updated in the cycle of the
@@ -81,6 +99,13 @@ pub const QPS: usize = 4;
 pub const MRS: usize = 4;
 /// Connection receive window in PSNs (the engine's `recv_window`).
 pub const CONN_WINDOW: u32 = 256;
+/// Posted receives per QP (stream 0) in the receive ring.
+pub const RQ_SLOTS: usize = 8;
+/// Outstanding-READ entries per QP.
+pub const READS: usize = 2;
+// `rx_place.v.in` is written for these two sizes (slot and entry indices,
+// the QP words 8–14 of the map).
+const _: () = assert!(RQ_SLOTS == 8 && READS == 2);
 
 /// Table write port map: `cfg_addr = table << 6 | entry << 4 | word`.
 pub mod cfg {
@@ -90,6 +115,22 @@ pub mod cfg {
     pub const MR: u8 = 1;
     /// Table select: global registers.
     pub const GLOBAL: u8 = 2;
+    /// Table select: receive rings. Entry = QP slot; word = ring slot << 1
+    /// | [`RQ_ADDR`] or [`RQ_LEN_LKEY`].
+    pub const RQ: u8 = 3;
+    /// Receive-ring word: the receive's SGE address.
+    pub const RQ_ADDR: u8 = 0;
+    /// Receive-ring word: bits 31..0 the SGE length, bits 63..32 its lkey.
+    pub const RQ_LEN_LKEY: u8 = 1;
+    /// QP word 8: bits 31..0 the `recv_idx` of the oldest posted receive of
+    /// stream 0, bits 35..32 how many are posted (0..=8).
+    pub const QP_RQ_CTRL: u8 = 8;
+    /// QP word of READ entry `e` (0 or 1): `9 + 3e` bit 63 valid, bits
+    /// 47..32 stream, bits 31..0 MSN; `10 + 3e` the SGE address; `11 + 3e`
+    /// bits 31..0 its length (= the READ's message length), bits 63..32 its lkey.
+    pub const fn qp_read(e: u8, word: u8) -> u8 {
+        9 + 3 * e + word
+    }
     /// QP word 0: bit 0 valid, bits 2..1 state ([`STATE_RTR`], [`STATE_RTS`],
     /// else [`STATE_IDLE`]: not receiving).
     pub const QP_CTRL: u8 = 0;
@@ -159,7 +200,7 @@ pub enum Verdict {
     WrongPeer = 8,
     /// Path id ≥ 64.
     BadPath = 9,
-    /// Not a WRITE: handed to the firmware.
+    /// Another opcode, or a SEND of a stream other than 0: handed to the firmware.
     Firmware = 10,
     /// Stream id beyond the QP's streams.
     BadStream = 11,
@@ -175,11 +216,21 @@ pub enum Verdict {
     PathWindow = 16,
     /// PROBE: path-tracked and acknowledged.
     Probe = 17,
+    /// SEND: no posted receive for its `recv_idx` (the firmware sends an RNR NACK).
+    Rnr = 18,
+    /// SEND: longer than its receive (invalid-request NACK).
+    InvalidRequest = 19,
+    /// SEND: the receive's lkey check failed (remote-operational NACK).
+    RemoteOperational = 20,
+    /// READ_RESP: no outstanding READ with its (stream, MSN).
+    UnexpectedResponse = 21,
+    /// READ_RESP: does not fit its READ; the READ fails, the QP goes to ERR.
+    BadResponse = 22,
 }
 
 impl Verdict {
     /// Every verdict, by code.
-    pub const ALL: [Verdict; 18] = [
+    pub const ALL: [Verdict; 23] = [
         Self::Placed,
         Self::Truncated,
         Self::BadVersion,
@@ -198,6 +249,11 @@ impl Verdict {
         Self::RemoteAccess,
         Self::PathWindow,
         Self::Probe,
+        Self::Rnr,
+        Self::InvalidRequest,
+        Self::RemoteOperational,
+        Self::UnexpectedResponse,
+        Self::BadResponse,
     ];
 
     /// The verdict with code `code` (5 bits).
@@ -337,6 +393,18 @@ pub struct RxPlace<const W: usize, const B: usize> {
     pub m_ev_recv_idx: Signal<Out, Bits<32>>,
     /// Event: immediate.
     pub m_ev_imm: Signal<Out, Bits<32>>,
+    /// Event: the QP is still receiving (RTR or RTS) after this verdict.
+    pub m_ev_live: Signal<Out, Bit>,
+    /// Event: stream id.
+    pub m_ev_stream: Signal<Out, Bits<16>>,
+    /// Event: connection PSN.
+    pub m_ev_conn_psn: Signal<Out, Bits<32>>,
+    /// Event: MSG offset.
+    pub m_ev_offset: Signal<Out, Bits<32>>,
+    /// Event: MSG message length.
+    pub m_ev_msg_len: Signal<Out, Bits<32>>,
+    /// Event: payload bytes (MSG opcodes; 0 otherwise).
+    pub m_ev_len: Signal<Out, Bits<16>>,
     /// ACK read port: QP entry.
     pub ack_qp: Signal<In, Bits<2>>,
     /// ACK read port: its QPN (the ACK's source QPN).
@@ -388,7 +456,12 @@ impl<const W: usize, const B: usize> Logic for RxPlace<W, B> {
         self.m_dma_tlast.connect();
         self.m_ev_valid.connect();
         self.m_ev_code.connect();
-        for s in [&mut self.m_ev_track, &mut self.m_ev_qhit, &mut self.m_ev_ce] {
+        for s in [
+            &mut self.m_ev_track,
+            &mut self.m_ev_qhit,
+            &mut self.m_ev_ce,
+            &mut self.m_ev_live,
+        ] {
             s.connect();
         }
         self.m_ev_conn_cum.connect();
@@ -403,6 +476,11 @@ impl<const W: usize, const B: usize> Logic for RxPlace<W, B> {
         self.m_ev_msn.connect();
         self.m_ev_recv_idx.connect();
         self.m_ev_imm.connect();
+        self.m_ev_stream.connect();
+        self.m_ev_conn_psn.connect();
+        self.m_ev_offset.connect();
+        self.m_ev_msg_len.connect();
+        self.m_ev_len.connect();
         self.trk_rd_addr.connect();
         self.ack_qpn.connect();
         self.ack_peer_qpn.connect();

@@ -35,6 +35,12 @@ pub trait Side {
     fn observe(&mut self, sim: &mut Sim);
     /// Nothing left to drive.
     fn done(&self) -> bool;
+    /// Frame `index`'s last beat was taken this cycle (before the clock edge).
+    fn frame_taken(&mut self, _index: usize) {}
+    /// Offer no input beat this cycle (the side has work to finish first).
+    fn hold_input(&self) -> bool {
+        false
+    }
 }
 
 /// The [`Side`] that drives nothing.
@@ -328,7 +334,7 @@ impl RxCoreTb {
         };
         while out.verdicts.len() < frames.len() || idle < drain || !side.done() {
             let (offer, ready, ack_ready) = knobs();
-            let valid = offer && frame < frames.len();
+            let valid = offer && frame < frames.len() && !side.hold_input();
             let (mut n, mut last) = (0, false);
             if valid {
                 if let (0, Some(ports)) = (off, self.p.pseudo) {
@@ -386,6 +392,7 @@ impl RxCoreTb {
                 out.beats += 1;
                 off += n;
                 if last {
+                    side.frame_taken(frame);
                     frame += 1;
                     off = 0;
                 }

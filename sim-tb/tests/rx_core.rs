@@ -43,13 +43,19 @@ fn random_traffic_matches_the_engine_with_backpressure() {
             return;
         };
         println!(
-            "{width}-bit: {} placed, {} ACKs checked, verdicts {:?}",
-            r.placed, r.acks_checked, r.by_verdict
+            "{width}-bit: {} placed ({} SEND, {} READ_RESP), {} receives posted, {} ACKs checked, \
+             verdicts {:?}",
+            r.placed,
+            r.placed_send,
+            r.placed_read_resp,
+            r.receives_posted,
+            r.acks_checked,
+            r.by_verdict
         );
         check(width, "random", &r);
         // The mix exercises every check the RTL makes (all verdicts but
         // the parser's version/opcode/payload ones and the firmware's).
-        for (code, n) in r.by_verdict.iter().enumerate().take(18) {
+        for (code, n) in r.by_verdict.iter().enumerate().take(23) {
             if ![2, 3, 4, 10].contains(&code) {
                 assert!(*n > 0, "{width}-bit: verdict {code} never seen");
             }
@@ -84,18 +90,22 @@ fn hundred_thousand_datagrams_per_width() {
             return;
         };
         println!(
-            "{width}-bit: {} packets ({} placed, {} CE-marked), {} ACKs checked, {} mismatches, \
-             {} writes outside the MR, {} cycles, {} bubbles, {:.1} s, verdicts {:?}",
+            "{width}-bit: {} packets ({} placed: {} SEND, {} READ_RESP; {} CE-marked), \
+             {} receives posted, {} ACKs checked, {} mismatches, {} writes outside the MR, \
+             {} cycles, {} bubbles, {:.1} s, verdicts {:?}",
             r.packets,
             r.placed,
+            r.placed_send,
+            r.placed_read_resp,
             r.ce_marked,
+            r.receives_posted,
             r.acks_checked,
             r.mismatches.len(),
             r.writes_outside_mr,
             r.cycles,
             r.bubbles,
             r.sim_secs,
-            &r.by_verdict[..18]
+            &r.by_verdict[..23]
         );
         check(width, "100k", &r);
         assert_eq!(r.bubbles, 0, "{width}-bit: input refused at line rate");
