@@ -90,6 +90,8 @@ pub struct AckRxRun {
     pub fw_waited: u64,
     /// Longest a firmware operation waited for the table, cycles.
     pub fw_max_wait: u64,
+    /// Cycles the ACK receiver held the table (`m_fate_hw` high).
+    pub hw_cycles: u64,
     /// Clock cycles.
     pub cycles: u64,
     /// Every mismatch, first differing field first.
@@ -566,6 +568,7 @@ impl Bench {
                     waited += 1;
                 }
             }
+            run.hw_cycles += sim.get(p.fate_hw);
             let mut active = false;
             if ready && sim.get(p.fate_valid) == 1 {
                 let conn_psn = sim.get(p.fate_conn_psn) as u32;

@@ -10,7 +10,7 @@ use metaroce_sim_tb::ack_rx::run_against_engine;
 #[test]
 fn received_acks_update_the_table_as_the_engine() {
     let t = std::time::Instant::now();
-    let run = match run_against_engine(3_000, 0xACC5) {
+    let run = match run_against_engine(10_000, 0xACC5) {
         Ok(run) => run,
         Err(e @ SimError::VerilatorMissing) => {
             eprintln!("SKIP: {e}");
@@ -19,7 +19,7 @@ fn received_acks_update_the_table_as_the_engine() {
         Err(e) => panic!("{e}"),
     };
     println!(
-        "{} rounds in {:.1} s, {} cycles: {} ACKs fed ({} stale), {} applied, {} RTT samples, \
+        "{} rounds in {:.1} s, {} cycles: {} ACKs fed ({} stale), {} applied ({:.1} table cycles each), {} RTT samples, \
          hostile bad-ICRC/unknown-QP/wrong-peer/unmapped-path {:?}, {} peer PROBEs, \
          {} firmware ops ({} waited for the table, longest {} cycles), hardware fates acked/lost {:?}, \
          {} slot read-backs ({} fields), {} mismatches",
@@ -29,6 +29,7 @@ fn received_acks_update_the_table_as_the_engine() {
         run.acks_fed,
         run.stale,
         run.acks_applied,
+        run.hw_cycles as f64 / run.acks_applied.max(1) as f64,
         run.rtt_samples,
         run.hostile,
         run.probes,
