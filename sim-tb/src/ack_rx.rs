@@ -58,9 +58,9 @@ const UNKNOWN_QPN: u32 = 0x0BAD_0001;
 const LOCAL: Ipv4Addr = Ipv4Addr::new(10, 0, 0, 1);
 
 /// The slot map the firmware writes: slot `s` holds path `s / 2` of QP
-/// `s % 2` (not the identity, so a wrong mapping shows).
-fn slot_of(qp: usize, path: u16) -> usize {
-    usize::from(path) * 2 + qp
+/// `s % 2` (not the identity, so a wrong mapping shows). Returns (QP, path).
+fn qp_path(slot: usize) -> (usize, u16) {
+    (slot % 2, (slot / 2) as u16)
 }
 
 /// What a run did and found.
@@ -307,7 +307,7 @@ impl World {
     /// Delivers some of `slot`'s transmissions to its receiver and feeds
     /// the ACKs it sends (10 % lost, 10 % followed by a hostile variant).
     fn deliver(&mut self, slot: usize, r: &mut Round, run: &mut AckRxRun) {
-        let (qp, path) = (slot % 2, (slot / 2) as u16);
+        let (qp, path) = qp_path(slot);
         for _ in 0..self.rng.gen_range(1..=4) {
             if self.net[slot].is_empty() {
                 return;
@@ -493,8 +493,7 @@ impl Bench {
             ip as u64,
         );
         for slot in 0..SLOTS {
-            let (qp, path) = (slot % 2, (slot / 2) as u16);
-            assert_eq!(slot_of(qp, path), slot);
+            let (qp, path) = qp_path(slot);
             let word = u64::from(QPNS[qp]) | u64::from(path) << MAP_PATH_SHIFT | 1 << MAP_VALID_BIT;
             self.cfg(SLOT_MAP_CFG + slot as u16, word);
         }
