@@ -220,6 +220,8 @@ struct Round {
 const DST_QPN_AT: usize = 4;
 const SRC_QPN_AT: usize = 8;
 const PATH_AT: usize = 14;
+/// Offset of the ACK extension's `echo_ts` (`metaroce_proto::AckHeader`).
+const ECHO_TS_AT: usize = metaroce_proto::BASE_LEN + 40;
 
 impl World {
     fn new(seed: u64) -> Self {
@@ -335,11 +337,25 @@ impl World {
                 if self.rng.gen_bool(0.1) {
                     self.hostile(s.bytes.clone(), pseudo, r, run);
                 }
-                self.history.push((slot, s.bytes.clone(), pseudo));
+                let mut bytes = s.bytes;
+                let kind = if self.rng.gen_bool(0.03) {
+                    // A valid ACK whose echoed timestamp gives no RTT
+                    // sample: 0 (no timestamp) or ahead of now.
+                    let ts = match self.rng.gen_range(0..2) {
+                        0 => 0,
+                        _ => self.now_ns + self.rng.gen_range(1..1_000_000),
+                    };
+                    bytes[ECHO_TS_AT..ECHO_TS_AT + 8].copy_from_slice(&u64::to_be_bytes(ts));
+                    Packet::new_unchecked(&mut bytes[..]).fill_icrc(&pseudo);
+                    "no-RTT"
+                } else {
+                    "fresh"
+                };
+                self.history.push((slot, bytes.clone(), pseudo));
                 if self.history.len() > 256 {
                     self.history.remove(0);
                 }
-                self.feed_valid(slot, s.bytes, pseudo, "fresh", r);
+                self.feed_valid(slot, bytes, pseudo, kind, r);
             }
         }
     }
