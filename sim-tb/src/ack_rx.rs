@@ -92,6 +92,9 @@ pub struct AckRxRun {
     pub fw_max_wait: u64,
     /// Cycles the ACK receiver held the table (`m_fate_hw` high).
     pub hw_cycles: u64,
+    /// Fewest cycles from a mapped ACK's verdict event (`m_ev_valid`) to
+    /// the cycle `m_fate_hw` rises (its `Ack` taken the cycle before).
+    pub ev_to_busy_min: u64,
     /// Clock cycles.
     pub cycles: u64,
     /// Every mismatch, first differing field first.
@@ -125,6 +128,11 @@ struct Ports {
     fate_lost: Port,
     fate_conn_psn: Port,
     fate_hw: Port,
+    ev_valid: Port,
+    ev_code: Port,
+    ev_opcode: Port,
+    ev_dst_qpn: Port,
+    ev_path: Port,
     done_valid: Port,
     done_slot: Port,
     done_pkts: Port,
@@ -162,6 +170,11 @@ impl Ports {
             fate_lost: s.port("m_fate_lost")?,
             fate_conn_psn: s.port("m_fate_conn_psn")?,
             fate_hw: s.port("m_fate_hw")?,
+            ev_valid: s.port("m_ev_valid")?,
+            ev_code: s.port("m_ev_code")?,
+            ev_opcode: s.port("m_ev_opcode")?,
+            ev_dst_qpn: s.port("m_ev_dst_qpn")?,
+            ev_path: s.port("m_ev_path")?,
             done_valid: s.port("m_ackrx_valid")?,
             done_slot: s.port("m_ackrx_slot")?,
             done_pkts: s.port("m_ackrx_pkts")?,
@@ -533,6 +546,9 @@ impl Bench {
         let mut quiet = 0u64;
         let want_applied = r.expected.len();
         let mut cycle = 0u64;
+        // Latency: the last mapped ACK event's cycle, and m_fate_hw before.
+        let mut last_ev = None;
+        let mut was_busy = false;
         loop {
             cycle += 1;
             // MAC RX: the next beat of the current frame.
@@ -598,6 +614,23 @@ impl Bench {
             sim.tick();
             sim.set(p.op_valid, 0);
             sim.eval();
+            let c = sim.cycles();
+            if sim.get(p.ev_valid) == 1
+                && sim.get(p.ev_code) == u64::from(V_FIRMWARE)
+                && sim.get(p.ev_opcode) == Opcode::Ack as u64
+                && QPNS.contains(&(sim.get(p.ev_dst_qpn) as u32))
+                && sim.get(p.ev_path) < rx_path::PATHS as u64
+            {
+                last_ev = Some(c);
+            }
+            let busy = sim.get(p.fate_hw) == 1;
+            if busy
+                && !was_busy
+                && let Some(e) = last_ev.take()
+            {
+                run.ev_to_busy_min = run.ev_to_busy_min.min(c - e);
+            }
+            was_busy = busy;
             if sim.get(p.res_valid) == 1 {
                 let Some((_, slot, op)) = r.ops.pop_front() else {
                     run.mismatches.push(format!(
@@ -749,7 +782,10 @@ fn replay(w: &mut World, r: &mut Round, done: Vec<Done>, run: &mut AckRxRun) {
 pub fn run_against_engine(rounds: u64, seed: u64) -> Result<AckRxRun, SimError> {
     let mut w = World::new(seed);
     let mut b = Bench::new(seed, &w.rx)?;
-    let mut run = AckRxRun::default();
+    let mut run = AckRxRun {
+        ev_to_busy_min: u64::MAX,
+        ..AckRxRun::default()
+    };
     let start = b.tb.sim().cycles();
     // Every slot a fresh engine path with the controller's window.
     for slot in 0..SLOTS {

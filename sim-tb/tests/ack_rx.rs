@@ -19,7 +19,7 @@ fn received_acks_update_the_table_as_the_engine() {
         Err(e) => panic!("{e}"),
     };
     println!(
-        "{} rounds in {:.1} s, {} cycles: {} ACKs fed ({} stale), {} applied ({:.1} table cycles each), {} RTT samples, \
+        "{} rounds in {:.1} s, {} cycles: {} ACKs fed ({} stale), {} applied ({:.1} table cycles each, event to m_fate_hw {} cycles at best), {} RTT samples, \
          hostile bad-ICRC/unknown-QP/wrong-peer/unmapped-path {:?}, {} peer PROBEs, \
          {} firmware ops ({} waited for the table, longest {} cycles), hardware fates acked/lost {:?}, \
          {} slot read-backs ({} fields), {} mismatches",
@@ -30,6 +30,7 @@ fn received_acks_update_the_table_as_the_engine() {
         run.stale,
         run.acks_applied,
         run.hw_cycles as f64 / run.acks_applied.max(1) as f64,
+        run.ev_to_busy_min,
         run.rtt_samples,
         run.hostile,
         run.probes,
