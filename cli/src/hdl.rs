@@ -6,7 +6,8 @@
 //! against `metaroce-proto`, the Ethernet front end against `etherparse`,
 //! the TX frame builder against the engine's datagrams, the per-path TX
 //! table against the engine's `TxPath`, and the whole NIC (`NicCore`, 64
-//! bits) with receive and transmit traffic at once.
+//! bits) with receive and transmit traffic at once, and with received
+//! ACKs applied to its TX table against the engine's `TxPath`.
 //!
 //! `report` needs Verilator (lint and simulation; the models are compiled
 //! into this binary when Verilator is present at build time) and yosys
@@ -256,6 +257,9 @@ struct NicCoreCheck {
     acks_checked: u64,
     /// Data frames on the MAC TX port compared with the engine's datagrams.
     data_frames_checked: u64,
+    /// Received ACKs the ACK receiver applied to the TX table, compared
+    /// with the engine's `TxPath` (`metaroce_sim_tb::ack_rx`).
+    acks_applied_checked: u64,
     mismatches: u64,
     hostile_writes_outside_mr: u64,
     /// Receive input beats refused at line rate.
@@ -443,8 +447,10 @@ fn report_all(args: &ReportArgs) -> anyhow::Result<()> {
         false,
         None,
     )?;
+    let ack_rx =
+        metaroce_sim_tb::ack_rx::run_against_engine((args.packets / 30).max(1) as u64, args.seed)?;
     bar.finish_and_clear();
-    for m in nic.mismatches().iter().take(10) {
+    for m in nic.mismatches().iter().chain(&ack_rx.mismatches).take(10) {
         eprintln!("NicCore mismatch: {m}");
     }
     let report = Report {
@@ -466,7 +472,8 @@ fn report_all(args: &ReportArgs) -> anyhow::Result<()> {
             datagrams_in: nic.rx.packets,
             acks_checked: nic.rx.acks_checked,
             data_frames_checked: nic.data_frames,
-            mismatches: nic.mismatches().len() as u64,
+            acks_applied_checked: ack_rx.acks_applied,
+            mismatches: (nic.mismatches().len() + ack_rx.mismatches.len()) as u64,
             hostile_writes_outside_mr: nic.rx.writes_outside_mr,
             bubbles: nic.rx.bubbles,
             mac_tx_utilisation: nic.mac_beats as f64 / nic.cycles.max(1) as f64,
@@ -568,6 +575,7 @@ fn tables(r: &Report) -> Vec<comfy_table::Table> {
         "frames in",
         "ACK frames vs engine",
         "data frames vs engine",
+        "ACKs applied to TX table vs engine",
         "mismatches",
         "writes outside MR",
         "RX bubbles",
@@ -579,6 +587,7 @@ fn tables(r: &Report) -> Vec<comfy_table::Table> {
         n.datagrams_in.to_string(),
         n.acks_checked.to_string(),
         n.data_frames_checked.to_string(),
+        n.acks_applied_checked.to_string(),
         n.mismatches.to_string(),
         n.hostile_writes_outside_mr.to_string(),
         n.bubbles.to_string(),

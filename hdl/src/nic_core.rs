@@ -1,6 +1,6 @@
 //! The NIC top: the receive side, the ACK transmit path, the TX frame
-//! builder, the MAC transmit arbiter and the per-path TX table in one
-//! block.
+//! builder, the MAC transmit arbiter, the per-path TX table and the ACK
+//! receiver that updates it in one block.
 //!
 //! ```text
 //! MAC RX s_axis_* ─► NicRx (RxEth → RxCore) ─► m_dma_*, m_ev_*, cnt_*
@@ -10,21 +10,26 @@
 //!                        │ ACK frames
 //! s_desc_* ─► TxBuild ──►├─► TxArb (round robin per frame) ─► MAC TX m_axis_*
 //!  m_rd_*/s_pay_* ◄─┘  data frames
-//! op_*/rd_*/res_*/m_fate_* ◄─► TxPathTable (16 slots)
+//! NicRx tap + m_ev_* ─► AckRx (received ACKs → Ack + Feedback) ─┐
+//! op_*/rd_*/res_*/m_fate_* ◄─────────────────── (turns) ───────┴─► TxPathTable (16 slots)
 //! ```
 //!
 //! One configuration port: `cfg_addr` is 9 bits; bit 8 clear writes the
 //! receive core's tables (`crate::rx_place::cfg`, unchanged), bit 8 set
 //! writes the TX builder's registers and entropy table
 //! (`crate::tx_build::cfg`), which the ACK framer also uses (local and
-//! next-hop MAC, local IPv4, TTL, DSCP). The per-path TX table stays a
-//! firmware-operated block (its op, result, fate and read ports are
-//! brought out unchanged): the firmware assigns path PSNs with `Send` and
-//! writes them into the descriptors, as in `docs/hardware.md` §5.
+//! next-hop MAC, local IPv4, TTL, DSCP), and at `0x180 + slot` the ACK
+//! receiver's slot map (`crate::ack_rx::cfg`). The per-path TX table's
+//! op, result, fate and read ports are brought out: the firmware assigns
+//! path PSNs with `Send` and writes them into the descriptors, as in
+//! `docs/hardware.md` §5; received ACKs whose (QPN, path) is mapped are
+//! applied by [`AckRx`] (`Ack` + `Feedback`), taking turns with the
+//! firmware's operations.
 
 use rust_hdl::prelude::*;
 
 use crate::ack_frame::AckFrame;
+use crate::ack_rx::AckRx;
 use crate::nic_rx::NicRx;
 use crate::tx_arb::TxArb;
 use crate::tx_build::TxBuild;
@@ -35,6 +40,12 @@ pub const CFG_TX_BIT: u32 = 8;
 
 /// Slot-index bits of the TX table in the top: 16 slots.
 pub const TX_SLOT_BITS: usize = 4;
+
+/// `cfg_addr` of the ACK receiver's slot-map entry for `slot`
+/// (TX map, table 2: `0x180 + slot`).
+pub const fn ack_rx_cfg_addr(slot: u16) -> u16 {
+    1 << CFG_TX_BIT | 2 << 6 | slot
+}
 
 /// The NIC top at `W`-bit beats (`B = W / 8` lanes; 64 or 512 bits).
 #[derive(LogicBlock, Default)]
@@ -300,12 +311,34 @@ pub struct NicCore<const W: usize, const B: usize> {
     pub rd_backoff: Signal<Out, Bits<4>>,
     /// Read: `TxPath::can_send(rd_len)`.
     pub rd_can_send: Signal<Out, Bit>,
+    /// Fate event (and `res_valid` suppressed) from an ACK the hardware
+    /// applied; its slot is the next `m_ackrx_slot`.
+    pub m_fate_hw: Signal<Out, Bit>,
+    /// Pulse: the ACK receiver applied an ACK to the table.
+    pub m_ackrx_valid: Signal<Out, Bit>,
+    /// Its TX table slot.
+    pub m_ackrx_slot: Signal<Out, Bits<TX_SLOT_BITS>>,
+    /// Data packets it acknowledged.
+    pub m_ackrx_pkts: Signal<Out, Bits<32>>,
+    /// Bytes it acknowledged.
+    pub m_ackrx_bytes: Signal<Out, Bits<32>>,
+    /// The ACK's `conn_cum`.
+    pub m_ackrx_conn_cum: Signal<Out, Bits<32>>,
+    /// ACKs applied by the hardware.
+    pub ackrx_cnt_applied: Signal<Out, Bits<32>>,
+    /// Valid ACKs for an unmapped (QPN, path): left to the firmware.
+    pub ackrx_cnt_unmapped: Signal<Out, Bits<32>>,
+    /// ACKs dropped: the ACK receiver's queue was full.
+    pub ackrx_cnt_overflow: Signal<Out, Bits<32>>,
+    /// ACKs not applied because the event did not match the tapped datagram.
+    pub ackrx_cnt_pair_err: Signal<Out, Bits<32>>,
 
     rx: NicRx<W, B>,
     tx: TxBuild<W, B>,
     ackf: AckFrame<W, B>,
     arb: TxArb<W, B>,
     paths: TxPathTable<TX_SLOT_BITS>,
+    ackrx: AckRx<W, B, TX_SLOT_BITS>,
 }
 
 impl<const W: usize, const B: usize> Logic for NicCore<W, B> {
@@ -316,11 +349,13 @@ impl<const W: usize, const B: usize> Logic for NicCore<W, B> {
         self.ackf.clock.next = self.clock.val();
         self.arb.clock.next = self.clock.val();
         self.paths.clock.next = self.clock.val();
+        self.ackrx.clock.next = self.clock.val();
         self.rx.rst.next = self.rst.val();
         self.tx.rst.next = self.rst.val();
         self.ackf.rst.next = self.rst.val();
         self.arb.rst.next = self.rst.val();
         self.paths.rst.next = self.rst.val();
+        self.ackrx.rst.next = self.rst.val();
 
         // One configuration port, two maps.
         self.rx.cfg_we.next = self.cfg_we.val() & !self.cfg_addr.val().get_bit(8);
@@ -329,6 +364,12 @@ impl<const W: usize, const B: usize> Logic for NicCore<W, B> {
         self.tx.cfg_addr.next = self.cfg_addr.val().get_bits::<8>(0);
         self.rx.cfg_data.next = self.cfg_data.val();
         self.tx.cfg_data.next = self.cfg_data.val();
+        self.ackrx.cfg_we.next = self.cfg_we.val()
+            & self.cfg_addr.val().get_bit(8)
+            & self.cfg_addr.val().get_bit(7)
+            & !self.cfg_addr.val().get_bit(6);
+        self.ackrx.cfg_addr.next = self.cfg_addr.val().get_bits::<6>(0);
+        self.ackrx.cfg_data.next = self.cfg_data.val().get_bits::<49>(0);
 
         // Receive side.
         self.rx.s_axis_tdata.next = self.s_axis_tdata.val();
@@ -441,22 +482,64 @@ impl<const W: usize, const B: usize> Logic for NicCore<W, B> {
         self.arb.m_axis_tready.next = self.m_axis_tready.val();
         self.m_axis_tlast.next = self.arb.m_axis_tlast.val();
 
-        // Per-path TX table: the firmware's ports, unchanged.
-        self.paths.op_valid.next = self.op_valid.val();
-        self.op_ready.next = self.paths.op_ready.val();
-        self.paths.op_code.next = self.op_code.val();
-        self.paths.op_slot.next = self.op_slot.val();
-        self.paths.op_psn.next = self.op_psn.val();
+        // ACK receiver: the core's input and events.
+        self.ackrx.s_tdata.next = self.rx.m_tap_tdata.val();
+        self.ackrx.s_tvalid.next = self.rx.m_tap_tvalid.val();
+        self.ackrx.s_tlast.next = self.rx.m_tap_tlast.val();
+        self.ackrx.ev_valid.next = self.rx.m_ev_valid.val();
+        self.ackrx.ev_code.next = self.rx.m_ev_code.val();
+        self.ackrx.ev_opcode.next = self.rx.m_ev_opcode.val();
+        self.ackrx.ev_dst_qpn.next = self.rx.m_ev_dst_qpn.val();
+        self.ackrx.ev_path.next = self.rx.m_ev_path.val();
+        self.ackrx.ev_path_psn.next = self.rx.m_ev_path_psn.val();
+        self.ackrx.ev_timestamp.next = self.rx.m_ev_timestamp.val();
+        self.ackrx.now.next = self.now.val();
+        self.ackrx.fw_op_valid.next = self.op_valid.val();
+        self.ackrx.t_op_ready.next = self.paths.op_ready.val();
+        self.ackrx.t_res_valid.next = self.paths.res_valid.val();
+        self.ackrx.t_res_pkts.next = self.paths.res_pkts.val();
+        self.ackrx.t_res_bytes.next = self.paths.res_bytes.val();
+        self.m_fate_hw.next = self.ackrx.busy.val();
+        self.m_ackrx_valid.next = self.ackrx.m_done_valid.val();
+        self.m_ackrx_slot.next = self.ackrx.m_done_slot.val();
+        self.m_ackrx_pkts.next = self.ackrx.m_done_pkts.val();
+        self.m_ackrx_bytes.next = self.ackrx.m_done_bytes.val();
+        self.m_ackrx_conn_cum.next = self.ackrx.m_done_conn_cum.val();
+        self.ackrx_cnt_applied.next = self.ackrx.cnt_applied.val();
+        self.ackrx_cnt_unmapped.next = self.ackrx.cnt_unmapped.val();
+        self.ackrx_cnt_overflow.next = self.ackrx.cnt_overflow.val();
+        self.ackrx_cnt_pair_err.next = self.ackrx.cnt_pair_err.val();
+
+        // Per-path TX table: the firmware's ports, or the ACK receiver's
+        // Ack/Feedback operands while it holds the table (`sel`); the
+        // firmware sees op_ready low then, and no res_valid for ours.
+        if self.ackrx.sel.val() {
+            self.paths.op_valid.next = self.ackrx.a_op_valid.val();
+            self.paths.op_code.next = self.ackrx.a_op_code.val();
+            self.paths.op_slot.next = self.ackrx.a_op_slot.val();
+            self.paths.op_psn.next = self.ackrx.a_op_psn.val();
+            self.paths.op_sack.next = self.ackrx.a_op_sack.val();
+            self.paths.op_rtt_valid.next = self.ackrx.a_op_rtt_valid.val();
+            self.paths.op_rtt.next = self.ackrx.a_op_rtt.val();
+            self.paths.op_ce_count.next = self.ackrx.a_op_ce_count.val();
+            self.paths.op_acked.next = self.ackrx.a_op_acked.val();
+        } else {
+            self.paths.op_valid.next = self.op_valid.val();
+            self.paths.op_code.next = self.op_code.val();
+            self.paths.op_slot.next = self.op_slot.val();
+            self.paths.op_psn.next = self.op_psn.val();
+            self.paths.op_sack.next = self.op_sack.val();
+            self.paths.op_rtt_valid.next = self.op_rtt_valid.val();
+            self.paths.op_rtt.next = self.op_rtt.val();
+            self.paths.op_ce_count.next = self.op_ce_count.val();
+            self.paths.op_acked.next = self.op_acked.val();
+        }
+        self.op_ready.next = self.paths.op_ready.val() & !self.ackrx.sel.val();
         self.paths.op_len.next = self.op_len.val();
         self.paths.op_probe.next = self.op_probe.val();
         self.paths.op_retx.next = self.op_retx.val();
-        self.paths.op_sack.next = self.op_sack.val();
-        self.paths.op_rtt_valid.next = self.op_rtt_valid.val();
-        self.paths.op_rtt.next = self.op_rtt.val();
-        self.paths.op_ce_count.next = self.op_ce_count.val();
-        self.paths.op_acked.next = self.op_acked.val();
         self.paths.op_value.next = self.op_value.val();
-        self.res_valid.next = self.paths.res_valid.val();
+        self.res_valid.next = self.paths.res_valid.val() & !self.ackrx.busy.val();
         self.res_ok.next = self.paths.res_ok.val();
         self.res_psn.next = self.paths.res_psn.val();
         self.res_pkts.next = self.paths.res_pkts.val();

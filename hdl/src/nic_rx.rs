@@ -124,6 +124,12 @@ pub struct NicRx<const W: usize, const B: usize> {
     pub m_ack_dst_port: Signal<Out, Bits<16>>,
     /// Core: ACK carries ECE.
     pub m_ack_ece: Signal<Out, Bit>,
+    /// Tap: the datagram beat the core takes (the front end's output).
+    pub m_tap_tdata: Signal<Out, Bits<W>>,
+    /// Tap: the core takes a beat this cycle.
+    pub m_tap_tvalid: Signal<Out, Bit>,
+    /// Tap: it is the datagram's last beat.
+    pub m_tap_tlast: Signal<Out, Bit>,
 
     eth: RxEth<W, B>,
     core: RxCore<W, B>,
@@ -205,5 +211,10 @@ impl<const W: usize, const B: usize> Logic for NicRx<W, B> {
         self.m_ack_src_port.next = self.core.m_ack_src_port.val();
         self.m_ack_dst_port.next = self.core.m_ack_dst_port.val();
         self.m_ack_ece.next = self.core.m_ack_ece.val();
+
+        // The core's input as taken, for the ACK receiver in the top.
+        self.m_tap_tdata.next = self.eth.m_axis_tdata.val();
+        self.m_tap_tvalid.next = self.eth.m_axis_tvalid.val() & self.core.s_axis_tready.val();
+        self.m_tap_tlast.next = self.eth.m_axis_tlast.val();
     }
 }

@@ -65,7 +65,7 @@ use crate::{Port, Sim, SimError};
 /// from `metaroce_hdl` so the bench never restates them. The table is
 /// complete; this traffic never produces `V_FIRMWARE` (other opcodes).
 #[allow(dead_code)]
-mod metaroce_hdl_codes {
+pub(crate) mod metaroce_hdl_codes {
     include!(concat!(env!("OUT_DIR"), "/core_codes.rs"));
 }
 

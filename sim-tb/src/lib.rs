@@ -26,6 +26,7 @@ mod ffi;
 #[path = "ffi_missing.rs"]
 mod ffi;
 
+pub mod ack_rx;
 pub mod core_check;
 pub mod nic_core;
 pub mod rx_check;

@@ -16,7 +16,7 @@
 use std::net::{IpAddr, Ipv4Addr};
 
 use metaroce_firmware::{Nic, QpConfig};
-use metaroce_firmware::{NicConfig, QpTransition, RemoteEnd, RxMeta, VecMemory};
+use metaroce_firmware::{NicConfig, QpTransition, RemoteEnd, RxMeta, Transmit, VecMemory};
 use metaroce_proto::{AckRepr, Ext, Flags, Opcode, Packet, PseudoHeader, Repr, Sack};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
@@ -166,6 +166,7 @@ pub struct Engine {
     local: IpAddr,
     peer: IpAddr,
     qpn: u32,
+    peer_qpn: u32,
     buf: Vec<u8>,
 }
 
@@ -175,9 +176,22 @@ impl Default for Engine {
     }
 }
 
+/// A datagram the engine sent, with its addressing.
+pub struct Sent {
+    /// The datagram (UDP payload).
+    pub bytes: Vec<u8>,
+    /// Its destination and ports.
+    pub transmit: Transmit,
+}
+
 impl Engine {
     /// A NIC with one connected QP (RTR).
     pub fn new() -> Self {
+        Self::with_peer_qpn(PEER_QPN)
+    }
+
+    /// The same, connected to the peer QP `peer_qpn`.
+    pub fn with_peer_qpn(peer_qpn: u32) -> Self {
         let local = IpAddr::V4(Ipv4Addr::new(10, 0, 0, 2));
         let peer = IpAddr::V4(Ipv4Addr::new(10, 0, 0, 1));
         let mut nic = Nic::new(NicConfig {
@@ -191,7 +205,7 @@ impl Engine {
         nic.modify_qp(
             qpn,
             QpTransition::Rtr(RemoteEnd {
-                qpn: PEER_QPN,
+                qpn: peer_qpn,
                 ip: peer,
                 udp_port: PORT,
                 initial_psn: 0,
@@ -204,24 +218,59 @@ impl Engine {
             local,
             peer,
             qpn,
+            peer_qpn,
             buf: vec![0; 4096],
         }
+    }
+
+    /// The engine's QPN.
+    pub fn qpn(&self) -> u32 {
+        self.qpn
+    }
+
+    /// The engine's IP address (the ACKs' source).
+    pub fn local_ip(&self) -> IpAddr {
+        self.local
     }
 
     /// Gives `ev` to the engine as a PROBE; returns the ACK fields it sends
     /// for the path (`None`: no ACK), whether `path_window` moved, and how
     /// many other datagrams it sent.
     pub fn arrive(&mut self, ev: Arrival, src_port: u16) -> (Option<PathState>, bool, usize) {
+        let (sent, oow) = self.probe(ev, src_port, 0);
+        let mut ack = None;
+        let mut other = 0;
+        for s in sent {
+            let parsed = Packet::new_checked(&s.bytes[..])
+                .ok()
+                .and_then(|p| Repr::parse(&p).ok());
+            match parsed {
+                Some(Repr {
+                    opcode: Opcode::Ack,
+                    path,
+                    ext: Ext::Ack(a),
+                    ..
+                }) if path == ev.path && ack.is_none() => ack = Some(PathState::from(&a)),
+                _ => other += 1,
+            }
+        }
+        (ack, oow, other)
+    }
+
+    /// Gives `ev` to the engine as a PROBE sent at `timestamp` (ns, echoed
+    /// in the ACK); returns every datagram the engine sends after it, and
+    /// whether `path_window` moved.
+    pub fn probe(&mut self, ev: Arrival, src_port: u16, timestamp: u64) -> (Vec<Sent>, bool) {
         let repr = Repr {
             opcode: Opcode::Probe,
             flags: Flags::ACK_REQ,
             dst_qpn: self.qpn,
-            src_qpn: PEER_QPN,
+            src_qpn: self.peer_qpn,
             stream: 0,
             path: ev.path,
             conn_psn: 0,
             path_psn: ev.psn,
-            timestamp: 0,
+            timestamp,
             ext: Ext::None,
         };
         let pseudo = PseudoHeader::new(self.peer, src_port, self.local, PORT);
@@ -238,23 +287,14 @@ impl Engine {
         let before = self.nic.drops().path_window;
         self.nic.handle_datagram(0, &bytes, meta, &mut self.mem);
         let oow = self.nic.drops().path_window != before;
-        let mut ack = None;
-        let mut other = 0;
+        let mut sent = Vec::new();
         while let Some(t) = self.nic.poll_transmit(0, &mut self.buf, &mut self.mem) {
-            let parsed = Packet::new_checked(&self.buf[..t.len])
-                .ok()
-                .and_then(|p| Repr::parse(&p).ok());
-            match parsed {
-                Some(Repr {
-                    opcode: Opcode::Ack,
-                    path,
-                    ext: Ext::Ack(a),
-                    ..
-                }) if path == ev.path && ack.is_none() => ack = Some(PathState::from(&a)),
-                _ => other += 1,
-            }
+            sent.push(Sent {
+                bytes: self.buf[..t.len].to_vec(),
+                transmit: t,
+            });
         }
-        (ack, oow, other)
+        (sent, oow)
     }
 }
 

@@ -314,7 +314,7 @@ impl TxPathTb {
     }
 
     /// Drives the operation inputs for `op` on `slot`.
-    fn drive(&mut self, slot: usize, op: &Op) {
+    pub(crate) fn drive(&mut self, slot: usize, op: &Op) {
         let p = &self.p;
         let none = Inputs::default();
         let i = match *op {
@@ -639,7 +639,7 @@ impl SlotState {
 }
 
 /// First read-port field where the RTL and the engine differ.
-fn diff_state(got: &SlotState, want: &Golden, len: u16) -> Option<String> {
+pub(crate) fn diff_state(got: &SlotState, want: &Golden, len: u16) -> Option<String> {
     got.view()
         .iter()
         .zip(want.expect(len))
@@ -648,7 +648,7 @@ fn diff_state(got: &SlotState, want: &Golden, len: u16) -> Option<String> {
 }
 
 /// First difference between the RTL's and the engine's results.
-fn diff_result(got: &OpResult, want: &OpResult) -> Option<String> {
+pub(crate) fn diff_result(got: &OpResult, want: &OpResult) -> Option<String> {
     if got.ok != want.ok {
         return Some(format!("res_ok RTL {}, engine {}", got.ok, want.ok));
     }
