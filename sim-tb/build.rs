@@ -484,20 +484,17 @@ fn write_tx_codes(out: &Path) {
     fs::write(out.join("tx_codes.rs"), rs).expect("write tx_codes.rs");
 }
 
-/// `ack_rx_codes.rs`: the ACK receiver's slot-map address and word layout,
-/// and the QP state the receive core needs for ACKs (RTS).
+/// `ack_rx_codes.rs`: the ACK receiver's slot-map address and word layout.
 fn write_ack_rx_codes(out: &Path) {
     use metaroce_hdl::ack_rx::cfg;
     let rs = format!(
         "/// `nic_core::ack_rx_cfg_addr(0)`: slot-map entry of slot 0.\n\
          pub const SLOT_MAP_CFG: u16 = {};\n\
          /// `ack_rx::cfg::PATH_SHIFT`.\npub const MAP_PATH_SHIFT: u32 = {};\n\
-         /// `ack_rx::cfg::VALID_BIT`.\npub const MAP_VALID_BIT: u32 = {};\n\
-         /// `rx_place::cfg::STATE_RTS`.\npub const QP_STATE_RTS: u8 = {};\n",
+         /// `ack_rx::cfg::VALID_BIT`.\npub const MAP_VALID_BIT: u32 = {};\n",
         metaroce_hdl::nic_core::ack_rx_cfg_addr(0),
         cfg::PATH_SHIFT,
         cfg::VALID_BIT,
-        metaroce_hdl::rx_place::cfg::STATE_RTS,
     );
     fs::write(out.join("ack_rx_codes.rs"), rs).expect("write ack_rx_codes.rs");
 }
