@@ -400,7 +400,7 @@ pub struct CoreRun {
     pub beats: u64,
     /// Refused input beats.
     pub bubbles: u64,
-    /// Wall-clock seconds of the simulation alone.
+    /// Seconds of the simulation alone ([`crate::SimTimer`]: CPU time).
     pub sim_secs: f64,
 }
 
@@ -779,9 +779,9 @@ pub fn run_against_engine_via(
     }
     let case = RxCase::new(&mut tb, packets, seed);
     let mut knobs = rx_knobs(seed, backpressure);
-    let started = std::time::Instant::now();
+    let started = crate::SimTimer::start();
     let out = tb.run(&case.frames, &case.ce, &mut knobs);
-    let sim_secs = started.elapsed().as_secs_f64();
+    let sim_secs = started.secs();
     Ok(case.compare(&mut tb, &out, sim_secs, None))
 }
 
