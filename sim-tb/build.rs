@@ -254,15 +254,17 @@ fn parse_ports(verilog: &str) -> Vec<(String, usize)> {
 }
 
 fn shim_source(prefix: &str, class: &str, ports: &[(String, usize)]) -> String {
-    let mut set = String::new();
-    let mut get = String::new();
+    let mut cases = String::new();
     for (i, (name, _)) in ports.iter().enumerate() {
-        write!(set, "case {i}: vshim::put(top->{name}, words); break; ").unwrap();
-        write!(get, "case {i}: vshim::take(top->{name}, words); break; ").unwrap();
+        write!(
+            cases,
+            "case {i}: *bytes = sizeof(top->{name}); return &top->{name}; "
+        )
+        .unwrap();
     }
     format!(
         "#include \"{class}.h\"\n#define VSHIM_MODEL {class}\n#define VSHIM_FN(n) {prefix}_##n\n\
-         #define VSHIM_SET_CASES {set}\n#define VSHIM_GET_CASES {get}\n#include \"{}\"\n",
+         #define VSHIM_PORT_CASES {cases}\n#include \"{}\"\n",
         Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("csrc/vshim.h")
             .display()
@@ -278,8 +280,7 @@ fn stub_source(prefix: &str) -> String {
          void {prefix}_free(void*) {{}}\n\
          void {prefix}_eval(void*) {{}}\n\
          void {prefix}_tick(void*) {{}}\n\
-         void {prefix}_set(void*, uint32_t, const uint32_t*) {{}}\n\
-         void {prefix}_get(void*, uint32_t, uint32_t*) {{}}\n\
+         void* {prefix}_port(void*, uint32_t, uint32_t*) {{ return nullptr; }}\n\
          int {prefix}_trace_open(void*, const char*) {{ return -1; }}\n}}\n"
     )
 }

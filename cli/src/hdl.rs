@@ -266,7 +266,10 @@ struct NicCoreCheck {
     bubbles: u64,
     /// MAC TX beats per cycle.
     mac_tx_utilisation: f64,
-    /// Verilated clock cycles per second of the whole NIC.
+    /// Simulation speed of the whole NIC (`NicCore`, 64 bits, the issue's
+    /// "whole core"): simulated clock cycles per CPU second of the thread
+    /// running the bench loop (`metaroce_sim_tb::SimTimer`), Verilated model
+    /// and Rust driver together, traffic generation and checks excluded.
     cycles_per_second: f64,
 }
 
@@ -292,8 +295,10 @@ struct WidthReport {
     /// Cycles a beat was offered and refused, over the whole back-to-back
     /// core run (DMA port always ready).
     bubbles: u64,
-    /// Verilated clock cycles per second of the whole core, driven beat by
-    /// beat from Rust.
+    /// Simulation speed of the receive core alone (`RxCore` at this width):
+    /// simulated clock cycles per CPU second of its back-to-back run
+    /// (`metaroce_sim_tb::SimTimer`), driven beat by beat from Rust. The
+    /// whole NIC's speed is `nic_core.cycles_per_second`.
     cycles_per_second: f64,
     /// Verilator `-Wall` warnings over every block at this width.
     lint_warnings: u64,
@@ -506,7 +511,7 @@ fn tables(r: &Report) -> Vec<comfy_table::Table> {
         "mismatches",
         "hostile writes outside MR",
         "bubbles",
-        "M cycles/s",
+        "RxCore M cycles/s",
         "lint warnings",
     ]);
     let mut b = report::table([
@@ -580,7 +585,7 @@ fn tables(r: &Report) -> Vec<comfy_table::Table> {
         "writes outside MR",
         "RX bubbles",
         "MAC TX utilisation",
-        "M cycles/s",
+        "whole NIC M cycles/s",
     ]);
     c.add_row(vec![
         n.width.to_string(),

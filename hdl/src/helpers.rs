@@ -4,6 +4,11 @@
 
 use rust_hdl::prelude::*;
 
+/// Verilog function `lead_ones(v)`: the number of consecutive set bits of a
+/// 256-bit vector from bit 0 (0..256), as a halving tree (`lead_ones.v.in`),
+/// for the path tracker's and the connection window's bitmaps.
+pub(crate) const LEAD_ONES_FN: &str = include_str!("lead_ones.v.in");
+
 /// Reverses the byte order of a `W`-bit word (`B = W / 8` bytes).
 ///
 /// AXI-Stream puts the first byte of a beat in lane 0 (`tdata[7:0]`); after

@@ -143,9 +143,10 @@ impl Affine {
         Self { k, cols }
     }
 
-    /// Verilog assigning the map of the vector `input` to the 32-bit wire
-    /// `lhs`, one reduction XOR over a constant mask per output bit.
-    fn verilog(&self, lhs: &str, input: &str) -> String {
+    /// Verilog statements setting the 32-bit `lhs` to the map of the
+    /// vector `input`, one reduction XOR over a constant mask per output bit
+    /// (indented for a function body).
+    fn statements(&self, lhs: &str, input: &str) -> String {
         let bits = self.cols.len();
         let mut out = String::new();
         for o in 0..32 {
@@ -159,9 +160,18 @@ impl Affine {
                 })
                 .collect();
             let k = if self.k >> o & 1 == 1 { " ^ 1'b1" } else { "" };
-            out += &format!("assign {lhs}[{o}] = ^({input} & {bits}'h{mask}){k};\n");
+            out += &format!("        {lhs}[{o}] = ^({input} & {bits}'h{mask}){k};\n");
         }
         out
+    }
+
+    /// Verilog function `name(x)` computing the map.
+    fn function(&self, name: &str) -> String {
+        format!(
+            "function [31:0] {name}(input [{top}:0] x);\n    begin\n{body}    end\nendfunction\n",
+            top = self.cols.len() - 1,
+            body = self.statements(name, "x"),
+        )
     }
 }
 
@@ -292,56 +302,61 @@ impl<const W: usize, const B: usize> Logic for IcrcCheck<W, B> {
             }
             pseudo_pend(&ph, B)
         });
+        // Each matrix is a function called where its result is used: in the
+        // branch that loads the register (the beat and pseudo-header
+        // matrices) or in the case arm of the `missing` value (the verdict
+        // matrices). Synthesis sees the same logic as continuous
+        // assignments; a simulator evaluates only the matrix in use, and only
+        // in a cycle that needs it.
         let lanes: String = (0..B)
             .map(|j| {
                 format!(
-                    "assign lanes[{l} +: 8] = (count > 16'd{j}) ? data[{l} +: 8] : 8'd0;\n",
+                    "        x[{at} +: 8] = (n > 16'd{j}) ? d[{l} +: 8] : 8'd0;\n",
+                    at = 32 + 8 * j,
                     l = 8 * j
                 )
             })
             .collect();
         let wants: String = (0..=B)
-            .map(|m| {
-                Affine::of(32, |x| verdict_want(le32(x), m)).verilog(&format!("want_{m}"), "held")
-            })
+            .map(|m| Affine::of(32, |x| verdict_want(le32(x), m)).function(&format!("want_{m}")))
             .collect();
         let cases: String = (0..=B)
-            .map(|m| format!("        16'd{m}: want = want_{m};\n"))
-            .collect();
-        let wires: String = (0..=B)
-            .map(|m| format!("wire [31:0] want_{m};\n"))
+            .map(|m| format!("        16'd{m}: want = want_{m}(held);\n"))
             .collect();
         Verilog::Custom(format!(
-            "// The beat, lanes beyond `count` zeroed, after the CRC state.
-wire [31:0] state = first ? 32'd0 : (crc ^ pend);
-wire [{top}:0] lanes;
-{lanes}wire [{in_top}:0] beat_in = {{lanes, state}};
-wire [31:0] beat_crc;
-{beat_eq}// Pseudo-header (byte 0 at the top) to its share of the CRC.
-wire [303:0] ph = {{src_ip, dst_ip, src_port, dst_port, udp_len}};
-wire [31:0] pend_next;
-{pend_eq}always @(posedge clock) begin
+            "// The CRC register after a beat `d` of `n` bytes from the state `s`:
+// the lanes beyond `n` zeroed, then the beat matrix over {{lanes, s}}.
+function [31:0] beat_crc(input [{top}:0] d, input [15:0] n, input [31:0] s);
+    reg [{in_top}:0] x;
+    begin
+{lanes}        x[31:0] = s;
+{beat_eq}    end
+endfunction
+// Pseudo-header (byte 0 at the top) to its share of the CRC.
+{pend_fn}always @(posedge clock) begin
     if (beat) begin
-        crc <= beat_crc;
-        pend <= first ? pend_next : 32'd0;
+        crc <= beat_crc(data, count, first ? 32'd0 : (crc ^ pend));
+        if (first)
+            pend <= pend_next({{src_ip, dst_ip, src_port, dst_port, udp_len}});
+        else
+            pend <= 32'd0;
         held <= {{data, held}} >> (8*count);
         missing <= 16'd{B} - count;
     end
 end
 // The register a right trailer `held` gives, by missing lanes.
-{wires}{want_eq}reg [31:0] want;
+{wants}reg [31:0] want;
 always @(*) begin
     case (missing)
-{cases}        default: want = want_0;
+{cases}        default: want = want_0(held);
     endcase
     ok = ((crc ^ pend) == want);
 end
 ",
             top = W - 1,
             in_top = W + 31,
-            beat_eq = beat.verilog("beat_crc", "beat_in"),
-            pend_eq = pend.verilog("pend_next", "ph"),
-            want_eq = wants,
+            beat_eq = beat.statements("beat_crc", "x"),
+            pend_fn = pend.function("pend_next"),
         ))
     }
 }

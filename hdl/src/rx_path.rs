@@ -16,6 +16,7 @@
 
 use rust_hdl::prelude::*;
 
+use crate::helpers::LEAD_ONES_FN;
 use crate::rx_place::QPS;
 
 /// Paths per QP: the engine's `metaroce_firmware::MAX_PATHS`.
@@ -58,9 +59,14 @@ pub fn rx_path_verilog(paths: usize) -> String {
     );
     let bits = paths.trailing_zeros() as usize;
     include_str!("rx_path.v.in")
-        .replace("@MARK@", include_str!("rx_path_mark.v.in"))
+        .replace("@MARK@", &path_mark_fn())
         .replace("@NPATHS@", &paths.to_string())
         .replace("@PWM1@", &(bits - 1).to_string())
+}
+
+/// `rx_path_mark.v.in` with the `lead_ones` function it uses.
+fn path_mark_fn() -> String {
+    include_str!("rx_path_mark.v.in").replace("@LEAD_ONES@", LEAD_ONES_FN)
 }
 
 /// Entries of [`RxPathTable`]: one per (QP slot, path).
@@ -169,7 +175,7 @@ impl Logic for RxPathTable {
         let abits = ENTRIES.trailing_zeros() as usize;
         Verilog::Custom(
             include_str!("rx_path_table.v.in")
-                .replace("@MARK@", include_str!("rx_path_mark.v.in"))
+                .replace("@MARK@", &path_mark_fn())
                 .replace("@ENTRIES@", &ENTRIES.to_string())
                 .replace("@QPS@", &QPS.to_string())
                 .replace("@ABITS@", &abits.to_string())

@@ -512,6 +512,7 @@ impl<const W: usize, const B: usize> Logic for RxPlace<W, B> {
             QPS = QPS,
             MRS = MRS,
             NCODES = 32,
+            LEAD_ONES = crate::helpers::LEAD_ONES_FN,
         ))
     }
 }

@@ -2,9 +2,10 @@
 //
 // build.rs generates one small .cpp per model that defines VSHIM_MODEL (the
 // Verilator --prefix class), VSHIM_FN(name) (the C symbol prefix) and the
-// port switch bodies VSHIM_SET_CASES / VSHIM_GET_CASES, then includes this
-// file. Ports are passed as little-endian arrays of 32-bit words, the layout
-// Verilator uses for ports wider than 64 bits (VlWide).
+// port switch body VSHIM_PORT_CASES, then includes this file. The caller
+// reads and writes ports in place: `port` gives the address and size of a
+// port's member of the model (CData, SData, IData, QData or the 32-bit words
+// of a VlWide), so a cycle costs no call per port.
 #include <cstdint>
 #include <cstddef>
 
@@ -13,32 +14,14 @@
 
 namespace vshim {
 
-inline void put(CData& p, const uint32_t* w) { p = static_cast<CData>(w[0]); }
-inline void put(SData& p, const uint32_t* w) { p = static_cast<SData>(w[0]); }
-inline void put(IData& p, const uint32_t* w) { p = w[0]; }
-inline void put(QData& p, const uint32_t* w) {
-    p = static_cast<QData>(w[0]) | (static_cast<QData>(w[1]) << 32);
-}
-template <std::size_t N> inline void put(VlWide<N>& p, const uint32_t* w) {
-    for (std::size_t i = 0; i < N; ++i) p[i] = w[i];
-}
-
-inline void take(const CData& p, uint32_t* w) { w[0] = p; }
-inline void take(const SData& p, uint32_t* w) { w[0] = p; }
-inline void take(const IData& p, uint32_t* w) { w[0] = p; }
-inline void take(const QData& p, uint32_t* w) {
-    w[0] = static_cast<uint32_t>(p);
-    w[1] = static_cast<uint32_t>(p >> 32);
-}
-template <std::size_t N> inline void take(const VlWide<N>& p, uint32_t* w) {
-    for (std::size_t i = 0; i < N; ++i) w[i] = p[i];
-}
-
 struct Sim {
     VerilatedContext ctx;
     VSHIM_MODEL* top = nullptr;
     VerilatedVcdC* vcd = nullptr;
     uint64_t time = 0;
+    // The model has been evaluated with `clock` low since the last rising
+    // edge, so the next edge is seen without another evaluation.
+    bool low_seen = false;
 };
 
 }  // namespace vshim
@@ -63,29 +46,40 @@ void VSHIM_FN(free)(void* h) {
     delete s;
 }
 
-void VSHIM_FN(eval)(void* h) { static_cast<vshim::Sim*>(h)->top->eval(); }
+void VSHIM_FN(eval)(void* h) {
+    auto* s = static_cast<vshim::Sim*>(h);
+    s->top->eval();
+    s->low_seen = true;
+}
 
-// One clock cycle: falling edge, eval, rising edge, eval (VCD sample at each).
+// One clock cycle: falling edge, eval, rising edge, eval (VCD sample at
+// each), then `clock` back low for the next cycle's inputs. The falling
+// edge's evaluation is skipped when the caller has already evaluated the
+// inputs (with `clock` low) and nothing is traced: no logic uses that edge,
+// and every evaluation costs a pass over the input-driven logic.
 void VSHIM_FN(tick)(void* h) {
     auto* s = static_cast<vshim::Sim*>(h);
-    s->top->clock = 0;
-    s->top->eval();
-    if (s->vcd) s->vcd->dump(s->time);
+    if (!s->low_seen || s->vcd) {
+        s->top->clock = 0;
+        s->top->eval();
+        if (s->vcd) s->vcd->dump(s->time);
+    }
     s->time += 1;
     s->top->clock = 1;
     s->top->eval();
     if (s->vcd) s->vcd->dump(s->time);
     s->time += 1;
+    s->top->clock = 0;
+    s->low_seen = false;
 }
 
-void VSHIM_FN(set)(void* h, uint32_t port, const uint32_t* words) {
+// Address of port `port`'s member in the model, its size in `*bytes`; null
+// (size 0) for an unknown port. Valid until `free`.
+void* VSHIM_FN(port)(void* h, uint32_t port, uint32_t* bytes) {
     auto* top = static_cast<vshim::Sim*>(h)->top;
-    switch (port) { VSHIM_SET_CASES default: break; }
-}
-
-void VSHIM_FN(get)(void* h, uint32_t port, uint32_t* words) {
-    auto* top = static_cast<vshim::Sim*>(h)->top;
-    switch (port) { VSHIM_GET_CASES default: break; }
+    switch (port) { VSHIM_PORT_CASES default: break; }
+    *bytes = 0;
+    return nullptr;
 }
 
 // Returns 0 on success, -1 if the file could not be opened.

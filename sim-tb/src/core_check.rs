@@ -605,7 +605,7 @@ pub struct CoreRun {
     pub beats: u64,
     /// Refused input beats.
     pub bubbles: u64,
-    /// Wall-clock seconds of the simulation alone.
+    /// Seconds of the simulation alone ([`crate::SimTimer`]: CPU time).
     pub sim_secs: f64,
 }
 
@@ -1135,22 +1135,24 @@ pub fn run_against_engine_via(
         tb.sim().trace(path)?;
     }
     let mut knobs = rx_knobs(seed, backpressure);
-    let started = std::time::Instant::now();
+    let started;
     let (case, out) = if input == Input::Datagrams {
         // SENDs and READ responses too: the firmware's receive ring is
         // mirrored between datagrams (only the core's own input is timed
         // by the bench, so only `RxCore` runs this mix).
         let mut case = RxCase::mixed(&mut tb, packets, seed);
         let mut fw = RingMirror::new(tb.sim(), &case.frames, &case.ce, tail(packets).1)?;
+        started = crate::SimTimer::start();
         let out = tb.run_with(&case.frames, &case.ce, &mut knobs, &mut fw);
         case.schedule = fw.schedule;
         (case, out)
     } else {
         let case = RxCase::new(&mut tb, packets, seed);
+        started = crate::SimTimer::start();
         let out = tb.run(&case.frames, &case.ce, &mut knobs);
         (case, out)
     };
-    let sim_secs = started.elapsed().as_secs_f64();
+    let sim_secs = started.secs();
     Ok(case.compare(&mut tb, &out, sim_secs, None))
 }
 

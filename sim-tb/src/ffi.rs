@@ -15,24 +15,22 @@ pub(crate) struct ModelFns {
     free: unsafe extern "C" fn(*mut c_void),
     eval: unsafe extern "C" fn(*mut c_void),
     tick: unsafe extern "C" fn(*mut c_void),
-    set: unsafe extern "C" fn(*mut c_void, u32, *const u32),
-    get: unsafe extern "C" fn(*mut c_void, u32, *mut u32),
+    port: unsafe extern "C" fn(*mut c_void, u32, *mut u32) -> *mut c_void,
     trace_open: unsafe extern "C" fn(*mut c_void, *const c_char) -> c_int,
-    /// (name, bits) per port; the index is the port id of `set`/`get`.
+    /// (name, bits) per port; the index is the port id of `port`.
     pub(crate) ports: &'static [(&'static str, usize)],
 }
 
 /// Declares one model's shim entry points and its [`ModelFns`] table.
 macro_rules! model {
     ($table:ident, $ports:ident, $new:ident, $free:ident, $eval:ident, $tick:ident,
-     $set:ident, $get:ident, $trace:ident) => {
+     $port:ident, $trace:ident) => {
         unsafe extern "C" {
             fn $new() -> *mut c_void;
             fn $free(h: *mut c_void);
             fn $eval(h: *mut c_void);
             fn $tick(h: *mut c_void);
-            fn $set(h: *mut c_void, port: u32, words: *const u32);
-            fn $get(h: *mut c_void, port: u32, words: *mut u32);
+            fn $port(h: *mut c_void, port: u32, bytes: *mut u32) -> *mut c_void;
             fn $trace(h: *mut c_void, path: *const c_char) -> c_int;
         }
 
@@ -41,8 +39,7 @@ macro_rules! model {
             free: $free,
             eval: $eval,
             tick: $tick,
-            set: $set,
-            get: $get,
+            port: $port,
             trace_open: $trace,
             ports: $ports,
         };
@@ -56,8 +53,7 @@ model!(
     rx_parser_64_free,
     rx_parser_64_eval,
     rx_parser_64_tick,
-    rx_parser_64_set,
-    rx_parser_64_get,
+    rx_parser_64_port,
     rx_parser_64_trace_open
 );
 model!(
@@ -67,8 +63,7 @@ model!(
     rx_parser_512_free,
     rx_parser_512_eval,
     rx_parser_512_tick,
-    rx_parser_512_set,
-    rx_parser_512_get,
+    rx_parser_512_port,
     rx_parser_512_trace_open
 );
 model!(
@@ -78,8 +73,7 @@ model!(
     rx_core_64_free,
     rx_core_64_eval,
     rx_core_64_tick,
-    rx_core_64_set,
-    rx_core_64_get,
+    rx_core_64_port,
     rx_core_64_trace_open
 );
 model!(
@@ -89,8 +83,7 @@ model!(
     rx_core_512_free,
     rx_core_512_eval,
     rx_core_512_tick,
-    rx_core_512_set,
-    rx_core_512_get,
+    rx_core_512_port,
     rx_core_512_trace_open
 );
 
@@ -101,8 +94,7 @@ model!(
     rx_path_8_free,
     rx_path_8_eval,
     rx_path_8_tick,
-    rx_path_8_set,
-    rx_path_8_get,
+    rx_path_8_port,
     rx_path_8_trace_open
 );
 model!(
@@ -112,8 +104,7 @@ model!(
     tx_path_16_free,
     tx_path_16_eval,
     tx_path_16_tick,
-    tx_path_16_set,
-    tx_path_16_get,
+    tx_path_16_port,
     tx_path_16_trace_open
 );
 model!(
@@ -123,8 +114,7 @@ model!(
     rx_eth_64_free,
     rx_eth_64_eval,
     rx_eth_64_tick,
-    rx_eth_64_set,
-    rx_eth_64_get,
+    rx_eth_64_port,
     rx_eth_64_trace_open
 );
 model!(
@@ -134,8 +124,7 @@ model!(
     rx_eth_512_free,
     rx_eth_512_eval,
     rx_eth_512_tick,
-    rx_eth_512_set,
-    rx_eth_512_get,
+    rx_eth_512_port,
     rx_eth_512_trace_open
 );
 model!(
@@ -145,8 +134,7 @@ model!(
     nic_rx_64_free,
     nic_rx_64_eval,
     nic_rx_64_tick,
-    nic_rx_64_set,
-    nic_rx_64_get,
+    nic_rx_64_port,
     nic_rx_64_trace_open
 );
 model!(
@@ -156,8 +144,7 @@ model!(
     tx_build_64_free,
     tx_build_64_eval,
     tx_build_64_tick,
-    tx_build_64_set,
-    tx_build_64_get,
+    tx_build_64_port,
     tx_build_64_trace_open
 );
 model!(
@@ -167,8 +154,7 @@ model!(
     tx_build_512_free,
     tx_build_512_eval,
     tx_build_512_tick,
-    tx_build_512_set,
-    tx_build_512_get,
+    tx_build_512_port,
     tx_build_512_trace_open
 );
 model!(
@@ -178,8 +164,7 @@ model!(
     nic_core_64_free,
     nic_core_64_eval,
     nic_core_64_tick,
-    nic_core_64_set,
-    nic_core_64_get,
+    nic_core_64_port,
     nic_core_64_trace_open
 );
 
@@ -188,10 +173,25 @@ pub(crate) fn words_for(bits: usize) -> usize {
     bits.div_ceil(32).max(1)
 }
 
+/// Bytes of the member Verilator keeps a `bits`-wide port in: `CData`,
+/// `SData`, `IData`, `QData`, or 32-bit words.
+fn storage_bytes(bits: usize) -> usize {
+    match bits {
+        0..=8 => 1,
+        9..=16 => 2,
+        17..=32 => 4,
+        33..=64 => 8,
+        _ => 4 * words_for(bits),
+    }
+}
+
 /// One live Verilated model; freed on drop.
 pub(crate) struct Handle {
     ptr: NonNull<c_void>,
     fns: &'static ModelFns,
+    /// Per port id: its member in the model and that member's size in
+    /// bytes ([`storage_bytes`]).
+    slots: Vec<(NonNull<u8>, usize)>,
 }
 
 impl Handle {
@@ -216,7 +216,25 @@ impl Handle {
         // `new` throws rather than returning null).
         let raw = unsafe { (fns.new)() };
         let ptr = NonNull::new(raw).ok_or(SimError::NotBuilt(model))?;
-        Ok(Self { ptr, fns })
+        let slots = fns
+            .ports
+            .iter()
+            .enumerate()
+            .map(|(id, &(name, bits))| {
+                let mut bytes = 0u32;
+                // SAFETY: `ptr` is the live model `new` returned; `port` only
+                // takes a member's address and size, written to `bytes`.
+                let slot = unsafe { (fns.port)(ptr.as_ptr(), id as u32, &mut bytes) };
+                assert_eq!(
+                    bytes as usize,
+                    storage_bytes(bits),
+                    "port {name}: the model's member is not {bits} bits"
+                );
+                let slot = NonNull::new(slot.cast::<u8>()).expect("port address");
+                (slot, storage_bytes(bits))
+            })
+            .collect();
+        Ok(Self { ptr, fns, slots })
     }
 
     pub(crate) fn ports(&self) -> &'static [(&'static str, usize)] {
@@ -233,29 +251,78 @@ impl Handle {
         unsafe { (self.fns.tick)(self.ptr.as_ptr()) }
     }
 
-    /// Writes port `id` from `words` (little-endian 32-bit words).
-    pub(crate) fn set(&mut self, id: usize, words: &[u32]) {
-        let (_, bits) = self.fns.ports[id];
-        assert!(
-            words.len() >= words_for(bits),
-            "too few words for port {id}"
-        );
-        // SAFETY: `ptr` is live; `id` indexes the port table the shim's switch
-        // was generated from; the shim reads exactly `words_for(bits)` words,
-        // which the assert above guarantees are there.
-        unsafe { (self.fns.set)(self.ptr.as_ptr(), id as u32, words.as_ptr()) }
+    /// Writes port `id`, at most 64 bits wide, to `value` (which fits it).
+    #[inline]
+    pub(crate) fn set_u64(&mut self, id: usize, value: u64) {
+        let (slot, bytes) = self.slots[id];
+        // SAFETY: `slot` is port `id`'s member of the live model, aligned
+        // and as many bytes as `storage_bytes` (checked in `new`) says; the
+        // widths below are those sizes, and nothing else accesses the model
+        // during the write (`&mut self`).
+        unsafe {
+            match bytes {
+                1 => slot.write(value as u8),
+                2 => slot.cast::<u16>().write(value as u16),
+                4 => slot.cast::<u32>().write(value as u32),
+                8 => slot.cast::<u64>().write(value),
+                n => panic!("port {id} is {n} bytes wide, not a u64"),
+            }
+        }
     }
 
-    /// Reads port `id` into `words` (little-endian 32-bit words).
-    pub(crate) fn get(&self, id: usize, words: &mut [u32]) {
-        let (_, bits) = self.fns.ports[id];
-        assert!(
-            words.len() >= words_for(bits),
-            "too few words for port {id}"
-        );
-        // SAFETY: as in `set`; the shim writes exactly `words_for(bits)` words
-        // into the buffer checked above and does not modify the model.
-        unsafe { (self.fns.get)(self.ptr.as_ptr(), id as u32, words.as_mut_ptr()) }
+    /// Reads port `id`, at most 64 bits wide.
+    #[inline]
+    pub(crate) fn get_u64(&self, id: usize) -> u64 {
+        let (slot, bytes) = self.slots[id];
+        // SAFETY: as in `set_u64`, reading; the model only changes inside
+        // `eval`/`tick`, which take `&mut self`.
+        unsafe {
+            match bytes {
+                1 => slot.read().into(),
+                2 => slot.cast::<u16>().read().into(),
+                4 => slot.cast::<u32>().read().into(),
+                8 => slot.cast::<u64>().read(),
+                n => panic!("port {id} is {n} bytes wide, not a u64"),
+            }
+        }
+    }
+
+    /// Writes a port wider than 64 bits from `words` (little-endian 32-bit
+    /// words, at least as many as it has).
+    pub(crate) fn set_words(&mut self, id: usize, words: &[u32]) {
+        let n = self.wide_words(id);
+        assert!(words.len() >= n, "too few words for port {id}");
+        // SAFETY: as in `set_u64`; the member is `n` aligned 32-bit words
+        // and `words` has at least `n`.
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                words.as_ptr(),
+                self.slots[id].0.cast::<u32>().as_ptr(),
+                n,
+            )
+        }
+    }
+
+    /// Reads a port wider than 64 bits into `words` (at least as many as it
+    /// has).
+    pub(crate) fn get_words(&self, id: usize, words: &mut [u32]) {
+        let n = self.wide_words(id);
+        assert!(words.len() >= n, "too few words for port {id}");
+        // SAFETY: as in `get_u64`; `words` has room for the `n` words.
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                self.slots[id].0.cast::<u32>().as_ptr(),
+                words.as_mut_ptr(),
+                n,
+            )
+        }
+    }
+
+    /// Words of port `id`, which must be wider than 64 bits.
+    fn wide_words(&self, id: usize) -> usize {
+        let bits = self.fns.ports[id].1;
+        assert!(bits > 64, "port {id} is {bits} bits: use the u64 accessors");
+        words_for(bits)
     }
 
     /// Starts a VCD dump to `path`; every later `tick` is recorded.

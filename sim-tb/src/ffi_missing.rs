@@ -31,11 +31,19 @@ impl Handle {
         match self.0 {}
     }
 
-    pub(crate) fn set(&mut self, _id: usize, _words: &[u32]) {
+    pub(crate) fn set_u64(&mut self, _id: usize, _value: u64) {
         match self.0 {}
     }
 
-    pub(crate) fn get(&self, _id: usize, _words: &mut [u32]) {
+    pub(crate) fn get_u64(&self, _id: usize) -> u64 {
+        match self.0 {}
+    }
+
+    pub(crate) fn set_words(&mut self, _id: usize, _words: &[u32]) {
+        match self.0 {}
+    }
+
+    pub(crate) fn get_words(&self, _id: usize, _words: &mut [u32]) {
         match self.0 {}
     }
 

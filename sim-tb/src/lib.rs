@@ -40,6 +40,7 @@ pub mod tx_path;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
+use std::time::Instant;
 
 /// The Verilated models this crate builds.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -153,6 +154,7 @@ impl Sim {
     ///
     /// # Panics
     /// If the port is wider than 64 bits or `value` does not fit in it.
+    #[inline]
     pub fn set(&mut self, port: Port, value: u64) {
         assert!(port.bits <= 64, "use set_bytes for wide ports");
         assert!(
@@ -160,11 +162,7 @@ impl Sim {
             "value {value:#x} does not fit {} bits",
             port.bits
         );
-        self.words[0] = value as u32;
-        if self.words.len() > 1 {
-            self.words[1] = (value >> 32) as u32;
-        }
-        self.handle.set(port.id, &self.words);
+        self.handle.set_u64(port.id, value);
     }
 
     /// Drives a port from little-endian bytes (byte 0 = bits 7..0, i.e.
@@ -172,6 +170,7 @@ impl Sim {
     ///
     /// # Panics
     /// If more bytes are given than the port holds.
+    #[inline]
     pub fn set_bytes(&mut self, port: Port, bytes: &[u8]) {
         let n = ffi::words_for(port.bits);
         assert!(
@@ -180,32 +179,43 @@ impl Sim {
             bytes.len(),
             port.bits
         );
-        for (i, w) in self.words[..n].iter_mut().enumerate() {
+        if port.bits <= 64 {
+            let mut le = [0u8; 8];
+            le[..bytes.len()].copy_from_slice(bytes);
+            self.handle.set_u64(port.id, u64::from_le_bytes(le));
+            return;
+        }
+        self.words[..n].fill(0);
+        for (w, chunk) in self.words.iter_mut().zip(bytes.chunks(4)) {
             let mut le = [0u8; 4];
-            for (j, b) in le.iter_mut().enumerate() {
-                *b = bytes.get(4 * i + j).copied().unwrap_or(0);
-            }
+            le[..chunk.len()].copy_from_slice(chunk);
             *w = u32::from_le_bytes(le);
         }
-        self.handle.set(port.id, &self.words);
+        self.handle.set_words(port.id, &self.words);
     }
 
     /// Reads a port of at most 64 bits.
     ///
     /// # Panics
     /// If the port is wider than 64 bits.
+    #[inline]
     pub fn get(&mut self, port: Port) -> u64 {
         assert!(port.bits <= 64, "use get_bytes for wide ports");
-        self.handle.get(port.id, &mut self.words);
-        let hi = if port.bits > 32 { self.words[1] } else { 0 };
-        u64::from(self.words[0]) | (u64::from(hi) << 32)
+        self.handle.get_u64(port.id)
     }
 
     /// Reads a port as little-endian bytes into `out` (up to its length).
+    #[inline]
     pub fn get_bytes(&mut self, port: Port, out: &mut [u8]) {
         let n = ffi::words_for(port.bits);
-        self.handle.get(port.id, &mut self.words);
-        for (i, b) in out.iter_mut().enumerate().take(4 * n) {
+        let take = out.len().min(4 * n);
+        if port.bits <= 64 {
+            let le = self.handle.get_u64(port.id).to_le_bytes();
+            out[..take].copy_from_slice(&le[..take]);
+            return;
+        }
+        self.handle.get_words(port.id, &mut self.words);
+        for (i, b) in out[..take].iter_mut().enumerate() {
             *b = self.words[i / 4].to_le_bytes()[i % 4];
         }
     }
@@ -241,4 +251,43 @@ impl Sim {
     pub fn trace(&mut self, path: &Path) -> Result<(), SimError> {
         self.handle.trace_open(path)
     }
+}
+
+/// Measures the time a simulation run takes: the calling thread's CPU time
+/// where Linux reports it (`/proc/thread-self/schedstat`), else wall-clock
+/// time. The benches' `sim_secs`, and so the speeds they report, use it: on
+/// a machine shared with other jobs the figure is the simulator's own, not
+/// how long the thread waited for a core.
+pub struct SimTimer {
+    wall: Instant,
+    cpu_ns: Option<u64>,
+}
+
+impl SimTimer {
+    /// Starts measuring.
+    pub fn start() -> Self {
+        Self {
+            wall: Instant::now(),
+            cpu_ns: thread_cpu_ns(),
+        }
+    }
+
+    /// Seconds since [`SimTimer::start`] (CPU time if it was available at
+    /// both ends).
+    pub fn secs(&self) -> f64 {
+        match (self.cpu_ns, thread_cpu_ns()) {
+            (Some(a), Some(b)) => b.saturating_sub(a) as f64 / 1e9,
+            _ => self.wall.elapsed().as_secs_f64(),
+        }
+    }
+}
+
+/// CPU time of the calling thread in nanoseconds (Linux).
+fn thread_cpu_ns() -> Option<u64> {
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
 }

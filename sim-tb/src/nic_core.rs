@@ -55,7 +55,7 @@ pub struct NicCoreRun {
     pub mac_beats: u64,
     /// Clock cycles of the run.
     pub cycles: u64,
-    /// Wall-clock seconds of the simulation alone.
+    /// Seconds of the simulation alone ([`crate::SimTimer`]: CPU time).
     pub sim_secs: f64,
 }
 
@@ -131,9 +131,9 @@ pub fn run_against_engines(
         &mut tx_knob,
     )?;
     let mut knobs = rx_knobs(seed, backpressure);
-    let started = std::time::Instant::now();
+    let started = crate::SimTimer::start();
     let mut out = tb.run_with(&case.frames, &case.ce, &mut knobs, &mut feeder);
-    let sim_secs = started.elapsed().as_secs_f64();
+    let sim_secs = started.secs();
     let (feed_errors, _) = feeder.finish(tb.sim());
 
     // Split the MAC TX port's frames by source, keeping each source's order.

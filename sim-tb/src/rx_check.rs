@@ -233,8 +233,8 @@ pub struct RandomRun {
     pub beats: u64,
     /// Cycles with the input offered and refused.
     pub bubbles: u64,
-    /// Wall-clock seconds the simulation itself took (not the traffic
-    /// generation or the reference check).
+    /// Seconds the simulation itself took (not the traffic generation or
+    /// the reference check; [`crate::SimTimer`]: CPU time).
     pub sim_secs: f64,
 }
 
@@ -249,7 +249,7 @@ pub fn run_random(tb: &mut RxParserTb, frames: usize, seed: u64, backpressure: b
         .filter(|f| expected_reason(f) != reason::NONE)
         .count() as u64;
     let mut knob_rng = SmallRng::seed_from_u64(seed ^ 0x6b6e_6f62);
-    let started = std::time::Instant::now();
+    let started = crate::SimTimer::start();
     let out = tb.run(&traffic, &mut || {
         if backpressure {
             (knob_rng.gen_bool(0.8), knob_rng.gen_bool(0.7))
@@ -257,7 +257,7 @@ pub fn run_random(tb: &mut RxParserTb, frames: usize, seed: u64, backpressure: b
             (true, true)
         }
     });
-    let sim_secs = started.elapsed().as_secs_f64();
+    let sim_secs = started.secs();
     RandomRun {
         frames: frames as u64,
         dropped,

@@ -671,7 +671,7 @@ pub struct EthRun {
     pub beats: u64,
     /// Refused input beats.
     pub bubbles: u64,
-    /// Wall-clock seconds of the simulation.
+    /// Seconds of the simulation ([`crate::SimTimer`]: CPU time).
     pub sim_secs: f64,
 }
 
@@ -734,7 +734,7 @@ pub fn run_against_etherparse(
     let mut knob_rng = SmallRng::seed_from_u64(seed ^ 0xE7E);
     tb.set_port(port);
     let before: Vec<u64> = (0..reason::COUNT as u8).map(|c| tb.counter(c)).collect();
-    let started = std::time::Instant::now();
+    let started = crate::SimTimer::start();
     let out = tb.run(frames, &mut || {
         if backpressure {
             (knob_rng.gen_bool(0.8), knob_rng.gen_bool(0.7))
@@ -747,7 +747,7 @@ pub fn run_against_etherparse(
         cycles: out.cycles,
         beats: out.beats,
         bubbles: out.bubbles,
-        sim_secs: started.elapsed().as_secs_f64(),
+        sim_secs: started.secs(),
         ..EthRun::default()
     };
     run.mismatches.extend(out.protocol_errors.iter().cloned());

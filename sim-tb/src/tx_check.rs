@@ -60,7 +60,7 @@ pub struct TxRun {
     pub entropy_writes: u64,
     /// The run's interface counters.
     pub out: TxOutput,
-    /// Wall-clock seconds of the simulation alone.
+    /// Seconds of the simulation alone ([`crate::SimTimer`]: CPU time).
     pub sim_secs: f64,
 }
 
@@ -268,11 +268,11 @@ fn run_items(
         tb.sim().trace(path)?;
     }
     tb.configure(a);
-    let started = std::time::Instant::now();
+    let started = crate::SimTimer::start();
     let out = tb.run(items, mem, knobs);
     let mut run = TxRun {
         packets: out.frames.len() as u64,
-        sim_secs: started.elapsed().as_secs_f64(),
+        sim_secs: started.secs(),
         entropy_writes: out.entropy_writes,
         ..TxRun::default()
     };
