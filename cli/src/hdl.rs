@@ -1,6 +1,7 @@
 //! `metaroce hdl`: the NIC RTL. `emit` writes the Verilog of the blocks
 //! ([`Block`]); `report` lints every block with Verilator, synthesises the
-//! receive core (or the parser) with yosys (ECP5 cells), and runs the
+//! whole NIC (`NicCore`, or one block, [`Synth`]) with yosys (ECP5 cells)
+//! at both widths, and runs the
 //! Verilated RTL at both widths against its references: the receive core
 //! against the engine (verdicts, DMA writes, ACKs, counters), the parser
 //! against `metaroce-proto`, the Ethernet front end against `etherparse`,
@@ -11,7 +12,7 @@
 //!
 //! `report` needs Verilator (lint and simulation; the models are compiled
 //! into this binary when Verilator is present at build time) and yosys
-//! (synthesis, or `--no-synth`). Each missing tool is named with the command
+//! (synthesis, or `--synth none`). Each missing tool is named with the command
 //! that installs it.
 
 use std::path::{Path, PathBuf};
@@ -19,7 +20,7 @@ use std::process::Command;
 use std::time::Instant;
 
 use anyhow::{Context, bail};
-use clap::{Args, Subcommand};
+use clap::{Args, Subcommand, ValueEnum};
 use metaroce_sim_tb::SimError;
 use metaroce_sim_tb::core_check::run_against_engine;
 use metaroce_sim_tb::nic_core::run_against_engines;
@@ -48,7 +49,7 @@ const TX_PATH_SLOTS: usize = 16;
 const TX_PATH_OPS: u64 = 100_000;
 
 /// An RTL block `emit` can write.
-#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 enum Block {
     /// `NicCore`: the whole NIC data path (receive side, ACK framing, TX
     /// builder, MAC TX arbiter, per-path TX table).
@@ -149,22 +150,48 @@ struct ReportArgs {
     /// Seed of the random traffic.
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// What yosys synthesises: the whole receive core, the parser alone, or
-    /// nothing (the core takes tens of minutes on a busy 2-core machine).
+    /// What yosys synthesises at each width: the whole NIC, one block, or
+    /// nothing (the whole NIC takes tens of minutes per width on a busy
+    /// 2-core machine).
     #[arg(long, value_enum, default_value_t = Synth::Core)]
     synth: Synth,
 }
 
 /// `--synth` choices.
-#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
 enum Synth {
-    /// `RxCore`: parser, ICRC, tables, checks, placement.
+    /// `NicCore`: the whole NIC data path (every block below).
     Core,
+    /// `RxCore`: parser, ICRC, tables, checks, placement, path tracker,
+    /// ACK generator.
+    RxCore,
+    /// `RxEth`: the Ethernet/IP/UDP front end.
+    RxEth,
+    /// `TxBuild`: the TX frame builder.
+    TxBuild,
+    /// The per-path TX table (16 slots; the same at both widths).
+    TxPath,
     /// `RxParser` with the ICRC check.
     Parser,
     /// Skip synthesis.
     None,
+}
+
+impl Synth {
+    /// The Verilog yosys reads at `width`, or `None` for [`Synth::None`].
+    fn verilog(self, width: usize) -> Option<String> {
+        let block = match self {
+            Synth::Core => Block::NicCore,
+            Synth::RxCore => Block::RxCore,
+            Synth::RxEth => Block::RxEth,
+            Synth::TxBuild => Block::TxBuild,
+            Synth::TxPath => Block::TxPath,
+            Synth::Parser => return Some(metaroce_hdl::rx_parser_verilog(width)),
+            Synth::None => return None,
+        };
+        Some(block.verilog(width))
+    }
 }
 
 /// Runs `metaroce hdl`.
@@ -209,8 +236,14 @@ struct Synthesis {
     carry_cells: u64,
     /// Wide-mux cells (PFUMX, L6MUX21).
     mux_cells: u64,
-    /// Block and distributed RAM cells (DP16KD, TRELLIS_DPR16X4).
+    /// Block and distributed RAM cells (`ebr` + `lut_ram`).
     memories: u64,
+    /// Block RAMs (DP16KD, 18 kbit each).
+    ebr: u64,
+    /// Distributed RAM cells (TRELLIS_DPR16X4, 16 × 4 bits each).
+    lut_ram: u64,
+    /// 18×18 multipliers (MULT18X18D).
+    dsp: u64,
     /// Seconds yosys took.
     seconds: f64,
 }
@@ -306,6 +339,7 @@ struct WidthReport {
     /// `RxEth` against `etherparse` (random valid and hostile frames).
     eth_front_end: BlockCheck,
     tx_build: TxBuildCheck,
+    /// yosys statistics of what `--synth` names, at this width.
     synthesis: Option<Synthesis>,
 }
 
@@ -362,14 +396,12 @@ fn report_all(args: &ReportArgs) -> anyhow::Result<()> {
             std::fs::write(&path, block.verilog(width))?;
             lint_warnings += lint(&path)?;
         }
-        let path = dir.join(Block::RxCore.file_name(width));
-        let synthesis = match args.synth {
-            Synth::None => None,
-            Synth::Core => Some(synthesise(&path, width)?),
-            Synth::Parser => {
-                let parser = dir.join(format!("metaroce_rx_parser_{width}.v"));
-                std::fs::write(&parser, metaroce_hdl::rx_parser_verilog(width))?;
-                Some(synthesise(&parser, width)?)
+        let synthesis = match args.synth.verilog(width) {
+            None => None,
+            Some(verilog) => {
+                let path = dir.join(format!("synth_{width}.v"));
+                std::fs::write(&path, verilog)?;
+                Some(synthesise(&path, width)?)
             }
         };
         let bar = report::progress(4, &format!("{width}-bit sim"));
@@ -554,18 +586,35 @@ fn tables(r: &Report) -> Vec<comfy_table::Table> {
         r.tx_path_table.mismatches.to_string(),
     ]);
     let mut s = report::table([
-        "width", "cells", "LUT4", "FF", "carry", "wide mux", "memories", "yosys s",
+        "synthesised",
+        "width",
+        "cells",
+        "LUT4",
+        "FF",
+        "carry",
+        "wide mux",
+        "DP16KD",
+        "DPR16X4",
+        "MULT18X18D",
+        "yosys s",
     ]);
+    let top = r
+        .synthesised
+        .to_possible_value()
+        .map_or_else(String::new, |v| v.get_name().to_string());
     for w in &r.widths {
         if let Some(y) = &w.synthesis {
             s.add_row(vec![
+                top.clone(),
                 w.width.to_string(),
                 y.cells.to_string(),
                 y.luts.to_string(),
                 y.ffs.to_string(),
                 y.carry_cells.to_string(),
                 y.mux_cells.to_string(),
-                y.memories.to_string(),
+                y.ebr.to_string(),
+                y.lut_ram.to_string(),
+                y.dsp.to_string(),
                 format!("{:.0}", y.seconds),
             ]);
         }
@@ -625,7 +674,9 @@ fn lint(path: &Path) -> anyhow::Result<u64> {
     Ok(warnings)
 }
 
-/// yosys `synth_ecp5` and its cell counts.
+/// yosys `synth_ecp5` and its cell counts. The script stops before the
+/// `check` stage: its first pass, `autoname`, only renames nets and takes
+/// longer than the whole synthesis on the 512-bit blocks (yosys 0.23).
 fn synthesise(path: &Path, width: usize) -> anyhow::Result<Synthesis> {
     let bar = report::progress(1, &format!("{width}-bit yosys"));
     let stat = path.with_extension("stat");
@@ -634,7 +685,7 @@ fn synthesise(path: &Path, width: usize) -> anyhow::Result<Synthesis> {
         .arg("-q")
         .arg("-p")
         .arg(format!(
-            "read_verilog {}; synth_ecp5 -top top; tee -q -o {} stat",
+            "read_verilog {}; synth_ecp5 -top top -run :check; tee -q -o {} stat",
             path.display(),
             stat.display()
         ))
@@ -669,11 +720,14 @@ fn parse_stat(text: &str, seconds: f64) -> Synthesis {
             "TRELLIS_FF" => s.ffs += n,
             "CCU2C" => s.carry_cells += n,
             "PFUMX" | "L6MUX21" => s.mux_cells += n,
-            "DP16KD" | "TRELLIS_DPR16X4" => s.memories += n,
+            "DP16KD" => s.ebr += n,
+            "TRELLIS_DPR16X4" => s.lut_ram += n,
+            "MULT18X18D" => s.dsp += n,
             _ if line.starts_with("Number of cells:") => s.cells = n,
             _ => {}
         }
     }
+    s.memories = s.ebr + s.lut_ram;
     s
 }
 
@@ -684,7 +738,8 @@ mod tests {
     #[test]
     fn stat_output_is_parsed() {
         let text = "=== top ===\n   Number of cells:              11779\n     CCU2C   184\n     \
-                    L6MUX21 1250\n     LUT4 7055\n     PFUMX 2582\n     TRELLIS_FF 708\n     DP16KD 2\n";
+                    L6MUX21 1250\n     LUT4 7055\n     PFUMX 2582\n     TRELLIS_FF 708\n     DP16KD 2\n     \
+                    TRELLIS_DPR16X4 5\n     MULT18X18D 4\n";
         let s = parse_stat(text, 1.0);
         assert_eq!(
             (
@@ -695,7 +750,8 @@ mod tests {
                 s.mux_cells,
                 s.memories
             ),
-            (11779, 7055, 708, 184, 3832, 2)
+            (11779, 7055, 708, 184, 3832, 7)
         );
+        assert_eq!((s.ebr, s.lut_ram, s.dsp), (2, 5, 4));
     }
 }
