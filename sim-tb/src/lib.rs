@@ -253,6 +253,19 @@ impl Sim {
     }
 }
 
+/// Test helper: prints the first 20 of `mismatches` and panics with their
+/// count if there are any; `what` names the run.
+pub fn assert_no_mismatches(what: &str, mismatches: &[String]) {
+    for m in mismatches.iter().take(20) {
+        eprintln!("  {m}");
+    }
+    assert!(
+        mismatches.is_empty(),
+        "{what}: {} mismatches",
+        mismatches.len()
+    );
+}
+
 /// Measures the time a simulation run takes: the calling thread's CPU time
 /// where Linux reports it (`/proc/thread-self/schedstat`), else wall-clock
 /// time. The benches' `sim_secs`, and so the speeds they report, use it: on

@@ -4,8 +4,8 @@
 //!
 //! Without Verilator the test prints why it skipped and passes.
 
-use metaroce_sim_tb::SimError;
 use metaroce_sim_tb::ack_rx::run_against_engine;
+use metaroce_sim_tb::{SimError, assert_no_mismatches};
 
 #[test]
 fn received_acks_update_the_table_as_the_engine() {
@@ -42,14 +42,7 @@ fn received_acks_update_the_table_as_the_engine() {
         run.reads * 21,
         run.mismatches.len()
     );
-    for m in run.mismatches.iter().take(20) {
-        eprintln!("  {m}");
-    }
-    assert!(
-        run.mismatches.is_empty(),
-        "{} mismatches",
-        run.mismatches.len()
-    );
+    assert_no_mismatches("ACK receiver", &run.mismatches);
     assert!(run.acks_applied > 1000 && run.fw_waited > 100);
     assert!(run.hostile.iter().all(|&n| n > 20));
 }

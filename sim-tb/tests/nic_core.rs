@@ -4,8 +4,8 @@
 //! DMA writes, counters, ACK frames (payload and headers) and data frames
 //! against the engines, on one shared MAC TX port. Skips without Verilator.
 
-use metaroce_sim_tb::SimError;
 use metaroce_sim_tb::nic_core::{NicCoreRun, run_against_engines};
+use metaroce_sim_tb::{SimError, assert_no_mismatches};
 
 fn run(rx: usize, tx: usize, seed: u64, backpressure: bool) -> Option<NicCoreRun> {
     match run_against_engines(rx, tx, seed, backpressure, None) {
@@ -92,8 +92,5 @@ fn the_tx_table_inside_the_top_matches_the_engine() {
         run.reads,
         run.mismatches.len()
     );
-    for m in run.mismatches.iter().take(10) {
-        eprintln!("  {m}");
-    }
-    assert!(run.mismatches.is_empty());
+    assert_no_mismatches("NIC core", &run.mismatches);
 }

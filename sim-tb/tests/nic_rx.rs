@@ -5,9 +5,9 @@
 //! verdicts, DMA writes and counters as `RxCore` alone. Skips without
 //! Verilator.
 
-use metaroce_sim_tb::SimError;
 use metaroce_sim_tb::core_check::{CoreRun, run_against_engine_via};
 use metaroce_sim_tb::rx_core::Input;
+use metaroce_sim_tb::{SimError, assert_no_mismatches};
 
 fn run(packets: usize, seed: u64, backpressure: bool) -> Option<CoreRun> {
     match run_against_engine_via(Input::Ethernet, 64, packets, seed, backpressure, None) {
@@ -21,15 +21,7 @@ fn run(packets: usize, seed: u64, backpressure: bool) -> Option<CoreRun> {
 }
 
 fn check(what: &str, r: &CoreRun) {
-    for m in r.mismatches.iter().take(10) {
-        eprintln!("  {m}");
-    }
-    assert!(
-        r.mismatches.is_empty(),
-        "{what}: {} mismatches over {} packets",
-        r.mismatches.len(),
-        r.packets
-    );
+    assert_no_mismatches(&format!("{what}, {} packets", r.packets), &r.mismatches);
     assert_eq!(r.writes_outside_mr, 0, "{what}: write outside the MR");
 }
 

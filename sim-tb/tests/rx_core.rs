@@ -3,8 +3,8 @@
 //! at 64- and 512-bit beats. Skips without Verilator. Set `METAROCE_VCD`
 //! to a path to dump the runs' waveforms there (one file, last run wins).
 
-use metaroce_sim_tb::SimError;
 use metaroce_sim_tb::core_check::{CoreRun, run_against_engine};
+use metaroce_sim_tb::{SimError, assert_no_mismatches};
 
 const WIDTHS: [usize; 2] = [64, 512];
 
@@ -21,14 +21,9 @@ fn run(width: usize, packets: usize, seed: u64, backpressure: bool) -> Option<Co
 }
 
 fn check(width: usize, what: &str, r: &CoreRun) {
-    for m in r.mismatches.iter().take(10) {
-        eprintln!("  {m}");
-    }
-    assert!(
-        r.mismatches.is_empty(),
-        "{width}-bit {what}: {} mismatches over {} packets",
-        r.mismatches.len(),
-        r.packets
+    assert_no_mismatches(
+        &format!("{width}-bit {what}, {} packets", r.packets),
+        &r.mismatches,
     );
     assert_eq!(
         r.writes_outside_mr, 0,

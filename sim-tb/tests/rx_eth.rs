@@ -4,10 +4,10 @@
 //! Verilator.
 
 use metaroce_proto::DEFAULT_UDP_PORT as PORT;
-use metaroce_sim_tb::SimError;
 use metaroce_sim_tb::rx_eth::{
     EthRun, RxEthTb, mtu_frames, random_frames, reason, run_against_etherparse,
 };
+use metaroce_sim_tb::{SimError, assert_no_mismatches};
 
 const WIDTHS: [usize; 2] = [64, 512];
 
@@ -24,14 +24,9 @@ fn front_end(width: usize) -> Option<RxEthTb> {
 }
 
 fn check(width: usize, what: &str, r: &EthRun) {
-    for m in r.mismatches.iter().take(10) {
-        eprintln!("  {m}");
-    }
-    assert!(
-        r.mismatches.is_empty(),
-        "{width}-bit {what}: {} mismatches over {} frames",
-        r.mismatches.len(),
-        r.frames
+    assert_no_mismatches(
+        &format!("{width}-bit {what}, {} frames", r.frames),
+        &r.mismatches,
     );
 }
 

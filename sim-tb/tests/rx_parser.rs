@@ -6,11 +6,11 @@
 //! `METAROCE_REQUIRE_VERILATOR=1` to make a missing Verilator an error.
 
 use metaroce_proto::{Opcode, Packet};
-use metaroce_sim_tb::SimError;
 use metaroce_sim_tb::rx_check::{
     check_run, expected_reason, packet, random_frame, random_pseudo, run_random,
 };
 use metaroce_sim_tb::rx_parser::{Frame, RxParserTb, reason};
+use metaroce_sim_tb::{SimError, assert_no_mismatches};
 use rand::SeedableRng;
 use rand::rngs::SmallRng;
 
@@ -29,14 +29,7 @@ fn parser(width: usize) -> Option<RxParserTb> {
 }
 
 fn report(width: usize, what: &str, frames: usize, errors: &[String]) {
-    for e in errors.iter().take(20) {
-        eprintln!("  {e}");
-    }
-    assert!(
-        errors.is_empty(),
-        "{width}-bit {what}: {} mismatches over {frames} frames",
-        errors.len()
-    );
+    assert_no_mismatches(&format!("{width}-bit {what}, {frames} frames"), errors);
 }
 
 fn sealed(rng: &mut SmallRng, op: Opcode, payload: usize) -> Frame {

@@ -3,8 +3,8 @@
 //!
 //! Without Verilator every test prints why it skipped and passes.
 
-use metaroce_sim_tb::SimError;
 use metaroce_sim_tb::rx_path::{Arrival, Engine, RxPathTb, Traffic, code, run_against_engine};
+use metaroce_sim_tb::{SimError, assert_no_mismatches};
 
 fn tracker() -> Option<RxPathTb> {
     match RxPathTb::new() {
@@ -30,14 +30,7 @@ fn random_arrivals_match_the_engine() {
         run.cycles,
         run.mismatches.len()
     );
-    for m in run.mismatches.iter().take(20) {
-        eprintln!("  {m}");
-    }
-    assert!(
-        run.mismatches.is_empty(),
-        "{} mismatches",
-        run.mismatches.len()
-    );
+    assert_no_mismatches("path tracker", &run.mismatches);
     assert_eq!(run.events, 20_000);
     assert_eq!(run.cycles, 20_001, "one event per cycle");
     assert!(

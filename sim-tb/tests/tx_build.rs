@@ -3,8 +3,8 @@
 //! 512-bit beats. Skips without Verilator. Set `METAROCE_VCD` to a path to
 //! dump the engine runs' waveforms there (one file, last run wins).
 
-use metaroce_sim_tb::SimError;
 use metaroce_sim_tb::tx_check::{TxRun, run_against_engine, run_line_rate, run_random};
+use metaroce_sim_tb::{SimError, assert_no_mismatches};
 
 const WIDTHS: [usize; 2] = [64, 512];
 const PACKETS: usize = 10_000;
@@ -21,14 +21,9 @@ fn skip<T>(r: Result<T, SimError>) -> Option<T> {
 }
 
 fn check(width: usize, what: &str, r: &TxRun) {
-    for m in r.mismatches.iter().take(10) {
-        eprintln!("  {m}");
-    }
-    assert!(
-        r.mismatches.is_empty(),
-        "{width}-bit {what}: {} mismatches over {} packets",
-        r.mismatches.len(),
-        r.packets
+    assert_no_mismatches(
+        &format!("{width}-bit {what}, {} packets", r.packets),
+        &r.mismatches,
     );
 }
 
@@ -114,10 +109,7 @@ fn mtu_frames_back_to_back_at_line_rate() {
             r.bubbles_in_frame,
             r.bubbles_between
         );
-        for m in r.mismatches.iter().take(10) {
-            eprintln!("  {m}");
-        }
-        assert!(r.mismatches.is_empty());
+        assert_no_mismatches(&format!("{width}-bit line rate"), &r.mismatches);
         assert_eq!(r.bubbles_in_frame, 0, "{width}-bit: bubble inside a frame");
         assert_eq!(r.bubbles_between, 0, "{width}-bit: bubble between frames");
         assert!((r.cycles_per_packet - r.beats_per_frame as f64).abs() < 1e-9);

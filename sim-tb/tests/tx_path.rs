@@ -5,8 +5,8 @@
 
 use metaroce_firmware::SlotFate;
 use metaroce_proto::Sack;
-use metaroce_sim_tb::SimError;
 use metaroce_sim_tb::tx_path::{Golden, Op, SLOTS, TxPathTb, run_against_engine};
+use metaroce_sim_tb::{SimError, assert_no_mismatches};
 
 fn table() -> Option<TxPathTb> {
     match TxPathTb::new() {
@@ -50,14 +50,7 @@ fn random_operations_match_the_engine() {
             run.max_cycles[k]
         );
     }
-    for m in run.mismatches.iter().take(20) {
-        eprintln!("  {m}");
-    }
-    assert!(
-        run.mismatches.is_empty(),
-        "{} mismatches",
-        run.mismatches.len()
-    );
+    assert_no_mismatches("TX table", &run.mismatches);
     assert!(run.ops >= 100_000);
     assert!(run.by_kind.iter().all(|&n| n >= 16), "{:?}", run.by_kind);
     assert!(run.fates.iter().all(|&n| n > 1000), "{:?}", run.fates);
