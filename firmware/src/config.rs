@@ -19,6 +19,10 @@ pub struct NicConfig {
     pub fair_share_window_ns: u64,
     /// Seed of the entropy-value generator.
     pub seed: u64,
+    /// Longest time a destroyed QP lingers, ns: it sends the acknowledgements it still
+    /// owed and re-acknowledges retransmissions of what it had accepted (see
+    /// [`Nic::destroy_qp`](crate::Nic::destroy_qp)). 0: a destroyed QP goes at once.
+    pub linger_max_ns: u64,
     /// Defaults for new queue pairs.
     pub qp: QpConfig,
 }
@@ -32,6 +36,7 @@ impl Default for NicConfig {
             line_rate_mbps: 100_000,
             fair_share_window_ns: 100_000,
             seed: 1,
+            linger_max_ns: 1_000_000_000,
             qp: QpConfig::default(),
         }
     }

@@ -35,7 +35,8 @@ counters! {
         bad_format,
         /// ICRC mismatch.
         bad_icrc,
-        /// No QP with the destination QPN.
+        /// No QP with the destination QPN (or a destroyed, lingering QP: anything but a
+        /// retransmission it re-acknowledges).
         unknown_qp,
         /// QP not in a state that receives (or a packet type the QP does not expect).
         qp_state,

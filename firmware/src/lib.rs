@@ -42,7 +42,7 @@ pub use config::{MAX_PATHS, NicConfig, QpConfig};
 pub use counters::{Drops, Stats};
 pub use memory::{Memory, VecMemory};
 pub use mr::{Access, AccessError, MemoryRegion, MrTable, RegisterError};
-pub use nic::{Event, Nic, RxMeta, Transmit};
+pub use nic::{Event, LINGER_PERIODS, Nic, RxMeta, Transmit};
 pub use path::{PathHealth, PathStats};
 /// The sender's per-path state and the fate of one transmission, public so
 /// that the RTL's per-path TX table (`metaroce-sim-tb`) is checked against

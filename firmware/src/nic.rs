@@ -64,11 +64,29 @@ pub enum Event {
     },
 }
 
+/// How many of a destroyed QP's retransmission periods it lingers: its peer resends an
+/// unacknowledged packet within one period (a path RTO, or the connection timeout at the
+/// latest), so four periods cover the first resend plus two more after lost answers
+/// (the connection timeout doubles: 1 + 2 periods), and every faster path-level resend.
+pub const LINGER_PERIODS: u64 = 4;
+
+/// A destroyed QP that still (re-)acknowledges what it accepted.
+struct Lingering {
+    qp: Qp,
+    /// How long it lingers, ns.
+    linger_ns: u64,
+    /// When it goes; `None` until the engine next sees the time.
+    until: Option<u64>,
+}
+
 /// One MetaRoCE NIC's transport engine.
 pub struct Nic {
     cfg: NicConfig,
     mrs: MrTable,
     qps: BTreeMap<u32, Qp>,
+    lingering: BTreeMap<u32, Lingering>,
+    /// Some lingering QP has no `until` yet.
+    linger_unclocked: bool,
     next_qpn: u32,
     next_pd: u32,
     events: VecDeque<Event>,
@@ -86,6 +104,8 @@ impl Nic {
             cfg,
             mrs: MrTable::default(),
             qps: BTreeMap::new(),
+            lingering: BTreeMap::new(),
+            linger_unclocked: false,
             next_qpn: 0x10,
             next_pd: 1,
             events: VecDeque::new(),
@@ -138,12 +158,55 @@ impl Nic {
         Ok(qpn)
     }
 
-    /// Destroys a QP (outstanding work is dropped without completions).
+    /// Destroys a QP: it is gone for the Verbs calls at once, and outstanding work is
+    /// dropped without completions (no event about it is produced any more, and it
+    /// never touches memory again).
+    ///
+    /// A QP destroyed while connected (RTR or RTS) lingers: it still sends the ACKs (and
+    /// NACKs) it owed, and acknowledges again any retransmission of a packet it had
+    /// accepted and any path probe, so a peer whose last ACK was lost (or not sent yet:
+    /// an application may destroy its QP as soon as it sees its last receive) still
+    /// completes. A hardware NIC sends its ACKs before the host even sees the
+    /// completion; on a lossy network even that is not enough without this. Anything else addressed
+    /// to it is dropped (`unknown_qp`). It lingers for [`LINGER_PERIODS`] of its
+    /// retransmission period (the larger of its connection timeout and its paths'
+    /// RTOs), at most [`NicConfig::linger_max_ns`], counted from the first time the
+    /// engine sees after the call; [`Nic::lingering_qps`] counts such QPs.
     pub fn destroy_qp(&mut self, qpn: u32) -> Result<(), VerbsError> {
-        self.qps
-            .remove(&qpn)
-            .map(|_| ())
-            .ok_or(VerbsError::NoSuchQp)
+        let mut qp = self.qps.remove(&qpn).ok_or(VerbsError::NoSuchQp)?;
+        let linger_ns = qp
+            .close()
+            .map_or(0, |period| period.saturating_mul(LINGER_PERIODS))
+            .min(self.cfg.linger_max_ns);
+        if linger_ns > 0 {
+            Self::mark_ready(&mut self.ready, &mut qp);
+            self.lingering.insert(
+                qpn,
+                Lingering {
+                    qp,
+                    linger_ns,
+                    until: None,
+                },
+            );
+            self.linger_unclocked = true;
+        }
+        Ok(())
+    }
+
+    /// Destroyed QPs still lingering (see [`Nic::destroy_qp`]).
+    pub fn lingering_qps(&self) -> usize {
+        self.lingering.len()
+    }
+
+    /// Starts the linger clock of QPs destroyed since the engine last saw the time.
+    fn clock_lingering(&mut self, now: u64) {
+        if !self.linger_unclocked {
+            return;
+        }
+        self.linger_unclocked = false;
+        for l in self.lingering.values_mut() {
+            l.until.get_or_insert(now.saturating_add(l.linger_ns));
+        }
     }
 
     /// Applies a Verbs state transition.
@@ -248,8 +311,27 @@ impl Nic {
             Ok(r) => r,
             Err(e) => return self.drops.count_wire_error(&e),
         };
+        self.clock_lingering(now);
         let Some(qp) = self.qps.get_mut(&repr.dst_qpn) else {
-            self.drops.unknown_qp += 1;
+            let Some(l) = self
+                .lingering
+                .get_mut(&repr.dst_qpn)
+                .filter(|l| l.until.is_none_or(|u| u > now))
+            else {
+                self.drops.unknown_qp += 1;
+                return;
+            };
+            let mut ctx = Ctx {
+                now,
+                mem,
+                mrs: &self.mrs,
+                drops: &mut self.drops,
+                stats: &mut self.stats,
+                events: &mut self.events,
+                mtu: self.cfg.mtu,
+            };
+            l.qp.on_packet_closed(&mut ctx, &repr, &meta);
+            Self::mark_ready(&mut self.ready, &mut l.qp);
             return;
         };
         let mut ctx = Ctx {
@@ -289,9 +371,14 @@ impl Nic {
         let local = PseudoLocal {
             ip: self.cfg.local_ip,
         };
+        self.clock_lingering(now);
         while let Some(qpn) = self.ready.pop_front() {
-            let Some(qp) = self.qps.get_mut(&qpn) else {
-                continue;
+            let qp = match self.qps.get_mut(&qpn) {
+                Some(qp) => qp,
+                None => match self.lingering.get_mut(&qpn) {
+                    Some(l) => &mut l.qp,
+                    None => continue,
+                },
             };
             let mut ctx = Ctx {
                 now,
@@ -333,15 +420,21 @@ impl Nic {
 
     /// When [`Nic::handle_timeout`] should next be called.
     pub fn poll_timeout(&self) -> Option<u64> {
-        self.qps
+        let live = self
+            .qps
             .values()
             .filter(|q| q.state == QpState::Rts)
-            .filter_map(|q| q.tx.next_deadline())
-            .min()
+            .filter_map(|q| q.tx.next_deadline());
+        // A lingering QP whose clock has not started is due at once (to start it).
+        let lingering = self.lingering.values().map(|l| l.until.unwrap_or(0));
+        live.chain(lingering).min()
     }
 
     /// Fires every timer due at `now`.
     pub fn handle_timeout<M: Memory>(&mut self, now: u64, mem: &mut M) {
+        self.clock_lingering(now);
+        self.lingering
+            .retain(|_, l| l.until.is_none_or(|u| u > now));
         for qp in self.qps.values_mut() {
             if qp.state != QpState::Rts || qp.tx.next_deadline().is_none_or(|d| d > now) {
                 continue;

@@ -44,6 +44,8 @@ pub(crate) struct Qp {
     mtu: u32,
     /// Queued in the NIC's ready list.
     pub ready: bool,
+    /// Destroyed and lingering: only (re-)acknowledges what it accepted.
+    pub closed: bool,
 }
 
 impl Qp {
@@ -61,7 +63,24 @@ impl Qp {
             seed,
             mtu,
             ready: false,
+            closed: false,
         }
+    }
+
+    /// Closes the QP for `destroy_qp`: drops its send work, posted receives and partly
+    /// received messages without a single completion or event, and keeps only what it
+    /// needs to acknowledge what it already accepted. Returns the peer's retransmission
+    /// period (see [`Tx::retransmit_period`]) when the QP was connected (RTR or RTS) and
+    /// so should linger; `None` when nobody can be waiting for its acknowledgements.
+    pub fn close(&mut self) -> Option<u64> {
+        let connected = self.remote.is_some() && matches!(self.state, QpState::Rtr | QpState::Rts);
+        let period = self.tx.retransmit_period();
+        self.tx.flush(self.qpn, &mut |_| {});
+        self.rx.drain_receives().for_each(drop);
+        self.rx.streams = alloc::vec::Vec::new();
+        self.disconnect_pending = false;
+        self.closed = true;
+        connected.then_some(period)
     }
 
     /// Applies a state transition.
@@ -229,6 +248,46 @@ impl Qp {
             }
             (Ext::Cm(_), Opcode::Disconnect) => self.fail(WcStatus::WrFlushErr, ctx.events),
             _ => ctx.drops.qp_state += 1, // CONNECT handshakes are not handled by a connected QP
+        }
+    }
+
+    /// Handles a packet addressed to this QP after it was closed: a retransmission of
+    /// a message packet it had accepted, or a probe, is acknowledged again (so a peer
+    /// whose ACK was lost still completes); everything else is dropped as addressed to
+    /// no QP. Nothing is placed, read or completed.
+    pub fn on_packet_closed<M: Memory>(
+        &mut self,
+        ctx: &mut Ctx<'_, M>,
+        repr: &Repr,
+        meta: &RxMeta,
+    ) {
+        let Some(remote) = self.remote else {
+            ctx.drops.unknown_qp += 1;
+            return;
+        };
+        if repr.src_qpn != remote.qpn || meta.src_ip != remote.ip {
+            ctx.drops.wrong_peer += 1;
+            return;
+        }
+        if repr.path >= MAX_PATHS {
+            ctx.drops.bad_path += 1;
+            return;
+        }
+        let duplicate = match (&repr.ext, repr.opcode) {
+            (Ext::Msg(_), Opcode::ReadResp) => false,
+            (Ext::Msg(_), _) => self.rx.conn.check(repr.conn_psn) == ConnCheck::Duplicate,
+            (Ext::None, Opcode::Probe) => {
+                self.mark_arrival(ctx, repr, meta);
+                return;
+            }
+            _ => false,
+        };
+        if !duplicate {
+            ctx.drops.unknown_qp += 1;
+            return;
+        }
+        if self.mark_arrival(ctx, repr, meta) {
+            ctx.stats.duplicates += 1;
         }
     }
 
@@ -571,7 +630,7 @@ impl Qp {
             ctx.stats.acks_sent += 1;
             return seal(&r, 0, port, local, &remote, buf, |_| true);
         }
-        if self.state != QpState::Rts {
+        if self.closed || self.state != QpState::Rts {
             return None;
         }
         if let Some(probe) = self.tx.poll_probe(now) {

@@ -329,6 +329,16 @@ impl Tx {
         self.paths[path].rto(self.cfg.rto_min_ns, self.cfg.rto_initial_ns)
     }
 
+    /// The longest a peer with this connection's settings waits before it resends
+    /// something unacknowledged: its connection timeout (the Verbs `timeout`), or a
+    /// path's retransmission timeout when that is longer. The peer's paths run over
+    /// the same network as ours, so our own estimates stand in for its.
+    pub fn retransmit_period(&self) -> u64 {
+        (0..self.paths.len())
+            .map(|p| self.rto(p))
+            .fold(self.policy.timeout_ns, u64::max)
+    }
+
     /// Next probe due on a quarantined path.
     pub fn poll_probe(&mut self, now: u64) -> Option<ProbePlan> {
         let idx = self.paths.iter().position(|p| {
