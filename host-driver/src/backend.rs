@@ -71,5 +71,12 @@ pub trait Backend: Send + Sync {
     fn datapath_stats(&self) -> DatapathStats;
 
     /// Stops the datapath (idempotent); control operations still work, nothing moves.
+    ///
+    /// Before it stops, the datapath sends what the engine still has queued and keeps
+    /// answering for destroyed QPs while they linger (see
+    /// [`Nic::destroy_qp`](metaroce_firmware::Nic::destroy_qp)), for at most the
+    /// engine's `linger_max_ns` (plus a small slack): the call returns when that is
+    /// done, so a process that exits right after closing its device still answers its
+    /// peer's retransmissions.
     fn shutdown(&self);
 }

@@ -29,11 +29,16 @@ use std::os::unix::net::UnixDatagram;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 use std::thread::JoinHandle;
+use std::time::Duration;
 
 use metaroce_firmware::{Nic, NicConfig};
 
 use crate::backend::{Backend, Control, DatapathStats, EventSink};
 use crate::hostmem::MemoryMap;
+
+/// Extra time a closing NIC may take beyond the engine's `linger_max_ns` (a safety net:
+/// a close normally ends when the last destroyed QP stops lingering).
+const CLOSE_SLACK: Duration = Duration::from_millis(100);
 
 /// How to start a soft NIC.
 #[derive(Clone, Debug)]
@@ -92,6 +97,9 @@ pub(crate) struct Shared {
     pub(crate) core: Mutex<Core>,
     pub(crate) sink: RwLock<Option<Arc<dyn EventSink>>>,
     pub(crate) stop: AtomicBool,
+    /// Set by [`Backend::shutdown`]: the thread sends what is queued, lets destroyed QPs
+    /// linger, then ends.
+    pub(crate) closing: AtomicBool,
     /// Set by control operations; the thread clears it before each round.
     pub(crate) dirty: AtomicBool,
     /// Set while the thread sleeps in `ppoll`.
@@ -185,6 +193,7 @@ impl SoftBackend {
             }),
             sink: RwLock::new(None),
             stop: AtomicBool::new(false),
+            closing: AtomicBool::new(false),
             dirty: AtomicBool::new(false),
             sleeping: AtomicBool::new(false),
             wake_tx,
@@ -196,6 +205,7 @@ impl SoftBackend {
             wake_rx,
             nic_cfg.mtu as usize,
             cfg.busy_poll,
+            Duration::from_nanos(nic_cfg.linger_max_ns).saturating_add(CLOSE_SLACK),
         );
         let thread = std::thread::Builder::new()
             .name(format!("metaroce-soft-{}", addr.port()))
@@ -253,8 +263,15 @@ impl Backend for SoftBackend {
         }
     }
 
+    /// Closes the NIC: the progress thread sends what the engine still has queued (the
+    /// ACKs destroyed QPs owed included), keeps answering for destroyed QPs while they
+    /// linger (see [`Nic::destroy_qp`](metaroce_firmware::Nic::destroy_qp)), then ends
+    /// and the sockets close. Synchronous: a process that exits right after closing
+    /// still answers its peer's retransmissions, as a hardware NIC would. Bounded by
+    /// the engine's `linger_max_ns` (plus 100 ms); immediate when no QP lingers.
     fn shutdown(&self) {
-        self.shared.stop.store(true, Ordering::SeqCst);
+        self.shared.closing.store(true, Ordering::SeqCst);
+        self.shared.dirty.store(true, Ordering::SeqCst);
         self.shared.sleeping.store(true, Ordering::SeqCst);
         self.shared.wake();
         let t = self.thread.lock().unwrap_or_else(|p| p.into_inner()).take();
@@ -262,6 +279,7 @@ impl Backend for SoftBackend {
             // A panicked progress thread has nothing left to clean up.
             let _ = t.join();
         }
+        self.shared.stop.store(true, Ordering::SeqCst);
     }
 }
 

@@ -52,6 +52,10 @@ pub(crate) struct Progress {
     ports: Vec<u16>,
     local: SocketAddr,
     start: Instant,
+    /// Longest a close may take.
+    close_bound: Duration,
+    /// When the close must end, once it started.
+    close_deadline: Option<Instant>,
 }
 
 fn add(counter: &AtomicU64, n: u64) {
@@ -65,6 +69,7 @@ impl Progress {
         wake_rx: UnixDatagram,
         mtu: usize,
         busy_poll: bool,
+        close_bound: Duration,
     ) -> Self {
         let slot = mtu + HEADROOM;
         let ports = (0..ep.paths()).filter_map(|p| ep.src_port(p)).collect();
@@ -81,6 +86,8 @@ impl Progress {
             order: [(0, 0); MAX_BATCH],
             ports,
             start: Instant::now(),
+            close_bound,
+            close_deadline: None,
         }
     }
 
@@ -96,14 +103,28 @@ impl Progress {
         while !self.shared.stop.load(Ordering::SeqCst) {
             self.shared.dirty.store(false, Ordering::SeqCst);
             let got = self.receive();
-            let (sent, next_timer) = self.engine_round(got);
+            let (sent, next_timer, lingering) = self.engine_round(got);
             if sent > 0 {
                 self.send(sent);
+            }
+            if self.shared.closing.load(Ordering::SeqCst) {
+                let deadline = *self
+                    .close_deadline
+                    .get_or_insert_with(|| Instant::now() + self.close_bound);
+                // Closed once nothing is left to send and no destroyed QP lingers.
+                if (sent == 0 && lingering == 0) || Instant::now() >= deadline {
+                    return;
+                }
             }
             if got == 0 && sent == 0 {
                 self.idle(&mut poll, next_timer);
             }
         }
+    }
+
+    /// True once a close has run out of time.
+    fn close_overdue(&self) -> bool {
+        self.close_deadline.is_some_and(|d| Instant::now() >= d)
     }
 
     /// Reads one batch; returns the number of datagrams.
@@ -114,8 +135,9 @@ impl Progress {
     }
 
     /// Feeds the received batch and due timers to the engine and collects datagrams to
-    /// send; returns how many were collected and the next timer.
-    fn engine_round(&mut self, got: usize) -> (usize, Option<u64>) {
+    /// send; returns how many were collected, the next timer and how many destroyed QPs
+    /// still linger.
+    fn engine_round(&mut self, got: usize) -> (usize, Option<u64>, usize) {
         let shared = Arc::clone(&self.shared);
         let mut guard = shared.lock();
         let Core { nic, memory } = &mut *guard;
@@ -162,7 +184,7 @@ impl Progress {
             count += 1;
         }
         shared.deliver_events(&mut guard);
-        (count, guard.nic.poll_timeout())
+        (count, guard.nic.poll_timeout(), guard.nic.lingering_qps())
     }
 
     /// Re-seals and sends the `n` collected datagrams, grouped by socket.
@@ -198,7 +220,7 @@ impl Progress {
         let stats = &self.shared.stats;
         add(&stats.tx_syscalls, groups);
         let mut done = 0;
-        while done < n && !self.shared.stop.load(Ordering::Relaxed) {
+        while done < n && !self.shared.stop.load(Ordering::Relaxed) && !self.close_overdue() {
             match self.ep.send(&pkts[done..n]) {
                 Ok(k) if k > 0 => {
                     let bytes: usize = pkts[done..done + k].iter().map(|p| p.data.len()).sum();
