@@ -9,11 +9,12 @@
 //! * `METAROCE_IBV_BUSY_POLL` — `1`: the soft NIC's progress thread spins instead of
 //!   sleeping when idle (lower latency, one core busy).
 
+use std::io::Write;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU16, Ordering};
 
 use metaroce_driver::hostmem::HostBuffer;
-use metaroce_driver::soft::{SoftBackend, SoftConfig};
+use metaroce_driver::soft::{SoftBackend, SoftConfig, SoftError};
 use metaroce_driver::verbs::{Access, Context, MemoryRegion, ProtectionDomain};
 
 use crate::device::Device;
@@ -42,9 +43,23 @@ fn open_soft(dev: &Device) -> Result<Context, Errno> {
     } else {
         base.wrapping_add(NEXT_PORT.fetch_add(1, Ordering::Relaxed))
     };
-    let mut cfg = SoftConfig::new(SocketAddr::new(dev.ip, port));
+    let bind = SocketAddr::new(dev.ip, port);
+    let mut cfg = SoftConfig::new(bind);
     cfg.busy_poll = env("METAROCE_IBV_BUSY_POLL").as_deref() == Some("1");
-    let backend = SoftBackend::start(cfg).map_err(|_| libc::EADDRNOTAVAIL)?;
+    let backend = SoftBackend::start(cfg).map_err(|e| {
+        // Programs only say "couldn't get context": say why, like rdma-core's own
+        // warnings (a failed write to stderr is ignored).
+        let _ = writeln!(
+            std::io::stderr(),
+            "libibverbs (metaroce): cannot start the soft NIC on {bind}: {e}"
+        );
+        // The OS error when there is one (e.g. EADDRINUSE: the fixed port is taken).
+        match &e {
+            SoftError::Udp(u) => u.os_error().and_then(std::io::Error::raw_os_error),
+            SoftError::Io(_, io) => io.raw_os_error(),
+        }
+        .unwrap_or(libc::EADDRNOTAVAIL)
+    })?;
     Ok(Context::open(backend))
 }
 

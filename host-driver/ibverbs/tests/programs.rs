@@ -230,12 +230,14 @@ fn perftest_write_and_send_bandwidth_and_latency() {
     perftest("ib_send_lat", &["-n", "300"], &[], &[]);
 }
 
-/// A relay between two soft NICs on fixed ports, dropping each datagram with
-/// probability `loss` on each of 8 paths. Returns it with the environment of each side.
+/// Environment variables of one side of a program pair.
 type SideEnv = Vec<(&'static str, String)>;
 
+/// A relay between two soft NICs on fixed ports (outside the ephemeral range, see
+/// [`fixed_udp_ports`]), dropping each datagram with probability `loss` on each of 8
+/// paths. Returns it with the environment of each side.
 fn lossy_fabric(loss: f64) -> (RelayHandle, SideEnv, SideEnv) {
-    let (server_port, client_port) = (free_udp_port(), free_udp_port());
+    let (server_port, client_port) = fixed_udp_ports();
     let nic = |p: u16| SocketAddr::from(([127, 0, 0, 1], p));
     let links = vec![
         // 0: towards the server; 1: towards the client.

@@ -176,12 +176,37 @@ pub fn run_pair(mut server: Command, mut client: Command, limit: Duration) -> Pa
     PairOutput { server, client }
 }
 
-/// A UDP port that was free a moment ago on 127.0.0.1.
-pub fn free_udp_port() -> u16 {
-    UdpSocket::bind("127.0.0.1:0")
-        .and_then(|s| s.local_addr())
-        .map(|a| a.port())
-        .expect("bind an ephemeral UDP port")
+/// Two distinct UDP ports on 127.0.0.1 for NICs on fixed ports (`METAROCE_IBV_PORT`),
+/// free a moment ago and below the kernel's ephemeral range.
+///
+/// A port the kernel handed out for `bind(0)` and that was then released can be handed
+/// out again to anyone binding port 0 before the program binds it — and every soft NIC
+/// binds 32 send sockets that way (the server's, started first, among them), as does the
+/// relay. That is how a program once failed to open its device ("Couldn't get context
+/// for the device"). Ports outside the ephemeral range are never handed out like that;
+/// the start of the search depends on the process id, so concurrent test processes
+/// (other checkouts building at the same time) look in different places.
+pub fn fixed_udp_ports() -> (u16, u16) {
+    let ephemeral_low: u16 = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|t| t.split_whitespace().next()?.parse().ok())
+        .unwrap_or(32768);
+    let (low, high) = (10_000u16, ephemeral_low.max(10_100));
+    let span = u32::from(high - low);
+    let start = std::process::id().wrapping_mul(2_654_435_761) % span;
+    let mut held = Vec::new();
+    for i in 0..span {
+        let port = low + ((start + i) % span) as u16;
+        if let Ok(s) = UdpSocket::bind(("127.0.0.1", port)) {
+            held.push(s);
+            if held.len() == 2 {
+                break;
+            }
+        }
+    }
+    let port = |i: usize| held[i].local_addr().expect("bound").port();
+    assert_eq!(held.len(), 2, "no free UDP ports in {low}..{high}");
+    (port(0), port(1))
 }
 
 /// A TCP port (for the programs' out-of-band exchange) unique to this test process.
