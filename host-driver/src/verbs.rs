@@ -254,6 +254,11 @@ impl CtxInner {
 }
 
 /// An opened device (`ibv_context`): the entry point of the API.
+///
+/// The device closes when the last reference goes (every object made from it holds
+/// one): the backend then sends what it still owes and answers for destroyed QPs while
+/// they linger before it stops, and the drop waits for that (bounded; see
+/// [`Backend::shutdown`]).
 #[derive(Clone)]
 pub struct Context {
     inner: Arc<CtxInner>,
@@ -788,7 +793,11 @@ impl<'a> SendRequest<'a> {
     }
 }
 
-/// A reliable-connected queue pair (`ibv_qp`). Dropping it destroys the QP.
+/// A reliable-connected queue pair (`ibv_qp`). Dropping it destroys the QP: no
+/// completion of it is delivered afterwards and the NIC no longer touches memory for it,
+/// but a connected QP lingers in the NIC for a bounded time, sending the ACKs it owed
+/// and re-acknowledging retransmissions of what it received, so the peer's last sends
+/// complete (see [`Nic::destroy_qp`](metaroce_firmware::Nic::destroy_qp)).
 pub struct QueuePair {
     ctx: Context,
     qpn: u32,
