@@ -38,11 +38,13 @@ fn random_traffic_matches_the_engine_with_backpressure() {
             return;
         };
         println!(
-            "{width}-bit: {} placed ({} SEND, {} READ_RESP), {} receives posted, {} ACKs checked, \
-             verdicts {:?}",
+            "{width}-bit: {} placed ({} SEND, {} WRITE_IMM, {} READ_RESP; SEND + WRITE_IMM per \
+             stream {:?}), {} receives posted, {} ACKs checked, verdicts {:?}",
             r.placed,
             r.placed_send,
+            r.placed_write_imm,
             r.placed_read_resp,
+            r.placed_recv_by_stream,
             r.receives_posted,
             r.acks_checked,
             r.by_verdict
@@ -56,6 +58,11 @@ fn random_traffic_matches_the_engine_with_backpressure() {
             }
         }
         assert!(r.placed > r.packets / 3);
+        assert!(r.placed_write_imm > 0, "{width}-bit: no WRITE_IMM placed");
+        assert!(
+            r.placed_recv_by_stream.iter().all(|&n| n > 0),
+            "{width}-bit: a stream with a ring never received"
+        );
         assert!(r.acks_checked > r.packets / 4);
     }
 }
@@ -85,13 +92,15 @@ fn hundred_thousand_datagrams_per_width() {
             return;
         };
         println!(
-            "{width}-bit: {} packets ({} placed: {} SEND, {} READ_RESP; {} CE-marked), \
-             {} receives posted, {} ACKs checked, {} mismatches, {} writes outside the MR, \
+            "{width}-bit: {} packets ({} placed: {} SEND, {} WRITE_IMM, {} READ_RESP; SEND + \
+             WRITE_IMM per stream {:?}; {} CE-marked), {} receives posted, {} ACKs checked, {} mismatches, {} writes outside the MR, \
              {} cycles, {} bubbles, {:.1} s, verdicts {:?}",
             r.packets,
             r.placed,
             r.placed_send,
+            r.placed_write_imm,
             r.placed_read_resp,
+            r.placed_recv_by_stream,
             r.ce_marked,
             r.receives_posted,
             r.acks_checked,
