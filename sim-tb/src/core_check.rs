@@ -46,9 +46,9 @@ use std::net::{IpAddr, Ipv4Addr};
 use std::path::Path;
 
 use metaroce_firmware::{
-    Access, Drops, Event, MAX_PATHS, Memory, MemoryRegion, Nic, NicConfig, QpConfig, QpState,
-    QpTransition, RecvWr, RemoteEnd, RxMeta, SendOp, SendWr, Sge, Stats, Transmit, VecMemory,
-    WcStatus,
+    Access, Completion, Drops, Event, MAX_PATHS, Memory, MemoryRegion, Nic, NicConfig, QpConfig,
+    QpState, QpTransition, RecvWr, RemoteEnd, RxMeta, SendOp, SendWr, Sge, Stats, Transmit,
+    VecMemory, WcOpcode, WcStatus,
 };
 use metaroce_hdl_codes::*;
 use metaroce_proto::{Ext, Flags, MsgRepr, Opcode, Packet, PseudoHeader, Repr};
@@ -613,6 +613,10 @@ pub struct CoreRun {
     /// Placed SEND/SEND_IMM/WRITE_IMM datagrams per stream (the streams
     /// with a receive ring in the RTL).
     pub placed_recv_by_stream: Vec<u64>,
+    /// The engine's receive completions (SEND, SEND_IMM, WRITE_IMM) found
+    /// in the RTL's events: a placed datagram of that QP, stream and
+    /// receive with the completion's kind, message length and immediate.
+    pub completions_checked: u64,
     /// Receives the firmware posted during the run (besides the first
     /// [`RQ_SLOTS`] per connection and stream).
     pub receives_posted: u64,
@@ -1404,12 +1408,26 @@ impl RxCase {
             .filter(|(_, a)| matches!(a, Action::Post(..)))
             .count() as u64;
         let mut schedule = self.schedule.iter().peekable();
+        // The engine's successful receive completions and the datagram
+        // each came with.
+        let mut completions: Vec<(usize, Completion)> = Vec::new();
         // Frame `i` to the engine, after the firmware's actions before it.
         let mut handle = |engine: &mut Engine, i: usize, now: u64| {
             while let Some((_, a)) = schedule.next_if(|(at, _)| *at <= i) {
                 engine.apply(*a);
             }
-            engine.handle(&frames[i], ce[i], now)
+            let verdict = engine.handle(&frames[i], ce[i], now);
+            for nic in &mut engine.nics {
+                while let Some(ev) = nic.poll_event() {
+                    if let Event::Completion(c) = ev
+                        && c.is_recv
+                        && c.status == WcStatus::Success
+                    {
+                        completions.push((i, c));
+                    }
+                }
+            }
+            verdict
         };
         let mut run = CoreRun {
             packets: frames.len() as u64,
@@ -1515,6 +1533,38 @@ impl RxCase {
             if let Some(d) = diff {
                 run.mismatches
                     .push(format!("packet {i} ({}, CE {}): {d}", describe(f), ce[i]));
+            }
+        }
+        // Each receive completion of the engine must be one the firmware
+        // can build from the RTL's events (`m_ev_*` of a placed datagram of
+        // that QP, stream and receive, at or before the completing one).
+        let mut placed_recvs = std::collections::HashMap::<_, Vec<usize>>::new();
+        for (j, f) in frames.iter().enumerate() {
+            if let (Some(&V_PLACED), Some(e)) = (out.verdicts.get(j), out.events.get(j)) {
+                let qpn = be_field(&f.bytes, 4, 4) as u32;
+                placed_recvs
+                    .entry((qpn, e.stream, e.recv_idx))
+                    .or_default()
+                    .push(j);
+            }
+        }
+        for (i, c) in &completions {
+            let write_imm = c.opcode == WcOpcode::RecvWriteImm;
+            let fits = |j: &usize| {
+                let e = &out.events[*j];
+                *j <= *i
+                    && e.msg_len == c.byte_len
+                    && (e.opcode == Opcode::WriteImm as u8) == write_imm
+                    && c.imm.is_none_or(|imm| e.imm == imm)
+            };
+            let key = (c.qpn, c.stream, c.wr_id as u32);
+            if placed_recvs.get(&key).is_some_and(|js| js.iter().any(fits)) {
+                run.completions_checked += 1;
+            } else {
+                run.mismatches.push(format!(
+                    "packet {i}: the engine's completion {c:?} is in no placed RTL event \
+                     (opcode, stream, recv_idx, imm, msg_len)"
+                ));
             }
         }
         for extra in writes {

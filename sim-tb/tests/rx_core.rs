@@ -39,13 +39,15 @@ fn random_traffic_matches_the_engine_with_backpressure() {
         };
         println!(
             "{width}-bit: {} placed ({} SEND, {} WRITE_IMM, {} READ_RESP; SEND + WRITE_IMM per \
-             stream {:?}), {} receives posted, {} ACKs checked, verdicts {:?}",
+             stream {:?}), {} receives posted, {} receive completions found in the events, {} ACKs \
+             checked, verdicts {:?}",
             r.placed,
             r.placed_send,
             r.placed_write_imm,
             r.placed_read_resp,
             r.placed_recv_by_stream,
             r.receives_posted,
+            r.completions_checked,
             r.acks_checked,
             r.by_verdict
         );
@@ -59,6 +61,10 @@ fn random_traffic_matches_the_engine_with_backpressure() {
         }
         assert!(r.placed > r.packets / 3);
         assert!(r.placed_write_imm > 0, "{width}-bit: no WRITE_IMM placed");
+        assert!(
+            r.completions_checked > 0,
+            "{width}-bit: no receive completion"
+        );
         assert!(
             r.placed_recv_by_stream.iter().all(|&n| n > 0),
             "{width}-bit: a stream with a ring never received"
@@ -93,7 +99,8 @@ fn hundred_thousand_datagrams_per_width() {
         };
         println!(
             "{width}-bit: {} packets ({} placed: {} SEND, {} WRITE_IMM, {} READ_RESP; SEND + \
-             WRITE_IMM per stream {:?}; {} CE-marked), {} receives posted, {} ACKs checked, {} mismatches, {} writes outside the MR, \
+             WRITE_IMM per stream {:?}; {} CE-marked), {} receives posted, {} receive \
+             completions found in the events, {} ACKs checked, {} mismatches, {} writes outside the MR, \
              {} cycles, {} bubbles, {:.1} s, verdicts {:?}",
             r.packets,
             r.placed,
@@ -103,6 +110,7 @@ fn hundred_thousand_datagrams_per_width() {
             r.placed_recv_by_stream,
             r.ce_marked,
             r.receives_posted,
+            r.completions_checked,
             r.acks_checked,
             r.mismatches.len(),
             r.writes_outside_mr,
