@@ -404,6 +404,7 @@ fn write_core_codes(out: &Path) {
     writeln!(
         rs,
         "/// `rx_place::cfg::ring`: `word` of ring slot `slot` of `stream` of QP entry `qp`.\n\
+         #[allow(clippy::identity_op)] // strides taken from `cfg::ring`; some are 1\n\
          pub const fn cfg_ring(qp: u8, stream: u8, slot: u8, word: u8) -> u16 {{\n\
          {base} + {} * qp as u16 + {} * stream as u16 + {} * slot as u16 + {} * word as u16\n}}",
         stride[0], stride[1], stride[2], stride[3]

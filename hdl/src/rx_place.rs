@@ -46,8 +46,9 @@
 //! key, address and needed access chosen by opcode.
 //!
 //! Not checked here (the engine does it; see `docs/hardware.md`): message
-//! consistency (`bad_format` for a WRITE or SEND whose MSN was seen with
-//! another opcode or length).
+//! consistency (`bad_format` for a WRITE, WRITE_IMM or SEND whose MSN was
+//! seen with another opcode or length, or a new packet of a completed
+//! message).
 //!
 //! The verdict event (`m_ev_*`, the cycle after S1) carries what the path
 //! tracker and the firmware need: `m_ev_track` (the engine path-tracks the
