@@ -276,7 +276,7 @@ impl RxCoreTb {
     }
 
     /// Writes one table word (`metaroce_hdl::rx_place::cfg`; for
-    /// `NicCore`, addresses with bit 8 set reach the TX builder), one cycle.
+    /// `NicCore`, addresses with `CFG_TX_BIT` (9) set reach the TX builder), one cycle.
     pub fn write_cfg(&mut self, addr: impl Into<u16>, data: u64) {
         self.sim.set(self.p.cfg_we, 1);
         self.sim.set(self.p.cfg_addr, addr.into().into());
