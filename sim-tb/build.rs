@@ -326,7 +326,7 @@ fn write_drop_reasons(out: &Path) {
 /// `core_codes.rs`: the receive core's verdict codes and table map, taken
 /// from `metaroce_hdl::rx_place` so the bench never restates them.
 fn write_core_codes(out: &Path) {
-    use metaroce_hdl::rx_place::{CONN_WINDOW, READS, RQ_SLOTS, Verdict, cfg};
+    use metaroce_hdl::rx_place::{CONN_WINDOW, READS, RQ_SLOTS, RQ_STREAMS, Verdict, cfg};
     let mut rs = String::new();
     for v in Verdict::ALL {
         let name: String = format!("{v:?}")
@@ -368,7 +368,6 @@ fn write_core_codes(out: &Path) {
         ("CFG_RQ", cfg::RQ),
         ("RQ_ADDR", cfg::RQ_ADDR),
         ("RQ_LEN_LKEY", cfg::RQ_LEN_LKEY),
-        ("QP_RQ_CTRL", cfg::QP_RQ_CTRL),
         ("QP_READ_CTRL", cfg::qp_read(0, 0)),
     ] {
         writeln!(
@@ -381,10 +380,34 @@ fn write_core_codes(out: &Path) {
         rs,
         "/// Connection receive window of the RTL.\npub const CONN_WINDOW: u32 = {CONN_WINDOW};\n\
          /// Posted receives per QP in the RTL's ring.\npub const RQ_SLOTS: u32 = {rq};\n\
+         /// Streams per QP with a receive ring in the RTL.\npub const RQ_STREAMS: usize = {rqs};\n\
          /// Outstanding-READ entries per QP.\npub const READS: usize = {reads};\n\
          /// `rx_place::cfg::addr`.\npub const fn cfg_addr(table: u8, entry: u8, word: u8) -> u8 {{ table << 6 | entry << 4 | word }}",
         rq = RQ_SLOTS,
+        rqs = RQ_STREAMS,
         reads = READS,
+    )
+    .unwrap();
+    // `cfg::ring` is linear in its arguments: emitted as its base and strides.
+    let base = cfg::ring(0, 0, 0, 0);
+    let stride = [
+        cfg::ring(1, 0, 0, 0),
+        cfg::ring(0, 1, 0, 0),
+        cfg::ring(0, 0, 1, 0),
+        cfg::ring(0, 0, 0, 1),
+    ]
+    .map(|a| a - base);
+    assert_eq!(
+        cfg::ring(3, 3, 7, 1),
+        base + 3 * stride[0] + 3 * stride[1] + 7 * stride[2] + stride[3]
+    );
+    writeln!(
+        rs,
+        "/// `rx_place::cfg::ring`: `word` of ring slot `slot` of `stream` of QP entry `qp`.\n\
+         #[allow(clippy::identity_op)] // strides taken from `cfg::ring`; some are 1\n\
+         pub const fn cfg_ring(qp: u8, stream: u8, slot: u8, word: u8) -> u16 {{\n\
+         {base} + {} * qp as u16 + {} * stream as u16 + {} * slot as u16 + {} * word as u16\n}}",
+        stride[0], stride[1], stride[2], stride[3]
     )
     .unwrap();
     fs::write(out.join("core_codes.rs"), rs).expect("write core_codes.rs");

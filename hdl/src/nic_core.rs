@@ -14,11 +14,11 @@
 //! op_*/rd_*/res_*/m_fate_* ◄─────────────────── (turns) ───────┴─► TxPathTable (16 slots)
 //! ```
 //!
-//! One configuration port: `cfg_addr` is 9 bits; bit 8 clear writes the
-//! receive core's tables (`crate::rx_place::cfg`, unchanged), bit 8 set
-//! writes the TX builder's registers and entropy table
+//! One configuration port: `cfg_addr` is 10 bits; bit 9 clear writes the
+//! receive core's tables (`crate::rx_place::cfg`, 9 bits), bit 9 set
+//! (and bit 8 clear) writes the TX builder's registers and entropy table
 //! (`crate::tx_build::cfg`), which the ACK framer also uses (local and
-//! next-hop MAC, local IPv4, TTL, DSCP), and at `0x180 + slot` the ACK
+//! next-hop MAC, local IPv4, TTL, DSCP), and at `0x280 + slot` the ACK
 //! receiver's slot map (`crate::ack_rx::cfg`). The per-path TX table's
 //! op, result, fate and read ports are brought out: the firmware assigns
 //! path PSNs with `Send` and writes them into the descriptors, as in
@@ -36,13 +36,13 @@ use crate::tx_build::TxBuild;
 use crate::tx_path::TxPathTable;
 
 /// `cfg_addr` bit that selects the TX builder's map (else the receive core's).
-pub const CFG_TX_BIT: u32 = 8;
+pub const CFG_TX_BIT: u32 = 9;
 
 /// Slot-index bits of the TX table in the top: 16 slots.
 pub const TX_SLOT_BITS: usize = 4;
 
 /// `cfg_addr` of the ACK receiver's slot-map entry for `slot`
-/// (TX map, table 2: `0x180 + slot`).
+/// (TX map, table 2: `0x280 + slot`).
 pub const fn ack_rx_cfg_addr(slot: u16) -> u16 {
     1 << CFG_TX_BIT | 2 << 6 | slot
 }
@@ -56,9 +56,10 @@ pub struct NicCore<const W: usize, const B: usize> {
     pub rst: Signal<In, Bit>,
     /// Configuration write strobe.
     pub cfg_we: Signal<In, Bit>,
-    /// Configuration address: bit 8 selects the TX builder's map
-    /// ([`CFG_TX_BIT`]), bits 7..0 the address within it.
-    pub cfg_addr: Signal<In, Bits<9>>,
+    /// Configuration address: bit 9 selects the TX builder's map
+    /// ([`CFG_TX_BIT`]; bit 8 then clear, bits 7..0 the address within
+    /// it), else bits 8..0 are the receive core's address.
+    pub cfg_addr: Signal<In, Bits<10>>,
     /// Configuration data.
     pub cfg_data: Signal<In, Bits<64>>,
     /// MAC RX: Ethernet frame beats (FCS stripped).
@@ -358,14 +359,16 @@ impl<const W: usize, const B: usize> Logic for NicCore<W, B> {
         self.ackrx.rst.next = self.rst.val();
 
         // One configuration port, two maps.
-        self.rx.cfg_we.next = self.cfg_we.val() & !self.cfg_addr.val().get_bit(8);
-        self.tx.cfg_we.next = self.cfg_we.val() & self.cfg_addr.val().get_bit(8);
-        self.rx.cfg_addr.next = self.cfg_addr.val().get_bits::<8>(0);
+        self.rx.cfg_we.next = self.cfg_we.val() & !self.cfg_addr.val().get_bit(9);
+        self.tx.cfg_we.next =
+            self.cfg_we.val() & self.cfg_addr.val().get_bit(9) & !self.cfg_addr.val().get_bit(8);
+        self.rx.cfg_addr.next = self.cfg_addr.val().get_bits::<9>(0);
         self.tx.cfg_addr.next = self.cfg_addr.val().get_bits::<8>(0);
         self.rx.cfg_data.next = self.cfg_data.val();
         self.tx.cfg_data.next = self.cfg_data.val();
         self.ackrx.cfg_we.next = self.cfg_we.val()
-            & self.cfg_addr.val().get_bit(8)
+            & self.cfg_addr.val().get_bit(9)
+            & !self.cfg_addr.val().get_bit(8)
             & self.cfg_addr.val().get_bit(7)
             & !self.cfg_addr.val().get_bit(6);
         self.ackrx.cfg_addr.next = self.cfg_addr.val().get_bits::<6>(0);
@@ -582,7 +585,7 @@ mod tests {
             let v = crate::nic_core_verilog(w);
             assert!(v.contains("module top("), "width {w}");
             assert!(v.contains("module tx_path_table("), "width {w}");
-            assert!(v.contains("[8:0] cfg_addr;"), "width {w}");
+            assert!(v.contains("[9:0] cfg_addr;"), "width {w}");
             for p in ["@HDR_FN@", "@CAPB@", "@OUTB@", "@W@", "@B@"] {
                 assert!(!v.contains(p), "{p} left at {w}");
             }

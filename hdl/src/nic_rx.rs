@@ -46,8 +46,8 @@ pub struct NicRx<const W: usize, const B: usize> {
     pub now: Signal<In, Bits<64>>,
     /// Core: table write strobe.
     pub cfg_we: Signal<In, Bit>,
-    /// Core: table write address.
-    pub cfg_addr: Signal<In, Bits<8>>,
+    /// Core: table write address (9 bits, `rx_place::cfg`).
+    pub cfg_addr: Signal<In, Bits<9>>,
     /// Core: table write data.
     pub cfg_data: Signal<In, Bits<64>>,
     /// Core: DMA write first beat.

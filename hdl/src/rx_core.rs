@@ -54,8 +54,8 @@ pub struct RxCore<const W: usize, const B: usize> {
     pub now: Signal<In, Bits<64>>,
     /// Table write strobe.
     pub cfg_we: Signal<In, Bit>,
-    /// Table write address (`rx_place::cfg::addr`).
-    pub cfg_addr: Signal<In, Bits<8>>,
+    /// Table write address (`rx_place::cfg::addr`, `rx_place::cfg::ring`).
+    pub cfg_addr: Signal<In, Bits<9>>,
     /// Table write data.
     pub cfg_data: Signal<In, Bits<64>>,
     /// DMA write: first beat, address and length valid.

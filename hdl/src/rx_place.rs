@@ -11,37 +11,44 @@
 //!
 //! | code | verdict | engine counter |
 //! |---|---|---|
-//! | 0 | placed (WRITE, SEND/SEND_IMM of stream 0, or READ_RESP accepted) | `stats.data_accepted` |
+//! | 0 | placed (WRITE, WRITE_IMM, SEND/SEND_IMM of streams 0..[`RQ_STREAMS`], or READ_RESP accepted) | `stats.data_accepted` |
 //! | 1–5 | parser drop reasons ([`crate::DropReason`]) | `truncated` … `bad_icrc` |
 //! | 6 | no QP with `dst_qpn` | `unknown_qp` |
 //! | 7 | QP neither RTR nor RTS | `qp_state` |
 //! | 8 | source QPN or source IP is not the peer | `wrong_peer` |
 //! | 9 | path ≥ 64 | `bad_path` |
 //! | 17 | PROBE: path-tracked and acknowledged, nothing else | — |
-//! | 10 | another opcode, or a SEND of a stream other than 0: passed to the firmware | — |
+//! | 10 | another opcode: passed to the firmware | — |
 //! | 11 | stream ≥ the QP's streams | `bad_stream` |
+//! | 10 | SEND, SEND_IMM or WRITE_IMM of a stream ≥ [`RQ_STREAMS`] (no ring in the RTL): passed to the firmware | — |
 //! | 12 | connection PSN beyond the 256-PSN receive window | `conn_window` |
 //! | 13 | payload > MTU, or offset + payload > message length | `bad_length` |
 //! | 16 | path PSN 2^30 or more beyond the path's cumulative PSN (also for a PROBE) | `path_window` |
 //! | 14 | connection PSN accepted before: not placed again | `stats.duplicates` |
-//! | 15 | WRITE: rkey unknown, other PD, range outside the MR, or no REMOTE_WRITE | `remote_access` |
-//! | 18 | SEND: no posted receive with its `recv_idx` (RNR NACK) | `receiver_not_ready` |
+//! | 15 | WRITE, WRITE_IMM: rkey unknown, other PD, range outside the MR, or no REMOTE_WRITE | `remote_access` |
+//! | 18 | SEND, WRITE_IMM: no posted receive with its `recv_idx` on its stream (RNR NACK) | `receiver_not_ready` |
 //! | 19 | SEND: message longer than the receive (invalid-request NACK) | `invalid_request` |
 //! | 20 | SEND: the receive's lkey check fails (remote-operational NACK) | `remote_access` |
 //! | 21 | READ_RESP: no outstanding READ with its (stream, MSN); PSN accepted | `unexpected_response` |
 //! | 22 | READ_RESP: does not fit its READ (length, lkey check); PSN accepted, the READ fails and the QP goes to ERR (state 0) | `unexpected_response` |
 //!
-//! SEND/SEND_IMM of stream 0 are checked against the QP's receive ring
-//! (the engine's `Qp::on_message`: `receive_for(recv_idx)`, `msg_len` ≤ the
-//! receive's length, `check_local` on `sge.addr + offset`) and placed at
-//! `sge.addr + offset`; READ_RESP against the QP's outstanding-READ table
+//! SEND/SEND_IMM of streams below [`RQ_STREAMS`] are checked against the
+//! receive ring of their (QP, stream) (the engine's `Qp::on_message`:
+//! `receive_for(recv_idx)`, `msg_len` ≤ the receive's length, `check_local`
+//! on `sge.addr + offset`) and placed at `sge.addr + offset`; WRITE_IMM
+//! needs a posted receive of its stream too (its completion consumes it)
+//! and is then checked and placed as a WRITE (rkey, `remote_va`); the
+//! completion itself (with the immediate, from the event) is the
+//! firmware's, as for SENDs. READ_RESP is checked against the QP's outstanding-READ table
 //! (`on_read_response`: `msg_len` equal to the READ's length, `offset +
 //! len` inside it, `check_local`) and placed likewise. The lkey check is
 //! the same MR lookup and bounds check as the WRITE's rkey check, with the
-//! key, address and needed access chosen by opcode.//!
+//! key, address and needed access chosen by opcode.
+//!
 //! Not checked here (the engine does it; see `docs/hardware.md`): message
-//! consistency (`bad_format` for a WRITE or SEND whose MSN was seen with
-//! another opcode or length).
+//! consistency (`bad_format` for a WRITE, WRITE_IMM or SEND whose MSN was
+//! seen with another opcode or length, or a new packet of a completed
+//! message).
 //!
 //! The verdict event (`m_ev_*`, the cycle after S1) carries what the path
 //! tracker and the firmware need: `m_ev_track` (the engine path-tracks the
@@ -66,10 +73,13 @@
 //! Written by the firmware through `cfg_we`/`cfg_addr`/`cfg_data` (one
 //! 64-bit word per cycle); the map is in `docs/hardware.md` and in
 //! [`mod@cfg`]. 4 QPs and 4 MRs, looked up associatively (by QPN and by rkey).
-//! Per QP, a ring of [`RQ_SLOTS`] posted receives of stream 0 (base
-//! `recv_idx` and count in QP word 8, slot = `recv_idx mod RQ_SLOTS`) and
-//! [`READS`] outstanding READs (QP words 9–14); the firmware posts and
-//! retires them, the RTL only reads them.
+//! Per QP and stream below [`RQ_STREAMS`], a ring of [`RQ_SLOTS`] posted
+//! receives (a control word with the base `recv_idx` and the count, table
+//! [`cfg::RQ`]; the slots, slot = `recv_idx mod RQ_SLOTS`, at
+//! [`cfg::ring`]), kept in RAMs without reset that are read once per
+//! datagram with registered reads (block-RAM style); and [`READS`]
+//! outstanding READs (QP words 9–14). The firmware posts and retires
+//! receives, the RTL only reads them.
 //! Each QP keeps its connection receive state: the cumulative connection PSN
 //! and a 256-bit bitmap of accepted PSNs above it (the engine's
 //! `ConnBitmap` with a 256-packet window), updated in the cycle of the
@@ -99,15 +109,20 @@ pub const QPS: usize = 4;
 pub const MRS: usize = 4;
 /// Connection receive window in PSNs (the engine's `recv_window`).
 pub const CONN_WINDOW: u32 = 256;
-/// Posted receives per QP (stream 0) in the receive ring.
+/// Posted receives per (QP, stream) in a receive ring.
 pub const RQ_SLOTS: usize = 8;
+/// Streams per QP with a receive ring (0..RQ_STREAMS); SEND, SEND_IMM and
+/// WRITE_IMM of higher streams go to the firmware (verdict 10).
+pub const RQ_STREAMS: usize = 4;
 /// Outstanding-READ entries per QP.
 pub const READS: usize = 2;
-// `rx_place.v.in` is written for these two sizes (slot and entry indices,
-// the QP words 8–14 of the map).
-const _: () = assert!(RQ_SLOTS == 8 && READS == 2);
+// `rx_place.v.in` and the map are written for these sizes (slot, stream
+// and entry indices, the QP words 9–14, the ring addresses).
+const _: () = assert!(RQ_SLOTS == 8 && RQ_STREAMS == 4 && READS == 2);
 
-/// Table write port map: `cfg_addr = table << 6 | entry << 4 | word`.
+/// Table write port map (9-bit `cfg_addr`): `table << 6 | entry << 4 |
+/// word` ([`addr`](cfg::addr)) for the QP, MR, global and ring-control
+/// tables; bit 8 set: the receive rings' slots ([`ring`](cfg::ring)).
 pub mod cfg {
     /// Table select: QP table.
     pub const QP: u8 = 0;
@@ -115,16 +130,21 @@ pub mod cfg {
     pub const MR: u8 = 1;
     /// Table select: global registers.
     pub const GLOBAL: u8 = 2;
-    /// Table select: receive rings. Entry = QP slot; word = ring slot << 1
-    /// | [`RQ_ADDR`] or [`RQ_LEN_LKEY`].
+    /// Table select: receive-ring control words. Entry = QP slot, word =
+    /// stream (0..[`super::RQ_STREAMS`]): bits 31..0 the `recv_idx` of the
+    /// oldest posted receive, bits 35..32 how many are posted (0..=8).
+    /// Not cleared by reset: the firmware writes every stream's word when
+    /// it sets a QP entry up.
     pub const RQ: u8 = 3;
-    /// Receive-ring word: the receive's SGE address.
+    /// Receive-ring slot word: the receive's SGE address.
     pub const RQ_ADDR: u8 = 0;
-    /// Receive-ring word: bits 31..0 the SGE length, bits 63..32 its lkey.
+    /// Receive-ring slot word: bits 31..0 the SGE length, bits 63..32 its lkey.
     pub const RQ_LEN_LKEY: u8 = 1;
-    /// QP word 8: bits 31..0 the `recv_idx` of the oldest posted receive of
-    /// stream 0, bits 35..32 how many are posted (0..=8).
-    pub const QP_RQ_CTRL: u8 = 8;
+    /// The `cfg_addr` of `word` ([`RQ_ADDR`] or [`RQ_LEN_LKEY`]) of ring slot
+    /// `slot` (= `recv_idx mod 8`) of `stream` of QP entry `qp`.
+    pub const fn ring(qp: u8, stream: u8, slot: u8, word: u8) -> u16 {
+        1 << 8 | (qp as u16) << 6 | (stream as u16) << 4 | (slot as u16) << 1 | word as u16
+    }
     /// QP word of READ entry `e` (0 or 1): `9 + 3e` bit 63 valid, bits
     /// 47..32 stream, bits 31..0 MSN; `10 + 3e` the SGE address; `11 + 3e`
     /// bits 31..0 its length (= the READ's message length), bits 63..32 its lkey.
@@ -180,7 +200,7 @@ pub mod cfg {
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 #[repr(u8)]
 pub enum Verdict {
-    /// WRITE accepted and placed.
+    /// Accepted and placed (WRITE, WRITE_IMM, SEND, SEND_IMM, READ_RESP).
     Placed = 0,
     /// Parser: truncated.
     Truncated = 1,
@@ -200,7 +220,8 @@ pub enum Verdict {
     WrongPeer = 8,
     /// Path id ≥ 64.
     BadPath = 9,
-    /// Another opcode, or a SEND of a stream other than 0: handed to the firmware.
+    /// Another opcode, or a SEND/SEND_IMM/WRITE_IMM of a stream without a
+    /// ring ([`RQ_STREAMS`] or more): handed to the firmware.
     Firmware = 10,
     /// Stream id beyond the QP's streams.
     BadStream = 11,
@@ -216,7 +237,7 @@ pub enum Verdict {
     PathWindow = 16,
     /// PROBE: path-tracked and acknowledged.
     Probe = 17,
-    /// SEND: no posted receive for its `recv_idx` (the firmware sends an RNR NACK).
+    /// SEND or WRITE_IMM: no posted receive for its `recv_idx` (the firmware sends an RNR NACK).
     Rnr = 18,
     /// SEND: longer than its receive (invalid-request NACK).
     InvalidRequest = 19,
@@ -339,8 +360,8 @@ pub struct RxPlace<const W: usize, const B: usize> {
     pub can_accept: Signal<Out, Bit>,
     /// Table write strobe.
     pub cfg_we: Signal<In, Bit>,
-    /// Table write address ([`cfg::addr`]).
-    pub cfg_addr: Signal<In, Bits<8>>,
+    /// Table write address ([`cfg::addr`], [`cfg::ring`]).
+    pub cfg_addr: Signal<In, Bits<9>>,
     /// Table write data.
     pub cfg_data: Signal<In, Bits<64>>,
     /// DMA write: first beat of a write; `m_dma_addr`/`m_dma_len` are valid.
@@ -512,6 +533,9 @@ impl<const W: usize, const B: usize> Logic for RxPlace<W, B> {
             QPS = QPS,
             MRS = MRS,
             NCODES = 32,
+            RQS = RQ_STREAMS,
+            SB = RQ_STREAMS.trailing_zeros(),
+            SBM1 = RQ_STREAMS.trailing_zeros() - 1,
             LEAD_ONES = crate::helpers::LEAD_ONES_FN,
         ))
     }

@@ -14,8 +14,9 @@
 //! window, path PSNs 2^30 or more ahead, oversized and inconsistent
 //! lengths, truncation, flipped bits and rewritten source ports. For
 //! `RxCore` itself (not `NicRx`/`NicCore`) the mix also has SEND/SEND_IMM
-//! messages on stream 0 and READ responses, with their own hostile
-//! variants (no receive, longer than the receive, no READ), a receive
+//! and WRITE_IMM messages on the streams with a receive ring in the RTL
+//! (0..`RQ_STREAMS`) and READ responses, with their own hostile variants
+//! (no receive, longer than the receive, no READ), a receive
 //! region deregistered and a READ response that fails its READ and QP
 //! near the end of the run; the firmware's receive ring is kept in
 //! lockstep with the engine's by [`RingMirror`].
@@ -45,9 +46,9 @@ use std::net::{IpAddr, Ipv4Addr};
 use std::path::Path;
 
 use metaroce_firmware::{
-    Access, Drops, Event, MAX_PATHS, Memory, MemoryRegion, Nic, NicConfig, QpConfig, QpState,
-    QpTransition, RecvWr, RemoteEnd, RxMeta, SendOp, SendWr, Sge, Stats, Transmit, VecMemory,
-    WcStatus,
+    Access, Completion, Drops, Event, MAX_PATHS, Memory, MemoryRegion, Nic, NicConfig, QpConfig,
+    QpState, QpTransition, RecvWr, RemoteEnd, RxMeta, SendOp, SendWr, Sge, Stats, Transmit,
+    VecMemory, WcOpcode, WcStatus,
 };
 use metaroce_hdl_codes::*;
 use metaroce_proto::{Ext, Flags, MsgRepr, Opcode, Packet, PseudoHeader, Repr};
@@ -160,8 +161,8 @@ struct Read {
 /// through the table port, in the RTL).
 #[derive(Clone, Copy, Debug)]
 enum Action {
-    /// Posts connection `c`'s next receive (stream 0).
-    Post(usize),
+    /// Posts connection `c`'s next receive on stream `s`.
+    Post(usize, usize),
     /// Deregisters the late receive region (`mrs[3]`) in every NIC.
     Deregister,
 }
@@ -169,7 +170,7 @@ enum Action {
 /// The engine side: one NIC per connected QP (same regions, same keys),
 /// the last one also holding an idle QP. The connected QPs are RTS with two
 /// READs outstanding (never acknowledged, so they stay outstanding) and
-/// [`RQ_SLOTS`] receives posted on stream 0.
+/// [`RQ_SLOTS`] receives posted on each stream with a ring in the RTL.
 struct Engine {
     nics: Vec<Nic>,
     mem: Recorder,
@@ -181,8 +182,8 @@ struct Engine {
     mrs: [MemoryRegion; 4],
     /// Each connection's outstanding READs.
     reads: [Read; READS],
-    /// Receives posted per connection (the next one's `recv_idx`).
-    posted: Vec<u32>,
+    /// Receives posted per connection and stream (the next one's `recv_idx`).
+    posted: Vec<[u32; RQ_STREAMS]>,
     /// `mrs[3]` is still registered.
     late_region: bool,
 }
@@ -287,29 +288,31 @@ impl Engine {
             idle_qpn,
             mrs,
             reads: reads(&mrs),
-            posted: vec![0; PEERS.len()],
+            posted: vec![[0; RQ_STREAMS]; PEERS.len()],
             late_region: true,
         };
         for c in 0..PEERS.len() {
-            for _ in 0..RQ_SLOTS {
-                e.apply(Action::Post(c));
+            for s in 0..RQ_STREAMS {
+                for _ in 0..RQ_SLOTS {
+                    e.apply(Action::Post(c, s));
+                }
             }
         }
         e
     }
 
-    /// The receive `recv_idx` of every connection: 1,024 to 4,096 bytes,
-    /// every fourth in the late region `mrs[3]` while it is registered,
-    /// the others in `mrs[1]`.
-    fn recv_sge(&self, idx: u32) -> Sge {
+    /// The receive `recv_idx` of `stream` of every connection: 1,024 to
+    /// 4,096 bytes, every fourth in the late region `mrs[3]` while it is
+    /// registered, the others in `mrs[1]` (where depends on the stream too).
+    fn recv_sge(&self, stream: usize, idx: u32) -> Sge {
         let (mr, at) = if idx % 4 == 3 && self.late_region {
-            (&self.mrs[3], idx / 4 % 4)
+            (&self.mrs[3], (idx / 4 + stream as u32) % 4)
         } else {
-            (&self.mrs[1], idx % 4)
+            (&self.mrs[1], (idx + stream as u32) % 4)
         };
         Sge {
             addr: mr.addr + u64::from(at) * 4096,
-            len: 1024 + idx.wrapping_mul(0x9E37_79B9) % 3073,
+            len: 1024 + (idx ^ (stream as u32) << 7).wrapping_mul(0x9E37_79B9) % 3073,
             lkey: mr.lkey,
         }
     }
@@ -317,17 +320,17 @@ impl Engine {
     /// Does `a` in every engine.
     fn apply(&mut self, a: Action) {
         match a {
-            Action::Post(c) => {
-                let idx = self.posted[c];
+            Action::Post(c, s) => {
+                let idx = self.posted[c][s];
                 let wr = RecvWr {
                     wr_id: idx.into(),
-                    sge: self.recv_sge(idx),
-                    stream: 0,
+                    sge: self.recv_sge(s, idx),
+                    stream: s as u16,
                 };
                 self.nics[c]
                     .post_recv(self.conns[c].qpn, wr)
                     .expect("post a receive");
-                self.posted[c] += 1;
+                self.posted[c][s] += 1;
             }
             Action::Deregister => {
                 for nic in &mut self.nics {
@@ -338,26 +341,26 @@ impl Engine {
         }
     }
 
-    /// The RTL table writes of connection `c`'s receive `idx` (before it
-    /// is counted in the ring's control word).
-    fn ring_entry(&self, c: usize, idx: u32) -> [(u8, u64); 2] {
-        let sge = self.recv_sge(idx);
-        let slot = (idx % RQ_SLOTS) as u8;
+    /// The RTL table writes of connection `c`'s receive `idx` of stream
+    /// `s` (before it is counted in the ring's control word).
+    fn ring_entry(&self, c: usize, s: usize, idx: u32) -> [(u16, u64); 2] {
+        let sge = self.recv_sge(s, idx);
+        let at = |word| cfg_ring(c as u8, s as u8, (idx % RQ_SLOTS) as u8, word);
         [
-            (cfg_addr(CFG_RQ, c as u8, slot << 1 | RQ_ADDR), sge.addr),
+            (at(RQ_ADDR), sge.addr),
             (
-                cfg_addr(CFG_RQ, c as u8, slot << 1 | RQ_LEN_LKEY),
+                at(RQ_LEN_LKEY),
                 u64::from(sge.len) | u64::from(sge.lkey) << 32,
             ),
         ]
     }
 
-    /// The RTL's ring control word of connection `c` with `consumed`
-    /// receives gone.
-    fn ring_ctrl(&self, c: usize, consumed: u32) -> (u8, u64) {
+    /// The RTL's ring control word of stream `s` of QP entry `e` with
+    /// `consumed` of `posted` receives gone.
+    fn ring_ctrl(e: usize, s: usize, consumed: u32, posted: u32) -> (u16, u64) {
         (
-            cfg_addr(CFG_QP, c as u8, QP_RQ_CTRL),
-            u64::from(consumed) | u64::from(self.posted[c] - consumed) << 32,
+            cfg_addr(CFG_RQ, e as u8, s as u8).into(),
+            u64::from(consumed) | u64::from(posted - consumed) << 32,
         )
     }
 
@@ -399,16 +402,20 @@ impl Engine {
                 cfg_addr(CFG_QP, e, QP_RATE_CREDIT),
                 u64::from(rate_hint) | u64::from(credit) << 32,
             );
+            // The rings (not cleared by reset): every stream's control word.
+            for s in 0..RQ_STREAMS {
+                let posted = self.posted.get(i).map_or(0, |p| p[s]);
+                for idx in 0..posted {
+                    for (a, d) in self.ring_entry(i, s, idx) {
+                        tb.write_cfg(a, d);
+                    }
+                }
+                let (a, d) = Self::ring_ctrl(i, s, 0, posted);
+                tb.write_cfg(a, d);
+            }
             tb.write_cfg(cfg_addr(CFG_QP, e, QP_CTRL), 1 | u64::from(state) << 1);
         }
         for c in 0..self.conns.len() {
-            for idx in 0..self.posted[c] {
-                for (a, d) in self.ring_entry(c, idx) {
-                    tb.write_cfg(a, d);
-                }
-            }
-            let (a, d) = self.ring_ctrl(c, 0);
-            tb.write_cfg(a, d);
             for (k, r) in self.reads.iter().enumerate() {
                 let w = QP_READ_CTRL + 3 * k as u8;
                 let e = c as u8;
@@ -535,6 +542,11 @@ fn opcode_of(datagram: &[u8]) -> Option<Opcode> {
     Repr::parse(&p).ok().map(|r| r.opcode)
 }
 
+fn stream_of(datagram: &[u8]) -> Option<u16> {
+    let p = Packet::new_checked(datagram).ok()?;
+    Repr::parse(&p).ok().map(|r| r.stream)
+}
+
 fn ip_of(b: &[u8; 16]) -> IpAddr {
     let v6 = std::net::Ipv6Addr::from(*b);
     v6.to_ipv4_mapped().map_or(IpAddr::V6(v6), IpAddr::V4)
@@ -594,10 +606,19 @@ pub struct CoreRun {
     pub writes_outside_mr: u64,
     /// Of the placed datagrams, SEND/SEND_IMM.
     pub placed_send: u64,
+    /// Of the placed datagrams, WRITE_IMM.
+    pub placed_write_imm: u64,
     /// Of the placed datagrams, READ responses.
     pub placed_read_resp: u64,
+    /// Placed SEND/SEND_IMM/WRITE_IMM datagrams per stream (the streams
+    /// with a receive ring in the RTL).
+    pub placed_recv_by_stream: Vec<u64>,
+    /// The engine's receive completions (SEND, SEND_IMM, WRITE_IMM) found
+    /// in the RTL's events: a placed datagram of that QP, stream and
+    /// receive with the completion's kind, message length and immediate.
+    pub completions_checked: u64,
     /// Receives the firmware posted during the run (besides the first
-    /// [`RQ_SLOTS`] per connection).
+    /// [`RQ_SLOTS`] per connection and stream).
     pub receives_posted: u64,
     /// Clock cycles.
     pub cycles: u64,
@@ -624,8 +645,8 @@ struct ConnTraffic {
     next_psn: u32,
     msn: [u32; STREAMS],
     path_psn: [u32; MAX_PATHS as usize],
-    /// `recv_idx` of the next SEND message (stream 0).
-    next_recv: u32,
+    /// `recv_idx` of the next SEND or WRITE_IMM message, per stream.
+    next_recv: [u32; RQ_STREAMS],
 }
 
 struct Traffic {
@@ -705,16 +726,24 @@ impl Traffic {
         w
     }
 
-    /// A SEND or SEND_IMM message on stream 0 for the next receive, no
-    /// longer than it (sometimes exactly as long, sometimes empty), in one
-    /// or two packets.
+    /// A SEND, SEND_IMM or WRITE_IMM message for the next receive of a
+    /// stream with a ring (0..`RQ_STREAMS`), in one or two packets: a SEND
+    /// no longer than the receive (sometimes exactly as long, sometimes
+    /// empty), a WRITE_IMM of up to 4,096 bytes into the writable region.
     fn send(&mut self, c: usize, conn: &Conn, e: &Engine) -> Vec<Write> {
+        let stream = self.rng.gen_range(0..RQ_STREAMS);
+        let opcode = *[Opcode::Send, Opcode::SendImm, Opcode::WriteImm]
+            .choose(&mut self.rng)
+            .expect("opcodes");
         let t = &mut self.conns[c];
-        let recv_idx = t.next_recv;
-        t.next_recv += 1;
-        let msn = t.msn[0];
-        t.msn[0] += 1;
-        let cap = e.recv_sge(recv_idx).len;
+        let recv_idx = t.next_recv[stream];
+        t.next_recv[stream] += 1;
+        let msn = t.msn[stream];
+        t.msn[stream] += 1;
+        let cap = match opcode {
+            Opcode::WriteImm => MTU,
+            _ => e.recv_sge(stream, recv_idx).len,
+        };
         let msg_len = match self.rng.gen_range(0..10) {
             0 => 0,
             1 => cap,
@@ -725,24 +754,39 @@ impl Traffic {
         } else {
             msg_len
         };
-        let opcode = if self.rng.gen_bool(0.5) {
-            Opcode::Send
-        } else {
-            Opcode::SendImm
+        let (remote_va, rkey) = match opcode {
+            Opcode::WriteImm => {
+                let mr = &e.mrs[0];
+                (
+                    mr.addr + self.rng.gen_range(0..=mr.len - u64::from(msg_len)),
+                    mr.rkey,
+                )
+            }
+            _ => (0, 0),
         };
         let m = MsgRepr {
             msn,
             recv_idx,
             msg_len,
             offset: 0,
-            remote_va: 0,
-            rkey: 0,
+            remote_va,
+            rkey,
             imm: self.rng.r#gen(),
         };
-        let mut out = vec![self.msg(c, conn, opcode, 0, m, split as usize)];
+        let s = stream as u16;
+        let mut out = vec![self.msg(c, conn, opcode, s, m, split as usize)];
         if split < msg_len {
-            let m = MsgRepr { offset: split, ..m };
-            out.push(self.msg(c, conn, opcode, 0, m, (msg_len - split) as usize));
+            // A WRITE's packet carries its own address (`remote_va` + offset).
+            let va = match opcode {
+                Opcode::WriteImm => remote_va + u64::from(split),
+                _ => 0,
+            };
+            let m = MsgRepr {
+                offset: split,
+                remote_va: va,
+                ..m
+            };
+            out.push(self.msg(c, conn, opcode, s, m, (msg_len - split) as usize));
         }
         out
     }
@@ -815,11 +859,13 @@ fn msg_mut(r: &mut Repr) -> &mut MsgRepr {
 const HOSTILE_ANY: [u8; 11] = [6, 7, 8, 9, 10, 12, 13, 14, 15, 16, 17];
 
 /// A hostile variant of the message `w` (same connection PSN), sealed: for
-/// a WRITE any of the variants below, for a SEND those that keep its stream
-/// (the RTL holds stream 0's receives) plus a `recv_idx` with no receive and
-/// a message longer than its receive (under an MSN never used, so the
-/// engine's message-consistency check does not see it), for a READ response
-/// those plus a stream beyond the QP's, and an MSN or a stream with no READ.
+/// a WRITE any of the variants below (0–17), for a WRITE_IMM those plus a
+/// `recv_idx` with no receive, for a SEND the ones of every message opcode
+/// and a stream beyond the QP's, plus a `recv_idx` with no receive and a
+/// message longer than its receive (under an MSN never used, so the
+/// engine's message-consistency check does not see it), for a READ
+/// response those plus a stream beyond the QP's, and an MSN or a stream
+/// with no READ.
 fn hostile(rng: &mut SmallRng, w: &Write, e: &Engine) -> Frame {
     let mut h = *w;
     let (mut src, dst) = (w.src, e.local);
@@ -828,11 +874,12 @@ fn hostile(rng: &mut SmallRng, w: &Write, e: &Engine) -> Frame {
     let mut port_rewrite = false;
     let pick = match w.repr.opcode {
         Opcode::Write => rng.gen_range(0..18),
+        Opcode::WriteImm => rng.gen_range(0..19),
         Opcode::ReadResp => *[&HOSTILE_ANY[..], &[11, 20, 21]]
             .concat()
             .choose(rng)
             .expect("variants"),
-        _ => *[&HOSTILE_ANY[..], &[18, 19]]
+        _ => *[&HOSTILE_ANY[..], &[11, 18, 19]]
             .concat()
             .choose(rng)
             .expect("variants"),
@@ -880,7 +927,8 @@ fn hostile(rng: &mut SmallRng, w: &Write, e: &Engine) -> Frame {
         19 => {
             let m = msg_mut(&mut h.repr);
             m.msn = m.msn.wrapping_add(1 << 20);
-            m.msg_len = e.recv_sge(m.recv_idx).len + rng.gen_range(1..1000);
+            m.msg_len =
+                e.recv_sge(usize::from(w.repr.stream), m.recv_idx).len + rng.gen_range(1..1000);
         }
         20 => msg_mut(&mut h.repr).msn += 1000,
         21 => h.repr.stream = 7,
@@ -922,8 +970,9 @@ fn tail(packets: usize) -> (usize, usize) {
 /// The datagram sequence and each datagram's CE mark: every valid WRITE or
 /// PROBE (10 %) at least once, to a random connection, reordered within
 /// windows of 16, 5 % re-sent later, `hostile_share` hostile variants of
-/// messages, 20 % CE-marked. With `mixed`, 25 % of the steps are SEND
-/// messages (stream 0) and 20 % READ responses instead of WRITEs, and
+/// messages, 20 % CE-marked. With `mixed`, 25 % of the steps are SEND,
+/// SEND_IMM or WRITE_IMM messages (streams with a ring) and 20 % READ
+/// responses instead of WRITEs, and
 /// near the end (see [`tail`]) one READ response of the wrong length fails
 /// connection 1's READ and QP.
 fn traffic(
@@ -940,7 +989,7 @@ fn traffic(
                 next_psn: INITIAL_PSN,
                 msn: [0; STREAMS],
                 path_psn: [0; MAX_PATHS as usize],
-                next_recv: 0,
+                next_recv: [0; RQ_STREAMS],
             })
             .collect(),
     };
@@ -1178,9 +1227,9 @@ struct RingMirror<'a> {
     events: usize,
     /// The writes wait until this many events were seen.
     after: usize,
-    writes: VecDeque<(u8, u64)>,
-    /// Receives consumed per connection (the shadow's completions).
-    consumed: Vec<u32>,
+    writes: VecDeque<(u16, u64)>,
+    /// Receives consumed per connection and stream (the shadow's completions).
+    consumed: Vec<[u32; RQ_STREAMS]>,
     /// Actions and the datagram index they precede.
     schedule: Vec<(usize, Action)>,
 }
@@ -1206,7 +1255,7 @@ impl<'a> RingMirror<'a> {
             events: 0,
             after: 0,
             writes: VecDeque::new(),
-            consumed: vec![0; PEERS.len()],
+            consumed: vec![[0; RQ_STREAMS]; PEERS.len()],
             schedule: Vec::new(),
         })
     }
@@ -1246,7 +1295,8 @@ impl Side for RingMirror<'_> {
         let next = j + 1;
         if next == self.dereg_at {
             self.act(next, Action::Deregister);
-            self.writes.push_back((cfg_addr(CFG_MR, 3, MR_CTRL), 0));
+            self.writes
+                .push_back((cfg_addr(CFG_MR, 3, MR_CTRL).into(), 0));
         }
         for c in 0..self.shadow.conns.len() {
             let qpn = self.shadow.conns[c].qpn;
@@ -1257,20 +1307,22 @@ impl Side for RingMirror<'_> {
                     && w.qpn == qpn
                     && w.status == WcStatus::Success
                 {
-                    self.consumed[c] += 1;
+                    self.consumed[c][usize::from(w.stream)] += 1;
                 }
             }
             if self.shadow.nics[c].qp_state(qpn) != Some(QpState::Rts) {
                 continue;
             }
-            while self.shadow.posted[c] - self.consumed[c] < RQ_SLOTS {
-                let idx = self.shadow.posted[c];
-                self.act(next, Action::Post(c));
-                self.writes.extend(self.shadow.ring_entry(c, idx));
-            }
-            if before != (self.consumed[c], self.shadow.posted[c]) {
-                self.writes
-                    .push_back(self.shadow.ring_ctrl(c, self.consumed[c]));
+            for s in 0..RQ_STREAMS {
+                while self.shadow.posted[c][s] - self.consumed[c][s] < RQ_SLOTS {
+                    let idx = self.shadow.posted[c][s];
+                    self.act(next, Action::Post(c, s));
+                    self.writes.extend(self.shadow.ring_entry(c, s, idx));
+                }
+                let now = (self.consumed[c][s], self.shadow.posted[c][s]);
+                if (before.0[s], before.1[s]) != now {
+                    self.writes.push_back(Engine::ring_ctrl(c, s, now.0, now.1));
+                }
             }
         }
         if !self.writes.is_empty() {
@@ -1353,15 +1405,29 @@ impl RxCase {
         let receives_posted = self
             .schedule
             .iter()
-            .filter(|(_, a)| matches!(a, Action::Post(_)))
+            .filter(|(_, a)| matches!(a, Action::Post(..)))
             .count() as u64;
         let mut schedule = self.schedule.iter().peekable();
+        // The engine's successful receive completions and the datagram
+        // each came with.
+        let mut completions: Vec<(usize, Completion)> = Vec::new();
         // Frame `i` to the engine, after the firmware's actions before it.
         let mut handle = |engine: &mut Engine, i: usize, now: u64| {
             while let Some((_, a)) = schedule.next_if(|(at, _)| *at <= i) {
                 engine.apply(*a);
             }
-            engine.handle(&frames[i], ce[i], now)
+            let verdict = engine.handle(&frames[i], ce[i], now);
+            for nic in &mut engine.nics {
+                while let Some(ev) = nic.poll_event() {
+                    if let Event::Completion(c) = ev
+                        && c.is_recv
+                        && c.status == WcStatus::Success
+                    {
+                        completions.push((i, c));
+                    }
+                }
+            }
+            verdict
         };
         let mut run = CoreRun {
             packets: frames.len() as u64,
@@ -1371,6 +1437,7 @@ impl RxCase {
             bubbles: out.bubbles,
             sim_secs,
             receives_posted,
+            placed_recv_by_stream: vec![0; RQ_STREAMS],
             ..CoreRun::default()
         };
         run.mismatches.extend(out.protocol_errors.iter().cloned());
@@ -1427,10 +1494,18 @@ impl RxCase {
             }
             if *want == Some(V_PLACED) {
                 run.placed += 1;
-                match opcode_of(&f.bytes) {
+                let op = opcode_of(&f.bytes);
+                match op {
                     Some(Opcode::Send | Opcode::SendImm) => run.placed_send += 1,
+                    Some(Opcode::WriteImm) => run.placed_write_imm += 1,
                     Some(Opcode::ReadResp) => run.placed_read_resp += 1,
                     _ => {}
+                }
+                if op.is_some_and(|o| o.consumes_receive())
+                    && let Some(n) = stream_of(&f.bytes)
+                        .and_then(|s| run.placed_recv_by_stream.get_mut(usize::from(s)))
+                {
+                    *n += 1;
                 }
             }
             if let Some(w) = want_write {
@@ -1458,6 +1533,38 @@ impl RxCase {
             if let Some(d) = diff {
                 run.mismatches
                     .push(format!("packet {i} ({}, CE {}): {d}", describe(f), ce[i]));
+            }
+        }
+        // Each receive completion of the engine must be one the firmware
+        // can build from the RTL's events (`m_ev_*` of a placed datagram of
+        // that QP, stream and receive, at or before the completing one).
+        let mut placed_recvs = std::collections::HashMap::<_, Vec<usize>>::new();
+        for (j, f) in frames.iter().enumerate() {
+            if let (Some(&V_PLACED), Some(e)) = (out.verdicts.get(j), out.events.get(j)) {
+                let qpn = be_field(&f.bytes, 4, 4) as u32;
+                placed_recvs
+                    .entry((qpn, e.stream, e.recv_idx))
+                    .or_default()
+                    .push(j);
+            }
+        }
+        for (i, c) in &completions {
+            let write_imm = c.opcode == WcOpcode::RecvWriteImm;
+            let fits = |j: &usize| {
+                let e = &out.events[*j];
+                *j <= *i
+                    && e.msg_len == c.byte_len
+                    && (e.opcode == Opcode::WriteImm as u8) == write_imm
+                    && c.imm.is_none_or(|imm| e.imm == imm)
+            };
+            let key = (c.qpn, c.stream, c.wr_id as u32);
+            if placed_recvs.get(&key).is_some_and(|js| js.iter().any(fits)) {
+                run.completions_checked += 1;
+            } else {
+                run.mismatches.push(format!(
+                    "packet {i}: the engine's completion {c:?} is in no placed RTL event \
+                     (opcode, stream, recv_idx, imm, msg_len)"
+                ));
             }
         }
         for extra in writes {

@@ -89,6 +89,8 @@ pub struct CoreOutput {
     /// Cycle of each verdict event (the `now` the core saw in that cycle;
     /// the path tracker applies the event at the end of it).
     pub event_cycles: Vec<u64>,
+    /// Each verdict event's fields for a receive completion, in order.
+    pub events: Vec<RecvFields>,
     /// ACK datagrams, in order.
     pub acks: Vec<AckOut>,
     /// DMA writes, in order.
@@ -107,6 +109,22 @@ pub struct CoreOutput {
     pub mac_frames: Vec<Vec<u8>>,
     /// Beats taken from the ACK port (the MAC TX port for `NicCore`).
     pub ack_beats: u64,
+}
+
+/// What a verdict event carries for the firmware's receive completion
+/// (`m_ev_{opcode,stream,recv_idx,imm,msg_len}`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RecvFields {
+    /// Opcode.
+    pub opcode: u8,
+    /// Stream.
+    pub stream: u16,
+    /// Posted-receive index.
+    pub recv_idx: u32,
+    /// Immediate.
+    pub imm: u32,
+    /// Message length.
+    pub msg_len: u32,
 }
 
 /// Per-cycle stimulus choice: `(offer a beat, DMA ready, ACK port ready)`
@@ -135,6 +153,8 @@ struct Ports {
     dma_tlast: Port,
     ev_valid: Port,
     ev_code: Port,
+    /// `m_ev_{opcode,stream,recv_idx,imm,msg_len}`.
+    ev_recv: [Port; 5],
     cnt_sel: Port,
     cnt_val: Port,
     ack_tdata: Port,
@@ -225,6 +245,13 @@ impl RxCoreTb {
             dma_tlast: sim.port("m_dma_tlast")?,
             ev_valid: sim.port("m_ev_valid")?,
             ev_code: sim.port("m_ev_code")?,
+            ev_recv: [
+                sim.port("m_ev_opcode")?,
+                sim.port("m_ev_stream")?,
+                sim.port("m_ev_recv_idx")?,
+                sim.port("m_ev_imm")?,
+                sim.port("m_ev_msg_len")?,
+            ],
             cnt_sel: sim.port("cnt_sel")?,
             cnt_val: sim.port("cnt_val")?,
             ack_tdata: sim.port(&format!("{ack}_tdata"))?,
@@ -249,7 +276,7 @@ impl RxCoreTb {
     }
 
     /// Writes one table word (`metaroce_hdl::rx_place::cfg`; for
-    /// `NicCore`, addresses with bit 8 set reach the TX builder), one cycle.
+    /// `NicCore`, addresses with `CFG_TX_BIT` (9) set reach the TX builder), one cycle.
     pub fn write_cfg(&mut self, addr: impl Into<u16>, data: u64) {
         self.sim.set(self.p.cfg_we, 1);
         self.sim.set(self.p.cfg_addr, addr.into().into());
@@ -384,6 +411,15 @@ impl RxCoreTb {
             if self.sim.get(self.p.ev_valid) == 1 {
                 out.verdicts.push(self.sim.get(self.p.ev_code) as u8);
                 out.event_cycles.push(now);
+                let [opcode, stream, recv_idx, imm, msg_len] =
+                    self.p.ev_recv.map(|p| self.sim.get(p));
+                out.events.push(RecvFields {
+                    opcode: opcode as u8,
+                    stream: stream as u16,
+                    recv_idx: recv_idx as u32,
+                    imm: imm as u32,
+                    msg_len: msg_len as u32,
+                });
                 stuck = 0;
                 // Its write, if any, is still to come.
                 idle = 0;

@@ -38,12 +38,16 @@ fn random_traffic_matches_the_engine_with_backpressure() {
             return;
         };
         println!(
-            "{width}-bit: {} placed ({} SEND, {} READ_RESP), {} receives posted, {} ACKs checked, \
-             verdicts {:?}",
+            "{width}-bit: {} placed ({} SEND, {} WRITE_IMM, {} READ_RESP; SEND + WRITE_IMM per \
+             stream {:?}), {} receives posted, {} receive completions found in the events, {} ACKs \
+             checked, verdicts {:?}",
             r.placed,
             r.placed_send,
+            r.placed_write_imm,
             r.placed_read_resp,
+            r.placed_recv_by_stream,
             r.receives_posted,
+            r.completions_checked,
             r.acks_checked,
             r.by_verdict
         );
@@ -56,6 +60,15 @@ fn random_traffic_matches_the_engine_with_backpressure() {
             }
         }
         assert!(r.placed > r.packets / 3);
+        assert!(r.placed_write_imm > 0, "{width}-bit: no WRITE_IMM placed");
+        assert!(
+            r.completions_checked > 0,
+            "{width}-bit: no receive completion"
+        );
+        assert!(
+            r.placed_recv_by_stream.iter().all(|&n| n > 0),
+            "{width}-bit: a stream with a ring never received"
+        );
         assert!(r.acks_checked > r.packets / 4);
     }
 }
@@ -85,15 +98,19 @@ fn hundred_thousand_datagrams_per_width() {
             return;
         };
         println!(
-            "{width}-bit: {} packets ({} placed: {} SEND, {} READ_RESP; {} CE-marked), \
-             {} receives posted, {} ACKs checked, {} mismatches, {} writes outside the MR, \
+            "{width}-bit: {} packets ({} placed: {} SEND, {} WRITE_IMM, {} READ_RESP; SEND + \
+             WRITE_IMM per stream {:?}; {} CE-marked), {} receives posted, {} receive \
+             completions found in the events, {} ACKs checked, {} mismatches, {} writes outside the MR, \
              {} cycles, {} bubbles, {:.1} s, verdicts {:?}",
             r.packets,
             r.placed,
             r.placed_send,
+            r.placed_write_imm,
             r.placed_read_resp,
+            r.placed_recv_by_stream,
             r.ce_marked,
             r.receives_posted,
+            r.completions_checked,
             r.acks_checked,
             r.mismatches.len(),
             r.writes_outside_mr,
