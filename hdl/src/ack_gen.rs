@@ -30,7 +30,7 @@
 
 use rust_hdl::prelude::*;
 
-use crate::icrc::{CRC_BYTE_FN, PSEUDO_CRC_FN};
+use crate::icrc::crc_fn;
 
 /// Bytes of an ACK datagram: base header, ACK extension, ICRC.
 pub const ACK_LEN: usize = 32 + 64 + 4;
@@ -135,7 +135,8 @@ impl<const W: usize, const B: usize> Logic for AckGen<W, B> {
         let last_bytes = ACK_LEN - (beats - 1) * B;
         Verilog::Custom(format!(
             include_str!("ack_gen.v.in"),
-            CRC_FNS = format!("{CRC_BYTE_FN}{PSEUDO_CRC_FN}"),
+            // The pseudo-header (40 bytes) and the datagram before its ICRC.
+            CRC_FN = crc_fn("ack_icrc", 40 + ACK_LEN - 4),
             W = W,
             B = B,
             FBITS = beats * W,

@@ -24,8 +24,9 @@
 //!   two), so it is never in series with the beat's own matrix.
 //!
 //! The Verilog functions [`CRC_BYTE_FN`], [`PSEUDO_CRC_FN`] and
-//! [`crc_range_fn`] are the byte-serial forms the TX builder and the ACK
-//! generator use.
+//! [`crc_range_fn`] are the byte-serial forms the TX builder uses;
+//! [`crc_fn`] is a whole fixed-length CRC as one matrix (the ACK
+//! generator's).
 
 use rust_hdl::prelude::*;
 
@@ -93,6 +94,23 @@ endfunction
 ",
         top = 8 * bytes - 1,
     )
+}
+
+/// Verilog function `name(x)`: the finished CRC-32 (initial and final
+/// value all ones) of the `bytes` bytes of `x`, byte 0 in the top bits, as
+/// one fixed XOR matrix (one reduction XOR per output bit, like
+/// [`IcrcCheck`]'s) rather than a chain of [`CRC_BYTE_FN`] steps.
+pub(crate) fn crc_fn(name: &str, bytes: usize) -> String {
+    crc_map(bytes).function(name)
+}
+
+/// The map of [`crc_fn`]: `x` bit `i` is bit `i % 8` of byte `bytes - 1 -
+/// i / 8` of the message.
+fn crc_map(bytes: usize) -> Affine {
+    Affine::of(8 * bytes, |x| {
+        let msg: Vec<u8> = x.iter().rev().copied().collect();
+        !feed(u32::MAX, &msg)
+    })
 }
 
 /// `n` zero bytes into the CRC register.
@@ -388,11 +406,17 @@ mod tests {
         };
         let beat = Affine::of(32 + 64, |x| feed(le32(x), &x[4..]));
         let want = Affine::of(32, |x| verdict_want(le32(x), 3));
+        let whole = crc_map(12);
         for _ in 0..100 {
             let x: Vec<u8> = (0..12).map(|_| next()).collect();
             assert_eq!(eval(&beat, &x), feed(le32(&x), &x[4..]));
             assert_eq!(eval(&want, &x), verdict_want(le32(&x), 3));
+            let msg: Vec<u8> = x.iter().rev().copied().collect();
+            assert_eq!(eval(&whole, &x), !feed(u32::MAX, &msg));
         }
+        // The check value of CRC-32, message byte 0 in the top bits.
+        let digits: Vec<u8> = b"123456789".iter().rev().copied().collect();
+        assert_eq!(eval(&crc_map(9), &digits), 0xCBF4_3926);
     }
 
     #[test]
