@@ -125,7 +125,10 @@ fn main() {
         .cpp(true)
         .std("c++17")
         .warnings(false)
-        .opt_level(2)
+        // The models are built on the machine that runs them: tune for it.
+        // -O3 and -march=native together measured ~3 % faster than -O2.
+        .opt_level(3)
+        .flag_if_supported("-march=native")
         .include(&include)
         .include(include.join("vltstd"))
         .define("VM_COVERAGE", "0")
@@ -177,15 +180,16 @@ fn main() {
             .expect("run verilator");
         assert!(status.success(), "verilator failed on {}", path.display());
 
-        let shim = out.join(format!("shim_{}.cpp", m.prefix));
-        fs::write(&shim, shim_source(m.prefix, &class, &ports)).expect("write shim");
-        build.include(&mdir).file(&shim);
         let mut cpps: Vec<_> = fs::read_dir(&mdir)
             .expect("read Mdir")
             .map(|e| e.expect("dir entry").path())
             .filter(|p| p.extension().is_some_and(|e| e == "cpp"))
             .collect();
         cpps.sort();
+        let steps = has_edge_steps(&class, &cpps);
+        let shim = out.join(format!("shim_{}.cpp", m.prefix));
+        fs::write(&shim, shim_source(m.prefix, &class, &ports, steps)).expect("write shim");
+        build.include(&mdir).file(&shim);
         build.files(cpps);
         tables.push((m.prefix, ports));
     }
@@ -253,7 +257,25 @@ fn parse_ports(verilog: &str) -> Vec<(String, usize)> {
     ports
 }
 
-fn shim_source(prefix: &str, class: &str, ports: &[(String, usize)]) -> String {
+/// Whether the generated sources define the scheduling steps the shim's
+/// `edge_settled` calls (Verilator 5's `eval` is built from them).
+fn has_edge_steps(class: &str, cpps: &[PathBuf]) -> bool {
+    let text: String = cpps
+        .iter()
+        .map(|p| fs::read_to_string(p).expect("read generated C++"))
+        .collect();
+    ["eval_triggers__act", "eval_act", "eval_nba"]
+        .iter()
+        .all(|step| {
+            text.contains(&format!(
+                "void {class}___024root___{step}({class}___024root* vlSelf) {{"
+            ))
+        })
+}
+
+/// The C++ shim of one model: the port switch and, with `steps`, the root
+/// class and step functions for `edge_settled` (see `csrc/vshim.h`).
+fn shim_source(prefix: &str, class: &str, ports: &[(String, usize)], steps: bool) -> String {
     let mut cases = String::new();
     for (i, (name, _)) in ports.iter().enumerate() {
         write!(
@@ -262,8 +284,16 @@ fn shim_source(prefix: &str, class: &str, ports: &[(String, usize)]) -> String {
         )
         .unwrap();
     }
+    let root = if steps {
+        format!(
+            "#include \"{class}___024root.h\"\n#define VSHIM_ROOT {class}___024root\n\
+             #define VSHIM_ROOT_FN(n) {class}___024root___##n\n"
+        )
+    } else {
+        String::new()
+    };
     format!(
-        "#include \"{class}.h\"\n#define VSHIM_MODEL {class}\n#define VSHIM_FN(n) {prefix}_##n\n\
+        "#include \"{class}.h\"\n{root}#define VSHIM_MODEL {class}\n#define VSHIM_FN(n) {prefix}_##n\n\
          #define VSHIM_PORT_CASES {cases}\n#include \"{}\"\n",
         Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("csrc/vshim.h")
@@ -279,7 +309,7 @@ fn stub_source(prefix: &str) -> String {
          void* {prefix}_new() {{ return nullptr; }}\n\
          void {prefix}_free(void*) {{}}\n\
          void {prefix}_eval(void*) {{}}\n\
-         void {prefix}_tick(void*) {{}}\n\
+         void {prefix}_tick(void*, int) {{}}\n\
          void* {prefix}_port(void*, uint32_t, uint32_t*) {{ return nullptr; }}\n\
          int {prefix}_trace_open(void*, const char*) {{ return -1; }}\n}}\n"
     )

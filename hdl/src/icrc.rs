@@ -45,17 +45,26 @@ pub fn crc_byte(mut c: u32, b: u8) -> u32 {
 
 /// Verilog function `crc_byte(c, b)`: one byte into the CRC register (the
 /// Verilog twin of [`crc_byte`]), for the byte-serial CRCs of the TX builder
-/// and the ACK generator.
+/// and the ACK generator. The 8 shift steps are linear in the low byte
+/// `y = c[7:0] ^ b`, so they are written as the XOR of one constant per set
+/// bit of `y` (`crc_byte(0, 1 << m)`, checked by a test) on top of `c >> 8`:
+/// the same function, but 8 independent terms for a simulator instead of a
+/// chain of 8 dependent steps.
 /// The functions take ANSI argument lists: `sim-tb`'s port parser reads
 /// lines starting with `input` as ports of a top module.
 pub(crate) const CRC_BYTE_FN: &str = "function [31:0] crc_byte(input [31:0] c, input [7:0] b);
-    integer k;
-    reg [31:0] x;
+    reg [7:0] y;
     begin
-        x = c ^ {24'd0, b};
-        for (k = 0; k < 8; k = k + 1)
-            x = (x >> 1) ^ (32'hEDB88320 & {32{x[0]}});
-        crc_byte = x;
+        y = c[7:0] ^ b;
+        crc_byte = {8'd0, c[31:8]}
+            ^ ({32{y[0]}} & 32'h77073096)
+            ^ ({32{y[1]}} & 32'hEE0E612C)
+            ^ ({32{y[2]}} & 32'h076DC419)
+            ^ ({32{y[3]}} & 32'h0EDB8832)
+            ^ ({32{y[4]}} & 32'h1DB71064)
+            ^ ({32{y[5]}} & 32'h3B6E20C8)
+            ^ ({32{y[6]}} & 32'h76DC4190)
+            ^ ({32{y[7]}} & 32'hEDB88320);
     end
 endfunction
 ";
@@ -382,6 +391,14 @@ end
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn crc_byte_fn_has_the_byte_step_of_each_bit() {
+        for m in 0..8 {
+            let term = format!("{{32{{y[{m}]}}}} & 32'h{:08X}", crc_byte(0, 1 << m));
+            assert!(CRC_BYTE_FN.contains(&term), "{term}");
+        }
+    }
 
     #[test]
     fn crc_byte_gives_the_crc32_check_value() {

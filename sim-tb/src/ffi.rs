@@ -14,7 +14,7 @@ pub(crate) struct ModelFns {
     new: unsafe extern "C" fn() -> *mut c_void,
     free: unsafe extern "C" fn(*mut c_void),
     eval: unsafe extern "C" fn(*mut c_void),
-    tick: unsafe extern "C" fn(*mut c_void),
+    tick: unsafe extern "C" fn(*mut c_void, c_int),
     port: unsafe extern "C" fn(*mut c_void, u32, *mut u32) -> *mut c_void,
     trace_open: unsafe extern "C" fn(*mut c_void, *const c_char) -> c_int,
     /// (name, bits) per port; the index is the port id of `port`.
@@ -29,7 +29,7 @@ macro_rules! model {
             fn $new() -> *mut c_void;
             fn $free(h: *mut c_void);
             fn $eval(h: *mut c_void);
-            fn $tick(h: *mut c_void);
+            fn $tick(h: *mut c_void, settled: c_int);
             fn $port(h: *mut c_void, port: u32, bytes: *mut u32) -> *mut c_void;
             fn $trace(h: *mut c_void, path: *const c_char) -> c_int;
         }
@@ -246,9 +246,12 @@ impl Handle {
         unsafe { (self.fns.eval)(self.ptr.as_ptr()) }
     }
 
-    pub(crate) fn tick(&mut self) {
+    /// One clock cycle; `settled`: no input was written since the last
+    /// [`Handle::eval`] (the shim then skips re-evaluating the
+    /// input-driven logic at the edge).
+    pub(crate) fn tick(&mut self, settled: bool) {
         // SAFETY: as in `eval`.
-        unsafe { (self.fns.tick)(self.ptr.as_ptr()) }
+        unsafe { (self.fns.tick)(self.ptr.as_ptr(), settled.into()) }
     }
 
     /// Writes port `id`, at most 64 bits wide, to `value` (which fits it).

@@ -27,7 +27,7 @@ impl Handle {
         match self.0 {}
     }
 
-    pub(crate) fn tick(&mut self) {
+    pub(crate) fn tick(&mut self, _settled: bool) {
         match self.0 {}
     }
 

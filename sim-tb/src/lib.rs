@@ -117,6 +117,8 @@ pub struct Sim {
     handle: ffi::Handle,
     words: Vec<u32>,
     cycles: u64,
+    /// Evaluated since the last input write and the last tick.
+    settled: bool,
 }
 
 impl Sim {
@@ -134,6 +136,7 @@ impl Sim {
             handle,
             words: vec![0; max_words],
             cycles: 0,
+            settled: false,
         })
     }
 
@@ -162,6 +165,7 @@ impl Sim {
             "value {value:#x} does not fit {} bits",
             port.bits
         );
+        self.settled = false;
         self.handle.set_u64(port.id, value);
     }
 
@@ -179,6 +183,7 @@ impl Sim {
             bytes.len(),
             port.bits
         );
+        self.settled = false;
         if port.bits <= 64 {
             let mut le = [0u8; 8];
             le[..bytes.len()].copy_from_slice(bytes);
@@ -210,8 +215,11 @@ impl Sim {
         let n = ffi::words_for(port.bits);
         let take = out.len().min(4 * n);
         if port.bits <= 64 {
+            // Byte by byte: a copy of a run-time length would be a call.
             let le = self.handle.get_u64(port.id).to_le_bytes();
-            out[..take].copy_from_slice(&le[..take]);
+            for (o, b) in out[..take].iter_mut().zip(le) {
+                *o = b;
+            }
             return;
         }
         self.handle.get_words(port.id, &mut self.words);
@@ -223,11 +231,13 @@ impl Sim {
     /// Settles combinational logic after inputs changed.
     pub fn eval(&mut self) {
         self.handle.eval();
+        self.settled = true;
     }
 
     /// One clock cycle (`clock` low then high); registers take their inputs.
     pub fn tick(&mut self) {
-        self.handle.tick();
+        self.handle.tick(self.settled);
+        self.settled = false;
         self.cycles += 1;
     }
 
