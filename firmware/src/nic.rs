@@ -312,28 +312,6 @@ impl Nic {
             Err(e) => return self.drops.count_wire_error(&e),
         };
         self.clock_lingering(now);
-        let Some(qp) = self.qps.get_mut(&repr.dst_qpn) else {
-            let Some(l) = self
-                .lingering
-                .get_mut(&repr.dst_qpn)
-                .filter(|l| l.until.is_none_or(|u| u > now))
-            else {
-                self.drops.unknown_qp += 1;
-                return;
-            };
-            let mut ctx = Ctx {
-                now,
-                mem,
-                mrs: &self.mrs,
-                drops: &mut self.drops,
-                stats: &mut self.stats,
-                events: &mut self.events,
-                mtu: self.cfg.mtu,
-            };
-            l.qp.on_packet_closed(&mut ctx, &repr, &meta);
-            Self::mark_ready(&mut self.ready, &mut l.qp);
-            return;
-        };
         let mut ctx = Ctx {
             now,
             mem,
@@ -342,6 +320,19 @@ impl Nic {
             stats: &mut self.stats,
             events: &mut self.events,
             mtu: self.cfg.mtu,
+        };
+        let Some(qp) = self.qps.get_mut(&repr.dst_qpn) else {
+            let Some(l) = self
+                .lingering
+                .get_mut(&repr.dst_qpn)
+                .filter(|l| l.until.is_none_or(|u| u > now))
+            else {
+                ctx.drops.unknown_qp += 1;
+                return;
+            };
+            l.qp.on_packet_closed(&mut ctx, &repr, &meta);
+            Self::mark_ready(&mut self.ready, &mut l.qp);
+            return;
         };
         let window = self.cfg.fair_share_window_ns;
         let was_sending = qp

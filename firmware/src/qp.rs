@@ -217,12 +217,7 @@ impl Qp {
             ctx.drops.qp_state += 1;
             return;
         };
-        if repr.src_qpn != remote.qpn || meta.src_ip != remote.ip {
-            ctx.drops.wrong_peer += 1;
-            return;
-        }
-        if repr.path >= MAX_PATHS {
-            ctx.drops.bad_path += 1;
+        if !Self::from_peer(ctx, remote, repr, meta) {
             return;
         }
         match (&repr.ext, repr.opcode) {
@@ -251,6 +246,25 @@ impl Qp {
         }
     }
 
+    /// Whether a packet comes from the connected peer on a valid path; counts the drop
+    /// (`wrong_peer`, `bad_path`) when it does not.
+    fn from_peer<M: Memory>(
+        ctx: &mut Ctx<'_, M>,
+        remote: RemoteEnd,
+        repr: &Repr,
+        meta: &RxMeta,
+    ) -> bool {
+        if repr.src_qpn != remote.qpn || meta.src_ip != remote.ip {
+            ctx.drops.wrong_peer += 1;
+            false
+        } else if repr.path >= MAX_PATHS {
+            ctx.drops.bad_path += 1;
+            false
+        } else {
+            true
+        }
+    }
+
     /// Handles a packet addressed to this QP after it was closed: a retransmission of
     /// a message packet it had accepted, or a probe, is acknowledged again (so a peer
     /// whose ACK was lost still completes); everything else is dropped as addressed to
@@ -265,12 +279,7 @@ impl Qp {
             ctx.drops.unknown_qp += 1;
             return;
         };
-        if repr.src_qpn != remote.qpn || meta.src_ip != remote.ip {
-            ctx.drops.wrong_peer += 1;
-            return;
-        }
-        if repr.path >= MAX_PATHS {
-            ctx.drops.bad_path += 1;
+        if !Self::from_peer(ctx, remote, repr, meta) {
             return;
         }
         let duplicate = match (&repr.ext, repr.opcode) {
