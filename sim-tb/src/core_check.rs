@@ -56,7 +56,7 @@ use rand::rngs::SmallRng;
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 
-use crate::rx_core::{AckOut, CoreOutput, DmaWrite, Input, RxCoreTb, Side};
+use crate::rx_core::{AckOut, CoreOutput, DmaWrite, Input, NoSide, RxCoreTb, Side};
 use crate::rx_parser::Frame;
 use crate::tx_build::Addresses;
 use crate::tx_check::{field_at, l2_l4_headers};
@@ -1191,14 +1191,16 @@ pub fn run_against_engine_via(
         // by the bench, so only `RxCore` runs this mix).
         let mut case = RxCase::mixed(&mut tb, packets, seed);
         let mut fw = RingMirror::new(tb.sim(), &case.frames, &case.ce, tail(packets).1)?;
+        let wire = tb.wire(&case.frames, &case.ce);
         started = crate::SimTimer::start();
-        let out = tb.run_with(&case.frames, &case.ce, &mut knobs, &mut fw);
+        let out = tb.run_with(&case.frames, &wire, &case.ce, &mut knobs, &mut fw);
         case.schedule = fw.schedule;
         (case, out)
     } else {
         let case = RxCase::new(&mut tb, packets, seed);
+        let wire = tb.wire(&case.frames, &case.ce);
         started = crate::SimTimer::start();
-        let out = tb.run(&case.frames, &case.ce, &mut knobs);
+        let out = tb.run_with(&case.frames, &wire, &case.ce, &mut knobs, &mut NoSide);
         (case, out)
     };
     let sim_secs = started.secs();

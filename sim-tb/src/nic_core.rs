@@ -131,8 +131,9 @@ pub fn run_against_engines(
         &mut tx_knob,
     )?;
     let mut knobs = rx_knobs(seed, backpressure);
+    let wire = tb.wire(&case.frames, &case.ce);
     let started = crate::SimTimer::start();
-    let mut out = tb.run_with(&case.frames, &case.ce, &mut knobs, &mut feeder);
+    let mut out = tb.run_with(&case.frames, &wire, &case.ce, &mut knobs, &mut feeder);
     let sim_secs = started.secs();
     let (feed_errors, _) = feeder.finish(tb.sim());
 

@@ -44,7 +44,7 @@ pub trait Side {
 }
 
 /// The [`Side`] that drives nothing.
-struct NoSide;
+pub struct NoSide;
 
 impl Side for NoSide {
     fn drive(&mut self, _: &mut Sim) {}
@@ -319,18 +319,37 @@ impl RxCoreTb {
     /// On an empty frame, `ce` shorter than `frames`, or if the core stops
     /// producing verdicts.
     pub fn run(&mut self, frames: &[Frame], ce: &[bool], knobs: Knobs<'_>) -> CoreOutput {
-        self.run_with(frames, ce, knobs, &mut NoSide)
+        let wire = self.wire(frames, ce);
+        self.run_with(frames, &wire, ce, knobs, &mut NoSide)
+    }
+
+    /// What goes on the wire for `frames` (`ce[i]`: frame `i` arrived
+    /// CE-marked): their Ethernet frames ([`ipv4_frame`], CE in the IP ECN
+    /// field) for [`Input::Ethernet`] and [`Input::NicCore`], nothing for
+    /// [`Input::Datagrams`] (the datagrams go in as they are). Built before
+    /// [`RxCoreTb::run_with`] so a timed run measures only the simulation.
+    pub fn wire(&self, frames: &[Frame], ce: &[bool]) -> Vec<Vec<u8>> {
+        match self.p.pseudo {
+            Some(_) => Vec::new(),
+            None => frames
+                .iter()
+                .zip(ce)
+                .map(|(f, &ce)| ipv4_frame(f, if ce { 0b11 } else { 0b10 }))
+                .collect(),
+        }
     }
 
     /// [`RxCoreTb::run`] with `side` driven in the same cycles; the run
-    /// also lasts until `side` is done.
+    /// also lasts until `side` is done. `wire` is [`RxCoreTb::wire`] of
+    /// `frames` and `ce`.
     ///
     /// # Panics
-    /// As [`RxCoreTb::run`], or if neither verdicts nor output frames come
-    /// for 100,000 cycles.
+    /// As [`RxCoreTb::run`], if `wire` has too few frames, or if neither
+    /// verdicts nor output frames come for 100,000 cycles.
     pub fn run_with(
         &mut self,
         frames: &[Frame],
+        wire: &[Vec<u8>],
         ce: &[bool],
         knobs: Knobs<'_>,
         side: &mut dyn Side,
@@ -350,15 +369,10 @@ impl RxCoreTb {
         // Long enough for the core to discard two maximal frames' beats
         // after the last verdict without showing anything on the DMA port.
         let drain = (2 * 65536 / lanes + 64) as u32;
-        // What goes on the wire: the datagrams, or their Ethernet frames.
-        let wire: Vec<Vec<u8>> = match self.p.pseudo {
-            Some(_) => Vec::new(),
-            None => frames
-                .iter()
-                .zip(ce)
-                .map(|(f, &ce)| ipv4_frame(f, if ce { 0b11 } else { 0b10 }))
-                .collect(),
-        };
+        assert!(
+            self.p.pseudo.is_some() || wire.len() >= frames.len(),
+            "an Ethernet frame per datagram"
+        );
         while out.verdicts.len() < frames.len() || idle < drain || !side.done() {
             let (offer, ready, ack_ready) = knobs();
             let valid = offer && frame < frames.len() && !side.hold_input();
