@@ -38,7 +38,7 @@ use crate::core_check::metaroce_hdl_codes::*;
 use crate::rx_eth::ipv4_frame;
 use crate::rx_parser::Frame;
 use crate::rx_path::{self, Arrival, Engine};
-use crate::tx_path::{Golden, Op, OpResult, SLOTS, TxPathTb, diff_result, diff_state};
+use crate::tx_path::{Golden, Op, OpResult, ResultPorts, SLOTS, TxPathTb, diff_result, diff_state};
 use crate::{Model, Port, Sim, SimError};
 use ack_rx_codes::*;
 
@@ -118,15 +118,7 @@ struct Ports {
     cnt_val: Port,
     op_valid: Port,
     op_ready: Port,
-    res_valid: Port,
-    res_ok: Port,
-    res_psn: Port,
-    res_pkts: Port,
-    res_bytes: Port,
-    fate_valid: Port,
-    fate_ready: Port,
-    fate_lost: Port,
-    fate_conn_psn: Port,
+    res: ResultPorts,
     fate_hw: Port,
     ev_valid: Port,
     ev_code: Port,
@@ -160,15 +152,7 @@ impl Ports {
             cnt_val: s.port("cnt_val")?,
             op_valid: s.port("op_valid")?,
             op_ready: s.port("op_ready")?,
-            res_valid: s.port("res_valid")?,
-            res_ok: s.port("res_ok")?,
-            res_psn: s.port("res_psn")?,
-            res_pkts: s.port("res_pkts")?,
-            res_bytes: s.port("res_bytes")?,
-            fate_valid: s.port("m_fate_valid")?,
-            fate_ready: s.port("m_fate_ready")?,
-            fate_lost: s.port("m_fate_lost")?,
-            fate_conn_psn: s.port("m_fate_conn_psn")?,
+            res: ResultPorts::new(s)?,
             fate_hw: s.port("m_fate_hw")?,
             ev_valid: s.port("m_ev_valid")?,
             ev_code: s.port("m_ev_code")?,
@@ -580,7 +564,7 @@ impl Bench {
             let ready = self.rng.gen_bool(0.75);
             let sim = self.tb.sim();
             sim.set(p.op_valid, (pending.is_some() && !issued).into());
-            sim.set(p.fate_ready, ready.into());
+            sim.set(p.res.fate_ready, ready.into());
             sim.eval();
             if offer && sim.get(p.s_tready) == 1 {
                 at += 8;
@@ -601,13 +585,7 @@ impl Bench {
             }
             run.hw_cycles += sim.get(p.fate_hw);
             let mut active = false;
-            if ready && sim.get(p.fate_valid) == 1 {
-                let conn_psn = sim.get(p.fate_conn_psn) as u32;
-                let f = if sim.get(p.fate_lost) == 1 {
-                    SlotFate::Lost { conn_psn }
-                } else {
-                    SlotFate::Acked { conn_psn }
-                };
+            if let Some(f) = p.res.fate(sim, ready) {
                 fates[sim.get(p.fate_hw) as usize].push(f);
                 active = true;
             }
@@ -631,7 +609,7 @@ impl Bench {
                 run.ev_to_busy_min = run.ev_to_busy_min.min(c - e);
             }
             was_busy = busy;
-            if sim.get(p.res_valid) == 1 {
+            if sim.get(p.res.valid) == 1 {
                 let Some((_, slot, op)) = r.ops.pop_front() else {
                     run.mismatches.push(format!(
                         "round {}: res_valid without a firmware operation",
@@ -639,13 +617,7 @@ impl Bench {
                     ));
                     break;
                 };
-                let res = OpResult {
-                    ok: sim.get(p.res_ok) == 1,
-                    psn: sim.get(p.res_psn) as u32,
-                    pkts: sim.get(p.res_pkts) as u32,
-                    bytes: sim.get(p.res_bytes) as u32,
-                    fates: std::mem::take(&mut fates[0]),
-                };
+                let res = p.res.result(sim, std::mem::take(&mut fates[0]));
                 done.push(Done::Fw(slot, op, res));
                 issued = false;
                 active = true;

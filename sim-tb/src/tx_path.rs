@@ -123,6 +123,63 @@ pub struct OpResult {
     pub fates: Vec<SlotFate>,
 }
 
+/// The table's result port and fate stream, named alike in the standalone
+/// table and in `NicCore`.
+pub(crate) struct ResultPorts {
+    /// `res_valid`.
+    pub(crate) valid: Port,
+    ok: Port,
+    psn: Port,
+    pkts: Port,
+    bytes: Port,
+    fate_valid: Port,
+    /// `m_fate_ready`.
+    pub(crate) fate_ready: Port,
+    fate_lost: Port,
+    fate_conn_psn: Port,
+}
+
+impl ResultPorts {
+    /// Looks the ports up in `s`.
+    pub(crate) fn new(s: &Sim) -> Result<Self, SimError> {
+        Ok(Self {
+            valid: s.port("res_valid")?,
+            ok: s.port("res_ok")?,
+            psn: s.port("res_psn")?,
+            pkts: s.port("res_pkts")?,
+            bytes: s.port("res_bytes")?,
+            fate_valid: s.port("m_fate_valid")?,
+            fate_ready: s.port("m_fate_ready")?,
+            fate_lost: s.port("m_fate_lost")?,
+            fate_conn_psn: s.port("m_fate_conn_psn")?,
+        })
+    }
+
+    /// The fate event taken this cycle: one is valid while `ready` drives `m_fate_ready`.
+    pub(crate) fn fate(&self, sim: &mut Sim, ready: bool) -> Option<SlotFate> {
+        if !ready || sim.get(self.fate_valid) != 1 {
+            return None;
+        }
+        let conn_psn = sim.get(self.fate_conn_psn) as u32;
+        Some(if sim.get(self.fate_lost) == 1 {
+            SlotFate::Lost { conn_psn }
+        } else {
+            SlotFate::Acked { conn_psn }
+        })
+    }
+
+    /// The result on the port (in its `res_valid` cycle), with the fates taken while the operation ran.
+    pub(crate) fn result(&self, sim: &mut Sim, fates: Vec<SlotFate>) -> OpResult {
+        OpResult {
+            ok: sim.get(self.ok) == 1,
+            psn: sim.get(self.psn) as u32,
+            pkts: sim.get(self.pkts) as u32,
+            bytes: sim.get(self.bytes) as u32,
+            fates,
+        }
+    }
+}
+
 /// A slot's state as the firmware reads it.
 #[derive(Copy, Clone, Debug, Default, PartialEq)]
 pub struct SlotState {
@@ -186,15 +243,7 @@ struct Ports {
     op_ce_count: Port,
     op_acked: Port,
     op_value: Port,
-    res_valid: Port,
-    res_ok: Port,
-    res_psn: Port,
-    res_pkts: Port,
-    res_bytes: Port,
-    fate_valid: Port,
-    fate_ready: Port,
-    fate_lost: Port,
-    fate_conn_psn: Port,
+    res: ResultPorts,
     rd_slot: Port,
     rd_len: Port,
     rd: [Port; 21],
@@ -281,15 +330,7 @@ impl TxPathTb {
             op_ce_count: s.port("op_ce_count")?,
             op_acked: s.port("op_acked")?,
             op_value: s.port("op_value")?,
-            res_valid: s.port("res_valid")?,
-            res_ok: s.port("res_ok")?,
-            res_psn: s.port("res_psn")?,
-            res_pkts: s.port("res_pkts")?,
-            res_bytes: s.port("res_bytes")?,
-            fate_valid: s.port("m_fate_valid")?,
-            fate_ready: s.port("m_fate_ready")?,
-            fate_lost: s.port("m_fate_lost")?,
-            fate_conn_psn: s.port("m_fate_conn_psn")?,
+            res: ResultPorts::new(s)?,
             rd_slot: s.port("rd_slot")?,
             rd_len: s.port("rd_len")?,
             rd: rd.try_into().expect("one port per name"),
@@ -406,34 +447,20 @@ impl TxPathTb {
         let mut fates = Vec::new();
         loop {
             let ready = self.ready_rng.gen_bool(self.ready_share);
-            sim.set(p.fate_ready, ready.into());
+            sim.set(p.res.fate_ready, ready.into());
             sim.eval();
-            if ready && sim.get(p.fate_valid) == 1 {
-                let conn_psn = sim.get(p.fate_conn_psn) as u32;
-                fates.push(if sim.get(p.fate_lost) == 1 {
-                    SlotFate::Lost { conn_psn }
-                } else {
-                    SlotFate::Acked { conn_psn }
-                });
-            }
+            fates.extend(p.res.fate(sim, ready));
             sim.tick();
             sim.set(p.op_valid, 0);
             sim.eval();
-            if sim.get(p.res_valid) == 1 {
+            if sim.get(p.res.valid) == 1 {
                 break;
             }
             if sim.cycles() - start > OP_TIMEOUT {
                 return Err(format!("no res_valid within {OP_TIMEOUT} cycles"));
             }
         }
-        let res = OpResult {
-            ok: sim.get(p.res_ok) == 1,
-            psn: sim.get(p.res_psn) as u32,
-            pkts: sim.get(p.res_pkts) as u32,
-            bytes: sim.get(p.res_bytes) as u32,
-            fates,
-        };
-        Ok((res, sim.cycles() - start))
+        Ok((p.res.result(sim, fates), sim.cycles() - start))
     }
 
     /// Slot `slot`'s state on the read port, with `can_send(len)`.
