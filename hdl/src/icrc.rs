@@ -26,7 +26,8 @@
 //! The Verilog functions [`CRC_BYTE_FN`], [`PSEUDO_CRC_FN`] and
 //! [`crc_range_fn`] are the byte-serial forms the TX builder uses;
 //! [`crc_fn`] is a whole fixed-length CRC as one matrix (the ACK
-//! generator's).
+//! generator's), [`beat_crc_fn`] the whole-beat matrix (the TX builder's
+//! beats whose every lane is covered).
 
 use rust_hdl::prelude::*;
 
@@ -111,6 +112,19 @@ endfunction
 /// [`IcrcCheck`]'s) rather than a chain of [`CRC_BYTE_FN`] steps.
 pub(crate) fn crc_fn(name: &str, bytes: usize) -> String {
     crc_map(bytes).function(name)
+}
+
+/// Verilog function `name(x)`: the CRC register after the `bytes` bytes of
+/// a whole beat, `x = {beat, c}` with the register `c` in bits 31..0 and
+/// beat byte `j` (lane order) in bits `32 + 8j + 7 .. 32 + 8j`: one fixed
+/// XOR matrix, the same one [`IcrcCheck`] applies to every beat.
+pub(crate) fn beat_crc_fn(name: &str, bytes: usize) -> String {
+    beat_map(bytes).function(name)
+}
+
+/// The map of [`beat_crc_fn`].
+fn beat_map(bytes: usize) -> Affine {
+    Affine::of(32 + 8 * bytes, |x| feed(le32(x), &x[4..]))
 }
 
 /// The map of [`crc_fn`]: `x` bit `i` is bit `i % 8` of byte `bytes - 1 -
@@ -211,9 +225,10 @@ fn le32(x: &[u8]) -> u32 {
 /// lanes). It watches the beats its parent accepts; see the module docs for
 /// the scheme. Every beat but a frame's last must be whole.
 ///
-/// All state is registered and `ok` is a function of the registers only, so
-/// the parent can drive the inputs and read `ok` in one kernel without a
-/// combinational loop.
+/// All state is registered and `ok` is a function of the registers and
+/// `check` only (which the parent drives from a register), so the parent can
+/// drive the inputs and read `ok` in one kernel without a combinational
+/// loop.
 #[derive(LogicBlock, Default)]
 pub struct IcrcCheck<const W: usize, const B: usize> {
     /// Clock.
@@ -236,8 +251,12 @@ pub struct IcrcCheck<const W: usize, const B: usize> {
     pub dst_port: Signal<In, Bits<16>>,
     /// Pseudo-header: UDP length (8 + payload bytes, saturated at 65535).
     pub udp_len: Signal<In, Bits<16>>,
-    /// After a frame's last beat (until the next beat): `held`, read
-    /// big-endian, equals the CRC of the bytes before it.
+    /// The parent reads `ok` this cycle. Only the Verilog uses it: `ok` is
+    /// X in the other cycles, so a simulator evaluates the verdict matrix
+    /// once per frame rather than every cycle.
+    pub check: Signal<In, Bit>,
+    /// With `check`, after a frame's last beat (until the next beat):
+    /// `held`, read big-endian, equals the CRC of the bytes before it.
     pub ok: Signal<Out, Bit>,
     // CRC register over the bytes so far, trailer included, the
     // pseudo-header's share excepted while it is still in `pend`.
@@ -319,7 +338,7 @@ impl<const W: usize, const B: usize> Logic for IcrcCheck<W, B> {
     }
 
     fn hdl(&self) -> Verilog {
-        let beat = Affine::of(32 + W, |x| feed(le32(x), &x[4..]));
+        let beat = beat_map(B);
         // `ph` holds pseudo-header byte 0 at the top, without the two zero
         // bytes at the end.
         let pend = Affine::of(304, |x| {
@@ -348,7 +367,7 @@ impl<const W: usize, const B: usize> Logic for IcrcCheck<W, B> {
             .map(|m| Affine::of(32, |x| verdict_want(le32(x), m)).function(&format!("want_{m}")))
             .collect();
         let cases: String = (0..=B)
-            .map(|m| format!("        16'd{m}: want = want_{m}(held);\n"))
+            .map(|m| format!("            16'd{m}: want = want_{m}(held);\n"))
             .collect();
         Verilog::Custom(format!(
             "// The CRC register after a beat `d` of `n` bytes from the state `s`:
@@ -363,21 +382,29 @@ endfunction
 {pend_fn}always @(posedge clock) begin
     if (beat) begin
         crc <= beat_crc(data, count, first ? 32'd0 : (crc ^ pend));
+        // A default then a conditional load, not an if/else: Verilator
+        // turns an if/else of two loads into one conditional expression
+        // and evaluates the matrix on every beat.
+        pend <= 32'd0;
         if (first)
             pend <= pend_next({{src_ip, dst_ip, src_port, dst_port, udp_len}});
-        else
-            pend <= 32'd0;
         held <= {{data, held}} >> (8*count);
         missing <= 16'd{B} - count;
     end
 end
 // The register a right trailer `held` gives, by missing lanes.
-{wants}reg [31:0] want;
+{wants}// Only when the parent reads it (`check`): a default then a conditional
+// block, so that a simulator skips the matrix in the other cycles.
+reg [31:0] want;
 always @(*) begin
-    case (missing)
-{cases}        default: want = want_0(held);
-    endcase
-    ok = ((crc ^ pend) == want);
+    want = 32'bx;
+    ok = 1'bx;
+    if (check) begin
+        case (missing)
+{cases}            default: want = want_0(held);
+        endcase
+        ok = ((crc ^ pend) == want);
+    end
 end
 ",
             top = W - 1,
@@ -421,7 +448,7 @@ mod tests {
                 .filter(|i| x[i / 8] >> (i % 8) & 1 == 1)
                 .fold(a.k, |k, i| k ^ a.cols[i])
         };
-        let beat = Affine::of(32 + 64, |x| feed(le32(x), &x[4..]));
+        let beat = beat_map(8);
         let want = Affine::of(32, |x| verdict_want(le32(x), 3));
         let whole = crc_map(12);
         for _ in 0..100 {

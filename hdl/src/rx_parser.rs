@@ -367,6 +367,7 @@ impl<const W: usize, const B: usize> Logic for RxParser<W, B> {
         self.icrc.data.next = self.s_axis_tdata.val();
         self.icrc.count.next = self.keep_count.count.val();
         self.icrc.first.next = self.first.val();
+        self.icrc.check.next = self.meta_v.q.val();
 
         // Opcode class: from the beat itself on the first beat, latched after.
         self.cur_op.next = self

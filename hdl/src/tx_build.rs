@@ -40,7 +40,7 @@
 
 use rust_hdl::prelude::*;
 
-use crate::icrc::{CRC_BYTE_FN, PSEUDO_CRC_FN, crc_range_fn};
+use crate::icrc::{CRC_BYTE_FN, PSEUDO_CRC_FN, beat_crc_fn, crc_range_fn};
 
 /// Verilog function `ipv4_udp_hdr(dmac, smac, tos, ttl, sip, dip, sport,
 /// dport, dlen)`: the 42-byte Ethernet II + IPv4 + UDP header in front of a
@@ -228,8 +228,9 @@ impl<const W: usize, const B: usize> Logic for TxBuild<W, B> {
 
     fn hdl(&self) -> Verilog {
         let fns = format!(
-            "{CRC_BYTE_FN}{PSEUDO_CRC_FN}{}{IPV4_UDP_HDR_FN}",
-            crc_range_fn(B)
+            "{CRC_BYTE_FN}{PSEUDO_CRC_FN}{}{}{IPV4_UDP_HDR_FN}",
+            crc_range_fn(B),
+            beat_crc_fn("beat_crc", B)
         );
         Verilog::Custom(
             include_str!("tx_build.v.in")
