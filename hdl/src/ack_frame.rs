@@ -1,26 +1,33 @@
 //! ACK framer: the receive core's ACK datagrams (`m_ack_*`: UDP payload,
-//! destination IP, UDP ports) become Ethernet II + IPv4 + UDP frames for
-//! the MAC.
+//! destination IP, UDP ports) become Ethernet II + IPv4 + UDP or Ethernet
+//! II + IPv6 + UDP frames for the MAC.
 //!
 //! [`AckFrame`] stores one datagram (up to [`CAP_BYTES`]; the ACK
-//! generator sends 100) with its addressing, then sends the 42-byte header
-//! built by the same Verilog function as [`crate::TxBuild`]'s
-//! (`ipv4_udp_hdr`) followed by the datagram, one beat per cycle. The
-//! addresses, TTL and DSCP are the TX builder's registers (`reg_*`), so
-//! the top has one configuration map; the IP ECN field is ECT(0), as the
-//! engine sends its ACKs. While one frame leaves, the next datagram is
-//! captured, so ACK frames follow each other without an idle cycle.
+//! generator sends 100) with its addressing, then sends the header and the
+//! datagram, one beat per cycle. The header is built by the same Verilog
+//! functions as [`crate::TxBuild`]'s: `ipv4_udp_hdr` (42 bytes, UDP
+//! checksum 0, which the wire spec allows on IPv4) when the destination is
+//! an IPv4-mapped address, else `ipv6_udp_hdr` (62 bytes: EtherType
+//! 0x86DD, flow label 0, next header 17, hop limit = the TTL register)
+//! with the UDP checksum computed, as the wire spec (§2.5) requires on
+//! IPv6: the datagram's words are summed while it is captured, the
+//! pseudo-header and UDP header are added when the frame is loaded. The
+//! addresses, TTL and DSCP are the TX builder's registers (`reg_*`, the
+//! local IPv6 address included), so the top has one configuration map;
+//! the IP ECN field is ECT(0), as the engine sends its ACKs. While one
+//! frame leaves, the next datagram is captured, so ACK frames follow each
+//! other without an idle cycle.
 //!
-//! IPv4 only: an ACK whose destination is not an IPv4-mapped address is
-//! dropped and counted (`cnt_not_v4`). Counters `cnt_frames` (frames sent)
-//! and `cnt_ece` (of which carried ECE) are for the firmware.
+//! Every ACK is framed (no address is refused). Counters for the
+//! firmware: `cnt_frames` (frames sent), `cnt_ece` (of which carried ECE)
+//! and `cnt_v6` (of which IPv6).
 //!
 //! Hand-written Verilog (`ack_frame.v.in`); verified under Verilator inside
 //! [`crate::NicCore`].
 
 use rust_hdl::prelude::*;
 
-use crate::tx_build::IPV4_UDP_HDR_FN;
+use crate::tx_build::{IPV4_UDP_HDR_FN, IPV6_UDP_HDR_FN};
 
 /// Largest datagram the framer stores.
 pub const CAP_BYTES: usize = 128;
@@ -43,7 +50,8 @@ pub struct AckFrame<const W: usize, const B: usize> {
     pub s_ack_tready: Signal<Out, Bit>,
     /// Last beat of the datagram.
     pub s_ack_tlast: Signal<In, Bit>,
-    /// Destination IP (IPv4 mapped into IPv6), sampled with the first beat.
+    /// Destination IP (IPv6, or IPv4 mapped into IPv6: selects the
+    /// frame's IP version), sampled with the first beat.
     pub s_ack_dst_ip: Signal<In, Bits<128>>,
     /// UDP source port, sampled with the first beat.
     pub s_ack_src_port: Signal<In, Bits<16>>,
@@ -57,9 +65,11 @@ pub struct AckFrame<const W: usize, const B: usize> {
     pub reg_peer_mac: Signal<In, Bits<48>>,
     /// Local IPv4 address (IP source).
     pub reg_local_ip: Signal<In, Bits<32>>,
-    /// IPv4 TTL.
+    /// Local IPv6 address (IPv6 source).
+    pub reg_local_ip6: Signal<In, Bits<128>>,
+    /// IPv4 TTL / IPv6 hop limit.
     pub reg_ttl: Signal<In, Bits<8>>,
-    /// DSCP.
+    /// DSCP (IPv4 TOS / IPv6 traffic class bits 7..2).
     pub reg_dscp: Signal<In, Bits<6>>,
     /// Frame data.
     pub m_axis_tdata: Signal<Out, Bits<W>>,
@@ -71,12 +81,12 @@ pub struct AckFrame<const W: usize, const B: usize> {
     pub m_axis_tready: Signal<In, Bit>,
     /// Last beat of the frame.
     pub m_axis_tlast: Signal<Out, Bit>,
-    /// ACK frames sent.
+    /// ACK frames sent (IPv4 and IPv6).
     pub cnt_frames: Signal<Out, Bits<32>>,
     /// ACK frames sent whose ACK carried ECE.
     pub cnt_ece: Signal<Out, Bits<32>>,
-    /// ACKs dropped: destination not IPv4.
-    pub cnt_not_v4: Signal<Out, Bits<32>>,
+    /// ACK frames sent as IPv6 (destination not IPv4-mapped).
+    pub cnt_v6: Signal<Out, Bits<32>>,
 }
 
 impl<const W: usize, const B: usize> Logic for AckFrame<W, B> {
@@ -96,15 +106,16 @@ impl<const W: usize, const B: usize> Logic for AckFrame<W, B> {
         self.m_axis_tlast.connect();
         self.cnt_frames.connect();
         self.cnt_ece.connect();
-        self.cnt_not_v4.connect();
+        self.cnt_v6.connect();
     }
 
     fn hdl(&self) -> Verilog {
-        // Output buffer: header + largest datagram, whole beats.
-        let out_bytes = (42 + CAP_BYTES).div_ceil(B) * B;
+        // Output buffer: the longer (IPv6) header + largest datagram,
+        // whole beats.
+        let out_bytes = (62 + CAP_BYTES).div_ceil(B) * B;
         Verilog::Custom(
             include_str!("ack_frame.v.in")
-                .replace("@HDR_FN@", IPV4_UDP_HDR_FN)
+                .replace("@HDR_FN@", &format!("{IPV4_UDP_HDR_FN}{IPV6_UDP_HDR_FN}"))
                 .replace("@CAPB@", &CAP_BYTES.to_string())
                 .replace("@OUTB@", &out_bytes.to_string())
                 .replace("@WM1@", &(W - 1).to_string())

@@ -6,7 +6,7 @@
 //! MAC RX s_axis_* ─► NicRx (RxEth → RxCore) ─► m_dma_*, m_ev_*, cnt_*
 //!                        │ m_ack_* (ACK datagrams + dst IP, ports, ECE)
 //!                        ▼
-//!                     AckFrame (Ethernet + IPv4 + UDP, TxBuild's registers)
+//!                     AckFrame (Ethernet + IPv4/IPv6 + UDP, TxBuild's registers)
 //!                        │ ACK frames
 //! s_desc_* ─► TxBuild ──►├─► TxArb (round robin per frame) ─► MAC TX m_axis_*
 //!  m_rd_*/s_pay_* ◄─┘  data frames
@@ -18,7 +18,7 @@
 //! receive core's tables (`crate::rx_place::cfg`, 9 bits), bit 9 set
 //! (and bit 8 clear) writes the TX builder's registers and entropy table
 //! (`crate::tx_build::cfg`), which the ACK framer also uses (local and
-//! next-hop MAC, local IPv4, TTL, DSCP), and at `0x280 + slot` the ACK
+//! next-hop MAC, local IPv4 and IPv6, TTL, DSCP), and at `0x280 + slot` the ACK
 //! receiver's slot map (`crate::ack_rx::cfg`). The per-path TX table's
 //! op, result, fate and read ports are brought out: the firmware assigns
 //! path PSNs with `Send` and writes them into the descriptors, as in
@@ -208,8 +208,8 @@ pub struct NicCore<const W: usize, const B: usize> {
     pub ack_cnt_frames: Signal<Out, Bits<32>>,
     /// ACK frames sent whose ACK carried ECE.
     pub ack_cnt_ece: Signal<Out, Bits<32>>,
-    /// ACKs dropped: destination not IPv4.
-    pub ack_cnt_not_v4: Signal<Out, Bits<32>>,
+    /// ACK frames sent as IPv6 (of `ack_cnt_frames`).
+    pub ack_cnt_v6: Signal<Out, Bits<32>>,
     /// MAC TX: frame beats (data and ACK frames).
     pub m_axis_tdata: Signal<Out, Bits<W>>,
     /// MAC TX: byte enables (packed).
@@ -429,11 +429,12 @@ impl<const W: usize, const B: usize> Logic for NicCore<W, B> {
         self.ackf.reg_local_mac.next = self.tx.reg_local_mac.val();
         self.ackf.reg_peer_mac.next = self.tx.reg_peer_mac.val();
         self.ackf.reg_local_ip.next = self.tx.reg_local_ip.val();
+        self.ackf.reg_local_ip6.next = self.tx.reg_local_ip6.val();
         self.ackf.reg_ttl.next = self.tx.reg_ttl.val();
         self.ackf.reg_dscp.next = self.tx.reg_dscp.val();
         self.ack_cnt_frames.next = self.ackf.cnt_frames.val();
         self.ack_cnt_ece.next = self.ackf.cnt_ece.val();
-        self.ack_cnt_not_v4.next = self.ackf.cnt_not_v4.val();
+        self.ack_cnt_v6.next = self.ackf.cnt_v6.val();
 
         // TX builder.
         self.tx.s_desc_valid.next = self.s_desc_valid.val();

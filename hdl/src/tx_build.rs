@@ -64,6 +64,20 @@ pub(crate) const IPV4_UDP_HDR_FN: &str = "function [335:0] ipv4_udp_hdr(input [4
 endfunction
 ";
 
+/// Verilog function `ipv6_udp_hdr(dmac, smac, tc, hop, sip, dip, sport,
+/// dport, dlen, csum)`: the 62-byte Ethernet II + IPv6 + UDP header in
+/// front of a `dlen`-byte UDP payload, network order (byte 0 in bits
+/// 495..488): EtherType 0x86DD, version 6, traffic class `tc`, flow label
+/// 0, payload length `dlen + 8`, next header 17, hop limit `hop`; UDP
+/// length `dlen + 8` and checksum `csum` (the TX builder passes 0, the ACK
+/// framer the computed one). Shared by [`TxBuild`] and the ACK framer; one
+/// line of arguments, as [`IPV4_UDP_HDR_FN`].
+pub(crate) const IPV6_UDP_HDR_FN: &str = "function [495:0] ipv6_udp_hdr(input [47:0] dmac, input [47:0] smac, input [7:0] tc, input [7:0] hop, input [127:0] sip, input [127:0] dip, input [15:0] sport, input [15:0] dport, input [15:0] dlen, input [15:0] csum);
+    ipv6_udp_hdr = {dmac, smac, 16'h86DD, 4'd6, tc, 20'd0, dlen + 16'd8, 8'd17, hop, sip, dip,
+                    sport, dport, dlen + 16'd8, csum};
+endfunction
+";
+
 /// Entries of the per-path entropy table (the engine's `MAX_PATHS`); the
 /// table is indexed by the low 6 bits of the descriptor's path.
 pub const PATHS: usize = 64;
@@ -193,7 +207,9 @@ pub struct TxBuild<const W: usize, const B: usize> {
     pub reg_peer_mac: Signal<Out, Bits<48>>,
     /// Configured local IPv4 address ([`cfg::IPV4`]).
     pub reg_local_ip: Signal<Out, Bits<32>>,
-    /// Configured TTL ([`cfg::PEER`]).
+    /// Configured local IPv6 address ([`cfg::LOCAL_IPV6`]).
+    pub reg_local_ip6: Signal<Out, Bits<128>>,
+    /// Configured TTL / hop limit ([`cfg::PEER`]).
     pub reg_ttl: Signal<Out, Bits<8>>,
     /// Configured DSCP ([`cfg::PEER`]).
     pub reg_dscp: Signal<Out, Bits<6>>,
@@ -222,13 +238,14 @@ impl<const W: usize, const B: usize> Logic for TxBuild<W, B> {
         self.reg_local_mac.connect();
         self.reg_peer_mac.connect();
         self.reg_local_ip.connect();
+        self.reg_local_ip6.connect();
         self.reg_ttl.connect();
         self.reg_dscp.connect();
     }
 
     fn hdl(&self) -> Verilog {
         let fns = format!(
-            "{CRC_BYTE_FN}{PSEUDO_CRC_FN}{}{}{IPV4_UDP_HDR_FN}",
+            "{CRC_BYTE_FN}{PSEUDO_CRC_FN}{}{}{IPV4_UDP_HDR_FN}{IPV6_UDP_HDR_FN}",
             crc_range_fn(B),
             beat_crc_fn("beat_crc", B)
         );

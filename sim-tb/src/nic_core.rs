@@ -3,18 +3,26 @@
 //!
 //! * Receive: the core bench's traffic ([`crate::core_check`]: WRITEs and
 //!   PROBEs to three QPs, reordered, duplicated, CE-marked, hostile) in
-//!   Ethernet/IPv4/UDP frames on the MAC RX port. Verdicts, DMA writes and
-//!   counters are compared with `Nic::handle_datagram` as for `NicRx`; the
-//!   ACKs must come out of the **MAC TX port** as frames whose UDP payload
-//!   is the engine's ACK byte for byte and whose Ethernet/IPv4/UDP headers
-//!   equal `etherparse`'s for the engine's `Transmit` (destination IP,
-//!   ports, ECN) and the configured addresses.
+//!   Ethernet/IPv4/UDP frames on the MAC RX port, or, with
+//!   [`Family::Ipv6`] (local and peer addresses IPv6), Ethernet/IPv6/UDP
+//!   frames. Verdicts, DMA writes and counters are compared with
+//!   `Nic::handle_datagram` as for `NicRx`; the ACKs must come out of the
+//!   **MAC TX port** as frames whose UDP payload is the engine's ACK byte
+//!   for byte and whose Ethernet/IP/UDP headers equal `etherparse`'s for
+//!   the engine's `Transmit` (destination IP, ports, ECN) and the
+//!   configured addresses: IPv4 frames (UDP checksum 0) for IPv4 peers,
+//!   IPv6 frames with the UDP checksum `etherparse` computes for IPv6
+//!   peers (the RTL frame's checksum is also recomputed by `etherparse`
+//!   from the frame itself).
 //! * Transmit, in the same cycles: the descriptors of engine traffic
 //!   ([`crate::tx_check`]: a loopback pair's WRITE/SEND/READ datagrams with
 //!   loss, so retransmissions appear) on the descriptor port, payloads
 //!   served from the engine's memory. Every data frame on the MAC TX port
 //!   must equal its reference (`etherparse` headers + the engine's
-//!   datagram), in order.
+//!   datagram), in order. The data frames are IPv4 in both families (the
+//!   engines' loopback pair is IPv4); an IPv6 run thus has IPv6 ACK frames
+//!   and IPv4 data frames on one port, the local IPv6 address written to
+//!   the TX builder's registers 3–4 besides the IPv4 ones.
 //!
 //! ACK and data frames contend for the MAC TX port. Each frame collected
 //! there is whole by construction of the check: it is split at `tlast`,
@@ -22,19 +30,22 @@
 //! so an interleaved, lost, duplicated or reordered frame is a mismatch;
 //! the counts must match exactly.
 
-use std::net::Ipv4Addr;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::path::Path;
 
 use metaroce_proto::{Flags, Opcode, Packet, Repr};
 
+pub use crate::core_check::Family;
 use crate::core_check::{CoreRun, RxCase, rx_knobs};
 use crate::rx_core::{AckOut, Input, RxCoreTb};
-use crate::tx_build::{NIC_CORE_TX_CFG, TxFeeder, configure};
+use crate::tx_build::{Addresses, NIC_CORE_TX_CFG, TxFeeder, configure, configure_local_ip6};
 use crate::tx_check::{EngineItems, compare, tx_knobs};
 use crate::{Port, SimError};
 
-/// Bytes of Ethernet II + IPv4 + UDP headers of an ACK frame.
-const ACK_HEADERS: usize = 42;
+/// Bytes of Ethernet II + IPv4 + UDP headers of an IPv4 ACK frame.
+const ACK_HEADERS_V4: usize = 42;
+/// Bytes of Ethernet II + IPv6 + UDP headers of an IPv6 ACK frame.
+const ACK_HEADERS_V6: usize = 62;
 
 /// Result of [`run_against_engines`].
 #[derive(Clone, Debug, Default)]
@@ -49,6 +60,8 @@ pub struct NicCoreRun {
     pub retransmissions: u64,
     /// ACK frames on the MAC TX port.
     pub ack_frames: u64,
+    /// Of them, IPv6 frames.
+    pub ack_frames_v6: u64,
     /// Changes of source (ACK ↔ data) between consecutive MAC frames.
     pub switches: u64,
     /// Beats the MAC TX port carried.
@@ -66,34 +79,62 @@ impl NicCoreRun {
     }
 }
 
-/// The ACK in a MAC frame (IPv4, the top's ACK frames), or `None` for a
-/// frame that is not one.
+/// The ACK in a MAC frame (the top's ACK frames: IPv4 by EtherType
+/// 0x0800, IPv6 by 0x86DD, at the fixed offsets the framer uses), or `None`
+/// for a frame that is not one.
 fn ack_of(frame: &[u8]) -> Option<AckOut> {
-    let datagram = frame.get(ACK_HEADERS..)?;
+    let (headers, dst_ip) = match frame.get(12..14)? {
+        [0x08, 0x00] => {
+            let d: [u8; 4] = frame.get(30..34)?.try_into().ok()?;
+            (ACK_HEADERS_V4, Ipv4Addr::from(d).to_ipv6_mapped().octets())
+        }
+        [0x86, 0xDD] => (ACK_HEADERS_V6, frame.get(38..54)?.try_into().ok()?),
+        _ => return None,
+    };
+    let datagram = frame.get(headers..)?;
     let repr = Repr::parse(&Packet::new_checked(datagram).ok()?).ok()?;
-    if repr.opcode != Opcode::Ack || frame[12..14] != [0x08, 0x00] {
+    if repr.opcode != Opcode::Ack {
         return None;
     }
     let be16 = |at: usize| u16::from_be_bytes([frame[at], frame[at + 1]]);
-    let dst = Ipv4Addr::new(frame[30], frame[31], frame[32], frame[33]);
     Some(AckOut {
         bytes: datagram.to_vec(),
-        dst_ip: dst.to_ipv6_mapped().octets(),
-        src_port: be16(34),
-        dst_port: be16(36),
+        dst_ip,
+        src_port: be16(headers - 8),
+        dst_port: be16(headers - 6),
         ece: repr.flags.contains(Flags::ECE),
-        headers: frame[..ACK_HEADERS].to_vec(),
+        headers: frame[..headers].to_vec(),
     })
 }
 
-/// `rx_packets` datagrams of the core bench's traffic into the MAC RX port
-/// and the descriptors of at least `tx_packets` engine datagrams into the
-/// descriptor port, through the Verilated `NicCore` at 64 bits, compared as
-/// the module docs say. With `backpressure`, the receive source idles
-/// 20 %, the DMA and MAC TX ports stall 30 %, the descriptor source idles
-/// 10 %, fetch requests are refused 20 % and the fetch stream idles 20 % of
-/// cycles. `vcd` dumps the whole run.
+/// [`run_against_engines_in`] with IPv4 receive traffic (IPv4 ACK frames).
 pub fn run_against_engines(
+    rx_packets: usize,
+    tx_packets: usize,
+    seed: u64,
+    backpressure: bool,
+    vcd: Option<&Path>,
+) -> Result<NicCoreRun, SimError> {
+    run_against_engines_in(
+        Family::Ipv4,
+        rx_packets,
+        tx_packets,
+        seed,
+        backpressure,
+        vcd,
+    )
+}
+
+/// `rx_packets` datagrams of the core bench's traffic (addressed as
+/// `family` says) into the MAC RX port and the descriptors of at least
+/// `tx_packets` engine datagrams into the descriptor port, through the
+/// Verilated `NicCore` at 64 bits, compared as the module docs say. With
+/// `backpressure`, the receive source idles 20 %, the DMA and MAC TX ports
+/// stall 30 %, the descriptor source idles 10 %, fetch requests are
+/// refused 20 % and the fetch stream idles 20 % of cycles. `vcd` dumps the
+/// whole run.
+pub fn run_against_engines_in(
+    family: Family,
     rx_packets: usize,
     tx_packets: usize,
     seed: u64,
@@ -104,7 +145,7 @@ pub fn run_against_engines(
     if let Some(path) = vcd {
         tb.sim().trace(path)?;
     }
-    let case = RxCase::new(&mut tb, rx_packets, seed);
+    let case = RxCase::new(&mut tb, rx_packets, seed, family);
     let EngineItems {
         mut pair,
         addresses,
@@ -113,13 +154,26 @@ pub fn run_against_engines(
         errors,
         ..
     } = EngineItems::new(seed ^ 0x7C0E, tx_packets, 0.05);
-    configure(&addresses, &mut |addr, data| {
-        tb.write_cfg(NIC_CORE_TX_CFG | u16::from(addr), data);
-    });
+    let mut write = |addr: u8, data| tb.write_cfg(NIC_CORE_TX_CFG | u16::from(addr), data);
+    configure(&addresses, &mut write);
+    // The ACK framer's IPv6 source: the receive core's local address (the
+    // one the ACKs' ICRC covers), written to the TX map as the firmware
+    // would; a NIC without an IPv6 address leaves it unused.
+    let local_ip6 = match family.local() {
+        IpAddr::V6(v6) => v6,
+        IpAddr::V4(_) => Ipv6Addr::UNSPECIFIED,
+    };
+    configure_local_ip6(local_ip6, &mut write);
+    // The addresses the ACK frames carry: the TX map's, with the local
+    // address of the receive traffic's family.
+    let ack_addresses = Addresses {
+        local_ip: family.local(),
+        ..addresses
+    };
     let ack_cnt: [Port; 3] = [
         tb.sim().port("ack_cnt_frames")?,
         tb.sim().port("ack_cnt_ece")?,
-        tb.sim().port("ack_cnt_not_v4")?,
+        tb.sim().port("ack_cnt_v6")?,
     ];
 
     let mut tx_knob = tx_knobs(seed, backpressure);
@@ -156,10 +210,15 @@ pub fn run_against_engines(
         }
     }
     run.ack_frames = out.acks.len() as u64;
+    run.ack_frames_v6 = out
+        .acks
+        .iter()
+        .filter(|a| a.headers.len() == ACK_HEADERS_V6)
+        .count() as u64;
     let engine_ece = out.acks.iter().filter(|a| a.ece).count() as u64;
     let counters = ack_cnt.map(|p| tb.sim().get(p));
 
-    run.rx = case.compare(&mut tb, &out, sim_secs, Some(&addresses));
+    run.rx = case.compare(&mut tb, &out, sim_secs, Some(&ack_addresses));
     let m = &mut run.rx.mismatches;
     m.extend(errors);
     m.extend(feed_errors);
@@ -187,7 +246,7 @@ pub fn run_against_engines(
     for (name, got, want) in [
         ("ack_cnt_frames", counters[0], run.ack_frames),
         ("ack_cnt_ece", counters[1], engine_ece),
-        ("ack_cnt_not_v4", counters[2], 0),
+        ("ack_cnt_v6", counters[2], run.ack_frames_v6),
     ] {
         if got != want {
             m.push(format!("{name}: rtl {got}, frames seen {want}"));

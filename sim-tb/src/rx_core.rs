@@ -6,7 +6,7 @@
 //! transmit ports in the same cycles and the MAC TX port's frames are
 //! collected whole.
 
-use crate::rx_eth::ipv4_frame;
+use crate::rx_eth::ip_frame;
 use crate::rx_parser::Frame;
 use crate::{Model, Port, Sim, SimError};
 
@@ -16,8 +16,9 @@ pub enum Input {
     /// `RxCore`: the datagram on `s_axis_*`, its pseudo-header on
     /// `s_pseudo_*`, its CE mark on `s_ecn_ce`.
     Datagrams,
-    /// `NicRx`: each datagram in an Ethernet/IPv4/UDP frame
-    /// ([`ipv4_frame`], CE in the IP ECN field) on `s_axis_*`; the front end
+    /// `NicRx`: each datagram in an Ethernet/IPv4/UDP frame, or
+    /// Ethernet/IPv6/UDP for IPv6 addresses ([`ip_frame`], CE in the IP
+    /// ECN field) on `s_axis_*`; the front end
     /// finds the pseudo-header and the mark.
     Ethernet,
     /// `NicCore`: Ethernet frames in as for [`Input::Ethernet`]; the ACKs
@@ -68,7 +69,7 @@ pub struct DmaWrite {
 pub struct AckOut {
     /// The UDP payload.
     pub bytes: Vec<u8>,
-    /// Destination IP, network order (IPv4 mapped into IPv6).
+    /// Destination IP, network order (IPv6, or IPv4 mapped into IPv6).
     pub dst_ip: [u8; 16],
     /// UDP source port.
     pub src_port: u16,
@@ -76,8 +77,8 @@ pub struct AckOut {
     pub dst_port: u16,
     /// `m_ack_ece` (for `NicCore`: the ACK's ECE flag).
     pub ece: bool,
-    /// `NicCore`: the Ethernet, IPv4 and UDP headers of the ACK's frame
-    /// (empty for the ACK port).
+    /// `NicCore`: the Ethernet, IP (v4 or v6) and UDP headers of the ACK's
+    /// frame (empty for the ACK port).
     pub headers: Vec<u8>,
 }
 
@@ -324,7 +325,7 @@ impl RxCoreTb {
     }
 
     /// What goes on the wire for `frames` (`ce[i]`: frame `i` arrived
-    /// CE-marked): their Ethernet frames ([`ipv4_frame`], CE in the IP ECN
+    /// CE-marked): their Ethernet frames ([`ip_frame`], CE in the IP ECN
     /// field) for [`Input::Ethernet`] and [`Input::NicCore`], nothing for
     /// [`Input::Datagrams`] (the datagrams go in as they are). Built before
     /// [`RxCoreTb::run_with`] so a timed run measures only the simulation.
@@ -334,7 +335,7 @@ impl RxCoreTb {
             None => frames
                 .iter()
                 .zip(ce)
-                .map(|(f, &ce)| ipv4_frame(f, if ce { 0b11 } else { 0b10 }))
+                .map(|(f, &ce)| ip_frame(f, if ce { 0b11 } else { 0b10 }))
                 .collect(),
         }
     }

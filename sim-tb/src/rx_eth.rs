@@ -242,6 +242,31 @@ pub fn ipv4_frame(datagram: &Frame, ecn: u8) -> Vec<u8> {
     frame
 }
 
+/// `datagram` as an untagged Ethernet frame, as a peer would send it:
+/// Ethernet/IPv4/UDP ([`ipv4_frame`]) when both pseudo-header addresses
+/// are IPv4-mapped, else Ethernet/IPv6/UDP (no extension header), with the
+/// IP ECN field `ecn` (`0b11`: CE).
+pub fn ip_frame(datagram: &Frame, ecn: u8) -> Vec<u8> {
+    let ph = &datagram.pseudo;
+    let mapped = |b: &[u8; 16]| std::net::Ipv6Addr::from(*b).to_ipv4_mapped().is_some();
+    if mapped(&ph.src_ip) && mapped(&ph.dst_ip) {
+        return ipv4_frame(datagram, ecn);
+    }
+    let mut frame = build(&Shape {
+        vlan: None,
+        ipv6: true,
+        options: Vec::new(),
+        ext_header: false,
+        fragment: (false, 0),
+        ecn,
+        addrs: (ph.src_ip, ph.dst_ip),
+        ports: (ph.src_port, ph.dst_port),
+        payload: datagram.bytes.clone(),
+    });
+    frame.resize(frame.len().max(MIN_FRAME), 0);
+    frame
+}
+
 /// Smallest Ethernet frame without FCS; a MAC pads shorter ones.
 const MIN_FRAME: usize = 60;
 

@@ -3,7 +3,7 @@
 //! its fetch requests from a host-memory model, and collects the frames.
 
 use std::collections::VecDeque;
-use std::net::IpAddr;
+use std::net::{IpAddr, Ipv6Addr};
 
 use metaroce_firmware::Memory;
 use metaroce_proto::{Ext, Repr};
@@ -369,6 +369,16 @@ pub fn configure(a: &Addresses, write: &mut dyn FnMut(u8, u64)) {
             | u64::from(a.dscp) << 56
             | u64::from(v6) << PEER_IPV6_BIT,
     );
+}
+
+/// Writes the local IPv6 address registers (`cfg::LOCAL_IPV6`, two
+/// words) alone through `write(addr, data)`: on `NicCore` they are also the
+/// ACK framer's IPv6 source address, which a NIC needs even while its data
+/// frames are IPv4 ([`configure`] writes them only for IPv6 addresses).
+pub fn configure_local_ip6(ip: Ipv6Addr, write: &mut dyn FnMut(u8, u64)) {
+    let bits = ip.to_bits();
+    write(cfg_addr(CFG_REGS, REG_LOCAL_IPV6), (bits >> 64) as u64);
+    write(cfg_addr(CFG_REGS, REG_LOCAL_IPV6 + 1), bits as u64);
 }
 
 /// Drives a TX builder's descriptor, entropy-table and fetch ports, cycle

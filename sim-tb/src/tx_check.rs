@@ -152,6 +152,29 @@ pub fn l2_l4_headers(a: &Addresses, src_port: u16, datagram_len: usize, ecn: boo
     out
 }
 
+/// [`l2_l4_headers`] for an ACK frame carrying `datagram`: on IPv6 with the
+/// UDP checksum over the pseudo-header, the UDP header and `datagram`
+/// filled in (`etherparse`'s `UdpHeader::calc_checksum_ipv6_raw`), as the
+/// wire spec (§2.5) wants and the ACK framer sends; on IPv4 the checksum
+/// stays 0.
+pub fn ack_l2_l4_headers(a: &Addresses, src_port: u16, datagram: &[u8], ecn: bool) -> Vec<u8> {
+    let mut out = l2_l4_headers(a, src_port, datagram.len(), ecn);
+    if let (IpAddr::V6(local), IpAddr::V6(peer)) = (a.local_ip, a.peer_ip) {
+        let udp = UdpHeader {
+            source_port: src_port,
+            destination_port: a.dst_port,
+            length: (datagram.len() + 8) as u16,
+            checksum: 0,
+        };
+        let sum = udp
+            .calc_checksum_ipv6_raw(local.octets(), peer.octets(), datagram)
+            .expect("an ACK fits UDP");
+        let at = out.len() - 2;
+        out[at..].copy_from_slice(&sum.to_be_bytes());
+    }
+    out
+}
+
 /// Name of the field at byte `at` of an IPv4 (or, with `ipv6`, IPv6) frame
 /// whose datagram has a `hdr`-byte MetaRoCE header and `payload` payload
 /// bytes.

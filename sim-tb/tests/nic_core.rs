@@ -2,13 +2,14 @@
 //! the TX bench's engine descriptors, at the same time, through the
 //! Verilated `NicCore` at 64 bits (`metaroce_sim_tb::nic_core`): verdicts,
 //! DMA writes, counters, ACK frames (payload and headers) and data frames
-//! against the engines, on one shared MAC TX port. Skips without Verilator.
+//! against the engines, on one shared MAC TX port; with IPv4 and with IPv6
+//! receive traffic (IPv4 and IPv6 ACK frames). Skips without Verilator.
 
-use metaroce_sim_tb::nic_core::{NicCoreRun, run_against_engines};
+use metaroce_sim_tb::nic_core::{Family, NicCoreRun, run_against_engines_in};
 use metaroce_sim_tb::{SimError, assert_no_mismatches};
 
-fn run(rx: usize, tx: usize, seed: u64, backpressure: bool) -> Option<NicCoreRun> {
-    match run_against_engines(rx, tx, seed, backpressure, None) {
+fn run(family: Family, rx: usize, tx: usize, seed: u64, backpressure: bool) -> Option<NicCoreRun> {
+    match run_against_engines_in(family, rx, tx, seed, backpressure, None) {
         Ok(r) => Some(r),
         Err(e @ SimError::VerilatorMissing) => {
             eprintln!("SKIP: {e}");
@@ -18,10 +19,10 @@ fn run(rx: usize, tx: usize, seed: u64, backpressure: bool) -> Option<NicCoreRun
     }
 }
 
-fn report(what: &str, r: &NicCoreRun) {
+fn report(what: &str, family: Family, r: &NicCoreRun) {
     println!(
         "64-bit NicCore, {what}: {} datagrams in ({} placed, {} CE-marked, {} bubbles), {} ACKs vs engine, \
-         {} ACK frames + {} data frames ({} retransmissions) on the MAC TX port, {} source switches, \
+         {} ACK frames ({} IPv6) + {} data frames ({} retransmissions) on the MAC TX port, {} source switches, \
          {} MAC beats in {} cycles ({:.1} % utilisation), {:.2} s ({:.2} M cycles/s), {} mismatches",
         r.rx.packets,
         r.rx.placed,
@@ -29,6 +30,7 @@ fn report(what: &str, r: &NicCoreRun) {
         r.rx.bubbles,
         r.rx.acks_checked,
         r.ack_frames,
+        r.ack_frames_v6,
         r.data_frames,
         r.retransmissions,
         r.switches,
@@ -53,23 +55,48 @@ fn report(what: &str, r: &NicCoreRun) {
         r.switches > 0,
         "{what}: ACK and data frames never alternated"
     );
+    let v6 = if family == Family::Ipv6 {
+        r.ack_frames
+    } else {
+        0
+    };
+    assert_eq!(r.ack_frames_v6, v6, "{what}: IPv6 ACK frames");
 }
 
 #[test]
 fn receive_and_transmit_at_line_rate_match_the_engines() {
-    let Some(r) = run(10_000, 3_000, 0xC0E0, false) else {
+    let Some(r) = run(Family::Ipv4, 10_000, 3_000, 0xC0E0, false) else {
         return;
     };
-    report("line rate", &r);
+    report("line rate", Family::Ipv4, &r);
     assert_eq!(r.rx.bubbles, 0, "MAC RX input refused at line rate");
 }
 
 #[test]
 fn receive_and_transmit_with_backpressure_match_the_engines() {
-    let Some(r) = run(3_000, 1_000, 0xC0E1, true) else {
+    let Some(r) = run(Family::Ipv4, 3_000, 1_000, 0xC0E1, true) else {
         return;
     };
-    report("backpressure", &r);
+    report("backpressure", Family::Ipv4, &r);
+}
+
+#[test]
+fn ipv6_acks_at_line_rate_match_the_engines() {
+    let Some(r) = run(Family::Ipv6, 10_000, 3_000, 0xC0E6, false) else {
+        return;
+    };
+    report("IPv6 line rate", Family::Ipv6, &r);
+    assert!(r.ack_frames > 0, "no IPv6 ACK frames");
+    assert_eq!(r.rx.bubbles, 0, "MAC RX input refused at line rate");
+}
+
+#[test]
+fn ipv6_acks_with_backpressure_match_the_engines() {
+    let Some(r) = run(Family::Ipv6, 3_000, 1_000, 0xC0E7, true) else {
+        return;
+    };
+    report("IPv6 backpressure", Family::Ipv6, &r);
+    assert!(r.ack_frames > 0, "no IPv6 ACK frames");
 }
 
 #[test]
