@@ -227,19 +227,7 @@ pub fn ipv4_frame(datagram: &Frame, ecn: u8) -> Vec<u8> {
         out
     };
     let ph = &datagram.pseudo;
-    let mut frame = build(&Shape {
-        vlan: None,
-        ipv6: false,
-        options: Vec::new(),
-        ext_header: false,
-        fragment: (false, 0),
-        ecn,
-        addrs: (v4(&ph.src_ip), v4(&ph.dst_ip)),
-        ports: (ph.src_port, ph.dst_port),
-        payload: datagram.bytes.clone(),
-    });
-    frame.resize(frame.len().max(MIN_FRAME), 0);
-    frame
+    untagged_frame(datagram, ecn, false, (v4(&ph.src_ip), v4(&ph.dst_ip)))
 }
 
 /// `datagram` as an untagged Ethernet frame, as a peer would send it:
@@ -252,14 +240,22 @@ pub fn ip_frame(datagram: &Frame, ecn: u8) -> Vec<u8> {
     if mapped(&ph.src_ip) && mapped(&ph.dst_ip) {
         return ipv4_frame(datagram, ecn);
     }
+    untagged_frame(datagram, ecn, true, (ph.src_ip, ph.dst_ip))
+}
+
+/// `datagram` in an untagged Ethernet frame without options or extension
+/// headers, IPv6 or IPv4 (`addrs` then in the `Shape` layout), padded to
+/// the minimum frame size.
+fn untagged_frame(datagram: &Frame, ecn: u8, ipv6: bool, addrs: ([u8; 16], [u8; 16])) -> Vec<u8> {
+    let ph = &datagram.pseudo;
     let mut frame = build(&Shape {
         vlan: None,
-        ipv6: true,
+        ipv6,
         options: Vec::new(),
         ext_header: false,
         fragment: (false, 0),
         ecn,
-        addrs: (ph.src_ip, ph.dst_ip),
+        addrs,
         ports: (ph.src_port, ph.dst_port),
         payload: datagram.bytes.clone(),
     });
