@@ -359,7 +359,9 @@ fn write_drop_reasons(out: &Path) {
 /// `core_codes.rs`: the receive core's verdict codes and table map, taken
 /// from `metaroce_hdl::rx_place` so the bench never restates them.
 fn write_core_codes(out: &Path) {
-    use metaroce_hdl::rx_place::{CONN_WINDOW, READS, RQ_SLOTS, RQ_STREAMS, Verdict, cfg};
+    use metaroce_hdl::rx_place::{
+        CONN_WINDOW, MRS, QPS, READS, RQ_SLOTS, RQ_STREAMS, Verdict, cfg,
+    };
     let mut rs = String::new();
     for v in Verdict::ALL {
         let name: String = format!("{v:?}")
@@ -415,10 +417,14 @@ fn write_core_codes(out: &Path) {
          /// Posted receives per QP in the RTL's ring.\npub const RQ_SLOTS: u32 = {rq};\n\
          /// Streams per QP with a receive ring in the RTL.\npub const RQ_STREAMS: usize = {rqs};\n\
          /// Outstanding-READ entries per QP.\npub const READS: usize = {reads};\n\
+         /// QP table entries.\npub const QPS: usize = {qps};\n\
+         /// MR table entries.\npub const MRS: usize = {mrs};\n\
          /// `rx_place::cfg::addr`.\npub const fn cfg_addr(table: u8, entry: u8, word: u8) -> u8 {{ table << 6 | entry << 4 | word }}",
         rq = RQ_SLOTS,
         rqs = RQ_STREAMS,
         reads = READS,
+        qps = QPS,
+        mrs = MRS,
     )
     .unwrap();
     // `cfg::ring` is linear in its arguments: emitted as its base and strides.

@@ -94,8 +94,13 @@ counters! {
         repaths,
         /// Paths quarantined after a timeout.
         quarantines,
-        /// Bytes placed into memory.
+        /// Bytes placed into memory (by the engine, or by the RTL on the
+        /// hardware data path).
         bytes_placed,
+        /// Hardware data path: verdict events the engine's own rules
+        /// disagreed with (a packet the RTL placed that the engine would
+        /// not have accepted, or the other way round).
+        hw_disagreements,
     }
 }
 

@@ -27,6 +27,7 @@ extern crate alloc;
 pub mod cc;
 mod config;
 mod counters;
+pub mod datapath;
 pub mod loopback;
 mod memory;
 mod mr;

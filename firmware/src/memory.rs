@@ -38,6 +38,16 @@ impl VecMemory {
         self.base
     }
 
+    /// Bytes covered.
+    pub fn len(&self) -> usize {
+        self.bytes.len()
+    }
+
+    /// Covers no byte.
+    pub fn is_empty(&self) -> bool {
+        self.bytes.is_empty()
+    }
+
     /// The bytes at `addr..addr + len`.
     pub fn slice(&self, addr: u64, len: usize) -> &[u8] {
         let start = self.offset(addr, len);

@@ -4,20 +4,28 @@
 //! datagrams to send with [`Nic::poll_transmit`], fires timers with
 //! [`Nic::handle_timeout`] at [`Nic::poll_timeout`], and collects completions
 //! with [`Nic::poll_event`]. Time is always passed in, in nanoseconds.
+//!
+//! On the hardware data path ([`crate::datapath`]) the RTL's verdict events
+//! go in through [`Nic::handle_placed`] (and the bytes of the packets it
+//! passes up through [`Nic::handle_datagram`]), and [`Nic::poll_hardware`]
+//! takes the place of [`Nic::poll_transmit`].
 
 use alloc::collections::{BTreeMap, VecDeque};
 use alloc::vec::Vec;
 use core::net::IpAddr;
 
-use metaroce_proto::{Packet, PseudoHeader, Repr};
+use metaroce_proto::{Ext, MsgRepr, Packet, PseudoHeader, Repr};
 
 use crate::config::{MAX_PATHS, NicConfig, QpConfig};
 use crate::counters::{Drops, Stats};
+use crate::datapath::{Datapath, HwTransmit, HwVerdict, PlacedPacket};
 use crate::memory::Memory;
 use crate::mr::{MemoryRegion, MrTable, RegisterError};
 use crate::path::PathStats;
-use crate::qp::{Ctx, PseudoLocal, Qp};
-use crate::verbs::{QpState, QpTransition, RecvWr, SendOp, SendWr, VerbsError, WcStatus};
+use crate::qp::{Ctx, PseudoLocal, Qp, RxData};
+use crate::verbs::{
+    QpState, QpTransition, RecvWr, RemoteEnd, SendOp, SendWr, Sge, VerbsError, WcStatus,
+};
 
 /// Metadata of a received datagram, from the IP and UDP headers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -339,12 +347,83 @@ impl Nic {
             .rx
             .last_data_ns
             .is_some_and(|t| now.saturating_sub(t) <= window);
-        qp.on_packet(&mut ctx, &repr, packet.payload(), &meta);
+        qp.on_packet(&mut ctx, &repr, RxData::Bytes(packet.payload()), &meta);
         // A connection that starts sending to us changes everyone's fair
         // share: recount now rather than at the end of the window, so an
         // incast is paced from its first round trip.
         if !was_sending && qp.rx.last_data_ns == Some(now) {
             self.next_fair_recount = now;
+        }
+        Self::mark_ready(&mut self.ready, qp);
+    }
+
+    /// Hardware data path: handles the verdict event of a message packet the
+    /// RTL checked (and placed, if its verdict says so). The engine applies
+    /// its own connection, stream and message rules, with the RTL's verdict
+    /// in place of its memory and receive checks, and completes messages as
+    /// for [`Nic::handle_datagram`]. Where its rules disagree with the
+    /// verdict, [`Stats::hw_disagreements`] counts it.
+    pub fn handle_placed(&mut self, now: u64, p: &PlacedPacket) {
+        let Some(qp) = self.qps.get_mut(&p.dst_qpn) else {
+            // The RTL's QP table holds only live QPs: it should not get here.
+            self.stats.hw_disagreements += 1;
+            return;
+        };
+        let Some(remote) = qp.remote else {
+            self.stats.hw_disagreements += 1;
+            return;
+        };
+        // The RTL checked the peer: the packet comes from the QP's peer.
+        let repr = Repr {
+            opcode: p.opcode,
+            flags: p.flags,
+            dst_qpn: p.dst_qpn,
+            src_qpn: remote.qpn,
+            stream: p.stream,
+            path: p.path,
+            conn_psn: p.conn_psn,
+            path_psn: p.path_psn,
+            timestamp: p.timestamp,
+            ext: Ext::Msg(MsgRepr {
+                msn: p.msn,
+                recv_idx: p.recv_idx,
+                msg_len: p.msg_len,
+                offset: p.offset,
+                remote_va: 0,
+                rkey: 0,
+                imm: p.imm,
+            }),
+        };
+        let meta = RxMeta {
+            src_ip: remote.ip,
+            src_port: p.src_port,
+            dst_ip: self.cfg.local_ip,
+            dst_port: self.cfg.udp_port,
+            ecn_ce: p.ecn_ce,
+        };
+        let before = (self.stats.data_accepted, self.stats.duplicates);
+        let mut ctx = Ctx {
+            now,
+            mem: &mut NoMemory,
+            mrs: &self.mrs,
+            drops: &mut self.drops,
+            stats: &mut self.stats,
+            events: &mut self.events,
+            mtu: self.cfg.mtu,
+        };
+        let data = RxData::Placed {
+            len: p.payload_len,
+            verdict: p.verdict,
+        };
+        qp.on_packet(&mut ctx, &repr, data, &meta);
+        let after = (self.stats.data_accepted, self.stats.duplicates);
+        let agreed = match p.verdict {
+            HwVerdict::Placed => after.0 > before.0,
+            HwVerdict::Duplicate => after.1 > before.1,
+            _ => true,
+        };
+        if !agreed {
+            self.stats.hw_disagreements += 1;
         }
         Self::mark_ready(&mut self.ready, qp);
     }
@@ -357,8 +436,37 @@ impl Nic {
         buf: &mut [u8],
         mem: &mut M,
     ) -> Option<Transmit> {
+        match self.poll_out(now, buf, mem, Datapath::Software)? {
+            HwTransmit::Datagram(t) => Some(t),
+            // The software data path seals every packet itself.
+            HwTransmit::Descriptor(_) => None,
+        }
+    }
+
+    /// Hardware data path: the next packet for the RTL. A data packet or
+    /// PROBE comes as a descriptor (nothing is read from `mem`: the RTL
+    /// fetches the payload; the memory region is still checked); a NACK or
+    /// DISCONNECT is written whole into `buf`. No ACKs: the RTL sends them.
+    pub fn poll_hardware(&mut self, now: u64, buf: &mut [u8]) -> Option<HwTransmit> {
+        self.poll_out(now, buf, &mut NoMemory, Datapath::Hardware)
+    }
+
+    /// The rate hint the NIC's ACKs carry now, Mbit/s: the line rate shared
+    /// among the connections sending to it (the hardware data path writes
+    /// it into the RTL's QP table).
+    pub fn ack_rate_hint(&mut self, now: u64) -> u32 {
         self.recount_active_senders(now);
-        let rate_hint = self.cfg.line_rate_mbps / self.active_senders.max(1);
+        self.cfg.line_rate_mbps / self.active_senders.max(1)
+    }
+
+    fn poll_out<M: Memory>(
+        &mut self,
+        now: u64,
+        buf: &mut [u8],
+        mem: &mut M,
+        datapath: Datapath,
+    ) -> Option<HwTransmit> {
+        let rate_hint = self.ack_rate_hint(now);
         let local = PseudoLocal {
             ip: self.cfg.local_ip,
         };
@@ -380,7 +488,7 @@ impl Nic {
                 events: &mut self.events,
                 mtu: self.cfg.mtu,
             };
-            match qp.poll_transmit(&mut ctx, &local, rate_hint, buf) {
+            match qp.poll_transmit(&mut ctx, &local, rate_hint, buf, datapath) {
                 Some(t) => {
                     // It may have more: back of the line, so QPs take turns.
                     self.ready.push_back(qpn);
@@ -467,10 +575,50 @@ impl Nic {
             .map(|q| q.tx.paths.iter().map(|p| p.stats()).collect())
     }
 
+    /// Hardware data path: a QP's state, protection domain, stream count
+    /// and peer, as the RTL's QP table needs them.
+    pub fn qp_entry(&self, qpn: u32) -> Option<(QpState, u32, u16, Option<RemoteEnd>)> {
+        self.qps
+            .get(&qpn)
+            .map(|q| (q.state, q.pd, q.cfg.streams, q.remote))
+    }
+
+    /// Hardware data path: the receives posted on a QP's stream and not yet
+    /// consumed, oldest first, with the receive index of the first (the
+    /// RTL's receive ring holds the oldest of them).
+    pub fn posted_receives(
+        &self,
+        qpn: u32,
+        stream: u16,
+    ) -> Option<(u32, impl Iterator<Item = &RecvWr> + '_)> {
+        let s = self.qps.get(&qpn)?.rx.streams.get(usize::from(stream))?;
+        Some((s.recv_base, s.recvs.iter()))
+    }
+
+    /// Hardware data path: the READs a QP has outstanding, as (stream, MSN,
+    /// local SGE the response goes to), for the RTL's READ table.
+    pub fn outstanding_reads(&self, qpn: u32) -> impl Iterator<Item = (u16, u32, Sge)> + '_ {
+        self.qps.get(&qpn).into_iter().flat_map(|q| {
+            q.tx.reads
+                .iter()
+                .map(|(&(stream, msn), &key)| (stream, msn, q.tx.msg(key).sge))
+        })
+    }
+
     /// Bytes of sender state a QP holds for its packets in flight.
     pub fn qp_inflight_state_bytes(&self, qpn: u32) -> Option<usize> {
         self.qps.get(&qpn).map(|q| q.tx.state_bytes())
     }
+}
+
+/// The memory of the hardware data path's calls: the RTL places and fetches
+/// every payload, so the engine never reads or writes one.
+struct NoMemory;
+
+impl Memory for NoMemory {
+    fn write(&mut self, _addr: u64, _data: &[u8]) {}
+
+    fn read(&mut self, _addr: u64, _out: &mut [u8]) {}
 }
 
 impl NicConfig {

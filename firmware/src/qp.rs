@@ -9,6 +9,7 @@ use metaroce_proto::{
 
 use crate::config::{MAX_PATHS, QpConfig};
 use crate::counters::{Drops, Stats};
+use crate::datapath::{Datapath, HwTransmit, HwVerdict, TxDescriptor};
 use crate::memory::Memory;
 use crate::mr::{Access, MrTable};
 use crate::rx::{ConnCheck, PathMark, Rx};
@@ -27,6 +28,41 @@ pub(crate) struct Ctx<'a, M: Memory> {
     pub stats: &'a mut Stats,
     pub events: &'a mut VecDeque<Event>,
     pub mtu: u32,
+}
+
+/// A received packet's payload: bytes for the engine to place, or already
+/// placed by the RTL, whose verdict stands in for the engine's memory and
+/// receive checks.
+#[derive(Clone, Copy)]
+pub(crate) enum RxData<'a> {
+    /// The payload, for the engine to check and place.
+    Bytes(&'a [u8]),
+    /// Placed (or refused) by the RTL.
+    Placed {
+        /// Payload bytes.
+        len: u32,
+        /// The RTL's verdict.
+        verdict: HwVerdict,
+    },
+}
+
+impl RxData<'_> {
+    fn len(&self) -> u32 {
+        match self {
+            RxData::Bytes(b) => b.len() as u32,
+            RxData::Placed { len, .. } => *len,
+        }
+    }
+}
+
+/// Why a message packet is refused after the per-packet checks: each one a
+/// drop counter and a NACK.
+#[derive(Clone, Copy)]
+enum Refusal {
+    ReceiverNotReady,
+    InvalidRequest,
+    RemoteOperational,
+    RemoteAccess,
 }
 
 /// One queue pair.
@@ -207,7 +243,7 @@ impl Qp {
         &mut self,
         ctx: &mut Ctx<'_, M>,
         repr: &Repr,
-        payload: &[u8],
+        data: RxData<'_>,
         meta: &RxMeta,
     ) {
         let Some(remote) = self
@@ -221,7 +257,7 @@ impl Qp {
             return;
         }
         match (&repr.ext, repr.opcode) {
-            (Ext::Msg(m), _) => self.on_message(ctx, repr, m, payload, meta),
+            (Ext::Msg(m), _) => self.on_message(ctx, repr, m, data, meta),
             (Ext::Ack(ack), Opcode::Ack) => {
                 if self.state != QpState::Rts {
                     ctx.drops.qp_state += 1;
@@ -348,12 +384,97 @@ impl Qp {
         self.nacks.push_back((nack, repr.stream, reply_port));
     }
 
+    /// Counts a refused message packet and queues its NACK.
+    fn refuse<M: Memory>(
+        &mut self,
+        ctx: &mut Ctx<'_, M>,
+        refusal: Refusal,
+        repr: &Repr,
+        msg: &MsgRepr,
+        reply_port: u16,
+    ) {
+        let (reason, detail) = match refusal {
+            Refusal::ReceiverNotReady => {
+                ctx.drops.receiver_not_ready += 1;
+                (NackReason::ReceiverNotReady, self.cfg.rnr_delay_us)
+            }
+            Refusal::InvalidRequest => {
+                ctx.drops.invalid_request += 1;
+                (NackReason::InvalidRequest, 0)
+            }
+            Refusal::RemoteOperational => {
+                ctx.drops.remote_access += 1;
+                (NackReason::RemoteOperational, 0)
+            }
+            Refusal::RemoteAccess => {
+                ctx.drops.remote_access += 1;
+                (NackReason::RemoteAccess, 0)
+            }
+        };
+        self.nack(reason, repr, msg, reply_port, detail);
+    }
+
+    /// The engine's memory and receive checks of a message packet of `len`
+    /// payload bytes (not a READ response): where its bytes go, or why it is
+    /// refused.
+    fn check_dest<M: Memory>(
+        &self,
+        ctx: &Ctx<'_, M>,
+        op: Opcode,
+        stream: usize,
+        msg: &MsgRepr,
+        len: u32,
+    ) -> Result<u64, Refusal> {
+        let remote = |va: u64, bytes: u32, need| {
+            if bytes > 0
+                && ctx
+                    .mrs
+                    .check_remote(self.pd, msg.rkey, va, u64::from(bytes), need)
+                    .is_err()
+            {
+                Err(Refusal::RemoteAccess)
+            } else {
+                Ok(va)
+            }
+        };
+        match op {
+            Opcode::Write | Opcode::WriteImm => {
+                if op == Opcode::WriteImm
+                    && self.rx.streams[stream].receive_for(msg.recv_idx).is_none()
+                {
+                    return Err(Refusal::ReceiverNotReady);
+                }
+                remote(msg.remote_va, len, Access::REMOTE_WRITE)
+            }
+            Opcode::Send | Opcode::SendImm => {
+                let recv = self.rx.streams[stream]
+                    .receive_for(msg.recv_idx)
+                    .ok_or(Refusal::ReceiverNotReady)?;
+                if msg.msg_len > recv.sge.len {
+                    return Err(Refusal::InvalidRequest);
+                }
+                let addr = recv.sge.addr + u64::from(msg.offset);
+                if len > 0
+                    && ctx
+                        .mrs
+                        .check_local(self.pd, recv.sge.lkey, addr, u64::from(len), true)
+                        .is_err()
+                {
+                    return Err(Refusal::RemoteOperational);
+                }
+                Ok(addr)
+            }
+            // A READ request places nothing: the check covers what it reads.
+            _ => remote(msg.remote_va, msg.msg_len, Access::REMOTE_READ).map(|_| 0),
+        }
+    }
+
     fn on_message<M: Memory>(
         &mut self,
         ctx: &mut Ctx<'_, M>,
         repr: &Repr,
         msg: &MsgRepr,
-        payload: &[u8],
+        data: RxData<'_>,
         meta: &RxMeta,
     ) {
         let op = repr.opcode;
@@ -367,7 +488,7 @@ impl Qp {
             ctx.drops.conn_window += 1;
             return;
         }
-        let len = payload.len() as u32;
+        let len = data.len();
         let end = msg.offset.checked_add(len);
         let bad_len = len > ctx.mtu
             || end.is_none_or(|e| e > msg.msg_len)
@@ -398,95 +519,37 @@ impl Qp {
             ctx.stats.duplicates += 1;
             return;
         }
-        // Decide where the bytes go; every refusal leaves memory untouched.
-        let dest = match op {
-            Opcode::Write | Opcode::WriteImm => {
-                if op == Opcode::WriteImm
-                    && self.rx.streams[stream].receive_for(msg.recv_idx).is_none()
-                {
-                    ctx.drops.receiver_not_ready += 1;
-                    return self.nack(
-                        NackReason::ReceiverNotReady,
-                        repr,
-                        msg,
-                        meta.src_port,
-                        self.cfg.rnr_delay_us,
-                    );
-                }
-                if len > 0
-                    && ctx
-                        .mrs
-                        .check_remote(
-                            self.pd,
-                            msg.rkey,
-                            msg.remote_va,
-                            u64::from(len),
-                            Access::REMOTE_WRITE,
-                        )
-                        .is_err()
-                {
-                    ctx.drops.remote_access += 1;
-                    return self.nack(NackReason::RemoteAccess, repr, msg, meta.src_port, 0);
-                }
-                msg.remote_va
-            }
-            Opcode::Send | Opcode::SendImm => {
-                let Some(recv) = self.rx.streams[stream].receive_for(msg.recv_idx).copied() else {
-                    ctx.drops.receiver_not_ready += 1;
-                    return self.nack(
-                        NackReason::ReceiverNotReady,
-                        repr,
-                        msg,
-                        meta.src_port,
-                        self.cfg.rnr_delay_us,
-                    );
-                };
-                if msg.msg_len > recv.sge.len {
-                    ctx.drops.invalid_request += 1;
-                    return self.nack(NackReason::InvalidRequest, repr, msg, meta.src_port, 0);
-                }
-                let addr = recv.sge.addr + u64::from(msg.offset);
-                if len > 0
-                    && ctx
-                        .mrs
-                        .check_local(self.pd, recv.sge.lkey, addr, u64::from(len), true)
-                        .is_err()
-                {
-                    ctx.drops.remote_access += 1;
-                    return self.nack(NackReason::RemoteOperational, repr, msg, meta.src_port, 0);
-                }
-                addr
-            }
-            Opcode::ReadReq => {
-                if msg.msg_len > 0
-                    && ctx
-                        .mrs
-                        .check_remote(
-                            self.pd,
-                            msg.rkey,
-                            msg.remote_va,
-                            u64::from(msg.msg_len),
-                            Access::REMOTE_READ,
-                        )
-                        .is_err()
-                {
-                    ctx.drops.remote_access += 1;
-                    return self.nack(NackReason::RemoteAccess, repr, msg, meta.src_port, 0);
-                }
-                0
-            }
-            Opcode::ReadResp => {
-                // Accepted whatever its fate: a response that cannot be used
-                // fails its READ rather than being asked for again.
-                self.rx.conn.accept(repr.conn_psn);
-                return self.on_read_response(ctx, repr, msg, payload);
-            }
-            _ => unreachable!("message opcodes only"),
-        };
-        if len > 0 {
-            ctx.mem.write(dest, payload);
-            ctx.stats.bytes_placed += u64::from(len);
+        if op == Opcode::ReadResp {
+            // Accepted whatever its fate: a response that cannot be used
+            // fails its READ rather than being asked for again.
+            self.rx.conn.accept(repr.conn_psn);
+            return self.on_read_response(ctx, repr, msg, data);
         }
+        // Decide where the bytes go; every refusal leaves memory untouched.
+        let placed = match data {
+            RxData::Bytes(payload) => self
+                .check_dest(ctx, op, stream, msg, len)
+                .map(|dest| Some((dest, payload))),
+            RxData::Placed { verdict, .. } => match verdict {
+                HwVerdict::Placed => Ok(None),
+                HwVerdict::ReceiverNotReady => Err(Refusal::ReceiverNotReady),
+                HwVerdict::InvalidRequest => Err(Refusal::InvalidRequest),
+                HwVerdict::RemoteOperational => Err(Refusal::RemoteOperational),
+                HwVerdict::RemoteAccess => Err(Refusal::RemoteAccess),
+                // The engine found no duplicate, and a response verdict
+                // on another opcode: not the engine's decision.
+                HwVerdict::Duplicate | HwVerdict::UnexpectedResponse | HwVerdict::BadResponse => {
+                    ctx.stats.hw_disagreements += 1;
+                    return;
+                }
+            },
+        };
+        match placed {
+            Err(refusal) => return self.refuse(ctx, refusal, repr, msg, meta.src_port),
+            Ok(Some((dest, payload))) if len > 0 => ctx.mem.write(dest, payload),
+            Ok(_) => {}
+        }
+        ctx.stats.bytes_placed += u64::from(len);
         self.rx.conn.accept(repr.conn_psn);
         ctx.stats.data_accepted += 1;
         let s = &mut self.rx.streams[stream];
@@ -518,22 +581,42 @@ impl Qp {
         ctx: &mut Ctx<'_, M>,
         repr: &Repr,
         msg: &MsgRepr,
-        payload: &[u8],
+        data: RxData<'_>,
     ) {
-        let Some(&key) = self.tx.reads.get(&(repr.stream, msg.msn)) else {
+        let read = self.tx.reads.get(&(repr.stream, msg.msn)).copied();
+        let Some(key) = read else {
+            let agreed = match data {
+                RxData::Placed { verdict, .. } => verdict == HwVerdict::UnexpectedResponse,
+                RxData::Bytes(_) => true,
+            };
+            if !agreed {
+                ctx.stats.hw_disagreements += 1;
+            }
             ctx.drops.unexpected_response += 1;
             return;
         };
         let m = self.tx.msg(key);
-        let len = payload.len() as u32;
+        let len = data.len();
         let addr = m.sge.addr + u64::from(msg.offset);
-        let fits = msg.msg_len == m.msg_len()
-            && msg.offset.checked_add(len).is_some_and(|e| e <= m.sge.len)
-            && (len == 0
-                || ctx
-                    .mrs
-                    .check_local(self.pd, m.sge.lkey, addr, u64::from(len), true)
-                    .is_ok());
+        let fits = match data {
+            RxData::Bytes(_) => {
+                msg.msg_len == m.msg_len()
+                    && msg.offset.checked_add(len).is_some_and(|e| e <= m.sge.len)
+                    && (len == 0
+                        || ctx
+                            .mrs
+                            .check_local(self.pd, m.sge.lkey, addr, u64::from(len), true)
+                            .is_ok())
+            }
+            RxData::Placed { verdict, .. } => match verdict {
+                HwVerdict::Placed => true,
+                HwVerdict::BadResponse => false,
+                _ => {
+                    ctx.stats.hw_disagreements += 1;
+                    return;
+                }
+            },
+        };
         if !fits {
             ctx.drops.unexpected_response += 1;
             self.tx.refuse(key, WcStatus::BadRespErr);
@@ -541,10 +624,12 @@ impl Qp {
             self.after_tx_event(ctx);
             return;
         }
-        if len > 0 {
-            ctx.mem.write(addr, payload);
-            ctx.stats.bytes_placed += u64::from(len);
+        if let RxData::Bytes(payload) = data {
+            if len > 0 {
+                ctx.mem.write(addr, payload);
+            }
         }
+        ctx.stats.bytes_placed += u64::from(len);
         ctx.stats.data_accepted += 1;
         let m = self.tx.msg_mut(key);
         m.read_placed += len;
@@ -589,14 +674,17 @@ impl Qp {
         }
     }
 
-    /// Next packet this QP wants to send, written into `buf`.
+    /// Next packet this QP wants to send: written into `buf`, or on the
+    /// hardware data path a descriptor for data and PROBEs (and no ACKs:
+    /// the RTL generates them).
     pub fn poll_transmit<M: Memory>(
         &mut self,
         ctx: &mut Ctx<'_, M>,
         local: &PseudoLocal,
         rate_hint: u32,
         buf: &mut [u8],
-    ) -> Option<Transmit> {
+        datapath: Datapath,
+    ) -> Option<HwTransmit> {
         let remote = self.remote?;
         let now = ctx.now;
         let base = |opcode, path, src_port: u16| {
@@ -618,7 +706,7 @@ impl Qp {
             self.disconnect_pending = false;
             let (mut r, port) = base(Opcode::Disconnect, 0, self.tx.paths[0].entropy());
             r.ext = Ext::Cm(Default::default());
-            return seal(&r, 0, port, local, &remote, buf, |_| true);
+            return seal(&r, 0, port, local, &remote, buf, |_| true).map(HwTransmit::Datagram);
         }
         if self.state == QpState::Error || self.state == QpState::Reset {
             return None;
@@ -628,16 +716,21 @@ impl Qp {
             r.stream = stream;
             r.ext = Ext::Nack(nack);
             ctx.stats.nacks_sent += 1;
-            return seal(&r, 0, port, local, &remote, buf, |_| true);
+            return seal(&r, 0, port, local, &remote, buf, |_| true).map(HwTransmit::Datagram);
         }
-        if let Some((path, port, ece, ack)) = self.rx.poll_ack(rate_hint, self.cfg.recv_window) {
+        if datapath == Datapath::Hardware {
+            // The RTL tracks the paths and sends the ACKs itself.
+            while self.rx.poll_ack(rate_hint, self.cfg.recv_window).is_some() {}
+        } else if let Some((path, port, ece, ack)) =
+            self.rx.poll_ack(rate_hint, self.cfg.recv_window)
+        {
             let (mut r, port) = base(Opcode::Ack, path, port);
             if ece {
                 r.flags |= Flags::ECE;
             }
             r.ext = Ext::Ack(ack);
             ctx.stats.acks_sent += 1;
-            return seal(&r, 0, port, local, &remote, buf, |_| true);
+            return seal(&r, 0, port, local, &remote, buf, |_| true).map(HwTransmit::Datagram);
         }
         if self.closed || self.state != QpState::Rts {
             return None;
@@ -647,10 +740,15 @@ impl Qp {
             r.path_psn = probe.path_psn;
             r.flags = Flags::ACK_REQ;
             ctx.stats.probes_sent += 1;
-            return seal(&r, 0, port, local, &remote, buf, |_| true);
+            return Some(match datapath {
+                Datapath::Hardware => HwTransmit::Descriptor(describe(&r, 0, 0, port, &remote)),
+                Datapath::Software => {
+                    HwTransmit::Datagram(seal(&r, 0, port, local, &remote, buf, |_| true)?)
+                }
+            });
         }
         let plan = self.tx.poll_data(now, ctx.stats)?;
-        let out = self.data_packet(ctx, &plan, &remote, local, buf);
+        let out = self.data_packet(ctx, &plan, &remote, local, buf, datapath);
         if out.is_none() {
             self.tx.fatal = Some(WcStatus::LocProtErr);
             self.after_tx_event(ctx);
@@ -665,7 +763,8 @@ impl Qp {
         remote: &RemoteEnd,
         local: &PseudoLocal,
         buf: &mut [u8],
-    ) -> Option<Transmit> {
+        datapath: Datapath,
+    ) -> Option<HwTransmit> {
         let m = self.tx.msg(plan.msg);
         let mut flags = Flags::empty();
         flags.set(Flags::FIRST, plan.first);
@@ -724,12 +823,17 @@ impl Qp {
         if !ok {
             return None;
         }
+        if datapath == Datapath::Hardware {
+            let d = describe(&repr, src, plan.len, plan.entropy, remote);
+            return Some(HwTransmit::Descriptor(d));
+        }
         let mem = &mut *ctx.mem;
         let len = plan.len as usize;
         seal(&repr, len, plan.entropy, local, remote, buf, |payload| {
             mem.read(src, payload);
             true
         })
+        .map(HwTransmit::Datagram)
     }
 }
 
@@ -762,6 +866,26 @@ fn seal(
         len,
         ecn_capable: true,
     })
+}
+
+/// The descriptor of a packet the RTL builds; addressed and ECN-capable as
+/// [`seal`] sends it.
+fn describe(
+    repr: &Repr,
+    payload_addr: u64,
+    payload_len: u32,
+    src_port: u16,
+    remote: &RemoteEnd,
+) -> TxDescriptor {
+    TxDescriptor {
+        repr: *repr,
+        payload_addr,
+        payload_len,
+        src_port,
+        dst_ip: remote.ip,
+        dst_port: remote.udp_port,
+        ecn_capable: true,
+    }
 }
 
 fn recv_completion(

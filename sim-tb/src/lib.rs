@@ -13,8 +13,10 @@
 //! transmit side, [`tx_build::TxBuildTb`] drives the frame builder
 //! (descriptors in, a host-memory model behind its fetch port, frames out)
 //! and [`tx_check`] compares its frames with the engine's datagrams.
-//! [`nic_core`] runs both checks at once through the NIC top. All
-//! `unsafe` code is in the private `ffi` module.
+//! [`nic_core`] runs both checks at once through the NIC top. [`wire`] is
+//! a seeded simulated Ethernet fabric (ECMP paths, delay, jitter, loss,
+//! duplication, ECN marking) to join two NICs. All `unsafe` code is in the
+//! private `ffi` module.
 //!
 //! Without Verilator installed the crate still builds, and [`Sim::new`]
 //! returns [`SimError::VerilatorMissing`]; benches then skip with its
@@ -28,6 +30,8 @@ mod ffi;
 
 pub mod ack_rx;
 pub mod core_check;
+pub mod hw_nic;
+pub mod hw_pair;
 pub mod nic_core;
 pub mod rx_check;
 pub mod rx_core;
@@ -37,6 +41,7 @@ pub mod rx_path;
 pub mod tx_build;
 pub mod tx_check;
 pub mod tx_path;
+pub mod wire;
 
 use std::fmt;
 use std::path::{Path, PathBuf};

@@ -121,29 +121,62 @@ pub type Knobs<'a> = &'a mut dyn FnMut() -> Knob;
 /// The descriptor, configuration and fetch ports (the same names on
 /// `TxBuild` and `NicCore`).
 #[derive(Clone)]
-struct FeedPorts {
-    cfg_we: Port,
-    cfg_addr: Port,
-    cfg_data: Port,
-    desc_valid: Port,
-    desc_ready: Port,
+pub(crate) struct FeedPorts {
+    pub(crate) cfg_we: Port,
+    pub(crate) cfg_addr: Port,
+    pub(crate) cfg_data: Port,
+    pub(crate) desc_valid: Port,
+    pub(crate) desc_ready: Port,
     /// opcode, flags, dst_qpn, src_qpn, stream, path, conn_psn, path_psn,
     /// timestamp, msn, recv_idx, msg_len, offset, remote_va, rkey, imm,
     /// len, addr, ecn.
     desc: [Port; 19],
-    rd_valid: Port,
-    rd_ready: Port,
-    rd_addr: Port,
-    rd_len: Port,
-    pay_tdata: Port,
-    pay_tkeep: Port,
-    pay_tvalid: Port,
-    pay_tready: Port,
-    pay_tlast: Port,
+    pub(crate) rd_valid: Port,
+    pub(crate) rd_ready: Port,
+    pub(crate) rd_addr: Port,
+    pub(crate) rd_len: Port,
+    pub(crate) pay_tdata: Port,
+    pub(crate) pay_tkeep: Port,
+    pub(crate) pay_tvalid: Port,
+    pub(crate) pay_tready: Port,
+    pub(crate) pay_tlast: Port,
 }
 
 impl FeedPorts {
-    fn new(sim: &Sim) -> Result<Self, SimError> {
+    /// Drives the descriptor ports with `d` (valid is separate).
+    pub(crate) fn drive_desc(&self, sim: &mut Sim, d: &Descriptor) {
+        let r = &d.repr;
+        let m = match r.ext {
+            Ext::Msg(m) => m,
+            _ => Default::default(),
+        };
+        let values: [u64; 19] = [
+            r.opcode as u64,
+            r.flags.bits().into(),
+            r.dst_qpn.into(),
+            r.src_qpn.into(),
+            r.stream.into(),
+            r.path.into(),
+            r.conn_psn.into(),
+            r.path_psn.into(),
+            r.timestamp,
+            m.msn.into(),
+            m.recv_idx.into(),
+            m.msg_len.into(),
+            m.offset.into(),
+            m.remote_va,
+            m.rkey.into(),
+            m.imm.into(),
+            d.len.into(),
+            d.addr,
+            d.ecn.into(),
+        ];
+        for (port, v) in self.desc.into_iter().zip(values) {
+            sim.set(port, v);
+        }
+    }
+
+    pub(crate) fn new(sim: &Sim) -> Result<Self, SimError> {
         let mut desc = Vec::new();
         for name in DESC_PORTS {
             desc.push(sim.port(&format!("s_desc_{name}"))?);
@@ -371,6 +404,12 @@ pub fn configure(a: &Addresses, write: &mut dyn FnMut(u8, u64)) {
     );
 }
 
+/// The `tx_build::cfg` address of `path`'s entry in the entropy table
+/// (the table is indexed by the path's low bits).
+pub fn entropy_cfg_addr(path: u16) -> u8 {
+    cfg_addr(CFG_ENTROPY, (usize::from(path) % PATHS) as u8)
+}
+
 /// Writes the local IPv6 address registers (`cfg::LOCAL_IPV6`, two
 /// words) alone through `write(addr, data)`: on `NicCore` they are also the
 /// ACK framer's IPv6 source address, which a NIC needs even while its data
@@ -478,38 +517,6 @@ impl<'a> TxFeeder<'a> {
         sim.eval();
         (errors, self.entropy_writes)
     }
-
-    fn drive_desc(&self, sim: &mut Sim, d: &Descriptor) {
-        let r = &d.repr;
-        let m = match r.ext {
-            Ext::Msg(m) => m,
-            _ => Default::default(),
-        };
-        let values: [u64; 19] = [
-            r.opcode as u64,
-            r.flags.bits().into(),
-            r.dst_qpn.into(),
-            r.src_qpn.into(),
-            r.stream.into(),
-            r.path.into(),
-            r.conn_psn.into(),
-            r.path_psn.into(),
-            r.timestamp,
-            m.msn.into(),
-            m.recv_idx.into(),
-            m.msg_len.into(),
-            m.offset.into(),
-            m.remote_va,
-            m.rkey.into(),
-            m.imm.into(),
-            d.len.into(),
-            d.addr,
-            d.ecn.into(),
-        ];
-        for (port, v) in self.p.desc.into_iter().zip(values) {
-            sim.set(port, v);
-        }
-    }
 }
 
 impl Side for TxFeeder<'_> {
@@ -531,7 +538,7 @@ impl Side for TxFeeder<'_> {
                 self.entropy_writes += 1;
             } else {
                 if self.driven != self.next {
-                    self.drive_desc(sim, &item.desc);
+                    self.p.drive_desc(sim, &item.desc);
                     self.driven = self.next;
                 }
                 self.desc_valid = true;

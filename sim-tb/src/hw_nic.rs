@@ -1,0 +1,1050 @@
+//! A hardware NIC in simulation: one Verilated `NicCore` (64-bit beats),
+//! the host memory its DMA reaches, and its firmware — the engine
+//! (`metaroce_firmware::Nic`) on the hardware data path
+//! (`metaroce_firmware::datapath`).
+//!
+//! The firmware does what `docs/hardware.md` §5 gives it, through the
+//! RTL's own ports, one clock cycle at a time:
+//!
+//! - **tables**: it copies the engine's QPs, memory regions, posted
+//!   receives (streams 0–3, the oldest 8 of each) and outstanding READs
+//!   into the RTL's tables through the configuration port, one 64-bit word
+//!   per cycle, in an order that never shows the RTL a half-written entry
+//!   (slot words before the control word that counts them; a retired
+//!   receive leaves the ring before its slot is reused), plus the address
+//!   registers, the entropy table and each QP's ACK rate hint and credit;
+//! - **transmit**: every data packet and PROBE the engine wants sent
+//!   becomes a descriptor on `s_desc_*` (after the path's entropy-table
+//!   entry is rewritten, when it differs); the RTL fetches the payload from
+//!   host memory, builds the frame and computes the ICRC;
+//! - **receive**: every verdict event on `m_ev_*` goes to the engine
+//!   (`Nic::handle_placed`); the RTL has placed the payload already and
+//!   sends the ACKs itself. Packets the RTL hands up (verdict 10: ACKs,
+//!   NACKs, READ requests, CM) reach the engine whole
+//!   (`Nic::handle_datagram`).
+//!
+//! Two parts of the hardware are **modelled here, not RTL yet** (see
+//! `docs/hardware.md` §17): the bytes of a verdict-10 packet come from a
+//! copy of the frame this model keeps while the RTL decides (the RTL's
+//! event carries the header fields only), and the few datagrams the
+//! firmware builds itself (NACK, DISCONNECT) leave on the wire directly,
+//! since `NicCore` has no firmware transmit port. Both are counted.
+//!
+//! The host side is a [`VecMemory`]: the DMA port's writes land in it, the
+//! payload fetch port reads from it, and the application reads and writes
+//! it to fill buffers and verify data.
+
+use std::collections::VecDeque;
+use std::net::IpAddr;
+
+use etherparse::{NetSlice, SlicedPacket, TransportSlice};
+use metaroce_firmware::datapath::{HwTransmit, HwVerdict, PlacedPacket, TxDescriptor};
+use metaroce_firmware::{
+    Access, Event, Memory, MemoryRegion, Nic, NicConfig, QpConfig, QpState, QpTransition, RecvWr,
+    RegisterError, RxMeta, SendWr, VecMemory, VerbsError,
+};
+use metaroce_proto::{Flags, Opcode};
+
+use crate::core_check::metaroce_hdl_codes::*;
+use crate::tx_build::{self, Addresses, Descriptor, FeedPorts, NIC_CORE_TX_CFG};
+use crate::{Model, Port, Sim, SimError};
+
+/// Bytes per beat of the simulated core.
+const LANES: usize = 8;
+/// Largest payload per packet (the RTL's `GLOBAL_MTU`).
+const MTU: u32 = 4096;
+
+/// How one simulated NIC is set up.
+#[derive(Clone, Debug)]
+pub struct HwNicConfig {
+    /// Ethernet address.
+    pub mac: [u8; 6],
+    /// The next hop's (the peer's) Ethernet address.
+    pub peer_mac: [u8; 6],
+    /// IP address (IPv4; the RTL's TX builder has one family per NIC).
+    pub ip: IpAddr,
+    /// The peer NIC's IP address (the TX builder has one peer).
+    pub peer_ip: IpAddr,
+    /// UDP port the NIC receives on; also the peer's.
+    pub udp_port: u16,
+    /// First address of host memory.
+    pub mem_base: u64,
+    /// Bytes of host memory.
+    pub mem_len: usize,
+    /// Clock period in picoseconds (the `now` the RTL and the engine see
+    /// advances by this each cycle).
+    pub clock_ps: u64,
+    /// Line rate the engine shares among its senders (ACK rate hint), Mbit/s.
+    pub line_rate_mbps: u32,
+    /// Seed of the engine.
+    pub seed: u64,
+}
+
+/// Counters of one simulated NIC: what the RTL did and what the firmware
+/// had to do itself.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct HwCounters {
+    /// Data packets (WRITE … READ_RESP) the RTL placed (verdict 0).
+    pub rtl_placed: u64,
+    /// Data packets whose bytes the firmware received (verdict 10 message
+    /// opcodes: READ requests, SENDs of streams without a ring).
+    pub firmware_data: u64,
+    /// ACKs and NACKs the firmware received (verdict 10).
+    pub firmware_acks_in: u64,
+    /// Other verdict events (duplicates, refusals, PROBEs, drops).
+    pub other_events: u64,
+    /// Descriptors the firmware gave the RTL.
+    pub descriptors: u64,
+    /// Entropy-table rewrites before a descriptor.
+    pub entropy_writes: u64,
+    /// Configuration words written.
+    pub cfg_writes: u64,
+    /// Datagrams the firmware built itself (NACK, DISCONNECT).
+    pub firmware_frames: u64,
+    /// DMA writes, and bytes written.
+    pub dma_writes: u64,
+    /// Bytes the DMA port wrote.
+    pub dma_bytes: u64,
+    /// Payload fetches served.
+    pub fetches: u64,
+    /// Frames sent on the MAC TX port.
+    pub mac_tx_frames: u64,
+    /// Frames offered to the MAC RX port.
+    pub mac_rx_frames: u64,
+    /// Interface errors: a DMA write outside host memory or with a length
+    /// that disagrees with its data, a fetch outside host memory, `m_err`,
+    /// a table that cannot hold what the engine has (more QPs, regions or
+    /// outstanding READs than the RTL's tables), a descriptor for another
+    /// peer than the TX builder's.
+    pub interface_errors: u64,
+}
+
+/// The firmware's copy of one QP entry of the RTL.
+#[derive(Clone, Debug, Default)]
+struct QpEntry {
+    qpn: u32,
+    /// State written (1 RTR, 2 RTS, 0 other).
+    state: u64,
+    /// Per stream with a ring: (base `recv_idx`, count) written, and the
+    /// `recv_idx` up to which slots are written.
+    rings: [(u32, u32, u32); RQ_STREAMS],
+    /// READ entries: (stream, MSN) written, if valid.
+    reads: [Option<(u16, u32)>; 2],
+    /// ACK rate hint written.
+    rate: u32,
+}
+
+/// The resolved ports the model drives besides the TX feeder's.
+struct Ports {
+    rx_tdata: Port,
+    rx_tkeep: Port,
+    rx_tvalid: Port,
+    rx_tready: Port,
+    rx_tlast: Port,
+    tx_tdata: Port,
+    tx_tkeep: Port,
+    tx_tvalid: Port,
+    tx_tready: Port,
+    tx_tlast: Port,
+    now: Port,
+    dma_first: Port,
+    dma_addr: Port,
+    dma_len: Port,
+    dma_tdata: Port,
+    dma_tkeep: Port,
+    dma_tvalid: Port,
+    dma_tready: Port,
+    dma_tlast: Port,
+    eth_ev_valid: Port,
+    eth_ev_reason: Port,
+    ev_valid: Port,
+    ev_code: Port,
+    /// opcode, flags, dst_qpn, stream, path, conn_psn, path_psn,
+    /// timestamp, msn, recv_idx, msg_len, offset, imm, len, src_port.
+    ev: [Port; 15],
+    fate_ready: Port,
+    err: Port,
+    cnt_sel: Port,
+    cnt_val: Port,
+    ack_frames: Port,
+}
+
+const EV_PORTS: [&str; 15] = [
+    "opcode",
+    "flags",
+    "dst_qpn",
+    "stream",
+    "path",
+    "conn_psn",
+    "path_psn",
+    "timestamp",
+    "msn",
+    "recv_idx",
+    "msg_len",
+    "offset",
+    "imm",
+    "len",
+    "src_port",
+];
+
+impl Ports {
+    fn new(sim: &Sim) -> Result<Self, SimError> {
+        let mut ev = Vec::new();
+        for name in EV_PORTS {
+            ev.push(sim.port(&format!("m_ev_{name}"))?);
+        }
+        Ok(Self {
+            rx_tdata: sim.port("s_axis_tdata")?,
+            rx_tkeep: sim.port("s_axis_tkeep")?,
+            rx_tvalid: sim.port("s_axis_tvalid")?,
+            rx_tready: sim.port("s_axis_tready")?,
+            rx_tlast: sim.port("s_axis_tlast")?,
+            tx_tdata: sim.port("m_axis_tdata")?,
+            tx_tkeep: sim.port("m_axis_tkeep")?,
+            tx_tvalid: sim.port("m_axis_tvalid")?,
+            tx_tready: sim.port("m_axis_tready")?,
+            tx_tlast: sim.port("m_axis_tlast")?,
+            now: sim.port("now")?,
+            dma_first: sim.port("m_dma_first")?,
+            dma_addr: sim.port("m_dma_addr")?,
+            dma_len: sim.port("m_dma_len")?,
+            dma_tdata: sim.port("m_dma_tdata")?,
+            dma_tkeep: sim.port("m_dma_tkeep")?,
+            dma_tvalid: sim.port("m_dma_tvalid")?,
+            dma_tready: sim.port("m_dma_tready")?,
+            dma_tlast: sim.port("m_dma_tlast")?,
+            eth_ev_valid: sim.port("m_eth_ev_valid")?,
+            eth_ev_reason: sim.port("m_eth_ev_reason")?,
+            ev_valid: sim.port("m_ev_valid")?,
+            ev_code: sim.port("m_ev_code")?,
+            ev: ev.try_into().expect("15 event ports"),
+            fate_ready: sim.port("m_fate_ready")?,
+            err: sim.port("m_err")?,
+            cnt_sel: sim.port("cnt_sel")?,
+            cnt_val: sim.port("cnt_val")?,
+            ack_frames: sim.port("ack_cnt_frames")?,
+        })
+    }
+}
+
+/// A frame the RTL is deciding on, kept for the firmware in case it is
+/// handed up: its UDP payload and metadata (`None`: not a UDP datagram).
+type Held = Option<(Vec<u8>, RxMeta)>;
+
+/// One simulated hardware NIC (see the module docs).
+pub struct HwNic {
+    cfg: HwNicConfig,
+    sim: Sim,
+    p: Ports,
+    feed: FeedPorts,
+    fw: Nic,
+    mem: VecMemory,
+    /// Configuration words to write, one per cycle, in order.
+    cfg_queue: VecDeque<(u16, u64)>,
+    /// QP entries of the RTL, by entry index.
+    qps: [Option<QpEntry>; QPS],
+    /// MR entries of the RTL: the lkey written, by entry index.
+    mrs: [Option<u32>; MRS],
+    /// The entropy table as written.
+    entropy: [Option<u16>; tx_build::TABLE_PATHS],
+    /// The descriptor waiting for the port (after its entropy write).
+    desc: Option<Descriptor>,
+    desc_driven: bool,
+    /// The descriptor is offered this cycle.
+    offered: bool,
+    /// When to ask the engine for work again after it had none, ns.
+    next_poll_ns: u64,
+    /// Frames waiting for the MAC RX port, and the offset into the first.
+    rx_in: VecDeque<Vec<u8>>,
+    rx_off: usize,
+    /// Frames fully entered, waiting for their front-end event.
+    rx_entered: VecDeque<Vec<u8>>,
+    /// Datagrams the front end accepted, waiting for their verdict event.
+    held: VecDeque<Held>,
+    /// The MAC TX frame being received.
+    tx_frame: Vec<u8>,
+    /// The DMA write in progress: address, length, bytes so far.
+    dma: Option<(u64, usize, Vec<u8>)>,
+    /// Fetches accepted and not yet served: address, length; offset into the first.
+    fetch: VecDeque<(u64, usize)>,
+    fetch_off: usize,
+    /// Engine events for the application, each with the number of DMA
+    /// writes that must have finished before it is released.
+    events: VecDeque<(u64, Event)>,
+    /// Placed packets with a payload so far (each is one DMA write).
+    placed_data: u64,
+    /// DMA writes finished (including refused ones).
+    dma_done: u64,
+    counters: HwCounters,
+    buf: Vec<u8>,
+}
+
+impl HwNic {
+    /// A reset NIC with its address registers written and an empty engine.
+    pub fn new(cfg: HwNicConfig) -> Result<Self, SimError> {
+        let mut sim = Sim::new(Model::NicCore64)?;
+        let p = Ports::new(&sim)?;
+        let feed = FeedPorts::new(&sim)?;
+        sim.reset()?;
+        let fw = Nic::new(NicConfig {
+            local_ip: cfg.ip,
+            udp_port: cfg.udp_port,
+            mtu: MTU,
+            line_rate_mbps: cfg.line_rate_mbps,
+            seed: cfg.seed,
+            qp: QpConfig {
+                recv_window: CONN_WINDOW,
+                ..QpConfig::default()
+            },
+            ..NicConfig::default()
+        });
+        let mut nic = Self {
+            mem: VecMemory::new(cfg.mem_base, cfg.mem_len),
+            cfg,
+            sim,
+            p,
+            feed,
+            fw,
+            cfg_queue: VecDeque::new(),
+            qps: Default::default(),
+            mrs: [None; MRS],
+            entropy: [None; tx_build::TABLE_PATHS],
+            desc: None,
+            desc_driven: false,
+            offered: false,
+            next_poll_ns: 0,
+            rx_in: VecDeque::new(),
+            rx_off: 0,
+            rx_entered: VecDeque::new(),
+            held: VecDeque::new(),
+            tx_frame: Vec::new(),
+            dma: None,
+            fetch: VecDeque::new(),
+            fetch_off: 0,
+            events: VecDeque::new(),
+            placed_data: 0,
+            dma_done: 0,
+            counters: HwCounters::default(),
+            buf: vec![0; MTU as usize + 256],
+        };
+        nic.configure();
+        Ok(nic)
+    }
+
+    /// Address registers, MTU and the front end's UDP port.
+    fn configure(&mut self) {
+        let port_we = self.sim.port("eth_cfg_port_we").expect("NicCore port");
+        let port = self.sim.port("eth_cfg_port").expect("NicCore port");
+        self.sim.set(port_we, 1);
+        self.sim.set(port, self.cfg.udp_port.into());
+        self.sim.tick();
+        self.sim.set(port_we, 0);
+        self.sim.set(self.p.fate_ready, 1);
+        self.sim.set(self.p.dma_tready, 1);
+        self.sim.set(self.p.tx_tready, 1);
+        let a = Addresses {
+            local_mac: self.cfg.mac,
+            peer_mac: self.cfg.peer_mac,
+            local_ip: self.cfg.ip,
+            peer_ip: self.cfg.peer_ip,
+            dst_port: self.cfg.udp_port,
+            ttl: 64,
+            dscp: 0,
+        };
+        let q = &mut self.cfg_queue;
+        tx_build::configure(&a, &mut |addr, data| {
+            q.push_back((NIC_CORE_TX_CFG | u16::from(addr), data))
+        });
+        self.queue_cfg(cfg_addr(CFG_GLOBAL, 0, GLOBAL_MTU), MTU.into());
+        let ip = u128::from_be_bytes(mapped(self.cfg.ip));
+        self.queue_cfg(
+            cfg_addr(CFG_GLOBAL, 0, GLOBAL_LOCAL_IP_HI),
+            (ip >> 64) as u64,
+        );
+        self.queue_cfg(cfg_addr(CFG_GLOBAL, 0, GLOBAL_LOCAL_IP_LO), ip as u64);
+    }
+
+    fn queue_cfg(&mut self, addr: impl Into<u16>, data: u64) {
+        self.cfg_queue.push_back((addr.into(), data));
+    }
+
+    /// The engine (read-only: counters, state).
+    pub fn engine(&self) -> &Nic {
+        &self.fw
+    }
+
+    /// Host memory.
+    pub fn mem(&self) -> &VecMemory {
+        &self.mem
+    }
+
+    /// Host memory, writable (the application fills its buffers).
+    pub fn mem_mut(&mut self) -> &mut VecMemory {
+        &mut self.mem
+    }
+
+    /// This NIC's counters.
+    pub fn counters(&self) -> HwCounters {
+        self.counters
+    }
+
+    /// Clock cycles run.
+    pub fn cycles(&self) -> u64 {
+        self.sim.cycles()
+    }
+
+    /// The time the RTL and the engine see now, ns.
+    pub fn now_ns(&self) -> u64 {
+        self.sim.cycles() * self.cfg.clock_ps / 1000
+    }
+
+    /// The RTL's receive counter of verdict `code` (takes two cycles of
+    /// its own: call between runs).
+    pub fn rtl_counter(&mut self, code: u8) -> u64 {
+        self.sim.set(self.p.cnt_sel, code.into());
+        self.sim.tick();
+        self.sim.eval();
+        self.sim.get(self.p.cnt_val)
+    }
+
+    /// ACK frames the RTL sent.
+    pub fn rtl_ack_frames(&mut self) -> u64 {
+        self.sim.eval();
+        self.sim.get(self.p.ack_frames)
+    }
+
+    /// Allocates a protection domain.
+    pub fn alloc_pd(&mut self) -> u32 {
+        self.fw.alloc_pd()
+    }
+
+    /// Registers memory in the engine and in a free entry of the RTL's MR
+    /// table (4 entries); an error when both are taken.
+    pub fn register_mr(
+        &mut self,
+        pd: u32,
+        addr: u64,
+        len: u64,
+        access: Access,
+    ) -> Result<MemoryRegion, RegisterError> {
+        let Some(e) = self.mrs.iter().position(Option::is_none) else {
+            self.counters.interface_errors += 1;
+            return Err(RegisterError::InvalidRange);
+        };
+        let mr = self.fw.register_mr(pd, addr, len, access)?;
+        let e8 = e as u8;
+        self.queue_cfg(
+            cfg_addr(CFG_MR, e8, MR_KEY_PD),
+            u64::from(mr.rkey) | u64::from(mr.pd) << 32,
+        );
+        self.queue_cfg(cfg_addr(CFG_MR, e8, MR_BASE), mr.addr);
+        self.queue_cfg(cfg_addr(CFG_MR, e8, MR_LEN), mr.len);
+        self.queue_cfg(
+            cfg_addr(CFG_MR, e8, MR_CTRL),
+            1 | u64::from(mr.access.bits()) << 1,
+        );
+        self.mrs[e] = Some(mr.lkey);
+        Ok(mr)
+    }
+
+    /// Creates a QP in the engine (its receive window is the RTL's, 256
+    /// packets) and takes an entry of the RTL's QP table (4 entries) for it.
+    pub fn create_qp(&mut self, pd: u32, mut cfg: QpConfig) -> Result<u32, VerbsError> {
+        let Some(e) = self.qps.iter().position(Option::is_none) else {
+            self.counters.interface_errors += 1;
+            return Err(VerbsError::QueueFull);
+        };
+        cfg.recv_window = CONN_WINDOW;
+        let qpn = self.fw.create_qp(pd, Some(cfg))?;
+        self.qps[e] = Some(QpEntry {
+            qpn,
+            ..QpEntry::default()
+        });
+        Ok(qpn)
+    }
+
+    /// Moves a QP through the engine; the RTL's entry follows (written in
+    /// full at RTR).
+    pub fn modify_qp(&mut self, qpn: u32, t: QpTransition) -> Result<(), VerbsError> {
+        self.fw.modify_qp(qpn, t)?;
+        if let QpTransition::Rtr(_) = t {
+            self.write_qp_entry(qpn);
+        }
+        self.sync_tables();
+        Ok(())
+    }
+
+    /// Posts a send work request.
+    pub fn post_send(&mut self, qpn: u32, wr: SendWr) -> Result<(), VerbsError> {
+        self.fw.post_send(qpn, wr)?;
+        self.next_poll_ns = 0;
+        self.sync_tables();
+        Ok(())
+    }
+
+    /// Posts a receive.
+    pub fn post_recv(&mut self, qpn: u32, wr: RecvWr) -> Result<(), VerbsError> {
+        self.fw.post_recv(qpn, wr)?;
+        self.sync_tables();
+        Ok(())
+    }
+
+    /// The DMA writes of every packet the RTL placed so far: once
+    /// [`HwNic::dma_reached`] says so for this value, they are all in host
+    /// memory.
+    pub fn dma_fence(&self) -> u64 {
+        self.placed_data
+    }
+
+    /// The DMA writes of `fence` placed packets have finished.
+    pub fn dma_reached(&self, fence: u64) -> bool {
+        self.dma_done >= fence
+    }
+
+    /// The next completion or QP error. A completion is released only once
+    /// the DMA writes of every packet placed before it have finished, as a
+    /// NIC orders its completion-queue write behind the data.
+    pub fn poll_event(&mut self) -> Option<Event> {
+        let &(fence, _) = self.events.front()?;
+        if self.dma_done < fence {
+            return None;
+        }
+        self.events.pop_front().map(|(_, e)| e)
+    }
+
+    /// Queues an Ethernet frame for the MAC RX port.
+    pub fn receive_frame(&mut self, frame: Vec<u8>) {
+        self.rx_in.push_back(frame);
+    }
+
+    /// Nothing left in the model's own queues (frames, configuration words,
+    /// descriptors, fetches, DMA).
+    pub fn idle(&self) -> bool {
+        self.rx_in.is_empty()
+            && self.cfg_queue.is_empty()
+            && self.desc.is_none()
+            && self.fetch.is_empty()
+            && self.dma.is_none()
+            && self.tx_frame.is_empty()
+    }
+
+    fn entry_of(&self, qpn: u32) -> Option<usize> {
+        self.qps
+            .iter()
+            .position(|q| q.as_ref().is_some_and(|q| q.qpn == qpn))
+    }
+
+    /// Writes a QP's whole entry (peer, PD, streams, first PSN, ACK
+    /// registers, empty rings), valid bit last.
+    fn write_qp_entry(&mut self, qpn: u32) {
+        let (Some(e), Some((_, pd, streams, Some(remote)))) =
+            (self.entry_of(qpn), self.fw.qp_entry(qpn))
+        else {
+            return;
+        };
+        let e8 = e as u8;
+        let ip = u128::from_be_bytes(mapped(remote.ip));
+        self.queue_cfg(
+            cfg_addr(CFG_QP, e8, QP_QPNS),
+            u64::from(qpn) | u64::from(remote.qpn) << 32,
+        );
+        self.queue_cfg(cfg_addr(CFG_QP, e8, QP_PEER_IP_HI), (ip >> 64) as u64);
+        self.queue_cfg(cfg_addr(CFG_QP, e8, QP_PEER_IP_LO), ip as u64);
+        self.queue_cfg(
+            cfg_addr(CFG_QP, e8, QP_PD_STREAMS),
+            u64::from(pd) | u64::from(streams) << 32,
+        );
+        self.queue_cfg(cfg_addr(CFG_QP, e8, QP_CONN_PSN), remote.initial_psn.into());
+        self.queue_cfg(cfg_addr(CFG_QP, e8, QP_PEER_PORT), remote.udp_port.into());
+        let rate = self.fw.ack_rate_hint(self.now_ns());
+        self.queue_cfg(
+            cfg_addr(CFG_QP, e8, QP_RATE_CREDIT),
+            u64::from(rate) | u64::from(CONN_WINDOW) << 32,
+        );
+        for s in 0..RQ_STREAMS {
+            let (a, d) = ring_ctrl(e, s, 0, 0);
+            self.queue_cfg(a, d);
+        }
+        for k in 0..2u8 {
+            self.queue_cfg(cfg_addr(CFG_QP, e8, QP_READ_CTRL + 3 * k), 0);
+        }
+        let entry = self.qps[e].as_mut().expect("entry");
+        entry.rings = [(0, 0, 0); RQ_STREAMS];
+        entry.reads = [None; 2];
+        entry.rate = rate;
+        entry.state = u64::MAX;
+    }
+
+    /// Brings the RTL's QP states, receive rings and READ entries up to the
+    /// engine's (see the module docs for the write order).
+    fn sync_tables(&mut self) {
+        for e in 0..QPS {
+            let Some(entry) = self.qps[e].clone() else {
+                continue;
+            };
+            let Some((state, ..)) = self.fw.qp_entry(entry.qpn) else {
+                continue;
+            };
+            let e8 = e as u8;
+            if entry.state == u64::MAX && matches!(state, QpState::Init | QpState::Reset) {
+                continue;
+            }
+            let mut entry = entry;
+            for s in 0..RQ_STREAMS {
+                let Some((base, recvs)) = self.fw.posted_receives(entry.qpn, s as u16) else {
+                    continue;
+                };
+                let recvs: Vec<RecvWr> = recvs.take(RQ_SLOTS as usize).copied().collect();
+                let count = recvs.len() as u32;
+                let (old_base, old_count, written) = entry.rings[s];
+                if (old_base, old_count) == (base, count) {
+                    continue;
+                }
+                if base != old_base {
+                    // Retire first: what stays of the old ring.
+                    let end = old_base.wrapping_add(old_count);
+                    let left = end.wrapping_sub(base).min(old_count);
+                    let left = if base.wrapping_sub(old_base) > old_count {
+                        0
+                    } else {
+                        left
+                    };
+                    let (a, d) = ring_ctrl(e, s, base, left);
+                    self.queue_cfg(a, d);
+                }
+                let mut written = if written.wrapping_sub(base) > RQ_SLOTS {
+                    base
+                } else {
+                    written
+                };
+                for (i, wr) in recvs.iter().enumerate() {
+                    let idx = base.wrapping_add(i as u32);
+                    if idx.wrapping_sub(written) >= 1 << 31 {
+                        continue; // written before
+                    }
+                    let at = |word| cfg_ring(e8, s as u8, (idx % RQ_SLOTS) as u8, word);
+                    self.queue_cfg(at(RQ_ADDR), wr.sge.addr);
+                    self.queue_cfg(
+                        at(RQ_LEN_LKEY),
+                        u64::from(wr.sge.len) | u64::from(wr.sge.lkey) << 32,
+                    );
+                    written = idx.wrapping_add(1);
+                }
+                let (a, d) = ring_ctrl(e, s, base, count);
+                self.queue_cfg(a, d);
+                entry.rings[s] = (base, count, written);
+            }
+            let reads: Vec<_> = self.fw.outstanding_reads(entry.qpn).collect();
+            for k in 0..2 {
+                let keep = entry.reads[k]
+                    .is_some_and(|(st, msn)| reads.iter().any(|r| (r.0, r.1) == (st, msn)));
+                if entry.reads[k].is_some() && !keep {
+                    self.queue_cfg(cfg_addr(CFG_QP, e8, QP_READ_CTRL + 3 * k as u8), 0);
+                    entry.reads[k] = None;
+                }
+            }
+            for &(stream, msn, sge) in &reads {
+                if entry.reads.contains(&Some((stream, msn))) {
+                    continue;
+                }
+                let Some(k) = entry.reads.iter().position(Option::is_none) else {
+                    self.counters.interface_errors += 1;
+                    break;
+                };
+                let w = QP_READ_CTRL + 3 * k as u8;
+                self.queue_cfg(cfg_addr(CFG_QP, e8, w + 1), sge.addr);
+                self.queue_cfg(
+                    cfg_addr(CFG_QP, e8, w + 2),
+                    u64::from(sge.len) | u64::from(sge.lkey) << 32,
+                );
+                self.queue_cfg(
+                    cfg_addr(CFG_QP, e8, w),
+                    1 << 63 | u64::from(stream) << 32 | u64::from(msn),
+                );
+                entry.reads[k] = Some((stream, msn));
+            }
+            let code = match state {
+                QpState::Rtr => 1,
+                QpState::Rts => 2,
+                _ => 0,
+            };
+            if code != entry.state {
+                self.queue_cfg(cfg_addr(CFG_QP, e8, QP_CTRL), 1 | code << 1);
+                entry.state = code;
+            }
+            let rate = self.fw.ack_rate_hint(self.now_ns());
+            if rate != entry.rate {
+                self.queue_cfg(
+                    cfg_addr(CFG_QP, e8, QP_RATE_CREDIT),
+                    u64::from(rate) | u64::from(CONN_WINDOW) << 32,
+                );
+                entry.rate = rate;
+            }
+            self.qps[e] = Some(entry);
+        }
+    }
+
+    /// Runs one clock cycle; frames the MAC TX port finished (and frames
+    /// the firmware built itself) are pushed to `out`.
+    pub fn step(&mut self, out: &mut Vec<Vec<u8>>) {
+        let now = self.now_ns();
+        self.firmware_transmit(now, out);
+        if self.fw.poll_timeout().is_some_and(|t| t <= now) {
+            self.fw.handle_timeout(now, &mut self.mem);
+            self.next_poll_ns = 0;
+            self.collect_events();
+        }
+        self.drive(now);
+        self.sim.eval();
+        self.observe(now, out);
+        self.sim.tick();
+    }
+
+    /// The firmware's transmit side: takes the engine's next packet when
+    /// the descriptor slot is free.
+    fn firmware_transmit(&mut self, now: u64, out: &mut Vec<Vec<u8>>) {
+        if self.desc.is_some() || now < self.next_poll_ns {
+            return;
+        }
+        match self.fw.poll_hardware(now, &mut self.buf) {
+            Some(HwTransmit::Descriptor(d)) => self.queue_descriptor(&d),
+            Some(HwTransmit::Datagram(t)) => {
+                let frame = udp_frame(&self.cfg, t.src_port, t.dst_port, &self.buf[..t.len]);
+                self.counters.firmware_frames += 1;
+                out.push(frame);
+            }
+            // Nothing now: ask again in a while (or when something happens).
+            None => self.next_poll_ns = now + 200,
+        }
+        self.collect_events();
+    }
+
+    fn queue_descriptor(&mut self, d: &TxDescriptor) {
+        if d.dst_ip != self.cfg.peer_ip {
+            self.counters.interface_errors += 1;
+            return;
+        }
+        let path = usize::from(d.repr.path) % tx_build::TABLE_PATHS;
+        if self.entropy[path] != Some(d.src_port) {
+            let addr = NIC_CORE_TX_CFG | u16::from(tx_build::entropy_cfg_addr(d.repr.path));
+            self.cfg_queue.push_back((addr, d.src_port.into()));
+            self.entropy[path] = Some(d.src_port);
+            self.counters.entropy_writes += 1;
+        }
+        self.desc = Some(Descriptor {
+            repr: d.repr,
+            len: d.payload_len as u16,
+            addr: d.payload_addr,
+            ecn: d.ecn_capable,
+        });
+        self.desc_driven = false;
+    }
+
+    fn collect_events(&mut self) {
+        while let Some(e) = self.fw.poll_event() {
+            self.events.push_back((self.placed_data, e));
+        }
+    }
+
+    fn drive(&mut self, now: u64) {
+        self.sim.set(self.p.now, now);
+        // Configuration: one word a cycle; a descriptor only once the
+        // words before it (its entropy) are in.
+        let cfg = self.cfg_queue.pop_front();
+        self.sim.set(self.feed.cfg_we, u64::from(cfg.is_some()));
+        if let Some((addr, data)) = cfg {
+            self.sim.set(self.feed.cfg_addr, addr.into());
+            self.sim.set(self.feed.cfg_data, data);
+            self.counters.cfg_writes += 1;
+        }
+        let offer = cfg.is_none() && self.desc.is_some();
+        self.offered = offer;
+        if let Some(d) = self.desc.filter(|_| offer && !self.desc_driven) {
+            self.feed.drive_desc(&mut self.sim, &d);
+            self.desc_driven = true;
+        }
+        self.sim.set(self.feed.desc_valid, u64::from(offer));
+        // MAC RX.
+        let mut beat = [0u8; LANES];
+        match self.rx_in.front() {
+            Some(f) => {
+                let n = (f.len() - self.rx_off).min(LANES);
+                beat[..n].copy_from_slice(&f[self.rx_off..self.rx_off + n]);
+                self.sim.set_bytes(self.p.rx_tdata, &beat);
+                self.sim.set(self.p.rx_tkeep, (1u64 << n) - 1);
+                self.sim
+                    .set(self.p.rx_tlast, u64::from(self.rx_off + n == f.len()));
+                self.sim.set(self.p.rx_tvalid, 1);
+            }
+            None => self.sim.set(self.p.rx_tvalid, 0),
+        }
+        // Payload fetch: requests always taken, data a beat a cycle.
+        self.sim.set(self.feed.rd_ready, 1);
+        match self.fetch.front() {
+            Some(&(addr, len)) => {
+                let n = (len - self.fetch_off).min(LANES);
+                let at = addr + self.fetch_off as u64;
+                if mem_range(&self.mem, at, n) {
+                    beat[..n].copy_from_slice(self.mem.slice(at, n));
+                } else {
+                    beat[..n].fill(0);
+                }
+                self.sim.set_bytes(self.feed.pay_tdata, &beat);
+                self.sim.set(self.feed.pay_tkeep, (1u64 << n) - 1);
+                self.sim
+                    .set(self.feed.pay_tlast, u64::from(self.fetch_off + n == len));
+                self.sim.set(self.feed.pay_tvalid, 1);
+            }
+            None => self.sim.set(self.feed.pay_tvalid, 0),
+        }
+    }
+
+    fn observe(&mut self, now: u64, out: &mut Vec<Vec<u8>>) {
+        let mut beat = [0u8; LANES];
+        if self.offered && self.sim.get(self.feed.desc_ready) == 1 {
+            self.desc = None;
+            self.counters.descriptors += 1;
+            self.next_poll_ns = 0;
+        }
+        // MAC RX.
+        if let Some(f) = self.rx_in.front() {
+            if self.sim.get(self.p.rx_tready) == 1 {
+                let n = (f.len() - self.rx_off).min(LANES);
+                self.rx_off += n;
+                if self.rx_off == f.len() {
+                    let f = self.rx_in.pop_front().expect("frame");
+                    self.rx_entered.push_back(f);
+                    self.rx_off = 0;
+                    self.counters.mac_rx_frames += 1;
+                }
+            }
+        }
+        if self.sim.get(self.p.eth_ev_valid) == 1 {
+            let f = self.rx_entered.pop_front();
+            if self.sim.get(self.p.eth_ev_reason) == 0 {
+                self.held.push_back(f.as_deref().and_then(datagram_of));
+            }
+        }
+        // MAC TX.
+        if self.sim.get(self.p.tx_tvalid) == 1 {
+            self.sim.get_bytes(self.p.tx_tdata, &mut beat);
+            let n = self.sim.get(self.p.tx_tkeep).count_ones() as usize;
+            self.tx_frame.extend_from_slice(&beat[..n.min(LANES)]);
+            if self.sim.get(self.p.tx_tlast) == 1 {
+                out.push(std::mem::take(&mut self.tx_frame));
+                self.counters.mac_tx_frames += 1;
+            }
+        }
+        // DMA writes into host memory.
+        if self.sim.get(self.p.dma_tvalid) == 1 {
+            if self.sim.get(self.p.dma_first) == 1 {
+                let addr = self.sim.get(self.p.dma_addr);
+                let len = self.sim.get(self.p.dma_len) as usize;
+                self.dma = Some((addr, len, Vec::with_capacity(len)));
+            }
+            self.sim.get_bytes(self.p.dma_tdata, &mut beat);
+            let n = self.sim.get(self.p.dma_tkeep).count_ones() as usize;
+            let last = self.sim.get(self.p.dma_tlast) == 1;
+            match self.dma.as_mut() {
+                Some((_, _, data)) => data.extend_from_slice(&beat[..n.min(LANES)]),
+                None => self.counters.interface_errors += 1,
+            }
+            if last {
+                self.dma_done += 1;
+                if let Some((addr, len, data)) = self.dma.take() {
+                    if data.len() == len && mem_range(&self.mem, addr, len) {
+                        self.mem.write(addr, &data);
+                        self.counters.dma_writes += 1;
+                        self.counters.dma_bytes += len as u64;
+                    } else {
+                        self.counters.interface_errors += 1;
+                    }
+                }
+            }
+        }
+        // Fetch requests and data.
+        if self.sim.get(self.feed.rd_valid) == 1 {
+            let addr = self.sim.get(self.feed.rd_addr);
+            let len = self.sim.get(self.feed.rd_len) as usize;
+            if !mem_range(&self.mem, addr, len) {
+                self.counters.interface_errors += 1;
+            }
+            if len > 0 {
+                self.fetch.push_back((addr, len));
+                self.counters.fetches += 1;
+            }
+        }
+        if let Some(&(_, len)) = self.fetch.front() {
+            if self.sim.get(self.feed.pay_tready) == 1 {
+                self.fetch_off += (len - self.fetch_off).min(LANES);
+                if self.fetch_off == len {
+                    self.fetch.pop_front();
+                    self.fetch_off = 0;
+                }
+            }
+        }
+        if self.sim.get(self.p.err) == 1 {
+            self.counters.interface_errors += 1;
+        }
+        if self.sim.get(self.p.ev_valid) == 1 {
+            let code = self.sim.get(self.p.ev_code) as u8;
+            let held = self.held.pop_front().flatten();
+            self.on_event(now, code, held);
+        }
+    }
+
+    /// The firmware's receive side: one verdict event.
+    fn on_event(&mut self, now: u64, code: u8, held: Held) {
+        let f = self.p.ev.map(|p| self.sim.get(p));
+        let [
+            opcode,
+            flags,
+            dst_qpn,
+            stream,
+            path,
+            conn_psn,
+            path_psn,
+            timestamp,
+            msn,
+            recv_idx,
+            msg_len,
+            offset,
+            imm,
+            len,
+            src_port,
+        ] = f;
+        let opcode = Opcode::try_from(opcode as u8).ok();
+        if code == V_FIRMWARE {
+            match opcode {
+                Some(Opcode::Ack | Opcode::Nack) => self.counters.firmware_acks_in += 1,
+                Some(op) if op.is_message() => self.counters.firmware_data += 1,
+                _ => {}
+            }
+            if let Some((bytes, meta)) = held {
+                self.fw.handle_datagram(now, &bytes, meta, &mut self.mem);
+            }
+        } else if let (Some(op), Some(verdict)) = (opcode, hw_verdict(code)) {
+            if code == V_PLACED {
+                self.counters.rtl_placed += 1;
+                if len > 0 {
+                    self.placed_data += 1;
+                }
+            } else {
+                self.counters.other_events += 1;
+            }
+            let p = PlacedPacket {
+                verdict,
+                opcode: op,
+                flags: Flags::from_bits_truncate(flags as u16),
+                dst_qpn: dst_qpn as u32,
+                stream: stream as u16,
+                path: path as u16,
+                conn_psn: conn_psn as u32,
+                path_psn: path_psn as u32,
+                timestamp,
+                msn: msn as u32,
+                recv_idx: recv_idx as u32,
+                msg_len: msg_len as u32,
+                offset: offset as u32,
+                imm: imm as u32,
+                payload_len: len as u32,
+                src_port: src_port as u16,
+                ecn_ce: false,
+            };
+            self.fw.handle_placed(now, &p);
+        } else {
+            self.counters.other_events += 1;
+            return;
+        }
+        self.next_poll_ns = 0;
+        self.collect_events();
+        self.sync_tables();
+    }
+}
+
+/// The engine's view of a verdict, for the codes it acts on.
+fn hw_verdict(code: u8) -> Option<HwVerdict> {
+    Some(match code {
+        V_PLACED => HwVerdict::Placed,
+        V_DUPLICATE => HwVerdict::Duplicate,
+        V_REMOTE_ACCESS => HwVerdict::RemoteAccess,
+        V_RNR => HwVerdict::ReceiverNotReady,
+        V_INVALID_REQUEST => HwVerdict::InvalidRequest,
+        V_REMOTE_OPERATIONAL => HwVerdict::RemoteOperational,
+        V_UNEXPECTED_RESPONSE => HwVerdict::UnexpectedResponse,
+        V_BAD_RESPONSE => HwVerdict::BadResponse,
+        _ => return None,
+    })
+}
+
+/// The RTL's ring control word of stream `s` of QP entry `e`: the oldest
+/// posted receive's index and how many are posted.
+fn ring_ctrl(e: usize, s: usize, base: u32, count: u32) -> (u16, u64) {
+    (
+        cfg_addr(CFG_RQ, e as u8, s as u8).into(),
+        u64::from(base) | u64::from(count) << 32,
+    )
+}
+
+/// An address as the RTL's tables hold it: IPv6, or IPv4 mapped into IPv6.
+fn mapped(ip: IpAddr) -> [u8; 16] {
+    match ip {
+        IpAddr::V4(v4) => v4.to_ipv6_mapped().octets(),
+        IpAddr::V6(v6) => v6.octets(),
+    }
+}
+
+/// `addr .. addr + len` lies in host memory.
+fn mem_range(mem: &VecMemory, addr: u64, len: usize) -> bool {
+    addr.checked_sub(mem.base())
+        .and_then(|o| o.checked_add(len as u64))
+        .is_some_and(|end| end <= mem.len() as u64)
+}
+
+/// The UDP payload and metadata of an Ethernet frame, if it is one.
+fn datagram_of(frame: &[u8]) -> Held {
+    let p = SlicedPacket::from_ethernet(frame).ok()?;
+    let (src_ip, dst_ip, ce) = match p.net? {
+        NetSlice::Ipv4(v4) => {
+            let h = v4.header();
+            (
+                IpAddr::V4(h.source_addr()),
+                IpAddr::V4(h.destination_addr()),
+                h.ecn().value() == 3,
+            )
+        }
+        NetSlice::Ipv6(v6) => {
+            let h = v6.header();
+            (
+                IpAddr::V6(h.source_addr()),
+                IpAddr::V6(h.destination_addr()),
+                h.ecn().value() == 3,
+            )
+        }
+        _ => return None,
+    };
+    let TransportSlice::Udp(udp) = p.transport? else {
+        return None;
+    };
+    let meta = RxMeta {
+        src_ip,
+        src_port: udp.source_port(),
+        dst_ip,
+        dst_port: udp.destination_port(),
+        ecn_ce: ce,
+    };
+    Some((udp.payload().to_vec(), meta))
+}
+
+/// An Ethernet + IP + UDP frame around a datagram the firmware built.
+fn udp_frame(cfg: &HwNicConfig, src_port: u16, dst_port: u16, datagram: &[u8]) -> Vec<u8> {
+    let b = etherparse::PacketBuilder::ethernet2(cfg.mac, cfg.peer_mac);
+    let b = match (cfg.ip, cfg.peer_ip) {
+        (IpAddr::V4(s), IpAddr::V4(d)) => b.ipv4(s.octets(), d.octets(), 64),
+        (s, d) => b.ipv6(mapped(s), mapped(d), 64),
+    };
+    let b = b.udp(src_port, dst_port);
+    let mut frame = Vec::with_capacity(b.size(datagram.len()));
+    b.write(&mut frame, datagram).expect("writing to a Vec");
+    frame
+}
