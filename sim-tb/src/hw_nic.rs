@@ -35,7 +35,7 @@
 //! it to fill buffers and verify data.
 
 use std::collections::VecDeque;
-use std::net::IpAddr;
+use std::net::{IpAddr, SocketAddr};
 
 use etherparse::{NetSlice, SlicedPacket, TransportSlice};
 use metaroce_firmware::datapath::{HwTransmit, HwVerdict, PlacedPacket, TxDescriptor};
@@ -65,8 +65,10 @@ pub struct HwNicConfig {
     pub ip: IpAddr,
     /// The peer NIC's IP address (the TX builder has one peer).
     pub peer_ip: IpAddr,
-    /// UDP port the NIC receives on; also the peer's.
+    /// UDP port the NIC receives on.
     pub udp_port: u16,
+    /// UDP port the peer receives on (the data frames' destination port).
+    pub peer_udp_port: u16,
     /// First address of host memory.
     pub mem_base: u64,
     /// Bytes of host memory.
@@ -229,7 +231,7 @@ impl Ports {
 
 /// A frame the RTL is deciding on, kept for the firmware in case it is
 /// handed up: its UDP payload and metadata (`None`: not a UDP datagram).
-type Held = Option<(Vec<u8>, RxMeta)>;
+pub(crate) type Held = Option<(Vec<u8>, RxMeta)>;
 
 /// One simulated hardware NIC (see the module docs).
 pub struct HwNic {
@@ -268,6 +270,8 @@ pub struct HwNic {
     /// Fetches accepted and not yet served: address, length; offset into the first.
     fetch: VecDeque<(u64, usize)>,
     fetch_off: usize,
+    /// The time of the latest cycle, ns.
+    now: u64,
     /// Engine events for the application, each with the number of DMA
     /// writes that must have finished before it is released.
     events: VecDeque<(u64, Event)>,
@@ -321,6 +325,7 @@ impl HwNic {
             dma: None,
             fetch: VecDeque::new(),
             fetch_off: 0,
+            now: 0,
             events: VecDeque::new(),
             placed_data: 0,
             dma_done: 0,
@@ -347,7 +352,7 @@ impl HwNic {
             peer_mac: self.cfg.peer_mac,
             local_ip: self.cfg.ip,
             peer_ip: self.cfg.peer_ip,
-            dst_port: self.cfg.udp_port,
+            dst_port: self.cfg.peer_udp_port,
             ttl: 64,
             dscp: 0,
         };
@@ -393,7 +398,8 @@ impl HwNic {
         self.sim.cycles()
     }
 
-    /// The time the RTL and the engine see now, ns.
+    /// The simulated time of the current cycle, ns (clock cycles × the
+    /// clock period).
     pub fn now_ns(&self) -> u64 {
         self.sim.cycles() * self.cfg.clock_ps / 1000
     }
@@ -405,6 +411,18 @@ impl HwNic {
         self.sim.tick();
         self.sim.eval();
         self.sim.get(self.p.cnt_val)
+    }
+
+    /// The RTL front end's counter of frames with drop reason `reason`
+    /// (`metaroce_hdl::rx_eth::EthDrop`; takes two cycles of its own: call
+    /// between runs).
+    pub fn rtl_eth_counter(&mut self, reason: u8) -> u64 {
+        let sel = self.sim.port("eth_cnt_sel").expect("NicCore port");
+        let val = self.sim.port("eth_cnt_val").expect("NicCore port");
+        self.sim.set(sel, reason.into());
+        self.sim.tick();
+        self.sim.eval();
+        self.sim.get(val)
     }
 
     /// ACK frames the RTL sent.
@@ -556,7 +574,7 @@ impl HwNic {
         );
         self.queue_cfg(cfg_addr(CFG_QP, e8, QP_CONN_PSN), remote.initial_psn.into());
         self.queue_cfg(cfg_addr(CFG_QP, e8, QP_PEER_PORT), remote.udp_port.into());
-        let rate = self.fw.ack_rate_hint(self.now_ns());
+        let rate = self.fw.ack_rate_hint(self.now);
         self.queue_cfg(
             cfg_addr(CFG_QP, e8, QP_RATE_CREDIT),
             u64::from(rate) | u64::from(CONN_WINDOW) << 32,
@@ -672,7 +690,7 @@ impl HwNic {
                 self.queue_cfg(cfg_addr(CFG_QP, e8, QP_CTRL), 1 | code << 1);
                 entry.state = code;
             }
-            let rate = self.fw.ack_rate_hint(self.now_ns());
+            let rate = self.fw.ack_rate_hint(self.now);
             if rate != entry.rate {
                 self.queue_cfg(
                     cfg_addr(CFG_QP, e8, QP_RATE_CREDIT),
@@ -684,10 +702,18 @@ impl HwNic {
         }
     }
 
-    /// Runs one clock cycle; frames the MAC TX port finished (and frames
-    /// the firmware built itself) are pushed to `out`.
+    /// Runs one clock cycle at the simulated time ([`HwNic::now_ns`]);
+    /// frames the MAC TX port finished (and frames the firmware built
+    /// itself) are pushed to `out`.
     pub fn step(&mut self, out: &mut Vec<Vec<u8>>) {
-        let now = self.now_ns();
+        self.step_at(self.now_ns(), out);
+    }
+
+    /// Runs one clock cycle in which the RTL and the engine see the time
+    /// `now` (ns; never going back), for a NIC that runs against real time,
+    /// such as one that talks to a soft NIC over sockets.
+    pub fn step_at(&mut self, now: u64, out: &mut Vec<Vec<u8>>) {
+        self.now = now;
         self.firmware_transmit(now, out);
         if self.fw.poll_timeout().is_some_and(|t| t <= now) {
             self.fw.handle_timeout(now, &mut self.mem);
@@ -709,9 +735,15 @@ impl HwNic {
         match self.fw.poll_hardware(now, &mut self.buf) {
             Some(HwTransmit::Descriptor(d)) => self.queue_descriptor(&d),
             Some(HwTransmit::Datagram(t)) => {
-                let frame = udp_frame(&self.cfg, t.src_port, t.dst_port, &self.buf[..t.len]);
-                self.counters.firmware_frames += 1;
-                out.push(frame);
+                let src = SocketAddr::new(self.cfg.ip, t.src_port);
+                let dst = SocketAddr::new(self.cfg.peer_ip, t.dst_port);
+                match udp_frame(self.cfg.mac, self.cfg.peer_mac, src, dst, &self.buf[..t.len]) {
+                    Some(frame) => {
+                        self.counters.firmware_frames += 1;
+                        out.push(frame);
+                    }
+                    None => self.counters.interface_errors += 1,
+                }
             }
             // Nothing now: ask again in a while (or when something happens).
             None => self.next_poll_ns = now + 200,
@@ -1002,7 +1034,7 @@ fn mem_range(mem: &VecMemory, addr: u64, len: usize) -> bool {
 }
 
 /// The UDP payload and metadata of an Ethernet frame, if it is one.
-fn datagram_of(frame: &[u8]) -> Held {
+pub(crate) fn datagram_of(frame: &[u8]) -> Held {
     let p = SlicedPacket::from_ethernet(frame).ok()?;
     let (src_ip, dst_ip, ce) = match p.net? {
         NetSlice::Ipv4(v4) => {
@@ -1036,15 +1068,24 @@ fn datagram_of(frame: &[u8]) -> Held {
     Some((udp.payload().to_vec(), meta))
 }
 
-/// An Ethernet + IP + UDP frame around a datagram the firmware built.
-fn udp_frame(cfg: &HwNicConfig, src_port: u16, dst_port: u16, datagram: &[u8]) -> Vec<u8> {
-    let b = etherparse::PacketBuilder::ethernet2(cfg.mac, cfg.peer_mac);
-    let b = match (cfg.ip, cfg.peer_ip) {
+/// An Ethernet II + IP + UDP frame (TTL 64, Not-ECT, UDP checksum
+/// computed) from `src_mac`/`src` to `dst_mac`/`dst` around `datagram`:
+/// IPv4 when both addresses are, else IPv6 (IPv4 mapped). `None` when the
+/// datagram is too long for the IP header's length field.
+pub(crate) fn udp_frame(
+    src_mac: [u8; 6],
+    dst_mac: [u8; 6],
+    src: SocketAddr,
+    dst: SocketAddr,
+    datagram: &[u8],
+) -> Option<Vec<u8>> {
+    let b = etherparse::PacketBuilder::ethernet2(src_mac, dst_mac);
+    let b = match (src.ip(), dst.ip()) {
         (IpAddr::V4(s), IpAddr::V4(d)) => b.ipv4(s.octets(), d.octets(), 64),
         (s, d) => b.ipv6(mapped(s), mapped(d), 64),
     };
-    let b = b.udp(src_port, dst_port);
+    let b = b.udp(src.port(), dst.port());
     let mut frame = Vec::with_capacity(b.size(datagram.len()));
-    b.write(&mut frame, datagram).expect("writing to a Vec");
-    frame
+    b.write(&mut frame, datagram).ok()?;
+    Some(frame)
 }

@@ -48,6 +48,22 @@ const SLOTS: usize = 8;
 const CONNS: usize = 2;
 /// READs in flight per connection (the RTL's outstanding-READ entries).
 const READS_PER_CONN: usize = READS;
+/// The RTL's drop verdicts (`metaroce_hdl::Verdict`).
+const DROP_VERDICTS: [u8; 13] = [
+    V_TRUNCATED,
+    V_BAD_VERSION,
+    V_BAD_OPCODE,
+    V_UNEXPECTED_PAYLOAD,
+    V_BAD_ICRC,
+    V_UNKNOWN_QP,
+    V_QP_STATE,
+    V_WRONG_PEER,
+    V_BAD_PATH,
+    V_BAD_STREAM,
+    V_CONN_WINDOW,
+    V_BAD_LENGTH,
+    V_PATH_WINDOW,
+];
 /// The NICs' UDP port.
 const PORT: u16 = metaroce_proto::DEFAULT_UDP_PORT;
 
@@ -153,6 +169,11 @@ pub struct PairReport {
     pub wire_ce_marked: u64,
     /// Hostile frames injected.
     pub hostile_frames: u64,
+    /// Datagrams the RTL dropped (framing, ICRC, QP, peer, path, stream,
+    /// window and length verdicts).
+    pub rtl_dropped: u64,
+    /// Duplicates the RTL recognised (not placed again).
+    pub rtl_duplicates: u64,
     /// Packets the engines retransmitted.
     pub retransmits: u64,
     /// Clock cycles (of each NIC).
@@ -240,6 +261,7 @@ pub fn run_pair(cfg: &PairConfig) -> Result<PairReport, SimError> {
             ip: IpAddr::V4(ips[i]),
             peer_ip: IpAddr::V4(ips[1 - i]),
             udp_port: PORT,
+            peer_udp_port: PORT,
             mem_base: MEM_BASE,
             mem_len: mem_len as usize,
             clock_ps: cfg.clock_ps,
@@ -378,6 +400,10 @@ pub fn run_pair(cfg: &PairConfig) -> Result<PairReport, SimError> {
     r.interface_errors = hw.iter().map(|h| h.interface_errors).sum();
     for n in &mut nodes {
         r.rtl_acks += n.nic.rtl_ack_frames();
+        for code in DROP_VERDICTS {
+            r.rtl_dropped += n.nic.rtl_counter(code);
+        }
+        r.rtl_duplicates += n.nic.rtl_counter(V_DUPLICATE);
         let s = n.nic.engine().stats();
         r.mismatches_vs_engine += s.hw_disagreements;
         r.retransmits += s.retransmits;

@@ -70,3 +70,36 @@ fn lossy_reordering_fabric() {
         assert!(r.wire_lost > 0 && r.retransmits > 0, "no loss exercised");
     }
 }
+
+#[test]
+fn megabyte_messages_at_five_percent_loss() {
+    let cfg = PairConfig {
+        messages: 6,
+        max_size: 1 << 20,
+        fixed_size: true,
+        loss: 0.05,
+        seed: 3,
+        ..PairConfig::default()
+    };
+    if let Some(r) = run(&cfg) {
+        check("1 MiB, 5% loss", &r, 6);
+        assert!(r.bytes_verified >= 6 << 20, "every byte of every message");
+    }
+}
+
+#[test]
+fn hostile_frames_change_nothing() {
+    let cfg = PairConfig {
+        messages: 150,
+        max_size: 16 << 10,
+        loss: 0.01,
+        hostile: 0.2,
+        seed: 11,
+        ..PairConfig::default()
+    };
+    if let Some(r) = run(&cfg) {
+        check("hostile frames", &r, 150);
+        assert!(r.hostile_frames > 20, "hostile frames injected");
+        assert!(r.rtl_dropped > 0 && r.rtl_duplicates > 0, "RTL counters moved");
+    }
+}
