@@ -20,6 +20,18 @@
 //! registered), then the beats from cycle 2 (13 beats at 64 bits, 2 at
 //! 512); the next pop is the cycle after the last beat is taken.
 //!
+//! **ACKs after the data.** An ACK acknowledges every packet the tracker
+//! holds when the generator reads it (cycle 1: the events up to the pop
+//! cycle), and its peer may complete a WRITE as soon as it arrives, so its
+//! first beat waits until the DMA port has finished the writes of all those
+//! packets. The block counts placed packets with a payload (`placed`, one
+//! pulse per verdict event that starts a DMA write) and finished DMA writes
+//! (`dma_done`, one pulse per last beat taken), both modulo 2^32; at the
+//! pop it notes the placed count including that cycle's event, and shows
+//! the ACK (`m_ack_tvalid`) once the finished count has reached it. The
+//! placement FIFO writes in verdict order, so the wait is at most the DMA
+//! of the packets ahead of it.
+//!
 //! Ports: `now` (64, the NIC clock in ns), the tracker's ACK port
 //! (`aq_valid`, `aq_pop`, `ak_*`), the QP's table fields (`qpn`,
 //! `peer_qpn`, `peer_ip`, `peer_port`, `rate`, `credit`, `local_ip`, from
@@ -59,6 +71,11 @@ pub struct AckGen<const W: usize, const B: usize> {
     pub aq_valid: Signal<In, Bit>,
     /// Take it.
     pub aq_pop: Signal<Out, Bit>,
+    /// A verdict event placed a packet with a payload this cycle (its DMA
+    /// write is still to come).
+    pub placed: Signal<In, Bit>,
+    /// The DMA port finished a write this cycle (its last beat was taken).
+    pub dma_done: Signal<In, Bit>,
     /// Its path.
     pub ak_path: Signal<In, Bits<6>>,
     /// Its QP still receives: send the ACK (else drop the entry).

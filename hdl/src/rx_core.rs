@@ -12,7 +12,10 @@
 //! (`m_ev_*`), counters (`cnt_*`) and ACK datagrams (`m_ack_*`). The core
 //! takes input while the parser and the placement FIFOs have room, so with
 //! the DMA port ready it takes one beat per cycle; the ACK port never holds
-//! the input back (arrivals coalesce while ACKs wait).
+//! the input back (arrivals coalesce while ACKs wait). An ACK leaves only
+//! once the DMA port has finished the writes of every packet it
+//! acknowledges ([`AckGen`]), so a peer never completes a WRITE whose
+//! bytes are not yet in memory.
 
 use rust_hdl::prelude::*;
 
@@ -228,6 +231,12 @@ impl<const W: usize, const B: usize> Logic for RxCore<W, B> {
         // Tracker to ACK generator, with the QP's table fields.
         self.ack.now.next = self.now.val();
         self.ack.aq_valid.next = self.track.aq_valid.val();
+        // ACKs after the data: placed packets with a payload, DMA writes done.
+        self.ack.placed.next = self.place.m_ev_valid.val()
+            & (self.place.m_ev_code.val() == 0)
+            & (self.place.m_ev_len.val() != 0);
+        self.ack.dma_done.next =
+            self.place.m_dma_tvalid.val() & self.m_dma_tready.val() & self.place.m_dma_tlast.val();
         self.track.aq_pop.next = self.ack.aq_pop.val();
         self.ack.ak_path.next = self.track.ak_path.val();
         self.ack.ak_cum.next = self.track.ak_cum.val();

@@ -188,10 +188,6 @@ pub struct PairReport {
     pub packets_per_second: f64,
     /// All messages completed before `max_cycles`.
     pub finished: bool,
-    /// WRITEs whose requester completed before all their bytes were in the
-    /// responder's memory (the RTL acknowledges at the verdict, before the
-    /// DMA write; see `docs/hardware.md` §17).
-    pub acked_before_placed: u64,
 }
 
 /// A message in flight.
@@ -339,8 +335,6 @@ pub fn run_pair(cfg: &PairConfig) -> Result<PairReport, SimError> {
         posted: 0,
         report: PairReport::default(),
         payload_bytes: 0,
-        pending: Vec::new(),
-        held: Vec::new(),
     };
     let mut out = Vec::new();
     let mut history: Vec<Vec<u8>> = Vec::new();
@@ -376,7 +370,7 @@ pub fn run_pair(cfg: &PairConfig) -> Result<PairReport, SimError> {
         if cycles % 64 == 0 || run.posted < cfg.messages {
             run.app(&mut nodes, &mut rng);
         }
-        if run.report.messages as usize >= cfg.messages && run.pending.is_empty() {
+        if run.report.messages as usize >= cfg.messages {
             run.report.finished = true;
             break;
         }
@@ -431,11 +425,6 @@ struct Run<'a> {
     posted: usize,
     report: PairReport,
     payload_bytes: u64,
-    /// WRITEs to verify once the peer's DMA reaches a fence: (node, fence,
-    /// address, message, length), and the slots they hold (requester,
-    /// source slot, peer, destination slot), index for index.
-    pending: Vec<(usize, u64, u64, u64, u32)>,
-    held: Vec<(usize, usize, usize, usize)>,
 }
 
 impl Run<'_> {
@@ -451,7 +440,6 @@ impl Run<'_> {
                 }
             }
         }
-        self.verify_pending(nodes);
         while self.posted < self.cfg.messages {
             let from = rng.gen_range(0..2);
             if !self.post(nodes, from, rng) {
@@ -608,30 +596,6 @@ impl Run<'_> {
         true
     }
 
-    /// The bytes at `addr` are message `id`'s.
-    fn matches(&self, node: &Node, addr: u64, id: u64, len: u32) -> bool {
-        let got = node.nic.mem().slice(addr, len as usize);
-        got.iter().enumerate().all(|(i, &b)| b == pattern(id, i))
-    }
-
-    /// Checks the WRITEs whose peer DMA has caught up, and frees their
-    /// slots.
-    fn verify_pending(&mut self, nodes: &mut [Node]) {
-        let mut k = 0;
-        while k < self.pending.len() {
-            let (node, fence, addr, id, len) = self.pending[k];
-            if nodes[node].nic.dma_reached(fence) {
-                self.pending.swap_remove(k);
-                let (from, local, to, remote) = self.held.swap_remove(k);
-                self.verify(&nodes[node], addr, id, len);
-                nodes[from].free_src.push(local);
-                nodes[to].free_dst.push(remote);
-            } else {
-                k += 1;
-            }
-        }
-    }
-
     fn verify(&mut self, node: &Node, addr: u64, id: u64, len: u32) {
         let got = node.nic.mem().slice(addr, len as usize);
         let wrong = got
@@ -671,21 +635,10 @@ impl Run<'_> {
             m.send_done = true;
             match m.op {
                 Op::Write => {
-                    // The peer's RTL acknowledges a packet at its verdict
-                    // and writes the payload after it: the last bytes may
-                    // still be on their way to memory. Checked once the
-                    // peer's DMA has caught up (and counted when early).
+                    // The peer's RTL sends its ACKs only after the DMA
+                    // writes they cover: the bytes are there now.
                     let addr = nodes[to].dst_addr(m.remote_slot);
-                    if !self.matches(&nodes[to], addr, c.wr_id, m.len) {
-                        self.report.acked_before_placed += 1;
-                    }
-                    self.pending
-                        .push((to, nodes[to].nic.dma_fence(), addr, c.wr_id, m.len));
-                    self.held.push((m.from, m.local_slot, to, m.remote_slot));
-                    self.msgs.remove(&c.wr_id);
-                    self.report.messages += 1;
-                    self.payload_bytes += u64::from(m.len);
-                    return;
+                    self.verify(&nodes[to], addr, c.wr_id, m.len);
                 }
                 Op::Read => {
                     if c.opcode != WcOpcode::Read {
