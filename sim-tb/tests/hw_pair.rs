@@ -100,6 +100,9 @@ fn hostile_frames_change_nothing() {
     if let Some(r) = run(&cfg) {
         check("hostile frames", &r, 150);
         assert!(r.hostile_frames > 20, "hostile frames injected");
-        assert!(r.rtl_dropped > 0 && r.rtl_duplicates > 0, "RTL counters moved");
+        assert!(
+            r.rtl_dropped > 0 && r.rtl_duplicates > 0,
+            "RTL counters moved"
+        );
     }
 }
