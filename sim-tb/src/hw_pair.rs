@@ -130,6 +130,8 @@ impl Default for PairConfig {
 pub struct PairReport {
     /// Messages completed (both directions).
     pub messages: u64,
+    /// Of which WRITE, WRITE_IMM, SEND and READ.
+    pub messages_by_opcode: [u64; 4],
     /// Bytes compared with their pattern and found right.
     pub bytes_verified: u64,
     /// Bytes compared and found wrong.
@@ -461,33 +463,33 @@ impl Run<'_> {
     fn post(&mut self, nodes: &mut [Node], from: usize, rng: &mut SmallRng) -> bool {
         let to = 1 - from;
         let conn = rng.gen_range(0..CONNS);
-        let op = match rng.gen_range(0..100) {
+        let mut op = match rng.gen_range(0..100) {
             0..40 => Op::Write,
             40..55 => Op::WriteImm,
             55..80 => Op::Send,
             _ => Op::Read,
         };
+        // Two READs in flight on the connection already: a WRITE instead.
         if op == Op::Read && nodes[from].reads[conn] >= READS_PER_CONN {
-            return false;
+            op = Op::Write;
         }
-        if nodes[from].free_src.is_empty() || nodes[to].free_dst.is_empty() {
-            return false;
-        }
-        // READ: the requester's destination slot and the responder's source.
-        let (local_slot, remote_slot) = if op == Op::Read {
-            if nodes[from].free_dst.is_empty() || nodes[to].free_src.is_empty() {
-                return false;
-            }
-            (
-                nodes[from].free_dst.pop().expect("slot"),
-                nodes[to].free_src.pop().expect("slot"),
-            )
+        // A READ fills a local destination slot from a peer source slot;
+        // the others send a local source slot to a peer destination slot.
+        let (local, remote) = if op == Op::Read {
+            (&nodes[from].free_dst, &nodes[to].free_src)
         } else {
-            (
-                nodes[from].free_src.pop().expect("slot"),
-                nodes[to].free_dst.pop().expect("slot"),
-            )
+            (&nodes[from].free_src, &nodes[to].free_dst)
         };
+        let (Some(&local_slot), Some(&remote_slot)) = (local.last(), remote.last()) else {
+            return false;
+        };
+        if op == Op::Read {
+            nodes[from].free_dst.pop();
+            nodes[to].free_src.pop();
+        } else {
+            nodes[from].free_src.pop();
+            nodes[to].free_dst.pop();
+        }
         let len = self.size(rng);
         let id = self.next_id;
         self.next_id += 1;
@@ -653,6 +655,7 @@ impl Run<'_> {
         if m.send_done && m.recv_done {
             self.msgs.remove(&c.wr_id);
             self.report.messages += 1;
+            self.report.messages_by_opcode[m.op as usize] += 1;
             self.payload_bytes += u64::from(m.len);
             if m.op == Op::Read {
                 nodes[m.from].reads[m.conn] -= 1;

@@ -68,6 +68,11 @@ fn lossy_reordering_fabric() {
     if let Some(r) = run(&cfg) {
         check("2% loss", &r, 200);
         assert!(r.wire_lost > 0 && r.retransmits > 0, "no loss exercised");
+        assert!(
+            r.messages_by_opcode.iter().all(|&n| n > 0),
+            "every opcode: {:?}",
+            r.messages_by_opcode
+        );
     }
 }
 
