@@ -121,6 +121,13 @@ enum HdlCommand {
     Emit(EmitArgs),
     /// Lint, synthesis statistics and RTL-vs-reference checks at 64 and 512 bits.
     Report(ReportArgs),
+    /// Two RTL NICs, each driven by its firmware, on a lossy multipath
+    /// fabric: Verbs traffic both ways, every byte verified.
+    Run(crate::hdl_run::RunArgs),
+    /// One RTL NIC and one soft NIC over real UDP sockets on loopback
+    /// (directly or through the relay): Verbs traffic both ways, every byte
+    /// verified, every drop counted.
+    Interop(crate::hdl_interop::InteropArgs),
 }
 
 #[derive(Args, Debug)]
@@ -199,6 +206,8 @@ pub fn run(args: &HdlArgs) -> anyhow::Result<()> {
     match &args.command {
         HdlCommand::Emit(a) => emit(a),
         HdlCommand::Report(a) => report_all(a),
+        HdlCommand::Run(a) => crate::hdl_run::run(a),
+        HdlCommand::Interop(a) => crate::hdl_interop::run(a),
     }
 }
 
@@ -362,7 +371,7 @@ struct Report {
     nic_core: NicCoreCheck,
 }
 
-const NO_VERILATOR: &str = "Verilator not found: install it with `apt-get install -y verilator`, \
+pub(crate) const NO_VERILATOR: &str = "Verilator not found: install it with `apt-get install -y verilator`, \
      then rebuild (`cargo build -p metaroce-cli`) so the RTL models are compiled in";
 const NO_YOSYS: &str =
     "yosys not found: install it with `apt-get install -y yosys`, or pass --synth none";

@@ -8,6 +8,8 @@ mod bench;
 mod demo;
 mod fabric;
 mod hdl;
+mod hdl_interop;
+mod hdl_run;
 mod report;
 mod sim;
 

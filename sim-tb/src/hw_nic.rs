@@ -737,7 +737,8 @@ impl HwNic {
             Some(HwTransmit::Datagram(t)) => {
                 let src = SocketAddr::new(self.cfg.ip, t.src_port);
                 let dst = SocketAddr::new(self.cfg.peer_ip, t.dst_port);
-                match udp_frame(self.cfg.mac, self.cfg.peer_mac, src, dst, &self.buf[..t.len]) {
+                let datagram = &self.buf[..t.len];
+                match udp_frame(self.cfg.mac, self.cfg.peer_mac, src, dst, datagram) {
                     Some(frame) => {
                         self.counters.firmware_frames += 1;
                         out.push(frame);

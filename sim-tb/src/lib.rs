@@ -15,8 +15,9 @@
 //! and [`tx_check`] compares its frames with the engine's datagrams.
 //! [`nic_core`] runs both checks at once through the NIC top. [`wire`] is
 //! a seeded simulated Ethernet fabric (ECMP paths, delay, jitter, loss,
-//! duplication, ECN marking) to join two NICs. All `unsafe` code is in the
-//! private `ffi` module.
+//! duplication, ECN marking) to join two NICs; [`udp_bridge`] joins one
+//! NIC to real UDP sockets instead (a soft NIC, the relay). All `unsafe`
+//! code is in the private `ffi` module.
 //!
 //! Without Verilator installed the crate still builds, and [`Sim::new`]
 //! returns [`SimError::VerilatorMissing`]; benches then skip with its
@@ -41,6 +42,7 @@ pub mod rx_path;
 pub mod tx_build;
 pub mod tx_check;
 pub mod tx_path;
+pub mod udp_bridge;
 pub mod wire;
 
 use std::fmt;
