@@ -34,6 +34,7 @@
 pub mod ack_frame;
 pub mod ack_gen;
 pub mod ack_rx;
+pub mod fw_rx;
 pub mod helpers;
 pub mod icrc;
 pub mod nic_core;
@@ -50,6 +51,7 @@ pub mod tx_path;
 pub use ack_frame::AckFrame;
 pub use ack_gen::AckGen;
 pub use ack_rx::AckRx;
+pub use fw_rx::FwRx;
 pub use nic_core::NicCore;
 pub use nic_rx::NicRx;
 pub use rx_core::RxCore;

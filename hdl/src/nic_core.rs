@@ -30,6 +30,7 @@ use rust_hdl::prelude::*;
 
 use crate::ack_frame::AckFrame;
 use crate::ack_rx::AckRx;
+use crate::fw_rx::FwRx;
 use crate::nic_rx::NicRx;
 use crate::tx_arb::TxArb;
 use crate::tx_build::TxBuild;
@@ -333,6 +334,26 @@ pub struct NicCore<const W: usize, const B: usize> {
     pub ackrx_cnt_overflow: Signal<Out, Bits<32>>,
     /// ACKs not applied because the event did not match the tapped datagram.
     pub ackrx_cnt_pair_err: Signal<Out, Bits<32>>,
+    /// Firmware receive queue: the bytes of a datagram handed up (verdict 10).
+    pub m_fw_tdata: Signal<Out, Bits<W>>,
+    /// Firmware receive queue: byte enables (packed).
+    pub m_fw_tkeep: Signal<Out, Bits<B>>,
+    /// Firmware receive queue: beat valid.
+    pub m_fw_tvalid: Signal<Out, Bit>,
+    /// Firmware receive queue: the firmware takes the beat.
+    pub m_fw_tready: Signal<In, Bit>,
+    /// Firmware receive queue: last beat.
+    pub m_fw_tlast: Signal<Out, Bit>,
+    /// Firmware receive queue: the datagram's length in bytes.
+    pub m_fw_len: Signal<Out, Bits<16>>,
+    /// Firmware receive queue: only the datagram's first bytes came up.
+    pub m_fw_trunc: Signal<Out, Bit>,
+    /// Firmware receive queue: the datagram's UDP source port.
+    pub m_fw_src_port: Signal<Out, Bits<16>>,
+    /// Datagrams handed to the firmware.
+    pub fw_cnt_up: Signal<Out, Bits<32>>,
+    /// Of which cut to the queue's slot size.
+    pub fw_cnt_trunc: Signal<Out, Bits<32>>,
 
     rx: NicRx<W, B>,
     tx: TxBuild<W, B>,
@@ -340,6 +361,7 @@ pub struct NicCore<const W: usize, const B: usize> {
     arb: TxArb<W, B>,
     paths: TxPathTable<TX_SLOT_BITS>,
     ackrx: AckRx<W, B, TX_SLOT_BITS>,
+    fwrx: FwRx<W, B>,
 }
 
 impl<const W: usize, const B: usize> Logic for NicCore<W, B> {
@@ -485,6 +507,29 @@ impl<const W: usize, const B: usize> Logic for NicCore<W, B> {
         self.m_axis_tvalid.next = self.arb.m_axis_tvalid.val();
         self.arb.m_axis_tready.next = self.m_axis_tready.val();
         self.m_axis_tlast.next = self.arb.m_axis_tlast.val();
+
+        // Firmware receive queue: the core's input and events; it holds the
+        // input while full.
+        self.fwrx.clock.next = self.clock.val();
+        self.fwrx.rst.next = self.rst.val();
+        self.fwrx.s_tdata.next = self.rx.m_tap_tdata.val();
+        self.fwrx.s_tkeep.next = self.rx.m_tap_tkeep.val();
+        self.fwrx.s_tvalid.next = self.rx.m_tap_tvalid.val();
+        self.fwrx.s_tlast.next = self.rx.m_tap_tlast.val();
+        self.fwrx.ev_valid.next = self.rx.m_ev_valid.val();
+        self.fwrx.ev_code.next = self.rx.m_ev_code.val();
+        self.fwrx.ev_src_port.next = self.rx.m_ev_src_port.val();
+        self.rx.s_hold.next = self.fwrx.hold.val();
+        self.m_fw_tdata.next = self.fwrx.m_fw_tdata.val();
+        self.m_fw_tkeep.next = self.fwrx.m_fw_tkeep.val();
+        self.m_fw_tvalid.next = self.fwrx.m_fw_tvalid.val();
+        self.fwrx.m_fw_tready.next = self.m_fw_tready.val();
+        self.m_fw_tlast.next = self.fwrx.m_fw_tlast.val();
+        self.m_fw_len.next = self.fwrx.m_fw_len.val();
+        self.m_fw_trunc.next = self.fwrx.m_fw_trunc.val();
+        self.m_fw_src_port.next = self.fwrx.m_fw_src_port.val();
+        self.fw_cnt_up.next = self.fwrx.cnt_up.val();
+        self.fw_cnt_trunc.next = self.fwrx.cnt_trunc.val();
 
         // ACK receiver: the core's input and events.
         self.ackrx.s_tdata.next = self.rx.m_tap_tdata.val();

@@ -126,10 +126,14 @@ pub struct NicRx<const W: usize, const B: usize> {
     pub m_ack_ece: Signal<Out, Bit>,
     /// Tap: the datagram beat the core takes (the front end's output).
     pub m_tap_tdata: Signal<Out, Bits<W>>,
+    /// Tap: its byte enables (packed).
+    pub m_tap_tkeep: Signal<Out, Bits<B>>,
     /// Tap: the core takes a beat this cycle.
     pub m_tap_tvalid: Signal<Out, Bit>,
     /// Tap: it is the datagram's last beat.
     pub m_tap_tlast: Signal<Out, Bit>,
+    /// Hold the core's input (the firmware receive queue is full).
+    pub s_hold: Signal<In, Bit>,
 
     eth: RxEth<W, B>,
     core: RxCore<W, B>,
@@ -159,9 +163,9 @@ impl<const W: usize, const B: usize> Logic for NicRx<W, B> {
         // Front end to core.
         self.core.s_axis_tdata.next = self.eth.m_axis_tdata.val();
         self.core.s_axis_tkeep.next = self.eth.m_axis_tkeep.val();
-        self.core.s_axis_tvalid.next = self.eth.m_axis_tvalid.val();
+        self.core.s_axis_tvalid.next = self.eth.m_axis_tvalid.val() & !self.s_hold.val();
         self.core.s_axis_tlast.next = self.eth.m_axis_tlast.val();
-        self.eth.m_axis_tready.next = self.core.s_axis_tready.val();
+        self.eth.m_axis_tready.next = self.core.s_axis_tready.val() & !self.s_hold.val();
         self.core.s_pseudo_src_ip.next = self.eth.m_pseudo_src_ip.val();
         self.core.s_pseudo_dst_ip.next = self.eth.m_pseudo_dst_ip.val();
         self.core.s_pseudo_src_port.next = self.eth.m_pseudo_src_port.val();
@@ -214,7 +218,9 @@ impl<const W: usize, const B: usize> Logic for NicRx<W, B> {
 
         // The core's input as taken, for the ACK receiver in the top.
         self.m_tap_tdata.next = self.eth.m_axis_tdata.val();
-        self.m_tap_tvalid.next = self.eth.m_axis_tvalid.val() & self.core.s_axis_tready.val();
+        self.m_tap_tkeep.next = self.eth.m_axis_tkeep.val();
+        self.m_tap_tvalid.next =
+            self.eth.m_axis_tvalid.val() & self.core.s_axis_tready.val() & !self.s_hold.val();
         self.m_tap_tlast.next = self.eth.m_axis_tlast.val();
     }
 }

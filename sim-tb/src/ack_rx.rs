@@ -458,6 +458,9 @@ impl Bench {
     fn new(seed: u64, rx: &[Engine]) -> Result<Self, SimError> {
         let mut tb = TxPathTb::on(Model::NicCore64)?;
         let p = Ports::new(tb.sim())?;
+        // The firmware receive queue is drained (it holds the input when full).
+        let fw_ready = tb.sim().port("m_fw_tready")?;
+        tb.sim().set(fw_ready, 1);
         let mut b = Bench {
             tb,
             p,

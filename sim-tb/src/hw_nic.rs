@@ -23,12 +23,14 @@
 //!   NACKs, READ requests, CM) reach the engine whole
 //!   (`Nic::handle_datagram`).
 //!
-//! Two parts of the hardware are **modelled here, not RTL yet** (see
-//! `docs/hardware.md` §17): the bytes of a verdict-10 packet come from a
-//! copy of the frame this model keeps while the RTL decides (the RTL's
-//! event carries the header fields only), and the few datagrams the
-//! firmware builds itself (NACK, DISCONNECT) leave on the wire directly,
-//! since `NicCore` has no firmware transmit port. Both are counted.
+//! The bytes of a verdict-10 packet come up through the RTL's firmware
+//! receive queue (`m_fw_*`, `metaroce_hdl::FwRx`); this model also keeps a
+//! copy of every frame it puts on the MAC RX port and compares the bytes
+//! the RTL hands up with it (`HwCounters::fw_rx_mismatches`). One part of
+//! the hardware is **modelled here, not RTL yet** (see `docs/hardware.md`
+//! §17.5): the few datagrams the firmware builds itself (NACK,
+//! DISCONNECT) leave on the wire directly, since `NicCore` has no firmware
+//! transmit port. They are counted.
 //!
 //! The host side is a [`VecMemory`]: the DMA port's writes land in it, the
 //! payload fetch port reads from it, and the application reads and writes
@@ -93,6 +95,13 @@ pub struct HwCounters {
     pub firmware_data: u64,
     /// ACKs and NACKs the firmware received (verdict 10).
     pub firmware_acks_in: u64,
+    /// Datagrams the RTL's firmware receive queue handed up whose bytes,
+    /// length or source port differ from the frame that came in, or that
+    /// came up without a verdict-10 event for them.
+    pub fw_rx_mismatches: u64,
+    /// Verdict-10 datagrams longer than the queue's slot (only their first
+    /// bytes came up: not processed).
+    pub fw_rx_truncated: u64,
     /// Other verdict events (duplicates, refusals, PROBEs, drops).
     pub other_events: u64,
     /// Descriptors the firmware gave the RTL.
@@ -165,6 +174,9 @@ struct Ports {
     /// timestamp, msn, recv_idx, msg_len, offset, imm, len, src_port.
     ev: [Port; 15],
     fate_ready: Port,
+    /// `m_fw_tdata`, `m_fw_tkeep`, `m_fw_tvalid`, `m_fw_tready`,
+    /// `m_fw_tlast`, `m_fw_len`, `m_fw_trunc`, `m_fw_src_port`.
+    fw: [Port; 8],
     err: Port,
     cnt_sel: Port,
     cnt_val: Port,
@@ -221,6 +233,16 @@ impl Ports {
             ev_code: sim.port("m_ev_code")?,
             ev: ev.try_into().expect("15 event ports"),
             fate_ready: sim.port("m_fate_ready")?,
+            fw: [
+                sim.port("m_fw_tdata")?,
+                sim.port("m_fw_tkeep")?,
+                sim.port("m_fw_tvalid")?,
+                sim.port("m_fw_tready")?,
+                sim.port("m_fw_tlast")?,
+                sim.port("m_fw_len")?,
+                sim.port("m_fw_trunc")?,
+                sim.port("m_fw_src_port")?,
+            ],
             err: sim.port("m_err")?,
             cnt_sel: sim.port("cnt_sel")?,
             cnt_val: sim.port("cnt_val")?,
@@ -229,8 +251,8 @@ impl Ports {
     }
 }
 
-/// A frame the RTL is deciding on, kept for the firmware in case it is
-/// handed up: its UDP payload and metadata (`None`: not a UDP datagram).
+/// A frame the RTL is deciding on, kept to check what the RTL hands up:
+/// its UDP payload and metadata (`None`: not a UDP datagram).
 pub(crate) type Held = Option<(Vec<u8>, RxMeta)>;
 
 /// One simulated hardware NIC (see the module docs).
@@ -263,6 +285,11 @@ pub struct HwNic {
     rx_entered: VecDeque<Vec<u8>>,
     /// Datagrams the front end accepted, waiting for their verdict event.
     held: VecDeque<Held>,
+    /// The datagrams of verdict-10 events, in order: what the firmware
+    /// receive queue must hand up.
+    fw_expect: VecDeque<Held>,
+    /// The datagram the firmware receive queue is handing up.
+    fw_bytes: Vec<u8>,
     /// The MAC TX frame being received.
     tx_frame: Vec<u8>,
     /// The DMA write in progress: address, length, bytes so far.
@@ -321,6 +348,8 @@ impl HwNic {
             rx_off: 0,
             rx_entered: VecDeque::new(),
             held: VecDeque::new(),
+            fw_expect: VecDeque::new(),
+            fw_bytes: Vec::new(),
             tx_frame: Vec::new(),
             dma: None,
             fetch: VecDeque::new(),
@@ -345,6 +374,8 @@ impl HwNic {
         self.sim.tick();
         self.sim.set(port_we, 0);
         self.sim.set(self.p.fate_ready, 1);
+        // The firmware takes its receive queue's beats as they come.
+        self.sim.set(self.p.fw[3], 1);
         self.sim.set(self.p.dma_tready, 1);
         self.sim.set(self.p.tx_tready, 1);
         let a = Addresses {
@@ -916,6 +947,19 @@ impl HwNic {
                 }
             }
         }
+        // The firmware receive queue: a verdict-10 datagram's bytes.
+        let [tdata, tkeep, tvalid, _, tlast, len, trunc, src_port] = self.p.fw;
+        if self.sim.get(tvalid) == 1 {
+            self.sim.get_bytes(tdata, &mut beat);
+            let n = self.sim.get(tkeep).count_ones() as usize;
+            self.fw_bytes.extend_from_slice(&beat[..n.min(LANES)]);
+            if self.sim.get(tlast) == 1 {
+                let len = self.sim.get(len) as usize;
+                let trunc = self.sim.get(trunc) == 1;
+                let src_port = self.sim.get(src_port) as u16;
+                self.on_fw_datagram(now, len, trunc, src_port);
+            }
+        }
         if self.sim.get(self.p.err) == 1 {
             self.counters.interface_errors += 1;
         }
@@ -924,6 +968,44 @@ impl HwNic {
             let held = self.held.pop_front().flatten();
             self.on_event(now, code, held);
         }
+    }
+
+    /// The firmware's receive side: a datagram the RTL handed up whole
+    /// (checked against the frame that came in, then to the engine).
+    fn on_fw_datagram(&mut self, now: u64, len: usize, trunc: bool, src_port: u16) {
+        let bytes = std::mem::take(&mut self.fw_bytes);
+        let expected = self.fw_expect.pop_front().flatten();
+        let same = expected.as_ref().is_some_and(|(want, meta)| {
+            want.len() == len && want.starts_with(&bytes) && meta.src_port == src_port
+        });
+        if !same || (!trunc && bytes.len() != len) {
+            self.counters.fw_rx_mismatches += 1;
+        }
+        if trunc {
+            self.counters.fw_rx_truncated += 1;
+            return;
+        }
+        // The RTL checked that it comes from its QP's peer: the firmware
+        // takes the peer's address from its own QP table.
+        let dst_qpn = bytes
+            .get(4..8)
+            .map_or(0, |b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]));
+        let src_ip = self
+            .fw
+            .qp_entry(dst_qpn)
+            .and_then(|(_, _, _, remote)| remote)
+            .map_or(self.cfg.peer_ip, |r| r.ip);
+        let meta = RxMeta {
+            src_ip,
+            src_port,
+            dst_ip: self.cfg.ip,
+            dst_port: self.cfg.udp_port,
+            ecn_ce: false,
+        };
+        self.fw.handle_datagram(now, &bytes, meta, &mut self.mem);
+        self.next_poll_ns = 0;
+        self.collect_events();
+        self.sync_tables();
     }
 
     /// The firmware's receive side: one verdict event.
@@ -953,9 +1035,9 @@ impl HwNic {
                 Some(op) if op.is_message() => self.counters.firmware_data += 1,
                 _ => {}
             }
-            if let Some((bytes, meta)) = held {
-                self.fw.handle_datagram(now, &bytes, meta, &mut self.mem);
-            }
+            // Its bytes come up on the firmware receive queue.
+            self.fw_expect.push_back(held);
+            return;
         } else if let (Some(op), Some(verdict)) = (opcode, hw_verdict(code)) {
             if code == V_PLACED {
                 self.counters.rtl_placed += 1;

@@ -263,6 +263,11 @@ impl RxCoreTb {
             ack_meta,
         };
         assert_eq!(p.tdata.bits(), width);
+        if input == Input::NicCore {
+            // The firmware receive queue is drained (it holds the input when full).
+            let fw_ready = sim.port("m_fw_tready")?;
+            sim.set(fw_ready, 1);
+        }
         sim.reset()?;
         Ok(Self {
             sim,
