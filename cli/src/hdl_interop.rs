@@ -18,35 +18,35 @@
 //! not fit in its default receive buffer: counted, not a disagreement).
 //!
 //! One QP on each NIC, connected to each other; both send WRITE,
-//! WRITE_IMM, SEND and READ (at most 8 messages in flight from each side,
-//! at most 2 READs, SEND and WRITE_IMM on the RTL's ring streams 0–3).
-//! Source buffers hold a pattern unique to the message; on completion the
-//! destination bytes are compared with it (a WRITE into the RTL once its
-//! DMA has caught up: the RTL acknowledges at the verdict, before the DMA
-//! write). Every message must complete exactly once, with success, and
-//! every receive it consumes too. With `late_receives` each receive is
-//! posted after its message, so both NICs NACK (RNR) and retry. Every drop
-//! either NIC, the bridge or the relay counts, beyond the RNR refusals
-//! asked for, is listed as a disagreement.
+//! WRITE_IMM, SEND and READ, every byte and every completion verified
+//! (`metaroce_sim_tb::traffic`, the traffic of `metaroce hdl run` too: at
+//! most 8 messages in flight from each side, at most 2 READs, SEND and
+//! WRITE_IMM on the RTL's ring streams 0–3). With `late_receives` each
+//! receive is posted after its message, so both NICs NACK (RNR) and retry.
+//! Every drop either NIC, the bridge or the relay counts, beyond the RNR
+//! refusals asked for, is listed as a disagreement.
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::BTreeMap;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::time::{Duration, Instant};
 
-use anyhow::{Context as _, bail};
+use anyhow::{Context as _, anyhow, bail};
 use clap::Args;
 use metaroce_driver::soft::{SoftBackend, SoftConfig};
 use metaroce_driver::verbs::{
     Access, AsyncEvent, CompletionQueue, ConnectOptions, Context, MemoryRegion, Payload,
     ProtectionDomain, QpConfig, QpEndpoint, QpInit, QpTransition, QueuePair, RecvWr, RemoteEnd,
-    SendOp, SendRequest, Sge, Wc, WcOpcode, WcStatus,
+    SendRequest, Wc,
 };
-use metaroce_firmware::{Event, Memory, SendWr};
+use metaroce_firmware::{Completion, Event, SendWr};
 use metaroce_hdl::rx_eth::EthDrop;
-use metaroce_hdl::rx_place::{READS, RQ_STREAMS, Verdict};
+use metaroce_hdl::rx_place::{RQ_STREAMS, Verdict};
 use metaroce_relay::{LinkConfig, PathConfig, Relay, RelayConfig, RelayHandle};
 use metaroce_sim_tb::SimError;
 use metaroce_sim_tb::hw_nic::{HwNic, HwNicConfig};
+use metaroce_sim_tb::traffic::{
+    HwEnd, NicError, SLOTS, Traffic, TrafficConfig, TrafficCounters, TrafficNic, region_len,
+};
 use metaroce_sim_tb::udp_bridge::{BridgeConfig, BridgeCounters, UdpBridge};
 use serde::Serialize;
 
@@ -54,9 +54,6 @@ use crate::report;
 
 /// The RTL NIC's host memory starts here.
 const MEM_BASE: u64 = 0x1_0000_0000;
-/// Messages in flight from each side (each holds a source and a
-/// destination slot).
-const SLOTS: usize = 8;
 /// Streams of each QP: the RTL's streams with a receive ring.
 const STREAMS: u16 = RQ_STREAMS as u16;
 /// Paths (entropy values) of each QP: the RTL's path tracker's.
@@ -75,10 +72,6 @@ const SETTLE: Duration = Duration::from_millis(20);
 const LATE_RECEIVE: Duration = Duration::from_millis(5);
 /// The soft NIC's linger after close (its default is 1 s).
 const LINGER_NS: u64 = 20_000_000;
-/// The RTL NIC's index in per-side arrays.
-const RTL: usize = 0;
-/// The soft NIC's index in per-side arrays.
-const SOFT: usize = 1;
 
 /// A run's settings.
 #[derive(Clone, Debug)]
@@ -191,23 +184,11 @@ pub struct RelayReport {
 /// What a run measured.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct InteropReport {
-    /// Messages completed (both directions).
-    pub messages: u64,
+    /// The traffic: messages, bytes and completions checked.
+    #[serde(flatten)]
+    pub traffic: TrafficCounters,
     /// Every message completed before the deadline.
     pub finished: bool,
-    /// Bytes compared with their pattern and found right.
-    pub bytes_verified: u64,
-    /// Bytes compared and found wrong.
-    pub bytes_wrong: u64,
-    /// Completions with success (send and receive side, both NICs).
-    pub completions_ok: u64,
-    /// Completions with an error status, unexpected or duplicated.
-    pub completions_error: u64,
-    /// QPs that went to ERR (either NIC).
-    pub qp_errors: u64,
-    /// WRITEs into the RTL whose requester completed before all their
-    /// bytes were in the RTL's host memory.
-    pub acked_before_placed: u64,
     /// Payload bytes of completed messages per wall second, Mbit/s.
     pub goodput_mbps: f64,
     /// The RTL NIC.
@@ -320,7 +301,7 @@ pub fn run(a: &InteropArgs) -> anyhow::Result<()> {
     if !r.finished {
         bail!("the run stopped before every message completed");
     }
-    if r.bytes_wrong > 0 || r.completions_error > 0 || r.qp_errors > 0 {
+    if r.traffic.bytes_wrong > 0 || r.traffic.completions_error > 0 || r.traffic.qp_errors > 0 {
         bail!("wrong bytes, failed completions or QP errors");
     }
     Ok(())
@@ -342,24 +323,8 @@ fn table(r: &CliReport) -> comfy_table::Table {
         }
     };
     let b = &p.bridge;
-    let mut rows: Vec<(&str, String)> = vec![
-        (
-            "messages completed",
-            format!(
-                "{}{}",
-                p.messages,
-                if p.finished { "" } else { " (stopped early)" }
-            ),
-        ),
-        (
-            "bytes verified / wrong",
-            format!("{} / {}", p.bytes_verified, p.bytes_wrong),
-        ),
-        (
-            "completions ok / error",
-            format!("{} / {}", p.completions_ok, p.completions_error),
-        ),
-        ("QP errors", p.qp_errors.to_string()),
+    let mut rows = crate::hdl_run::traffic_rows(&p.traffic, p.finished);
+    rows.extend([
         ("goodput", format!("{:.1} Mbit/s", p.goodput_mbps)),
         (
             "RTL: placed / firmware data packets",
@@ -398,7 +363,7 @@ fn table(r: &CliReport) -> comfy_table::Table {
                 b.bind_failures, b.bad_checksums, b.wrong_source, b.non_udp_frames, b.send_errors
             ),
         ),
-    ];
+    ]);
     if let Some(relay) = &p.relay {
         rows.push((
             "relay: forwarded / lost / queue drops / bad ICRC",
@@ -408,10 +373,6 @@ fn table(r: &CliReport) -> comfy_table::Table {
             ),
         ));
     }
-    rows.push((
-        "WRITEs acknowledged before placed",
-        p.acked_before_placed.to_string(),
-    ));
     rows.push((
         "wall time, cycles/s",
         format!("{:.2} s, {:.0}", p.wall_seconds, p.cycles_per_second),
@@ -428,67 +389,6 @@ fn table(r: &CliReport) -> comfy_table::Table {
     t
 }
 
-/// A SplitMix64 generator: the traffic mix.
-struct Mix(u64);
-
-impl Mix {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-
-    /// Uniform in [0, 1).
-    fn unit(&mut self) -> f64 {
-        (self.next() >> 11) as f64 / (1u64 << 53) as f64
-    }
-}
-
-/// The pattern byte `i` of message `id`.
-fn pattern(id: u64, i: usize) -> u8 {
-    let x = (id.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 24) as u8;
-    x ^ (i as u8).wrapping_mul(31) ^ (i >> 8) as u8
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Op {
-    Write,
-    WriteImm,
-    Send,
-    Read,
-}
-
-/// A message in flight.
-#[derive(Clone, Copy, Debug)]
-struct Msg {
-    /// The requesting side ([`RTL`] or [`SOFT`]).
-    from: usize,
-    op: Op,
-    len: u32,
-    /// Requester's source (READ: destination) slot; responder's slot.
-    local_slot: usize,
-    remote_slot: usize,
-    send_done: bool,
-    recv_done: bool,
-}
-
-/// A completion of either NIC.
-#[derive(Clone, Copy, Debug)]
-struct Done {
-    wr_id: u64,
-    ok: bool,
-    opcode: WcOpcode,
-    byte_len: u32,
-    imm: Option<u32>,
-    is_recv: bool,
-}
-
 /// The soft NIC's Verbs objects (the context last: it closes the device).
 struct Soft {
     qp: QueuePair,
@@ -499,418 +399,72 @@ struct Soft {
     ctx: Context,
 }
 
-/// Both NICs.
-struct Nics {
-    rtl: HwNic,
-    rtl_qpn: u32,
-    rtl_keys: (u32, u32),
-    soft: Soft,
-    slot_len: u64,
-}
-
-impl Nics {
-    fn src_off(&self, slot: usize) -> u64 {
-        slot as u64 * self.slot_len
+/// The soft NIC as the traffic's NIC: its one QP is connection 0.
+impl TrafficNic for Soft {
+    fn addr(&self) -> u64 {
+        self.mr.addr()
     }
 
-    fn dst_off(&self, slot: usize) -> u64 {
-        (SLOTS + slot) as u64 * self.slot_len
+    fn keys(&self) -> (u32, u32) {
+        (self.mr.lkey(), self.mr.rkey())
     }
 
-    /// The address of `off` in `side`'s registered memory.
-    fn addr(&self, side: usize, off: u64) -> u64 {
-        if side == RTL {
-            MEM_BASE + off
-        } else {
-            self.soft.mr.addr() + off
-        }
+    fn write(&mut self, off: u64, bytes: &[u8]) {
+        // Out of the region it writes nothing, and the check finds the
+        // bytes wrong.
+        let _ = self.mr.write(off as usize, bytes);
     }
 
-    /// (lkey, rkey) of `side`'s memory region.
-    fn keys(&self, side: usize) -> (u32, u32) {
-        if side == RTL {
-            self.rtl_keys
-        } else {
-            (self.soft.mr.lkey(), self.soft.mr.rkey())
-        }
+    fn read(&self, off: u64, out: &mut [u8]) -> bool {
+        self.mr.read(off as usize, out)
     }
 
-    fn write(&mut self, side: usize, off: u64, bytes: &[u8]) {
-        if side == RTL {
-            self.rtl.mem_mut().write(MEM_BASE + off, bytes);
-        } else {
-            self.soft.mr.write(off as usize, bytes);
-        }
-    }
-
-    /// Bytes of `side`'s memory at `off` that differ from message `id`'s
-    /// pattern (all of them if the range cannot be read).
-    fn wrong(&self, side: usize, off: u64, id: u64, len: u32) -> u64 {
-        let mut buf = vec![0u8; len as usize];
-        if side == RTL {
-            buf.copy_from_slice(self.rtl.mem().slice(MEM_BASE + off, len as usize));
-        } else if !self.soft.mr.read(off as usize, &mut buf) {
-            return len.into();
-        }
-        buf.iter()
-            .enumerate()
-            .filter(|&(i, &b)| b != pattern(id, i))
-            .count() as u64
-    }
-
-    fn post_recv(&mut self, side: usize, wr: RecvWr) -> anyhow::Result<()> {
-        if side == RTL {
-            self.rtl.post_recv(self.rtl_qpn, wr)?;
-        } else {
-            self.soft.qp.post_recv(wr)?;
-        }
+    fn post_send(&mut self, _conn: usize, wr: SendWr) -> Result<(), NicError> {
+        self.qp.post_send(&SendRequest {
+            wr_id: wr.wr_id,
+            op: wr.op,
+            payload: Payload::Sge(wr.sge),
+            signaled: wr.signaled,
+            solicited: wr.solicited,
+            stream: wr.stream,
+        })?;
         Ok(())
     }
 
-    fn post_send(&mut self, side: usize, wr: SendWr) -> anyhow::Result<()> {
-        if side == RTL {
-            self.rtl.post_send(self.rtl_qpn, wr)?;
-        } else {
-            self.soft.qp.post_send(&SendRequest {
-                wr_id: wr.wr_id,
-                op: wr.op,
-                payload: Payload::Sge(wr.sge),
-                signaled: wr.signaled,
-                solicited: wr.solicited,
-                stream: wr.stream,
-            })?;
-        }
+    fn post_recv(&mut self, _conn: usize, wr: RecvWr) -> Result<(), NicError> {
+        self.qp.post_recv(wr)?;
         Ok(())
     }
 
-    /// Every completion waiting at either NIC, with its side; counts QP
-    /// errors.
-    fn poll(&mut self, out: &mut Vec<(usize, Done)>, qp_errors: &mut u64) {
-        while let Some(e) = self.rtl.poll_event() {
-            match e {
-                Event::Completion(c) => out.push((
-                    RTL,
-                    Done {
-                        wr_id: c.wr_id,
-                        ok: c.status == WcStatus::Success,
-                        opcode: c.opcode,
-                        byte_len: c.byte_len,
-                        imm: c.imm,
-                        is_recv: c.is_recv,
-                    },
-                )),
-                Event::QpError { .. } => *qp_errors += 1,
-            }
-        }
+    fn poll(&mut self, out: &mut Vec<Event>) {
         let mut wcs = [Wc::default(); 32];
-        for (cq, is_recv) in [(&self.soft.send_cq, false), (&self.soft.recv_cq, true)] {
+        for (cq, is_recv) in [(&self.send_cq, false), (&self.recv_cq, true)] {
             loop {
                 let n = cq.poll(&mut wcs);
-                for w in &wcs[..n] {
-                    out.push((
-                        SOFT,
-                        Done {
-                            wr_id: w.wr_id,
-                            ok: w.status == WcStatus::Success,
-                            opcode: w.opcode,
-                            byte_len: w.byte_len,
-                            imm: w.imm,
-                            is_recv,
-                        },
-                    ));
-                }
+                out.extend(wcs[..n].iter().map(|w| {
+                    Event::Completion(Completion {
+                        qpn: w.qp_num,
+                        wr_id: w.wr_id,
+                        status: w.status,
+                        opcode: w.opcode,
+                        byte_len: w.byte_len,
+                        imm: w.imm,
+                        stream: w.stream,
+                        is_recv,
+                        solicited: w.solicited,
+                    })
+                }));
                 if n < wcs.len() {
                     break;
                 }
             }
         }
-        while let Some(e) = self.soft.ctx.poll_async_event() {
-            if matches!(e, AsyncEvent::QpFatal { .. }) {
-                *qp_errors += 1;
-            }
-        }
-    }
-}
-
-/// A WRITE into the RTL to verify once its DMA reaches `fence`.
-struct Pending {
-    fence: u64,
-    off: u64,
-    id: u64,
-    len: u32,
-    /// The requester's source slot and the RTL's destination slot.
-    src_slot: usize,
-    dst_slot: usize,
-}
-
-/// The applications of both NICs.
-struct Traffic<'a> {
-    cfg: &'a InteropConfig,
-    rng: Mix,
-    msgs: HashMap<u64, Msg>,
-    next_id: u64,
-    posted: usize,
-    free_src: [Vec<usize>; 2],
-    free_dst: [Vec<usize>; 2],
-    reads: [usize; 2],
-    pending: Vec<Pending>,
-    /// Receives to post at a time (`late_receives`): when, on which side;
-    /// in the order of their messages (a stream's receives are consumed in
-    /// the order they were posted).
-    late: VecDeque<(Instant, usize, RecvWr)>,
-    done: Vec<(usize, Done)>,
-    payload_bytes: u64,
-    report: InteropReport,
-}
-
-impl Traffic<'_> {
-    fn finished(&self) -> bool {
-        self.report.messages as usize >= self.cfg.messages && self.pending.is_empty()
-    }
-
-    /// Takes completions, verifies, and posts new messages while slots allow.
-    fn app(&mut self, nics: &mut Nics) -> anyhow::Result<()> {
-        let mut done = std::mem::take(&mut self.done);
-        nics.poll(&mut done, &mut self.report.qp_errors);
-        for (at, d) in done.drain(..) {
-            self.on_completion(nics, at, &d);
-        }
-        self.done = done;
-        self.verify_pending(nics);
-        let now = Instant::now();
-        while let Some(&(due, side, wr)) = self.late.front() {
-            if due > now {
-                break;
-            }
-            self.late.pop_front();
-            nics.post_recv(side, wr).context("post_recv")?;
-        }
-        while self.posted < self.cfg.messages {
-            let from = self.rng.below(2) as usize;
-            if !self.post(nics, from)? {
-                break;
-            }
-        }
-        Ok(())
-    }
-
-    fn size(&mut self) -> u32 {
-        let max = self.cfg.max_size.max(1);
-        let bits = self.rng.unit() * f64::from(max).log2();
-        (2f64.powf(bits) as u32).clamp(1, max)
-    }
-
-    /// Posts one message from side `from`; false when no slot is free.
-    fn post(&mut self, nics: &mut Nics, from: usize) -> anyhow::Result<bool> {
-        let to = 1 - from;
-        let op = match self.rng.below(100) {
-            0..40 => Op::Write,
-            40..55 => Op::WriteImm,
-            55..80 => Op::Send,
-            _ => Op::Read,
-        };
-        if op == Op::Read && self.reads[from] >= READS {
-            return Ok(false);
-        }
-        // READ: the requester's destination slot and the responder's source.
-        let (local_pool, remote_pool) = if op == Op::Read {
-            (&self.free_dst[from], &self.free_src[to])
-        } else {
-            (&self.free_src[from], &self.free_dst[to])
-        };
-        if local_pool.is_empty() || remote_pool.is_empty() {
-            return Ok(false);
-        }
-        let (local_slot, remote_slot) = if op == Op::Read {
-            (self.free_dst[from].pop(), self.free_src[to].pop())
-        } else {
-            (self.free_src[from].pop(), self.free_dst[to].pop())
-        };
-        let (Some(local_slot), Some(remote_slot)) = (local_slot, remote_slot) else {
-            return Ok(false);
-        };
-        let len = self.size();
-        let id = self.next_id;
-        self.next_id += 1;
-        let stream = self.rng.below(STREAMS.into()) as u16;
-        // The source holds the message's pattern.
-        let (src_side, src_off) = if op == Op::Read {
-            (to, nics.src_off(remote_slot))
-        } else {
-            (from, nics.src_off(local_slot))
-        };
-        let bytes: Vec<u8> = (0..len as usize).map(|i| pattern(id, i)).collect();
-        nics.write(src_side, src_off, &bytes);
-        let remote_dst = nics.addr(to, nics.dst_off(remote_slot));
-        let (to_lkey, to_rkey) = nics.keys(to);
-        if matches!(op, Op::Send | Op::WriteImm) {
-            // The receive it consumes, posted first.
-            let sge = Sge {
-                addr: remote_dst,
-                len: if op == Op::Send { len } else { 0 },
-                lkey: to_lkey,
-            };
-            let wr = RecvWr {
-                wr_id: id,
-                sge,
-                stream,
-            };
-            if self.cfg.late_receives {
-                self.late.push_back((Instant::now() + LATE_RECEIVE, to, wr));
-            } else {
-                nics.post_recv(to, wr).context("post_recv")?;
-            }
-        }
-        let local_off = if op == Op::Read {
-            nics.dst_off(local_slot)
-        } else {
-            nics.src_off(local_slot)
-        };
-        let sge = Sge {
-            addr: nics.addr(from, local_off),
-            len,
-            lkey: nics.keys(from).0,
-        };
-        let sop = match op {
-            Op::Write => SendOp::Write {
-                remote_va: remote_dst,
-                rkey: to_rkey,
-            },
-            Op::WriteImm => SendOp::WriteImm {
-                remote_va: remote_dst,
-                rkey: to_rkey,
-                imm: id as u32,
-            },
-            Op::Send => SendOp::Send,
-            Op::Read => SendOp::Read {
-                remote_va: nics.addr(to, nics.src_off(remote_slot)),
-                rkey: to_rkey,
-            },
-        };
-        let wr = SendWr {
-            wr_id: id,
-            op: sop,
-            sge,
-            signaled: true,
-            solicited: false,
-            stream,
-        };
-        nics.post_send(from, wr).context("post_send")?;
-        if op == Op::Read {
-            self.reads[from] += 1;
-        }
-        self.msgs.insert(
-            id,
-            Msg {
-                from,
-                op,
-                len,
-                local_slot,
-                remote_slot,
-                send_done: false,
-                recv_done: !matches!(op, Op::Send | Op::WriteImm),
-            },
-        );
-        self.posted += 1;
-        Ok(true)
-    }
-
-    fn verify(&mut self, nics: &Nics, side: usize, off: u64, id: u64, len: u32) {
-        let wrong = nics.wrong(side, off, id, len);
-        self.report.bytes_wrong += wrong;
-        self.report.bytes_verified += u64::from(len) - wrong;
-    }
-
-    /// Checks the WRITEs into the RTL whose DMA has caught up.
-    fn verify_pending(&mut self, nics: &Nics) {
-        let mut k = 0;
-        while k < self.pending.len() {
-            if nics.rtl.dma_reached(self.pending[k].fence) {
-                let p = self.pending.swap_remove(k);
-                self.verify(nics, RTL, p.off, p.id, p.len);
-                self.free_src[SOFT].push(p.src_slot);
-                self.free_dst[RTL].push(p.dst_slot);
-            } else {
-                k += 1;
-            }
-        }
-    }
-
-    fn on_completion(&mut self, nics: &Nics, at: usize, c: &Done) {
-        let Some(mut m) = self.msgs.get(&c.wr_id).copied() else {
-            self.report.completions_error += 1;
-            return;
-        };
-        let to = 1 - m.from;
-        let expected_at = if c.is_recv { to } else { m.from };
-        let already = if c.is_recv { m.recv_done } else { m.send_done };
-        if !c.ok || at != expected_at || already {
-            self.report.completions_error += 1;
-            return;
-        }
-        self.report.completions_ok += 1;
-        if c.is_recv {
-            m.recv_done = true;
-            if m.op == Op::Send && c.byte_len != m.len {
-                self.report.completions_error += 1;
-            }
-            if m.op == Op::WriteImm && c.imm != Some(c.wr_id as u32) {
-                self.report.completions_error += 1;
-            }
-            // SEND: the receive buffer; WRITE_IMM: the written range.
-            let off = nics.dst_off(m.remote_slot);
-            self.verify(nics, to, off, c.wr_id, m.len);
-        } else {
-            m.send_done = true;
-            match m.op {
-                Op::Write if to == RTL => {
-                    // The RTL acknowledges at the verdict and writes the
-                    // payload after it: checked once its DMA has caught up.
-                    let off = nics.dst_off(m.remote_slot);
-                    if nics.wrong(RTL, off, c.wr_id, m.len) > 0 {
-                        self.report.acked_before_placed += 1;
-                    }
-                    self.pending.push(Pending {
-                        fence: nics.rtl.dma_fence(),
-                        off,
-                        id: c.wr_id,
-                        len: m.len,
-                        src_slot: m.local_slot,
-                        dst_slot: m.remote_slot,
-                    });
-                    self.msgs.remove(&c.wr_id);
-                    self.report.messages += 1;
-                    self.payload_bytes += u64::from(m.len);
-                    return;
-                }
-                Op::Write => {
-                    let off = nics.dst_off(m.remote_slot);
-                    self.verify(nics, to, off, c.wr_id, m.len);
-                }
-                Op::Read => {
-                    if c.opcode != WcOpcode::Read {
-                        self.report.completions_error += 1;
-                    }
-                    let off = nics.dst_off(m.local_slot);
-                    self.verify(nics, m.from, off, c.wr_id, m.len);
-                }
-                Op::WriteImm | Op::Send => {}
-            }
-        }
-        if m.send_done && m.recv_done {
-            self.msgs.remove(&c.wr_id);
-            self.report.messages += 1;
-            self.payload_bytes += u64::from(m.len);
-            if m.op == Op::Read {
-                self.reads[m.from] -= 1;
-                self.free_dst[m.from].push(m.local_slot);
-                self.free_src[to].push(m.remote_slot);
-            } else {
-                self.free_src[m.from].push(m.local_slot);
-                self.free_dst[to].push(m.remote_slot);
-            }
-        } else {
-            self.msgs.insert(c.wr_id, m);
+        while let Some(e) = self.ctx.poll_async_event() {
+            let AsyncEvent::QpFatal { qp_num, status } = e;
+            out.push(Event::QpError {
+                qpn: qp_num,
+                status,
+            });
         }
     }
 }
@@ -984,9 +538,8 @@ fn start_relay(
 /// Runs the RTL NIC against the soft NIC (see the module docs). An error
 /// wrapping [`SimError::VerilatorMissing`] when there is no RTL model.
 pub fn run_interop(cfg: &InteropConfig) -> anyhow::Result<InteropReport> {
-    let slot_len = u64::from(cfg.max_size.max(1));
-    let mem_len = (2 * SLOTS) as u64 * slot_len;
-    let soft = start_soft(cfg, mem_len as usize)?;
+    let mem_len = region_len(cfg.max_size);
+    let mut soft = start_soft(cfg, mem_len as usize)?;
     let rtl_mac = [2, 0, 0, 0, 0, 1];
     let peer_mac = [2, 0, 0, 0, 0, 2];
     let mut bridge = UdpBridge::bind(BridgeConfig {
@@ -1005,7 +558,7 @@ pub fn run_interop(cfg: &InteropConfig) -> anyhow::Result<InteropReport> {
         Some(r) => (r.listen_addrs()[0], r.listen_addrs()[1]),
         None => (soft.ctx.address(), bridge.local_addr()),
     };
-    let mut rtl = HwNic::new(HwNicConfig {
+    let rtl = HwNic::new(HwNicConfig {
         mac: rtl_mac,
         peer_mac,
         ip: cfg.rtl_ip,
@@ -1018,27 +571,19 @@ pub fn run_interop(cfg: &InteropConfig) -> anyhow::Result<InteropReport> {
         line_rate_mbps: RTL_RATE_MBPS,
         seed: cfg.seed ^ 0x4D7,
     })?;
-    let pd = rtl.alloc_pd();
-    let mr = rtl
-        .register_mr(
-            pd,
-            MEM_BASE,
-            mem_len,
-            Access::LOCAL_WRITE | Access::REMOTE_WRITE | Access::REMOTE_READ,
-        )
-        .context("registering the RTL NIC's memory")?;
-    let rtl_qpn = rtl.create_qp(
-        pd,
-        QpConfig {
-            paths: QP_PATHS,
-            streams: STREAMS,
-            ..QpConfig::default()
-        },
-    )?;
+    let qp = QpConfig {
+        paths: QP_PATHS,
+        streams: STREAMS,
+        ..QpConfig::default()
+    };
+    let mut rtl = HwEnd::new(rtl, &qp, 1)
+        .map_err(|e| anyhow!(e))
+        .context("registering the RTL NIC's memory and creating its QP")?;
+    let rtl_qpn = rtl.qpns[0];
     let soft_end = soft.qp.endpoint();
     let opts = ConnectOptions::default();
-    rtl.modify_qp(rtl_qpn, QpTransition::Init)?;
-    rtl.modify_qp(
+    rtl.nic.modify_qp(rtl_qpn, QpTransition::Init)?;
+    rtl.nic.modify_qp(
         rtl_qpn,
         QpTransition::Rtr(RemoteEnd {
             qpn: soft_end.qpn,
@@ -1047,7 +592,7 @@ pub fn run_interop(cfg: &InteropConfig) -> anyhow::Result<InteropReport> {
             initial_psn: soft_end.psn,
         }),
     )?;
-    rtl.modify_qp(
+    rtl.nic.modify_qp(
         rtl_qpn,
         QpTransition::Rts {
             initial_psn: RTL_PSN,
@@ -1064,37 +609,28 @@ pub fn run_interop(cfg: &InteropConfig) -> anyhow::Result<InteropReport> {
         },
         &opts,
     )?;
-    let mut nics = Nics {
-        rtl,
-        rtl_qpn,
-        rtl_keys: (mr.lkey, mr.rkey),
-        soft,
-        slot_len,
-    };
-    let mut t = Traffic {
-        cfg,
-        rng: Mix(cfg.seed),
-        msgs: HashMap::new(),
-        next_id: 1,
-        posted: 0,
-        free_src: [(0..SLOTS).rev().collect(), (0..SLOTS).rev().collect()],
-        free_dst: [(0..SLOTS).rev().collect(), (0..SLOTS).rev().collect()],
-        reads: [0; 2],
-        pending: Vec::new(),
-        late: VecDeque::new(),
-        done: Vec::new(),
-        payload_bytes: 0,
-        report: InteropReport::default(),
-    };
-
+    let mut t = Traffic::new(TrafficConfig {
+        messages: cfg.messages,
+        max_size: cfg.max_size,
+        fixed_size: false,
+        conns: 1,
+        streams: STREAMS,
+        late_receive_ns: if cfg.late_receives {
+            LATE_RECEIVE.as_nanos() as u64
+        } else {
+            0
+        },
+        seed: cfg.seed,
+    });
     let start = Instant::now();
     let mut out = Vec::new();
     let mut inbox = Vec::new();
     let mut cycles = 0u64;
     let mut settle_from: Option<Instant> = None;
+    let (mut finished, mut wall_seconds) = (false, 0.0);
     loop {
         let now = start.elapsed().as_nanos() as u64;
-        nics.rtl.step_at(now, &mut out);
+        rtl.nic.step_at(now, &mut out);
         for f in out.drain(..) {
             bridge.send_frame(&f);
         }
@@ -1104,15 +640,15 @@ pub fn run_interop(cfg: &InteropConfig) -> anyhow::Result<InteropReport> {
         }
         bridge.poll_frames(&mut inbox);
         for f in inbox.drain(..) {
-            nics.rtl.receive_frame(f);
+            rtl.nic.receive_frame(f);
         }
         // Completions are still taken while settling: a late or repeated
         // one counts as an error.
-        t.app(&mut nics)?;
+        t.step([&mut rtl, &mut soft], now)?;
         match settle_from {
             None if t.finished() || start.elapsed() > cfg.max_time => {
-                t.report.finished = t.finished();
-                t.report.wall_seconds = start.elapsed().as_secs_f64();
+                finished = t.finished();
+                wall_seconds = start.elapsed().as_secs_f64();
                 settle_from = Some(Instant::now());
             }
             Some(s) if s.elapsed() > SETTLE => break,
@@ -1122,43 +658,48 @@ pub fn run_interop(cfg: &InteropConfig) -> anyhow::Result<InteropReport> {
     // Drain the model's own queues (no new frames come in) so the counter
     // reads, which clock the model, find it idle.
     for _ in 0..100_000 {
-        if nics.rtl.idle() {
+        if rtl.nic.idle() {
             break;
         }
         let now = start.elapsed().as_nanos() as u64;
-        nics.rtl.step_at(now, &mut out);
+        rtl.nic.step_at(now, &mut out);
         for f in out.drain(..) {
             bridge.send_frame(&f);
         }
     }
     // The soft NIC's answers to the last frames, and any stray completion.
     std::thread::sleep(Duration::from_millis(5));
-    t.app(&mut nics)?;
-    let mut r = t.report;
-    r.cycles = cycles;
-    r.cycles_per_second = cycles as f64 / start.elapsed().as_secs_f64().max(1e-9);
-    r.goodput_mbps = t.payload_bytes as f64 * 8.0 / r.wall_seconds.max(1e-9) / 1e6;
-    r.rtl = rtl_report(&mut nics.rtl);
-    let soft = &nics.soft.ctx;
-    let stats = soft.stats();
-    r.soft = SoftReport {
-        data_sent: stats.data_sent,
-        retransmits: stats.retransmits,
-        duplicates: stats.duplicates,
-        drops: nonzero(soft.drops().iter()),
+    t.step([&mut rtl, &mut soft], start.elapsed().as_nanos() as u64)?;
+    let traffic = *t.counters();
+    let stats = soft.ctx.stats();
+    let mut r = InteropReport {
+        traffic,
+        finished,
+        goodput_mbps: traffic.payload_bytes as f64 * 8.0 / wall_seconds.max(1e-9) / 1e6,
+        rtl: rtl_report(&mut rtl.nic),
+        soft: SoftReport {
+            data_sent: stats.data_sent,
+            retransmits: stats.retransmits,
+            duplicates: stats.duplicates,
+            drops: nonzero(soft.ctx.drops().iter()),
+        },
+        bridge: bridge.counters(),
+        relay: relay.map(|h| {
+            let c = h.all_counters();
+            let sum = |f: fn(&metaroce_relay::PathCounters) -> u64| c.iter().map(f).sum();
+            RelayReport {
+                forwarded: sum(|p| p.forwarded),
+                dropped_loss: sum(|p| p.dropped_loss),
+                dropped_queue: sum(|p| p.dropped_queue),
+                bad_icrc: sum(|p| p.bad_icrc),
+                send_errors: sum(|p| p.send_errors),
+            }
+        }),
+        cycles,
+        cycles_per_second: cycles as f64 / start.elapsed().as_secs_f64().max(1e-9),
+        wall_seconds,
+        disagreements: Vec::new(),
     };
-    r.bridge = bridge.counters();
-    r.relay = relay.map(|h| {
-        let c = h.all_counters();
-        let sum = |f: fn(&metaroce_relay::PathCounters) -> u64| c.iter().map(f).sum();
-        RelayReport {
-            forwarded: sum(|p| p.forwarded),
-            dropped_loss: sum(|p| p.dropped_loss),
-            dropped_queue: sum(|p| p.dropped_queue),
-            bad_icrc: sum(|p| p.bad_icrc),
-            send_errors: sum(|p| p.send_errors),
-        }
-    });
     r.disagreements = disagreements(cfg, &r);
     Ok(r)
 }
@@ -1303,12 +844,12 @@ mod tests {
              {} QP errors, RTL placed {} firmware {} RTL ACKs {} firmware frames {}, \
              soft retransmits {} RTL retransmits {}, bridge kernel drops {}, relay lost {}, \
              {:.2} s, {:.0} cycles/s, disagreements {:?}",
-            r.messages,
-            r.bytes_verified,
-            r.bytes_wrong,
-            r.completions_ok,
-            r.completions_error,
-            r.qp_errors,
+            r.traffic.messages,
+            r.traffic.bytes_verified,
+            r.traffic.bytes_wrong,
+            r.traffic.completions_ok,
+            r.traffic.completions_error,
+            r.traffic.qp_errors,
             r.rtl.placed,
             r.rtl.firmware_packets,
             r.rtl.ack_frames,
@@ -1322,11 +863,11 @@ mod tests {
             r.disagreements,
         );
         assert!(r.finished, "{what}: stopped early: {r:#?}");
-        assert_eq!(r.messages as usize, cfg.messages);
-        assert_eq!(r.bytes_wrong, 0, "{what}: {r:#?}");
-        assert!(r.bytes_verified > 0);
-        assert_eq!(r.completions_error, 0, "{what}: {r:#?}");
-        assert_eq!(r.qp_errors, 0, "{what}: {r:#?}");
+        assert_eq!(r.traffic.messages as usize, cfg.messages);
+        assert_eq!(r.traffic.bytes_wrong, 0, "{what}: {r:#?}");
+        assert!(r.traffic.bytes_verified > 0);
+        assert_eq!(r.traffic.completions_error, 0, "{what}: {r:#?}");
+        assert_eq!(r.traffic.qp_errors, 0, "{what}: {r:#?}");
         assert!(r.rtl.placed > 0 && r.rtl.ack_frames > 0, "{r:#?}");
         // The two implementations agree on every packet: nothing either NIC
         // or the relay refused. (A bind failure would be a port taken by

@@ -7,6 +7,7 @@ use anyhow::bail;
 use clap::Args;
 use metaroce_sim_tb::SimError;
 use metaroce_sim_tb::hw_pair::{PairConfig, PairReport, run_pair};
+use metaroce_sim_tb::traffic::TrafficCounters;
 use serde::Serialize;
 
 use crate::report;
@@ -138,28 +139,36 @@ fn pair(cfg: &PairConfig) -> anyhow::Result<PairReport> {
     }
 }
 
-fn table(r: &RunReport) -> comfy_table::Table {
-    let p = &r.run;
-    let mut t = report::table(["two RTL NICs", "value"]);
-    let pct = |a: u64, b: u64| format!("{:.2} %", 100.0 * a as f64 / (a + b).max(1) as f64);
-    let rows: Vec<(&str, String)> = vec![
+/// The table rows of the checked traffic, shared with `metaroce hdl interop`.
+pub(crate) fn traffic_rows(t: &TrafficCounters, finished: bool) -> Vec<(&'static str, String)> {
+    let [write, write_imm, send, read] = t.messages_by_opcode;
+    vec![
         (
             "messages completed",
             format!(
-                "{}{}",
-                p.messages,
-                if p.finished { "" } else { " (stopped early)" }
+                "{} (WRITE {write}, WRITE_IMM {write_imm}, SEND {send}, READ {read}){}",
+                t.messages,
+                if finished { "" } else { " (stopped early)" }
             ),
         ),
         (
             "bytes verified / wrong",
-            format!("{} / {}", p.bytes_verified, p.bytes_wrong),
+            format!("{} / {}", t.bytes_verified, t.bytes_wrong),
         ),
         (
             "completions ok / error",
-            format!("{} / {}", p.completions_ok, p.completions_error),
+            format!("{} / {}", t.completions_ok, t.completions_error),
         ),
-        ("QP errors", p.qp_errors.to_string()),
+        ("QP errors", t.qp_errors.to_string()),
+    ]
+}
+
+fn table(r: &RunReport) -> comfy_table::Table {
+    let p = &r.run;
+    let mut t = report::table(["two RTL NICs", "value"]);
+    let pct = |a: u64, b: u64| format!("{:.2} %", 100.0 * a as f64 / (a + b).max(1) as f64);
+    let mut rows = traffic_rows(&p.traffic, p.finished);
+    rows.extend([
         (
             "goodput (simulated time)",
             format!("{:.3} Gbit/s", p.goodput_gbps_sim),
@@ -201,6 +210,14 @@ fn table(r: &RunReport) -> comfy_table::Table {
         ),
         ("interface errors", p.interface_errors.to_string()),
         (
+            "firmware receive queue: mismatches / cut",
+            format!("{} / {}", p.fw_rx_mismatches, p.fw_rx_truncated),
+        ),
+        (
+            "RTL drops / duplicates",
+            format!("{} / {}", p.rtl_dropped, p.rtl_duplicates),
+        ),
+        (
             "cycles / simulated time",
             format!("{} / {:.1} µs", p.cycles, p.sim_ns as f64 / 1e3),
         ),
@@ -211,7 +228,7 @@ fn table(r: &RunReport) -> comfy_table::Table {
                 p.wall_seconds, p.cycles_per_second, p.packets_per_second
             ),
         ),
-    ];
+    ]);
     for (k, v) in rows {
         t.add_row([k.to_string(), v]);
     }

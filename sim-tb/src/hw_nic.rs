@@ -538,18 +538,6 @@ impl HwNic {
         Ok(())
     }
 
-    /// The DMA writes of every packet the RTL placed so far: once
-    /// [`HwNic::dma_reached`] says so for this value, they are all in host
-    /// memory.
-    pub fn dma_fence(&self) -> u64 {
-        self.placed_data
-    }
-
-    /// The DMA writes of `fence` placed packets have finished.
-    pub fn dma_reached(&self, fence: u64) -> bool {
-        self.dma_done >= fence
-    }
-
     /// The next completion or QP error. A completion is released only once
     /// the DMA writes of every packet placed before it have finished, as a
     /// NIC orders its completion-queue write behind the data.

@@ -16,8 +16,11 @@
 //! [`nic_core`] runs both checks at once through the NIC top. [`wire`] is
 //! a seeded simulated Ethernet fabric (ECMP paths, delay, jitter, loss,
 //! duplication, ECN marking) to join two NICs; [`udp_bridge`] joins one
-//! NIC to real UDP sockets instead (a soft NIC, the relay). All `unsafe`
-//! code is in the private `ffi` module.
+//! NIC to real UDP sockets instead (a soft NIC, the relay). [`traffic`] is
+//! the verified Verbs traffic both hardware harnesses run between two NICs
+//! ([`hw_pair`]: two hardware NICs on a [`wire`]; `metaroce hdl interop`: a
+//! hardware NIC and a soft NIC). All `unsafe` code is in the private `ffi`
+//! module.
 //!
 //! Without Verilator installed the crate still builds, and [`Sim::new`]
 //! returns [`SimError::VerilatorMissing`]; benches then skip with its
@@ -39,6 +42,7 @@ pub mod rx_core;
 pub mod rx_eth;
 pub mod rx_parser;
 pub mod rx_path;
+pub mod traffic;
 pub mod tx_build;
 pub mod tx_check;
 pub mod tx_path;

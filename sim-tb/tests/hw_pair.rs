@@ -23,13 +23,15 @@ fn run(cfg: &PairConfig) -> Option<PairReport> {
 fn check(what: &str, r: &PairReport, messages: u64) {
     println!("{what}: {r:?}");
     assert!(r.finished, "{what}: not finished");
-    assert_eq!(r.messages, messages, "{what}: messages");
-    assert_eq!(r.bytes_wrong, 0, "{what}: wrong bytes");
-    assert!(r.bytes_verified > 0, "{what}: nothing verified");
-    assert_eq!(r.completions_error, 0, "{what}: completion errors");
-    assert_eq!(r.qp_errors, 0, "{what}: QP errors");
+    assert_eq!(r.traffic.messages, messages, "{what}: messages");
+    assert_eq!(r.traffic.bytes_wrong, 0, "{what}: wrong bytes");
+    assert!(r.traffic.bytes_verified > 0, "{what}: nothing verified");
+    assert_eq!(r.traffic.completions_error, 0, "{what}: completion errors");
+    assert_eq!(r.traffic.qp_errors, 0, "{what}: QP errors");
     assert_eq!(r.interface_errors, 0, "{what}: interface errors");
     assert_eq!(r.mismatches_vs_engine, 0, "{what}: RTL and engine disagree");
+    assert_eq!(r.fw_rx_mismatches, 0, "{what}: firmware receive queue");
+    assert_eq!(r.fw_rx_truncated, 0, "{what}: datagrams cut");
     assert!(
         r.rtl_placed_packets > 0 && r.rtl_acks > 0,
         "{what}: RTL idle"
@@ -69,9 +71,9 @@ fn lossy_reordering_fabric() {
         check("2% loss", &r, 200);
         assert!(r.wire_lost > 0 && r.retransmits > 0, "no loss exercised");
         assert!(
-            r.messages_by_opcode.iter().all(|&n| n > 0),
+            r.traffic.messages_by_opcode.iter().all(|&n| n > 0),
             "every opcode: {:?}",
-            r.messages_by_opcode
+            r.traffic.messages_by_opcode
         );
     }
 }
@@ -88,7 +90,10 @@ fn megabyte_messages_at_five_percent_loss() {
     };
     if let Some(r) = run(&cfg) {
         check("1 MiB, 5% loss", &r, 6);
-        assert!(r.bytes_verified >= 6 << 20, "every byte of every message");
+        assert!(
+            r.traffic.bytes_verified >= 6 << 20,
+            "every byte of every message"
+        );
     }
 }
 
