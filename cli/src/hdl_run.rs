@@ -43,6 +43,9 @@ pub struct RunArgs {
     /// Random extra delay per frame up to this, ns (reorders frames).
     #[arg(long, default_value_t = 1_000)]
     jitter_ns: u64,
+    /// Path i is this much longer than path i-1, ns (spraying reorders).
+    #[arg(long, default_value_t = 500)]
+    path_spread_ns: u64,
     /// Hostile frames injected per frame sent (replays, bit flips,
     /// truncations, unknown QPs).
     #[arg(long, default_value_t = 0.0)]
@@ -99,6 +102,7 @@ pub fn run(a: &RunArgs) -> anyhow::Result<()> {
         ecn_mark: a.ecn,
         delay_ns: a.delay_ns,
         jitter_ns: a.jitter_ns,
+        path_spread_ns: a.path_spread_ns,
         hostile: a.hostile,
         seed: a.seed,
         ..PairConfig::default()

@@ -75,6 +75,9 @@ pub struct PairConfig {
     pub delay_ns: u64,
     /// Random extra delay per frame, up to, ns (reorders).
     pub jitter_ns: u64,
+    /// Path `i`'s delay is `delay_ns + i × path_spread_ns` (paths of
+    /// different lengths: packets sprayed over them arrive out of order).
+    pub path_spread_ns: u64,
     /// Hostile frames injected per frame sent.
     pub hostile: f64,
     /// Clock period, ps (6,400: 156.25 MHz, a 10 Gbit/s MAC's 64-bit clock).
@@ -99,6 +102,7 @@ impl Default for PairConfig {
             ecn_mark: 0.0,
             delay_ns: 2_000,
             jitter_ns: 1_000,
+            path_spread_ns: 500,
             hostile: 0.0,
             clock_ps: 6_400,
             max_cycles: 200_000_000,
@@ -229,6 +233,9 @@ pub fn run_pair(cfg: &PairConfig) -> Result<PairReport, SimError> {
         ecn_mark: cfg.ecn_mark,
     };
     let mut wire_cfg = WireConfig::uniform(cfg.paths.max(1), path);
+    for (i, p) in wire_cfg.paths.iter_mut().enumerate() {
+        p.delay_ns += i as u64 * cfg.path_spread_ns;
+    }
     wire_cfg.path_map = PathMap::Hash { seed: cfg.seed };
     let mut wire = Wire::new(wire_cfg, cfg.seed ^ 0x3EA);
     let mut rng = SmallRng::seed_from_u64(cfg.seed ^ HOSTILE_SEED);
