@@ -15,8 +15,9 @@
 //!   [`Nic::handle_datagram`]). On the transmit side
 //!   [`Nic::poll_hardware`] returns a [`TxDescriptor`] for every data packet
 //!   and PROBE (the RTL builds the frame and fetches the payload), and a
-//!   sealed datagram only for what the RTL cannot build (NACK, DISCONNECT).
-//!   The engine never sends an ACK and never touches a payload byte.
+//!   sealed datagram only for what the RTL does not build (NACK,
+//!   DISCONNECT: the RTL frames it). The engine never sends an ACK and
+//!   never touches a payload byte.
 //!
 //! Both run the same decision code: the hardware data path only replaces
 //! the memory checks and writes of a received packet by the RTL's verdict,
@@ -133,6 +134,6 @@ pub enum HwTransmit {
     /// A data packet or PROBE, built by the RTL.
     Descriptor(TxDescriptor),
     /// A datagram the firmware built whole in the caller's buffer (NACK,
-    /// DISCONNECT): the RTL has no builder for it.
+    /// DISCONNECT): the RTL only frames it (Ethernet, IP, UDP).
     Datagram(Transmit),
 }

@@ -18,9 +18,15 @@
 //! frame leaves, the next datagram is captured, so ACK frames follow each
 //! other without an idle cycle.
 //!
-//! Every ACK is framed (no address is refused). Counters for the
-//! firmware: `cnt_frames` (frames sent), `cnt_ece` (of which carried ECE)
-//! and `cnt_v6` (of which IPv6).
+//! A second input, `s_fw_*`, takes the datagrams the firmware builds
+//! whole (NACK, DISCONNECT) and frames them the same way: the framer
+//! captures one datagram at a time, from the ACK generator when it has one
+//! to start, else from the firmware, and holds that choice from the
+//! datagram's first beat to its last.
+//!
+//! Every datagram is framed (no address is refused). Counters for the
+//! firmware: `cnt_frames` (frames sent), `cnt_ece` (of which carried ECE),
+//! `cnt_v6` (of which IPv6) and `cnt_fw` (of which the firmware's).
 //!
 //! Hand-written Verilog (`ack_frame.v.in`); verified under Verilator inside
 //! [`crate::NicCore`].
@@ -87,6 +93,24 @@ pub struct AckFrame<const W: usize, const B: usize> {
     pub cnt_ece: Signal<Out, Bits<32>>,
     /// ACK frames sent as IPv6 (destination not IPv4-mapped).
     pub cnt_v6: Signal<Out, Bits<32>>,
+    /// Firmware datagram beats (up to [`CAP_BYTES`] a datagram).
+    pub s_fw_tdata: Signal<In, Bits<W>>,
+    /// Firmware byte enables (packed).
+    pub s_fw_tkeep: Signal<In, Bits<B>>,
+    /// Firmware beat valid.
+    pub s_fw_tvalid: Signal<In, Bit>,
+    /// The framer takes the firmware's beat.
+    pub s_fw_tready: Signal<Out, Bit>,
+    /// Last beat of the firmware's datagram.
+    pub s_fw_tlast: Signal<In, Bit>,
+    /// Its destination IP (IPv6, or IPv4 mapped), with the first beat.
+    pub s_fw_dst_ip: Signal<In, Bits<128>>,
+    /// Its UDP source port, with the first beat.
+    pub s_fw_src_port: Signal<In, Bits<16>>,
+    /// Its UDP destination port, with the first beat.
+    pub s_fw_dst_port: Signal<In, Bits<16>>,
+    /// Frames sent of datagrams from the firmware.
+    pub cnt_fw: Signal<Out, Bits<32>>,
 }
 
 impl<const W: usize, const B: usize> Logic for AckFrame<W, B> {
@@ -107,6 +131,8 @@ impl<const W: usize, const B: usize> Logic for AckFrame<W, B> {
         self.cnt_frames.connect();
         self.cnt_ece.connect();
         self.cnt_v6.connect();
+        self.s_fw_tready.connect();
+        self.cnt_fw.connect();
     }
 
     fn hdl(&self) -> Verilog {

@@ -354,6 +354,27 @@ pub struct NicCore<const W: usize, const B: usize> {
     pub fw_cnt_up: Signal<Out, Bits<32>>,
     /// Of which cut to the queue's slot size.
     pub fw_cnt_trunc: Signal<Out, Bits<32>>,
+    /// Firmware transmit port: a datagram the firmware built whole (NACK,
+    /// DISCONNECT; up to 128 bytes), lane 0 first, packed `tkeep`; framed
+    /// by the ACK framer between ACKs.
+    pub s_fwtx_tdata: Signal<In, Bits<W>>,
+    /// Firmware transmit port: byte enables.
+    pub s_fwtx_tkeep: Signal<In, Bits<B>>,
+    /// Firmware transmit port: beat valid.
+    pub s_fwtx_tvalid: Signal<In, Bit>,
+    /// Firmware transmit port: the framer takes the beat.
+    pub s_fwtx_tready: Signal<Out, Bit>,
+    /// Firmware transmit port: last beat.
+    pub s_fwtx_tlast: Signal<In, Bit>,
+    /// Firmware transmit port: destination IP (IPv4 mapped into IPv6),
+    /// with the first beat.
+    pub s_fwtx_dst_ip: Signal<In, Bits<128>>,
+    /// Firmware transmit port: UDP source port, with the first beat.
+    pub s_fwtx_src_port: Signal<In, Bits<16>>,
+    /// Firmware transmit port: UDP destination port, with the first beat.
+    pub s_fwtx_dst_port: Signal<In, Bits<16>>,
+    /// Frames of datagrams from the firmware sent (of `ack_cnt_frames`).
+    pub fwtx_cnt_frames: Signal<Out, Bits<32>>,
 
     rx: NicRx<W, B>,
     tx: TxBuild<W, B>,
@@ -457,6 +478,16 @@ impl<const W: usize, const B: usize> Logic for NicCore<W, B> {
         self.ack_cnt_frames.next = self.ackf.cnt_frames.val();
         self.ack_cnt_ece.next = self.ackf.cnt_ece.val();
         self.ack_cnt_v6.next = self.ackf.cnt_v6.val();
+        // The firmware's own datagrams (NACK, DISCONNECT), framed between ACKs.
+        self.ackf.s_fw_tdata.next = self.s_fwtx_tdata.val();
+        self.ackf.s_fw_tkeep.next = self.s_fwtx_tkeep.val();
+        self.ackf.s_fw_tvalid.next = self.s_fwtx_tvalid.val();
+        self.s_fwtx_tready.next = self.ackf.s_fw_tready.val();
+        self.ackf.s_fw_tlast.next = self.s_fwtx_tlast.val();
+        self.ackf.s_fw_dst_ip.next = self.s_fwtx_dst_ip.val();
+        self.ackf.s_fw_src_port.next = self.s_fwtx_src_port.val();
+        self.ackf.s_fw_dst_port.next = self.s_fwtx_dst_port.val();
+        self.fwtx_cnt_frames.next = self.ackf.cnt_fw.val();
 
         // TX builder.
         self.tx.s_desc_valid.next = self.s_desc_valid.val();

@@ -26,11 +26,10 @@
 //! The bytes of a verdict-10 packet come up through the RTL's firmware
 //! receive queue (`m_fw_*`, `metaroce_hdl::FwRx`); this model also keeps a
 //! copy of every frame it puts on the MAC RX port and compares the bytes
-//! the RTL hands up with it (`HwCounters::fw_rx_mismatches`). One part of
-//! the hardware is **modelled here, not RTL yet** (see `docs/hardware.md`
-//! §17.5): the few datagrams the firmware builds itself (NACK,
-//! DISCONNECT) leave on the wire directly, since `NicCore` has no firmware
-//! transmit port. They are counted.
+//! the RTL hands up with it (`HwCounters::fw_rx_mismatches`). The few
+//! datagrams the firmware builds itself (NACK, DISCONNECT) go down the
+//! RTL's firmware transmit port (`s_fwtx_*`), whose framer is the ACKs'
+//! (`HwCounters::firmware_frames`).
 //!
 //! The host side is a [`VecMemory`]: the DMA port's writes land in it, the
 //! payload fetch port reads from it, and the application reads and writes
@@ -43,7 +42,7 @@ use etherparse::{NetSlice, SlicedPacket, TransportSlice};
 use metaroce_firmware::datapath::{HwTransmit, HwVerdict, PlacedPacket, TxDescriptor};
 use metaroce_firmware::{
     Access, Event, Memory, MemoryRegion, Nic, NicConfig, QpConfig, QpState, QpTransition, RecvWr,
-    RegisterError, RxMeta, SendWr, VecMemory, VerbsError,
+    RegisterError, RxMeta, SendWr, Transmit, VecMemory, VerbsError,
 };
 use metaroce_proto::{Flags, Opcode};
 
@@ -177,10 +176,15 @@ struct Ports {
     /// `m_fw_tdata`, `m_fw_tkeep`, `m_fw_tvalid`, `m_fw_tready`,
     /// `m_fw_tlast`, `m_fw_len`, `m_fw_trunc`, `m_fw_src_port`.
     fw: [Port; 8],
+    /// `s_fwtx_tdata`, `s_fwtx_tkeep`, `s_fwtx_tvalid`, `s_fwtx_tready`,
+    /// `s_fwtx_tlast`, `s_fwtx_dst_ip`, `s_fwtx_src_port`,
+    /// `s_fwtx_dst_port`.
+    fw_tx: [Port; 8],
     err: Port,
     cnt_sel: Port,
     cnt_val: Port,
     ack_frames: Port,
+    fw_tx_frames: Port,
 }
 
 const EV_PORTS: [&str; 15] = [
@@ -243,10 +247,21 @@ impl Ports {
                 sim.port("m_fw_trunc")?,
                 sim.port("m_fw_src_port")?,
             ],
+            fw_tx: [
+                sim.port("s_fwtx_tdata")?,
+                sim.port("s_fwtx_tkeep")?,
+                sim.port("s_fwtx_tvalid")?,
+                sim.port("s_fwtx_tready")?,
+                sim.port("s_fwtx_tlast")?,
+                sim.port("s_fwtx_dst_ip")?,
+                sim.port("s_fwtx_src_port")?,
+                sim.port("s_fwtx_dst_port")?,
+            ],
             err: sim.port("m_err")?,
             cnt_sel: sim.port("cnt_sel")?,
             cnt_val: sim.port("cnt_val")?,
             ack_frames: sim.port("ack_cnt_frames")?,
+            fw_tx_frames: sim.port("fwtx_cnt_frames")?,
         })
     }
 }
@@ -290,6 +305,12 @@ pub struct HwNic {
     fw_expect: VecDeque<Held>,
     /// The datagram the firmware receive queue is handing up.
     fw_bytes: Vec<u8>,
+    /// Datagrams for the firmware transmit port, and the offset into the
+    /// first.
+    fw_tx: VecDeque<(Vec<u8>, Transmit)>,
+    fw_tx_off: usize,
+    /// A firmware transmit beat is offered this cycle: its byte count.
+    fw_tx_beat: Option<usize>,
     /// The MAC TX frame being received.
     tx_frame: Vec<u8>,
     /// The DMA write in progress: address, length, bytes so far.
@@ -350,6 +371,9 @@ impl HwNic {
             held: VecDeque::new(),
             fw_expect: VecDeque::new(),
             fw_bytes: Vec::new(),
+            fw_tx: VecDeque::new(),
+            fw_tx_off: 0,
+            fw_tx_beat: None,
             tx_frame: Vec::new(),
             dma: None,
             fetch: VecDeque::new(),
@@ -459,7 +483,8 @@ impl HwNic {
     /// ACK frames the RTL sent.
     pub fn rtl_ack_frames(&mut self) -> u64 {
         self.sim.eval();
-        self.sim.get(self.p.ack_frames)
+        // The framer also sends the firmware's datagrams: not the RTL's ACKs.
+        self.sim.get(self.p.ack_frames) - self.sim.get(self.p.fw_tx_frames)
     }
 
     /// Allocates a protection domain.
@@ -563,6 +588,7 @@ impl HwNic {
             && self.fetch.is_empty()
             && self.dma.is_none()
             && self.tx_frame.is_empty()
+            && self.fw_tx.is_empty()
     }
 
     fn entry_of(&self, qpn: u32) -> Option<usize> {
@@ -733,7 +759,7 @@ impl HwNic {
     /// such as one that talks to a soft NIC over sockets.
     pub fn step_at(&mut self, now: u64, out: &mut Vec<Vec<u8>>) {
         self.now = now;
-        self.firmware_transmit(now, out);
+        self.firmware_transmit(now);
         if self.fw.poll_timeout().is_some_and(|t| t <= now) {
             self.fw.handle_timeout(now, &mut self.mem);
             self.next_poll_ns = 0;
@@ -747,23 +773,16 @@ impl HwNic {
 
     /// The firmware's transmit side: takes the engine's next packet when
     /// the descriptor slot is free.
-    fn firmware_transmit(&mut self, now: u64, out: &mut Vec<Vec<u8>>) {
+    fn firmware_transmit(&mut self, now: u64) {
         if self.desc.is_some() || now < self.next_poll_ns {
             return;
         }
         match self.fw.poll_hardware(now, &mut self.buf) {
             Some(HwTransmit::Descriptor(d)) => self.queue_descriptor(&d),
+            // The RTL frames it from the firmware transmit port.
             Some(HwTransmit::Datagram(t)) => {
-                let src = SocketAddr::new(self.cfg.ip, t.src_port);
-                let dst = SocketAddr::new(self.cfg.peer_ip, t.dst_port);
-                let datagram = &self.buf[..t.len];
-                match udp_frame(self.cfg.mac, self.cfg.peer_mac, src, dst, datagram) {
-                    Some(frame) => {
-                        self.counters.firmware_frames += 1;
-                        out.push(frame);
-                    }
-                    None => self.counters.interface_errors += 1,
-                }
+                self.fw_tx.push_back((self.buf[..t.len].to_vec(), t));
+                self.counters.firmware_frames += 1;
             }
             // Nothing now: ask again in a while (or when something happens).
             None => self.next_poll_ns = now + 200,
@@ -829,6 +848,27 @@ impl HwNic {
                 self.sim.set(self.p.rx_tvalid, 1);
             }
             None => self.sim.set(self.p.rx_tvalid, 0),
+        }
+        // Firmware transmit port: the datagram's beats, its addressing held.
+        self.fw_tx_beat = None;
+        let [tdata, tkeep, tvalid, _, tlast, dst_ip, src_port, dst_port] = self.p.fw_tx;
+        match self.fw_tx.front() {
+            Some((bytes, t)) => {
+                let n = (bytes.len() - self.fw_tx_off).min(LANES);
+                beat[..n].copy_from_slice(&bytes[self.fw_tx_off..self.fw_tx_off + n]);
+                self.sim.set_bytes(tdata, &beat);
+                self.sim.set(tkeep, (1u64 << n) - 1);
+                self.sim
+                    .set(tlast, u64::from(self.fw_tx_off + n == bytes.len()));
+                let mut ip = mapped(t.dst_ip);
+                ip.reverse();
+                self.sim.set_bytes(dst_ip, &ip);
+                self.sim.set(src_port, t.src_port.into());
+                self.sim.set(dst_port, t.dst_port.into());
+                self.sim.set(tvalid, 1);
+                self.fw_tx_beat = Some(n);
+            }
+            None => self.sim.set(tvalid, 0),
         }
         // Payload fetch: requests always taken, data a beat a cycle.
         self.sim.set(self.feed.rd_ready, 1);
@@ -932,6 +972,20 @@ impl HwNic {
                 if self.fetch_off == len {
                     self.fetch.pop_front();
                     self.fetch_off = 0;
+                }
+            }
+        }
+        // The firmware transmit port took a beat.
+        if let Some(n) = self.fw_tx_beat {
+            if self.sim.get(self.p.fw_tx[3]) == 1 {
+                self.fw_tx_off += n;
+                if self
+                    .fw_tx
+                    .front()
+                    .is_some_and(|(b, _)| self.fw_tx_off == b.len())
+                {
+                    self.fw_tx.pop_front();
+                    self.fw_tx_off = 0;
                 }
             }
         }
