@@ -335,3 +335,53 @@ fn disconnect_fails_the_peer_and_flushes_its_receives() {
             .any(|c| c.wr_id == 3 && c.status == WcStatus::WrFlushErr && c.is_recv)
     );
 }
+
+#[test]
+fn reads_in_flight_stay_within_max_rd_atomic_and_all_complete() {
+    let qp = metaroce_firmware::QpConfig {
+        paths: 4,
+        streams: 4,
+        max_rd_atomic: 2,
+        ..metaroce_firmware::QpConfig::default()
+    };
+    let mut pair = Pair::with_config(31, qp, Channel::default());
+    let len = 6000u32;
+    let reads = 7u64;
+    for i in 0..reads {
+        let src = MEM_BASE + (i * 0x10000);
+        pattern(i, pair.b.mem.slice_mut(src, len as usize));
+        let wr = SendWr {
+            wr_id: i,
+            op: SendOp::Read {
+                remote_va: src,
+                rkey: pair.b.mr.rkey,
+            },
+            sge: Sge {
+                addr: MEM_BASE + 0x100_0000 + i * 0x10000,
+                len,
+                lkey: pair.a.mr.lkey,
+            },
+            signaled: true,
+            solicited: false,
+            stream: (i % 4) as u16,
+        };
+        pair.a.nic.post_send(pair.a.qpn, wr).unwrap();
+    }
+    let (qpn, mut done, mut most) = (pair.a.qpn, 0, 0);
+    let finished = pair.run_until(50_000_000, |p| {
+        most = most.max(p.a.nic.outstanding_reads(qpn).count());
+        done += completions(p.events().0).len();
+        done == reads as usize
+    });
+    assert!(finished, "{done} of {reads} READs completed");
+    assert_eq!(most, 2, "READs in flight at once");
+    for i in 0..reads {
+        let mut want = vec![0u8; len as usize];
+        pattern(i, &mut want);
+        let got = pair
+            .a
+            .mem
+            .slice(MEM_BASE + 0x100_0000 + i * 0x10000, len as usize);
+        assert_eq!(got, &want[..], "READ {i}");
+    }
+}
