@@ -421,11 +421,6 @@ impl Tx {
 
     fn poll_new(&mut self, now: u64, stats: &mut Stats) -> Option<DataPlan> {
         let &key = self.to_segment.front()?;
-        if self.msgs[key as usize].opcode == Opcode::ReadReq
-            && self.reads_in_flight().count() >= self.cfg.max_rd_atomic as usize
-        {
-            return None; // READ limit: the send queue waits for a READ to complete
-        }
         let window_end = self
             .peer_conn_cum
             .wrapping_add(self.peer_credit.min(self.cfg.recv_window));
@@ -788,15 +783,6 @@ impl Tx {
 
     /// Marks a READ done once its request was accepted and its response bytes
     /// are all placed (only then may its slot and records go).
-    /// The READs whose request has been sent and that have not completed:
-    /// (stream, MSN, message key).
-    pub fn reads_in_flight(&self) -> impl Iterator<Item = (u16, u32, u32)> + '_ {
-        self.reads
-            .iter()
-            .filter(|&(_, &key)| self.msgs[key as usize].sent_pkts > 0)
-            .map(|(&(stream, msn), &key)| (stream, msn, key))
-    }
-
     pub fn complete_read_if_done(&mut self, key: u32) {
         let m = &mut self.msgs[key as usize];
         if m.accepted && m.read_seen && m.read_placed >= m.sge.len && m.status.is_none() {

@@ -529,7 +529,6 @@ impl HwNic {
             return Err(VerbsError::QueueFull);
         };
         cfg.recv_window = CONN_WINDOW;
-        cfg.max_rd_atomic = READS as u32;
         let qpn = self.fw.create_qp(pd, Some(cfg))?;
         self.qps[e] = Some(QpEntry {
             qpn,
@@ -779,14 +778,7 @@ impl HwNic {
             return;
         }
         match self.fw.poll_hardware(now, &mut self.buf) {
-            Some(HwTransmit::Descriptor(d)) => {
-                self.queue_descriptor(&d);
-                // A READ request: its entry in the RTL's READ table goes in
-                // before the request leaves.
-                if d.repr.opcode == Opcode::ReadReq {
-                    self.sync_tables();
-                }
-            }
+            Some(HwTransmit::Descriptor(d)) => self.queue_descriptor(&d),
             // The RTL frames it from the firmware transmit port.
             Some(HwTransmit::Datagram(t)) => {
                 self.fw_tx.push_back((self.buf[..t.len].to_vec(), t));
