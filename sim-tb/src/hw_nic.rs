@@ -657,12 +657,16 @@ impl HwNic {
                 let Some((base, recvs)) = self.fw.posted_receives(entry.qpn, s as u16) else {
                     continue;
                 };
-                let recvs: Vec<RecvWr> = recvs.take(RQ_SLOTS as usize).copied().collect();
-                let count = recvs.len() as u32;
+                // Runs after every event: look before copying anything.
+                let count = recvs.take(RQ_SLOTS as usize).count() as u32;
                 let (old_base, old_count, written) = entry.rings[s];
                 if (old_base, old_count) == (base, count) {
                     continue;
                 }
+                let Some((_, recvs)) = self.fw.posted_receives(entry.qpn, s as u16) else {
+                    continue;
+                };
+                let recvs: Vec<RecvWr> = recvs.take(count as usize).copied().collect();
                 if base != old_base {
                     // Retire first: what stays of the old ring.
                     let end = old_base.wrapping_add(old_count);
