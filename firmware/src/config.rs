@@ -3,6 +3,7 @@
 use core::net::{IpAddr, Ipv4Addr};
 
 use crate::cc::{CcAlgorithm, EcnAimdParams};
+use crate::datapath::Datapath;
 
 /// Configuration of one NIC.
 #[derive(Debug, Clone, PartialEq)]
@@ -25,6 +26,11 @@ pub struct NicConfig {
     pub linger_max_ns: u64,
     /// Defaults for new queue pairs.
     pub qp: QpConfig,
+    /// Who does the per-packet work. On [`Datapath::Hardware`] the paths'
+    /// table entries are in the NIC's TX table: the engine queues their
+    /// operations ([`Nic::poll_table_op`](crate::Nic::poll_table_op)) and
+    /// takes their results ([`Nic::handle_table_result`](crate::Nic::handle_table_result)).
+    pub datapath: Datapath,
 }
 
 impl Default for NicConfig {
@@ -38,6 +44,7 @@ impl Default for NicConfig {
             seed: 1,
             linger_max_ns: 1_000_000_000,
             qp: QpConfig::default(),
+            datapath: Datapath::Software,
         }
     }
 }

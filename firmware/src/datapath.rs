@@ -33,6 +33,7 @@ use core::net::IpAddr;
 use metaroce_proto::{Flags, Opcode, Repr};
 
 use crate::Transmit;
+use crate::path::{TableOp, TableOutcome};
 
 /// Who does the per-packet work (see the module docs).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -136,4 +137,32 @@ pub enum HwTransmit {
     /// A datagram the firmware built whole in the caller's buffer (NACK,
     /// DISCONNECT): the RTL only frames it (Ethernet, IP, UDP).
     Datagram(Transmit),
+}
+
+/// An operation for the NIC's TX table, from
+/// [`Nic::poll_table_op`](crate::Nic::poll_table_op).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TableRequest {
+    /// The QP.
+    pub qpn: u32,
+    /// Its path.
+    pub path: u16,
+    /// The operation.
+    pub op: TableOp,
+}
+
+/// What the NIC's TX table finished for one path, given to
+/// [`Nic::handle_table_result`](crate::Nic::handle_table_result).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum TableDone {
+    /// An operation from [`Nic::poll_table_op`](crate::Nic::poll_table_op), with its result.
+    Op(TableOp, TableOutcome),
+    /// The NIC's ACK receiver applied a received ACK (its `Ack` and
+    /// `Feedback`): the data packets and bytes it acknowledged.
+    AckApplied {
+        /// Data packets acknowledged.
+        pkts: u32,
+        /// Data bytes acknowledged.
+        bytes: u32,
+    },
 }

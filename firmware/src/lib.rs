@@ -44,11 +44,12 @@ pub use counters::{Drops, Stats};
 pub use memory::{Memory, VecMemory};
 pub use mr::{Access, AccessError, MemoryRegion, MrTable, RegisterError};
 pub use nic::{Event, LINGER_PERIODS, Nic, RxMeta, Transmit};
+/// The sender's per-path state, its table part and the fate of one
+/// transmission: public so that the RTL's per-path TX table
+/// (`metaroce-sim-tb`) is checked against the engine's own code, and the
+/// hardware data path reads the NIC's table into a [`PathView`].
+pub use path::{PathEntry, PathView, SlotFate, TableOp, TableOutcome, TxPath};
 pub use path::{PathHealth, PathStats};
-/// The sender's per-path state and the fate of one transmission, public so
-/// that the RTL's per-path TX table (`metaroce-sim-tb`) is checked against
-/// the engine's own code.
-pub use path::{SlotFate, TxPath};
 pub use rtt::RttEstimator;
 pub use verbs::{
     Completion, QpState, QpTransition, RecvWr, RemoteEnd, SendOp, SendWr, Sge, VerbsError,

@@ -18,10 +18,10 @@ use metaroce_proto::{Ext, MsgRepr, Packet, PseudoHeader, Repr};
 
 use crate::config::{MAX_PATHS, NicConfig, QpConfig};
 use crate::counters::{Drops, Stats};
-use crate::datapath::{Datapath, HwTransmit, HwVerdict, PlacedPacket};
+use crate::datapath::{Datapath, HwTransmit, HwVerdict, PlacedPacket, TableDone, TableRequest};
 use crate::memory::Memory;
 use crate::mr::{MemoryRegion, MrTable, RegisterError};
-use crate::path::PathStats;
+use crate::path::{PathStats, PathView, SlotFate};
 use crate::qp::{Ctx, PseudoLocal, Qp, RxData};
 use crate::verbs::{
     QpState, QpTransition, RecvWr, RemoteEnd, SendOp, SendWr, Sge, VerbsError, WcStatus,
@@ -161,8 +161,11 @@ impl Nic {
         let qpn = self.next_qpn;
         self.next_qpn += 1;
         let seed = self.cfg.seed ^ u64::from(qpn).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-        self.qps
-            .insert(qpn, Qp::new(qpn, pd, cfg, self.cfg.mtu, seed));
+        let hardware_table = self.cfg.datapath == Datapath::Hardware;
+        self.qps.insert(
+            qpn,
+            Qp::new(qpn, pd, cfg, self.cfg.mtu, seed, hardware_table),
+        );
         Ok(qpn)
     }
 
@@ -425,6 +428,59 @@ impl Nic {
         if !agreed {
             self.stats.hw_disagreements += 1;
         }
+        Self::mark_ready(&mut self.ready, qp);
+    }
+
+    /// Hardware data path: the next operation for the NIC's TX table, for
+    /// path `path` of QP `qpn` (which table slot holds it is the
+    /// firmware's choice). A path's operations must be performed in the
+    /// order they come, and each one's result given to
+    /// [`Nic::handle_table_result`].
+    pub fn poll_table_op(&mut self) -> Option<TableRequest> {
+        self.qps.values_mut().find_map(|qp| {
+            qp.tx.poll_table_op().map(|(path, op)| TableRequest {
+                qpn: qp.qpn,
+                path,
+                op,
+            })
+        })
+    }
+
+    /// Hardware data path: the NIC's TX table finished `done` for path
+    /// `path` of QP `qpn` (an operation from [`Nic::poll_table_op`], or a
+    /// received ACK its ACK receiver applied). `fates` are the data
+    /// transmissions it resolved, in order; `view` is the path's entry read
+    /// back after it. Acknowledged transmissions are delivered, lost ones
+    /// retransmitted on another path; a result the engine did not expect
+    /// counts in [`Stats::hw_disagreements`].
+    pub fn handle_table_result(
+        &mut self,
+        now: u64,
+        qpn: u32,
+        path: u16,
+        done: &TableDone,
+        fates: &[SlotFate],
+        view: PathView,
+    ) {
+        let Some(qp) = self.qps.get_mut(&qpn) else {
+            return; // destroyed meanwhile
+        };
+        if !qp
+            .tx
+            .on_table_result(now, path, done, fates, view, &mut self.stats)
+        {
+            self.stats.hw_disagreements += 1;
+        }
+        let mut ctx = Ctx {
+            now,
+            mem: &mut NoMemory,
+            mrs: &self.mrs,
+            drops: &mut self.drops,
+            stats: &mut self.stats,
+            events: &mut self.events,
+            mtu: self.cfg.mtu,
+        };
+        qp.after_tx_event(&mut ctx);
         Self::mark_ready(&mut self.ready, qp);
     }
 

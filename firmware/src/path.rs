@@ -1,5 +1,21 @@
 //! The sender's view of one path: its entropy value, PSN space, in-flight
 //! packets, RTT, ECN and loss estimates, window and health.
+//!
+//! A path's state is split the way the hardware NIC splits it
+//! (`docs/hardware.md` §12):
+//!
+//! - the **table** part ([`PathEntry`]): the ring of transmissions, the PSNs,
+//!   bytes in flight, the window, the RTT estimate, the ECN and loss EWMAs,
+//!   the counters and the quarantine flag. Only [`TableOp`]s change it. On
+//!   the software data path the engine holds it; on the hardware data path
+//!   the NIC's TX table does, and the engine sees the [`PathView`] the
+//!   firmware reads back from it, with the fate of each transmission coming
+//!   back as [`SlotFate`] events.
+//! - the **firmware** part ([`TxPath`] itself): the congestion controller,
+//!   the send times (RACK), the RTO and probe timers.
+//!
+//! Both data paths run the same [`TxPath`] code; only where the table lives
+//! differs.
 
 use alloc::boxed::Box;
 use alloc::collections::VecDeque;
@@ -9,22 +25,29 @@ use metaroce_proto::{SACK_BITS, Sack};
 use crate::cc::PathController;
 use crate::rtt::RttEstimator;
 
-/// One transmission on a path, waiting for its fate.
+/// One transmission in the table's ring, waiting for its fate.
 #[derive(Debug, Clone, Copy)]
 struct Slot {
     /// Connection PSN carried (unused for probes).
     conn_psn: u32,
-    /// Payload bytes.
-    len: u32,
-    /// Low 32 bits of the send time, ns (ages are taken modulo 2^32).
+    /// The firmware's column: the send time (low 32 bits of ns; ages are
+    /// taken modulo 2^32), kept here when the engine holds the table. A
+    /// NIC's table has no such column: the firmware keeps it beside it.
     sent_ns: u32,
+    /// Payload bytes.
+    len: u16,
     /// Still unresolved (neither acknowledged nor declared lost).
     live: bool,
     /// A PROBE rather than data.
     probe: bool,
 }
 
-/// Bytes of path state per transmission in flight.
+/// The firmware's record of one transmission: its send time (low 32 bits,
+/// ns) and whether it was a PROBE.
+type Sent = (u32, bool);
+
+/// Bytes of path state per transmission in flight, the table holding the
+/// send times (the software data path).
 pub(crate) const SLOT_BYTES: usize = size_of::<Slot>();
 
 /// Health of a path.
@@ -89,148 +112,257 @@ pub enum SlotFate {
     },
 }
 
-/// Sender-side path state.
-pub struct TxPath {
-    entropy: u16,
-    next_psn: u32,
-    una: u32,
-    slots: VecDeque<Slot>,
-    inflight_bytes: u32,
-    cc: Box<dyn PathController>,
-    rtt: RttEstimator,
-    /// Fractions scaled by 2^16.
-    ecn_ewma: u32,
-    loss_ewma: u32,
-    samples: u32,
-    last_ce_count: u32,
-    health: PathHealth,
-    rto_deadline: Option<u64>,
-    stats: PathStats,
+/// An operation on a path's table entry: the operations of the NIC's TX
+/// table (`docs/hardware.md` §12), which [`PathEntry::apply`] performs in
+/// software.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TableOp {
+    /// A fresh entry with this entropy and a window of 0.
+    Init {
+        /// Entropy value (UDP source port).
+        entropy: u16,
+    },
+    /// A data transmission or a PROBE takes the next path PSN.
+    Send {
+        /// Connection PSN (data).
+        conn_psn: u32,
+        /// Payload bytes (data).
+        len: u16,
+        /// A PROBE rather than data.
+        probe: bool,
+        /// A retransmission (data).
+        retx: bool,
+    },
+    /// An ACK's cumulative path PSN and SACK bitmap.
+    Ack {
+        /// Cumulative path PSN.
+        path_cum: u32,
+        /// Bitmap above it.
+        sack: Sack,
+    },
+    /// An ACK's RTT sample, cumulative CE count and acknowledged packets.
+    Feedback {
+        /// RTT sample, ns.
+        rtt_ns: Option<u64>,
+        /// The ACK's cumulative CE count.
+        ce_count: u32,
+        /// Data packets the ACK acknowledged.
+        acked: u32,
+    },
+    /// The path timed out: every unresolved transmission is lost, the path
+    /// is quarantined and moves to `entropy`.
+    Timeout {
+        /// New entropy value.
+        entropy: u16,
+    },
+    /// The path moves to `entropy` and forgets its route's estimates.
+    Move {
+        /// New entropy value.
+        entropy: u16,
+    },
+    /// The congestion controller's window.
+    Window {
+        /// Window, bytes.
+        bytes: u32,
+    },
+    /// The firmware's RACK found this transmission lost.
+    Lose {
+        /// Path PSN.
+        path_psn: u32,
+    },
 }
 
-const ONE: u32 = 1 << 16;
+/// What a [`TableOp`] returned.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TableOutcome {
+    /// `Send`: the ring had room.
+    pub ok: bool,
+    /// `Send`: the path PSN assigned.
+    pub psn: u32,
+    /// `Ack`: data packets acknowledged.
+    pub pkts: u32,
+    /// `Ack`: data bytes acknowledged.
+    pub bytes: u32,
+}
 
-impl TxPath {
-    /// A fresh path using `entropy`.
-    pub fn new(entropy: u16, cc: Box<dyn PathController>) -> Self {
-        TxPath {
-            entropy,
-            next_psn: 0,
-            una: 0,
-            slots: VecDeque::new(),
-            inflight_bytes: 0,
-            cc,
-            rtt: RttEstimator::default(),
-            ecn_ewma: 0,
-            loss_ewma: 0,
-            samples: 0,
-            last_ce_count: 0,
-            health: PathHealth::Active,
-            rto_deadline: None,
-            stats: PathStats::default(),
-        }
-    }
+/// A path's table entry as its read port shows it.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct PathView {
+    /// Entropy value (UDP source port).
+    pub entropy: u16,
+    /// Next path PSN.
+    pub next_psn: u32,
+    /// Oldest unresolved path PSN (`next_psn` when none).
+    pub una: u32,
+    /// Data bytes in flight.
+    pub inflight: u32,
+    /// Window, bytes.
+    pub window: u32,
+    /// RTT estimate.
+    pub rtt: RttEstimator,
+    /// CE fraction EWMA, 16.16.
+    pub ecn_ewma: u32,
+    /// Loss fraction EWMA, 16.16.
+    pub loss_ewma: u32,
+    /// Packets acknowledged since the last move.
+    pub samples: u32,
+    /// Quarantined (only probes go until one is acknowledged).
+    pub quarantined: bool,
+    /// Probe backoff multiplier while quarantined: 1, 2, 4 or 8 (0 while Active).
+    pub backoff: u8,
+    /// Packets sent.
+    pub sent: u64,
+    /// Retransmissions sent.
+    pub retransmitted: u64,
+    /// Packets acknowledged.
+    pub acked: u64,
+    /// Packets declared lost.
+    pub lost: u64,
+    /// CE marks echoed.
+    pub ce_marked: u64,
+    /// Moves to a new entropy value.
+    pub repaths: u64,
+    /// Timeouts.
+    pub timeouts: u64,
+}
 
-    /// Entropy value (UDP source port) in use.
-    pub fn entropy(&self) -> u16 {
-        self.entropy
-    }
-
-    /// Health.
-    pub fn health(&self) -> PathHealth {
-        self.health
-    }
-
-    /// Bytes in flight.
-    pub fn inflight_bytes(&self) -> u32 {
-        self.inflight_bytes
-    }
-
-    /// The path's retransmission timeout.
-    pub fn rto(&self, min_ns: u64, initial_ns: u64) -> u64 {
-        self.rtt.rto(min_ns, initial_ns)
-    }
-
-    /// Pending RTO deadline.
-    pub fn rto_deadline(&self) -> Option<u64> {
-        self.rto_deadline
-    }
-
+impl PathView {
     /// True when an Active path can take a packet of `len` bytes now: its
     /// window has room (an empty path always takes one) and the 256-PSN
     /// receive window is not exhausted.
     pub fn can_send(&self, len: u32) -> bool {
-        self.health == PathHealth::Active
+        !self.quarantined
             && self.next_psn.wrapping_sub(self.una) < SACK_BITS
-            && (self.inflight_bytes == 0 || self.inflight_bytes + len <= self.cc.window())
+            && (self.inflight == 0 || self.inflight + len <= self.window)
     }
 
-    /// Records a data transmission and returns its path PSN.
-    pub fn on_send_data(
-        &mut self,
-        conn_psn: u32,
-        len: u32,
-        retransmission: bool,
-        now_ns: u64,
-        rto_ns: u64,
-    ) -> u32 {
-        self.push_slot(
-            Slot {
+    /// Some transmission is unresolved. (The ring's front entry is always
+    /// unresolved: resolved ones at the front are popped at once.)
+    pub fn unresolved(&self) -> bool {
+        self.una != self.next_psn
+    }
+
+    /// True when the path's CE or loss fraction has stayed above the limits.
+    pub fn wants_repath(&self, ecn_limit: f32, loss_limit: f32) -> bool {
+        self.samples >= 8
+            && (fraction(self.ecn_ewma) > ecn_limit || fraction(self.loss_ewma) > loss_limit)
+    }
+}
+
+/// A path's table entry held by the engine (the software data path's TX
+/// table).
+#[derive(Debug, Clone)]
+pub struct PathEntry {
+    v: PathView,
+    slots: VecDeque<Slot>,
+    last_ce_count: u32,
+}
+
+const ONE: u32 = 1 << 16;
+
+impl PathEntry {
+    /// A fresh entry (`TableOp::Init`).
+    pub fn new(entropy: u16) -> Self {
+        PathEntry {
+            v: PathView {
+                entropy,
+                ..PathView::default()
+            },
+            slots: VecDeque::new(),
+            last_ce_count: 0,
+        }
+    }
+
+    /// The entry as the read port shows it.
+    pub fn view(&self) -> &PathView {
+        &self.v
+    }
+
+    /// Transmissions in the ring (unresolved ones and resolved ones behind them).
+    pub fn slots_len(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// Performs `op`, reporting each data transmission it resolves to
+    /// `fate` in PSN order.
+    pub fn apply(&mut self, op: &TableOp, mut fate: impl FnMut(SlotFate)) -> TableOutcome {
+        let mut out = TableOutcome {
+            ok: true,
+            ..TableOutcome::default()
+        };
+        match *op {
+            TableOp::Init { entropy } => *self = PathEntry::new(entropy),
+            TableOp::Send {
                 conn_psn,
                 len,
-                sent_ns: now_ns as u32,
-                live: true,
-                probe: false,
-            },
-            now_ns,
-            rto_ns,
-        );
-        self.inflight_bytes += len;
-        self.stats.sent += 1;
-        if retransmission {
-            self.stats.retransmitted += 1;
+                probe,
+                retx,
+            } => {
+                self.slots.push_back(Slot {
+                    conn_psn,
+                    sent_ns: 0,
+                    len,
+                    live: true,
+                    probe,
+                });
+                out.psn = self.v.next_psn;
+                self.v.next_psn = self.v.next_psn.wrapping_add(1);
+                if !probe {
+                    self.v.inflight += u32::from(len);
+                    self.v.sent += 1;
+                    self.v.retransmitted += u64::from(retx);
+                }
+            }
+            TableOp::Ack { path_cum, sack } => {
+                (out.pkts, out.bytes) = self.ack(path_cum, &sack, fate)
+            }
+            TableOp::Feedback {
+                rtt_ns,
+                ce_count,
+                acked,
+            } => self.feedback(rtt_ns, ce_count, acked),
+            TableOp::Timeout { entropy } => {
+                for slot in self.slots.iter_mut().filter(|s| s.live) {
+                    slot.live = false;
+                    if !slot.probe {
+                        self.v.inflight -= u32::from(slot.len);
+                        self.v.lost += 1;
+                        fate(SlotFate::Lost {
+                            conn_psn: slot.conn_psn,
+                        });
+                    }
+                }
+                self.pop_resolved();
+                self.v.timeouts += 1;
+                self.v.backoff = if self.v.quarantined {
+                    (self.v.backoff * 2).min(8)
+                } else {
+                    1
+                };
+                self.v.quarantined = true;
+                self.move_to(entropy);
+            }
+            TableOp::Move { entropy } => self.move_to(entropy),
+            TableOp::Window { bytes } => self.v.window = bytes,
+            TableOp::Lose { path_psn } => {
+                let i = path_psn.wrapping_sub(self.v.una) as usize;
+                if let Some(slot) = self.slots.get_mut(i).filter(|s| s.live && !s.probe) {
+                    slot.live = false;
+                    self.v.inflight -= u32::from(slot.len);
+                    self.v.lost += 1;
+                    self.v.loss_ewma = ewma(self.v.loss_ewma, ONE);
+                    fate(SlotFate::Lost {
+                        conn_psn: slot.conn_psn,
+                    });
+                    self.pop_resolved();
+                }
+            }
         }
-        self.next_psn.wrapping_sub(1)
+        out
     }
 
-    /// Records a probe transmission and returns its path PSN.
-    pub fn on_send_probe(&mut self, now_ns: u64, rto_ns: u64) -> u32 {
-        self.push_slot(
-            Slot {
-                conn_psn: 0,
-                len: 0,
-                sent_ns: now_ns as u32,
-                live: true,
-                probe: true,
-            },
-            now_ns,
-            rto_ns,
-        );
-        if let PathHealth::Quarantined { backoff, .. } = self.health {
-            self.health = PathHealth::Quarantined {
-                probe_due_ns: now_ns + rto_ns * u64::from(backoff),
-                backoff,
-            };
-        }
-        self.next_psn.wrapping_sub(1)
-    }
-
-    fn push_slot(&mut self, slot: Slot, now_ns: u64, rto_ns: u64) {
-        self.slots.push_back(slot);
-        self.next_psn = self.next_psn.wrapping_add(1);
-        if self.rto_deadline.is_none() {
-            self.rto_deadline = Some(now_ns + rto_ns);
-        }
-    }
-
-    /// Applies an ACK's cumulative point and SACK bitmap. Reports each
-    /// resolved data transmission to `fate`; returns (acked packets, acked bytes).
-    pub fn on_ack(
-        &mut self,
-        path_cum: u32,
-        sack: &Sack,
-        mut fate: impl FnMut(SlotFate),
-    ) -> (u32, u32) {
+    /// `TableOp::Ack`: returns (acked packets, acked bytes).
+    fn ack(&mut self, path_cum: u32, sack: &Sack, mut fate: impl FnMut(SlotFate)) -> (u32, u32) {
         let is_acked = |psn: u32| {
             let d = psn.wrapping_sub(path_cum);
             d >= 1 << 31 || (d >= 1 && sack.get(d - 1))
@@ -242,7 +374,7 @@ impl TxPath {
         let (mut pkts, mut bytes) = (0, 0);
         let mut probe_acked = false;
         for (i, slot) in self.slots.iter_mut().enumerate() {
-            let psn = self.una.wrapping_add(i as u32);
+            let psn = self.v.una.wrapping_add(i as u32);
             if psn.wrapping_sub(highest) < 1 << 31 && psn != highest {
                 break; // beyond everything this ACK knows about
             }
@@ -254,9 +386,9 @@ impl TxPath {
                 if slot.probe {
                     probe_acked = true;
                 } else {
-                    self.inflight_bytes -= slot.len;
+                    self.v.inflight -= u32::from(slot.len);
                     pkts += 1;
-                    bytes += slot.len;
+                    bytes += u32::from(slot.len);
                     fate(SlotFate::Acked {
                         conn_psn: slot.conn_psn,
                     });
@@ -265,10 +397,9 @@ impl TxPath {
                 // A later PSN on this in-order path arrived: this one is lost.
                 slot.live = false;
                 if !slot.probe {
-                    self.inflight_bytes -= slot.len;
-                    self.stats.lost += 1;
-                    self.loss_ewma = ewma(self.loss_ewma, ONE);
-                    self.cc.on_loss(0);
+                    self.v.inflight -= u32::from(slot.len);
+                    self.v.lost += 1;
+                    self.v.loss_ewma = ewma(self.v.loss_ewma, ONE);
                     fate(SlotFate::Lost {
                         conn_psn: slot.conn_psn,
                     });
@@ -276,22 +407,367 @@ impl TxPath {
             }
         }
         if probe_acked {
-            self.health = PathHealth::Active;
+            self.v.quarantined = false;
+            self.v.backoff = 0;
         }
-        self.stats.acked += u64::from(pkts);
+        self.v.acked += u64::from(pkts);
         for _ in 0..pkts {
-            self.loss_ewma = ewma(self.loss_ewma, 0);
+            self.v.loss_ewma = ewma(self.v.loss_ewma, 0);
         }
         self.pop_resolved();
         (pkts, bytes)
+    }
+
+    /// `TableOp::Feedback`.
+    fn feedback(&mut self, rtt_ns: Option<u64>, ce_count: u32, acked: u32) {
+        if let Some(rtt) = rtt_ns {
+            self.v.rtt.update(rtt);
+        }
+        let new_ce = ce_count.wrapping_sub(self.last_ce_count);
+        let new_ce = if new_ce < 1 << 31 {
+            self.last_ce_count = ce_count;
+            new_ce
+        } else {
+            0
+        };
+        self.v.ce_marked += u64::from(new_ce);
+        if acked > 0 {
+            let frac = (u64::from(new_ce.min(acked)) << 16) / u64::from(acked);
+            self.v.ecn_ewma = ewma(self.v.ecn_ewma, frac as u32);
+            self.v.samples += acked;
+        }
+    }
+
+    fn move_to(&mut self, entropy: u16) {
+        self.v.entropy = entropy;
+        self.v.ecn_ewma = 0;
+        self.v.loss_ewma = 0;
+        self.v.samples = 0;
+        self.v.repaths += 1;
+    }
+
+    fn pop_resolved(&mut self) {
+        while self.slots.front().is_some_and(|s| !s.live) {
+            self.slots.pop_front();
+            self.v.una = self.v.una.wrapping_add(1);
+        }
+    }
+}
+
+/// Where a path's table entry lives.
+enum Table {
+    /// In the engine: operations apply at once.
+    Soft(PathEntry),
+    /// In the NIC (see [`NicTable`]).
+    Hard(Box<NicTable>),
+}
+
+/// The firmware's side of a path whose table entry is in the NIC:
+/// operations queue for the firmware to issue, and their results (and the
+/// entry as read back) come back later.
+struct NicTable {
+    view: PathView,
+    ops: VecDeque<TableOp>,
+    /// Send time and kind of every transmission from `sent_base` on (the
+    /// NIC's table keeps no times).
+    sent: VecDeque<Sent>,
+    sent_base: u32,
+}
+
+/// Sender-side path state: the table entry (or its view) and the firmware's
+/// part.
+pub struct TxPath {
+    table: Table,
+    cc: Box<dyn PathController>,
+    /// The next path PSN the firmware hands out.
+    next_psn: u32,
+    /// RACK has reported every transmission before this PSN.
+    rack_from: u32,
+    /// The table's `ce_marked` (low 32 bits) when the firmware last looked.
+    ce_seen: u32,
+    probe_due_ns: u64,
+    rto_deadline: Option<u64>,
+}
+
+impl TxPath {
+    /// A fresh path using `entropy`, its table entry held by the engine.
+    pub fn new(entropy: u16, cc: Box<dyn PathController>) -> Self {
+        Self::with_table(Table::Soft(PathEntry::new(entropy)), cc)
+    }
+
+    /// A fresh path using `entropy` whose table entry is in the NIC: its
+    /// `Init` and `Window` are the first operations of [`TxPath::poll_op`].
+    pub fn new_hardware(entropy: u16, cc: Box<dyn PathController>) -> Self {
+        let mut ops = VecDeque::new();
+        ops.push_back(TableOp::Init { entropy });
+        let table = Table::Hard(Box::new(NicTable {
+            view: PathView {
+                entropy,
+                ..PathView::default()
+            },
+            ops,
+            sent: VecDeque::new(),
+            sent_base: 0,
+        }));
+        Self::with_table(table, cc)
+    }
+
+    fn with_table(table: Table, cc: Box<dyn PathController>) -> Self {
+        let bytes = cc.window();
+        let mut p = TxPath {
+            table,
+            cc,
+            next_psn: 0,
+            rack_from: 0,
+            ce_seen: 0,
+            probe_due_ns: 0,
+            rto_deadline: None,
+        };
+        p.op(TableOp::Window { bytes }, |_| {});
+        p
+    }
+
+    /// The table entry as the engine last saw it.
+    pub fn view(&self) -> &PathView {
+        match &self.table {
+            Table::Soft(e) => e.view(),
+            Table::Hard(t) => &t.view,
+        }
+    }
+
+    /// Entropy value (UDP source port) in use.
+    pub fn entropy(&self) -> u16 {
+        self.view().entropy
+    }
+
+    /// Health.
+    pub fn health(&self) -> PathHealth {
+        let v = self.view();
+        if v.quarantined {
+            PathHealth::Quarantined {
+                probe_due_ns: self.probe_due_ns,
+                backoff: v.backoff.into(),
+            }
+        } else {
+            PathHealth::Active
+        }
+    }
+
+    /// Bytes in flight.
+    pub fn inflight_bytes(&self) -> u32 {
+        self.view().inflight
+    }
+
+    /// The path's retransmission timeout.
+    pub fn rto(&self, min_ns: u64, initial_ns: u64) -> u64 {
+        self.view().rtt.rto(min_ns, initial_ns)
+    }
+
+    /// Pending RTO deadline.
+    pub fn rto_deadline(&self) -> Option<u64> {
+        self.rto_deadline
+    }
+
+    /// True when an Active path can take a packet of `len` bytes now (see
+    /// [`PathView::can_send`]).
+    pub fn can_send(&self, len: u32) -> bool {
+        self.view().can_send(len)
+    }
+
+    /// Performs `op` on the table (see [`Table::apply`]).
+    fn op(&mut self, op: TableOp, fate: impl FnMut(SlotFate)) -> Option<TableOutcome> {
+        let out = self.table.apply(op, fate);
+        self.trim_sent();
+        out
+    }
+
+    /// Writes the controller's window to the table when it changed.
+    fn write_window(&mut self) {
+        let bytes = self.cc.window();
+        if bytes != self.view().window {
+            self.op(TableOp::Window { bytes }, |_| {});
+        }
+    }
+
+    /// Forgets the send times of transmissions a NIC's table has resolved.
+    fn trim_sent(&mut self) {
+        if let Table::Hard(t) = &mut self.table {
+            while t.sent_base != t.view.una && t.sent.pop_front().is_some() {
+                t.sent_base = t.sent_base.wrapping_add(1);
+            }
+        }
+    }
+
+    /// A transmission's send time and kind, by path PSN.
+    fn sent_at(&self, psn: u32) -> Option<Sent> {
+        let (i, t) = match &self.table {
+            Table::Soft(e) => {
+                let i = psn.wrapping_sub(e.v.una);
+                let s = e.slots.get(i as usize).filter(|_| i < 1 << 31)?;
+                return Some((s.sent_ns, s.probe));
+            }
+            Table::Hard(t) => (psn.wrapping_sub(t.sent_base), t),
+        };
+        t.sent.get(i as usize).filter(|_| i < 1 << 31).copied()
+    }
+
+    /// Performs a `Send` of the next path PSN at `now_ns` and returns it.
+    fn send(&mut self, op: TableOp, now_ns: u64, rto_ns: u64) -> u32 {
+        let psn = self.next_psn;
+        self.next_psn = psn.wrapping_add(1);
+        let probe = matches!(op, TableOp::Send { probe: true, .. });
+        match &mut self.table {
+            Table::Soft(e) => {
+                let out = e.apply(&op, |_| {});
+                debug_assert_eq!(out.psn, psn);
+                if let Some(slot) = e.slots.back_mut() {
+                    slot.sent_ns = now_ns as u32;
+                }
+            }
+            Table::Hard(t) => {
+                t.ops.push_back(op);
+                t.sent.push_back((now_ns as u32, probe));
+            }
+        }
+        if self.rto_deadline.is_none() {
+            self.rto_deadline = Some(now_ns + rto_ns);
+        }
+        psn
+    }
+
+    /// Records a data transmission and returns its path PSN.
+    pub fn on_send_data(
+        &mut self,
+        conn_psn: u32,
+        len: u32,
+        retransmission: bool,
+        now_ns: u64,
+        rto_ns: u64,
+    ) -> u32 {
+        let op = TableOp::Send {
+            conn_psn,
+            len: len as u16,
+            probe: false,
+            retx: retransmission,
+        };
+        self.send(op, now_ns, rto_ns)
+    }
+
+    /// Records a probe transmission and returns its path PSN.
+    pub fn on_send_probe(&mut self, now_ns: u64, rto_ns: u64) -> u32 {
+        let op = TableOp::Send {
+            conn_psn: 0,
+            len: 0,
+            probe: true,
+            retx: false,
+        };
+        let psn = self.send(op, now_ns, rto_ns);
+        let v = self.view();
+        if v.quarantined {
+            self.probe_due_ns = now_ns + rto_ns * u64::from(v.backoff);
+        }
+        psn
+    }
+
+    /// Applies an ACK's cumulative point and SACK bitmap to a table the
+    /// engine holds. Reports each resolved data transmission to `fate`;
+    /// returns (acked packets, acked bytes). (A NIC's table applies its
+    /// ACKs itself: see [`TxPath::on_ack_applied`].)
+    pub fn on_ack(
+        &mut self,
+        path_cum: u32,
+        sack: &Sack,
+        mut fate: impl FnMut(SlotFate),
+    ) -> (u32, u32) {
+        if let Table::Hard(_) = self.table {
+            return (0, 0);
+        }
+        let cc = &mut self.cc;
+        let op = TableOp::Ack {
+            path_cum,
+            sack: *sack,
+        };
+        let out = self.table.apply(op, |f| {
+            if let SlotFate::Lost { .. } = f {
+                cc.on_loss(0);
+            }
+            fate(f)
+        });
+        self.trim_sent();
+        let out = out.unwrap_or_default();
+        self.write_window();
+        (out.pkts, out.bytes)
+    }
+
+    /// Feeds an RTT sample, the ACK's cumulative CE count and the congestion
+    /// controller; re-arms the RTO.
+    pub fn on_ack_feedback(
+        &mut self,
+        now_ns: u64,
+        rtt_ns: Option<u64>,
+        ce_count: u32,
+        acked: u32,
+        bytes: u32,
+        rto_ns: u64,
+    ) {
+        let op = TableOp::Feedback {
+            rtt_ns,
+            ce_count,
+            acked,
+        };
+        self.op(op, |_| {});
+        self.after_feedback(now_ns, acked, bytes, rto_ns);
+    }
+
+    /// A NIC's table applied an ACK (its `Ack` and `Feedback`): `fates` are
+    /// the transmissions it resolved, `view` the entry read back after it,
+    /// `rto_ns` the path's RTO before it. The firmware's part of
+    /// [`TxPath::on_ack`] and [`TxPath::on_ack_feedback`].
+    pub fn on_ack_applied(
+        &mut self,
+        now_ns: u64,
+        acked: u32,
+        bytes: u32,
+        fates: &[SlotFate],
+        view: PathView,
+        rto_ns: u64,
+    ) {
+        for f in fates {
+            if let SlotFate::Lost { .. } = f {
+                self.cc.on_loss(0);
+            }
+        }
+        self.set_view(view);
+        self.after_feedback(now_ns, acked, bytes, rto_ns);
+    }
+
+    /// The congestion controller and the RTO after an ACK's feedback.
+    fn after_feedback(&mut self, now_ns: u64, acked: u32, bytes: u32, rto_ns: u64) {
+        let v = *self.view();
+        let new_ce = (v.ce_marked as u32).wrapping_sub(self.ce_seen);
+        self.ce_seen = v.ce_marked as u32;
+        if acked > 0 {
+            let srtt = v.rtt.srtt().unwrap_or(rto_ns);
+            self.cc.on_ack(now_ns, bytes, acked, new_ce, srtt);
+            self.rto_deadline = None;
+        }
+        if v.unresolved() {
+            if self.rto_deadline.is_none() {
+                self.rto_deadline = Some(now_ns + rto_ns);
+            }
+        } else {
+            self.rto_deadline = None;
+        }
+        self.write_window();
     }
 
     /// How long a transmission on this path may stay unacknowledged after a
     /// later-sent packet was delivered elsewhere before it counts as lost:
     /// `max(srtt + 4·rttvar, 5/4·srtt)`; `None` before the first RTT sample.
     fn rack_wait(&self) -> Option<u64> {
-        let srtt = self.rtt.srtt()?;
-        Some(self.rtt.rto(0, 0).max(srtt + srtt / 4))
+        let rtt = &self.view().rtt;
+        let srtt = rtt.srtt()?;
+        Some(rtt.rto(0, 0).max(srtt + srtt / 4))
     }
 
     /// How long a transmission sent at `sent_ns` (low 32 bits) may stay
@@ -306,14 +782,28 @@ impl TxPath {
         }
     }
 
+    /// The first path PSN RACK has not reported yet: the table's `una`, or
+    /// later while `Lose` operations are on their way to a NIC's table.
+    fn rack_start(&self) -> u32 {
+        let una = self.view().una;
+        if self.rack_from.wrapping_sub(una) < 1 << 31 {
+            self.rack_from
+        } else {
+            una
+        }
+    }
+
     /// When the oldest transmission on this path will count as lost by
     /// [`TxPath::on_rack`], given the send time of the newest packet the
     /// peer has acknowledged on any path and of the newest packet sent.
     pub fn rack_deadline(&self, delivered_sent_ns: u64, newest_sent_ns: u64) -> Option<u64> {
-        let slot = self.slots.front().filter(|s| s.live && !s.probe)?;
+        let (sent_ns, probe) = self.sent_at(self.rack_start())?;
+        if probe {
+            return None;
+        }
         let wait = self.rack_wait()?;
-        let sent = newest_sent_ns - u64::from((newest_sent_ns as u32).wrapping_sub(slot.sent_ns));
-        Some(sent + Self::rack_allowance(wait, slot.sent_ns, delivered_sent_ns))
+        let sent = newest_sent_ns - u64::from((newest_sent_ns as u32).wrapping_sub(sent_ns));
+        Some(sent + Self::rack_allowance(wait, sent_ns, delivered_sent_ns))
     }
 
     /// Time-based loss detection across paths (as TCP RACK, with a tail loss
@@ -324,7 +814,11 @@ impl TxPath {
     /// catches a loss with no later packet on its own path (the tail of a
     /// burst sprayed one packet per path) in one or two RTTs instead of an
     /// RTO; a needless resend costs only otherwise idle link time.
-    /// Reports each loss to `fate`; returns how many there were.
+    ///
+    /// The firmware decides by time; the table resolves each transmission
+    /// it names (`Lose`), so one the table has meanwhile resolved otherwise
+    /// is not lost. Reports each loss to `fate` (a NIC's table reports them
+    /// later, to [`TxPath::on_lose_applied`]); returns how many there were.
     pub fn on_rack(
         &mut self,
         now_ns: u64,
@@ -336,138 +830,129 @@ impl TxPath {
         };
         let now = now_ns as u32;
         let mut lost = 0;
-        for slot in self.slots.iter_mut().filter(|s| s.live && !s.probe) {
-            let age = u64::from(now.wrapping_sub(slot.sent_ns));
-            if age < Self::rack_allowance(wait, slot.sent_ns, delivered_sent_ns) {
+        let mut psn = self.rack_start();
+        // Send times only grow along the ring and allowances never shrink,
+        // so the first transmission still in time ends the walk.
+        while let Some((sent_ns, probe)) = self.sent_at(psn) {
+            let age = u64::from(now.wrapping_sub(sent_ns));
+            if age < Self::rack_allowance(wait, sent_ns, delivered_sent_ns) {
                 break;
             }
-            slot.live = false;
-            self.inflight_bytes -= slot.len;
-            self.stats.lost += 1;
-            self.loss_ewma = ewma(self.loss_ewma, ONE);
-            self.cc.on_loss(now_ns);
-            lost += 1;
-            fate(SlotFate::Lost {
-                conn_psn: slot.conn_psn,
-            });
+            self.rack_from = psn.wrapping_add(1);
+            if !probe {
+                let cc = &mut self.cc;
+                self.table.apply(TableOp::Lose { path_psn: psn }, |f| {
+                    cc.on_loss(now_ns);
+                    lost += 1;
+                    fate(f);
+                });
+                self.trim_sent();
+            }
+            psn = psn.wrapping_add(1);
         }
-        self.pop_resolved();
-        if !self.slots.iter().any(|s| s.live) {
-            // Nothing left to time out: a stale RTO would quarantine a
-            // healthy path.
-            self.rto_deadline = None;
+        if matches!(self.table, Table::Soft(_)) {
+            self.after_lose();
         }
         lost
     }
 
-    /// Feeds an RTT sample, the ACK's cumulative CE count and the congestion
-    /// controller; re-arms the RTO.
-    pub fn on_ack_feedback(
-        &mut self,
-        now_ns: u64,
-        rtt_ns: Option<u64>,
-        ce_count: u32,
-        acked: u32,
-        bytes: u32,
-        rto_ns: u64,
-    ) {
-        if let Some(rtt) = rtt_ns {
-            self.rtt.update(rtt);
+    /// A NIC's table resolved RACK's `Lose` operations: `fates` are the
+    /// transmissions it found still unresolved, `view` the entry after them.
+    pub fn on_lose_applied(&mut self, now_ns: u64, fates: &[SlotFate], view: PathView) {
+        for _ in fates {
+            self.cc.on_loss(now_ns);
         }
-        let new_ce = ce_count.wrapping_sub(self.last_ce_count);
-        let new_ce = if new_ce < 1 << 31 {
-            self.last_ce_count = ce_count;
-            new_ce
-        } else {
-            0
-        };
-        self.stats.ce_marked += u64::from(new_ce);
-        if acked > 0 {
-            let frac = (u64::from(new_ce.min(acked)) << 16) / u64::from(acked);
-            self.ecn_ewma = ewma(self.ecn_ewma, frac as u32);
-            self.samples += acked;
-            let srtt = self.rtt.srtt().unwrap_or(rto_ns);
-            self.cc.on_ack(now_ns, bytes, acked, new_ce, srtt);
-            self.rto_deadline = None;
-        }
-        if self.slots.iter().any(|s| s.live) {
-            if self.rto_deadline.is_none() {
-                self.rto_deadline = Some(now_ns + rto_ns);
-            }
-        } else {
-            self.rto_deadline = None;
-        }
+        self.set_view(view);
+        self.after_lose();
     }
 
-    fn pop_resolved(&mut self) {
-        while self.slots.front().is_some_and(|s| !s.live) {
-            self.slots.pop_front();
-            self.una = self.una.wrapping_add(1);
+    fn after_lose(&mut self) {
+        if !self.view().unresolved() {
+            // Nothing left to time out: a stale RTO would quarantine a
+            // healthy path.
+            self.rto_deadline = None;
         }
+        self.write_window();
     }
 
     /// The path timed out: every live data transmission is lost (reported to
-    /// `fate`), the window resets, the path moves to `entropy` and is
-    /// quarantined until a probe is acknowledged.
-    pub fn on_timeout(&mut self, now_ns: u64, entropy: u16, mut fate: impl FnMut(SlotFate)) {
-        for slot in self.slots.iter_mut().filter(|s| s.live) {
-            slot.live = false;
-            if !slot.probe {
-                self.inflight_bytes -= slot.len;
-                self.stats.lost += 1;
-                fate(SlotFate::Lost {
-                    conn_psn: slot.conn_psn,
-                });
-            }
-        }
-        self.pop_resolved();
+    /// `fate`; a NIC's table reports them with its result), the window
+    /// resets, the path moves to `entropy` and is quarantined until a probe
+    /// is acknowledged.
+    pub fn on_timeout(&mut self, now_ns: u64, entropy: u16, fate: impl FnMut(SlotFate)) {
+        self.op(TableOp::Timeout { entropy }, fate);
+        self.rack_from = self.next_psn;
         self.cc.on_timeout(now_ns);
-        self.stats.timeouts += 1;
-        let backoff = match self.health {
-            PathHealth::Quarantined { backoff, .. } => (backoff * 2).min(8),
-            PathHealth::Active => 1,
-        };
-        self.health = PathHealth::Quarantined {
-            probe_due_ns: now_ns,
-            backoff,
-        };
+        self.probe_due_ns = now_ns;
         self.rto_deadline = None;
-        self.move_to(entropy);
+        self.write_window();
     }
 
     /// True when the path's CE or loss fraction has stayed above the limits.
     pub fn wants_repath(&self, ecn_limit: f32, loss_limit: f32) -> bool {
-        self.samples >= 8
-            && (fraction(self.ecn_ewma) > ecn_limit || fraction(self.loss_ewma) > loss_limit)
+        self.view().wants_repath(ecn_limit, loss_limit)
     }
 
     /// Moves the path to a new entropy value (a new route) and forgets its
     /// route-specific estimates.
     pub fn move_to(&mut self, entropy: u16) {
-        self.entropy = entropy;
-        self.ecn_ewma = 0;
-        self.loss_ewma = 0;
-        self.samples = 0;
-        self.stats.repaths += 1;
+        self.op(TableOp::Move { entropy }, |_| {});
     }
 
     /// Snapshot of the statistics.
     pub fn stats(&self) -> PathStats {
+        let v = self.view();
         PathStats {
-            entropy: self.entropy,
-            srtt_ns: self.rtt.srtt().unwrap_or(0),
+            entropy: v.entropy,
+            sent: v.sent,
+            retransmitted: v.retransmitted,
+            acked: v.acked,
+            lost: v.lost,
+            ce_marked: v.ce_marked,
+            repaths: v.repaths,
+            timeouts: v.timeouts,
+            srtt_ns: v.rtt.srtt().unwrap_or(0),
             window: self.cc.window(),
-            inflight_bytes: self.inflight_bytes,
-            ecn_fraction: fraction(self.ecn_ewma),
-            loss_fraction: fraction(self.loss_ewma),
-            quarantined: matches!(self.health, PathHealth::Quarantined { .. }),
-            ..self.stats
+            inflight_bytes: v.inflight,
+            ecn_fraction: fraction(v.ecn_ewma),
+            loss_fraction: fraction(v.loss_ewma),
+            quarantined: v.quarantined,
         }
     }
 
-    /// Live slots (for memory accounting and tests).
+    /// Transmissions the table still holds (for memory accounting and tests).
     pub fn slots_len(&self) -> usize {
-        self.slots.len()
+        self.next_psn.wrapping_sub(self.view().una) as usize
+    }
+
+    /// The next operation for a NIC's table (`None` when the engine holds it).
+    pub fn poll_op(&mut self) -> Option<TableOp> {
+        match &mut self.table {
+            Table::Soft(_) => None,
+            Table::Hard(t) => t.ops.pop_front(),
+        }
+    }
+
+    /// The entry as read back from a NIC's table.
+    pub fn set_view(&mut self, view: PathView) {
+        if let Table::Hard(t) = &mut self.table {
+            t.view = view;
+        }
+        self.trim_sent();
+    }
+}
+
+impl Table {
+    /// Performs `op`: at once (reporting fates to `fate`) when the engine
+    /// holds the entry; queued for the NIC otherwise (`None`).
+    fn apply(&mut self, op: TableOp, fate: impl FnMut(SlotFate)) -> Option<TableOutcome> {
+        match self {
+            Table::Soft(e) => Some(e.apply(&op, fate)),
+            Table::Hard(t) => {
+                t.ops.push_back(op);
+                None
+            }
+        }
     }
 }
 

@@ -78,6 +78,8 @@ pub(crate) struct Qp {
     disconnect_pending: bool,
     seed: u64,
     mtu: u32,
+    /// The paths' table entries are in the NIC (the hardware data path).
+    hardware_table: bool,
     /// Queued in the NIC's ready list.
     pub ready: bool,
     /// Destroyed and lingering: only (re-)acknowledges what it accepted.
@@ -85,12 +87,19 @@ pub(crate) struct Qp {
 }
 
 impl Qp {
-    pub fn new(qpn: u32, pd: u32, cfg: QpConfig, mtu: u32, seed: u64) -> Self {
+    pub fn new(
+        qpn: u32,
+        pd: u32,
+        cfg: QpConfig,
+        mtu: u32,
+        seed: u64,
+        hardware_table: bool,
+    ) -> Self {
         Qp {
             qpn,
             pd,
             state: QpState::Reset,
-            tx: Tx::new(&cfg, mtu, seed),
+            tx: Tx::new(&cfg, mtu, seed, hardware_table),
             rx: Rx::new(cfg.streams, cfg.recv_window),
             cfg,
             remote: None,
@@ -98,6 +107,7 @@ impl Qp {
             disconnect_pending: false,
             seed,
             mtu,
+            hardware_table,
             ready: false,
             closed: false,
         }
@@ -162,7 +172,7 @@ impl Qp {
             QpTransition::Reset => {
                 let (qpn, pd, cfg, mtu, seed) =
                     (self.qpn, self.pd, self.cfg.clone(), self.mtu, self.seed);
-                *self = Qp::new(qpn, pd, cfg, mtu, seed.wrapping_add(1));
+                *self = Qp::new(qpn, pd, cfg, mtu, seed.wrapping_add(1), self.hardware_table);
                 return Ok(());
             }
             QpTransition::Init => {}
@@ -907,5 +917,36 @@ fn recv_completion(
         stream: wr.stream,
         is_recv: true,
         solicited,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cc::EcnAimd;
+    use crate::path::TxPath;
+    use crate::rx::{RxPath, RxStream};
+    use crate::tx::TxStream;
+
+    #[test]
+    fn per_connection_state_fits_the_budget() {
+        // The brief's goal and docs/architecture.md §4.2: 8 paths each way,
+        // their controllers, one stream in use, the default receive window
+        // of 4096 packets as a bitmap.
+        let paths = 8;
+        let per_path = size_of::<TxPath>() + size_of::<EcnAimd>() + size_of::<RxPath>();
+        let bytes = size_of::<Qp>()
+            + paths * per_path
+            + QpConfig::default().recv_window as usize / 8
+            + size_of::<TxStream>()
+            + size_of::<RxStream>();
+        assert!(
+            bytes <= 4096,
+            "{bytes} bytes: Qp {}, TxPath {}, controller {}, RxPath {}",
+            size_of::<Qp>(),
+            size_of::<TxPath>(),
+            size_of::<EcnAimd>(),
+            size_of::<RxPath>()
+        );
     }
 }

@@ -5,15 +5,25 @@
 pub struct RttEstimator {
     srtt: u64,
     rttvar: u64,
-    latest: u64,
-    samples: u64,
+    /// A sample was taken.
+    sampled: bool,
 }
 
 impl RttEstimator {
+    /// An estimator in a given state: `srtt` and `rttvar` after at least
+    /// one sample when `sampled` (as a NIC's TX table reports it), none
+    /// otherwise.
+    pub fn from_parts(srtt: u64, rttvar: u64, sampled: bool) -> Self {
+        RttEstimator {
+            srtt,
+            rttvar,
+            sampled,
+        }
+    }
+
     /// Feeds one sample.
     pub fn update(&mut self, sample_ns: u64) {
-        self.latest = sample_ns;
-        if self.samples == 0 {
+        if !self.sampled {
             self.srtt = sample_ns;
             self.rttvar = sample_ns / 2;
         } else {
@@ -21,17 +31,12 @@ impl RttEstimator {
             self.rttvar = (3 * self.rttvar + err) / 4;
             self.srtt = (7 * self.srtt + sample_ns) / 8;
         }
-        self.samples += 1;
+        self.sampled = true;
     }
 
     /// Smoothed RTT, or `None` before the first sample.
     pub fn srtt(&self) -> Option<u64> {
-        (self.samples > 0).then_some(self.srtt)
-    }
-
-    /// Latest sample.
-    pub fn latest(&self) -> u64 {
-        self.latest
+        self.sampled.then_some(self.srtt)
     }
 
     /// Retransmission timeout: `srtt + 4·rttvar`, at least `min_ns`

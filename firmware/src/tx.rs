@@ -11,7 +11,8 @@ use slab::Slab;
 
 use crate::config::QpConfig;
 use crate::counters::Stats;
-use crate::path::{PathHealth, SLOT_BYTES, SlotFate, TxPath};
+use crate::datapath::TableDone;
+use crate::path::{PathHealth, PathView, SLOT_BYTES, SlotFate, TableOp, TxPath};
 use crate::verbs::{Completion, SendOp, SendWr, Sge, VerbsError, WcOpcode, WcStatus};
 
 /// A message being sent (or a READ awaiting its response).
@@ -130,7 +131,7 @@ pub(crate) struct ProbePlan {
 }
 
 #[derive(Debug, Default, Clone)]
-struct TxStream {
+pub(crate) struct TxStream {
     next_msn: u32,
     next_recv_idx: u32,
     /// Messages in posting order, for in-order completion.
@@ -182,13 +183,38 @@ pub(crate) struct Tx {
     newest_sent_ns: u64,
     /// Set when the connection must fail with this status.
     pub fatal: Option<WcStatus>,
+    /// The paths' table entries are in the NIC (the hardware data path).
+    hardware_table: bool,
+    /// Fates of the ACK being applied (kept to reuse its allocation).
+    fate_buf: Vec<SlotFate>,
+}
+
+/// What resolved a transmission, for the loss counters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum FateOrigin {
+    /// An ACK (its SACK gap).
+    Ack,
+    /// RACK's time-based detection.
+    Rack,
+    /// The path's retransmission timeout.
+    Timeout,
 }
 
 impl Tx {
-    pub fn new(cfg: &QpConfig, mtu: u32, seed: u64) -> Self {
+    /// A sender whose paths' table entries are in the engine, or in the NIC
+    /// when `hardware_table`.
+    pub fn new(cfg: &QpConfig, mtu: u32, seed: u64, hardware_table: bool) -> Self {
         let mut rng = SmallRng::seed_from_u64(seed);
         let paths = (0..cfg.paths)
-            .map(|i| TxPath::new(striped_entropy(&mut rng, i), cfg.cc.build(mtu)))
+            .map(|i| {
+                let entropy = striped_entropy(&mut rng, i);
+                let cc = cfg.cc.build(mtu);
+                if hardware_table {
+                    TxPath::new_hardware(entropy, cc)
+                } else {
+                    TxPath::new(entropy, cc)
+                }
+            })
             .collect();
         Tx {
             cfg: cfg.clone(),
@@ -221,6 +247,8 @@ impl Tx {
             delivered_sent_ns: 0,
             newest_sent_ns: 0,
             fatal: None,
+            hardware_table,
+            fate_buf: Vec::new(),
         }
     }
 
@@ -505,40 +533,25 @@ impl Tx {
     }
 
     /// Applies an ACK for `path`. Returns true when anything progressed.
+    /// With the paths' table entries in the NIC, its ACK receiver applies
+    /// the path part ([`Tx::on_table_result`]) and this the connection part.
     pub fn on_ack(&mut self, now: u64, path: u16, ack: &AckRepr, stats: &mut Stats) -> bool {
-        let Some(p) = self.paths.get_mut(usize::from(path)) else {
+        let i = usize::from(path);
+        if i >= self.paths.len() {
             return false;
-        };
+        }
         let mut progressed = false;
-        let records = &mut self.records;
-        let rec_base = self.rec_base;
-        let retx = &mut self.retx;
-        let (acked, bytes) = p.on_ack(ack.path_cum, &ack.sack, |fate| {
-            let (psn, lost) = match fate {
-                SlotFate::Acked { conn_psn } => (conn_psn, false),
-                SlotFate::Lost { conn_psn } => (conn_psn, true),
-            };
-            let i = psn.wrapping_sub(rec_base);
-            let Some(rec) = records.get_mut(i as usize).filter(|_| i < 1 << 31) else {
-                return;
-            };
-            if lost {
-                if mark_lost_record(rec, retx, psn, usize::from(path)) {
-                    stats.sack_losses += 1;
-                }
-            } else if matches!(rec.state, RecState::InFlight | RecState::Lost) {
-                rec.state = RecState::Delivered;
-                progressed = true;
-            }
-        });
-        let rtt = now.checked_sub(ack.echo_ts).filter(|_| ack.echo_ts > 0);
-        let rto = self.rto(usize::from(path));
-        let p = &mut self.paths[usize::from(path)];
-        p.on_ack_feedback(now, rtt, ack.ce_count, acked, bytes, rto);
-        if p.wants_repath(self.cfg.repath_ecn_fraction, self.cfg.repath_loss_fraction) {
-            let e = striped_entropy(&mut self.rng, path);
-            self.paths[usize::from(path)].move_to(e);
-            stats.repaths += 1;
+        if !self.hardware_table {
+            let mut fates = core::mem::take(&mut self.fate_buf);
+            fates.clear();
+            let p = &mut self.paths[i];
+            let (acked, bytes) = p.on_ack(ack.path_cum, &ack.sack, |f| fates.push(f));
+            let rtt = now.checked_sub(ack.echo_ts).filter(|_| ack.echo_ts > 0);
+            let rto = self.rto(i);
+            self.paths[i].on_ack_feedback(now, rtt, ack.ce_count, acked, bytes, rto);
+            progressed = self.apply_fates(i, FateOrigin::Ack, &fates, stats);
+            self.fate_buf = fates;
+            self.repath_if_wanted(i, stats);
         }
         self.delivered_sent_ns = self.delivered_sent_ns.max(ack.echo_ts);
         self.rack(now, stats);
@@ -551,11 +564,122 @@ impl Tx {
             progressed = true;
         }
         if progressed {
-            self.conn_backoff = 0;
-            self.conn_rto =
-                (self.next_psn != self.peer_conn_cum).then_some(now + self.policy.timeout_ns);
+            self.progressed(now);
         }
         progressed
+    }
+
+    /// Something was delivered: the connection timer starts over.
+    fn progressed(&mut self, now: u64) {
+        self.conn_backoff = 0;
+        self.conn_rto =
+            (self.next_psn != self.peer_conn_cum).then_some(now + self.policy.timeout_ns);
+    }
+
+    /// Moves `path` to a new entropy value when its ECN or loss estimate says so.
+    fn repath_if_wanted(&mut self, path: usize, stats: &mut Stats) {
+        if self.paths[path]
+            .wants_repath(self.cfg.repath_ecn_fraction, self.cfg.repath_loss_fraction)
+        {
+            let e = striped_entropy(&mut self.rng, path as u16);
+            self.paths[path].move_to(e);
+            stats.repaths += 1;
+        }
+    }
+
+    /// Applies the fates of transmissions on `path` to their connection
+    /// PSNs: an acknowledged one is delivered, a lost one is queued for
+    /// retransmission (if its latest transmission is this one). Returns
+    /// true when something was delivered.
+    fn apply_fates(
+        &mut self,
+        path: usize,
+        origin: FateOrigin,
+        fates: &[SlotFate],
+        stats: &mut Stats,
+    ) -> bool {
+        let mut progressed = false;
+        for &fate in fates {
+            match fate {
+                SlotFate::Lost { conn_psn } => {
+                    if mark_lost(
+                        &mut self.records,
+                        self.rec_base,
+                        &mut self.retx,
+                        conn_psn,
+                        path,
+                    ) {
+                        match origin {
+                            FateOrigin::Ack => stats.sack_losses += 1,
+                            FateOrigin::Rack => stats.rack_losses += 1,
+                            FateOrigin::Timeout => stats.timeout_losses += 1,
+                        }
+                    }
+                }
+                SlotFate::Acked { conn_psn } => {
+                    if let Some(rec) = self.record_mut(conn_psn)
+                        && matches!(rec.state, RecState::InFlight | RecState::Lost)
+                    {
+                        rec.state = RecState::Delivered;
+                        progressed = true;
+                    }
+                }
+            }
+        }
+        progressed
+    }
+
+    /// The next operation for the NIC's TX table, and its path.
+    pub fn poll_table_op(&mut self) -> Option<(u16, TableOp)> {
+        self.paths
+            .iter_mut()
+            .enumerate()
+            .find_map(|(i, p)| p.poll_op().map(|op| (i as u16, op)))
+    }
+
+    /// The NIC's TX table finished `done` on `path`: `fates` are the
+    /// transmissions it resolved, in order; `view` is the entry read back
+    /// after it. Returns false when the result is not what the engine
+    /// expects of its table (a `Send` given another path PSN).
+    pub fn on_table_result(
+        &mut self,
+        now: u64,
+        path: u16,
+        done: &TableDone,
+        fates: &[SlotFate],
+        view: PathView,
+        stats: &mut Stats,
+    ) -> bool {
+        let i = usize::from(path);
+        if i >= self.paths.len() {
+            return false;
+        }
+        match *done {
+            TableDone::AckApplied { pkts, bytes } => {
+                let rto = self.rto(i);
+                self.paths[i].on_ack_applied(now, pkts, bytes, fates, view, rto);
+                if self.apply_fates(i, FateOrigin::Ack, fates, stats) {
+                    self.progressed(now);
+                }
+                self.repath_if_wanted(i, stats);
+            }
+            TableDone::Op(TableOp::Lose { .. }, _) => {
+                self.paths[i].on_lose_applied(now, fates, view);
+                self.apply_fates(i, FateOrigin::Rack, fates, stats);
+            }
+            TableDone::Op(TableOp::Timeout { .. }, _) => {
+                self.paths[i].set_view(view);
+                self.apply_fates(i, FateOrigin::Timeout, fates, stats);
+            }
+            TableDone::Op(TableOp::Send { .. }, out) => {
+                // The table gives out path PSNs in order, as the firmware did.
+                let expected = self.paths[i].view().next_psn;
+                self.paths[i].set_view(view);
+                return out.ok && out.psn == expected;
+            }
+            TableDone::Op(..) => self.paths[i].set_view(view),
+        }
+        true
     }
 
     /// Time-based loss detection on every path (see [`TxPath::on_rack`]),
@@ -567,6 +691,7 @@ impl Tx {
             return;
         }
         let delivered = self.delivered_sent_ns;
+        let mut fates = core::mem::take(&mut self.fate_buf);
         for i in 0..self.paths.len() {
             if self.paths[i]
                 .rack_deadline(delivered, self.newest_sent_ns)
@@ -574,17 +699,11 @@ impl Tx {
             {
                 continue;
             }
-            let records = &mut self.records;
-            let rec_base = self.rec_base;
-            let retx = &mut self.retx;
-            self.paths[i].on_rack(now, delivered, |fate| {
-                if let SlotFate::Lost { conn_psn } = fate
-                    && mark_lost(records, rec_base, retx, conn_psn, i)
-                {
-                    stats.rack_losses += 1;
-                }
-            });
+            fates.clear();
+            self.paths[i].on_rack(now, delivered, |f| fates.push(f));
+            self.apply_fates(i, FateOrigin::Rack, &fates, stats);
         }
+        self.fate_buf = fates;
     }
 
     /// Drops records the receiver accepted and marks fully accepted messages done.
@@ -688,16 +807,11 @@ impl Tx {
                 continue;
             }
             let entropy = striped_entropy(&mut self.rng, i as u16);
-            let records = &mut self.records;
-            let rec_base = self.rec_base;
-            let retx = &mut self.retx;
-            self.paths[i].on_timeout(now, entropy, |fate| {
-                if let SlotFate::Lost { conn_psn } = fate
-                    && mark_lost(records, rec_base, retx, conn_psn, i)
-                {
-                    stats.timeout_losses += 1;
-                }
-            });
+            let mut fates = core::mem::take(&mut self.fate_buf);
+            fates.clear();
+            self.paths[i].on_timeout(now, entropy, |f| fates.push(f));
+            self.apply_fates(i, FateOrigin::Timeout, &fates, stats);
+            self.fate_buf = fates;
             stats.quarantines += 1;
         }
         while self.rnr_wait.front().is_some_and(|&(due, _)| due <= now) {
@@ -830,18 +944,9 @@ fn mark_lost(
     path: usize,
 ) -> bool {
     let k = conn_psn.wrapping_sub(rec_base);
-    records
-        .get_mut(k as usize)
-        .filter(|_| k < 1 << 31)
-        .is_some_and(|rec| mark_lost_record(rec, retx, conn_psn, path))
-}
-
-fn mark_lost_record(
-    rec: &mut Record,
-    retx: &mut VecDeque<u32>,
-    conn_psn: u32,
-    path: usize,
-) -> bool {
+    let Some(rec) = records.get_mut(k as usize).filter(|_| k < 1 << 31) else {
+        return false;
+    };
     if rec.state != RecState::InFlight || usize::from(rec.path) != path {
         return false;
     }

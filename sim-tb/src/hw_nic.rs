@@ -21,7 +21,23 @@
 //!   (`Nic::handle_placed`); the RTL has placed the payload already and
 //!   sends the ACKs itself. Packets the RTL hands up (verdict 10: ACKs,
 //!   NACKs, READ requests, CM) reach the engine whole
-//!   (`Nic::handle_datagram`).
+//!   (`Nic::handle_datagram`);
+//! - **TX table**: each path of each QP holds a slot of the RTL's per-path
+//!   TX table (mapped in the ACK receiver when the path's `Init` goes in).
+//!   The firmware issues the engine's table operations
+//!   (`Nic::poll_table_op`: `Init`, `Send`, `Window`, `Move`, `Timeout`,
+//!   RACK's `Lose`) on the `op_*` port, collects their fate events, reads
+//!   the slot back and gives the result to the engine
+//!   (`Nic::handle_table_result`); the RTL's ACK receiver applies every
+//!   received ACK to the table itself, and its result (`m_ackrx_*`, with
+//!   the `m_fate_hw` fate events) goes to the engine the same way. The
+//!   engine's loss decisions and retransmissions come from those fate
+//!   events; of an ACK's bytes it uses only the connection fields.
+//!
+//! The firmware reads the table only between its own operations: while
+//! one is queued or running, what the RTL reports waits in an inbox (as a
+//! firmware would read its event queue later), and it handles that, fires
+//! timers and takes new packets only once they are done.
 //!
 //! The bytes of a verdict-10 packet come up through the RTL's firmware
 //! receive queue (`m_fw_*`, `metaroce_hdl::FwRx`); this model also keeps a
@@ -39,15 +55,20 @@ use std::collections::VecDeque;
 use std::net::{IpAddr, SocketAddr};
 
 use etherparse::{NetSlice, SlicedPacket, TransportSlice};
-use metaroce_firmware::datapath::{HwTransmit, HwVerdict, PlacedPacket, TxDescriptor};
+use metaroce_firmware::datapath::{
+    Datapath, HwTransmit, HwVerdict, PlacedPacket, TableDone, TableRequest, TxDescriptor,
+};
 use metaroce_firmware::{
     Access, Event, Memory, MemoryRegion, Nic, NicConfig, QpConfig, QpState, QpTransition, RecvWr,
-    RegisterError, RxMeta, SendWr, Transmit, VecMemory, VerbsError,
+    RegisterError, RxMeta, SendWr, SlotFate, TableOp, TableOutcome, Transmit, VecMemory,
+    VerbsError,
 };
 use metaroce_proto::{Flags, Opcode};
 
+use crate::ack_rx::ack_rx_codes::{MAP_PATH_SHIFT, MAP_VALID_BIT, SLOT_MAP_CFG};
 use crate::core_check::metaroce_hdl_codes::*;
 use crate::tx_build::{self, Addresses, Descriptor, FeedPorts, NIC_CORE_TX_CFG};
+use crate::tx_path::{Op, SLOTS, TablePorts};
 use crate::{Model, Port, Sim, SimError};
 
 /// Bytes per beat of the simulated core.
@@ -125,8 +146,37 @@ pub struct HwCounters {
     /// that disagrees with its data, a fetch outside host memory, `m_err`,
     /// a table that cannot hold what the engine has (more QPs, regions or
     /// outstanding READs than the RTL's tables), a descriptor for another
-    /// peer than the TX builder's.
+    /// peer than the TX builder's, a path for which no TX table slot is
+    /// free.
     pub interface_errors: u64,
+    /// Operations the firmware issued to the TX table (`Init`, `Send`,
+    /// `Window`, `Move`, `Timeout`, `Lose`).
+    pub table_ops: u64,
+    /// Received ACKs the RTL's ACK receiver applied to the TX table.
+    pub rtl_acks_applied: u64,
+}
+
+/// What the RTL reported that the firmware handles when its TX table
+/// operations are done (it reads the table only between its own operations).
+#[derive(Clone, Debug)]
+enum Input {
+    /// A verdict event on a message packet.
+    Placed(PlacedPacket),
+    /// A datagram the firmware receive queue handed up, with its UDP source port.
+    Datagram(Vec<u8>, u16),
+    /// The ACK receiver applied an ACK to a slot: packets and bytes
+    /// acknowledged, and the transmissions it resolved.
+    AckApplied(usize, u32, u32, Vec<SlotFate>),
+}
+
+/// The firmware's operation on the TX table's port.
+struct OpRun {
+    slot: usize,
+    req: TableRequest,
+    /// The table took it (else it is still offered).
+    taken: bool,
+    /// Fate events while it ran.
+    fates: Vec<SlotFate>,
 }
 
 /// The firmware's copy of one QP entry of the RTL.
@@ -172,7 +222,8 @@ struct Ports {
     /// opcode, flags, dst_qpn, stream, path, conn_psn, path_psn,
     /// timestamp, msn, recv_idx, msg_len, offset, imm, len, src_port.
     ev: [Port; 15],
-    fate_ready: Port,
+    /// `m_fate_hw`, `m_ackrx_valid`, `m_ackrx_slot`, `m_ackrx_pkts`, `m_ackrx_bytes`.
+    ackrx: [Port; 5],
     /// `m_fw_tdata`, `m_fw_tkeep`, `m_fw_tvalid`, `m_fw_tready`,
     /// `m_fw_tlast`, `m_fw_len`, `m_fw_trunc`, `m_fw_src_port`.
     fw: [Port; 8],
@@ -236,7 +287,13 @@ impl Ports {
             ev_valid: sim.port("m_ev_valid")?,
             ev_code: sim.port("m_ev_code")?,
             ev: ev.try_into().expect("15 event ports"),
-            fate_ready: sim.port("m_fate_ready")?,
+            ackrx: [
+                sim.port("m_fate_hw")?,
+                sim.port("m_ackrx_valid")?,
+                sim.port("m_ackrx_slot")?,
+                sim.port("m_ackrx_pkts")?,
+                sim.port("m_ackrx_bytes")?,
+            ],
             fw: [
                 sim.port("m_fw_tdata")?,
                 sim.port("m_fw_tkeep")?,
@@ -276,6 +333,7 @@ pub struct HwNic {
     sim: Sim,
     p: Ports,
     feed: FeedPorts,
+    table: TablePorts,
     fw: Nic,
     mem: VecMemory,
     /// Configuration words to write, one per cycle, in order.
@@ -329,6 +387,16 @@ pub struct HwNic {
     dma_done: u64,
     counters: HwCounters,
     buf: Vec<u8>,
+    /// (QP, path) each TX table slot holds.
+    slots: [Option<(u32, u16)>; SLOTS],
+    /// TX table operations to issue, in order, with their slot.
+    table_ops: VecDeque<(usize, TableRequest)>,
+    /// The operation on the table's port.
+    op_run: Option<OpRun>,
+    /// Fates of the ACK the ACK receiver is applying.
+    ack_fates: Vec<SlotFate>,
+    /// What the RTL reported, for the firmware to handle in order.
+    inbox: VecDeque<Input>,
 }
 
 impl HwNic {
@@ -337,6 +405,7 @@ impl HwNic {
         let mut sim = Sim::new(Model::NicCore64)?;
         let p = Ports::new(&sim)?;
         let feed = FeedPorts::new(&sim)?;
+        let table = TablePorts::new(&sim)?;
         sim.reset()?;
         let fw = Nic::new(NicConfig {
             local_ip: cfg.ip,
@@ -348,6 +417,7 @@ impl HwNic {
                 recv_window: CONN_WINDOW,
                 ..QpConfig::default()
             },
+            datapath: Datapath::Hardware,
             ..NicConfig::default()
         });
         let mut nic = Self {
@@ -356,6 +426,7 @@ impl HwNic {
             sim,
             p,
             feed,
+            table,
             fw,
             cfg_queue: VecDeque::new(),
             qps: Default::default(),
@@ -384,6 +455,11 @@ impl HwNic {
             dma_done: 0,
             counters: HwCounters::default(),
             buf: vec![0; MTU as usize + 256],
+            slots: [None; SLOTS],
+            table_ops: VecDeque::new(),
+            op_run: None,
+            ack_fates: Vec::new(),
+            inbox: VecDeque::new(),
         };
         nic.configure();
         Ok(nic)
@@ -397,7 +473,7 @@ impl HwNic {
         self.sim.set(port, self.cfg.udp_port.into());
         self.sim.tick();
         self.sim.set(port_we, 0);
-        self.sim.set(self.p.fate_ready, 1);
+        self.sim.set(self.table.res.fate_ready, 1);
         // The firmware takes its receive queue's beats as they come.
         self.sim.set(self.p.fw[3], 1);
         self.sim.set(self.p.dma_tready, 1);
@@ -528,12 +604,19 @@ impl HwNic {
             self.counters.interface_errors += 1;
             return Err(VerbsError::QueueFull);
         };
+        // Each path takes a TX table slot.
+        let free = self.slots.iter().filter(|s| s.is_none()).count();
+        if usize::from(cfg.paths) > free {
+            self.counters.interface_errors += 1;
+            return Err(VerbsError::QueueFull);
+        }
         cfg.recv_window = CONN_WINDOW;
         let qpn = self.fw.create_qp(pd, Some(cfg))?;
         self.qps[e] = Some(QpEntry {
             qpn,
             ..QpEntry::default()
         });
+        self.take_table_ops();
         Ok(qpn)
     }
 
@@ -589,6 +672,8 @@ impl HwNic {
             && self.dma.is_none()
             && self.tx_frame.is_empty()
             && self.fw_tx.is_empty()
+            && self.inbox.is_empty()
+            && !self.table_busy()
     }
 
     fn entry_of(&self, qpn: u32) -> Option<usize> {
@@ -763,16 +848,41 @@ impl HwNic {
     /// such as one that talks to a soft NIC over sockets.
     pub fn step_at(&mut self, now: u64, out: &mut Vec<Vec<u8>>) {
         self.now = now;
-        self.firmware_transmit(now);
-        if self.fw.poll_timeout().is_some_and(|t| t <= now) {
-            self.fw.handle_timeout(now, &mut self.mem);
-            self.next_poll_ns = 0;
-            self.collect_events();
-        }
+        self.firmware(now);
         self.drive(now);
         self.sim.eval();
         self.observe(now, out);
         self.sim.tick();
+    }
+
+    /// The firmware's TX table operations are queued or running: it reads
+    /// the table only between them, so it waits.
+    fn table_busy(&self) -> bool {
+        self.op_run.is_some() || !self.table_ops.is_empty()
+    }
+
+    /// The firmware: handles what the RTL reported, fires timers and takes
+    /// the engine's next packet, each only while its TX table operations
+    /// are done.
+    fn firmware(&mut self, now: u64) {
+        while !self.table_busy() {
+            let Some(input) = self.inbox.pop_front() else {
+                break;
+            };
+            self.handle_input(now, input);
+        }
+        if self.table_busy() {
+            return;
+        }
+        if self.fw.poll_timeout().is_some_and(|t| t <= now) {
+            self.fw.handle_timeout(now, &mut self.mem);
+            self.next_poll_ns = 0;
+            self.after_engine();
+            if self.table_busy() {
+                return;
+            }
+        }
+        self.firmware_transmit(now);
     }
 
     /// The firmware's transmit side: takes the engine's next packet when
@@ -791,7 +901,86 @@ impl HwNic {
             // Nothing now: ask again in a while (or when something happens).
             None => self.next_poll_ns = now + 200,
         }
+        self.after_engine();
+    }
+
+    /// After any engine call: its events for the application and its TX
+    /// table operations.
+    fn after_engine(&mut self) {
         self.collect_events();
+        self.take_table_ops();
+    }
+
+    /// Queues the engine's TX table operations, each on its path's slot
+    /// (a path's `Init` takes a free slot and maps it in the ACK receiver).
+    fn take_table_ops(&mut self) {
+        while let Some(req) = self.fw.poll_table_op() {
+            let mapped = self
+                .slots
+                .iter()
+                .position(|&s| s == Some((req.qpn, req.path)));
+            let slot = match (mapped, req.op) {
+                (Some(slot), _) => slot,
+                (None, TableOp::Init { .. }) => {
+                    let Some(slot) = self.slots.iter().position(Option::is_none) else {
+                        self.counters.interface_errors += 1;
+                        continue;
+                    };
+                    self.slots[slot] = Some((req.qpn, req.path));
+                    let word = u64::from(req.qpn)
+                        | u64::from(req.path) << MAP_PATH_SHIFT
+                        | 1 << MAP_VALID_BIT;
+                    self.queue_cfg(SLOT_MAP_CFG + slot as u16, word);
+                    slot
+                }
+                (None, _) => {
+                    self.counters.interface_errors += 1;
+                    continue;
+                }
+            };
+            self.table_ops.push_back((slot, req));
+            self.counters.table_ops += 1;
+        }
+    }
+
+    /// Hands one report of the RTL to the engine.
+    fn handle_input(&mut self, now: u64, input: Input) {
+        match input {
+            Input::Placed(p) => self.fw.handle_placed(now, &p),
+            Input::Datagram(bytes, src_port) => {
+                // The RTL checked that it comes from its QP's peer: the
+                // firmware takes the peer's address from its own QP table.
+                let dst_qpn = bytes
+                    .get(4..8)
+                    .map_or(0, |b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]));
+                let src_ip = self
+                    .fw
+                    .qp_entry(dst_qpn)
+                    .and_then(|(_, _, _, remote)| remote)
+                    .map_or(self.cfg.peer_ip, |r| r.ip);
+                let meta = RxMeta {
+                    src_ip,
+                    src_port,
+                    dst_ip: self.cfg.ip,
+                    dst_port: self.cfg.udp_port,
+                    ecn_ce: false,
+                };
+                self.fw.handle_datagram(now, &bytes, meta, &mut self.mem);
+            }
+            Input::AckApplied(slot, pkts, bytes, fates) => {
+                let Some((qpn, path)) = self.slots[slot] else {
+                    self.counters.interface_errors += 1;
+                    return;
+                };
+                let view = self.table.read(&mut self.sim, slot, 0).to_view();
+                let done = TableDone::AckApplied { pkts, bytes };
+                self.fw
+                    .handle_table_result(now, qpn, path, &done, &fates, view);
+            }
+        }
+        self.next_poll_ns = 0;
+        self.after_engine();
+        self.sync_tables();
     }
 
     fn queue_descriptor(&mut self, d: &TxDescriptor) {
@@ -823,6 +1012,20 @@ impl HwNic {
 
     fn drive(&mut self, now: u64) {
         self.sim.set(self.p.now, now);
+        // TX table: the next operation is offered until the table takes it.
+        if self.op_run.is_none() {
+            if let Some((slot, req)) = self.table_ops.pop_front() {
+                self.table.drive(&mut self.sim, slot, &Op::from(req.op));
+                self.op_run = Some(OpRun {
+                    slot,
+                    req,
+                    taken: false,
+                    fates: Vec::new(),
+                });
+            }
+        }
+        let offer = self.op_run.as_ref().is_some_and(|r| !r.taken);
+        self.sim.set(self.table.op_valid, offer.into());
         // Configuration: one word a cycle; a descriptor only once the
         // words before it (its entropy) are in.
         let cfg = self.cfg_queue.pop_front();
@@ -1003,7 +1206,7 @@ impl HwNic {
                 let len = self.sim.get(len) as usize;
                 let trunc = self.sim.get(trunc) == 1;
                 let src_port = self.sim.get(src_port) as u16;
-                self.on_fw_datagram(now, len, trunc, src_port);
+                self.on_fw_datagram(len, trunc, src_port);
             }
         }
         if self.sim.get(self.p.err) == 1 {
@@ -1012,13 +1215,64 @@ impl HwNic {
         if self.sim.get(self.p.ev_valid) == 1 {
             let code = self.sim.get(self.p.ev_code) as u8;
             let held = self.held.pop_front().flatten();
-            self.on_event(now, code, held);
+            self.on_event(code, held);
         }
+        self.observe_table(now);
+    }
+
+    /// The TX table: fate events, ACKs the ACK receiver applied, and the
+    /// firmware's operation (taken, then done: its result goes to the
+    /// engine with the slot read back). Last in the cycle: reading the slot
+    /// evaluates the model again.
+    fn observe_table(&mut self, now: u64) {
+        if let Some(f) = self.table.res.fate(&mut self.sim, true) {
+            if self.sim.get(self.p.ackrx[0]) == 1 {
+                self.ack_fates.push(f);
+            } else if let Some(r) = self.op_run.as_mut().filter(|r| r.taken) {
+                r.fates.push(f);
+            } else {
+                self.counters.interface_errors += 1;
+            }
+        }
+        if self.sim.get(self.p.ackrx[1]) == 1 {
+            let [_, _, slot, pkts, bytes] = self.p.ackrx.map(|p| self.sim.get(p));
+            let fates = std::mem::take(&mut self.ack_fates);
+            self.inbox.push_back(Input::AckApplied(
+                slot as usize,
+                pkts as u32,
+                bytes as u32,
+                fates,
+            ));
+            self.counters.rtl_acks_applied += 1;
+        }
+        let Some(run) = self.op_run.as_mut() else {
+            return;
+        };
+        if !run.taken {
+            run.taken = self.sim.get(self.table.op_ready) == 1;
+            return;
+        }
+        if self.sim.get(self.table.res.valid) != 1 {
+            return;
+        }
+        let run = self.op_run.take().expect("checked");
+        let r = self.table.res.result(&mut self.sim, Vec::new());
+        let out = TableOutcome {
+            ok: r.ok,
+            psn: r.psn,
+            pkts: r.pkts,
+            bytes: r.bytes,
+        };
+        let view = self.table.read(&mut self.sim, run.slot, 0).to_view();
+        let TableRequest { qpn, path, op } = run.req;
+        self.fw
+            .handle_table_result(now, qpn, path, &TableDone::Op(op, out), &run.fates, view);
+        self.after_engine();
     }
 
     /// The firmware's receive side: a datagram the RTL handed up whole
-    /// (checked against the frame that came in, then to the engine).
-    fn on_fw_datagram(&mut self, now: u64, len: usize, trunc: bool, src_port: u16) {
+    /// (checked against the frame that came in, then queued for the engine).
+    fn on_fw_datagram(&mut self, len: usize, trunc: bool, src_port: u16) {
         let bytes = std::mem::take(&mut self.fw_bytes);
         let expected = self.fw_expect.pop_front().flatten();
         let same = expected.as_ref().is_some_and(|(want, meta)| {
@@ -1031,31 +1285,11 @@ impl HwNic {
             self.counters.fw_rx_truncated += 1;
             return;
         }
-        // The RTL checked that it comes from its QP's peer: the firmware
-        // takes the peer's address from its own QP table.
-        let dst_qpn = bytes
-            .get(4..8)
-            .map_or(0, |b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]));
-        let src_ip = self
-            .fw
-            .qp_entry(dst_qpn)
-            .and_then(|(_, _, _, remote)| remote)
-            .map_or(self.cfg.peer_ip, |r| r.ip);
-        let meta = RxMeta {
-            src_ip,
-            src_port,
-            dst_ip: self.cfg.ip,
-            dst_port: self.cfg.udp_port,
-            ecn_ce: false,
-        };
-        self.fw.handle_datagram(now, &bytes, meta, &mut self.mem);
-        self.next_poll_ns = 0;
-        self.collect_events();
-        self.sync_tables();
+        self.inbox.push_back(Input::Datagram(bytes, src_port));
     }
 
-    /// The firmware's receive side: one verdict event.
-    fn on_event(&mut self, now: u64, code: u8, held: Held) {
+    /// The firmware's receive side: one verdict event, queued for the engine.
+    fn on_event(&mut self, code: u8, held: Held) {
         let f = self.p.ev.map(|p| self.sim.get(p));
         let [
             opcode,
@@ -1083,7 +1317,6 @@ impl HwNic {
             }
             // Its bytes come up on the firmware receive queue.
             self.fw_expect.push_back(held);
-            return;
         } else if let (Some(op), Some(verdict)) = (opcode, hw_verdict(code)) {
             if code == V_PLACED {
                 self.counters.rtl_placed += 1;
@@ -1112,14 +1345,10 @@ impl HwNic {
                 src_port: src_port as u16,
                 ecn_ce: false,
             };
-            self.fw.handle_placed(now, &p);
+            self.inbox.push_back(Input::Placed(p));
         } else {
             self.counters.other_events += 1;
-            return;
         }
-        self.next_poll_ns = 0;
-        self.collect_events();
-        self.sync_tables();
     }
 }
 

@@ -130,6 +130,18 @@ pub struct PairReport {
     /// ACKs and NACKs that went up to the firmware (it processes
     /// received ACKs itself).
     pub acks_to_firmware: u64,
+    /// Received ACKs the RTL's ACK receiver applied to its TX table (the
+    /// firmware takes their results and fate events, and processes only
+    /// their connection fields itself).
+    pub rtl_acks_applied: u64,
+    /// Operations the firmware issued to the TX table (sends, windows,
+    /// moves, timeouts, RACK losses, slot set-up).
+    pub table_ops: u64,
+    /// Transmissions the engines found lost from the TX table's fate
+    /// events (SACK gaps, RACK, path timeouts).
+    pub losses_detected: u64,
+    /// Of them, SACK gaps: fate events of ACKs the RTL applied.
+    pub sack_losses: u64,
     /// Descriptors the firmware gave the RTL.
     pub descriptors: u64,
     /// Verdict events the engine's rules disagreed with.
@@ -309,6 +321,8 @@ pub fn run_pair(cfg: &PairConfig) -> Result<PairReport, SimError> {
     r.firmware_acks = hw.iter().map(|h| h.firmware_frames).sum();
     r.acks_to_firmware = hw.iter().map(|h| h.firmware_acks_in).sum();
     r.descriptors = hw.iter().map(|h| h.descriptors).sum();
+    r.rtl_acks_applied = hw.iter().map(|h| h.rtl_acks_applied).sum();
+    r.table_ops = hw.iter().map(|h| h.table_ops).sum();
     r.interface_errors = hw.iter().map(|h| h.interface_errors).sum();
     r.fw_rx_mismatches = hw.iter().map(|h| h.fw_rx_mismatches).sum();
     r.fw_rx_truncated = hw.iter().map(|h| h.fw_rx_truncated).sum();
@@ -321,6 +335,8 @@ pub fn run_pair(cfg: &PairConfig) -> Result<PairReport, SimError> {
         let s = n.nic.engine().stats();
         r.mismatches_vs_engine += s.hw_disagreements;
         r.retransmits += s.retransmits;
+        r.losses_detected += s.sack_losses + s.rack_losses + s.timeout_losses;
+        r.sack_losses += s.sack_losses;
     }
     let w = wire.stats().total();
     r.wire_frames = w.sent;

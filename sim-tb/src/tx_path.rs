@@ -19,7 +19,7 @@
 
 use std::collections::HashMap;
 
-use metaroce_firmware::{PathHealth, QpConfig, SlotFate, TxPath};
+use metaroce_firmware::{PathHealth, PathView, QpConfig, RttEstimator, SlotFate, TableOp, TxPath};
 use metaroce_proto::Sack;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
@@ -98,6 +98,42 @@ pub enum Op {
         /// Path PSN.
         path_psn: u32,
     },
+}
+
+impl From<TableOp> for Op {
+    /// The engine's table operation on the table's ports (an RTT sample
+    /// saturates at 2^32 − 1 ns; the RTL needs no byte count).
+    fn from(op: TableOp) -> Self {
+        match op {
+            TableOp::Init { entropy } => Op::Init { entropy },
+            TableOp::Send {
+                conn_psn,
+                len,
+                probe,
+                retx,
+            } => Op::Send {
+                conn_psn,
+                len,
+                probe,
+                retx,
+            },
+            TableOp::Ack { path_cum, sack } => Op::Ack { path_cum, sack },
+            TableOp::Feedback {
+                rtt_ns,
+                ce_count,
+                acked,
+            } => Op::Feedback {
+                rtt_ns: rtt_ns.map(|r| r.min(u64::from(u32::MAX)) as u32),
+                ce_count,
+                acked,
+                bytes: 0,
+            },
+            TableOp::Timeout { entropy } => Op::Timeout { entropy },
+            TableOp::Move { entropy } => Op::Move { entropy },
+            TableOp::Window { bytes } => Op::Window { window: bytes },
+            TableOp::Lose { path_psn } => Op::Lose { path_psn },
+        }
+    }
 }
 
 /// What the firmware does next on a slot: one operation, or a RACK check
@@ -227,10 +263,13 @@ pub struct SlotState {
     pub can_send: bool,
 }
 
-/// Port handles, in the template's order.
-struct Ports {
-    op_valid: Port,
-    op_ready: Port,
+/// The table's operation, result and read ports, named alike in the
+/// standalone table and in `NicCore`.
+pub(crate) struct TablePorts {
+    /// `op_valid`.
+    pub(crate) op_valid: Port,
+    /// `op_ready`.
+    pub(crate) op_ready: Port,
     op_code: Port,
     op_slot: Port,
     op_psn: Port,
@@ -243,79 +282,21 @@ struct Ports {
     op_ce_count: Port,
     op_acked: Port,
     op_value: Port,
-    res: ResultPorts,
+    /// The result port and fate stream.
+    pub(crate) res: ResultPorts,
     rd_slot: Port,
     rd_len: Port,
     rd: [Port; 21],
 }
 
-/// Values of the `op_*` inputs for one operation (zero where unused).
-#[derive(Default)]
-struct Inputs {
-    code: u8,
-    psn: u32,
-    len: u16,
-    probe: bool,
-    retx: bool,
-    sack: Sack,
-    rtt: Option<u32>,
-    ce: u32,
-    acked: u32,
-    value: u32,
-}
-
-/// Read-port outputs, in [`SlotState`] field order.
-const RD_PORTS: [&str; 21] = [
-    "rd_entropy",
-    "rd_next_psn",
-    "rd_una",
-    "rd_inflight",
-    "rd_window",
-    "rd_srtt",
-    "rd_rttvar",
-    "rd_rtt_valid",
-    "rd_ecn_ewma",
-    "rd_loss_ewma",
-    "rd_samples",
-    "rd_sent",
-    "rd_retransmitted",
-    "rd_acked",
-    "rd_lost",
-    "rd_ce_marked",
-    "rd_repaths",
-    "rd_timeouts",
-    "rd_quarantined",
-    "rd_backoff",
-    "rd_can_send",
-];
-
-/// Driver for the Verilated table.
-pub struct TxPathTb {
-    sim: Sim,
-    p: Ports,
-    /// Decides `m_fate_ready` each cycle (back-pressure on the fate stream).
-    ready_rng: SmallRng,
-    /// Chance that `m_fate_ready` is high in a cycle.
-    ready_share: f64,
-}
-
-impl TxPathTb {
-    /// The 16-slot model, reset; the fate stream is ready 75% of cycles.
-    pub fn new() -> Result<Self, SimError> {
-        Self::on(Model::TxPath16)
-    }
-
-    /// The same on the table's ports inside `model` (`Model::TxPath16`, or
-    /// the NIC top `Model::NicCore64`, whose 16-slot table has the same
-    /// port names).
-    pub fn on(model: Model) -> Result<Self, SimError> {
-        let mut sim = Sim::new(model)?;
-        let s = &sim;
+impl TablePorts {
+    /// Looks the ports up in `s`.
+    pub(crate) fn new(s: &Sim) -> Result<Self, SimError> {
         let rd: Vec<Port> = RD_PORTS
             .iter()
             .map(|n| s.port(n))
             .collect::<Result<_, _>>()?;
-        let p = Ports {
+        Ok(TablePorts {
             op_valid: s.port("op_valid")?,
             op_ready: s.port("op_ready")?,
             op_code: s.port("op_code")?,
@@ -334,29 +315,11 @@ impl TxPathTb {
             rd_slot: s.port("rd_slot")?,
             rd_len: s.port("rd_len")?,
             rd: rd.try_into().expect("one port per name"),
-        };
-        sim.reset()?;
-        Ok(TxPathTb {
-            sim,
-            p,
-            ready_rng: SmallRng::seed_from_u64(0xFA7E),
-            ready_share: 0.75,
         })
     }
 
-    /// Sets the chance that `m_fate_ready` is high in a cycle (1.0: always).
-    pub fn set_fate_ready_share(&mut self, share: f64) {
-        self.ready_share = share;
-    }
-
-    /// The underlying model.
-    pub fn sim(&mut self) -> &mut Sim {
-        &mut self.sim
-    }
-
-    /// Drives the operation inputs for `op` on `slot`.
-    pub(crate) fn drive(&mut self, slot: usize, op: &Op) {
-        let p = &self.p;
+    /// Drives the operation inputs for `op` on `slot` (not `op_valid`).
+    pub(crate) fn drive(&self, sim: &mut Sim, slot: usize, op: &Op) {
         let none = Inputs::default();
         let i = match *op {
             Op::Init { entropy } => Inputs {
@@ -416,19 +379,140 @@ impl TxPathTb {
                 ..none
             },
         };
-        let sim = &mut self.sim;
-        sim.set(p.op_code, i.code.into());
-        sim.set(p.op_slot, slot as u64);
-        sim.set(p.op_psn, i.psn.into());
-        sim.set(p.op_len, i.len.into());
-        sim.set(p.op_probe, i.probe.into());
-        sim.set(p.op_retx, i.retx.into());
-        sim.set_bytes(p.op_sack, &i.sack.to_bytes());
-        sim.set(p.op_rtt_valid, i.rtt.is_some().into());
-        sim.set(p.op_rtt, i.rtt.unwrap_or(0).into());
-        sim.set(p.op_ce_count, i.ce.into());
-        sim.set(p.op_acked, i.acked.into());
-        sim.set(p.op_value, i.value.into());
+        sim.set(self.op_code, i.code.into());
+        sim.set(self.op_slot, slot as u64);
+        sim.set(self.op_psn, i.psn.into());
+        sim.set(self.op_len, i.len.into());
+        sim.set(self.op_probe, i.probe.into());
+        sim.set(self.op_retx, i.retx.into());
+        sim.set_bytes(self.op_sack, &i.sack.to_bytes());
+        sim.set(self.op_rtt_valid, i.rtt.is_some().into());
+        sim.set(self.op_rtt, i.rtt.unwrap_or(0).into());
+        sim.set(self.op_ce_count, i.ce.into());
+        sim.set(self.op_acked, i.acked.into());
+        sim.set(self.op_value, i.value.into());
+    }
+
+    /// Slot `slot`'s state on the read port, with `can_send(len)` (an
+    /// asynchronous read: evaluates the model with the inputs as driven).
+    pub(crate) fn read(&self, sim: &mut Sim, slot: usize, len: u16) -> SlotState {
+        sim.set(self.rd_slot, slot as u64);
+        sim.set(self.rd_len, len.into());
+        sim.eval();
+        let mut v = [0u32; 21];
+        for (x, &port) in v.iter_mut().zip(&self.rd) {
+            *x = sim.get(port) as u32;
+        }
+        SlotState {
+            entropy: v[0] as u16,
+            next_psn: v[1],
+            una: v[2],
+            inflight: v[3],
+            window: v[4],
+            srtt: v[5],
+            rttvar: v[6],
+            rtt_valid: v[7] == 1,
+            ecn_ewma: v[8],
+            loss_ewma: v[9],
+            samples: v[10],
+            sent: v[11],
+            retransmitted: v[12],
+            acked: v[13],
+            lost: v[14],
+            ce_marked: v[15],
+            repaths: v[16],
+            timeouts: v[17],
+            quarantined: v[18] == 1,
+            backoff: v[19],
+            can_send: v[20] == 1,
+        }
+    }
+}
+
+/// Values of the `op_*` inputs for one operation (zero where unused).
+#[derive(Default)]
+struct Inputs {
+    code: u8,
+    psn: u32,
+    len: u16,
+    probe: bool,
+    retx: bool,
+    sack: Sack,
+    rtt: Option<u32>,
+    ce: u32,
+    acked: u32,
+    value: u32,
+}
+
+/// Read-port outputs, in [`SlotState`] field order.
+const RD_PORTS: [&str; 21] = [
+    "rd_entropy",
+    "rd_next_psn",
+    "rd_una",
+    "rd_inflight",
+    "rd_window",
+    "rd_srtt",
+    "rd_rttvar",
+    "rd_rtt_valid",
+    "rd_ecn_ewma",
+    "rd_loss_ewma",
+    "rd_samples",
+    "rd_sent",
+    "rd_retransmitted",
+    "rd_acked",
+    "rd_lost",
+    "rd_ce_marked",
+    "rd_repaths",
+    "rd_timeouts",
+    "rd_quarantined",
+    "rd_backoff",
+    "rd_can_send",
+];
+
+/// Driver for the Verilated table.
+pub struct TxPathTb {
+    sim: Sim,
+    p: TablePorts,
+    /// Decides `m_fate_ready` each cycle (back-pressure on the fate stream).
+    ready_rng: SmallRng,
+    /// Chance that `m_fate_ready` is high in a cycle.
+    ready_share: f64,
+}
+
+impl TxPathTb {
+    /// The 16-slot model, reset; the fate stream is ready 75% of cycles.
+    pub fn new() -> Result<Self, SimError> {
+        Self::on(Model::TxPath16)
+    }
+
+    /// The same on the table's ports inside `model` (`Model::TxPath16`, or
+    /// the NIC top `Model::NicCore64`, whose 16-slot table has the same
+    /// port names).
+    pub fn on(model: Model) -> Result<Self, SimError> {
+        let mut sim = Sim::new(model)?;
+        let p = TablePorts::new(&sim)?;
+        sim.reset()?;
+        Ok(TxPathTb {
+            sim,
+            p,
+            ready_rng: SmallRng::seed_from_u64(0xFA7E),
+            ready_share: 0.75,
+        })
+    }
+
+    /// Sets the chance that `m_fate_ready` is high in a cycle (1.0: always).
+    pub fn set_fate_ready_share(&mut self, share: f64) {
+        self.ready_share = share;
+    }
+
+    /// The underlying model.
+    pub fn sim(&mut self) -> &mut Sim {
+        &mut self.sim
+    }
+
+    /// Drives the operation inputs for `op` on `slot`.
+    pub(crate) fn drive(&mut self, slot: usize, op: &Op) {
+        self.p.drive(&mut self.sim, slot, op);
     }
 
     /// Runs `op` on `slot` to its `res_valid` pulse, taking fate events
@@ -465,36 +549,7 @@ impl TxPathTb {
 
     /// Slot `slot`'s state on the read port, with `can_send(len)`.
     pub fn read(&mut self, slot: usize, len: u16) -> SlotState {
-        self.sim.set(self.p.rd_slot, slot as u64);
-        self.sim.set(self.p.rd_len, len.into());
-        self.sim.eval();
-        let mut v = [0u32; 21];
-        for (x, &port) in v.iter_mut().zip(&self.p.rd) {
-            *x = self.sim.get(port) as u32;
-        }
-        SlotState {
-            entropy: v[0] as u16,
-            next_psn: v[1],
-            una: v[2],
-            inflight: v[3],
-            window: v[4],
-            srtt: v[5],
-            rttvar: v[6],
-            rtt_valid: v[7] == 1,
-            ecn_ewma: v[8],
-            loss_ewma: v[9],
-            samples: v[10],
-            sent: v[11],
-            retransmitted: v[12],
-            acked: v[13],
-            lost: v[14],
-            ce_marked: v[15],
-            repaths: v[16],
-            timeouts: v[17],
-            quarantined: v[18] == 1,
-            backoff: v[19],
-            can_send: v[20] == 1,
-        }
+        self.p.read(&mut self.sim, slot, len)
     }
 }
 
@@ -630,6 +685,30 @@ impl Golden {
 }
 
 impl SlotState {
+    /// The slot as the engine reads it (32-bit counters widened).
+    pub fn to_view(&self) -> PathView {
+        PathView {
+            entropy: self.entropy,
+            next_psn: self.next_psn,
+            una: self.una,
+            inflight: self.inflight,
+            window: self.window,
+            rtt: RttEstimator::from_parts(self.srtt.into(), self.rttvar.into(), self.rtt_valid),
+            ecn_ewma: self.ecn_ewma,
+            loss_ewma: self.loss_ewma,
+            samples: self.samples,
+            quarantined: self.quarantined,
+            backoff: self.backoff as u8,
+            sent: self.sent.into(),
+            retransmitted: self.retransmitted.into(),
+            acked: self.acked.into(),
+            lost: self.lost.into(),
+            ce_marked: self.ce_marked.into(),
+            repaths: self.repaths.into(),
+            timeouts: self.timeouts.into(),
+        }
+    }
+
     /// The same fields as [`Golden::expect`], from the RTL.
     fn view(&self) -> [(&'static str, u64); 21] {
         [

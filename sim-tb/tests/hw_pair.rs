@@ -40,6 +40,15 @@ fn check(what: &str, r: &PairReport, messages: u64) {
         r.firmware_acks, 0,
         "{what}: the firmware sent ACKs or NACKs"
     );
+    // Received ACKs update the RTL's TX table (its ACK receiver), and the
+    // firmware drives the table (sends, windows) itself.
+    assert!(
+        r.rtl_acks_applied > 0 && r.rtl_acks_applied * 100 >= r.acks_to_firmware * 99,
+        "{what}: {} of {} ACKs applied by the RTL",
+        r.rtl_acks_applied,
+        r.acks_to_firmware
+    );
+    assert!(r.table_ops >= r.descriptors, "{what}: TX table not driven");
 }
 
 #[test]
@@ -70,6 +79,11 @@ fn lossy_reordering_fabric() {
     if let Some(r) = run(&cfg) {
         check("2% loss", &r, 200);
         assert!(r.wire_lost > 0 && r.retransmits > 0, "no loss exercised");
+        // Losses are found from the TX table's fate events.
+        assert!(
+            r.sack_losses > 0,
+            "no SACK gap found from the TX table's fates"
+        );
         assert!(
             r.traffic.messages_by_opcode.iter().all(|&n| n > 0),
             "every opcode: {:?}",
