@@ -79,6 +79,11 @@ pub struct QpConfig {
     pub max_send_wr: usize,
     /// Largest number of posted receives per stream.
     pub max_recv_wr: usize,
+    /// READ requests in flight at once (Verbs `max_rd_atomic`): a READ
+    /// beyond it waits, and the send queue behind it, until an earlier
+    /// READ completes (a hardware NIC has that many READ entries). READ
+    /// responses do not wait behind it.
+    pub max_rd_atomic: u32,
 }
 
 impl Default for QpConfig {
@@ -97,6 +102,7 @@ impl Default for QpConfig {
             rnr_delay_us: 100,
             max_send_wr: 8192,
             max_recv_wr: 8192,
+            max_rd_atomic: 16,
         }
     }
 }

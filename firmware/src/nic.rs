@@ -651,13 +651,13 @@ impl Nic {
         Some((s.recv_base, s.recvs.iter()))
     }
 
-    /// Hardware data path: the READs a QP has outstanding, as (stream, MSN,
-    /// local SGE the response goes to), for the RTL's READ table.
+    /// Hardware data path: the READs a QP has sent and not completed, as
+    /// (stream, MSN, local SGE the response goes to), for the RTL's READ
+    /// table: at most the QP's `max_rd_atomic`.
     pub fn outstanding_reads(&self, qpn: u32) -> impl Iterator<Item = (u16, u32, Sge)> + '_ {
         self.qps.get(&qpn).into_iter().flat_map(|q| {
-            q.tx.reads
-                .iter()
-                .map(|(&(stream, msn), &key)| (stream, msn, q.tx.msg(key).sge))
+            q.tx.reads_in_flight()
+                .map(|(stream, msn, key)| (stream, msn, q.tx.msg(key).sge))
         })
     }
 

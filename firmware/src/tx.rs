@@ -157,6 +157,9 @@ pub(crate) struct Tx {
     streams: Vec<TxStream>,
     /// Messages not yet fully segmented, FIFO.
     to_segment: VecDeque<u32>,
+    /// READ responses not yet fully segmented, FIFO: the responder's work,
+    /// which never waits behind the requester's (a held READ request).
+    responses: VecDeque<u32>,
     /// Messages fully segmented, awaiting acceptance, in PSN order.
     awaiting: VecDeque<u32>,
     /// Outstanding READ requests by (stream, msn).
@@ -229,6 +232,7 @@ impl Tx {
             msgs: Slab::new(),
             streams: Vec::new(),
             to_segment: VecDeque::new(),
+            responses: VecDeque::new(),
             awaiting: VecDeque::new(),
             reads: alloc::collections::BTreeMap::new(),
             records: VecDeque::new(),
@@ -337,7 +341,7 @@ impl Tx {
             rkey,
             ..TxMessage::new(Opcode::ReadResp, stream, msn, sge)
         }) as u32;
-        self.to_segment.push_back(key);
+        self.responses.push_back(key);
     }
 
     pub fn msg(&self, key: u32) -> &TxMessage {
@@ -350,7 +354,39 @@ impl Tx {
 
     /// True when data or retransmissions wait to go out.
     pub fn has_data(&self) -> bool {
-        !self.retx.is_empty() || !self.to_segment.is_empty()
+        !self.retx.is_empty() || self.next_to_cut().is_some()
+    }
+
+    /// The message whose next packet goes out next, if any may: one being
+    /// cut goes on (its packets take consecutive conn PSNs); otherwise a
+    /// READ response goes first, then the next message of the send queue,
+    /// unless it is a READ request while `max_rd_atomic` READs are in
+    /// flight (the queue then waits behind it, as a Verbs send queue does).
+    fn next_to_cut(&self) -> Option<u32> {
+        let started = |q: &VecDeque<u32>| {
+            q.front()
+                .copied()
+                .filter(|&k| self.msgs[k as usize].sent_pkts > 0)
+        };
+        if let Some(k) = started(&self.responses).or_else(|| started(&self.to_segment)) {
+            return Some(k);
+        }
+        if let Some(&k) = self.responses.front() {
+            return Some(k);
+        }
+        let &k = self.to_segment.front()?;
+        let held = self.msgs[k as usize].opcode == Opcode::ReadReq
+            && self.reads_in_flight().count() >= self.cfg.max_rd_atomic as usize;
+        (!held).then_some(k)
+    }
+
+    /// The READs whose request has been sent and that have not completed:
+    /// (stream, MSN, message key).
+    pub fn reads_in_flight(&self) -> impl Iterator<Item = (u16, u32, u32)> + '_ {
+        self.reads
+            .iter()
+            .filter(|&(_, &key)| self.msgs[key as usize].sent_pkts > 0)
+            .map(|(&(stream, msn), &key)| (stream, msn, key))
     }
 
     fn rto(&self, path: usize) -> u64 {
@@ -448,7 +484,7 @@ impl Tx {
     }
 
     fn poll_new(&mut self, now: u64, stats: &mut Stats) -> Option<DataPlan> {
-        let &key = self.to_segment.front()?;
+        let key = self.next_to_cut()?;
         let window_end = self
             .peer_conn_cum
             .wrapping_add(self.peer_credit.min(self.cfg.recv_window));
@@ -470,7 +506,11 @@ impl Tx {
         }
         msg.sent_pkts += 1;
         if msg.sent_pkts == pkts {
-            self.to_segment.pop_front();
+            if self.responses.front() == Some(&key) {
+                self.responses.pop_front();
+            } else {
+                self.to_segment.pop_front();
+            }
             self.awaiting.push_back(key);
         }
         let rec = Record {
@@ -887,6 +927,7 @@ impl Tx {
         }
         self.msgs.clear();
         self.to_segment.clear();
+        self.responses.clear();
         self.awaiting.clear();
         self.reads.clear();
         self.records.clear();

@@ -611,6 +611,8 @@ impl HwNic {
             return Err(VerbsError::QueueFull);
         }
         cfg.recv_window = CONN_WINDOW;
+        // The engine keeps its READs in flight to the RTL's READ entries.
+        cfg.max_rd_atomic = READS as u32;
         let qpn = self.fw.create_qp(pd, Some(cfg))?;
         self.qps[e] = Some(QpEntry {
             qpn,
@@ -892,7 +894,14 @@ impl HwNic {
             return;
         }
         match self.fw.poll_hardware(now, &mut self.buf) {
-            Some(HwTransmit::Descriptor(d)) => self.queue_descriptor(&d),
+            Some(HwTransmit::Descriptor(d)) => {
+                self.queue_descriptor(&d);
+                // A READ request: its entry in the RTL's READ table goes in
+                // (a configuration word, before the descriptor) first.
+                if d.repr.opcode == Opcode::ReadReq {
+                    self.sync_tables();
+                }
+            }
             // The RTL frames it from the firmware transmit port.
             Some(HwTransmit::Datagram(t)) => {
                 self.fw_tx.push_back((self.buf[..t.len].to_vec(), t));

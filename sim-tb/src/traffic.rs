@@ -21,10 +21,10 @@
 //! exactly once at its receiver, with success.
 //!
 //! The limits follow the RTL's tables: at most [`SLOTS`] messages in flight
-//! from each NIC, at most 2 READs per connection (the RTL's
-//! outstanding-READ entries; a READ beyond them is sent as a WRITE), SEND
-//! and WRITE_IMM on streams 0–3 (the streams with a receive ring in the
-//! RTL). Each NIC's region holds [`SLOTS`] source slots and then [`SLOTS`]
+//! from each NIC, SEND and WRITE_IMM on streams 0–3 (the streams with a
+//! receive ring in the RTL). READs are not limited here: a hardware NIC's
+//! engine keeps its READs in flight to the RTL's 2 entries itself
+//! (`QpConfig::max_rd_atomic`). Each NIC's region holds [`SLOTS`] source slots and then [`SLOTS`]
 //! destination slots of the largest message size ([`region_len`]); a
 //! message takes a source slot of the NIC whose bytes it carries and a
 //! destination slot of the other (a READ: a local destination and a peer
@@ -41,7 +41,7 @@ use metaroce_firmware::{
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
-use crate::core_check::metaroce_hdl_codes::{READS, RQ_STREAMS};
+use crate::core_check::metaroce_hdl_codes::RQ_STREAMS;
 use crate::hw_nic::HwNic;
 
 /// Messages in flight from each NIC (each holds a source and a
@@ -166,7 +166,6 @@ impl Op {
 struct Msg {
     /// The requesting NIC.
     from: usize,
-    conn: usize,
     op: Op,
     len: u32,
     /// The requester's source (READ: destination) slot.
@@ -195,8 +194,6 @@ pub struct Traffic {
     /// Free source and destination slots of each NIC.
     free_src: [Vec<usize>; 2],
     free_dst: [Vec<usize>; 2],
-    /// READs in flight from each NIC, per connection.
-    reads: [Vec<usize>; 2],
     /// Receives to post later (`late_receive_ns`): when, NIC, connection;
     /// in the order of their messages (a stream's receives are consumed in
     /// the order they were posted).
@@ -210,7 +207,6 @@ impl Traffic {
     /// A traffic with `cfg`, nothing posted yet.
     pub fn new(cfg: TrafficConfig) -> Self {
         let slots = || (0..SLOTS).rev().collect::<Vec<_>>();
-        let reads = vec![0; cfg.conns];
         Self {
             rng: SmallRng::seed_from_u64(cfg.seed),
             msgs: HashMap::new(),
@@ -218,7 +214,6 @@ impl Traffic {
             posted: 0,
             free_src: [slots(), slots()],
             free_dst: [slots(), slots()],
-            reads: [reads.clone(), reads],
             late: VecDeque::new(),
             events: Vec::new(),
             counters: TrafficCounters::default(),
@@ -306,16 +301,12 @@ impl Traffic {
     ) -> Result<bool, PostError> {
         let to = 1 - from;
         let conn = self.rng.gen_range(0..self.cfg.conns);
-        let mut op = match self.rng.gen_range(0..100) {
+        let op = match self.rng.gen_range(0..100) {
             0..40 => Op::Write,
             40..55 => Op::WriteImm,
             55..80 => Op::Send,
             _ => Op::Read,
         };
-        // Two READs in flight on the connection already: a WRITE instead.
-        if op == Op::Read && self.reads[from][conn] >= READS {
-            op = Op::Write;
-        }
         // A READ fills a local destination slot from a peer source slot;
         // the others send a local source slot to a peer destination slot.
         let (local, remote) = if op == Op::Read {
@@ -404,14 +395,10 @@ impl Traffic {
             call: "post_send",
             error,
         })?;
-        if op == Op::Read {
-            self.reads[from][conn] += 1;
-        }
         self.msgs.insert(
             id,
             Msg {
                 from,
-                conn,
                 op,
                 len,
                 local_slot,
@@ -491,7 +478,6 @@ impl Traffic {
         n.messages_by_opcode[m.op as usize] += 1;
         n.payload_bytes += u64::from(m.len);
         if m.op == Op::Read {
-            self.reads[m.from][m.conn] -= 1;
             self.free_dst[m.from].push(m.local_slot);
             self.free_src[to].push(m.remote_slot);
         } else {
