@@ -304,7 +304,6 @@ pub fn read_request_with_offset_dropped(ctx: &mut Ctx) -> Verdict {
 /// §6.2 step 16: a packet whose `msg_len` disagrees with earlier packets of its MSN → dropped, not marked.
 pub fn inconsistent_message_dropped(ctx: &mut Ctx) -> Verdict {
     let mut c = ctx.conn()?;
-    let cum = c.next_conn_psn;
     let msn = c.take_msn(0);
     let m = MsgRepr {
         msn,
