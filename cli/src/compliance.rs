@@ -1,21 +1,28 @@
 //! `metaroce compliance`: the black-box conformance suite (`metaroce-compliance`)
-//! against an implementation under test.
+//! against an implementation under test, and the control agent that lets the suite
+//! drive a soft NIC in another process.
 
+use std::net::{SocketAddr, TcpListener, ToSocketAddrs};
 use std::path::PathBuf;
 
-use anyhow::{Context as _, bail};
+use anyhow::{Context as _, anyhow, bail};
 use clap::Args;
+use metaroce_compliance::remote::{RemoteTarget, serve};
 use metaroce_compliance::soft::SoftTarget;
+use metaroce_compliance::target::Target;
 use metaroce_compliance::{RunOptions, run};
 
 /// Options of `metaroce compliance`.
 #[derive(Args, Debug)]
 pub struct ComplianceArgs {
-    /// Implementation under test: `soft` (a soft NIC started on loopback for each
-    /// case), or `udp://HOST:PORT` (a remote endpoint; needs a control agent, see
-    /// docs/compliance.md).
+    /// Implementation under test: `soft` (a fresh soft NIC on loopback for each
+    /// case), or `udp://HOST:PORT`, the MetaRoCE UDP address of an endpoint set up
+    /// through the control agent given with --agent.
     #[arg(long, default_value = "soft")]
     target: String,
+    /// TCP address of the control agent of a `udp://` target (docs/compliance.md).
+    #[arg(long)]
+    agent: Option<String>,
     /// Print one JSON document (passed, failed, skipped, failures with their spec
     /// sections, every case) on stdout instead of the table.
     #[arg(long)]
@@ -26,12 +33,27 @@ pub struct ComplianceArgs {
     /// Run only cases whose name contains this text (repeatable).
     #[arg(long)]
     filter: Vec<String>,
-    /// Cases run at once (each on its own endpoint).
-    #[arg(long, default_value_t = 8)]
-    parallel: usize,
+    /// Cases run at once, each with its own QPs (default: 8 on `soft`, 1 on a
+    /// `udp://` target, whose cases share one device and its counters).
+    #[arg(long)]
+    parallel: Option<usize>,
     /// List the cases with their spec sections and exit.
     #[arg(long)]
     list: bool,
+    /// Instead of testing: run a soft NIC on --bind and serve the control agent for it
+    /// on this TCP address, until killed.
+    #[arg(long, value_name = "ADDR")]
+    serve: Option<String>,
+    /// With --serve: the soft NIC's MetaRoCE UDP address.
+    #[arg(long, default_value = "127.0.0.1:4798")]
+    bind: String,
+}
+
+fn addr(s: &str) -> anyhow::Result<SocketAddr> {
+    s.to_socket_addrs()
+        .with_context(|| format!("address {s}"))?
+        .next()
+        .ok_or_else(|| anyhow!("address {s} resolves to nothing"))
 }
 
 /// Runs the command; the exit status is non-zero when a case failed.
@@ -42,21 +64,41 @@ pub fn run_cmd(args: &ComplianceArgs) -> anyhow::Result<()> {
         }
         return Ok(());
     }
-    let target = match args.target.as_str() {
-        "soft" => SoftTarget::new("127.0.0.1".parse()?),
-        t if t.starts_with("udp://") => bail!(
-            "remote targets ({t}) need a control agent that creates QPs and memory regions \
-             on the device; it is not implemented yet (docs/compliance.md, \"Testing a \
-             vendor's NIC\"): implement metaroce_compliance::target::Target for the device"
-        ),
+    if let Some(listen) = &args.serve {
+        let device = SoftTarget::shared(addr(&args.bind)?).map_err(|e| anyhow!(e))?;
+        let listener = TcpListener::bind(addr(listen)?).context("binding the agent")?;
+        eprintln!(
+            "soft NIC on udp://{}, control agent on {}",
+            device
+                .shared_address()
+                .map_or("?".into(), |a| a.to_string()),
+            listener.local_addr()?
+        );
+        serve(listener, &device)?;
+        return Ok(());
+    }
+    let (target, parallel): (Box<dyn Target>, usize) = match args.target.as_str() {
+        "soft" => (Box::new(SoftTarget::new("127.0.0.1".parse()?)), 8),
+        t if t.starts_with("udp://") => {
+            let udp = addr(&t["udp://".len()..])?;
+            let Some(agent) = &args.agent else {
+                bail!("{t} needs --agent HOST:PORT, the control agent that sets the device up")
+            };
+            let agent = addr(agent)?;
+            (Box::new(RemoteTarget { udp, agent }), 1)
+        }
         t => bail!("unknown target {t:?}: use soft or udp://HOST:PORT"),
     };
     let opts = RunOptions {
         filter: args.filter.clone(),
-        parallel: args.parallel,
-        ..RunOptions::default()
+        parallel: args.parallel.unwrap_or(parallel),
+        local_ip: if args.target == "soft" {
+            "127.0.0.1".parse()?
+        } else {
+            local_ip_towards(&args.target["udp://".len()..])?
+        },
     };
-    let report = run(&target, &opts);
+    let report = run(target.as_ref(), &opts);
     if let Some(path) = &args.junit {
         std::fs::write(path, report.to_junit())
             .with_context(|| format!("writing {}", path.display()))?;
@@ -70,4 +112,17 @@ pub fn run_cmd(args: &ComplianceArgs) -> anyhow::Result<()> {
         std::process::exit(1);
     }
     Ok(())
+}
+
+/// The local address the kernel would use to reach `target`.
+fn local_ip_towards(target: &str) -> anyhow::Result<std::net::IpAddr> {
+    let t = addr(target)?;
+    let any: SocketAddr = if t.is_ipv4() {
+        "0.0.0.0:0".parse()?
+    } else {
+        "[::]:0".parse()?
+    };
+    let s = std::net::UdpSocket::bind(any)?;
+    s.connect(t)?;
+    Ok(s.local_addr()?.ip())
 }

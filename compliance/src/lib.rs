@@ -16,6 +16,7 @@
 
 pub mod cases;
 pub mod peer;
+pub mod remote;
 pub mod report;
 pub mod soft;
 pub mod target;
@@ -102,6 +103,9 @@ pub struct Ctx {
     /// The suite's endpoint.
     pub peer: Peer,
     next_qpn: u32,
+    /// The device's drop counters when the case started (a device may be shared
+    /// by cases that ran before).
+    baseline: Option<Vec<(String, u64)>>,
 }
 
 fn setup<T>(r: Result<T, String>) -> Result<T, Fail> {
@@ -111,13 +115,18 @@ fn setup<T>(r: Result<T, String>) -> Result<T, Fail> {
 impl Ctx {
     /// Opens a device of `target` and the suite's sockets.
     pub fn open(target: &dyn Target, local_ip: IpAddr) -> Result<Ctx, Fail> {
-        let dev = target.open().map_err(Fail::Error)?;
+        let mut dev = target.open().map_err(Fail::Error)?;
         let peer = Peer::open(local_ip, dev.address())
             .map_err(|e| Fail::Error(format!("suite sockets: {e}")))?;
+        let baseline = dev.drop_counters();
+        // Suite QPNs differ per case so cases sharing a device do not collide.
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        let base = 0x7000 + 0x100 * (NEXT.fetch_add(1, Ordering::Relaxed) as u32 % 0x1000);
         Ok(Ctx {
             dev,
             peer,
-            next_qpn: 0x7000,
+            next_qpn: base,
+            baseline,
         })
     }
 
@@ -264,13 +273,13 @@ impl Ctx {
             .map_err(Fail::Error)
     }
 
-    /// A drop counter of the target, if it exposes counters.
+    /// How much a drop counter of the target grew during this case, if it exposes
+    /// counters.
     pub fn counter(&mut self, name: &str) -> Option<u64> {
-        self.dev
-            .drop_counters()?
-            .into_iter()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v)
+        let find = |list: &[(String, u64)]| list.iter().find(|(k, _)| k == name).map(|(_, v)| *v);
+        let now = find(&self.dev.drop_counters()?)?;
+        let before = self.baseline.as_deref().and_then(find).unwrap_or(0);
+        Some(now.wrapping_sub(before))
     }
 
     /// If the target exposes counters, checks that `name` is `want`.

@@ -62,25 +62,81 @@ impl Break {
     }
 }
 
-/// The soft NIC on loopback, optionally broken by a [`Break`].
-#[derive(Debug, Clone)]
+/// The soft NIC, optionally broken by a [`Break`]: by default a fresh soft NIC on a
+/// kernel-chosen port for every case; with [`SoftTarget::shared`] one soft NIC on a
+/// fixed address for every case, as a device behind a control agent.
+#[derive(Clone)]
 pub struct SoftTarget {
     ip: IpAddr,
     broken: Option<Break>,
+    shared: Option<Arc<SoftNic>>,
+}
+
+impl std::fmt::Debug for SoftTarget {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SoftTarget")
+            .field("ip", &self.ip)
+            .field("broken", &self.broken)
+            .field("shared", &self.shared.as_ref().map(|n| n.ctx.address()))
+            .finish()
+    }
 }
 
 impl SoftTarget {
-    /// A correct soft NIC on `ip`.
+    /// A correct soft NIC on `ip`, fresh for every case.
     pub fn new(ip: IpAddr) -> Self {
-        SoftTarget { ip, broken: None }
+        SoftTarget {
+            ip,
+            broken: None,
+            shared: None,
+        }
     }
 
-    /// A soft NIC on `ip` whose transmissions go through a faulty shim.
+    /// A soft NIC on `ip`, fresh for every case, whose transmissions go through a
+    /// faulty shim.
     pub fn broken(ip: IpAddr, fault: Break) -> Self {
         SoftTarget {
             ip,
             broken: Some(fault),
+            shared: None,
         }
+    }
+
+    /// One soft NIC bound to `bind` (port 0: kernel-chosen) that every case shares,
+    /// each with its own QPs and regions.
+    pub fn shared(bind: SocketAddr) -> TargetResult<Self> {
+        Ok(SoftTarget {
+            ip: bind.ip(),
+            broken: None,
+            shared: Some(Arc::new(SoftNic::start(bind)?)),
+        })
+    }
+
+    /// The shared NIC's address, if this target has one.
+    pub fn shared_address(&self) -> Option<SocketAddr> {
+        self.shared.as_ref().map(|n| n.ctx.address())
+    }
+}
+
+/// One running soft NIC.
+struct SoftNic {
+    backend: Arc<SoftBackend>,
+    pd: ProtectionDomain,
+    ctx: Context,
+}
+
+impl SoftNic {
+    fn start(bind: SocketAddr) -> TargetResult<SoftNic> {
+        let mut cfg = SoftConfig::new(bind);
+        cfg.entropy_sockets = 4;
+        cfg.offloads = false;
+        cfg.nic.line_rate_mbps = SOFT_LINE_RATE_MBPS;
+        // Short linger so a device closes fast at the end of a case.
+        cfg.nic.linger_max_ns = 1_000_000;
+        let backend = SoftBackend::start(cfg).map_err(|e| e.to_string())?;
+        let ctx = Context::open(Arc::clone(&backend));
+        let pd = ctx.alloc_pd();
+        Ok(SoftNic { backend, pd, ctx })
     }
 }
 
@@ -96,26 +152,19 @@ impl Target for SoftTarget {
     }
 
     fn open(&self) -> TargetResult<Box<dyn Device>> {
-        let mut cfg = SoftConfig::new(SocketAddr::new(self.ip, 0));
-        cfg.entropy_sockets = 4;
-        cfg.offloads = false;
-        cfg.nic.line_rate_mbps = SOFT_LINE_RATE_MBPS;
-        // Short linger so a device closes fast at the end of a case.
-        cfg.nic.linger_max_ns = 1_000_000;
-        let backend = SoftBackend::start(cfg).map_err(|e| e.to_string())?;
-        let ctx = Context::open(Arc::clone(&backend));
-        let pd = ctx.alloc_pd();
+        let nic = match &self.shared {
+            Some(nic) => Arc::clone(nic),
+            None => Arc::new(SoftNic::start(SocketAddr::new(self.ip, 0))?),
+        };
         let shim = match self.broken {
             Some(fault) => Some(Shim::start(self.ip, fault).map_err(|e| e.to_string())?),
             None => None,
         };
         Ok(Box::new(SoftDevice {
-            backend,
-            pd,
             qps: HashMap::new(),
             mrs: Vec::new(),
             shim,
-            ctx,
+            nic,
         }))
     }
 }
@@ -123,16 +172,15 @@ impl Target for SoftTarget {
 struct SoftQp {
     qp: QueuePair,
     cq: CompletionQueue,
+    opts: QpOptions,
 }
 
 struct SoftDevice {
-    backend: Arc<SoftBackend>,
-    pd: ProtectionDomain,
     qps: HashMap<u32, SoftQp>,
     mrs: Vec<MemoryRegion>,
     shim: Option<Shim>,
-    // Last, so QPs and regions are destroyed before the context.
-    ctx: Context,
+    // Last, so QPs and regions are destroyed before the NIC.
+    nic: Arc<SoftNic>,
 }
 
 impl SoftDevice {
@@ -174,24 +222,31 @@ fn opcode_name(o: WcOpcode) -> &'static str {
 
 impl Device for SoftDevice {
     fn address(&self) -> SocketAddr {
-        self.ctx.address()
+        self.nic.ctx.address()
     }
 
     fn create_qp(&mut self, opts: &QpOptions) -> TargetResult<u32> {
-        let cq = self.ctx.create_cq(4096, None);
+        let cq = self.nic.ctx.create_cq(4096, None);
         let config = QpConfig {
             paths: opts.paths,
             streams: opts.streams,
             recv_window: opts.recv_window,
             rnr_delay_us: opts.rnr_delay_us,
             rto_initial_ns: opts.rto_initial_ns,
-            ..self.ctx.default_qp_config()
+            ..self.nic.ctx.default_qp_config()
         };
         let mut init = QpInit::new(&cq, &cq);
         init.config = Some(config);
-        let qp = self.pd.create_qp(&init).map_err(|e| e.to_string())?;
+        let qp = self.nic.pd.create_qp(&init).map_err(|e| e.to_string())?;
         let qpn = qp.qpn();
-        self.qps.insert(qpn, SoftQp { qp, cq });
+        self.qps.insert(
+            qpn,
+            SoftQp {
+                qp,
+                cq,
+                opts: *opts,
+            },
+        );
         Ok(qpn)
     }
 
@@ -200,7 +255,7 @@ impl Device for SoftDevice {
             Some(shim) => shim.forward_to(peer.addr),
             None => peer.addr,
         };
-        let qp = &self.qp(qpn)?.qp;
+        let SoftQp { qp, opts, .. } = self.qp(qpn)?;
         let e = |e: metaroce_driver::verbs::Error| e.to_string();
         qp.modify(QpTransition::Init).map_err(e)?;
         qp.modify(QpTransition::Rtr(RemoteEnd {
@@ -211,7 +266,6 @@ impl Device for SoftDevice {
         }))
         .map_err(e)?;
         // The retry settings of QpOptions are given at RTS.
-        let opts = QpOptions::default();
         qp.modify(QpTransition::Rts {
             initial_psn: own_initial_psn,
             retry_cnt: opts.retry_cnt,
@@ -227,6 +281,7 @@ impl Device for SoftDevice {
         a.set(Access::REMOTE_WRITE, access.remote_write);
         a.set(Access::REMOTE_READ, access.remote_read);
         let mr = self
+            .nic
             .pd
             .alloc_mr(len as usize, a)
             .map_err(|e| e.to_string())?;
@@ -331,7 +386,7 @@ impl Device for SoftDevice {
     fn disconnect(&mut self, qpn: u32) -> TargetResult<()> {
         self.qp(qpn)?;
         let mut res = Ok(());
-        self.backend.control(&mut |c| {
+        self.nic.backend.control(&mut |c| {
             res = c.nic.disconnect(qpn).map_err(|e| e.to_string());
         });
         res
@@ -339,7 +394,8 @@ impl Device for SoftDevice {
 
     fn drop_counters(&mut self) -> Option<Vec<(String, u64)>> {
         Some(
-            self.ctx
+            self.nic
+                .ctx
                 .drops()
                 .iter()
                 .map(|(k, v)| (k.to_string(), v))

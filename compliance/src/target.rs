@@ -10,6 +10,8 @@
 
 use std::net::SocketAddr;
 
+use serde::{Deserialize, Serialize};
+
 /// Result of a target operation; the error is a human-readable reason.
 pub type TargetResult<T> = Result<T, String>;
 
@@ -24,7 +26,7 @@ pub trait Target: Send + Sync {
 
 /// Per-QP settings the suite asks for (spec §9.2). A target that cannot honour
 /// one fails [`Device::create_qp`]; the cases that need it are then skipped.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct QpOptions {
     /// Paths this QP sprays over as a sender (1..=64).
     pub paths: u16,
@@ -51,8 +53,11 @@ impl Default for QpOptions {
             streams: 4,
             recv_window: 256,
             rnr_delay_us: 100,
-            rto_initial_ns: 1_000_000,
-            timeout_ns: 50_000_000,
+            // Long enough that a slow machine (or a remote agent) never sees a
+            // spurious path timeout or connection timeout; cases that test the
+            // timers set their own.
+            rto_initial_ns: 100_000_000,
+            timeout_ns: 1_000_000_000,
             retry_cnt: 7,
             rnr_retry: 7,
         }
@@ -60,7 +65,7 @@ impl Default for QpOptions {
 }
 
 /// The peer parameters exchanged out of band before RTR (spec §9.2).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PeerParams {
     /// The peer's QPN.
     pub qpn: u32,
@@ -71,7 +76,7 @@ pub struct PeerParams {
 }
 
 /// Memory-region access rights (spec §9.2).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct MrAccess {
     /// The NIC may write into it locally (receives, READ responses).
     pub local_write: bool,
@@ -91,7 +96,7 @@ impl MrAccess {
 }
 
 /// A registered memory region as the peer and the suite see it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct MrInfo {
     /// Target-local handle.
     pub handle: u32,
@@ -104,7 +109,7 @@ pub struct MrInfo {
 }
 
 /// A send work request (spec §5.2). Local data is `len` bytes at `offset` of `mr`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SendWork {
     /// Caller's id.
     pub wr_id: u64,
@@ -123,7 +128,8 @@ pub struct SendWork {
 }
 
 /// What a [`SendWork`] does.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum WorkOp {
     /// RDMA WRITE.
     Write {
@@ -158,7 +164,7 @@ pub enum WorkOp {
 }
 
 /// A work completion, reduced to what the suite checks.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Completion {
     /// The work request's id.
     pub wr_id: u64,
@@ -173,7 +179,8 @@ pub struct Completion {
 }
 
 /// QP state names of spec §9.1.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "UPPERCASE")]
 pub enum QpStateName {
     /// RESET.
     Reset,

@@ -77,3 +77,41 @@ fn a_target_skipping_the_rkey_check_is_caught() {
         ],
     );
 }
+
+#[test]
+fn the_suite_drives_a_shared_soft_nic_through_the_control_agent() {
+    use metaroce_compliance::remote::{RemoteTarget, serve};
+    let device = SoftTarget::shared("127.0.0.1:0".parse().unwrap()).unwrap();
+    let udp = device.shared_address().unwrap();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let agent = listener.local_addr().unwrap();
+    std::thread::spawn(move || serve(listener, &device));
+    let opts = RunOptions {
+        parallel: 1,
+        filter: std::env::var("COMPLIANCE_FILTER")
+            .map(|f| vec![f])
+            .unwrap_or_default(),
+        ..RunOptions::default()
+    };
+    let report = run(&RemoteTarget { udp, agent }, &opts);
+    eprintln!("{}", report.to_table());
+    assert_eq!(report.failed, 0, "failures: {:#?}", report.failures);
+    assert!(report.passed >= 75, "only {} passed", report.passed);
+}
+
+#[test]
+fn the_soft_nic_passes_the_suite_over_ipv6() {
+    let v6: std::net::IpAddr = "::1".parse().unwrap();
+    if std::net::UdpSocket::bind((v6, 0)).is_err() {
+        eprintln!("SKIPPED: no IPv6 loopback");
+        return;
+    }
+    let opts = RunOptions {
+        local_ip: v6,
+        ..RunOptions::default()
+    };
+    let report = run(&SoftTarget::new(v6), &opts);
+    eprintln!("{}", report.to_table());
+    assert_eq!(report.failed, 0, "failures: {:#?}", report.failures);
+    assert!(report.passed >= 75, "only {} passed", report.passed);
+}
