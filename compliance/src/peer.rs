@@ -8,7 +8,8 @@ use std::net::{IpAddr, Ipv4Addr, SocketAddr, UdpSocket};
 use std::time::{Duration, Instant};
 
 use metaroce_proto::{
-    AckRepr, Ext, Flags, MsgRepr, Opcode, Packet, PseudoHeader, Repr, Sack, parse_datagram,
+    AckRepr, Ext, Flags, MsgRepr, NackReason, NackRepr, Opcode, Packet, PseudoHeader, Repr, Sack,
+    parse_datagram,
 };
 
 use crate::Fail;
@@ -429,6 +430,38 @@ impl Conn {
             ..MsgRepr::default()
         };
         self.data(peer, Opcode::Write, path, m, data)
+    }
+
+    /// A READ_REQ for `msg_len` bytes at `remote_va` under `rkey`, as a new message
+    /// on stream 0.
+    pub fn read_req(
+        &mut self,
+        peer: &mut Peer,
+        path: u16,
+        msg_len: u32,
+        remote_va: u64,
+        rkey: u32,
+    ) -> Pkt {
+        let msn = self.take_msn(0);
+        let m = MsgRepr {
+            msn,
+            msg_len,
+            remote_va,
+            rkey,
+            ..MsgRepr::default()
+        };
+        self.data(peer, Opcode::ReadReq, path, m, b"")
+    }
+
+    /// A NACK with `reason` for conn PSN `conn_psn` (MSN 0).
+    pub fn nack(&self, peer: &mut Peer, reason: NackReason, conn_psn: u32, detail: u32) -> Pkt {
+        let n = NackRepr {
+            reason,
+            conn_psn,
+            msn: 0,
+            detail,
+        };
+        self.control(peer, Opcode::Nack, Ext::Nack(n))
     }
 
     /// A single-packet SEND (or SEND_IMM with `imm`) on `stream`.

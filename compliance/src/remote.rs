@@ -68,6 +68,11 @@ pub enum Request {
         /// Length.
         len: usize,
     },
+    /// [`Device::dereg_mr`]; reply: null.
+    DeregMr {
+        /// Region handle.
+        mr: u32,
+    },
     /// [`Device::post_send`]; reply: null.
     PostSend {
         /// The QP.
@@ -127,12 +132,18 @@ fn hex(b: &[u8]) -> String {
 }
 
 fn unhex(s: &str) -> TargetResult<Vec<u8>> {
-    if s.len() % 2 != 0 {
+    let digit = |c: u8| match c {
+        b'0'..=b'9' => Ok(c - b'0'),
+        b'a'..=b'f' => Ok(c - b'a' + 10),
+        b'A'..=b'F' => Ok(c - b'A' + 10),
+        _ => Err(format!("not a hex digit: {:?}", c as char)),
+    };
+    let b = s.as_bytes();
+    if b.len() % 2 != 0 {
         return Err("odd hex length".into());
     }
-    (0..s.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).map_err(|e| e.to_string()))
+    b.chunks(2)
+        .map(|p| Ok(digit(p[0])? << 4 | digit(p[1])?))
         .collect()
 }
 
@@ -199,6 +210,7 @@ fn handle(
         Request::RegMr { len, access } => to(&d.reg_mr(len, access)?),
         Request::WriteMr { mr, offset, data } => json!(d.write_mr(mr, offset, &unhex(&data)?)?),
         Request::ReadMr { mr, offset, len } => json!(hex(&d.read_mr(mr, offset, len)?)),
+        Request::DeregMr { mr } => json!(d.dereg_mr(mr)?),
         Request::PostSend { qpn, work } => json!(d.post_send(qpn, &work)?),
         Request::PostRecv {
             qpn,
@@ -324,6 +336,9 @@ impl Device for RemoteDevice {
         let h: String = self.call(&Request::ReadMr { mr, offset, len })?;
         unhex(&h)
     }
+    fn dereg_mr(&mut self, mr: u32) -> TargetResult<()> {
+        self.call(&Request::DeregMr { mr })
+    }
     fn post_send(&mut self, qpn: u32, work: &SendWork) -> TargetResult<()> {
         self.call(&Request::PostSend { qpn, work: *work })
     }
@@ -393,5 +408,9 @@ mod tests {
         }
         assert_eq!(unhex(&hex(&[0, 0xab, 0xff])).unwrap(), [0, 0xab, 0xff]);
         assert!(unhex("abc").is_err());
+        assert!(
+            unhex("é1").is_err(),
+            "a multi-byte character must not panic"
+        );
     }
 }

@@ -177,7 +177,7 @@ struct SoftQp {
 
 struct SoftDevice {
     qps: HashMap<u32, SoftQp>,
-    mrs: Vec<MemoryRegion>,
+    mrs: Vec<Option<MemoryRegion>>,
     shim: Option<Shim>,
     // Last, so QPs and regions are destroyed before the NIC.
     nic: Arc<SoftNic>,
@@ -190,6 +190,7 @@ impl SoftDevice {
     fn mr(&self, handle: u32) -> TargetResult<&MemoryRegion> {
         self.mrs
             .get(handle as usize)
+            .and_then(Option::as_ref)
             .ok_or_else(|| format!("no MR {handle}"))
     }
 }
@@ -291,7 +292,7 @@ impl Device for SoftDevice {
             len,
             rkey: mr.rkey(),
         };
-        self.mrs.push(mr);
+        self.mrs.push(Some(mr));
         Ok(info)
     }
 
@@ -304,6 +305,9 @@ impl Device for SoftDevice {
     }
 
     fn read_mr(&mut self, mr: u32, offset: u64, len: usize) -> TargetResult<Vec<u8>> {
+        if len > self.mr(mr)?.len() {
+            return Err("read longer than the region".into());
+        }
         let mut out = vec![0; len];
         if self.mr(mr)?.read(offset as usize, &mut out) {
             Ok(out)
@@ -390,6 +394,13 @@ impl Device for SoftDevice {
             res = c.nic.disconnect(qpn).map_err(|e| e.to_string());
         });
         res
+    }
+
+    fn dereg_mr(&mut self, mr: u32) -> TargetResult<()> {
+        match self.mrs.get_mut(mr as usize).and_then(Option::take) {
+            Some(_) => Ok(()),
+            None => Err(format!("no MR {mr}")),
+        }
     }
 
     fn drop_counters(&mut self) -> Option<Vec<(String, u64)>> {

@@ -209,6 +209,8 @@ pub trait Device: Send {
     fn write_mr(&mut self, mr: u32, offset: u64, data: &[u8]) -> TargetResult<()>;
     /// Reads local memory of a region.
     fn read_mr(&mut self, mr: u32, offset: u64, len: usize) -> TargetResult<Vec<u8>>;
+    /// Deregisters a region (its keys stop covering it; §6.2 step 22).
+    fn dereg_mr(&mut self, mr: u32) -> TargetResult<()>;
     /// Posts a send work request.
     fn post_send(&mut self, qpn: u32, work: &SendWork) -> TargetResult<()>;
     /// Posts a receive of `len` bytes at `offset` of `mr` on `stream`.

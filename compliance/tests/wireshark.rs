@@ -93,9 +93,7 @@ fn fold(mut acc: u32) -> u16 {
 impl Pcap {
     fn new() -> Pcap {
         let mut h = Vec::new();
-        for w in [0xa1b2_c3d4u32] {
-            h.extend_from_slice(&w.to_le_bytes());
-        }
+        h.extend_from_slice(&0xa1b2_c3d4u32.to_le_bytes());
         h.extend_from_slice(&2u16.to_le_bytes());
         h.extend_from_slice(&4u16.to_le_bytes());
         for w in [0u32, 0, 65535, 101] {

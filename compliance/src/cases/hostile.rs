@@ -1,7 +1,7 @@
 //! Hostile and malformed input: every check of the validation order (spec §6.2),
 //! the ICRC (§4), both PSN windows, forged control packets (§5.5, §5.11, §11).
 
-use metaroce_proto::{AckRepr, Ext, MsgRepr, NackReason, NackRepr, Opcode};
+use metaroce_proto::{AckRepr, Ext, MsgRepr, NackReason, Opcode};
 
 use crate::peer::{Conn, Pkt, Seal, Via};
 use crate::target::QpStateName;
@@ -138,16 +138,8 @@ pub fn payload_on_probe_dropped(ctx: &mut Ctx) -> Verdict {
 pub fn payload_on_read_request_dropped(ctx: &mut Ctx) -> Verdict {
     let mut c = ctx.conn()?;
     let cum = c.next_conn_psn;
-    let msn = c.take_msn(0);
-    let m = MsgRepr {
-        msn,
-        msg_len: 8,
-        remote_va: c.mr.addr,
-        rkey: c.mr.rkey,
-        ..MsgRepr::default()
-    };
     let p = c
-        .data(&mut ctx.peer, Opcode::ReadReq, P, m, b"")
+        .read_req(&mut ctx.peer, P, 8, c.mr.addr, c.mr.rkey)
         .with(|r| r.path_psn = 0);
     let mut bytes = ctx.peer.bytes(&p)?;
     bytes.splice(64..64, [9; 8]);
@@ -285,18 +277,10 @@ pub fn offset_overflow_dropped(ctx: &mut Ctx) -> Verdict {
 pub fn read_request_with_offset_dropped(ctx: &mut Ctx) -> Verdict {
     let mut c = ctx.conn()?;
     let cum = c.next_conn_psn;
-    let msn = c.take_msn(0);
-    let m = MsgRepr {
-        msn,
-        msg_len: 8,
-        offset: 4,
-        remote_va: c.mr.addr,
-        rkey: c.mr.rkey,
-        ..MsgRepr::default()
-    };
     let p = c
-        .data(&mut ctx.peer, Opcode::ReadReq, P, m, b"")
-        .with(|r| r.path_psn = 0);
+        .read_req(&mut ctx.peer, P, 8, c.mr.addr, c.mr.rkey)
+        .with(|r| r.path_psn = 0)
+        .msg(|m| m.offset = 4);
     let bytes = ctx.peer.bytes(&p)?;
     dropped_unmarked(ctx, &mut c, &bytes, p.via, "bad_length", cum)
 }
@@ -385,16 +369,7 @@ pub fn path_psn_at_window_edge_accepted(ctx: &mut Ctx) -> Verdict {
 pub fn no_reply_to_control_packets(ctx: &mut Ctx) -> Verdict {
     let mut c = ctx.conn()?;
     let ack = c.control(&mut ctx.peer, Opcode::Ack, Ext::Ack(AckRepr::default()));
-    let nack = c.control(
-        &mut ctx.peer,
-        Opcode::Nack,
-        Ext::Nack(NackRepr {
-            reason: NackReason::ReceiverNotReady,
-            conn_psn: 0x1234,
-            msn: 0,
-            detail: 1,
-        }),
-    );
+    let nack = c.nack(&mut ctx.peer, NackReason::ReceiverNotReady, 0x1234, 1);
     let disc = c
         .control(
             &mut ctx.peer,
@@ -417,16 +392,7 @@ pub fn no_reply_to_control_packets(ctx: &mut Ctx) -> Verdict {
 /// §3.6, §6.2 step 7: a NACK with an unknown reason is dropped; the QP stays in RTS.
 pub fn nack_with_unknown_reason_dropped(ctx: &mut Ctx) -> Verdict {
     let mut c = ctx.conn()?;
-    let nack = c.control(
-        &mut ctx.peer,
-        Opcode::Nack,
-        Ext::Nack(NackRepr {
-            reason: NackReason::RemoteAccess,
-            conn_psn: c.target_psn,
-            msn: 0,
-            detail: 0,
-        }),
-    );
+    let nack = c.nack(&mut ctx.peer, NackReason::RemoteAccess, c.target_psn, 0);
     let mut bytes = ctx.peer.bytes(&nack)?;
     bytes[32] = 9;
     ctx.peer.reseal(&mut bytes, nack.via);

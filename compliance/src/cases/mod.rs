@@ -301,6 +301,11 @@ pub fn all() -> Vec<Case> {
             "SEND longer than the receive: INVALID_REQUEST"
         ),
         case!(
+            rx::send_into_deregistered_receive_refused,
+            "6.2 step 22",
+            "SEND into a deregistered receive buffer: REMOTE_OPERATIONAL"
+        ),
+        case!(
             rx::write_imm_rnr_before_rkey,
             "6.7",
             "WRITE_IMM: receive check before rkey check"

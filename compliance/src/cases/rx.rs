@@ -660,15 +660,13 @@ pub fn write_without_permission_refused(ctx: &mut Ctx) -> Verdict {
 /// §6.2 step 20: a READ_REQ with a forged rkey → NACK REMOTE_ACCESS, no response.
 pub fn read_with_forged_rkey_refused(ctx: &mut Ctx) -> Verdict {
     let mut c = ctx.conn()?;
-    let msn = c.take_msn(0);
-    let m = MsgRepr {
-        msn,
-        msg_len: 64,
-        remote_va: c.mr.addr,
-        rkey: c.mr.rkey.wrapping_add(0x100),
-        ..MsgRepr::default()
-    };
-    let p = c.data(&mut ctx.peer, Opcode::ReadReq, 0, m, b"");
+    let p = c.read_req(
+        &mut ctx.peer,
+        0,
+        64,
+        c.mr.addr,
+        c.mr.rkey.wrapping_add(0x100),
+    );
     ctx.send(&p)?;
     ctx.expect_nack(&c, NackReason::RemoteAccess, p.repr.conn_psn)?;
     let resp = ctx
@@ -690,6 +688,25 @@ pub fn send_longer_than_receive_refused(ctx: &mut Ctx) -> Verdict {
     check!(
         ctx.mem(&c, 0, 16)? == [0; 16],
         "an oversized SEND was placed"
+    );
+    Ok(())
+}
+
+/// §6.2 step 22: a SEND into a receive whose buffer is no longer registered → NACK REMOTE_OPERATIONAL.
+pub fn send_into_deregistered_receive_refused(ctx: &mut Ctx) -> Verdict {
+    let mut c = ctx.conn()?;
+    let buf = ctx.dev.reg_mr(4096, MrAccess::ALL).map_err(Fail::Skip)?;
+    ctx.dev
+        .post_recv(c.qpn, 3, buf.handle, 0, 64, 0)
+        .map_err(Fail::Skip)?;
+    ctx.dev.dereg_mr(buf.handle).map_err(Fail::Skip)?;
+    let p = c.send(&mut ctx.peer, 0, 0, b"nowhere", None);
+    ctx.send(&p)?;
+    ctx.expect_nack(&c, NackReason::RemoteOperational, p.repr.conn_psn)?;
+    let st = ctx.dev.qp_state(c.qpn);
+    check!(
+        st == Some(crate::target::QpStateName::Rts),
+        "QP state {st:?} after sending a NACK"
     );
     Ok(())
 }
@@ -801,15 +818,8 @@ pub fn read_request_executed(ctx: &mut Ctx) -> Verdict {
 /// §6.8: a 0-byte READ is answered with one empty READ_RESP with FIRST | LAST | ACK_REQ.
 pub fn zero_byte_read_answered(ctx: &mut Ctx) -> Verdict {
     let mut c = ctx.conn()?;
-    let msn = c.take_msn(0);
-    let m = MsgRepr {
-        msn,
-        msg_len: 0,
-        remote_va: 0,
-        rkey: 0,
-        ..MsgRepr::default()
-    };
-    let p = c.data(&mut ctx.peer, Opcode::ReadReq, 0, m, b"");
+    let p = c.read_req(&mut ctx.peer, 0, 0, 0, 0);
+    let msn = p.repr.msg().map_or(0, |m| m.msn);
     ctx.send(&p)?;
     let rx = ctx
         .peer

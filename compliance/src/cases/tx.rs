@@ -3,7 +3,7 @@
 
 use std::time::{Duration, Instant};
 
-use metaroce_proto::{AckRepr, Ext, Flags, NackReason, NackRepr, Opcode};
+use metaroce_proto::{AckRepr, Ext, Flags, NackReason, Opcode};
 
 use crate::peer::{Conn, Rx};
 use crate::target::{QpOptions, QpStateName, SendWork, WorkOp};
@@ -40,28 +40,9 @@ fn fill(ctx: &mut Ctx, c: &Conn, len: usize) -> Result<Vec<u8>, Fail> {
     Ok(data)
 }
 
-/// Waits for `n` data packets from the target to `c` (originals and retransmissions).
-fn data(ctx: &mut Ctx, c: &Conn, n: usize, wait: Duration) -> Vec<Rx> {
-    let my = c.my_qpn;
-    let deadline = Instant::now() + wait;
-    let mut out = Vec::new();
-    while out.len() < n {
-        let Some(left) = deadline.checked_duration_since(Instant::now()) else {
-            break;
-        };
-        match ctx.peer.wait(left, |rx| {
-            rx.repr.opcode.is_message() && rx.repr.dst_qpn == my
-        }) {
-            Some(rx) => out.push(rx),
-            None => break,
-        }
-    }
-    out
-}
-
-/// Waits for `n` original data packets (retransmissions, which a slow set-up may
-/// cause, are left out).
-fn originals(ctx: &mut Ctx, c: &Conn, n: usize, wait: Duration) -> Vec<Rx> {
+/// Waits for `n` data packets from the target to `c`; with `originals_only`,
+/// retransmissions (which a slow set-up may cause) are left out.
+fn collect(ctx: &mut Ctx, c: &Conn, n: usize, wait: Duration, originals_only: bool) -> Vec<Rx> {
     let my = c.my_qpn;
     let deadline = Instant::now() + wait;
     let mut out = Vec::new();
@@ -72,7 +53,7 @@ fn originals(ctx: &mut Ctx, c: &Conn, n: usize, wait: Duration) -> Vec<Rx> {
         let next = ctx.peer.wait(left, |rx| {
             rx.repr.opcode.is_message()
                 && rx.repr.dst_qpn == my
-                && !rx.repr.flags.contains(Flags::RETX)
+                && !(originals_only && rx.repr.flags.contains(Flags::RETX))
         });
         match next {
             Some(rx) => out.push(rx),
@@ -80,6 +61,25 @@ fn originals(ctx: &mut Ctx, c: &Conn, n: usize, wait: Duration) -> Vec<Rx> {
         }
     }
     out
+}
+
+/// Waits for `n` data packets (originals and retransmissions).
+fn data(ctx: &mut Ctx, c: &Conn, n: usize, wait: Duration) -> Vec<Rx> {
+    collect(ctx, c, n, wait, false)
+}
+
+/// Waits for `n` original data packets.
+fn originals(ctx: &mut Ctx, c: &Conn, n: usize, wait: Duration) -> Vec<Rx> {
+    collect(ctx, c, n, wait, true)
+}
+
+/// Posts a 20-byte WRITE and returns its one data packet.
+fn one_write(ctx: &mut Ctx, c: &Conn) -> Result<Rx, Fail> {
+    fill(ctx, c, 20)?;
+    post(ctx, c, 1, write_op(0), 20)?;
+    let mut pk = data(ctx, c, 1, REPLY_WAIT);
+    check!(pk.len() == 1, "no data packet for a posted WRITE");
+    Ok(pk.remove(0))
 }
 
 /// Acknowledges everything marked in `c` on every path it has seen.
@@ -516,15 +516,11 @@ pub fn tx_rnr_retry_waits(ctx: &mut Ctx) -> Verdict {
     let o = pk[0].repr;
     c.marked.entry(o.path).or_default().insert(o.path_psn);
     ack_all(ctx, &c, 64)?;
-    let nack = c.control(
+    let nack = c.nack(
         &mut ctx.peer,
-        Opcode::Nack,
-        Ext::Nack(NackRepr {
-            reason: NackReason::ReceiverNotReady,
-            conn_psn: o.conn_psn,
-            msn: 0,
-            detail: 5000,
-        }),
+        NackReason::ReceiverNotReady,
+        o.conn_psn,
+        5000,
     );
     let t = Instant::now();
     ctx.send(&nack)?;
@@ -552,16 +548,7 @@ fn fatal_nack(ctx: &mut Ctx, reason: NackReason, status: &str) -> Verdict {
     post(ctx, &c, 2, write_op(0), 20)?;
     let pk = data(ctx, &c, 1, REPLY_WAIT);
     check!(!pk.is_empty(), "no data");
-    let nack = c.control(
-        &mut ctx.peer,
-        Opcode::Nack,
-        Ext::Nack(NackRepr {
-            reason,
-            conn_psn: pk[0].repr.conn_psn,
-            msn: 0,
-            detail: 0,
-        }),
-    );
+    let nack = c.nack(&mut ctx.peer, reason, pk[0].repr.conn_psn, 0);
     ctx.send(&nack)?;
     let wc = ctx.completions(c.qpn, 2, REPLY_WAIT);
     check!(
@@ -605,19 +592,12 @@ pub fn tx_remote_operational_nack_is_fatal(ctx: &mut Ctx) -> Verdict {
 /// §5.11: a NACK matching no unaccepted conn PSN is ignored.
 pub fn tx_forged_nack_ignored(ctx: &mut Ctx) -> Verdict {
     let mut c = ctx.conn()?;
-    fill(ctx, &c, 20)?;
-    post(ctx, &c, 1, write_op(0), 20)?;
-    let pk = data(ctx, &c, 1, REPLY_WAIT);
-    check!(pk.len() == 1, "no data");
-    let nack = c.control(
+    let pk = [one_write(ctx, &c)?];
+    let nack = c.nack(
         &mut ctx.peer,
-        Opcode::Nack,
-        Ext::Nack(NackRepr {
-            reason: NackReason::RemoteAccess,
-            conn_psn: pk[0].repr.conn_psn.wrapping_add(100),
-            msn: 0,
-            detail: 0,
-        }),
+        NackReason::RemoteAccess,
+        pk[0].repr.conn_psn.wrapping_add(100),
+        0,
     );
     ctx.send(&nack)?;
     no_wc(ctx, &c)?;
@@ -634,10 +614,7 @@ pub fn tx_forged_nack_ignored(ctx: &mut Ctx) -> Verdict {
 /// §5.5 step 7, §11: an ACK whose `conn_cum` is beyond what was sent changes nothing.
 pub fn tx_forged_ack_ignored(ctx: &mut Ctx) -> Verdict {
     let mut c = ctx.conn()?;
-    fill(ctx, &c, 20)?;
-    post(ctx, &c, 1, write_op(0), 20)?;
-    let pk = data(ctx, &c, 1, REPLY_WAIT);
-    check!(pk.len() == 1, "no data");
+    let pk = [one_write(ctx, &c)?];
     let forged = AckRepr {
         conn_cum: c.target_psn.wrapping_add(1000),
         credit: 64,
@@ -660,10 +637,7 @@ pub fn tx_forged_ack_ignored(ctx: &mut Ctx) -> Verdict {
 /// §5.5: an ACK for a path the sender does not have is ignored, conn_cum included.
 pub fn tx_ack_for_unknown_path_ignored(ctx: &mut Ctx) -> Verdict {
     let mut c = ctx.conn()?;
-    fill(ctx, &c, 20)?;
-    post(ctx, &c, 1, write_op(0), 20)?;
-    let pk = data(ctx, &c, 1, REPLY_WAIT);
-    check!(pk.len() == 1, "no data");
+    let pk = [one_write(ctx, &c)?];
     c.mark(&pk[0]);
     let a = c
         .ack(&mut ctx.peer, pk[0].repr.path, 64)
