@@ -59,10 +59,11 @@ fn addr(s: &str) -> anyhow::Result<SocketAddr> {
 /// Runs the command; the exit status is non-zero when a case failed.
 pub fn run_cmd(args: &ComplianceArgs) -> anyhow::Result<()> {
     if args.list {
+        let mut list = String::new();
         for c in metaroce_compliance::cases::all() {
-            println!("§{:<18} {:<42} {}", c.spec, c.name, c.title);
+            list.push_str(&format!("§{:<18} {:<42} {}\n", c.spec, c.name, c.title));
         }
-        return Ok(());
+        return print_out(&list);
     }
     if let Some(listen) = &args.serve {
         let device = SoftTarget::shared(addr(&args.bind)?).map_err(|e| anyhow!(e))?;
@@ -104,14 +105,23 @@ pub fn run_cmd(args: &ComplianceArgs) -> anyhow::Result<()> {
             .with_context(|| format!("writing {}", path.display()))?;
     }
     if args.json {
-        println!("{}", report.to_json());
+        print_out(&format!("{}\n", report.to_json()))?;
     } else {
-        print!("{}", report.to_table());
+        print_out(&report.to_table())?;
     }
     if report.failed > 0 {
         std::process::exit(1);
     }
     Ok(())
+}
+
+/// Writes `text` to stdout; a reader that went away (`| head`) is not an error.
+fn print_out(text: &str) -> anyhow::Result<()> {
+    use std::io::Write as _;
+    match std::io::stdout().lock().write_all(text.as_bytes()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        r => Ok(r?),
+    }
 }
 
 /// The local address the kernel would use to reach `target`.
