@@ -5,6 +5,7 @@
 //! hidden when stderr is not a terminal.
 
 mod bench;
+mod compliance;
 mod demo;
 mod fabric;
 mod hdl;
@@ -35,6 +36,8 @@ enum Command {
     Sim(sim::SimArgs),
     /// The NIC RTL: emit Verilog, or lint, synthesise and check it against the reference.
     Hdl(hdl::HdlArgs),
+    /// Black-box conformance suite: speaks the wire protocol to an implementation and checks it against docs/spec.md.
+    Compliance(compliance::ComplianceArgs),
 }
 
 fn main() -> anyhow::Result<()> {
@@ -45,5 +48,6 @@ fn main() -> anyhow::Result<()> {
         Command::Fabric(args) => fabric::run(&args),
         Command::Sim(args) => sim::run(&args),
         Command::Hdl(args) => hdl::run(&args),
+        Command::Compliance(args) => compliance::run_cmd(&args),
     }
 }
