@@ -11,18 +11,25 @@ use metaroce_compliance::remote::{RemoteTarget, serve};
 use metaroce_compliance::soft::SoftTarget;
 use metaroce_compliance::target::Target;
 use metaroce_compliance::{RunOptions, run};
+use metaroce_sim_tb::compliance_target::HwTarget;
 
 /// Options of `metaroce compliance`.
 #[derive(Args, Debug)]
 pub struct ComplianceArgs {
     /// Implementation under test: `soft` (a fresh soft NIC on loopback for each
-    /// case), or `udp://HOST:PORT`, the MetaRoCE UDP address of an endpoint set up
-    /// through the control agent given with --agent.
+    /// case), `device` (a fresh simulated hardware NIC for each case: the
+    /// Verilated `NicCore` with its firmware on UDP sockets, on --device-ip), or
+    /// `udp://HOST:PORT`, the MetaRoCE UDP address of an endpoint set up through
+    /// the control agent given with --agent.
     #[arg(long, default_value = "soft")]
     target: String,
     /// TCP address of the control agent of a `udp://` target (docs/compliance.md).
     #[arg(long)]
     agent: Option<String>,
+    /// With --target device: the simulated NIC's IPv4 address (a loopback
+    /// address other than the suite's 127.0.0.1, so its source ports are its own).
+    #[arg(long, default_value = "127.0.0.2")]
+    device_ip: std::net::IpAddr,
     /// Print one JSON document (passed, failed, skipped, failures with their spec
     /// sections, every case) on stdout instead of the table.
     #[arg(long)]
@@ -33,8 +40,9 @@ pub struct ComplianceArgs {
     /// Run only cases whose name contains this text (repeatable).
     #[arg(long)]
     filter: Vec<String>,
-    /// Cases run at once, each with its own QPs (default: 8 on `soft`, 1 on a
-    /// `udp://` target, whose cases share one device and its counters).
+    /// Cases run at once, each with its own QPs (default: 8 on `soft`, 2 on
+    /// `device` (each case steps its own Verilated model), 1 on a `udp://`
+    /// target, whose cases share one device and its counters).
     #[arg(long)]
     parallel: Option<usize>,
     /// List the cases with their spec sections and exit.
@@ -80,6 +88,7 @@ pub fn run_cmd(args: &ComplianceArgs) -> anyhow::Result<()> {
     }
     let (target, parallel): (Box<dyn Target>, usize) = match args.target.as_str() {
         "soft" => (Box::new(SoftTarget::new("127.0.0.1".parse()?)), 8),
+        "device" => (Box::new(HwTarget::new(args.device_ip)), 2),
         t if t.starts_with("udp://") => {
             let udp = addr(&t["udp://".len()..])?;
             let Some(agent) = &args.agent else {
@@ -88,12 +97,12 @@ pub fn run_cmd(args: &ComplianceArgs) -> anyhow::Result<()> {
             let agent = addr(agent)?;
             (Box::new(RemoteTarget { udp, agent }), 1)
         }
-        t => bail!("unknown target {t:?}: use soft or udp://HOST:PORT"),
+        t => bail!("unknown target {t:?}: use soft, device or udp://HOST:PORT"),
     };
     let opts = RunOptions {
         filter: args.filter.clone(),
         parallel: args.parallel.unwrap_or(parallel),
-        local_ip: if args.target == "soft" {
+        local_ip: if args.target == "soft" || args.target == "device" {
             "127.0.0.1".parse()?
         } else {
             local_ip_towards(&args.target["udp://".len()..])?

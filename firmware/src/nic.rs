@@ -345,16 +345,12 @@ impl Nic {
             Self::mark_ready(&mut self.ready, &mut l.qp);
             return;
         };
-        let window = self.cfg.fair_share_window_ns;
-        let was_sending = qp
-            .rx
-            .last_data_ns
-            .is_some_and(|t| now.saturating_sub(t) <= window);
+        let was_sending = sending(qp, now, self.cfg.fair_share_window_ns);
         qp.on_packet(&mut ctx, &repr, RxData::Bytes(packet.payload()), &meta);
-        // A connection that starts sending to us changes everyone's fair
-        // share: recount now rather than at the end of the window, so an
-        // incast is paced from its first round trip.
-        if !was_sending && qp.rx.last_data_ns == Some(now) {
+        if !was_sending && sending(qp, now, 0) {
+            // A connection that starts sending to us changes everyone's fair
+            // share: recount now rather than at the end of the window, so an
+            // incast is paced from its first round trip.
             self.next_fair_recount = now;
         }
         Self::mark_ready(&mut self.ready, qp);
@@ -404,6 +400,7 @@ impl Nic {
             dst_port: self.cfg.udp_port,
             ecn_ce: p.ecn_ce,
         };
+        let was_sending = sending(qp, now, self.cfg.fair_share_window_ns);
         let before = (self.stats.data_accepted, self.stats.duplicates);
         let mut ctx = Ctx {
             now,
@@ -427,6 +424,10 @@ impl Nic {
         };
         if !agreed {
             self.stats.hw_disagreements += 1;
+        }
+        if !was_sending && sending(qp, now, 0) {
+            // As on the software data path: a new sender recounts at once.
+            self.next_fair_recount = now;
         }
         Self::mark_ready(&mut self.ready, qp);
     }
@@ -682,4 +683,12 @@ impl NicConfig {
     pub fn max_message(&self) -> u32 {
         1 << 31
     }
+}
+
+/// The QP received data at most `window` ns before `now` (`window` 0: at
+/// `now` itself).
+fn sending(qp: &Qp, now: u64, window: u64) -> bool {
+    qp.rx
+        .last_data_ns
+        .is_some_and(|t| now.saturating_sub(t) <= window)
 }

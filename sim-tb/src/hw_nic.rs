@@ -74,7 +74,7 @@ use crate::{Model, Port, Sim, SimError};
 /// Bytes per beat of the simulated core.
 const LANES: usize = 8;
 /// Largest payload per packet (the RTL's `GLOBAL_MTU`).
-const MTU: u32 = 4096;
+pub const MTU: u32 = 4096;
 
 /// How one simulated NIC is set up.
 #[derive(Clone, Debug)]
@@ -465,19 +465,16 @@ impl HwNic {
         Ok(nic)
     }
 
-    /// Address registers, MTU and the front end's UDP port.
-    fn configure(&mut self) {
-        let port_we = self.sim.port("eth_cfg_port_we").expect("NicCore port");
-        let port = self.sim.port("eth_cfg_port").expect("NicCore port");
-        self.sim.set(port_we, 1);
-        self.sim.set(port, self.cfg.udp_port.into());
-        self.sim.tick();
-        self.sim.set(port_we, 0);
-        self.sim.set(self.table.res.fate_ready, 1);
-        // The firmware takes its receive queue's beats as they come.
-        self.sim.set(self.p.fw[3], 1);
-        self.sim.set(self.p.dma_tready, 1);
-        self.sim.set(self.p.tx_tready, 1);
+    /// Points the TX builder at another peer (its one peer: IP address and
+    /// UDP port), for a NIC whose peer is known only when it connects.
+    pub fn set_peer(&mut self, ip: IpAddr, udp_port: u16) {
+        self.cfg.peer_ip = ip;
+        self.cfg.peer_udp_port = udp_port;
+        self.write_addresses();
+    }
+
+    /// The TX builder's address registers.
+    fn write_addresses(&mut self) {
         let a = Addresses {
             local_mac: self.cfg.mac,
             peer_mac: self.cfg.peer_mac,
@@ -491,6 +488,22 @@ impl HwNic {
         tx_build::configure(&a, &mut |addr, data| {
             q.push_back((NIC_CORE_TX_CFG | u16::from(addr), data))
         });
+    }
+
+    /// Address registers, MTU and the front end's UDP port.
+    fn configure(&mut self) {
+        let port_we = self.sim.port("eth_cfg_port_we").expect("NicCore port");
+        let port = self.sim.port("eth_cfg_port").expect("NicCore port");
+        self.sim.set(port_we, 1);
+        self.sim.set(port, self.cfg.udp_port.into());
+        self.sim.tick();
+        self.sim.set(port_we, 0);
+        self.sim.set(self.table.res.fate_ready, 1);
+        // The firmware takes its receive queue's beats as they come.
+        self.sim.set(self.p.fw[3], 1);
+        self.sim.set(self.p.dma_tready, 1);
+        self.sim.set(self.p.tx_tready, 1);
+        self.write_addresses();
         self.queue_cfg(cfg_addr(CFG_GLOBAL, 0, GLOBAL_MTU), MTU.into());
         let ip = u128::from_be_bytes(mapped(self.cfg.ip));
         self.queue_cfg(
@@ -597,6 +610,27 @@ impl HwNic {
         Ok(mr)
     }
 
+    /// Deregisters memory in the engine and frees its entry of the RTL's MR
+    /// table; false when the key is unknown.
+    pub fn deregister_mr(&mut self, lkey: u32) -> bool {
+        let Some(e) = self.mrs.iter().position(|&k| k == Some(lkey)) else {
+            return false;
+        };
+        self.queue_cfg(cfg_addr(CFG_MR, e as u8, MR_CTRL), 0);
+        self.mrs[e] = None;
+        self.fw.deregister_mr(lkey)
+    }
+
+    /// Disconnects a QP (spec §9.4): the engine's DISCONNECT goes down the
+    /// firmware transmit port and the QP enters ERR.
+    pub fn disconnect(&mut self, qpn: u32) -> Result<(), VerbsError> {
+        self.fw.disconnect(qpn)?;
+        self.next_poll_ns = 0;
+        self.after_engine();
+        self.sync_tables();
+        Ok(())
+    }
+
     /// Creates a QP in the engine (its receive window is the RTL's, 256
     /// packets) and takes an entry of the RTL's QP table (4 entries) for it.
     pub fn create_qp(&mut self, pd: u32, mut cfg: QpConfig) -> Result<u32, VerbsError> {
@@ -630,6 +664,8 @@ impl HwNic {
             self.write_qp_entry(qpn);
         }
         self.sync_tables();
+        // A reset QP starts its paths' table slots again (`Init`).
+        self.take_table_ops();
         Ok(())
     }
 

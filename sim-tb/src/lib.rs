@@ -33,6 +33,7 @@ mod ffi;
 mod ffi;
 
 pub mod ack_rx;
+pub mod compliance_target;
 pub mod core_check;
 pub mod hw_nic;
 pub mod hw_pair;
