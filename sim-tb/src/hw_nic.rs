@@ -54,7 +54,9 @@
 use std::collections::VecDeque;
 use std::net::{IpAddr, SocketAddr};
 
-use etherparse::{NetSlice, SlicedPacket, TransportSlice};
+use etherparse::{
+    IpEcn, IpHeaders, IpNumber, Ipv4Header, Ipv6Header, NetSlice, SlicedPacket, TransportSlice,
+};
 use metaroce_firmware::datapath::{
     Datapath, HwTransmit, HwVerdict, PlacedPacket, TableDone, TableRequest, TxDescriptor,
 };
@@ -1471,23 +1473,38 @@ pub(crate) fn datagram_of(frame: &[u8]) -> Held {
     Some((udp.payload().to_vec(), meta))
 }
 
-/// An Ethernet II + IP + UDP frame (TTL 64, Not-ECT, UDP checksum
-/// computed) from `src_mac`/`src` to `dst_mac`/`dst` around `datagram`:
-/// IPv4 when both addresses are, else IPv6 (IPv4 mapped). `None` when the
-/// datagram is too long for the IP header's length field.
+/// An Ethernet II + IP + UDP frame (TTL 64, the ECN codepoint `ecn`, UDP
+/// checksum computed) from `src_mac`/`src` to `dst_mac`/`dst` around
+/// `datagram`: IPv4 when both addresses are, else IPv6 (IPv4 mapped).
+/// `None` when the datagram is too long for the IP header's length field.
 pub(crate) fn udp_frame(
     src_mac: [u8; 6],
     dst_mac: [u8; 6],
     src: SocketAddr,
     dst: SocketAddr,
     datagram: &[u8],
+    ecn: u8,
 ) -> Option<Vec<u8>> {
     let b = etherparse::PacketBuilder::ethernet2(src_mac, dst_mac);
-    let b = match (src.ip(), dst.ip()) {
-        (IpAddr::V4(s), IpAddr::V4(d)) => b.ipv4(s.octets(), d.octets(), 64),
-        (s, d) => b.ipv6(mapped(s), mapped(d), 64),
+    // Length, protocol and checksum are filled in when the frame is written.
+    let ip = match (src.ip(), dst.ip()) {
+        (IpAddr::V4(s), IpAddr::V4(d)) => {
+            let mut h = Ipv4Header::new(0, 64, IpNumber::UDP, s.octets(), d.octets()).ok()?;
+            h.ecn = IpEcn::try_new(ecn).ok()?;
+            IpHeaders::Ipv4(h, Default::default())
+        }
+        (s, d) => IpHeaders::Ipv6(
+            Ipv6Header {
+                traffic_class: ecn & 3,
+                hop_limit: 64,
+                source: mapped(s),
+                destination: mapped(d),
+                ..Default::default()
+            },
+            Default::default(),
+        ),
     };
-    let b = b.udp(src.port(), dst.port());
+    let b = b.ip(ip).udp(src.port(), dst.port());
     let mut frame = Vec::with_capacity(b.size(datagram.len()));
     b.write(&mut frame, datagram).ok()?;
     Some(frame)

@@ -19,25 +19,30 @@
 //! **In** ([`UdpBridge::poll_frames`]): every datagram waiting on the receive
 //! socket (bound to the NIC's address and UDP port) becomes an Ethernet II +
 //! IP + UDP frame to the NIC's MAC, IP and port, from the peer MAC and the
-//! datagram's source address and port, with a valid UDP checksum. The IP ECN
-//! field is always Not-ECT: `std` sockets cannot read the received TOS byte,
-//! so CE marks (and ECT) set on the way are lost at the bridge.
+//! datagram's source address and port, with a valid UDP checksum and the
+//! ECN codepoint the datagram arrived with (so a CE mark set on the way
+//! reaches the RTL).
 //!
-//! All sockets are `std::net::UdpSocket`s in non-blocking mode; nothing here
-//! waits.
+//! **ECN** both ways: a frame's ECN codepoint is the datagram's (sent as a
+//! per-datagram `IP_TOS`), and a received datagram's becomes the frame's.
+//! The sockets are the soft NIC's batched non-blocking UDP sockets
+//! (`metaroce_driver::soft::udp::BatchSocket`, which read the received ECN
+//! bits with `IP_RECVTOS`); nothing here waits.
 
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
-use std::io::ErrorKind;
-use std::net::{SocketAddr, UdpSocket};
-use std::os::fd::AsRawFd;
+use std::net::SocketAddr;
+use std::os::fd::{AsFd, AsRawFd};
 
 use etherparse::{NetSlice, SlicedPacket, TransportSlice};
+use metaroce_driver::soft::udp::{BatchSocket, Ecn, RxBatch, SocketOptions, TxPacket};
 
 use crate::hw_nic::{datagram_of, udp_frame};
 
 /// Receive buffer: the largest UDP payload (65,535 bytes less the UDP header).
 const MAX_DATAGRAM: usize = 65_527;
+/// Datagrams read at once.
+const RX_BATCH: usize = 16;
 
 /// How a bridge is set up.
 #[derive(Clone, Debug)]
@@ -79,29 +84,39 @@ pub struct BridgeCounters {
 /// A MAC↔UDP bridge for one NIC (see the module docs).
 pub struct UdpBridge {
     cfg: BridgeConfig,
-    /// The receive socket and its bound address.
-    rx: UdpSocket,
+    /// The receive socket and its bound address (it also sends the frames
+    /// from the NIC's own port).
+    rx: BatchSocket,
     local: SocketAddr,
     /// Send sockets by source port.
-    tx: HashMap<u16, UdpSocket>,
-    buf: Vec<u8>,
+    tx: HashMap<u16, BatchSocket>,
+    batch: RxBatch,
     counters: BridgeCounters,
+}
+
+/// Options of every bridge socket: no offloads (one datagram per frame),
+/// Not-ECT unless a datagram says otherwise, the kernel's buffer sizes.
+fn socket_options() -> SocketOptions {
+    SocketOptions {
+        ecn: Ecn::NotEct,
+        gso: false,
+        gro: false,
+        recv_buffer: None,
+        send_buffer: None,
+    }
 }
 
 impl UdpBridge {
     /// Binds the receive socket at `cfg.local`.
     pub fn bind(cfg: BridgeConfig) -> std::io::Result<Self> {
-        let rx = UdpSocket::bind(cfg.local)?;
-        rx.set_nonblocking(true)?;
-        let local = rx.local_addr()?;
-        // A frame from the NIC's own port goes out of the receive socket.
-        let tx = HashMap::from([(local.port(), rx.try_clone()?)]);
+        let rx = BatchSocket::bind(cfg.local, &socket_options()).map_err(std::io::Error::other)?;
+        let local = rx.local_addr();
         Ok(Self {
             cfg,
             rx,
             local,
-            tx,
-            buf: vec![0; MAX_DATAGRAM],
+            tx: HashMap::new(),
+            batch: RxBatch::new(RX_BATCH, MAX_DATAGRAM),
             counters: BridgeCounters::default(),
         })
     }
@@ -134,21 +149,32 @@ impl UdpBridge {
             self.counters.wrong_source += 1;
             return;
         }
-        let sock = match self.tx.entry(meta.src_port) {
-            Entry::Occupied(e) => e.into_mut(),
-            Entry::Vacant(v) => {
-                match bind_sender(SocketAddr::new(self.local.ip(), meta.src_port)) {
-                    Some(s) => v.insert(s),
-                    None => {
-                        self.counters.bind_failures += 1;
-                        return;
+        let sock = if meta.src_port == self.local.port() {
+            // A frame from the NIC's own port goes out of the receive socket.
+            &self.rx
+        } else {
+            match self.tx.entry(meta.src_port) {
+                Entry::Occupied(e) => e.into_mut(),
+                Entry::Vacant(v) => {
+                    match bind_sender(SocketAddr::new(self.local.ip(), meta.src_port)) {
+                        Some(s) => v.insert(s),
+                        None => {
+                            self.counters.bind_failures += 1;
+                            return;
+                        }
                     }
                 }
             }
         };
-        match sock.send_to(&payload, SocketAddr::new(meta.dst_ip, meta.dst_port)) {
-            Ok(_) => self.counters.frames_sent += 1,
-            Err(_) => self.counters.send_errors += 1,
+        let packet = TxPacket {
+            path: 0,
+            dst: SocketAddr::new(meta.dst_ip, meta.dst_port),
+            ecn: Some(Ecn::from_tos(frame_ecn(frame))),
+            data: &payload,
+        };
+        match sock.send_batch(&[packet]) {
+            Ok(1) => self.counters.frames_sent += 1,
+            _ => self.counters.send_errors += 1,
         }
     }
 
@@ -156,25 +182,27 @@ impl UdpBridge {
     /// the NIC (see the module docs).
     pub fn poll_frames(&mut self, out: &mut Vec<Vec<u8>>) {
         loop {
-            match self.rx.recv_from(&mut self.buf) {
-                Ok((n, src)) => {
-                    let frame = udp_frame(
-                        self.cfg.peer_mac,
-                        self.cfg.mac,
-                        src,
-                        self.local,
-                        &self.buf[..n],
-                    );
-                    match frame {
-                        Some(f) => {
-                            self.counters.datagrams_received += 1;
-                            out.push(f);
+            match self.rx.recv_batch(&mut self.batch) {
+                Ok(0) => return,
+                Ok(_) => {
+                    for d in self.batch.datagrams() {
+                        let frame = udp_frame(
+                            self.cfg.peer_mac,
+                            self.cfg.mac,
+                            d.src,
+                            self.local,
+                            d.data,
+                            d.ecn.bits(),
+                        );
+                        match frame {
+                            Some(f) => {
+                                self.counters.datagrams_received += 1;
+                                out.push(f);
+                            }
+                            None => self.counters.receive_errors += 1,
                         }
-                        None => self.counters.receive_errors += 1,
                     }
                 }
-                Err(e) if e.kind() == ErrorKind::WouldBlock => return,
-                Err(e) if e.kind() == ErrorKind::Interrupted => {}
                 // An error report (e.g. an ICMP error queued on the socket)
                 // is consumed by the read: try again next poll.
                 Err(_) => {
@@ -186,10 +214,20 @@ impl UdpBridge {
     }
 }
 
+/// The ECN codepoint of a frame's IP header (0 when it has none).
+fn frame_ecn(frame: &[u8]) -> u8 {
+    match SlicedPacket::from_ethernet(frame).ok().and_then(|p| p.net) {
+        Some(NetSlice::Ipv4(v4)) => v4.header().ecn().value(),
+        Some(NetSlice::Ipv6(v6)) => v6.header().ecn().value(),
+        _ => 0,
+    }
+}
+
 /// The `drops` count Linux keeps for `sock` (the last field of its line in
 /// `/proc/net/udp` or `/proc/net/udp6`, found by the socket's inode).
-fn kernel_drops(sock: &UdpSocket) -> Option<u64> {
-    let link = std::fs::read_link(format!("/proc/self/fd/{}", sock.as_raw_fd())).ok()?;
+fn kernel_drops(sock: &impl AsFd) -> Option<u64> {
+    let fd = sock.as_fd().as_raw_fd();
+    let link = std::fs::read_link(format!("/proc/self/fd/{fd}")).ok()?;
     let link = link.to_str()?;
     let inode = link.strip_prefix("socket:[")?.strip_suffix(']')?;
     ["/proc/net/udp", "/proc/net/udp6"]
@@ -208,13 +246,11 @@ fn kernel_drops(sock: &UdpSocket) -> Option<u64> {
 
 /// A non-blocking socket bound to `addr`; `None` for port 0 (the kernel
 /// would pick another) or when the bind fails.
-fn bind_sender(addr: SocketAddr) -> Option<UdpSocket> {
+fn bind_sender(addr: SocketAddr) -> Option<BatchSocket> {
     if addr.port() == 0 {
         return None;
     }
-    let s = UdpSocket::bind(addr).ok()?;
-    s.set_nonblocking(true).ok()?;
-    Some(s)
+    BatchSocket::bind(addr, &socket_options()).ok()
 }
 
 /// The frame's IPv4 header checksum and UDP checksum are right, as a
@@ -249,7 +285,7 @@ fn checksums_ok(frame: &[u8]) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use std::net::{IpAddr, Ipv4Addr};
+    use std::net::{IpAddr, Ipv4Addr, UdpSocket};
     use std::time::{Duration, Instant};
 
     use super::*;
@@ -285,7 +321,45 @@ mod tests {
     }
 
     fn frame(src: SocketAddr, dst: SocketAddr, payload: &[u8]) -> Vec<u8> {
-        udp_frame(NIC_MAC, PEER_MAC, src, dst, payload).expect("a small frame")
+        udp_frame(NIC_MAC, PEER_MAC, src, dst, payload, 0).expect("a small frame")
+    }
+
+    #[test]
+    fn ecn_codepoints_cross_the_bridge_both_ways() {
+        let mut b = bridge(NIC_MAC, PEER_MAC);
+        let peer = BatchSocket::bind(SocketAddr::new(LOCALHOST, 0), &socket_options())
+            .expect("bind the peer");
+        // In: a CE-marked datagram becomes a CE-marked frame.
+        let ce = TxPacket {
+            path: 0,
+            dst: b.local_addr(),
+            ecn: Some(Ecn::Ce),
+            data: b"marked",
+        };
+        assert_eq!(peer.send_batch(&[ce]).expect("send"), 1);
+        let f = poll_one(&mut b).expect("a frame");
+        assert_eq!(frame_ecn(&f), 3, "CE reaches the NIC");
+        // Out: an ECT(0) frame leaves as an ECT(0) datagram.
+        let sport = free_port();
+        let mut out = udp_frame(
+            NIC_MAC,
+            PEER_MAC,
+            SocketAddr::new(LOCALHOST, sport),
+            peer.local_addr(),
+            b"capable",
+            2,
+        )
+        .expect("a small frame");
+        b.send_frame(&out);
+        let mut rx = RxBatch::new(1, MAX_DATAGRAM);
+        let start = Instant::now();
+        while peer.recv_batch(&mut rx).expect("receive") == 0 {
+            assert!(start.elapsed() < Duration::from_secs(1), "nothing arrived");
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let d = rx.datagrams().next().expect("a datagram");
+        assert_eq!((d.data, d.ecn), (&b"capable"[..], Ecn::Ect0));
+        out.clear();
     }
 
     #[test]
