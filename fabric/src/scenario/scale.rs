@@ -121,13 +121,23 @@ pub fn run_scale(
     let flows: Vec<FlowSpec> = (0..spec.connections)
         .map(|c| {
             let sender = c % half;
-            let receiver = (c / half + sender) % half;
+            let round = c / half;
+            let receiver = (round + sender) % half;
             let qpn = c as u32;
+            // A baseline QP's one path: the sender's k-th connection leaves
+            // on plane k mod P (the NIC port is the source port mod P), and
+            // ECMP inside the plane hashes the whole port.
+            let planes = spec.planes as u32;
+            let base = u32::from(flow_port(qpn));
+            let mut port = base - base % planes + round as u32 % planes;
+            if port > u32::from(u16::MAX) {
+                port -= planes;
+            }
             FlowSpec::unlimited(
                 qpn,
                 senders[sender],
                 receivers[receiver],
-                flow_port(qpn),
+                port as u16,
                 params.message_bytes,
             )
         })
