@@ -5,11 +5,11 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, ensure};
-use clap::Args;
+use clap::{Args, ValueEnum};
 use metaroce_fabric::scenario::scale::ENGINE_FIXED_STATE_BYTES_8_PATHS;
 use metaroce_fabric::scenario::{
-    KvIncastSpec, ScaleAcrossSpec, ScaleSpec, TransportKind, percentile, run_kv_incast, run_scale,
-    run_scale_across,
+    KvIncastSpec, KvOp, ScaleAcrossSpec, ScaleSpec, TransportKind, percentile, run_kv_incast,
+    run_scale, run_scale_across,
 };
 use plotters::prelude::*;
 use serde::Serialize;
@@ -280,13 +280,18 @@ fn plot_scale_across(path: &Path, rows: &[ScaleAcrossRow], rate_gbps: u64) -> an
 pub struct KvIncastArgs {
     #[command(flatten)]
     common: CommonArgs,
+    /// `read`: the host requests an object from every server, job after job
+    /// (job completion times); `write`: every server writes its objects to
+    /// the host back to back (object completion times).
+    #[arg(long, value_enum, default_value_t = OpArg::Read)]
+    op: OpArg,
     /// Servers answering every job with one object each.
     #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u64).range(1..=255))]
     senders: u64,
     /// Object sizes, KiB, comma separated (small and medium KV-cache blocks).
     #[arg(long, value_delimiter = ',', default_values_t = [16, 256, 1024])]
     object_kib: Vec<u64>,
-    /// Jobs per run, one after the other.
+    /// Jobs per run, one after the other (`write`: objects per server).
     #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..=100_000))]
     jobs: u64,
     /// Egress buffer of every switch port, KB (shallow).
@@ -300,14 +305,42 @@ pub struct KvIncastArgs {
     plot: Option<PathBuf>,
 }
 
+/// `sim kv-incast --op`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum OpArg {
+    Read,
+    Write,
+}
+
+impl OpArg {
+    fn op(self) -> KvOp {
+        match self {
+            OpArg::Read => KvOp::Read,
+            OpArg::Write => KvOp::Write,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            OpArg::Read => "read",
+            OpArg::Write => "write",
+        }
+    }
+}
+
 /// One row of `sim kv-incast`.
 #[derive(Serialize, Debug)]
 struct KvIncastRow {
     transport: &'static str,
+    op: &'static str,
     object_kib: u64,
     senders: u64,
+    /// Jobs (`read`) or objects per server (`write`).
     jobs: u64,
-    jobs_completed: u64,
+    /// Completion times measured: jobs (`read`) or objects (`write`).
+    completed: u64,
+    /// Completions the run should measure.
+    expected: u64,
     jct_p50_us: f64,
     jct_p99_us: f64,
     jct_max_us: f64,
@@ -324,13 +357,15 @@ struct KvIncastRow {
     bytes_wrong: u64,
     trace_digest: String,
     events_per_cpu_second: f64,
-    /// Completion time of every job, µs (JSON only).
+    /// Completion time of every job (`read`) or object (`write`), µs
+    /// (JSON only).
     jct_us: Vec<f64>,
 }
 
 #[derive(Serialize, Debug)]
 struct KvIncastDoc {
     scenario: &'static str,
+    op: &'static str,
     buffer_kb: u64,
     results: Vec<KvIncastRow>,
 }
@@ -354,6 +389,7 @@ pub fn kv_incast(args: &KvIncastArgs) -> anyhow::Result<()> {
     for &kind in &kinds {
         for &kib in &args.object_kib {
             let spec = KvIncastSpec {
+                op: args.op.op(),
                 senders: args.senders as usize,
                 object_bytes: kib << 10,
                 jobs: args.jobs,
@@ -368,10 +404,15 @@ pub fn kv_incast(args: &KvIncastArgs) -> anyhow::Result<()> {
             let mean = sorted.iter().sum::<f64>() / sorted.len().max(1) as f64;
             rows.push(KvIncastRow {
                 transport: kind.name(),
+                op: args.op.name(),
                 object_kib: kib,
                 senders: args.senders,
                 jobs: args.jobs,
-                jobs_completed: r.jct_us.len() as u64,
+                completed: r.jct_us.len() as u64,
+                expected: match args.op {
+                    OpArg::Read => args.jobs,
+                    OpArg::Write => args.jobs * args.senders,
+                },
                 jct_p50_us: round(percentile(&mut sorted, 0.5), 1),
                 jct_p99_us: round(percentile(&mut sorted, 0.99), 1),
                 jct_max_us: round(percentile(&mut sorted, 1.0), 1),
@@ -393,10 +434,11 @@ pub fn kv_incast(args: &KvIncastArgs) -> anyhow::Result<()> {
     }
     bar.finish_and_clear();
     if let Some(path) = &args.plot {
-        plot_kv_incast(path, &rows, args.senders, args.buffer_kb)?;
+        plot_kv_incast(path, &rows, args.op, args.senders, args.buffer_kb)?;
     }
     let doc = KvIncastDoc {
         scenario: "kv-incast",
+        op: args.op.name(),
         buffer_kb: args.buffer_kb,
         results: rows,
     };
@@ -404,8 +446,8 @@ pub fn kv_incast(args: &KvIncastArgs) -> anyhow::Result<()> {
         let mut t = report::table([
             "transport",
             "object KiB",
-            "jobs done",
-            "JCT p50 µs",
+            "done",
+            "p50 µs",
             "p99 µs",
             "max µs",
             "ideal µs",
@@ -418,7 +460,7 @@ pub fn kv_incast(args: &KvIncastArgs) -> anyhow::Result<()> {
             t.add_row(vec![
                 r.transport.to_string(),
                 r.object_kib.to_string(),
-                format!("{}/{}", r.jobs_completed, r.jobs),
+                format!("{}/{}", r.completed, r.expected),
                 format!("{:.1}", r.jct_p50_us),
                 format!("{:.1}", r.jct_p99_us),
                 format!("{:.1}", r.jct_max_us),
@@ -436,10 +478,19 @@ pub fn kv_incast(args: &KvIncastArgs) -> anyhow::Result<()> {
     })
 }
 
+/// What one completion time measures: a job (reads) or an object (writes).
+fn what(op: OpArg) -> &'static str {
+    match op {
+        OpArg::Read => "job",
+        OpArg::Write => "object",
+    }
+}
+
 /// CDF of job completion time divided by the ideal, per transport and size.
 fn plot_kv_incast(
     path: &Path,
     rows: &[KvIncastRow],
+    op: OpArg,
     senders: u64,
     buffer_kb: u64,
 ) -> anyhow::Result<()> {
@@ -462,7 +513,9 @@ fn plot_kv_incast(
     let mut chart = ChartBuilder::on(&root)
         .caption(
             format!(
-                "kv-incast: job completion time ({senders} servers → 1, {buffer_kb} KB buffers)"
+                "kv-incast {}: {} completion time ({senders} servers → 1, {buffer_kb} KB buffers)",
+                op.name(),
+                what(op)
             ),
             ("sans-serif", 20),
         )
@@ -472,8 +525,8 @@ fn plot_kv_incast(
         .build_cartesian_2d((0.8..max_x).log_scale(), 0.0..1.0)?;
     chart
         .configure_mesh()
-        .x_desc("job completion time / ideal")
-        .y_desc("fraction of jobs")
+        .x_desc(format!("{} completion time / ideal", what(op)))
+        .y_desc(format!("fraction of {}s", what(op)))
         .draw()?;
     let sizes: Vec<u64> = {
         let mut s: Vec<u64> = rows.iter().map(|r| r.object_kib).collect();

@@ -5,7 +5,7 @@
 use metaroce_fabric::HostId;
 use metaroce_fabric::baseline::{FlowSpec, Gate};
 use metaroce_fabric::scenario::{
-    KvIncastSpec, ScaleAcrossSpec, ScaleSpec, TransportKind, run_kv_incast, run_scale,
+    KvIncastSpec, KvOp, ScaleAcrossSpec, ScaleSpec, TransportKind, run_kv_incast, run_scale,
     run_scale_across,
 };
 use metaroce_fabric::time::{from_ms, from_us};
@@ -30,6 +30,7 @@ fn gates_release_messages_as_documented() {
 #[test]
 fn kv_incast_jobs_finish_for_every_transport() {
     let spec = KvIncastSpec {
+        op: KvOp::Read,
         senders: 3,
         object_bytes: 16 << 10,
         jobs: 3,
@@ -51,6 +52,15 @@ fn kv_incast_jobs_finish_for_every_transport() {
         assert_eq!(r.run.stats.bytes_wrong, 0);
     }
     assert!(run_kv_incast(TransportKind::Irn, &KvIncastSpec { jobs: 0, ..spec }, 1).is_err());
+    // Writes: every object of every server completes.
+    let writes = KvIncastSpec {
+        op: KvOp::Write,
+        ..spec
+    };
+    for kind in TransportKind::ALL {
+        let r = run_kv_incast(kind, &writes, 1).unwrap();
+        assert_eq!(r.jct_us.len(), 9, "{}", kind.name());
+    }
 }
 
 #[test]

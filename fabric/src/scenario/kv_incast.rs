@@ -1,10 +1,16 @@
-//! `kv-incast`: one host fetches an object (a KV-cache block, say) from each
-//! of `senders` servers at once, through switches with shallow buffers, job
-//! after job. A job starts with a small request to every server; each server
-//! answers with its object (an RDMA WRITE to the requester, as a READ
-//! response would be); the job ends when the last object has arrived, and
-//! the next job's requests leave at that instant. The figure of merit is the
-//! distribution of job completion times (JCT).
+//! `kv-incast`: many servers and one host exchange objects (KV-cache
+//! blocks, say) through switches with shallow buffers.
+//!
+//! * [`KvOp::Read`]: the host fetches an object from each of `senders`
+//!   servers at once, job after job. A job starts with a small request to
+//!   every server; each server answers with its object (an RDMA WRITE to the
+//!   requester, as a READ response would be); the job ends when the last
+//!   object has arrived, and the next job's requests leave at that instant.
+//!   The figure of merit is the distribution of job completion times (JCT).
+//! * [`KvOp::Write`]: every server writes its objects to the host back to
+//!   back (as prefill nodes offload KV-cache to a store); the figure of merit
+//!   is the distribution of object completion times (first packet sent to
+//!   the writer's completion).
 
 use std::time::Instant;
 
@@ -23,14 +29,25 @@ use crate::topology::{LeafSpineSpec, leaf_spine};
 /// Bytes of a request message (the job's "send me your object").
 pub const REQUEST_BYTES: u64 = 64;
 
+/// Whether the one host reads objects from the servers or they write to it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KvOp {
+    /// Jobs of requests and responses (see the module documentation).
+    Read,
+    /// Back-to-back writes from every server.
+    Write,
+}
+
 /// Shape of a `kv-incast` run.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct KvIncastSpec {
+    /// Reads (jobs) or writes.
+    pub op: KvOp,
     /// Servers, each answering every job with one object.
     pub senders: usize,
     /// Bytes of each object.
     pub object_bytes: u64,
-    /// Jobs run one after the other.
+    /// Jobs run one after the other (reads), or objects each server writes.
     pub jobs: u64,
     /// Egress buffer of every switch port, bytes (shallow).
     pub buffer_bytes: u64,
@@ -43,11 +60,13 @@ pub struct KvIncastSpec {
 pub struct KvIncastReport {
     /// Whole-run report (goodput over the time the jobs took).
     pub run: RunReport,
-    /// Completion time of every finished job, µs, in job order.
+    /// Completion time of every finished job (reads, in job order) or
+    /// object (writes, server by server), µs.
     pub jct_us: Vec<f64>,
     /// Bandwidth bound of a job's completion time, µs: every object's
     /// packets through the requester's link at line rate (latency not
-    /// included).
+    /// included). For writes it bounds an object's completion while every
+    /// server shares the link.
     pub ideal_jct_us: f64,
     /// Largest backlog of the requester's downlink queue, bytes.
     pub peak_queue_bytes: u64,
@@ -112,7 +131,7 @@ pub fn run_kv_incast(
         // Object flow `index`, answering request flow `n + index`.
         flows.push(FlowSpec {
             message_limit: Some(spec.jobs),
-            gate: Some(Gate::RespondsTo(n + index)),
+            gate: (spec.op == KvOp::Read).then_some(Gate::RespondsTo(n + index)),
             ..FlowSpec::unlimited(
                 index,
                 server,
@@ -122,7 +141,7 @@ pub fn run_kv_incast(
             )
         });
     }
-    for index in 0..n {
+    for index in (0..n).filter(|_| spec.op == KvOp::Read) {
         let server = topology.hosts[index as usize + 1];
         // A job's requests leave once every object of the previous job has arrived.
         flows.push(FlowSpec {
@@ -160,11 +179,19 @@ pub fn run_kv_incast(
     };
     let started = Instant::now();
     let expected = u64::from(n) * spec.jobs;
-    let delivered = |network: &Network| {
-        network
+    let servers = &topology.hosts[1..=spec.senders];
+    // Reads end when the requester has every object; writes when every
+    // server has seen its last write complete.
+    let delivered = |network: &Network| match spec.op {
+        KvOp::Read => network
             .sim
             .transport_stats(requester)
-            .map_or(0, |stats| stats.delivered_messages)
+            .map_or(0, |stats| stats.delivered_messages),
+        KvOp::Write => servers
+            .iter()
+            .filter_map(|&server| network.sim.transport_stats(server))
+            .map(|stats| stats.completed_messages)
+            .sum(),
     };
     let slice = from_us(100);
     while network.sim.now() < spec.time_limit && delivered(&network) < expected {
@@ -173,7 +200,7 @@ pub fn run_kv_incast(
     }
     let stats = total_stats(&network, hosts);
     let done = delivered(&network) >= expected;
-    let end = if done {
+    let end = if done && spec.op == KvOp::Read {
         stats.last_delivery_at
     } else {
         network.sim.now()
@@ -184,7 +211,15 @@ pub fn run_kv_incast(
         end.max(1),
         started.elapsed().as_secs_f64(),
     );
-    let jct_us = job_completion_times(&network, requester, n, spec.jobs);
+    let jct_us = match spec.op {
+        KvOp::Read => job_completion_times(&network, requester, n, spec.jobs),
+        KvOp::Write => servers
+            .iter()
+            .filter_map(|&server| network.sim.host(server))
+            .flat_map(|host| host.transport().message_latencies().to_vec())
+            .map(|latency| to_secs(latency) * 1e6)
+            .collect(),
+    };
     let object_wire = spec
         .object_bytes
         .div_ceil(u64::from(params.mtu_bytes))

@@ -22,7 +22,7 @@ pub mod kv_incast;
 pub mod scale;
 pub mod scale_across;
 
-pub use kv_incast::{KvIncastReport, KvIncastSpec, run_kv_incast};
+pub use kv_incast::{KvIncastReport, KvIncastSpec, KvOp, run_kv_incast};
 pub use scale::{ScaleReport, ScaleSpec, run_scale};
 pub use scale_across::{ScaleAcrossReport, ScaleAcrossSpec, run_scale_across};
 
