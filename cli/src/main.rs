@@ -13,6 +13,7 @@ mod hdl_interop;
 mod hdl_run;
 mod report;
 mod sim;
+mod sim_scale;
 
 use clap::{Parser, Subcommand};
 

@@ -1,6 +1,7 @@
 //! `metaroce sim <scenario>`: the discrete-event fabric simulator running the
 //! real MetaRoCE engine beside the RoCEv2 and IRN baselines, side by side.
-//! Scenarios: `loss`, `failover`, `hotlink`, `incast`, `allreduce`.
+//! Scenarios: `loss`, `failover`, `hotlink`, `incast`, `allreduce`,
+//! `scale-across`, `kv-incast` and `scale` (the last three in `sim_scale.rs`).
 
 use std::path::{Path, PathBuf};
 
@@ -16,6 +17,7 @@ use serde::Serialize;
 
 use crate::bench::cpu_seconds;
 use crate::report;
+use crate::sim_scale::{KvIncastArgs, ScaleAcrossArgs, ScaleArgs};
 
 /// Options of `metaroce sim`.
 #[derive(Args, Debug)]
@@ -39,11 +41,20 @@ enum Scenario {
     Incast(IncastArgs),
     /// Ring all-reduce over a multi-plane leaf-spine: completion time per transport.
     Allreduce(AllreduceArgs),
+    /// Two sites joined by long links (RTT 1–10 ms) under random loss: goodput
+    /// against the lossless run, windows sized for the bandwidth-delay product.
+    ScaleAcross(ScaleAcrossArgs),
+    /// One host fetches an object from each of N servers through shallow
+    /// buffers, job after job: job completion time distribution.
+    KvIncast(KvIncastArgs),
+    /// Thousands of connections over a multi-plane fabric: goodput against the
+    /// bottleneck, fairness and engine state per connection.
+    Scale(ScaleArgs),
 }
 
 /// Which transports to run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-enum TransportArg {
+pub(crate) enum TransportArg {
     Metaroce,
     Rocev2,
     Irn,
@@ -61,20 +72,20 @@ impl TransportArg {
 
 /// Options every scenario takes.
 #[derive(Args, Debug)]
-struct CommonArgs {
+pub(crate) struct CommonArgs {
     /// Print one JSON document instead of tables.
     #[arg(long)]
-    json: bool,
+    pub(crate) json: bool,
     /// Random seed (same seed, same run).
     #[arg(long, default_value_t = 1)]
-    seed: u64,
+    pub(crate) seed: u64,
     /// Transports to run (default: all three).
     #[arg(long = "transport", value_enum, value_delimiter = ',')]
-    transports: Vec<TransportArg>,
+    pub(crate) transports: Vec<TransportArg>,
 }
 
 impl CommonArgs {
-    fn kinds(&self) -> Vec<TransportKind> {
+    pub(crate) fn kinds(&self) -> Vec<TransportKind> {
         if self.transports.is_empty() {
             TransportKind::ALL.to_vec()
         } else {
@@ -183,6 +194,9 @@ pub fn run(args: &SimArgs) -> anyhow::Result<()> {
         Scenario::Hotlink(a) => hotlink(a),
         Scenario::Incast(a) => incast(a),
         Scenario::Allreduce(a) => allreduce(a),
+        Scenario::ScaleAcross(a) => crate::sim_scale::scale_across(a),
+        Scenario::KvIncast(a) => crate::sim_scale::kv_incast(a),
+        Scenario::Scale(a) => crate::sim_scale::scale(a),
     }
 }
 
@@ -190,7 +204,7 @@ pub fn run(args: &SimArgs) -> anyhow::Result<()> {
 const MAX_SIMULATED_PS: f64 = 1e13;
 
 /// Converts a positive, finite duration in `unit`s to simulated time.
-fn sim_time(name: &str, value: f64, ps_per_unit: f64) -> anyhow::Result<SimTime> {
+pub(crate) fn sim_time(name: &str, value: f64, ps_per_unit: f64) -> anyhow::Result<SimTime> {
     ensure!(
         value.is_finite() && value > 0.0 && value * ps_per_unit <= MAX_SIMULATED_PS,
         "--{name} must be a positive duration of at most 10 s (got {value})"
@@ -198,7 +212,7 @@ fn sim_time(name: &str, value: f64, ps_per_unit: f64) -> anyhow::Result<SimTime>
     Ok((value * ps_per_unit).round() as SimTime)
 }
 
-fn check_losses(losses: &[f64]) -> anyhow::Result<()> {
+pub(crate) fn check_losses(losses: &[f64]) -> anyhow::Result<()> {
     ensure!(!losses.is_empty(), "--loss needs at least one value");
     for &p in losses {
         ensure!(
@@ -209,7 +223,7 @@ fn check_losses(losses: &[f64]) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn round(value: f64, digits: i32) -> f64 {
+pub(crate) fn round(value: f64, digits: i32) -> f64 {
     let scale = 10f64.powi(digits);
     (value * scale).round() / scale
 }
@@ -260,12 +274,12 @@ struct LossPoint {
 }
 
 /// Simulated events per CPU second (the simulator is single-threaded).
-fn events_per_cpu_second(events: u64, cpu: f64) -> f64 {
+pub(crate) fn events_per_cpu_second(events: u64, cpu: f64) -> f64 {
     round(events as f64 / cpu.max(1e-6), 0)
 }
 
 /// Runs `f`, returning its result and the CPU seconds it took.
-fn timed<T>(f: impl FnOnce() -> T) -> (T, f64) {
+pub(crate) fn timed<T>(f: impl FnOnce() -> T) -> (T, f64) {
     let before = cpu_seconds();
     let out = f();
     (out, cpu_seconds() - before)

@@ -51,6 +51,11 @@ pub struct MetaRoceConfig {
     pub conn_window_bytes: u32,
     /// Floor of the per-path retransmission timeout, ns.
     pub rto_min_ns: u64,
+    /// Per-path timeout before the first RTT sample, ns (a long-RTT path
+    /// needs it above its round trip).
+    pub rto_initial_ns: u64,
+    /// Receive window in packets (must cover the bandwidth-delay product).
+    pub recv_window: u32,
     /// Connection timeout base (Verbs `timeout`), ns.
     pub conn_timeout_ns: u64,
     /// Per-path ECN AIMD parameters.
@@ -71,6 +76,8 @@ impl MetaRoceConfig {
             outstanding_messages: 4,
             conn_window_bytes: qp.conn_window_bytes,
             rto_min_ns: qp.rto_min_ns,
+            rto_initial_ns: qp.rto_initial_ns,
+            recv_window: qp.recv_window,
             conn_timeout_ns: 1_000_000,
             cc: EcnAimdParams::default(),
             region_bytes: 1 << 30,
@@ -202,14 +209,25 @@ struct OutFlow {
     qpn: u32,
     lkey: u32,
     rkey: u32,
-    /// Index into `inbound` of the gate flow.
-    gate: Option<usize>,
+    /// What the flow's messages wait for.
+    gate: OutGate,
     posted: u64,
     completed: u64,
     /// Send time of the first packet of each started, uncompleted message.
     first_sent: VecDeque<SimTime>,
     message_len: u32,
     slots: u64,
+}
+
+/// A sending flow's gate, resolved to this host's inbound flows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum OutGate {
+    /// Not gated.
+    None,
+    /// Gated by the inbound flow at this index.
+    Flow(usize),
+    /// Gated by every inbound flow (the fewest delivered).
+    AllInbound,
 }
 
 /// A flow this host receives.
@@ -220,6 +238,8 @@ struct InFlow {
     limit: Option<u64>,
     receives_posted: u64,
     delivered: u64,
+    /// Delivery time of every message (limited flows only).
+    delivered_at: Vec<SimTime>,
 }
 
 /// One host's MetaRoCE NIC: the engine, its memory and the application.
@@ -249,10 +269,15 @@ impl<M: HostMemory> MetaRoceHost<M> {
     }
 
     fn post_sends(&mut self) {
+        let mut fewest = None;
         for index in 0..self.out.len() {
-            let gate_delivered = self.out[index]
-                .gate
-                .map_or(0, |gate| self.inbound[gate].delivered);
+            let gate_delivered = match self.out[index].gate {
+                OutGate::None => 0,
+                OutGate::Flow(gate) => self.inbound[gate].delivered,
+                OutGate::AllInbound => *fewest.get_or_insert_with(|| {
+                    self.inbound.iter().map(|f| f.delivered).min().unwrap_or(0)
+                }),
+            };
             let flow = &mut self.out[index];
             let allowed = flow.spec.messages_allowed(gate_delivered);
             while flow.posted < allowed && flow.posted - flow.completed < self.outstanding {
@@ -315,6 +340,9 @@ impl<M: HostMemory> MetaRoceHost<M> {
                     if c.is_recv {
                         if let Some(flow) = self.inbound.iter_mut().find(|f| f.qpn == c.qpn) {
                             flow.delivered += 1;
+                            if flow.limit.is_some() {
+                                flow.delivered_at.push(now);
+                            }
                             self.stats.delivered_messages += 1;
                             self.stats.last_delivery_at = now;
                         }
@@ -436,6 +464,34 @@ impl<M: HostMemory> Transport for MetaRoceHost<M> {
     fn message_latencies(&self) -> &[SimTime] {
         &self.latencies
     }
+
+    fn flow_acked_packets(&self) -> Vec<(u32, u64)> {
+        self.out
+            .iter()
+            .map(|flow| {
+                let acked = self
+                    .nic
+                    .path_stats(flow.qpn)
+                    .map_or(0, |paths| paths.iter().map(|path| path.acked).sum());
+                (flow.spec.qpn, acked)
+            })
+            .collect()
+    }
+
+    fn flow_delivery_times(&self) -> Vec<(u32, Vec<SimTime>)> {
+        self.inbound
+            .iter()
+            .filter(|flow| flow.limit.is_some())
+            .map(|flow| (flow.flow_qpn, flow.delivered_at.clone()))
+            .collect()
+    }
+
+    fn inflight_state_bytes(&self) -> Vec<usize> {
+        self.out
+            .iter()
+            .map(|flow| self.nic.qp_inflight_state_bytes(flow.qpn).unwrap_or(0))
+            .collect()
+    }
 }
 
 /// Builds one [`MetaRoceHost`] per host (memory from `memory(host)`), with
@@ -456,6 +512,8 @@ pub fn metaroce_hosts<M: HostMemory>(
         cc: CcAlgorithm::EcnAimd(config.cc),
         conn_window_bytes: config.conn_window_bytes,
         rto_min_ns: config.rto_min_ns,
+        rto_initial_ns: config.rto_initial_ns,
+        recv_window: config.recv_window,
         ..QpConfig::default()
     };
     let mut hosts: Vec<MetaRoceHost<M>> = (0..host_count)
@@ -551,13 +609,14 @@ pub fn metaroce_hosts<M: HostMemory>(
             limit: flow.message_limit,
             receives_posted: 0,
             delivered: 0,
+            delivered_at: Vec::new(),
         });
         hosts[src].out.push(OutFlow {
             spec: *flow,
             qpn: send_qpn,
             lkey: keys[src].lkey,
             rkey: keys[dst].rkey,
-            gate: None,
+            gate: OutGate::None,
             posted: 0,
             completed: 0,
             first_sent: VecDeque::new(),
@@ -570,13 +629,17 @@ pub fn metaroce_hosts<M: HostMemory>(
             let Some(gate) = host.out[index].spec.gate else {
                 continue;
             };
+            let Some(gate) = gate.flow() else {
+                host.out[index].gate = OutGate::AllInbound;
+                continue;
+            };
             let Some(position) = host.inbound.iter().position(|f| f.flow_qpn == gate) else {
                 return Err(FabricError::InvalidTopology(format!(
                     "flow {} is gated by flow {gate}, which does not end at its source",
                     host.out[index].spec.qpn
                 )));
             };
-            host.out[index].gate = Some(position);
+            host.out[index].gate = OutGate::Flow(position);
         }
         host.post_receives();
         host.post_sends();

@@ -38,6 +38,27 @@ pub trait Transport {
     /// Latency of every completed message so far: from its first packet
     /// leaving the NIC to the requester's completion.
     fn message_latencies(&self) -> &[SimTime];
+
+    /// Data packets acknowledged so far on each flow this host sends, as
+    /// (flow QPN from [`crate::baseline::FlowSpec::qpn`], packets). Empty
+    /// when the transport does not track flows.
+    fn flow_acked_packets(&self) -> Vec<(u32, u64)> {
+        Vec::new()
+    }
+
+    /// When each message of each limited flow ending at this host was
+    /// delivered, as (flow QPN, times in message order). Flows without a
+    /// message limit are not recorded.
+    fn flow_delivery_times(&self) -> Vec<(u32, Vec<SimTime>)> {
+        Vec::new()
+    }
+
+    /// Bytes of sender state each sending connection holds for its packets
+    /// in flight now (one entry per sending flow). Empty when the transport
+    /// does not measure it.
+    fn inflight_state_bytes(&self) -> Vec<usize> {
+        Vec::new()
+    }
 }
 
 /// Counters every transport reports.

@@ -60,10 +60,34 @@ pub struct FlowSpec {
     pub start: SimTime,
     /// Messages to send in total (`None`: back to back forever).
     pub message_limit: Option<u64>,
-    /// Gate: message `k` may start only once the flow with this QPN, which
-    /// must end at this flow's source host, has delivered `k` messages
-    /// (a ring step waits for the previous step's data).
-    pub gate: Option<u32>,
+    /// What message `k` waits for, if anything (see [`Gate`]).
+    pub gate: Option<Gate>,
+}
+
+/// What a gated flow's messages wait for. Gate flows must end at the gated
+/// flow's source host.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Gate {
+    /// Message `k` starts once the flow with this QPN has delivered `k`
+    /// messages (a ring step waits for the previous step's data).
+    After(u32),
+    /// Message `k` starts once the flow with this QPN has delivered `k + 1`
+    /// messages (a response waits for its request).
+    RespondsTo(u32),
+    /// Message `k` starts once every flow ending at this flow's source has
+    /// delivered `k` messages (a barrier: the next job starts when the last
+    /// object of the previous one has arrived).
+    AllInbound,
+}
+
+impl Gate {
+    /// The QPN of the one flow this gate waits for, if it waits for one.
+    pub fn flow(self) -> Option<u32> {
+        match self {
+            Gate::After(qpn) | Gate::RespondsTo(qpn) => Some(qpn),
+            Gate::AllInbound => None,
+        }
+    }
 }
 
 impl FlowSpec {
@@ -88,10 +112,12 @@ impl FlowSpec {
     }
 
     /// Messages this flow may have started, given `gate_delivered` messages
-    /// delivered by its gate flow (ignored without a gate).
+    /// delivered by its gate flow (for [`Gate::AllInbound`], the fewest
+    /// delivered by any flow ending at the source; ignored without a gate).
     pub fn messages_allowed(&self, gate_delivered: u64) -> u64 {
         let gated = match self.gate {
-            Some(_) => gate_delivered.saturating_add(1),
+            Some(Gate::After(_) | Gate::AllInbound) => gate_delivered.saturating_add(1),
+            Some(Gate::RespondsTo(_)) => gate_delivered,
             None => u64::MAX,
         };
         gated.min(self.message_limit.unwrap_or(u64::MAX))

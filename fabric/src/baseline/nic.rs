@@ -6,7 +6,7 @@ use std::collections::VecDeque;
 
 use crate::baseline::dcqcn::{Dcqcn, DcqcnConfig};
 use crate::baseline::{
-    FlowSpec, MessageLayout, ROCE_UDP_PORT, ack_wire_bytes, cnp_wire_bytes, data_wire_bytes,
+    FlowSpec, Gate, MessageLayout, ROCE_UDP_PORT, ack_wire_bytes, cnp_wire_bytes, data_wire_bytes,
 };
 use crate::link::serialization_time;
 use crate::packet::{Ecn, HostId, Packet, RdmaHeader, RdmaOpcode};
@@ -109,6 +109,9 @@ struct ReceiverSlot<R> {
     logic: R,
     last_cnp_at: Option<SimTime>,
     delivered_messages: u64,
+    flow_qpn: u32,
+    /// Delivery time of every message (limited flows only).
+    delivered_at: Option<Vec<SimTime>>,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -166,6 +169,8 @@ impl<P: Protocol> BaselineNic<P> {
                     logic: protocol.new_receiver(),
                     last_cnp_at: None,
                     delivered_messages: 0,
+                    flow_qpn: flow.qpn,
+                    delivered_at: flow.message_limit.map(|_| Vec::new()),
                 });
             }
         }
@@ -217,18 +222,34 @@ impl<P: Protocol> BaselineNic<P> {
             });
         }
         let reply = slot.logic.on_data(header.psn, header.last_of_message);
+        let (peer, src_port) = (slot.peer, slot.src_port);
         let delivered = slot.layout.messages_below(slot.logic.delivered_psns());
         if delivered > slot.delivered_messages {
             self.stats.delivered_messages += delivered - slot.delivered_messages;
             self.stats.last_delivery_at = now;
+            if let Some(times) = slot.delivered_at.as_mut() {
+                times.extend((slot.delivered_messages..delivered).map(|_| now));
+            }
             slot.delivered_messages = delivered;
+            let fewest_delivered = || {
+                self.receivers
+                    .iter()
+                    .flatten()
+                    .map(|slot| slot.delivered_messages)
+                    .min()
+                    .unwrap_or(0)
+            };
+            let mut fewest = None;
             for sender in &mut self.senders {
-                if sender.flow.gate == Some(header.qpn) {
-                    let allowed = sender.flow.messages_allowed(delivered);
-                    sender
-                        .logic
-                        .set_new_psn_limit(sender.layout.psns_of(allowed));
-                }
+                let gate_delivered = match sender.flow.gate {
+                    Some(Gate::AllInbound) => *fewest.get_or_insert_with(fewest_delivered),
+                    Some(gate) if gate.flow() == Some(header.qpn) => delivered,
+                    _ => continue,
+                };
+                let allowed = sender.flow.messages_allowed(gate_delivered);
+                sender
+                    .logic
+                    .set_new_psn_limit(sender.layout.psns_of(allowed));
             }
         }
         let Some(reply) = reply else {
@@ -242,8 +263,8 @@ impl<P: Protocol> BaselineNic<P> {
             }
         };
         self.control.push_back(ControlPacket {
-            dst: slot.peer,
-            src_port: slot.src_port,
+            dst: peer,
+            src_port,
             header: RdmaHeader {
                 opcode,
                 qpn: header.qpn,
@@ -420,5 +441,20 @@ impl<P: Protocol> Transport for BaselineNic<P> {
 
     fn message_latencies(&self) -> &[SimTime] {
         &self.latencies
+    }
+
+    fn flow_delivery_times(&self) -> Vec<(u32, Vec<SimTime>)> {
+        self.receivers
+            .iter()
+            .flatten()
+            .filter_map(|slot| Some((slot.flow_qpn, slot.delivered_at.clone()?)))
+            .collect()
+    }
+
+    fn flow_acked_packets(&self) -> Vec<(u32, u64)> {
+        self.senders
+            .iter()
+            .map(|slot| (slot.flow.qpn, u64::from(slot.logic.cumulative_ack())))
+            .collect()
     }
 }

@@ -7,7 +7,7 @@ use crate::baseline::dcqcn::DcqcnConfig;
 use crate::baseline::irn::{Irn, IrnConfig};
 use crate::baseline::nic::{BaselineNic, NicConfig};
 use crate::baseline::roce::{Roce, RoceConfig};
-use crate::baseline::{FlowSpec, ack_wire_bytes, data_wire_bytes};
+use crate::baseline::{FlowSpec, Gate, ack_wire_bytes, data_wire_bytes};
 use crate::error::{FabricError, check_probability};
 use crate::metaroce::{MetaRoceConfig, PatternMemory, metaroce_hosts};
 use crate::network::{LinkSpec, Network, NetworkBuilder};
@@ -17,6 +17,14 @@ use crate::sim::SimCounters;
 use crate::time::{PS_PER_S, SimTime, from_ns, from_us, to_secs};
 use crate::topology::{LeafSpineSpec, leaf_spine, multi_plane, parallel_paths};
 use crate::transport::{Transport, TransportStats};
+
+pub mod kv_incast;
+pub mod scale;
+pub mod scale_across;
+
+pub use kv_incast::{KvIncastReport, KvIncastSpec, KvOp, run_kv_incast};
+pub use scale::{ScaleReport, ScaleSpec, run_scale};
+pub use scale_across::{ScaleAcrossReport, ScaleAcrossSpec, run_scale_across};
 
 /// Which transport a run uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -152,6 +160,19 @@ pub fn default_window_packets(params: &FabricParams, hops: u32) -> u32 {
     params.bdp_packets(hops) + ACK_EVERY_PACKETS
 }
 
+/// Transport settings a scenario sets instead of the defaults (long round
+/// trips need larger windows and timeouts).
+#[derive(Clone, Debug, Default)]
+struct Tuning {
+    /// MetaRoCE engine settings (instead of [`MetaRoceConfig::new`]).
+    metaroce: Option<MetaRoceConfig>,
+    /// RoCEv2 retransmission timeout and its doubling cap.
+    roce_rto: Option<(SimTime, SimTime)>,
+    /// IRN's RTO_low and RTO_high.
+    irn_rto: Option<(SimTime, SimTime)>,
+}
+
+#[allow(clippy::too_many_arguments)]
 fn make_transports(
     kind: TransportKind,
     params: &FabricParams,
@@ -160,6 +181,7 @@ fn make_transports(
     flows: &[FlowSpec],
     seed: u64,
     ports: u32,
+    tuning: &Tuning,
 ) -> Result<Vec<Box<dyn Transport>>, FabricError> {
     let nic = NicConfig {
         mtu_bytes: params.mtu_bytes,
@@ -171,11 +193,13 @@ fn make_transports(
     if kind == TransportKind::MetaRoce {
         // The engine's NIC rate (its receiver's fair-share hint) is the sum
         // of its ports: a MetaRoCE connection sprays over every plane.
-        let config = MetaRoceConfig::new(
-            params.metaroce_paths,
-            params.mtu_bytes,
-            params.link_rate_bps * u64::from(ports.max(1)),
-        );
+        let config = tuning.metaroce.clone().unwrap_or_else(|| {
+            MetaRoceConfig::new(
+                params.metaroce_paths,
+                params.mtu_bytes,
+                params.link_rate_bps * u64::from(ports.max(1)),
+            )
+        });
         let hosts = metaroce_hosts(host_count, flows, &config, seed, |_| {
             PatternMemory::default()
         })?;
@@ -190,10 +214,18 @@ fn make_transports(
             if kind == TransportKind::RoceV2 {
                 let mut config = RoceConfig::connectx(window_packets);
                 config.ack_every_packets = ACK_EVERY_PACKETS;
+                if let Some((rto, rto_max)) = tuning.roce_rto {
+                    config.rto = rto;
+                    config.rto_max = rto_max;
+                }
                 Box::new(BaselineNic::new(host, Roce { config }, nic, flows))
             } else {
                 let mut config = IrnConfig::paper(window_packets);
                 config.ack_every_packets = ACK_EVERY_PACKETS;
+                if let Some((rto_low, rto_high)) = tuning.irn_rto {
+                    config.rto_low = rto_low;
+                    config.rto_high = rto_high;
+                }
                 Box::new(BaselineNic::new(host, Irn { config }, nic, flows))
             }
         })
@@ -390,6 +422,30 @@ fn build(
     seed: u64,
     ports: u32,
 ) -> Result<Network, FabricError> {
+    build_tuned(
+        builder,
+        kind,
+        params,
+        window_packets,
+        flows,
+        seed,
+        ports,
+        &Tuning::default(),
+    )
+}
+
+/// [`build`] with transport settings other than the defaults.
+#[allow(clippy::too_many_arguments)]
+fn build_tuned(
+    builder: NetworkBuilder,
+    kind: TransportKind,
+    params: &FabricParams,
+    window_packets: u32,
+    flows: &[FlowSpec],
+    seed: u64,
+    ports: u32,
+    tuning: &Tuning,
+) -> Result<Network, FabricError> {
     let hosts = builder.host_count();
     builder.build(make_transports(
         kind,
@@ -399,6 +455,7 @@ fn build(
         flows,
         seed,
         ports,
+        tuning,
     )?)
 }
 
@@ -900,7 +957,7 @@ pub fn run_allreduce(
             let plane_port = flow_port(qpn) - flow_port(qpn) % rings as u16 + ring as u16;
             flows.push(FlowSpec {
                 message_limit: Some(steps),
-                gate: Some(left),
+                gate: Some(Gate::After(left)),
                 ..FlowSpec::unlimited(qpn, HostId(host), HostId((host + 1) % n), plane_port, chunk)
             });
         }
