@@ -19,6 +19,7 @@ use metaroce_proto::{Ext, MsgRepr, Packet, PseudoHeader, Repr};
 use crate::config::{MAX_PATHS, NicConfig, QpConfig};
 use crate::counters::{Drops, Stats};
 use crate::datapath::{Datapath, HwTransmit, HwVerdict, PlacedPacket, TableDone, TableRequest};
+use crate::ids::IdGen;
 use crate::memory::Memory;
 use crate::mr::{MemoryRegion, MrTable, RegisterError};
 use crate::path::{PathStats, PathView, SlotFate};
@@ -95,7 +96,9 @@ pub struct Nic {
     lingering: BTreeMap<u32, Lingering>,
     /// Some lingering QP has no `until` yet.
     linger_unclocked: bool,
-    next_qpn: u32,
+    ids: IdGen,
+    /// QPs created so far plus 0x0f.
+    qps_created: u32,
     next_pd: u32,
     events: VecDeque<Event>,
     ready: VecDeque<u32>,
@@ -108,13 +111,22 @@ pub struct Nic {
 impl Nic {
     /// A NIC with no QPs or regions.
     pub fn new(cfg: NicConfig) -> Self {
+        let mut ids = match cfg.id_seed {
+            Some(seed) => IdGen::from_seed(seed),
+            None => IdGen::from_u64(cfg.seed),
+        };
+        let mut key_seed = [0; 32];
+        for chunk in key_seed.chunks_mut(4) {
+            chunk.copy_from_slice(&ids.psn().to_le_bytes());
+        }
         Nic {
             cfg,
-            mrs: MrTable::default(),
+            mrs: MrTable::new(IdGen::from_seed(key_seed)),
             qps: BTreeMap::new(),
             lingering: BTreeMap::new(),
             linger_unclocked: false,
-            next_qpn: 0x10,
+            ids,
+            qps_created: 0x0f,
             next_pd: 1,
             events: VecDeque::new(),
             ready: VecDeque::new(),
@@ -152,15 +164,32 @@ impl Nic {
         self.mrs.deregister(lkey).is_some()
     }
 
+    /// The next conn PSN QP `qpn` expects to receive (its cumulative
+    /// acceptance point), for tests.
+    pub fn debug_rx_conn_cum(&self, qpn: u32) -> Option<u32> {
+        self.qps.get(&qpn).map(|q| q.rx.conn.cum())
+    }
+
+    /// A random 32-bit PSN from the NIC's identifier generator, for an
+    /// application to use as a QP's first send PSN (spec §11.1).
+    pub fn random_psn(&mut self) -> u32 {
+        self.ids.psn()
+    }
+
     /// Creates a QP in RESET with the NIC's default QP configuration, or `cfg`.
     pub fn create_qp(&mut self, pd: u32, cfg: Option<QpConfig>) -> Result<u32, VerbsError> {
         let cfg = cfg.unwrap_or_else(|| self.cfg.qp.clone());
         if cfg.paths == 0 || cfg.paths > MAX_PATHS || cfg.streams == 0 || cfg.recv_window == 0 {
             return Err(VerbsError::InvalidArgument);
         }
-        let qpn = self.next_qpn;
-        self.next_qpn += 1;
-        let seed = self.cfg.seed ^ u64::from(qpn).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        let (qps, lingering) = (&self.qps, &self.lingering);
+        let qpn = self
+            .ids
+            .qpn(|q| qps.contains_key(&q) || lingering.contains_key(&q));
+        // The entropy generator's seed depends on the creation order only, so
+        // a simulation's paths do not change with the identifiers.
+        self.qps_created += 1;
+        let seed = self.cfg.seed ^ u64::from(self.qps_created).wrapping_mul(0x9e37_79b9_7f4a_7c15);
         let hardware_table = self.cfg.datapath == Datapath::Hardware;
         self.qps.insert(
             qpn,

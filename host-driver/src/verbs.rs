@@ -417,10 +417,10 @@ impl ProtectionDomain {
             None
         };
         let pd = self.pd;
-        let qpn = self
-            .ctx
-            .inner
-            .control(|c| c.nic.create_qp(pd, Some(cfg.clone())))?;
+        let (qpn, psn) = self.ctx.inner.control(|c| {
+            let qpn = c.nic.create_qp(pd, Some(cfg.clone()))?;
+            Ok::<_, VerbsError>((qpn, c.nic.random_psn()))
+        })?;
         let route = Arc::new(Route {
             send_cq: Arc::clone(&init.send_cq.inner),
             recv_cq: Arc::clone(&init.recv_cq.inner),
@@ -436,6 +436,7 @@ impl ProtectionDomain {
         Ok(QueuePair {
             ctx: self.ctx.clone(),
             qpn,
+            psn,
             streams: cfg.streams,
             max_inline: init.max_inline,
             inline,
@@ -801,6 +802,8 @@ impl<'a> SendRequest<'a> {
 pub struct QueuePair {
     ctx: Context,
     qpn: u32,
+    /// First send PSN: random (spec §11.1), told to the peer by `endpoint`.
+    psn: u32,
     streams: u16,
     max_inline: u32,
     inline: Option<MemoryRegion>,
@@ -812,9 +815,6 @@ impl std::fmt::Debug for QueuePair {
         f.debug_struct("QueuePair").field("qpn", &self.qpn).finish()
     }
 }
-
-/// PSN a QP sends first (any value works; fixed for reproducibility).
-const INITIAL_PSN: u32 = 0x1000;
 
 impl QueuePair {
     /// QP number.
@@ -843,7 +843,7 @@ impl QueuePair {
         QpEndpoint {
             qpn: self.qpn,
             addr: self.ctx.address(),
-            psn: INITIAL_PSN,
+            psn: self.psn,
         }
     }
 
@@ -859,7 +859,7 @@ impl QueuePair {
             initial_psn: peer.psn,
         }))?;
         self.modify(QpTransition::Rts {
-            initial_psn: INITIAL_PSN,
+            initial_psn: self.psn,
             retry_cnt: opts.retry_cnt,
             rnr_retry: opts.rnr_retry,
             timeout_ns: opts.timeout_ns,
