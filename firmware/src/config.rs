@@ -2,6 +2,8 @@
 
 use core::net::{IpAddr, Ipv4Addr};
 
+use metaroce_proto::auth::AuthKey;
+
 use crate::cc::{CcAlgorithm, EcnAimdParams};
 use crate::datapath::Datapath;
 
@@ -91,6 +93,11 @@ pub struct QpConfig {
     /// READ completes (a hardware NIC has that many READ entries). READ
     /// responses do not wait behind it.
     pub max_rd_atomic: u32,
+    /// Authenticated mode (spec §11.2): the connection key, agreed with the
+    /// peer out of band like the QPN. Every packet then carries an auth
+    /// trailer; forged, modified and replayed packets are dropped before
+    /// they change anything. Software data path only.
+    pub auth: Option<AuthKey>,
 }
 
 impl Default for QpConfig {
@@ -110,6 +117,7 @@ impl Default for QpConfig {
             max_send_wr: 8192,
             max_recv_wr: 8192,
             max_rd_atomic: 16,
+            auth: None,
         }
     }
 }

@@ -68,6 +68,10 @@ counters! {
         msn_window,
         /// DISCONNECT without the connection's current PSNs (spec §9.4).
         bad_disconnect,
+        /// Authenticated QP: no auth trailer, or a wrong tag (spec §11.2).
+        bad_tag,
+        /// Authenticated QP: a sequence number already seen or too old.
+        replayed,
     }
 }
 

@@ -117,6 +117,9 @@ pub struct Pair {
     pub delivered: u64,
     /// Datagrams the channel dropped.
     pub dropped_by_channel: u64,
+    /// When set, every datagram either NIC sends is copied here (towards B,
+    /// bytes, metadata), as an on-path observer would see it.
+    pub capture: Option<Vec<(bool, Vec<u8>, RxMeta)>>,
 }
 
 impl Pair {
@@ -176,6 +179,7 @@ impl Pair {
             buf: vec![0; 9000],
             delivered: 0,
             dropped_by_channel: 0,
+            capture: None,
         }
     }
 
@@ -215,6 +219,9 @@ impl Pair {
     }
 
     fn launch(&mut self, to_b: bool, mut bytes: Vec<u8>, meta: RxMeta, ser: u64) {
+        if let Some(c) = self.capture.as_mut() {
+            c.push((to_b, bytes.clone(), meta));
+        }
         let vanished = to_b && self.channel.b_vanishes_at_ns.is_some_and(|t| self.now >= t);
         if vanished || self.rng.gen_bool(self.channel.loss) {
             self.dropped_by_channel += 1;

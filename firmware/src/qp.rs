@@ -18,6 +18,8 @@ use crate::verbs::{
     Completion, QpState, QpTransition, RecvWr, RemoteEnd, VerbsError, WcOpcode, WcStatus,
 };
 use crate::{Event, RxMeta, Transmit};
+use alloc::boxed::Box;
+use metaroce_proto::auth::{Authenticator, ReplayWindow};
 
 /// Everything a QP borrows from its NIC while it works.
 pub(crate) struct Ctx<'a, M: Memory> {
@@ -84,6 +86,19 @@ pub(crate) struct Qp {
     pub ready: bool,
     /// Destroyed and lingering: only (re-)acknowledges what it accepted.
     pub closed: bool,
+    /// Authenticated mode (spec §11.2).
+    pub auth: Option<Box<QpAuth>>,
+}
+
+/// The authentication state of a QP in authenticated mode.
+pub(crate) struct QpAuth {
+    pub mac: Authenticator,
+    /// The peer's QPN (its packets' nonces), set at RTR.
+    pub peer_qpn: u32,
+    /// Sequence number of the next packet sent (random start, set at RTR).
+    pub tx_seq: u64,
+    /// What the peer's packets have used.
+    pub rx: ReplayWindow,
 }
 
 impl Qp {
@@ -95,6 +110,7 @@ impl Qp {
         seed: u64,
         hardware_table: bool,
     ) -> Self {
+        let cfg_auth = cfg.auth.clone();
         Qp {
             qpn,
             pd,
@@ -110,6 +126,14 @@ impl Qp {
             hardware_table,
             ready: false,
             closed: false,
+            auth: cfg_auth.map(|k| {
+                Box::new(QpAuth {
+                    mac: Authenticator::new(&k),
+                    peer_qpn: 0,
+                    tx_seq: 1,
+                    rx: ReplayWindow::default(),
+                })
+            }),
         }
     }
 
@@ -914,6 +938,7 @@ fn seal(
         src_port,
         len,
         ecn_capable: true,
+        trailer_len: 0,
     })
 }
 

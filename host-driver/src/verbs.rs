@@ -39,6 +39,7 @@ pub use metaroce_firmware::{
     RemoteEnd, SendOp, Sge, Stats, VerbsError, WcOpcode, WcStatus,
 };
 use metaroce_firmware::{Completion, Event, SendWr};
+pub use metaroce_proto::auth::AuthKey;
 
 use crate::backend::{Backend, Control, DatapathStats, EventSink};
 use crate::eventfd::EventFd;
@@ -688,6 +689,14 @@ pub struct QpInit<'a> {
 }
 
 impl<'a> QpInit<'a> {
+    /// Authenticated mode (spec §11.2) with the connection key `key`, agreed with the
+    /// peer out of band like the QPN; both ends must use it. Starts from
+    /// [`QpConfig::default`] when no configuration is set.
+    pub fn with_auth(mut self, key: AuthKey) -> Self {
+        self.config.get_or_insert_with(QpConfig::default).auth = Some(key);
+        self
+    }
+
     /// Default settings with 64 bytes of inline data.
     pub fn new(send_cq: &'a CompletionQueue, recv_cq: &'a CompletionQueue) -> Self {
         QpInit {
