@@ -340,6 +340,45 @@ fn connect(local: &mut Side, remote: &Side, local_psn: u32, remote_psn: u32) {
     .unwrap();
 }
 
+/// `repr` emitted with `payload` and an ICRC valid for `meta`'s addresses: a
+/// datagram as a (hostile) peer would build it.
+pub fn datagram(repr: &metaroce_proto::Repr, payload: &[u8], meta: &RxMeta) -> Vec<u8> {
+    use metaroce_proto::{Packet, PseudoHeader};
+    let mut buf = vec![0u8; repr.buffer_len(payload.len())];
+    let Ok(len) = repr.emit(&mut buf, payload.len()) else {
+        return Vec::new();
+    };
+    buf[repr.header_len()..repr.header_len() + payload.len()].copy_from_slice(payload);
+    buf.truncate(len);
+    Packet::new_unchecked(&mut buf[..]).fill_icrc(&PseudoHeader::new(
+        meta.src_ip,
+        meta.src_port,
+        meta.dst_ip,
+        meta.dst_port,
+    ));
+    buf
+}
+
+/// A signaled WRITE of `len` bytes from A's `addr` to the same address on B
+/// (both in the bench's regions), on stream 0.
+pub fn write_wr(p: &Pair, wr_id: u64, addr: u64, len: u32) -> crate::SendWr {
+    crate::SendWr {
+        wr_id,
+        op: crate::SendOp::Write {
+            remote_va: addr,
+            rkey: p.b.mr.rkey,
+        },
+        sge: crate::Sge {
+            addr,
+            len,
+            lkey: p.a.mr.lkey,
+        },
+        signaled: true,
+        solicited: false,
+        stream: 0,
+    }
+}
+
 /// Deterministic pattern bytes for message `id`.
 pub fn pattern(id: u64, out: &mut [u8]) {
     let mut rng = SmallRng::seed_from_u64(id.wrapping_mul(0x2545_f491_4f6c_dd1d) ^ 0x5a5a);

@@ -7,10 +7,10 @@
 
 mod support;
 
-use metaroce_firmware::{Drops, Event, QpConfig, QpState, RxMeta, SendOp, SendWr, Sge, Stats};
+use metaroce_firmware::{Drops, Event, QpConfig, QpState, RxMeta, Stats};
 use metaroce_proto::auth::{AUTH_TRAILER_LEN, AuthKey};
 use metaroce_proto::{CmRepr, Ext, Flags, MsgRepr, Opcode, Packet, PseudoHeader, Repr};
-use support::{Channel, MEM_BASE, Pair, pattern};
+use support::{Channel, MEM_BASE, Pair, pattern, write_wr};
 
 const MSG: u32 = 16 << 10;
 /// Where the forged WRITE aims on B (outside the legitimate messages).
@@ -33,21 +33,7 @@ fn transfer(p: &mut Pair, first: u64, n: u64) {
     for id in first..first + n {
         let addr = MEM_BASE + id * u64::from(MSG);
         pattern(id, p.a.mem.slice_mut(addr, MSG as usize));
-        let wr = SendWr {
-            wr_id: id,
-            op: SendOp::Write {
-                remote_va: addr,
-                rkey: p.b.mr.rkey,
-            },
-            sge: Sge {
-                addr,
-                len: MSG,
-                lkey: p.a.mr.lkey,
-            },
-            signaled: true,
-            solicited: false,
-            stream: 0,
-        };
+        let wr = write_wr(p, id, addr, MSG);
         p.a.nic.post_send(p.a.qpn, wr).unwrap();
     }
     let mut done = 0;
@@ -82,13 +68,7 @@ fn meta(p: &Pair, to_b: bool) -> RxMeta {
 
 /// Emits `repr` with `payload` and a valid ICRC, plus `trailer` bytes.
 fn datagram(repr: &Repr, payload: &[u8], m: &RxMeta, trailer: &[u8]) -> Vec<u8> {
-    let mut buf = vec![0u8; repr.buffer_len(payload.len())];
-    let len = repr.emit(&mut buf, payload.len()).unwrap();
-    buf[repr.header_len()..repr.header_len() + payload.len()].copy_from_slice(payload);
-    Packet::new_unchecked(&mut buf[..len]).fill_icrc(&PseudoHeader::new(
-        m.src_ip, m.src_port, m.dst_ip, m.dst_port,
-    ));
-    buf.truncate(len);
+    let mut buf = support::datagram(repr, payload, m);
     buf.extend_from_slice(trailer);
     buf
 }

@@ -4,26 +4,13 @@
 
 mod support;
 
-use metaroce_firmware::{QpState, RxMeta, SendOp, SendWr, Sge};
-use metaroce_proto::{
-    AckRepr, CmRepr, Ext, Flags, MsgRepr, Opcode, Packet, PseudoHeader, Repr, Sack,
-};
-use support::{Channel, MEM_BASE, Pair};
+use metaroce_firmware::{QpState, RxMeta};
+use metaroce_proto::{AckRepr, CmRepr, Ext, Flags, MsgRepr, Opcode, Repr, Sack};
+use support::{Channel, MEM_BASE, Pair, datagram, write_wr};
 
 /// A's first send PSN and B's (the loopback bench's `connect`).
 const A_PSN: u32 = 1000;
 const B_PSN: u32 = 5000;
-
-fn datagram(repr: &Repr, payload: &[u8], m: &RxMeta) -> Vec<u8> {
-    let mut buf = vec![0u8; repr.buffer_len(payload.len())];
-    let len = repr.emit(&mut buf, payload.len()).unwrap();
-    buf[repr.header_len()..repr.header_len() + payload.len()].copy_from_slice(payload);
-    Packet::new_unchecked(&mut buf[..len]).fill_icrc(&PseudoHeader::new(
-        m.src_ip, m.src_port, m.dst_ip, m.dst_port,
-    ));
-    buf.truncate(len);
-    buf
-}
 
 fn meta_to_a(p: &Pair) -> RxMeta {
     RxMeta {
@@ -50,21 +37,7 @@ fn meta_to_b(p: &Pair) -> RxMeta {
 fn settled(n: u64) -> Pair {
     let mut p = Pair::new(3, 1, Channel::default());
     for i in 0..n {
-        let wr = SendWr {
-            wr_id: i,
-            op: SendOp::Write {
-                remote_va: MEM_BASE + (i << 12),
-                rkey: p.b.mr.rkey,
-            },
-            sge: Sge {
-                addr: MEM_BASE + (i << 12),
-                len: 4096,
-                lkey: p.a.mr.lkey,
-            },
-            signaled: true,
-            solicited: false,
-            stream: 0,
-        };
+        let wr = write_wr(&p, i, MEM_BASE + (i << 12), 4096);
         p.a.nic.post_send(p.a.qpn, wr).unwrap();
     }
     let mut done = 0;
@@ -178,21 +151,7 @@ fn credit_and_rate_hint_come_only_from_the_newest_ack() {
     // Make the receive count of the newest ACK known first.
     inject_to_a(&mut p, current_ack(4, 4));
     inject_to_a(&mut p, stale);
-    let wr = SendWr {
-        wr_id: 99,
-        op: SendOp::Write {
-            remote_va: MEM_BASE,
-            rkey: p.b.mr.rkey,
-        },
-        sge: Sge {
-            addr: MEM_BASE,
-            len: 4096,
-            lkey: p.a.mr.lkey,
-        },
-        signaled: true,
-        solicited: false,
-        stream: 0,
-    };
+    let wr = write_wr(&p, 99, MEM_BASE, 4096);
     p.a.nic.post_send(p.a.qpn, wr).unwrap();
     let until = p.now + 2_000_000;
     assert!(

@@ -2,9 +2,9 @@
 
 mod support;
 
-use metaroce_firmware::{Access, Event, RxMeta, SendOp, SendWr, Sge, WcStatus};
-use metaroce_proto::{Ext, Flags, MsgRepr, Opcode, Packet, PseudoHeader, Repr};
-use support::{Channel, MEM_BASE, Pair};
+use metaroce_firmware::{Access, Event, RxMeta, SendOp, SendWr, Sge};
+use metaroce_proto::{Ext, Flags, MsgRepr, Opcode, Repr};
+use support::{Channel, MEM_BASE, Pair, datagram};
 
 /// A small region on B that hostile packets aim around.
 const TARGET: u64 = MEM_BASE + (1 << 20);
@@ -63,16 +63,6 @@ fn meta(b: &Bench, src_port: u16) -> RxMeta {
         dst_port: metaroce_proto::DEFAULT_UDP_PORT,
         ecn_ce: false,
     }
-}
-
-fn datagram(repr: &Repr, payload: &[u8], m: &RxMeta) -> Vec<u8> {
-    let mut buf = vec![0u8; repr.buffer_len(payload.len())];
-    let len = repr.emit(&mut buf, payload.len()).unwrap();
-    buf[repr.header_len()..repr.header_len() + payload.len()].copy_from_slice(payload);
-    Packet::new_unchecked(&mut buf[..len]).fill_icrc(&PseudoHeader::new(
-        m.src_ip, m.src_port, m.dst_ip, m.dst_port,
-    ));
-    buf
 }
 
 /// Injects one datagram, runs the pair until quiet, and returns the drop

@@ -12,5 +12,8 @@ fn main() {
         x ^= a.trailer(7, i + 1, &pkt)[10];
     }
     let ns = t.elapsed().as_nanos() as f64 / n as f64;
-    println!("{ns:.0} ns per 4164-byte packet ({:.2} GB/s) {x}", 4164.0 / ns);
+    println!(
+        "{ns:.0} ns per 4164-byte packet ({:.2} GB/s) {x}",
+        4164.0 / ns
+    );
 }
