@@ -19,7 +19,7 @@ const TARGET: u64 = MEM_BASE + (8 << 20);
 fn pair(auth: bool) -> Pair {
     let qp = QpConfig {
         paths: 4,
-        auth: auth.then(|| AuthKey([0x42; 32])),
+        auth: auth.then_some(AuthKey([0x42; 32])),
         ..QpConfig::default()
     };
     let mut p = Pair::with_config(11, qp, Channel::default());

@@ -91,13 +91,13 @@ fn inject_to_a(p: &mut Pair, a: AckRepr) {
 #[test]
 fn an_ack_for_path_psns_never_sent_is_refused() {
     let mut p = settled(4);
-    let before = p.a.nic.path_stats(p.a.qpn).unwrap()[0].clone();
+    let before = p.a.nic.path_stats(p.a.qpn).unwrap()[0];
     // Path PSNs 0..4 were sent; the ACK claims 0..=9 arrived.
     let mut a = current_ack(4, 100);
     a.sack.set(5);
     inject_to_a(&mut p, a);
     assert_eq!(p.a.nic.drops().bad_ack, 1);
-    let after = p.a.nic.path_stats(p.a.qpn).unwrap()[0].clone();
+    let after = p.a.nic.path_stats(p.a.qpn).unwrap()[0];
     assert_eq!(before.acked, after.acked);
     // A conn_cum beyond what was sent is refused too.
     let mut a = current_ack(4, 100);

@@ -160,7 +160,11 @@ fn rc_pingpong_with_completion_events_validated() {
 fn rc_pingpong_in_authenticated_mode_from_the_environment() {
     let _g = serial();
     let key = ("METAROCE_IBV_AUTH_KEY", "5a".repeat(32));
-    pingpong(&["-s", "4096", "-n", "200", "-c"], &[key.clone()], &[key]);
+    pingpong(
+        &["-s", "4096", "-n", "200", "-c"],
+        std::slice::from_ref(&key),
+        std::slice::from_ref(&key),
+    );
     // The variable is read: a malformed key fails ibv_create_qp at once.
     let port = oob_port();
     let mut bad = program("ibv_rc_pingpong", &["-g", "0", "-p", &port]);
