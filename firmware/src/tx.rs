@@ -603,17 +603,19 @@ impl Tx {
         let rx_step = ack.rx_count.wrapping_sub(self.ack_rx_count[i]);
         let newest = rx_step < 1 << 31;
         let mut progressed = false;
+        // Path part: every PSN reported received must have been sent. (A
+        // NIC's ACK receiver has applied the path part already; refusing the
+        // ACK here still keeps its connection part out.)
+        let v = *self.paths[i].view();
+        let highest = match ack.sack.highest() {
+            Some(b) => ack.path_cum.wrapping_add(1 + b),
+            None => ack.path_cum.wrapping_sub(1),
+        };
+        let ahead = highest.wrapping_sub(v.una);
+        if ahead < 1 << 31 && ahead >= v.next_psn.wrapping_sub(v.una) {
+            return None;
+        }
         if !self.hardware_table {
-            let v = *self.paths[i].view();
-            // Path part: every PSN reported received must have been sent.
-            let highest = match ack.sack.highest() {
-                Some(b) => ack.path_cum.wrapping_add(1 + b),
-                None => ack.path_cum.wrapping_sub(1),
-            };
-            let ahead = highest.wrapping_sub(v.una);
-            if ahead < 1 << 31 && ahead >= v.next_psn.wrapping_sub(v.una) {
-                return None;
-            }
             // CE marks counted since the newest ACK cannot outnumber the
             // packets received since; an older ACK's count is ignored.
             let last_ce = v.ce_marked as u32;
