@@ -82,6 +82,15 @@ const MODELS: &[ModelSpec] = &[
     },
 ];
 
+/// Models only linted (`verilator --lint-only -Wall`, the same waivers) at
+/// build time, not Verilated: the build fails on any warning, as for the
+/// built models. The 512-bit device top (not simulated: its blocks are
+/// checked at 512 bits on their own).
+const LINT_ONLY: &[ModelSpec] = &[ModelSpec {
+    prefix: "nic_device_512",
+    verilog: || metaroce_hdl::nic_device_verilog(512),
+}];
+
 const MISSING: &str = "Verilator not found: apt-get install verilator";
 
 fn main() {
@@ -157,6 +166,22 @@ fn main() {
         only.as_deref()
             .is_none_or(|list| list.split(',').any(|p| p.trim() == prefix))
     };
+    for m in LINT_ONLY.iter().filter(|m| selected(m.prefix)) {
+        let path = out.join(format!("{}.v", m.prefix));
+        fs::write(&path, (m.verilog)()).expect("write Verilog");
+        let status = Command::new(&verilator)
+            .args(["--lint-only", "-Wall"])
+            .args(metaroce_hdl::LINT_WAIVERS.iter().map(|(flag, _)| flag))
+            .args(["--top-module", "top"])
+            .arg(&path)
+            .status()
+            .expect("run verilator");
+        assert!(
+            status.success(),
+            "verilator lint failed on {}",
+            path.display()
+        );
+    }
     let mut tables = Vec::new();
     for (m, path, text) in &sources {
         let ports = parse_ports(text);

@@ -192,6 +192,20 @@ pub fn nic_device_verilog(width: usize) -> String {
     }
 }
 
+/// Verilog source of the host interface alone ([`HostIf`]: its ports
+/// toward `NicCore` become top-level ports) for `width` bits per beat; top
+/// module `top`. For synthesis figures of the block on its own.
+///
+/// # Panics
+/// If `width` is not 64 or 512.
+pub fn host_if_verilog(width: usize) -> String {
+    match width {
+        64 => emit(HostIf::<64, 8>::default()),
+        512 => emit(HostIf::<512, 64>::default()),
+        other => panic!("unsupported host interface width {other}; use 64 or 512"),
+    }
+}
+
 fn emit<U: Block>(mut uut: U) -> String {
     uut.connect_all();
     generate_verilog(&uut)
