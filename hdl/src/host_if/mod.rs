@@ -662,7 +662,44 @@ fn host_if_body(w: usize, b: usize) -> String {
         .split('.')
         .map(|p| p.parse::<u32>().unwrap_or(0))
         .fold(0u32, |acc, p| acc << 8 | p);
+    // Beat-indexed writes and reads of the wide buffers as case statements
+    // with constant slices (a run-time part-select costs a shifter).
+    let wpb = w / 64;
+    let words = |k: usize, n: usize, buf: &str| -> String {
+        (0..wpb)
+            .filter(|j| k * wpb + j < n)
+            .map(|j| {
+                format!(
+                    "{buf}[{}*64 +: 64] <= s_dmac_tdata[{j}*64 +: 64];",
+                    k * wpb + j
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let cases = |beats: usize, bits: usize, body: &dyn Fn(usize) -> String| -> String {
+        (0..beats)
+            .map(|k| format!("                {bits}'d{k}: begin {} end", body(k)))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let ds_write = cases(10usize.div_ceil(wpb), 4, &|k| words(k, 10, "ds_buf"));
+    let fs_hdr_write = cases(4usize.div_ceil(wpb), 5, &|k| words(k, 4, "fs_buf"));
+    let fs_data_write = cases(1024 / w, 5, &|k| {
+        format!("fs_data[{k}*{w} +: {w}] <= s_dmac_tdata;")
+    });
+    let fs_data_read = cases(1024 / w, 5, &|k| {
+        format!("c_s_fwtx_tdata = fs_data[{k}*{w} +: {w}];")
+    });
+    let ew_read = cases(512 / w, 4, &|k| {
+        format!("ew_word = ew_entry[{k}*{w} +: {w}];")
+    });
     include_str!("host_if.v.in")
+        .replace("@DS_WRITE@", &ds_write)
+        .replace("@FS_HDR_WRITE@", &fs_hdr_write)
+        .replace("@FS_DATA_WRITE@", &fs_data_write)
+        .replace("@FS_DATA_READ@", &fs_data_read)
+        .replace("@EW_READ@", &ew_read)
         .replace("@REG_DECLS@", &decls)
         .replace("@STROBES@", &strobes)
         .replace("@RD_ADDRS@", &list(&rd_addrs))
@@ -691,7 +728,6 @@ fn host_if_body(w: usize, b: usize) -> String {
         .replace("@EV_HOLD@", &EV_HOLD.to_string())
         .replace("@TT_HOLD@", &TT_HOLD.to_string())
         .replace("@EV_BEATS@", &(EVQ_ENTRY / b).to_string())
-        .replace("@WPB@", &(w / 64).to_string())
         .replace("@W@", &w.to_string())
         .replace("@B@", &b.to_string())
 }
