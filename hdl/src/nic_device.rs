@@ -16,7 +16,7 @@
 
 use rust_hdl::prelude::*;
 
-use crate::host_if::HostIf;
+use crate::host_if::{HostIf, IrqModerator};
 use crate::nic_core::NicCore;
 
 /// The device top at `W`-bit beats (`B = W / 8` lanes; 64 or 512).
@@ -109,6 +109,9 @@ pub struct NicDevice<const W: usize, const B: usize> {
 
     hif: HostIf<W, B>,
     core: NicCore<W, B>,
+    irq0: IrqModerator,
+    irq1: IrqModerator,
+    irq2: IrqModerator,
 }
 
 impl<const W: usize, const B: usize> Logic for NicDevice<W, B> {
@@ -152,9 +155,44 @@ impl<const W: usize, const B: usize> Logic for NicDevice<W, B> {
         self.m_dmaw_tvalid.next = self.hif.m_dmaw_tvalid.val();
         self.hif.m_dmaw_tready.next = self.m_dmaw_tready.val();
         self.m_dmaw_tlast.next = self.hif.m_dmaw_tlast.val();
-        self.m_irq_valid.next = self.hif.m_irq_valid.val();
-        self.hif.m_irq_ready.next = self.m_irq_ready.val();
-        self.m_irq_vector.next = self.hif.m_irq_vector.val();
+
+        // Interrupts: one moderator per vector, requests taken in vector
+        // order (vector 0 first).
+        self.irq0.clock.next = self.clock.val();
+        self.irq1.clock.next = self.clock.val();
+        self.irq2.clock.next = self.clock.val();
+        self.irq0.rst.next = self.rst.val();
+        self.irq1.rst.next = self.rst.val();
+        self.irq2.rst.next = self.rst.val();
+        self.irq0.inc.next = self.hif.irq_inc0.val();
+        self.irq1.inc.next = self.hif.irq_inc1.val();
+        self.irq2.inc.next = self.hif.irq_inc2.val();
+        self.irq0.enable.next = self.hif.irq_en0.val();
+        self.irq1.enable.next = self.hif.irq_en1.val();
+        self.irq2.enable.next = self.hif.irq_en2.val();
+        self.irq0.coalesce.next = self.hif.irq_coalesce0.val();
+        self.irq1.coalesce.next = self.hif.irq_coalesce1.val();
+        self.irq2.coalesce.next = self.hif.irq_coalesce2.val();
+        self.irq0.holdoff.next = self.hif.irq_holdoff0.val();
+        self.irq1.holdoff.next = self.hif.irq_holdoff1.val();
+        self.irq2.holdoff.next = self.hif.irq_holdoff2.val();
+        self.hif.irq_count0.next = self.irq0.count.val();
+        self.hif.irq_count1.next = self.irq1.count.val();
+        self.hif.irq_count2.next = self.irq2.count.val();
+        self.m_irq_valid.next = self.irq0.fire.val() | self.irq1.fire.val() | self.irq2.fire.val();
+        if self.irq0.fire.val() {
+            self.m_irq_vector.next = 0.into();
+        } else if self.irq1.fire.val() {
+            self.m_irq_vector.next = 1.into();
+        } else {
+            self.m_irq_vector.next = 2.into();
+        }
+        self.irq0.take.next = self.irq0.fire.val() & self.m_irq_ready.val();
+        self.irq1.take.next = !self.irq0.fire.val() & self.irq1.fire.val() & self.m_irq_ready.val();
+        self.irq2.take.next = !self.irq0.fire.val()
+            & !self.irq1.fire.val()
+            & self.irq2.fire.val()
+            & self.m_irq_ready.val();
 
         // MAC TX: straight from the core.
         self.m_axis_tdata.next = self.core.m_axis_tdata.val();

@@ -29,10 +29,11 @@
 //!   visible in order (PCIe posted writes are). A vendor DMA block
 //!   (XDMA/QDMA descriptor bypass, LitePCIe's DMA ports) is a thin shim
 //!   under it.
-//! * **Interrupts** (`m_irq_*`: a vector number with a valid/ready
-//!   handshake, for the shim to turn into an MSI-X message) with per-vector
-//!   moderation: an entry count that raises the interrupt at once and a
-//!   hold-off timer that bounds how long an entry waits for one.
+//! * **Interrupts**: the entries each vector counts (`irq_inc*`) and its
+//!   moderation registers go to one [`IrqModerator`] per vector (a rust-hdl
+//!   kernel) in [`crate::NicDevice`], which puts the requests on its
+//!   `m_irq_*` port (a vector number with a valid/ready handshake, for the
+//!   shim to turn into an MSI-X message).
 //!
 //! Hand-written Verilog (`host_if.v.in`) with its register decoder
 //! generated from [`regs::BLOCKS`]; no rust-hdl model (`update` is empty):
@@ -40,6 +41,7 @@
 //! (`metaroce-sim-tb`, `nic_device`). `docs/hardware.md` §18 describes the
 //! entry formats and what a vendor shim must provide.
 
+pub mod irq;
 pub mod regs;
 
 use std::fmt::Write as _;
@@ -48,6 +50,8 @@ use rust_hdl::prelude::*;
 
 use crate::nic_core::TX_SLOT_BITS;
 use regs::{Access, IRQ_VECTORS, all_regs, storage, strobe};
+
+pub use irq::IrqModerator;
 
 /// Event-FIFO fill (of 64) at which the MAC RX port is held.
 pub const EV_HOLD: usize = 16;
@@ -155,13 +159,36 @@ pub struct HostIf<const W: usize, const B: usize> {
     pub m_dmaw_tready: Signal<In, Bit>,
     /// DMA write: last beat of the request.
     pub m_dmaw_tlast: Signal<Out, Bit>,
-    /// Interrupt request: valid.
-    pub m_irq_valid: Signal<Out, Bit>,
-    /// Interrupt request: taken (the shim sent the MSI-X message).
-    pub m_irq_ready: Signal<In, Bit>,
-    /// Interrupt request: vector ([`regs::IRQ_EVQ`], [`regs::IRQ_FRQ`],
-    /// [`regs::IRQ_TX`]).
-    pub m_irq_vector: Signal<Out, Bits<2>>,
+    /// Interrupt vector 0 ([`regs::IRQ_EVQ`]): entries completed this cycle.
+    pub irq_inc0: Signal<Out, Bits<2>>,
+    /// Vector 1 ([`regs::IRQ_FRQ`]): entries completed this cycle.
+    pub irq_inc1: Signal<Out, Bits<2>>,
+    /// Vector 2 ([`regs::IRQ_TX`]): entries consumed this cycle.
+    pub irq_inc2: Signal<Out, Bits<2>>,
+    /// Vector 0 enabled (`IRQ.CTRL0`).
+    pub irq_en0: Signal<Out, Bit>,
+    /// Vector 1 enabled.
+    pub irq_en1: Signal<Out, Bit>,
+    /// Vector 2 enabled.
+    pub irq_en2: Signal<Out, Bit>,
+    /// Vector 0 `COALESCE0`.
+    pub irq_coalesce0: Signal<Out, Bits<16>>,
+    /// Vector 1 `COALESCE1`.
+    pub irq_coalesce1: Signal<Out, Bits<16>>,
+    /// Vector 2 `COALESCE2`.
+    pub irq_coalesce2: Signal<Out, Bits<16>>,
+    /// Vector 0 `HOLDOFF0`.
+    pub irq_holdoff0: Signal<Out, Bits<24>>,
+    /// Vector 1 `HOLDOFF1`.
+    pub irq_holdoff1: Signal<Out, Bits<24>>,
+    /// Vector 2 `HOLDOFF2`.
+    pub irq_holdoff2: Signal<Out, Bits<24>>,
+    /// Vector 0's interrupts taken (`IRQ.COUNT0`), from its moderator.
+    pub irq_count0: Signal<In, Bits<32>>,
+    /// Vector 1's interrupts taken.
+    pub irq_count1: Signal<In, Bits<32>>,
+    /// Vector 2's interrupts taken.
+    pub irq_count2: Signal<In, Bits<32>>,
     /// Core side: `NicCore::cfg_we`.
     pub c_cfg_we: Signal<Out, Bit>,
     /// Core side: `NicCore::cfg_addr`.
@@ -488,8 +515,18 @@ impl<const W: usize, const B: usize> Logic for HostIf<W, B> {
         self.m_dmaw_tkeep.connect();
         self.m_dmaw_tvalid.connect();
         self.m_dmaw_tlast.connect();
-        self.m_irq_valid.connect();
-        self.m_irq_vector.connect();
+        self.irq_inc0.connect();
+        self.irq_inc1.connect();
+        self.irq_inc2.connect();
+        self.irq_en0.connect();
+        self.irq_en1.connect();
+        self.irq_en2.connect();
+        self.irq_coalesce0.connect();
+        self.irq_coalesce1.connect();
+        self.irq_coalesce2.connect();
+        self.irq_holdoff0.connect();
+        self.irq_holdoff1.connect();
+        self.irq_holdoff2.connect();
         self.c_cfg_we.connect();
         self.c_cfg_addr.connect();
         self.c_cfg_data.connect();
@@ -614,50 +651,6 @@ fn host_if_body(w: usize, b: usize) -> String {
         writeln!(reads, "            {a}: bar_rd_resp_data <= {value};").unwrap();
     }
     let list = |v: &[String]| format!("        {}", v.join(",\n        "));
-    let mut irq_decls = String::new();
-    let mut irq_logic = String::from("always @(*) begin\n");
-    for v in 0..IRQ_VECTORS {
-        writeln!(
-            irq_decls,
-            "reg [15:0] irq_pend{v};\nreg [23:0] irq_timer{v};\nreg [31:0] irq_count{v};\nreg irq_fire{v};"
-        )
-        .unwrap();
-        writeln!(
-            irq_logic,
-            "    irq_fire{v} = r_irq_ctrl{v} && irq_pend{v} != 16'd0 && \
-             ((r_irq_coalesce{v} != 16'd0 && irq_pend{v} >= r_irq_coalesce{v}) || irq_timer{v} >= r_irq_holdoff{v});"
-        )
-        .unwrap();
-    }
-    irq_logic.push_str(
-        "    m_irq_valid = irq_fire0 || irq_fire1 || irq_fire2;\n\
-         \x20   m_irq_vector = irq_fire0 ? 2'd0 : (irq_fire1 ? 2'd1 : 2'd2);\nend\n\
-         always @(posedge clock) begin\n",
-    );
-    for (v, inc) in [
-        (0, "{15'd0, inc_ev}"),
-        (1, "{15'd0, inc_fr}"),
-        (2, "{14'd0, inc_tx}"),
-    ] {
-        writeln!(
-            irq_logic,
-            "    if (m_irq_valid && m_irq_ready && m_irq_vector == 2'd{v}) begin\n\
-             \x20       irq_pend{v} <= {inc};\n\
-             \x20       irq_timer{v} <= 24'd0;\n\
-             \x20       irq_count{v} <= irq_count{v} + 32'd1;\n\
-             \x20   end else begin\n\
-             \x20       irq_pend{v} <= irq_pend{v} + {inc};\n\
-             \x20       if (irq_pend{v} != 16'd0 && irq_timer{v} != 24'hFFFFFF) irq_timer{v} <= irq_timer{v} + 24'd1;\n\
-             \x20   end\n\
-             \x20   if (rst) begin\n\
-             \x20       irq_pend{v} <= 16'd0;\n\
-             \x20       irq_timer{v} <= 24'd0;\n\
-             \x20       irq_count{v} <= 32'd0;\n\
-             \x20   end"
-        )
-        .unwrap();
-    }
-    irq_logic.push_str("end\n");
     let version = env!("CARGO_PKG_VERSION")
         .split('.')
         .map(|p| p.parse::<u32>().unwrap_or(0))
@@ -707,8 +700,6 @@ fn host_if_body(w: usize, b: usize) -> String {
         .replace("@READ_CASES@", &reads)
         .replace("@WRITE_CASES@", &writes)
         .replace("@RESETS@", &resets)
-        .replace("@IRQ_DECLS@", &irq_decls)
-        .replace("@IRQ_LOGIC@", &irq_logic)
         .replace("@MAP_VERSION@", &regs::MAP_VERSION.to_string())
         .replace("@MAP_HASH@", &format!("{:08X}", regs::map_hash()))
         .replace("@DEV_VERSION@", &format!("{version:08X}"))
