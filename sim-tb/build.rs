@@ -76,7 +76,20 @@ const MODELS: &[ModelSpec] = &[
         prefix: "nic_core_64",
         verilog: || metaroce_hdl::nic_core_verilog(64),
     },
+    ModelSpec {
+        prefix: "nic_device_64",
+        verilog: || metaroce_hdl::nic_device_verilog(64),
+    },
 ];
+
+/// Models only linted (`verilator --lint-only -Wall`, the same waivers) at
+/// build time, not Verilated: the build fails on any warning, as for the
+/// built models. The 512-bit device top (not simulated: its blocks are
+/// checked at 512 bits on their own).
+const LINT_ONLY: &[ModelSpec] = &[ModelSpec {
+    prefix: "nic_device_512",
+    verilog: || metaroce_hdl::nic_device_verilog(512),
+}];
 
 const MISSING: &str = "Verilator not found: apt-get install verilator";
 
@@ -104,6 +117,7 @@ fn main() {
     write_eth_reasons(&out);
     write_tx_codes(&out);
     write_ack_rx_codes(&out);
+    write_host_regs(&out);
 
     let verilator =
         env::var_os("METAROCE_VERILATOR").map_or_else(|| "verilator".into(), PathBuf::from);
@@ -152,6 +166,22 @@ fn main() {
         only.as_deref()
             .is_none_or(|list| list.split(',').any(|p| p.trim() == prefix))
     };
+    for m in LINT_ONLY.iter().filter(|m| selected(m.prefix)) {
+        let path = out.join(format!("{}.v", m.prefix));
+        fs::write(&path, (m.verilog)()).expect("write Verilog");
+        let status = Command::new(&verilator)
+            .args(["--lint-only", "-Wall"])
+            .args(metaroce_hdl::LINT_WAIVERS.iter().map(|(flag, _)| flag))
+            .args(["--top-module", "top"])
+            .arg(&path)
+            .status()
+            .expect("run verilator");
+        assert!(
+            status.success(),
+            "verilator lint failed on {}",
+            path.display()
+        );
+    }
     let mut tables = Vec::new();
     for (m, path, text) in &sources {
         let ports = parse_ports(text);
@@ -482,6 +512,88 @@ fn write_tx_ops(out: &Path) {
         .unwrap();
     }
     fs::write(out.join("tx_ops.rs"), rs).expect("write tx_ops.rs");
+}
+
+/// `host_regs.rs`: the device's BAR0 register map and queue constants,
+/// taken from `metaroce_hdl::host_if` so the host-interface bench never
+/// restates them: per block a module with `TYPE` and each register's
+/// offset *within the block* (the bench finds the blocks' bases by walking
+/// the list, as a driver does), and the list itself as `BLOCKS` (type,
+/// base) for the walk's check.
+fn write_host_regs(out: &Path) {
+    use metaroce_hdl::host_if::{self as h, regs};
+    let mut rs = String::new();
+    writeln!(
+        rs,
+        "/// `regs::map_hash()`.\npub const MAP_HASH: u32 = {:#x};\n\
+         /// `regs::MAP_VERSION`.\npub const MAP_VERSION: u32 = {};\n\
+         /// Header word offsets.\npub const HDR_TYPE: u16 = {};\n/// Version word.\npub const HDR_VERSION: u16 = {};\n\
+         /// Next-block word.\npub const HDR_NEXT: u16 = {};",
+        regs::map_hash(),
+        regs::MAP_VERSION,
+        regs::HDR_TYPE,
+        regs::HDR_VERSION,
+        regs::HDR_NEXT
+    )
+    .unwrap();
+    let list: Vec<String> = regs::BLOCKS
+        .iter()
+        .map(|b| format!("({:#x}, {:#x})", b.type_id, b.base))
+        .collect();
+    writeln!(
+        rs,
+        "/// Every block's (type, base), in list order.\npub const BLOCKS: &[(u32, u16)] = &[{}];",
+        list.join(", ")
+    )
+    .unwrap();
+    for b in regs::BLOCKS {
+        writeln!(
+            rs,
+            "/// Block `{}`.\npub mod {} {{\n    /// Type word.\n    pub const TYPE: u32 = {:#x};",
+            b.name,
+            b.name.to_lowercase(),
+            b.type_id
+        )
+        .unwrap();
+        for r in b.regs {
+            writeln!(
+                rs,
+                "    /// `{}` (offset in the block).\n    pub const {}: u16 = {:#x};",
+                r.name, r.name, r.offset
+            )
+            .unwrap();
+        }
+        rs.push_str("}\n");
+    }
+    for (name, v) in [
+        ("EV_VERDICT", h::ev_type::VERDICT),
+        ("EV_ACKRX", h::ev_type::ACKRX),
+        ("EV_FATE", h::ev_type::FATE),
+        ("TAG_TXQ", h::tag::TXQ),
+        ("TAG_PAYLOAD", h::tag::PAYLOAD),
+        ("TAG_FTQ_HDR", h::tag::FTQ_HDR),
+        ("TAG_FTQ_DATA", h::tag::FTQ_DATA),
+    ] {
+        writeln!(rs, "/// `host_if` constant.\npub const {name}: u8 = {v};").unwrap();
+    }
+    for (name, v) in [
+        ("TXQ_ENTRY", h::TXQ_ENTRY),
+        ("FTQ_ENTRY", h::FTQ_ENTRY),
+        ("EVQ_ENTRY", h::EVQ_ENTRY),
+        ("FRQ_ENTRY", h::FRQ_ENTRY),
+        ("EV_HOLD", h::EV_HOLD),
+        ("IRQ_EVQ", regs::IRQ_EVQ),
+        ("IRQ_FRQ", regs::IRQ_FRQ),
+        ("IRQ_TX", regs::IRQ_TX),
+        ("FW_SLOT_BYTES", metaroce_hdl::fw_rx::SLOT_BYTES),
+    ] {
+        writeln!(
+            rs,
+            "/// `host_if` constant.\npub const {name}: usize = {v};"
+        )
+        .unwrap();
+    }
+    fs::write(out.join("host_regs.rs"), rs).expect("write host_regs.rs");
 }
 
 /// `eth_reasons.rs`: the RX front end's `m_ev_reason` codes and limits,

@@ -65,10 +65,14 @@ enum Block {
     TxBuild,
     /// The per-path TX table (16 slots; width-independent).
     TxPath,
+    /// `NicDevice`: the host interface (BAR0, queues, DMA, interrupts)
+    /// around `NicCore`.
+    NicDevice,
 }
 
 impl Block {
-    const ALL: [Block; 6] = [
+    const ALL: [Block; 7] = [
+        Block::NicDevice,
         Block::NicCore,
         Block::RxCore,
         Block::RxEth,
@@ -86,6 +90,7 @@ impl Block {
             Block::NicRx => "nic_rx",
             Block::TxBuild => "tx_build",
             Block::TxPath => "tx_path",
+            Block::NicDevice => "nic_device",
         }
     }
 
@@ -98,6 +103,7 @@ impl Block {
             Block::NicRx => metaroce_hdl::nic_rx_verilog(width),
             Block::TxBuild => metaroce_hdl::tx_build_verilog(width),
             Block::TxPath => metaroce_hdl::tx_path_verilog(TX_PATH_SLOTS),
+            Block::NicDevice => metaroce_hdl::nic_device_verilog(width),
         }
     }
 
@@ -128,6 +134,9 @@ enum HdlCommand {
     /// (directly or through the relay): Verbs traffic both ways, every byte
     /// verified, every drop counted.
     Interop(crate::hdl_interop::InteropArgs),
+    /// Prints the device's BAR0 register map as Markdown (`docs/regmap.md`
+    /// is this output), generated from the register table in `metaroce-hdl`.
+    Regmap,
 }
 
 #[derive(Args, Debug)]
@@ -208,6 +217,10 @@ pub fn run(args: &HdlArgs) -> anyhow::Result<()> {
         HdlCommand::Report(a) => report_all(a),
         HdlCommand::Run(a) => crate::hdl_run::run(a),
         HdlCommand::Interop(a) => crate::hdl_interop::run(a),
+        HdlCommand::Regmap => {
+            print!("{}", metaroce_hdl::host_if::regs::regmap_markdown());
+            Ok(())
+        }
     }
 }
 

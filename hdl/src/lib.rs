@@ -26,6 +26,10 @@
 //! [`AckFrame`] (ACK datagrams → Ethernet/IPv4/UDP frames), the MAC
 //! transmit arbiter [`TxArb`] and the TX table ([`TxPathTable`]).
 //!
+//! Device: [`NicDevice`] is [`HostIf`] (BAR0 registers, queues in host
+//! memory through a generic DMA request interface, interrupts; register
+//! map in [`host_if::regs`]) around [`NicCore`].
+//!
 //! The `*_verilog` functions return each block's Verilog (top module
 //! `top`); the `metaroce-sim-tb` crate Verilates them and checks them
 //! against the engine and the wire format. `docs/hardware.md` describes
@@ -36,8 +40,10 @@ pub mod ack_gen;
 pub mod ack_rx;
 pub mod fw_rx;
 pub mod helpers;
+pub mod host_if;
 pub mod icrc;
 pub mod nic_core;
+pub mod nic_device;
 pub mod nic_rx;
 pub mod rx_core;
 pub mod rx_eth;
@@ -52,7 +58,9 @@ pub use ack_frame::AckFrame;
 pub use ack_gen::AckGen;
 pub use ack_rx::AckRx;
 pub use fw_rx::FwRx;
+pub use host_if::HostIf;
 pub use nic_core::NicCore;
+pub use nic_device::NicDevice;
 pub use nic_rx::NicRx;
 pub use rx_core::RxCore;
 pub use rx_eth::{EthDrop, RxEth, RxEth64, RxEth512};
@@ -168,6 +176,33 @@ pub fn nic_core_verilog(width: usize) -> String {
         64 => emit(NicCore::<64, 8>::default()),
         512 => emit(NicCore::<512, 64>::default()),
         other => panic!("unsupported NIC top width {other}; use 64 or 512"),
+    }
+}
+
+/// Verilog source of the device top ([`NicDevice`]: [`HostIf`] around
+/// [`NicCore`]) for `width` bits per beat; top module `top`.
+///
+/// # Panics
+/// If `width` is not 64 or 512.
+pub fn nic_device_verilog(width: usize) -> String {
+    match width {
+        64 => emit(NicDevice::<64, 8>::default()),
+        512 => emit(NicDevice::<512, 64>::default()),
+        other => panic!("unsupported device width {other}; use 64 or 512"),
+    }
+}
+
+/// Verilog source of the host interface alone ([`HostIf`]: its ports
+/// toward `NicCore` become top-level ports) for `width` bits per beat; top
+/// module `top`. For synthesis figures of the block on its own.
+///
+/// # Panics
+/// If `width` is not 64 or 512.
+pub fn host_if_verilog(width: usize) -> String {
+    match width {
+        64 => emit(HostIf::<64, 8>::default()),
+        512 => emit(HostIf::<512, 64>::default()),
+        other => panic!("unsupported host interface width {other}; use 64 or 512"),
     }
 }
 

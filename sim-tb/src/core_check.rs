@@ -406,6 +406,11 @@ impl Engine {
     /// Copies the QP and MR tables and the ACK registers into the RTL (the
     /// firmware's job). Entry `i` is connection `i`; the idle QP comes last.
     fn program(&self, tb: &mut RxCoreTb) {
+        self.program_with(&mut |a, d| tb.write_cfg(a, d));
+    }
+
+    /// [`Engine::program`] through any table port: `write(cfg_addr, data)`.
+    fn program_with(&self, write: &mut dyn FnMut(u16, u64)) {
         let nic = &self.nics[0];
         let entries = self
             .conns
@@ -422,23 +427,29 @@ impl Engine {
         for (i, (c, state, psn)) in entries.enumerate() {
             let e = i as u8;
             let ip = u128::from_be_bytes(mapped(c.peer));
-            tb.write_cfg(
-                cfg_addr(CFG_QP, e, QP_QPNS),
+            write(
+                u16::from(cfg_addr(CFG_QP, e, QP_QPNS)),
                 u64::from(c.qpn) | u64::from(c.peer_qpn) << 32,
             );
-            tb.write_cfg(cfg_addr(CFG_QP, e, QP_PEER_IP_HI), (ip >> 64) as u64);
-            tb.write_cfg(cfg_addr(CFG_QP, e, QP_PEER_IP_LO), ip as u64);
-            tb.write_cfg(
-                cfg_addr(CFG_QP, e, QP_PD_STREAMS),
+            write(
+                u16::from(cfg_addr(CFG_QP, e, QP_PEER_IP_HI)),
+                (ip >> 64) as u64,
+            );
+            write(u16::from(cfg_addr(CFG_QP, e, QP_PEER_IP_LO)), ip as u64);
+            write(
+                u16::from(cfg_addr(CFG_QP, e, QP_PD_STREAMS)),
                 u64::from(self.mrs[0].pd) | u64::from(nic.config().qp.streams) << 32,
             );
-            tb.write_cfg(cfg_addr(CFG_QP, e, QP_CONN_PSN), psn.into());
-            tb.write_cfg(cfg_addr(CFG_QP, e, QP_PEER_PORT), c.peer_port.into());
+            write(u16::from(cfg_addr(CFG_QP, e, QP_CONN_PSN)), psn.into());
+            write(
+                u16::from(cfg_addr(CFG_QP, e, QP_PEER_PORT)),
+                c.peer_port.into(),
+            );
             // What the engine puts in its ACKs (see the module docs).
             let rate_hint = nic.config().line_rate_mbps;
             let credit = nic.config().qp.recv_window;
-            tb.write_cfg(
-                cfg_addr(CFG_QP, e, QP_RATE_CREDIT),
+            write(
+                u16::from(cfg_addr(CFG_QP, e, QP_RATE_CREDIT)),
                 u64::from(rate_hint) | u64::from(credit) << 32,
             );
             // The rings (not cleared by reset): every stream's control word.
@@ -446,49 +457,55 @@ impl Engine {
                 let posted = self.posted.get(i).map_or(0, |p| p[s]);
                 for idx in 0..posted {
                     for (a, d) in self.ring_entry(i, s, idx) {
-                        tb.write_cfg(a, d);
+                        write(a, d);
                     }
                 }
                 let (a, d) = Self::ring_ctrl(i, s, 0, posted);
-                tb.write_cfg(a, d);
+                write(a, d);
             }
-            tb.write_cfg(cfg_addr(CFG_QP, e, QP_CTRL), 1 | u64::from(state) << 1);
+            write(
+                u16::from(cfg_addr(CFG_QP, e, QP_CTRL)),
+                1 | u64::from(state) << 1,
+            );
         }
         for c in 0..self.conns.len() {
             for (k, r) in self.reads.iter().enumerate() {
                 let w = QP_READ_CTRL + 3 * k as u8;
                 let e = c as u8;
-                tb.write_cfg(cfg_addr(CFG_QP, e, w + 1), r.sge.addr);
-                tb.write_cfg(
-                    cfg_addr(CFG_QP, e, w + 2),
+                write(u16::from(cfg_addr(CFG_QP, e, w + 1)), r.sge.addr);
+                write(
+                    u16::from(cfg_addr(CFG_QP, e, w + 2)),
                     u64::from(r.sge.len) | u64::from(r.sge.lkey) << 32,
                 );
-                tb.write_cfg(
-                    cfg_addr(CFG_QP, e, w),
+                write(
+                    u16::from(cfg_addr(CFG_QP, e, w)),
                     1 << 63 | u64::from(r.stream) << 32 | u64::from(r.msn),
                 );
             }
         }
         for (i, mr) in self.mrs.iter().enumerate() {
             let e = i as u8;
-            tb.write_cfg(
-                cfg_addr(CFG_MR, e, MR_KEY_PD),
+            write(
+                u16::from(cfg_addr(CFG_MR, e, MR_KEY_PD)),
                 u64::from(mr.rkey) | u64::from(mr.pd) << 32,
             );
-            tb.write_cfg(cfg_addr(CFG_MR, e, MR_BASE), mr.addr);
-            tb.write_cfg(cfg_addr(CFG_MR, e, MR_LEN), mr.len);
-            tb.write_cfg(
-                cfg_addr(CFG_MR, e, MR_CTRL),
+            write(u16::from(cfg_addr(CFG_MR, e, MR_BASE)), mr.addr);
+            write(u16::from(cfg_addr(CFG_MR, e, MR_LEN)), mr.len);
+            write(
+                u16::from(cfg_addr(CFG_MR, e, MR_CTRL)),
                 1 | u64::from(mr.access.bits()) << 1,
             );
         }
-        tb.write_cfg(cfg_addr(CFG_GLOBAL, 0, GLOBAL_MTU), MTU.into());
+        write(u16::from(cfg_addr(CFG_GLOBAL, 0, GLOBAL_MTU)), MTU.into());
         let ip = u128::from_be_bytes(mapped(self.local));
-        tb.write_cfg(
-            cfg_addr(CFG_GLOBAL, 0, GLOBAL_LOCAL_IP_HI),
+        write(
+            u16::from(cfg_addr(CFG_GLOBAL, 0, GLOBAL_LOCAL_IP_HI)),
             (ip >> 64) as u64,
         );
-        tb.write_cfg(cfg_addr(CFG_GLOBAL, 0, GLOBAL_LOCAL_IP_LO), ip as u64);
+        write(
+            u16::from(cfg_addr(CFG_GLOBAL, 0, GLOBAL_LOCAL_IP_LO)),
+            ip as u64,
+        );
     }
 
     /// The NIC holding the QP `qpn` (unknown QPNs: the first).
@@ -1428,6 +1445,87 @@ pub(crate) struct RxCase {
     pub(crate) ce: Vec<bool>,
     /// The firmware's actions during the run and the datagram each precedes.
     schedule: Vec<(usize, Action)>,
+}
+
+/// Receive stimulus for a bench that drives the tables through some
+/// other port (the device's BAR0): the engine's table writes, the core
+/// bench's traffic, and what the engine made of it.
+pub(crate) struct HostRxCase {
+    /// Table writes `(cfg_addr, data)` (receive core map) that set the RTL
+    /// up as the engine is.
+    pub(crate) writes: Vec<(u16, u64)>,
+    /// The datagrams, in order: `packets` of the core bench's traffic
+    /// (WRITEs, PROBEs, re-sent and hostile), then `firmware` SENDs on
+    /// stream 4 (no receive ring in the RTL: verdict 10, handed up).
+    pub(crate) frames: Vec<Frame>,
+    /// Their CE marks.
+    pub(crate) ce: Vec<bool>,
+    /// The engine's verdict for each of the first `packets` datagrams
+    /// (`None` where it counts nothing the RTL reports as a verdict).
+    pub(crate) verdicts: Vec<Option<u8>>,
+    /// The engine's memory after them: the placed bytes (at `mem_base`).
+    pub(crate) mem: Vec<u8>,
+    /// Where `mem` starts.
+    pub(crate) mem_base: u64,
+    /// Writes the engine made.
+    pub(crate) engine_writes: usize,
+}
+
+impl HostRxCase {
+    /// `packets` datagrams of the core bench's traffic from `seed`, then
+    /// `firmware` stream-4 SENDs of 1..=`MTU` bytes to connection 0.
+    pub(crate) fn new(packets: usize, firmware: usize, seed: u64) -> Self {
+        let mut engine = Engine::new(Family::Ipv4);
+        let mut writes = Vec::new();
+        engine.program_with(&mut |a, d| writes.push((a, d)));
+        let (mut frames, mut ce) = traffic(&engine, packets, seed, 0.3, false);
+        let verdicts: Vec<Option<u8>> = frames
+            .iter()
+            .zip(&ce)
+            .map(|(f, &c)| engine.handle(f, c, 0).0)
+            .collect();
+        let mut rng = SmallRng::seed_from_u64(seed ^ 0xF1F0);
+        let conn = engine.conns[0];
+        let mut t = Traffic {
+            rng: SmallRng::seed_from_u64(seed ^ 0xF1F1),
+            conns: vec![ConnTraffic {
+                next_psn: INITIAL_PSN,
+                msn: [0; STREAMS],
+                path_psn: [0; MAX_PATHS as usize],
+                next_recv: [0; RQ_STREAMS],
+            }],
+        };
+        for i in 0..firmware {
+            let len = match i % 4 {
+                // Whole datagrams in the firmware receive queue's slot,
+                // around its end, and cut ones.
+                0 => rng.gen_range(1..=32),
+                1 => rng.gen_range(33..=200),
+                _ => rng.gen_range(1..=MTU as usize),
+            };
+            let m = MsgRepr {
+                msn: i as u32,
+                recv_idx: i as u32,
+                msg_len: len as u32,
+                offset: 0,
+                remote_va: 0,
+                rkey: 0,
+                imm: 0,
+            };
+            let w = t.msg(0, &conn, Opcode::Send, RQ_STREAMS as u16, m, len);
+            frames.push(seal(&w, w.src, engine.local));
+            ce.push(false);
+        }
+        Self {
+            writes,
+            frames,
+            ce,
+            verdicts,
+            mem: engine.mem.mem.slice(MEM_BASE, MEM_LEN).to_vec(),
+            mem_base: MEM_BASE,
+            engine_writes: engine.mem.writes.len(),
+        }
+    }
 }
 
 /// Per-cycle knobs of [`run_against_engine`]: with `backpressure`, the

@@ -167,6 +167,16 @@ model!(
     nic_core_64_port,
     nic_core_64_trace_open
 );
+model!(
+    NIC_DEVICE_64,
+    NIC_DEVICE_64_PORTS,
+    nic_device_64_new,
+    nic_device_64_free,
+    nic_device_64_eval,
+    nic_device_64_tick,
+    nic_device_64_port,
+    nic_device_64_trace_open
+);
 
 /// Words of 32 bits that carry a `bits`-wide port (Verilator's layout).
 pub(crate) fn words_for(bits: usize) -> usize {
@@ -210,6 +220,7 @@ impl Handle {
             Model::TxBuild64 => &TX_BUILD_64,
             Model::TxBuild512 => &TX_BUILD_512,
             Model::NicCore64 => &NIC_CORE_64,
+            Model::NicDevice64 => &NIC_DEVICE_64,
         };
         // SAFETY: `new` takes no arguments and returns a heap object it owns
         // over to us, or null for a model `METAROCE_SIM_ONLY` left out (C++

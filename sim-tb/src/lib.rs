@@ -38,6 +38,7 @@ pub mod core_check;
 pub mod hw_nic;
 pub mod hw_pair;
 pub mod nic_core;
+pub mod nic_device;
 pub mod rx_check;
 pub mod rx_core;
 pub mod rx_eth;
@@ -82,6 +83,9 @@ pub enum Model {
     /// `metaroce_hdl::NicCore<64, 8>`: the NIC top (receive side, ACK
     /// framer, TX builder, MAC arbiter, TX table).
     NicCore64,
+    /// `metaroce_hdl::NicDevice<64, 8>`: the host interface (BAR0, queues
+    /// in host memory, DMA, interrupts) around `NicCore`.
+    NicDevice64,
 }
 
 /// Why a simulation could not be set up.

@@ -82,7 +82,7 @@ impl NicCoreRun {
 /// The ACK in a MAC frame (the top's ACK frames: IPv4 by EtherType
 /// 0x0800, IPv6 by 0x86DD, at the fixed offsets the framer uses), or `None`
 /// for a frame that is not one.
-fn ack_of(frame: &[u8]) -> Option<AckOut> {
+pub(crate) fn ack_of(frame: &[u8]) -> Option<AckOut> {
     let (headers, dst_ip) = match frame.get(12..14)? {
         [0x08, 0x00] => {
             let d: [u8; 4] = frame.get(30..34)?.try_into().ok()?;

@@ -1,0 +1,724 @@
+//! Host interface of the NIC: what a host sees of [`crate::NicCore`]
+//! through a PCIe endpoint, independent of any vendor's PCIe block.
+//!
+//! [`HostIf`] sits between the outside and `NicCore`'s firmware ports:
+//!
+//! * **BAR0** (`bar_*`): a register read/write port (32-bit words, 16-bit
+//!   byte address; a write is taken every cycle, a read is answered on
+//!   `bar_rd_resp_*` the cycle after). The registers form a linked list of
+//!   self-describing blocks ([`regs`], the one source of truth, also
+//!   `docs/regmap.md`): identification, the table port (`cfg_*`), the
+//!   counters, the per-path TX table's operation and read ports, the queue
+//!   registers and the interrupt moderation.
+//! * **Queues in host memory**, read and written through the DMA engine:
+//!   the TX queue (128-byte entries: descriptors for the TX builder and
+//!   table writes, in order), the firmware transmit queue (256-byte
+//!   entries: datagrams for the ACK framer's firmware port), the event ring
+//!   (64-byte entries: verdict events, ACK receiver results, fate events)
+//!   and the firmware receive ring (256-byte entries: the datagrams the
+//!   core hands up). Device-written entries carry a phase bit in their last
+//!   word, written last; consumer indices keep the device from overwriting
+//!   unread entries, and full rings back-pressure the core (the MAC RX port
+//!   is held at a frame boundary), so no event is lost.
+//! * **DMA engine** on a generic request interface: read requests
+//!   (`m_dmar_*`: address, length, tag) answered by completion streams
+//!   (`s_dmac_*`, lane 0 = the first byte asked for, `tlast` on the
+//!   request's last beat, the request's tag on every beat), and write
+//!   requests (`m_dmaw_*`: address and length with the first beat, then
+//!   the data, lane 0 first). Writes are issued in order and must become
+//!   visible in order (PCIe posted writes are). A vendor DMA block
+//!   (XDMA/QDMA descriptor bypass, LitePCIe's DMA ports) is a thin shim
+//!   under it.
+//! * **Interrupts**: the entries each vector counts (`irq_inc*`) and its
+//!   moderation registers go to one [`IrqModerator`] per vector (a rust-hdl
+//!   kernel) in [`crate::NicDevice`], which puts the requests on its
+//!   `m_irq_*` port (a vector number with a valid/ready handshake, for the
+//!   shim to turn into an MSI-X message).
+//!
+//! Hand-written Verilog (`host_if.v.in`) with its register decoder
+//! generated from [`regs::BLOCKS`]; no rust-hdl model (`update` is empty):
+//! it is verified under Verilator inside [`crate::NicDevice`]
+//! (`metaroce-sim-tb`, `nic_device`). `docs/hardware.md` §18 describes the
+//! entry formats and what a vendor shim must provide.
+
+pub mod irq;
+pub mod regs;
+
+use std::fmt::Write as _;
+
+use rust_hdl::prelude::*;
+
+use crate::nic_core::TX_SLOT_BITS;
+use regs::{Access, IRQ_VECTORS, all_regs, storage, strobe};
+
+pub use irq::IrqModerator;
+
+/// Event-FIFO fill (of 64) at which the MAC RX port is held.
+pub const EV_HOLD: usize = 16;
+/// TX-table-FIFO fill (of 64) at which the MAC RX port is held.
+pub const TT_HOLD: usize = 16;
+/// Bytes of a TX queue entry (stride); the device reads the first 80.
+pub const TXQ_ENTRY: usize = 128;
+/// Bytes of a firmware TX queue entry (stride): a 32-byte header, then
+/// the datagram.
+pub const FTQ_ENTRY: usize = 256;
+/// Bytes of an event ring entry.
+pub const EVQ_ENTRY: usize = 64;
+/// Bytes of a firmware receive ring entry (stride): the datagram's first
+/// 128 bytes, then an 8-byte header at +128.
+pub const FRQ_ENTRY: usize = 256;
+
+/// Event type in an event ring entry (byte 63, bits 3..0).
+pub mod ev_type {
+    /// A verdict event (`m_ev_*`).
+    pub const VERDICT: u8 = 1;
+    /// An ACK applied by the ACK receiver (`m_ackrx_*`).
+    pub const ACKRX: u8 = 2;
+    /// A fate event of the TX table (`m_fate_*`).
+    pub const FATE: u8 = 3;
+}
+
+/// DMA read tags (which client a completion belongs to).
+pub mod tag {
+    /// A TX queue entry.
+    pub const TXQ: u8 = 0;
+    /// A payload fetch of the TX builder.
+    pub const PAYLOAD: u8 = 1;
+    /// A firmware TX entry's header.
+    pub const FTQ_HDR: u8 = 2;
+    /// A firmware TX entry's datagram.
+    pub const FTQ_DATA: u8 = 3;
+}
+
+/// The host interface at `W`-bit beats (`B = W / 8` lanes; 64 or 512).
+#[derive(LogicBlock, Default)]
+pub struct HostIf<const W: usize, const B: usize> {
+    /// Clock.
+    pub clock: Signal<In, Clock>,
+    /// Synchronous reset: registers to their reset values, queues empty.
+    pub rst: Signal<In, Bit>,
+    /// BAR0 write: valid (taken every cycle).
+    pub bar_wr_valid: Signal<In, Bit>,
+    /// BAR0 write: byte address.
+    pub bar_wr_addr: Signal<In, Bits<16>>,
+    /// BAR0 write: data.
+    pub bar_wr_data: Signal<In, Bits<32>>,
+    /// BAR0 read request: valid (taken every cycle).
+    pub bar_rd_valid: Signal<In, Bit>,
+    /// BAR0 read request: byte address.
+    pub bar_rd_addr: Signal<In, Bits<16>>,
+    /// BAR0 read response: valid (the cycle after the request).
+    pub bar_rd_resp_valid: Signal<Out, Bit>,
+    /// BAR0 read response: data (0 for an address with no register).
+    pub bar_rd_resp_data: Signal<Out, Bits<32>>,
+    /// MAC RX (outside): frame beats.
+    pub s_axis_tdata: Signal<In, Bits<W>>,
+    /// MAC RX (outside): byte enables.
+    pub s_axis_tkeep: Signal<In, Bits<B>>,
+    /// MAC RX (outside): beat valid.
+    pub s_axis_tvalid: Signal<In, Bit>,
+    /// MAC RX (outside): beat taken (low while the event FIFOs fill).
+    pub s_axis_tready: Signal<Out, Bit>,
+    /// MAC RX (outside): last beat.
+    pub s_axis_tlast: Signal<In, Bit>,
+    /// DMA read request: valid.
+    pub m_dmar_valid: Signal<Out, Bit>,
+    /// DMA read request: taken.
+    pub m_dmar_ready: Signal<In, Bit>,
+    /// DMA read request: host address.
+    pub m_dmar_addr: Signal<Out, Bits<64>>,
+    /// DMA read request: bytes.
+    pub m_dmar_len: Signal<Out, Bits<16>>,
+    /// DMA read request: tag ([`tag`]).
+    pub m_dmar_tag: Signal<Out, Bits<4>>,
+    /// DMA read completion: data (lane 0 = the first byte asked for).
+    pub s_dmac_tdata: Signal<In, Bits<W>>,
+    /// DMA read completion: byte enables (packed).
+    pub s_dmac_tkeep: Signal<In, Bits<B>>,
+    /// DMA read completion: beat valid.
+    pub s_dmac_tvalid: Signal<In, Bit>,
+    /// DMA read completion: beat taken.
+    pub s_dmac_tready: Signal<Out, Bit>,
+    /// DMA read completion: the request's last beat.
+    pub s_dmac_tlast: Signal<In, Bit>,
+    /// DMA read completion: the request's tag.
+    pub s_dmac_tag: Signal<In, Bits<4>>,
+    /// DMA write: host address (with the first beat).
+    pub m_dmaw_addr: Signal<Out, Bits<64>>,
+    /// DMA write: bytes (with the first beat).
+    pub m_dmaw_len: Signal<Out, Bits<16>>,
+    /// DMA write: first beat of a request.
+    pub m_dmaw_first: Signal<Out, Bit>,
+    /// DMA write: data, lane 0 first.
+    pub m_dmaw_tdata: Signal<Out, Bits<W>>,
+    /// DMA write: byte enables (packed).
+    pub m_dmaw_tkeep: Signal<Out, Bits<B>>,
+    /// DMA write: beat valid.
+    pub m_dmaw_tvalid: Signal<Out, Bit>,
+    /// DMA write: beat taken.
+    pub m_dmaw_tready: Signal<In, Bit>,
+    /// DMA write: last beat of the request.
+    pub m_dmaw_tlast: Signal<Out, Bit>,
+    /// Interrupt vector 0 ([`regs::IRQ_EVQ`]): entries completed this cycle.
+    pub irq_inc0: Signal<Out, Bits<2>>,
+    /// Vector 1 ([`regs::IRQ_FRQ`]): entries completed this cycle.
+    pub irq_inc1: Signal<Out, Bits<2>>,
+    /// Vector 2 ([`regs::IRQ_TX`]): entries consumed this cycle.
+    pub irq_inc2: Signal<Out, Bits<2>>,
+    /// Vector 0 enabled (`IRQ.CTRL0`).
+    pub irq_en0: Signal<Out, Bit>,
+    /// Vector 1 enabled.
+    pub irq_en1: Signal<Out, Bit>,
+    /// Vector 2 enabled.
+    pub irq_en2: Signal<Out, Bit>,
+    /// Vector 0 `COALESCE0`.
+    pub irq_coalesce0: Signal<Out, Bits<16>>,
+    /// Vector 1 `COALESCE1`.
+    pub irq_coalesce1: Signal<Out, Bits<16>>,
+    /// Vector 2 `COALESCE2`.
+    pub irq_coalesce2: Signal<Out, Bits<16>>,
+    /// Vector 0 `HOLDOFF0`.
+    pub irq_holdoff0: Signal<Out, Bits<24>>,
+    /// Vector 1 `HOLDOFF1`.
+    pub irq_holdoff1: Signal<Out, Bits<24>>,
+    /// Vector 2 `HOLDOFF2`.
+    pub irq_holdoff2: Signal<Out, Bits<24>>,
+    /// Vector 0's interrupts taken (`IRQ.COUNT0`), from its moderator.
+    pub irq_count0: Signal<In, Bits<32>>,
+    /// Vector 1's interrupts taken.
+    pub irq_count1: Signal<In, Bits<32>>,
+    /// Vector 2's interrupts taken.
+    pub irq_count2: Signal<In, Bits<32>>,
+    /// Core side: `NicCore::cfg_we`.
+    pub c_cfg_we: Signal<Out, Bit>,
+    /// Core side: `NicCore::cfg_addr`.
+    pub c_cfg_addr: Signal<Out, Bits<10>>,
+    /// Core side: `NicCore::cfg_data`.
+    pub c_cfg_data: Signal<Out, Bits<64>>,
+    /// Core side: `NicCore::s_axis_tdata`.
+    pub c_s_axis_tdata: Signal<Out, Bits<W>>,
+    /// Core side: `NicCore::s_axis_tkeep`.
+    pub c_s_axis_tkeep: Signal<Out, Bits<B>>,
+    /// Core side: `NicCore::s_axis_tvalid`.
+    pub c_s_axis_tvalid: Signal<Out, Bit>,
+    /// Core side: `NicCore::s_axis_tready`.
+    pub c_s_axis_tready: Signal<In, Bit>,
+    /// Core side: `NicCore::s_axis_tlast`.
+    pub c_s_axis_tlast: Signal<Out, Bit>,
+    /// Core side: `NicCore::eth_cfg_port_we`.
+    pub c_eth_cfg_port_we: Signal<Out, Bit>,
+    /// Core side: `NicCore::eth_cfg_port`.
+    pub c_eth_cfg_port: Signal<Out, Bits<16>>,
+    /// Core side: `NicCore::eth_cnt_sel`.
+    pub c_eth_cnt_sel: Signal<Out, Bits<4>>,
+    /// Core side: `NicCore::eth_cnt_val`.
+    pub c_eth_cnt_val: Signal<In, Bits<32>>,
+    /// Core side: `NicCore::m_eth_ev_valid`.
+    pub c_m_eth_ev_valid: Signal<In, Bit>,
+    /// Core side: `NicCore::m_eth_ev_reason`.
+    pub c_m_eth_ev_reason: Signal<In, Bits<4>>,
+    /// Core side: `NicCore::m_dma_first`.
+    pub c_m_dma_first: Signal<In, Bit>,
+    /// Core side: `NicCore::m_dma_addr`.
+    pub c_m_dma_addr: Signal<In, Bits<64>>,
+    /// Core side: `NicCore::m_dma_len`.
+    pub c_m_dma_len: Signal<In, Bits<16>>,
+    /// Core side: `NicCore::m_dma_tdata`.
+    pub c_m_dma_tdata: Signal<In, Bits<W>>,
+    /// Core side: `NicCore::m_dma_tkeep`.
+    pub c_m_dma_tkeep: Signal<In, Bits<B>>,
+    /// Core side: `NicCore::m_dma_tvalid`.
+    pub c_m_dma_tvalid: Signal<In, Bit>,
+    /// Core side: `NicCore::m_dma_tready`.
+    pub c_m_dma_tready: Signal<Out, Bit>,
+    /// Core side: `NicCore::m_dma_tlast`.
+    pub c_m_dma_tlast: Signal<In, Bit>,
+    /// Core side: `NicCore::m_ev_valid`.
+    pub c_m_ev_valid: Signal<In, Bit>,
+    /// Core side: `NicCore::m_ev_code`.
+    pub c_m_ev_code: Signal<In, Bits<5>>,
+    /// Core side: `NicCore::m_ev_version`.
+    pub c_m_ev_version: Signal<In, Bits<8>>,
+    /// Core side: `NicCore::m_ev_opcode`.
+    pub c_m_ev_opcode: Signal<In, Bits<8>>,
+    /// Core side: `NicCore::m_ev_flags`.
+    pub c_m_ev_flags: Signal<In, Bits<16>>,
+    /// Core side: `NicCore::m_ev_dst_qpn`.
+    pub c_m_ev_dst_qpn: Signal<In, Bits<32>>,
+    /// Core side: `NicCore::m_ev_path`.
+    pub c_m_ev_path: Signal<In, Bits<16>>,
+    /// Core side: `NicCore::m_ev_path_psn`.
+    pub c_m_ev_path_psn: Signal<In, Bits<32>>,
+    /// Core side: `NicCore::m_ev_timestamp`.
+    pub c_m_ev_timestamp: Signal<In, Bits<64>>,
+    /// Core side: `NicCore::m_ev_msn`.
+    pub c_m_ev_msn: Signal<In, Bits<32>>,
+    /// Core side: `NicCore::m_ev_recv_idx`.
+    pub c_m_ev_recv_idx: Signal<In, Bits<32>>,
+    /// Core side: `NicCore::m_ev_imm`.
+    pub c_m_ev_imm: Signal<In, Bits<32>>,
+    /// Core side: `NicCore::m_ev_stream`.
+    pub c_m_ev_stream: Signal<In, Bits<16>>,
+    /// Core side: `NicCore::m_ev_conn_psn`.
+    pub c_m_ev_conn_psn: Signal<In, Bits<32>>,
+    /// Core side: `NicCore::m_ev_src_port`.
+    pub c_m_ev_src_port: Signal<In, Bits<16>>,
+    /// Core side: `NicCore::m_ev_offset`.
+    pub c_m_ev_offset: Signal<In, Bits<32>>,
+    /// Core side: `NicCore::m_ev_msg_len`.
+    pub c_m_ev_msg_len: Signal<In, Bits<32>>,
+    /// Core side: `NicCore::m_ev_len`.
+    pub c_m_ev_len: Signal<In, Bits<16>>,
+    /// Core side: `NicCore::cnt_sel`.
+    pub c_cnt_sel: Signal<Out, Bits<5>>,
+    /// Core side: `NicCore::cnt_val`.
+    pub c_cnt_val: Signal<In, Bits<32>>,
+    /// Core side: `NicCore::s_desc_valid`.
+    pub c_s_desc_valid: Signal<Out, Bit>,
+    /// Core side: `NicCore::s_desc_ready`.
+    pub c_s_desc_ready: Signal<In, Bit>,
+    /// Core side: `NicCore::s_desc_opcode`.
+    pub c_s_desc_opcode: Signal<Out, Bits<8>>,
+    /// Core side: `NicCore::s_desc_flags`.
+    pub c_s_desc_flags: Signal<Out, Bits<16>>,
+    /// Core side: `NicCore::s_desc_dst_qpn`.
+    pub c_s_desc_dst_qpn: Signal<Out, Bits<32>>,
+    /// Core side: `NicCore::s_desc_src_qpn`.
+    pub c_s_desc_src_qpn: Signal<Out, Bits<32>>,
+    /// Core side: `NicCore::s_desc_stream`.
+    pub c_s_desc_stream: Signal<Out, Bits<16>>,
+    /// Core side: `NicCore::s_desc_path`.
+    pub c_s_desc_path: Signal<Out, Bits<16>>,
+    /// Core side: `NicCore::s_desc_conn_psn`.
+    pub c_s_desc_conn_psn: Signal<Out, Bits<32>>,
+    /// Core side: `NicCore::s_desc_path_psn`.
+    pub c_s_desc_path_psn: Signal<Out, Bits<32>>,
+    /// Core side: `NicCore::s_desc_timestamp`.
+    pub c_s_desc_timestamp: Signal<Out, Bits<64>>,
+    /// Core side: `NicCore::s_desc_msn`.
+    pub c_s_desc_msn: Signal<Out, Bits<32>>,
+    /// Core side: `NicCore::s_desc_recv_idx`.
+    pub c_s_desc_recv_idx: Signal<Out, Bits<32>>,
+    /// Core side: `NicCore::s_desc_msg_len`.
+    pub c_s_desc_msg_len: Signal<Out, Bits<32>>,
+    /// Core side: `NicCore::s_desc_offset`.
+    pub c_s_desc_offset: Signal<Out, Bits<32>>,
+    /// Core side: `NicCore::s_desc_remote_va`.
+    pub c_s_desc_remote_va: Signal<Out, Bits<64>>,
+    /// Core side: `NicCore::s_desc_rkey`.
+    pub c_s_desc_rkey: Signal<Out, Bits<32>>,
+    /// Core side: `NicCore::s_desc_imm`.
+    pub c_s_desc_imm: Signal<Out, Bits<32>>,
+    /// Core side: `NicCore::s_desc_len`.
+    pub c_s_desc_len: Signal<Out, Bits<16>>,
+    /// Core side: `NicCore::s_desc_addr`.
+    pub c_s_desc_addr: Signal<Out, Bits<64>>,
+    /// Core side: `NicCore::s_desc_ecn`.
+    pub c_s_desc_ecn: Signal<Out, Bit>,
+    /// Core side: `NicCore::m_rd_valid`.
+    pub c_m_rd_valid: Signal<In, Bit>,
+    /// Core side: `NicCore::m_rd_ready`.
+    pub c_m_rd_ready: Signal<Out, Bit>,
+    /// Core side: `NicCore::m_rd_addr`.
+    pub c_m_rd_addr: Signal<In, Bits<64>>,
+    /// Core side: `NicCore::m_rd_len`.
+    pub c_m_rd_len: Signal<In, Bits<16>>,
+    /// Core side: `NicCore::s_pay_tdata`.
+    pub c_s_pay_tdata: Signal<Out, Bits<W>>,
+    /// Core side: `NicCore::s_pay_tkeep`.
+    pub c_s_pay_tkeep: Signal<Out, Bits<B>>,
+    /// Core side: `NicCore::s_pay_tvalid`.
+    pub c_s_pay_tvalid: Signal<Out, Bit>,
+    /// Core side: `NicCore::s_pay_tready`.
+    pub c_s_pay_tready: Signal<In, Bit>,
+    /// Core side: `NicCore::s_pay_tlast`.
+    pub c_s_pay_tlast: Signal<Out, Bit>,
+    /// Core side: `NicCore::m_err`.
+    pub c_m_err: Signal<In, Bit>,
+    /// Core side: `NicCore::ack_cnt_frames`.
+    pub c_ack_cnt_frames: Signal<In, Bits<32>>,
+    /// Core side: `NicCore::ack_cnt_ece`.
+    pub c_ack_cnt_ece: Signal<In, Bits<32>>,
+    /// Core side: `NicCore::ack_cnt_v6`.
+    pub c_ack_cnt_v6: Signal<In, Bits<32>>,
+    /// Core side: `NicCore::op_valid`.
+    pub c_op_valid: Signal<Out, Bit>,
+    /// Core side: `NicCore::op_ready`.
+    pub c_op_ready: Signal<In, Bit>,
+    /// Core side: `NicCore::op_code`.
+    pub c_op_code: Signal<Out, Bits<3>>,
+    /// Core side: `NicCore::op_slot`.
+    pub c_op_slot: Signal<Out, Bits<TX_SLOT_BITS>>,
+    /// Core side: `NicCore::op_psn`.
+    pub c_op_psn: Signal<Out, Bits<32>>,
+    /// Core side: `NicCore::op_len`.
+    pub c_op_len: Signal<Out, Bits<16>>,
+    /// Core side: `NicCore::op_probe`.
+    pub c_op_probe: Signal<Out, Bit>,
+    /// Core side: `NicCore::op_retx`.
+    pub c_op_retx: Signal<Out, Bit>,
+    /// Core side: `NicCore::op_sack`.
+    pub c_op_sack: Signal<Out, Bits<256>>,
+    /// Core side: `NicCore::op_rtt_valid`.
+    pub c_op_rtt_valid: Signal<Out, Bit>,
+    /// Core side: `NicCore::op_rtt`.
+    pub c_op_rtt: Signal<Out, Bits<32>>,
+    /// Core side: `NicCore::op_ce_count`.
+    pub c_op_ce_count: Signal<Out, Bits<32>>,
+    /// Core side: `NicCore::op_acked`.
+    pub c_op_acked: Signal<Out, Bits<32>>,
+    /// Core side: `NicCore::op_value`.
+    pub c_op_value: Signal<Out, Bits<32>>,
+    /// Core side: `NicCore::res_valid`.
+    pub c_res_valid: Signal<In, Bit>,
+    /// Core side: `NicCore::res_ok`.
+    pub c_res_ok: Signal<In, Bit>,
+    /// Core side: `NicCore::res_psn`.
+    pub c_res_psn: Signal<In, Bits<32>>,
+    /// Core side: `NicCore::res_pkts`.
+    pub c_res_pkts: Signal<In, Bits<32>>,
+    /// Core side: `NicCore::res_bytes`.
+    pub c_res_bytes: Signal<In, Bits<32>>,
+    /// Core side: `NicCore::m_fate_valid`.
+    pub c_m_fate_valid: Signal<In, Bit>,
+    /// Core side: `NicCore::m_fate_ready`.
+    pub c_m_fate_ready: Signal<Out, Bit>,
+    /// Core side: `NicCore::m_fate_lost`.
+    pub c_m_fate_lost: Signal<In, Bit>,
+    /// Core side: `NicCore::m_fate_conn_psn`.
+    pub c_m_fate_conn_psn: Signal<In, Bits<32>>,
+    /// Core side: `NicCore::rd_slot`.
+    pub c_rd_slot: Signal<Out, Bits<TX_SLOT_BITS>>,
+    /// Core side: `NicCore::rd_len`.
+    pub c_rd_len: Signal<Out, Bits<16>>,
+    /// Core side: `NicCore::rd_entropy`.
+    pub c_rd_entropy: Signal<In, Bits<16>>,
+    /// Core side: `NicCore::rd_next_psn`.
+    pub c_rd_next_psn: Signal<In, Bits<32>>,
+    /// Core side: `NicCore::rd_una`.
+    pub c_rd_una: Signal<In, Bits<32>>,
+    /// Core side: `NicCore::rd_inflight`.
+    pub c_rd_inflight: Signal<In, Bits<32>>,
+    /// Core side: `NicCore::rd_window`.
+    pub c_rd_window: Signal<In, Bits<32>>,
+    /// Core side: `NicCore::rd_srtt`.
+    pub c_rd_srtt: Signal<In, Bits<32>>,
+    /// Core side: `NicCore::rd_rttvar`.
+    pub c_rd_rttvar: Signal<In, Bits<32>>,
+    /// Core side: `NicCore::rd_rtt_valid`.
+    pub c_rd_rtt_valid: Signal<In, Bit>,
+    /// Core side: `NicCore::rd_ecn_ewma`.
+    pub c_rd_ecn_ewma: Signal<In, Bits<32>>,
+    /// Core side: `NicCore::rd_loss_ewma`.
+    pub c_rd_loss_ewma: Signal<In, Bits<32>>,
+    /// Core side: `NicCore::rd_samples`.
+    pub c_rd_samples: Signal<In, Bits<32>>,
+    /// Core side: `NicCore::rd_sent`.
+    pub c_rd_sent: Signal<In, Bits<32>>,
+    /// Core side: `NicCore::rd_retransmitted`.
+    pub c_rd_retransmitted: Signal<In, Bits<32>>,
+    /// Core side: `NicCore::rd_acked`.
+    pub c_rd_acked: Signal<In, Bits<32>>,
+    /// Core side: `NicCore::rd_lost`.
+    pub c_rd_lost: Signal<In, Bits<32>>,
+    /// Core side: `NicCore::rd_ce_marked`.
+    pub c_rd_ce_marked: Signal<In, Bits<32>>,
+    /// Core side: `NicCore::rd_repaths`.
+    pub c_rd_repaths: Signal<In, Bits<32>>,
+    /// Core side: `NicCore::rd_timeouts`.
+    pub c_rd_timeouts: Signal<In, Bits<32>>,
+    /// Core side: `NicCore::rd_quarantined`.
+    pub c_rd_quarantined: Signal<In, Bit>,
+    /// Core side: `NicCore::rd_backoff`.
+    pub c_rd_backoff: Signal<In, Bits<4>>,
+    /// Core side: `NicCore::rd_can_send`.
+    pub c_rd_can_send: Signal<In, Bit>,
+    /// Core side: `NicCore::m_fate_hw`.
+    pub c_m_fate_hw: Signal<In, Bit>,
+    /// Core side: `NicCore::m_ackrx_valid`.
+    pub c_m_ackrx_valid: Signal<In, Bit>,
+    /// Core side: `NicCore::m_ackrx_slot`.
+    pub c_m_ackrx_slot: Signal<In, Bits<TX_SLOT_BITS>>,
+    /// Core side: `NicCore::m_ackrx_pkts`.
+    pub c_m_ackrx_pkts: Signal<In, Bits<32>>,
+    /// Core side: `NicCore::m_ackrx_bytes`.
+    pub c_m_ackrx_bytes: Signal<In, Bits<32>>,
+    /// Core side: `NicCore::m_ackrx_conn_cum`.
+    pub c_m_ackrx_conn_cum: Signal<In, Bits<32>>,
+    /// Core side: `NicCore::ackrx_cnt_applied`.
+    pub c_ackrx_cnt_applied: Signal<In, Bits<32>>,
+    /// Core side: `NicCore::ackrx_cnt_unmapped`.
+    pub c_ackrx_cnt_unmapped: Signal<In, Bits<32>>,
+    /// Core side: `NicCore::ackrx_cnt_overflow`.
+    pub c_ackrx_cnt_overflow: Signal<In, Bits<32>>,
+    /// Core side: `NicCore::ackrx_cnt_pair_err`.
+    pub c_ackrx_cnt_pair_err: Signal<In, Bits<32>>,
+    /// Core side: `NicCore::m_fw_tdata`.
+    pub c_m_fw_tdata: Signal<In, Bits<W>>,
+    /// Core side: `NicCore::m_fw_tkeep`.
+    pub c_m_fw_tkeep: Signal<In, Bits<B>>,
+    /// Core side: `NicCore::m_fw_tvalid`.
+    pub c_m_fw_tvalid: Signal<In, Bit>,
+    /// Core side: `NicCore::m_fw_tready`.
+    pub c_m_fw_tready: Signal<Out, Bit>,
+    /// Core side: `NicCore::m_fw_tlast`.
+    pub c_m_fw_tlast: Signal<In, Bit>,
+    /// Core side: `NicCore::m_fw_len`.
+    pub c_m_fw_len: Signal<In, Bits<16>>,
+    /// Core side: `NicCore::m_fw_trunc`.
+    pub c_m_fw_trunc: Signal<In, Bit>,
+    /// Core side: `NicCore::m_fw_src_port`.
+    pub c_m_fw_src_port: Signal<In, Bits<16>>,
+    /// Core side: `NicCore::fw_cnt_up`.
+    pub c_fw_cnt_up: Signal<In, Bits<32>>,
+    /// Core side: `NicCore::fw_cnt_trunc`.
+    pub c_fw_cnt_trunc: Signal<In, Bits<32>>,
+    /// Core side: `NicCore::s_fwtx_tdata`.
+    pub c_s_fwtx_tdata: Signal<Out, Bits<W>>,
+    /// Core side: `NicCore::s_fwtx_tkeep`.
+    pub c_s_fwtx_tkeep: Signal<Out, Bits<B>>,
+    /// Core side: `NicCore::s_fwtx_tvalid`.
+    pub c_s_fwtx_tvalid: Signal<Out, Bit>,
+    /// Core side: `NicCore::s_fwtx_tready`.
+    pub c_s_fwtx_tready: Signal<In, Bit>,
+    /// Core side: `NicCore::s_fwtx_tlast`.
+    pub c_s_fwtx_tlast: Signal<Out, Bit>,
+    /// Core side: `NicCore::s_fwtx_dst_ip`.
+    pub c_s_fwtx_dst_ip: Signal<Out, Bits<128>>,
+    /// Core side: `NicCore::s_fwtx_src_port`.
+    pub c_s_fwtx_src_port: Signal<Out, Bits<16>>,
+    /// Core side: `NicCore::s_fwtx_dst_port`.
+    pub c_s_fwtx_dst_port: Signal<Out, Bits<16>>,
+    /// Core side: `NicCore::fwtx_cnt_frames`.
+    pub c_fwtx_cnt_frames: Signal<In, Bits<32>>,
+}
+
+impl<const W: usize, const B: usize> Logic for HostIf<W, B> {
+    /// No rust-hdl model: the block is verified under Verilator only.
+    fn update(&mut self) {}
+
+    fn connect(&mut self) {
+        assert_eq!(W, 8 * B, "HostIf: W must be 8 * B");
+        assert!(W == 64 || W == 512, "HostIf: 64 or 512 bits");
+        self.bar_rd_resp_valid.connect();
+        self.bar_rd_resp_data.connect();
+        self.s_axis_tready.connect();
+        self.m_dmar_valid.connect();
+        self.m_dmar_addr.connect();
+        self.m_dmar_len.connect();
+        self.m_dmar_tag.connect();
+        self.s_dmac_tready.connect();
+        self.m_dmaw_addr.connect();
+        self.m_dmaw_len.connect();
+        self.m_dmaw_first.connect();
+        self.m_dmaw_tdata.connect();
+        self.m_dmaw_tkeep.connect();
+        self.m_dmaw_tvalid.connect();
+        self.m_dmaw_tlast.connect();
+        self.irq_inc0.connect();
+        self.irq_inc1.connect();
+        self.irq_inc2.connect();
+        self.irq_en0.connect();
+        self.irq_en1.connect();
+        self.irq_en2.connect();
+        self.irq_coalesce0.connect();
+        self.irq_coalesce1.connect();
+        self.irq_coalesce2.connect();
+        self.irq_holdoff0.connect();
+        self.irq_holdoff1.connect();
+        self.irq_holdoff2.connect();
+        self.c_cfg_we.connect();
+        self.c_cfg_addr.connect();
+        self.c_cfg_data.connect();
+        self.c_s_axis_tdata.connect();
+        self.c_s_axis_tkeep.connect();
+        self.c_s_axis_tvalid.connect();
+        self.c_s_axis_tlast.connect();
+        self.c_eth_cfg_port_we.connect();
+        self.c_eth_cfg_port.connect();
+        self.c_eth_cnt_sel.connect();
+        self.c_m_dma_tready.connect();
+        self.c_cnt_sel.connect();
+        self.c_s_desc_valid.connect();
+        self.c_s_desc_opcode.connect();
+        self.c_s_desc_flags.connect();
+        self.c_s_desc_dst_qpn.connect();
+        self.c_s_desc_src_qpn.connect();
+        self.c_s_desc_stream.connect();
+        self.c_s_desc_path.connect();
+        self.c_s_desc_conn_psn.connect();
+        self.c_s_desc_path_psn.connect();
+        self.c_s_desc_timestamp.connect();
+        self.c_s_desc_msn.connect();
+        self.c_s_desc_recv_idx.connect();
+        self.c_s_desc_msg_len.connect();
+        self.c_s_desc_offset.connect();
+        self.c_s_desc_remote_va.connect();
+        self.c_s_desc_rkey.connect();
+        self.c_s_desc_imm.connect();
+        self.c_s_desc_len.connect();
+        self.c_s_desc_addr.connect();
+        self.c_s_desc_ecn.connect();
+        self.c_m_rd_ready.connect();
+        self.c_s_pay_tdata.connect();
+        self.c_s_pay_tkeep.connect();
+        self.c_s_pay_tvalid.connect();
+        self.c_s_pay_tlast.connect();
+        self.c_op_valid.connect();
+        self.c_op_code.connect();
+        self.c_op_slot.connect();
+        self.c_op_psn.connect();
+        self.c_op_len.connect();
+        self.c_op_probe.connect();
+        self.c_op_retx.connect();
+        self.c_op_sack.connect();
+        self.c_op_rtt_valid.connect();
+        self.c_op_rtt.connect();
+        self.c_op_ce_count.connect();
+        self.c_op_acked.connect();
+        self.c_op_value.connect();
+        self.c_m_fate_ready.connect();
+        self.c_rd_slot.connect();
+        self.c_rd_len.connect();
+        self.c_m_fw_tready.connect();
+        self.c_s_fwtx_tdata.connect();
+        self.c_s_fwtx_tkeep.connect();
+        self.c_s_fwtx_tvalid.connect();
+        self.c_s_fwtx_tlast.connect();
+        self.c_s_fwtx_dst_ip.connect();
+        self.c_s_fwtx_src_port.connect();
+        self.c_s_fwtx_dst_port.connect();
+    }
+
+    fn hdl(&self) -> Verilog {
+        Verilog::Custom(host_if_body(W, B))
+    }
+}
+
+/// The body of the host interface's Verilog module at `w` bits (`b`
+/// lanes): `host_if.v.in` with the register decoder generated from
+/// [`regs::BLOCKS`].
+fn host_if_body(w: usize, b: usize) -> String {
+    let (mut decls, mut strobes, mut reads, mut writes, mut resets) = (
+        String::new(),
+        String::new(),
+        String::new(),
+        String::new(),
+        String::new(),
+    );
+    let (mut rd_addrs, mut wr_addrs) = (Vec::new(), Vec::new());
+    for (addr, block, reg) in all_regs() {
+        let a = format!("16'h{addr:04X}");
+        rd_addrs.push(a.clone());
+        let value = match reg.access {
+            Access::Ro(_) if reg.offset <= regs::HDR_NEXT => {
+                let v = match reg.offset {
+                    regs::HDR_TYPE => block.type_id,
+                    regs::HDR_VERSION => block.version,
+                    _ => u32::from(block.next()),
+                };
+                format!("32'h{v:08X}")
+            }
+            Access::Ro(src) => src.to_string(),
+            Access::Rw { bits, reset } => {
+                let name = storage(block, &reg);
+                writeln!(decls, "reg [{}:0] {name};", bits - 1).unwrap();
+                writeln!(
+                    writes,
+                    "            {a}: {name} <= bar_wr_data[{}:0];",
+                    bits - 1
+                )
+                .unwrap();
+                writeln!(resets, "        {name} <= {bits}'d{reset};").unwrap();
+                wr_addrs.push(a.clone());
+                if bits == 32 {
+                    name
+                } else {
+                    format!("{{{}'d0, {name}}}", 32 - bits)
+                }
+            }
+            Access::Wo => {
+                writeln!(
+                    strobes,
+                    "wire {} = bar_wr_valid && bar_wr_addr == {a};",
+                    strobe(block, &reg)
+                )
+                .unwrap();
+                wr_addrs.push(a.clone());
+                "32'd0".to_string()
+            }
+        };
+        writeln!(reads, "            {a}: bar_rd_resp_data <= {value};").unwrap();
+    }
+    let list = |v: &[String]| format!("        {}", v.join(",\n        "));
+    let version = env!("CARGO_PKG_VERSION")
+        .split('.')
+        .map(|p| p.parse::<u32>().unwrap_or(0))
+        .fold(0u32, |acc, p| acc << 8 | p);
+    // Beat-indexed writes and reads of the wide buffers as case statements
+    // with constant slices (a run-time part-select costs a shifter).
+    let wpb = w / 64;
+    let words = |k: usize, n: usize, buf: &str| -> String {
+        (0..wpb)
+            .filter(|j| k * wpb + j < n)
+            .map(|j| {
+                format!(
+                    "{buf}[{}*64 +: 64] <= s_dmac_tdata[{j}*64 +: 64];",
+                    k * wpb + j
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let cases = |beats: usize, bits: usize, body: &dyn Fn(usize) -> String| -> String {
+        (0..beats)
+            .map(|k| format!("                {bits}'d{k}: begin {} end", body(k)))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let ds_write = cases(10usize.div_ceil(wpb), 4, &|k| words(k, 10, "ds_buf"));
+    let fs_hdr_write = cases(4usize.div_ceil(wpb), 5, &|k| words(k, 4, "fs_buf"));
+    let fs_data_write = cases(1024 / w, 5, &|k| {
+        format!("fs_data[{k}*{w} +: {w}] <= s_dmac_tdata;")
+    });
+    let fs_data_read = cases(1024 / w, 5, &|k| {
+        format!("c_s_fwtx_tdata = fs_data[{k}*{w} +: {w}];")
+    });
+    let ew_read = cases(512 / w, 4, &|k| {
+        format!("ew_word = ew_entry[{k}*{w} +: {w}];")
+    });
+    include_str!("host_if.v.in")
+        .replace("@DS_WRITE@", &ds_write)
+        .replace("@FS_HDR_WRITE@", &fs_hdr_write)
+        .replace("@FS_DATA_WRITE@", &fs_data_write)
+        .replace("@FS_DATA_READ@", &fs_data_read)
+        .replace("@EW_READ@", &ew_read)
+        .replace("@REG_DECLS@", &decls)
+        .replace("@STROBES@", &strobes)
+        .replace("@RD_ADDRS@", &list(&rd_addrs))
+        .replace("@WR_ADDRS@", &list(&wr_addrs))
+        .replace("@READ_CASES@", &reads)
+        .replace("@WRITE_CASES@", &writes)
+        .replace("@RESETS@", &resets)
+        .replace("@MAP_VERSION@", &regs::MAP_VERSION.to_string())
+        .replace("@MAP_HASH@", &format!("{:08X}", regs::map_hash()))
+        .replace("@DEV_VERSION@", &format!("{version:08X}"))
+        .replace("@QPS@", &crate::rx_place::QPS.to_string())
+        .replace("@MRS@", &crate::rx_place::MRS.to_string())
+        .replace("@TX_SLOTS@", &(1usize << TX_SLOT_BITS).to_string())
+        .replace("@PATHS@", &crate::tx_build::PATHS.to_string())
+        .replace(
+            "@RQ@",
+            &format!(
+                "{:08X}",
+                crate::rx_place::RQ_SLOTS << 16 | crate::rx_place::RQ_STREAMS
+            ),
+        )
+        .replace("@FW_SLOT@", &crate::fw_rx::SLOT_BYTES.to_string())
+        .replace("@IRQ_VECTORS@", &IRQ_VECTORS.to_string())
+        .replace("@EV_HOLD@", &EV_HOLD.to_string())
+        .replace("@TT_HOLD@", &TT_HOLD.to_string())
+        .replace("@EV_BEATS@", &(EVQ_ENTRY / b).to_string())
+        .replace("@W@", &w.to_string())
+        .replace("@B@", &b.to_string())
+}

@@ -1,0 +1,842 @@
+//! The BAR0 register map of [`crate::NicDevice`]: the one source of truth.
+//!
+//! BAR0 is a linked list of register blocks, as in Corundum: every block
+//! starts with three read-only words, its type (`+0x00`), its version
+//! (`+0x04`) and the BAR offset of the next block (`+0x08`, 0 ends the
+//! list). The identification block is at offset 0. A driver walks the list
+//! from 0 and finds blocks by type, so a bitstream may add, move or drop
+//! blocks without breaking it.
+//!
+//! This table generates the host interface's register decoder (the read
+//! multiplexer, the write decoder, the register storage and its reset:
+//! [`crate::host_if::HostIf`]'s Verilog) and `docs/regmap.md`
+//! ([`regmap_markdown`]; `cargo test -p metaroce-hdl` fails when the
+//! committed document differs). Registers are 32 bits; accesses are whole,
+//! 4-byte aligned words.
+
+use std::fmt::Write as _;
+
+/// Bytes of the BAR0 window the device decodes (16-bit byte addresses).
+pub const BAR_BYTES: u32 = 1 << 16;
+
+/// Version of the register map (the ID block's `MAP_VERSION`): bumped on
+/// any change a driver could notice.
+pub const MAP_VERSION: u32 = 1;
+
+/// How the host may access a register and where its value comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Access {
+    /// Read-only: the value of a signal of the host interface (a Verilog
+    /// expression inside [`crate::host_if::HostIf`]). Writes are ignored
+    /// and counted as bad accesses.
+    Ro(&'static str),
+    /// Read/write storage of `bits` bits (the upper bits read 0), reset to
+    /// `reset`.
+    Rw {
+        /// Stored bits.
+        bits: u32,
+        /// Value after reset.
+        reset: u32,
+    },
+    /// Write-only: a write is a command (its data goes to the hardware
+    /// that cycle); reads return 0.
+    Wo,
+}
+
+/// One 32-bit register.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Reg {
+    /// Name (upper case), unique within its block.
+    pub name: &'static str,
+    /// Byte offset from the block's base (a multiple of 4, at least 0x0C).
+    pub offset: u16,
+    /// Access and source.
+    pub access: Access,
+    /// What it holds or does.
+    pub doc: &'static str,
+}
+
+/// One register block of the list.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RegBlock {
+    /// Short name (upper case); also the prefix of its storage in the RTL.
+    pub name: &'static str,
+    /// Type word (`+0x00`): how a driver finds the block.
+    pub type_id: u32,
+    /// Version word (`+0x04`).
+    pub version: u32,
+    /// BAR offset of the block.
+    pub base: u16,
+    /// What the block is for.
+    pub doc: &'static str,
+    /// Its registers after the three header words.
+    pub regs: &'static [Reg],
+}
+
+/// Offset of the type word in every block.
+pub const HDR_TYPE: u16 = 0x00;
+/// Offset of the version word in every block.
+pub const HDR_VERSION: u16 = 0x04;
+/// Offset of the next-block word in every block.
+pub const HDR_NEXT: u16 = 0x08;
+
+/// Block type: identification.
+pub const TYPE_ID: u32 = 0x4D52_0001;
+/// Block type: configuration and table port.
+pub const TYPE_CFG: u32 = 0x4D52_0002;
+/// Block type: counters.
+pub const TYPE_CNT: u32 = 0x4D52_0003;
+/// Block type: per-path TX table operations and reads.
+pub const TYPE_TXT: u32 = 0x4D52_0004;
+/// Block type: TX descriptor queue (host → device).
+pub const TYPE_TXQ: u32 = 0x4D52_0005;
+/// Block type: firmware transmit queue (host → device).
+pub const TYPE_FTQ: u32 = 0x4D52_0006;
+/// Block type: event ring (device → host).
+pub const TYPE_EVQ: u32 = 0x4D52_0007;
+/// Block type: firmware receive ring (device → host).
+pub const TYPE_FRQ: u32 = 0x4D52_0008;
+/// Block type: interrupt moderation.
+pub const TYPE_IRQ: u32 = 0x4D52_0009;
+
+/// Interrupt vectors.
+pub const IRQ_VECTORS: usize = 3;
+/// Vector raised for new event-ring entries.
+pub const IRQ_EVQ: usize = 0;
+/// Vector raised for new firmware-receive-ring entries.
+pub const IRQ_FRQ: usize = 1;
+/// Vector raised when TX or firmware-TX queue entries are consumed.
+pub const IRQ_TX: usize = 2;
+
+const fn rw(name: &'static str, offset: u16, bits: u32, doc: &'static str) -> Reg {
+    Reg {
+        name,
+        offset,
+        access: Access::Rw { bits, reset: 0 },
+        doc,
+    }
+}
+
+const fn ro(name: &'static str, offset: u16, src: &'static str, doc: &'static str) -> Reg {
+    Reg {
+        name,
+        offset,
+        access: Access::Ro(src),
+        doc,
+    }
+}
+
+const fn wo(name: &'static str, offset: u16, doc: &'static str) -> Reg {
+    Reg {
+        name,
+        offset,
+        access: Access::Wo,
+        doc,
+    }
+}
+
+const ID_REGS: &[Reg] = &[
+    ro(
+        "MAP_VERSION",
+        0x0C,
+        "MAP_VERSION_C",
+        "register map version (`regs::MAP_VERSION`)",
+    ),
+    ro(
+        "MAP_HASH",
+        0x10,
+        "MAP_HASH_C",
+        "FNV-1a hash of this register map's text (`regs::map_hash`): the driver checks it against its own copy",
+    ),
+    ro(
+        "DEVICE_VERSION",
+        0x14,
+        "DEV_VERSION_C",
+        "`metaroce-hdl` version: major << 16 | minor << 8 | patch",
+    ),
+    ro(
+        "DATA_WIDTH",
+        0x18,
+        "DATA_WIDTH_C",
+        "data path width in bits (64 or 512)",
+    ),
+    ro("QPS", 0x1C, "QPS_C", "QP table entries"),
+    ro("MRS", 0x20, "MRS_C", "MR table entries"),
+    ro("TX_SLOTS", 0x24, "TX_SLOTS_C", "per-path TX table slots"),
+    ro("PATHS", 0x28, "PATHS_C", "entropy table entries (paths)"),
+    ro(
+        "RQ",
+        0x2C,
+        "RQ_C",
+        "receive rings: streams with a ring [15:0], slots per ring [31:16]",
+    ),
+    ro(
+        "FW_SLOT_BYTES",
+        0x30,
+        "FW_SLOT_C",
+        "bytes of a datagram the firmware receive ring carries",
+    ),
+    ro("IRQ_VECTORS", 0x34, "IRQ_VECTORS_C", "interrupt vectors"),
+    ro(
+        "BAR_BAD",
+        0x38,
+        "cnt_bar_bad",
+        "BAR accesses to no register (reads return 0) and writes to read-only registers (ignored)",
+    ),
+    rw("SCRATCH", 0x3C, 32, "scratch register (bring-up checks)"),
+];
+
+const CFG_REGS: &[Reg] = &[
+    rw(
+        "CFG_ADDR",
+        0x0C,
+        10,
+        "`cfg_addr` of the next table write (`docs/hardware.md` §6, §14)",
+    ),
+    rw("CFG_DATA_LO", 0x10, 32, "`cfg_data` bits 31..0"),
+    wo(
+        "CFG_DATA_HI",
+        0x14,
+        "`cfg_data` bits 63..32; the write issues the table write (`CFG_ADDR`, `CFG_DATA_HI:CFG_DATA_LO`)",
+    ),
+    wo(
+        "ETH_PORT",
+        0x18,
+        "bits 15..0: the UDP port the Ethernet front end accepts",
+    ),
+    ro(
+        "CFG_WRITES",
+        0x1C,
+        "cnt_cfg_writes",
+        "table writes issued (from `CFG_DATA_HI` and from TX queue entries of kind 1)",
+    ),
+];
+
+const CNT_REGS: &[Reg] = &[
+    rw(
+        "CNT_SEL",
+        0x0C,
+        5,
+        "receive core counter select (verdict code)",
+    ),
+    ro("CNT_VAL", 0x10, "c_cnt_val", "the selected verdict counter"),
+    rw(
+        "ETH_CNT_SEL",
+        0x14,
+        4,
+        "front end counter select (`EthDrop` code)",
+    ),
+    ro(
+        "ETH_CNT_VAL",
+        0x18,
+        "c_eth_cnt_val",
+        "the selected front end counter",
+    ),
+    ro("ACK_FRAMES", 0x1C, "c_ack_cnt_frames", "ACK frames sent"),
+    ro("ACK_ECE", 0x20, "c_ack_cnt_ece", "of which with ECE"),
+    ro("ACK_V6", 0x24, "c_ack_cnt_v6", "of which IPv6"),
+    ro(
+        "ACKRX_APPLIED",
+        0x28,
+        "c_ackrx_cnt_applied",
+        "ACKs the ACK receiver applied to the TX table",
+    ),
+    ro(
+        "ACKRX_UNMAPPED",
+        0x2C,
+        "c_ackrx_cnt_unmapped",
+        "ACKs for an unmapped (QPN, path)",
+    ),
+    ro(
+        "ACKRX_OVERFLOW",
+        0x30,
+        "c_ackrx_cnt_overflow",
+        "ACKs the ACK receiver dropped (queue full)",
+    ),
+    ro(
+        "ACKRX_PAIR_ERR",
+        0x34,
+        "c_ackrx_cnt_pair_err",
+        "ACKs whose event did not match the tapped datagram",
+    ),
+    ro(
+        "FW_UP",
+        0x38,
+        "c_fw_cnt_up",
+        "datagrams handed to the firmware",
+    ),
+    ro(
+        "FW_TRUNC",
+        0x3C,
+        "c_fw_cnt_trunc",
+        "of which cut to 128 bytes",
+    ),
+    ro(
+        "FWTX_FRAMES",
+        0x40,
+        "c_fwtx_cnt_frames",
+        "frames of firmware datagrams sent",
+    ),
+    ro(
+        "TX_ERR",
+        0x44,
+        "{31'd0, c_m_err}",
+        "bit 0: sticky, a payload beat disagreed with its fetch request",
+    ),
+    ro(
+        "ETH_FRAMES",
+        0x48,
+        "cnt_eth_frames",
+        "Ethernet frames the front end decided on",
+    ),
+    ro(
+        "ETH_DROPS",
+        0x4C,
+        "cnt_eth_drops",
+        "of which dropped (any `EthDrop` code but 0)",
+    ),
+    ro(
+        "RX_HOLD",
+        0x50,
+        "cnt_rx_hold",
+        "cycles the MAC RX port was held because the event FIFOs were filling (back-pressure)",
+    ),
+    ro(
+        "EV_LOST",
+        0x54,
+        "cnt_ev_lost",
+        "events lost to a full event FIFO (0 by design; a non-zero value is a bug)",
+    ),
+    ro(
+        "TXQ_BAD",
+        0x58,
+        "cnt_txq_bad",
+        "TX queue entries skipped: unknown kind or reserved bits set",
+    ),
+    ro(
+        "FTQ_BAD",
+        0x5C,
+        "cnt_ftq_bad",
+        "firmware TX entries skipped: length 0 or over 128, or reserved bits set",
+    ),
+    ro(
+        "DMA_BAD_TAG",
+        0x60,
+        "cnt_bad_tag",
+        "read completion beats with a tag no request carries (dropped)",
+    ),
+];
+
+const TXT_REGS: &[Reg] = &[
+    rw(
+        "OP_CTRL",
+        0x0C,
+        10,
+        "[2:0] `op_code` (`TxOp`), [6:3] `op_slot`, [7] `op_probe`, [8] `op_retx`, [9] `op_rtt_valid`",
+    ),
+    rw("OP_PSN", 0x10, 32, "`op_psn`"),
+    rw("OP_LEN", 0x14, 16, "`op_len`"),
+    rw("OP_RTT", 0x18, 32, "`op_rtt`"),
+    rw("OP_CE_COUNT", 0x1C, 32, "`op_ce_count`"),
+    rw("OP_ACKED", 0x20, 32, "`op_acked`"),
+    rw("OP_VALUE", 0x24, 32, "`op_value`"),
+    rw("OP_SACK0", 0x28, 32, "`op_sack` bits 31..0"),
+    rw("OP_SACK1", 0x2C, 32, "`op_sack` bits 63..32"),
+    rw("OP_SACK2", 0x30, 32, "`op_sack` bits 95..64"),
+    rw("OP_SACK3", 0x34, 32, "`op_sack` bits 127..96"),
+    rw("OP_SACK4", 0x38, 32, "`op_sack` bits 159..128"),
+    rw("OP_SACK5", 0x3C, 32, "`op_sack` bits 191..160"),
+    rw("OP_SACK6", 0x40, 32, "`op_sack` bits 223..192"),
+    rw("OP_SACK7", 0x44, 32, "`op_sack` bits 255..224"),
+    wo(
+        "OP_GO",
+        0x48,
+        "issues the operation in the `OP_*` registers (ignored while `OP_STATUS.busy`)",
+    ),
+    ro(
+        "OP_STATUS",
+        0x4C,
+        "{29'd0, op_ok, op_done, op_busy}",
+        "[0] busy (issued, no result yet), [1] done (a result since the last `OP_GO`), [2] `res_ok`",
+    ),
+    ro(
+        "RES_PSN",
+        0x50,
+        "op_res_psn",
+        "`res_psn` of the last operation",
+    ),
+    ro(
+        "RES_PKTS",
+        0x54,
+        "op_res_pkts",
+        "`res_pkts` of the last operation",
+    ),
+    ro(
+        "RES_BYTES",
+        0x58,
+        "op_res_bytes",
+        "`res_bytes` of the last operation",
+    ),
+    rw(
+        "RD_SLOT",
+        0x5C,
+        4,
+        "`rd_slot`: the slot the `RD_*` registers show",
+    ),
+    rw(
+        "RD_LEN",
+        0x60,
+        16,
+        "`rd_len`: the length `RD_FLAGS.can_send` is for",
+    ),
+    ro("RD_ENTROPY", 0x64, "{16'd0, c_rd_entropy}", "`rd_entropy`"),
+    ro("RD_NEXT_PSN", 0x68, "c_rd_next_psn", "`rd_next_psn`"),
+    ro("RD_UNA", 0x6C, "c_rd_una", "`rd_una`"),
+    ro("RD_INFLIGHT", 0x70, "c_rd_inflight", "`rd_inflight`"),
+    ro("RD_WINDOW", 0x74, "c_rd_window", "`rd_window`"),
+    ro("RD_SRTT", 0x78, "c_rd_srtt", "`rd_srtt`"),
+    ro("RD_RTTVAR", 0x7C, "c_rd_rttvar", "`rd_rttvar`"),
+    ro("RD_ECN_EWMA", 0x80, "c_rd_ecn_ewma", "`rd_ecn_ewma`"),
+    ro("RD_LOSS_EWMA", 0x84, "c_rd_loss_ewma", "`rd_loss_ewma`"),
+    ro("RD_SAMPLES", 0x88, "c_rd_samples", "`rd_samples`"),
+    ro("RD_SENT", 0x8C, "c_rd_sent", "`rd_sent`"),
+    ro(
+        "RD_RETRANSMITTED",
+        0x90,
+        "c_rd_retransmitted",
+        "`rd_retransmitted`",
+    ),
+    ro("RD_ACKED", 0x94, "c_rd_acked", "`rd_acked`"),
+    ro("RD_LOST", 0x98, "c_rd_lost", "`rd_lost`"),
+    ro("RD_CE_MARKED", 0x9C, "c_rd_ce_marked", "`rd_ce_marked`"),
+    ro("RD_REPATHS", 0xA0, "c_rd_repaths", "`rd_repaths`"),
+    ro("RD_TIMEOUTS", 0xA4, "c_rd_timeouts", "`rd_timeouts`"),
+    ro(
+        "RD_FLAGS",
+        0xA8,
+        "{25'd0, c_rd_can_send, c_rd_backoff, c_rd_quarantined, c_rd_rtt_valid}",
+        "[0] `rd_rtt_valid`, [1] `rd_quarantined`, [5:2] `rd_backoff`, [6] `rd_can_send`",
+    ),
+];
+
+/// The registers of a host → device queue (the host produces).
+macro_rules! host_queue {
+    ($cons:literal, $stride:literal) => {
+        &[
+            rw(
+                "BASE_LO",
+                0x0C,
+                32,
+                "ring base address bits 31..0 (aligned to the ring's size)",
+            ),
+            rw("BASE_HI", 0x10, 32, "ring base address bits 63..32"),
+            rw(
+                "SIZE_LOG2",
+                0x14,
+                5,
+                "log2 of the ring's entries (0..16); set while disabled",
+            ),
+            rw("CTRL", 0x18, 1, "bit 0: enable"),
+            rw(
+                "PROD",
+                0x1C,
+                32,
+                "producer index (free-running): the doorbell; the host writes it after the entries",
+            ),
+            ro(
+                "CONS",
+                0x20,
+                $cons,
+                "consumer index (free-running): entries before it are taken and may be rewritten",
+            ),
+            ro(
+                "ENTRY_LOG2",
+                0x24,
+                $stride,
+                "log2 of the entry stride in bytes",
+            ),
+        ]
+    };
+}
+
+/// The registers of a device → host ring (the device produces).
+macro_rules! device_ring {
+    ($prod:literal, $stride:literal) => {
+        &[
+            rw("BASE_LO", 0x0C, 32, "ring base address bits 31..0 (aligned to the ring's size)"),
+            rw("BASE_HI", 0x10, 32, "ring base address bits 63..32"),
+            rw(
+                "SIZE_LOG2",
+                0x14,
+                5,
+                "log2 of the ring's entries (0..16); set while disabled",
+            ),
+            rw("CTRL", 0x18, 1, "bit 0: enable"),
+            ro(
+                "PROD",
+                0x1C,
+                $prod,
+                "producer index (free-running): entries before it are written (their phase bit too)",
+            ),
+            rw(
+                "CONS",
+                0x20,
+                32,
+                "consumer index (free-running): the host writes it when it has read the entries before it",
+            ),
+            ro("ENTRY_LOG2", 0x24, $stride, "log2 of the entry stride in bytes"),
+        ]
+    };
+}
+
+const TXQ_REGS: &[Reg] = host_queue!("txq_cons", "32'd7");
+const FTQ_REGS: &[Reg] = host_queue!("ftq_cons", "32'd8");
+const EVQ_REGS: &[Reg] = device_ring!("evq_prod", "32'd6");
+const FRQ_REGS: &[Reg] = device_ring!("frq_prod", "32'd8");
+
+/// The registers of one interrupt vector.
+macro_rules! vector {
+    ($n:literal, $ctrl:literal, $holdoff:literal, $coal:literal, $count:literal, $src:literal) => {
+        [
+            rw(
+                concat!("CTRL", $n),
+                $ctrl,
+                1,
+                concat!("vector ", $n, ": bit 0 enable"),
+            ),
+            rw(
+                concat!("HOLDOFF", $n),
+                $holdoff,
+                24,
+                concat!(
+                    "vector ",
+                    $n,
+                    ": cycles an entry may wait for its interrupt (0: none)"
+                ),
+            ),
+            rw(
+                concat!("COALESCE", $n),
+                $coal,
+                16,
+                concat!(
+                    "vector ",
+                    $n,
+                    ": entries that raise the interrupt at once (0: the timer alone)"
+                ),
+            ),
+            ro(
+                concat!("COUNT", $n),
+                $count,
+                $src,
+                concat!("vector ", $n, ": interrupts raised"),
+            ),
+        ]
+    };
+}
+
+const IRQ_REGS: &[Reg] = &{
+    let a = vector!("0", 0x0C, 0x10, 0x14, 0x18, "irq_count0");
+    let b = vector!("1", 0x1C, 0x20, 0x24, 0x28, "irq_count1");
+    let c = vector!("2", 0x2C, 0x30, 0x34, 0x38, "irq_count2");
+    [
+        a[0], a[1], a[2], a[3], b[0], b[1], b[2], b[3], c[0], c[1], c[2], c[3],
+    ]
+};
+
+/// The register blocks, in list order (each one's `NEXT` is the following
+/// block's base; the last one's is 0).
+pub const BLOCKS: &[RegBlock] = &[
+    RegBlock {
+        name: "ID",
+        type_id: TYPE_ID,
+        version: 1,
+        base: 0x0000,
+        doc: "identification: versions, widths and table sizes",
+        regs: ID_REGS,
+    },
+    RegBlock {
+        name: "CFG",
+        type_id: TYPE_CFG,
+        version: 1,
+        base: 0x0100,
+        doc: "the firmware's table port (`cfg_we/addr/data` of `NicCore`) and the front end's UDP port",
+        regs: CFG_REGS,
+    },
+    RegBlock {
+        name: "CNT",
+        type_id: TYPE_CNT,
+        version: 1,
+        base: 0x0200,
+        doc: "counters of `NicCore` and of the host interface",
+        regs: CNT_REGS,
+    },
+    RegBlock {
+        name: "TXT",
+        type_id: TYPE_TXT,
+        version: 1,
+        base: 0x0300,
+        doc: "per-path TX table: one operation at a time (`op_*` → `res_*`) and the read port (`rd_*`)",
+        regs: TXT_REGS,
+    },
+    RegBlock {
+        name: "TXQ",
+        type_id: TYPE_TXQ,
+        version: 1,
+        base: 0x0400,
+        doc: "TX queue: 128-byte entries (descriptors and in-order table writes) the device fetches",
+        regs: TXQ_REGS,
+    },
+    RegBlock {
+        name: "FTQ",
+        type_id: TYPE_FTQ,
+        version: 1,
+        base: 0x0440,
+        doc: "firmware transmit queue: 256-byte entries (a datagram for the ACK framer) the device fetches",
+        regs: FTQ_REGS,
+    },
+    RegBlock {
+        name: "EVQ",
+        type_id: TYPE_EVQ,
+        version: 1,
+        base: 0x0480,
+        doc: "event ring: 64-byte entries the device writes (verdicts, ACK receiver results, fates)",
+        regs: EVQ_REGS,
+    },
+    RegBlock {
+        name: "FRQ",
+        type_id: TYPE_FRQ,
+        version: 1,
+        base: 0x04C0,
+        doc: "firmware receive ring: 256-byte entries the device writes (the datagrams of verdict 10)",
+        regs: FRQ_REGS,
+    },
+    RegBlock {
+        name: "IRQ",
+        type_id: TYPE_IRQ,
+        version: 1,
+        base: 0x0500,
+        doc: "interrupt vectors (0 event ring, 1 firmware receive ring, 2 TX queues consumed) with moderation",
+        regs: IRQ_REGS,
+    },
+];
+
+/// The block called `name`.
+///
+/// # Panics
+/// If there is none.
+pub fn block(name: &str) -> &'static RegBlock {
+    BLOCKS
+        .iter()
+        .find(|b| b.name == name)
+        .unwrap_or_else(|| panic!("no register block {name}"))
+}
+
+impl RegBlock {
+    /// The BAR offset of this block's register `name`.
+    ///
+    /// # Panics
+    /// If the block has no such register.
+    pub fn addr(&self, name: &str) -> u16 {
+        self.base
+            + self
+                .regs
+                .iter()
+                .find(|r| r.name == name)
+                .unwrap_or_else(|| panic!("no register {}.{name}", self.name))
+                .offset
+    }
+
+    /// The BAR offset of the next block (0 for the last one).
+    pub fn next(&self) -> u16 {
+        let i = BLOCKS
+            .iter()
+            .position(|b| b.base == self.base)
+            .expect("a listed block");
+        BLOCKS.get(i + 1).map_or(0, |b| b.base)
+    }
+}
+
+/// Every decoded register: (BAR offset, block, register), in address
+/// order, the three header words of each block included as read-only
+/// constants.
+pub fn all_regs() -> Vec<(u16, &'static RegBlock, Reg)> {
+    let mut v = Vec::new();
+    for b in BLOCKS {
+        for (name, offset, doc) in [
+            ("TYPE", HDR_TYPE, "block type"),
+            ("VERSION", HDR_VERSION, "block version"),
+            ("NEXT", HDR_NEXT, "BAR offset of the next block, 0 for none"),
+        ] {
+            v.push((
+                b.base + offset,
+                b,
+                Reg {
+                    name,
+                    offset,
+                    access: Access::Ro(""),
+                    doc,
+                },
+            ));
+        }
+        for r in b.regs {
+            v.push((b.base + r.offset, b, *r));
+        }
+    }
+    v.sort_by_key(|(a, _, _)| *a);
+    v
+}
+
+/// The Verilog name of a read/write register's storage.
+pub fn storage(block: &RegBlock, reg: &Reg) -> String {
+    format!("r_{}_{}", block.name, reg.name).to_lowercase()
+}
+
+/// The Verilog name of a write-only register's strobe (high in the cycle
+/// it is written; the data is `bar_wr_data`).
+pub fn strobe(block: &RegBlock, reg: &Reg) -> String {
+    format!("t_{}_{}", block.name, reg.name).to_lowercase()
+}
+
+/// The value a header word reads.
+fn header_value(b: &RegBlock, offset: u16) -> u32 {
+    match offset {
+        HDR_TYPE => b.type_id,
+        HDR_VERSION => b.version,
+        _ => u32::from(b.next()),
+    }
+}
+
+/// The register map as Markdown (`docs/regmap.md`), without the hash line.
+fn regmap_body() -> String {
+    let mut s = String::new();
+    for b in BLOCKS {
+        writeln!(
+            s,
+            "## {} at `0x{:04X}`: type `0x{:08X}`, version {}\n\n{}.\n",
+            b.name,
+            b.base,
+            b.type_id,
+            b.version,
+            capitalise(b.doc)
+        )
+        .unwrap();
+        writeln!(s, "| offset | name | access | bits | reset | description |").unwrap();
+        writeln!(s, "|---|---|---|---|---|---|").unwrap();
+        for (addr, bb, r) in all_regs() {
+            if bb.base != b.base {
+                continue;
+            }
+            let (acc, bits, reset) = match r.access {
+                Access::Ro(_) if r.offset <= HDR_NEXT => (
+                    "RO".to_string(),
+                    "32".to_string(),
+                    format!("`0x{:X}`", header_value(b, r.offset)),
+                ),
+                Access::Ro(_) => ("RO".into(), "32".into(), "—".into()),
+                Access::Rw { bits, reset } => ("RW".into(), bits.to_string(), format!("{reset}")),
+                Access::Wo => ("WO".into(), "32".into(), "—".into()),
+            };
+            writeln!(
+                s,
+                "| `0x{addr:04X}` (+0x{:02X}) | `{}` | {acc} | {bits} | {reset} | {} |",
+                r.offset,
+                r.name,
+                r.doc.replace('|', "\\|")
+            )
+            .unwrap();
+        }
+        s.push('\n');
+    }
+    s
+}
+
+fn capitalise(s: &str) -> String {
+    let mut c = s.chars();
+    c.next()
+        .map(|f| f.to_uppercase().chain(c).collect())
+        .unwrap_or_default()
+}
+
+/// FNV-1a (32 bits) of the register map's text: the ID block's `MAP_HASH`.
+pub fn map_hash() -> u32 {
+    regmap_body().bytes().fold(0x811C_9DC5u32, |h, b| {
+        (h ^ u32::from(b)).wrapping_mul(0x0100_0193)
+    })
+}
+
+/// `docs/regmap.md`: generated from [`BLOCKS`] (`metaroce hdl regmap`
+/// prints it; a test checks the committed file equals it).
+pub fn regmap_markdown() -> String {
+    format!(
+        "# MetaRoCE NIC BAR0 register map\n\n\
+         Generated from `metaroce_hdl::host_if::regs` (`metaroce hdl regmap > docs/regmap.md`); \
+         do not edit by hand: `cargo test -p metaroce-hdl` fails when this file and the table differ. \
+         The host interface itself is described in `docs/hardware.md` §18.\n\n\
+         Registers are 32 bits, accessed as whole 4-byte aligned words; 64-bit values are two \
+         registers (`_LO`, `_HI`). BAR0 decodes {} KiB. An access to an offset with no register \
+         (or a write to a read-only one) is ignored, reads 0 and counts in `ID.BAR_BAD`. \
+         Every block starts with `TYPE` (+0x00), `VERSION` (+0x04) and `NEXT` (+0x08, the BAR \
+         offset of the next block, 0 for the last); the list starts at offset 0. \
+         Map version {MAP_VERSION}, `MAP_HASH` = `0x{:08X}`.\n\n{}",
+        BAR_BYTES >> 10,
+        map_hash(),
+        regmap_body()
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn offsets_are_unique_aligned_and_inside_their_block() {
+        let regs = all_regs();
+        for w in regs.windows(2) {
+            assert_ne!(
+                w[0].0, w[1].0,
+                "{} and {} overlap",
+                w[0].2.name, w[1].2.name
+            );
+        }
+        for (i, b) in BLOCKS.iter().enumerate() {
+            let end = BLOCKS.get(i + 1).map_or(BAR_BYTES, |n| u32::from(n.base));
+            for r in b.regs {
+                assert_eq!(r.offset % 4, 0, "{}.{} unaligned", b.name, r.name);
+                assert!(r.offset > HDR_NEXT, "{}.{} in the header", b.name, r.name);
+                assert!(
+                    u32::from(b.base + r.offset) < end,
+                    "{}.{} runs into the next block",
+                    b.name,
+                    r.name
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn the_list_starts_at_zero_and_ends() {
+        assert_eq!(BLOCKS[0].base, 0);
+        assert_eq!(BLOCKS[0].type_id, TYPE_ID);
+        assert_eq!(BLOCKS.last().expect("blocks").next(), 0);
+        let mut types: Vec<_> = BLOCKS.iter().map(|b| b.type_id).collect();
+        types.dedup();
+        assert_eq!(types.len(), BLOCKS.len(), "types unique");
+    }
+
+    /// The committed `docs/regmap.md` is the generated text: regenerate it
+    /// with `metaroce hdl regmap > docs/regmap.md` (or
+    /// `METAROCE_BLESS=1 cargo test -p metaroce-hdl regmap`).
+    #[test]
+    fn regmap_doc_is_generated_from_the_table() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/regmap.md");
+        let want = regmap_markdown();
+        if std::env::var_os("METAROCE_BLESS").is_some() {
+            std::fs::write(path, &want).expect("write docs/regmap.md");
+        }
+        let got = std::fs::read_to_string(path).unwrap_or_default();
+        assert!(
+            got == want,
+            "docs/regmap.md differs from the register table: run `metaroce hdl regmap > docs/regmap.md`"
+        );
+    }
+}

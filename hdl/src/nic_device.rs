@@ -1,0 +1,372 @@
+//! The NIC as a PCIe device sees it: [`HostIf`] around [`NicCore`].
+//!
+//! ```text
+//!             BAR0 bar_* ──► ┌────────┐ cfg_*, cnt_*, op_*/res_*/rd_*  ┌─────────┐
+//!   DMA reads m_dmar/s_dmac ◄┤ HostIf ├─ s_desc_*, m_rd_*/s_pay_* ───►│ NicCore │─► MAC TX m_axis_*
+//!   DMA writes m_dmaw_* ◄────┤        │◄ m_dma_*, m_ev_*, m_fw_* ──────┤         │
+//!   interrupts m_irq_* ◄─────┤        │◄ m_ackrx_*, m_fate_*, s_fwtx_* │         │
+//!   MAC RX s_axis_* ────────►└────────┘── s_axis_* (held when full) ──►└─────────┘
+//! ```
+//!
+//! `NicCore`'s ports and behaviour are unchanged: the device is a new top
+//! that instantiates it. The MAC ports and `now` (time in ns, for the
+//! ACKs' timestamps) are the board's; everything the firmware used to
+//! drive on `NicCore`'s ports goes through BAR0 and the queues in host
+//! memory ([`crate::host_if`], `docs/hardware.md` §18, `docs/regmap.md`).
+
+use rust_hdl::prelude::*;
+
+use crate::host_if::{HostIf, IrqModerator};
+use crate::nic_core::NicCore;
+
+/// The device top at `W`-bit beats (`B = W / 8` lanes; 64 or 512).
+#[derive(LogicBlock, Default)]
+pub struct NicDevice<const W: usize, const B: usize> {
+    /// Clock.
+    pub clock: Signal<In, Clock>,
+    /// Synchronous reset (the host interface and the core).
+    pub rst: Signal<In, Bit>,
+    /// Time in ns (timestamps the ACKs).
+    pub now: Signal<In, Bits<64>>,
+    /// BAR0 write: valid.
+    pub bar_wr_valid: Signal<In, Bit>,
+    /// BAR0 write: byte address.
+    pub bar_wr_addr: Signal<In, Bits<16>>,
+    /// BAR0 write: data.
+    pub bar_wr_data: Signal<In, Bits<32>>,
+    /// BAR0 read request: valid.
+    pub bar_rd_valid: Signal<In, Bit>,
+    /// BAR0 read request: byte address.
+    pub bar_rd_addr: Signal<In, Bits<16>>,
+    /// BAR0 read response: valid.
+    pub bar_rd_resp_valid: Signal<Out, Bit>,
+    /// BAR0 read response: data.
+    pub bar_rd_resp_data: Signal<Out, Bits<32>>,
+    /// MAC RX: frame beats (FCS stripped).
+    pub s_axis_tdata: Signal<In, Bits<W>>,
+    /// MAC RX: byte enables (packed).
+    pub s_axis_tkeep: Signal<In, Bits<B>>,
+    /// MAC RX: beat valid.
+    pub s_axis_tvalid: Signal<In, Bit>,
+    /// MAC RX: beat taken.
+    pub s_axis_tready: Signal<Out, Bit>,
+    /// MAC RX: last beat.
+    pub s_axis_tlast: Signal<In, Bit>,
+    /// MAC TX: frame beats.
+    pub m_axis_tdata: Signal<Out, Bits<W>>,
+    /// MAC TX: byte enables (packed).
+    pub m_axis_tkeep: Signal<Out, Bits<B>>,
+    /// MAC TX: beat valid.
+    pub m_axis_tvalid: Signal<Out, Bit>,
+    /// MAC TX: the MAC takes the beat.
+    pub m_axis_tready: Signal<In, Bit>,
+    /// MAC TX: last beat.
+    pub m_axis_tlast: Signal<Out, Bit>,
+    /// DMA read request: valid.
+    pub m_dmar_valid: Signal<Out, Bit>,
+    /// DMA read request: taken.
+    pub m_dmar_ready: Signal<In, Bit>,
+    /// DMA read request: host address.
+    pub m_dmar_addr: Signal<Out, Bits<64>>,
+    /// DMA read request: bytes.
+    pub m_dmar_len: Signal<Out, Bits<16>>,
+    /// DMA read request: tag.
+    pub m_dmar_tag: Signal<Out, Bits<4>>,
+    /// DMA read completion: data.
+    pub s_dmac_tdata: Signal<In, Bits<W>>,
+    /// DMA read completion: byte enables.
+    pub s_dmac_tkeep: Signal<In, Bits<B>>,
+    /// DMA read completion: beat valid.
+    pub s_dmac_tvalid: Signal<In, Bit>,
+    /// DMA read completion: beat taken.
+    pub s_dmac_tready: Signal<Out, Bit>,
+    /// DMA read completion: last beat of the request.
+    pub s_dmac_tlast: Signal<In, Bit>,
+    /// DMA read completion: the request's tag.
+    pub s_dmac_tag: Signal<In, Bits<4>>,
+    /// DMA write: host address.
+    pub m_dmaw_addr: Signal<Out, Bits<64>>,
+    /// DMA write: bytes.
+    pub m_dmaw_len: Signal<Out, Bits<16>>,
+    /// DMA write: first beat of a request.
+    pub m_dmaw_first: Signal<Out, Bit>,
+    /// DMA write: data.
+    pub m_dmaw_tdata: Signal<Out, Bits<W>>,
+    /// DMA write: byte enables.
+    pub m_dmaw_tkeep: Signal<Out, Bits<B>>,
+    /// DMA write: beat valid.
+    pub m_dmaw_tvalid: Signal<Out, Bit>,
+    /// DMA write: beat taken.
+    pub m_dmaw_tready: Signal<In, Bit>,
+    /// DMA write: last beat.
+    pub m_dmaw_tlast: Signal<Out, Bit>,
+    /// Interrupt request: valid.
+    pub m_irq_valid: Signal<Out, Bit>,
+    /// Interrupt request: taken.
+    pub m_irq_ready: Signal<In, Bit>,
+    /// Interrupt request: vector.
+    pub m_irq_vector: Signal<Out, Bits<2>>,
+
+    hif: HostIf<W, B>,
+    core: NicCore<W, B>,
+    irq0: IrqModerator,
+    irq1: IrqModerator,
+    irq2: IrqModerator,
+}
+
+impl<const W: usize, const B: usize> Logic for NicDevice<W, B> {
+    #[hdl_gen]
+    fn update(&mut self) {
+        self.hif.clock.next = self.clock.val();
+        self.core.clock.next = self.clock.val();
+        self.hif.rst.next = self.rst.val();
+        self.core.rst.next = self.rst.val();
+        self.core.now.next = self.now.val();
+
+        // Outside ↔ host interface.
+        self.hif.bar_wr_valid.next = self.bar_wr_valid.val();
+        self.hif.bar_wr_addr.next = self.bar_wr_addr.val();
+        self.hif.bar_wr_data.next = self.bar_wr_data.val();
+        self.hif.bar_rd_valid.next = self.bar_rd_valid.val();
+        self.hif.bar_rd_addr.next = self.bar_rd_addr.val();
+        self.bar_rd_resp_valid.next = self.hif.bar_rd_resp_valid.val();
+        self.bar_rd_resp_data.next = self.hif.bar_rd_resp_data.val();
+        self.hif.s_axis_tdata.next = self.s_axis_tdata.val();
+        self.hif.s_axis_tkeep.next = self.s_axis_tkeep.val();
+        self.hif.s_axis_tvalid.next = self.s_axis_tvalid.val();
+        self.s_axis_tready.next = self.hif.s_axis_tready.val();
+        self.hif.s_axis_tlast.next = self.s_axis_tlast.val();
+        self.m_dmar_valid.next = self.hif.m_dmar_valid.val();
+        self.hif.m_dmar_ready.next = self.m_dmar_ready.val();
+        self.m_dmar_addr.next = self.hif.m_dmar_addr.val();
+        self.m_dmar_len.next = self.hif.m_dmar_len.val();
+        self.m_dmar_tag.next = self.hif.m_dmar_tag.val();
+        self.hif.s_dmac_tdata.next = self.s_dmac_tdata.val();
+        self.hif.s_dmac_tkeep.next = self.s_dmac_tkeep.val();
+        self.hif.s_dmac_tvalid.next = self.s_dmac_tvalid.val();
+        self.s_dmac_tready.next = self.hif.s_dmac_tready.val();
+        self.hif.s_dmac_tlast.next = self.s_dmac_tlast.val();
+        self.hif.s_dmac_tag.next = self.s_dmac_tag.val();
+        self.m_dmaw_addr.next = self.hif.m_dmaw_addr.val();
+        self.m_dmaw_len.next = self.hif.m_dmaw_len.val();
+        self.m_dmaw_first.next = self.hif.m_dmaw_first.val();
+        self.m_dmaw_tdata.next = self.hif.m_dmaw_tdata.val();
+        self.m_dmaw_tkeep.next = self.hif.m_dmaw_tkeep.val();
+        self.m_dmaw_tvalid.next = self.hif.m_dmaw_tvalid.val();
+        self.hif.m_dmaw_tready.next = self.m_dmaw_tready.val();
+        self.m_dmaw_tlast.next = self.hif.m_dmaw_tlast.val();
+
+        // Interrupts: one moderator per vector, requests taken in vector
+        // order (vector 0 first).
+        self.irq0.clock.next = self.clock.val();
+        self.irq1.clock.next = self.clock.val();
+        self.irq2.clock.next = self.clock.val();
+        self.irq0.rst.next = self.rst.val();
+        self.irq1.rst.next = self.rst.val();
+        self.irq2.rst.next = self.rst.val();
+        self.irq0.inc.next = self.hif.irq_inc0.val();
+        self.irq1.inc.next = self.hif.irq_inc1.val();
+        self.irq2.inc.next = self.hif.irq_inc2.val();
+        self.irq0.enable.next = self.hif.irq_en0.val();
+        self.irq1.enable.next = self.hif.irq_en1.val();
+        self.irq2.enable.next = self.hif.irq_en2.val();
+        self.irq0.coalesce.next = self.hif.irq_coalesce0.val();
+        self.irq1.coalesce.next = self.hif.irq_coalesce1.val();
+        self.irq2.coalesce.next = self.hif.irq_coalesce2.val();
+        self.irq0.holdoff.next = self.hif.irq_holdoff0.val();
+        self.irq1.holdoff.next = self.hif.irq_holdoff1.val();
+        self.irq2.holdoff.next = self.hif.irq_holdoff2.val();
+        self.hif.irq_count0.next = self.irq0.count.val();
+        self.hif.irq_count1.next = self.irq1.count.val();
+        self.hif.irq_count2.next = self.irq2.count.val();
+        self.m_irq_valid.next = self.irq0.fire.val() | self.irq1.fire.val() | self.irq2.fire.val();
+        if self.irq0.fire.val() {
+            self.m_irq_vector.next = 0.into();
+        } else if self.irq1.fire.val() {
+            self.m_irq_vector.next = 1.into();
+        } else {
+            self.m_irq_vector.next = 2.into();
+        }
+        self.irq0.take.next = self.irq0.fire.val() & self.m_irq_ready.val();
+        self.irq1.take.next = !self.irq0.fire.val() & self.irq1.fire.val() & self.m_irq_ready.val();
+        self.irq2.take.next = !self.irq0.fire.val()
+            & !self.irq1.fire.val()
+            & self.irq2.fire.val()
+            & self.m_irq_ready.val();
+
+        // MAC TX: straight from the core.
+        self.m_axis_tdata.next = self.core.m_axis_tdata.val();
+        self.m_axis_tkeep.next = self.core.m_axis_tkeep.val();
+        self.m_axis_tvalid.next = self.core.m_axis_tvalid.val();
+        self.core.m_axis_tready.next = self.m_axis_tready.val();
+        self.m_axis_tlast.next = self.core.m_axis_tlast.val();
+
+        // Host interface ↔ core: every firmware port of the core.
+        self.core.cfg_we.next = self.hif.c_cfg_we.val();
+        self.core.cfg_addr.next = self.hif.c_cfg_addr.val();
+        self.core.cfg_data.next = self.hif.c_cfg_data.val();
+        self.core.s_axis_tdata.next = self.hif.c_s_axis_tdata.val();
+        self.core.s_axis_tkeep.next = self.hif.c_s_axis_tkeep.val();
+        self.core.s_axis_tvalid.next = self.hif.c_s_axis_tvalid.val();
+        self.hif.c_s_axis_tready.next = self.core.s_axis_tready.val();
+        self.core.s_axis_tlast.next = self.hif.c_s_axis_tlast.val();
+        self.core.eth_cfg_port_we.next = self.hif.c_eth_cfg_port_we.val();
+        self.core.eth_cfg_port.next = self.hif.c_eth_cfg_port.val();
+        self.core.eth_cnt_sel.next = self.hif.c_eth_cnt_sel.val();
+        self.hif.c_eth_cnt_val.next = self.core.eth_cnt_val.val();
+        self.hif.c_m_eth_ev_valid.next = self.core.m_eth_ev_valid.val();
+        self.hif.c_m_eth_ev_reason.next = self.core.m_eth_ev_reason.val();
+        self.hif.c_m_dma_first.next = self.core.m_dma_first.val();
+        self.hif.c_m_dma_addr.next = self.core.m_dma_addr.val();
+        self.hif.c_m_dma_len.next = self.core.m_dma_len.val();
+        self.hif.c_m_dma_tdata.next = self.core.m_dma_tdata.val();
+        self.hif.c_m_dma_tkeep.next = self.core.m_dma_tkeep.val();
+        self.hif.c_m_dma_tvalid.next = self.core.m_dma_tvalid.val();
+        self.core.m_dma_tready.next = self.hif.c_m_dma_tready.val();
+        self.hif.c_m_dma_tlast.next = self.core.m_dma_tlast.val();
+        self.hif.c_m_ev_valid.next = self.core.m_ev_valid.val();
+        self.hif.c_m_ev_code.next = self.core.m_ev_code.val();
+        self.hif.c_m_ev_version.next = self.core.m_ev_version.val();
+        self.hif.c_m_ev_opcode.next = self.core.m_ev_opcode.val();
+        self.hif.c_m_ev_flags.next = self.core.m_ev_flags.val();
+        self.hif.c_m_ev_dst_qpn.next = self.core.m_ev_dst_qpn.val();
+        self.hif.c_m_ev_path.next = self.core.m_ev_path.val();
+        self.hif.c_m_ev_path_psn.next = self.core.m_ev_path_psn.val();
+        self.hif.c_m_ev_timestamp.next = self.core.m_ev_timestamp.val();
+        self.hif.c_m_ev_msn.next = self.core.m_ev_msn.val();
+        self.hif.c_m_ev_recv_idx.next = self.core.m_ev_recv_idx.val();
+        self.hif.c_m_ev_imm.next = self.core.m_ev_imm.val();
+        self.hif.c_m_ev_stream.next = self.core.m_ev_stream.val();
+        self.hif.c_m_ev_conn_psn.next = self.core.m_ev_conn_psn.val();
+        self.hif.c_m_ev_src_port.next = self.core.m_ev_src_port.val();
+        self.hif.c_m_ev_offset.next = self.core.m_ev_offset.val();
+        self.hif.c_m_ev_msg_len.next = self.core.m_ev_msg_len.val();
+        self.hif.c_m_ev_len.next = self.core.m_ev_len.val();
+        self.core.cnt_sel.next = self.hif.c_cnt_sel.val();
+        self.hif.c_cnt_val.next = self.core.cnt_val.val();
+        self.core.s_desc_valid.next = self.hif.c_s_desc_valid.val();
+        self.hif.c_s_desc_ready.next = self.core.s_desc_ready.val();
+        self.core.s_desc_opcode.next = self.hif.c_s_desc_opcode.val();
+        self.core.s_desc_flags.next = self.hif.c_s_desc_flags.val();
+        self.core.s_desc_dst_qpn.next = self.hif.c_s_desc_dst_qpn.val();
+        self.core.s_desc_src_qpn.next = self.hif.c_s_desc_src_qpn.val();
+        self.core.s_desc_stream.next = self.hif.c_s_desc_stream.val();
+        self.core.s_desc_path.next = self.hif.c_s_desc_path.val();
+        self.core.s_desc_conn_psn.next = self.hif.c_s_desc_conn_psn.val();
+        self.core.s_desc_path_psn.next = self.hif.c_s_desc_path_psn.val();
+        self.core.s_desc_timestamp.next = self.hif.c_s_desc_timestamp.val();
+        self.core.s_desc_msn.next = self.hif.c_s_desc_msn.val();
+        self.core.s_desc_recv_idx.next = self.hif.c_s_desc_recv_idx.val();
+        self.core.s_desc_msg_len.next = self.hif.c_s_desc_msg_len.val();
+        self.core.s_desc_offset.next = self.hif.c_s_desc_offset.val();
+        self.core.s_desc_remote_va.next = self.hif.c_s_desc_remote_va.val();
+        self.core.s_desc_rkey.next = self.hif.c_s_desc_rkey.val();
+        self.core.s_desc_imm.next = self.hif.c_s_desc_imm.val();
+        self.core.s_desc_len.next = self.hif.c_s_desc_len.val();
+        self.core.s_desc_addr.next = self.hif.c_s_desc_addr.val();
+        self.core.s_desc_ecn.next = self.hif.c_s_desc_ecn.val();
+        self.hif.c_m_rd_valid.next = self.core.m_rd_valid.val();
+        self.core.m_rd_ready.next = self.hif.c_m_rd_ready.val();
+        self.hif.c_m_rd_addr.next = self.core.m_rd_addr.val();
+        self.hif.c_m_rd_len.next = self.core.m_rd_len.val();
+        self.core.s_pay_tdata.next = self.hif.c_s_pay_tdata.val();
+        self.core.s_pay_tkeep.next = self.hif.c_s_pay_tkeep.val();
+        self.core.s_pay_tvalid.next = self.hif.c_s_pay_tvalid.val();
+        self.hif.c_s_pay_tready.next = self.core.s_pay_tready.val();
+        self.core.s_pay_tlast.next = self.hif.c_s_pay_tlast.val();
+        self.hif.c_m_err.next = self.core.m_err.val();
+        self.hif.c_ack_cnt_frames.next = self.core.ack_cnt_frames.val();
+        self.hif.c_ack_cnt_ece.next = self.core.ack_cnt_ece.val();
+        self.hif.c_ack_cnt_v6.next = self.core.ack_cnt_v6.val();
+        self.core.op_valid.next = self.hif.c_op_valid.val();
+        self.hif.c_op_ready.next = self.core.op_ready.val();
+        self.core.op_code.next = self.hif.c_op_code.val();
+        self.core.op_slot.next = self.hif.c_op_slot.val();
+        self.core.op_psn.next = self.hif.c_op_psn.val();
+        self.core.op_len.next = self.hif.c_op_len.val();
+        self.core.op_probe.next = self.hif.c_op_probe.val();
+        self.core.op_retx.next = self.hif.c_op_retx.val();
+        self.core.op_sack.next = self.hif.c_op_sack.val();
+        self.core.op_rtt_valid.next = self.hif.c_op_rtt_valid.val();
+        self.core.op_rtt.next = self.hif.c_op_rtt.val();
+        self.core.op_ce_count.next = self.hif.c_op_ce_count.val();
+        self.core.op_acked.next = self.hif.c_op_acked.val();
+        self.core.op_value.next = self.hif.c_op_value.val();
+        self.hif.c_res_valid.next = self.core.res_valid.val();
+        self.hif.c_res_ok.next = self.core.res_ok.val();
+        self.hif.c_res_psn.next = self.core.res_psn.val();
+        self.hif.c_res_pkts.next = self.core.res_pkts.val();
+        self.hif.c_res_bytes.next = self.core.res_bytes.val();
+        self.hif.c_m_fate_valid.next = self.core.m_fate_valid.val();
+        self.core.m_fate_ready.next = self.hif.c_m_fate_ready.val();
+        self.hif.c_m_fate_lost.next = self.core.m_fate_lost.val();
+        self.hif.c_m_fate_conn_psn.next = self.core.m_fate_conn_psn.val();
+        self.core.rd_slot.next = self.hif.c_rd_slot.val();
+        self.core.rd_len.next = self.hif.c_rd_len.val();
+        self.hif.c_rd_entropy.next = self.core.rd_entropy.val();
+        self.hif.c_rd_next_psn.next = self.core.rd_next_psn.val();
+        self.hif.c_rd_una.next = self.core.rd_una.val();
+        self.hif.c_rd_inflight.next = self.core.rd_inflight.val();
+        self.hif.c_rd_window.next = self.core.rd_window.val();
+        self.hif.c_rd_srtt.next = self.core.rd_srtt.val();
+        self.hif.c_rd_rttvar.next = self.core.rd_rttvar.val();
+        self.hif.c_rd_rtt_valid.next = self.core.rd_rtt_valid.val();
+        self.hif.c_rd_ecn_ewma.next = self.core.rd_ecn_ewma.val();
+        self.hif.c_rd_loss_ewma.next = self.core.rd_loss_ewma.val();
+        self.hif.c_rd_samples.next = self.core.rd_samples.val();
+        self.hif.c_rd_sent.next = self.core.rd_sent.val();
+        self.hif.c_rd_retransmitted.next = self.core.rd_retransmitted.val();
+        self.hif.c_rd_acked.next = self.core.rd_acked.val();
+        self.hif.c_rd_lost.next = self.core.rd_lost.val();
+        self.hif.c_rd_ce_marked.next = self.core.rd_ce_marked.val();
+        self.hif.c_rd_repaths.next = self.core.rd_repaths.val();
+        self.hif.c_rd_timeouts.next = self.core.rd_timeouts.val();
+        self.hif.c_rd_quarantined.next = self.core.rd_quarantined.val();
+        self.hif.c_rd_backoff.next = self.core.rd_backoff.val();
+        self.hif.c_rd_can_send.next = self.core.rd_can_send.val();
+        self.hif.c_m_fate_hw.next = self.core.m_fate_hw.val();
+        self.hif.c_m_ackrx_valid.next = self.core.m_ackrx_valid.val();
+        self.hif.c_m_ackrx_slot.next = self.core.m_ackrx_slot.val();
+        self.hif.c_m_ackrx_pkts.next = self.core.m_ackrx_pkts.val();
+        self.hif.c_m_ackrx_bytes.next = self.core.m_ackrx_bytes.val();
+        self.hif.c_m_ackrx_conn_cum.next = self.core.m_ackrx_conn_cum.val();
+        self.hif.c_ackrx_cnt_applied.next = self.core.ackrx_cnt_applied.val();
+        self.hif.c_ackrx_cnt_unmapped.next = self.core.ackrx_cnt_unmapped.val();
+        self.hif.c_ackrx_cnt_overflow.next = self.core.ackrx_cnt_overflow.val();
+        self.hif.c_ackrx_cnt_pair_err.next = self.core.ackrx_cnt_pair_err.val();
+        self.hif.c_m_fw_tdata.next = self.core.m_fw_tdata.val();
+        self.hif.c_m_fw_tkeep.next = self.core.m_fw_tkeep.val();
+        self.hif.c_m_fw_tvalid.next = self.core.m_fw_tvalid.val();
+        self.core.m_fw_tready.next = self.hif.c_m_fw_tready.val();
+        self.hif.c_m_fw_tlast.next = self.core.m_fw_tlast.val();
+        self.hif.c_m_fw_len.next = self.core.m_fw_len.val();
+        self.hif.c_m_fw_trunc.next = self.core.m_fw_trunc.val();
+        self.hif.c_m_fw_src_port.next = self.core.m_fw_src_port.val();
+        self.hif.c_fw_cnt_up.next = self.core.fw_cnt_up.val();
+        self.hif.c_fw_cnt_trunc.next = self.core.fw_cnt_trunc.val();
+        self.core.s_fwtx_tdata.next = self.hif.c_s_fwtx_tdata.val();
+        self.core.s_fwtx_tkeep.next = self.hif.c_s_fwtx_tkeep.val();
+        self.core.s_fwtx_tvalid.next = self.hif.c_s_fwtx_tvalid.val();
+        self.hif.c_s_fwtx_tready.next = self.core.s_fwtx_tready.val();
+        self.core.s_fwtx_tlast.next = self.hif.c_s_fwtx_tlast.val();
+        self.core.s_fwtx_dst_ip.next = self.hif.c_s_fwtx_dst_ip.val();
+        self.core.s_fwtx_src_port.next = self.hif.c_s_fwtx_src_port.val();
+        self.core.s_fwtx_dst_port.next = self.hif.c_s_fwtx_dst_port.val();
+        self.hif.c_fwtx_cnt_frames.next = self.core.fwtx_cnt_frames.val();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn emits_at_both_widths_with_the_register_decoder() {
+        for w in [64, 512] {
+            let v = crate::nic_device_verilog(w);
+            assert!(v.contains("module top("), "width {w}");
+            assert!(v.contains("r_cfg_cfg_addr"), "width {w}");
+            for p in ["@W@", "@B@", "@REG_DECLS@", "@IRQ_LOGIC@", "@FW_SLOT@"] {
+                assert!(!v.contains(p), "{p} left at {w}");
+            }
+        }
+    }
+}
