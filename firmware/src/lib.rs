@@ -28,7 +28,6 @@ pub mod cc;
 mod config;
 mod counters;
 pub mod datapath;
-pub mod ids;
 pub mod loopback;
 mod memory;
 mod mr;

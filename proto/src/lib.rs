@@ -16,7 +16,6 @@
 #[cfg(test)]
 extern crate std;
 
-pub mod auth;
 mod error;
 mod header;
 mod icrc;

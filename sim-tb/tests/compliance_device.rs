@@ -9,15 +9,12 @@ use metaroce_sim_tb::{Model, Sim, SimError};
 /// Cases the simulated NIC fails today, each for a reason outside the
 /// suite (docs/compliance.md lists them): the list is checked both ways, so
 /// a fix shows here too.
-const KNOWN_FAILURES: [&str; 3] = [
+const KNOWN_FAILURES: [&str; 2] = [
     // The RTL does not check message consistency (spec §6.2 step 16): it
     // path-tracks such a packet, which the engine then refuses
     // (docs/hardware.md §15, rx_place.rs).
     "inconsistent_message_dropped",
     "retired_msn_dropped",
-    // The RTL path-tracks (and acknowledges) a READ_RESP before matching it
-    // to a READ (spec §6.2 step 16a; what the RTL needs: spec §11.4).
-    "unexpected_read_response_dropped",
 ];
 
 #[test]
