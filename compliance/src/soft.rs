@@ -195,7 +195,8 @@ impl SoftDevice {
     }
 }
 
-fn status_name(s: WcStatus) -> &'static str {
+/// The Verbs name of a completion status, as the suite reports it.
+pub fn status_name(s: WcStatus) -> &'static str {
     match s {
         WcStatus::Success => "SUCCESS",
         WcStatus::LocLenErr => "LOC_LEN_ERR",
@@ -211,7 +212,8 @@ fn status_name(s: WcStatus) -> &'static str {
     }
 }
 
-fn opcode_name(o: WcOpcode) -> &'static str {
+/// The Verbs name of a completion opcode, as the suite reports it.
+pub fn opcode_name(o: WcOpcode) -> &'static str {
     match o {
         WcOpcode::Send => "SEND",
         WcOpcode::Write => "WRITE",

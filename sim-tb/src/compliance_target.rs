@@ -18,13 +18,13 @@ use std::sync::mpsc::{Receiver, Sender, TryRecvError, channel};
 use std::thread::JoinHandle;
 use std::time::Instant;
 
+use metaroce_compliance::soft::{opcode_name, status_name};
 use metaroce_compliance::target::{
     Completion, Device, MrAccess, MrInfo, PeerParams, QpOptions, QpStateName, SendWork, Target,
     TargetResult, WorkOp,
 };
 use metaroce_firmware::{
     Access, Event, Memory, QpConfig, QpState, QpTransition, RecvWr, RemoteEnd, SendOp, SendWr, Sge,
-    WcOpcode, WcStatus,
 };
 
 use crate::hw_nic::{HwNic, HwNicConfig};
@@ -243,30 +243,10 @@ impl Drop for HwDevice {
 }
 
 fn completion(c: &metaroce_firmware::Completion) -> Completion {
-    let status = match c.status {
-        WcStatus::Success => "SUCCESS",
-        WcStatus::LocLenErr => "LOC_LEN_ERR",
-        WcStatus::LocQpOpErr => "LOC_QP_OP_ERR",
-        WcStatus::LocProtErr => "LOC_PROT_ERR",
-        WcStatus::WrFlushErr => "WR_FLUSH_ERR",
-        WcStatus::BadRespErr => "BAD_RESP_ERR",
-        WcStatus::RemInvReqErr => "REM_INV_REQ_ERR",
-        WcStatus::RemAccessErr => "REM_ACCESS_ERR",
-        WcStatus::RemOpErr => "REM_OP_ERR",
-        WcStatus::RetryExcErr => "RETRY_EXC_ERR",
-        WcStatus::RnrRetryExcErr => "RNR_RETRY_EXC_ERR",
-    };
-    let opcode = match c.opcode {
-        WcOpcode::Send => "SEND",
-        WcOpcode::Write => "WRITE",
-        WcOpcode::Read => "READ",
-        WcOpcode::Recv => "RECV",
-        WcOpcode::RecvWriteImm => "RECV_RDMA_WITH_IMM",
-    };
     Completion {
         wr_id: c.wr_id,
-        status: status.into(),
-        opcode: opcode.into(),
+        status: status_name(c.status).into(),
+        opcode: opcode_name(c.opcode).into(),
         byte_len: c.byte_len,
         imm: c.imm,
     }
