@@ -7,11 +7,14 @@
 //! * [`backend`]: the trait every NIC implementation plugs in behind the API. Each runs
 //!   the transport engine (`metaroce-firmware`) and owns its datapath.
 //! * [`soft`]: the software backend over UDP sockets (batched, GSO/GRO, ECN).
+//! * [`device`]: raw access to a hardware NIC (BAR0, DMA memory, interrupts, reset) that
+//!   the hardware backends sit on.
 //! * [`hostmem`]: registered host memory and the engine's view of it.
 #![warn(missing_docs)]
 
 pub mod backend;
-mod eventfd;
+pub mod device;
+pub mod eventfd;
 pub mod hostmem;
 pub mod soft;
 pub mod verbs;
