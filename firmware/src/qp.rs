@@ -566,14 +566,25 @@ impl Qp {
                 ctx.drops.msn_window += 1;
                 return;
             }
-        } else if conn == ConnCheck::New
-            && let RxData::Bytes(_) = data
-            && !self.tx.read_response_fits(repr.stream, msg, len)
-        {
+        } else if conn == ConnCheck::New {
             // Matched to its READ before it takes a conn PSN: a response for
-            // no READ, or one that does not fit it, changes nothing (spec §6.8).
-            ctx.drops.unexpected_response += 1;
-            return;
+            // no READ, or one that does not fit it, changes nothing (spec
+            // §6.8). The RTL matches it the same way (verdict 21, untracked).
+            let fits = self.tx.read_response_fits(repr.stream, msg, len);
+            let unexpected = match data {
+                RxData::Bytes(_) => !fits,
+                RxData::Placed { verdict, .. } => {
+                    let hw = verdict == HwVerdict::UnexpectedResponse;
+                    if hw == fits {
+                        ctx.stats.hw_disagreements += 1;
+                    }
+                    hw
+                }
+            };
+            if unexpected {
+                ctx.drops.unexpected_response += 1;
+                return;
+            }
         }
         if !self.mark_arrival(ctx, repr, meta) {
             return;

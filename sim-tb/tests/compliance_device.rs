@@ -9,7 +9,7 @@ use metaroce_sim_tb::{Model, Sim, SimError};
 /// Cases the simulated NIC fails today, each for a reason outside the
 /// suite (docs/compliance.md lists them): the list is checked both ways, so
 /// a fix shows here too.
-const KNOWN_FAILURES: [&str; 4] = [
+const KNOWN_FAILURES: [&str; 3] = [
     // The RTL does not check message consistency (spec §6.2 step 16): it
     // path-tracks such a packet, which the engine then refuses
     // (docs/hardware.md §15, rx_place.rs).
@@ -20,9 +20,6 @@ const KNOWN_FAILURES: [&str; 4] = [
     // starts (spec §6.9): the fix is known and is not in yet
     // (docs/compliance.md).
     "rate_hint_fair_share",
-    // The RTL path-tracks (and acknowledges) a READ_RESP before matching it
-    // to a READ (spec §6.2 step 16a; what the RTL needs: spec §11.4).
-    "unexpected_read_response_dropped",
 ];
 
 #[test]
