@@ -486,6 +486,7 @@ impl Nic {
             dst_port: self.cfg.udp_port,
             ecn_ce: p.ecn_ce,
         };
+        let was_sending = sending(qp, now, self.cfg.fair_share_window_ns);
         let before = (self.stats.data_accepted, self.stats.duplicates);
         let mut ctx = Ctx {
             now,
@@ -509,6 +510,10 @@ impl Nic {
         };
         if !agreed {
             self.stats.hw_disagreements += 1;
+        }
+        if !was_sending && sending(qp, now, 0) {
+            // As on the software data path: a new sender recounts at once.
+            self.next_fair_recount = now;
         }
         Self::mark_ready(&mut self.ready, qp);
     }
