@@ -84,6 +84,9 @@ pub(crate) struct Qp {
     pub ready: bool,
     /// Destroyed and lingering: only (re-)acknowledges what it accepted.
     pub closed: bool,
+    /// The deadline under which the NIC's timer index holds this QP (the
+    /// NIC's bookkeeping: see `Nic::rearm`).
+    pub timer_due: Option<u64>,
 }
 
 impl Qp {
@@ -110,6 +113,7 @@ impl Qp {
             hardware_table,
             ready: false,
             closed: false,
+            timer_due: None,
         }
     }
 
@@ -172,7 +176,10 @@ impl Qp {
             QpTransition::Reset => {
                 let (qpn, pd, cfg, mtu, seed) =
                     (self.qpn, self.pd, self.cfg.clone(), self.mtu, self.seed);
+                let timer_due = self.timer_due;
                 *self = Qp::new(qpn, pd, cfg, mtu, seed.wrapping_add(1), self.hardware_table);
+                // The NIC's timer index still holds the old entry: it re-arms after this.
+                self.timer_due = timer_due;
                 return Ok(());
             }
             QpTransition::Init => {}
