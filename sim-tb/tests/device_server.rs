@@ -298,6 +298,64 @@ fn firmware_datagrams_go_out_and_received_datagrams_come_up_with_an_interrupt() 
 }
 
 #[test]
+fn application_memory_is_reached_through_bounce_buffers() {
+    let Some((server, _dir)) = start() else {
+        return;
+    };
+    let mut dev = VfioUserDevice::connect(server.socket()).unwrap();
+    let (b, board_addr) = bring_up(&mut dev);
+    // Rings in this process's own heap, registered with map_dma: the device process
+    // reaches them only through the shadow memfds. Ring bases are aligned to their
+    // size, so both sit on 4 KiB boundaries inside the buffer.
+    let mut heap = vec![0u8; 4 * 4096];
+    let base = heap.as_mut_ptr() as u64;
+    let ftq_off = heap.as_ptr().align_offset(4096);
+    let evq_off = ftq_off + 4096;
+    let (ftq_len, evq_len) = (regs::FTQ_ENTRY << 3, regs::EVQ_ENTRY << 6);
+    let (ftq_addr, evq_addr) = (base + ftq_off as u64, base + evq_off as u64);
+    dev.map_dma(ftq_addr, ftq_len).unwrap();
+    dev.map_dma(evq_addr, evq_len).unwrap();
+    assert!(dev.map_dma(ftq_addr, 8).is_err(), "mapped twice");
+    set_ring(&mut dev, &b, regs::ftq::TYPE, ftq_addr, 3);
+    set_ring(&mut dev, &b, regs::evq::TYPE, evq_addr, 6);
+
+    let peer = UdpSocket::bind((LOCALHOST, 0)).unwrap();
+    peer.set_read_timeout(Some(PATIENCE)).unwrap();
+    let payload = b"bounced through a shadow memfd";
+    let entry = ftq_entry(peer.local_addr().unwrap(), board_addr.port(), payload);
+    heap[ftq_off..ftq_off + entry.len()].copy_from_slice(&entry);
+    dev.sync_for_device(ftq_addr, entry.len()).unwrap();
+    dev.write32(b.reg(regs::ftq::TYPE, regs::ftq::PROD), 1)
+        .unwrap();
+    let mut buf = [0u8; 2048];
+    let (n, _) = peer.recv_from(&mut buf).expect("the firmware datagram");
+    assert_eq!(&buf[..n], payload);
+
+    peer.send_to(b"an event for the heap", board_addr).unwrap();
+    wait_reg(
+        &mut dev,
+        b.reg(regs::evq::TYPE, regs::evq::PROD),
+        1,
+        "EVQ.PROD",
+    );
+    assert_eq!(heap[evq_off + 63], 0, "not visible before sync_for_cpu");
+    dev.sync_for_cpu(evq_addr, evq_len).unwrap();
+    let w7 = u64::from_le_bytes(heap[evq_off + 56..evq_off + 64].try_into().unwrap());
+    assert_eq!(w7 >> 63, 1, "the event's phase bit, copied back");
+    assert!(
+        dev.sync_for_cpu(evq_addr + evq_len as u64, 8).is_err(),
+        "outside the map"
+    );
+    dev.unmap_dma(evq_addr, evq_len).unwrap();
+    dev.unmap_dma(ftq_addr, ftq_len).unwrap();
+    let info = dev.board_info().unwrap();
+    assert_eq!(info.counter(BoardCounter::DmaUnmappedReads), 0);
+    assert_eq!(info.counter(BoardCounter::DmaUnmappedWrites), 0);
+    drop(dev);
+    server.stop();
+}
+
+#[test]
 fn device_dma_to_unmapped_iova_is_counted_and_writes_nothing() {
     let Some((server, _dir)) = start() else {
         return;
