@@ -104,6 +104,14 @@ fn wait_reg(dev: &mut dyn Device, reg: u32, want: u32, what: &str) {
 }
 
 #[test]
+fn a_missing_socket_says_how_to_start_the_device() {
+    let dir = tempfile::tempdir().unwrap();
+    let err = VfioUserDevice::connect(dir.path().join("none.sock")).unwrap_err();
+    assert!(matches!(err, DeviceError::NotFound(_)), "{err}");
+    assert!(err.to_string().contains("metaroce device serve"), "{err}");
+}
+
+#[test]
 fn bar0_block_list_id_block_and_bad_accesses() {
     let Some((server, _dir)) = start() else {
         return;
@@ -149,10 +157,16 @@ fn bar0_block_list_id_block_and_bad_accesses() {
     assert_eq!(dev.read32(size / 2).unwrap(), 0);
     assert_eq!(dev.read32(id(regs::id::BAR_BAD)).unwrap(), 1);
 
+    // A function reset: registers back to their reset values.
+    dev.reset().unwrap();
+    assert_eq!(dev.read32(id(regs::id::SCRATCH)).unwrap(), 0);
+    assert_eq!(dev.read32(id(regs::id::BAR_BAD)).unwrap(), 0);
+
     // The board information says where the MAC port is.
     let info = dev.board_info().unwrap();
     assert_eq!(info.addr, server.udp_addr());
     assert!(info.counter(BoardCounter::Cycles) > 0);
+    assert_eq!(info.counter(BoardCounter::Resets), 1);
     drop(dev);
 
     // The same bad access sent raw reaches the device process, which refuses it with
