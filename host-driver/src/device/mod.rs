@@ -5,7 +5,7 @@
 //! register reads and writes in BAR0, memory the device can reach by DMA, interrupt
 //! vectors signalled on eventfds, and a function reset. Two implementations carry it:
 //!
-//! * `vfio_user`: a device process (`metaroce device serve`, the Verilated NIC) over the
+//! * [`vfio_user`]: a device process (`metaroce device serve`, the Verilated NIC) over the
 //!   vfio-user protocol — the protocol of QEMU's `vfio-user-pci` and libvfio-user;
 //! * `vfio`: a real board bound to the kernel's `vfio-pci` driver.
 //!
@@ -23,9 +23,12 @@
 //! the device reads a range and [`Device::sync_for_cpu`] after it wrote one; with an
 //! IOMMU (kernel VFIO) both are no-ops.
 
+pub mod board;
 pub mod dma;
+pub mod vfio_user;
 
 pub use dma::DmaRegion;
+pub use vfio_user::VfioUserDevice;
 
 use crate::eventfd::EventFd;
 
