@@ -358,11 +358,3 @@ fn write_port_tables(out: &Path, tables: &[(&str, Vec<(String, usize)>)]) {
     }
     fs::write(out.join("ports.rs"), rs).expect("write ports.rs");
 }
-
-
-
-
-
-
-
-

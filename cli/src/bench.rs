@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, bail};
 use clap::{Args, ValueEnum};
+use metaroce_driver::hw::{self, DeviceBackend, DeviceConfig};
 use metaroce_driver::soft::{SoftBackend, SoftConfig};
 use metaroce_driver::verbs::*;
 use metaroce_relay::{LinkConfig, PathConfig, PathCounters, Relay, RelayConfig, RelayHandle};
@@ -36,6 +37,9 @@ pub enum Op {
 pub enum BackendKind {
     /// UDP sockets.
     Soft,
+    /// The sender on a MetaRoCE hardware NIC (`--device`) through the host driver, the
+    /// receiver a soft NIC.
+    Device,
 }
 
 /// Options of `metaroce bench`.
@@ -70,6 +74,13 @@ pub struct BenchArgs {
     /// Backend.
     #[arg(long, value_enum, default_value_t = BackendKind::Soft)]
     backend: BackendKind,
+    /// With `--backend device`: the device, `vfio:BDF` or a vfio-user socket path.
+    #[arg(long)]
+    device: Option<String>,
+    /// With `--backend device`: the board's own IP address and UDP port (default: `--ip`,
+    /// port 4791).
+    #[arg(long)]
+    device_addr: Option<SocketAddr>,
     /// Two processes: wait for one `--connect` client and be its receiver (TCP control
     /// port `--port` on `--ip`).
     #[arg(long, conflicts_with_all = ["connect", "loss"])]
@@ -118,6 +129,9 @@ pub struct PairSetup {
     pub relay: Option<Vec<PathConfig>>,
     /// Path-map seed of the relay (`None`: port modulo paths).
     pub relay_hash_seed: Option<u64>,
+    /// Run side A on this hardware NIC (device spec, board address) instead of a soft
+    /// NIC.
+    pub device: Option<(String, SocketAddr)>,
 }
 
 /// Two connected NICs (A sends, B receives) and the relay between them, if any.
@@ -130,14 +144,34 @@ pub struct Pair {
     pub relay: Option<RelayHandle>,
 }
 
-fn make_side(s: &PairSetup, seed: u64) -> anyhow::Result<Side> {
+/// A context on a soft NIC.
+fn soft_context(s: &PairSetup, seed: u64) -> anyhow::Result<Context> {
     let mut cfg = SoftConfig::new(SocketAddr::new(s.ip, 0));
     cfg.busy_poll = s.busy_poll;
     cfg.nic.mtu = s.mtu;
     cfg.nic.seed = seed;
     cfg.nic.qp.paths = s.paths;
     let backend = SoftBackend::start(cfg).context("starting a soft NIC")?;
-    let ctx = Context::open(backend);
+    Ok(Context::open(backend))
+}
+
+/// A context on the hardware NIC `spec` whose own address is `local`.
+fn device_context(
+    s: &PairSetup,
+    spec: &str,
+    local: SocketAddr,
+    seed: u64,
+) -> anyhow::Result<Context> {
+    let dev = hw::open_device(spec).with_context(|| format!("opening the device {spec}"))?;
+    let mut cfg = DeviceConfig::new(local);
+    cfg.mtu = s.mtu;
+    cfg.seed = seed;
+    let backend =
+        DeviceBackend::start(dev, cfg).with_context(|| format!("starting the driver on {spec}"))?;
+    Ok(Context::open(backend))
+}
+
+fn make_side(s: &PairSetup, ctx: Context) -> anyhow::Result<Side> {
     let pd = ctx.alloc_pd();
     let cq = ctx.create_cq(4096, None);
     let qp = pd.create_qp(&QpInit::new(&cq, &cq))?;
@@ -157,8 +191,12 @@ fn make_side(s: &PairSetup, seed: u64) -> anyhow::Result<Side> {
 impl Pair {
     /// Starts both NICs (and the relay) and connects the QPs.
     pub fn new(s: &PairSetup) -> anyhow::Result<Pair> {
-        let a = make_side(s, 0xa11ce)?;
-        let b = make_side(s, 0xb0b)?;
+        let a = match &s.device {
+            Some((spec, local)) => device_context(s, spec, *local, 0xa11ce)?,
+            None => soft_context(s, 0xa11ce)?,
+        };
+        let a = make_side(s, a)?;
+        let b = make_side(s, soft_context(s, 0xb0b)?)?;
         let (mut ea, mut eb) = (a.qp.endpoint(), b.qp.endpoint());
         let relay = match &s.relay {
             Some(paths) => {
@@ -631,7 +669,22 @@ struct BenchReport {
 
 /// Runs `metaroce bench`.
 pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
-    let BackendKind::Soft = args.backend;
+    let device = match (args.backend, &args.device) {
+        (BackendKind::Soft, None) => None,
+        (BackendKind::Soft, Some(_)) => bail!("--device needs --backend device"),
+        (BackendKind::Device, None) => {
+            bail!("--backend device needs --device (vfio:BDF or a vfio-user socket)")
+        }
+        (BackendKind::Device, Some(spec)) => {
+            if args.server || args.connect.is_some() {
+                bail!("--backend device runs both sides in this process");
+            }
+            let local = args
+                .device_addr
+                .unwrap_or_else(|| SocketAddr::new(args.ip, 4791));
+            Some((spec.clone(), local))
+        }
+    };
     if let Some(p) = args.loss
         && !(0.0..1.0).contains(&p)
     {
@@ -659,6 +712,7 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
             ]
         }),
         relay_hash_seed: None,
+        device,
     };
     if args.server {
         return serve(args, &setup);
@@ -861,7 +915,7 @@ where
 }
 
 fn client(args: &BenchArgs, setup: &PairSetup, server: SocketAddr) -> anyhow::Result<()> {
-    let a = make_side(setup, 0xa11ce)?;
+    let a = make_side(setup, soft_context(setup, 0xa11ce)?)?;
     let tcp = TcpStream::connect(server).with_context(|| format!("connecting to {server}"))?;
     tcp.set_read_timeout(Some(Duration::from_secs(60)))?;
     let mut w = tcp.try_clone()?;
@@ -949,7 +1003,7 @@ fn serve(args: &BenchArgs, setup: &PairSetup) -> anyhow::Result<()> {
     };
     let mut setup = setup.clone();
     setup.mem = t.size * t.depth * 2;
-    let b = make_side(&setup, 0xb0b)?;
+    let b = make_side(&setup, soft_context(&setup, 0xb0b)?)?;
     b.qp.connect(&peer, &ConnectOptions::default())?;
     let mut pat = Patterns::new(t.size, 2 * t.depth);
     prepare_receiver(&b, &mut pat, &t)?;

@@ -7,8 +7,11 @@
 
 use std::fmt::Write as _;
 
+/// A generator: one file's text.
+pub type Generator = fn() -> String;
+
 /// Every generated file: its name and its generator.
-pub const FILES: &[(&str, fn() -> String)] = &[
+pub const FILES: &[(&str, Generator)] = &[
     ("drop_reasons.rs", drop_reasons),
     ("core_codes.rs", core_codes),
     ("path_codes.rs", path_codes),

@@ -24,6 +24,7 @@
 //! IOMMU (kernel VFIO) both are no-ops.
 
 pub mod dma;
+pub mod vfio;
 
 pub use dma::DmaRegion;
 

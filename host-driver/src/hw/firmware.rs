@@ -238,7 +238,9 @@ impl Firmware {
                 continue;
             };
             let was = std::mem::replace(&mut seen.1, state);
-            if state == QpState::Rtr && was != QpState::Rtr {
+            let connected = |s: QpState| matches!(s, QpState::Rtr | QpState::Rts);
+            // Written in full when the QP connects (it may pass RTR between two looks).
+            if connected(state) && !connected(was) {
                 if let Some((_, _, _, Some(remote))) = nic.qp_entry(q) {
                     self.set_peer(remote.ip, remote.udp_port, &mut words);
                 }
@@ -306,7 +308,7 @@ impl Firmware {
             self.run_table_ops(nic)?;
             busy = true;
         }
-        busy |= self.transmit(nic, memory)?;
+        busy |= self.transmit(nic)?;
         self.evq.release(self.dev.as_mut())?;
         self.frq.release(self.dev.as_mut())?;
         Ok(busy)
@@ -417,24 +419,30 @@ impl Firmware {
         let mut any = false;
         while let Some((slot, req)) = self.table_ops.pop_front() {
             any = true;
-            let (status, out) = self.table_op(slot, &req)?;
+            let out = self.table_op(slot, &req)?;
             let mut fates = Vec::new();
             // Its fates were queued before its result: wait until the event ring
             // stops growing, so they are all in host memory.
             let evq_prod = self.b.evq + u32::from(regs::evq::PROD);
             let mut prod = self.dev.read32(evq_prod)?;
+            let start = Instant::now();
             loop {
                 self.read_events_into(&mut fates)?;
                 let again = self.dev.read32(evq_prod)?;
                 if again == prod && self.evq.index() == again {
                     break;
                 }
+                if start.elapsed() > OP_TIMEOUT {
+                    return Err(DriverError::Protocol(format!(
+                        "event ring: PROD {again}, but entry {} never came (phase bit)",
+                        self.evq.index()
+                    )));
+                }
                 prod = again;
             }
             let view = self.read_slot(slot)?.to_view();
             let TableRequest { qpn, path, op } = req;
             let now = self.now();
-            let _ = status;
             nic.handle_table_result(now, qpn, path, &TableDone::Op(op, out), &fates, view);
             self.stats.table_ops += 1;
             self.follow_engine(nic)?;
@@ -443,11 +451,7 @@ impl Firmware {
     }
 
     /// One operation through the `TXT` block.
-    fn table_op(
-        &mut self,
-        slot: usize,
-        req: &TableRequest,
-    ) -> Result<(OpStatus, TableOutcome), DriverError> {
+    fn table_op(&mut self, slot: usize, req: &TableRequest) -> Result<TableOutcome, DriverError> {
         use regs::txt as t;
         let i = OpInputs::from_op(&req.op);
         let mut ctrl = OpCtrl::empty();
@@ -511,7 +515,7 @@ impl Firmware {
             pkts: r(self, t::RES_PKTS)?,
             bytes: r(self, t::RES_BYTES)?,
         };
-        Ok((status, out))
+        Ok(out)
     }
 
     /// A slot's state through `RD_SLOT` and the `RD_*` registers.
@@ -640,7 +644,7 @@ impl Firmware {
 
     /// Takes the engine's next packets while the queues have room; one doorbell per
     /// queue per batch.
-    fn transmit(&mut self, nic: &mut Nic, memory: &mut MemoryMap) -> Result<bool, DriverError> {
+    fn transmit(&mut self, nic: &mut Nic) -> Result<bool, DriverError> {
         let mut any = false;
         for _ in 0..TX_BATCH {
             // A descriptor may need an entropy entry before it: two entries.

@@ -130,6 +130,18 @@ pub struct DriverStats {
     pub interface_errors: u64,
 }
 
+/// Opens the device `spec` names: `vfio:BDF` (a board bound to `vfio-pci`, e.g.
+/// `vfio:0000:01:00.0`) or the path of a vfio-user device process's socket.
+pub fn open_device(spec: &str) -> Result<Box<dyn Device>, DriverError> {
+    match spec.strip_prefix("vfio:") {
+        Some(bdf) => Ok(Box::new(crate::device::vfio::VfioDevice::open(bdf)?)),
+        None => Err(DriverError::Device(DeviceError::NotFound(format!(
+            "{spec}: vfio-user device sockets are not supported by this build yet \
+             (use vfio:BDF for a board)"
+        )))),
+    }
+}
+
 /// What the progress thread and control operations share.
 struct Core {
     nic: Nic,
@@ -383,5 +395,80 @@ impl Backend for DeviceBackend {
 impl Drop for DeviceBackend {
     fn drop(&mut self) {
         self.shutdown();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use codes::regs;
+    use regs_tests::FakeBar;
+
+    use super::regs::tests as regs_tests;
+
+    fn local() -> SocketAddr {
+        "127.0.0.1:4791".parse().expect("address")
+    }
+
+    #[test]
+    fn bring_up_programs_the_rings_and_the_port() {
+        let bar = FakeBar::with_rings();
+        let be = DeviceBackend::start(Box::new(bar), DeviceConfig::new(local())).expect("start");
+        assert_eq!(be.name(), "device");
+        assert_eq!(be.identity().data_width, 64);
+        let mut core = be.shared.lock();
+        assert!(core.failed.is_none(), "{:?}", core.failed);
+        let dev = core.fw.dev.as_mut();
+        let cfg = FakeBar::base(regs::cfg::TYPE);
+        assert_eq!(
+            dev.read32(cfg + u32::from(regs::cfg::ETH_PORT)).unwrap(),
+            4791
+        );
+        for ty in [
+            regs::txq::TYPE,
+            regs::ftq::TYPE,
+            regs::evq::TYPE,
+            regs::frq::TYPE,
+        ] {
+            let b = FakeBar::base(ty);
+            assert_eq!(
+                dev.read32(b + u32::from(regs::txq::CTRL)).unwrap(),
+                1,
+                "{ty:#x}"
+            );
+            let base = u64::from(dev.read32(b + u32::from(regs::txq::BASE_LO)).unwrap())
+                | u64::from(dev.read32(b + u32::from(regs::txq::BASE_HI)).unwrap()) << 32;
+            let log2 = dev.read32(b + u32::from(regs::txq::SIZE_LOG2)).unwrap();
+            let bytes = 1u64 << (log2 + dev.read32(b + u32::from(regs::txq::ENTRY_LOG2)).unwrap());
+            assert!(base != 0 && base % bytes == 0, "ring {ty:#x} at {base:#x}");
+        }
+        // Three table words at bring-up (MTU, local address) through CFG_*.
+        assert_eq!(core.fw.stats.cfg_writes, 3);
+        drop(core);
+        be.shutdown();
+    }
+
+    #[test]
+    fn bring_up_refuses_a_foreign_register_map() {
+        let mut bar = FakeBar::with_rings();
+        bar.set(0, regs::id::MAP_VERSION, regs::MAP_VERSION + 1);
+        let e = DeviceBackend::start(Box::new(bar), DeviceConfig::new(local()))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("register map version"), "{e}");
+    }
+
+    #[test]
+    fn open_device_names_what_it_cannot_open() {
+        let e = open_device("/nonexistent/nic.sock")
+            .err()
+            .expect("no socket")
+            .to_string();
+        assert!(e.contains("vfio-user"), "{e}");
+        let e = open_device("vfio:0000:ff:1f.7")
+            .err()
+            .expect("no board")
+            .to_string();
+        assert!(e.contains("no PCI device at 0000:ff:1f.7"), "{e}");
     }
 }

@@ -296,6 +296,32 @@ pub(crate) mod tests {
             f
         }
 
+        /// The base of the block of type `ty` in the register table.
+        pub(crate) fn base(ty: u32) -> u32 {
+            regs::BLOCKS
+                .iter()
+                .find(|b| b.0 == ty)
+                .map_or(0, |b| u32::from(b.1))
+        }
+
+        /// With each ring's `ENTRY_LOG2` as the device reports it.
+        pub(crate) fn with_rings() -> Self {
+            let mut f = FakeBar::new();
+            for (ty, entry) in [
+                (regs::txq::TYPE, regs::TXQ_ENTRY),
+                (regs::ftq::TYPE, regs::FTQ_ENTRY),
+                (regs::evq::TYPE, regs::EVQ_ENTRY),
+                (regs::frq::TYPE, regs::FRQ_ENTRY),
+            ] {
+                f.set(
+                    Self::base(ty),
+                    regs::txq::ENTRY_LOG2,
+                    entry.trailing_zeros(),
+                );
+            }
+            f
+        }
+
         pub(crate) fn set(&mut self, base: u32, off: u16, v: u32) {
             self.regs.insert(base + u32::from(off), v);
         }
