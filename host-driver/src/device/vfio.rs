@@ -309,7 +309,7 @@ impl Drop for VfioDevice {
             // SAFETY: unmapping exactly a mapping made in `map_bar`, once.
             unsafe { libc::munmap(m.ptr.as_ptr().cast(), m.len as usize) };
         }
-        for (&page, _) in &self.pages {
+        for &page in self.pages.keys() {
             let _ = self.container.vfio_dma_unmap(page, PAGE as usize);
         }
     }

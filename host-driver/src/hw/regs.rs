@@ -281,7 +281,7 @@ pub(crate) mod tests {
             for (off, v) in [
                 (id::MAP_VERSION, regs::MAP_VERSION),
                 (id::MAP_HASH, regs::MAP_HASH),
-                (id::DEVICE_VERSION, 0x0001_00),
+                (id::DEVICE_VERSION, 0x0001_0000),
                 (id::DATA_WIDTH, 64),
                 (id::QPS, core::QPS as u32),
                 (id::MRS, core::MRS as u32),
