@@ -12,10 +12,11 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, bail};
 use clap::{Args, ValueEnum};
-use metaroce_driver::hw::{self, DeviceBackend, DeviceConfig};
+use metaroce_driver::hw::DeviceBackend;
 use metaroce_driver::soft::{SoftBackend, SoftConfig};
 use metaroce_driver::verbs::*;
 use metaroce_relay::{LinkConfig, PathConfig, PathCounters, Relay, RelayConfig, RelayHandle};
+use metaroce_sim_tb::device_server::{DeviceServer, ServerConfig};
 use serde::Serialize;
 
 use crate::report;
@@ -74,11 +75,12 @@ pub struct BenchArgs {
     /// Backend.
     #[arg(long, value_enum, default_value_t = BackendKind::Soft)]
     backend: BackendKind,
-    /// With `--backend device`: the device, `vfio:BDF` or a vfio-user socket path.
+    /// With `--backend device`: the device, `vfio:BDF` or a vfio-user socket path (none:
+    /// the simulated board is served in this process).
     #[arg(long)]
     device: Option<String>,
-    /// With `--backend device`: the board's own IP address and UDP port (default: `--ip`,
-    /// port 4791).
+    /// With `--backend device` on a board without board information (`vfio:`): its own
+    /// IP address and UDP port.
     #[arg(long)]
     device_addr: Option<SocketAddr>,
     /// Two processes: wait for one `--connect` client and be its receiver (TCP control
@@ -129,9 +131,9 @@ pub struct PairSetup {
     pub relay: Option<Vec<PathConfig>>,
     /// Path-map seed of the relay (`None`: port modulo paths).
     pub relay_hash_seed: Option<u64>,
-    /// Run side A on this hardware NIC (device spec, board address) instead of a soft
-    /// NIC.
-    pub device: Option<(String, SocketAddr)>,
+    /// Run side A on this hardware NIC (device spec, its address when it has no board
+    /// information) instead of a soft NIC.
+    pub device: Option<(String, Option<SocketAddr>)>,
 }
 
 /// Two connected NICs (A sends, B receives) and the relay between them, if any.
@@ -155,19 +157,19 @@ fn soft_context(s: &PairSetup, seed: u64) -> anyhow::Result<Context> {
     Ok(Context::open(backend))
 }
 
-/// A context on the hardware NIC `spec` whose own address is `local`.
+/// A context on the hardware NIC `spec` (its own address from its board information,
+/// else `local`).
 fn device_context(
     s: &PairSetup,
     spec: &str,
-    local: SocketAddr,
+    local: Option<SocketAddr>,
     seed: u64,
 ) -> anyhow::Result<Context> {
-    let dev = hw::open_device(spec).with_context(|| format!("opening the device {spec}"))?;
-    let mut cfg = DeviceConfig::new(local);
-    cfg.mtu = s.mtu;
-    cfg.seed = seed;
-    let backend =
-        DeviceBackend::start(dev, cfg).with_context(|| format!("starting the driver on {spec}"))?;
+    let backend = DeviceBackend::open(spec, local, |cfg| {
+        cfg.mtu = s.mtu;
+        cfg.seed = seed;
+    })
+    .with_context(|| format!("starting the driver on {spec}"))?;
     Ok(Context::open(backend))
 }
 
@@ -672,18 +674,27 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
     let device = match (args.backend, &args.device) {
         (BackendKind::Soft, None) => None,
         (BackendKind::Soft, Some(_)) => bail!("--device needs --backend device"),
-        (BackendKind::Device, None) => {
-            bail!("--backend device needs --device (vfio:BDF or a vfio-user socket)")
-        }
-        (BackendKind::Device, Some(spec)) => {
+        (BackendKind::Device, spec) => {
             if args.server || args.connect.is_some() {
                 bail!("--backend device runs both sides in this process");
             }
-            let local = args
-                .device_addr
-                .unwrap_or_else(|| SocketAddr::new(args.ip, 4791));
-            Some((spec.clone(), local))
+            Some((spec.clone(), args.device_addr))
         }
+    };
+    // No device given: serve the simulated board (the Verilated NIC) in this process.
+    let _server;
+    let device = match device {
+        Some((None, _)) => {
+            let socket =
+                std::env::temp_dir().join(format!("metaroce-bench-{}.sock", std::process::id()));
+            let server =
+                DeviceServer::start(ServerConfig::new(&socket, SocketAddr::new(args.ip, 0)))
+                    .context("starting the simulated device")?;
+            _server = server;
+            Some((socket.display().to_string(), None))
+        }
+        Some((Some(spec), local)) => Some((spec, local)),
+        None => None,
     };
     if let Some(p) = args.loss
         && !(0.0..1.0).contains(&p)

@@ -7,6 +7,7 @@
 mod bench;
 mod compliance;
 mod demo;
+mod device;
 mod fabric;
 mod hdl;
 mod hdl_interop;
@@ -37,6 +38,8 @@ enum Command {
     Sim(sim::SimArgs),
     /// The NIC RTL: emit Verilog, or lint, synthesise and check it against the reference.
     Hdl(hdl::HdlArgs),
+    /// The simulated board as a vfio-user device process (serve), and a probe that measures one.
+    Device(device::DeviceArgs),
     /// Black-box conformance suite: speaks the wire protocol to an implementation and checks it against docs/spec.md.
     Compliance(compliance::ComplianceArgs),
 }
@@ -50,5 +53,6 @@ fn main() -> anyhow::Result<()> {
         Command::Sim(args) => sim::run(&args),
         Command::Hdl(args) => hdl::run(&args),
         Command::Compliance(args) => compliance::run_cmd(&args),
+        Command::Device(args) => device::run(&args),
     }
 }

@@ -19,8 +19,10 @@
 //! NIC to real UDP sockets instead (a soft NIC, the relay). [`traffic`] is
 //! the verified Verbs traffic both hardware harnesses run between two NICs
 //! ([`hw_pair`]: two hardware NICs on a [`wire`]; `metaroce hdl interop`: a
-//! hardware NIC and a soft NIC). All `unsafe` code is in the private `ffi`
-//! module.
+//! hardware NIC and a soft NIC). [`device_server`] serves the device top
+//! (`NicDevice`) over vfio-user as a device process. The `unsafe` code is in
+//! the private `ffi` module, plus two system calls of the device process
+//! (`clock_gettime`, the memfd seal check).
 //!
 //! Without Verilator installed the crate still builds, and [`Sim::new`]
 //! returns [`SimError::VerilatorMissing`]; benches then skip with its
@@ -35,6 +37,8 @@ mod ffi;
 pub mod ack_rx;
 pub mod compliance_target;
 pub mod core_check;
+mod device_port;
+pub mod device_server;
 pub mod hw_nic;
 pub mod hw_pair;
 pub mod nic_core;

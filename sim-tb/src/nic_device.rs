@@ -47,13 +47,14 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
 use crate::core_check::HostRxCase;
+use crate::device_port::{BAR_READ_LATENCY, DevicePorts, LANES};
 use crate::nic_core::ack_of;
 use crate::rx_parser::Frame;
 use crate::tx_build::{
     Descriptor, NIC_CORE_TX_CFG, TxItem, configure, configure_local_ip6, entropy_cfg_addr,
 };
 use crate::tx_check::{EngineItems, compare};
-use crate::{Model, Port, Sim, SimError};
+use crate::{Model, Sim, SimError};
 
 /// The device's register map and queue constants (generated from
 /// `metaroce_hdl::host_if`).
@@ -64,7 +65,6 @@ pub mod regs {
 /// `TxOp` codes (generated from `metaroce_hdl::TxOp`).
 use crate::tx_path::code as op;
 
-const LANES: usize = 8;
 const PAGE: u64 = 4096;
 /// The UDP destination port of the firmware datagrams the bench posts.
 const FWTX_PORT: u16 = 7777;
@@ -227,97 +227,6 @@ impl HostMem {
     }
 }
 
-struct Ports {
-    now: Port,
-    bar_wr_valid: Port,
-    bar_wr_addr: Port,
-    bar_wr_data: Port,
-    bar_rd_valid: Port,
-    bar_rd_addr: Port,
-    bar_rd_resp_valid: Port,
-    bar_rd_resp_data: Port,
-    rx_tdata: Port,
-    rx_tkeep: Port,
-    rx_tvalid: Port,
-    rx_tready: Port,
-    rx_tlast: Port,
-    tx_tdata: Port,
-    tx_tkeep: Port,
-    tx_tvalid: Port,
-    tx_tready: Port,
-    tx_tlast: Port,
-    dmar_valid: Port,
-    dmar_ready: Port,
-    dmar_addr: Port,
-    dmar_len: Port,
-    dmar_tag: Port,
-    dmac_tdata: Port,
-    dmac_tkeep: Port,
-    dmac_tvalid: Port,
-    dmac_tready: Port,
-    dmac_tlast: Port,
-    dmac_tag: Port,
-    dmaw_addr: Port,
-    dmaw_len: Port,
-    dmaw_first: Port,
-    dmaw_tdata: Port,
-    dmaw_tkeep: Port,
-    dmaw_tvalid: Port,
-    dmaw_tready: Port,
-    dmaw_tlast: Port,
-    irq_valid: Port,
-    irq_ready: Port,
-    irq_vector: Port,
-}
-
-impl Ports {
-    fn new(sim: &Sim) -> Result<Self, SimError> {
-        let p = |n: &str| sim.port(n);
-        Ok(Self {
-            now: p("now")?,
-            bar_wr_valid: p("bar_wr_valid")?,
-            bar_wr_addr: p("bar_wr_addr")?,
-            bar_wr_data: p("bar_wr_data")?,
-            bar_rd_valid: p("bar_rd_valid")?,
-            bar_rd_addr: p("bar_rd_addr")?,
-            bar_rd_resp_valid: p("bar_rd_resp_valid")?,
-            bar_rd_resp_data: p("bar_rd_resp_data")?,
-            rx_tdata: p("s_axis_tdata")?,
-            rx_tkeep: p("s_axis_tkeep")?,
-            rx_tvalid: p("s_axis_tvalid")?,
-            rx_tready: p("s_axis_tready")?,
-            rx_tlast: p("s_axis_tlast")?,
-            tx_tdata: p("m_axis_tdata")?,
-            tx_tkeep: p("m_axis_tkeep")?,
-            tx_tvalid: p("m_axis_tvalid")?,
-            tx_tready: p("m_axis_tready")?,
-            tx_tlast: p("m_axis_tlast")?,
-            dmar_valid: p("m_dmar_valid")?,
-            dmar_ready: p("m_dmar_ready")?,
-            dmar_addr: p("m_dmar_addr")?,
-            dmar_len: p("m_dmar_len")?,
-            dmar_tag: p("m_dmar_tag")?,
-            dmac_tdata: p("s_dmac_tdata")?,
-            dmac_tkeep: p("s_dmac_tkeep")?,
-            dmac_tvalid: p("s_dmac_tvalid")?,
-            dmac_tready: p("s_dmac_tready")?,
-            dmac_tlast: p("s_dmac_tlast")?,
-            dmac_tag: p("s_dmac_tag")?,
-            dmaw_addr: p("m_dmaw_addr")?,
-            dmaw_len: p("m_dmaw_len")?,
-            dmaw_first: p("m_dmaw_first")?,
-            dmaw_tdata: p("m_dmaw_tdata")?,
-            dmaw_tkeep: p("m_dmaw_tkeep")?,
-            dmaw_tvalid: p("m_dmaw_tvalid")?,
-            dmaw_tready: p("m_dmaw_tready")?,
-            dmaw_tlast: p("m_dmaw_tlast")?,
-            irq_valid: p("m_irq_valid")?,
-            irq_ready: p("m_irq_ready")?,
-            irq_vector: p("m_irq_vector")?,
-        })
-    }
-}
-
 /// A read request waiting for its completion.
 struct ReadReq {
     due: u64,
@@ -358,7 +267,7 @@ impl Ring {
 /// The bench: the Verilated device, the host memory and the driver model.
 struct DeviceTb<'a> {
     sim: Sim,
-    p: Ports,
+    p: DevicePorts,
     mem: HostMem,
     rng: SmallRng,
     knobs: Knobs,
@@ -412,7 +321,7 @@ struct DeviceTb<'a> {
 impl<'a> DeviceTb<'a> {
     fn new(knobs: Knobs, seed: u64, rx_wire: &'a [Vec<u8>]) -> Result<Self, SimError> {
         let mut sim = Sim::new(Model::NicDevice64)?;
-        let p = Ports::new(&sim)?;
+        let p = DevicePorts::new(&sim)?;
         sim.reset()?;
         let ring = |base, log2, stride: usize| Ring {
             base,
@@ -696,9 +605,10 @@ impl<'a> DeviceTb<'a> {
 
     fn bar_read(&mut self, addr: u16) -> u32 {
         self.bar_rd = Some(addr);
-        self.step();
-        self.step();
-        self.step();
+        // The request's cycle, then the response's latency.
+        for _ in 0..=BAR_READ_LATENCY {
+            self.step();
+        }
         self.bar_resp.take().unwrap_or_else(|| {
             self.errors
                 .push(format!("BAR read of {addr:#x}: no response"));

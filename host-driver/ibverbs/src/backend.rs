@@ -7,8 +7,9 @@
 //!   `device`: a MetaRoCE hardware NIC through the host driver (`metaroce_driver::hw`).
 //! * `METAROCE_IBV_DEVICE` — with `device`: which one, `vfio:BDF` (a board bound to
 //!   `vfio-pci`) or the path of a vfio-user device process's socket.
-//! * `METAROCE_IBV_DEVICE_ADDR` — with `device`: the board's own `ip:port` (default: the
-//!   device's address and port 4791).
+//! * `METAROCE_IBV_DEVICE_ADDR` — with `device` on a board without board information
+//!   (`vfio:`): its own `ip:port` (default: the device's address and port 4791); a
+//!   vfio-user device process says its own.
 //! * `METAROCE_IBV_PORT` — UDP port of the first device context the process opens (the
 //!   next ones take the following ports); unset or 0: the kernel picks one.
 //! * `METAROCE_IBV_BUSY_POLL` — `1`: the soft NIC's progress thread spins instead of
@@ -19,7 +20,7 @@ use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU16, Ordering};
 
 use metaroce_driver::hostmem::HostBuffer;
-use metaroce_driver::hw::{self, DeviceBackend, DeviceConfig};
+use metaroce_driver::hw::DeviceBackend;
 use metaroce_driver::soft::{SoftBackend, SoftConfig, SoftError};
 use metaroce_driver::verbs::{Access, Context, MemoryRegion, ProtectionDomain};
 
@@ -54,42 +55,15 @@ fn open_device(dev: &Device) -> Result<Context, Errno> {
         return Err(libc::ENODEV);
     };
     let local = match env("METAROCE_IBV_DEVICE_ADDR") {
-        Some(a) => a.parse().map_err(|_| {
+        Some(a) => Some(a.parse().map_err(|_| {
             complain(format_args!("METAROCE_IBV_DEVICE_ADDR={a} is not ip:port"));
             libc::EINVAL
-        })?,
-        None => SocketAddr::new(dev.ip, 4791),
+        })?),
+        None => Some(SocketAddr::new(dev.ip, 4791)),
     };
-    let backend = hw::open_device(&spec)
-        .and_then(|d| DeviceBackend::start(d, DeviceConfig::new(local)))
-        .map_err(|e| {
-            complain(format_args!("cannot start the device {spec}: {e}"));
-            libc::ENODEV
-        })?;
-    Ok(Context::open(backend))
-}
-
-fn open_soft(dev: &Device) -> Result<Context, Errno> {
-    static NEXT_PORT: AtomicU16 = AtomicU16::new(0);
-    let base: u16 = env("METAROCE_IBV_PORT")
-        .and_then(|p| p.parse().ok())
-        .unwrap_or(0);
-    let port = if base == 0 {
-        0
-    } else {
-        base.wrapping_add(NEXT_PORT.fetch_add(1, Ordering::Relaxed))
-    };
-    let bind = SocketAddr::new(dev.ip, port);
-    let mut cfg = SoftConfig::new(bind);
-    cfg.busy_poll = env("METAROCE_IBV_BUSY_POLL").as_deref() == Some("1");
-    let backend = SoftBackend::start(cfg).map_err(|e| {
-        complain(format_args!("cannot start the soft NIC on {bind}: {e}"));
-        // The OS error when there is one (e.g. EADDRINUSE: the fixed port is taken).
-        match &e {
-            SoftError::Udp(u) => u.os_error().and_then(std::io::Error::raw_os_error),
-            SoftError::Io(_, io) => io.raw_os_error(),
-        }
-        .unwrap_or(libc::EADDRNOTAVAIL)
+    let backend = DeviceBackend::open(&spec, local, |_| {}).map_err(|e| {
+        complain(format_args!("cannot start the device {spec}: {e}"));
+        libc::ENODEV
     })?;
     Ok(Context::open(backend))
 }

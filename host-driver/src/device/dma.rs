@@ -1,7 +1,8 @@
 //! Memory shared with a device: a `memfd` mapped into this process.
 //!
 //! The memfd lets a device process (vfio-user) map the same pages; the kernel's VFIO
-//! maps the pages by their address. Rings live here, so the driver reads what the
+//! maps the pages by their address. The memfd is sealed at its size (`F_SEAL_SHRINK`,
+//! `F_SEAL_GROW`), which a device process checks before it maps it. Rings live here, so the driver reads what the
 //! device wrote without a copy: entries are read and written with volatile accesses,
 //! and a ring entry's last word (its phase bit) is read with acquire ordering before
 //! the rest of it.
@@ -35,7 +36,12 @@ impl DmaRegion {
     pub fn new(len: usize) -> Result<Self, DeviceError> {
         let len = len.max(1).div_ceil(PAGE) * PAGE;
         // SAFETY: plain FFI call with a NUL-terminated name; the result is checked.
-        let fd = unsafe { libc::memfd_create(c"metaroce-dma".as_ptr(), libc::MFD_CLOEXEC) };
+        let fd = unsafe {
+            libc::memfd_create(
+                c"metaroce-dma".as_ptr(),
+                libc::MFD_CLOEXEC | libc::MFD_ALLOW_SEALING,
+            )
+        };
         if fd < 0 {
             return Err(DeviceError::Io(
                 "memfd_create",
@@ -46,6 +52,23 @@ impl DmaRegion {
         let file = File::from(unsafe { OwnedFd::from_raw_fd(fd) });
         file.set_len(len as u64)
             .map_err(|e| DeviceError::Io("memfd set_len", e))?;
+        // Sealed at its size: a device process that maps the memfd can then trust that
+        // the file never shrinks under its mapping (an access past the end of a shrunk
+        // file would kill it with SIGBUS), and refuses memory that is not sealed.
+        // SAFETY: plain FFI call on a descriptor we own; the result is checked.
+        let sealed = unsafe {
+            libc::fcntl(
+                file.as_raw_fd(),
+                libc::F_ADD_SEALS,
+                libc::F_SEAL_SHRINK | libc::F_SEAL_GROW | libc::F_SEAL_SEAL,
+            )
+        };
+        if sealed < 0 {
+            return Err(DeviceError::Io(
+                "sealing DMA memory",
+                std::io::Error::last_os_error(),
+            ));
+        }
         // SAFETY: mapping a file we own, of the length we just gave it; the result is
         // checked and unmapped in `drop`.
         let p = unsafe {

@@ -30,7 +30,7 @@ use super::regs::{Blocks, OP_SLOT_SHIFT, OpCtrl, OpStatus, RD_BACKOFF_SHIFT, RdF
 use super::rings::{RxRing, TxRing};
 use super::tables::{self, Addresses, OpInputs, SlotState, Tables, VerdictFields};
 use super::{DeviceConfig, DriverError, DriverStats};
-use crate::device::Device;
+use crate::device::{Device, monotonic_ns};
 use crate::hostmem::MemoryMap;
 
 /// log2 of the entries of each ring.
@@ -85,18 +85,6 @@ pub(crate) struct Firmware {
     buf: Vec<u8>,
     /// Engine events for the application.
     pub(crate) events: VecDeque<Event>,
-}
-
-/// CLOCK_MONOTONIC in ns: the device process's `now` (a board keeps its own clock;
-/// the engine's timestamps only need to be consistent with the device's).
-pub(crate) fn monotonic_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: FFI call writing into a timespec we own.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
 impl Firmware {

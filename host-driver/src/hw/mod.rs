@@ -34,7 +34,9 @@ use metaroce_firmware::datapath::Datapath;
 use metaroce_firmware::{Nic, NicConfig, QpConfig};
 
 use crate::backend::{Backend, Control, DatapathStats, EventSink};
-use crate::device::{Device, DeviceError};
+use crate::device::board::BoardInfo;
+use crate::device::vfio::VfioDevice;
+use crate::device::{Device, DeviceError, VfioUserDevice};
 use crate::eventfd::EventFd;
 use crate::hostmem::MemoryMap;
 use crate::soft::udp::PollSet;
@@ -98,6 +100,18 @@ impl DeviceConfig {
     }
 }
 
+impl DeviceConfig {
+    /// The NIC a board's information describes: its bridged address and its MAC
+    /// addresses.
+    pub fn for_board(b: &BoardInfo) -> Self {
+        DeviceConfig {
+            mac: b.mac,
+            peer_mac: b.peer_mac,
+            ..DeviceConfig::new(b.addr)
+        }
+    }
+}
+
 /// Counters of the driver (not of the engine).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct DriverStats {
@@ -130,16 +144,32 @@ pub struct DriverStats {
     pub interface_errors: u64,
 }
 
+/// A device [`open_device`] opened, with its board information when it has some.
+pub struct OpenedDevice {
+    /// The device.
+    pub device: Box<dyn Device>,
+    /// What a simulated board says about itself (its address, MAC addresses); a real
+    /// board has none (its address is configuration).
+    pub board: Option<BoardInfo>,
+}
+
 /// Opens the device `spec` names: `vfio:BDF` (a board bound to `vfio-pci`, e.g.
 /// `vfio:0000:01:00.0`) or the path of a vfio-user device process's socket.
-pub fn open_device(spec: &str) -> Result<Box<dyn Device>, DriverError> {
-    match spec.strip_prefix("vfio:") {
-        Some(bdf) => Ok(Box::new(crate::device::vfio::VfioDevice::open(bdf)?)),
-        None => Err(DriverError::Device(DeviceError::NotFound(format!(
-            "{spec}: vfio-user device sockets are not supported by this build yet \
-             (use vfio:BDF for a board)"
-        )))),
-    }
+pub fn open_device(spec: &str) -> Result<OpenedDevice, DriverError> {
+    Ok(match spec.strip_prefix("vfio:") {
+        Some(bdf) => OpenedDevice {
+            device: Box::new(VfioDevice::open(bdf)?),
+            board: None,
+        },
+        None => {
+            let mut d = VfioUserDevice::connect(spec)?;
+            let board = Some(d.board_info()?);
+            OpenedDevice {
+                device: Box::new(d),
+                board,
+            }
+        }
+    })
 }
 
 /// What the progress thread and control operations share.
@@ -194,6 +224,29 @@ impl std::fmt::Debug for DeviceBackend {
 }
 
 impl DeviceBackend {
+    /// Opens `spec` ([`open_device`]) and starts the driver on it. The NIC's own
+    /// address and MAC addresses come from the board information when the device has
+    /// some, else `local` must give the address; `adjust` sets the rest.
+    pub fn open(
+        spec: &str,
+        local: Option<SocketAddr>,
+        adjust: impl FnOnce(&mut DeviceConfig),
+    ) -> Result<Arc<DeviceBackend>, DriverError> {
+        let opened = open_device(spec)?;
+        let mut cfg = match (&opened.board, local) {
+            (Some(b), _) => DeviceConfig::for_board(b),
+            (None, Some(addr)) => DeviceConfig::new(addr),
+            (None, None) => {
+                return Err(DriverError::Identity(format!(
+                    "{spec} has no board information: give the NIC's own IP address and \
+                     UDP port"
+                )));
+            }
+        };
+        adjust(&mut cfg);
+        DeviceBackend::start(opened.device, cfg)
+    }
+
     /// Resets the device, walks its register blocks, checks its identity, sets up
     /// the rings, tables and interrupts, and starts the progress thread.
     pub fn start(
@@ -325,7 +378,7 @@ fn progress(shared: &Shared, poll: Duration) {
         if busy {
             continue;
         }
-        let now = firmware::monotonic_ns();
+        let now = crate::device::monotonic_ns();
         let wait = next_timer
             .map_or(poll, |t| Duration::from_nanos(t.saturating_sub(now)))
             .min(poll);
@@ -464,7 +517,10 @@ mod tests {
             .err()
             .expect("no socket")
             .to_string();
-        assert!(e.contains("vfio-user"), "{e}");
+        assert!(
+            e.contains("no vfio-user device at /nonexistent/nic.sock"),
+            "{e}"
+        );
         let e = open_device("vfio:0000:ff:1f.7")
             .err()
             .expect("no board")
