@@ -68,6 +68,31 @@ fn open_device(dev: &Device) -> Result<Context, Errno> {
     Ok(Context::open(backend))
 }
 
+fn open_soft(dev: &Device) -> Result<Context, Errno> {
+    static NEXT_PORT: AtomicU16 = AtomicU16::new(0);
+    let base: u16 = env("METAROCE_IBV_PORT")
+        .and_then(|p| p.parse().ok())
+        .unwrap_or(0);
+    let port = if base == 0 {
+        0
+    } else {
+        base.wrapping_add(NEXT_PORT.fetch_add(1, Ordering::Relaxed))
+    };
+    let bind = SocketAddr::new(dev.ip, port);
+    let mut cfg = SoftConfig::new(bind);
+    cfg.busy_poll = env("METAROCE_IBV_BUSY_POLL").as_deref() == Some("1");
+    let backend = SoftBackend::start(cfg).map_err(|e| {
+        complain(format_args!("cannot start the soft NIC on {bind}: {e}"));
+        // The OS error when there is one (e.g. EADDRINUSE: the fixed port is taken).
+        match &e {
+            SoftError::Udp(u) => u.os_error().and_then(std::io::Error::raw_os_error),
+            SoftError::Io(_, io) => io.raw_os_error(),
+        }
+        .unwrap_or(libc::EADDRNOTAVAIL)
+    })?;
+    Ok(Context::open(backend))
+}
+
 /// Registers `len` bytes of application memory at `addr` in `pd`, in place.
 ///
 /// # Safety
