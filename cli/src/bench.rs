@@ -93,6 +93,14 @@ pub struct BenchArgs {
     /// TCP control port of `--server`.
     #[arg(long, default_value_t = 18515)]
     port: u16,
+    /// Authenticated mode (spec §11.2) on both QPs, with a fresh random connection key.
+    /// One process only.
+    #[arg(long, conflicts_with_all = ["server", "connect"])]
+    auth: bool,
+    /// Run twice in one invocation, without and then with authenticated mode, each on
+    /// fresh NICs, and report both goodputs and their ratio.
+    #[arg(long, conflicts_with_all = ["server", "connect", "auth"])]
+    auth_compare: bool,
     /// Print one JSON document instead of tables.
     #[arg(long)]
     json: bool,
@@ -134,6 +142,8 @@ pub struct PairSetup {
     /// Run side A on this hardware NIC (device spec, its address when it has no board
     /// information) instead of a soft NIC.
     pub device: Option<(String, Option<SocketAddr>)>,
+    /// Authenticated mode with this connection key on both QPs.
+    pub auth: Option<AuthKey>,
 }
 
 /// Two connected NICs (A sends, B receives) and the relay between them, if any.
@@ -176,7 +186,19 @@ fn device_context(
 fn make_side(s: &PairSetup, ctx: Context) -> anyhow::Result<Side> {
     let pd = ctx.alloc_pd();
     let cq = ctx.create_cq(4096, None);
-    let qp = pd.create_qp(&QpInit::new(&cq, &cq))?;
+    let init = QpInit::new(&cq, &cq);
+    let init = match &s.auth {
+        Some(key) => {
+            let mut qp = ctx.default_qp_config();
+            qp.auth = Some(key.clone());
+            QpInit {
+                config: Some(qp),
+                ..init
+            }
+        }
+        None => init,
+    };
+    let qp = pd.create_qp(&init)?;
     let mr = pd.alloc_mr(
         s.mem,
         Access::LOCAL_WRITE | Access::REMOTE_WRITE | Access::REMOTE_READ,
@@ -646,6 +668,8 @@ struct BenchReport {
     mtu: u32,
     loss: Option<f64>,
     relay: bool,
+    /// Authenticated mode (spec §11.2).
+    auth: bool,
     messages: u64,
     bytes: u64,
     seconds: f64,
@@ -724,7 +748,11 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
         }),
         relay_hash_seed: None,
         device,
+        auth: args.auth.then(random_key),
     };
+    if args.auth_compare {
+        return auth_compare(args, &setup);
+    }
     if args.server {
         return serve(args, &setup);
     }
@@ -732,20 +760,122 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
         return client(args, &setup, addr);
     }
     let pair = Pair::new(&setup)?;
+    let (res, cpu) = local_run(args, &pair)?;
+    finish(args, &pair.a, Some(&pair.b), pair.relay.as_ref(), &res, cpu)
+}
+
+/// The traffic of a one-process run over `pair`.
+fn local_run(args: &BenchArgs, pair: &Pair) -> anyhow::Result<(TrafficResult, f64)> {
     let t = Traffic {
         op: args.op,
-        size,
-        depth,
+        size: args.size as usize,
+        depth: args.depth.max(1),
         duration: Duration::from_secs_f64(args.duration.max(0.1)),
     };
     let remote = Remote {
         va: pair.b.mr.addr(),
         rkey: pair.b.mr.rkey(),
     };
-    let (res, cpu) = measured(&t, |tick| {
+    measured(&t, |tick| {
         run_traffic_to(&pair.a, remote, Some(&pair.b), &t, tick).map(|(r, _)| r)
+    })
+}
+
+/// A connection key from the operating system's randomness (through std's
+/// randomly seeded hasher keys).
+fn random_key() -> AuthKey {
+    use std::hash::{BuildHasher, Hasher};
+    let mut key = [0u8; 32];
+    for (i, chunk) in key.chunks_mut(8).enumerate() {
+        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+        h.write_usize(i);
+        chunk.copy_from_slice(&h.finish().to_le_bytes());
+    }
+    AuthKey(key)
+}
+
+/// One side of `--auth-compare`.
+#[derive(Serialize)]
+struct AuthCompareRow {
+    auth: bool,
+    goodput_gbps: f64,
+    cpu_seconds_per_gb: f64,
+    messages: u64,
+    verified: bool,
+    retransmits: u64,
+    receiver_drops: u64,
+}
+
+#[derive(Serialize)]
+struct AuthCompareReport {
+    op: Op,
+    size: u32,
+    paths: u16,
+    mtu: u32,
+    loss: Option<f64>,
+    seconds_each: f64,
+    runs: Vec<AuthCompareRow>,
+    /// Authenticated goodput over unauthenticated goodput.
+    ratio: f64,
+}
+
+/// `--auth-compare`: the same run without and with authenticated mode.
+fn auth_compare(args: &BenchArgs, setup: &PairSetup) -> anyhow::Result<()> {
+    let mut runs = Vec::new();
+    for auth in [false, true] {
+        let s = PairSetup {
+            auth: auth.then(random_key),
+            ..setup.clone()
+        };
+        let pair = Pair::new(&s)?;
+        let (res, cpu) = local_run(args, &pair)?;
+        let gb = res.bytes as f64 / 1e9;
+        runs.push(AuthCompareRow {
+            auth,
+            goodput_gbps: res.gbps(),
+            cpu_seconds_per_gb: if gb > 0.0 { cpu / gb } else { 0.0 },
+            messages: res.messages,
+            verified: res.mismatches == 0 && res.errors == 0 && res.messages > 0,
+            retransmits: pair.a.ctx.stats().retransmits,
+            receiver_drops: pair.b.ctx.drops().total(),
+        });
+    }
+    let ratio = runs[1].goodput_gbps / runs[0].goodput_gbps.max(1e-9);
+    let verified = runs.iter().all(|r| r.verified);
+    let report = AuthCompareReport {
+        op: args.op,
+        size: args.size,
+        paths: args.paths,
+        mtu: args.mtu,
+        loss: args.loss,
+        seconds_each: args.duration.max(0.1),
+        runs,
+        ratio,
+    };
+    report::emit(args.json, &report, || {
+        let mut t = report::table(["auth", "goodput", "CPU s/GB", "messages", "verified"]);
+        for r in &report.runs {
+            t.add_row(vec![
+                r.auth.to_string(),
+                format!("{:.2} Gbit/s", r.goodput_gbps),
+                format!("{:.2}", r.cpu_seconds_per_gb),
+                r.messages.to_string(),
+                r.verified.to_string(),
+            ]);
+        }
+        t.add_row(vec![
+            "ratio".to_string(),
+            format!("{:.3}", report.ratio),
+            String::new(),
+            String::new(),
+            String::new(),
+        ]);
+        vec![t]
     })?;
-    finish(args, &pair.a, Some(&pair.b), pair.relay.as_ref(), &res, cpu)
+    if !verified {
+        bail!("data verification failed");
+    }
+    Ok(())
 }
 
 /// Runs `f` with a progress bar; returns its result and the CPU seconds it took.
@@ -796,6 +926,7 @@ fn finish(
         mtu: args.mtu,
         loss: args.loss,
         relay: relay.is_some(),
+        auth: args.auth,
         messages: res.messages,
         bytes: res.bytes,
         seconds: res.seconds,
@@ -832,6 +963,7 @@ fn finish(
                     None => format!("direct loopback, {} paths", report.paths),
                 },
             ),
+            ("authenticated", report.auth.to_string()),
             ("goodput", format!("{:.2} Gbit/s", report.goodput_gbps)),
             ("message rate", format!("{:.0} msg/s", report.msg_rate)),
             (

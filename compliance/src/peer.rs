@@ -550,6 +550,22 @@ impl Conn {
         }
     }
 
+    /// A DISCONNECT carrying the connection's current PSNs (spec §9.4): the
+    /// suite's next conn PSN in the base header and, in the CM extension,
+    /// the conn PSN up to which it has accepted the target's data.
+    pub fn disconnect(&self, peer: &mut Peer) -> Pkt {
+        let mut p = self.control(
+            peer,
+            Opcode::Disconnect,
+            Ext::Cm(metaroce_proto::CmRepr {
+                initial_psn: self.conn_cum(),
+                ..Default::default()
+            }),
+        );
+        p.repr.conn_psn = self.next_conn_psn;
+        p
+    }
+
     /// Records a data packet of the target as received (marks its path PSN, accepts
     /// its conn PSN), as a correct receiver would.
     pub fn mark(&mut self, rx: &Rx) {

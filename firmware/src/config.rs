@@ -2,6 +2,8 @@
 
 use core::net::{IpAddr, Ipv4Addr};
 
+use metaroce_proto::auth::AuthKey;
+
 use crate::cc::{CcAlgorithm, EcnAimdParams};
 use crate::datapath::Datapath;
 
@@ -20,6 +22,12 @@ pub struct NicConfig {
     pub fair_share_window_ns: u64,
     /// Seed of the entropy-value generator.
     pub seed: u64,
+    /// Secret seed of the identifier generator (QPNs, initial PSNs, memory
+    /// keys; [`crate::ids`]). `None`: derived from `seed`, so a simulation
+    /// or test is deterministic (and its identifiers predictable to whoever
+    /// knows the seed). A NIC on a real network sets 32 bytes from the
+    /// operating system's generator (the soft NIC does).
+    pub id_seed: Option<[u8; 32]>,
     /// Longest time a destroyed QP lingers, ns: it sends the acknowledgements it still
     /// owed and re-acknowledges retransmissions of what it had accepted (see
     /// [`Nic::destroy_qp`](crate::Nic::destroy_qp)). 0: a destroyed QP goes at once.
@@ -42,6 +50,7 @@ impl Default for NicConfig {
             line_rate_mbps: 100_000,
             fair_share_window_ns: 100_000,
             seed: 1,
+            id_seed: None,
             linger_max_ns: 1_000_000_000,
             qp: QpConfig::default(),
             datapath: Datapath::Software,
@@ -84,6 +93,11 @@ pub struct QpConfig {
     /// READ completes (a hardware NIC has that many READ entries). READ
     /// responses do not wait behind it.
     pub max_rd_atomic: u32,
+    /// Authenticated mode (spec §11.2): the connection key, agreed with the
+    /// peer out of band like the QPN. Every packet then carries an auth
+    /// trailer; forged, modified and replayed packets are dropped before
+    /// they change anything. Software data path only.
+    pub auth: Option<AuthKey>,
 }
 
 impl Default for QpConfig {
@@ -103,6 +117,7 @@ impl Default for QpConfig {
             max_send_wr: 8192,
             max_recv_wr: 8192,
             max_rd_atomic: 16,
+            auth: None,
         }
     }
 }

@@ -58,8 +58,20 @@ counters! {
         receiver_not_ready,
         /// Stream id beyond the QP's streams.
         bad_stream,
-        /// READ response for no outstanding READ.
+        /// READ response for no outstanding READ, or one that does not fit it.
         unexpected_response,
+        /// ACK that cannot be true: it reports path PSNs never sent, a
+        /// `conn_cum` beyond what was sent, or more new CE marks than new
+        /// packets (spec §5.5 step 0).
+        bad_ack,
+        /// MSN too far ahead of the stream's oldest incomplete message.
+        msn_window,
+        /// DISCONNECT without the connection's current PSNs (spec §9.4).
+        bad_disconnect,
+        /// Authenticated QP: no auth trailer, or a wrong tag (spec §11.2).
+        bad_tag,
+        /// Authenticated QP: a sequence number already seen or too old.
+        replayed,
     }
 }
 

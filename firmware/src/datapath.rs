@@ -61,9 +61,11 @@ pub enum HwVerdict {
     InvalidRequest,
     /// The receive's lkey check failed.
     RemoteOperational,
-    /// A READ response with no outstanding READ.
+    /// A new READ response with no outstanding READ, or one that does not
+    /// fit it (length, range): dropped before it is path-tracked.
     UnexpectedResponse,
-    /// A READ response that does not fit its READ: the READ fails.
+    /// A READ response matched to its READ whose lkey check failed: the
+    /// READ fails.
     BadResponse,
 }
 

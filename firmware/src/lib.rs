@@ -28,6 +28,7 @@ pub mod cc;
 mod config;
 mod counters;
 pub mod datapath;
+pub mod ids;
 pub mod loopback;
 mod memory;
 mod mr;

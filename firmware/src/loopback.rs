@@ -117,6 +117,9 @@ pub struct Pair {
     pub delivered: u64,
     /// Datagrams the channel dropped.
     pub dropped_by_channel: u64,
+    /// When set, every datagram either NIC sends is copied here (towards B,
+    /// bytes, metadata), as an on-path observer would see it.
+    pub capture: Option<Vec<(bool, Vec<u8>, RxMeta)>>,
 }
 
 impl Pair {
@@ -176,6 +179,7 @@ impl Pair {
             buf: vec![0; 9000],
             delivered: 0,
             dropped_by_channel: 0,
+            capture: None,
         }
     }
 
@@ -215,6 +219,9 @@ impl Pair {
     }
 
     fn launch(&mut self, to_b: bool, mut bytes: Vec<u8>, meta: RxMeta, ser: u64) {
+        if let Some(c) = self.capture.as_mut() {
+            c.push((to_b, bytes.clone(), meta));
+        }
         let vanished = to_b && self.channel.b_vanishes_at_ns.is_some_and(|t| self.now >= t);
         if vanished || self.rng.gen_bool(self.channel.loss) {
             self.dropped_by_channel += 1;
@@ -331,6 +338,45 @@ fn connect(local: &mut Side, remote: &Side, local_psn: u32, remote_psn: u32) {
         },
     )
     .unwrap();
+}
+
+/// `repr` emitted with `payload` and an ICRC valid for `meta`'s addresses: a
+/// datagram as a (hostile) peer would build it.
+pub fn datagram(repr: &metaroce_proto::Repr, payload: &[u8], meta: &RxMeta) -> Vec<u8> {
+    use metaroce_proto::{Packet, PseudoHeader};
+    let mut buf = vec![0u8; repr.buffer_len(payload.len())];
+    let Ok(len) = repr.emit(&mut buf, payload.len()) else {
+        return Vec::new();
+    };
+    buf[repr.header_len()..repr.header_len() + payload.len()].copy_from_slice(payload);
+    buf.truncate(len);
+    Packet::new_unchecked(&mut buf[..]).fill_icrc(&PseudoHeader::new(
+        meta.src_ip,
+        meta.src_port,
+        meta.dst_ip,
+        meta.dst_port,
+    ));
+    buf
+}
+
+/// A signaled WRITE of `len` bytes from A's `addr` to the same address on B
+/// (both in the bench's regions), on stream 0.
+pub fn write_wr(p: &Pair, wr_id: u64, addr: u64, len: u32) -> crate::SendWr {
+    crate::SendWr {
+        wr_id,
+        op: crate::SendOp::Write {
+            remote_va: addr,
+            rkey: p.b.mr.rkey,
+        },
+        sge: crate::Sge {
+            addr,
+            len,
+            lkey: p.a.mr.lkey,
+        },
+        signaled: true,
+        solicited: false,
+        stream: 0,
+    }
 }
 
 /// Deterministic pattern bytes for message `id`.

@@ -2,6 +2,8 @@
 
 use alloc::collections::BTreeMap;
 
+use crate::ids::IdGen;
+
 bitflags::bitflags! {
     /// Access rights of a memory region (the Verbs `IBV_ACCESS_*` bits).
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -70,14 +72,29 @@ pub enum RegisterError {
     InvalidAccess,
 }
 
-/// The region table of one NIC. Keys are never reused while the NIC lives.
-#[derive(Debug, Default)]
+/// The region table of one NIC. Keys are unpredictable (24 random bits over an
+/// 8-bit generation, [`IdGen::key`]) and never equal a live region's key.
+#[derive(Debug)]
 pub struct MrTable {
     by_key: BTreeMap<u32, MemoryRegion>,
-    next_key: u32,
+    keys: IdGen,
+}
+
+impl Default for MrTable {
+    fn default() -> Self {
+        MrTable::new(IdGen::from_u64(0))
+    }
 }
 
 impl MrTable {
+    /// An empty table drawing its keys from `keys`.
+    pub fn new(keys: IdGen) -> Self {
+        MrTable {
+            by_key: BTreeMap::new(),
+            keys,
+        }
+    }
+
     /// Registers `addr..addr + len` and returns the region with its keys.
     pub fn register(
         &mut self,
@@ -93,8 +110,8 @@ impl MrTable {
             return Err(RegisterError::InvalidAccess);
         }
         // Key 0 is never handed out so a zeroed field never matches.
-        self.next_key = self.next_key.wrapping_add(0x101).max(0x100);
-        let key = self.next_key;
+        let by_key = &self.by_key;
+        let key = self.keys.key(|k| by_key.contains_key(&k));
         let mr = MemoryRegion {
             addr,
             len,

@@ -19,6 +19,7 @@ use metaroce_proto::{Ext, MsgRepr, Packet, PseudoHeader, Repr};
 use crate::config::{MAX_PATHS, NicConfig, QpConfig};
 use crate::counters::{Drops, Stats};
 use crate::datapath::{Datapath, HwTransmit, HwVerdict, PlacedPacket, TableDone, TableRequest};
+use crate::ids::IdGen;
 use crate::memory::Memory;
 use crate::mr::{MemoryRegion, MrTable, RegisterError};
 use crate::path::{PathStats, PathView, SlotFate};
@@ -26,6 +27,7 @@ use crate::qp::{Ctx, PseudoLocal, Qp, RxData};
 use crate::verbs::{
     QpState, QpTransition, RecvWr, RemoteEnd, SendOp, SendWr, Sge, VerbsError, WcStatus,
 };
+use metaroce_proto::auth::AUTH_TRAILER_LEN;
 
 /// Metadata of a received datagram, from the IP and UDP headers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -56,6 +58,10 @@ pub struct Transmit {
     pub len: usize,
     /// Send as ECN-capable (ECT(0)).
     pub ecn_capable: bool,
+    /// Bytes of auth trailer after the ICRC (0, or
+    /// [`AUTH_TRAILER_LEN`] on an authenticated QP): a backend that
+    /// recomputes the ICRC does it on the first `len - trailer_len` bytes.
+    pub trailer_len: usize,
 }
 
 /// Something the application should know.
@@ -95,7 +101,9 @@ pub struct Nic {
     lingering: BTreeMap<u32, Lingering>,
     /// Some lingering QP has no `until` yet.
     linger_unclocked: bool,
-    next_qpn: u32,
+    ids: IdGen,
+    /// QPs created so far plus 0x0f.
+    qps_created: u32,
     next_pd: u32,
     events: VecDeque<Event>,
     ready: VecDeque<u32>,
@@ -108,13 +116,22 @@ pub struct Nic {
 impl Nic {
     /// A NIC with no QPs or regions.
     pub fn new(cfg: NicConfig) -> Self {
+        let mut ids = match cfg.id_seed {
+            Some(seed) => IdGen::from_seed(seed),
+            None => IdGen::from_u64(cfg.seed),
+        };
+        let mut key_seed = [0; 32];
+        for chunk in key_seed.chunks_mut(4) {
+            chunk.copy_from_slice(&ids.psn().to_le_bytes());
+        }
         Nic {
             cfg,
-            mrs: MrTable::default(),
+            mrs: MrTable::new(IdGen::from_seed(key_seed)),
             qps: BTreeMap::new(),
             lingering: BTreeMap::new(),
             linger_unclocked: false,
-            next_qpn: 0x10,
+            ids,
+            qps_created: 0x0f,
             next_pd: 1,
             events: VecDeque::new(),
             ready: VecDeque::new(),
@@ -152,15 +169,66 @@ impl Nic {
         self.mrs.deregister(lkey).is_some()
     }
 
+    /// The next conn PSN QP `qpn` expects to receive (its cumulative
+    /// acceptance point), for tests.
+    pub fn debug_rx_conn_cum(&self, qpn: u32) -> Option<u32> {
+        self.qps.get(&qpn).map(|q| q.rx.conn.cum())
+    }
+
+    /// On an authenticated QP (the one `datagram`'s `dst_qpn` names), checks
+    /// the auth trailer and the replay window before anything else and
+    /// returns the packet without the trailer; `None` (counted) when it
+    /// fails. Any other datagram is returned as it is.
+    fn authenticate<'d>(&mut self, datagram: &'d [u8]) -> Option<&'d [u8]> {
+        let Some(qpn) = datagram.get(4..8) else {
+            return Some(datagram);
+        };
+        let qpn = u32::from_be_bytes([qpn[0], qpn[1], qpn[2], qpn[3]]);
+        let qp = match self.qps.get_mut(&qpn) {
+            Some(qp) => qp,
+            None => match self.lingering.get_mut(&qpn) {
+                Some(l) => &mut l.qp,
+                None => return Some(datagram),
+            },
+        };
+        let Some(auth) = qp.auth.as_mut() else {
+            return Some(datagram);
+        };
+        let Ok((seq, len)) = auth.mac.open(auth.peer_qpn, datagram) else {
+            self.drops.bad_tag += 1;
+            return None;
+        };
+        if !auth.rx.accept(seq) {
+            self.drops.replayed += 1;
+            return None;
+        }
+        datagram.get(..len)
+    }
+
+    /// A random 32-bit PSN from the NIC's identifier generator, for an
+    /// application to use as a QP's first send PSN (spec §11.1).
+    pub fn random_psn(&mut self) -> u32 {
+        self.ids.psn()
+    }
+
     /// Creates a QP in RESET with the NIC's default QP configuration, or `cfg`.
     pub fn create_qp(&mut self, pd: u32, cfg: Option<QpConfig>) -> Result<u32, VerbsError> {
         let cfg = cfg.unwrap_or_else(|| self.cfg.qp.clone());
         if cfg.paths == 0 || cfg.paths > MAX_PATHS || cfg.streams == 0 || cfg.recv_window == 0 {
             return Err(VerbsError::InvalidArgument);
         }
-        let qpn = self.next_qpn;
-        self.next_qpn += 1;
-        let seed = self.cfg.seed ^ u64::from(qpn).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        // The RTL has no authentication engine (spec §11.4).
+        if cfg.auth.is_some() && self.cfg.datapath == Datapath::Hardware {
+            return Err(VerbsError::InvalidArgument);
+        }
+        let (qps, lingering) = (&self.qps, &self.lingering);
+        let qpn = self
+            .ids
+            .qpn(|q| qps.contains_key(&q) || lingering.contains_key(&q));
+        // The entropy generator's seed depends on the creation order only, so
+        // a simulation's paths do not change with the identifiers.
+        self.qps_created += 1;
+        let seed = self.cfg.seed ^ u64::from(self.qps_created).wrapping_mul(0x9e37_79b9_7f4a_7c15);
         let hardware_table = self.cfg.datapath == Datapath::Hardware;
         self.qps.insert(
             qpn,
@@ -223,7 +291,22 @@ impl Nic {
     /// Applies a Verbs state transition.
     pub fn modify_qp(&mut self, qpn: u32, t: QpTransition) -> Result<(), VerbsError> {
         let qp = self.qps.get_mut(&qpn).ok_or(VerbsError::NoSuchQp)?;
+        // Each end's nonces start with its own QPN (spec §11.2): the two
+        // ends of an authenticated connection need different ones.
+        if let (QpTransition::Rtr(remote), Some(_)) = (t, qp.auth.as_ref())
+            && remote.qpn == qpn
+        {
+            return Err(VerbsError::InvalidArgument);
+        }
         qp.modify(t, &mut self.events)?;
+        if let (QpTransition::Rtr(remote), Some(auth)) = (t, qp.auth.as_mut()) {
+            // The sequence numbers start at a random point, so a QP reset
+            // and connected again under the same key does not repeat them.
+            auth.peer_qpn = remote.qpn;
+            let start = (u64::from(self.ids.psn()) << 32 | u64::from(self.ids.psn())) >> 2;
+            auth.tx_seq = start.max(1);
+            auth.rx = Default::default();
+        }
         Self::mark_ready(&mut self.ready, qp);
         Ok(())
     }
@@ -310,6 +393,9 @@ impl Nic {
         meta: RxMeta,
         mem: &mut M,
     ) {
+        let Some(datagram) = self.authenticate(datagram) else {
+            return;
+        };
         let packet = match Packet::new_checked(datagram) {
             Ok(p) => p,
             Err(e) => return self.drops.count_wire_error(&e),
@@ -541,7 +627,18 @@ impl Nic {
                 mtu: self.cfg.mtu,
             };
             match qp.poll_transmit(&mut ctx, &local, rate_hint, buf, datapath) {
-                Some(t) => {
+                Some(mut t) => {
+                    if let (Some(auth), HwTransmit::Datagram(d)) = (qp.auth.as_mut(), &mut t) {
+                        // The trailer follows the ICRC (spec §11.2); callers
+                        // give buffers with room (MTU + 256 bytes).
+                        let trailer = auth.mac.trailer(qpn, auth.tx_seq, &buf[..d.len]);
+                        if let Some(room) = buf.get_mut(d.len..d.len + AUTH_TRAILER_LEN) {
+                            room.copy_from_slice(&trailer);
+                            d.len += AUTH_TRAILER_LEN;
+                            d.trailer_len = AUTH_TRAILER_LEN;
+                            auth.tx_seq += 1;
+                        }
+                    }
                     // It may have more: back of the line, so QPs take turns.
                     self.ready.push_back(qpn);
                     return Some(t);

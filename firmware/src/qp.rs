@@ -18,6 +18,8 @@ use crate::verbs::{
     Completion, QpState, QpTransition, RecvWr, RemoteEnd, VerbsError, WcOpcode, WcStatus,
 };
 use crate::{Event, RxMeta, Transmit};
+use alloc::boxed::Box;
+use metaroce_proto::auth::{Authenticator, ReplayWindow};
 
 /// Everything a QP borrows from its NIC while it works.
 pub(crate) struct Ctx<'a, M: Memory> {
@@ -84,6 +86,19 @@ pub(crate) struct Qp {
     pub ready: bool,
     /// Destroyed and lingering: only (re-)acknowledges what it accepted.
     pub closed: bool,
+    /// Authenticated mode (spec §11.2).
+    pub auth: Option<Box<QpAuth>>,
+}
+
+/// The authentication state of a QP in authenticated mode.
+pub(crate) struct QpAuth {
+    pub mac: Authenticator,
+    /// The peer's QPN (its packets' nonces), set at RTR.
+    pub peer_qpn: u32,
+    /// Sequence number of the next packet sent (random start, set at RTR).
+    pub tx_seq: u64,
+    /// What the peer's packets have used.
+    pub rx: ReplayWindow,
 }
 
 impl Qp {
@@ -95,6 +110,7 @@ impl Qp {
         seed: u64,
         hardware_table: bool,
     ) -> Self {
+        let cfg_auth = cfg.auth.clone();
         Qp {
             qpn,
             pd,
@@ -110,6 +126,14 @@ impl Qp {
             hardware_table,
             ready: false,
             closed: false,
+            auth: cfg_auth.map(|k| {
+                Box::new(QpAuth {
+                    mac: Authenticator::new(&k),
+                    peer_qpn: 0,
+                    tx_seq: 1,
+                    rx: ReplayWindow::default(),
+                })
+            }),
         }
     }
 
@@ -273,7 +297,10 @@ impl Qp {
                     ctx.drops.qp_state += 1;
                     return;
                 }
-                self.tx.on_ack(ctx.now, repr.path, ack, ctx.stats);
+                if self.tx.on_ack(ctx.now, repr.path, ack, ctx.stats).is_none() {
+                    ctx.drops.bad_ack += 1;
+                    return;
+                }
                 self.after_tx_event(ctx);
             }
             (Ext::Nack(nack), Opcode::Nack) => {
@@ -287,7 +314,22 @@ impl Qp {
             (Ext::None, Opcode::Probe) => {
                 self.mark_arrival(ctx, repr, meta);
             }
-            (Ext::Cm(_), Opcode::Disconnect) => self.fail(WcStatus::WrFlushErr, ctx.events),
+            (Ext::Cm(cm), Opcode::Disconnect) => {
+                // Honoured only with the connection's current PSNs (spec §9.4):
+                // the peer's next send PSN inside our receive window and the
+                // PSN it has accepted up to among those we sent.
+                let sent = self.tx.next_psn();
+                let acked = cm.initial_psn.wrapping_sub(self.tx.peer_conn_cum());
+                let current = repr.conn_psn.wrapping_sub(self.rx.conn.cum())
+                    <= self.rx.conn.window()
+                    && (self.state == QpState::Rtr
+                        || acked <= sent.wrapping_sub(self.tx.peer_conn_cum()));
+                if !current {
+                    ctx.drops.bad_disconnect += 1;
+                    return;
+                }
+                self.fail(WcStatus::WrFlushErr, ctx.events)
+            }
             _ => ctx.drops.qp_state += 1, // CONNECT handshakes are not handled by a connected QP
         }
     }
@@ -517,6 +559,32 @@ impl Qp {
                 ctx.drops.bad_format += 1;
                 return;
             }
+            // Bounded per-stream state: every message after the oldest
+            // incomplete one holds a conn PSN inside the receive window, so
+            // its MSN is less than a window ahead (spec §6.5).
+            if conn == ConnCheck::New && !s.msn_in_window(msg.msn, self.cfg.recv_window) {
+                ctx.drops.msn_window += 1;
+                return;
+            }
+        } else if conn == ConnCheck::New {
+            // Matched to its READ before it takes a conn PSN: a response for
+            // no READ, or one that does not fit it, changes nothing (spec
+            // §6.8). The RTL matches it the same way (verdict 21, untracked).
+            let fits = self.tx.read_response_fits(repr.stream, msg, len);
+            let unexpected = match data {
+                RxData::Bytes(_) => !fits,
+                RxData::Placed { verdict, .. } => {
+                    let hw = verdict == HwVerdict::UnexpectedResponse;
+                    if hw == fits {
+                        ctx.stats.hw_disagreements += 1;
+                    }
+                    hw
+                }
+            };
+            if unexpected {
+                ctx.drops.unexpected_response += 1;
+                return;
+            }
         }
         if !self.mark_arrival(ctx, repr, meta) {
             return;
@@ -715,7 +783,13 @@ impl Qp {
         if self.disconnect_pending {
             self.disconnect_pending = false;
             let (mut r, port) = base(Opcode::Disconnect, 0, self.tx.paths[0].entropy());
-            r.ext = Ext::Cm(Default::default());
+            // The connection's current PSNs (spec §9.4): our next send PSN
+            // and the peer's PSNs we have accepted up to.
+            r.conn_psn = self.tx.next_psn();
+            r.ext = Ext::Cm(metaroce_proto::CmRepr {
+                initial_psn: self.rx.conn.cum(),
+                ..Default::default()
+            });
             return seal(&r, 0, port, local, &remote, buf, |_| true).map(HwTransmit::Datagram);
         }
         if self.state == QpState::Error || self.state == QpState::Reset {
@@ -875,6 +949,7 @@ fn seal(
         src_port,
         len,
         ecn_capable: true,
+        trailer_len: 0,
     })
 }
 

@@ -144,6 +144,11 @@ impl ConnBitmap {
     pub fn cum(&self) -> u32 {
         self.cum
     }
+
+    /// The window, PSNs (a power of two at least the receive window).
+    pub fn window(&self) -> u32 {
+        self.window
+    }
 }
 
 /// A message being received.
@@ -189,6 +194,13 @@ impl RxStream {
     /// True when `msn` is older than every message still tracked.
     pub fn is_completed(&self, msn: u32) -> bool {
         msn.wrapping_sub(self.next_msn) >= 1 << 31
+    }
+
+    /// True when `msn` is less than `window` after the oldest message not
+    /// yet completed (older ones are judged by [`RxStream::is_completed`]).
+    pub fn msn_in_window(&self, msn: u32, window: u32) -> bool {
+        let d = msn.wrapping_sub(self.next_msn);
+        d >= 1 << 31 || d < window
     }
 
     /// Pops the next message in order if it is complete.

@@ -3,6 +3,7 @@
 //! completions.
 
 use alloc::collections::VecDeque;
+use alloc::vec;
 use alloc::vec::Vec;
 
 use metaroce_proto::{AckRepr, NackReason, NackRepr, Opcode};
@@ -190,6 +191,8 @@ pub(crate) struct Tx {
     hardware_table: bool,
     /// Fates of the ACK being applied (kept to reuse its allocation).
     fate_buf: Vec<SlotFate>,
+    /// Per path: `rx_count` of the newest ACK applied.
+    ack_rx_count: Vec<u32>,
 }
 
 /// What resolved a transmission, for the loss counters.
@@ -253,6 +256,7 @@ impl Tx {
             fatal: None,
             hardware_table,
             fate_buf: Vec::new(),
+            ack_rx_count: vec![0; usize::from(cfg.paths)],
         }
     }
 
@@ -572,33 +576,85 @@ impl Tx {
         self.records.get_mut(i as usize)
     }
 
-    /// Applies an ACK for `path`. Returns true when anything progressed.
+    /// Applies an ACK for `path`. Returns `Some(true)` when anything
+    /// progressed, `None` when the ACK is refused as impossible (spec §5.5
+    /// step 0: it reports path PSNs never sent, a `conn_cum` beyond what was
+    /// sent, or more new CE marks than new packets): then nothing changes.
     /// With the paths' table entries in the NIC, its ACK receiver applies
     /// the path part ([`Tx::on_table_result`]) and this the connection part.
-    pub fn on_ack(&mut self, now: u64, path: u16, ack: &AckRepr, stats: &mut Stats) -> bool {
+    pub fn on_ack(
+        &mut self,
+        now: u64,
+        path: u16,
+        ack: &AckRepr,
+        stats: &mut Stats,
+    ) -> Option<bool> {
         let i = usize::from(path);
         if i >= self.paths.len() {
-            return false;
+            return Some(false);
         }
+        // Connection part: the peer cannot have accepted what was never sent.
+        let advance = ack.conn_cum.wrapping_sub(self.peer_conn_cum);
+        let outstanding = self.next_psn.wrapping_sub(self.peer_conn_cum);
+        if advance > outstanding && advance < 1 << 31 {
+            return None;
+        }
+        // Newest ACK of the path: its receive count has not gone back.
+        let rx_step = ack.rx_count.wrapping_sub(self.ack_rx_count[i]);
+        let newest = rx_step < 1 << 31;
         let mut progressed = false;
+        // Path part: every PSN reported received must have been sent. (A
+        // NIC's ACK receiver has applied the path part already; refusing the
+        // ACK here still keeps its connection part out.)
+        let v = *self.paths[i].view();
+        let highest = match ack.sack.highest() {
+            Some(b) => ack.path_cum.wrapping_add(1 + b),
+            None => ack.path_cum.wrapping_sub(1),
+        };
+        let ahead = highest.wrapping_sub(v.una);
+        if ahead < 1 << 31 && ahead >= v.next_psn.wrapping_sub(v.una) {
+            return None;
+        }
         if !self.hardware_table {
+            // CE marks counted since the newest ACK cannot outnumber the
+            // packets received since; an older ACK's count is ignored.
+            let last_ce = v.ce_marked as u32;
+            let ce_step = ack.ce_count.wrapping_sub(last_ce);
+            let ce_count = if !newest {
+                last_ce
+            } else if ce_step > rx_step && ce_step < 1 << 31 {
+                return None;
+            } else {
+                ack.ce_count
+            };
             let mut fates = core::mem::take(&mut self.fate_buf);
             fates.clear();
             let p = &mut self.paths[i];
             let (acked, bytes) = p.on_ack(ack.path_cum, &ack.sack, |f| fates.push(f));
-            let rtt = now.checked_sub(ack.echo_ts).filter(|_| ack.echo_ts > 0);
+            // An RTT sample only from an ACK that acknowledged something new
+            // (a data packet, or the PROBE that ends a quarantine): an older
+            // or repeated ACK echoes a timestamp whose packet was already
+            // counted.
+            let new = acked > 0 || (v.quarantined && !self.paths[i].view().quarantined);
+            let rtt = now
+                .checked_sub(ack.echo_ts)
+                .filter(|_| ack.echo_ts > 0 && new);
             let rto = self.rto(i);
-            self.paths[i].on_ack_feedback(now, rtt, ack.ce_count, acked, bytes, rto);
+            self.paths[i].on_ack_feedback(now, rtt, ce_count, acked, bytes, rto);
             progressed = self.apply_fates(i, FateOrigin::Ack, &fates, stats);
             self.fate_buf = fates;
             self.repath_if_wanted(i, stats);
         }
         self.delivered_sent_ns = self.delivered_sent_ns.max(ack.echo_ts);
         self.rack(now, stats);
-        self.peer_credit = ack.credit;
-        self.rate_hint_mbps = ack.rate_hint;
-        let advance = ack.conn_cum.wrapping_sub(self.peer_conn_cum);
-        if advance > 0 && advance <= self.next_psn.wrapping_sub(self.peer_conn_cum) {
+        if newest {
+            // Credit and rate hint only from the newest ACK of the path, so
+            // a reordered or replayed one cannot move them back.
+            self.ack_rx_count[i] = ack.rx_count;
+            self.peer_credit = ack.credit;
+            self.rate_hint_mbps = ack.rate_hint;
+        }
+        if advance > 0 && advance <= outstanding {
             self.peer_conn_cum = ack.conn_cum;
             self.retire_accepted();
             progressed = true;
@@ -606,7 +662,27 @@ impl Tx {
         if progressed {
             self.progressed(now);
         }
-        progressed
+        Some(progressed)
+    }
+
+    /// The next conn PSN to be sent.
+    pub fn next_psn(&self) -> u32 {
+        self.next_psn
+    }
+
+    /// The peer's cumulative acceptance point.
+    pub fn peer_conn_cum(&self) -> u32 {
+        self.peer_conn_cum
+    }
+
+    /// True when a READ response on `stream` for `msg.msn` with `len` bytes
+    /// belongs to an outstanding READ: same message length, inside it.
+    pub fn read_response_fits(&self, stream: u16, msg: &metaroce_proto::MsgRepr, len: u32) -> bool {
+        self.reads.get(&(stream, msg.msn)).is_some_and(|&key| {
+            let m = self.msg(key);
+            msg.msg_len == m.msg_len()
+                && msg.offset.checked_add(len).is_some_and(|e| e <= m.sge.len)
+        })
     }
 
     /// Something was delivered: the connection timer starts over.

@@ -23,14 +23,14 @@
 //! | 10 | SEND, SEND_IMM or WRITE_IMM of a stream ≥ [`RQ_STREAMS`] (no ring in the RTL): passed to the firmware | — |
 //! | 12 | connection PSN beyond the 256-PSN receive window | `conn_window` |
 //! | 13 | payload > MTU, or offset + payload > message length | `bad_length` |
+//! | 21 | READ_RESP with a new connection PSN: no outstanding READ with its (stream, MSN), or its message length or range does not fit the READ; dropped untracked, PSN not accepted (spec §6.8) | `unexpected_response` |
 //! | 16 | path PSN 2^30 or more beyond the path's cumulative PSN (also for a PROBE) | `path_window` |
 //! | 14 | connection PSN accepted before: not placed again | `stats.duplicates` |
 //! | 15 | WRITE, WRITE_IMM: rkey unknown, other PD, range outside the MR, or no REMOTE_WRITE | `remote_access` |
 //! | 18 | SEND, WRITE_IMM: no posted receive with its `recv_idx` on its stream (RNR NACK) | `receiver_not_ready` |
 //! | 19 | SEND: message longer than the receive (invalid-request NACK) | `invalid_request` |
 //! | 20 | SEND: the receive's lkey check fails (remote-operational NACK) | `remote_access` |
-//! | 21 | READ_RESP: no outstanding READ with its (stream, MSN); PSN accepted | `unexpected_response` |
-//! | 22 | READ_RESP: does not fit its READ (length, lkey check); PSN accepted, the READ fails and the QP goes to ERR (state 0) | `unexpected_response` |
+//! | 22 | READ_RESP matched to its READ: the lkey check of its bytes fails; PSN accepted, the READ fails and the QP goes to ERR (state 0) | `unexpected_response` |
 //!
 //! SEND/SEND_IMM of streams below [`RQ_STREAMS`] are checked against the
 //! receive ring of their (QP, stream) (the engine's `Qp::on_message`:
@@ -39,9 +39,11 @@
 //! needs a posted receive of its stream too (its completion consumes it)
 //! and is then checked and placed as a WRITE (rkey, `remote_va`); the
 //! completion itself (with the immediate, from the event) is the
-//! firmware's, as for SENDs. READ_RESP is checked against the QP's outstanding-READ table
-//! (`on_read_response`: `msg_len` equal to the READ's length, `offset +
-//! len` inside it, `check_local`) and placed likewise. The lkey check is
+//! firmware's, as for SENDs. A new READ_RESP is first matched to the QP's
+//! outstanding-READ table (`Tx::read_response_fits`: `msg_len` equal to
+//! the READ's length, `offset + len` inside it) before it is path-tracked
+//! or takes its connection PSN; then its bytes get the lkey check
+//! (`on_read_response`'s `check_local`) and are placed likewise. The lkey check is
 //! the same MR lookup and bounds check as the WRITE's rkey check, with the
 //! key, address and needed access chosen by opcode.
 //!
@@ -243,9 +245,12 @@ pub enum Verdict {
     InvalidRequest = 19,
     /// SEND: the receive's lkey check failed (remote-operational NACK).
     RemoteOperational = 20,
-    /// READ_RESP: no outstanding READ with its (stream, MSN).
+    /// READ_RESP with a new connection PSN: no outstanding READ with its
+    /// (stream, MSN), or it does not fit the READ (length, range); dropped
+    /// untracked, its PSN not accepted.
     UnexpectedResponse = 21,
-    /// READ_RESP: does not fit its READ; the READ fails, the QP goes to ERR.
+    /// READ_RESP matched to its READ: its lkey check failed; the READ fails,
+    /// the QP goes to ERR.
     BadResponse = 22,
 }
 

@@ -39,6 +39,7 @@ pub use metaroce_firmware::{
     RemoteEnd, SendOp, Sge, Stats, VerbsError, WcOpcode, WcStatus,
 };
 use metaroce_firmware::{Completion, Event, SendWr};
+pub use metaroce_proto::auth::AuthKey;
 
 use crate::backend::{Backend, Control, DatapathStats, EventSink};
 use crate::eventfd::EventFd;
@@ -417,10 +418,10 @@ impl ProtectionDomain {
             None
         };
         let pd = self.pd;
-        let qpn = self
-            .ctx
-            .inner
-            .control(|c| c.nic.create_qp(pd, Some(cfg.clone())))?;
+        let (qpn, psn) = self.ctx.inner.control(|c| {
+            let qpn = c.nic.create_qp(pd, Some(cfg.clone()))?;
+            Ok::<_, VerbsError>((qpn, c.nic.random_psn()))
+        })?;
         let route = Arc::new(Route {
             send_cq: Arc::clone(&init.send_cq.inner),
             recv_cq: Arc::clone(&init.recv_cq.inner),
@@ -436,6 +437,7 @@ impl ProtectionDomain {
         Ok(QueuePair {
             ctx: self.ctx.clone(),
             qpn,
+            psn,
             streams: cfg.streams,
             max_inline: init.max_inline,
             inline,
@@ -687,6 +689,14 @@ pub struct QpInit<'a> {
 }
 
 impl<'a> QpInit<'a> {
+    /// Authenticated mode (spec §11.2) with the connection key `key`, agreed with the
+    /// peer out of band like the QPN; both ends must use it. Starts from
+    /// [`QpConfig::default`] when no configuration is set.
+    pub fn with_auth(mut self, key: AuthKey) -> Self {
+        self.config.get_or_insert_with(QpConfig::default).auth = Some(key);
+        self
+    }
+
     /// Default settings with 64 bytes of inline data.
     pub fn new(send_cq: &'a CompletionQueue, recv_cq: &'a CompletionQueue) -> Self {
         QpInit {
@@ -801,6 +811,8 @@ impl<'a> SendRequest<'a> {
 pub struct QueuePair {
     ctx: Context,
     qpn: u32,
+    /// First send PSN: random (spec §11.1), told to the peer by `endpoint`.
+    psn: u32,
     streams: u16,
     max_inline: u32,
     inline: Option<MemoryRegion>,
@@ -812,9 +824,6 @@ impl std::fmt::Debug for QueuePair {
         f.debug_struct("QueuePair").field("qpn", &self.qpn).finish()
     }
 }
-
-/// PSN a QP sends first (any value works; fixed for reproducibility).
-const INITIAL_PSN: u32 = 0x1000;
 
 impl QueuePair {
     /// QP number.
@@ -843,7 +852,7 @@ impl QueuePair {
         QpEndpoint {
             qpn: self.qpn,
             addr: self.ctx.address(),
-            psn: INITIAL_PSN,
+            psn: self.psn,
         }
     }
 
@@ -859,7 +868,7 @@ impl QueuePair {
             initial_psn: peer.psn,
         }))?;
         self.modify(QpTransition::Rts {
-            initial_psn: INITIAL_PSN,
+            initial_psn: self.psn,
             retry_cnt: opts.retry_cnt,
             rnr_retry: opts.rnr_retry,
             timeout_ns: opts.timeout_ns,

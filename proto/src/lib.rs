@@ -16,6 +16,7 @@
 #[cfg(test)]
 extern crate std;
 
+pub mod auth;
 mod error;
 mod header;
 mod icrc;

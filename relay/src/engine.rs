@@ -274,20 +274,32 @@ impl Fabric {
             bump(&ctl.counters.dropped_loss);
             return;
         }
-        if self.reseal_icrc && !icrc_ok(d, self.listen_addrs[link]) {
-            bump(&ctl.counters.bad_icrc);
-            return;
-        }
+        let plen = if self.reseal_icrc {
+            let Some(plen) = icrc_len(d, self.listen_addrs[link]) else {
+                bump(&ctl.counters.bad_icrc);
+                return;
+            };
+            plen
+        } else {
+            d.data.len()
+        };
         let dup = self.queues[path * self.n_egress].cfg.duplicate;
-        if self.enqueue(d, link, path, now) && dup > 0.0 && self.rng.gen_bool(dup.min(1.0)) {
+        if self.enqueue(d, plen, link, path, now) && dup > 0.0 && self.rng.gen_bool(dup.min(1.0)) {
             bump(&self.shared.paths[path].counters.duplicated);
-            self.enqueue(d, link, path, now);
+            self.enqueue(d, plen, link, path, now);
         }
     }
 
-    /// Queues a copy of `d` on `path` (drop-tail, ECN marking, re-seal, rewrite hook);
-    /// false if it was dropped.
-    fn enqueue(&mut self, d: &Datagram<'_>, link: usize, path: usize, now: Instant) -> bool {
+    /// Queues a copy of `d` on `path` (drop-tail, ECN marking, re-seal of the ICRC
+    /// ending at `plen`, rewrite hook); false if it was dropped.
+    fn enqueue(
+        &mut self,
+        d: &Datagram<'_>,
+        plen: usize,
+        link: usize,
+        path: usize,
+        now: Instant,
+    ) -> bool {
         let ctl = &self.shared.paths[path];
         let st = &mut self.queues[path * self.n_egress + self.egress_of_link[link]];
         let src = self.socks[path].local_addr();
@@ -315,7 +327,7 @@ impl Fabric {
         if self.reseal_icrc {
             let dst = self.forward_to[link];
             let pseudo = PseudoHeader::new(src.ip(), src.port(), dst.ip(), dst.port());
-            Packet::new_unchecked(&mut *buf).fill_icrc(&pseudo);
+            Packet::new_unchecked(&mut buf[..plen.min(len)]).fill_icrc(&pseudo);
         }
         if let Some(rw) = &mut self.rewrite {
             let info = ForwardInfo {
@@ -443,11 +455,19 @@ impl Fabric {
     }
 }
 
-/// True if `d` is a MetaRoCE packet whose ICRC verifies for the addresses it travelled
-/// between (its sender and the listen address `to`).
-fn icrc_ok(d: &Datagram<'_>, to: SocketAddr) -> bool {
+/// If `d` is a MetaRoCE packet whose ICRC verifies for the addresses it travelled
+/// between (its sender and the listen address `to`), the packet's length: the whole
+/// datagram, or all but an authenticated QP's 24-byte trailer after the ICRC (spec
+/// §11.2), which the relay forwards untouched.
+fn icrc_len(d: &Datagram<'_>, to: SocketAddr) -> Option<usize> {
     let pseudo = PseudoHeader::new(d.src.ip(), d.src.port(), to.ip(), to.port());
-    Packet::new_checked(d.data).is_ok_and(|p| p.verify_icrc(&pseudo).is_ok())
+    let ok = |data: &[u8]| Packet::new_checked(data).is_ok_and(|p| p.verify_icrc(&pseudo).is_ok());
+    let len = d.data.len();
+    if ok(d.data) {
+        return Some(len);
+    }
+    let plen = len.checked_sub(metaroce_proto::auth::AUTH_TRAILER_LEN)?;
+    ok(&d.data[..plen]).then_some(plen)
 }
 
 /// Bytes per second a path serves with `rate_bps` and a background `load` share.

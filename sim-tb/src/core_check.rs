@@ -141,7 +141,9 @@ fn mapped(ip: IpAddr) -> [u8; 16] {
 }
 
 /// The READs each connection has outstanding (see [`Read`]): 8 KiB into
-/// the writable region on stream 0, 6,000 bytes into `mrs[1]` on stream 3.
+/// the writable region on stream 0, 6,000 bytes into the late region
+/// `mrs[3]` on stream 3 (deregistered near the end of a run, so that a
+/// response after that fails its lkey check).
 fn reads(mrs: &[MemoryRegion; 4]) -> [Read; READS] {
     let read = |stream, mr: &MemoryRegion, at: u64, len| Read {
         stream,
@@ -152,10 +154,7 @@ fn reads(mrs: &[MemoryRegion; 4]) -> [Read; READS] {
             lkey: mr.lkey,
         },
     };
-    [
-        read(0, &mrs[0], 40 << 10, 8192),
-        read(3, &mrs[1], 16 << 10, 6000),
-    ]
+    [read(0, &mrs[0], 40 << 10, 8192), read(3, &mrs[3], 0, 6000)]
 }
 
 /// Memory that records every write the engine makes.
@@ -847,11 +846,21 @@ impl Traffic {
         out
     }
 
-    /// A READ response for the READ `r`: a random piece of it
-    /// (up to an MTU), or, with `msg_len`, a response of another length.
-    fn read_resp(&mut self, c: usize, conn: &Conn, r: &Read, msg_len: Option<u32>) -> Write {
+    /// A READ response for the READ `r`: a random piece of it (up to an
+    /// MTU; at least a byte if `bytes`), or, with `msg_len`, a response of
+    /// another length.
+    fn read_resp(
+        &mut self,
+        c: usize,
+        conn: &Conn,
+        r: &Read,
+        msg_len: Option<u32>,
+        bytes: bool,
+    ) -> Write {
         let off = self.rng.gen_range(0..r.sge.len);
-        let len = self.rng.gen_range(0..=(r.sge.len - off).min(MTU));
+        let len = self
+            .rng
+            .gen_range(u32::from(bytes)..=(r.sge.len - off).min(MTU));
         let m = MsgRepr {
             msn: r.msn,
             recv_idx: 0,
@@ -988,7 +997,9 @@ fn hostile(rng: &mut SmallRng, w: &Write, e: &Engine) -> Frame {
         }
         19 => {
             let m = msg_mut(&mut h.repr);
-            m.msn = m.msn.wrapping_add(1 << 20);
+            // An MSN not used yet but inside the engine's MSN window (the
+            // receive window, spec §6.5), which the RTL does not check.
+            m.msn = m.msn.wrapping_add(rng.gen_range(64..128));
             m.msg_len =
                 e.recv_sge(usize::from(w.repr.stream), m.recv_idx).len + rng.gen_range(1..1000);
         }
@@ -1035,8 +1046,11 @@ fn tail(packets: usize) -> (usize, usize) {
 /// messages, 20 % CE-marked. With `mixed`, 25 % of the steps are SEND,
 /// SEND_IMM or WRITE_IMM messages (streams with a ring) and 20 % READ
 /// responses instead of WRITEs, and
-/// near the end (see [`tail`]) one READ response of the wrong length fails
-/// connection 1's READ and QP.
+/// near the end (see [`tail`]) one READ response of the wrong length (for
+/// no READ: dropped untracked), and after the late region's deregistration
+/// one response to connection 1's READ into it, whose lkey check fails its
+/// READ and QP (no other response to that READ goes near or after that
+/// point).
 fn traffic(
     e: &Engine,
     packets: usize,
@@ -1055,6 +1069,8 @@ fn traffic(
             })
             .collect(),
     };
+    let (misfit_at, dereg_at) = tail(packets);
+    let mut misfit = !mixed;
     let mut fatal = !mixed;
     let mut out = Vec::with_capacity(packets);
     let mut sent: Vec<Write> = Vec::new();
@@ -1067,8 +1083,10 @@ fn traffic(
                 0..10 => vec![t.probe(c, conn)],
                 55..80 if mixed => t.send(c, conn, e),
                 80.. if mixed => {
-                    let r = e.reads[t.rng.gen_range(0..READS)];
-                    vec![t.read_resp(c, conn, &r, None)]
+                    // Responses into the late region stop well before it goes.
+                    let late = out.len() + 64 >= dereg_at;
+                    let r = e.reads[if late { 0 } else { t.rng.gen_range(0..READS) }];
+                    vec![t.read_resp(c, conn, &r, None, false)]
                 }
                 _ => vec![t.write(c, conn, &e.mrs[0])],
             };
@@ -1085,10 +1103,16 @@ fn traffic(
                 sent.push(w);
             }
         }
-        if !fatal && out.len() >= tail(packets).0 {
-            fatal = true;
+        if !misfit && out.len() >= misfit_at {
+            misfit = true;
             let r = e.reads[0];
-            let w = t.read_resp(1, &e.conns[1], &r, Some(r.sge.len + 512));
+            let w = t.read_resp(1, &e.conns[1], &r, Some(r.sge.len + 512), false);
+            window.push(seal(&w, w.src, e.local));
+        }
+        if !fatal && out.len() >= dereg_at + 16 {
+            fatal = true;
+            let r = e.reads[1];
+            let w = t.read_resp(1, &e.conns[1], &r, None, true);
             window.push(seal(&w, w.src, e.local));
         }
         window.shuffle(&mut t.rng);

@@ -262,7 +262,8 @@ pub fn run_pair(cfg: &PairConfig) -> Result<PairReport, SimError> {
     });
     let mut r = PairReport::default();
     let mut out = Vec::new();
-    let mut history: Vec<Vec<u8>> = Vec::new();
+    // Earlier frames per sender: a replay goes the way the original went.
+    let mut history: [Vec<Vec<u8>>; 2] = Default::default();
     let mut cycles = 0u64;
     while cycles < cfg.max_cycles {
         let now = nodes[0].nic.now_ns();
@@ -277,10 +278,11 @@ pub fn run_pair(cfg: &PairConfig) -> Result<PairReport, SimError> {
             for f in out.drain(..) {
                 if cfg.hostile > 0.0 {
                     if rng.gen_bool(cfg.hostile.min(1.0)) {
-                        let h = hostile(&mut rng, &f, &history);
+                        let h = hostile(&mut rng, &f, &history[i]);
                         wire.inject(1 - i, now + cfg.delay_ns, h);
                         r.hostile_frames += 1;
                     }
+                    let history = &mut history[i];
                     if history.len() < 4096 {
                         history.push(f.clone());
                     } else {
@@ -353,7 +355,7 @@ pub fn run_pair(cfg: &PairConfig) -> Result<PairReport, SimError> {
     Ok(r)
 }
 
-/// A hostile frame: a replay of an earlier frame, a bit flip (bad ICRC), a
+/// A hostile frame: a replay of an earlier frame of the same sender, a bit flip (bad ICRC), a
 /// truncation, or a copy of `frame` re-addressed to an unknown QP with a
 /// valid ICRC.
 fn hostile(rng: &mut SmallRng, frame: &[u8], history: &[Vec<u8>]) -> Vec<u8> {

@@ -326,14 +326,19 @@ pub fn all() -> Vec<Case> {
             "DISCONNECT: QP to ERR, receives flushed"
         ),
         case!(
+            rx::disconnect_without_psns_ignored,
+            "9.4",
+            "DISCONNECT without the connection's PSNs ignored"
+        ),
+        case!(
             rx::connect_opcodes_dropped,
             "9.3",
             "CONNECT / CONNECT_ACK dropped"
         ),
         case!(
             tx::unexpected_read_response_dropped,
-            "6.2 step 23",
-            "unmatched READ_RESP: dropped, conn PSN accepted"
+            "6.2 step 16a",
+            "unmatched READ_RESP: dropped, conn PSN not taken"
         ),
         // The sender (§5, §9.4).
         case!(
@@ -402,6 +407,11 @@ pub fn all() -> Vec<Case> {
             "forged ACK beyond next_conn_psn: ignored"
         ),
         case!(
+            tx::tx_ack_for_unsent_path_psns_refused,
+            "5.5 step 0",
+            "ACK for path PSNs never sent: refused"
+        ),
+        case!(
             tx::tx_ack_for_unknown_path_ignored,
             "5.5",
             "ACK for a path the sender lacks: ignored"
@@ -409,7 +419,7 @@ pub fn all() -> Vec<Case> {
         case!(
             tx::tx_disconnect_sent_once,
             "9.4",
-            "disconnect: one all-zero DISCONNECT, QP in ERR"
+            "disconnect: one DISCONNECT with the PSNs, QP in ERR"
         ),
         case!(
             tx::tx_read_round_trip,

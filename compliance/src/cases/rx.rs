@@ -840,17 +840,34 @@ pub fn zero_byte_read_answered(ctx: &mut Ctx) -> Verdict {
     Ok(())
 }
 
+/// §9.4: a DISCONNECT without the connection's current PSNs (here all zero, a
+/// blind guess) changes nothing and is not answered.
+pub fn disconnect_without_psns_ignored(ctx: &mut Ctx) -> Verdict {
+    let mut c = ctx.conn()?;
+    let mut blind = c.control(
+        &mut ctx.peer,
+        Opcode::Disconnect,
+        Ext::Cm(Default::default()),
+    );
+    // A send PSN far outside the window, whatever the target's PSNs are.
+    blind.repr.conn_psn = c.next_conn_psn.wrapping_add(1 << 31);
+    ctx.send(&blind)?;
+    ctx.silence(crate::QUIET_WAIT)?;
+    let st = ctx.dev.qp_state(c.qpn);
+    check!(
+        st == Some(crate::target::QpStateName::Rts),
+        "QP state {st:?} after a DISCONNECT without the connection's PSNs"
+    );
+    ctx.sync(&mut c, 0).map(|_| ())
+}
+
 /// §9.4: a DISCONNECT from the peer moves the QP to ERR and flushes posted receives.
 pub fn disconnect_received(ctx: &mut Ctx) -> Verdict {
     let mut c = ctx.conn()?;
     ctx.dev
         .post_recv(c.qpn, 55, c.mr.handle, 0, 64, 0)
         .map_err(Fail::Skip)?;
-    let d = c.control(
-        &mut ctx.peer,
-        Opcode::Disconnect,
-        Ext::Cm(Default::default()),
-    );
+    let d = c.disconnect(&mut ctx.peer);
     ctx.send(&d)?;
     let wc = ctx.completions(c.qpn, 1, REPLY_WAIT);
     check!(

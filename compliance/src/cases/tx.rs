@@ -634,6 +634,24 @@ pub fn tx_forged_ack_ignored(ctx: &mut Ctx) -> Verdict {
     expect_wc(ctx, &c, 1, "SUCCESS").map(|_| ())
 }
 
+/// §5.5 step 0: an ACK that reports path PSNs never sent is refused whole,
+/// even with a true `conn_cum`.
+pub fn tx_ack_for_unsent_path_psns_refused(ctx: &mut Ctx) -> Verdict {
+    let mut c = ctx.conn()?;
+    let pk = [one_write(ctx, &c)?];
+    c.mark(&pk[0]);
+    let path = pk[0].repr.path;
+    let mut forged = c.ack(&mut ctx.peer, path, 64);
+    if let Ext::Ack(a) = &mut forged.repr.ext {
+        a.path_cum = pk[0].repr.path_psn.wrapping_add(10);
+    }
+    ctx.send(&forged)?;
+    no_wc(ctx, &c)?;
+    ctx.expect_counter("bad_ack", 1)?;
+    ack_all(ctx, &c, 64)?;
+    expect_wc(ctx, &c, 1, "SUCCESS").map(|_| ())
+}
+
 /// §5.5: an ACK for a path the sender does not have is ignored, conn_cum included.
 pub fn tx_ack_for_unknown_path_ignored(ctx: &mut Ctx) -> Verdict {
     let mut c = ctx.conn()?;
@@ -648,7 +666,8 @@ pub fn tx_ack_for_unknown_path_ignored(ctx: &mut Ctx) -> Verdict {
     expect_wc(ctx, &c, 1, "SUCCESS").map(|_| ())
 }
 
-/// §9.4: an application disconnect sends one DISCONNECT (all fields 0) and the QP enters ERR.
+/// §9.4: an application disconnect sends one DISCONNECT (with the connection's
+/// current PSNs, other fields 0) and the QP enters ERR.
 pub fn tx_disconnect_sent_once(ctx: &mut Ctx) -> Verdict {
     let c = ctx.conn()?;
     ctx.dev.disconnect(c.qpn).map_err(Fail::Skip)?;
@@ -662,13 +681,23 @@ pub fn tx_disconnect_sent_once(ctx: &mut Ctx) -> Verdict {
     let r = d.repr;
     check!(r.src_qpn == c.qpn, "DISCONNECT src_qpn {:#x}", r.src_qpn);
     check!(
-        r.stream == 0 && r.path == 0 && r.conn_psn == 0 && r.path_psn == 0 && r.flags.is_empty(),
-        "DISCONNECT base header {r:?}"
+        r.stream == 0
+            && r.path == 0
+            && r.conn_psn == c.target_psn
+            && r.path_psn == 0
+            && r.flags.is_empty(),
+        "DISCONNECT base header {r:?} (conn_psn: the target's next send PSN {:#x})",
+        c.target_psn
     );
+    let cm = metaroce_proto::CmRepr {
+        initial_psn: c.next_conn_psn,
+        ..Default::default()
+    };
     check!(
-        r.ext == Ext::Cm(Default::default()),
-        "DISCONNECT CM fields {:?}",
-        r.ext
+        r.ext == Ext::Cm(cm),
+        "DISCONNECT CM fields {:?} (want the target's conn_cum {:#x})",
+        r.ext,
+        c.next_conn_psn
     );
     ctx.silence(QUIET_WAIT)?;
     let st = ctx.dev.qp_state(c.qpn);
@@ -752,7 +781,9 @@ pub fn tx_read_round_trip(ctx: &mut Ctx) -> Verdict {
     Ok(())
 }
 
-/// §6.2 step 23: a READ_RESP matching no outstanding READ is dropped, but its conn PSN is accepted.
+/// §6.2 step 16a, §6.8: a READ_RESP matching no outstanding READ is dropped
+/// before it is marked or takes its conn PSN: the real packet with that conn
+/// PSN is still accepted.
 pub fn unexpected_read_response_dropped(ctx: &mut Ctx) -> Verdict {
     let mut c = ctx.conn()?;
     let m = metaroce_proto::MsgRepr {
@@ -761,16 +792,24 @@ pub fn unexpected_read_response_dropped(ctx: &mut Ctx) -> Verdict {
         ..Default::default()
     };
     let p = c.data(&mut ctx.peer, Opcode::ReadResp, 2, m, b"junk");
-    let (_, a) = ctx.send_and_ack(&c, &p)?;
-    check!(
-        a.conn_cum == c.next_conn_psn,
-        "an unexpected READ_RESP's conn PSN was not accepted"
-    );
+    ctx.send(&p)?;
+    ctx.silence(QUIET_WAIT)?;
     check!(
         ctx.mem(&c, 0, 4)? == [0; 4],
         "an unexpected READ_RESP was placed"
     );
     let st = ctx.dev.qp_state(c.qpn);
     check!(st == Some(QpStateName::Rts), "QP state {st:?}");
-    ctx.expect_counter("unexpected_response", 1)
+    ctx.expect_counter("unexpected_response", 1)?;
+    // The forged response did not consume its conn PSN: a WRITE with it lands.
+    c.next_conn_psn = p.repr.conn_psn;
+    let w = c.write(&mut ctx.peer, 2, 0, b"real");
+    let (_, a) = ctx.send_and_ack(&c, &w)?;
+    check!(
+        a.conn_cum == c.next_conn_psn,
+        "the conn PSN of an unmatched READ_RESP was taken (conn_cum {:#x})",
+        a.conn_cum
+    );
+    check!(ctx.mem(&c, 0, 4)? == b"real", "the WRITE was not placed");
+    Ok(())
 }

@@ -12,6 +12,8 @@
 //!   vfio-user device process says its own.
 //! * `METAROCE_IBV_PORT` — UDP port of the first device context the process opens (the
 //!   next ones take the following ports); unset or 0: the kernel picks one.
+//! * `METAROCE_IBV_AUTH_KEY` — 64 hex digits: every QP runs in authenticated mode with
+//!   this connection key (both ends must set the same key; spec §11.2).
 //! * `METAROCE_IBV_BUSY_POLL` — `1`: the soft NIC's progress thread spins instead of
 //!   sleeping when idle (lower latency, one core busy).
 

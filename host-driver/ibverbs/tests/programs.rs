@@ -157,6 +157,25 @@ fn rc_pingpong_with_completion_events_validated() {
 }
 
 #[test]
+fn rc_pingpong_in_authenticated_mode_from_the_environment() {
+    let _g = serial();
+    let key = ("METAROCE_IBV_AUTH_KEY", "5a".repeat(32));
+    pingpong(
+        &["-s", "4096", "-n", "200", "-c"],
+        std::slice::from_ref(&key),
+        std::slice::from_ref(&key),
+    );
+    // The variable is read: a malformed key fails ibv_create_qp at once.
+    let port = oob_port();
+    let mut bad = program("ibv_rc_pingpong", &["-g", "0", "-p", &port]);
+    bad.env("METAROCE_IBV_AUTH_KEY", "not-a-key");
+    let out = bad.output().expect("run ibv_rc_pingpong");
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("Couldn't create QP"), "{err}");
+}
+
+#[test]
 fn rc_pingpong_and_write_bw_over_ipv6_loopback() {
     let has_v6_loopback = std::fs::read_to_string("/proc/net/if_inet6")
         .is_ok_and(|t| t.contains("00000000000000000000000000000001"));

@@ -180,6 +180,13 @@ impl SoftBackend {
         let mut nic_cfg = cfg.nic.clone();
         nic_cfg.local_ip = addr.ip();
         nic_cfg.udp_port = addr.port();
+        if nic_cfg.id_seed.is_none() {
+            // QPNs, PSNs and keys must be unpredictable off this host (spec §11.1).
+            let mut seed = [0; 32];
+            getrandom::getrandom(&mut seed)
+                .map_err(|e| SoftError::Io("getrandom", std::io::Error::from(e)))?;
+            nic_cfg.id_seed = Some(seed);
+        }
         let (wake_tx, wake_rx) =
             UnixDatagram::pair().map_err(|e| SoftError::Io("wake socketpair", e))?;
         for s in [&wake_tx, &wake_rx] {

@@ -26,6 +26,8 @@ struct TxMeta {
     sock: usize,
     len: usize,
     ecn_capable: bool,
+    /// Auth trailer bytes after the ICRC.
+    trailer: usize,
 }
 
 const NO_TX: TxMeta = TxMeta {
@@ -36,6 +38,7 @@ const NO_TX: TxMeta = TxMeta {
     sock: 0,
     len: 0,
     ecn_capable: false,
+    trailer: 0,
 };
 
 /// Everything the progress thread owns.
@@ -180,6 +183,7 @@ impl Progress {
                 sock: usize::from(t.src_port) % socks,
                 len: t.len,
                 ecn_capable: t.ecn_capable,
+                trailer: t.trailer_len,
             };
             count += 1;
         }
@@ -191,7 +195,8 @@ impl Progress {
     fn send(&mut self, n: usize) {
         for i in 0..n {
             let m = self.meta[i];
-            let buf = &mut self.tx[i * self.slot..i * self.slot + m.len];
+            // The ICRC precedes an authenticated QP's trailer (spec §11.2).
+            let buf = &mut self.tx[i * self.slot..i * self.slot + m.len - m.trailer];
             let pseudo = PseudoHeader::new(
                 self.local.ip(),
                 self.ports[m.sock],

@@ -7,7 +7,7 @@ use std::net::{IpAddr, SocketAddr};
 use std::os::fd::AsRawFd;
 use std::sync::{Arc, Mutex};
 
-use metaroce_driver::verbs::{Access, QpInit, QpState, QpTransition, RemoteEnd};
+use metaroce_driver::verbs::{Access, AuthKey, QpInit, QpState, QpTransition, RemoteEnd};
 
 use crate::abi::*;
 use crate::backend;
@@ -299,6 +299,11 @@ pub extern "C" fn ibv_create_qp(pd: *mut ibv_pd, init: *mut ibv_qp_init_attr) ->
         let mut config = pd.ctx.verbs.default_qp_config();
         config.max_send_wr = granted.max_send_wr as usize;
         config.max_recv_wr = granted.max_recv_wr as usize;
+        // Authenticated mode for unmodified programs: every QP of the process
+        // uses the key (docs/verbs.md); a malformed key fails the QP.
+        if let Some(hex) = crate::backend::env("METAROCE_IBV_AUTH_KEY") {
+            config.auth = Some(AuthKey::from_hex(&hex).ok_or(libc::EINVAL)?);
+        }
         let qp = pd
             .pd
             .create_qp(&QpInit {
