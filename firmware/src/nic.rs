@@ -10,7 +10,7 @@
 //! passes up through [`Nic::handle_datagram`]), and [`Nic::poll_hardware`]
 //! takes the place of [`Nic::poll_transmit`].
 
-use alloc::collections::{BTreeMap, VecDeque};
+use alloc::collections::{BTreeMap, BTreeSet, VecDeque};
 use alloc::vec::Vec;
 use core::net::IpAddr;
 
@@ -93,14 +93,57 @@ struct Lingering {
     until: Option<u64>,
 }
 
+/// The engine's timer index, so that neither [`Nic::poll_timeout`] nor
+/// [`Nic::handle_timeout`] looks at a QP whose timers did not change.
+///
+/// Every live QP in RTS with a pending timer is filed once, under the earliest
+/// of its deadlines ([`crate::tx::Tx::next_deadline`]: path RTOs, probes, RACK,
+/// the connection timeout, RNR waits, pacing), and re-filed ([`Timers::rearm`])
+/// after every call that touched it; lingering QPs are filed under the time
+/// they go. Entries sort by (deadline, QPN).
+#[derive(Default)]
+struct Timers {
+    /// (deadline, QPN) of every live QP with a pending timer.
+    live: BTreeSet<(u64, u32)>,
+    /// (until, QPN) of every lingering QP whose clock runs.
+    linger: BTreeSet<(u64, u32)>,
+    /// Lingering QPs whose clock has not started (destroyed since the engine
+    /// last saw the time).
+    linger_unclocked: Vec<u32>,
+    /// The QPs due in a `handle_timeout` (kept to reuse its allocation).
+    due: Vec<u32>,
+    /// Work done on timers (see [`Nic::timer_work`]).
+    work: u64,
+}
+
+impl Timers {
+    /// Files `qp` under its earliest deadline (none unless it is in RTS),
+    /// after something may have changed it.
+    fn rearm(&mut self, qp: &mut Qp) {
+        let due = if qp.state == QpState::Rts {
+            qp.tx.next_deadline(&mut self.work)
+        } else {
+            None
+        };
+        if due != qp.timer_due {
+            if let Some(old) = qp.timer_due {
+                self.live.remove(&(old, qp.qpn));
+            }
+            if let Some(new) = due {
+                self.live.insert((new, qp.qpn));
+            }
+            qp.timer_due = due;
+        }
+    }
+}
+
 /// One MetaRoCE NIC's transport engine.
 pub struct Nic {
     cfg: NicConfig,
     mrs: MrTable,
     qps: BTreeMap<u32, Qp>,
     lingering: BTreeMap<u32, Lingering>,
-    /// Some lingering QP has no `until` yet.
-    linger_unclocked: bool,
+    timers: Timers,
     ids: IdGen,
     /// QPs created so far plus 0x0f.
     qps_created: u32,
@@ -129,7 +172,7 @@ impl Nic {
             mrs: MrTable::new(IdGen::from_seed(key_seed)),
             qps: BTreeMap::new(),
             lingering: BTreeMap::new(),
-            linger_unclocked: false,
+            timers: Timers::default(),
             ids,
             qps_created: 0x0f,
             next_pd: 1,
@@ -253,6 +296,9 @@ impl Nic {
     /// engine sees after the call; [`Nic::lingering_qps`] counts such QPs.
     pub fn destroy_qp(&mut self, qpn: u32) -> Result<(), VerbsError> {
         let mut qp = self.qps.remove(&qpn).ok_or(VerbsError::NoSuchQp)?;
+        if let Some(due) = qp.timer_due.take() {
+            self.timers.live.remove(&(due, qpn));
+        }
         let linger_ns = qp
             .close()
             .map_or(0, |period| period.saturating_mul(LINGER_PERIODS))
@@ -267,7 +313,7 @@ impl Nic {
                     until: None,
                 },
             );
-            self.linger_unclocked = true;
+            self.timers.linger_unclocked.push(qpn);
         }
         Ok(())
     }
@@ -279,12 +325,11 @@ impl Nic {
 
     /// Starts the linger clock of QPs destroyed since the engine last saw the time.
     fn clock_lingering(&mut self, now: u64) {
-        if !self.linger_unclocked {
-            return;
-        }
-        self.linger_unclocked = false;
-        for l in self.lingering.values_mut() {
-            l.until.get_or_insert(now.saturating_add(l.linger_ns));
+        for qpn in self.timers.linger_unclocked.drain(..) {
+            if let Some(l) = self.lingering.get_mut(&qpn) {
+                let until = *l.until.get_or_insert(now.saturating_add(l.linger_ns));
+                self.timers.linger.insert((until, qpn));
+            }
         }
     }
 
@@ -307,7 +352,7 @@ impl Nic {
             auth.tx_seq = start.max(1);
             auth.rx = Default::default();
         }
-        Self::mark_ready(&mut self.ready, qp);
+        Self::touched(&mut self.ready, &mut self.timers, qp);
         Ok(())
     }
 
@@ -320,7 +365,7 @@ impl Nic {
     pub fn disconnect(&mut self, qpn: u32) -> Result<(), VerbsError> {
         let qp = self.qps.get_mut(&qpn).ok_or(VerbsError::NoSuchQp)?;
         qp.disconnect(&mut self.events);
-        Self::mark_ready(&mut self.ready, qp);
+        Self::touched(&mut self.ready, &mut self.timers, qp);
         Ok(())
     }
 
@@ -352,9 +397,10 @@ impl Nic {
         if !local_ok {
             qp.tx.refuse(key, WcStatus::LocProtErr);
             qp.fail(WcStatus::LocProtErr, &mut self.events);
+            self.timers.rearm(qp);
             return Ok(());
         }
-        Self::mark_ready(&mut self.ready, qp);
+        Self::touched(&mut self.ready, &mut self.timers, qp);
         Ok(())
     }
 
@@ -373,7 +419,7 @@ impl Nic {
             return Err(VerbsError::InvalidArgument);
         }
         qp.post_recv(wr, &mut self.events)?;
-        Self::mark_ready(&mut self.ready, qp);
+        Self::touched(&mut self.ready, &mut self.timers, qp);
         Ok(())
     }
 
@@ -382,6 +428,13 @@ impl Nic {
             qp.ready = true;
             ready.push_back(qp.qpn);
         }
+    }
+
+    /// After a call changed a live QP: it may have something to send, and
+    /// its timers may have moved.
+    fn touched(ready: &mut VecDeque<u32>, timers: &mut Timers, qp: &mut Qp) {
+        Self::mark_ready(ready, qp);
+        timers.rearm(qp);
     }
 
     /// Handles one received datagram. Whatever is wrong with it is counted in
@@ -439,7 +492,7 @@ impl Nic {
             // incast is paced from its first round trip.
             self.next_fair_recount = now;
         }
-        Self::mark_ready(&mut self.ready, qp);
+        Self::touched(&mut self.ready, &mut self.timers, qp);
     }
 
     /// Hardware data path: handles the verdict event of a message packet the
@@ -486,6 +539,7 @@ impl Nic {
             dst_port: self.cfg.udp_port,
             ecn_ce: p.ecn_ce,
         };
+        let was_sending = sending(qp, now, self.cfg.fair_share_window_ns);
         let before = (self.stats.data_accepted, self.stats.duplicates);
         let mut ctx = Ctx {
             now,
@@ -510,7 +564,11 @@ impl Nic {
         if !agreed {
             self.stats.hw_disagreements += 1;
         }
-        Self::mark_ready(&mut self.ready, qp);
+        if !was_sending && sending(qp, now, 0) {
+            // As on the software data path: a new sender recounts at once.
+            self.next_fair_recount = now;
+        }
+        Self::touched(&mut self.ready, &mut self.timers, qp);
     }
 
     /// Hardware data path: the next operation for the NIC's TX table, for
@@ -519,8 +577,11 @@ impl Nic {
     /// order they come, and each one's result given to
     /// [`Nic::handle_table_result`].
     pub fn poll_table_op(&mut self) -> Option<TableRequest> {
+        let timers = &mut self.timers;
         self.qps.values_mut().find_map(|qp| {
-            qp.tx.poll_table_op().map(|(path, op)| TableRequest {
+            let (path, op) = qp.tx.poll_table_op()?;
+            timers.rearm(qp);
+            Some(TableRequest {
                 qpn: qp.qpn,
                 path,
                 op,
@@ -563,7 +624,7 @@ impl Nic {
             mtu: self.cfg.mtu,
         };
         qp.after_tx_event(&mut ctx);
-        Self::mark_ready(&mut self.ready, qp);
+        Self::touched(&mut self.ready, &mut self.timers, qp);
     }
 
     /// Writes the next datagram to send into `buf` (at least MTU + 128 bytes)
@@ -610,10 +671,10 @@ impl Nic {
         };
         self.clock_lingering(now);
         while let Some(qpn) = self.ready.pop_front() {
-            let qp = match self.qps.get_mut(&qpn) {
-                Some(qp) => qp,
+            let (qp, live) = match self.qps.get_mut(&qpn) {
+                Some(qp) => (qp, true),
                 None => match self.lingering.get_mut(&qpn) {
-                    Some(l) => &mut l.qp,
+                    Some(l) => (&mut l.qp, false),
                     None => continue,
                 },
             };
@@ -626,7 +687,11 @@ impl Nic {
                 events: &mut self.events,
                 mtu: self.cfg.mtu,
             };
-            match qp.poll_transmit(&mut ctx, &local, rate_hint, buf, datapath) {
+            let transmit = qp.poll_transmit(&mut ctx, &local, rate_hint, buf, datapath);
+            if live {
+                self.timers.rearm(qp);
+            }
+            match transmit {
                 Some(mut t) => {
                     if let (Some(auth), HwTransmit::Datagram(d)) = (qp.auth.as_mut(), &mut t) {
                         // The trailer follows the ICRC (spec §11.2); callers
@@ -666,27 +731,75 @@ impl Nic {
         self.next_fair_recount = now + window;
     }
 
-    /// When [`Nic::handle_timeout`] should next be called.
+    /// When [`Nic::handle_timeout`] should next be called. It reads the
+    /// earliest entry of the engine's timer index: its cost does not depend
+    /// on how many QPs or paths there are.
     pub fn poll_timeout(&self) -> Option<u64> {
+        let live = self.timers.live.first().map(|&(due, _)| due);
+        // A lingering QP whose clock has not started is due at once (to start it).
+        let lingering = if self.timers.linger_unclocked.is_empty() {
+            self.timers.linger.first().map(|&(until, _)| until)
+        } else {
+            Some(0)
+        };
+        let earliest = live.into_iter().chain(lingering).min();
+        debug_assert_eq!(earliest, self.scan_timeout(), "timer index out of date");
+        earliest
+    }
+
+    /// What [`Nic::poll_timeout`] must say, found by looking at every QP and
+    /// every path: debug builds check the timer index against it.
+    fn scan_timeout(&self) -> Option<u64> {
+        let mut work = 0;
         let live = self
             .qps
             .values()
             .filter(|q| q.state == QpState::Rts)
-            .filter_map(|q| q.tx.next_deadline());
-        // A lingering QP whose clock has not started is due at once (to start it).
-        let lingering = self.lingering.values().map(|l| l.until.unwrap_or(0));
-        live.chain(lingering).min()
+            .filter_map(|q| q.tx.next_deadline(&mut work))
+            .min();
+        let lingering = self.lingering.values().map(|l| l.until.unwrap_or(0)).min();
+        live.into_iter().chain(lingering).min()
     }
 
-    /// Fires every timer due at `now`.
+    /// Fires every timer due at `now`: takes the due entries off the timer
+    /// index and fires the QPs in QPN order (a scan's order, which decides
+    /// the order of their events and transmissions), each re-filed after.
     pub fn handle_timeout<M: Memory>(&mut self, now: u64, mem: &mut M) {
         self.clock_lingering(now);
-        self.lingering
-            .retain(|_, l| l.until.is_none_or(|u| u > now));
-        for qp in self.qps.values_mut() {
-            if qp.state != QpState::Rts || qp.tx.next_deadline().is_none_or(|d| d > now) {
-                continue;
-            }
+        while let Some(&(until, qpn)) = self.timers.linger.first()
+            && until <= now
+        {
+            self.timers.linger.pop_first();
+            self.timers.work += 1;
+            self.lingering.remove(&qpn);
+        }
+        let mut due = core::mem::take(&mut self.timers.due);
+        due.clear();
+        while let Some(&(deadline, qpn)) = self.timers.live.first()
+            && deadline <= now
+        {
+            self.timers.live.pop_first();
+            self.timers.work += 1;
+            due.push(qpn);
+        }
+        due.sort_unstable();
+        debug_assert!(
+            {
+                let mut work = 0;
+                self.qps
+                    .values()
+                    .filter(|q| {
+                        q.state == QpState::Rts
+                            && q.tx.next_deadline(&mut work).is_some_and(|d| d <= now)
+                    })
+                    .map(|q| q.qpn)
+                    .eq(due.iter().copied())
+            },
+            "timer index out of date"
+        );
+        for &qpn in &due {
+            let qp = self.qps.get_mut(&qpn).expect("the index holds live QPs");
+            qp.timer_due = None;
             qp.tx.on_timeout(now, &mut self.stats);
             let mut ctx = Ctx {
                 now,
@@ -698,8 +811,18 @@ impl Nic {
                 mtu: self.cfg.mtu,
             };
             qp.after_tx_event(&mut ctx);
-            Self::mark_ready(&mut self.ready, qp);
+            Self::touched(&mut self.ready, &mut self.timers, qp);
         }
+        self.timers.due = due;
+    }
+
+    /// Work the engine has spent on its timers so far: every evaluation of a
+    /// QP's deadlines counts one plus the QP's paths, every timer taken off
+    /// the index when due counts one. It grows with the QPs that change or
+    /// fire, not with the QPs and paths that exist (the engine's tests check
+    /// that idle QPs add nothing).
+    pub fn timer_work(&self) -> u64 {
+        self.timers.work
     }
 
     /// Next application event.

@@ -86,6 +86,9 @@ pub(crate) struct Qp {
     pub ready: bool,
     /// Destroyed and lingering: only (re-)acknowledges what it accepted.
     pub closed: bool,
+    /// The deadline under which the NIC's timer index holds this QP (the
+    /// NIC's bookkeeping: see `Timers::rearm` in `nic.rs`).
+    pub timer_due: Option<u64>,
     /// Authenticated mode (spec §11.2).
     pub auth: Option<Box<QpAuth>>,
 }
@@ -126,6 +129,7 @@ impl Qp {
             hardware_table,
             ready: false,
             closed: false,
+            timer_due: None,
             auth: cfg_auth.map(|k| {
                 Box::new(QpAuth {
                     mac: Authenticator::new(&k),
@@ -196,7 +200,10 @@ impl Qp {
             QpTransition::Reset => {
                 let (qpn, pd, cfg, mtu, seed) =
                     (self.qpn, self.pd, self.cfg.clone(), self.mtu, self.seed);
+                let timer_due = self.timer_due;
                 *self = Qp::new(qpn, pd, cfg, mtu, seed.wrapping_add(1), self.hardware_table);
+                // The NIC's timer index still holds the old entry: it re-arms after this.
+                self.timer_due = timer_due;
                 return Ok(());
             }
             QpTransition::Init => {}

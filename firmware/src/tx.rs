@@ -882,11 +882,13 @@ impl Tx {
         }
     }
 
-    /// Earliest timer of the sender.
-    pub fn next_deadline(&self) -> Option<u64> {
+    /// Earliest timer of the sender. Adds the work it did (one plus the
+    /// paths it examined) to `work`, the NIC's timer cost counter.
+    pub fn next_deadline(&self, work: &mut u64) -> Option<u64> {
         let fired = self.timers_fired_ns;
         let has_data = self.has_data();
-        // One plain pass over the paths: this runs on every NIC poll.
+        *work += 1 + self.paths.len() as u64;
+        // One plain pass over the paths: this runs whenever the QP changes.
         let mut earliest: Option<u64> = None;
         let mut consider = |d: Option<u64>| {
             if let Some(d) = d {

@@ -9,17 +9,12 @@ use metaroce_sim_tb::{Model, Sim, SimError};
 /// Cases the simulated NIC fails today, each for a reason outside the
 /// suite (docs/compliance.md lists them): the list is checked both ways, so
 /// a fix shows here too.
-const KNOWN_FAILURES: [&str; 3] = [
+const KNOWN_FAILURES: [&str; 2] = [
     // The RTL does not check message consistency (spec §6.2 step 16): it
     // path-tracks such a packet, which the engine then refuses
     // (docs/hardware.md §15, rx_place.rs).
     "inconsistent_message_dropped",
     "retired_msn_dropped",
-    // On the hardware data path the engine recounts active senders only at
-    // the end of its fair-share window, not at once when a new sender
-    // starts (spec §6.9): the fix is known and is not in yet
-    // (docs/compliance.md).
-    "rate_hint_fair_share",
 ];
 
 #[test]
