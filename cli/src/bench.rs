@@ -12,9 +12,11 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, bail};
 use clap::{Args, ValueEnum};
+use metaroce_driver::hw::DeviceBackend;
 use metaroce_driver::soft::{SoftBackend, SoftConfig};
 use metaroce_driver::verbs::*;
 use metaroce_relay::{LinkConfig, PathConfig, PathCounters, Relay, RelayConfig, RelayHandle};
+use metaroce_sim_tb::device_server::{DeviceServer, ServerConfig};
 use serde::Serialize;
 
 use crate::report;
@@ -36,6 +38,9 @@ pub enum Op {
 pub enum BackendKind {
     /// UDP sockets.
     Soft,
+    /// The sender on a MetaRoCE hardware NIC (`--device`) through the host driver, the
+    /// receiver a soft NIC.
+    Device,
 }
 
 /// Options of `metaroce bench`.
@@ -70,6 +75,14 @@ pub struct BenchArgs {
     /// Backend.
     #[arg(long, value_enum, default_value_t = BackendKind::Soft)]
     backend: BackendKind,
+    /// With `--backend device`: the device, `vfio:BDF` or a vfio-user socket path (none:
+    /// the simulated board is served in this process).
+    #[arg(long)]
+    device: Option<String>,
+    /// With `--backend device` on a board without board information (`vfio:`): its own
+    /// IP address and UDP port.
+    #[arg(long)]
+    device_addr: Option<SocketAddr>,
     /// Two processes: wait for one `--connect` client and be its receiver (TCP control
     /// port `--port` on `--ip`).
     #[arg(long, conflicts_with_all = ["connect", "loss"])]
@@ -126,6 +139,9 @@ pub struct PairSetup {
     pub relay: Option<Vec<PathConfig>>,
     /// Path-map seed of the relay (`None`: port modulo paths).
     pub relay_hash_seed: Option<u64>,
+    /// Run side A on this hardware NIC (device spec, its address when it has no board
+    /// information) instead of a soft NIC.
+    pub device: Option<(String, Option<SocketAddr>)>,
     /// Authenticated mode with this connection key on both QPs.
     pub auth: Option<AuthKey>,
 }
@@ -140,21 +156,40 @@ pub struct Pair {
     pub relay: Option<RelayHandle>,
 }
 
-fn make_side(s: &PairSetup, seed: u64) -> anyhow::Result<Side> {
+/// A context on a soft NIC.
+fn soft_context(s: &PairSetup, seed: u64) -> anyhow::Result<Context> {
     let mut cfg = SoftConfig::new(SocketAddr::new(s.ip, 0));
     cfg.busy_poll = s.busy_poll;
     cfg.nic.mtu = s.mtu;
     cfg.nic.seed = seed;
     cfg.nic.qp.paths = s.paths;
-    let cfg_qp = cfg.nic.qp.clone();
     let backend = SoftBackend::start(cfg).context("starting a soft NIC")?;
-    let ctx = Context::open(backend);
+    Ok(Context::open(backend))
+}
+
+/// A context on the hardware NIC `spec` (its own address from its board information,
+/// else `local`).
+fn device_context(
+    s: &PairSetup,
+    spec: &str,
+    local: Option<SocketAddr>,
+    seed: u64,
+) -> anyhow::Result<Context> {
+    let backend = DeviceBackend::open(spec, local, |cfg| {
+        cfg.mtu = s.mtu;
+        cfg.seed = seed;
+    })
+    .with_context(|| format!("starting the driver on {spec}"))?;
+    Ok(Context::open(backend))
+}
+
+fn make_side(s: &PairSetup, ctx: Context) -> anyhow::Result<Side> {
     let pd = ctx.alloc_pd();
     let cq = ctx.create_cq(4096, None);
     let init = QpInit::new(&cq, &cq);
     let init = match &s.auth {
         Some(key) => {
-            let mut qp = cfg_qp;
+            let mut qp = ctx.default_qp_config();
             qp.auth = Some(key.clone());
             QpInit {
                 config: Some(qp),
@@ -180,8 +215,12 @@ fn make_side(s: &PairSetup, seed: u64) -> anyhow::Result<Side> {
 impl Pair {
     /// Starts both NICs (and the relay) and connects the QPs.
     pub fn new(s: &PairSetup) -> anyhow::Result<Pair> {
-        let a = make_side(s, 0xa11ce)?;
-        let b = make_side(s, 0xb0b)?;
+        let a = match &s.device {
+            Some((spec, local)) => device_context(s, spec, *local, 0xa11ce)?,
+            None => soft_context(s, 0xa11ce)?,
+        };
+        let a = make_side(s, a)?;
+        let b = make_side(s, soft_context(s, 0xb0b)?)?;
         let (mut ea, mut eb) = (a.qp.endpoint(), b.qp.endpoint());
         let relay = match &s.relay {
             Some(paths) => {
@@ -656,7 +695,31 @@ struct BenchReport {
 
 /// Runs `metaroce bench`.
 pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
-    let BackendKind::Soft = args.backend;
+    let device = match (args.backend, &args.device) {
+        (BackendKind::Soft, None) => None,
+        (BackendKind::Soft, Some(_)) => bail!("--device needs --backend device"),
+        (BackendKind::Device, spec) => {
+            if args.server || args.connect.is_some() {
+                bail!("--backend device runs both sides in this process");
+            }
+            Some((spec.clone(), args.device_addr))
+        }
+    };
+    // No device given: serve the simulated board (the Verilated NIC) in this process.
+    let _server;
+    let device = match device {
+        Some((None, _)) => {
+            let socket =
+                std::env::temp_dir().join(format!("metaroce-bench-{}.sock", std::process::id()));
+            let server =
+                DeviceServer::start(ServerConfig::new(&socket, SocketAddr::new(args.ip, 0)))
+                    .context("starting the simulated device")?;
+            _server = server;
+            Some((socket.display().to_string(), None))
+        }
+        Some((Some(spec), local)) => Some((spec, local)),
+        None => None,
+    };
     if let Some(p) = args.loss
         && !(0.0..1.0).contains(&p)
     {
@@ -684,6 +747,7 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
             ]
         }),
         relay_hash_seed: None,
+        device,
         auth: args.auth.then(random_key),
     };
     if args.auth_compare {
@@ -994,7 +1058,7 @@ where
 }
 
 fn client(args: &BenchArgs, setup: &PairSetup, server: SocketAddr) -> anyhow::Result<()> {
-    let a = make_side(setup, 0xa11ce)?;
+    let a = make_side(setup, soft_context(setup, 0xa11ce)?)?;
     let tcp = TcpStream::connect(server).with_context(|| format!("connecting to {server}"))?;
     tcp.set_read_timeout(Some(Duration::from_secs(60)))?;
     let mut w = tcp.try_clone()?;
@@ -1082,7 +1146,7 @@ fn serve(args: &BenchArgs, setup: &PairSetup) -> anyhow::Result<()> {
     };
     let mut setup = setup.clone();
     setup.mem = t.size * t.depth * 2;
-    let b = make_side(&setup, 0xb0b)?;
+    let b = make_side(&setup, soft_context(&setup, 0xb0b)?)?;
     b.qp.connect(&peer, &ConnectOptions::default())?;
     let mut pat = Patterns::new(t.size, 2 * t.depth);
     prepare_receiver(&b, &mut pat, &t)?;

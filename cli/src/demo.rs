@@ -105,6 +105,7 @@ fn one_run(args: &DemoArgs, name: &str, paths: u16) -> anyhow::Result<Run> {
         mem: args.size as usize * DEPTH * 2,
         relay: Some(relay_paths(args)),
         relay_hash_seed: Some(0x5eed),
+        device: None,
         auth: None,
     };
     let pair = Pair::new(&setup)?;

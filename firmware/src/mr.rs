@@ -124,6 +124,11 @@ impl MrTable {
         Ok(mr)
     }
 
+    /// Every registered region, by key.
+    pub fn iter(&self) -> impl Iterator<Item = &MemoryRegion> + '_ {
+        self.by_key.values()
+    }
+
     /// Removes a region; returns it if it existed.
     pub fn deregister(&mut self, lkey: u32) -> Option<MemoryRegion> {
         self.by_key.remove(&lkey)

@@ -847,6 +847,18 @@ impl Nic {
             .map(|q| q.tx.paths.iter().map(|p| p.stats()).collect())
     }
 
+    /// Hardware data path: every QP's number (not the lingering ones), for a driver
+    /// that mirrors them in the RTL's QP table.
+    pub fn qpns(&self) -> impl Iterator<Item = u32> + '_ {
+        self.qps.keys().copied()
+    }
+
+    /// Hardware data path: every registered memory region, for a driver that mirrors
+    /// them in the RTL's MR table and maps them for the device.
+    pub fn memory_regions(&self) -> impl Iterator<Item = &MemoryRegion> + '_ {
+        self.mrs.iter()
+    }
+
     /// Hardware data path: a QP's state, protection domain, stream count
     /// and peer, as the RTL's QP table needs them.
     pub fn qp_entry(&self, qpn: u32) -> Option<(QpState, u32, u16, Option<RemoteEnd>)> {

@@ -9,6 +9,8 @@
 //! * [`soft`]: the software backend over UDP sockets (batched, GSO/GRO, ECN).
 //! * [`device`]: raw access to a hardware NIC (BAR0, DMA memory, interrupts, reset) that
 //!   the hardware backends sit on.
+//! * [`hw`]: the `device` backend, the host driver of a hardware NIC over a [`device::Device`]:
+//!   the engine runs on the host CPU and drives the board's rings and tables.
 //! * [`hostmem`]: registered host memory and the engine's view of it.
 #![warn(missing_docs)]
 
@@ -16,5 +18,6 @@ pub mod backend;
 pub mod device;
 pub mod eventfd;
 pub mod hostmem;
+pub mod hw;
 pub mod soft;
 pub mod verbs;

@@ -58,20 +58,19 @@ use etherparse::{
     IpEcn, IpHeaders, IpNumber, Ipv4Header, Ipv6Header, NetSlice, SlicedPacket, TransportSlice,
 };
 use metaroce_firmware::datapath::{
-    Datapath, HwTransmit, HwVerdict, PlacedPacket, TableDone, TableRequest, TxDescriptor,
+    Datapath, HwTransmit, PlacedPacket, TableDone, TableRequest, TxDescriptor,
 };
 use metaroce_firmware::{
-    Access, Event, Memory, MemoryRegion, Nic, NicConfig, QpConfig, QpState, QpTransition, RecvWr,
-    RegisterError, RxMeta, SendWr, SlotFate, TableOp, TableOutcome, Transmit, VecMemory,
-    VerbsError,
+    Access, Event, Memory, MemoryRegion, Nic, NicConfig, QpConfig, QpTransition, RecvWr,
+    RegisterError, RxMeta, SendWr, SlotFate, TableOutcome, Transmit, VecMemory, VerbsError,
 };
-use metaroce_proto::{Flags, Opcode};
+use metaroce_proto::Opcode;
 
-use crate::ack_rx::ack_rx_codes::{MAP_PATH_SHIFT, MAP_VALID_BIT, SLOT_MAP_CFG};
 use crate::core_check::metaroce_hdl_codes::*;
-use crate::tx_build::{self, Addresses, Descriptor, FeedPorts, NIC_CORE_TX_CFG};
+use crate::tx_build::{Addresses, Descriptor, FeedPorts};
 use crate::tx_path::{Op, SLOTS, TablePorts};
 use crate::{Model, Port, Sim, SimError};
+use metaroce_driver::hw::tables::{Tables, VerdictFields, mapped};
 
 /// Bytes per beat of the simulated core.
 const LANES: usize = 8;
@@ -179,21 +178,6 @@ struct OpRun {
     taken: bool,
     /// Fate events while it ran.
     fates: Vec<SlotFate>,
-}
-
-/// The firmware's copy of one QP entry of the RTL.
-#[derive(Clone, Debug, Default)]
-struct QpEntry {
-    qpn: u32,
-    /// State written (1 RTR, 2 RTS, 0 other).
-    state: u64,
-    /// Per stream with a ring: (base `recv_idx`, count) written, and the
-    /// `recv_idx` up to which slots are written.
-    rings: [(u32, u32, u32); RQ_STREAMS],
-    /// READ entries: (stream, MSN) written, if valid.
-    reads: [Option<(u16, u32)>; 2],
-    /// ACK rate hint written.
-    rate: u32,
 }
 
 /// The resolved ports the model drives besides the TX feeder's.
@@ -340,12 +324,9 @@ pub struct HwNic {
     mem: VecMemory,
     /// Configuration words to write, one per cycle, in order.
     cfg_queue: VecDeque<(u16, u64)>,
-    /// QP entries of the RTL, by entry index.
-    qps: [Option<QpEntry>; QPS],
-    /// MR entries of the RTL: the lkey written, by entry index.
-    mrs: [Option<u32>; MRS],
-    /// The entropy table as written.
-    entropy: [Option<u16>; tx_build::TABLE_PATHS],
+    /// The firmware's copy of the RTL's tables (QP and MR entries, the
+    /// entropy table, the TX table's slot map), shared with the host driver.
+    tables: Tables,
     /// The descriptor waiting for the port (after its entropy write).
     desc: Option<Descriptor>,
     desc_driven: bool,
@@ -389,8 +370,6 @@ pub struct HwNic {
     dma_done: u64,
     counters: HwCounters,
     buf: Vec<u8>,
-    /// (QP, path) each TX table slot holds.
-    slots: [Option<(u32, u16)>; SLOTS],
     /// TX table operations to issue, in order, with their slot.
     table_ops: VecDeque<(usize, TableRequest)>,
     /// The operation on the table's port.
@@ -431,9 +410,7 @@ impl HwNic {
             table,
             fw,
             cfg_queue: VecDeque::new(),
-            qps: Default::default(),
-            mrs: [None; MRS],
-            entropy: [None; tx_build::TABLE_PATHS],
+            tables: Tables::new(SLOTS),
             desc: None,
             desc_driven: false,
             offered: false,
@@ -457,7 +434,6 @@ impl HwNic {
             dma_done: 0,
             counters: HwCounters::default(),
             buf: vec![0; MTU as usize + 256],
-            slots: [None; SLOTS],
             table_ops: VecDeque::new(),
             op_run: None,
             ack_fates: Vec::new(),
@@ -487,9 +463,10 @@ impl HwNic {
             dscp: 0,
         };
         let q = &mut self.cfg_queue;
-        tx_build::configure(&a, &mut |addr, data| {
-            q.push_back((NIC_CORE_TX_CFG | u16::from(addr), data))
-        });
+        assert!(
+            Tables::write_addresses(&a, &mut |addr, data| q.push_back((addr, data))),
+            "local and peer address of different families"
+        );
     }
 
     /// Address registers, MTU and the front end's UDP port.
@@ -506,17 +483,8 @@ impl HwNic {
         self.sim.set(self.p.dma_tready, 1);
         self.sim.set(self.p.tx_tready, 1);
         self.write_addresses();
-        self.queue_cfg(cfg_addr(CFG_GLOBAL, 0, GLOBAL_MTU), MTU.into());
-        let ip = u128::from_be_bytes(mapped(self.cfg.ip));
-        self.queue_cfg(
-            cfg_addr(CFG_GLOBAL, 0, GLOBAL_LOCAL_IP_HI),
-            (ip >> 64) as u64,
-        );
-        self.queue_cfg(cfg_addr(CFG_GLOBAL, 0, GLOBAL_LOCAL_IP_LO), ip as u64);
-    }
-
-    fn queue_cfg(&mut self, addr: impl Into<u16>, data: u64) {
-        self.cfg_queue.push_back((addr.into(), data));
+        let q = &mut self.cfg_queue;
+        Tables::write_globals(self.cfg.ip, MTU, &mut |a, d| q.push_back((a, d)));
     }
 
     /// The engine (read-only: counters, state).
@@ -536,7 +504,11 @@ impl HwNic {
 
     /// This NIC's counters.
     pub fn counters(&self) -> HwCounters {
-        self.counters
+        HwCounters {
+            // What the tables could not follow counts too.
+            interface_errors: self.counters.interface_errors + self.tables.errors(),
+            ..self.counters
+        }
     }
 
     /// Clock cycles run.
@@ -592,34 +564,24 @@ impl HwNic {
         len: u64,
         access: Access,
     ) -> Result<MemoryRegion, RegisterError> {
-        let Some(e) = self.mrs.iter().position(Option::is_none) else {
+        if !self.tables.has_free_mr() {
             self.counters.interface_errors += 1;
             return Err(RegisterError::InvalidRange);
-        };
+        }
         let mr = self.fw.register_mr(pd, addr, len, access)?;
-        let e8 = e as u8;
-        self.queue_cfg(
-            cfg_addr(CFG_MR, e8, MR_KEY_PD),
-            u64::from(mr.rkey) | u64::from(mr.pd) << 32,
-        );
-        self.queue_cfg(cfg_addr(CFG_MR, e8, MR_BASE), mr.addr);
-        self.queue_cfg(cfg_addr(CFG_MR, e8, MR_LEN), mr.len);
-        self.queue_cfg(
-            cfg_addr(CFG_MR, e8, MR_CTRL),
-            1 | u64::from(mr.access.bits()) << 1,
-        );
-        self.mrs[e] = Some(mr.lkey);
+        let q = &mut self.cfg_queue;
+        // A free entry exists (checked above).
+        let _ = self.tables.add_mr(&mr, &mut |a, d| q.push_back((a, d)));
         Ok(mr)
     }
 
     /// Deregisters memory in the engine and frees its entry of the RTL's MR
     /// table; false when the key is unknown.
     pub fn deregister_mr(&mut self, lkey: u32) -> bool {
-        let Some(e) = self.mrs.iter().position(|&k| k == Some(lkey)) else {
+        let q = &mut self.cfg_queue;
+        if !self.tables.remove_mr(lkey, &mut |a, d| q.push_back((a, d))) {
             return false;
-        };
-        self.queue_cfg(cfg_addr(CFG_MR, e as u8, MR_CTRL), 0);
-        self.mrs[e] = None;
+        }
         self.fw.deregister_mr(lkey)
     }
 
@@ -636,13 +598,8 @@ impl HwNic {
     /// Creates a QP in the engine (its receive window is the RTL's, 256
     /// packets) and takes an entry of the RTL's QP table (4 entries) for it.
     pub fn create_qp(&mut self, pd: u32, mut cfg: QpConfig) -> Result<u32, VerbsError> {
-        let Some(e) = self.qps.iter().position(Option::is_none) else {
-            self.counters.interface_errors += 1;
-            return Err(VerbsError::QueueFull);
-        };
-        // Each path takes a TX table slot.
-        let free = self.slots.iter().filter(|s| s.is_none()).count();
-        if usize::from(cfg.paths) > free {
+        // A QP entry, and a TX table slot for each path.
+        if !self.tables.has_room_for_qp(cfg.paths) {
             self.counters.interface_errors += 1;
             return Err(VerbsError::QueueFull);
         }
@@ -650,10 +607,8 @@ impl HwNic {
         // The engine keeps its READs in flight to the RTL's READ entries.
         cfg.max_rd_atomic = READS as u32;
         let qpn = self.fw.create_qp(pd, Some(cfg))?;
-        self.qps[e] = Some(QpEntry {
-            qpn,
-            ..QpEntry::default()
-        });
+        // Room checked above.
+        let _ = self.tables.add_qp(qpn);
         self.take_table_ops();
         Ok(qpn)
     }
@@ -663,7 +618,10 @@ impl HwNic {
     pub fn modify_qp(&mut self, qpn: u32, t: QpTransition) -> Result<(), VerbsError> {
         self.fw.modify_qp(qpn, t)?;
         if let QpTransition::Rtr(_) = t {
-            self.write_qp_entry(qpn);
+            let q = &mut self.cfg_queue;
+            let sink = &mut |a, d| q.push_back((a, d));
+            self.tables
+                .write_qp_entry(&mut self.fw, qpn, self.now, sink);
         }
         self.sync_tables();
         // A reset QP starts its paths' table slots again (`Init`).
@@ -716,164 +674,12 @@ impl HwNic {
             && !self.table_busy()
     }
 
-    fn entry_of(&self, qpn: u32) -> Option<usize> {
-        self.qps
-            .iter()
-            .position(|q| q.as_ref().is_some_and(|q| q.qpn == qpn))
-    }
-
-    /// Writes a QP's whole entry (peer, PD, streams, first PSN, ACK
-    /// registers, empty rings), valid bit last.
-    fn write_qp_entry(&mut self, qpn: u32) {
-        let (Some(e), Some((_, pd, streams, Some(remote)))) =
-            (self.entry_of(qpn), self.fw.qp_entry(qpn))
-        else {
-            return;
-        };
-        let e8 = e as u8;
-        let ip = u128::from_be_bytes(mapped(remote.ip));
-        self.queue_cfg(
-            cfg_addr(CFG_QP, e8, QP_QPNS),
-            u64::from(qpn) | u64::from(remote.qpn) << 32,
-        );
-        self.queue_cfg(cfg_addr(CFG_QP, e8, QP_PEER_IP_HI), (ip >> 64) as u64);
-        self.queue_cfg(cfg_addr(CFG_QP, e8, QP_PEER_IP_LO), ip as u64);
-        self.queue_cfg(
-            cfg_addr(CFG_QP, e8, QP_PD_STREAMS),
-            u64::from(pd) | u64::from(streams) << 32,
-        );
-        self.queue_cfg(cfg_addr(CFG_QP, e8, QP_CONN_PSN), remote.initial_psn.into());
-        self.queue_cfg(cfg_addr(CFG_QP, e8, QP_PEER_PORT), remote.udp_port.into());
-        let rate = self.fw.ack_rate_hint(self.now);
-        self.queue_cfg(
-            cfg_addr(CFG_QP, e8, QP_RATE_CREDIT),
-            u64::from(rate) | u64::from(CONN_WINDOW) << 32,
-        );
-        for s in 0..RQ_STREAMS {
-            let (a, d) = ring_ctrl(e, s, 0, 0);
-            self.queue_cfg(a, d);
-        }
-        for k in 0..2u8 {
-            self.queue_cfg(cfg_addr(CFG_QP, e8, QP_READ_CTRL + 3 * k), 0);
-        }
-        let entry = self.qps[e].as_mut().expect("entry");
-        entry.rings = [(0, 0, 0); RQ_STREAMS];
-        entry.reads = [None; 2];
-        entry.rate = rate;
-        entry.state = u64::MAX;
-    }
-
     /// Brings the RTL's QP states, receive rings and READ entries up to the
-    /// engine's (see the module docs for the write order).
+    /// engine's (`Tables::sync`).
     fn sync_tables(&mut self) {
-        for e in 0..QPS {
-            let Some(entry) = self.qps[e].clone() else {
-                continue;
-            };
-            let Some((state, ..)) = self.fw.qp_entry(entry.qpn) else {
-                continue;
-            };
-            let e8 = e as u8;
-            if entry.state == u64::MAX && matches!(state, QpState::Init | QpState::Reset) {
-                continue;
-            }
-            let mut entry = entry;
-            for s in 0..RQ_STREAMS {
-                let Some((base, recvs)) = self.fw.posted_receives(entry.qpn, s as u16) else {
-                    continue;
-                };
-                // Runs after every event: look before copying anything.
-                let count = recvs.take(RQ_SLOTS as usize).count() as u32;
-                let (old_base, old_count, written) = entry.rings[s];
-                if (old_base, old_count) == (base, count) {
-                    continue;
-                }
-                let Some((_, recvs)) = self.fw.posted_receives(entry.qpn, s as u16) else {
-                    continue;
-                };
-                let recvs: Vec<RecvWr> = recvs.take(count as usize).copied().collect();
-                if base != old_base {
-                    // Retire first: what stays of the old ring.
-                    let end = old_base.wrapping_add(old_count);
-                    let left = end.wrapping_sub(base).min(old_count);
-                    let left = if base.wrapping_sub(old_base) > old_count {
-                        0
-                    } else {
-                        left
-                    };
-                    let (a, d) = ring_ctrl(e, s, base, left);
-                    self.queue_cfg(a, d);
-                }
-                let mut written = if written.wrapping_sub(base) > RQ_SLOTS {
-                    base
-                } else {
-                    written
-                };
-                for (i, wr) in recvs.iter().enumerate() {
-                    let idx = base.wrapping_add(i as u32);
-                    if idx.wrapping_sub(written) >= 1 << 31 {
-                        continue; // written before
-                    }
-                    let at = |word| cfg_ring(e8, s as u8, (idx % RQ_SLOTS) as u8, word);
-                    self.queue_cfg(at(RQ_ADDR), wr.sge.addr);
-                    self.queue_cfg(
-                        at(RQ_LEN_LKEY),
-                        u64::from(wr.sge.len) | u64::from(wr.sge.lkey) << 32,
-                    );
-                    written = idx.wrapping_add(1);
-                }
-                let (a, d) = ring_ctrl(e, s, base, count);
-                self.queue_cfg(a, d);
-                entry.rings[s] = (base, count, written);
-            }
-            let reads: Vec<_> = self.fw.outstanding_reads(entry.qpn).collect();
-            for k in 0..2 {
-                let keep = entry.reads[k]
-                    .is_some_and(|(st, msn)| reads.iter().any(|r| (r.0, r.1) == (st, msn)));
-                if entry.reads[k].is_some() && !keep {
-                    self.queue_cfg(cfg_addr(CFG_QP, e8, QP_READ_CTRL + 3 * k as u8), 0);
-                    entry.reads[k] = None;
-                }
-            }
-            for &(stream, msn, sge) in &reads {
-                if entry.reads.contains(&Some((stream, msn))) {
-                    continue;
-                }
-                let Some(k) = entry.reads.iter().position(Option::is_none) else {
-                    self.counters.interface_errors += 1;
-                    break;
-                };
-                let w = QP_READ_CTRL + 3 * k as u8;
-                self.queue_cfg(cfg_addr(CFG_QP, e8, w + 1), sge.addr);
-                self.queue_cfg(
-                    cfg_addr(CFG_QP, e8, w + 2),
-                    u64::from(sge.len) | u64::from(sge.lkey) << 32,
-                );
-                self.queue_cfg(
-                    cfg_addr(CFG_QP, e8, w),
-                    1 << 63 | u64::from(stream) << 32 | u64::from(msn),
-                );
-                entry.reads[k] = Some((stream, msn));
-            }
-            let code = match state {
-                QpState::Rtr => 1,
-                QpState::Rts => 2,
-                _ => 0,
-            };
-            if code != entry.state {
-                self.queue_cfg(cfg_addr(CFG_QP, e8, QP_CTRL), 1 | code << 1);
-                entry.state = code;
-            }
-            let rate = self.fw.ack_rate_hint(self.now);
-            if rate != entry.rate {
-                self.queue_cfg(
-                    cfg_addr(CFG_QP, e8, QP_RATE_CREDIT),
-                    u64::from(rate) | u64::from(CONN_WINDOW) << 32,
-                );
-                entry.rate = rate;
-            }
-            self.qps[e] = Some(entry);
-        }
+        let q = &mut self.cfg_queue;
+        self.tables
+            .sync(&mut self.fw, self.now, &mut |a, d| q.push_back((a, d)));
     }
 
     /// Runs one clock cycle at the simulated time ([`HwNic::now_ns`]);
@@ -962,28 +768,9 @@ impl HwNic {
     /// (a path's `Init` takes a free slot and maps it in the ACK receiver).
     fn take_table_ops(&mut self) {
         while let Some(req) = self.fw.poll_table_op() {
-            let mapped = self
-                .slots
-                .iter()
-                .position(|&s| s == Some((req.qpn, req.path)));
-            let slot = match (mapped, req.op) {
-                (Some(slot), _) => slot,
-                (None, TableOp::Init { .. }) => {
-                    let Some(slot) = self.slots.iter().position(Option::is_none) else {
-                        self.counters.interface_errors += 1;
-                        continue;
-                    };
-                    self.slots[slot] = Some((req.qpn, req.path));
-                    let word = u64::from(req.qpn)
-                        | u64::from(req.path) << MAP_PATH_SHIFT
-                        | 1 << MAP_VALID_BIT;
-                    self.queue_cfg(SLOT_MAP_CFG + slot as u16, word);
-                    slot
-                }
-                (None, _) => {
-                    self.counters.interface_errors += 1;
-                    continue;
-                }
+            let q = &mut self.cfg_queue;
+            let Ok(slot) = self.tables.slot_for(&req, &mut |a, d| q.push_back((a, d))) else {
+                continue;
             };
             self.table_ops.push_back((slot, req));
             self.counters.table_ops += 1;
@@ -1015,7 +802,7 @@ impl HwNic {
                 self.fw.handle_datagram(now, &bytes, meta, &mut self.mem);
             }
             Input::AckApplied(slot, pkts, bytes, fates) => {
-                let Some((qpn, path)) = self.slots[slot] else {
+                let Some((qpn, path)) = self.tables.slot(slot) else {
                     self.counters.interface_errors += 1;
                     return;
                 };
@@ -1035,11 +822,8 @@ impl HwNic {
             self.counters.interface_errors += 1;
             return;
         }
-        let path = usize::from(d.repr.path) % tx_build::TABLE_PATHS;
-        if self.entropy[path] != Some(d.src_port) {
-            let addr = NIC_CORE_TX_CFG | u16::from(tx_build::entropy_cfg_addr(d.repr.path));
-            self.cfg_queue.push_back((addr, d.src_port.into()));
-            self.entropy[path] = Some(d.src_port);
+        if let Some(word) = self.tables.entropy_write(d) {
+            self.cfg_queue.push_back(word);
             self.counters.entropy_writes += 1;
         }
         self.desc = Some(Descriptor {
@@ -1355,16 +1139,33 @@ impl HwNic {
             len,
             src_port,
         ] = f;
-        let opcode = Opcode::try_from(opcode as u8).ok();
+        let v = VerdictFields {
+            code,
+            opcode: opcode as u8,
+            flags: flags as u16,
+            dst_qpn: dst_qpn as u32,
+            stream: stream as u16,
+            path: path as u16,
+            conn_psn: conn_psn as u32,
+            path_psn: path_psn as u32,
+            timestamp,
+            msn: msn as u32,
+            recv_idx: recv_idx as u32,
+            msg_len: msg_len as u32,
+            offset: offset as u32,
+            imm: imm as u32,
+            len: len as u16,
+            src_port: src_port as u16,
+        };
         if code == V_FIRMWARE {
-            match opcode {
+            match Opcode::try_from(v.opcode).ok() {
                 Some(Opcode::Ack | Opcode::Nack) => self.counters.firmware_acks_in += 1,
                 Some(op) if op.is_message() => self.counters.firmware_data += 1,
                 _ => {}
             }
             // Its bytes come up on the firmware receive queue.
             self.fw_expect.push_back(held);
-        } else if let (Some(op), Some(verdict)) = (opcode, hw_verdict(code)) {
+        } else if let Some(p) = v.placed() {
             if code == V_PLACED {
                 self.counters.rtl_placed += 1;
                 if len > 0 {
@@ -1373,61 +1174,10 @@ impl HwNic {
             } else {
                 self.counters.other_events += 1;
             }
-            let p = PlacedPacket {
-                verdict,
-                opcode: op,
-                flags: Flags::from_bits_truncate(flags as u16),
-                dst_qpn: dst_qpn as u32,
-                stream: stream as u16,
-                path: path as u16,
-                conn_psn: conn_psn as u32,
-                path_psn: path_psn as u32,
-                timestamp,
-                msn: msn as u32,
-                recv_idx: recv_idx as u32,
-                msg_len: msg_len as u32,
-                offset: offset as u32,
-                imm: imm as u32,
-                payload_len: len as u32,
-                src_port: src_port as u16,
-                ecn_ce: false,
-            };
             self.inbox.push_back(Input::Placed(p));
         } else {
             self.counters.other_events += 1;
         }
-    }
-}
-
-/// The engine's view of a verdict, for the codes it acts on.
-fn hw_verdict(code: u8) -> Option<HwVerdict> {
-    Some(match code {
-        V_PLACED => HwVerdict::Placed,
-        V_DUPLICATE => HwVerdict::Duplicate,
-        V_REMOTE_ACCESS => HwVerdict::RemoteAccess,
-        V_RNR => HwVerdict::ReceiverNotReady,
-        V_INVALID_REQUEST => HwVerdict::InvalidRequest,
-        V_REMOTE_OPERATIONAL => HwVerdict::RemoteOperational,
-        V_UNEXPECTED_RESPONSE => HwVerdict::UnexpectedResponse,
-        V_BAD_RESPONSE => HwVerdict::BadResponse,
-        _ => return None,
-    })
-}
-
-/// The RTL's ring control word of stream `s` of QP entry `e`: the oldest
-/// posted receive's index and how many are posted.
-fn ring_ctrl(e: usize, s: usize, base: u32, count: u32) -> (u16, u64) {
-    (
-        cfg_addr(CFG_RQ, e as u8, s as u8).into(),
-        u64::from(base) | u64::from(count) << 32,
-    )
-}
-
-/// An address as the RTL's tables hold it: IPv6, or IPv4 mapped into IPv6.
-fn mapped(ip: IpAddr) -> [u8; 16] {
-    match ip {
-        IpAddr::V4(v4) => v4.to_ipv6_mapped().octets(),
-        IpAddr::V6(v6) => v6.octets(),
     }
 }
 

@@ -41,7 +41,8 @@
 
 use std::collections::{HashMap, VecDeque};
 
-use metaroce_proto::{Ext, Packet, Repr};
+use metaroce_driver::hw::tables;
+use metaroce_proto::{Packet, Repr};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
@@ -665,35 +666,15 @@ impl<'a> DeviceTb<'a> {
     }
 }
 
-/// A TX queue entry for `d` (kind 0).
+/// A TX queue entry for `d` (kind 0; the driver's own words,
+/// `metaroce_driver::hw::tables::desc_words`).
 fn desc_entry(d: &Descriptor) -> Vec<u8> {
-    let r = &d.repr;
-    let m = match r.ext {
-        Ext::Msg(m) => m,
-        _ => Default::default(),
-    };
-    let words: [u64; 10] = [
-        r.opcode as u64
-            | u64::from(d.ecn) << 8
-            | u64::from(r.flags.bits()) << 16
-            | u64::from(r.stream) << 32
-            | u64::from(r.path) << 48,
-        u64::from(r.dst_qpn) | u64::from(r.src_qpn) << 32,
-        u64::from(r.conn_psn) | u64::from(r.path_psn) << 32,
-        r.timestamp,
-        u64::from(m.msn) | u64::from(m.recv_idx) << 32,
-        u64::from(m.msg_len) | u64::from(m.offset) << 32,
-        m.remote_va,
-        u64::from(m.rkey) | u64::from(m.imm) << 32,
-        d.addr,
-        u64::from(d.len),
-    ];
-    entry(&words)
+    entry(&tables::desc_words(&d.repr, d.ecn, d.addr, d.len))
 }
 
 /// A TX queue entry that writes `data` to the table address `addr` (kind 1).
 fn cfg_entry(addr: u16, data: u64) -> Vec<u8> {
-    entry(&[data, addr.into(), 0, 0, 0, 0, 0, 0, 0, 1 << 56])
+    entry(&tables::cfg_words(addr, data))
 }
 
 fn entry(words: &[u64]) -> Vec<u8> {

@@ -19,7 +19,7 @@
 
 use std::collections::HashMap;
 
-use metaroce_firmware::{PathHealth, PathView, QpConfig, RttEstimator, SlotFate, TableOp, TxPath};
+use metaroce_firmware::{PathHealth, QpConfig, SlotFate, TableOp, TxPath};
 use metaroce_proto::Sack;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
@@ -216,52 +216,7 @@ impl ResultPorts {
     }
 }
 
-/// A slot's state as the firmware reads it.
-#[derive(Copy, Clone, Debug, Default, PartialEq)]
-pub struct SlotState {
-    /// Entropy value.
-    pub entropy: u16,
-    /// Next path PSN.
-    pub next_psn: u32,
-    /// Oldest unresolved path PSN (`next_psn` when none).
-    pub una: u32,
-    /// Bytes in flight.
-    pub inflight: u32,
-    /// Window, bytes.
-    pub window: u32,
-    /// Smoothed RTT, ns (0 before a sample).
-    pub srtt: u32,
-    /// RTT variation, ns.
-    pub rttvar: u32,
-    /// An RTT sample was taken.
-    pub rtt_valid: bool,
-    /// ECN fraction, 16.16.
-    pub ecn_ewma: u32,
-    /// Loss fraction, 16.16.
-    pub loss_ewma: u32,
-    /// Packets acknowledged since the last move (repath decisions).
-    pub samples: u32,
-    /// Packets sent.
-    pub sent: u32,
-    /// Retransmissions sent.
-    pub retransmitted: u32,
-    /// Packets acknowledged.
-    pub acked: u32,
-    /// Packets declared lost.
-    pub lost: u32,
-    /// CE marks echoed.
-    pub ce_marked: u32,
-    /// Moves to a new entropy.
-    pub repaths: u32,
-    /// Timeouts.
-    pub timeouts: u32,
-    /// Quarantined.
-    pub quarantined: bool,
-    /// Probe backoff multiplier (meaningful while quarantined).
-    pub backoff: u32,
-    /// `can_send(len)` for the `len` read with it.
-    pub can_send: bool,
-}
+pub use metaroce_driver::hw::tables::SlotState;
 
 /// The table's operation, result and read ports, named alike in the
 /// standalone table and in `NicCore`.
@@ -684,69 +639,36 @@ impl Golden {
     }
 }
 
-impl SlotState {
-    /// The slot as the engine reads it (32-bit counters widened).
-    pub fn to_view(&self) -> PathView {
-        PathView {
-            entropy: self.entropy,
-            next_psn: self.next_psn,
-            una: self.una,
-            inflight: self.inflight,
-            window: self.window,
-            rtt: RttEstimator::from_parts(self.srtt.into(), self.rttvar.into(), self.rtt_valid),
-            ecn_ewma: self.ecn_ewma,
-            loss_ewma: self.loss_ewma,
-            samples: self.samples,
-            quarantined: self.quarantined,
-            backoff: self.backoff as u8,
-            sent: self.sent.into(),
-            retransmitted: self.retransmitted.into(),
-            acked: self.acked.into(),
-            lost: self.lost.into(),
-            ce_marked: self.ce_marked.into(),
-            repaths: self.repaths.into(),
-            timeouts: self.timeouts.into(),
-        }
-    }
-
-    /// The same fields as [`Golden::expect`], from the RTL.
-    fn view(&self) -> [(&'static str, u64); 21] {
-        [
-            ("entropy", self.entropy.into()),
-            ("next_psn", self.next_psn.into()),
-            ("una", self.una.into()),
-            ("inflight", self.inflight.into()),
-            ("window", self.window.into()),
-            ("srtt", self.srtt.into()),
-            ("rttvar", self.rttvar.into()),
-            ("rtt_valid", self.rtt_valid.into()),
-            ("ecn_ewma", self.ecn_ewma.into()),
-            ("loss_ewma", self.loss_ewma.into()),
-            ("samples>=8", (self.samples >= 8).into()),
-            ("sent", self.sent.into()),
-            ("retransmitted", self.retransmitted.into()),
-            ("acked", self.acked.into()),
-            ("lost", self.lost.into()),
-            ("ce_marked", self.ce_marked.into()),
-            ("repaths", self.repaths.into()),
-            ("timeouts", self.timeouts.into()),
-            ("quarantined", self.quarantined.into()),
-            (
-                "backoff",
-                if self.quarantined {
-                    self.backoff.into()
-                } else {
-                    0
-                },
-            ),
-            ("can_send", self.can_send.into()),
-        ]
-    }
+/// The same fields as [`Golden::expect`], from the RTL.
+fn slot_view(s: &SlotState) -> [(&'static str, u64); 21] {
+    [
+        ("entropy", s.entropy.into()),
+        ("next_psn", s.next_psn.into()),
+        ("una", s.una.into()),
+        ("inflight", s.inflight.into()),
+        ("window", s.window.into()),
+        ("srtt", s.srtt.into()),
+        ("rttvar", s.rttvar.into()),
+        ("rtt_valid", s.rtt_valid.into()),
+        ("ecn_ewma", s.ecn_ewma.into()),
+        ("loss_ewma", s.loss_ewma.into()),
+        ("samples>=8", (s.samples >= 8).into()),
+        ("sent", s.sent.into()),
+        ("retransmitted", s.retransmitted.into()),
+        ("acked", s.acked.into()),
+        ("lost", s.lost.into()),
+        ("ce_marked", s.ce_marked.into()),
+        ("repaths", s.repaths.into()),
+        ("timeouts", s.timeouts.into()),
+        ("quarantined", s.quarantined.into()),
+        ("backoff", if s.quarantined { s.backoff.into() } else { 0 }),
+        ("can_send", s.can_send.into()),
+    ]
 }
 
 /// First read-port field where the RTL and the engine differ.
 pub(crate) fn diff_state(got: &SlotState, want: &Golden, len: u16) -> Option<String> {
-    got.view()
+    slot_view(got)
         .iter()
         .zip(want.expect(len))
         .find(|((_, g), (_, w))| g != w)

@@ -3,7 +3,13 @@
 //! Everything else goes through the backend-neutral Verbs API of `metaroce-driver`.
 //!
 //! Environment:
-//! * `METAROCE_IBV_BACKEND` — `soft` (the default): the software NIC over UDP sockets.
+//! * `METAROCE_IBV_BACKEND` — `soft` (the default): the software NIC over UDP sockets;
+//!   `device`: a MetaRoCE hardware NIC through the host driver (`metaroce_driver::hw`).
+//! * `METAROCE_IBV_DEVICE` — with `device`: which one, `vfio:BDF` (a board bound to
+//!   `vfio-pci`) or the path of a vfio-user device process's socket.
+//! * `METAROCE_IBV_DEVICE_ADDR` — with `device` on a board without board information
+//!   (`vfio:`): its own `ip:port` (default: the device's address and port 4791); a
+//!   vfio-user device process says its own.
 //! * `METAROCE_IBV_PORT` — UDP port of the first device context the process opens (the
 //!   next ones take the following ports); unset or 0: the kernel picks one.
 //! * `METAROCE_IBV_AUTH_KEY` — 64 hex digits: every QP runs in authenticated mode with
@@ -16,6 +22,7 @@ use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU16, Ordering};
 
 use metaroce_driver::hostmem::HostBuffer;
+use metaroce_driver::hw::DeviceBackend;
 use metaroce_driver::soft::{SoftBackend, SoftConfig, SoftError};
 use metaroce_driver::verbs::{Access, Context, MemoryRegion, ProtectionDomain};
 
@@ -31,8 +38,36 @@ pub fn env(name: &str) -> Option<String> {
 pub fn open(dev: &Device) -> Result<Context, Errno> {
     match env("METAROCE_IBV_BACKEND").as_deref().unwrap_or("soft") {
         "soft" => open_soft(dev),
+        "device" => open_device(dev),
         _ => Err(libc::ENODEV),
     }
+}
+
+/// Says why a context could not be opened (programs only say "couldn't get
+/// context"; a failed write to stderr is ignored).
+fn complain(what: std::fmt::Arguments<'_>) {
+    let _ = writeln!(std::io::stderr(), "libibverbs (metaroce): {what}");
+}
+
+fn open_device(dev: &Device) -> Result<Context, Errno> {
+    let Some(spec) = env("METAROCE_IBV_DEVICE") else {
+        complain(format_args!(
+            "METAROCE_IBV_BACKEND=device needs METAROCE_IBV_DEVICE (vfio:BDF or a socket path)"
+        ));
+        return Err(libc::ENODEV);
+    };
+    let local = match env("METAROCE_IBV_DEVICE_ADDR") {
+        Some(a) => Some(a.parse().map_err(|_| {
+            complain(format_args!("METAROCE_IBV_DEVICE_ADDR={a} is not ip:port"));
+            libc::EINVAL
+        })?),
+        None => Some(SocketAddr::new(dev.ip, 4791)),
+    };
+    let backend = DeviceBackend::open(&spec, local, |_| {}).map_err(|e| {
+        complain(format_args!("cannot start the device {spec}: {e}"));
+        libc::ENODEV
+    })?;
+    Ok(Context::open(backend))
 }
 
 fn open_soft(dev: &Device) -> Result<Context, Errno> {
@@ -49,12 +84,7 @@ fn open_soft(dev: &Device) -> Result<Context, Errno> {
     let mut cfg = SoftConfig::new(bind);
     cfg.busy_poll = env("METAROCE_IBV_BUSY_POLL").as_deref() == Some("1");
     let backend = SoftBackend::start(cfg).map_err(|e| {
-        // Programs only say "couldn't get context": say why, like rdma-core's own
-        // warnings (a failed write to stderr is ignored).
-        let _ = writeln!(
-            std::io::stderr(),
-            "libibverbs (metaroce): cannot start the soft NIC on {bind}: {e}"
-        );
+        complain(format_args!("cannot start the soft NIC on {bind}: {e}"));
         // The OS error when there is one (e.g. EADDRINUSE: the fixed port is taken).
         match &e {
             SoftError::Udp(u) => u.os_error().and_then(std::io::Error::raw_os_error),

@@ -7,7 +7,7 @@
 //!
 //! * [`vfio_user`]: a device process (`metaroce device serve`, the Verilated NIC) over the
 //!   vfio-user protocol — the protocol of QEMU's `vfio-user-pci` and libvfio-user;
-//! * `vfio`: a real board bound to the kernel's `vfio-pci` driver.
+//! * [`vfio`]: a real board bound to the kernel's `vfio-pci` driver.
 //!
 //! Everything above this trait — discovering the register blocks, running the firmware
 //! (the transport engine) on the host CPU, rings, tables, interrupts — is one driver,
@@ -25,12 +25,26 @@
 
 pub mod board;
 pub mod dma;
+pub mod vfio;
 pub mod vfio_user;
 
 pub use dma::DmaRegion;
 pub use vfio_user::VfioUserDevice;
 
 use crate::eventfd::EventFd;
+
+/// `CLOCK_MONOTONIC` in nanoseconds: the time base of a simulated device's `now` (the
+/// device process clocks its model with it) and so of the engine the driver runs for
+/// it, whose timestamps must agree with the device's.
+pub fn monotonic_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid timespec on our stack; the call only writes it.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    (ts.tv_sec as u64).wrapping_mul(1_000_000_000) + ts.tv_nsec as u64
+}
 
 /// Errors of raw device access. Every message says what to check.
 #[derive(Debug, thiserror::Error)]

@@ -23,6 +23,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, Sender, TryRecvError};
 
 use metaroce_driver::device::board::BoardCounter;
+use metaroce_driver::device::monotonic_ns;
 use vm_memory::MmapRegion;
 
 use super::ServeError;
@@ -172,17 +173,6 @@ pub(crate) fn start(
             "the board thread died while starting".into(),
         )),
     }
-}
-
-/// `CLOCK_MONOTONIC` in nanoseconds.
-pub(crate) fn monotonic_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid timespec on our stack; the call only writes it.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    (ts.tv_sec as u64).wrapping_mul(1_000_000_000) + ts.tv_nsec as u64
 }
 
 impl Board {

@@ -1,0 +1,838 @@
+//! What the firmware writes into the hardware NIC's tables, whatever carries the
+//! writes: the pure part of running the engine (`Datapath::Hardware`) on a `NicCore`.
+//!
+//! Used by the host driver ([`super::DeviceBackend`], writes through BAR0 and the TX
+//! queue) and by the simulator's firmware model (`metaroce_sim_tb::hw_nic`, writes on
+//! `NicCore`'s configuration port), so both write the same words in the same order.
+//!
+//! [`Tables`] is the firmware's copy of the RTL's tables: QP entries, MR entries,
+//! the entropy table and the TX table's slot map. Each method compares the engine
+//! with that copy and emits the configuration words (`cfg_addr`, `cfg_data`) that
+//! bring the RTL up to it through a [`CfgSink`], in an order that never shows the RTL
+//! a half-written entry (slot words before the control word that counts them; a
+//! retired receive leaves the ring before its slot is reused; the valid bit last).
+//! Every address and code comes from [`super::codes`] (generated from
+//! `metaroce_hdl`).
+
+use std::net::IpAddr;
+
+use metaroce_firmware::datapath::{HwVerdict, PlacedPacket, TableRequest, TxDescriptor};
+use metaroce_firmware::{MemoryRegion, Nic, PathView, QpState, RecvWr, RttEstimator, TableOp};
+use metaroce_proto::{Ext, Flags, Opcode, Repr};
+
+use super::codes::ack_rx::{MAP_PATH_SHIFT, MAP_VALID_BIT, SLOT_MAP_CFG};
+use super::codes::core::*;
+use super::codes::tx;
+
+/// Receives configuration words: `(cfg_addr, cfg_data)` in `NicCore`'s map.
+pub type CfgSink<'a> = &'a mut dyn FnMut(u16, u64);
+
+/// `NicCore`'s `cfg_addr` bit that selects the TX builder's map, as an offset to add
+/// to the `tx_build::cfg` addresses.
+pub const NIC_CORE_TX_CFG: u16 = 1 << tx::CFG_TX_BIT;
+
+/// Entries of the RTL's entropy table.
+pub const TABLE_PATHS: usize = tx::PATHS;
+
+/// The addresses and IP settings of the TX builder (its one peer).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Addresses {
+    /// Local MAC (Ethernet source).
+    pub local_mac: [u8; 6],
+    /// Peer (next hop) MAC.
+    pub peer_mac: [u8; 6],
+    /// Local IP address (both IPv4 or both IPv6).
+    pub local_ip: IpAddr,
+    /// Peer IP address.
+    pub peer_ip: IpAddr,
+    /// UDP destination port.
+    pub dst_port: u16,
+    /// IPv4 TTL / IPv6 hop limit.
+    pub ttl: u8,
+    /// IPv4 DSCP (6 bits).
+    pub dscp: u8,
+}
+
+fn mac_word(mac: [u8; 6]) -> u64 {
+    mac.iter().fold(0, |w, &b| w << 8 | u64::from(b))
+}
+
+/// Writes the TX builder's address registers of [`Addresses`] through `write(addr,
+/// data)` (`metaroce_hdl::tx_build::cfg` addresses, without [`NIC_CORE_TX_CFG`]).
+/// False, with nothing written, when one address is IPv4 and the other IPv6.
+pub fn configure_tx(a: &Addresses, write: &mut dyn FnMut(u8, u64)) -> bool {
+    use tx::*;
+    let v6 = match (a.local_ip, a.peer_ip) {
+        (IpAddr::V4(_), IpAddr::V4(_)) => false,
+        (IpAddr::V6(_), IpAddr::V6(_)) => true,
+        _ => return false,
+    };
+    write(
+        cfg_addr(CFG_REGS, REG_LOCAL),
+        mac_word(a.local_mac) | u64::from(a.dst_port) << 48,
+    );
+    match (a.local_ip, a.peer_ip) {
+        (IpAddr::V4(local), IpAddr::V4(peer)) => write(
+            cfg_addr(CFG_REGS, REG_IPV4),
+            u64::from(local.to_bits()) | u64::from(peer.to_bits()) << 32,
+        ),
+        (local, peer) => {
+            for (reg, ip) in [(REG_LOCAL_IPV6, local), (REG_PEER_IPV6, peer)] {
+                let bits = u128::from_be_bytes(mapped(ip));
+                write(cfg_addr(CFG_REGS, reg), (bits >> 64) as u64);
+                write(cfg_addr(CFG_REGS, reg + 1), bits as u64);
+            }
+        }
+    }
+    write(
+        cfg_addr(CFG_REGS, REG_PEER),
+        mac_word(a.peer_mac)
+            | u64::from(a.ttl) << 48
+            | u64::from(a.dscp) << 56
+            | u64::from(v6) << PEER_IPV6_BIT,
+    );
+    true
+}
+
+/// The `tx_build::cfg` address of `path`'s entry in the entropy table (the table is
+/// indexed by the path's low bits).
+pub fn entropy_cfg_addr(path: u16) -> u8 {
+    tx::cfg_addr(tx::CFG_ENTROPY, (usize::from(path) % tx::PATHS) as u8)
+}
+
+/// An address as the RTL's tables hold it: IPv6, or IPv4 mapped into IPv6.
+pub fn mapped(ip: IpAddr) -> [u8; 16] {
+    match ip {
+        IpAddr::V4(v4) => v4.to_ipv6_mapped().octets(),
+        IpAddr::V6(v6) => v6.octets(),
+    }
+}
+
+/// The engine's view of a verdict code, for the codes it acts on.
+pub fn hw_verdict(code: u8) -> Option<HwVerdict> {
+    Some(match code {
+        V_PLACED => HwVerdict::Placed,
+        V_DUPLICATE => HwVerdict::Duplicate,
+        V_REMOTE_ACCESS => HwVerdict::RemoteAccess,
+        V_RNR => HwVerdict::ReceiverNotReady,
+        V_INVALID_REQUEST => HwVerdict::InvalidRequest,
+        V_REMOTE_OPERATIONAL => HwVerdict::RemoteOperational,
+        V_UNEXPECTED_RESPONSE => HwVerdict::UnexpectedResponse,
+        V_BAD_RESPONSE => HwVerdict::BadResponse,
+        _ => return None,
+    })
+}
+
+/// The fields of one verdict event (`m_ev_*` of `NicCore`, or an event ring entry
+/// of type 1), as the RTL gives them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct VerdictFields {
+    /// Verdict code.
+    pub code: u8,
+    /// BTH opcode.
+    pub opcode: u8,
+    /// Flags.
+    pub flags: u16,
+    /// Destination QPN.
+    pub dst_qpn: u32,
+    /// Stream.
+    pub stream: u16,
+    /// Path.
+    pub path: u16,
+    /// Connection PSN.
+    pub conn_psn: u32,
+    /// Path PSN.
+    pub path_psn: u32,
+    /// Timestamp.
+    pub timestamp: u64,
+    /// MSN.
+    pub msn: u32,
+    /// Receive index.
+    pub recv_idx: u32,
+    /// Message length.
+    pub msg_len: u32,
+    /// Offset in the message.
+    pub offset: u32,
+    /// Immediate.
+    pub imm: u32,
+    /// Payload bytes.
+    pub len: u16,
+    /// UDP source port.
+    pub src_port: u16,
+}
+
+impl VerdictFields {
+    /// The event as the engine takes it (`Nic::handle_placed`); `None` for codes the
+    /// engine does not act on (verdict 10: the datagram itself comes up) and for
+    /// opcodes it does not know.
+    pub fn placed(&self) -> Option<PlacedPacket> {
+        let opcode = Opcode::try_from(self.opcode).ok()?;
+        let verdict = hw_verdict(self.code)?;
+        Some(PlacedPacket {
+            verdict,
+            opcode,
+            flags: Flags::from_bits_truncate(self.flags),
+            dst_qpn: self.dst_qpn,
+            stream: self.stream,
+            path: self.path,
+            conn_psn: self.conn_psn,
+            path_psn: self.path_psn,
+            timestamp: self.timestamp,
+            msn: self.msn,
+            recv_idx: self.recv_idx,
+            msg_len: self.msg_len,
+            offset: self.offset,
+            imm: self.imm,
+            payload_len: self.len.into(),
+            src_port: self.src_port,
+            ecn_ce: false,
+        })
+    }
+}
+
+/// The ten words of a kind-0 TX queue entry (`docs/hardware.md` §18) for a
+/// descriptor: headers `repr`, ECN-capable `ecn`, `len` payload bytes at host
+/// address `addr`.
+pub fn desc_words(repr: &Repr, ecn: bool, addr: u64, len: u16) -> [u64; 10] {
+    let m = match repr.ext {
+        Ext::Msg(m) => m,
+        _ => Default::default(),
+    };
+    [
+        repr.opcode as u64
+            | u64::from(ecn) << 8
+            | u64::from(repr.flags.bits()) << 16
+            | u64::from(repr.stream) << 32
+            | u64::from(repr.path) << 48,
+        u64::from(repr.dst_qpn) | u64::from(repr.src_qpn) << 32,
+        u64::from(repr.conn_psn) | u64::from(repr.path_psn) << 32,
+        repr.timestamp,
+        u64::from(m.msn) | u64::from(m.recv_idx) << 32,
+        u64::from(m.msg_len) | u64::from(m.offset) << 32,
+        m.remote_va,
+        u64::from(m.rkey) | u64::from(m.imm) << 32,
+        addr,
+        u64::from(len),
+    ]
+}
+
+/// The ten words of a kind-1 TX queue entry: a table write of `data` to `addr`,
+/// ordered with the descriptors around it.
+pub fn cfg_words(addr: u16, data: u64) -> [u64; 10] {
+    [data, addr.into(), 0, 0, 0, 0, 0, 0, 0, 1 << 56]
+}
+
+/// A TX table slot's state as its read port shows it.
+#[derive(Copy, Clone, Debug, Default, PartialEq)]
+pub struct SlotState {
+    /// Entropy value.
+    pub entropy: u16,
+    /// Next path PSN.
+    pub next_psn: u32,
+    /// Oldest unresolved path PSN (`next_psn` when none).
+    pub una: u32,
+    /// Bytes in flight.
+    pub inflight: u32,
+    /// Window, bytes.
+    pub window: u32,
+    /// Smoothed RTT, ns (0 before a sample).
+    pub srtt: u32,
+    /// RTT variation, ns.
+    pub rttvar: u32,
+    /// An RTT sample was taken.
+    pub rtt_valid: bool,
+    /// ECN fraction, 16.16.
+    pub ecn_ewma: u32,
+    /// Loss fraction, 16.16.
+    pub loss_ewma: u32,
+    /// Packets acknowledged since the last move (repath decisions).
+    pub samples: u32,
+    /// Packets sent.
+    pub sent: u32,
+    /// Retransmissions sent.
+    pub retransmitted: u32,
+    /// Packets acknowledged.
+    pub acked: u32,
+    /// Packets declared lost.
+    pub lost: u32,
+    /// CE marks echoed.
+    pub ce_marked: u32,
+    /// Moves to a new entropy.
+    pub repaths: u32,
+    /// Timeouts.
+    pub timeouts: u32,
+    /// Quarantined.
+    pub quarantined: bool,
+    /// Probe backoff multiplier (meaningful while quarantined).
+    pub backoff: u32,
+    /// `can_send(len)` for the `len` read with it.
+    pub can_send: bool,
+}
+
+impl SlotState {
+    /// The slot as the engine reads it (32-bit counters widened).
+    pub fn to_view(&self) -> PathView {
+        PathView {
+            entropy: self.entropy,
+            next_psn: self.next_psn,
+            una: self.una,
+            inflight: self.inflight,
+            window: self.window,
+            rtt: RttEstimator::from_parts(self.srtt.into(), self.rttvar.into(), self.rtt_valid),
+            ecn_ewma: self.ecn_ewma,
+            loss_ewma: self.loss_ewma,
+            samples: self.samples,
+            quarantined: self.quarantined,
+            backoff: self.backoff as u8,
+            sent: self.sent.into(),
+            retransmitted: self.retransmitted.into(),
+            acked: self.acked.into(),
+            lost: self.lost.into(),
+            ce_marked: self.ce_marked.into(),
+            repaths: self.repaths.into(),
+            timeouts: self.timeouts.into(),
+        }
+    }
+}
+
+/// The inputs of one TX table operation (`op_*` of `NicCore`, the `TXT` block's
+/// `OP_*` registers).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct OpInputs {
+    /// `op_code` (`metaroce_hdl::TxOp`).
+    pub code: u8,
+    /// `op_psn`.
+    pub psn: u32,
+    /// `op_len`.
+    pub len: u16,
+    /// `op_probe`.
+    pub probe: bool,
+    /// `op_retx`.
+    pub retx: bool,
+    /// `op_rtt` when valid.
+    pub rtt: Option<u32>,
+    /// `op_ce_count`.
+    pub ce: u32,
+    /// `op_acked`.
+    pub acked: u32,
+    /// `op_value`.
+    pub value: u32,
+    /// `op_sack`, 256 bits little-endian.
+    pub sack: [u8; 32],
+}
+
+impl OpInputs {
+    /// The engine's table operation as the table's inputs (an RTT sample saturates
+    /// at 2^32 − 1 ns; the RTL needs no byte count).
+    pub fn from_op(op: &TableOp) -> Self {
+        use super::codes::tx_op as code;
+        let none = OpInputs::default();
+        match *op {
+            TableOp::Init { entropy } => OpInputs {
+                code: code::INIT,
+                value: entropy.into(),
+                ..none
+            },
+            TableOp::Send {
+                conn_psn,
+                len,
+                probe,
+                retx,
+            } => OpInputs {
+                code: code::SEND,
+                psn: conn_psn,
+                len,
+                probe,
+                retx,
+                ..none
+            },
+            TableOp::Ack { path_cum, sack } => OpInputs {
+                code: code::ACK,
+                psn: path_cum,
+                sack: sack.to_bytes(),
+                ..none
+            },
+            TableOp::Feedback {
+                rtt_ns,
+                ce_count,
+                acked,
+            } => OpInputs {
+                code: code::FEEDBACK,
+                rtt: rtt_ns.map(|r| r.min(u64::from(u32::MAX)) as u32),
+                ce: ce_count,
+                acked,
+                ..none
+            },
+            TableOp::Timeout { entropy } => OpInputs {
+                code: code::TIMEOUT,
+                value: entropy.into(),
+                ..none
+            },
+            TableOp::Move { entropy } => OpInputs {
+                code: code::MOVE,
+                value: entropy.into(),
+                ..none
+            },
+            TableOp::Window { bytes } => OpInputs {
+                code: code::WINDOW,
+                value: bytes,
+                ..none
+            },
+            TableOp::Lose { path_psn } => OpInputs {
+                code: code::LOSE,
+                psn: path_psn,
+                ..none
+            },
+        }
+    }
+}
+
+/// The firmware's copy of one QP entry of the RTL.
+#[derive(Clone, Debug, Default)]
+struct QpEntry {
+    qpn: u32,
+    /// State written (1 RTR, 2 RTS, 0 other; `u64::MAX` after the entry was
+    /// written in full, before its first state).
+    state: u64,
+    /// Per stream with a ring: (base `recv_idx`, count) written, and the
+    /// `recv_idx` up to which slots are written.
+    rings: [(u32, u32, u32); RQ_STREAMS],
+    /// READ entries: (stream, MSN) written, if valid.
+    reads: [Option<(u16, u32)>; READS],
+    /// ACK rate hint written.
+    rate: u32,
+}
+
+/// Why a table could not follow the engine.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TableError {
+    /// All QP entries are taken.
+    QpTableFull,
+    /// All MR entries are taken.
+    MrTableFull,
+    /// All TX table slots are taken.
+    SlotsFull,
+    /// More READs outstanding on a QP than it has READ entries.
+    ReadsFull,
+    /// A table operation for a (QP, path) with no slot.
+    NoSlot,
+}
+
+/// The firmware's copy of the RTL's tables (see the module docs).
+#[derive(Debug)]
+pub struct Tables {
+    qps: [Option<QpEntry>; QPS],
+    mrs: [Option<u32>; MRS],
+    entropy: [Option<u16>; TABLE_PATHS],
+    slots: Vec<Option<(u32, u16)>>,
+    errors: u64,
+}
+
+impl Tables {
+    /// Empty tables for an RTL with `slots` TX table slots.
+    pub fn new(slots: usize) -> Self {
+        Tables {
+            qps: Default::default(),
+            mrs: [None; MRS],
+            entropy: [None; TABLE_PATHS],
+            slots: vec![None; slots],
+            errors: 0,
+        }
+    }
+
+    /// Times the tables could not follow the engine (a [`TableError`]).
+    pub fn errors(&self) -> u64 {
+        self.errors
+    }
+
+    fn fail<T>(&mut self, e: TableError) -> Result<T, TableError> {
+        self.errors += 1;
+        Err(e)
+    }
+
+    /// The global registers: MTU and the local address.
+    pub fn write_globals(ip: IpAddr, mtu: u32, sink: CfgSink<'_>) {
+        sink(cfg_addr(CFG_GLOBAL, 0, GLOBAL_MTU).into(), mtu.into());
+        let ip = u128::from_be_bytes(mapped(ip));
+        sink(
+            cfg_addr(CFG_GLOBAL, 0, GLOBAL_LOCAL_IP_HI).into(),
+            (ip >> 64) as u64,
+        );
+        sink(
+            cfg_addr(CFG_GLOBAL, 0, GLOBAL_LOCAL_IP_LO).into(),
+            ip as u64,
+        );
+    }
+
+    /// The TX builder's address registers ([`configure_tx`] in `NicCore`'s map);
+    /// false when the families differ.
+    pub fn write_addresses(a: &Addresses, sink: CfgSink<'_>) -> bool {
+        configure_tx(a, &mut |addr, data| {
+            sink(NIC_CORE_TX_CFG | u16::from(addr), data)
+        })
+    }
+
+    /// A free MR entry exists.
+    pub fn has_free_mr(&self) -> bool {
+        self.mrs.iter().any(Option::is_none)
+    }
+
+    /// Writes a registered region into a free MR entry.
+    pub fn add_mr(&mut self, mr: &MemoryRegion, sink: CfgSink<'_>) -> Result<(), TableError> {
+        let Some(e) = self.mrs.iter().position(Option::is_none) else {
+            return self.fail(TableError::MrTableFull);
+        };
+        let e8 = e as u8;
+        sink(
+            cfg_addr(CFG_MR, e8, MR_KEY_PD).into(),
+            u64::from(mr.rkey) | u64::from(mr.pd) << 32,
+        );
+        sink(cfg_addr(CFG_MR, e8, MR_BASE).into(), mr.addr);
+        sink(cfg_addr(CFG_MR, e8, MR_LEN).into(), mr.len);
+        sink(
+            cfg_addr(CFG_MR, e8, MR_CTRL).into(),
+            1 | u64::from(mr.access.bits()) << 1,
+        );
+        self.mrs[e] = Some(mr.lkey);
+        Ok(())
+    }
+
+    /// The lkeys in the MR table.
+    pub fn mr_keys(&self) -> impl Iterator<Item = u32> + '_ {
+        self.mrs.iter().flatten().copied()
+    }
+
+    /// Frees the MR entry of `lkey`; false when it has none.
+    pub fn remove_mr(&mut self, lkey: u32, sink: CfgSink<'_>) -> bool {
+        let Some(e) = self.mrs.iter().position(|&k| k == Some(lkey)) else {
+            return false;
+        };
+        sink(cfg_addr(CFG_MR, e as u8, MR_CTRL).into(), 0);
+        self.mrs[e] = None;
+        true
+    }
+
+    /// A free QP entry and `paths` free TX table slots exist.
+    pub fn has_room_for_qp(&self, paths: u16) -> bool {
+        self.qps.iter().any(Option::is_none)
+            && self.slots.iter().filter(|s| s.is_none()).count() >= usize::from(paths)
+    }
+
+    /// Takes a QP entry for `qpn` (written at RTR).
+    pub fn add_qp(&mut self, qpn: u32) -> Result<(), TableError> {
+        let Some(e) = self.qps.iter().position(Option::is_none) else {
+            return self.fail(TableError::QpTableFull);
+        };
+        self.qps[e] = Some(QpEntry {
+            qpn,
+            ..QpEntry::default()
+        });
+        Ok(())
+    }
+
+    /// The QPNs with an entry.
+    pub fn qpns(&self) -> impl Iterator<Item = u32> + '_ {
+        self.qps.iter().flatten().map(|q| q.qpn)
+    }
+
+    /// Frees `qpn`'s entry (invalid) and its TX table slots (unmapped in the ACK
+    /// receiver); false when it has none.
+    pub fn remove_qp(&mut self, qpn: u32, sink: CfgSink<'_>) -> bool {
+        let Some(e) = self.entry_of(qpn) else {
+            return false;
+        };
+        sink(cfg_addr(CFG_QP, e as u8, QP_CTRL).into(), 0);
+        self.qps[e] = None;
+        for (slot, s) in self.slots.iter_mut().enumerate() {
+            if s.is_some_and(|(q, _)| q == qpn) {
+                sink(SLOT_MAP_CFG + slot as u16, 0);
+                *s = None;
+            }
+        }
+        true
+    }
+
+    fn entry_of(&self, qpn: u32) -> Option<usize> {
+        self.qps
+            .iter()
+            .position(|q| q.as_ref().is_some_and(|q| q.qpn == qpn))
+    }
+
+    /// Writes a QP's whole entry (peer, PD, streams, first PSN, ACK registers,
+    /// empty rings), valid bit last; nothing when the QP has no entry or no peer.
+    pub fn write_qp_entry(&mut self, nic: &mut Nic, qpn: u32, now: u64, sink: CfgSink<'_>) {
+        let (Some(e), Some((_, pd, streams, Some(remote)))) =
+            (self.entry_of(qpn), nic.qp_entry(qpn))
+        else {
+            return;
+        };
+        let e8 = e as u8;
+        let ip = u128::from_be_bytes(mapped(remote.ip));
+        let mut q = |w: u8, d: u64| sink(cfg_addr(CFG_QP, e8, w).into(), d);
+        q(QP_QPNS, u64::from(qpn) | u64::from(remote.qpn) << 32);
+        q(QP_PEER_IP_HI, (ip >> 64) as u64);
+        q(QP_PEER_IP_LO, ip as u64);
+        q(QP_PD_STREAMS, u64::from(pd) | u64::from(streams) << 32);
+        q(QP_CONN_PSN, remote.initial_psn.into());
+        q(QP_PEER_PORT, remote.udp_port.into());
+        let rate = nic.ack_rate_hint(now);
+        q(
+            QP_RATE_CREDIT,
+            u64::from(rate) | u64::from(CONN_WINDOW) << 32,
+        );
+        for s in 0..RQ_STREAMS {
+            let (a, d) = ring_ctrl(e, s, 0, 0);
+            sink(a, d);
+        }
+        for k in 0..READS as u8 {
+            sink(cfg_addr(CFG_QP, e8, QP_READ_CTRL + 3 * k).into(), 0);
+        }
+        if let Some(entry) = self.qps[e].as_mut() {
+            entry.rings = [(0, 0, 0); RQ_STREAMS];
+            entry.reads = [None; READS];
+            entry.rate = rate;
+            entry.state = u64::MAX;
+        }
+    }
+
+    /// Brings the RTL's QP states, receive rings, READ entries and ACK rate hints up
+    /// to the engine's (see the module docs for the write order).
+    pub fn sync(&mut self, nic: &mut Nic, now: u64, sink: CfgSink<'_>) {
+        for e in 0..QPS {
+            let Some(entry) = self.qps[e].clone() else {
+                continue;
+            };
+            let Some((state, ..)) = nic.qp_entry(entry.qpn) else {
+                continue;
+            };
+            if entry.state == u64::MAX && matches!(state, QpState::Init | QpState::Reset) {
+                continue;
+            }
+            let mut entry = entry;
+            self.sync_rings(nic, e, &mut entry, sink);
+            if self.sync_reads(nic, e, &mut entry, sink).is_err() {
+                self.errors += 1;
+            }
+            let e8 = e as u8;
+            let code = match state {
+                QpState::Rtr => 1,
+                QpState::Rts => 2,
+                _ => 0,
+            };
+            if code != entry.state {
+                sink(cfg_addr(CFG_QP, e8, QP_CTRL).into(), 1 | code << 1);
+                entry.state = code;
+            }
+            let rate = nic.ack_rate_hint(now);
+            if rate != entry.rate {
+                sink(
+                    cfg_addr(CFG_QP, e8, QP_RATE_CREDIT).into(),
+                    u64::from(rate) | u64::from(CONN_WINDOW) << 32,
+                );
+                entry.rate = rate;
+            }
+            self.qps[e] = Some(entry);
+        }
+    }
+
+    /// The receive rings of QP entry `e`: the oldest [`RQ_SLOTS`] posted receives of
+    /// each stream with a ring.
+    fn sync_rings(&mut self, nic: &Nic, e: usize, entry: &mut QpEntry, sink: CfgSink<'_>) {
+        let e8 = e as u8;
+        for s in 0..RQ_STREAMS {
+            let Some((base, recvs)) = nic.posted_receives(entry.qpn, s as u16) else {
+                continue;
+            };
+            // Runs after every event: look before copying anything.
+            let count = recvs.take(RQ_SLOTS as usize).count() as u32;
+            let (old_base, old_count, written) = entry.rings[s];
+            if (old_base, old_count) == (base, count) {
+                continue;
+            }
+            let Some((_, recvs)) = nic.posted_receives(entry.qpn, s as u16) else {
+                continue;
+            };
+            let recvs: Vec<RecvWr> = recvs.take(count as usize).copied().collect();
+            if base != old_base {
+                // Retire first: what stays of the old ring.
+                let end = old_base.wrapping_add(old_count);
+                let left = if base.wrapping_sub(old_base) > old_count {
+                    0
+                } else {
+                    end.wrapping_sub(base).min(old_count)
+                };
+                let (a, d) = ring_ctrl(e, s, base, left);
+                sink(a, d);
+            }
+            let mut written = if written.wrapping_sub(base) > RQ_SLOTS {
+                base
+            } else {
+                written
+            };
+            for (i, wr) in recvs.iter().enumerate() {
+                let idx = base.wrapping_add(i as u32);
+                if idx.wrapping_sub(written) >= 1 << 31 {
+                    continue; // written before
+                }
+                let at = |word| cfg_ring(e8, s as u8, (idx % RQ_SLOTS) as u8, word);
+                sink(at(RQ_ADDR), wr.sge.addr);
+                sink(
+                    at(RQ_LEN_LKEY),
+                    u64::from(wr.sge.len) | u64::from(wr.sge.lkey) << 32,
+                );
+                written = idx.wrapping_add(1);
+            }
+            let (a, d) = ring_ctrl(e, s, base, count);
+            sink(a, d);
+            entry.rings[s] = (base, count, written);
+        }
+    }
+
+    /// The READ entries of QP entry `e`: the engine's outstanding READs.
+    fn sync_reads(
+        &mut self,
+        nic: &Nic,
+        e: usize,
+        entry: &mut QpEntry,
+        sink: CfgSink<'_>,
+    ) -> Result<(), TableError> {
+        let e8 = e as u8;
+        let reads: Vec<_> = nic.outstanding_reads(entry.qpn).collect();
+        for k in 0..READS {
+            let keep = entry.reads[k]
+                .is_some_and(|(st, msn)| reads.iter().any(|r| (r.0, r.1) == (st, msn)));
+            if entry.reads[k].is_some() && !keep {
+                sink(cfg_addr(CFG_QP, e8, QP_READ_CTRL + 3 * k as u8).into(), 0);
+                entry.reads[k] = None;
+            }
+        }
+        for &(stream, msn, sge) in &reads {
+            if entry.reads.contains(&Some((stream, msn))) {
+                continue;
+            }
+            let Some(k) = entry.reads.iter().position(Option::is_none) else {
+                return Err(TableError::ReadsFull);
+            };
+            let w = QP_READ_CTRL + 3 * k as u8;
+            sink(cfg_addr(CFG_QP, e8, w + 1).into(), sge.addr);
+            sink(
+                cfg_addr(CFG_QP, e8, w + 2).into(),
+                u64::from(sge.len) | u64::from(sge.lkey) << 32,
+            );
+            sink(
+                cfg_addr(CFG_QP, e8, w).into(),
+                1 << 63 | u64::from(stream) << 32 | u64::from(msn),
+            );
+            entry.reads[k] = Some((stream, msn));
+        }
+        Ok(())
+    }
+
+    /// The TX table slot of a table operation's (QP, path): its mapped slot, or for
+    /// an `Init` a free slot, mapped in the ACK receiver (a configuration word).
+    pub fn slot_for(&mut self, req: &TableRequest, sink: CfgSink<'_>) -> Result<usize, TableError> {
+        let key = Some((req.qpn, req.path));
+        if let Some(slot) = self.slots.iter().position(|&s| s == key) {
+            return Ok(slot);
+        }
+        if !matches!(req.op, TableOp::Init { .. }) {
+            return self.fail(TableError::NoSlot);
+        }
+        let Some(slot) = self.slots.iter().position(Option::is_none) else {
+            return self.fail(TableError::SlotsFull);
+        };
+        self.slots[slot] = key;
+        let word = u64::from(req.qpn) | u64::from(req.path) << MAP_PATH_SHIFT | 1 << MAP_VALID_BIT;
+        sink(SLOT_MAP_CFG + slot as u16, word);
+        Ok(slot)
+    }
+
+    /// The (QP, path) a TX table slot holds.
+    pub fn slot(&self, slot: usize) -> Option<(u32, u16)> {
+        self.slots.get(slot).copied().flatten()
+    }
+
+    /// The entropy-table write a descriptor needs first (its path's entry differs
+    /// from its UDP source port), as `(cfg_addr, cfg_data)`; the copy is updated.
+    pub fn entropy_write(&mut self, d: &TxDescriptor) -> Option<(u16, u64)> {
+        let path = usize::from(d.repr.path) % TABLE_PATHS;
+        if self.entropy[path] == Some(d.src_port) {
+            return None;
+        }
+        self.entropy[path] = Some(d.src_port);
+        let addr = NIC_CORE_TX_CFG | u16::from(entropy_cfg_addr(d.repr.path));
+        Some((addr, d.src_port.into()))
+    }
+}
+
+/// The RTL's ring control word of stream `s` of QP entry `e`: the oldest posted
+/// receive's index and how many are posted.
+fn ring_ctrl(e: usize, s: usize, base: u32, count: u32) -> (u16, u64) {
+    (
+        cfg_addr(CFG_RQ, e as u8, s as u8).into(),
+        u64::from(base) | u64::from(count) << 32,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::net::Ipv4Addr;
+
+    #[test]
+    fn mixed_families_write_nothing() {
+        let a = Addresses {
+            local_mac: [2, 0, 0, 0, 0, 1],
+            peer_mac: [2, 0, 0, 0, 0, 2],
+            local_ip: Ipv4Addr::LOCALHOST.into(),
+            peer_ip: "::1".parse().expect("v6"),
+            dst_port: 4791,
+            ttl: 64,
+            dscp: 0,
+        };
+        let mut n = 0;
+        assert!(!configure_tx(&a, &mut |_, _| n += 1));
+        assert_eq!(n, 0);
+        let v4 = Addresses {
+            peer_ip: Ipv4Addr::new(10, 0, 0, 2).into(),
+            ..a
+        };
+        assert!(configure_tx(&v4, &mut |_, _| n += 1));
+        assert_eq!(n, 3);
+    }
+
+    #[test]
+    fn slot_map_needs_init_first() {
+        let mut t = Tables::new(2);
+        let mut words = Vec::new();
+        let send = TableRequest {
+            qpn: 0x10,
+            path: 0,
+            op: TableOp::Window { bytes: 1 },
+        };
+        assert_eq!(
+            t.slot_for(&send, &mut |a, d| words.push((a, d))),
+            Err(TableError::NoSlot)
+        );
+        let init = |path| TableRequest {
+            qpn: 0x10,
+            path,
+            op: TableOp::Init { entropy: 7 },
+        };
+        assert_eq!(t.slot_for(&init(0), &mut |a, d| words.push((a, d))), Ok(0));
+        assert_eq!(t.slot_for(&send, &mut |a, d| words.push((a, d))), Ok(0));
+        assert_eq!(t.slot_for(&init(1), &mut |a, d| words.push((a, d))), Ok(1));
+        assert_eq!(
+            t.slot_for(&init(2), &mut |a, d| words.push((a, d))),
+            Err(TableError::SlotsFull)
+        );
+        assert_eq!(words.len(), 2, "one slot-map word per Init");
+        assert_eq!(words[1].0, SLOT_MAP_CFG + 1);
+        assert_eq!(t.errors(), 2);
+        let mut freed = Vec::new();
+        assert!(t.add_qp(0x10).is_ok());
+        assert!(t.remove_qp(0x10, &mut |a, d| freed.push((a, d))));
+        assert_eq!(freed.len(), 3, "QP_CTRL and two slot-map words");
+        assert_eq!(t.slot(0), None);
+    }
+}
