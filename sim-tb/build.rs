@@ -122,8 +122,14 @@ fn main() {
             panic!("{MISSING} (METAROCE_REQUIRE_VERILATOR is set)");
         }
         println!("cargo::warning={MISSING} (RTL benches will skip)");
-        // Re-run once it is installed (a missing path always counts as changed).
-        println!("cargo::rerun-if-changed=/usr/bin/verilator");
+        // Re-run on every build until it is installed: a path that does not exist
+        // always counts as changed. (Watching the binary's own path is not enough:
+        // Debian's package installs it with its release date as modification time,
+        // older than this run, so cargo would never notice the install.)
+        println!(
+            "cargo::rerun-if-changed={}",
+            out.join("rerun-until-verilator-is-installed").display()
+        );
         write_port_tables(&out, &[]);
         return;
     };

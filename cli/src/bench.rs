@@ -16,6 +16,7 @@ use metaroce_driver::hw::DeviceBackend;
 use metaroce_driver::soft::{SoftBackend, SoftConfig};
 use metaroce_driver::verbs::*;
 use metaroce_relay::{LinkConfig, PathConfig, PathCounters, Relay, RelayConfig, RelayHandle};
+#[cfg(feature = "hdl")]
 use metaroce_sim_tb::device_server::{DeviceServer, ServerConfig};
 use serde::Serialize;
 
@@ -706,8 +707,15 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
         }
     };
     // No device given: serve the simulated board (the Verilated NIC) in this process.
+    #[cfg(feature = "hdl")]
     let _server;
     let device = match device {
+        #[cfg(not(feature = "hdl"))]
+        Some((None, _)) => bail!(
+            "--backend device without --device serves the simulated board, which needs \
+             the `hdl` feature this metaroce was built without; give --device SOCKET"
+        ),
+        #[cfg(feature = "hdl")]
         Some((None, _)) => {
             let socket =
                 std::env::temp_dir().join(format!("metaroce-bench-{}.sock", std::process::id()));

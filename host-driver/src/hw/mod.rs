@@ -39,8 +39,8 @@ use crate::device::vfio::VfioDevice;
 use crate::device::{Device, DeviceError, VfioUserDevice};
 use crate::eventfd::EventFd;
 use crate::hostmem::MemoryMap;
-use crate::soft::udp::PollSet;
 use firmware::Firmware;
+use metaroce_udp::PollSet;
 use regs::{Blocks, Identity};
 
 /// Errors of the device backend. Every message says what to check.

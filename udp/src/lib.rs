@@ -1,4 +1,5 @@
-//! Real-socket UDP plumbing for the software NIC.
+//! Real-socket UDP plumbing for the software NIC, the relay and the simulated
+//! board's UDP bridge.
 //!
 //! Two layers:
 //!

@@ -1,4 +1,4 @@
-//! `metaroce fabric`: runs the relay that emulates a lossy multipath fabric between soft
+//! `metaroce relay`: runs the relay that emulates a lossy multipath fabric between soft
 //! NICs on real sockets, with commands read from stdin.
 
 use std::io::BufRead;
@@ -10,9 +10,9 @@ use anyhow::{Context as _, bail};
 use clap::Args;
 use metaroce_relay::{HELP, LinkConfig, PathConfig, PathMap, Relay, RelayConfig};
 
-/// Options of `metaroce fabric`.
+/// Options of `metaroce relay`.
 #[derive(Args, Debug)]
-pub struct FabricArgs {
+pub struct RelayArgs {
     /// A forwarding direction `LISTEN=FORWARD` (e.g. `127.0.0.1:7001=127.0.0.1:4791`):
     /// datagrams arriving at LISTEN go to FORWARD. Give one per direction.
     #[arg(long = "link", required = true, value_parser = parse_link)]
@@ -108,8 +108,8 @@ fn apply(p: &mut PathConfig, key: &str, v: f64) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Runs `metaroce fabric`.
-pub fn run(args: &FabricArgs) -> anyhow::Result<()> {
+/// Runs `metaroce relay`.
+pub fn run(args: &RelayArgs) -> anyhow::Result<()> {
     if args.paths == 0 {
         bail!("--paths must be at least 1");
     }

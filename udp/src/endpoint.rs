@@ -4,8 +4,8 @@ use std::net::{IpAddr, SocketAddr};
 use std::os::fd::{AsFd, AsRawFd};
 use std::time::Duration;
 
-use super::socket::{BatchSocket, RxBatch, SocketOptions, TxPacket};
-use super::{Ecn, Error, GRO_BUFFER_SIZE, Result, sys};
+use crate::socket::{BatchSocket, RxBatch, SocketOptions, TxPacket};
+use crate::{Ecn, Error, GRO_BUFFER_SIZE, Result, sys};
 
 /// How to bind an [`Endpoint`].
 #[derive(Clone, Debug)]
@@ -29,7 +29,7 @@ pub struct EndpointConfig {
     pub send_buffer: usize,
     /// Largest UDP payload expected; sizes receive buffers when GRO is off.
     pub max_datagram: usize,
-    /// Reads per receive batch (at most [`MAX_BATCH`](super::MAX_BATCH)).
+    /// Reads per receive batch (at most [`MAX_BATCH`](crate::MAX_BATCH)).
     pub rx_batch: usize,
 }
 
@@ -47,7 +47,7 @@ impl EndpointConfig {
             recv_buffer: 4 << 20,
             send_buffer: 1 << 20,
             max_datagram: 9000,
-            rx_batch: super::MAX_BATCH,
+            rx_batch: crate::MAX_BATCH,
         }
     }
 }

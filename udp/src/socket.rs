@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use socket2::{Domain, Protocol, Socket, Type};
 
-use super::sys::{self, CmsgBuf};
-use super::{Ecn, Error, GRO_BUFFER_SIZE, MAX_GSO_BYTES, MAX_GSO_SEGMENTS, Result};
+use crate::sys::{self, CmsgBuf};
+use crate::{Ecn, Error, GRO_BUFFER_SIZE, MAX_GSO_BYTES, MAX_GSO_SEGMENTS, Result};
 
 /// Most datagrams handed to one `sendmmsg` / read by one `recvmmsg`. Larger send slices are
 /// sent in several calls; an [`RxBatch`] holds at most this many reads.
@@ -23,7 +23,7 @@ pub struct SocketOptions {
     /// Use UDP GSO for runs of equal-size datagrams, if the kernel supports it.
     pub gso: bool,
     /// Enable UDP GRO on receive, if the kernel supports it. Needs [`RxBatch`] buffers of
-    /// [`GRO_BUFFER_SIZE`](super::GRO_BUFFER_SIZE) bytes.
+    /// [`GRO_BUFFER_SIZE`](crate::GRO_BUFFER_SIZE) bytes.
     pub gro: bool,
     /// `SO_RCVBUF` in bytes (`SO_RCVBUFFORCE` is tried first); `None` keeps the default.
     pub recv_buffer: Option<usize>,
@@ -46,7 +46,7 @@ impl Default for SocketOptions {
 /// One datagram to send.
 #[derive(Clone, Copy, Debug)]
 pub struct TxPacket<'a> {
-    /// Path index: which of an [`Endpoint`](super::Endpoint)'s source sockets sends it.
+    /// Path index: which of an [`Endpoint`](crate::Endpoint)'s source sockets sends it.
     /// Ignored by [`BatchSocket::send_batch`].
     pub path: usize,
     /// Destination address (same family as the sending socket).

@@ -1,9 +1,9 @@
-//! Real-socket tests of `soft::udp` on 127.0.0.1 and [::1].
+//! Real-socket tests of `metaroce-udp` on 127.0.0.1 and [::1].
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::time::{Duration, Instant};
 
-use metaroce_driver::soft::udp::{
+use metaroce_udp::{
     BatchSocket, Ecn, Endpoint, EndpointConfig, Error, MAX_BATCH, RxBatch, SocketOptions, TxPacket,
 };
 

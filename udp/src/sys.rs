@@ -1,4 +1,4 @@
-//! The FFI layer of `soft::udp`: every `unsafe` block of the module lives here.
+//! The FFI layer of `metaroce-udp`: every `unsafe` block of the crate lives here.
 //!
 //! Raw `libc` calls for what `socket2` does not cover: `sendmmsg`/`recvmmsg`,
 //! control messages (`UDP_SEGMENT`, `UDP_GRO`, `IP_TOS`, `IPV6_TCLASS`),

@@ -1,6 +1,6 @@
-//! Loopback rate of `soft::udp`: one sender thread, one receiver thread.
+//! Loopback rate of `metaroce-udp`: one sender thread, one receiver thread.
 //!
-//! `cargo run --release -p metaroce-driver --example udp_rate -- [datagram_bytes] [count]`
+//! `cargo run --release -p metaroce-udp --example udp_rate -- [datagram_bytes] [count]`
 //! prints datagrams/s and Gbit/s received, with GSO+GRO on and off.
 
 use std::net::{IpAddr, Ipv4Addr};
@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use metaroce_driver::soft::udp::{Endpoint, EndpointConfig, MAX_BATCH, TxPacket};
+use metaroce_udp::{Endpoint, EndpointConfig, MAX_BATCH, TxPacket};
 
 fn run(size: usize, count: usize, offload: bool) -> Result<(), Box<dyn std::error::Error>> {
     let ip = IpAddr::V4(Ipv4Addr::LOCALHOST);
@@ -23,22 +23,20 @@ fn run(size: usize, count: usize, offload: bool) -> Result<(), Box<dyn std::erro
     let dst = rx_ep.listen_addr();
     let stop = Arc::new(AtomicBool::new(false));
     let stop_rx = Arc::clone(&stop);
-    let receiver = std::thread::spawn(
-        move || -> Result<(u64, u64), metaroce_driver::soft::udp::Error> {
-            let mut batch = rx_ep.new_rx_batch();
-            let (mut n, mut bytes) = (0u64, 0u64);
-            while !stop_rx.load(Ordering::Relaxed) {
-                rx_ep.wait(Some(Duration::from_millis(10)), None)?;
-                while rx_ep.recv(&mut batch)? > 0 {
-                    for d in batch.datagrams() {
-                        n += 1;
-                        bytes += d.data.len() as u64;
-                    }
+    let receiver = std::thread::spawn(move || -> Result<(u64, u64), metaroce_udp::Error> {
+        let mut batch = rx_ep.new_rx_batch();
+        let (mut n, mut bytes) = (0u64, 0u64);
+        while !stop_rx.load(Ordering::Relaxed) {
+            rx_ep.wait(Some(Duration::from_millis(10)), None)?;
+            while rx_ep.recv(&mut batch)? > 0 {
+                for d in batch.datagrams() {
+                    n += 1;
+                    bytes += d.data.len() as u64;
                 }
             }
-            Ok((n, bytes))
-        },
-    );
+        }
+        Ok((n, bytes))
+    });
     let buf = vec![0x5au8; size];
     let start = Instant::now();
     let mut sent = 0;
