@@ -1,9 +1,12 @@
 //! Checks of what the linker made and of the ABI mirrors: the symbols a shared object
-//! exports, the values of C layout expressions against the installed headers, and the
-//! Debian packages those checks need.
+//! exports, the values of C layout expressions against the installed headers, the
+//! Debian packages those checks need, and running a server and a client program with a
+//! time bound.
 
+use std::io::Read;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
 
 /// The global, defined, versioned symbols a shared object exports, as sorted
 /// "VERSION symbol" lines (read with `objdump -T`), and whether anything of Rust's
@@ -87,6 +90,130 @@ pub fn apt_install(pkgs: &[&str]) {
     );
 }
 
+/// Runs `cmd` to completion, killing it after `limit`.
+pub fn run(cmd: &mut Command, limit: Duration) -> Output {
+    let child = cmd.spawn().expect("spawn");
+    finish(child, Instant::now() + limit)
+}
+
+/// Waits for `child` (killing it at `deadline`) while draining its pipes, so that a
+/// program printing more than a pipe holds does not stall on its own output.
+fn finish(mut child: Child, deadline: Instant) -> Output {
+    let drain = |pipe: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            if let Some(mut p) = pipe {
+                let _ = p.read_to_end(&mut buf);
+            }
+            buf
+        })
+    };
+    let stdout = drain(
+        child
+            .stdout
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let stderr = drain(
+        child
+            .stderr
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(st)) => break st,
+            Ok(None) if Instant::now() >= deadline => {
+                let _ = child.kill();
+                break child.wait().expect("wait");
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(20)),
+            Err(e) => panic!("waiting for a child: {e}"),
+        }
+    };
+    Output {
+        status,
+        stdout: stdout.join().unwrap_or_default(),
+        stderr: stderr.join().unwrap_or_default(),
+    }
+}
+
+/// The result of a server/client run.
+pub struct PairOutput {
+    /// Server.
+    pub server: Output,
+    /// Client.
+    pub client: Output,
+}
+
+impl PairOutput {
+    /// Both exited with status 0.
+    pub fn ok(&self) -> bool {
+        self.server.status.success() && self.client.status.success()
+    }
+
+    /// Everything both printed, for failure messages.
+    pub fn text(&self) -> String {
+        let s = |o: &Output| {
+            format!(
+                "status {}\nstdout:\n{}\nstderr:\n{}",
+                o.status,
+                String::from_utf8_lossy(&o.stdout),
+                String::from_utf8_lossy(&o.stderr)
+            )
+        };
+        format!(
+            "--- server {}\n--- client {}",
+            s(&self.server),
+            s(&self.client)
+        )
+    }
+
+    /// The client's standard output.
+    pub fn client_stdout(&self) -> String {
+        String::from_utf8_lossy(&self.client.stdout).into_owned()
+    }
+}
+
+/// Starts `server`, waits until `ready` says it listens (at most 5 s), then runs
+/// `client`; both are killed after `limit`.
+pub fn run_pair(
+    mut server: Command,
+    mut client: Command,
+    ready: impl Fn() -> bool,
+    limit: Duration,
+) -> PairOutput {
+    let deadline = Instant::now() + limit;
+    let server = server.spawn().expect("spawn server");
+    let wait_until = Instant::now() + Duration::from_secs(5);
+    while !ready() && Instant::now() < wait_until {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let client = client.spawn().expect("spawn client");
+    let client = finish(client, deadline);
+    let server = finish(
+        server,
+        deadline.max(Instant::now() + Duration::from_secs(5)),
+    );
+    PairOutput { server, client }
+}
+
+/// Whether some process listens on TCP `port` (any address; from `/proc/net/tcp*`).
+pub fn tcp_listening(port: u16) -> bool {
+    let needle = format!(":{port:04X} ");
+    ["/proc/net/tcp", "/proc/net/tcp6"].iter().any(|f| {
+        std::fs::read_to_string(f).is_ok_and(|t| {
+            t.lines().skip(1).any(|l| {
+                let mut cols = l.split_whitespace();
+                let local = cols.nth(1).unwrap_or("");
+                // Column 4 is the state; 0A is LISTEN.
+                let state = cols.nth(1).unwrap_or("");
+                format!("{local} ").ends_with(&needle) && state == "0A"
+            })
+        })
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -96,5 +223,39 @@ mod tests {
         let v = c_values(&["stdint.h"], &["sizeof(uint32_t)", "sizeof(uint64_t)"]).unwrap();
         assert_eq!(v, [4, 8]);
         assert!(c_values(&["no/such/header.h"], &["1"]).is_err());
+    }
+
+    #[test]
+    fn sees_listeners() {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = l.local_addr().unwrap().port();
+        assert!(tcp_listening(port));
+        drop(l);
+        assert!(!tcp_listening(port));
+    }
+
+    #[test]
+    fn pairs_run_with_a_time_bound() {
+        let mut sleepy = Command::new("sleep");
+        sleepy.arg("30");
+        let t = Instant::now();
+        let out = run(&mut sleepy, Duration::from_millis(200));
+        assert!(!out.status.success());
+        assert!(t.elapsed() < Duration::from_secs(10));
+        let p = run_pair(
+            Command::new("true"),
+            Command::new("true"),
+            || true,
+            Duration::from_secs(10),
+        );
+        assert!(p.ok(), "{}", p.text());
+        // More output than a pipe holds does not stall the program.
+        let mut chatty = Command::new("head");
+        chatty
+            .args(["-c", "1000000", "/dev/zero"])
+            .stdout(Stdio::piped());
+        let out = run(&mut chatty, Duration::from_secs(30));
+        assert!(out.status.success());
+        assert_eq!(out.stdout.len(), 1_000_000);
     }
 }
