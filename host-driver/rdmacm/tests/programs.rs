@@ -229,6 +229,21 @@ fn rping_validated() {
     rping(&direct(), &["-q", "-S", "4000"]);
 }
 
+#[test]
+fn rping_over_ipv6_loopback() {
+    let has_v6_loopback = std::fs::read_to_string("/proc/net/if_inet6")
+        .is_ok_and(|t| t.contains("00000000000000000000000000000001"));
+    if !has_v6_loopback {
+        eprintln!("no ::1 on this machine: IPv6 not tested");
+        return;
+    }
+    let _g = serial();
+    let server = ["-s", "-a", "::1", "-p", "{port}", "-V"];
+    let client = ["-c", "-a", "::1", "-p", "{port}", "-C", "5", "-V"];
+    let out = pair("rping", &server, &client, &direct());
+    assert!(out.ok(), "{}", out.text());
+}
+
 fn ucmatose(env: &(Side, Side), extra: &[&str]) {
     let server = [&["-p", "{port}"][..], extra].concat();
     let client = [&["-s", "127.0.0.1", "-p", "{port}"][..], extra].concat();
@@ -279,21 +294,12 @@ fn rdma_client_without_server_is_refused() {
 
 /// perftest over rdma_cm: the QPs connected by `rdma_connect`/`rdma_accept`, and the
 /// test parameters exchanged over an rdma_cm connection too.
-fn write_bw_rdma_cm(env: &(Side, Side)) {
+fn perftest_rdma_cm(bin: &str, env: &(Side, Side)) {
     let server = ["-R", "-p", "{port}", "-s", "65536", "-n", "500"];
-    let client = [
-        "-R",
-        "-p",
-        "{port}",
-        "-s",
-        "65536",
-        "-n",
-        "500",
-        "127.0.0.1",
-    ];
-    let out = pair("ib_write_bw", &server, &client, env);
+    let client = [&server[..], &["127.0.0.1"]].concat();
+    let out = pair(bin, &server, &client, env);
     let text = out.text();
-    assert!(out.ok(), "ib_write_bw -R failed:\n{text}");
+    assert!(out.ok(), "{bin} -R failed:\n{text}");
     let stdout = out.client_stdout();
     assert!(
         stdout.contains("rdma_cm QPs\t : ON") && stdout.contains("#bytes"),
@@ -301,10 +307,13 @@ fn write_bw_rdma_cm(env: &(Side, Side)) {
     );
 }
 
+/// `ib_read_bw` too: the connection manager moves both QPs to RTS, so the server
+/// answers the client's READs.
 #[test]
-fn perftest_write_bw_over_rdma_cm() {
+fn perftest_write_and_read_bw_over_rdma_cm() {
     let _g = serial();
-    write_bw_rdma_cm(&direct());
+    perftest_rdma_cm("ib_write_bw", &direct());
+    perftest_rdma_cm("ib_read_bw", &direct());
 }
 
 /// Two UDP ports `p` with `p + 1` also free, below the kernel's ephemeral range (see the
@@ -401,6 +410,6 @@ fn rdma_cm_programs_through_relay_at_1_percent_loss() {
 fn perftest_over_rdma_cm_through_relay_at_1_percent_loss() {
     let _g = serial();
     let (relay, env) = lossy_fabric(true);
-    write_bw_rdma_cm(&env);
+    perftest_rdma_cm("ib_write_bw", &env);
     assert_dropped(&relay);
 }
