@@ -230,8 +230,9 @@ mod tests {
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let port = l.local_addr().unwrap().port();
         assert!(tcp_listening(port));
-        drop(l);
-        assert!(!tcp_listening(port));
+        // (A closed port may be taken again at once by another process's bind(0), so
+        // the negative case is tested on port 0, where nothing ever listens.)
+        assert!(!tcp_listening(0));
     }
 
     #[test]

@@ -26,13 +26,18 @@ pub struct Registry<T> {
 
 impl<T: Object> Default for Registry<T> {
     fn default() -> Self {
-        Registry {
-            live: RwLock::new(HashMap::new()),
-        }
+        Self::new()
     }
 }
 
 impl<T: Object> Registry<T> {
+    /// An empty registry.
+    pub fn new() -> Self {
+        Registry {
+            live: RwLock::new(HashMap::new()),
+        }
+    }
+
     /// Makes `obj` reachable from C; returns its handle.
     pub fn insert(&self, obj: Arc<T>) -> *mut T::C {
         let p = obj.c_ptr();
@@ -53,15 +58,26 @@ impl<T: Object> Registry<T> {
             .ok_or(libc::EINVAL)
     }
 
-    /// Every live object.
-    pub fn all(&self) -> Vec<Arc<T>> {
+    /// The first live object matching `pred`.
+    pub fn find(&self, pred: impl Fn(&T) -> bool) -> Option<Arc<T>> {
         let live = self.live.read().unwrap_or_else(|e| e.into_inner());
-        live.values().cloned().collect()
+        live.values().find(|o| pred(o)).cloned()
     }
 
-    /// Removes a handle; the object lives on while others hold it.
+    /// Removes a handle even while others hold the object (they keep it alive).
+    pub fn remove_any(&self, p: *const T::C) -> Result<Arc<T>, Errno> {
+        let mut live = self.live.write().unwrap_or_else(|e| e.into_inner());
+        live.remove(&(p as usize)).ok_or(libc::EINVAL)
+    }
+
+    /// Removes a handle, unless something other than the registry and the caller still
+    /// holds the object (children alive: `EBUSY`).
     pub fn remove(&self, p: *const T::C) -> Result<Arc<T>, Errno> {
         let mut live = self.live.write().unwrap_or_else(|e| e.into_inner());
+        let obj = live.get(&(p as usize)).ok_or(libc::EINVAL)?;
+        if Arc::strong_count(obj) > 1 {
+            return Err(libc::EBUSY);
+        }
         live.remove(&(p as usize)).ok_or(libc::EINVAL)
     }
 }
@@ -88,15 +104,22 @@ mod tests {
 
     #[test]
     fn only_live_handles_resolve() {
-        let r: Registry<Thing> = Registry::default();
+        let r: Registry<Thing> = Registry::new();
         let p = r.insert(Arc::new(Thing(UnsafeCell::new(7))));
         assert!(r.get(p).is_ok());
         assert_eq!(r.get(std::ptr::null()).err(), Some(libc::EINVAL));
         let other = 5u32;
         assert_eq!(r.get(&other).err(), Some(libc::EINVAL));
-        assert_eq!(r.all().len(), 1);
-        assert!(r.remove(p).is_ok());
+        // SAFETY: reads our own test cell.
+        assert!(r.find(|t| unsafe { *t.0.get() } == 7).is_some());
+        // Held elsewhere: `remove` refuses, `remove_any` does not.
+        let held = r.get(p).unwrap();
+        assert_eq!(r.remove(p).err(), Some(libc::EBUSY));
+        assert!(r.remove_any(p).is_ok());
+        drop(held);
         assert_eq!(r.get(p).err(), Some(libc::EINVAL));
-        assert_eq!(r.remove(p).err(), Some(libc::EINVAL));
+        assert_eq!(r.remove_any(p).err(), Some(libc::EINVAL));
+        let q = r.insert(Arc::new(Thing(UnsafeCell::new(8))));
+        assert!(r.remove(q).is_ok());
     }
 }

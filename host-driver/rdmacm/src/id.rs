@@ -1061,7 +1061,7 @@ impl Id {
 
     /// `rdma_ack_cm_event`.
     pub fn ack(ev: *mut rdma_cm_event) -> Result<(), Errno> {
-        let ev = reg().events.remove(ev)?;
+        let ev = reg().events.remove_any(ev)?;
         let mut n = lock(&ev.owner.unacked);
         *n = n.saturating_sub(1);
         ev.owner.acked.notify_all();
@@ -1140,7 +1140,7 @@ impl Id {
         }
         self.wait_acked();
         if was_sync {
-            let _ = reg().channels.remove(old.c_ptr());
+            let _ = reg().channels.remove_any(old.c_ptr());
         }
         Ok(())
     }
@@ -1167,7 +1167,7 @@ impl Id {
             d.release_pd();
         }
         drop(st);
-        let _ = reg().ids.remove(self.c());
+        let _ = reg().ids.remove_any(self.c());
     }
 
     /// `rdma_destroy_id`: says goodbye to the peer, stops listening, drops queued events,
@@ -1225,7 +1225,7 @@ impl Id {
             }
         }
         if st.sync {
-            let _ = reg().channels.remove(channel.c_ptr());
+            let _ = reg().channels.remove_any(channel.c_ptr());
         }
     }
 }

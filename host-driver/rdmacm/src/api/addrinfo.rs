@@ -278,7 +278,7 @@ fn set_up_ep(
 #[unsafe(no_mangle)]
 pub extern "C" fn rdma_destroy_ep(id: *mut rdma_cm_id) {
     guard((), || {
-        if let Ok(id) = reg().ids.remove(id) {
+        if let Ok(id) = reg().ids.remove_any(id) {
             destroy_qp(&id);
             destroy_srq(&id);
             id.destroy();

@@ -21,7 +21,7 @@ pub extern "C" fn rdma_create_event_channel() -> *mut rdma_event_channel {
 #[unsafe(no_mangle)]
 pub extern "C" fn rdma_destroy_event_channel(channel: *mut rdma_event_channel) {
     guard((), || {
-        let _ = reg().channels.remove(channel);
+        let _ = reg().channels.remove_any(channel);
     })
 }
 
@@ -51,7 +51,7 @@ pub extern "C" fn rdma_create_id(
 #[unsafe(no_mangle)]
 pub extern "C" fn rdma_destroy_id(id: *mut rdma_cm_id) -> c_int {
     ret_minus_one(|| {
-        reg().ids.remove(id)?.destroy();
+        reg().ids.remove_any(id)?.destroy();
         Ok(())
     })
 }
