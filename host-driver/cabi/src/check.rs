@@ -4,6 +4,7 @@
 //! time bound.
 
 use std::io::Read;
+use std::net::{SocketAddr, UdpSocket};
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -88,6 +89,87 @@ pub fn apt_install(pkgs: &[&str]) {
             .args(["install", "-y", "-qq"])
             .args(pkgs),
     );
+}
+
+/// Installs the Debian packages of `need` ((file, package) pairs) whose file is missing
+/// (CI runs as root on a fresh machine), then insists every file is there.
+pub fn ensure_packages(need: &[(&str, &str)]) {
+    let missing = |need: &[(&str, &str)]| -> Vec<String> {
+        need.iter()
+            .filter(|(f, _)| !Path::new(f).exists())
+            .map(|(_, p)| p.to_string())
+            .collect()
+    };
+    let first = missing(need);
+    if !first.is_empty() {
+        let pkgs: Vec<&str> = first.iter().map(String::as_str).collect();
+        apt_install(&pkgs);
+    }
+    let still = missing(need);
+    assert!(
+        still.is_empty(),
+        "could not install {still:?} (run as root, or install them first)"
+    );
+}
+
+/// The newest `lib<stem>-*.a` cargo built beside the running test executable (a
+/// dependency or the crate itself with `crate-type = ["staticlib", ...]`).
+pub fn newest_staticlib(stem: &str) -> std::path::PathBuf {
+    let exe = std::env::current_exe().expect("current_exe");
+    let deps = exe.parent().expect("deps dir");
+    std::fs::read_dir(deps)
+        .expect("read deps dir")
+        .filter_map(Result::ok)
+        .filter(|e| {
+            let n = e.file_name();
+            let n = n.to_string_lossy();
+            n.starts_with(&format!("lib{stem}-")) && n.ends_with(".a")
+        })
+        .max_by_key(|e| e.metadata().and_then(|m| m.modified()).ok())
+        .map(|e| e.path())
+        .unwrap_or_else(|| panic!("lib{stem}-*.a next to the test binary (crate-type staticlib)"))
+}
+
+/// Compiles the C program `src` against the system headers and the libraries `libs`
+/// (`-l…` flags) in `lib_dir`, then runs it there (60 s at most). Returns what it
+/// printed; `Err` with the reason when it does not compile or does not exit 0.
+pub fn c_program(src: &Path, lib_dir: &Path, libs: &[&str]) -> Result<String, String> {
+    let stem = src.file_stem().ok_or("no file name")?;
+    let exe = lib_dir.join(stem);
+    let st = Command::new("cc")
+        .arg("-O1")
+        .arg("-o")
+        .arg(&exe)
+        .arg(src)
+        .arg(format!("-L{}", lib_dir.display()))
+        .arg(format!("-Wl,-rpath,{}", lib_dir.display()))
+        .args(libs)
+        .status()
+        .map_err(|e| format!("running cc: {e}"))?;
+    if !st.success() {
+        return Err(format!("compiling {} failed", src.display()));
+    }
+    let out = run(
+        Command::new(&exe)
+            .env("LD_LIBRARY_PATH", lib_dir)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped()),
+        Duration::from_secs(60),
+    );
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    if out.status.success() {
+        Ok(text)
+    } else {
+        Err(format!(
+            "{} failed ({}):\n{text}",
+            exe.display(),
+            out.status
+        ))
+    }
 }
 
 /// Runs `cmd` to completion, killing it after `limit`.
@@ -198,6 +280,66 @@ pub fn run_pair(
     PairOutput { server, client }
 }
 
+/// Two groups of `width` consecutive UDP ports on 127.0.0.1 (returned by their first
+/// port), free a moment ago and below the kernel's ephemeral range, for NICs on fixed
+/// ports (`METAROCE_IBV_PORT`; a process whose second context must be on a known port
+/// too needs `width` 2).
+///
+/// A port the kernel handed out for `bind(0)` and that was then released can be handed
+/// out again to anyone binding port 0 before the program binds it — and every soft NIC
+/// binds 32 send sockets that way (the server's, started first, among them), as does the
+/// relay. That is how a program once failed to open its device ("Couldn't get context
+/// for the device"). Ports outside the ephemeral range are never handed out like that;
+/// the start of the search depends on the process id, so concurrent test processes
+/// (other checkouts building at the same time) look in different places.
+pub fn fixed_udp_ports(width: u16) -> (u16, u16) {
+    let ephemeral_low: u16 = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|t| t.split_whitespace().next()?.parse().ok())
+        .unwrap_or(32768);
+    let width = width.max(1);
+    let (low, high) = (10_000u16, ephemeral_low.max(10_000 + 100 * width));
+    let span = u32::from((high - low) / width);
+    let start = std::process::id().wrapping_mul(2_654_435_761) % span;
+    let mut held = Vec::new();
+    let mut found = Vec::new();
+    for i in 0..span {
+        let first = low + ((start + i) % span) as u16 * width;
+        let group: Result<Vec<UdpSocket>, _> = (first..first + width)
+            .map(|p| UdpSocket::bind(("127.0.0.1", p)))
+            .collect();
+        if let Ok(g) = group {
+            held.push(g);
+            found.push(first);
+            if found.len() == 2 {
+                break;
+            }
+        }
+    }
+    assert_eq!(found.len(), 2, "no free UDP ports in {low}..{high}");
+    (found[0], found[1])
+}
+
+/// Environment of one process of a pair.
+pub type SideEnv = Vec<(&'static str, String)>;
+
+/// The environment of a server and a client whose NICs are on fixed ports
+/// (`METAROCE_IBV_PORT`) and send through relay links (`METAROCE_IBV_VIA`): the server
+/// through the link towards the client, the client through the one towards the server.
+pub fn relay_env(
+    ports: (u16, u16),
+    to_server: SocketAddr,
+    to_client: SocketAddr,
+) -> (SideEnv, SideEnv) {
+    let side = |port: u16, via: SocketAddr| {
+        vec![
+            ("METAROCE_IBV_PORT", port.to_string()),
+            ("METAROCE_IBV_VIA", via.to_string()),
+        ]
+    };
+    (side(ports.0, to_client), side(ports.1, to_server))
+}
+
 /// Whether some process listens on TCP `port` (any address; from `/proc/net/tcp*`).
 pub fn tcp_listening(port: u16) -> bool {
     let needle = format!(":{port:04X} ");
@@ -233,6 +375,23 @@ mod tests {
         // (A closed port may be taken again at once by another process's bind(0), so
         // the negative case is tested on port 0, where nothing ever listens.)
         assert!(!tcp_listening(0));
+    }
+
+    #[test]
+    fn fixed_ports_come_in_free_groups() {
+        let (a, b) = fixed_udp_ports(2);
+        assert_ne!(a, b);
+        for p in [a, a + 1, b, b + 1] {
+            assert!(p >= 10_000);
+            let _ = UdpSocket::bind(("127.0.0.1", p));
+        }
+        let (s, c) = relay_env(
+            (a, b),
+            "127.0.0.1:1".parse().unwrap(),
+            "127.0.0.1:2".parse().unwrap(),
+        );
+        assert_eq!(s[1].1, "127.0.0.1:2");
+        assert_eq!(c[0].1, b.to_string());
     }
 
     #[test]

@@ -5,61 +5,28 @@
 //! `rdma_cma.h`. Both libraries are linked from the static libraries cargo built for
 //! this run; missing Debian packages are installed (CI runs as root).
 
-use std::net::{SocketAddr, TcpListener, UdpSocket};
+use std::net::{SocketAddr, TcpListener};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::{Mutex, MutexGuard, OnceLock};
 use std::time::Duration;
 
-use metaroce_cabi::check::{
-    PairOutput, apt_install, exported_symbols, run, run_pair, tcp_listening,
-};
+use metaroce_cabi::check::{self, PairOutput, exported_symbols, run, run_pair, tcp_listening};
 use metaroce_cabi::link::{LIBIBVERBS, LIBRDMACM, Library, link, listing_entries};
-use metaroce_relay::{LinkConfig, PathConfig, Relay, RelayConfig, RelayHandle};
+use metaroce_relay::{Relay, RelayConfig, RelayHandle};
 
 /// Installs the Debian packages the tests use, when missing.
 fn ensure_packages() {
     static DONE: OnceLock<()> = OnceLock::new();
     DONE.get_or_init(|| {
-        let need = [
+        check::ensure_packages(&[
             ("/usr/bin/rping", "rdmacm-utils"),
             ("/usr/bin/ib_write_bw", "perftest"),
             ("/usr/include/rdma/rdma_cma.h", "librdmacm-dev"),
             ("/usr/include/infiniband/verbs.h", "libibverbs-dev"),
             ("/usr/bin/objdump", "binutils"),
-        ];
-        let missing: Vec<&str> = need
-            .iter()
-            .filter(|(f, _)| !Path::new(f).exists())
-            .map(|(_, p)| *p)
-            .collect();
-        if !missing.is_empty() {
-            apt_install(&missing);
-        }
-        for (f, p) in need {
-            assert!(
-                Path::new(f).exists(),
-                "{p} is needed (run as root, or install it first)"
-            );
-        }
+        ])
     });
-}
-
-/// The newest `lib<stem>-*.a` cargo built beside this test executable.
-fn staticlib(stem: &str) -> PathBuf {
-    let exe = std::env::current_exe().expect("current_exe");
-    let deps = exe.parent().expect("deps dir");
-    std::fs::read_dir(deps)
-        .expect("read deps dir")
-        .filter_map(Result::ok)
-        .filter(|e| {
-            let n = e.file_name();
-            let n = n.to_string_lossy();
-            n.starts_with(&format!("lib{stem}-")) && n.ends_with(".a")
-        })
-        .max_by_key(|e| e.metadata().and_then(|m| m.modified()).ok())
-        .map(|e| e.path())
-        .unwrap_or_else(|| panic!("lib{stem}-*.a next to the test binary (crate-type staticlib)"))
 }
 
 /// The directory holding the freshly linked `libibverbs.so.1` and `librdmacm.so.1`.
@@ -73,7 +40,7 @@ fn lib_dir() -> &'static Path {
             (&LIBRDMACM, "metaroce_rdmacm"),
         ];
         for (lib, stem) in libs {
-            link(lib, &staticlib(stem), &out)
+            link(lib, &check::newest_staticlib(stem), &out)
                 .unwrap_or_else(|e| panic!("linking {}: {e}", lib.soname));
         }
         out
@@ -109,7 +76,7 @@ fn free_port() -> u16 {
 }
 
 /// Environment of each side of a program pair.
-type Side = Vec<(&'static str, String)>;
+type Side = check::SideEnv;
 
 /// Runs a server and a client (given their arguments, with `{port}` replaced by a fresh
 /// rdma_cm port) until both exit, 60 s at most.
@@ -158,37 +125,11 @@ fn exports_every_rdma_core_44_symbol_with_its_version() {
 
 #[test]
 fn c_program_checks_private_data_rejection_channels_and_errors() {
-    let dir = lib_dir();
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c/cm_check.c");
-    let exe = dir.join("cm_check");
-    let st = Command::new("cc")
-        .arg("-O1")
-        .arg("-o")
-        .arg(&exe)
-        .arg(&src)
-        .arg(format!("-L{}", dir.display()))
-        .arg(format!("-Wl,-rpath,{}", dir.display()))
-        .args(["-lrdmacm", "-libverbs"])
-        .status()
-        .expect("run cc");
-    assert!(st.success(), "compiling cm_check.c failed");
     let _g = serial();
-    let out = run(
-        Command::new(&exe)
-            .env("LD_LIBRARY_PATH", dir)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped()),
-        Duration::from_secs(60),
-    );
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(
-        out.status.success() && text.contains("cm_check: OK"),
-        "{text}"
-    );
+    let text = check::c_program(&src, lib_dir(), &["-lrdmacm", "-libverbs"])
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(text.contains("cm_check: OK"), "{text}");
 }
 
 /// `rping` with data validation: the client's 10 pings go out by SEND, come back by the
@@ -316,76 +257,20 @@ fn perftest_write_and_read_bw_over_rdma_cm() {
     perftest_rdma_cm("ib_read_bw", &direct());
 }
 
-/// Two UDP ports `p` with `p + 1` also free, below the kernel's ephemeral range (see the
-/// libibverbs tests for why), for NICs on fixed ports.
-fn fixed_port_pairs() -> (u16, u16) {
-    let low_ephemeral: u16 = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
-        .ok()
-        .and_then(|t| t.split_whitespace().next()?.parse().ok())
-        .unwrap_or(32768);
-    let (low, high) = (12_000u16, low_ephemeral.max(12_200));
-    let span = u32::from(high - low) / 2;
-    let start = std::process::id().wrapping_mul(2_654_435_761) % span;
-    let mut found = Vec::new();
-    let mut held = Vec::new();
-    for i in 0..span {
-        let p = low + (((start + i) % span) * 2) as u16;
-        if let (Ok(a), Ok(b)) = (
-            UdpSocket::bind(("127.0.0.1", p)),
-            UdpSocket::bind(("127.0.0.1", p + 1)),
-        ) {
-            held.push((a, b));
-            found.push(p);
-            if found.len() == 2 {
-                break;
-            }
-        }
-    }
-    assert_eq!(found.len(), 2, "no free UDP port pairs in {low}..{high}");
-    (found[0], found[1])
-}
-
 /// A relay between the two sides' NICs dropping each datagram with probability 1 % on
 /// each of 8 paths, and each side's environment. The NIC the connection manager uses is
 /// the process's first libibverbs context, or its second when the program opens a
 /// context itself first (`own_context`: perftest), so with `METAROCE_IBV_PORT=p` it is
 /// on port `p` or `p + 1`.
 fn lossy_fabric(own_context: bool) -> (RelayHandle, (Side, Side)) {
-    let (s, c) = fixed_port_pairs();
-    let cm_nic = |p: u16| p + u16::from(own_context);
-    let nic = |p: u16| SocketAddr::from(([127, 0, 0, 1], p));
-    let links = vec![
-        // 0: towards the server; 1: towards the client.
-        LinkConfig {
-            listen: nic(0),
-            forward_to: nic(cm_nic(s)),
-        },
-        LinkConfig {
-            listen: nic(0),
-            forward_to: nic(cm_nic(c)),
-        },
-    ];
-    let paths = vec![
-        PathConfig {
-            loss: 0.01,
-            ..PathConfig::default()
-        };
-        8
-    ];
-    let mut cfg = RelayConfig::new(links, paths);
-    cfg.reseal_icrc = true;
+    let (s, c) = check::fixed_udp_ports(2);
+    let cm_nic = |p: u16| SocketAddr::from(([127, 0, 0, 1], p + u16::from(own_context)));
+    // Link 0 towards the server, link 1 towards the client.
+    let mut cfg = RelayConfig::between(cm_nic(s), cm_nic(c), 8, 0.01);
     cfg.seed = 7;
     let relay = Relay::start(cfg).expect("start relay");
-    let via = |i: usize| relay.listen_addrs()[i].to_string();
-    let server = vec![
-        ("METAROCE_IBV_PORT", s.to_string()),
-        ("METAROCE_IBV_VIA", via(1)),
-    ];
-    let client = vec![
-        ("METAROCE_IBV_PORT", c.to_string()),
-        ("METAROCE_IBV_VIA", via(0)),
-    ];
-    (relay, (server, client))
+    let (to_server, to_client) = (relay.listen_addrs()[0], relay.listen_addrs()[1]);
+    (relay, check::relay_env((s, c), to_server, to_client))
 }
 
 fn assert_dropped(relay: &RelayHandle) {
