@@ -20,11 +20,13 @@ const REQ_TIMEOUT: Duration = Duration::from_secs(10);
 /// Malformed or unexpected CM messages received (each is also reported on stderr).
 pub static BAD_MESSAGES: AtomicU64 = AtomicU64::new(0);
 
-/// Counts and reports a message that was refused.
+/// Counts and reports a message that was refused (with the count so far).
 pub fn bad_message(peer: Option<SocketAddr>, what: std::fmt::Arguments<'_>) {
-    BAD_MESSAGES.fetch_add(1, Ordering::Relaxed);
+    let n = BAD_MESSAGES.fetch_add(1, Ordering::Relaxed) + 1;
     let peer = peer.map_or_else(|| "?".to_string(), |p| p.to_string());
-    eprintln!("librdmacm (metaroce): refused a CM message from {peer}: {what}");
+    eprintln!(
+        "librdmacm (metaroce): refused a CM message from {peer}: {what} ({n} refused so far)"
+    );
 }
 
 /// One CM connection to a peer.

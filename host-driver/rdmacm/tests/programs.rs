@@ -130,6 +130,12 @@ fn c_program_checks_private_data_rejection_channels_and_errors() {
     let text = check::c_program(&src, lib_dir(), &["-lrdmacm", "-libverbs"])
         .unwrap_or_else(|e| panic!("{e}"));
     assert!(text.contains("cm_check: OK"), "{text}");
+    // The stray TCP peer's bytes were refused as a CM message and reported.
+    assert!(
+        text.contains("refused a CM message from 127.0.0.1:")
+            && text.contains("(1 refused so far)"),
+        "{text}"
+    );
 }
 
 /// `rping` with data validation: the client's 10 pings go out by SEND, come back by the

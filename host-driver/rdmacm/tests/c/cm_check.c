@@ -4,8 +4,8 @@
  * polled the way programs poll them. Covers what the Debian programs do not: private
  * data in the REQ, REP and REJ, a rejection, the connection to a port nobody listens
  * on, non-blocking channels (EAGAIN), rdma_init_qp_attr, rdma_migrate_id, the
- * rdma_verbs.h helpers on library-made CQs, and clean failures of what is not
- * supported. Prints "cm_check: OK" and exits 0 when everything holds.
+ * rdma_verbs.h helpers on library-made CQs, a stray TCP peer on the listening port,
+ * and clean failures of what is not supported. Prints "cm_check: OK" and exits 0 when everything holds.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <rdma/rdma_cma.h>
 #include <rdma/rdma_verbs.h>
@@ -128,6 +129,17 @@ int main(void)
 	port = ntohs(rdma_get_src_port(listener));
 	CHECK(port != 0, "no port");
 	CHECK(rdma_listen(listener, 4) == 0, "rdma_listen");
+
+	/* A stray TCP peer is refused (and reported) without disturbing the listener. */
+	{
+		int s = socket(AF_INET, SOCK_STREAM, 0);
+		struct sockaddr_in to = loopback(port);
+		const char junk[] = "GET / HTTP/1.0\r\n\r\n";
+
+		CHECK(s >= 0 && connect(s, (struct sockaddr *)&to, sizeof to) == 0, "TCP connect");
+		CHECK(write(s, junk, sizeof junk) == sizeof junk, "write");
+		close(s);
+	}
 
 	/* Connection 1: no QP on the client; the server rejects it with private data. */
 	c1 = resolved(cch, port);
