@@ -696,7 +696,7 @@ mod tests {
     fn layout_matches_verbs_h() {
         let header = std::path::Path::new("/usr/include/infiniband/verbs.h");
         if !header.exists() {
-            crate::testutil::apt_install(&["libibverbs-dev"]);
+            metaroce_cabi::check::apt_install(&["libibverbs-dev"]);
         }
         assert!(header.exists(), "libibverbs-dev is needed for this test");
         let checks = checks();

@@ -5,11 +5,12 @@
 //! passed in by the program is looked up in its type's [`Registry`] before anything is
 //! dereferenced, so a NULL, stale or foreign pointer is refused with `EINVAL` instead of
 //! being followed. The lookup returns a clone of the `Arc`, so an object stays alive
-//! for the duration of a call even if another thread destroys it meanwhile.
+//! for the duration of a call even if another thread destroys it meanwhile. The
+//! registry itself is [`metaroce_cabi::registry`], shared with librdmacm.
 
 use std::cell::UnsafeCell;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, MutexGuard, RwLock};
+use std::sync::{Arc, Mutex};
 
 use metaroce_driver::verbs::{
     CompChannel, CompletionQueue, Context, MemoryRegion, ProtectionDomain, QueuePair,
@@ -20,71 +21,8 @@ use crate::abi::{
     verbs_context,
 };
 use crate::device::Device;
-use crate::ffi::Errno;
 
-/// An object with a C view at a stable address.
-pub trait Object: Send + Sync + 'static {
-    /// The C structure behind the handle.
-    type C;
-    /// Where the C structure lives.
-    fn c_ptr(&self) -> *mut Self::C;
-}
-
-/// Live objects of one type, keyed by the address of their C structure.
-pub struct Registry<T> {
-    live: RwLock<HashMap<usize, Arc<T>>>,
-}
-
-impl<T: Object> Registry<T> {
-    fn new() -> Self {
-        Registry {
-            live: RwLock::new(HashMap::new()),
-        }
-    }
-
-    /// Makes `obj` reachable from C; returns its handle.
-    pub fn insert(&self, obj: Arc<T>) -> *mut T::C {
-        let p = obj.c_ptr();
-        self.live
-            .write()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(p as usize, obj);
-        p
-    }
-
-    /// The object behind a handle, or `EINVAL` for anything that is not a live handle.
-    pub fn get(&self, p: *const T::C) -> Result<Arc<T>, Errno> {
-        self.live
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(&(p as usize))
-            .cloned()
-            .ok_or(libc::EINVAL)
-    }
-
-    /// The first live object matching `pred`.
-    pub fn find(&self, pred: impl Fn(&T) -> bool) -> Option<Arc<T>> {
-        let live = self.live.read().unwrap_or_else(|e| e.into_inner());
-        live.values().find(|o| pred(o)).cloned()
-    }
-
-    /// Removes a handle even while children hold the object (they keep it alive).
-    pub fn remove_any(&self, p: *const T::C) -> Result<Arc<T>, Errno> {
-        let mut live = self.live.write().unwrap_or_else(|e| e.into_inner());
-        live.remove(&(p as usize)).ok_or(libc::EINVAL)
-    }
-
-    /// Removes a handle, unless something other than the registry and the caller still
-    /// holds the object (children alive: `EBUSY`).
-    pub fn remove(&self, p: *const T::C) -> Result<Arc<T>, Errno> {
-        let mut live = self.live.write().unwrap_or_else(|e| e.into_inner());
-        let obj = live.get(&(p as usize)).ok_or(libc::EINVAL)?;
-        if Arc::strong_count(obj) > 1 {
-            return Err(libc::EBUSY);
-        }
-        live.remove(&(p as usize)).ok_or(libc::EINVAL)
-    }
-}
+pub use metaroce_cabi::registry::{Object, Registry, lock};
 
 /// The registries of every object type.
 pub struct Registries {
@@ -113,11 +51,6 @@ pub fn reg() -> &'static Registries {
         cqs: Registry::new(),
         qps: Registry::new(),
     })
-}
-
-/// Locks a mutex, ignoring poisoning (every critical section leaves consistent state).
-pub fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 macro_rules! object {

@@ -12,7 +12,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use common::*;
-use metaroce_relay::{LinkConfig, PathConfig, Relay, RelayConfig, RelayHandle};
+use metaroce_relay::{Relay, RelayConfig, RelayHandle};
 
 /// A TCP port for the programs' out-of-band exchange, free a moment ago.
 fn oob_port() -> String {
@@ -56,36 +56,11 @@ fn exports_every_rdma_core_44_symbol_with_its_version() {
 /// Compiles one of the C programs in `tests/c` against the system header and our
 /// library, and runs it.
 fn c_program(name: &str) -> String {
-    let dir = lib_dir();
     let src = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/c")
         .join(format!("{name}.c"));
-    let exe = dir.join(name);
-    let st = Command::new("cc")
-        .arg("-O1")
-        .arg("-o")
-        .arg(&exe)
-        .arg(&src)
-        .arg(format!("-L{}", dir.display()))
-        .arg(format!("-Wl,-rpath,{}", dir.display()))
-        .args(["-libverbs", "-ldl"])
-        .status()
-        .expect("run cc");
-    assert!(st.success(), "compiling {name}.c failed");
-    let out = run(
-        Command::new(&exe)
-            .env("LD_LIBRARY_PATH", dir)
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped()),
-        Duration::from_secs(60),
-    );
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(out.status.success(), "{name} failed:\n{text}");
-    text
+    metaroce_cabi::check::c_program(&src, lib_dir(), &["-libverbs", "-ldl"])
+        .unwrap_or_else(|e| panic!("{e}"))
 }
 
 #[test]
@@ -250,7 +225,7 @@ fn perftest_write_and_send_bandwidth_and_latency() {
 }
 
 /// Environment variables of one side of a program pair.
-type SideEnv = Vec<(&'static str, String)>;
+type SideEnv = metaroce_cabi::check::SideEnv;
 
 /// A relay between two soft NICs on fixed ports (outside the ephemeral range, see
 /// [`fixed_udp_ports`]), dropping each datagram with probability `loss` on each of 8
@@ -258,37 +233,13 @@ type SideEnv = Vec<(&'static str, String)>;
 fn lossy_fabric(loss: f64) -> (RelayHandle, SideEnv, SideEnv) {
     let (server_port, client_port) = fixed_udp_ports();
     let nic = |p: u16| SocketAddr::from(([127, 0, 0, 1], p));
-    let links = vec![
-        // 0: towards the server; 1: towards the client.
-        LinkConfig {
-            listen: nic(0),
-            forward_to: nic(server_port),
-        },
-        LinkConfig {
-            listen: nic(0),
-            forward_to: nic(client_port),
-        },
-    ];
-    let paths = vec![
-        PathConfig {
-            loss,
-            ..PathConfig::default()
-        };
-        8
-    ];
-    let mut cfg = RelayConfig::new(links, paths);
-    cfg.reseal_icrc = true;
+    // Link 0 towards the server, link 1 towards the client.
+    let mut cfg = RelayConfig::between(nic(server_port), nic(client_port), 8, loss);
     cfg.seed = 7;
     let relay = Relay::start(cfg).expect("start relay");
-    let via = |i: usize| relay.listen_addrs()[i].to_string();
-    let server = vec![
-        ("METAROCE_IBV_PORT", server_port.to_string()),
-        ("METAROCE_IBV_VIA", via(1)),
-    ];
-    let client = vec![
-        ("METAROCE_IBV_PORT", client_port.to_string()),
-        ("METAROCE_IBV_VIA", via(0)),
-    ];
+    let (to_server, to_client) = (relay.listen_addrs()[0], relay.listen_addrs()[1]);
+    let (server, client) =
+        metaroce_cabi::check::relay_env((server_port, client_port), to_server, to_client);
     (relay, server, client)
 }
 
