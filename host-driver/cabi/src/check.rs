@@ -75,40 +75,20 @@ pub fn c_values(includes: &[&str], exprs: &[&str]) -> Result<Vec<usize>, String>
         .collect()
 }
 
-/// Installs Debian packages (as root, when apt-get exists); failures are left to the
-/// caller's own checks.
-pub fn apt_install(pkgs: &[&str]) {
-    let quiet = |c: &mut Command| {
-        c.env("DEBIAN_FRONTEND", "noninteractive")
-            .stdout(Stdio::null())
-            .status()
-    };
-    let _ = quiet(Command::new("apt-get").args(["update", "-qq"]));
-    let _ = quiet(
-        Command::new("apt-get")
-            .args(["install", "-y", "-qq"])
-            .args(pkgs),
-    );
-}
-
-/// Installs the Debian packages of `need` ((file, package) pairs) whose file is missing
-/// (CI runs as root on a fresh machine), then insists every file is there.
-pub fn ensure_packages(need: &[(&str, &str)]) {
-    let missing = |need: &[(&str, &str)]| -> Vec<String> {
-        need.iter()
-            .filter(|(f, _)| !Path::new(f).exists())
-            .map(|(_, p)| p.to_string())
-            .collect()
-    };
-    let first = missing(need);
-    if !first.is_empty() {
-        let pkgs: Vec<&str> = first.iter().map(String::as_str).collect();
-        apt_install(&pkgs);
-    }
-    let still = missing(need);
+/// Insists that every file of `need` ((file, Debian package) pairs) is there, and
+/// otherwise fails naming the packages to install. Tests never install anything
+/// themselves: `scripts/test` installs its package list (`scripts/deps.sh`) first.
+pub fn require_packages(need: &[(&str, &str)]) {
+    let missing: Vec<&str> = need
+        .iter()
+        .filter(|(f, _)| !Path::new(f).exists())
+        .map(|(_, p)| *p)
+        .collect();
     assert!(
-        still.is_empty(),
-        "could not install {still:?} (run as root, or install them first)"
+        missing.is_empty(),
+        "missing Debian packages {missing:?}: run `apt-get install {}` \
+         (or scripts/test, which installs the test packages of scripts/deps.sh)",
+        missing.join(" ")
     );
 }
 

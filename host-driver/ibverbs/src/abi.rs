@@ -694,11 +694,10 @@ mod tests {
     /// and compares it with the Rust layout.
     #[test]
     fn layout_matches_verbs_h() {
-        let header = std::path::Path::new("/usr/include/infiniband/verbs.h");
-        if !header.exists() {
-            metaroce_cabi::check::apt_install(&["libibverbs-dev"]);
-        }
-        assert!(header.exists(), "libibverbs-dev is needed for this test");
+        metaroce_cabi::check::require_packages(&[(
+            "/usr/include/infiniband/verbs.h",
+            "libibverbs-dev",
+        )]);
         let checks = checks();
         let mut src = String::from(
             "#include <stdio.h>\n#include <stddef.h>\n#include <infiniband/verbs.h>\nint main(void) {\n",

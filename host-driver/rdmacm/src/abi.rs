@@ -1029,9 +1029,10 @@ mod tests {
     /// headers (`librdmacm-dev`) and compares it with the Rust layout.
     #[test]
     fn layout_matches_rdma_cma_h() {
-        if !std::path::Path::new("/usr/include/rdma/rdma_cma.h").exists() {
-            metaroce_cabi::check::apt_install(&["librdmacm-dev", "libibverbs-dev"]);
-        }
+        metaroce_cabi::check::require_packages(&[
+            ("/usr/include/rdma/rdma_cma.h", "librdmacm-dev"),
+            ("/usr/include/infiniband/verbs.h", "libibverbs-dev"),
+        ]);
         let checks = checks();
         let exprs: Vec<&str> = checks.iter().map(|(e, _)| *e).collect();
         let got = metaroce_cabi::check::c_values(

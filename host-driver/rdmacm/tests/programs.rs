@@ -15,11 +15,11 @@ use metaroce_cabi::check::{self, PairOutput, exported_symbols, run, run_pair, tc
 use metaroce_cabi::link::{LIBIBVERBS, LIBRDMACM, Library, link, listing_entries};
 use metaroce_relay::{Relay, RelayConfig, RelayHandle};
 
-/// Installs the Debian packages the tests use, when missing.
-fn ensure_packages() {
+/// Fails, naming them, when the Debian packages the tests run are missing.
+fn require_packages() {
     static DONE: OnceLock<()> = OnceLock::new();
     DONE.get_or_init(|| {
-        check::ensure_packages(&[
+        check::require_packages(&[
             ("/usr/bin/rping", "rdmacm-utils"),
             ("/usr/bin/ib_write_bw", "perftest"),
             ("/usr/include/rdma/rdma_cma.h", "librdmacm-dev"),
@@ -33,7 +33,7 @@ fn ensure_packages() {
 fn lib_dir() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
-        ensure_packages();
+        require_packages();
         let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("rdmacm");
         let libs: [(&Library, &str); 2] = [
             (&LIBIBVERBS, "metaroce_ibverbs"),

@@ -11,11 +11,11 @@ use std::time::{Duration, Instant};
 
 use metaroce_cabi::check;
 
-/// Installs missing Debian packages (CI runs as root on a fresh machine).
-pub fn ensure_packages() {
+/// Fails, naming them, when the Debian packages the tests run are missing.
+pub fn require_packages() {
     static DONE: OnceLock<()> = OnceLock::new();
     DONE.get_or_init(|| {
-        check::ensure_packages(&[
+        check::require_packages(&[
             ("/usr/bin/ibv_rc_pingpong", "ibverbs-utils"),
             ("/usr/bin/ib_write_bw", "perftest"),
             ("/usr/include/infiniband/verbs.h", "libibverbs-dev"),
@@ -28,7 +28,7 @@ pub fn ensure_packages() {
 pub fn lib_dir() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
-        ensure_packages();
+        require_packages();
         let staticlib = check::newest_staticlib("metaroce_ibverbs");
         let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("ibverbs");
         let st = Command::new(env!("CARGO_BIN_EXE_link-ibverbs"))
