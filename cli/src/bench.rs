@@ -540,7 +540,7 @@ fn prepare_receiver(b: &Side, pat: &mut Patterns, t: &Traffic) -> anyhow::Result
         for s in 0..2 * depth {
             b.qp.post_recv(RecvWr {
                 wr_id: s as u64,
-                sge: b.mr.sge(s * size, size as u32),
+                sgl: b.mr.sge(s * size, size as u32).into(),
                 stream: 0,
             })?;
         }
@@ -558,7 +558,7 @@ fn receive(b: &Side, pat: &mut Patterns, t: &Traffic, m: u64, wc: &Wc) -> anyhow
         && pat.check(&b.mr, rs * size, (m % depth) as usize, m);
     b.qp.post_recv(RecvWr {
         wr_id: rs as u64,
-        sge: b.mr.sge(rs * size, size as u32),
+        sgl: b.mr.sge(rs * size, size as u32).into(),
         stream: 0,
     })?;
     Ok(ok)

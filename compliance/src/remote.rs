@@ -43,6 +43,13 @@ pub enum Request {
         /// The QP's own first conn PSN.
         own_initial_psn: u32,
     },
+    /// [`Device::connect_rtr`]; reply: null.
+    ConnectRtr {
+        /// The QP.
+        qpn: u32,
+        /// The peer (the suite).
+        peer: PeerParams,
+    },
     /// [`Device::reg_mr`]; reply: [`MrInfo`].
     RegMr {
         /// Length.
@@ -207,6 +214,7 @@ fn handle(
             peer,
             own_initial_psn,
         } => json!(d.connect(qpn, &peer, own_initial_psn)?),
+        Request::ConnectRtr { qpn, peer } => json!(d.connect_rtr(qpn, &peer)?),
         Request::RegMr { len, access } => to(&d.reg_mr(len, access)?),
         Request::WriteMr { mr, offset, data } => json!(d.write_mr(mr, offset, &unhex(&data)?)?),
         Request::ReadMr { mr, offset, len } => json!(hex(&d.read_mr(mr, offset, len)?)),
@@ -321,6 +329,9 @@ impl Device for RemoteDevice {
             peer: *peer,
             own_initial_psn,
         })
+    }
+    fn connect_rtr(&mut self, qpn: u32, peer: &PeerParams) -> TargetResult<()> {
+        self.call(&Request::ConnectRtr { qpn, peer: *peer })
     }
     fn reg_mr(&mut self, len: u64, access: MrAccess) -> TargetResult<MrInfo> {
         self.call(&Request::RegMr { len, access })

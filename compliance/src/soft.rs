@@ -254,11 +254,25 @@ impl Device for SoftDevice {
     }
 
     fn connect(&mut self, qpn: u32, peer: &PeerParams, own_initial_psn: u32) -> TargetResult<()> {
+        self.connect_rtr(qpn, peer)?;
+        let SoftQp { qp, opts, .. } = self.qp(qpn)?;
+        let e = |e: metaroce_driver::verbs::Error| e.to_string();
+        // The retry settings of QpOptions are given at RTS.
+        qp.modify(QpTransition::Rts {
+            initial_psn: own_initial_psn,
+            retry_cnt: opts.retry_cnt,
+            rnr_retry: opts.rnr_retry,
+            timeout_ns: opts.timeout_ns,
+        })
+        .map_err(e)
+    }
+
+    fn connect_rtr(&mut self, qpn: u32, peer: &PeerParams) -> TargetResult<()> {
         let addr = match &self.shim {
             Some(shim) => shim.forward_to(peer.addr),
             None => peer.addr,
         };
-        let SoftQp { qp, opts, .. } = self.qp(qpn)?;
+        let SoftQp { qp, .. } = self.qp(qpn)?;
         let e = |e: metaroce_driver::verbs::Error| e.to_string();
         qp.modify(QpTransition::Init).map_err(e)?;
         qp.modify(QpTransition::Rtr(RemoteEnd {
@@ -267,14 +281,6 @@ impl Device for SoftDevice {
             udp_port: addr.port(),
             initial_psn: peer.initial_psn,
         }))
-        .map_err(e)?;
-        // The retry settings of QpOptions are given at RTS.
-        qp.modify(QpTransition::Rts {
-            initial_psn: own_initial_psn,
-            retry_cnt: opts.retry_cnt,
-            rnr_retry: opts.rnr_retry,
-            timeout_ns: opts.timeout_ns,
-        })
         .map_err(e)
     }
 
@@ -353,7 +359,11 @@ impl Device for SoftDevice {
         let sge = self.mr(mr)?.sge(offset as usize, len);
         self.qp(qpn)?
             .qp
-            .post_recv(RecvWr { wr_id, sge, stream })
+            .post_recv(RecvWr {
+                wr_id,
+                sgl: sge.into(),
+                stream,
+            })
             .map_err(|e| e.to_string())
     }
 

@@ -203,6 +203,13 @@ pub trait Device: Send {
     /// RESET → INIT → RTR (towards `peer`) → RTS with `own_initial_psn` as the
     /// first conn PSN the QP sends.
     fn connect(&mut self, qpn: u32, peer: &PeerParams, own_initial_psn: u32) -> TargetResult<()>;
+    /// RESET → INIT → RTR (towards `peer`) only: the QP has no first send PSN of its
+    /// own, as a Verbs READ responder that never sends a request (§9.1). A target
+    /// that cannot do this returns an error and the cases that need it are skipped.
+    fn connect_rtr(&mut self, qpn: u32, peer: &PeerParams) -> TargetResult<()> {
+        let _ = (qpn, peer);
+        Err("this target cannot leave a QP in RTR".into())
+    }
     /// Registers a zeroed region of `len` bytes in the QPs' protection domain.
     fn reg_mr(&mut self, len: u64, access: MrAccess) -> TargetResult<MrInfo>;
     /// Writes local memory of a region.

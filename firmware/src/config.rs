@@ -98,6 +98,10 @@ pub struct QpConfig {
     /// trailer; forged, modified and replayed packets are dropped before
     /// they change anything. Software data path only.
     pub auth: Option<AuthKey>,
+    /// The shared receive queue (from [`crate::Nic::create_srq`], of the QP's
+    /// protection domain) its receives come from; `None`: its own receive
+    /// queue. Software data path only.
+    pub srq: Option<core::num::NonZeroU32>,
 }
 
 impl Default for QpConfig {
@@ -118,6 +122,7 @@ impl Default for QpConfig {
             max_recv_wr: 8192,
             max_rd_atomic: 16,
             auth: None,
+            srq: None,
         }
     }
 }

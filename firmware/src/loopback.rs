@@ -135,6 +135,22 @@ impl Pair {
 
     /// Two NICs whose QPs use `qp`.
     pub fn with_config(seed: u64, qp: QpConfig, channel: Channel) -> Pair {
+        Pair::build(seed, qp, channel, true)
+    }
+
+    /// Like [`Pair::new`], but B's QP stays in RTR (a READ responder that
+    /// never sends a request of its own, as perftest's `ib_read_bw` server);
+    /// it would move to RTS with first PSN 5000.
+    pub fn responder_in_rtr(seed: u64, paths: u16, channel: Channel) -> Pair {
+        let qp = QpConfig {
+            paths,
+            streams: 8,
+            ..QpConfig::default()
+        };
+        Pair::build(seed, qp, channel, false)
+    }
+
+    fn build(seed: u64, qp: QpConfig, channel: Channel, b_to_rts: bool) -> Pair {
         let mk = |ip: [u8; 4], s: u64| {
             let cfg = NicConfig {
                 local_ip: IpAddr::V4(Ipv4Addr::from(ip)),
@@ -166,8 +182,8 @@ impl Pair {
         };
         let mut a = mk([10, 0, 0, 1], seed);
         let mut b = mk([10, 0, 0, 2], seed ^ 0xb);
-        connect(&mut a, &b, 1000, 5000);
-        connect(&mut b, &a, 5000, 1000);
+        connect(&mut a, &b, 1000, 5000, true);
+        connect(&mut b, &a, 5000, 1000, b_to_rts);
         Pair {
             a,
             b,
@@ -318,7 +334,7 @@ impl Pair {
     }
 }
 
-fn connect(local: &mut Side, remote: &Side, local_psn: u32, remote_psn: u32) {
+fn connect(local: &mut Side, remote: &Side, local_psn: u32, remote_psn: u32, to_rts: bool) {
     let nic = &mut local.nic;
     nic.modify_qp(local.qpn, QpTransition::Init).unwrap();
     let end = RemoteEnd {
@@ -328,6 +344,9 @@ fn connect(local: &mut Side, remote: &Side, local_psn: u32, remote_psn: u32) {
         initial_psn: remote_psn,
     };
     nic.modify_qp(local.qpn, QpTransition::Rtr(end)).unwrap();
+    if !to_rts {
+        return;
+    }
     nic.modify_qp(
         local.qpn,
         QpTransition::Rts {
@@ -368,15 +387,27 @@ pub fn write_wr(p: &Pair, wr_id: u64, addr: u64, len: u32) -> crate::SendWr {
             remote_va: addr,
             rkey: p.b.mr.rkey,
         },
-        sge: crate::Sge {
+        sgl: crate::Sge {
             addr,
             len,
             lkey: p.a.mr.lkey,
-        },
+        }
+        .into(),
         signaled: true,
         solicited: false,
         stream: 0,
     }
+}
+
+/// The completions among `events` (other events left out).
+pub fn completions(events: Vec<Event>) -> Vec<crate::Completion> {
+    events
+        .into_iter()
+        .filter_map(|e| match e {
+            Event::Completion(c) => Some(c),
+            _ => None,
+        })
+        .collect()
 }
 
 /// Deterministic pattern bytes for message `id`.

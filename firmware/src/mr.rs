@@ -3,6 +3,7 @@
 use alloc::collections::BTreeMap;
 
 use crate::ids::IdGen;
+use crate::verbs::Sge;
 
 bitflags::bitflags! {
     /// Access rights of a memory region (the Verbs `IBV_ACCESS_*` bits).
@@ -149,6 +150,20 @@ impl MrTable {
             Access::empty()
         };
         self.check(pd, lkey, addr, len, need)
+    }
+
+    /// Checks local access to every element of `sges` through its own lkey
+    /// (elements without bytes pass).
+    pub fn check_local_all(
+        &self,
+        pd: u32,
+        sges: impl IntoIterator<Item = Sge>,
+        write: bool,
+    ) -> Result<(), AccessError> {
+        sges.into_iter().filter(|s| s.len > 0).try_for_each(|s| {
+            self.check_local(pd, s.lkey, s.addr, u64::from(s.len), write)
+                .map(drop)
+        })
     }
 
     /// Checks a remote access through `rkey` needing `need`.

@@ -13,9 +13,10 @@ use crate::datapath::{Datapath, HwTransmit, HwVerdict, TxDescriptor};
 use crate::memory::Memory;
 use crate::mr::{Access, MrTable};
 use crate::rx::{ConnCheck, PathMark, Rx};
+use crate::srq::Srqs;
 use crate::tx::{DataPlan, RetryPolicy, Tx};
 use crate::verbs::{
-    Completion, QpState, QpTransition, RecvWr, RemoteEnd, VerbsError, WcOpcode, WcStatus,
+    Completion, QpState, QpTransition, RecvWr, RemoteEnd, SgList, VerbsError, WcOpcode, WcStatus,
 };
 use crate::{Event, RxMeta, Transmit};
 use alloc::boxed::Box;
@@ -26,6 +27,7 @@ pub(crate) struct Ctx<'a, M: Memory> {
     pub now: u64,
     pub mem: &'a mut M,
     pub mrs: &'a MrTable,
+    pub srqs: &'a mut Srqs,
     pub drops: &'a mut Drops,
     pub stats: &'a mut Stats,
     pub events: &'a mut VecDeque<Event>,
@@ -185,12 +187,13 @@ impl Qp {
                 timeout_ns,
             } => {
                 if self.state == QpState::Rtr {
-                    let policy = RetryPolicy {
+                    self.tx.set_policy(RetryPolicy {
                         retry_cnt: retry_cnt.min(7),
                         rnr_retry: rnr_retry.min(7),
                         timeout_ns: timeout_ns.max(1000),
-                    };
-                    self.tx.start(initial_psn, policy);
+                    });
+                    // A QP that answered READs in RTR keeps the PSNs it started there.
+                    self.tx.start(initial_psn);
                 }
             }
             QpTransition::Error => {
@@ -271,6 +274,16 @@ impl Qp {
         }
     }
 
+    /// The send side runs: in RTS, and in RTR once the QP executed a READ (its
+    /// responses, their ACKs and timers; spec §9.1).
+    pub fn sends(&self) -> bool {
+        match self.state {
+            QpState::Rts => true,
+            QpState::Rtr => self.tx.started(),
+            _ => false,
+        }
+    }
+
     /// Asks for a DISCONNECT to be sent, then fails the QP locally.
     pub fn disconnect(&mut self, events: &mut VecDeque<Event>) {
         if self.remote.is_some() && self.state != QpState::Error {
@@ -300,7 +313,7 @@ impl Qp {
         match (&repr.ext, repr.opcode) {
             (Ext::Msg(m), _) => self.on_message(ctx, repr, m, data, meta),
             (Ext::Ack(ack), Opcode::Ack) => {
-                if self.state != QpState::Rts {
+                if !self.sends() {
                     ctx.drops.qp_state += 1;
                     return;
                 }
@@ -311,7 +324,7 @@ impl Qp {
                 self.after_tx_event(ctx);
             }
             (Ext::Nack(nack), Opcode::Nack) => {
-                if self.state != QpState::Rts {
+                if !self.sends() {
                     ctx.drops.qp_state += 1;
                     return;
                 }
@@ -483,7 +496,7 @@ impl Qp {
         stream: usize,
         msg: &MsgRepr,
         len: u32,
-    ) -> Result<u64, Refusal> {
+    ) -> Result<Dest<'_>, Refusal> {
         let remote = |va: u64, bytes: u32, need| {
             if bytes > 0
                 && ctx
@@ -493,7 +506,7 @@ impl Qp {
             {
                 Err(Refusal::RemoteAccess)
             } else {
-                Ok(va)
+                Ok(Dest::At(va))
             }
         };
         match op {
@@ -509,22 +522,17 @@ impl Qp {
                 let recv = self.rx.streams[stream]
                     .receive_for(msg.recv_idx)
                     .ok_or(Refusal::ReceiverNotReady)?;
-                if msg.msg_len > recv.sge.len {
+                if recv.sgl.total_len().is_none_or(|l| msg.msg_len > l) {
                     return Err(Refusal::InvalidRequest);
                 }
-                let addr = recv.sge.addr + u64::from(msg.offset);
-                if len > 0
-                    && ctx
-                        .mrs
-                        .check_local(self.pd, recv.sge.lkey, addr, u64::from(len), true)
-                        .is_err()
-                {
-                    return Err(Refusal::RemoteOperational);
-                }
-                Ok(addr)
+                // Every buffer of the receive the bytes land in, each under its own key.
+                ctx.mrs
+                    .check_local_all(self.pd, recv.sgl.pieces(msg.offset, len), true)
+                    .map_err(|_| Refusal::RemoteOperational)?;
+                Ok(Dest::Scatter(&recv.sgl, msg.offset))
             }
             // A READ request places nothing: the check covers what it reads.
-            _ => remote(msg.remote_va, msg.msg_len, Access::REMOTE_READ).map(|_| 0),
+            _ => remote(msg.remote_va, msg.msg_len, Access::REMOTE_READ).map(|_| Dest::At(0)),
         }
     }
 
@@ -610,6 +618,9 @@ impl Qp {
             self.rx.conn.accept(repr.conn_psn);
             return self.on_read_response(ctx, repr, msg, data);
         }
+        if op.consumes_receive() {
+            self.take_shared_receives(ctx, stream, msg.recv_idx);
+        }
         // Decide where the bytes go; every refusal leaves memory untouched.
         let placed = match data {
             RxData::Bytes(payload) => self
@@ -631,12 +642,19 @@ impl Qp {
         };
         match placed {
             Err(refusal) => return self.refuse(ctx, refusal, repr, msg, meta.src_port),
-            Ok(Some((dest, payload))) if len > 0 => ctx.mem.write(dest, payload),
+            Ok(Some((dest, payload))) if len > 0 => match dest {
+                Dest::At(addr) => ctx.mem.write(addr, payload),
+                Dest::Scatter(sgl, offset) => scatter(ctx.mem, sgl, offset, payload),
+            },
             Ok(_) => {}
         }
         ctx.stats.bytes_placed += u64::from(len);
         self.rx.conn.accept(repr.conn_psn);
         ctx.stats.data_accepted += 1;
+        if op == Opcode::ReadReq {
+            // A responder still in RTR starts sending at the requester's `resp_psn`.
+            self.tx.start(msg.imm);
+        }
         let s = &mut self.rx.streams[stream];
         let entry = s.msgs.entry(msg.msn).or_insert(crate::rx::RxMsg {
             opcode: op,
@@ -661,6 +679,38 @@ impl Qp {
         self.drain_stream(ctx, stream);
     }
 
+    /// On a QP with a shared receive queue: takes receives from it, in order,
+    /// until the stream has one at `recv_idx` (receive indices before it whose
+    /// messages have not arrived yet get theirs now), or the queue is empty.
+    /// An index a receive window or more beyond the stream's first receive is
+    /// not a correct sender's (at most that many messages are outstanding) and
+    /// takes nothing.
+    fn take_shared_receives<M: Memory>(
+        &mut self,
+        ctx: &mut Ctx<'_, M>,
+        stream: usize,
+        recv_idx: u32,
+    ) {
+        let Some(srqn) = self.cfg.srq.map(|n| n.get()) else {
+            return;
+        };
+        let Some(srq) = ctx.srqs.get_mut(&srqn) else {
+            return;
+        };
+        let s = &mut self.rx.streams[stream];
+        let ahead = recv_idx.wrapping_sub(s.recv_base);
+        if ahead >= self.cfg.recv_window {
+            return;
+        }
+        while s.recvs.len() as u32 <= ahead {
+            let Some(mut wr) = srq.take(srqn, ctx.events) else {
+                break;
+            };
+            wr.stream = stream as u16;
+            s.recvs.push_back(wr);
+        }
+    }
+
     fn on_read_response<M: Memory>(
         &mut self,
         ctx: &mut Ctx<'_, M>,
@@ -682,16 +732,17 @@ impl Qp {
         };
         let m = self.tx.msg(key);
         let len = data.len();
-        let addr = m.sge.addr + u64::from(msg.offset);
         let fits = match data {
             RxData::Bytes(_) => {
                 msg.msg_len == m.msg_len()
-                    && msg.offset.checked_add(len).is_some_and(|e| e <= m.sge.len)
-                    && (len == 0
-                        || ctx
-                            .mrs
-                            .check_local(self.pd, m.sge.lkey, addr, u64::from(len), true)
-                            .is_ok())
+                    && msg
+                        .offset
+                        .checked_add(len)
+                        .is_some_and(|e| e <= m.msg_len())
+                    && ctx
+                        .mrs
+                        .check_local_all(self.pd, m.sgl.pieces(msg.offset, len), true)
+                        .is_ok()
             }
             RxData::Placed { verdict, .. } => match verdict {
                 HwVerdict::Placed => true,
@@ -710,9 +761,7 @@ impl Qp {
             return;
         }
         if let RxData::Bytes(payload) = data {
-            if len > 0 {
-                ctx.mem.write(addr, payload);
-            }
+            scatter(ctx.mem, &self.tx.msg(key).sgl, msg.offset, payload);
         }
         ctx.stats.bytes_placed += u64::from(len);
         ctx.stats.data_accepted += 1;
@@ -823,7 +872,7 @@ impl Qp {
             ctx.stats.acks_sent += 1;
             return seal(&r, 0, port, local, &remote, buf, |_| true).map(HwTransmit::Datagram);
         }
-        if self.closed || self.state != QpState::Rts {
+        if self.closed || !self.sends() {
             return None;
         }
         if let Some(probe) = self.tx.poll_probe(now) {
@@ -885,7 +934,13 @@ impl Qp {
                 offset: plan.offset,
                 remote_va,
                 rkey: m.rkey,
-                imm: m.imm,
+                // A READ_REQ carries `resp_psn` here: the PSN its responses start
+                // from if the responder has not sent yet (spec §3.4, §9.1).
+                imm: if m.opcode == Opcode::ReadReq {
+                    self.rx.conn.cum()
+                } else {
+                    m.imm
+                },
             }),
         };
         // Payload is re-read from registered memory on every (re)transmission;
@@ -901,14 +956,14 @@ impl Qp {
                         .is_ok(),
             )
         } else {
-            let a = m.sge.addr + u64::from(plan.offset);
+            // Gathered from the list's buffers, each under its own key; on the
+            // hardware data path the list has one element.
+            let first = m.sgl.pieces(plan.offset, plan.len).next();
             (
-                a,
-                plan.len == 0
-                    || ctx
-                        .mrs
-                        .check_local(self.pd, m.sge.lkey, a, u64::from(plan.len), false)
-                        .is_ok(),
+                first.map_or(0, |p| p.addr),
+                ctx.mrs
+                    .check_local_all(self.pd, m.sgl.pieces(plan.offset, plan.len), false)
+                    .is_ok(),
             )
         };
         if !ok {
@@ -920,11 +975,46 @@ impl Qp {
         }
         let mem = &mut *ctx.mem;
         let len = plan.len as usize;
+        let gather = m.opcode != Opcode::ReadResp;
         seal(&repr, len, plan.entropy, local, remote, buf, |payload| {
-            mem.read(src, payload);
+            if gather {
+                self::gather(mem, &m.sgl, plan.offset, payload);
+            } else {
+                mem.read(src, payload);
+            }
             true
         })
         .map(HwTransmit::Datagram)
+    }
+}
+
+/// Where an accepted packet's payload goes.
+enum Dest<'a> {
+    /// At this address (a WRITE's), or nowhere (a READ request).
+    At(u64),
+    /// Into these buffers from this offset of the message (a SEND's receive).
+    Scatter(&'a SgList, u32),
+}
+
+/// Writes `payload`, bytes `offset..` of a message, into the buffers of `sgl`
+/// (already checked to hold them).
+fn scatter<M: Memory>(mem: &mut M, sgl: &SgList, offset: u32, payload: &[u8]) {
+    let mut at = 0;
+    for p in sgl.pieces(offset, payload.len() as u32) {
+        let end = at + p.len as usize;
+        mem.write(p.addr, &payload[at..end]);
+        at = end;
+    }
+}
+
+/// Reads bytes `offset..offset + out.len()` of a message from the buffers of
+/// `sgl` (already checked to hold them) into `out`.
+fn gather<M: Memory>(mem: &mut M, sgl: &SgList, offset: u32, out: &mut [u8]) {
+    let mut at = 0;
+    for p in sgl.pieces(offset, out.len() as u32) {
+        let end = at + p.len as usize;
+        mem.read(p.addr, &mut out[at..end]);
+        at = end;
     }
 }
 

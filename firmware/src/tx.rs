@@ -14,7 +14,7 @@ use crate::config::QpConfig;
 use crate::counters::Stats;
 use crate::datapath::TableDone;
 use crate::path::{PathHealth, PathView, SLOT_BYTES, SlotFate, TableOp, TxPath};
-use crate::verbs::{Completion, SendOp, SendWr, Sge, VerbsError, WcOpcode, WcStatus};
+use crate::verbs::{Completion, SendOp, SendWr, SgList, VerbsError, WcOpcode, WcStatus};
 
 /// A message being sent (or a READ awaiting its response).
 #[derive(Debug, Clone)]
@@ -24,8 +24,11 @@ pub(crate) struct TxMessage {
     pub stream: u16,
     pub msn: u32,
     pub recv_idx: u32,
-    /// Local buffer: source of the data, or destination of a READ.
-    pub sge: Sge,
+    /// Local buffers: source of the data, or destination of a READ (empty for a
+    /// READ response).
+    pub sgl: SgList,
+    /// Message length: the bytes of `sgl`, or of a READ response.
+    len: u32,
     /// READ_RESP only: responder address the data is read from.
     pub source_addr: u64,
     pub remote_va: u64,
@@ -46,15 +49,16 @@ pub(crate) struct TxMessage {
 }
 
 impl TxMessage {
-    /// A message not yet sent, with every optional field zero.
-    fn new(opcode: Opcode, stream: u16, msn: u32, sge: Sge) -> Self {
+    /// A message of `len` bytes not yet sent, with every optional field zero.
+    fn new(opcode: Opcode, stream: u16, msn: u32, sgl: SgList, len: u32) -> Self {
         TxMessage {
             wr_id: 0,
             opcode,
             stream,
             msn,
             recv_idx: 0,
-            sge,
+            sgl,
+            len,
             source_addr: 0,
             remote_va: 0,
             rkey: 0,
@@ -72,17 +76,18 @@ impl TxMessage {
         }
     }
 
+    /// Bytes this message's packets carry (READ requests carry none).
     fn len(&self) -> u32 {
         if self.opcode == Opcode::ReadReq {
             0
         } else {
-            self.sge.len
+            self.len
         }
     }
 
-    /// Bytes this message's packets carry (READ requests carry none).
+    /// The message length (a READ's: the bytes it reads).
     pub fn msg_len(&self) -> u32 {
-        self.sge.len
+        self.len
     }
 }
 
@@ -187,6 +192,9 @@ pub(crate) struct Tx {
     newest_sent_ns: u64,
     /// Set when the connection must fail with this status.
     pub fatal: Option<WcStatus>,
+    /// The send side has its first PSN ([`Tx::start`]): at RTS, or in RTR when the QP
+    /// executed a READ (spec §9.1).
+    started: bool,
     /// The paths' table entries are in the NIC (the hardware data path).
     hardware_table: bool,
     /// Fates of the ACK being applied (kept to reuse its allocation).
@@ -254,22 +262,37 @@ impl Tx {
             delivered_sent_ns: 0,
             newest_sent_ns: 0,
             fatal: None,
+            started: false,
             hardware_table,
             fate_buf: Vec::new(),
             ack_rx_count: vec![0; usize::from(cfg.paths)],
         }
     }
 
-    /// Sets the first PSN and retry limits (RTS).
-    pub fn start(&mut self, initial_psn: u32, policy: RetryPolicy) {
-        self.policy = policy;
+    /// Sets the first PSN: at RTS, or in RTR when the QP answers its first READ with
+    /// the requester's `resp_psn` (spec §9.1). Only the first call counts.
+    pub fn start(&mut self, initial_psn: u32) {
+        if self.started {
+            return;
+        }
+        self.started = true;
         self.next_psn = initial_psn;
         self.rec_base = initial_psn;
         self.peer_conn_cum = initial_psn;
     }
 
-    /// Queues a work request (already checked against the MR table).
-    pub fn post(&mut self, wr: &SendWr) -> Result<u32, VerbsError> {
+    /// True once the send side has its first PSN ([`Tx::start`]).
+    pub fn started(&self) -> bool {
+        self.started
+    }
+
+    /// Sets the retry limits (RTS).
+    pub fn set_policy(&mut self, policy: RetryPolicy) {
+        self.policy = policy;
+    }
+
+    /// Queues a work request of `len` bytes (already checked against the MR table).
+    pub fn post(&mut self, wr: &SendWr, len: u32) -> Result<u32, VerbsError> {
         let id = usize::from(wr.stream);
         if id >= usize::from(self.cfg.streams) {
             return Err(VerbsError::InvalidStream);
@@ -309,7 +332,7 @@ impl Tx {
             imm,
             signaled: wr.signaled,
             solicited: wr.solicited,
-            ..TxMessage::new(opcode, wr.stream, msn, wr.sge)
+            ..TxMessage::new(opcode, wr.stream, msn, wr.sgl, len)
         }) as u32;
         stream.order.push_back(key);
         if opcode == Opcode::ReadReq {
@@ -335,15 +358,10 @@ impl Tx {
         rkey: u32,
         len: u32,
     ) {
-        let sge = Sge {
-            addr: 0,
-            len,
-            lkey: 0,
-        };
         let key = self.msgs.insert(TxMessage {
             source_addr,
             rkey,
-            ..TxMessage::new(Opcode::ReadResp, stream, msn, sge)
+            ..TxMessage::new(Opcode::ReadResp, stream, msn, SgList::default(), len)
         }) as u32;
         self.responses.push_back(key);
     }
@@ -680,8 +698,7 @@ impl Tx {
     pub fn read_response_fits(&self, stream: u16, msg: &metaroce_proto::MsgRepr, len: u32) -> bool {
         self.reads.get(&(stream, msg.msn)).is_some_and(|&key| {
             let m = self.msg(key);
-            msg.msg_len == m.msg_len()
-                && msg.offset.checked_add(len).is_some_and(|e| e <= m.sge.len)
+            msg.msg_len == m.msg_len() && msg.offset.checked_add(len).is_some_and(|e| e <= m.len)
         })
     }
 
@@ -1018,7 +1035,7 @@ impl Tx {
     /// are all placed (only then may its slot and records go).
     pub fn complete_read_if_done(&mut self, key: u32) {
         let m = &mut self.msgs[key as usize];
-        if m.accepted && m.read_seen && m.read_placed >= m.sge.len && m.status.is_none() {
+        if m.accepted && m.read_seen && m.read_placed >= m.len && m.status.is_none() {
             m.status = Some(WcStatus::Success);
         }
     }
@@ -1045,7 +1062,7 @@ fn completion(qpn: u32, m: &TxMessage, status: WcStatus) -> Completion {
         wr_id: m.wr_id,
         status,
         opcode,
-        byte_len: m.sge.len,
+        byte_len: m.len,
         imm: None,
         stream: m.stream,
         is_recv: false,

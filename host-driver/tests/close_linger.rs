@@ -55,7 +55,7 @@ fn blackholed(relay: &RelayHandle) -> u64 {
 fn last_send_received_and_its_ack_lost(a: &Side, b: &Side, relay: &RelayHandle) {
     b.qp.post_recv(RecvWr {
         wr_id: 1,
-        sge: b.mr.sge(0, 4096),
+        sgl: b.mr.sge(0, 4096).into(),
         stream: 0,
     })
     .unwrap();

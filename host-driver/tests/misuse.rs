@@ -63,11 +63,12 @@ fn unregistered_memory_completes_with_local_protection_error() {
     // A receive into unregistered memory is refused at post time.
     let r = RecvWr {
         wr_id: 1,
-        sge: Sge {
+        sgl: Sge {
             addr: 0x10,
             len: 8,
             lkey: 0xdead,
-        },
+        }
+        .into(),
         stream: 0,
     };
     assert_eq!(errno(b.qp.post_recv(r)), EINVAL);
@@ -133,7 +134,7 @@ fn oversized_and_invalid_requests_are_refused() {
     // (the engine NACKs it; it does not complete the receive with LOC_LEN_ERR).
     b.qp.post_recv(RecvWr {
         wr_id: 9,
-        sge: b.mr.sge(0, 100),
+        sgl: b.mr.sge(0, 100).into(),
         stream: 0,
     })
     .unwrap();

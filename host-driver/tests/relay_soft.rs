@@ -98,7 +98,7 @@ fn integrity(ip: &str) {
         let off = base + (i as usize) * 32768;
         b.qp.post_recv(RecvWr {
             wr_id: 1000 + i,
-            sge: b.mr.sge(off, 32768),
+            sgl: b.mr.sge(off, 32768).into(),
             stream: 0,
         })
         .unwrap();

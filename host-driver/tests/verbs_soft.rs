@@ -39,7 +39,7 @@ fn write_send_read(ip: &str, busy_poll: bool) {
     a.mr.write(2 << 20, &msg);
     b.qp.post_recv(RecvWr {
         wr_id: 77,
-        sge: b.mr.sge(3 << 20, 16384),
+        sgl: b.mr.sge(3 << 20, 16384).into(),
         stream: 0,
     })
     .unwrap();
@@ -123,7 +123,7 @@ fn completion_channel_fires_once_armed() {
     rcq.req_notify(false).unwrap();
     qp.post_recv(RecvWr {
         wr_id: 1,
-        sge: b.mr.sge(0, 64),
+        sgl: b.mr.sge(0, 64).into(),
         stream: 0,
     })
     .unwrap();
@@ -141,7 +141,7 @@ fn completion_channel_fires_once_armed() {
     // Not re-armed: a second completion does not fire.
     qp.post_recv(RecvWr {
         wr_id: 2,
-        sge: b.mr.sge(64, 64),
+        sgl: b.mr.sge(64, 64).into(),
         stream: 0,
     })
     .unwrap();
@@ -153,4 +153,58 @@ fn completion_channel_fires_once_armed() {
     .unwrap();
     assert_eq!(wait_wcs(&rcq, 1).len(), 1);
     assert!(ch.get_cq_event(Some(Duration::ZERO)).unwrap().is_none());
+}
+
+#[test]
+fn gather_and_scatter_lists_over_two_regions() {
+    let a = side(&SideOpts::new("127.0.0.1"));
+    let b = side(&SideOpts::new("127.0.0.1"));
+    connect_direct(&a, &b, &ConnectOptions::default());
+    assert_eq!(a.ctx.max_sge(), MAX_SGE);
+    // A second region on each side: one work request spans both.
+    let a2 = a.pd.alloc_mr(1 << 16, Access::LOCAL_WRITE).unwrap();
+    let b2 = b.pd.alloc_mr(1 << 16, Access::LOCAL_WRITE).unwrap();
+    let head = pattern(3, 6000);
+    let tail = pattern(4, 9000);
+    a.mr.write(0, &head);
+    a2.write(100, &tail);
+    let msg = [head.clone(), tail.clone()].concat();
+    // The receive: 5000 bytes in b2, then 20 000 in b's region.
+    b.qp.post_recv(RecvWr {
+        wr_id: 1,
+        sgl: SgList::new(&[b2.sge(0, 5000), b.mr.sge(1 << 20, 20_000)]).unwrap(),
+        stream: 0,
+    })
+    .unwrap();
+    let sges = [a.mr.sge(0, 6000), a2.sge(100, 9000)];
+    let send = SendRequest::new(2, SendOp::Send, Payload::Sges(&sges));
+    a.qp.post_send(&send).unwrap();
+    let r = wait_wcs(&b.cq, 1);
+    assert_eq!(
+        (r[0].wr_id, r[0].status, r[0].byte_len),
+        (1, WcStatus::Success, 15_000)
+    );
+    assert!(b2.equals(0, &msg[..5000]));
+    assert!(b.mr.equals(1 << 20, &msg[5000..]));
+    assert_eq!(wait_wcs(&a.cq, 1)[0].status, WcStatus::Success);
+    // A READ of those bytes scattered back over both of A's regions.
+    let back = [a2.sge(20_000, 3000), a.mr.sge(2 << 20, 5000)];
+    let read = SendRequest::new(
+        3,
+        SendOp::Read {
+            remote_va: b.mr.addr() + (1 << 20) + 2000,
+            rkey: b.mr.rkey(),
+        },
+        Payload::Sges(&back),
+    );
+    a.qp.post_send(&read).unwrap();
+    let w = wait_wcs(&a.cq, 1);
+    assert_eq!((w[0].status, w[0].byte_len), (WcStatus::Success, 8000));
+    assert!(a2.equals(20_000, &msg[7000..10_000]));
+    assert!(a.mr.equals(2 << 20, &msg[10_000..15_000]));
+    // More elements than the device takes: refused, nothing posted.
+    let many = [a.mr.sge(0, 1); MAX_SGE + 1];
+    let wr = SendRequest::new(4, SendOp::Send, Payload::Sges(&many));
+    assert_eq!(a.qp.post_send(&wr).unwrap_err().errno(), libc::EINVAL);
+    assert_eq!(a.qp.outstanding_sends(), 0);
 }

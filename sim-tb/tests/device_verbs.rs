@@ -62,6 +62,28 @@ fn wait_wc(cq: &CompletionQueue) -> Wc {
     panic!("no completion within {DEADLINE:?}");
 }
 
+/// The simulated board (a device process serving on a socket in `dir`, the
+/// driver's `device` backend on it) and a soft NIC, a side on each; `None` (the
+/// test skips) without Verilator.
+fn board_and_soft_nic(dir: &std::path::Path) -> Option<(DeviceServer, Side, Side)> {
+    let socket = dir.join("nic.sock");
+    let server = match DeviceServer::start(ServerConfig::new(&socket, SocketAddr::new(BOARD_IP, 0)))
+    {
+        Ok(s) => s,
+        Err(e @ ServeError::Model(SimError::VerilatorMissing)) => {
+            eprintln!("SKIP: {e}");
+            return None;
+        }
+        Err(e) => panic!("{e}"),
+    };
+    let device = DeviceBackend::open(&socket.display().to_string(), None, |_| {})
+        .expect("the driver starts on the device");
+    let a = side(Context::open(device));
+    let soft = SoftBackend::start(SoftConfig::new(SocketAddr::new(LOCALHOST, 0))).unwrap();
+    let b = side(Context::open(soft));
+    Some((server, a, b))
+}
+
 fn pattern(seed: u8, len: usize) -> Vec<u8> {
     (0..len)
         .map(|i| (i as u8).wrapping_mul(31).wrapping_add(seed))
@@ -71,21 +93,9 @@ fn pattern(seed: u8, len: usize) -> Vec<u8> {
 #[test]
 fn write_send_read_between_the_simulated_board_and_a_soft_nic() {
     let dir = tempfile::tempdir().unwrap();
-    let socket = dir.path().join("nic.sock");
-    let server = match DeviceServer::start(ServerConfig::new(&socket, SocketAddr::new(BOARD_IP, 0)))
-    {
-        Ok(s) => s,
-        Err(e @ ServeError::Model(SimError::VerilatorMissing)) => {
-            eprintln!("SKIP: {e}");
-            return;
-        }
-        Err(e) => panic!("{e}"),
+    let Some((server, a, b)) = board_and_soft_nic(dir.path()) else {
+        return;
     };
-    let device = DeviceBackend::open(&socket.display().to_string(), None, |_| {})
-        .expect("the driver starts on the device");
-    let a = side(Context::open(device));
-    let soft = SoftBackend::start(SoftConfig::new(SocketAddr::new(LOCALHOST, 0))).unwrap();
-    let b = side(Context::open(soft));
     let opts = ConnectOptions::default();
     a.qp.connect(&b.qp.endpoint(), &opts)
         .expect("connect the board");
@@ -132,7 +142,7 @@ fn write_send_read_between_the_simulated_board_and_a_soft_nic() {
     b.mr.write(128 << 10, &msg);
     a.qp.post_recv(RecvWr {
         wr_id: 30,
-        sge: a.mr.sge(160 << 10, 8192),
+        sgl: a.mr.sge(160 << 10, 8192).into(),
         stream: 0,
     })
     .unwrap();
@@ -170,6 +180,58 @@ fn write_send_read_between_the_simulated_board_and_a_soft_nic() {
         a.mr.equals(200 << 10, &remote),
         "the READ response landed in the board's memory"
     );
+
+    drop(a);
+    drop(b);
+    let info = server.stop();
+    eprintln!("board counters: {info:?}");
+}
+
+#[test]
+fn a_board_left_in_rtr_answers_a_soft_nics_reads() {
+    // A Verbs responder answers READs from RTR (perftest's ib_read_bw server
+    // never moves to RTS): the RTL passes the READ_REQ to the firmware
+    // (verdict 10) in RTR as in RTS, the firmware starts its send side at the
+    // request's resp_psn, and the RTL builds and sends the responses.
+    let dir = tempfile::tempdir().unwrap();
+    let Some((server, a, b)) = board_and_soft_nic(dir.path()) else {
+        return;
+    };
+    let peer = b.qp.endpoint();
+    a.qp.modify(QpTransition::Init).unwrap();
+    a.qp.modify(QpTransition::Rtr(RemoteEnd {
+        qpn: peer.qpn,
+        ip: peer.addr.ip(),
+        udp_port: peer.addr.port(),
+        initial_psn: peer.psn,
+    }))
+    .expect("the board's QP to RTR");
+    b.qp.connect(&a.qp.endpoint(), &ConnectOptions::default())
+        .expect("connect the soft NIC");
+
+    let data = pattern(5, 50_000);
+    a.mr.write(0, &data);
+    for (i, chunk) in [(0usize, 20_000u32), (20_000, 30_000)]
+        .into_iter()
+        .enumerate()
+    {
+        let wr = SendRequest::read(
+            i as u64,
+            b.mr.sge(chunk.0, chunk.1),
+            a.mr.addr() + chunk.0 as u64,
+            a.mr.rkey(),
+        );
+        b.qp.post_send(&wr).unwrap();
+    }
+    for i in 0..2 {
+        let wc = wait_wc(&b.cq);
+        assert_eq!(
+            (wc.wr_id, wc.status, wc.opcode),
+            (i, WcStatus::Success, WcOpcode::Read)
+        );
+    }
+    assert!(b.mr.equals(0, &data), "the board's READ responses landed");
+    assert_eq!(a.qp.state(), QpState::Rtr);
 
     drop(a);
     drop(b);

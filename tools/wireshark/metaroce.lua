@@ -51,6 +51,7 @@ f.offset    = ProtoField.uint32("metaroce.msg.offset", "Offset", base.DEC)
 f.remote_va = ProtoField.uint64("metaroce.msg.remote_va", "Remote address", base.HEX)
 f.rkey      = ProtoField.uint32("metaroce.msg.rkey", "Remote key", base.HEX)
 f.imm       = ProtoField.uint32("metaroce.msg.imm", "Immediate", base.HEX)
+f.resp_psn  = ProtoField.uint32("metaroce.msg.resp_psn", "Response PSN (resp_psn)", base.HEX)
 f.payload   = ProtoField.bytes("metaroce.payload", "Payload")
 -- ACK extension (§3.5)
 f.conn_cum  = ProtoField.uint32("metaroce.ack.conn_cum", "Conn cumulative PSN", base.HEX)
@@ -209,7 +210,8 @@ function p.dissector(tvb, pinfo, tree)
     m:add(f.offset, tvb(44, 4))
     m:add(f.remote_va, tvb(48, 8))
     m:add(f.rkey, tvb(56, 4))
-    m:add(f.imm, tvb(60, 4))
+    -- READ_REQ carries resp_psn where other opcodes carry the immediate (§3.4).
+    m:add(op == 0x05 and f.resp_psn or f.imm, tvb(60, 4))
     info = info .. string.format(" conn_psn 0x%x path_psn %d msn %d off %d", tvb(16, 4):uint(),
                                  tvb(20, 4):uint(), tvb(32, 4):uint(), tvb(44, 4):uint())
     if L - 68 > 0 then t:add(f.payload, tvb(64, L - 68)) end

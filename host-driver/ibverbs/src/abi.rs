@@ -36,6 +36,9 @@ pub type PostSendFn =
 /// `ops.post_recv`.
 pub type PostRecvFn =
     unsafe extern "C" fn(*mut ibv_qp, *mut ibv_recv_wr, *mut *mut ibv_recv_wr) -> c_int;
+/// `ops.post_srq_recv`.
+pub type PostSrqRecvFn =
+    unsafe extern "C" fn(*mut ibv_srq, *mut ibv_recv_wr, *mut *mut ibv_recv_wr) -> c_int;
 
 /// `struct ibv_context_ops`: only the entries the header's inline verbs call are set.
 #[repr(C)]
@@ -46,8 +49,7 @@ pub struct ibv_context_ops {
     pub req_notify_cq: Option<ReqNotifyCqFn>,
     /// `_compat_cq_event` … `_compat_destroy_srq` (unused, NULL).
     pub _before_post_srq_recv: [*mut c_void; 7],
-    /// `post_srq_recv` (NULL: no SRQ support; `ibv_post_srq_recv` is never reached).
-    pub post_srq_recv: *mut c_void,
+    pub post_srq_recv: Option<PostSrqRecvFn>,
     /// `_compat_create_qp` … `_compat_destroy_qp` (unused, NULL).
     pub _before_post_send: [*mut c_void; 4],
     pub post_send: Option<PostSendFn>,
@@ -219,7 +221,7 @@ pub struct ibv_qp {
     pub pd: *mut ibv_pd,
     pub send_cq: *mut ibv_cq,
     pub recv_cq: *mut ibv_cq,
-    pub srq: *mut c_void,
+    pub srq: *mut ibv_srq,
     pub handle: u32,
     pub qp_num: u32,
     pub state: c_int,
@@ -227,6 +229,34 @@ pub struct ibv_qp {
     pub mutex: libc::pthread_mutex_t,
     pub cond: libc::pthread_cond_t,
     pub events_completed: u32,
+}
+
+/// `struct ibv_srq`.
+#[repr(C)]
+pub struct ibv_srq {
+    pub context: *mut ibv_context,
+    pub srq_context: *mut c_void,
+    pub pd: *mut ibv_pd,
+    pub handle: u32,
+    pub mutex: libc::pthread_mutex_t,
+    pub cond: libc::pthread_cond_t,
+    pub events_completed: u32,
+}
+
+/// `struct ibv_srq_attr`.
+#[repr(C)]
+#[derive(Clone, Copy, Default, Debug)]
+pub struct ibv_srq_attr {
+    pub max_wr: u32,
+    pub max_sge: u32,
+    pub srq_limit: u32,
+}
+
+/// `struct ibv_srq_init_attr`.
+#[repr(C)]
+pub struct ibv_srq_init_attr {
+    pub srq_context: *mut c_void,
+    pub attr: ibv_srq_attr,
 }
 
 /// `struct ibv_qp_cap`.
@@ -246,7 +276,7 @@ pub struct ibv_qp_init_attr {
     pub qp_context: *mut c_void,
     pub send_cq: *mut ibv_cq,
     pub recv_cq: *mut ibv_cq,
-    pub srq: *mut c_void,
+    pub srq: *mut ibv_srq,
     pub cap: ibv_qp_cap,
     pub qp_type: c_int,
     pub sq_sig_all: c_int,
@@ -441,6 +471,10 @@ pub const IBV_ACCESS_REMOTE_ATOMIC: c_int = 1 << 3;
 pub const IBV_ACCESS_OPTIONAL_RANGE: c_int = 0x3ff0_0000;
 
 pub const IBV_EVENT_QP_FATAL: c_int = 1;
+pub const IBV_EVENT_SRQ_LIMIT_REACHED: c_int = 15;
+
+pub const IBV_SRQ_MAX_WR: c_int = 1 << 0;
+pub const IBV_SRQ_LIMIT: c_int = 1 << 1;
 
 pub const IBV_FORK_UNNEEDED: c_int = 2;
 
@@ -615,6 +649,24 @@ mod tests {
             off!("struct ibv_qp, mutex", ibv_qp, mutex),
             off!("struct ibv_qp, cond", ibv_qp, cond),
             off!("struct ibv_qp, events_completed", ibv_qp, events_completed),
+            size!("struct ibv_srq", ibv_srq),
+            off!("struct ibv_srq, srq_context", ibv_srq, srq_context),
+            off!("struct ibv_srq, handle", ibv_srq, handle),
+            off!("struct ibv_srq, mutex", ibv_srq, mutex),
+            off!("struct ibv_srq, cond", ibv_srq, cond),
+            off!(
+                "struct ibv_srq, events_completed",
+                ibv_srq,
+                events_completed
+            ),
+            size!("struct ibv_srq_attr", ibv_srq_attr),
+            off!("struct ibv_srq_attr, srq_limit", ibv_srq_attr, srq_limit),
+            size!("struct ibv_srq_init_attr", ibv_srq_init_attr),
+            off!("struct ibv_srq_init_attr, attr", ibv_srq_init_attr, attr),
+            (
+                "IBV_EVENT_SRQ_LIMIT_REACHED",
+                IBV_EVENT_SRQ_LIMIT_REACHED as usize,
+            ),
             size!("struct ibv_qp_cap", ibv_qp_cap),
             size!("struct ibv_qp_init_attr", ibv_qp_init_attr),
             off!("struct ibv_qp_init_attr, cap", ibv_qp_init_attr, cap),

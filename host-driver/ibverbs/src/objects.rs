@@ -14,11 +14,12 @@ use std::sync::{Arc, Mutex};
 
 use metaroce_driver::verbs::{
     CompChannel, CompletionQueue, Context, MemoryRegion, ProtectionDomain, QueuePair,
+    SharedReceiveQueue,
 };
 
 use crate::abi::{
     ibv_comp_channel, ibv_context, ibv_cq, ibv_mr, ibv_pd, ibv_qp, ibv_qp_attr, ibv_qp_cap,
-    verbs_context,
+    ibv_srq, verbs_context,
 };
 use crate::device::Device;
 
@@ -38,6 +39,8 @@ pub struct Registries {
     pub cqs: Registry<Cq>,
     /// Queue pairs.
     pub qps: Registry<Qp>,
+    /// Shared receive queues.
+    pub srqs: Registry<Srq>,
 }
 
 /// The process's registries.
@@ -50,6 +53,7 @@ pub fn reg() -> &'static Registries {
         channels: Registry::new(),
         cqs: Registry::new(),
         qps: Registry::new(),
+        srqs: Registry::new(),
     })
 }
 
@@ -146,6 +150,17 @@ pub struct Cq {
 }
 object!(Cq, ibv_cq);
 
+/// A shared receive queue.
+pub struct Srq {
+    /// The C view.
+    pub c: UnsafeCell<ibv_srq>,
+    /// Keeps the protection domain alive.
+    pub pd: Arc<Pd>,
+    /// The Verbs API object.
+    pub srq: SharedReceiveQueue,
+}
+object!(Srq, ibv_srq);
+
 /// A queue pair.
 pub struct Qp {
     /// The C view.
@@ -154,6 +169,8 @@ pub struct Qp {
     pub pd: Arc<Pd>,
     /// Keep the completion queues alive.
     pub _cqs: [Arc<Cq>; 2],
+    /// Its shared receive queue, kept alive (`ibv_destroy_srq` is `EBUSY` meanwhile).
+    pub _srq: Option<Arc<Srq>>,
     /// The Verbs API object.
     pub qp: QueuePair,
     /// `sq_sig_all`: every send completes.

@@ -100,19 +100,48 @@ fn ibv_devices_and_devinfo_show_metaroce_devices() {
 /// Runs `ibv_rc_pingpong` as server and client with `args` (plus `-p`), optionally with
 /// environment for each side.
 fn pingpong(args: &[&str], server_env: &[(&str, String)], client_env: &[(&str, String)]) {
+    pingpong_program("ibv_rc_pingpong", args, server_env, client_env);
+}
+
+/// Runs one of the pingpong examples (`bin`) as server and client with `args` (plus
+/// `-g 0 -p`), optionally with environment for each side.
+fn pingpong_program(
+    bin: &str,
+    args: &[&str],
+    server_env: &[(&str, String)],
+    client_env: &[(&str, String)],
+) {
     let port = oob_port();
     let mut a: Vec<&str> = vec!["-g", "0", "-p", &port];
     a.extend_from_slice(args);
-    let mut server = program("ibv_rc_pingpong", &a);
+    let mut server = program(bin, &a);
     server.envs(server_env.iter().map(|(k, v)| (*k, v)));
     a.push("127.0.0.1");
-    let mut client = program("ibv_rc_pingpong", &a);
+    let mut client = program(bin, &a);
     client.envs(client_env.iter().map(|(k, v)| (*k, v)));
     let out = run_pair(server, client, Duration::from_secs(90));
     let text = out.text();
-    assert!(out.ok(), "ibv_rc_pingpong {args:?} failed:\n{text}");
+    assert!(out.ok(), "{bin} {args:?} failed:\n{text}");
     assert!(out.client_stdout().contains("iters in"), "{text}");
     assert!(!text.contains("invalid data"), "{text}");
+}
+
+#[test]
+fn srq_pingpong_shares_one_receive_queue_among_qps_validated() {
+    // 16 QPs (the default) take their receives from one SRQ on each side.
+    let _g = serial();
+    pingpong_program(
+        "ibv_srq_pingpong",
+        &["-s", "4096", "-n", "100", "-c"],
+        &[],
+        &[],
+    );
+    pingpong_program(
+        "ibv_srq_pingpong",
+        &["-e", "-q", "4", "-s", "10000", "-n", "100", "-c"],
+        &[],
+        &[],
+    );
 }
 
 #[test]
@@ -224,6 +253,14 @@ fn perftest_write_and_send_bandwidth_and_latency() {
     perftest("ib_send_lat", &["-n", "300"], &[], &[]);
 }
 
+#[test]
+fn perftest_read_bandwidth_and_latency() {
+    // ib_read_bw's server leaves its QP in RTR: it answers the READs from there.
+    let _g = serial();
+    perftest("ib_read_bw", &["-s", "65536", "-n", "500"], &[], &[]);
+    perftest("ib_read_lat", &["-n", "300"], &[], &[]);
+}
+
 /// Environment variables of one side of a program pair.
 type SideEnv = metaroce_cabi::check::SideEnv;
 
@@ -249,6 +286,12 @@ fn rc_pingpong_through_relay_at_1_percent_loss() {
     let (relay, s, c) = lossy_fabric(0.01);
     pingpong(&["-s", "65536", "-n", "200", "-c"], &s, &c);
     pingpong(&["-e", "-s", "4096", "-n", "200", "-c"], &s, &c);
+    pingpong_program(
+        "ibv_srq_pingpong",
+        &["-q", "4", "-s", "4096", "-n", "100", "-c"],
+        &s,
+        &c,
+    );
     let dropped: u64 = relay.all_counters().iter().map(|p| p.dropped_loss).sum();
     assert!(
         dropped > 0,
@@ -264,6 +307,8 @@ fn perftest_through_relay_at_1_percent_loss() {
     perftest("ib_send_bw", &["-s", "65536", "-n", "500"], &s, &c);
     perftest("ib_write_lat", &["-n", "300"], &s, &c);
     perftest("ib_send_lat", &["-n", "300"], &s, &c);
+    perftest("ib_read_bw", &["-s", "65536", "-n", "500"], &s, &c);
+    perftest("ib_read_lat", &["-n", "300"], &s, &c);
     let dropped: u64 = relay.all_counters().iter().map(|p| p.dropped_loss).sum();
     assert!(
         dropped > 0,

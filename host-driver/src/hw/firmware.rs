@@ -607,7 +607,7 @@ impl Firmware {
             Some(Opcode::Send | Opcode::SendImm) => nic
                 .posted_receives(v.dst_qpn, v.stream)
                 .and_then(|(base, mut r)| r.nth(v.recv_idx.wrapping_sub(base) as usize).copied())
-                .and_then(|wr| at(wr.sge.addr)),
+                .and_then(|wr| at(wr.sgl.first().addr)),
             Some(Opcode::ReadResp) => nic
                 .outstanding_reads(v.dst_qpn)
                 .find(|&(s, msn, _)| s == v.stream && msn == v.msn)

@@ -675,10 +675,12 @@ impl Tables {
                     continue; // written before
                 }
                 let at = |word| cfg_ring(e8, s as u8, (idx % RQ_SLOTS) as u8, word);
-                sink(at(RQ_ADDR), wr.sge.addr);
+                // The hardware data path posts one buffer per receive.
+                let sge = wr.sgl.first();
+                sink(at(RQ_ADDR), sge.addr);
                 sink(
                     at(RQ_LEN_LKEY),
-                    u64::from(wr.sge.len) | u64::from(wr.sge.lkey) << 32,
+                    u64::from(sge.len) | u64::from(sge.lkey) << 32,
                 );
                 written = idx.wrapping_add(1);
             }

@@ -12,6 +12,7 @@ use crate::device::{self, Device};
 use crate::ffi::{Errno, copy_cstr, guard, out, ret_int, ret_ptr, set_errno};
 use crate::objects::{Ctx, lock, reg};
 use crate::verbs::datapath;
+use metaroce_driver::verbs::AsyncEvent;
 
 /// Largest number of work requests per queue.
 pub const MAX_QP_WR: u32 = 1 << 15;
@@ -133,6 +134,7 @@ pub extern "C" fn ibv_open_device(dev: *mut ibv_device) -> *mut ibv_context {
         ops.req_notify_cq = Some(datapath::req_notify_cq);
         ops.post_send = Some(datapath::post_send);
         ops.post_recv = Some(datapath::post_recv);
+        ops.post_srq_recv = Some(datapath::post_srq_recv);
         let port = verbs.address().port();
         let ctx = Arc::new(Ctx {
             c: UnsafeCell::new(verbs_context {
@@ -163,7 +165,7 @@ fn zeroed_ops() -> ibv_context_ops {
         poll_cq: None,
         req_notify_cq: None,
         _before_post_srq_recv: [std::ptr::null_mut(); 7],
-        post_srq_recv: std::ptr::null_mut(),
+        post_srq_recv: None,
         _before_post_send: [std::ptr::null_mut(); 4],
         post_send: None,
         post_recv: None,
@@ -184,6 +186,7 @@ pub fn neg1(r: c_int) -> c_int {
 }
 
 fn device_attr(ctx: &Ctx) -> ibv_device_attr {
+    let srq = ctx.verbs.srq_supported();
     let mut a = ibv_device_attr {
         fw_ver: [0; 64],
         node_guid: ctx.dev.guid,
@@ -196,8 +199,8 @@ fn device_attr(ctx: &Ctx) -> ibv_device_attr {
         max_qp: 1 << 16,
         max_qp_wr: MAX_QP_WR as c_int,
         device_cap_flags: 0,
-        max_sge: 1,
-        max_sge_rd: 1,
+        max_sge: ctx.verbs.max_sge() as c_int,
+        max_sge_rd: ctx.verbs.max_sge() as c_int,
         max_cq: 1 << 16,
         max_cqe: MAX_CQE as c_int,
         max_mr: 1 << 16,
@@ -219,9 +222,9 @@ fn device_attr(ctx: &Ctx) -> ibv_device_attr {
         max_ah: 0,
         max_fmr: 0,
         max_map_per_fmr: 0,
-        max_srq: 0,
-        max_srq_wr: 0,
-        max_srq_sge: 0,
+        max_srq: if srq { 1 << 16 } else { 0 },
+        max_srq_wr: if srq { MAX_QP_WR as c_int } else { 0 },
+        max_srq_sge: if srq { ctx.verbs.max_sge() as c_int } else { 0 },
         max_pkeys: 1,
         local_ca_ack_delay: 16,
         phys_port_cnt: 1,
@@ -444,10 +447,15 @@ pub extern "C" fn ibv_get_async_event(ctx: *mut ibv_context, event: *mut ibv_asy
         let event = unsafe { out(event) }?;
         loop {
             if let Some(ev) = ctx.verbs.poll_async_event() {
-                let metaroce_driver::verbs::AsyncEvent::QpFatal { qp_num, .. } = ev;
-                let qp = datapath::qp_by_num(&ctx, qp_num);
-                event.element = qp.cast();
-                event.event_type = IBV_EVENT_QP_FATAL;
+                (event.element, event.event_type) = match ev {
+                    AsyncEvent::QpFatal { qp_num, .. } => {
+                        (datapath::qp_by_num(&ctx, qp_num).cast(), IBV_EVENT_QP_FATAL)
+                    }
+                    AsyncEvent::SrqLimitReached { srq } => (
+                        crate::verbs::srq::srq_by_num(&ctx, srq).cast(),
+                        IBV_EVENT_SRQ_LIMIT_REACHED,
+                    ),
+                };
                 return Ok(());
             }
             // SAFETY: F_GETFL on the context's own descriptor.

@@ -4,3 +4,4 @@ pub mod datapath;
 pub mod device;
 pub mod misc;
 pub mod resources;
+pub mod srq;

@@ -264,27 +264,34 @@ pub extern "C" fn ibv_destroy_cq(cq: *mut ibv_cq) -> c_int {
     })
 }
 
-/// `ibv_create_qp`: RC only, one SGE per work request, no SRQ. The granted
-/// capabilities are written back to `init_attr->cap`.
+/// `ibv_create_qp`: RC only, with or without an SRQ, up to the device's `max_sge` scatter/gather
+/// elements per work request. The granted capabilities are written back to
+/// `init_attr->cap`: the SGE limits granted are the device's, which is what
+/// `ibv_post_send`/`ibv_post_recv` enforce.
 #[unsafe(no_mangle)]
 pub extern "C" fn ibv_create_qp(pd: *mut ibv_pd, init: *mut ibv_qp_init_attr) -> *mut ibv_qp {
     ret_ptr(|| {
         let pd = reg().pds.get(pd)?;
         // SAFETY: a non-NULL `init` points to the caller's init attributes.
         let init = unsafe { out(init) }?;
-        if init.qp_type != IBV_QPT_RC || !init.srq.is_null() {
+        if init.qp_type != IBV_QPT_RC {
             return Err(libc::EOPNOTSUPP);
         }
         let send_cq = reg().cqs.get(init.send_cq)?;
         let recv_cq = reg().cqs.get(init.recv_cq)?;
+        let srq = (!init.srq.is_null())
+            .then(|| reg().srqs.get(init.srq))
+            .transpose()?;
         let same_ctx = |cq: &Cq| Arc::ptr_eq(&cq.ctx, &pd.ctx);
         let cap = init.cap;
+        let max_sge = pd.ctx.verbs.max_sge() as u32;
         if !same_ctx(&send_cq)
             || !same_ctx(&recv_cq)
+            || srq.as_ref().is_some_and(|s| !Arc::ptr_eq(&s.pd, &pd))
             || cap.max_send_wr > MAX_QP_WR
             || cap.max_recv_wr > MAX_QP_WR
-            || cap.max_send_sge > 1
-            || cap.max_recv_sge > 1
+            || cap.max_send_sge > max_sge
+            || cap.max_recv_sge > max_sge
             || cap.max_inline_data > MAX_INLINE
         {
             return Err(libc::EINVAL);
@@ -292,8 +299,8 @@ pub extern "C" fn ibv_create_qp(pd: *mut ibv_pd, init: *mut ibv_qp_init_attr) ->
         let granted = ibv_qp_cap {
             max_send_wr: cap.max_send_wr.max(1),
             max_recv_wr: cap.max_recv_wr.max(1),
-            max_send_sge: 1,
-            max_recv_sge: 1,
+            max_send_sge: max_sge,
+            max_recv_sge: max_sge,
             max_inline_data: cap.max_inline_data,
         };
         let mut config = pd.ctx.verbs.default_qp_config();
@@ -311,6 +318,7 @@ pub extern "C" fn ibv_create_qp(pd: *mut ibv_pd, init: *mut ibv_qp_init_attr) ->
                 recv_cq: &recv_cq.cq,
                 config: Some(config),
                 max_inline: granted.max_inline_data,
+                srq: srq.as_ref().map(|s| &s.srq),
             })
             .map_err(|e| e.errno())?;
         init.cap = granted;
@@ -326,7 +334,7 @@ pub extern "C" fn ibv_create_qp(pd: *mut ibv_pd, init: *mut ibv_qp_init_attr) ->
                 pd: pd.c_ptr(),
                 send_cq: send_cq.c_ptr(),
                 recv_cq: recv_cq.c_ptr(),
-                srq: std::ptr::null_mut(),
+                srq: srq.as_ref().map_or(std::ptr::null_mut(), |s| s.c_ptr()),
                 handle: qp.qpn(),
                 qp_num: qp.qpn(),
                 state: IBV_QPS_RESET,
@@ -337,6 +345,7 @@ pub extern "C" fn ibv_create_qp(pd: *mut ibv_pd, init: *mut ibv_qp_init_attr) ->
             }),
             pd,
             _cqs: [send_cq, recv_cq],
+            _srq: srq,
             qp,
             sig_all: init.sq_sig_all != 0,
             cap: granted,
@@ -534,7 +543,7 @@ pub extern "C" fn ibv_query_qp(
             qp_context: c.qp_context,
             send_cq: c.send_cq,
             recv_cq: c.recv_cq,
-            srq: std::ptr::null_mut(),
+            srq: c.srq,
             cap: qp.cap,
             qp_type: IBV_QPT_RC,
             sq_sig_all: c_int::from(qp.sig_all),
