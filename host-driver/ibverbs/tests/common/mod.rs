@@ -4,7 +4,7 @@
 
 #![allow(dead_code)]
 
-use std::net::UdpSocket;
+use std::net::{TcpListener, UdpSocket};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::sync::{Mutex, MutexGuard, OnceLock};
@@ -213,4 +213,59 @@ pub fn fixed_udp_ports() -> (u16, u16) {
 pub fn tcp_port(offset: u16) -> u16 {
     // Spread test processes apart; each test passes its own offset.
     20000 + (std::process::id() % 2000) as u16 * 8 + offset
+}
+
+/// A TCP port for the programs' out-of-band exchange, free a moment ago.
+pub fn oob_port() -> String {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port().to_string())
+        .expect("bind an ephemeral TCP port")
+}
+
+/// Runs `ibv_rc_pingpong` as server and client with `args` (plus `-p`), optionally with
+/// environment for each side; returns the client's output.
+pub fn pingpong(
+    args: &[&str],
+    server_env: &[(&str, String)],
+    client_env: &[(&str, String)],
+) -> String {
+    let port = oob_port();
+    let mut a: Vec<&str> = vec!["-g", "0", "-p", &port];
+    a.extend_from_slice(args);
+    let mut server = program("ibv_rc_pingpong", &a);
+    server.envs(server_env.iter().map(|(k, v)| (*k, v)));
+    a.push("127.0.0.1");
+    let mut client = program("ibv_rc_pingpong", &a);
+    client.envs(client_env.iter().map(|(k, v)| (*k, v)));
+    let out = run_pair(server, client, Duration::from_secs(90));
+    let text = out.text();
+    assert!(out.ok(), "ibv_rc_pingpong {args:?} failed:\n{text}");
+    let stdout = out.client_stdout();
+    assert!(stdout.contains("iters in"), "{text}");
+    assert!(!text.contains("invalid data"), "{text}");
+    stdout
+}
+
+/// Runs a perftest binary as server and client; returns the client's output.
+pub fn perftest(
+    bin: &str,
+    args: &[&str],
+    server_env: &[(&str, String)],
+    client_env: &[(&str, String)],
+) -> String {
+    let port = oob_port();
+    let mut a: Vec<&str> = vec!["-p", &port];
+    a.extend_from_slice(args);
+    let mut server = program(bin, &a);
+    server.envs(server_env.iter().map(|(k, v)| (*k, v)));
+    a.push("127.0.0.1");
+    let mut client = program(bin, &a);
+    client.envs(client_env.iter().map(|(k, v)| (*k, v)));
+    let out = run_pair(server, client, Duration::from_secs(120));
+    let text = out.text();
+    assert!(out.ok(), "{bin} {args:?} failed:\n{text}");
+    let stdout = out.client_stdout();
+    assert!(stdout.contains("#bytes"), "{bin}: no results:\n{text}");
+    stdout
 }
