@@ -913,6 +913,12 @@ impl Nic {
         &self.drops
     }
 
+    /// The drop counters, for a hardware data path to count the packets its RTL
+    /// refused before the engine saw them (verdict events that name a reason).
+    pub fn drops_mut(&mut self) -> &mut Drops {
+        &mut self.drops
+    }
+
     /// Transport counters.
     pub fn stats(&self) -> &Stats {
         &self.stats

@@ -6,21 +6,13 @@
 
 mod common;
 
-use std::net::{SocketAddr, TcpListener};
+use std::net::SocketAddr;
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
 use common::*;
 use metaroce_relay::{Relay, RelayConfig, RelayHandle};
-
-/// A TCP port for the programs' out-of-band exchange, free a moment ago.
-fn oob_port() -> String {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port().to_string())
-        .expect("bind an ephemeral TCP port")
-}
 
 #[test]
 fn exports_every_rdma_core_44_symbol_with_its_version() {
@@ -95,35 +87,6 @@ fn ibv_devices_and_devinfo_show_metaroce_devices() {
     ] {
         assert!(text.contains(want), "missing {want:?} in:\n{text}");
     }
-}
-
-/// Runs `ibv_rc_pingpong` as server and client with `args` (plus `-p`), optionally with
-/// environment for each side.
-fn pingpong(args: &[&str], server_env: &[(&str, String)], client_env: &[(&str, String)]) {
-    pingpong_program("ibv_rc_pingpong", args, server_env, client_env);
-}
-
-/// Runs one of the pingpong examples (`bin`) as server and client with `args` (plus
-/// `-g 0 -p`), optionally with environment for each side.
-fn pingpong_program(
-    bin: &str,
-    args: &[&str],
-    server_env: &[(&str, String)],
-    client_env: &[(&str, String)],
-) {
-    let port = oob_port();
-    let mut a: Vec<&str> = vec!["-g", "0", "-p", &port];
-    a.extend_from_slice(args);
-    let mut server = program(bin, &a);
-    server.envs(server_env.iter().map(|(k, v)| (*k, v)));
-    a.push("127.0.0.1");
-    let mut client = program(bin, &a);
-    client.envs(client_env.iter().map(|(k, v)| (*k, v)));
-    let out = run_pair(server, client, Duration::from_secs(90));
-    let text = out.text();
-    assert!(out.ok(), "{bin} {args:?} failed:\n{text}");
-    assert!(out.client_stdout().contains("iters in"), "{text}");
-    assert!(!text.contains("invalid data"), "{text}");
 }
 
 #[test]
@@ -219,29 +182,6 @@ fn rc_pingpong_and_write_bw_over_ipv6_loopback() {
         &[],
         &[],
     );
-}
-
-/// Runs a perftest binary as server and client; returns the client's output.
-fn perftest(
-    bin: &str,
-    args: &[&str],
-    server_env: &[(&str, String)],
-    client_env: &[(&str, String)],
-) -> String {
-    let port = oob_port();
-    let mut a: Vec<&str> = vec!["-p", &port];
-    a.extend_from_slice(args);
-    let mut server = program(bin, &a);
-    server.envs(server_env.iter().map(|(k, v)| (*k, v)));
-    a.push("127.0.0.1");
-    let mut client = program(bin, &a);
-    client.envs(client_env.iter().map(|(k, v)| (*k, v)));
-    let out = run_pair(server, client, Duration::from_secs(120));
-    let text = out.text();
-    assert!(out.ok(), "{bin} {args:?} failed:\n{text}");
-    let stdout = out.client_stdout();
-    assert!(stdout.contains("#bytes"), "{bin}: no results:\n{text}");
-    stdout
 }
 
 #[test]

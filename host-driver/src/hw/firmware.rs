@@ -551,6 +551,8 @@ impl Firmware {
         match input {
             Input::Verdict(v) => {
                 let Some(p) = v.placed() else {
+                    // A refusal is the engine's drop, as on the software data path.
+                    tables::count_refusal(v.code, nic.drops_mut());
                     self.stats.other_events += 1;
                     return Ok(());
                 };
@@ -653,7 +655,12 @@ impl Firmware {
                     any = true;
                     self.post_datagram(&t);
                 }
-                None => break,
+                None => {
+                    // Nothing to send, but the look may have failed a QP (its
+                    // source region was deregistered): its completions and state.
+                    self.follow_engine(nic)?;
+                    break;
+                }
             }
             self.follow_engine(nic)?;
             self.run_table_ops(nic)?;

@@ -308,7 +308,9 @@ fn gid_entry(ctx: &Ctx, port: u32, index: u32) -> Result<ibv_gid_entry, Errno> {
         return Err(libc::ENODATA);
     }
     Ok(ibv_gid_entry {
-        gid: ctx.dev.gid(),
+        // The NIC's own address: the device's, or a device process's (a simulated
+        // board has an address of its own).
+        gid: device::ip_to_gid(ctx.verbs.address().ip()),
         gid_index: 0,
         port_num: 1,
         gid_type: IBV_GID_TYPE_ROCE_V2,

@@ -411,8 +411,8 @@ fn merge_attr(saved: &mut ibv_qp_attr, new: &ibv_qp_attr, mask: c_int) {
     }
 }
 
-/// Where the peer of an RTR transition is: the address of `ah_attr.grh.dgid` (or this
-/// device's own address without a GRH) and the UDP port in `ah_attr.dlid` — or, for
+/// Where the peer of an RTR transition is: the address of `ah_attr.grh.dgid` (or the
+/// context's NIC's own address without a GRH) and the UDP port in `ah_attr.dlid` — or, for
 /// programs that leave the LID out on Ethernet (NCCL, RCCL), the fixed port
 /// `fixed_port` every host's NIC uses (`METAROCE_IBV_PORT`). `via` (`METAROCE_IBV_VIA`)
 /// overrides both: everything goes to that relay.
@@ -483,7 +483,12 @@ pub extern "C" fn ibv_modify_qp(qp: *mut ibv_qp, attr: *mut ibv_qp_attr, mask: c
                 }
                 let fixed = backend::env("METAROCE_IBV_PORT").and_then(|p| p.parse().ok());
                 let via = backend::env("METAROCE_IBV_VIA");
-                let peer = peer_addr(qp.pd.ctx.dev.ip, &next.ah_attr, fixed, via.as_deref())?;
+                let peer = peer_addr(
+                    qp.pd.ctx.verbs.address().ip(),
+                    &next.ah_attr,
+                    fixed,
+                    via.as_deref(),
+                )?;
                 Some(QpTransition::Rtr(RemoteEnd {
                     qpn: next.dest_qp_num,
                     ip: peer.ip(),

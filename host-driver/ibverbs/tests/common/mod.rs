@@ -4,6 +4,7 @@
 
 #![allow(dead_code)]
 
+use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::{Mutex, MutexGuard, OnceLock};
@@ -61,6 +62,7 @@ pub fn program(name: &str, args: &[&str]) -> Command {
     c
 }
 
+#[allow(unused_imports)] // each test binary uses a different subset
 pub use metaroce_cabi::check::{PairOutput, run};
 
 /// Starts `server`, gives it a moment (300 ms) to listen on its TCP port, then runs
@@ -87,4 +89,70 @@ pub fn fixed_udp_ports() -> (u16, u16) {
 pub fn tcp_port(offset: u16) -> u16 {
     // Spread test processes apart; each test passes its own offset.
     20000 + (std::process::id() % 2000) as u16 * 8 + offset
+}
+
+/// A TCP port for the programs' out-of-band exchange, free a moment ago.
+pub fn oob_port() -> String {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port().to_string())
+        .expect("bind an ephemeral TCP port")
+}
+
+/// Runs `ibv_rc_pingpong` as server and client with `args` (plus `-p`), optionally with
+/// environment for each side; returns the client's output.
+pub fn pingpong(
+    args: &[&str],
+    server_env: &[(&str, String)],
+    client_env: &[(&str, String)],
+) -> String {
+    pingpong_program("ibv_rc_pingpong", args, server_env, client_env)
+}
+
+/// Runs one of the pingpong examples (`bin`) as server and client with `args` (plus
+/// `-g 0 -p`), optionally with environment for each side; returns the client's output.
+pub fn pingpong_program(
+    bin: &str,
+    args: &[&str],
+    server_env: &[(&str, String)],
+    client_env: &[(&str, String)],
+) -> String {
+    let port = oob_port();
+    let mut a: Vec<&str> = vec!["-g", "0", "-p", &port];
+    a.extend_from_slice(args);
+    let mut server = program(bin, &a);
+    server.envs(server_env.iter().map(|(k, v)| (*k, v)));
+    a.push("127.0.0.1");
+    let mut client = program(bin, &a);
+    client.envs(client_env.iter().map(|(k, v)| (*k, v)));
+    let out = run_pair(server, client, Duration::from_secs(90));
+    let text = out.text();
+    assert!(out.ok(), "{bin} {args:?} failed:\n{text}");
+    let stdout = out.client_stdout();
+    assert!(stdout.contains("iters in"), "{text}");
+    assert!(!text.contains("invalid data"), "{text}");
+    stdout
+}
+
+/// Runs a perftest binary as server and client; returns the client's output.
+pub fn perftest(
+    bin: &str,
+    args: &[&str],
+    server_env: &[(&str, String)],
+    client_env: &[(&str, String)],
+) -> String {
+    let port = oob_port();
+    let mut a: Vec<&str> = vec!["-p", &port];
+    a.extend_from_slice(args);
+    let mut server = program(bin, &a);
+    server.envs(server_env.iter().map(|(k, v)| (*k, v)));
+    a.push("127.0.0.1");
+    let mut client = program(bin, &a);
+    client.envs(client_env.iter().map(|(k, v)| (*k, v)));
+    let out = run_pair(server, client, Duration::from_secs(120));
+    let text = out.text();
+    assert!(out.ok(), "{bin} {args:?} failed:\n{text}");
+    let stdout = out.client_stdout();
+    assert!(stdout.contains("#bytes"), "{bin}: no results:\n{text}");
+    stdout
 }
