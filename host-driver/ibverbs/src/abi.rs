@@ -373,12 +373,31 @@ pub struct ibv_send_wr {
     pub _bind_mw_tso: [u64; 6],
 }
 
+/// `struct ibv_send_wr`'s `wr.atomic`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ibv_send_wr_atomic {
+    pub remote_addr: u64,
+    pub compare_add: u64,
+    pub swap: u64,
+    pub rkey: u32,
+}
+
 impl ibv_send_wr {
     /// The `wr.rdma` member.
     pub fn rdma(&self) -> ibv_send_wr_rdma {
         ibv_send_wr_rdma {
             remote_addr: self.wr[0],
             rkey: self.wr[1] as u32,
+        }
+    }
+
+    /// The `wr.atomic` member.
+    pub fn atomic(&self) -> ibv_send_wr_atomic {
+        ibv_send_wr_atomic {
+            remote_addr: self.wr[0],
+            compare_add: self.wr[1],
+            swap: self.wr[2],
+            rkey: self.wr[3] as u32,
         }
     }
 }
@@ -451,6 +470,8 @@ pub const IBV_WR_RDMA_WRITE_WITH_IMM: c_int = 1;
 pub const IBV_WR_SEND: c_int = 2;
 pub const IBV_WR_SEND_WITH_IMM: c_int = 3;
 pub const IBV_WR_RDMA_READ: c_int = 4;
+pub const IBV_WR_ATOMIC_CMP_AND_SWP: c_int = 5;
+pub const IBV_WR_ATOMIC_FETCH_AND_ADD: c_int = 6;
 
 pub const IBV_SEND_SIGNALED: c_uint = 1 << 1;
 pub const IBV_SEND_SOLICITED: c_uint = 1 << 2;
@@ -459,6 +480,8 @@ pub const IBV_SEND_INLINE: c_uint = 1 << 3;
 pub const IBV_WC_SEND: c_int = 0;
 pub const IBV_WC_RDMA_WRITE: c_int = 1;
 pub const IBV_WC_RDMA_READ: c_int = 2;
+pub const IBV_WC_COMP_SWAP: c_int = 3;
+pub const IBV_WC_FETCH_ADD: c_int = 4;
 pub const IBV_WC_RECV: c_int = 1 << 7;
 pub const IBV_WC_RECV_RDMA_WITH_IMM: c_int = (1 << 7) + 1;
 pub const IBV_WC_WITH_IMM: c_uint = 1 << 1;
@@ -469,6 +492,9 @@ pub const IBV_ACCESS_REMOTE_READ: c_int = 1 << 2;
 pub const IBV_ACCESS_REMOTE_ATOMIC: c_int = 1 << 3;
 /// `IBV_ACCESS_OPTIONAL_RANGE`: hints a provider may ignore.
 pub const IBV_ACCESS_OPTIONAL_RANGE: c_int = 0x3ff0_0000;
+
+pub const IBV_ATOMIC_NONE: c_int = 0;
+pub const IBV_ATOMIC_HCA: c_int = 1;
 
 pub const IBV_EVENT_QP_FATAL: c_int = 1;
 pub const IBV_EVENT_SRQ_LIMIT_REACHED: c_int = 15;
@@ -723,6 +749,20 @@ mod tests {
                 offset_of!(ibv_send_wr, wr) + 8,
             ),
             off!("struct ibv_send_wr, qp_type", ibv_send_wr, qp_type),
+            (
+                "offsetof(struct ibv_send_wr, wr.atomic.swap)",
+                offset_of!(ibv_send_wr, wr) + 16,
+            ),
+            (
+                "offsetof(struct ibv_send_wr, wr.atomic.rkey)",
+                offset_of!(ibv_send_wr, wr) + 24,
+            ),
+            (
+                "IBV_WR_ATOMIC_FETCH_AND_ADD",
+                IBV_WR_ATOMIC_FETCH_AND_ADD as usize,
+            ),
+            ("IBV_WC_FETCH_ADD", IBV_WC_FETCH_ADD as usize),
+            ("IBV_ATOMIC_HCA", IBV_ATOMIC_HCA as usize),
             off!("struct ibv_send_wr, bind_mw", ibv_send_wr, _bind_mw_tso),
             size!("struct ibv_recv_wr", ibv_recv_wr),
             off!("struct ibv_recv_wr, num_sge", ibv_recv_wr, num_sge),

@@ -186,7 +186,7 @@ pub fn neg1(r: c_int) -> c_int {
 }
 
 fn device_attr(ctx: &Ctx) -> ibv_device_attr {
-    let srq = ctx.verbs.srq_supported();
+    let software = ctx.verbs.software_datapath();
     let mut a = ibv_device_attr {
         fw_ver: [0; 64],
         node_guid: ctx.dev.guid,
@@ -210,7 +210,13 @@ fn device_attr(ctx: &Ctx) -> ibv_device_attr {
         max_res_rd_atom: 1 << 16,
         max_qp_init_rd_atom: 16,
         max_ee_init_rd_atom: 0,
-        atomic_cap: 0,
+        // Atomics are executed one at a time by the NIC's engine: atomic with
+        // respect to each other, not to the CPU (software data path only).
+        atomic_cap: if software {
+            IBV_ATOMIC_HCA
+        } else {
+            IBV_ATOMIC_NONE
+        },
         max_ee: 0,
         max_rdd: 0,
         max_mw: 0,
@@ -222,9 +228,13 @@ fn device_attr(ctx: &Ctx) -> ibv_device_attr {
         max_ah: 0,
         max_fmr: 0,
         max_map_per_fmr: 0,
-        max_srq: if srq { 1 << 16 } else { 0 },
-        max_srq_wr: if srq { MAX_QP_WR as c_int } else { 0 },
-        max_srq_sge: if srq { ctx.verbs.max_sge() as c_int } else { 0 },
+        max_srq: if software { 1 << 16 } else { 0 },
+        max_srq_wr: if software { MAX_QP_WR as c_int } else { 0 },
+        max_srq_sge: if software {
+            ctx.verbs.max_sge() as c_int
+        } else {
+            0
+        },
         max_pkeys: 1,
         local_ca_ack_delay: 16,
         phys_port_cnt: 1,

@@ -49,14 +49,16 @@ fn access_of(flags: c_int) -> Result<Access, Errno> {
     if flags & !known != 0 {
         return Err(libc::EINVAL);
     }
-    // As in Verbs, remote write needs local write.
-    if flags & IBV_ACCESS_REMOTE_WRITE != 0 && flags & IBV_ACCESS_LOCAL_WRITE == 0 {
+    // As in Verbs, remote write and remote atomic need local write.
+    let remote_changes = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC;
+    if flags & remote_changes != 0 && flags & IBV_ACCESS_LOCAL_WRITE == 0 {
         return Err(libc::EINVAL);
     }
     let mut a = Access::empty();
     a.set(Access::LOCAL_WRITE, flags & IBV_ACCESS_LOCAL_WRITE != 0);
     a.set(Access::REMOTE_WRITE, flags & IBV_ACCESS_REMOTE_WRITE != 0);
     a.set(Access::REMOTE_READ, flags & IBV_ACCESS_REMOTE_READ != 0);
+    a.set(Access::REMOTE_ATOMIC, flags & IBV_ACCESS_REMOTE_ATOMIC != 0);
     Ok(a)
 }
 
@@ -559,6 +561,11 @@ mod tests {
     #[test]
     fn access_rules() {
         assert!(access_of(IBV_ACCESS_REMOTE_WRITE).is_err());
+        assert!(access_of(IBV_ACCESS_REMOTE_ATOMIC).is_err());
+        assert_eq!(
+            access_of(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_ATOMIC),
+            Ok(Access::LOCAL_WRITE | Access::REMOTE_ATOMIC)
+        );
         assert!(access_of(1 << 12).is_err());
         let a =
             access_of(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ)

@@ -4,7 +4,7 @@
  * connected with an RC QP each; the program checks the data of RDMA WRITE (signaled and
  * unsignaled), WRITE with immediate, SEND (plain, inline, with immediate) and RDMA READ,
  * completion events through a channel, scatter/gather lists of up to 16 elements, a
- * shared receive queue feeding two QPs and its limit event, and
+ * shared receive queue feeding two QPs and its limit event, atomics, and
  * that bad arguments and unsupported verbs fail cleanly instead of crashing. Prints "verbs_check: OK" and exits 0 on success.
  */
 #include <arpa/inet.h>
@@ -57,7 +57,7 @@ static void open_side(struct ibv_device *dev, struct side *s)
 	memset(s->buf, 0xee, BUF);
 	s->mr = ibv_reg_mr(s->pd, s->buf, BUF,
 			   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-				   IBV_ACCESS_REMOTE_READ);
+				   IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC);
 	CHECK(s->mr && s->mr->addr == s->buf && s->mr->length == BUF);
 	CHECK(s->buf[0] == 0xee && s->buf[BUF - 1] == 0xee); /* registration keeps data */
 	s->ch = ibv_create_comp_channel(s->ctx);
@@ -434,6 +434,41 @@ static void shared_receive_queue(struct side *a, struct side *b)
 	CHECK(ibv_destroy_srq(srq) == 0);
 }
 
+/* Fetch-and-add and compare-and-swap on an 8-byte word of `b`, the found values landing
+ * in `a`'s buffer; the device reports IBV_ATOMIC_HCA. */
+static void atomics(struct side *a, struct side *b)
+{
+	struct ibv_device_attr dattr;
+	struct ibv_send_wr wr = {0}, *bad = NULL;
+	struct ibv_sge sge = {(uintptr_t)(a->buf + (900 << 10)), 8, a->mr->lkey};
+	uint64_t *target = (uint64_t *)(b->buf + (960 << 10));
+	uint64_t *found = (uint64_t *)(a->buf + (900 << 10));
+	struct ibv_wc wc;
+
+	CHECK(ibv_query_device(a->ctx, &dattr) == 0 && dattr.atomic_cap == IBV_ATOMIC_HCA);
+	*target = 40;
+	wr.wr_id = 30;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.wr.atomic.remote_addr = (uintptr_t)target;
+	wr.wr.atomic.rkey = b->mr->rkey;
+	wr.wr.atomic.compare_add = 2;
+	CHECK(ibv_post_send(a->qp, &wr, &bad) == 0);
+	wc = wait_wc(a);
+	CHECK(wc.wr_id == 30 && wc.opcode == IBV_WC_FETCH_ADD && wc.byte_len == 8);
+	CHECK(*found == 40 && *target == 42);
+	wr.wr_id = 31;
+	wr.opcode = IBV_WR_ATOMIC_CMP_AND_SWP;
+	wr.wr.atomic.compare_add = 42;
+	wr.wr.atomic.swap = 0x1122334455667788ULL;
+	CHECK(ibv_post_send(a->qp, &wr, &bad) == 0);
+	wc = wait_wc(a);
+	CHECK(wc.wr_id == 31 && wc.opcode == IBV_WC_COMP_SWAP);
+	CHECK(*found == 42 && *target == 0x1122334455667788ULL);
+}
+
 /* A SEND whose second element has a wrong lkey completes with a local protection error
  * and moves the QP to ERR; nothing reaches the peer. Leaves `s`'s QP unusable. */
 static void local_protection_error(struct side *s, struct side *peer)
@@ -517,7 +552,7 @@ static void bad_arguments(struct side *s)
 	CHECK(ibv_poll_cq(s->cq, 1, NULL) < 0 || ibv_poll_cq(s->cq, 0, NULL) == 0);
 	CHECK(ibv_poll_cq(s->cq, 1, &wc) == 0);
 	/* An unsupported opcode is refused and named in bad_wr. */
-	swr.opcode = IBV_WR_ATOMIC_CMP_AND_SWP;
+	swr.opcode = IBV_WR_BIND_MW;
 	CHECK(ibv_post_send(s->qp, &swr, &sbad) == EOPNOTSUPP && sbad == &swr);
 	/* Unsupported verbs. */
 	CHECK(ibv_create_srq(s->pd, NULL) == NULL && errno == EINVAL);
@@ -592,6 +627,7 @@ int main(void)
 	scatter_gather(&a, &b);
 	scatter_gather(&b, &a);
 	shared_receive_queue(&a, &b);
+	atomics(&a, &b);
 	bad_arguments(&a);
 	remote_access_error(&a, &b);
 	local_protection_error(&b, &a);
