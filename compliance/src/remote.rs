@@ -132,6 +132,9 @@ pub struct Hello {
     pub line_rate_mbps: Option<u32>,
     /// Whether it chooses each packet's source port.
     pub chooses_source_ports: bool,
+    /// Whether it implements the atomics (absent: no).
+    #[serde(default)]
+    pub atomics: bool,
 }
 
 fn hex(b: &[u8]) -> String {
@@ -201,6 +204,7 @@ fn handle(
             mtu: d.mtu(),
             line_rate_mbps: d.line_rate_mbps(),
             chooses_source_ports: d.chooses_source_ports(),
+            atomics: d.atomics(),
         };
         *dev = Some(d);
         return Ok(to(&hello));
@@ -277,6 +281,7 @@ impl Target for RemoteTarget {
                 mtu: 4096,
                 line_rate_mbps: None,
                 chooses_source_ports: true,
+                atomics: false,
             },
         };
         let hello: Hello = dev.call(&Request::Open)?;
@@ -392,6 +397,9 @@ impl Device for RemoteDevice {
     }
     fn chooses_source_ports(&self) -> bool {
         self.hello.chooses_source_ports
+    }
+    fn atomics(&self) -> bool {
+        self.hello.atomics
     }
 }
 

@@ -218,6 +218,8 @@ pub fn opcode_name(o: WcOpcode) -> &'static str {
         WcOpcode::Send => "SEND",
         WcOpcode::Write => "WRITE",
         WcOpcode::Read => "READ",
+        WcOpcode::FetchAdd => "FETCH_ADD",
+        WcOpcode::CompSwap => "COMP_SWAP",
         WcOpcode::Recv => "RECV",
         WcOpcode::RecvWriteImm => "RECV_RDMA_WITH_IMM",
     }
@@ -267,6 +269,10 @@ impl Device for SoftDevice {
         .map_err(e)
     }
 
+    fn atomics(&self) -> bool {
+        true
+    }
+
     fn connect_rtr(&mut self, qpn: u32, peer: &PeerParams) -> TargetResult<()> {
         let addr = match &self.shim {
             Some(shim) => shim.forward_to(peer.addr),
@@ -289,6 +295,7 @@ impl Device for SoftDevice {
         a.set(Access::LOCAL_WRITE, access.local_write);
         a.set(Access::REMOTE_WRITE, access.remote_write);
         a.set(Access::REMOTE_READ, access.remote_read);
+        a.set(Access::REMOTE_ATOMIC, access.remote_atomic);
         let mr = self
             .nic
             .pd

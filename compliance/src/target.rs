@@ -84,6 +84,9 @@ pub struct MrAccess {
     pub remote_write: bool,
     /// The peer may READ from it.
     pub remote_read: bool,
+    /// The peer's atomics may operate on it (targets without atomics ignore it).
+    #[serde(default)]
+    pub remote_atomic: bool,
 }
 
 impl MrAccess {
@@ -92,6 +95,7 @@ impl MrAccess {
         local_write: true,
         remote_write: true,
         remote_read: true,
+        remote_atomic: true,
     };
 }
 
@@ -250,6 +254,11 @@ pub trait Device: Send {
     /// The endpoint's mtu (largest payload per packet, §2.6).
     fn mtu(&self) -> u32 {
         4096
+    }
+    /// Whether the endpoint implements the atomics of revision v0.1.2 (§3.3, §6.8);
+    /// the atomic cases are skipped for targets that do not.
+    fn atomics(&self) -> bool {
+        false
     }
     /// The fair-share line rate the endpoint divides in its rate hints (§6.9), Mbit/s,
     /// if it follows the reference policy; `None` skips the rate-hint policy case.

@@ -15,7 +15,8 @@
 //! - congestion control behind [`cc::PathController`], a connection window
 //!   and the receiver's fair-share rate hint;
 //! - Verbs semantics: QP states, WRITE, WRITE_IMM, SEND/RECV with matching,
-//!   shared receive queues, READ, scatter/gather lists, per-stream in-order
+//!   shared receive queues, READ, 8-byte atomics executed exactly once,
+//!   scatter/gather lists, per-stream in-order
 //!   completions, memory regions with rkey, bounds
 //!   and access checks, direct placement through [`Memory`];
 //! - a counter for every dropped packet and its reason.
@@ -56,6 +57,6 @@ pub use path::{PathHealth, PathStats};
 pub use rtt::RttEstimator;
 pub use srq::SrqAttr;
 pub use verbs::{
-    Completion, MAX_SGE, QpState, QpTransition, RecvWr, RemoteEnd, SendOp, SendWr, SgList, Sge,
-    VerbsError, WcOpcode, WcStatus,
+    ATOMIC_LEN, Completion, MAX_SGE, QpState, QpTransition, RecvWr, RemoteEnd, SendOp, SendWr,
+    SgList, Sge, VerbsError, WcOpcode, WcStatus,
 };

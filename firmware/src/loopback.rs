@@ -166,7 +166,10 @@ impl Pair {
                     pd,
                     MEM_BASE,
                     MEM_LEN as u64,
-                    Access::LOCAL_WRITE | Access::REMOTE_WRITE | Access::REMOTE_READ,
+                    Access::LOCAL_WRITE
+                        | Access::REMOTE_WRITE
+                        | Access::REMOTE_READ
+                        | Access::REMOTE_ATOMIC,
                 )
                 .unwrap();
             let qpn = nic.create_qp(pd, None).unwrap();
@@ -318,6 +321,17 @@ impl Pair {
             }
         }
         done(self)
+    }
+
+    /// Connects one more pair of QPs: `a_qpn` of A and `b_qpn` of B (both in
+    /// RESET), both ways to RTS as [`Pair::new`] connects its own.
+    pub fn connect_qps(&mut self, a_qpn: u32, b_qpn: u32) {
+        let (a, b) = (&mut self.a, &mut self.b);
+        let (a_own, b_own) = (a.qpn, b.qpn);
+        (a.qpn, b.qpn) = (a_qpn, b_qpn);
+        connect(a, b, 300, 700, true);
+        connect(b, a, 700, 300, true);
+        (a.qpn, b.qpn) = (a_own, b_own);
     }
 
     /// Drains the events of both sides.

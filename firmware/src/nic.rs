@@ -14,7 +14,9 @@ use alloc::collections::{BTreeMap, BTreeSet, VecDeque};
 use alloc::vec::Vec;
 use core::net::IpAddr;
 
-use metaroce_proto::{Ext, MsgRepr, Packet, PseudoHeader, Repr};
+use metaroce_proto::{
+    BASE_LEN, Ext, ICRC_LEN, MsgRepr, Opcode, Packet, PseudoHeader, Repr, VERSION,
+};
 
 use crate::config::{MAX_PATHS, NicConfig, QpConfig};
 use crate::counters::{Drops, Stats};
@@ -26,7 +28,7 @@ use crate::path::{PathStats, PathView, SlotFate};
 use crate::qp::{Ctx, PseudoLocal, Qp, RxData};
 use crate::srq::{Srq, SrqAttr, Srqs};
 use crate::verbs::{
-    MAX_SGE, QpState, QpTransition, RecvWr, RemoteEnd, SendOp, SendWr, SgList, Sge, VerbsError,
+    ATOMIC_LEN, MAX_SGE, QpState, QpTransition, RecvWr, RemoteEnd, SendWr, SgList, Sge, VerbsError,
     WcStatus,
 };
 use metaroce_proto::auth::AUTH_TRAILER_LEN;
@@ -406,7 +408,12 @@ impl Nic {
             return Err(VerbsError::WrongState);
         }
         let len = self.cfg.message_len(&wr.sgl)?;
-        let write_local = matches!(wr.op, SendOp::Read { .. });
+        // An atomic's local buffer is the 8 bytes its value lands in; the RTL
+        // carries no atomics (spec §11.4).
+        if wr.op.is_atomic() && (len != ATOMIC_LEN || !self.cfg.has_atomics()) {
+            return Err(VerbsError::InvalidArgument);
+        }
+        let write_local = wr.op.writes_local();
         let local_ok = self
             .mrs
             .check_local_all(qp.pd, wr.sgl.as_slice().iter().copied(), write_local)
@@ -523,6 +530,16 @@ impl Nic {
         let Some(datagram) = self.authenticate(datagram) else {
             return;
         };
+        // Without atomics their opcodes are unknown (§6.2 step 3, after the
+        // length and version checks).
+        if !self.cfg.has_atomics()
+            && datagram.len() >= BASE_LEN + ICRC_LEN
+            && datagram[0] == VERSION
+            && Opcode::try_from(datagram[1]).is_ok_and(Opcode::is_atomic)
+        {
+            self.drops.bad_opcode += 1;
+            return;
+        }
         let packet = match Packet::new_checked(datagram) {
             Ok(p) => p,
             Err(e) => return self.drops.count_wire_error(&e),

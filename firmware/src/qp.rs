@@ -12,11 +12,12 @@ use crate::counters::{Drops, Stats};
 use crate::datapath::{Datapath, HwTransmit, HwVerdict, TxDescriptor};
 use crate::memory::Memory;
 use crate::mr::{Access, MrTable};
-use crate::rx::{ConnCheck, PathMark, Rx};
+use crate::rx::{ConnCheck, PathMark, Rx, RxMsg};
 use crate::srq::Srqs;
 use crate::tx::{DataPlan, RetryPolicy, Tx};
 use crate::verbs::{
-    Completion, QpState, QpTransition, RecvWr, RemoteEnd, SgList, VerbsError, WcOpcode, WcStatus,
+    ATOMIC_LEN, Completion, QpState, QpTransition, RecvWr, RemoteEnd, SgList, VerbsError, WcOpcode,
+    WcStatus,
 };
 use crate::{Event, RxMeta, Transmit};
 use alloc::boxed::Box;
@@ -391,7 +392,7 @@ impl Qp {
             return;
         }
         let duplicate = match (&repr.ext, repr.opcode) {
-            (Ext::Msg(_), Opcode::ReadResp) => false,
+            (Ext::Msg(_), op) if op.is_response() => false,
             (Ext::Msg(_), _) => self.rx.conn.check(repr.conn_psn) == ConnCheck::Duplicate,
             (Ext::None, Opcode::Probe) => {
                 self.mark_arrival(ctx, repr, meta);
@@ -531,8 +532,16 @@ impl Qp {
                     .map_err(|_| Refusal::RemoteOperational)?;
                 Ok(Dest::Scatter(&recv.sgl, msg.offset))
             }
+            // An atomic places nothing now: it executes when it retires (§6.8).
+            op if op.is_atomic_request() => {
+                remote(msg.remote_va, ATOMIC_LEN, Access::REMOTE_ATOMIC)?;
+                if msg.remote_va % u64::from(ATOMIC_LEN) != 0 {
+                    return Err(Refusal::InvalidRequest);
+                }
+                Ok(Dest::Nowhere)
+            }
             // A READ request places nothing: the check covers what it reads.
-            _ => remote(msg.remote_va, msg.msg_len, Access::REMOTE_READ).map(|_| Dest::At(0)),
+            _ => remote(msg.remote_va, msg.msg_len, Access::REMOTE_READ).map(|_| Dest::Nowhere),
         }
     }
 
@@ -557,14 +566,19 @@ impl Qp {
         }
         let len = data.len();
         let end = msg.offset.checked_add(len);
-        let bad_len = len > ctx.mtu
-            || end.is_none_or(|e| e > msg.msg_len)
-            || (op == Opcode::ReadReq && (len != 0 || msg.offset != 0));
+        let bad_len = if op.is_atomic_request() {
+            // The payload is the operands; the atomic's length is 8 (spec §3.4).
+            len as usize != op.operand_len() || msg.offset != 0 || msg.msg_len != ATOMIC_LEN
+        } else {
+            len > ctx.mtu
+                || end.is_none_or(|e| e > msg.msg_len)
+                || (op == Opcode::ReadReq && (len != 0 || msg.offset != 0))
+        };
         if bad_len {
             ctx.drops.bad_length += 1;
             return;
         }
-        if op != Opcode::ReadResp {
+        if !op.is_response() {
             let s = &self.rx.streams[stream];
             let inconsistent = s
                 .msgs
@@ -585,7 +599,7 @@ impl Qp {
             // Matched to its READ before it takes a conn PSN: a response for
             // no READ, or one that does not fit it, changes nothing (spec
             // §6.8). The RTL matches it the same way (verdict 21, untracked).
-            let fits = self.tx.read_response_fits(repr.stream, msg, len);
+            let fits = self.tx.read_response_fits(op, repr.stream, msg, len);
             let unexpected = match data {
                 RxData::Bytes(_) => !fits,
                 RxData::Placed { verdict, .. } => {
@@ -612,7 +626,7 @@ impl Qp {
             ctx.stats.duplicates += 1;
             return;
         }
-        if op == Opcode::ReadResp {
+        if op.is_response() {
             // Accepted whatever its fate: a response that cannot be used
             // fails its READ rather than being asked for again.
             self.rx.conn.accept(repr.conn_psn);
@@ -645,16 +659,31 @@ impl Qp {
             Ok(Some((dest, payload))) if len > 0 => match dest {
                 Dest::At(addr) => ctx.mem.write(addr, payload),
                 Dest::Scatter(sgl, offset) => scatter(ctx.mem, sgl, offset, payload),
+                Dest::Nowhere => {}
             },
             Ok(_) => {}
         }
-        ctx.stats.bytes_placed += u64::from(len);
+        if !op.is_request() {
+            ctx.stats.bytes_placed += u64::from(len);
+        }
         self.rx.conn.accept(repr.conn_psn);
         ctx.stats.data_accepted += 1;
-        if op == Opcode::ReadReq {
+        if op.is_request() {
             // A responder still in RTR starts sending at the requester's `resp_psn`.
             self.tx.start(msg.imm);
         }
+        // An atomic's operands, kept until it executes.
+        let operands = match data {
+            RxData::Bytes(p) if op.is_atomic_request() => {
+                let word = |i: usize| {
+                    p.get(i * 8..i * 8 + 8)
+                        .and_then(|b| b.try_into().ok())
+                        .map_or(0, u64::from_be_bytes)
+                };
+                [word(0), word(1)]
+            }
+            _ => [0; 2],
+        };
         let s = &mut self.rx.streams[stream];
         let entry = s.msgs.entry(msg.msn).or_insert(crate::rx::RxMsg {
             opcode: op,
@@ -667,13 +696,10 @@ impl Qp {
             solicited: false,
             remote_va: msg.remote_va,
             rkey: msg.rkey,
+            operands,
         });
-        // A READ request carries no payload: its arrival is the whole message.
-        entry.placed += if op == Opcode::ReadReq {
-            msg.msg_len
-        } else {
-            len
-        };
+        // A request's one packet is the whole message.
+        entry.placed += if op.is_request() { msg.msg_len } else { len };
         entry.seen = true;
         entry.solicited |= repr.flags.contains(Flags::SOLICITED);
         self.drain_stream(ctx, stream);
@@ -761,7 +787,15 @@ impl Qp {
             return;
         }
         if let RxData::Bytes(payload) = data {
-            scatter(ctx.mem, &self.tx.msg(key).sgl, msg.offset, payload);
+            let sgl = &self.tx.msg(key).sgl;
+            match <[u8; 8]>::try_from(payload) {
+                // The value an atomic found: big-endian on the wire, the host's
+                // byte order in its buffer.
+                Ok(v) if repr.opcode == Opcode::AtomicResp => {
+                    scatter(ctx.mem, sgl, 0, &u64::from_be_bytes(v).to_ne_bytes())
+                }
+                _ => scatter(ctx.mem, sgl, msg.offset, payload),
+            }
         }
         ctx.stats.bytes_placed += u64::from(len);
         ctx.stats.data_accepted += 1;
@@ -803,9 +837,47 @@ impl Qp {
                     self.tx
                         .post_read_response(stream as u16, m.msn, m.remote_va, m.rkey, m.msg_len)
                 }
+                op if op.is_atomic_request() => {
+                    // A failed re-check fails the QP: nothing more retires.
+                    let executed = self.execute_atomic(ctx, stream as u16, &m);
+                    if !executed {
+                        return;
+                    }
+                }
                 _ => {}
             }
         }
+    }
+
+    /// Executes an atomic that retired (every earlier message of its stream is
+    /// placed, so it sees their data) and queues its response with the value it
+    /// found. Its region is checked again first: if it no longer grants the
+    /// access the QP fails with `LocProtErr` (as a READ response's re-read does)
+    /// and false is returned. One NIC executes its atomics one at a time, so they
+    /// are atomic with respect to each other (`IBV_ATOMIC_HCA`).
+    fn execute_atomic<M: Memory>(&mut self, ctx: &mut Ctx<'_, M>, stream: u16, m: &RxMsg) -> bool {
+        let (addr, n) = (m.remote_va, u64::from(ATOMIC_LEN));
+        if ctx
+            .mrs
+            .check_remote(self.pd, m.rkey, addr, n, Access::REMOTE_ATOMIC)
+            .is_err()
+        {
+            self.fail(WcStatus::LocProtErr, ctx.events);
+            return false;
+        }
+        let mut word = [0u8; 8];
+        ctx.mem.read(addr, &mut word);
+        let found = u64::from_ne_bytes(word);
+        let [a, b] = m.operands;
+        let new = match m.opcode {
+            Opcode::FetchAdd => Some(found.wrapping_add(a)),
+            _ => (found == a).then_some(b),
+        };
+        if let Some(v) = new {
+            ctx.mem.write(addr, &v.to_ne_bytes());
+        }
+        self.tx.post_atomic_response(stream, m.msn, m.rkey, found);
+        true
     }
 
     /// Next packet this QP wants to send: written into `buf`, or on the
@@ -912,7 +984,7 @@ impl Qp {
         flags.set(Flags::RETX, plan.retransmission);
         flags.set(Flags::ACK_REQ, plan.last);
         flags.set(Flags::SOLICITED, m.solicited && plan.last);
-        let remote_va = if m.opcode.has_remote_address() && m.opcode != Opcode::ReadReq {
+        let remote_va = if m.opcode.has_remote_address() && !m.opcode.is_request() {
             m.remote_va + u64::from(plan.offset)
         } else {
             m.remote_va
@@ -936,16 +1008,29 @@ impl Qp {
                 rkey: m.rkey,
                 // A READ_REQ carries `resp_psn` here: the PSN its responses start
                 // from if the responder has not sent yet (spec §3.4, §9.1).
-                imm: if m.opcode == Opcode::ReadReq {
+                imm: if m.opcode.is_request() {
                     self.rx.conn.cum()
                 } else {
                     m.imm
                 },
             }),
         };
+        // An atomic's packets carry values the message holds (its operands, or
+        // the value found), big-endian: nothing is read from memory. The RTL
+        // builds no atomics (the hardware data path refuses them at post).
+        let words = match m.opcode {
+            Opcode::FetchAdd | Opcode::AtomicResp => Some(1),
+            Opcode::CompareSwap => Some(2),
+            _ => None,
+        };
+        if words.is_some() && datapath == Datapath::Hardware {
+            return None;
+        }
         // Payload is re-read from registered memory on every (re)transmission;
         // the region is checked again in case it was deregistered meanwhile.
-        let (src, ok) = if m.opcode == Opcode::ReadResp {
+        let (src, ok) = if words.is_some() {
+            (0, true)
+        } else if m.opcode == Opcode::ReadResp {
             let a = m.source_addr + u64::from(plan.offset);
             (
                 a,
@@ -975,12 +1060,15 @@ impl Qp {
         }
         let mem = &mut *ctx.mem;
         let len = plan.len as usize;
-        let gather = m.opcode != Opcode::ReadResp;
         seal(&repr, len, plan.entropy, local, remote, buf, |payload| {
-            if gather {
-                self::gather(mem, &m.sgl, plan.offset, payload);
-            } else {
+            if let Some(n) = words {
+                for (chunk, v) in payload.chunks_exact_mut(8).zip(&m.operands[..n]) {
+                    chunk.copy_from_slice(&v.to_be_bytes());
+                }
+            } else if m.opcode == Opcode::ReadResp {
                 mem.read(src, payload);
+            } else {
+                gather(mem, &m.sgl, plan.offset, payload);
             }
             true
         })
@@ -990,8 +1078,10 @@ impl Qp {
 
 /// Where an accepted packet's payload goes.
 enum Dest<'a> {
-    /// At this address (a WRITE's), or nowhere (a READ request).
+    /// At this address (a WRITE's).
     At(u64),
+    /// Nowhere: a request (its payload, if any, is an atomic's operands).
+    Nowhere,
     /// Into these buffers from this offset of the message (a SEND's receive).
     Scatter(&'a SgList, u32),
 }

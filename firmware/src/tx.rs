@@ -34,6 +34,9 @@ pub(crate) struct TxMessage {
     pub remote_va: u64,
     pub rkey: u32,
     pub imm: u32,
+    /// Atomic request: its operands (add, or compare and swap); ATOMIC_RESP: the
+    /// value found, which it carries (saved, never read again).
+    pub operands: [u64; 2],
     pub signaled: bool,
     pub solicited: bool,
     first_psn: u32,
@@ -63,6 +66,7 @@ impl TxMessage {
             remote_va: 0,
             rkey: 0,
             imm: 0,
+            operands: [0; 2],
             signaled: false,
             solicited: false,
             first_psn: 0,
@@ -76,12 +80,13 @@ impl TxMessage {
         }
     }
 
-    /// Bytes this message's packets carry (READ requests carry none).
+    /// Bytes this message's packets carry (READ requests none, atomic requests
+    /// their operands).
     fn len(&self) -> u32 {
-        if self.opcode == Opcode::ReadReq {
-            0
-        } else {
-            self.len
+        match self.opcode {
+            Opcode::ReadReq => 0,
+            op if op.is_atomic_request() => op.operand_len() as u32,
+            _ => self.len,
         }
     }
 
@@ -168,7 +173,7 @@ pub(crate) struct Tx {
     responses: VecDeque<u32>,
     /// Messages fully segmented, awaiting acceptance, in PSN order.
     awaiting: VecDeque<u32>,
-    /// Outstanding READ requests by (stream, msn).
+    /// Outstanding READ and atomic requests by (stream, msn).
     pub reads: alloc::collections::BTreeMap<(u16, u32), u32>,
     records: VecDeque<Record>,
     /// Connection PSN of `records[0]`.
@@ -305,16 +310,27 @@ impl Tx {
             self.streams.resize_with(id + 1, TxStream::default);
         }
         let stream = &mut self.streams[id];
-        let (opcode, remote_va, rkey, imm) = match wr.op {
-            SendOp::Write { remote_va, rkey } => (Opcode::Write, remote_va, rkey, 0),
+        let (opcode, remote_va, rkey, imm, operands) = match wr.op {
+            SendOp::Write { remote_va, rkey } => (Opcode::Write, remote_va, rkey, 0, [0; 2]),
             SendOp::WriteImm {
                 remote_va,
                 rkey,
                 imm,
-            } => (Opcode::WriteImm, remote_va, rkey, imm),
-            SendOp::Send => (Opcode::Send, 0, 0, 0),
-            SendOp::SendImm { imm } => (Opcode::SendImm, 0, 0, imm),
-            SendOp::Read { remote_va, rkey } => (Opcode::ReadReq, remote_va, rkey, 0),
+            } => (Opcode::WriteImm, remote_va, rkey, imm, [0; 2]),
+            SendOp::Send => (Opcode::Send, 0, 0, 0, [0; 2]),
+            SendOp::SendImm { imm } => (Opcode::SendImm, 0, 0, imm, [0; 2]),
+            SendOp::Read { remote_va, rkey } => (Opcode::ReadReq, remote_va, rkey, 0, [0; 2]),
+            SendOp::FetchAdd {
+                remote_va,
+                rkey,
+                add,
+            } => (Opcode::FetchAdd, remote_va, rkey, 0, [add, 0]),
+            SendOp::CompareSwap {
+                remote_va,
+                rkey,
+                compare,
+                swap,
+            } => (Opcode::CompareSwap, remote_va, rkey, 0, [compare, swap]),
         };
         let msn = stream.next_msn;
         stream.next_msn = msn.wrapping_add(1);
@@ -330,12 +346,13 @@ impl Tx {
             remote_va,
             rkey,
             imm,
+            operands,
             signaled: wr.signaled,
             solicited: wr.solicited,
             ..TxMessage::new(opcode, wr.stream, msn, wr.sgl, len)
         }) as u32;
         stream.order.push_back(key);
-        if opcode == Opcode::ReadReq {
+        if opcode.is_request() {
             self.reads.insert((wr.stream, msn), key);
         }
         self.to_segment.push_back(key);
@@ -346,6 +363,18 @@ impl Tx {
     pub fn refuse(&mut self, key: u32, status: WcStatus) {
         self.to_segment.retain(|&k| k != key);
         self.msgs[key as usize].status = Some(status);
+    }
+
+    /// Queues an atomic's response (responder side): the 8-byte `value` found,
+    /// saved in the message, so a retransmission carries the same value and the
+    /// atomic is never executed again (spec §6.8).
+    pub fn post_atomic_response(&mut self, stream: u16, msn: u32, rkey: u32, value: u64) {
+        let key = self.msgs.insert(TxMessage {
+            rkey,
+            operands: [value, 0],
+            ..TxMessage::new(Opcode::AtomicResp, stream, msn, SgList::default(), 8)
+        }) as u32;
+        self.responses.push_back(key);
     }
 
     /// Queues a READ response (responder side): `len` bytes from `source_addr`,
@@ -397,12 +426,12 @@ impl Tx {
             return Some(k);
         }
         let &k = self.to_segment.front()?;
-        let held = self.msgs[k as usize].opcode == Opcode::ReadReq
+        let held = self.msgs[k as usize].opcode.is_request()
             && self.reads_in_flight().count() >= self.cfg.max_rd_atomic as usize;
         (!held).then_some(k)
     }
 
-    /// The READs whose request has been sent and that have not completed:
+    /// The READs (and atomics) whose request has been sent and that have not completed:
     /// (stream, MSN, message key).
     pub fn reads_in_flight(&self) -> impl Iterator<Item = (u16, u32, u32)> + '_ {
         self.reads
@@ -693,12 +722,21 @@ impl Tx {
         self.peer_conn_cum
     }
 
-    /// True when a READ response on `stream` for `msg.msn` with `len` bytes
-    /// belongs to an outstanding READ: same message length, inside it.
-    pub fn read_response_fits(&self, stream: u16, msg: &metaroce_proto::MsgRepr, len: u32) -> bool {
+    /// True when a response (`op`: READ_RESP or ATOMIC_RESP) on `stream` for
+    /// `msg.msn` with `len` bytes belongs to an outstanding request of its kind:
+    /// same message length, inside it.
+    pub fn read_response_fits(
+        &self,
+        op: Opcode,
+        stream: u16,
+        msg: &metaroce_proto::MsgRepr,
+        len: u32,
+    ) -> bool {
         self.reads.get(&(stream, msg.msn)).is_some_and(|&key| {
             let m = self.msg(key);
-            msg.msg_len == m.msg_len() && msg.offset.checked_add(len).is_some_and(|e| e <= m.len)
+            (op == Opcode::AtomicResp) == m.opcode.is_atomic_request()
+                && msg.msg_len == m.msg_len()
+                && msg.offset.checked_add(len).is_some_and(|e| e <= m.len)
         })
     }
 
@@ -854,10 +892,10 @@ impl Tx {
             self.awaiting.pop_front();
             self.msgs[key as usize].accepted = true;
             match opcode {
-                Opcode::ReadResp => {
+                op if op.is_response() => {
                     self.msgs.remove(key as usize);
                 }
-                Opcode::ReadReq => self.complete_read_if_done(key),
+                op if op.is_request() => self.complete_read_if_done(key),
                 _ => self.msgs[key as usize].status = Some(WcStatus::Success),
             }
         }
@@ -1000,7 +1038,7 @@ impl Tx {
                 if m.signaled || status != WcStatus::Success {
                     out(completion(qpn, m, status));
                 }
-                if m.opcode == Opcode::ReadReq {
+                if m.opcode.is_request() {
                     self.reads.remove(&(m.stream, m.msn));
                 }
                 self.msgs.remove(key as usize);
@@ -1055,6 +1093,8 @@ fn completion(qpn: u32, m: &TxMessage, status: WcStatus) -> Completion {
     let opcode = match m.opcode {
         Opcode::Write | Opcode::WriteImm => WcOpcode::Write,
         Opcode::ReadReq => WcOpcode::Read,
+        Opcode::FetchAdd => WcOpcode::FetchAdd,
+        Opcode::CompareSwap => WcOpcode::CompSwap,
         _ => WcOpcode::Send,
     };
     Completion {

@@ -104,7 +104,49 @@ pub enum SendOp {
         /// Peer's key.
         rkey: u32,
     },
+    /// Atomic fetch-and-add of the 8-byte integer at `remote_va` (8-byte aligned,
+    /// in the peer's byte order); the value found there lands in the 8-byte local
+    /// buffer.
+    FetchAdd {
+        /// Peer address.
+        remote_va: u64,
+        /// Peer's key (with remote atomic access).
+        rkey: u32,
+        /// Added (wrapping).
+        add: u64,
+    },
+    /// Atomic compare-and-swap of the 8-byte integer at `remote_va`: replaced by
+    /// `swap` if it equals `compare`; the value found there lands in the 8-byte
+    /// local buffer.
+    CompareSwap {
+        /// Peer address.
+        remote_va: u64,
+        /// Peer's key (with remote atomic access).
+        rkey: u32,
+        /// Compared with the value found.
+        compare: u64,
+        /// Written when they are equal.
+        swap: u64,
+    },
 }
+
+impl SendOp {
+    /// True for the operations whose local buffer is written (READ and atomics).
+    pub fn writes_local(&self) -> bool {
+        matches!(
+            self,
+            SendOp::Read { .. } | SendOp::FetchAdd { .. } | SendOp::CompareSwap { .. }
+        )
+    }
+
+    /// True for the atomics.
+    pub fn is_atomic(&self) -> bool {
+        matches!(self, SendOp::FetchAdd { .. } | SendOp::CompareSwap { .. })
+    }
+}
+
+/// Bytes an atomic operates on (and its local buffer holds).
+pub const ATOMIC_LEN: u32 = 8;
 
 /// One scatter/gather element: a local buffer inside a registered region.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -258,6 +300,10 @@ pub enum WcOpcode {
     Write,
     /// A READ finished.
     Read,
+    /// A fetch-and-add finished (the value found is in its buffer).
+    FetchAdd,
+    /// A compare-and-swap finished (the value found is in its buffer).
+    CompSwap,
     /// A receive was filled by a SEND.
     Recv,
     /// A receive was consumed by a WRITE with immediate.

@@ -5,36 +5,8 @@ mod support;
 
 use std::num::NonZeroU32;
 
-use metaroce_firmware::{
-    Event, QpConfig, QpTransition, RecvWr, RemoteEnd, SendOp, SendWr, Sge, VerbsError, WcStatus,
-};
-use support::{Channel, MEM_BASE, Pair, Side, completions, pattern};
-
-/// Connects QP `a_qpn` of A and `b_qpn` of B both ways (RTS).
-fn connect(pair: &mut Pair, a_qpn: u32, b_qpn: u32) {
-    let end = |side: &Side, qpn: u32, psn: u32| RemoteEnd {
-        qpn,
-        ip: side.ip,
-        udp_port: side.nic.config().udp_port,
-        initial_psn: psn,
-    };
-    let (to_b, to_a) = (end(&pair.b, b_qpn, 700), end(&pair.a, a_qpn, 300));
-    for (side, qpn, remote, psn) in [
-        (&mut pair.a, a_qpn, to_b, 300),
-        (&mut pair.b, b_qpn, to_a, 700),
-    ] {
-        let nic = &mut side.nic;
-        nic.modify_qp(qpn, QpTransition::Init).unwrap();
-        nic.modify_qp(qpn, QpTransition::Rtr(remote)).unwrap();
-        let rts = QpTransition::Rts {
-            initial_psn: psn,
-            retry_cnt: 7,
-            rnr_retry: 7,
-            timeout_ns: 500_000,
-        };
-        nic.modify_qp(qpn, rts).unwrap();
-    }
-}
+use metaroce_firmware::{Event, QpConfig, RecvWr, SendOp, SendWr, Sge, VerbsError, WcStatus};
+use support::{Channel, MEM_BASE, Pair, completions, pattern};
 
 fn send(wr_id: u64, addr: u64, len: u32, lkey: u32) -> SendWr {
     SendWr {
@@ -78,7 +50,7 @@ fn two_qps_share_receives_under_loss_and_the_limit_fires_once() {
     for _ in 0..2 {
         let a_qpn = pair.a.nic.create_qp(a_pd, None).unwrap();
         let b_qpn = pair.b.nic.create_qp(b_pd, Some(cfg.clone())).unwrap();
-        connect(&mut pair, a_qpn, b_qpn);
+        pair.connect_qps(a_qpn, b_qpn);
         qps.push((a_qpn, b_qpn));
     }
     for i in 0..6 {
@@ -155,7 +127,7 @@ fn a_send_waits_for_an_empty_shared_queue_then_lands() {
     );
     let a_qpn = pair.a.nic.create_qp(pair.a.pd, None).unwrap();
     let b_qpn = pair.b.nic.create_qp(b_pd, Some(cfg(srq))).unwrap();
-    connect(&mut pair, a_qpn, b_qpn);
+    pair.connect_qps(a_qpn, b_qpn);
     pattern(7, pair.a.mem.slice_mut(MEM_BASE, 3000));
     pair.a
         .nic

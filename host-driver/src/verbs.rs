@@ -371,9 +371,10 @@ impl Context {
         self.inner.control(|c| c.nic.config().qp.clone())
     }
 
-    /// Whether shared receive queues can be created ([`ProtectionDomain::create_srq`]):
-    /// on the software data path only.
-    pub fn srq_supported(&self) -> bool {
+    /// True on the software data path, which alone has shared receive queues
+    /// ([`ProtectionDomain::create_srq`]) and atomics (`SendOp::FetchAdd`,
+    /// `SendOp::CompareSwap`); the RTL has neither.
+    pub fn software_datapath(&self) -> bool {
         self.inner
             .control(|c| c.nic.config().datapath == metaroce_firmware::datapath::Datapath::Software)
     }
@@ -952,8 +953,8 @@ impl QueuePair {
             Payload::Sge(sge) => sge.into(),
             Payload::Sges(sges) => SgList::new(sges)?,
             Payload::Inline(data) => {
-                if matches!(wr.op, SendOp::Read { .. }) {
-                    return Err(Error::Invalid("READ cannot be inline"));
+                if wr.op.writes_local() {
+                    return Err(Error::Invalid("READ and atomics cannot be inline"));
                 }
                 let (Some(arena), true) = (&self.inline, data.len() <= self.max_inline as usize)
                 else {

@@ -243,6 +243,8 @@ impl Engine {
                 rto_initial_ns: never,
                 ..QpConfig::default()
             },
+            // The RTL has no atomics: their opcodes are unknown to it.
+            atomics: false,
             ..NicConfig::default()
         };
         let rw = Access::LOCAL_WRITE | Access::REMOTE_WRITE;

@@ -321,6 +321,11 @@ pub fn all() -> Vec<Case> {
             "READ answered in RTR from the request's resp_psn"
         ),
         case!(
+            rx::atomic_executed_once,
+            "6.8, 3.3",
+            "FETCH_ADD: executed once, ATOMIC_RESP with the value found"
+        ),
+        case!(
             rx::zero_byte_read_answered,
             "6.8",
             "0-byte READ: one empty READ_RESP"

@@ -5,7 +5,7 @@ use metaroce_proto::{Ext, Flags, MsgRepr, NackReason, Opcode};
 
 use crate::peer::{Conn, Pkt, Via};
 use crate::target::{MrAccess, QpOptions, QpStateName};
-use crate::{Ctx, Fail, REPLY_WAIT, Verdict, check};
+use crate::{Ctx, Fail, QUIET_WAIT, REPLY_WAIT, Verdict, check};
 
 fn pattern(n: usize, seed: u8) -> Vec<u8> {
     (0..n).map(|i| (i as u8).wrapping_mul(31) ^ seed).collect()
@@ -643,6 +643,7 @@ pub fn write_without_permission_refused(ctx: &mut Ctx) -> Verdict {
                 local_write: true,
                 remote_write: false,
                 remote_read: true,
+                remote_atomic: false,
             },
         )
         .map_err(Fail::Skip)?;
@@ -848,6 +849,76 @@ fn read_response(
         "READ response data wrong or incomplete ({seen} bytes)"
     );
     Ok(psns)
+}
+
+/// §6.8, §3.3: a FETCH_ADD executes once and its ATOMIC_RESP carries the value it
+/// found; the same request again (a retransmission) changes nothing, and any
+/// repeated response carries the same conn PSN and value.
+pub fn atomic_executed_once(ctx: &mut Ctx) -> Verdict {
+    if !ctx.dev.atomics() {
+        return Err(Fail::Skip("the target has no atomics".into()));
+    }
+    let mut c = ctx.conn()?;
+    let off = (8 - c.mr.addr % 8) % 8 + 64;
+    let start = 0x0102_0304_0506_0708u64.to_be_bytes();
+    ctx.dev
+        .write_mr(c.mr.handle, off, &start)
+        .map_err(Fail::Error)?;
+    let msn = c.take_msn(0);
+    let m = MsgRepr {
+        msn,
+        msg_len: 8,
+        remote_va: c.mr.addr + off,
+        rkey: c.mr.rkey,
+        imm: c.conn_cum(),
+        ..MsgRepr::default()
+    };
+    let p = c.data(&mut ctx.peer, Opcode::FetchAdd, 0, m, &5u64.to_be_bytes());
+    ctx.send(&p)?;
+    let is_resp = |rx: &crate::peer::Rx| rx.repr.opcode == Opcode::AtomicResp;
+    let rx = ctx
+        .peer
+        .wait(REPLY_WAIT, is_resp)
+        .ok_or_else(|| Fail::Fail("no ATOMIC_RESP".into()))?;
+    let rm = rx.msg().copied().unwrap_or_default();
+    check!(
+        rm.msn == msn && rm.msg_len == 8 && rm.rkey == c.mr.rkey && rx.payload.len() == 8,
+        "ATOMIC_RESP msn {} msg_len {} rkey {:#x} with {} bytes",
+        rm.msn,
+        rm.msg_len,
+        rm.rkey,
+        rx.payload.len()
+    );
+    let found = u64::from_be_bytes(rx.payload[..8].try_into().unwrap_or_default());
+    // The target's memory holds its host's byte order, which the suite learns here.
+    let le = found == u64::from_le_bytes(start);
+    check!(
+        le || found == u64::from_be_bytes(start),
+        "ATOMIC_RESP value {found:#x} is not the 8 bytes written"
+    );
+    c.mark(&rx);
+    let first = rx.repr.conn_psn;
+    ctx.send(&p)?;
+    while let Some(again) = ctx.peer.wait(QUIET_WAIT, is_resp) {
+        check!(
+            again.repr.conn_psn == first && again.payload == rx.payload,
+            "a second ATOMIC_RESP (conn PSN {:#x}, value {:02x?}) after a repeated request",
+            again.repr.conn_psn,
+            again.payload
+        );
+    }
+    let now = ctx.dev.read_mr(c.mr.handle, off, 8).map_err(Fail::Error)?;
+    let want = found.wrapping_add(5);
+    let want = if le {
+        want.to_le_bytes()
+    } else {
+        want.to_be_bytes()
+    };
+    check!(
+        now == want,
+        "target holds {now:02x?}, want {want:02x?}: executed other than once"
+    );
+    Ok(())
 }
 
 /// §6.8: a 0-byte READ is answered with one empty READ_RESP with FIRST | LAST | ACK_REQ.

@@ -19,9 +19,10 @@ use metaroce_driver::verbs::{
 
 use crate::abi::{
     ibv_comp_channel, ibv_context, ibv_cq, ibv_mr, ibv_pd, ibv_qp, ibv_qp_attr, ibv_qp_cap,
-    ibv_srq, verbs_context,
+    ibv_qp_ex, ibv_srq, verbs_context,
 };
 use crate::device::Device;
+use crate::verbs::qp_ex::WrBuilder;
 
 pub use metaroce_cabi::registry::{Object, Registry, lock};
 
@@ -163,8 +164,14 @@ object!(Srq, ibv_srq);
 
 /// A queue pair.
 pub struct Qp {
-    /// The C view.
-    pub c: UnsafeCell<ibv_qp>,
+    /// The C view: an `ibv_qp_ex`, whose `ibv_qp` is the handle; its builder
+    /// functions are set for QPs created with `send_ops_flags`.
+    pub c: UnsafeCell<ibv_qp_ex>,
+    /// The `IBV_QP_EX_WITH_*` operations of the `ibv_wr_*` API (0: created without
+    /// it, `ibv_qp_to_qp_ex` gives NULL).
+    pub send_ops: u64,
+    /// The work requests an `ibv_wr_start` … `ibv_wr_complete` sequence built so far.
+    pub builder: Mutex<WrBuilder>,
     /// Keeps the protection domain alive.
     pub pd: Arc<Pd>,
     /// Keep the completion queues alive.
@@ -180,7 +187,18 @@ pub struct Qp {
     /// Attributes set so far (`ibv_query_qp`), and the state.
     pub attr: Mutex<ibv_qp_attr>,
 }
-object!(Qp, ibv_qp);
+// SAFETY: as for the other objects (`object!`).
+unsafe impl Sync for Qp {}
+// SAFETY: as above.
+unsafe impl Send for Qp {}
+impl Object for Qp {
+    type C = ibv_qp;
+    /// The `ibv_qp`: the first member of the `ibv_qp_ex`.
+    fn c_ptr(&self) -> *mut ibv_qp {
+        // SAFETY: computes the address of a field inside our live cell; nothing is read.
+        unsafe { &raw mut (*self.c.get()).qp_base }
+    }
+}
 
 impl Qp {
     /// Records the state the program sees in `qp->state`.

@@ -201,6 +201,19 @@ fn perftest_read_bandwidth_and_latency() {
     perftest("ib_read_lat", &["-n", "300"], &[], &[]);
 }
 
+#[test]
+fn perftest_atomic_bandwidth_and_latency() {
+    let _g = serial();
+    perftest("ib_atomic_bw", &["-n", "2000"], &[], &[]);
+    perftest(
+        "ib_atomic_bw",
+        &["-A", "CMP_AND_SWAP", "-n", "2000"],
+        &[],
+        &[],
+    );
+    perftest("ib_atomic_lat", &["-n", "500"], &[], &[]);
+}
+
 /// Environment variables of one side of a program pair.
 type SideEnv = metaroce_cabi::check::SideEnv;
 
@@ -249,6 +262,8 @@ fn perftest_through_relay_at_1_percent_loss() {
     perftest("ib_send_lat", &["-n", "300"], &s, &c);
     perftest("ib_read_bw", &["-s", "65536", "-n", "500"], &s, &c);
     perftest("ib_read_lat", &["-n", "300"], &s, &c);
+    perftest("ib_atomic_bw", &["-n", "2000"], &s, &c);
+    perftest("ib_atomic_lat", &["-n", "300"], &s, &c);
     let dropped: u64 = relay.all_counters().iter().map(|p| p.dropped_loss).sum();
     assert!(
         dropped > 0,

@@ -97,6 +97,23 @@ fn send_op(wr: &ibv_send_wr) -> Result<SendOp, Errno> {
             remote_va: rdma.remote_addr,
             rkey: rdma.rkey,
         },
+        IBV_WR_ATOMIC_FETCH_AND_ADD => {
+            let a = wr.atomic();
+            SendOp::FetchAdd {
+                remote_va: a.remote_addr,
+                rkey: a.rkey,
+                add: a.compare_add,
+            }
+        }
+        IBV_WR_ATOMIC_CMP_AND_SWP => {
+            let a = wr.atomic();
+            SendOp::CompareSwap {
+                remote_va: a.remote_addr,
+                rkey: a.rkey,
+                compare: a.compare_add,
+                swap: a.swap,
+            }
+        }
         _ => return Err(libc::EOPNOTSUPP),
     })
 }
@@ -104,7 +121,7 @@ fn send_op(wr: &ibv_send_wr) -> Result<SendOp, Errno> {
 fn post_one(qp: &Qp, wr: &ibv_send_wr) -> Result<(), Errno> {
     let op = send_op(wr)?;
     let mut inline_buf = [0u8; MAX_INLINE as usize];
-    let inline = wr.send_flags & IBV_SEND_INLINE != 0 && !matches!(op, SendOp::Read { .. });
+    let inline = wr.send_flags & IBV_SEND_INLINE != 0 && !op.writes_local();
     let sgl;
     let payload = if inline {
         let limit = qp.cap.max_inline_data as usize;
@@ -218,6 +235,8 @@ fn wc_of(w: &Wc) -> ibv_wc {
         WcOpcode::Send => IBV_WC_SEND,
         WcOpcode::Write => IBV_WC_RDMA_WRITE,
         WcOpcode::Read => IBV_WC_RDMA_READ,
+        WcOpcode::FetchAdd => IBV_WC_FETCH_ADD,
+        WcOpcode::CompSwap => IBV_WC_COMP_SWAP,
         WcOpcode::Recv => IBV_WC_RECV,
         WcOpcode::RecvWriteImm => IBV_WC_RECV_RDMA_WITH_IMM,
     };

@@ -264,7 +264,7 @@ macro_rules! unsupported {
 }
 
 unsupported!(null:
-    ibv_create_ah, ibv_create_ah_from_wc, ibv_qp_to_qp_ex,
+    ibv_create_ah, ibv_create_ah_from_wc,
     ibv_import_device, ibv_import_pd, ibv_import_mr, ibv_import_dm, ibv_reg_dmabuf_mr,
     _verbs_init_and_alloc_context,
 );

@@ -19,7 +19,7 @@ pub extern "C" fn ibv_create_srq(pd: *mut ibv_pd, init: *mut ibv_srq_init_attr) 
         let pd = reg().pds.get(pd)?;
         // SAFETY: a non-NULL `init` points to the caller's init attributes.
         let init = unsafe { out(init) }?;
-        if !pd.ctx.verbs.srq_supported() {
+        if !pd.ctx.verbs.software_datapath() {
             return Err(libc::EOPNOTSUPP);
         }
         let max_sge = pd.ctx.verbs.max_sge() as u32;

@@ -4,7 +4,7 @@
  * connected with an RC QP each; the program checks the data of RDMA WRITE (signaled and
  * unsignaled), WRITE with immediate, SEND (plain, inline, with immediate) and RDMA READ,
  * completion events through a channel, scatter/gather lists of up to 16 elements, a
- * shared receive queue feeding two QPs and its limit event, and
+ * shared receive queue feeding two QPs and its limit event, atomics, the ibv_wr_* API, and
  * that bad arguments and unsupported verbs fail cleanly instead of crashing. Prints "verbs_check: OK" and exits 0 on success.
  */
 #include <arpa/inet.h>
@@ -57,7 +57,7 @@ static void open_side(struct ibv_device *dev, struct side *s)
 	memset(s->buf, 0xee, BUF);
 	s->mr = ibv_reg_mr(s->pd, s->buf, BUF,
 			   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-				   IBV_ACCESS_REMOTE_READ);
+				   IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC);
 	CHECK(s->mr && s->mr->addr == s->buf && s->mr->length == BUF);
 	CHECK(s->buf[0] == 0xee && s->buf[BUF - 1] == 0xee); /* registration keeps data */
 	s->ch = ibv_create_comp_channel(s->ctx);
@@ -81,6 +81,18 @@ static void open_side(struct ibv_device *dev, struct side *s)
 			    IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
 				    IBV_QP_ACCESS_FLAGS) == 0);
 	CHECK(s->qp->state == IBV_QPS_INIT);
+}
+
+/* Posts a receive of `len` bytes at `off` of `s`'s buffer on `qp`. */
+static void rwr_recv(struct side *s, struct ibv_qp *qp, uint64_t wr_id, uint32_t off, uint32_t len)
+{
+	struct ibv_sge sge = {(uintptr_t)(s->buf + off), len, s->mr->lkey};
+	struct ibv_recv_wr wr = {0}, *bad = NULL;
+
+	wr.wr_id = wr_id;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	CHECK(ibv_post_recv(qp, &wr, &bad) == 0);
 }
 
 /* Moves `qp` of side `s` to RTS towards `peer_qp` of side `peer`. */
@@ -183,13 +195,7 @@ static void post(struct side *s, enum ibv_wr_opcode op, uint64_t wr_id, uint32_t
 
 static void post_recv(struct side *s, uint64_t wr_id, uint32_t off, uint32_t len)
 {
-	struct ibv_sge sge = {(uintptr_t)(s->buf + off), len, s->mr->lkey};
-	struct ibv_recv_wr wr = {0}, *bad = NULL;
-
-	wr.wr_id = wr_id;
-	wr.sg_list = &sge;
-	wr.num_sge = 1;
-	CHECK(ibv_post_recv(s->qp, &wr, &bad) == 0);
+	rwr_recv(s, s->qp, wr_id, off, len);
 }
 
 static void fill(uint8_t *p, size_t n, unsigned seed)
@@ -297,6 +303,7 @@ static void scatter_gather(struct side *a, struct side *b)
 	struct ibv_send_wr wr = {0}, *bad = NULL;
 	struct ibv_recv_wr rwr = {0}, *rbad = NULL;
 	struct ibv_device_attr dattr;
+	struct ibv_device_attr_ex xattr;
 	struct ibv_qp_attr attr;
 	struct ibv_qp_init_attr init;
 	struct ibv_wc wc;
@@ -304,6 +311,10 @@ static void scatter_gather(struct side *a, struct side *b)
 	size_t n;
 
 	CHECK(ibv_query_device(a->ctx, &dattr) == 0 && dattr.max_sge == 16);
+	memset(&xattr, 0xff, sizeof(xattr));
+	CHECK(ibv_query_device_ex(a->ctx, NULL, &xattr) == 0);
+	CHECK(xattr.orig_attr.max_sge == 16 && xattr.orig_attr.vendor_id == dattr.vendor_id);
+	CHECK(xattr.phys_port_cnt_ex == 1 && xattr.max_dm_size == 0 && xattr.odp_caps.general_caps == 0);
 	CHECK(ibv_query_qp(a->qp, &attr, IBV_QP_CAP, &init) == 0);
 	CHECK(attr.cap.max_send_sge == 16 && attr.cap.max_recv_sge == 16);
 
@@ -434,6 +445,139 @@ static void shared_receive_queue(struct side *a, struct side *b)
 	CHECK(ibv_destroy_srq(srq) == 0);
 }
 
+/* Fetch-and-add and compare-and-swap on an 8-byte word of `b`, the found values landing
+ * in `a`'s buffer; the device reports IBV_ATOMIC_HCA. */
+static void atomics(struct side *a, struct side *b)
+{
+	struct ibv_device_attr dattr;
+	struct ibv_send_wr wr = {0}, *bad = NULL;
+	struct ibv_sge sge = {(uintptr_t)(a->buf + (900 << 10)), 8, a->mr->lkey};
+	uint64_t *target = (uint64_t *)(b->buf + (960 << 10));
+	uint64_t *found = (uint64_t *)(a->buf + (900 << 10));
+	struct ibv_wc wc;
+
+	CHECK(ibv_query_device(a->ctx, &dattr) == 0 && dattr.atomic_cap == IBV_ATOMIC_HCA);
+	*target = 40;
+	wr.wr_id = 30;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.wr.atomic.remote_addr = (uintptr_t)target;
+	wr.wr.atomic.rkey = b->mr->rkey;
+	wr.wr.atomic.compare_add = 2;
+	CHECK(ibv_post_send(a->qp, &wr, &bad) == 0);
+	wc = wait_wc(a);
+	CHECK(wc.wr_id == 30 && wc.opcode == IBV_WC_FETCH_ADD && wc.byte_len == 8);
+	CHECK(*found == 40 && *target == 42);
+	wr.wr_id = 31;
+	wr.opcode = IBV_WR_ATOMIC_CMP_AND_SWP;
+	wr.wr.atomic.compare_add = 42;
+	wr.wr.atomic.swap = 0x1122334455667788ULL;
+	CHECK(ibv_post_send(a->qp, &wr, &bad) == 0);
+	wc = wait_wc(a);
+	CHECK(wc.wr_id == 31 && wc.opcode == IBV_WC_COMP_SWAP);
+	CHECK(*found == 42 && *target == 0x1122334455667788ULL);
+}
+
+/* A QP of `a` from ibv_create_qp_ex with the ibv_wr_* API, connected to a plain QP of
+ * `b`: a WRITE from an SGE list, an inline SEND with immediate, a READ and a
+ * fetch-and-add built in one ibv_wr_start .. ibv_wr_complete; an operation the QP was
+ * not created for, or one MetaRoCE lacks, makes ibv_wr_complete fail and posts nothing. */
+static void extended_qp(struct side *a, struct side *b)
+{
+	struct ibv_qp_init_attr_ex xinit = {0};
+	struct ibv_sge sg[2];
+	struct ibv_qp *qa, *qb;
+	struct ibv_qp_ex *qx;
+	struct ibv_wc wc;
+	uint64_t bb = (uintptr_t)b->buf;
+	int n = 0;
+
+	xinit.send_cq = a->cq;
+	xinit.recv_cq = a->cq;
+	xinit.qp_type = IBV_QPT_RC;
+	xinit.cap.max_send_wr = 16;
+	xinit.cap.max_recv_wr = 16;
+	xinit.cap.max_send_sge = 2;
+	xinit.cap.max_recv_sge = 1;
+	xinit.cap.max_inline_data = 64;
+	xinit.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+	xinit.pd = a->pd;
+	xinit.send_ops_flags = IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_SEND_WITH_IMM |
+			       IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD;
+	qa = ibv_create_qp_ex(a->ctx, &xinit);
+	CHECK(qa && xinit.cap.max_send_sge == 16);
+	qx = ibv_qp_to_qp_ex(qa);
+	CHECK(qx && &qx->qp_base == qa);
+	/* Operations MetaRoCE lacks are refused at creation. */
+	xinit.send_ops_flags |= IBV_QP_EX_WITH_BIND_MW;
+	CHECK(ibv_create_qp_ex(a->ctx, &xinit) == NULL && errno == EOPNOTSUPP);
+	{
+		struct ibv_qp_attr attr = {0};
+
+		attr.qp_state = IBV_QPS_INIT;
+		attr.port_num = 1;
+		CHECK(ibv_modify_qp(qa, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT) == 0);
+	}
+	qb = new_qp(b, NULL);
+	connect_qp(qa, b, qb);
+	connect_qp(qb, a, qa);
+
+	fill(a->buf + (700 << 10), 6000, 7);
+	memset(b->buf + (500 << 10), 0, 8192);
+	memset(a->buf + (720 << 10), 0, 8);
+	*(uint64_t *)(b->buf + (600 << 10)) = 100;
+	sg[0] = (struct ibv_sge){(uintptr_t)(a->buf + (700 << 10)), 1000, a->mr->lkey};
+	sg[1] = (struct ibv_sge){(uintptr_t)(a->buf + (700 << 10) + 2000), 3000, a->mr->lkey};
+	rwr_recv(b, qb, 90, 800 << 10, 64);
+	ibv_wr_start(qx);
+	qx->wr_id = 40;
+	qx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_rdma_write(qx, b->mr->rkey, bb + (500 << 10));
+	ibv_wr_set_sge_list(qx, 2, sg);
+	qx->wr_id = 41;
+	ibv_wr_send_imm(qx, htonl(0x77));
+	ibv_wr_set_inline_data(qx, "built inline", 12);
+	qx->wr_id = 42;
+	ibv_wr_rdma_read(qx, b->mr->rkey, bb + (500 << 10));
+	ibv_wr_set_sge(qx, a->mr->lkey, (uintptr_t)(a->buf + (710 << 10)), 4000);
+	qx->wr_id = 43;
+	ibv_wr_atomic_fetch_add(qx, b->mr->rkey, bb + (600 << 10), 5);
+	ibv_wr_set_sge(qx, a->mr->lkey, (uintptr_t)(a->buf + (720 << 10)), 8);
+	CHECK(ibv_wr_complete(qx) == 0);
+	for (uint64_t id = 40; id < 44; id++) {
+		wc = wait_wc(a);
+		CHECK(wc.wr_id == id);
+	}
+	CHECK(memcmp(b->buf + (500 << 10), a->buf + (700 << 10), 1000) == 0);
+	CHECK(memcmp(b->buf + (500 << 10) + 1000, a->buf + (700 << 10) + 2000, 3000) == 0);
+	CHECK(memcmp(a->buf + (710 << 10), b->buf + (500 << 10), 4000) == 0);
+	CHECK(*(uint64_t *)(a->buf + (720 << 10)) == 100);
+	CHECK(*(uint64_t *)(b->buf + (600 << 10)) == 105);
+	wc = wait_wc(b);
+	CHECK(wc.wr_id == 90 && wc.byte_len == 12 && ntohl(wc.imm_data) == 0x77);
+	CHECK(memcmp(b->buf + (800 << 10), "built inline", 12) == 0);
+
+	/* A plain SEND was not asked for, LOCAL_INV does not exist here: nothing goes. */
+	ibv_wr_start(qx);
+	qx->wr_id = 50;
+	ibv_wr_rdma_write(qx, b->mr->rkey, bb);
+	ibv_wr_set_sge(qx, a->mr->lkey, (uintptr_t)a->buf, 8);
+	ibv_wr_send(qx);
+	CHECK(ibv_wr_complete(qx) == EINVAL);
+	ibv_wr_start(qx);
+	ibv_wr_local_inv(qx, 1);
+	CHECK(ibv_wr_complete(qx) == EOPNOTSUPP);
+	ibv_wr_start(qx);
+	ibv_wr_rdma_write(qx, b->mr->rkey, bb);
+	ibv_wr_abort(qx);
+	while (ibv_poll_cq(a->cq, 1, &wc) == 1)
+		n++;
+	CHECK(n == 0);
+	CHECK(ibv_destroy_qp(qa) == 0 && ibv_destroy_qp(qb) == 0);
+}
+
 /* A SEND whose second element has a wrong lkey completes with a local protection error
  * and moves the QP to ERR; nothing reaches the peer. Leaves `s`'s QP unusable. */
 static void local_protection_error(struct side *s, struct side *peer)
@@ -517,7 +661,7 @@ static void bad_arguments(struct side *s)
 	CHECK(ibv_poll_cq(s->cq, 1, NULL) < 0 || ibv_poll_cq(s->cq, 0, NULL) == 0);
 	CHECK(ibv_poll_cq(s->cq, 1, &wc) == 0);
 	/* An unsupported opcode is refused and named in bad_wr. */
-	swr.opcode = IBV_WR_ATOMIC_CMP_AND_SWP;
+	swr.opcode = IBV_WR_BIND_MW;
 	CHECK(ibv_post_send(s->qp, &swr, &sbad) == EOPNOTSUPP && sbad == &swr);
 	/* Unsupported verbs. */
 	CHECK(ibv_create_srq(s->pd, NULL) == NULL && errno == EINVAL);
@@ -592,6 +736,8 @@ int main(void)
 	scatter_gather(&a, &b);
 	scatter_gather(&b, &a);
 	shared_receive_queue(&a, &b);
+	atomics(&a, &b);
+	extended_qp(&a, &b);
 	bad_arguments(&a);
 	remote_access_error(&a, &b);
 	local_protection_error(&b, &a);
