@@ -35,6 +35,7 @@ macro_rules! verbs_suite {
             write_send_read_ipv4 => |p: &$crate::Pair<'_>| $crate::cases::verbs::write_send_read(p, $crate::Family::V4, false),
             write_send_read_busy_polling => |p: &$crate::Pair<'_>| $crate::cases::verbs::write_send_read(p, $crate::Family::V4, true),
             write_send_read_ipv6 => |p: &$crate::Pair<'_>| $crate::cases::verbs::write_send_read(p, $crate::Family::V6, false),
+            reads_answered_from_rtr => $crate::cases::verbs::reads_answered_from_rtr,
             completion_channel_fires_once_armed => $crate::cases::verbs::completion_channel_fires_once_armed,
             gather_and_scatter_lists_over_two_regions => $crate::cases::verbs::gather_and_scatter_lists_over_two_regions,
             posting_in_wrong_state_is_einval => $crate::cases::misuse::posting_in_wrong_state_is_einval,

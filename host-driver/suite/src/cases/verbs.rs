@@ -262,3 +262,46 @@ pub fn gather_and_scatter_lists_over_two_regions(p: &Pair<'_>) {
     );
     assert_eq!(a.qp.outstanding_sends(), 0);
 }
+
+/// A Verbs responder answers READs while still in RTR (perftest's `ib_read_bw` server
+/// never moves to RTS): A is only moved to RTR, B connects and READs A's buffer in two
+/// requests; both complete with A's bytes and A stays in RTR.
+pub fn reads_answered_from_rtr(p: &Pair<'_>) {
+    let Some((a, b)) = p.sides(&p.opts(Family::V4)) else {
+        return;
+    };
+    let peer = b.qp.endpoint();
+    a.qp.modify(QpTransition::Init).unwrap();
+    a.qp.modify(QpTransition::Rtr(RemoteEnd {
+        qpn: peer.qpn,
+        ip: peer.addr.ip(),
+        udp_port: peer.addr.port(),
+        initial_psn: peer.psn,
+    }))
+    .expect("A to RTR");
+    b.qp.connect(&a.qp.endpoint(), &ConnectOptions::default())
+        .expect("connect B");
+    let bulk = p.bulk();
+    let data = pattern(5, 2 * bulk);
+    a.mr.write(0, &data);
+    for (i, (at, len)) in [(0, bulk), (bulk, bulk)].into_iter().enumerate() {
+        let wr = SendRequest::read(
+            i as u64,
+            b.mr.sge(at, len as u32),
+            a.mr.addr() + at as u64,
+            a.mr.rkey(),
+        );
+        b.qp.post_send(&wr).unwrap();
+    }
+    let wcs = wait_wcs(&b.cq, 2);
+    let got: Vec<_> = wcs.iter().map(|w| (w.wr_id, w.status, w.opcode)).collect();
+    assert_eq!(
+        got,
+        [
+            (0, WcStatus::Success, WcOpcode::Read),
+            (1, WcStatus::Success, WcOpcode::Read)
+        ]
+    );
+    assert!(b.mr.equals(0, &data), "A's bytes READ into B");
+    assert_eq!(a.qp.state(), QpState::Rtr);
+}
