@@ -9,6 +9,7 @@
 //!   both libraries must agree on N;
 //! * [`link`]: the linker step that gives the exported symbols rdma-core's versions (a
 //!   `cdylib` cannot: rustc's own version script wins);
+//! * [`verbs_h`]: the plain-value `verbs.h` structures both pass to programs;
 //! * [`check`]: for tests, reading the exported symbols back and comparing struct
 //!   layouts with the C headers.
 //!
@@ -19,3 +20,4 @@ pub mod ffi;
 pub mod link;
 pub mod netif;
 pub mod registry;
+pub mod verbs_h;

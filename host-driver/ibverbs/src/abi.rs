@@ -7,6 +7,9 @@
 
 #![allow(non_camel_case_types)]
 
+pub use metaroce_cabi::verbs_h::{
+    ibv_ah_attr, ibv_gid, ibv_port_attr, ibv_qp_attr, ibv_qp_cap, ibv_srq_attr,
+};
 use std::ffi::{c_char, c_int, c_uint, c_void};
 
 /// `IBV_SYSFS_NAME_MAX`.
@@ -143,41 +146,6 @@ pub struct ibv_device_attr {
     pub phys_port_cnt: u8,
 }
 
-/// `struct ibv_port_attr`.
-#[repr(C)]
-#[derive(Clone, Copy)]
-pub struct ibv_port_attr {
-    pub state: c_int,
-    pub max_mtu: c_int,
-    pub active_mtu: c_int,
-    pub gid_tbl_len: c_int,
-    pub port_cap_flags: u32,
-    pub max_msg_sz: u32,
-    pub bad_pkey_cntr: u32,
-    pub qkey_viol_cntr: u32,
-    pub pkey_tbl_len: u16,
-    pub lid: u16,
-    pub sm_lid: u16,
-    pub lmc: u8,
-    pub max_vl_num: u8,
-    pub sm_sl: u8,
-    pub subnet_timeout: u8,
-    pub init_type_reply: u8,
-    pub active_width: u8,
-    pub active_speed: u8,
-    pub phys_state: u8,
-    pub link_layer: u8,
-    pub flags: u8,
-    pub port_cap_flags2: u16,
-}
-
-/// `union ibv_gid` (as its raw bytes; aligned like its `__be64` view).
-#[repr(C, align(8))]
-#[derive(Clone, Copy, Default, PartialEq, Eq, Debug)]
-pub struct ibv_gid {
-    pub raw: [u8; 16],
-}
-
 /// `struct ibv_gid_entry`.
 #[repr(C)]
 #[derive(Clone, Copy)]
@@ -260,31 +228,11 @@ pub struct ibv_srq {
     pub events_completed: u32,
 }
 
-/// `struct ibv_srq_attr`.
-#[repr(C)]
-#[derive(Clone, Copy, Default, Debug)]
-pub struct ibv_srq_attr {
-    pub max_wr: u32,
-    pub max_sge: u32,
-    pub srq_limit: u32,
-}
-
 /// `struct ibv_srq_init_attr`.
 #[repr(C)]
 pub struct ibv_srq_init_attr {
     pub srq_context: *mut c_void,
     pub attr: ibv_srq_attr,
-}
-
-/// `struct ibv_qp_cap`.
-#[repr(C)]
-#[derive(Clone, Copy, Default, Debug)]
-pub struct ibv_qp_cap {
-    pub max_send_wr: u32,
-    pub max_recv_wr: u32,
-    pub max_send_sge: u32,
-    pub max_recv_sge: u32,
-    pub max_inline_data: u32,
 }
 
 /// `struct ibv_qp_init_attr`.
@@ -391,62 +339,6 @@ pub struct ibv_qp_ex {
     pub wr_complete: Option<WrCompleteFn>,
     pub wr_abort: Option<WrFn>,
     pub wr_atomic_write: Option<WrAtomicWriteFn>,
-}
-
-/// `struct ibv_global_route`.
-#[repr(C)]
-#[derive(Clone, Copy, Default, Debug)]
-pub struct ibv_global_route {
-    pub dgid: ibv_gid,
-    pub flow_label: u32,
-    pub sgid_index: u8,
-    pub hop_limit: u8,
-    pub traffic_class: u8,
-}
-
-/// `struct ibv_ah_attr`.
-#[repr(C)]
-#[derive(Clone, Copy, Default, Debug)]
-pub struct ibv_ah_attr {
-    pub grh: ibv_global_route,
-    pub dlid: u16,
-    pub sl: u8,
-    pub src_path_bits: u8,
-    pub static_rate: u8,
-    pub is_global: u8,
-    pub port_num: u8,
-}
-
-/// `struct ibv_qp_attr`.
-#[repr(C)]
-#[derive(Clone, Copy, Default, Debug)]
-pub struct ibv_qp_attr {
-    pub qp_state: c_int,
-    pub cur_qp_state: c_int,
-    pub path_mtu: c_int,
-    pub path_mig_state: c_int,
-    pub qkey: u32,
-    pub rq_psn: u32,
-    pub sq_psn: u32,
-    pub dest_qp_num: u32,
-    pub qp_access_flags: c_uint,
-    pub cap: ibv_qp_cap,
-    pub ah_attr: ibv_ah_attr,
-    pub alt_ah_attr: ibv_ah_attr,
-    pub pkey_index: u16,
-    pub alt_pkey_index: u16,
-    pub en_sqd_async_notify: u8,
-    pub sq_draining: u8,
-    pub max_rd_atomic: u8,
-    pub max_dest_rd_atomic: u8,
-    pub min_rnr_timer: u8,
-    pub port_num: u8,
-    pub timeout: u8,
-    pub retry_cnt: u8,
-    pub rnr_retry: u8,
-    pub alt_port_num: u8,
-    pub alt_timeout: u8,
-    pub rate_limit: u32,
 }
 
 /// `struct ibv_sge`.
@@ -628,6 +520,7 @@ pub const IBV_FORK_UNNEEDED: c_int = 2;
 #[cfg(test)]
 mod tests {
     use super::*;
+    use metaroce_cabi::verbs_h::ibv_global_route;
     use std::mem::{offset_of, size_of};
     use std::process::Command;
 

@@ -10,15 +10,10 @@
 
 #![allow(non_camel_case_types)]
 
+pub use metaroce_cabi::verbs_h::{
+    ibv_ah_attr, ibv_gid, ibv_port_attr, ibv_qp_attr, ibv_qp_cap, ibv_srq_attr,
+};
 use std::ffi::{c_char, c_int, c_void};
-
-/// `union ibv_gid` (16 bytes, aligned like its `__be64` view).
-#[repr(C, align(8))]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct ibv_gid {
-    /// The 16 bytes.
-    pub raw: [u8; 16],
-}
 
 /// Opaque `struct ibv_device`.
 pub enum ibv_device {}
@@ -61,22 +56,6 @@ pub struct ibv_qp {
     pub handle: u32,
     /// QP number.
     pub qp_num: u32,
-}
-
-/// `struct ibv_qp_cap`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default)]
-pub struct ibv_qp_cap {
-    /// Send queue depth.
-    pub max_send_wr: u32,
-    /// Receive queue depth.
-    pub max_recv_wr: u32,
-    /// SGEs per send WR.
-    pub max_send_sge: u32,
-    /// SGEs per receive WR.
-    pub max_recv_sge: u32,
-    /// Inline data bytes.
-    pub max_inline_data: u32,
 }
 
 /// `struct ibv_qp_init_attr`.
@@ -194,18 +173,6 @@ impl ibv_qp_init_attr_ex {
     }
 }
 
-/// `struct ibv_srq_attr`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default)]
-pub struct ibv_srq_attr {
-    /// Depth.
-    pub max_wr: u32,
-    /// SGEs per WR.
-    pub max_sge: u32,
-    /// Limit event threshold.
-    pub srq_limit: u32,
-}
-
 /// `struct ibv_srq_init_attr`.
 #[repr(C)]
 #[derive(Clone, Copy)]
@@ -237,150 +204,6 @@ pub struct ibv_srq_init_attr_ex {
     pub cq: *mut ibv_cq,
     /// Tag matching capabilities.
     pub tm_cap: [u32; 2],
-}
-
-/// `struct ibv_global_route`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default)]
-pub struct ibv_global_route {
-    /// Destination GID.
-    pub dgid: ibv_gid,
-    /// Flow label.
-    pub flow_label: u32,
-    /// Source GID index.
-    pub sgid_index: u8,
-    /// Hop limit.
-    pub hop_limit: u8,
-    /// Traffic class.
-    pub traffic_class: u8,
-}
-
-/// `struct ibv_ah_attr`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default)]
-pub struct ibv_ah_attr {
-    /// Global route header.
-    pub grh: ibv_global_route,
-    /// Destination LID (MetaRoCE: the peer NIC's UDP port).
-    pub dlid: u16,
-    /// Service level.
-    pub sl: u8,
-    /// Source path bits.
-    pub src_path_bits: u8,
-    /// Static rate.
-    pub static_rate: u8,
-    /// The GRH is valid.
-    pub is_global: u8,
-    /// Port.
-    pub port_num: u8,
-}
-
-/// `struct ibv_qp_attr`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default)]
-pub struct ibv_qp_attr {
-    /// `enum ibv_qp_state`.
-    pub qp_state: c_int,
-    /// Current state.
-    pub cur_qp_state: c_int,
-    /// `enum ibv_mtu`.
-    pub path_mtu: c_int,
-    /// Migration state.
-    pub path_mig_state: c_int,
-    /// Q_Key.
-    pub qkey: u32,
-    /// Receive PSN.
-    pub rq_psn: u32,
-    /// Send PSN.
-    pub sq_psn: u32,
-    /// Remote QPN.
-    pub dest_qp_num: u32,
-    /// Remote access allowed.
-    pub qp_access_flags: u32,
-    /// Capabilities.
-    pub cap: ibv_qp_cap,
-    /// Primary path.
-    pub ah_attr: ibv_ah_attr,
-    /// Alternate path.
-    pub alt_ah_attr: ibv_ah_attr,
-    /// P_Key index.
-    pub pkey_index: u16,
-    /// Alternate P_Key index.
-    pub alt_pkey_index: u16,
-    /// SQD notification.
-    pub en_sqd_async_notify: u8,
-    /// SQ draining.
-    pub sq_draining: u8,
-    /// Outstanding RDMA reads/atomics as initiator.
-    pub max_rd_atomic: u8,
-    /// Outstanding RDMA reads/atomics as responder.
-    pub max_dest_rd_atomic: u8,
-    /// RNR NAK timer.
-    pub min_rnr_timer: u8,
-    /// Port.
-    pub port_num: u8,
-    /// Local ACK timeout.
-    pub timeout: u8,
-    /// Retry count.
-    pub retry_cnt: u8,
-    /// RNR retry count.
-    pub rnr_retry: u8,
-    /// Alternate port.
-    pub alt_port_num: u8,
-    /// Alternate timeout.
-    pub alt_timeout: u8,
-    /// Rate limit.
-    pub rate_limit: u32,
-}
-
-/// `struct ibv_port_attr`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default)]
-pub struct ibv_port_attr {
-    /// `enum ibv_port_state`.
-    pub state: c_int,
-    /// Largest MTU.
-    pub max_mtu: c_int,
-    /// MTU in use.
-    pub active_mtu: c_int,
-    /// GID table length.
-    pub gid_tbl_len: c_int,
-    /// Capability flags.
-    pub port_cap_flags: u32,
-    /// Largest message.
-    pub max_msg_sz: u32,
-    /// Bad P_Key counter.
-    pub bad_pkey_cntr: u32,
-    /// Q_Key violation counter.
-    pub qkey_viol_cntr: u32,
-    /// P_Key table length.
-    pub pkey_tbl_len: u16,
-    /// LID (MetaRoCE: the NIC's UDP port).
-    pub lid: u16,
-    /// SM LID.
-    pub sm_lid: u16,
-    /// LMC.
-    pub lmc: u8,
-    /// VLs.
-    pub max_vl_num: u8,
-    /// SM SL.
-    pub sm_sl: u8,
-    /// Subnet timeout.
-    pub subnet_timeout: u8,
-    /// Init type reply.
-    pub init_type_reply: u8,
-    /// Width.
-    pub active_width: u8,
-    /// Speed.
-    pub active_speed: u8,
-    /// Physical state.
-    pub phys_state: u8,
-    /// `IBV_LINK_LAYER_*`.
-    pub link_layer: u8,
-    /// Flags.
-    pub flags: u8,
-    /// More capability flags.
-    pub port_cap_flags2: u16,
 }
 
 /// `struct ibv_ece`.
@@ -761,6 +584,7 @@ pub mod vctx {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use metaroce_cabi::verbs_h::ibv_global_route;
     use std::mem::{offset_of, size_of};
 
     /// Every size and offset this module relies on, as (C expression, Rust value).
