@@ -184,6 +184,43 @@ fn rc_pingpong_and_write_bw_over_ipv6_loopback() {
     );
 }
 
+/// The figure checks of every perftest run here reject what they should.
+#[test]
+fn perftest_figure_checks_reject_wrong_figures() {
+    let bw = |row: &str| {
+        format!(
+            " #bytes     #iterations    BW peak[MB/sec]    BW average[MB/sec]   MsgRate[Mpps]\n{row}\n"
+        )
+    };
+    let args = ["-s", "65536", "-n", "500"];
+    let good = bw(" 65536      500              732.79             402.44 \t\t   0.006439");
+    assert_eq!(check_perftest_figures(&good, &args), Ok(()));
+    for bad in [
+        " 65536      499              732.79             402.44 \t\t   0.006439",
+        " 4096       500              732.79             402.44 \t\t   0.006439",
+        " 65536      500              732.79             402.44 \t\t   0.003000",
+        " 65536      500              0.00               0.00   \t\t   0.000000",
+        " 65536      500              732.79",
+    ] {
+        assert!(check_perftest_figures(&bw(bad), &args).is_err(), "{bad}");
+    }
+    let lat = |row: &str| {
+        format!(
+            " #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]    t_stdev[usec]   99% percentile[usec]   99.9% percentile[usec] \n{row}\n"
+        )
+    };
+    let args = ["-n", "300"];
+    let good = lat(
+        " 2       300          10.33          180.29      39.50  \t       37.90     \t39.58\t\t160.47 \t\t180.29",
+    );
+    assert_eq!(check_perftest_figures(&good, &args), Ok(()));
+    let bad = lat(
+        " 2       300          10.33          18.29      39.50  \t       37.90     \t39.58\t\t160.47 \t\t180.29",
+    );
+    assert!(check_perftest_figures(&bad, &args).is_err());
+    assert!(check_perftest_figures("no table\n", &args).is_err());
+}
+
 #[test]
 fn perftest_write_and_send_bandwidth_and_latency() {
     let _g = serial();

@@ -153,6 +153,80 @@ pub fn perftest(
     let text = out.text();
     assert!(out.ok(), "{bin} {args:?} failed:\n{text}");
     let stdout = out.client_stdout();
-    assert!(stdout.contains("#bytes"), "{bin}: no results:\n{text}");
+    if let Err(e) = check_perftest_figures(&stdout, args) {
+        panic!("{bin} {args:?}: {e}:\n{text}");
+    }
     stdout
+}
+
+/// The value following `flag` in `args`, parsed.
+fn arg_value(args: &[&str], flag: &str) -> Option<u64> {
+    let i = args.iter().position(|a| *a == flag)?;
+    args.get(i + 1)?.parse().ok()
+}
+
+/// Checks the figures perftest reports against what was asked and against each other:
+/// the message size (`-s`) and iteration count (`-n`) as given; for a bandwidth program
+/// a positive average whose value is the message rate times the size (perftest's MB are
+/// 2^20 bytes, its Gbit 10^9 bits with `--report_gbits`); for a latency program positive times in order (min ≤ typical, average ≤
+/// max; 99 % ≤ 99.9 % ≤ max).
+pub fn check_perftest_figures(stdout: &str, args: &[&str]) -> Result<(), String> {
+    let mut lines = stdout
+        .lines()
+        .skip_while(|l| !l.trim_start().starts_with("#bytes"));
+    let header = lines.next().ok_or("no result table")?;
+    let row = lines.next().ok_or("no result row")?;
+    let v: Vec<f64> = row
+        .split_whitespace()
+        .map(|f| {
+            f.parse::<f64>()
+                .map_err(|_| format!("not a figure: {f:?} in {row:?}"))
+        })
+        .collect::<Result<_, _>>()?;
+    let (bytes, iterations) = match v[..] {
+        [b, i, ..] => (b, i),
+        _ => return Err(format!("short result row {row:?}")),
+    };
+    if let Some(s) = arg_value(args, "-s") {
+        if bytes != s as f64 {
+            return Err(format!("reported {bytes} bytes per message, asked for {s}"));
+        }
+    }
+    if let Some(n) = arg_value(args, "-n") {
+        if iterations != n as f64 {
+            return Err(format!("reported {iterations} iterations, asked for {n}"));
+        }
+    }
+    if header.contains("BW average") {
+        let [_, _, _peak, average, rate] = v[..] else {
+            return Err(format!("bandwidth row {row:?}"));
+        };
+        let from_rate = if args.contains(&"--report_gbits") {
+            rate * 1e6 * bytes * 8.0 / 1e9
+        } else {
+            rate * 1e6 * bytes / f64::from(1u32 << 20)
+        };
+        if average <= 0.0 || rate <= 0.0 || (average - from_rate).abs() > 0.01 + 0.02 * average {
+            return Err(format!(
+                "average {average} MB/s and message rate {rate} Mpps × {bytes} B = {from_rate:.2} MB/s disagree"
+            ));
+        }
+    } else if header.contains("t_min") {
+        let [_, _, min, max, typical, avg, _stdev, p99, p999] = v[..] else {
+            return Err(format!("latency row {row:?}"));
+        };
+        let ordered = min > 0.0
+            && min <= typical
+            && typical <= max
+            && min <= avg
+            && avg <= max
+            && p99 <= p999
+            && p999 <= max;
+        if !ordered {
+            return Err(format!("latencies out of order: {row:?}"));
+        }
+    } else {
+        return Err(format!("unknown result table {header:?}"));
+    }
+    Ok(())
 }
