@@ -1,5 +1,6 @@
-//! Unmodified Verbs programs (Debian's `ibv_rc_pingpong` and perftest's `ib_write_bw`)
-//! between the simulated board and a soft NIC, through MetaRoCE's `libibverbs.so.1`:
+//! Unmodified Verbs programs (Debian's `ibv_devinfo` and `ibv_rc_pingpong`, perftest's
+//! `ib_write_bw` and `ib_send_bw`) on the simulated board, against a soft NIC and against
+//! a second board, through MetaRoCE's `libibverbs.so.1`:
 //! one program runs on the `device` backend (`METAROCE_IBV_BACKEND=device`,
 //! `METAROCE_IBV_DEVICE` = the socket of a device process this test starts — the
 //! Verilated `NicDevice64` served over vfio-user, its MAC port bridged to UDP on
@@ -10,7 +11,7 @@
 mod common;
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use common::*;
 use metaroce_sim_tb::SimError;
@@ -28,11 +29,17 @@ struct Board {
     env: Vec<(&'static str, String)>,
 }
 
-/// Starts a [`Board`]; `None` (skip) without Verilator.
+/// Starts a [`Board`] on [`BOARD_IP`]; `None` (skip) without Verilator.
 fn board() -> Option<Board> {
+    board_on(BOARD_IP)
+}
+
+/// Starts a [`Board`] whose MAC port is bridged to UDP on `ip`; `None` (skip) without
+/// Verilator.
+fn board_on(ip: IpAddr) -> Option<Board> {
     let dir = tempfile::tempdir().unwrap();
     let socket = dir.path().join("nic.sock");
-    match DeviceServer::start(ServerConfig::new(&socket, SocketAddr::new(BOARD_IP, 0))) {
+    match DeviceServer::start(ServerConfig::new(&socket, SocketAddr::new(ip, 0))) {
         Ok(server) => Some(Board {
             server,
             env: vec![
@@ -101,4 +108,65 @@ fn write_bw_at_the_default_size() {
         eprintln!("{what}: {:.1} s\n{out}", t.elapsed().as_secs_f64());
     }
     eprintln!("board counters: {:?}", server.stop());
+}
+
+/// `ibv_devinfo -v` on the device backend describes the board: active Ethernet port,
+/// its MTU, and as GID the board's own address.
+#[test]
+fn ibv_devinfo_describes_the_board() {
+    let _g = serial();
+    let Some(Board { server, _dir, env }) = board() else {
+        return;
+    };
+    let mut cmd = program("ibv_devinfo", &["-v", "-d", "metaroce0"]);
+    cmd.envs(env.iter().map(|(k, v)| (*k, v)));
+    let out = run(&mut cmd, Duration::from_secs(60));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    for want in [
+        "hca_id:\tmetaroce0",
+        "PORT_ACTIVE (4)",
+        "link_layer:\t\tEthernet",
+        "GID[  0]:\t\t::ffff:127.0.0.2, RoCE v2",
+    ] {
+        assert!(text.contains(want), "missing {want:?} in:\n{text}");
+    }
+    server.stop();
+}
+
+/// `ib_send_bw` both ways between the board and a soft NIC: SENDs land in the posted
+/// receives (through the firmware's receive rings on the board).
+#[test]
+fn send_bw_between_the_board_and_a_soft_nic() {
+    let _g = serial();
+    let Some(Board { server, _dir, env }) = board() else {
+        return;
+    };
+    let out = perftest("ib_send_bw", &["-s", "4096", "-n", "200"], &[], &env);
+    eprintln!("board → soft NIC:\n{out}");
+    let out = perftest("ib_send_bw", &["-s", "4096", "-n", "200"], &env, &[]);
+    eprintln!("soft NIC → board:\n{out}");
+    eprintln!("board counters: {:?}", server.stop());
+}
+
+/// Two simulated boards, each its own device process on its own address, run
+/// `ibv_rc_pingpong` (validated) and `ib_write_bw` against each other.
+#[test]
+fn pingpong_and_write_bw_between_two_boards() {
+    let _g = serial();
+    let Some(a) = board() else {
+        return;
+    };
+    let Some(b) = board_on(IpAddr::V4(Ipv4Addr::new(127, 0, 0, 3))) else {
+        return;
+    };
+    let out = pingpong(&["-s", "4096", "-n", "50", "-c"], &a.env, &b.env);
+    eprintln!("board ↔ board: {out}");
+    let out = perftest("ib_write_bw", &["-s", "4096", "-n", "100"], &a.env, &b.env);
+    eprintln!("board → board:\n{out}");
+    eprintln!(
+        "board counters: {:?} / {:?}",
+        a.server.stop(),
+        b.server.stop()
+    );
 }
