@@ -31,7 +31,7 @@ use crate::verbs::{
     ATOMIC_LEN, MAX_SGE, QpState, QpTransition, RecvWr, RemoteEnd, SendWr, SgList, Sge, VerbsError,
     WcStatus,
 };
-use metaroce_proto::auth::{AUTH_SCRATCH_LEN, AUTH_TRAILER_LEN};
+use metaroce_proto::auth::AUTH_TRAILER_LEN;
 
 /// Metadata of a received datagram, from the IP and UDP headers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -166,9 +166,6 @@ pub struct Nic {
     stats: Stats,
     active_senders: u32,
     next_fair_recount: u64,
-    /// Where authenticated QPs' tags are computed (empty until the first
-    /// one is created).
-    auth_scratch: Vec<u8>,
 }
 
 impl Nic {
@@ -198,7 +195,6 @@ impl Nic {
             stats: Stats::default(),
             active_senders: 1,
             next_fair_recount: 0,
-            auth_scratch: Vec::new(),
         }
     }
 
@@ -254,10 +250,7 @@ impl Nic {
         let Some(auth) = qp.auth.as_mut() else {
             return Some(datagram);
         };
-        let Ok((seq, len)) = auth
-            .mac
-            .open(auth.peer_qpn, datagram, &mut self.auth_scratch)
-        else {
+        let Ok((seq, len)) = auth.mac.open(auth.peer_qpn, datagram) else {
             self.drops.bad_tag += 1;
             return None;
         };
@@ -283,9 +276,6 @@ impl Nic {
         // The RTL has no authentication engine (spec §11.4).
         if cfg.auth.is_some() && self.cfg.datapath == Datapath::Hardware {
             return Err(VerbsError::InvalidArgument);
-        }
-        if cfg.auth.is_some() && self.auth_scratch.is_empty() {
-            self.auth_scratch = alloc::vec![0; AUTH_SCRATCH_LEN];
         }
         // A shared receive queue of the QP's protection domain.
         if let Some(srqn) = cfg.srq {
@@ -801,12 +791,7 @@ impl Nic {
                     if let (Some(auth), HwTransmit::Datagram(d)) = (qp.auth.as_mut(), &mut t) {
                         // The trailer follows the ICRC (spec §11.2); callers
                         // give buffers with room (MTU + 256 bytes).
-                        let trailer = auth.mac.trailer(
-                            qpn,
-                            auth.tx_seq,
-                            &buf[..d.len],
-                            &mut self.auth_scratch,
-                        );
+                        let trailer = auth.mac.trailer(qpn, auth.tx_seq, &buf[..d.len]);
                         if let Some(room) = buf.get_mut(d.len..d.len + AUTH_TRAILER_LEN) {
                             room.copy_from_slice(&trailer);
                             d.len += AUTH_TRAILER_LEN;
