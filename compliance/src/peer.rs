@@ -508,7 +508,7 @@ impl Conn {
         v
     }
 
-    /// A PROBE on `path` with its next path PSN.
+    /// A PROBE on `path` with its next path PSN and the next conn PSN.
     pub fn probe(&mut self, peer: &mut Peer, path: u16) -> Pkt {
         let path_psn = self.take_path_psn(path);
         Pkt {
@@ -519,7 +519,8 @@ impl Conn {
                 src_qpn: self.my_qpn,
                 stream: 0,
                 path,
-                conn_psn: 0,
+                // The connection's current PSN, the receiver's evidence (§3.7).
+                conn_psn: self.next_conn_psn,
                 path_psn,
                 timestamp: peer.now_ns(),
                 ext: Ext::None,

@@ -333,7 +333,9 @@ impl Qp {
                 self.after_tx_event(ctx);
             }
             (Ext::None, Opcode::Probe) => {
-                self.mark_arrival(ctx, repr, meta);
+                if self.probe_current(ctx, repr) {
+                    self.mark_arrival(ctx, repr, meta);
+                }
             }
             (Ext::Cm(cm), Opcode::Disconnect) => {
                 // Honoured only with the connection's current PSNs (spec §9.4):
@@ -395,7 +397,9 @@ impl Qp {
             (Ext::Msg(_), op) if op.is_response() => false,
             (Ext::Msg(_), _) => self.rx.conn.check(repr.conn_psn) == ConnCheck::Duplicate,
             (Ext::None, Opcode::Probe) => {
-                self.mark_arrival(ctx, repr, meta);
+                if self.probe_current(ctx, repr) {
+                    self.mark_arrival(ctx, repr, meta);
+                }
                 return;
             }
             _ => false,
@@ -407,6 +411,23 @@ impl Qp {
         if self.mark_arrival(ctx, repr, meta) {
             ctx.stats.duplicates += 1;
         }
+    }
+
+    /// Whether a PROBE carries the connection's current PSNs (spec §3.7): its
+    /// `conn_psn`, the sender's next conn PSN, within one connection window
+    /// either side of our cumulative conn PSN; counted `conn_window` when not,
+    /// so a blind attacker must guess a live conn PSN to slide a path.
+    fn probe_current<M: Memory>(&self, ctx: &mut Ctx<'_, M>, repr: &Repr) -> bool {
+        let w = self.rx.conn.window();
+        let ahead = repr
+            .conn_psn
+            .wrapping_sub(self.rx.conn.cum())
+            .wrapping_add(w);
+        let current = u64::from(ahead) <= 2 * u64::from(w);
+        if !current {
+            ctx.drops.conn_window += 1;
+        }
+        current
     }
 
     /// Records a packet's arrival at the path level (and schedules its ACK);
@@ -950,6 +971,8 @@ impl Qp {
         if let Some(probe) = self.tx.poll_probe(now) {
             let (mut r, port) = base(Opcode::Probe, probe.path, probe.entropy);
             r.path_psn = probe.path_psn;
+            // The connection's current PSN, the receiver's evidence (§3.7).
+            r.conn_psn = self.tx.next_psn();
             r.flags = Flags::ACK_REQ;
             ctx.stats.probes_sent += 1;
             return Some(match datapath {

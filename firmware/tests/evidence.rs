@@ -238,3 +238,50 @@ fn a_disconnect_is_honoured_only_with_the_connections_psns() {
     assert_eq!(p.a.nic.drops().bad_disconnect, 2);
     assert_eq!(p.a.nic.qp_state(p.a.qpn), Some(QpState::Error));
 }
+
+#[test]
+fn a_probe_without_the_connections_psns_moves_no_path() {
+    let mut p = settled(4);
+    let m = meta_to_b(&p);
+    let (aq, bq) = (p.a.qpn, p.b.qpn);
+    let probe = |conn_psn: u32, path_psn: u32| Repr {
+        opcode: Opcode::Probe,
+        flags: Flags::ACK_REQ,
+        dst_qpn: bq,
+        src_qpn: aq,
+        stream: 0,
+        path: 0,
+        conn_psn,
+        path_psn,
+        timestamp: 1,
+        ext: Ext::None,
+    };
+    // A blind PROBE (a guessed conn PSN far from A's) a million PSNs ahead:
+    // with it B would slide path 0 past everything A will send, and A
+    // would refuse B's ACKs for PSNs it never sent.
+    let blind = datagram(&probe(A_PSN + (1 << 31), 1 << 20), &[], &m);
+    p.inject_to_b(blind, m);
+    let until = p.now + 100_000;
+    p.run_until(until, |_| false);
+    assert_eq!(p.b.nic.drops().conn_window, 1);
+    // The control: with A's next conn PSN (a window either side is current)
+    // a PROBE is taken and acknowledged (here a path-level duplicate of A's
+    // last path PSN, so the ACK reports nothing A did not send).
+    let acks = p.b.nic.stats().acks_sent;
+    let current = datagram(&probe(A_PSN + 4, 3), &[], &m);
+    p.inject_to_b(current, m);
+    let until = p.now + 100_000;
+    p.run_until(until, |_| false);
+    assert_eq!(p.b.nic.drops().total(), 1);
+    assert_eq!(p.b.nic.stats().acks_sent, acks + 1);
+    // The path still carries A's next WRITE, acknowledged as usual.
+    let wr = write_wr(&p, 9, MEM_BASE, 4096);
+    p.a.nic.post_send(p.a.qpn, wr).unwrap();
+    let mut done = 0;
+    assert!(p.run_until(p.now + 10_000_000, |p| {
+        done += p.events().0.len();
+        done >= 1
+    }));
+    assert_eq!(p.a.nic.drops().bad_ack, 0);
+    assert_eq!(p.b.nic.drops().total(), 1);
+}

@@ -17,7 +17,7 @@
 //! | 7 | QP neither RTR nor RTS | `qp_state` |
 //! | 8 | source QPN or source IP is not the peer | `wrong_peer` |
 //! | 9 | path ≥ 64 | `bad_path` |
-//! | 17 | PROBE: path-tracked and acknowledged, nothing else | — |
+//! | 17 | PROBE: path-tracked and acknowledged, nothing else; but 12 when its connection PSN is more than 256 from the cumulative PSN either way (spec §3.7), then 16 as below | — |
 //! | 10 | another opcode: passed to the firmware | — |
 //! | 11 | stream ≥ the QP's streams | `bad_stream` |
 //! | 10 | SEND, SEND_IMM or WRITE_IMM of a stream ≥ [`RQ_STREAMS`] (no ring in the RTL): passed to the firmware | — |

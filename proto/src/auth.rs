@@ -2,16 +2,17 @@
 //!
 //! Every packet of an authenticated QP is followed, after its ICRC, by a
 //! 24-byte trailer: a 64-bit big-endian sequence number (per direction,
-//! never repeated under one key) and a 128-bit tag. The tag is
-//! ChaCha20-Poly1305 with no plaintext, the packet from the MRH through the
-//! payload (not the ICRC, which a soft NIC recomputes after it picks the
-//! source port) as associated data and the nonce `sender QPN ‖ seq`: a
-//! Poly1305 MAC under a one-time key that the connection key and the nonce
-//! select, so a tag is valid for one packet, one sending QP and one sequence
-//! number only.
+//! never repeated under one key) and a 128-bit tag. The tag is AES-256-GCM
+//! (NIST SP 800-38D) with no plaintext, i.e. GMAC: the packet from the MRH
+//! through the payload (not the ICRC, which a soft NIC recomputes after it
+//! picks the source port) is the associated data, and the nonce is
+//! `sender QPN ‖ seq`, so a tag is valid for one packet, one sending QP and
+//! one sequence number only. `aws-lc-rs` computes it: its GHASH hashes
+//! associated data many blocks at a time with VPCLMULQDQ on 512-bit
+//! registers where the CPU has them (22 GB/s on the reference machine,
+//! `cargo run --release -p metaroce-proto --example auth_speed`).
 
-use chacha20poly1305::aead::AeadInPlace;
-use chacha20poly1305::{ChaCha20Poly1305, KeyInit, Nonce, Tag};
+use aws_lc_rs::aead::{AES_256_GCM, Aad, LessSafeKey, Nonce, UnboundKey};
 
 /// Bytes the auth trailer adds to a datagram.
 pub const AUTH_TRAILER_LEN: usize = 24;
@@ -54,9 +55,8 @@ pub enum AuthError {
 }
 
 /// Tags and checks packets under one connection key.
-#[derive(Clone)]
 pub struct Authenticator {
-    aead: ChaCha20Poly1305,
+    key: LessSafeKey,
 }
 
 impl core::fmt::Debug for Authenticator {
@@ -69,14 +69,16 @@ fn nonce(sender_qpn: u32, seq: u64) -> Nonce {
     let mut n = [0u8; 12];
     n[..4].copy_from_slice(&sender_qpn.to_be_bytes());
     n[4..].copy_from_slice(&seq.to_be_bytes());
-    n.into()
+    Nonce::assume_unique_for_key(n)
 }
 
 impl Authenticator {
     /// An authenticator for `key`.
     pub fn new(key: &AuthKey) -> Self {
+        // A 32-byte key is always valid for AES-256-GCM.
+        let unbound = UnboundKey::new(&AES_256_GCM, &key.0).unwrap_or_else(|_| unreachable!());
         Authenticator {
-            aead: ChaCha20Poly1305::new(&key.0.into()),
+            key: LessSafeKey::new(unbound),
         }
     }
 
@@ -84,19 +86,23 @@ impl Authenticator {
     /// sent by the QP numbered `sender_qpn` with sequence number `seq`.
     pub fn trailer(&self, sender_qpn: u32, seq: u64, packet: &[u8]) -> [u8; AUTH_TRAILER_LEN] {
         let covered = &packet[..packet.len().saturating_sub(ICRC_LEN)];
-        let tag = self
-            .aead
-            .encrypt_in_place_detached(&nonce(sender_qpn, seq), covered, &mut [])
-            .unwrap_or_default();
         let mut out = [0u8; AUTH_TRAILER_LEN];
         out[..8].copy_from_slice(&seq.to_be_bytes());
-        out[8..].copy_from_slice(&tag);
+        // Sealing nothing fails only on a message longer than GCM allows
+        // (2^61 bytes of associated data); then the tag stays zero, which
+        // no receiver accepts.
+        if let Ok(tag) =
+            self.key
+                .seal_in_place_separate_tag(nonce(sender_qpn, seq), Aad::from(covered), &mut [])
+        {
+            out[8..].copy_from_slice(tag.as_ref());
+        }
         out
     }
 
     /// Checks the trailer at the end of `datagram`, sent by the QP numbered
-    /// `sender_qpn`; returns the sequence number and the packet's length
-    /// without the trailer.
+    /// `sender_qpn` (in constant time); returns the sequence number and the
+    /// packet's length without the trailer.
     pub fn open(&self, sender_qpn: u32, datagram: &[u8]) -> Result<(u64, usize), AuthError> {
         let len = datagram
             .len()
@@ -109,9 +115,11 @@ impl Authenticator {
         let mut seq = [0u8; 8];
         seq.copy_from_slice(&trailer[..8]);
         let seq = u64::from_be_bytes(seq);
-        let tag = Tag::from_slice(&trailer[8..]);
-        self.aead
-            .decrypt_in_place_detached(&nonce(sender_qpn, seq), covered, &mut [], tag)
+        // An empty ciphertext followed by its tag.
+        let mut tag = [0u8; 16];
+        tag.copy_from_slice(&trailer[8..]);
+        self.key
+            .open_in_place(nonce(sender_qpn, seq), Aad::from(covered), &mut tag)
             .map_err(|_| AuthError::BadTag)?;
         Ok((seq, len))
     }
@@ -193,6 +201,22 @@ mod tests {
         let other = Authenticator::new(&AuthKey([8; 32]));
         assert_eq!(other.open(1, &d), Err(AuthError::BadTag));
         assert_eq!(a.open(1, &d[..20]), Err(AuthError::Truncated));
+    }
+
+    #[test]
+    fn the_tag_is_standard_aes_256_gcm_of_the_packet_as_aad() {
+        // GCM specification (McGrew & Viega), test case 13: a zero 256-bit
+        // key, a zero 96-bit nonce (QPN 0, seq 0), nothing at all to
+        // encrypt or authenticate (an empty packet before its 4 ICRC bytes).
+        let a = Authenticator::new(&AuthKey([0; 32]));
+        let t = a.trailer(0, 0, &[0; 4]);
+        let want = [
+            0x53, 0x0f, 0x8a, 0xfb, 0xc7, 0x45, 0x36, 0xb9, 0xa9, 0x63, 0xb4, 0xf1, 0xc4, 0xcb,
+            0x73, 0x8b,
+        ];
+        assert_eq!(t[8..], want);
+        // The packet is associated data: its tag is GHASH-dependent on it.
+        assert_ne!(a.trailer(0, 0, &[0; 20])[8..], want);
     }
 
     #[test]

@@ -8,7 +8,8 @@
 //! byte buffer that checks lengths and gives typed access to the headers;
 //! [`Repr`] is the parsed meaning, produced by [`Repr::parse`] and written back
 //! by [`Repr::emit`]. Parsing never panics on short or hostile input.
-//! The crate is `no_std` and never allocates.
+//! The crate's code is `no_std` and never allocates; the tag of authenticated
+//! mode ([`auth`]) comes from `aws-lc-rs`, which links `std`.
 #![no_std]
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]

@@ -428,6 +428,7 @@ impl World {
             src_qpn: self.rx[qp].qpn(),
             stream: 0,
             path: self.rng.gen_range(0..8),
+            // The connection's current PSN: nothing else arrives (§3.7).
             conn_psn: 0,
             path_psn: self.rng.gen_range(0..64),
             timestamp: self.now_ns,

@@ -753,9 +753,13 @@ impl Traffic {
         }
     }
 
+    /// A PROBE with the next path PSN and, as its evidence (spec §3.7), the
+    /// connection's next conn PSN.
     fn probe(&mut self, c: usize, conn: &Conn) -> Write {
         let (path, psn) = self.path(c);
-        self.base(conn, Opcode::Probe, path, psn)
+        let mut w = self.base(conn, Opcode::Probe, path, psn);
+        w.repr.conn_psn = self.conns[c].next_psn;
+        w
     }
 
     /// A message packet of `len` bytes on `stream` with the next connection PSN.

@@ -268,6 +268,7 @@ impl Engine {
             src_qpn: self.peer_qpn,
             stream: 0,
             path: ev.path,
+            // The connection's current PSN: nothing else arrives (§3.7).
             conn_psn: 0,
             path_psn: ev.psn,
             timestamp,

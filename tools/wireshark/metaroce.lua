@@ -244,7 +244,8 @@ function p.dissector(tvb, pinfo, tree)
       n:add_proto_expert_info(e_len, "Unknown NACK reason (spec §3.6: dropped, bad_format)")
     end
   elseif op == 0x12 then
-    info = info .. string.format(" path_psn %d", tvb(20, 4):uint())
+    -- A PROBE's conn_psn is the sender's next conn PSN, its evidence (§3.7, v0.1.3).
+    info = info .. string.format(" path_psn %d conn_psn 0x%x", tvb(20, 4):uint(), tvb(16, 4):uint())
   else
     local c = t:add(p, tvb(32, 32), "CM extension")
     c:add(f.init_psn, tvb(32, 4))

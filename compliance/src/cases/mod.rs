@@ -221,6 +221,11 @@ pub fn all() -> Vec<Case> {
             "PROBE marked and acknowledged"
         ),
         case!(
+            rx::probe_without_conn_psn_ignored,
+            "3.7, 6.3",
+            "PROBE without the connection's PSN ignored, slides nothing"
+        ),
+        case!(
             rx::path_window_slides,
             "6.3",
             "PSN 300 ahead slides the path window"

@@ -375,6 +375,29 @@ pub fn probe_is_marked_and_acked(ctx: &mut Ctx) -> Verdict {
     Ok(())
 }
 
+/// §3.7, §6.3: a PROBE without the connection's current PSN (here half the
+/// PSN space away, a blind guess) is dropped unanswered and slides no path,
+/// however far ahead its path PSN.
+pub fn probe_without_conn_psn_ignored(ctx: &mut Ctx) -> Verdict {
+    let mut c = ctx.conn()?;
+    let blind = c.probe(&mut ctx.peer, 5).with(|r| {
+        r.conn_psn = r.conn_psn.wrapping_add(1 << 31);
+        r.path_psn = 1 << 20;
+    });
+    ctx.send(&blind)?;
+    ctx.silence(crate::QUIET_WAIT)?;
+    // The suite's next PROBE on the path has path PSN 1: not slid, the
+    // path still waits for PSN 0.
+    let a = ctx.sync(&mut c, 5)?;
+    check!(
+        a.path_cum == 0 && a.rx_count == 1,
+        "after a blind PROBE: path_cum {} rx_count {}",
+        a.path_cum,
+        a.rx_count
+    );
+    Ok(())
+}
+
 /// §6.3: a path PSN more than 256 ahead slides the window and releases what it passes.
 pub fn path_window_slides(ctx: &mut Ctx) -> Verdict {
     let mut c = ctx.conn()?;

@@ -397,8 +397,14 @@ pub fn tx_retransmit_after_timeout_and_probe(ctx: &mut Ctx) -> Verdict {
         o.path
     );
     check!(
-        p.flags == Flags::ACK_REQ && p.stream == 0 && p.conn_psn == 0,
+        p.flags == Flags::ACK_REQ && p.stream == 0,
         "PROBE header {p:?}"
+    );
+    check!(
+        p.conn_psn == o.conn_psn.wrapping_add(1),
+        "PROBE conn_psn {:#x}, expected the next conn PSN {:#x} (v0.1.3)",
+        p.conn_psn,
+        o.conn_psn.wrapping_add(1)
     );
     check!(
         p.path_psn == o.path_psn.wrapping_add(1),
