@@ -329,6 +329,10 @@ impl Device for VfioUserDevice {
     fn reset(&mut self) -> Result<(), DeviceError> {
         self.client.reset().map_err(|e| transport("reset", e))
     }
+
+    fn read_board_info(&mut self) -> Result<Option<BoardInfo>, DeviceError> {
+        self.board_info().map(Some)
+    }
 }
 
 impl Drop for VfioUserDevice {
