@@ -4,10 +4,11 @@
 
 # Everything the test suite touches: Verilator and yosys for the RTL benches
 # and reports, rdma-core's Verbs tools and perftest for the libibverbs
-# compatibility tests (and libibverbs-dev for the ABI layout checks), binutils
+# compatibility tests, rdmacm-utils (rping, ucmatose, rdma_server/rdma_client) for the
+# librdmacm tests (libibverbs-dev and librdmacm-dev for the ABI layout checks), binutils
 # for objdump, iperf3 for the loopback comparison script, tshark for the Wireshark
 # dissector test (tools/wireshark/metaroce.lua).
-METAROCE_TEST_PACKAGES=(verilator yosys ibverbs-utils perftest libibverbs-dev binutils iperf3 tshark)
+METAROCE_TEST_PACKAGES=(verilator yosys ibverbs-utils perftest libibverbs-dev rdmacm-utils librdmacm-dev binutils iperf3 tshark)
 
 metaroce_install_missing() {
   local missing=()

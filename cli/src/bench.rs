@@ -18,6 +18,7 @@ use metaroce_driver::hw::timing::DeviceTiming;
 use metaroce_driver::soft::{SoftBackend, SoftConfig};
 use metaroce_driver::verbs::*;
 use metaroce_relay::{LinkConfig, PathConfig, PathCounters, Relay, RelayConfig, RelayHandle};
+#[cfg(feature = "hdl")]
 use metaroce_sim_tb::device_server::{DeviceServer, ServerConfig};
 use serde::Serialize;
 
@@ -681,7 +682,7 @@ fn prepare_receiver(b: &Side, pat: &mut Patterns, t: &Traffic) -> anyhow::Result
         for s in 0..2 * depth {
             b.qp.post_recv(RecvWr {
                 wr_id: s as u64,
-                sge: b.mr.sge(s * size, size as u32),
+                sgl: b.mr.sge(s * size, size as u32).into(),
                 stream: 0,
             })?;
         }
@@ -699,7 +700,7 @@ fn receive(b: &Side, pat: &mut Patterns, t: &Traffic, m: u64, wc: &Wc) -> anyhow
         && pat.check(&b.mr, rs * size, (m % depth) as usize, m);
     b.qp.post_recv(RecvWr {
         wr_id: rs as u64,
-        sge: b.mr.sge(rs * size, size as u32),
+        sgl: b.mr.sge(rs * size, size as u32).into(),
         stream: 0,
     })?;
     Ok(ok)
@@ -851,8 +852,15 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
         }
     };
     // No device given: serve the simulated board (the Verilated NIC) in this process.
+    #[cfg(feature = "hdl")]
     let _server;
     let device = match device {
+        #[cfg(not(feature = "hdl"))]
+        Some((None, _)) => bail!(
+            "--backend device without --device serves the simulated board, which needs \
+             the `hdl` feature this metaroce was built without; give --device SOCKET"
+        ),
+        #[cfg(feature = "hdl")]
         Some((None, _)) => {
             let socket =
                 std::env::temp_dir().join(format!("metaroce-bench-{}.sock", std::process::id()));

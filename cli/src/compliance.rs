@@ -11,6 +11,7 @@ use metaroce_compliance::remote::{RemoteTarget, serve};
 use metaroce_compliance::soft::SoftTarget;
 use metaroce_compliance::target::Target;
 use metaroce_compliance::{RunOptions, run};
+#[cfg(feature = "hdl")]
 use metaroce_sim_tb::compliance_target::HwTarget;
 
 /// Options of `metaroce compliance`.
@@ -88,7 +89,12 @@ pub fn run_cmd(args: &ComplianceArgs) -> anyhow::Result<()> {
     }
     let (target, parallel): (Box<dyn Target>, usize) = match args.target.as_str() {
         "soft" => (Box::new(SoftTarget::new("127.0.0.1".parse()?)), 8),
+        #[cfg(feature = "hdl")]
         "device" => (Box::new(HwTarget::new(args.device_ip)), 2),
+        #[cfg(not(feature = "hdl"))]
+        "device" => {
+            bail!("--target device needs the `hdl` feature this metaroce was built without")
+        }
         t if t.starts_with("udp://") => {
             let udp = addr(&t["udp://".len()..])?;
             let Some(agent) = &args.agent else {

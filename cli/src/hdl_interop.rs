@@ -423,7 +423,7 @@ impl TrafficNic for Soft {
         self.qp.post_send(&SendRequest {
             wr_id: wr.wr_id,
             op: wr.op,
-            payload: Payload::Sge(wr.sge),
+            payload: Payload::Sges(wr.sgl.as_slice()),
             signaled: wr.signaled,
             solicited: wr.solicited,
             stream: wr.stream,
@@ -460,11 +460,13 @@ impl TrafficNic for Soft {
             }
         }
         while let Some(e) = self.ctx.poll_async_event() {
-            let AsyncEvent::QpFatal { qp_num, status } = e;
-            out.push(Event::QpError {
-                qpn: qp_num,
-                status,
-            });
+            // This side has no shared receive queues: QP errors are all it reports.
+            if let AsyncEvent::QpFatal { qp_num, status } = e {
+                out.push(Event::QpError {
+                    qpn: qp_num,
+                    status,
+                });
+            }
         }
     }
 }

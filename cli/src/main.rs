@@ -7,11 +7,17 @@
 mod bench;
 mod compliance;
 mod demo;
+#[cfg(feature = "hdl")]
 mod device;
-mod fabric;
+#[cfg(feature = "hdl")]
 mod hdl;
+#[cfg(feature = "hdl")]
 mod hdl_interop;
+#[cfg(feature = "hdl")]
 mod hdl_run;
+#[cfg(not(feature = "hdl"))]
+mod lean;
+mod relay;
 mod report;
 mod sim;
 mod sim_scale;
@@ -32,14 +38,23 @@ enum Command {
     Demo(demo::DemoArgs),
     /// ib_write_bw-style benchmark of two soft NICs: goodput, message rate, CPU per GB.
     Bench(bench::BenchArgs),
-    /// Relay emulating a lossy multipath fabric between soft NICs (commands on stdin).
-    Fabric(fabric::FabricArgs),
+    /// Relay emulating a lossy multipath fabric between soft NICs (commands on stdin); formerly `fabric`.
+    #[command(alias = "fabric")]
+    Relay(relay::RelayArgs),
     /// Discrete-event simulation of MetaRoCE, RoCEv2 and IRN side by side: loss, failover, hotlink, incast, allreduce.
     Sim(sim::SimArgs),
     /// The NIC RTL: emit Verilog, or lint, synthesise and check it against the reference.
+    #[cfg(feature = "hdl")]
     Hdl(hdl::HdlArgs),
+    /// The NIC RTL (not in this build: it was built without the `hdl` feature).
+    #[cfg(not(feature = "hdl"))]
+    Hdl(lean::Unavailable),
     /// The simulated board as a vfio-user device process (serve), and a probe that measures one.
+    #[cfg(feature = "hdl")]
     Device(device::DeviceArgs),
+    /// The simulated board (not in this build: it was built without the `hdl` feature).
+    #[cfg(not(feature = "hdl"))]
+    Device(lean::Unavailable),
     /// Black-box conformance suite: speaks the wire protocol to an implementation and checks it against docs/spec.md.
     Compliance(compliance::ComplianceArgs),
 }
@@ -49,10 +64,23 @@ fn main() -> anyhow::Result<()> {
     match cli.command {
         Command::Demo(args) => demo::run(&args),
         Command::Bench(args) => bench::run(&args),
-        Command::Fabric(args) => fabric::run(&args),
+        Command::Relay(args) => {
+            if std::env::args().nth(1).as_deref() == Some("fabric") {
+                eprintln!(
+                    "note: `metaroce fabric` is now `metaroce relay`; the old name will be removed"
+                );
+            }
+            relay::run(&args)
+        }
         Command::Sim(args) => sim::run(&args),
+        #[cfg(feature = "hdl")]
         Command::Hdl(args) => hdl::run(&args),
+        #[cfg(not(feature = "hdl"))]
+        Command::Hdl(_) => lean::unavailable("hdl"),
         Command::Compliance(args) => compliance::run_cmd(&args),
+        #[cfg(feature = "hdl")]
         Command::Device(args) => device::run(&args),
+        #[cfg(not(feature = "hdl"))]
+        Command::Device(_) => lean::unavailable("device"),
     }
 }

@@ -144,6 +144,23 @@ impl Ctx {
         my_psn: u32,
         target_psn: u32,
     ) -> Result<Conn, Fail> {
+        self.open_conn(opts, my_psn, target_psn, true)
+    }
+
+    /// Like [`Ctx::conn`], but the target's QP stays in RTR (§9.1): the suite
+    /// expects its packets from `target_psn`, the `resp_psn` of the suite's READ
+    /// requests ([`Conn::read_req`]). Skipped on targets that cannot do this.
+    pub fn conn_in_rtr(&mut self, target_psn: u32) -> Result<Conn, Fail> {
+        self.open_conn(QpOptions::default(), 0x0001_0000, target_psn, false)
+    }
+
+    fn open_conn(
+        &mut self,
+        opts: QpOptions,
+        my_psn: u32,
+        target_psn: u32,
+        to_rts: bool,
+    ) -> Result<Conn, Fail> {
         let qpn = setup(self.dev.create_qp(&opts))?;
         let mr = setup(self.dev.reg_mr(65536, MrAccess::ALL))?;
         self.next_qpn += 1;
@@ -153,7 +170,11 @@ impl Ctx {
             addr: self.peer.addr(),
             initial_psn: my_psn,
         };
-        setup(self.dev.connect(qpn, &peer, target_psn))?;
+        if to_rts {
+            setup(self.dev.connect(qpn, &peer, target_psn))?;
+        } else {
+            setup(self.dev.connect_rtr(qpn, &peer))?;
+        }
         Ok(Conn {
             qpn,
             my_qpn,

@@ -433,7 +433,7 @@ impl Conn {
     }
 
     /// A READ_REQ for `msg_len` bytes at `remote_va` under `rkey`, as a new message
-    /// on stream 0.
+    /// on stream 0, with `resp_psn` (§3.4) = the suite's receive `conn_cum`.
     pub fn read_req(
         &mut self,
         peer: &mut Peer,
@@ -448,6 +448,7 @@ impl Conn {
             msg_len,
             remote_va,
             rkey,
+            imm: self.conn_cum(),
             ..MsgRepr::default()
         };
         self.data(peer, Opcode::ReadReq, path, m, b"")

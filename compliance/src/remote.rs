@@ -43,6 +43,13 @@ pub enum Request {
         /// The QP's own first conn PSN.
         own_initial_psn: u32,
     },
+    /// [`Device::connect_rtr`]; reply: null.
+    ConnectRtr {
+        /// The QP.
+        qpn: u32,
+        /// The peer (the suite).
+        peer: PeerParams,
+    },
     /// [`Device::reg_mr`]; reply: [`MrInfo`].
     RegMr {
         /// Length.
@@ -125,6 +132,9 @@ pub struct Hello {
     pub line_rate_mbps: Option<u32>,
     /// Whether it chooses each packet's source port.
     pub chooses_source_ports: bool,
+    /// Whether it implements the atomics (absent: no).
+    #[serde(default)]
+    pub atomics: bool,
 }
 
 fn hex(b: &[u8]) -> String {
@@ -194,6 +204,7 @@ fn handle(
             mtu: d.mtu(),
             line_rate_mbps: d.line_rate_mbps(),
             chooses_source_ports: d.chooses_source_ports(),
+            atomics: d.atomics(),
         };
         *dev = Some(d);
         return Ok(to(&hello));
@@ -207,6 +218,7 @@ fn handle(
             peer,
             own_initial_psn,
         } => json!(d.connect(qpn, &peer, own_initial_psn)?),
+        Request::ConnectRtr { qpn, peer } => json!(d.connect_rtr(qpn, &peer)?),
         Request::RegMr { len, access } => to(&d.reg_mr(len, access)?),
         Request::WriteMr { mr, offset, data } => json!(d.write_mr(mr, offset, &unhex(&data)?)?),
         Request::ReadMr { mr, offset, len } => json!(hex(&d.read_mr(mr, offset, len)?)),
@@ -269,6 +281,7 @@ impl Target for RemoteTarget {
                 mtu: 4096,
                 line_rate_mbps: None,
                 chooses_source_ports: true,
+                atomics: false,
             },
         };
         let hello: Hello = dev.call(&Request::Open)?;
@@ -321,6 +334,9 @@ impl Device for RemoteDevice {
             peer: *peer,
             own_initial_psn,
         })
+    }
+    fn connect_rtr(&mut self, qpn: u32, peer: &PeerParams) -> TargetResult<()> {
+        self.call(&Request::ConnectRtr { qpn, peer: *peer })
     }
     fn reg_mr(&mut self, len: u64, access: MrAccess) -> TargetResult<MrInfo> {
         self.call(&Request::RegMr { len, access })
@@ -381,6 +397,9 @@ impl Device for RemoteDevice {
     }
     fn chooses_source_ports(&self) -> bool {
         self.hello.chooses_source_ports
+    }
+    fn atomics(&self) -> bool {
+        self.hello.atomics
     }
 }
 

@@ -218,6 +218,8 @@ pub fn opcode_name(o: WcOpcode) -> &'static str {
         WcOpcode::Send => "SEND",
         WcOpcode::Write => "WRITE",
         WcOpcode::Read => "READ",
+        WcOpcode::FetchAdd => "FETCH_ADD",
+        WcOpcode::CompSwap => "COMP_SWAP",
         WcOpcode::Recv => "RECV",
         WcOpcode::RecvWriteImm => "RECV_RDMA_WITH_IMM",
     }
@@ -254,20 +256,9 @@ impl Device for SoftDevice {
     }
 
     fn connect(&mut self, qpn: u32, peer: &PeerParams, own_initial_psn: u32) -> TargetResult<()> {
-        let addr = match &self.shim {
-            Some(shim) => shim.forward_to(peer.addr),
-            None => peer.addr,
-        };
+        self.connect_rtr(qpn, peer)?;
         let SoftQp { qp, opts, .. } = self.qp(qpn)?;
         let e = |e: metaroce_driver::verbs::Error| e.to_string();
-        qp.modify(QpTransition::Init).map_err(e)?;
-        qp.modify(QpTransition::Rtr(RemoteEnd {
-            qpn: peer.qpn,
-            ip: addr.ip(),
-            udp_port: addr.port(),
-            initial_psn: peer.initial_psn,
-        }))
-        .map_err(e)?;
         // The retry settings of QpOptions are given at RTS.
         qp.modify(QpTransition::Rts {
             initial_psn: own_initial_psn,
@@ -278,11 +269,33 @@ impl Device for SoftDevice {
         .map_err(e)
     }
 
+    fn atomics(&self) -> bool {
+        true
+    }
+
+    fn connect_rtr(&mut self, qpn: u32, peer: &PeerParams) -> TargetResult<()> {
+        let addr = match &self.shim {
+            Some(shim) => shim.forward_to(peer.addr),
+            None => peer.addr,
+        };
+        let SoftQp { qp, .. } = self.qp(qpn)?;
+        let e = |e: metaroce_driver::verbs::Error| e.to_string();
+        qp.modify(QpTransition::Init).map_err(e)?;
+        qp.modify(QpTransition::Rtr(RemoteEnd {
+            qpn: peer.qpn,
+            ip: addr.ip(),
+            udp_port: addr.port(),
+            initial_psn: peer.initial_psn,
+        }))
+        .map_err(e)
+    }
+
     fn reg_mr(&mut self, len: u64, access: MrAccess) -> TargetResult<MrInfo> {
         let mut a = Access::empty();
         a.set(Access::LOCAL_WRITE, access.local_write);
         a.set(Access::REMOTE_WRITE, access.remote_write);
         a.set(Access::REMOTE_READ, access.remote_read);
+        a.set(Access::REMOTE_ATOMIC, access.remote_atomic);
         let mr = self
             .nic
             .pd
@@ -353,7 +366,11 @@ impl Device for SoftDevice {
         let sge = self.mr(mr)?.sge(offset as usize, len);
         self.qp(qpn)?
             .qp
-            .post_recv(RecvWr { wr_id, sge, stream })
+            .post_recv(RecvWr {
+                wr_id,
+                sgl: sge.into(),
+                stream,
+            })
             .map_err(|e| e.to_string())
     }
 

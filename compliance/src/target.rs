@@ -84,6 +84,9 @@ pub struct MrAccess {
     pub remote_write: bool,
     /// The peer may READ from it.
     pub remote_read: bool,
+    /// The peer's atomics may operate on it (targets without atomics ignore it).
+    #[serde(default)]
+    pub remote_atomic: bool,
 }
 
 impl MrAccess {
@@ -92,6 +95,7 @@ impl MrAccess {
         local_write: true,
         remote_write: true,
         remote_read: true,
+        remote_atomic: true,
     };
 }
 
@@ -203,6 +207,13 @@ pub trait Device: Send {
     /// RESET → INIT → RTR (towards `peer`) → RTS with `own_initial_psn` as the
     /// first conn PSN the QP sends.
     fn connect(&mut self, qpn: u32, peer: &PeerParams, own_initial_psn: u32) -> TargetResult<()>;
+    /// RESET → INIT → RTR (towards `peer`) only: the QP has no first send PSN of its
+    /// own, as a Verbs READ responder that never sends a request (§9.1). A target
+    /// that cannot do this returns an error and the cases that need it are skipped.
+    fn connect_rtr(&mut self, qpn: u32, peer: &PeerParams) -> TargetResult<()> {
+        let _ = (qpn, peer);
+        Err("this target cannot leave a QP in RTR".into())
+    }
     /// Registers a zeroed region of `len` bytes in the QPs' protection domain.
     fn reg_mr(&mut self, len: u64, access: MrAccess) -> TargetResult<MrInfo>;
     /// Writes local memory of a region.
@@ -243,6 +254,11 @@ pub trait Device: Send {
     /// The endpoint's mtu (largest payload per packet, §2.6).
     fn mtu(&self) -> u32 {
         4096
+    }
+    /// Whether the endpoint implements the atomics of revision v0.1.2 (§3.3, §6.8);
+    /// the atomic cases are skipped for targets that do not.
+    fn atomics(&self) -> bool {
+        false
     }
     /// The fair-share line rate the endpoint divides in its rate hints (§6.9), Mbit/s,
     /// if it follows the reference policy; `None` skips the rate-hint policy case.

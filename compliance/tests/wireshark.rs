@@ -306,7 +306,7 @@ fn the_dissector_decodes_a_relay_capture_of_every_opcode_the_engine_sends() {
     for i in 0..5 {
         b.qp.post_recv(RecvWr {
             wr_id: 10 + i,
-            sge: b.mr.sge(65536 * (i as usize + 1), 65536),
+            sgl: b.mr.sge(65536 * (i as usize + 1), 65536).into(),
             stream: 0,
         })
         .unwrap();

@@ -289,11 +289,12 @@ impl<M: HostMemory> MetaRoceHost<M> {
                         rkey: flow.rkey,
                         imm: flow.posted as u32,
                     },
-                    sge: Sge {
+                    sgl: Sge {
                         addr,
                         len: flow.message_len,
                         lkey: flow.lkey,
-                    },
+                    }
+                    .into(),
                     signaled: true,
                     solicited: false,
                     stream: 0,
@@ -315,11 +316,12 @@ impl<M: HostMemory> MetaRoceHost<M> {
             while flow.receives_posted < target {
                 let wr = RecvWr {
                     wr_id: flow.receives_posted,
-                    sge: Sge {
+                    sgl: Sge {
                         addr: 0,
                         len: 0,
                         lkey: 0,
-                    },
+                    }
+                    .into(),
                     stream: 0,
                 };
                 if self.nic.post_recv(flow.qpn, wr).is_err() {
@@ -357,6 +359,8 @@ impl<M: HostMemory> MetaRoceHost<M> {
                 }
                 Event::Completion(_) => {}
                 Event::QpError { .. } => self.stats.qp_errors += 1,
+                // The simulator's QPs have their own receive queues.
+                Event::SrqLimitReached { .. } => {}
             }
         }
         if changed {

@@ -39,6 +39,19 @@ pub struct NicConfig {
     /// operations ([`Nic::poll_table_op`](crate::Nic::poll_table_op)) and
     /// takes their results ([`Nic::handle_table_result`](crate::Nic::handle_table_result)).
     pub datapath: Datapath,
+    /// Implements the atomics of spec revision v0.1.2 (FETCH_ADD,
+    /// COMPARE_SWAP, ATOMIC_RESP). False, and always on
+    /// [`Datapath::Hardware`]: their opcodes are unknown, dropped as
+    /// `bad_opcode` as the RTL does (spec §11.4), and atomic work requests
+    /// are refused.
+    pub atomics: bool,
+}
+
+impl NicConfig {
+    /// Whether this NIC executes and sends atomics ([`NicConfig::atomics`]).
+    pub fn has_atomics(&self) -> bool {
+        self.atomics && self.datapath == Datapath::Software
+    }
 }
 
 impl Default for NicConfig {
@@ -54,6 +67,7 @@ impl Default for NicConfig {
             linger_max_ns: 1_000_000_000,
             qp: QpConfig::default(),
             datapath: Datapath::Software,
+            atomics: true,
         }
     }
 }
@@ -98,6 +112,10 @@ pub struct QpConfig {
     /// trailer; forged, modified and replayed packets are dropped before
     /// they change anything. Software data path only.
     pub auth: Option<AuthKey>,
+    /// The shared receive queue (from [`crate::Nic::create_srq`], of the QP's
+    /// protection domain) its receives come from; `None`: its own receive
+    /// queue. Software data path only.
+    pub srq: Option<core::num::NonZeroU32>,
 }
 
 impl Default for QpConfig {
@@ -118,6 +136,7 @@ impl Default for QpConfig {
             max_recv_wr: 8192,
             max_rd_atomic: 16,
             auth: None,
+            srq: None,
         }
     }
 }

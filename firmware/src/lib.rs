@@ -15,7 +15,9 @@
 //! - congestion control behind [`cc::PathController`], a connection window
 //!   and the receiver's fair-share rate hint;
 //! - Verbs semantics: QP states, WRITE, WRITE_IMM, SEND/RECV with matching,
-//!   READ, per-stream in-order completions, memory regions with rkey, bounds
+//!   shared receive queues, READ, 8-byte atomics executed exactly once,
+//!   scatter/gather lists, per-stream in-order
+//!   completions, memory regions with rkey, bounds
 //!   and access checks, direct placement through [`Memory`];
 //! - a counter for every dropped packet and its reason.
 #![no_std]
@@ -37,6 +39,7 @@ mod path;
 mod qp;
 mod rtt;
 mod rx;
+mod srq;
 mod tx;
 mod verbs;
 
@@ -52,7 +55,8 @@ pub use nic::{Event, LINGER_PERIODS, Nic, RxMeta, Transmit};
 pub use path::{PathEntry, PathView, SlotFate, TableOp, TableOutcome, TxPath};
 pub use path::{PathHealth, PathStats};
 pub use rtt::RttEstimator;
+pub use srq::SrqAttr;
 pub use verbs::{
-    Completion, QpState, QpTransition, RecvWr, RemoteEnd, SendOp, SendWr, Sge, VerbsError,
-    WcOpcode, WcStatus,
+    ATOMIC_LEN, Completion, MAX_SGE, QpState, QpTransition, RecvWr, RemoteEnd, SendOp, SendWr,
+    SgList, Sge, VerbsError, WcOpcode, WcStatus,
 };

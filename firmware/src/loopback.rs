@@ -135,6 +135,22 @@ impl Pair {
 
     /// Two NICs whose QPs use `qp`.
     pub fn with_config(seed: u64, qp: QpConfig, channel: Channel) -> Pair {
+        Pair::build(seed, qp, channel, true)
+    }
+
+    /// Like [`Pair::new`], but B's QP stays in RTR (a READ responder that
+    /// never sends a request of its own, as perftest's `ib_read_bw` server);
+    /// it would move to RTS with first PSN 5000.
+    pub fn responder_in_rtr(seed: u64, paths: u16, channel: Channel) -> Pair {
+        let qp = QpConfig {
+            paths,
+            streams: 8,
+            ..QpConfig::default()
+        };
+        Pair::build(seed, qp, channel, false)
+    }
+
+    fn build(seed: u64, qp: QpConfig, channel: Channel, b_to_rts: bool) -> Pair {
         let mk = |ip: [u8; 4], s: u64| {
             let cfg = NicConfig {
                 local_ip: IpAddr::V4(Ipv4Addr::from(ip)),
@@ -150,7 +166,10 @@ impl Pair {
                     pd,
                     MEM_BASE,
                     MEM_LEN as u64,
-                    Access::LOCAL_WRITE | Access::REMOTE_WRITE | Access::REMOTE_READ,
+                    Access::LOCAL_WRITE
+                        | Access::REMOTE_WRITE
+                        | Access::REMOTE_READ
+                        | Access::REMOTE_ATOMIC,
                 )
                 .unwrap();
             let qpn = nic.create_qp(pd, None).unwrap();
@@ -166,8 +185,8 @@ impl Pair {
         };
         let mut a = mk([10, 0, 0, 1], seed);
         let mut b = mk([10, 0, 0, 2], seed ^ 0xb);
-        connect(&mut a, &b, 1000, 5000);
-        connect(&mut b, &a, 5000, 1000);
+        connect(&mut a, &b, 1000, 5000, true);
+        connect(&mut b, &a, 5000, 1000, b_to_rts);
         Pair {
             a,
             b,
@@ -304,6 +323,17 @@ impl Pair {
         done(self)
     }
 
+    /// Connects one more pair of QPs: `a_qpn` of A and `b_qpn` of B (both in
+    /// RESET), both ways to RTS as [`Pair::new`] connects its own.
+    pub fn connect_qps(&mut self, a_qpn: u32, b_qpn: u32) {
+        let (a, b) = (&mut self.a, &mut self.b);
+        let (a_own, b_own) = (a.qpn, b.qpn);
+        (a.qpn, b.qpn) = (a_qpn, b_qpn);
+        connect(a, b, 300, 700, true);
+        connect(b, a, 700, 300, true);
+        (a.qpn, b.qpn) = (a_own, b_own);
+    }
+
     /// Drains the events of both sides.
     pub fn events(&mut self) -> (Vec<Event>, Vec<Event>) {
         let mut a = Vec::new();
@@ -318,7 +348,7 @@ impl Pair {
     }
 }
 
-fn connect(local: &mut Side, remote: &Side, local_psn: u32, remote_psn: u32) {
+fn connect(local: &mut Side, remote: &Side, local_psn: u32, remote_psn: u32, to_rts: bool) {
     let nic = &mut local.nic;
     nic.modify_qp(local.qpn, QpTransition::Init).unwrap();
     let end = RemoteEnd {
@@ -328,6 +358,9 @@ fn connect(local: &mut Side, remote: &Side, local_psn: u32, remote_psn: u32) {
         initial_psn: remote_psn,
     };
     nic.modify_qp(local.qpn, QpTransition::Rtr(end)).unwrap();
+    if !to_rts {
+        return;
+    }
     nic.modify_qp(
         local.qpn,
         QpTransition::Rts {
@@ -368,15 +401,27 @@ pub fn write_wr(p: &Pair, wr_id: u64, addr: u64, len: u32) -> crate::SendWr {
             remote_va: addr,
             rkey: p.b.mr.rkey,
         },
-        sge: crate::Sge {
+        sgl: crate::Sge {
             addr,
             len,
             lkey: p.a.mr.lkey,
-        },
+        }
+        .into(),
         signaled: true,
         solicited: false,
         stream: 0,
     }
+}
+
+/// The completions among `events` (other events left out).
+pub fn completions(events: Vec<Event>) -> Vec<crate::Completion> {
+    events
+        .into_iter()
+        .filter_map(|e| match e {
+            Event::Completion(c) => Some(c),
+            _ => None,
+        })
+        .collect()
 }
 
 /// Deterministic pattern bytes for message `id`.

@@ -3,6 +3,7 @@
 use alloc::collections::BTreeMap;
 
 use crate::ids::IdGen;
+use crate::verbs::Sge;
 
 bitflags::bitflags! {
     /// Access rights of a memory region (the Verbs `IBV_ACCESS_*` bits).
@@ -14,6 +15,8 @@ bitflags::bitflags! {
         const REMOTE_WRITE = 1 << 1;
         /// Remote READs may read it.
         const REMOTE_READ = 1 << 2;
+        /// Remote atomics may operate on it.
+        const REMOTE_ATOMIC = 1 << 3;
     }
 }
 
@@ -67,8 +70,8 @@ pub enum RegisterError {
     /// Zero length or an address range that overflows.
     #[error("invalid memory range")]
     InvalidRange,
-    /// Remote write without local write (Verbs rule).
-    #[error("REMOTE_WRITE requires LOCAL_WRITE")]
+    /// Remote write or atomic access without local write (Verbs rule).
+    #[error("REMOTE_WRITE and REMOTE_ATOMIC require LOCAL_WRITE")]
     InvalidAccess,
 }
 
@@ -106,7 +109,9 @@ impl MrTable {
         if len == 0 || addr.checked_add(len).is_none() {
             return Err(RegisterError::InvalidRange);
         }
-        if access.contains(Access::REMOTE_WRITE) && !access.contains(Access::LOCAL_WRITE) {
+        if access.intersects(Access::REMOTE_WRITE | Access::REMOTE_ATOMIC)
+            && !access.contains(Access::LOCAL_WRITE)
+        {
             return Err(RegisterError::InvalidAccess);
         }
         // Key 0 is never handed out so a zeroed field never matches.
@@ -149,6 +154,20 @@ impl MrTable {
             Access::empty()
         };
         self.check(pd, lkey, addr, len, need)
+    }
+
+    /// Checks local access to every element of `sges` through its own lkey
+    /// (elements without bytes pass).
+    pub fn check_local_all(
+        &self,
+        pd: u32,
+        sges: impl IntoIterator<Item = Sge>,
+        write: bool,
+    ) -> Result<(), AccessError> {
+        sges.into_iter().filter(|s| s.len > 0).try_for_each(|s| {
+            self.check_local(pd, s.lkey, s.addr, u64::from(s.len), write)
+                .map(drop)
+        })
     }
 
     /// Checks a remote access through `rkey` needing `need`.

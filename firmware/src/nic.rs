@@ -14,7 +14,9 @@ use alloc::collections::{BTreeMap, BTreeSet, VecDeque};
 use alloc::vec::Vec;
 use core::net::IpAddr;
 
-use metaroce_proto::{Ext, MsgRepr, Packet, PseudoHeader, Repr};
+use metaroce_proto::{
+    BASE_LEN, Ext, ICRC_LEN, MsgRepr, Opcode, Packet, PseudoHeader, Repr, VERSION,
+};
 
 use crate::config::{MAX_PATHS, NicConfig, QpConfig};
 use crate::counters::{Drops, Stats};
@@ -24,8 +26,10 @@ use crate::memory::Memory;
 use crate::mr::{MemoryRegion, MrTable, RegisterError};
 use crate::path::{PathStats, PathView, SlotFate};
 use crate::qp::{Ctx, PseudoLocal, Qp, RxData};
+use crate::srq::{Srq, SrqAttr, Srqs};
 use crate::verbs::{
-    QpState, QpTransition, RecvWr, RemoteEnd, SendOp, SendWr, Sge, VerbsError, WcStatus,
+    ATOMIC_LEN, MAX_SGE, QpState, QpTransition, RecvWr, RemoteEnd, SendWr, SgList, Sge, VerbsError,
+    WcStatus,
 };
 use metaroce_proto::auth::AUTH_TRAILER_LEN;
 
@@ -76,6 +80,12 @@ pub enum Event {
         /// Why.
         status: WcStatus,
     },
+    /// A QP took a receive from a shared receive queue and left fewer posted
+    /// than its armed limit (the limit is now disarmed; [`Nic::arm_srq_limit`]).
+    SrqLimitReached {
+        /// The shared receive queue.
+        srqn: u32,
+    },
 }
 
 /// How many of a destroyed QP's retransmission periods it lingers: its peer resends an
@@ -96,9 +106,10 @@ struct Lingering {
 /// The engine's timer index, so that neither [`Nic::poll_timeout`] nor
 /// [`Nic::handle_timeout`] looks at a QP whose timers did not change.
 ///
-/// Every live QP in RTS with a pending timer is filed once, under the earliest
-/// of its deadlines ([`crate::tx::Tx::next_deadline`]: path RTOs, probes, RACK,
-/// the connection timeout, RNR waits, pacing), and re-filed ([`Timers::rearm`])
+/// Every live QP whose send side runs (`Qp::sends`) with a pending timer is
+/// filed once, under the earliest of its deadlines
+/// ([`crate::tx::Tx::next_deadline`]: path RTOs, probes, RACK, the
+/// connection timeout, RNR waits, pacing), and re-filed ([`Timers::rearm`])
 /// after every call that touched it; lingering QPs are filed under the time
 /// they go. Entries sort by (deadline, QPN).
 #[derive(Default)]
@@ -117,10 +128,10 @@ struct Timers {
 }
 
 impl Timers {
-    /// Files `qp` under its earliest deadline (none unless it is in RTS),
+    /// Files `qp` under its earliest deadline (none unless its send side runs),
     /// after something may have changed it.
     fn rearm(&mut self, qp: &mut Qp) {
-        let due = if qp.state == QpState::Rts {
+        let due = if qp.sends() {
             qp.tx.next_deadline(&mut self.work)
         } else {
             None
@@ -142,6 +153,7 @@ pub struct Nic {
     cfg: NicConfig,
     mrs: MrTable,
     qps: BTreeMap<u32, Qp>,
+    srqs: Srqs,
     lingering: BTreeMap<u32, Lingering>,
     timers: Timers,
     ids: IdGen,
@@ -171,6 +183,7 @@ impl Nic {
             cfg,
             mrs: MrTable::new(IdGen::from_seed(key_seed)),
             qps: BTreeMap::new(),
+            srqs: Srqs::new(),
             lingering: BTreeMap::new(),
             timers: Timers::default(),
             ids,
@@ -264,6 +277,17 @@ impl Nic {
         if cfg.auth.is_some() && self.cfg.datapath == Datapath::Hardware {
             return Err(VerbsError::InvalidArgument);
         }
+        // A shared receive queue of the QP's protection domain.
+        if let Some(srqn) = cfg.srq {
+            let srq = self
+                .srqs
+                .get_mut(&srqn.get())
+                .ok_or(VerbsError::InvalidArgument)?;
+            if srq.pd != pd {
+                return Err(VerbsError::InvalidArgument);
+            }
+            srq.qps += 1;
+        }
         let (qps, lingering) = (&self.qps, &self.lingering);
         let qpn = self
             .ids
@@ -298,6 +322,11 @@ impl Nic {
         let mut qp = self.qps.remove(&qpn).ok_or(VerbsError::NoSuchQp)?;
         if let Some(due) = qp.timer_due.take() {
             self.timers.live.remove(&(due, qpn));
+        }
+        if let Some(srq) = qp.cfg.srq.and_then(|n| self.srqs.get_mut(&n.get())) {
+            // Receives it took for messages that never came go back.
+            srq.give_back(qp.rx.drain_receives().collect::<Vec<_>>().into_iter());
+            srq.qps -= 1;
         }
         let linger_ns = qp
             .close()
@@ -369,31 +398,27 @@ impl Nic {
         Ok(())
     }
 
-    /// Posts a send work request. A local protection error (bad lkey or
-    /// range) completes the request with `LocProtErr` and fails the QP, as
-    /// Verbs hardware does; a call the QP cannot take returns an error and
-    /// changes nothing.
+    /// Posts a send work request. A local protection error (an element of
+    /// its list with a bad lkey or range) completes the request with
+    /// `LocProtErr` and fails the QP, as Verbs hardware does; a call the QP
+    /// cannot take returns an error and changes nothing.
     pub fn post_send(&mut self, qpn: u32, wr: SendWr) -> Result<(), VerbsError> {
         let qp = self.qps.get_mut(&qpn).ok_or(VerbsError::NoSuchQp)?;
         if qp.state != QpState::Rts {
             return Err(VerbsError::WrongState);
         }
-        if wr.sge.len > self.cfg.max_message() {
-            return Err(VerbsError::MessageTooLong);
+        let len = self.cfg.message_len(&wr.sgl)?;
+        // An atomic's local buffer is the 8 bytes its value lands in; the RTL
+        // carries no atomics (spec §11.4).
+        if wr.op.is_atomic() && (len != ATOMIC_LEN || !self.cfg.has_atomics()) {
+            return Err(VerbsError::InvalidArgument);
         }
-        let write_local = matches!(wr.op, SendOp::Read { .. });
-        let local_ok = wr.sge.len == 0
-            || self
-                .mrs
-                .check_local(
-                    qp.pd,
-                    wr.sge.lkey,
-                    wr.sge.addr,
-                    u64::from(wr.sge.len),
-                    write_local,
-                )
-                .is_ok();
-        let key = qp.tx.post(&wr)?;
+        let write_local = wr.op.writes_local();
+        let local_ok = self
+            .mrs
+            .check_local_all(qp.pd, wr.sgl.as_slice().iter().copied(), write_local)
+            .is_ok();
+        let key = qp.tx.post(&wr, len)?;
         if !local_ok {
             qp.tx.refuse(key, WcStatus::LocProtErr);
             qp.fail(WcStatus::LocProtErr, &mut self.events);
@@ -404,23 +429,79 @@ impl Nic {
         Ok(())
     }
 
-    /// Posts a receive work request.
+    /// Posts a receive work request; `InvalidArgument` (nothing posted) when
+    /// an element of its list is not covered by its lkey with LOCAL_WRITE, or
+    /// the QP takes its receives from a shared receive queue.
     pub fn post_recv(&mut self, qpn: u32, wr: RecvWr) -> Result<(), VerbsError> {
         let qp = self.qps.get_mut(&qpn).ok_or(VerbsError::NoSuchQp)?;
         if qp.state == QpState::Reset {
             return Err(VerbsError::WrongState);
         }
-        if wr.sge.len > 0
-            && self
-                .mrs
-                .check_local(qp.pd, wr.sge.lkey, wr.sge.addr, u64::from(wr.sge.len), true)
-                .is_err()
-        {
+        if qp.cfg.srq.is_some() {
             return Err(VerbsError::InvalidArgument);
         }
+        self.cfg.message_len(&wr.sgl)?;
+        self.mrs
+            .check_local_all(qp.pd, wr.sgl.as_slice().iter().copied(), true)
+            .map_err(|_| VerbsError::InvalidArgument)?;
         qp.post_recv(wr, &mut self.events)?;
         Self::touched(&mut self.ready, &mut self.timers, qp);
         Ok(())
+    }
+
+    /// Creates a shared receive queue of `max_wr` receives in protection
+    /// domain `pd` (software data path only); returns its number, never 0. A QP
+    /// created with it ([`QpConfig::srq`]) takes its receives from it.
+    pub fn create_srq(&mut self, pd: u32, max_wr: usize) -> Result<u32, VerbsError> {
+        if max_wr == 0 || self.cfg.datapath != Datapath::Software {
+            return Err(VerbsError::InvalidArgument);
+        }
+        let srqn = self.srqs.last_key_value().map_or(1, |(&n, _)| n + 1);
+        self.srqs.insert(srqn, Srq::new(pd, max_wr));
+        Ok(srqn)
+    }
+
+    /// Arms the limit of a shared receive queue (`ibv_modify_srq` with
+    /// `IBV_SRQ_LIMIT`): once a QP takes a receive that leaves fewer than
+    /// `limit` posted, [`Event::SrqLimitReached`] is reported and the limit
+    /// disarms. 0 disarms it; a limit above its size is refused.
+    pub fn arm_srq_limit(&mut self, srqn: u32, limit: u32) -> Result<(), VerbsError> {
+        let srq = self
+            .srqs
+            .get_mut(&srqn)
+            .ok_or(VerbsError::InvalidArgument)?;
+        srq.set_limit(limit)
+    }
+
+    /// A shared receive queue's attributes.
+    pub fn query_srq(&self, srqn: u32) -> Option<SrqAttr> {
+        self.srqs.get(&srqn).map(Srq::attr)
+    }
+
+    /// Destroys a shared receive queue (its posted receives are dropped without
+    /// completions); `InUse` while a QP takes its receives from it.
+    pub fn destroy_srq(&mut self, srqn: u32) -> Result<(), VerbsError> {
+        let srq = self.srqs.get(&srqn).ok_or(VerbsError::InvalidArgument)?;
+        if srq.qps > 0 {
+            return Err(VerbsError::InUse);
+        }
+        self.srqs.remove(&srqn);
+        Ok(())
+    }
+
+    /// Posts a receive on a shared receive queue; `InvalidArgument` when an
+    /// element of its list is not covered by its lkey with LOCAL_WRITE in the
+    /// queue's protection domain, `QueueFull` when it holds its `max_wr`.
+    pub fn post_srq_recv(&mut self, srqn: u32, wr: RecvWr) -> Result<(), VerbsError> {
+        let srq = self
+            .srqs
+            .get_mut(&srqn)
+            .ok_or(VerbsError::InvalidArgument)?;
+        self.cfg.message_len(&wr.sgl)?;
+        self.mrs
+            .check_local_all(srq.pd, wr.sgl.as_slice().iter().copied(), true)
+            .map_err(|_| VerbsError::InvalidArgument)?;
+        srq.post(wr)
     }
 
     fn mark_ready(ready: &mut VecDeque<u32>, qp: &mut Qp) {
@@ -449,6 +530,16 @@ impl Nic {
         let Some(datagram) = self.authenticate(datagram) else {
             return;
         };
+        // Without atomics their opcodes are unknown (§6.2 step 3, after the
+        // length and version checks).
+        if !self.cfg.has_atomics()
+            && datagram.len() >= BASE_LEN + ICRC_LEN
+            && datagram[0] == VERSION
+            && Opcode::try_from(datagram[1]).is_ok_and(Opcode::is_atomic)
+        {
+            self.drops.bad_opcode += 1;
+            return;
+        }
         let packet = match Packet::new_checked(datagram) {
             Ok(p) => p,
             Err(e) => return self.drops.count_wire_error(&e),
@@ -466,6 +557,7 @@ impl Nic {
             now,
             mem,
             mrs: &self.mrs,
+            srqs: &mut self.srqs,
             drops: &mut self.drops,
             stats: &mut self.stats,
             events: &mut self.events,
@@ -545,6 +637,7 @@ impl Nic {
             now,
             mem: &mut NoMemory,
             mrs: &self.mrs,
+            srqs: &mut self.srqs,
             drops: &mut self.drops,
             stats: &mut self.stats,
             events: &mut self.events,
@@ -618,6 +711,7 @@ impl Nic {
             now,
             mem: &mut NoMemory,
             mrs: &self.mrs,
+            srqs: &mut self.srqs,
             drops: &mut self.drops,
             stats: &mut self.stats,
             events: &mut self.events,
@@ -682,6 +776,7 @@ impl Nic {
                 now,
                 mem,
                 mrs: &self.mrs,
+                srqs: &mut self.srqs,
                 drops: &mut self.drops,
                 stats: &mut self.stats,
                 events: &mut self.events,
@@ -754,7 +849,7 @@ impl Nic {
         let live = self
             .qps
             .values()
-            .filter(|q| q.state == QpState::Rts)
+            .filter(|q| q.sends())
             .filter_map(|q| q.tx.next_deadline(&mut work))
             .min();
         let lingering = self.lingering.values().map(|l| l.until.unwrap_or(0)).min();
@@ -789,8 +884,7 @@ impl Nic {
                 self.qps
                     .values()
                     .filter(|q| {
-                        q.state == QpState::Rts
-                            && q.tx.next_deadline(&mut work).is_some_and(|d| d <= now)
+                        q.sends() && q.tx.next_deadline(&mut work).is_some_and(|d| d <= now)
                     })
                     .map(|q| q.qpn)
                     .eq(due.iter().copied())
@@ -805,6 +899,7 @@ impl Nic {
                 now,
                 mem: &mut *mem,
                 mrs: &self.mrs,
+                srqs: &mut self.srqs,
                 drops: &mut self.drops,
                 stats: &mut self.stats,
                 events: &mut self.events,
@@ -833,6 +928,12 @@ impl Nic {
     /// Drop counters.
     pub fn drops(&self) -> &Drops {
         &self.drops
+    }
+
+    /// The drop counters, for a hardware data path to count the packets its RTL
+    /// refused before the engine saw them (verdict events that name a reason).
+    pub fn drops_mut(&mut self) -> &mut Drops {
+        &mut self.drops
     }
 
     /// Transport counters.
@@ -880,12 +981,12 @@ impl Nic {
     }
 
     /// Hardware data path: the READs a QP has sent and not completed, as
-    /// (stream, MSN, local SGE the response goes to), for the RTL's READ
+    /// (stream, MSN, local SGE the response goes to: its one element), for the RTL's READ
     /// table: at most the QP's `max_rd_atomic`.
     pub fn outstanding_reads(&self, qpn: u32) -> impl Iterator<Item = (u16, u32, Sge)> + '_ {
         self.qps.get(&qpn).into_iter().flat_map(|q| {
             q.tx.reads_in_flight()
-                .map(|(stream, msn, key)| (stream, msn, q.tx.msg(key).sge))
+                .map(|(stream, msn, key)| (stream, msn, q.tx.msg(key).sgl.first()))
         })
     }
 
@@ -909,6 +1010,28 @@ impl NicConfig {
     /// Largest message a work request may carry.
     pub fn max_message(&self) -> u32 {
         1 << 31
+    }
+
+    /// Most elements a work request's scatter/gather list may have: [`MAX_SGE`],
+    /// or 1 on the hardware data path (the RTL's descriptors, receive rings and
+    /// READ entries hold one buffer each).
+    pub fn max_sge(&self) -> usize {
+        match self.datapath {
+            Datapath::Software => MAX_SGE,
+            Datapath::Hardware => 1,
+        }
+    }
+
+    /// The length of the message a work request with `sgl` describes, or why
+    /// it cannot be posted: more elements than [`NicConfig::max_sge`]
+    /// (`InvalidArgument`), or longer than [`NicConfig::max_message`].
+    fn message_len(&self, sgl: &SgList) -> Result<u32, VerbsError> {
+        if sgl.as_slice().len() > self.max_sge() {
+            return Err(VerbsError::InvalidArgument);
+        }
+        sgl.total_len()
+            .filter(|&l| l <= self.max_message())
+            .ok_or(VerbsError::MessageTooLong)
     }
 }
 

@@ -12,10 +12,12 @@ use crate::counters::{Drops, Stats};
 use crate::datapath::{Datapath, HwTransmit, HwVerdict, TxDescriptor};
 use crate::memory::Memory;
 use crate::mr::{Access, MrTable};
-use crate::rx::{ConnCheck, PathMark, Rx};
+use crate::rx::{ConnCheck, PathMark, Rx, RxMsg};
+use crate::srq::Srqs;
 use crate::tx::{DataPlan, RetryPolicy, Tx};
 use crate::verbs::{
-    Completion, QpState, QpTransition, RecvWr, RemoteEnd, VerbsError, WcOpcode, WcStatus,
+    ATOMIC_LEN, Completion, QpState, QpTransition, RecvWr, RemoteEnd, SgList, VerbsError, WcOpcode,
+    WcStatus,
 };
 use crate::{Event, RxMeta, Transmit};
 use alloc::boxed::Box;
@@ -26,6 +28,7 @@ pub(crate) struct Ctx<'a, M: Memory> {
     pub now: u64,
     pub mem: &'a mut M,
     pub mrs: &'a MrTable,
+    pub srqs: &'a mut Srqs,
     pub drops: &'a mut Drops,
     pub stats: &'a mut Stats,
     pub events: &'a mut VecDeque<Event>,
@@ -185,12 +188,13 @@ impl Qp {
                 timeout_ns,
             } => {
                 if self.state == QpState::Rtr {
-                    let policy = RetryPolicy {
+                    self.tx.set_policy(RetryPolicy {
                         retry_cnt: retry_cnt.min(7),
                         rnr_retry: rnr_retry.min(7),
                         timeout_ns: timeout_ns.max(1000),
-                    };
-                    self.tx.start(initial_psn, policy);
+                    });
+                    // A QP that answered READs in RTR keeps the PSNs it started there.
+                    self.tx.start(initial_psn);
                 }
             }
             QpTransition::Error => {
@@ -271,6 +275,16 @@ impl Qp {
         }
     }
 
+    /// The send side runs: in RTS, and in RTR once the QP executed a READ (its
+    /// responses, their ACKs and timers; spec §9.1).
+    pub fn sends(&self) -> bool {
+        match self.state {
+            QpState::Rts => true,
+            QpState::Rtr => self.tx.started(),
+            _ => false,
+        }
+    }
+
     /// Asks for a DISCONNECT to be sent, then fails the QP locally.
     pub fn disconnect(&mut self, events: &mut VecDeque<Event>) {
         if self.remote.is_some() && self.state != QpState::Error {
@@ -300,7 +314,7 @@ impl Qp {
         match (&repr.ext, repr.opcode) {
             (Ext::Msg(m), _) => self.on_message(ctx, repr, m, data, meta),
             (Ext::Ack(ack), Opcode::Ack) => {
-                if self.state != QpState::Rts {
+                if !self.sends() {
                     ctx.drops.qp_state += 1;
                     return;
                 }
@@ -311,7 +325,7 @@ impl Qp {
                 self.after_tx_event(ctx);
             }
             (Ext::Nack(nack), Opcode::Nack) => {
-                if self.state != QpState::Rts {
+                if !self.sends() {
                     ctx.drops.qp_state += 1;
                     return;
                 }
@@ -378,7 +392,7 @@ impl Qp {
             return;
         }
         let duplicate = match (&repr.ext, repr.opcode) {
-            (Ext::Msg(_), Opcode::ReadResp) => false,
+            (Ext::Msg(_), op) if op.is_response() => false,
             (Ext::Msg(_), _) => self.rx.conn.check(repr.conn_psn) == ConnCheck::Duplicate,
             (Ext::None, Opcode::Probe) => {
                 self.mark_arrival(ctx, repr, meta);
@@ -483,7 +497,7 @@ impl Qp {
         stream: usize,
         msg: &MsgRepr,
         len: u32,
-    ) -> Result<u64, Refusal> {
+    ) -> Result<Dest<'_>, Refusal> {
         let remote = |va: u64, bytes: u32, need| {
             if bytes > 0
                 && ctx
@@ -493,7 +507,7 @@ impl Qp {
             {
                 Err(Refusal::RemoteAccess)
             } else {
-                Ok(va)
+                Ok(Dest::At(va))
             }
         };
         match op {
@@ -509,22 +523,25 @@ impl Qp {
                 let recv = self.rx.streams[stream]
                     .receive_for(msg.recv_idx)
                     .ok_or(Refusal::ReceiverNotReady)?;
-                if msg.msg_len > recv.sge.len {
+                if recv.sgl.total_len().is_none_or(|l| msg.msg_len > l) {
                     return Err(Refusal::InvalidRequest);
                 }
-                let addr = recv.sge.addr + u64::from(msg.offset);
-                if len > 0
-                    && ctx
-                        .mrs
-                        .check_local(self.pd, recv.sge.lkey, addr, u64::from(len), true)
-                        .is_err()
-                {
-                    return Err(Refusal::RemoteOperational);
+                // Every buffer of the receive the bytes land in, each under its own key.
+                ctx.mrs
+                    .check_local_all(self.pd, recv.sgl.pieces(msg.offset, len), true)
+                    .map_err(|_| Refusal::RemoteOperational)?;
+                Ok(Dest::Scatter(&recv.sgl, msg.offset))
+            }
+            // An atomic places nothing now: it executes when it retires (§6.8).
+            op if op.is_atomic_request() => {
+                remote(msg.remote_va, ATOMIC_LEN, Access::REMOTE_ATOMIC)?;
+                if msg.remote_va % u64::from(ATOMIC_LEN) != 0 {
+                    return Err(Refusal::InvalidRequest);
                 }
-                Ok(addr)
+                Ok(Dest::Nowhere)
             }
             // A READ request places nothing: the check covers what it reads.
-            _ => remote(msg.remote_va, msg.msg_len, Access::REMOTE_READ).map(|_| 0),
+            _ => remote(msg.remote_va, msg.msg_len, Access::REMOTE_READ).map(|_| Dest::Nowhere),
         }
     }
 
@@ -549,14 +566,19 @@ impl Qp {
         }
         let len = data.len();
         let end = msg.offset.checked_add(len);
-        let bad_len = len > ctx.mtu
-            || end.is_none_or(|e| e > msg.msg_len)
-            || (op == Opcode::ReadReq && (len != 0 || msg.offset != 0));
+        let bad_len = if op.is_atomic_request() {
+            // The payload is the operands; the atomic's length is 8 (spec §3.4).
+            len as usize != op.operand_len() || msg.offset != 0 || msg.msg_len != ATOMIC_LEN
+        } else {
+            len > ctx.mtu
+                || end.is_none_or(|e| e > msg.msg_len)
+                || (op == Opcode::ReadReq && (len != 0 || msg.offset != 0))
+        };
         if bad_len {
             ctx.drops.bad_length += 1;
             return;
         }
-        if op != Opcode::ReadResp {
+        if !op.is_response() {
             let s = &self.rx.streams[stream];
             let inconsistent = s
                 .msgs
@@ -577,7 +599,7 @@ impl Qp {
             // Matched to its READ before it takes a conn PSN: a response for
             // no READ, or one that does not fit it, changes nothing (spec
             // §6.8). The RTL matches it the same way (verdict 21, untracked).
-            let fits = self.tx.read_response_fits(repr.stream, msg, len);
+            let fits = self.tx.read_response_fits(op, repr.stream, msg, len);
             let unexpected = match data {
                 RxData::Bytes(_) => !fits,
                 RxData::Placed { verdict, .. } => {
@@ -604,11 +626,14 @@ impl Qp {
             ctx.stats.duplicates += 1;
             return;
         }
-        if op == Opcode::ReadResp {
+        if op.is_response() {
             // Accepted whatever its fate: a response that cannot be used
             // fails its READ rather than being asked for again.
             self.rx.conn.accept(repr.conn_psn);
             return self.on_read_response(ctx, repr, msg, data);
+        }
+        if op.consumes_receive() {
+            self.take_shared_receives(ctx, stream, msg.recv_idx);
         }
         // Decide where the bytes go; every refusal leaves memory untouched.
         let placed = match data {
@@ -631,12 +656,34 @@ impl Qp {
         };
         match placed {
             Err(refusal) => return self.refuse(ctx, refusal, repr, msg, meta.src_port),
-            Ok(Some((dest, payload))) if len > 0 => ctx.mem.write(dest, payload),
+            Ok(Some((dest, payload))) if len > 0 => match dest {
+                Dest::At(addr) => ctx.mem.write(addr, payload),
+                Dest::Scatter(sgl, offset) => scatter(ctx.mem, sgl, offset, payload),
+                Dest::Nowhere => {}
+            },
             Ok(_) => {}
         }
-        ctx.stats.bytes_placed += u64::from(len);
+        if !op.is_request() {
+            ctx.stats.bytes_placed += u64::from(len);
+        }
         self.rx.conn.accept(repr.conn_psn);
         ctx.stats.data_accepted += 1;
+        if op.is_request() {
+            // A responder still in RTR starts sending at the requester's `resp_psn`.
+            self.tx.start(msg.imm);
+        }
+        // An atomic's operands, kept until it executes.
+        let operands = match data {
+            RxData::Bytes(p) if op.is_atomic_request() => {
+                let word = |i: usize| {
+                    p.get(i * 8..i * 8 + 8)
+                        .and_then(|b| b.try_into().ok())
+                        .map_or(0, u64::from_be_bytes)
+                };
+                [word(0), word(1)]
+            }
+            _ => [0; 2],
+        };
         let s = &mut self.rx.streams[stream];
         let entry = s.msgs.entry(msg.msn).or_insert(crate::rx::RxMsg {
             opcode: op,
@@ -649,16 +696,45 @@ impl Qp {
             solicited: false,
             remote_va: msg.remote_va,
             rkey: msg.rkey,
+            operands,
         });
-        // A READ request carries no payload: its arrival is the whole message.
-        entry.placed += if op == Opcode::ReadReq {
-            msg.msg_len
-        } else {
-            len
-        };
+        // A request's one packet is the whole message.
+        entry.placed += if op.is_request() { msg.msg_len } else { len };
         entry.seen = true;
         entry.solicited |= repr.flags.contains(Flags::SOLICITED);
         self.drain_stream(ctx, stream);
+    }
+
+    /// On a QP with a shared receive queue: takes receives from it, in order,
+    /// until the stream has one at `recv_idx` (receive indices before it whose
+    /// messages have not arrived yet get theirs now), or the queue is empty.
+    /// An index a receive window or more beyond the stream's first receive is
+    /// not a correct sender's (at most that many messages are outstanding) and
+    /// takes nothing.
+    fn take_shared_receives<M: Memory>(
+        &mut self,
+        ctx: &mut Ctx<'_, M>,
+        stream: usize,
+        recv_idx: u32,
+    ) {
+        let Some(srqn) = self.cfg.srq.map(|n| n.get()) else {
+            return;
+        };
+        let Some(srq) = ctx.srqs.get_mut(&srqn) else {
+            return;
+        };
+        let s = &mut self.rx.streams[stream];
+        let ahead = recv_idx.wrapping_sub(s.recv_base);
+        if ahead >= self.cfg.recv_window {
+            return;
+        }
+        while s.recvs.len() as u32 <= ahead {
+            let Some(mut wr) = srq.take(srqn, ctx.events) else {
+                break;
+            };
+            wr.stream = stream as u16;
+            s.recvs.push_back(wr);
+        }
     }
 
     fn on_read_response<M: Memory>(
@@ -682,16 +758,17 @@ impl Qp {
         };
         let m = self.tx.msg(key);
         let len = data.len();
-        let addr = m.sge.addr + u64::from(msg.offset);
         let fits = match data {
             RxData::Bytes(_) => {
                 msg.msg_len == m.msg_len()
-                    && msg.offset.checked_add(len).is_some_and(|e| e <= m.sge.len)
-                    && (len == 0
-                        || ctx
-                            .mrs
-                            .check_local(self.pd, m.sge.lkey, addr, u64::from(len), true)
-                            .is_ok())
+                    && msg
+                        .offset
+                        .checked_add(len)
+                        .is_some_and(|e| e <= m.msg_len())
+                    && ctx
+                        .mrs
+                        .check_local_all(self.pd, m.sgl.pieces(msg.offset, len), true)
+                        .is_ok()
             }
             RxData::Placed { verdict, .. } => match verdict {
                 HwVerdict::Placed => true,
@@ -710,8 +787,14 @@ impl Qp {
             return;
         }
         if let RxData::Bytes(payload) = data {
-            if len > 0 {
-                ctx.mem.write(addr, payload);
+            let sgl = &self.tx.msg(key).sgl;
+            match <[u8; 8]>::try_from(payload) {
+                // The value an atomic found: big-endian on the wire, the host's
+                // byte order in its buffer.
+                Ok(v) if repr.opcode == Opcode::AtomicResp => {
+                    scatter(ctx.mem, sgl, 0, &u64::from_be_bytes(v).to_ne_bytes())
+                }
+                _ => scatter(ctx.mem, sgl, msg.offset, payload),
             }
         }
         ctx.stats.bytes_placed += u64::from(len);
@@ -754,9 +837,47 @@ impl Qp {
                     self.tx
                         .post_read_response(stream as u16, m.msn, m.remote_va, m.rkey, m.msg_len)
                 }
+                op if op.is_atomic_request() => {
+                    // A failed re-check fails the QP: nothing more retires.
+                    let executed = self.execute_atomic(ctx, stream as u16, &m);
+                    if !executed {
+                        return;
+                    }
+                }
                 _ => {}
             }
         }
+    }
+
+    /// Executes an atomic that retired (every earlier message of its stream is
+    /// placed, so it sees their data) and queues its response with the value it
+    /// found. Its region is checked again first: if it no longer grants the
+    /// access the QP fails with `LocProtErr` (as a READ response's re-read does)
+    /// and false is returned. One NIC executes its atomics one at a time, so they
+    /// are atomic with respect to each other (`IBV_ATOMIC_HCA`).
+    fn execute_atomic<M: Memory>(&mut self, ctx: &mut Ctx<'_, M>, stream: u16, m: &RxMsg) -> bool {
+        let (addr, n) = (m.remote_va, u64::from(ATOMIC_LEN));
+        if ctx
+            .mrs
+            .check_remote(self.pd, m.rkey, addr, n, Access::REMOTE_ATOMIC)
+            .is_err()
+        {
+            self.fail(WcStatus::LocProtErr, ctx.events);
+            return false;
+        }
+        let mut word = [0u8; 8];
+        ctx.mem.read(addr, &mut word);
+        let found = u64::from_ne_bytes(word);
+        let [a, b] = m.operands;
+        let new = match m.opcode {
+            Opcode::FetchAdd => Some(found.wrapping_add(a)),
+            _ => (found == a).then_some(b),
+        };
+        if let Some(v) = new {
+            ctx.mem.write(addr, &v.to_ne_bytes());
+        }
+        self.tx.post_atomic_response(stream, m.msn, m.rkey, found);
+        true
     }
 
     /// Next packet this QP wants to send: written into `buf`, or on the
@@ -823,7 +944,7 @@ impl Qp {
             ctx.stats.acks_sent += 1;
             return seal(&r, 0, port, local, &remote, buf, |_| true).map(HwTransmit::Datagram);
         }
-        if self.closed || self.state != QpState::Rts {
+        if self.closed || !self.sends() {
             return None;
         }
         if let Some(probe) = self.tx.poll_probe(now) {
@@ -863,7 +984,7 @@ impl Qp {
         flags.set(Flags::RETX, plan.retransmission);
         flags.set(Flags::ACK_REQ, plan.last);
         flags.set(Flags::SOLICITED, m.solicited && plan.last);
-        let remote_va = if m.opcode.has_remote_address() && m.opcode != Opcode::ReadReq {
+        let remote_va = if m.opcode.has_remote_address() && !m.opcode.is_request() {
             m.remote_va + u64::from(plan.offset)
         } else {
             m.remote_va
@@ -885,12 +1006,31 @@ impl Qp {
                 offset: plan.offset,
                 remote_va,
                 rkey: m.rkey,
-                imm: m.imm,
+                // A READ_REQ carries `resp_psn` here: the PSN its responses start
+                // from if the responder has not sent yet (spec §3.4, §9.1).
+                imm: if m.opcode.is_request() {
+                    self.rx.conn.cum()
+                } else {
+                    m.imm
+                },
             }),
         };
+        // An atomic's packets carry values the message holds (its operands, or
+        // the value found), big-endian: nothing is read from memory. The RTL
+        // builds no atomics (the hardware data path refuses them at post).
+        let words = match m.opcode {
+            Opcode::FetchAdd | Opcode::AtomicResp => Some(1),
+            Opcode::CompareSwap => Some(2),
+            _ => None,
+        };
+        if words.is_some() && datapath == Datapath::Hardware {
+            return None;
+        }
         // Payload is re-read from registered memory on every (re)transmission;
         // the region is checked again in case it was deregistered meanwhile.
-        let (src, ok) = if m.opcode == Opcode::ReadResp {
+        let (src, ok) = if words.is_some() {
+            (0, true)
+        } else if m.opcode == Opcode::ReadResp {
             let a = m.source_addr + u64::from(plan.offset);
             (
                 a,
@@ -901,14 +1041,14 @@ impl Qp {
                         .is_ok(),
             )
         } else {
-            let a = m.sge.addr + u64::from(plan.offset);
+            // Gathered from the list's buffers, each under its own key; on the
+            // hardware data path the list has one element.
+            let first = m.sgl.pieces(plan.offset, plan.len).next();
             (
-                a,
-                plan.len == 0
-                    || ctx
-                        .mrs
-                        .check_local(self.pd, m.sge.lkey, a, u64::from(plan.len), false)
-                        .is_ok(),
+                first.map_or(0, |p| p.addr),
+                ctx.mrs
+                    .check_local_all(self.pd, m.sgl.pieces(plan.offset, plan.len), false)
+                    .is_ok(),
             )
         };
         if !ok {
@@ -921,10 +1061,50 @@ impl Qp {
         let mem = &mut *ctx.mem;
         let len = plan.len as usize;
         seal(&repr, len, plan.entropy, local, remote, buf, |payload| {
-            mem.read(src, payload);
+            if let Some(n) = words {
+                for (chunk, v) in payload.chunks_exact_mut(8).zip(&m.operands[..n]) {
+                    chunk.copy_from_slice(&v.to_be_bytes());
+                }
+            } else if m.opcode == Opcode::ReadResp {
+                mem.read(src, payload);
+            } else {
+                gather(mem, &m.sgl, plan.offset, payload);
+            }
             true
         })
         .map(HwTransmit::Datagram)
+    }
+}
+
+/// Where an accepted packet's payload goes.
+enum Dest<'a> {
+    /// At this address (a WRITE's).
+    At(u64),
+    /// Nowhere: a request (its payload, if any, is an atomic's operands).
+    Nowhere,
+    /// Into these buffers from this offset of the message (a SEND's receive).
+    Scatter(&'a SgList, u32),
+}
+
+/// Writes `payload`, bytes `offset..` of a message, into the buffers of `sgl`
+/// (already checked to hold them).
+fn scatter<M: Memory>(mem: &mut M, sgl: &SgList, offset: u32, payload: &[u8]) {
+    let mut at = 0;
+    for p in sgl.pieces(offset, payload.len() as u32) {
+        let end = at + p.len as usize;
+        mem.write(p.addr, &payload[at..end]);
+        at = end;
+    }
+}
+
+/// Reads bytes `offset..offset + out.len()` of a message from the buffers of
+/// `sgl` (already checked to hold them) into `out`.
+fn gather<M: Memory>(mem: &mut M, sgl: &SgList, offset: u32, out: &mut [u8]) {
+    let mut at = 0;
+    for p in sgl.pieces(offset, out.len() as u32) {
+        let end = at + p.len as usize;
+        mem.read(p.addr, &mut out[at..end]);
+        at = end;
     }
 }
 

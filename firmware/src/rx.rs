@@ -166,6 +166,8 @@ pub(crate) struct RxMsg {
     pub remote_va: u64,
     /// READ_REQ: the key it was checked with.
     pub rkey: u32,
+    /// Atomic request: its operands (add, or compare and swap).
+    pub operands: [u64; 2],
 }
 
 impl RxMsg {

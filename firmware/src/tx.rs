@@ -14,7 +14,7 @@ use crate::config::QpConfig;
 use crate::counters::Stats;
 use crate::datapath::TableDone;
 use crate::path::{PathHealth, PathView, SLOT_BYTES, SlotFate, TableOp, TxPath};
-use crate::verbs::{Completion, SendOp, SendWr, Sge, VerbsError, WcOpcode, WcStatus};
+use crate::verbs::{Completion, SendOp, SendWr, SgList, VerbsError, WcOpcode, WcStatus};
 
 /// A message being sent (or a READ awaiting its response).
 #[derive(Debug, Clone)]
@@ -24,13 +24,19 @@ pub(crate) struct TxMessage {
     pub stream: u16,
     pub msn: u32,
     pub recv_idx: u32,
-    /// Local buffer: source of the data, or destination of a READ.
-    pub sge: Sge,
+    /// Local buffers: source of the data, or destination of a READ (empty for a
+    /// READ response).
+    pub sgl: SgList,
+    /// Message length: the bytes of `sgl`, or of a READ response.
+    len: u32,
     /// READ_RESP only: responder address the data is read from.
     pub source_addr: u64,
     pub remote_va: u64,
     pub rkey: u32,
     pub imm: u32,
+    /// Atomic request: its operands (add, or compare and swap); ATOMIC_RESP: the
+    /// value found, which it carries (saved, never read again).
+    pub operands: [u64; 2],
     pub signaled: bool,
     pub solicited: bool,
     first_psn: u32,
@@ -46,19 +52,21 @@ pub(crate) struct TxMessage {
 }
 
 impl TxMessage {
-    /// A message not yet sent, with every optional field zero.
-    fn new(opcode: Opcode, stream: u16, msn: u32, sge: Sge) -> Self {
+    /// A message of `len` bytes not yet sent, with every optional field zero.
+    fn new(opcode: Opcode, stream: u16, msn: u32, sgl: SgList, len: u32) -> Self {
         TxMessage {
             wr_id: 0,
             opcode,
             stream,
             msn,
             recv_idx: 0,
-            sge,
+            sgl,
+            len,
             source_addr: 0,
             remote_va: 0,
             rkey: 0,
             imm: 0,
+            operands: [0; 2],
             signaled: false,
             solicited: false,
             first_psn: 0,
@@ -72,17 +80,19 @@ impl TxMessage {
         }
     }
 
+    /// Bytes this message's packets carry (READ requests none, atomic requests
+    /// their operands).
     fn len(&self) -> u32 {
-        if self.opcode == Opcode::ReadReq {
-            0
-        } else {
-            self.sge.len
+        match self.opcode {
+            Opcode::ReadReq => 0,
+            op if op.is_atomic_request() => op.operand_len() as u32,
+            _ => self.len,
         }
     }
 
-    /// Bytes this message's packets carry (READ requests carry none).
+    /// The message length (a READ's: the bytes it reads).
     pub fn msg_len(&self) -> u32 {
-        self.sge.len
+        self.len
     }
 }
 
@@ -163,7 +173,7 @@ pub(crate) struct Tx {
     responses: VecDeque<u32>,
     /// Messages fully segmented, awaiting acceptance, in PSN order.
     awaiting: VecDeque<u32>,
-    /// Outstanding READ requests by (stream, msn).
+    /// Outstanding READ and atomic requests by (stream, msn).
     pub reads: alloc::collections::BTreeMap<(u16, u32), u32>,
     records: VecDeque<Record>,
     /// Connection PSN of `records[0]`.
@@ -187,6 +197,9 @@ pub(crate) struct Tx {
     newest_sent_ns: u64,
     /// Set when the connection must fail with this status.
     pub fatal: Option<WcStatus>,
+    /// The send side has its first PSN ([`Tx::start`]): at RTS, or in RTR when the QP
+    /// executed a READ (spec §9.1).
+    started: bool,
     /// The paths' table entries are in the NIC (the hardware data path).
     hardware_table: bool,
     /// Fates of the ACK being applied (kept to reuse its allocation).
@@ -254,22 +267,37 @@ impl Tx {
             delivered_sent_ns: 0,
             newest_sent_ns: 0,
             fatal: None,
+            started: false,
             hardware_table,
             fate_buf: Vec::new(),
             ack_rx_count: vec![0; usize::from(cfg.paths)],
         }
     }
 
-    /// Sets the first PSN and retry limits (RTS).
-    pub fn start(&mut self, initial_psn: u32, policy: RetryPolicy) {
-        self.policy = policy;
+    /// Sets the first PSN: at RTS, or in RTR when the QP answers its first READ with
+    /// the requester's `resp_psn` (spec §9.1). Only the first call counts.
+    pub fn start(&mut self, initial_psn: u32) {
+        if self.started {
+            return;
+        }
+        self.started = true;
         self.next_psn = initial_psn;
         self.rec_base = initial_psn;
         self.peer_conn_cum = initial_psn;
     }
 
-    /// Queues a work request (already checked against the MR table).
-    pub fn post(&mut self, wr: &SendWr) -> Result<u32, VerbsError> {
+    /// True once the send side has its first PSN ([`Tx::start`]).
+    pub fn started(&self) -> bool {
+        self.started
+    }
+
+    /// Sets the retry limits (RTS).
+    pub fn set_policy(&mut self, policy: RetryPolicy) {
+        self.policy = policy;
+    }
+
+    /// Queues a work request of `len` bytes (already checked against the MR table).
+    pub fn post(&mut self, wr: &SendWr, len: u32) -> Result<u32, VerbsError> {
         let id = usize::from(wr.stream);
         if id >= usize::from(self.cfg.streams) {
             return Err(VerbsError::InvalidStream);
@@ -282,16 +310,27 @@ impl Tx {
             self.streams.resize_with(id + 1, TxStream::default);
         }
         let stream = &mut self.streams[id];
-        let (opcode, remote_va, rkey, imm) = match wr.op {
-            SendOp::Write { remote_va, rkey } => (Opcode::Write, remote_va, rkey, 0),
+        let (opcode, remote_va, rkey, imm, operands) = match wr.op {
+            SendOp::Write { remote_va, rkey } => (Opcode::Write, remote_va, rkey, 0, [0; 2]),
             SendOp::WriteImm {
                 remote_va,
                 rkey,
                 imm,
-            } => (Opcode::WriteImm, remote_va, rkey, imm),
-            SendOp::Send => (Opcode::Send, 0, 0, 0),
-            SendOp::SendImm { imm } => (Opcode::SendImm, 0, 0, imm),
-            SendOp::Read { remote_va, rkey } => (Opcode::ReadReq, remote_va, rkey, 0),
+            } => (Opcode::WriteImm, remote_va, rkey, imm, [0; 2]),
+            SendOp::Send => (Opcode::Send, 0, 0, 0, [0; 2]),
+            SendOp::SendImm { imm } => (Opcode::SendImm, 0, 0, imm, [0; 2]),
+            SendOp::Read { remote_va, rkey } => (Opcode::ReadReq, remote_va, rkey, 0, [0; 2]),
+            SendOp::FetchAdd {
+                remote_va,
+                rkey,
+                add,
+            } => (Opcode::FetchAdd, remote_va, rkey, 0, [add, 0]),
+            SendOp::CompareSwap {
+                remote_va,
+                rkey,
+                compare,
+                swap,
+            } => (Opcode::CompareSwap, remote_va, rkey, 0, [compare, swap]),
         };
         let msn = stream.next_msn;
         stream.next_msn = msn.wrapping_add(1);
@@ -307,12 +346,13 @@ impl Tx {
             remote_va,
             rkey,
             imm,
+            operands,
             signaled: wr.signaled,
             solicited: wr.solicited,
-            ..TxMessage::new(opcode, wr.stream, msn, wr.sge)
+            ..TxMessage::new(opcode, wr.stream, msn, wr.sgl, len)
         }) as u32;
         stream.order.push_back(key);
-        if opcode == Opcode::ReadReq {
+        if opcode.is_request() {
             self.reads.insert((wr.stream, msn), key);
         }
         self.to_segment.push_back(key);
@@ -325,6 +365,18 @@ impl Tx {
         self.msgs[key as usize].status = Some(status);
     }
 
+    /// Queues an atomic's response (responder side): the 8-byte `value` found,
+    /// saved in the message, so a retransmission carries the same value and the
+    /// atomic is never executed again (spec §6.8).
+    pub fn post_atomic_response(&mut self, stream: u16, msn: u32, rkey: u32, value: u64) {
+        let key = self.msgs.insert(TxMessage {
+            rkey,
+            operands: [value, 0],
+            ..TxMessage::new(Opcode::AtomicResp, stream, msn, SgList::default(), 8)
+        }) as u32;
+        self.responses.push_back(key);
+    }
+
     /// Queues a READ response (responder side): `len` bytes from `source_addr`,
     /// which `rkey` was checked to cover.
     pub fn post_read_response(
@@ -335,15 +387,10 @@ impl Tx {
         rkey: u32,
         len: u32,
     ) {
-        let sge = Sge {
-            addr: 0,
-            len,
-            lkey: 0,
-        };
         let key = self.msgs.insert(TxMessage {
             source_addr,
             rkey,
-            ..TxMessage::new(Opcode::ReadResp, stream, msn, sge)
+            ..TxMessage::new(Opcode::ReadResp, stream, msn, SgList::default(), len)
         }) as u32;
         self.responses.push_back(key);
     }
@@ -379,12 +426,12 @@ impl Tx {
             return Some(k);
         }
         let &k = self.to_segment.front()?;
-        let held = self.msgs[k as usize].opcode == Opcode::ReadReq
+        let held = self.msgs[k as usize].opcode.is_request()
             && self.reads_in_flight().count() >= self.cfg.max_rd_atomic as usize;
         (!held).then_some(k)
     }
 
-    /// The READs whose request has been sent and that have not completed:
+    /// The READs (and atomics) whose request has been sent and that have not completed:
     /// (stream, MSN, message key).
     pub fn reads_in_flight(&self) -> impl Iterator<Item = (u16, u32, u32)> + '_ {
         self.reads
@@ -675,13 +722,21 @@ impl Tx {
         self.peer_conn_cum
     }
 
-    /// True when a READ response on `stream` for `msg.msn` with `len` bytes
-    /// belongs to an outstanding READ: same message length, inside it.
-    pub fn read_response_fits(&self, stream: u16, msg: &metaroce_proto::MsgRepr, len: u32) -> bool {
+    /// True when a response (`op`: READ_RESP or ATOMIC_RESP) on `stream` for
+    /// `msg.msn` with `len` bytes belongs to an outstanding request of its kind:
+    /// same message length, inside it.
+    pub fn read_response_fits(
+        &self,
+        op: Opcode,
+        stream: u16,
+        msg: &metaroce_proto::MsgRepr,
+        len: u32,
+    ) -> bool {
         self.reads.get(&(stream, msg.msn)).is_some_and(|&key| {
             let m = self.msg(key);
-            msg.msg_len == m.msg_len()
-                && msg.offset.checked_add(len).is_some_and(|e| e <= m.sge.len)
+            (op == Opcode::AtomicResp) == m.opcode.is_atomic_request()
+                && msg.msg_len == m.msg_len()
+                && msg.offset.checked_add(len).is_some_and(|e| e <= m.len)
         })
     }
 
@@ -837,10 +892,10 @@ impl Tx {
             self.awaiting.pop_front();
             self.msgs[key as usize].accepted = true;
             match opcode {
-                Opcode::ReadResp => {
+                op if op.is_response() => {
                     self.msgs.remove(key as usize);
                 }
-                Opcode::ReadReq => self.complete_read_if_done(key),
+                op if op.is_request() => self.complete_read_if_done(key),
                 _ => self.msgs[key as usize].status = Some(WcStatus::Success),
             }
         }
@@ -983,7 +1038,7 @@ impl Tx {
                 if m.signaled || status != WcStatus::Success {
                     out(completion(qpn, m, status));
                 }
-                if m.opcode == Opcode::ReadReq {
+                if m.opcode.is_request() {
                     self.reads.remove(&(m.stream, m.msn));
                 }
                 self.msgs.remove(key as usize);
@@ -1018,7 +1073,7 @@ impl Tx {
     /// are all placed (only then may its slot and records go).
     pub fn complete_read_if_done(&mut self, key: u32) {
         let m = &mut self.msgs[key as usize];
-        if m.accepted && m.read_seen && m.read_placed >= m.sge.len && m.status.is_none() {
+        if m.accepted && m.read_seen && m.read_placed >= m.len && m.status.is_none() {
             m.status = Some(WcStatus::Success);
         }
     }
@@ -1038,6 +1093,8 @@ fn completion(qpn: u32, m: &TxMessage, status: WcStatus) -> Completion {
     let opcode = match m.opcode {
         Opcode::Write | Opcode::WriteImm => WcOpcode::Write,
         Opcode::ReadReq => WcOpcode::Read,
+        Opcode::FetchAdd => WcOpcode::FetchAdd,
+        Opcode::CompareSwap => WcOpcode::CompSwap,
         _ => WcOpcode::Send,
     };
     Completion {
@@ -1045,7 +1102,7 @@ fn completion(qpn: u32, m: &TxMessage, status: WcStatus) -> Completion {
         wr_id: m.wr_id,
         status,
         opcode,
-        byte_len: m.sge.len,
+        byte_len: m.len,
         imm: None,
         stream: m.stream,
         is_recv: false,

@@ -269,11 +269,12 @@ fn a_read_response_that_does_not_fit_its_read_changes_nothing() {
             remote_va: MEM_BASE,
             rkey: pair.b.mr.rkey,
         },
-        sge: Sge {
+        sgl: Sge {
             addr: dest,
             len: 64,
             lkey: pair.a.mr.lkey,
-        },
+        }
+        .into(),
         signaled: true,
         solicited: false,
         stream: 0,

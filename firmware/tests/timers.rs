@@ -78,11 +78,12 @@ fn run(idle: usize) -> Run {
                 remote_va: addr,
                 rkey: pair.b.mr.rkey,
             },
-            sge: Sge {
+            sgl: Sge {
                 addr,
                 len: LEN,
                 lkey: pair.a.mr.lkey,
-            },
+            }
+            .into(),
             signaled: true,
             solicited: false,
             stream: 0,
@@ -136,11 +137,12 @@ fn a_qp_leaving_rts_leaves_the_timer_index() {
             remote_va: MEM_BASE,
             rkey: pair.b.mr.rkey,
         },
-        sge: Sge {
+        sgl: Sge {
             addr: MEM_BASE,
             len: 1 << 20,
             lkey: pair.a.mr.lkey,
-        },
+        }
+        .into(),
         signaled: true,
         solicited: false,
         stream: 0,

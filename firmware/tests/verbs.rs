@@ -5,27 +5,17 @@ mod support;
 use metaroce_firmware::{
     Event, QpState, QpTransition, RecvWr, SendOp, SendWr, Sge, VerbsError, WcOpcode, WcStatus,
 };
-use support::{Channel, MEM_BASE, Pair, pattern};
+use support::{Channel, MEM_BASE, Pair, completions, pattern};
 
 fn send(id: u64, addr: u64, len: u32, lkey: u32, stream: u16) -> SendWr {
     SendWr {
         wr_id: id,
         op: SendOp::Send,
-        sge: Sge { addr, len, lkey },
+        sgl: Sge { addr, len, lkey }.into(),
         signaled: true,
         solicited: false,
         stream,
     }
-}
-
-fn completions(events: Vec<Event>) -> Vec<metaroce_firmware::Completion> {
-    events
-        .into_iter()
-        .filter_map(|e| match e {
-            Event::Completion(c) => Some(c),
-            Event::QpError { .. } => None,
-        })
-        .collect()
 }
 
 #[test]
@@ -44,11 +34,12 @@ fn a_vanished_peer_fails_the_qp_with_retry_exceeded_and_flushes_the_rest() {
                 remote_va: MEM_BASE,
                 rkey,
             },
-            sge: Sge {
+            sgl: Sge {
                 addr: MEM_BASE,
                 len: 10_000,
                 lkey,
-            },
+            }
+            .into(),
             signaled: true,
             solicited: false,
             stream: 0,
@@ -102,11 +93,12 @@ fn a_send_without_a_posted_receive_waits_then_lands_and_other_streams_go_on() {
             pair.b.qpn,
             RecvWr {
                 wr_id: 20,
-                sge: Sge {
+                sgl: Sge {
                     addr: MEM_BASE + 8192,
                     len: 4096,
                     lkey: b_lkey,
-                },
+                }
+                .into(),
                 stream: 1,
             },
         )
@@ -139,11 +131,12 @@ fn a_send_without_a_posted_receive_waits_then_lands_and_other_streams_go_on() {
             pair.b.qpn,
             RecvWr {
                 wr_id: 10,
-                sge: Sge {
+                sgl: Sge {
                     addr: MEM_BASE,
                     len: 8192,
                     lkey: b_lkey,
-                },
+                }
+                .into(),
                 stream: 0,
             },
         )
@@ -184,11 +177,12 @@ fn misuse_returns_verbs_errors_and_changes_nothing() {
     );
     let rwr = RecvWr {
         wr_id: 1,
-        sge: Sge {
+        sgl: Sge {
             addr: MEM_BASE,
             len: 8,
             lkey,
-        },
+        }
+        .into(),
         stream: 0,
     };
     assert_eq!(nic.post_recv(fresh, rwr), Err(VerbsError::WrongState));
@@ -216,11 +210,12 @@ fn misuse_returns_verbs_errors_and_changes_nothing() {
     );
     let bad_recv = RecvWr {
         wr_id: 1,
-        sge: Sge {
+        sgl: Sge {
             addr: MEM_BASE,
             len: 8,
             lkey: lkey ^ 0xffff,
-        },
+        }
+        .into(),
         stream: 0,
     };
     assert_eq!(
@@ -258,11 +253,12 @@ fn zero_length_and_unsignalled_work_complete_correctly() {
             pair.b.qpn,
             RecvWr {
                 wr_id: 5,
-                sge: Sge {
+                sgl: Sge {
                     addr: MEM_BASE,
                     len: 64,
                     lkey: b_lkey,
-                },
+                }
+                .into(),
                 stream: 0,
             },
         )
@@ -313,11 +309,12 @@ fn disconnect_fails_the_peer_and_flushes_its_receives() {
             pair.b.qpn,
             RecvWr {
                 wr_id: 3,
-                sge: Sge {
+                sgl: Sge {
                     addr: MEM_BASE,
                     len: 64,
                     lkey: b_lkey,
-                },
+                }
+                .into(),
                 stream: 0,
             },
         )
@@ -344,11 +341,12 @@ fn read(id: u64, local: u64, remote: u64, len: u32, lkey: u32, rkey: u32, stream
             remote_va: remote,
             rkey,
         },
-        sge: Sge {
+        sgl: Sge {
             addr: local,
             len,
             lkey,
-        },
+        }
+        .into(),
         signaled: true,
         solicited: false,
         stream,
@@ -444,4 +442,81 @@ fn two_nics_reading_from_each_other_at_the_read_limit_do_not_deadlock() {
             "B's READ {i}"
         );
     }
+}
+
+#[test]
+fn a_responder_in_rtr_answers_reads_under_loss_then_sends_from_rts() {
+    // perftest's ib_read_bw server never moves its QP to RTS: a Verbs
+    // responder answers READs from RTR, so B's send side starts at the PSN
+    // A expects (the READ_REQ's resp_psn) and keeps it at RTS.
+    let channel = Channel {
+        loss: 0.05,
+        ..Channel::default()
+    };
+    let mut pair = Pair::responder_in_rtr(41, 8, channel);
+    assert_eq!(pair.b.nic.qp_state(pair.b.qpn), Some(QpState::Rtr));
+    let (len, reads) = (30_000u32, 6u64);
+    let (lkey, rkey) = (pair.a.mr.lkey, pair.b.mr.rkey);
+    for i in 0..reads {
+        let (src, dst) = read_slots(i);
+        pattern(i, pair.b.mem.slice_mut(src, len as usize));
+        let wr = read(i, dst, src, len, lkey, rkey, 0);
+        pair.a.nic.post_send(pair.a.qpn, wr).unwrap();
+    }
+    let mut done = Vec::new();
+    let finished = pair.run_until(500_000_000, |p| {
+        done.extend(completions(p.events().0));
+        done.len() == reads as usize
+    });
+    assert!(finished, "{} of {reads} READs completed", done.len());
+    assert!(
+        done.iter().all(|c| c.status == WcStatus::Success),
+        "{done:?}"
+    );
+    assert!(pair.dropped_by_channel > 0, "the channel dropped nothing");
+    for i in 0..reads {
+        let mut want = vec![0u8; len as usize];
+        pattern(i, &mut want);
+        let got = pair.a.mem.slice(read_slots(i).1, len as usize);
+        assert_eq!(got, &want[..], "READ {i}");
+    }
+    assert_eq!(pair.b.nic.qp_state(pair.b.qpn), Some(QpState::Rtr));
+    // B moves to RTS with the PSN it told A: its send side goes on from
+    // where its responses left it, and a WRITE to A lands.
+    let rts = QpTransition::Rts {
+        initial_psn: 5000,
+        retry_cnt: 7,
+        rnr_retry: 7,
+        timeout_ns: 500_000,
+    };
+    pair.b.nic.modify_qp(pair.b.qpn, rts).unwrap();
+    let addr = MEM_BASE + 0x200_0000;
+    pattern(99, pair.b.mem.slice_mut(addr, 10_000));
+    let wr = SendWr {
+        wr_id: 7,
+        op: SendOp::Write {
+            remote_va: addr,
+            rkey: pair.a.mr.rkey,
+        },
+        sgl: Sge {
+            addr,
+            len: 10_000,
+            lkey: pair.b.mr.lkey,
+        }
+        .into(),
+        signaled: true,
+        solicited: false,
+        stream: 0,
+    };
+    pair.b.nic.post_send(pair.b.qpn, wr).unwrap();
+    let mut written = Vec::new();
+    assert!(pair.run_until(pair.now + 500_000_000, |p| {
+        written.extend(completions(p.events().1));
+        !written.is_empty()
+    }));
+    assert_eq!(written[0].status, WcStatus::Success);
+    assert_eq!(
+        pair.a.mem.slice(addr, 10_000),
+        pair.b.mem.slice(addr, 10_000)
+    );
 }

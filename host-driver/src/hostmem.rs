@@ -7,11 +7,17 @@
 //! range lies inside one mapped buffer. So a datagram can never make the engine touch
 //! memory that is not registered, or that was freed.
 //!
-//! The bytes are shared with the NIC the way RDMA memory is: the datapath may write a
-//! buffer while the application reads it. Like Verbs, the application must only read
-//! what a completion told it is there; the copies here never create Rust references to
-//! the shared bytes, so a racing read yields stale bytes, never undefined behaviour in
-//! the safe code around it.
+//! The bytes are shared with the NIC the way RDMA memory is: the datapath (another
+//! thread) may write a buffer while the application reads it. The copies here never
+//! create Rust references to the shared bytes, but they are plain (non-atomic) copies:
+//! an application copy that overlaps a datapath copy of the same bytes at the same time
+//! is a data race, which Rust's memory model (like C's) leaves undefined, not merely a
+//! stale read. Verbs rules out exactly these overlaps — the application touches a
+//! buffer posted for receive, or given to a send or as a remote-access target, only
+//! after the completion that hands it back — and this API relies on the application
+//! keeping that rule; it does not enforce it. (Doing the copies with byte-wise atomics
+//! would make a race merely stale, at several times the cost of `memcpy`, for memory
+//! that C programs also touch directly.)
 
 use std::cell::UnsafeCell;
 use std::collections::BTreeMap;
@@ -29,10 +35,10 @@ pub struct HostBuffer {
     owned: bool,
 }
 
-// SAFETY: the bytes are only accessed through raw-pointer copies (`read_at`/`write_at`),
-// which are the equivalent of a DMA engine and a CPU sharing memory; no `&`/`&mut`
-// reference to the contents is ever handed out, so sharing across threads cannot
-// create aliasing references.
+// SAFETY: the bytes are only accessed through raw-pointer copies (`read_at`/`write_at`);
+// no `&`/`&mut` reference to the contents is ever handed out, so sharing across threads
+// cannot create aliasing references. Overlapping copies from two threads at once would
+// race; the Verbs ownership rule in the module doc is what keeps them apart.
 unsafe impl Sync for HostBuffer {}
 // SAFETY: the buffer owns its allocation, or borrows memory its lender promised stays
 // valid for the buffer's whole life; moving the owner to another thread is fine.

@@ -35,8 +35,8 @@ use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 use std::time::Duration;
 
 pub use metaroce_firmware::{
-    Access, Drops, NicConfig, PathStats, QpConfig, QpState, QpTransition, RecvWr, RegisterError,
-    RemoteEnd, SendOp, Sge, Stats, VerbsError, WcOpcode, WcStatus,
+    Access, Drops, MAX_SGE, NicConfig, PathStats, QpConfig, QpState, QpTransition, RecvWr,
+    RegisterError, RemoteEnd, SendOp, SgList, Sge, SrqAttr, Stats, VerbsError, WcOpcode, WcStatus,
 };
 use metaroce_firmware::{Completion, Event, SendWr};
 pub use metaroce_proto::auth::AuthKey;
@@ -68,6 +68,7 @@ impl Error {
         match self {
             Error::Verbs(VerbsError::QueueFull) => libc::ENOMEM,
             Error::Verbs(VerbsError::NoSuchQp) => libc::ENOENT,
+            Error::Verbs(VerbsError::InUse) => libc::EBUSY,
             Error::Io(e) => e.raw_os_error().unwrap_or(libc::EIO),
             _ => libc::EINVAL,
         }
@@ -155,6 +156,12 @@ pub enum AsyncEvent {
         /// Why.
         status: WcStatus,
     },
+    /// A shared receive queue fell below its armed limit
+    /// (IBV_EVENT_SRQ_LIMIT_REACHED; the limit is disarmed).
+    SrqLimitReached {
+        /// The queue ([`SharedReceiveQueue::handle`]).
+        srq: u32,
+    },
 }
 
 // ---------------------------------------------------------------------------------------
@@ -227,6 +234,9 @@ impl EventSink for Router {
                     qp_num: qpn,
                     status,
                 });
+            }
+            Event::SrqLimitReached { srqn } => {
+                lock(&self.async_events).push_back(AsyncEvent::SrqLimitReached { srq: srqn });
             }
         }
     }
@@ -360,6 +370,20 @@ impl Context {
     pub fn default_qp_config(&self) -> QpConfig {
         self.inner.control(|c| c.nic.config().qp.clone())
     }
+
+    /// True on the software data path, which alone has shared receive queues
+    /// ([`ProtectionDomain::create_srq`]) and atomics (`SendOp::FetchAdd`,
+    /// `SendOp::CompareSwap`); the RTL has neither.
+    pub fn software_datapath(&self) -> bool {
+        self.inner
+            .control(|c| c.nic.config().datapath == metaroce_firmware::datapath::Datapath::Software)
+    }
+
+    /// Most scatter/gather elements a work request may carry on this device:
+    /// [`MAX_SGE`], or 1 on a hardware data path.
+    pub fn max_sge(&self) -> usize {
+        self.inner.control(|c| c.nic.config().max_sge())
+    }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -404,12 +428,27 @@ impl ProtectionDomain {
         })
     }
 
+    /// Creates a shared receive queue of `max_wr` receives (software data path only).
+    pub fn create_srq(&self, max_wr: usize) -> Result<SharedReceiveQueue> {
+        let pd = self.pd;
+        let srqn = self.ctx.inner.control(|c| c.nic.create_srq(pd, max_wr))?;
+        Ok(SharedReceiveQueue {
+            inner: Arc::new(SrqInner {
+                ctx: Arc::clone(&self.ctx.inner),
+                srqn,
+            }),
+        })
+    }
+
     /// Creates an RC queue pair in RESET.
     pub fn create_qp(&self, init: &QpInit<'_>) -> Result<QueuePair> {
-        let cfg = match &init.config {
+        let mut cfg = match &init.config {
             Some(c) => c.clone(),
             None => self.ctx.default_qp_config(),
         };
+        cfg.srq = init
+            .srq
+            .and_then(|s| std::num::NonZeroU32::new(s.inner.srqn));
         let depth = cfg.max_send_wr.clamp(1, 1 << 20);
         let inline = if init.max_inline > 0 {
             let len = init.max_inline as usize * depth;
@@ -436,6 +475,7 @@ impl ProtectionDomain {
             .insert(qpn, Arc::clone(&route));
         Ok(QueuePair {
             ctx: self.ctx.clone(),
+            srq: init.srq.cloned(),
             qpn,
             psn,
             streams: cfg.streams,
@@ -686,6 +726,8 @@ pub struct QpInit<'a> {
     pub config: Option<QpConfig>,
     /// Largest inline payload (`max_inline_data`).
     pub max_inline: u32,
+    /// The shared receive queue its receives come from (`srq`); `None`: its own.
+    pub srq: Option<&'a SharedReceiveQueue>,
 }
 
 impl<'a> QpInit<'a> {
@@ -704,6 +746,7 @@ impl<'a> QpInit<'a> {
             recv_cq,
             config: None,
             max_inline: 64,
+            srq: None,
         }
     }
 }
@@ -746,6 +789,9 @@ impl Default for ConnectOptions {
 pub enum Payload<'a> {
     /// A registered buffer.
     Sge(Sge),
+    /// Registered buffers, gathered in order (a READ scatters into them): up to
+    /// [`Context::max_sge`] of them.
+    Sges(&'a [Sge]),
     /// Bytes copied at post time (`IBV_SEND_INLINE`); no registration needed.
     Inline(&'a [u8]),
 }
@@ -810,6 +856,8 @@ impl<'a> SendRequest<'a> {
 /// complete (see [`Nic::destroy_qp`](metaroce_firmware::Nic::destroy_qp)).
 pub struct QueuePair {
     ctx: Context,
+    /// Its shared receive queue, kept alive while the QP exists.
+    srq: Option<SharedReceiveQueue>,
     qpn: u32,
     /// First send PSN: random (spec §11.1), told to the peer by `endpoint`.
     psn: u32,
@@ -901,11 +949,12 @@ impl QueuePair {
     }
 
     fn stage_and_post(&self, wr: &SendRequest<'_>, slot: u32) -> Result<()> {
-        let sge = match wr.payload {
-            Payload::Sge(sge) => sge,
+        let sgl = match wr.payload {
+            Payload::Sge(sge) => sge.into(),
+            Payload::Sges(sges) => SgList::new(sges)?,
             Payload::Inline(data) => {
-                if matches!(wr.op, SendOp::Read { .. }) {
-                    return Err(Error::Invalid("READ cannot be inline"));
+                if wr.op.writes_local() {
+                    return Err(Error::Invalid("READ and atomics cannot be inline"));
                 }
                 let (Some(arena), true) = (&self.inline, data.len() <= self.max_inline as usize)
                 else {
@@ -914,13 +963,13 @@ impl QueuePair {
                 // The slot is ours until its completion arrives, so is its inline buffer.
                 let off = slot as usize * self.max_inline as usize;
                 arena.write(off, data);
-                arena.sge(off, data.len() as u32)
+                arena.sge(off, data.len() as u32).into()
             }
         };
         let ewr = SendWr {
             wr_id: u64::from(slot),
             op: wr.op,
-            sge,
+            sgl,
             signaled: true,
             solicited: wr.solicited,
             stream: wr.stream,
@@ -930,7 +979,8 @@ impl QueuePair {
         Ok(())
     }
 
-    /// Posts a receive work request (`ibv_post_recv`).
+    /// Posts a receive work request (`ibv_post_recv`); refused on a QP with a
+    /// shared receive queue.
     pub fn post_recv(&self, wr: RecvWr) -> Result<()> {
         if wr.stream >= self.streams {
             return Err(VerbsError::InvalidStream.into());
@@ -938,6 +988,11 @@ impl QueuePair {
         let qpn = self.qpn;
         self.ctx.inner.control(|c| c.nic.post_recv(qpn, wr))?;
         Ok(())
+    }
+
+    /// The shared receive queue its receives come from, if any.
+    pub fn srq(&self) -> Option<&SharedReceiveQueue> {
+        self.srq.as_ref()
     }
 
     /// Per-path state and counters (MetaRoCE extension).
@@ -970,5 +1025,75 @@ impl Drop for QueuePair {
             .write()
             .unwrap_or_else(|p| p.into_inner())
             .remove(&qpn);
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Shared receive queues.
+
+struct SrqInner {
+    ctx: Arc<CtxInner>,
+    srqn: u32,
+}
+
+impl Drop for SrqInner {
+    fn drop(&mut self) {
+        let srqn = self.srqn;
+        // The last QP using it is gone (each holds a reference): this cannot fail.
+        self.ctx.control(|c| {
+            let _ = c.nic.destroy_srq(srqn);
+        });
+    }
+}
+
+/// A shared receive queue (`ibv_srq`): receives posted once, each taken by the QP
+/// (created with it in [`QpInit::srq`]) whose SEND needs one; the completion goes to
+/// that QP's receive CQ. It is destroyed when the last handle and the last QP using it
+/// are gone.
+#[derive(Clone)]
+pub struct SharedReceiveQueue {
+    inner: Arc<SrqInner>,
+}
+
+impl std::fmt::Debug for SharedReceiveQueue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SharedReceiveQueue")
+            .field("srqn", &self.inner.srqn)
+            .finish()
+    }
+}
+
+impl SharedReceiveQueue {
+    /// Its number, as [`AsyncEvent::SrqLimitReached`] reports it.
+    pub fn handle(&self) -> u32 {
+        self.inner.srqn
+    }
+
+    /// Posts a receive (`ibv_post_srq_recv`); its `stream` is set by the QP that
+    /// takes it.
+    pub fn post_recv(&self, wr: RecvWr) -> Result<()> {
+        let srqn = self.inner.srqn;
+        self.inner.ctx.control(|c| c.nic.post_srq_recv(srqn, wr))?;
+        Ok(())
+    }
+
+    /// Arms the limit (`ibv_modify_srq` with `IBV_SRQ_LIMIT`): when a QP takes a
+    /// receive that leaves fewer than `limit` posted, [`AsyncEvent::SrqLimitReached`]
+    /// is reported once; 0 disarms.
+    pub fn arm_limit(&self, limit: u32) -> Result<()> {
+        let srqn = self.inner.srqn;
+        self.inner
+            .ctx
+            .control(|c| c.nic.arm_srq_limit(srqn, limit))?;
+        Ok(())
+    }
+
+    /// Its size, armed limit and receives posted (`ibv_query_srq`).
+    pub fn query(&self) -> SrqAttr {
+        let srqn = self.inner.srqn;
+        self.inner
+            .ctx
+            .control(|c| c.nic.query_srq(srqn))
+            .expect("a live handle's queue exists")
     }
 }

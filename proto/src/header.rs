@@ -51,7 +51,7 @@ pub struct MsgHeader {
     pub remote_va: U64,
     /// Remote key naming the memory region at the receiver.
     pub rkey: U32,
-    /// Immediate data.
+    /// Immediate data (WRITE_IMM, SEND_IMM); a READ_REQ's `resp_psn` (spec §3.4).
     pub imm: U32,
 }
 

@@ -19,6 +19,12 @@ pub enum Opcode {
     ReadReq = 0x05,
     /// RDMA READ response data.
     ReadResp = 0x06,
+    /// 8-byte atomic fetch-and-add request (payload: the addend).
+    FetchAdd = 0x08,
+    /// 8-byte atomic compare-and-swap request (payload: compare, swap).
+    CompareSwap = 0x09,
+    /// Atomic response (payload: the 8 bytes found at the target).
+    AtomicResp = 0x0A,
     /// Per-path acknowledgement.
     Ack = 0x10,
     /// Negative acknowledgement.
@@ -35,13 +41,16 @@ pub enum Opcode {
 
 impl Opcode {
     /// All opcodes, in wire-value order.
-    pub const ALL: [Opcode; 12] = [
+    pub const ALL: [Opcode; 15] = [
         Opcode::Write,
         Opcode::WriteImm,
         Opcode::Send,
         Opcode::SendImm,
         Opcode::ReadReq,
         Opcode::ReadResp,
+        Opcode::FetchAdd,
+        Opcode::CompareSwap,
+        Opcode::AtomicResp,
         Opcode::Ack,
         Opcode::Nack,
         Opcode::Probe,
@@ -58,7 +67,10 @@ impl Opcode {
             | Opcode::Send
             | Opcode::SendImm
             | Opcode::ReadReq
-            | Opcode::ReadResp => size_of::<MsgHeader>(),
+            | Opcode::ReadResp
+            | Opcode::FetchAdd
+            | Opcode::CompareSwap
+            | Opcode::AtomicResp => size_of::<MsgHeader>(),
             Opcode::Ack => size_of::<AckHeader>(),
             Opcode::Nack => size_of::<NackHeader>(),
             Opcode::Probe => 0,
@@ -70,11 +82,51 @@ impl Opcode {
     pub const fn has_payload(self) -> bool {
         matches!(
             self,
-            Opcode::Write | Opcode::WriteImm | Opcode::Send | Opcode::SendImm | Opcode::ReadResp
+            Opcode::Write
+                | Opcode::WriteImm
+                | Opcode::Send
+                | Opcode::SendImm
+                | Opcode::ReadResp
+                | Opcode::FetchAdd
+                | Opcode::CompareSwap
+                | Opcode::AtomicResp
         )
     }
 
-    /// True for opcodes with the message extension (data and READ requests).
+    /// True for the atomics' opcodes (FETCH_ADD, COMPARE_SWAP, ATOMIC_RESP), which
+    /// came with spec revision v0.1.2.
+    pub const fn is_atomic(self) -> bool {
+        self.is_atomic_request() || matches!(self, Opcode::AtomicResp)
+    }
+
+    /// True for the atomic requests (FETCH_ADD, COMPARE_SWAP).
+    pub const fn is_atomic_request(self) -> bool {
+        matches!(self, Opcode::FetchAdd | Opcode::CompareSwap)
+    }
+
+    /// Payload bytes of an atomic request (its operands): 8 for FETCH_ADD, 16 for
+    /// COMPARE_SWAP; 0 for every other opcode.
+    pub const fn operand_len(self) -> usize {
+        match self {
+            Opcode::FetchAdd => 8,
+            Opcode::CompareSwap => 16,
+            _ => 0,
+        }
+    }
+
+    /// True for requests answered by the responder's send side (READ_REQ and the
+    /// atomic requests).
+    pub const fn is_request(self) -> bool {
+        matches!(self, Opcode::ReadReq) || self.is_atomic_request()
+    }
+
+    /// True for the responses to requests (READ_RESP, ATOMIC_RESP).
+    pub const fn is_response(self) -> bool {
+        matches!(self, Opcode::ReadResp | Opcode::AtomicResp)
+    }
+
+    /// True for opcodes with the message extension (data, READ and atomic requests and
+    /// their responses).
     pub const fn is_message(self) -> bool {
         self.ext_len() == size_of::<MsgHeader>() && (self as u8) < 0x10
     }
@@ -91,7 +143,14 @@ impl Opcode {
 
     /// True for opcodes that carry a remote address and rkey.
     pub const fn has_remote_address(self) -> bool {
-        matches!(self, Opcode::Write | Opcode::WriteImm | Opcode::ReadReq)
+        matches!(
+            self,
+            Opcode::Write
+                | Opcode::WriteImm
+                | Opcode::ReadReq
+                | Opcode::FetchAdd
+                | Opcode::CompareSwap
+        )
     }
 }
 
@@ -167,9 +226,11 @@ mod tests {
     }
 
     #[test]
-    fn message_opcodes_are_exactly_the_data_and_read_opcodes() {
+    fn message_opcodes_are_exactly_the_data_read_and_atomic_opcodes() {
         let messages: usize = Opcode::ALL.iter().filter(|op| op.is_message()).count();
-        assert_eq!(messages, 6);
+        assert_eq!(messages, 9);
+        assert_eq!(Opcode::CompareSwap.operand_len(), 16);
+        assert!(Opcode::FetchAdd.is_request() && Opcode::AtomicResp.is_response());
         assert!(!Opcode::Connect.is_message());
         assert!(Opcode::ReadReq.is_message() && !Opcode::ReadReq.has_payload());
     }

@@ -21,7 +21,9 @@ pub struct MsgRepr {
     pub remote_va: u64,
     /// Remote key.
     pub rkey: u32,
-    /// Immediate data.
+    /// Immediate data (WRITE_IMM, SEND_IMM); a READ_REQ's `resp_psn`: the
+    /// requester's receive `conn_cum`, where a responder that has not sent yet
+    /// starts (spec §3.4, §9.1).
     pub imm: u32,
 }
 

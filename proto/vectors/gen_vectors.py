@@ -15,9 +15,11 @@ import zlib
 from pathlib import Path
 
 OPS = {"WRITE": 0x01, "WRITE_IMM": 0x02, "SEND": 0x03, "SEND_IMM": 0x04,
-       "READ_REQ": 0x05, "READ_RESP": 0x06, "ACK": 0x10, "NACK": 0x11,
+       "READ_REQ": 0x05, "READ_RESP": 0x06, "FETCH_ADD": 0x08, "COMPARE_SWAP": 0x09,
+       "ATOMIC_RESP": 0x0A, "ACK": 0x10, "NACK": 0x11,
        "PROBE": 0x12, "CONNECT": 0x20, "CONNECT_ACK": 0x21, "DISCONNECT": 0x22}
-MSG_OPS = {"WRITE", "WRITE_IMM", "SEND", "SEND_IMM", "READ_REQ", "READ_RESP"}
+MSG_OPS = {"WRITE", "WRITE_IMM", "SEND", "SEND_IMM", "READ_REQ", "READ_RESP", "FETCH_ADD", "COMPARE_SWAP",
+           "ATOMIC_RESP"}
 CM_OPS = {"CONNECT", "CONNECT_ACK", "DISCONNECT"}
 
 
@@ -129,6 +131,22 @@ VALID = [
                                    msg_len=1 << 20, offset=(1 << 20) - 8, rkey=0x77,
                                    payload=bytes([0xA5] * 8),
                                    src="192.0.2.2:50004", dst="192.0.2.1:4798")),
+    # Atomics (§3.3, §6.8): operands and the value found, big-endian, as the payload.
+    ("fetch_add", "3.3, 3.4, 6.8", dict(opcode="FETCH_ADD", flags=0x0007, dst_qpn=0x50, src_qpn=0x51,
+                                        path=2, conn_psn=0x5000, path_psn=40, timestamp=5151, msn=21,
+                                        msg_len=8, remote_va=0x0000_7F00_0020_0008, rkey=0x99,
+                                        imm=0x6000, payload=struct.pack(">Q", 0x0102030405060708),
+                                        src="192.0.2.1:50006", dst="192.0.2.2:4798")),
+    ("compare_swap", "3.3, 3.4, 6.8", dict(opcode="COMPARE_SWAP", flags=0x0007, dst_qpn=0x50,
+                                           src_qpn=0x51, stream=1, path=3, conn_psn=0x5001, path_psn=41,
+                                           timestamp=5152, msn=22, msg_len=8, remote_va=0x0000_7F00_0020_0010,
+                                           rkey=0x99, imm=0x6000,
+                                           payload=struct.pack(">QQ", 0xFFFFFFFFFFFFFFFF, 42),
+                                           src="192.0.2.1:50007", dst="192.0.2.2:4798")),
+    ("atomic_resp", "3.3, 3.4, 6.8", dict(opcode="ATOMIC_RESP", flags=0x0007, dst_qpn=0x51, src_qpn=0x50,
+                                          path=1, conn_psn=0x6000, path_psn=7, timestamp=6161, msn=21,
+                                          msg_len=8, rkey=0x99, payload=struct.pack(">Q", 1000),
+                                          src="192.0.2.2:50008", dst="192.0.2.1:4798")),
     ("nack_rnr", "3.6", dict(opcode="NACK", dst_qpn=0x31, src_qpn=0x30, stream=1, timestamp=999,
                              reason=1, nack_conn_psn=0x3000, nack_msn=3, detail=100,
                              src="192.0.2.2:50002", dst="192.0.2.1:4798")),

@@ -161,6 +161,22 @@ impl RelayConfig {
             reseal_icrc: false,
         }
     }
+
+    /// A relay between two soft NICs at `a` and `b`: link 0 forwards to `a`, link 1 to
+    /// `b` (each listening on a kernel-chosen port of `a`'s IP), over `paths` paths that
+    /// each drop datagrams with probability `loss`, ICRCs re-sealed. Each NIC sends
+    /// through the link towards the other.
+    pub fn between(a: SocketAddr, b: SocketAddr, paths: usize, loss: f64) -> Self {
+        let listen = SocketAddr::new(a.ip(), 0);
+        let link = |forward_to| LinkConfig { listen, forward_to };
+        let path = PathConfig {
+            loss,
+            ..PathConfig::default()
+        };
+        let mut cfg = RelayConfig::new(vec![link(a), link(b)], vec![path; paths]);
+        cfg.reseal_icrc = true;
+        cfg
+    }
 }
 
 impl fmt::Debug for RelayConfig {

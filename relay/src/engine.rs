@@ -8,10 +8,10 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use metaroce_driver::soft::udp::{
+use metaroce_proto::{Packet, PseudoHeader};
+use metaroce_udp::{
     BatchSocket, Datagram, Ecn, GRO_BUFFER_SIZE, MAX_BATCH, PollSet, RxBatch, TxPacket,
 };
-use metaroce_proto::{Packet, PseudoHeader};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 

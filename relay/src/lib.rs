@@ -33,7 +33,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
 
-use metaroce_driver::soft::udp::{self, BatchSocket, Ecn, SocketOptions};
+use metaroce_udp::{self as udp, BatchSocket, Ecn, SocketOptions};
 
 pub use config::{ForwardInfo, LinkConfig, PathConfig, PathMap, RelayConfig, Rewriter};
 pub use control::{Command, HELP, PathCounters, Target};

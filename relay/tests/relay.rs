@@ -4,10 +4,10 @@ use std::cell::{Cell, RefCell};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, UdpSocket};
 use std::time::{Duration, Instant};
 
-use metaroce_driver::soft::udp::{Ecn, Endpoint, EndpointConfig, RxBatch, TxPacket};
 use metaroce_relay::{
     ForwardInfo, LINKTYPE_RAW, LinkConfig, PathConfig, PathMap, Relay, RelayConfig, RelayHandle,
 };
+use metaroce_udp::{Ecn, Endpoint, EndpointConfig, RxBatch, TxPacket};
 
 const V4: IpAddr = IpAddr::V4(Ipv4Addr::LOCALHOST);
 const V6: IpAddr = IpAddr::V6(Ipv6Addr::LOCALHOST);

@@ -285,6 +285,21 @@ impl Device for HwDevice {
             .opts
             .get(&qpn)
             .ok_or_else(|| format!("no QP {qpn:#x}"))?;
+        self.connect_rtr(qpn, peer)?;
+        let rts = QpTransition::Rts {
+            initial_psn: own_initial_psn,
+            retry_cnt: opts.retry_cnt,
+            rnr_retry: opts.rnr_retry,
+            timeout_ns: opts.timeout_ns,
+        };
+        self.call(move |b| b.nic.modify_qp(qpn, rts))
+            .map_err(|e| format!("{e:?}"))
+    }
+
+    fn connect_rtr(&mut self, qpn: u32, peer: &PeerParams) -> TargetResult<()> {
+        if !self.opts.contains_key(&qpn) {
+            return Err(format!("no QP {qpn:#x}"));
+        }
         if self.peer.is_some_and(|p| p != peer.addr) {
             return Err("the RTL's TX builder has one peer per device".into());
         }
@@ -295,17 +310,10 @@ impl Device for HwDevice {
             udp_port: peer.addr.port(),
             initial_psn: peer.initial_psn,
         };
-        let rts = QpTransition::Rts {
-            initial_psn: own_initial_psn,
-            retry_cnt: opts.retry_cnt,
-            rnr_retry: opts.rnr_retry,
-            timeout_ns: opts.timeout_ns,
-        };
         self.call(move |b| {
             b.nic.set_peer(remote.ip, remote.udp_port);
             b.nic.modify_qp(qpn, QpTransition::Init)?;
-            b.nic.modify_qp(qpn, QpTransition::Rtr(remote))?;
-            b.nic.modify_qp(qpn, rts)
+            b.nic.modify_qp(qpn, QpTransition::Rtr(remote))
         })
         .map_err(|e| format!("{e:?}"))
     }
@@ -379,11 +387,12 @@ impl Device for HwDevice {
         let wr = SendWr {
             wr_id: w.wr_id,
             op,
-            sge: Sge {
+            sgl: Sge {
                 addr,
                 len: w.len,
                 lkey,
-            },
+            }
+            .into(),
             signaled: true,
             solicited: w.solicited,
             stream: w.stream,
@@ -404,7 +413,7 @@ impl Device for HwDevice {
         let (addr, lkey) = self.at(mr, offset, len.into())?;
         let wr = RecvWr {
             wr_id,
-            sge: Sge { addr, len, lkey },
+            sgl: Sge { addr, len, lkey }.into(),
             stream,
         };
         self.call(move |b| b.nic.post_recv(qpn, wr))

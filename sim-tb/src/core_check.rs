@@ -243,6 +243,8 @@ impl Engine {
                 rto_initial_ns: never,
                 ..QpConfig::default()
             },
+            // The RTL has no atomics: their opcodes are unknown to it.
+            atomics: false,
             ..NicConfig::default()
         };
         let rw = Access::LOCAL_WRITE | Access::REMOTE_WRITE;
@@ -295,7 +297,7 @@ impl Engine {
                 let wr = SendWr {
                     wr_id: 0,
                     op,
-                    sge: r.sge,
+                    sgl: r.sge.into(),
                     signaled: true,
                     solicited: false,
                     stream: r.stream,
@@ -362,7 +364,7 @@ impl Engine {
                 let idx = self.posted[c][s];
                 let wr = RecvWr {
                     wr_id: idx.into(),
-                    sge: self.recv_sge(s, idx),
+                    sgl: self.recv_sge(s, idx).into(),
                     stream: s as u16,
                 };
                 self.nics[c]

@@ -24,9 +24,9 @@
 //! the private `ffi` module, plus two system calls of the device process
 //! (`clock_gettime`, the memfd seal check).
 //!
-//! Without Verilator installed the crate still builds, and [`Sim::new`]
-//! returns [`SimError::VerilatorMissing`]; benches then skip with its
-//! message.
+//! Without Verilator installed the crate does not build, unless
+//! `METAROCE_SKIP_VERILATOR=1` opts out: then [`Sim::new`] returns
+//! [`SimError::VerilatorMissing`] and benches skip with its message.
 
 #[cfg(verilator)]
 mod ffi;

@@ -251,6 +251,8 @@ impl Traffic {
                 match e {
                     Event::Completion(c) => self.on_completion(&nics, at, &c),
                     Event::QpError { .. } => self.counters.qp_errors += 1,
+                    // The hardware data path has no shared receive queues.
+                    Event::SrqLimitReached { .. } => {}
                 }
             }
         }
@@ -342,11 +344,12 @@ impl Traffic {
             // The receive it consumes: a SEND's buffer, none for WRITE_IMM.
             let wr = RecvWr {
                 wr_id: id,
-                sge: Sge {
+                sgl: Sge {
                     addr: remote_dst,
                     len: if op == Op::Send { len } else { 0 },
                     lkey: to_lkey,
-                },
+                }
+                .into(),
                 stream,
             };
             if self.cfg.late_receive_ns > 0 {
@@ -385,7 +388,7 @@ impl Traffic {
         let wr = SendWr {
             wr_id: id,
             op: op_wr,
-            sge,
+            sgl: sge.into(),
             signaled: true,
             solicited: false,
             stream,

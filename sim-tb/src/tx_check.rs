@@ -391,11 +391,12 @@ fn post_one(pair: &mut Pair, rng: &mut SmallRng, wr_id: u64) -> bool {
     ) {
         let recv = RecvWr {
             wr_id,
-            sge: Sge {
+            sgl: Sge {
                 addr: dst,
                 len: 3 * MTU as u32,
                 lkey: pair.b.mr.lkey,
-            },
+            }
+            .into(),
             stream,
         };
         if pair.b.nic.post_recv(pair.b.qpn, recv).is_err() {
@@ -405,11 +406,12 @@ fn post_one(pair: &mut Pair, rng: &mut SmallRng, wr_id: u64) -> bool {
     let wr = SendWr {
         wr_id,
         op,
-        sge: Sge {
+        sgl: Sge {
             addr: sge_addr,
             len,
             lkey: pair.a.mr.lkey,
-        },
+        }
+        .into(),
         signaled: true,
         solicited: false,
         stream,

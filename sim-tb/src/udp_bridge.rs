@@ -26,7 +26,7 @@
 //! **ECN** both ways: a frame's ECN codepoint is the datagram's (sent as a
 //! per-datagram `IP_TOS`), and a received datagram's becomes the frame's.
 //! The sockets are the soft NIC's batched non-blocking UDP sockets
-//! (`metaroce_driver::soft::udp::BatchSocket`, which read the received ECN
+//! (`metaroce_udp::BatchSocket`, which read the received ECN
 //! bits with `IP_RECVTOS`); nothing here waits.
 
 use std::collections::HashMap;
@@ -35,7 +35,7 @@ use std::net::SocketAddr;
 use std::os::fd::{AsFd, AsRawFd};
 
 use etherparse::{NetSlice, SlicedPacket, TransportSlice};
-use metaroce_driver::soft::udp::{BatchSocket, Ecn, RxBatch, SocketOptions, TxPacket};
+use metaroce_udp::{BatchSocket, Ecn, RxBatch, SocketOptions, TxPacket};
 
 use crate::hw_nic::{datagram_of, udp_frame};
 

@@ -6,16 +6,18 @@
 use std::collections::HashMap;
 use std::io::{Read, Write};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, UdpSocket};
+use std::os::fd::{AsRawFd, RawFd};
 use std::os::unix::net::UnixStream;
 use std::time::{Duration, Instant};
 
-use metaroce_driver::device::board::{BoardCounter, REGION_BAR0, REGION_BOARD_INFO};
-use metaroce_driver::device::{Device, DeviceError, VfioUserDevice};
+use metaroce_driver::device::board::{BoardCounter, REGION_BAR0, REGION_BOARD_INFO, REGION_CONFIG};
+use metaroce_driver::device::{Device, DeviceError, DmaRegion, VfioUserDevice};
 use metaroce_driver::eventfd::EventFd;
 use metaroce_sim_tb::SimError;
 use metaroce_sim_tb::device_server::{DeviceServer, ServeError, ServerConfig};
 use metaroce_sim_tb::nic_device::regs;
 use metaroce_sim_tb::tx_build::{Addresses, NIC_CORE_TX_CFG, configure};
+use vmm_sys_util::sock_ctrl_msg::ScmSocket;
 
 const LOCALHOST: IpAddr = IpAddr::V4(Ipv4Addr::LOCALHOST);
 /// How long a test waits for the free-running model to do something.
@@ -504,6 +506,114 @@ fn hostile_messages_are_refused_counted_and_the_next_client_is_served() {
     assert_eq!(info.counter(BoardCounter::Connections), 3);
 }
 
+/// A `DMA_MAP` of `size` bytes at `iova` from `offset` of the fd sent with it.
+fn dma_map_msg(id: u16, offset: u64, iova: u64, size: u64) -> Vec<u8> {
+    let mut m = header(id, 2, 48, 0);
+    m.extend_from_slice(&40u32.to_le_bytes()); // argsz
+    m.extend_from_slice(&3u32.to_le_bytes()); // flags: read | write
+    for w in [offset, iova, size] {
+        m.extend_from_slice(&w.to_le_bytes());
+    }
+    m
+}
+
+#[test]
+fn hostile_offsets_fds_and_truncated_messages_are_refused_and_counted() {
+    let Some((server, _dir)) = start() else {
+        return;
+    };
+    let mut raw = RawClient::connect(&server);
+    // BAR0 accesses at the top of the 64-bit offset space: `offset + 4` wraps to 0,
+    // which must not let them through to the model.
+    let top = u64::MAX - 3;
+    let r = raw.region_write(REGION_BAR0, top, &7u32.to_le_bytes());
+    assert!(r.is_error(), "BAR0 write at {top:#x}: {r:?}");
+    assert!(raw.region_read(REGION_BAR0, top, 4).is_error());
+    // The board information and configuration space past their ends.
+    assert!(raw.region_read(REGION_BOARD_INFO, u64::MAX, 8).is_error());
+    assert!(raw.region_write(REGION_CONFIG, 254, &[0; 4]).is_error());
+
+    // An interrupt vector routed to something that is not an eventfd (the board
+    // would block writing into a socket or pipe nobody reads, and stop the model).
+    let (_keep, not_eventfd) = UnixStream::pair().unwrap();
+    let mut irqs = header(7, 8, 36, 0);
+    for w in [20u32, (1 << 2) | (1 << 5), 2, 0, 1] {
+        irqs.extend_from_slice(&w.to_le_bytes());
+    }
+    assert!(
+        raw.call_with_fds(&irqs, &[not_eventfd.as_raw_fd()])
+            .is_error()
+    );
+
+    // DMA maps of memory the device process must not keep: a file not sealed
+    // against shrinking, a sealed memfd shorter than the map, an IOVA range that
+    // wraps.
+    let unsealed = tempfile::tempfile().unwrap();
+    unsealed.set_len(8192).unwrap();
+    let sealed = DmaRegion::new(8192).unwrap();
+    let sealed_fd = sealed.fd().as_raw_fd();
+    for (msg, fd) in [
+        (dma_map_msg(8, 0, 0x1000_0000, 8192), unsealed.as_raw_fd()),
+        (dma_map_msg(9, 0, 0x1000_0000, 16384), sealed_fd),
+        (dma_map_msg(10, 0, u64::MAX - 4095, 8192), sealed_fd),
+    ] {
+        assert!(raw.call_with_fds(&msg, &[fd]).is_error());
+    }
+    // An unmap of nothing.
+    let mut unmap = header(11, 3, 40, 0);
+    unmap.extend_from_slice(&24u32.to_le_bytes()); // argsz
+    unmap.extend_from_slice(&0u32.to_le_bytes()); // flags
+    unmap.extend_from_slice(&0x2000_0000u64.to_le_bytes());
+    unmap.extend_from_slice(&4096u64.to_le_bytes());
+    assert!(raw.call(&unmap).is_error());
+
+    // A descriptor sent with a message that takes none is closed, not kept: once
+    // the server's copy is gone, the other end of the pair reads end-of-file.
+    let (mine, theirs) = UnixStream::pair().unwrap();
+    let mut m = header(12, 9, 32, 0);
+    m.extend_from_slice(&0u64.to_le_bytes());
+    m.extend_from_slice(&REGION_BAR0.to_le_bytes());
+    m.extend_from_slice(&4u32.to_le_bytes());
+    let ok = raw.call_with_fds(&m, &[theirs.as_raw_fd()]);
+    assert_eq!(ok.data, regs::BLOCKS[0].0.to_le_bytes(), "a good read");
+    drop(theirs);
+    mine.set_nonblocking(true).unwrap();
+    let t0 = Instant::now();
+    let closed = loop {
+        match (&mine).read(&mut [0u8; 1]) {
+            Ok(0) => break true,
+            _ if t0.elapsed() > PATIENCE => break false,
+            _ => std::thread::sleep(Duration::from_millis(2)),
+        }
+    };
+    assert!(closed, "the device process kept a descriptor it was sent");
+    // No refused access reached the model (it counts accesses at no register).
+    let id = regs::BLOCKS
+        .iter()
+        .find(|(ty, _)| *ty == regs::id::TYPE)
+        .map(|&(_, base)| u64::from(base + regs::id::BAR_BAD))
+        .unwrap();
+    assert_eq!(raw.region_read(REGION_BAR0, id, 4).data, [0; 4]);
+
+    // A write whose header promises more bytes than come before the client leaves.
+    let mut w = header(13, 10, 36, 0);
+    w.extend_from_slice(&0u64.to_le_bytes());
+    w.extend_from_slice(&REGION_BAR0.to_le_bytes());
+    w.extend_from_slice(&4u32.to_le_bytes());
+    raw.send(&w[..24]);
+    drop(raw);
+
+    // The device still serves a well-behaved client.
+    let mut dev = VfioUserDevice::connect(server.socket()).unwrap();
+    assert_eq!(dev.read32(0).unwrap(), regs::BLOCKS[0].0);
+    drop(dev);
+    let info = server.stop();
+    assert_eq!(info.counter(BoardCounter::BadRegionAccesses), 4, "{info:?}");
+    assert_eq!(info.counter(BoardCounter::DmaMapsRefused), 3, "{info:?}");
+    // The SET_IRQS, the unmap, the truncated write.
+    assert_eq!(info.counter(BoardCounter::BadMessages), 3, "{info:?}");
+}
+
 /// A vfio-user message header.
 fn header(id: u16, command: u16, size: u32, flags: u32) -> Vec<u8> {
     let mut h = Vec::with_capacity(16);
@@ -549,6 +659,17 @@ impl RawClient {
     /// Sends `msg` and reads one reply (header, then the rest its size says).
     fn call(&mut self, msg: &[u8]) -> Reply {
         self.send(msg);
+        self.reply()
+    }
+
+    /// Sends `msg` with `fds` attached (`SCM_RIGHTS`) and reads one reply.
+    fn call_with_fds(&mut self, msg: &[u8], fds: &[RawFd]) -> Reply {
+        let sent = self.s.send_with_fds(&[msg], fds).unwrap();
+        assert_eq!(sent, msg.len());
+        self.reply()
+    }
+
+    fn reply(&mut self) -> Reply {
         let mut h = [0u8; 16];
         self.s.read_exact(&mut h).expect("a reply header");
         let size = u32::from_le_bytes(h[4..8].try_into().unwrap()) as usize;

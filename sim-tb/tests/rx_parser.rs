@@ -2,8 +2,8 @@
 //! `metaroce-proto` parser and ICRC on the same bytes
 //! (`metaroce_sim_tb::rx_check`).
 //!
-//! Without Verilator every test prints why it skipped and passes; build with
-//! `METAROCE_REQUIRE_VERILATOR=1` to make a missing Verilator an error.
+//! Built with `METAROCE_SKIP_VERILATOR=1` and no Verilator, every test prints
+//! why it skipped and passes; without that opt-out the build fails instead.
 
 use metaroce_proto::{Opcode, Packet};
 use metaroce_sim_tb::rx_check::{

@@ -16,13 +16,16 @@ local p = Proto("metaroce", "MetaRoCE")
 
 local OPCODES = {
   [0x01] = "WRITE", [0x02] = "WRITE_IMM", [0x03] = "SEND", [0x04] = "SEND_IMM",
-  [0x05] = "READ_REQ", [0x06] = "READ_RESP", [0x10] = "ACK", [0x11] = "NACK",
+  [0x05] = "READ_REQ", [0x06] = "READ_RESP", [0x08] = "FETCH_ADD", [0x09] = "COMPARE_SWAP",
+  [0x0A] = "ATOMIC_RESP", [0x10] = "ACK", [0x11] = "NACK",
   [0x12] = "PROBE", [0x20] = "CONNECT", [0x21] = "CONNECT_ACK", [0x22] = "DISCONNECT",
 }
 -- Extension length per opcode (spec §3.3) and whether the opcode carries a payload.
 local EXT = { [0x01] = 32, [0x02] = 32, [0x03] = 32, [0x04] = 32, [0x05] = 32, [0x06] = 32,
+              [0x08] = 32, [0x09] = 32, [0x0A] = 32,
               [0x10] = 64, [0x11] = 16, [0x12] = 0, [0x20] = 32, [0x21] = 32, [0x22] = 32 }
-local PAYLOAD = { [0x01] = true, [0x02] = true, [0x03] = true, [0x04] = true, [0x06] = true }
+local PAYLOAD = { [0x01] = true, [0x02] = true, [0x03] = true, [0x04] = true, [0x06] = true,
+                  [0x08] = true, [0x09] = true, [0x0A] = true }
 local REASONS = { [1] = "RNR", [2] = "REMOTE_ACCESS", [3] = "INVALID_REQUEST", [4] = "REMOTE_OPERATIONAL" }
 
 local f = p.fields
@@ -51,6 +54,7 @@ f.offset    = ProtoField.uint32("metaroce.msg.offset", "Offset", base.DEC)
 f.remote_va = ProtoField.uint64("metaroce.msg.remote_va", "Remote address", base.HEX)
 f.rkey      = ProtoField.uint32("metaroce.msg.rkey", "Remote key", base.HEX)
 f.imm       = ProtoField.uint32("metaroce.msg.imm", "Immediate", base.HEX)
+f.resp_psn  = ProtoField.uint32("metaroce.msg.resp_psn", "Response PSN (resp_psn)", base.HEX)
 f.payload   = ProtoField.bytes("metaroce.payload", "Payload")
 -- ACK extension (§3.5)
 f.conn_cum  = ProtoField.uint32("metaroce.ack.conn_cum", "Conn cumulative PSN", base.HEX)
@@ -209,7 +213,8 @@ function p.dissector(tvb, pinfo, tree)
     m:add(f.offset, tvb(44, 4))
     m:add(f.remote_va, tvb(48, 8))
     m:add(f.rkey, tvb(56, 4))
-    m:add(f.imm, tvb(60, 4))
+    -- Requests (READ_REQ, atomics) carry resp_psn where others carry the immediate (§3.4).
+    m:add((op == 0x05 or op == 0x08 or op == 0x09) and f.resp_psn or f.imm, tvb(60, 4))
     info = info .. string.format(" conn_psn 0x%x path_psn %d msn %d off %d", tvb(16, 4):uint(),
                                  tvb(20, 4):uint(), tvb(32, 4):uint(), tvb(44, 4):uint())
     if L - 68 > 0 then t:add(f.payload, tvb(64, L - 68)) end

@@ -316,6 +316,16 @@ pub fn all() -> Vec<Case> {
             "READ executed: READ_RESP fields and data"
         ),
         case!(
+            rx::read_answered_in_rtr,
+            "9.1, 3.4",
+            "READ answered in RTR from the request's resp_psn"
+        ),
+        case!(
+            rx::atomic_executed_once,
+            "6.8, 3.3",
+            "FETCH_ADD: executed once, ATOMIC_RESP with the value found"
+        ),
+        case!(
             rx::zero_byte_read_answered,
             "6.8",
             "0-byte READ: one empty READ_RESP"

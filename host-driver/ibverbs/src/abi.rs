@@ -26,6 +26,22 @@ pub struct ibv_device {
     pub ibdev_path: [c_char; SYSFS_PATH_MAX],
 }
 
+/// Index of `query_device_ex` in [`verbs_context`]'s extended ops.
+pub const VCTX_QUERY_DEVICE_EX: usize = 27;
+/// Index of `create_qp_ex` in [`verbs_context`]'s extended ops.
+pub const VCTX_CREATE_QP_EX: usize = 33;
+
+/// `verbs_context.create_qp_ex`.
+pub type CreateQpExFn =
+    unsafe extern "C" fn(*mut ibv_context, *mut ibv_qp_init_attr_ex) -> *mut ibv_qp;
+
+/// `verbs_context.query_device_ex`.
+pub type QueryDeviceExFn =
+    unsafe extern "C" fn(*mut ibv_context, *const c_void, *mut ibv_device_attr, usize) -> c_int;
+
+/// Offset of `phys_port_cnt_ex` in `struct ibv_device_attr_ex`.
+pub const DEVICE_ATTR_EX_PHYS_PORT_CNT: usize = 396;
+
 /// `ops.poll_cq`.
 pub type PollCqFn = unsafe extern "C" fn(*mut ibv_cq, c_int, *mut ibv_wc) -> c_int;
 /// `ops.req_notify_cq`.
@@ -36,6 +52,9 @@ pub type PostSendFn =
 /// `ops.post_recv`.
 pub type PostRecvFn =
     unsafe extern "C" fn(*mut ibv_qp, *mut ibv_recv_wr, *mut *mut ibv_recv_wr) -> c_int;
+/// `ops.post_srq_recv`.
+pub type PostSrqRecvFn =
+    unsafe extern "C" fn(*mut ibv_srq, *mut ibv_recv_wr, *mut *mut ibv_recv_wr) -> c_int;
 
 /// `struct ibv_context_ops`: only the entries the header's inline verbs call are set.
 #[repr(C)]
@@ -46,8 +65,7 @@ pub struct ibv_context_ops {
     pub req_notify_cq: Option<ReqNotifyCqFn>,
     /// `_compat_cq_event` … `_compat_destroy_srq` (unused, NULL).
     pub _before_post_srq_recv: [*mut c_void; 7],
-    /// `post_srq_recv` (NULL: no SRQ support; `ibv_post_srq_recv` is never reached).
-    pub post_srq_recv: *mut c_void,
+    pub post_srq_recv: Option<PostSrqRecvFn>,
     /// `_compat_create_qp` … `_compat_destroy_qp` (unused, NULL).
     pub _before_post_send: [*mut c_void; 4],
     pub post_send: Option<PostSendFn>,
@@ -72,7 +90,8 @@ pub struct ibv_context {
 /// wrappers fall back to the exported functions), `sz`, then the `ibv_context`.
 #[repr(C)]
 pub struct verbs_context {
-    /// `query_port` … `_ABI_placeholder3`.
+    /// `query_port` … `_ABI_placeholder3`; only `query_device_ex`
+    /// ([`VCTX_QUERY_DEVICE_EX`]) and `create_qp_ex` ([`VCTX_CREATE_QP_EX`]) are set.
     pub _ext_ops: [*mut c_void; 39],
     pub sz: usize,
     pub context: ibv_context,
@@ -219,7 +238,7 @@ pub struct ibv_qp {
     pub pd: *mut ibv_pd,
     pub send_cq: *mut ibv_cq,
     pub recv_cq: *mut ibv_cq,
-    pub srq: *mut c_void,
+    pub srq: *mut ibv_srq,
     pub handle: u32,
     pub qp_num: u32,
     pub state: c_int,
@@ -227,6 +246,34 @@ pub struct ibv_qp {
     pub mutex: libc::pthread_mutex_t,
     pub cond: libc::pthread_cond_t,
     pub events_completed: u32,
+}
+
+/// `struct ibv_srq`.
+#[repr(C)]
+pub struct ibv_srq {
+    pub context: *mut ibv_context,
+    pub srq_context: *mut c_void,
+    pub pd: *mut ibv_pd,
+    pub handle: u32,
+    pub mutex: libc::pthread_mutex_t,
+    pub cond: libc::pthread_cond_t,
+    pub events_completed: u32,
+}
+
+/// `struct ibv_srq_attr`.
+#[repr(C)]
+#[derive(Clone, Copy, Default, Debug)]
+pub struct ibv_srq_attr {
+    pub max_wr: u32,
+    pub max_sge: u32,
+    pub srq_limit: u32,
+}
+
+/// `struct ibv_srq_init_attr`.
+#[repr(C)]
+pub struct ibv_srq_init_attr {
+    pub srq_context: *mut c_void,
+    pub attr: ibv_srq_attr,
 }
 
 /// `struct ibv_qp_cap`.
@@ -246,10 +293,104 @@ pub struct ibv_qp_init_attr {
     pub qp_context: *mut c_void,
     pub send_cq: *mut ibv_cq,
     pub recv_cq: *mut ibv_cq,
-    pub srq: *mut c_void,
+    pub srq: *mut ibv_srq,
     pub cap: ibv_qp_cap,
     pub qp_type: c_int,
     pub sq_sig_all: c_int,
+}
+
+/// `struct ibv_qp_init_attr_ex`: an `ibv_qp_init_attr` followed by the extended
+/// attributes.
+#[repr(C)]
+pub struct ibv_qp_init_attr_ex {
+    pub qp_context: *mut c_void,
+    pub send_cq: *mut ibv_cq,
+    pub recv_cq: *mut ibv_cq,
+    pub srq: *mut ibv_srq,
+    pub cap: ibv_qp_cap,
+    pub qp_type: c_int,
+    pub sq_sig_all: c_int,
+    pub comp_mask: u32,
+    pub pd: *mut ibv_pd,
+    pub xrcd: *mut c_void,
+    pub create_flags: u32,
+    pub max_tso_header: u16,
+    pub rwq_ind_tbl: *mut c_void,
+    /// `struct ibv_rx_hash_conf` (unused).
+    pub _rx_hash_conf: [u64; 3],
+    pub source_qpn: u32,
+    pub send_ops_flags: u64,
+}
+
+/// `wr_<op>(qp)` of `struct ibv_qp_ex`.
+pub type WrFn = unsafe extern "C" fn(*mut ibv_qp_ex);
+/// `wr_complete(qp)`.
+pub type WrCompleteFn = unsafe extern "C" fn(*mut ibv_qp_ex) -> c_int;
+/// `wr_rdma_read` / `wr_rdma_write(qp, rkey, remote_addr)`; also `wr_local_inv`,
+/// `wr_send_inv` and `wr_set_xrc_srqn` take one 32-bit argument (`WrU32Fn`).
+pub type WrRdmaFn = unsafe extern "C" fn(*mut ibv_qp_ex, u32, u64);
+/// `wr_rdma_write_imm(qp, rkey, remote_addr, imm)`.
+pub type WrRdmaImmFn = unsafe extern "C" fn(*mut ibv_qp_ex, u32, u64, u32);
+/// `wr_send_imm(qp, imm)`, `wr_local_inv`, `wr_send_inv`, `wr_set_xrc_srqn`.
+pub type WrU32Fn = unsafe extern "C" fn(*mut ibv_qp_ex, u32);
+/// `wr_atomic_cmp_swp(qp, rkey, remote_addr, compare, swap)`.
+pub type WrCmpSwpFn = unsafe extern "C" fn(*mut ibv_qp_ex, u32, u64, u64, u64);
+/// `wr_atomic_fetch_add(qp, rkey, remote_addr, add)`.
+pub type WrFetchAddFn = unsafe extern "C" fn(*mut ibv_qp_ex, u32, u64, u64);
+/// `wr_bind_mw(qp, mw, rkey, bind_info)`.
+pub type WrBindMwFn = unsafe extern "C" fn(*mut ibv_qp_ex, *mut c_void, u32, *const c_void);
+/// `wr_send_tso(qp, hdr, hdr_sz, mss)`.
+pub type WrSendTsoFn = unsafe extern "C" fn(*mut ibv_qp_ex, *mut c_void, u16, u16);
+/// `wr_set_ud_addr(qp, ah, remote_qpn, remote_qkey)`.
+pub type WrSetUdAddrFn = unsafe extern "C" fn(*mut ibv_qp_ex, *mut c_void, u32, u32);
+/// `wr_set_inline_data(qp, addr, length)`.
+pub type WrInlineFn = unsafe extern "C" fn(*mut ibv_qp_ex, *mut c_void, usize);
+/// `wr_set_inline_data_list(qp, num_buf, buf_list)`.
+pub type WrInlineListFn = unsafe extern "C" fn(*mut ibv_qp_ex, usize, *const ibv_data_buf);
+/// `wr_set_sge(qp, lkey, addr, length)`.
+pub type WrSgeFn = unsafe extern "C" fn(*mut ibv_qp_ex, u32, u64, u32);
+/// `wr_set_sge_list(qp, num_sge, sg_list)`.
+pub type WrSgeListFn = unsafe extern "C" fn(*mut ibv_qp_ex, usize, *const ibv_sge);
+/// `wr_atomic_write(qp, rkey, remote_addr, atomic_wr)`.
+pub type WrAtomicWriteFn = unsafe extern "C" fn(*mut ibv_qp_ex, u32, u64, *const c_void);
+
+/// `struct ibv_data_buf`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct ibv_data_buf {
+    pub addr: *mut c_void,
+    pub length: usize,
+}
+
+/// `struct ibv_qp_ex`: an `ibv_qp` followed by the work-request builder
+/// (`ibv_wr_*`).
+#[repr(C)]
+pub struct ibv_qp_ex {
+    pub qp_base: ibv_qp,
+    pub comp_mask: u64,
+    pub wr_id: u64,
+    pub wr_flags: c_uint,
+    pub wr_atomic_cmp_swp: Option<WrCmpSwpFn>,
+    pub wr_atomic_fetch_add: Option<WrFetchAddFn>,
+    pub wr_bind_mw: Option<WrBindMwFn>,
+    pub wr_local_inv: Option<WrU32Fn>,
+    pub wr_rdma_read: Option<WrRdmaFn>,
+    pub wr_rdma_write: Option<WrRdmaFn>,
+    pub wr_rdma_write_imm: Option<WrRdmaImmFn>,
+    pub wr_send: Option<WrFn>,
+    pub wr_send_imm: Option<WrU32Fn>,
+    pub wr_send_inv: Option<WrU32Fn>,
+    pub wr_send_tso: Option<WrSendTsoFn>,
+    pub wr_set_ud_addr: Option<WrSetUdAddrFn>,
+    pub wr_set_xrc_srqn: Option<WrU32Fn>,
+    pub wr_set_inline_data: Option<WrInlineFn>,
+    pub wr_set_inline_data_list: Option<WrInlineListFn>,
+    pub wr_set_sge: Option<WrSgeFn>,
+    pub wr_set_sge_list: Option<WrSgeListFn>,
+    pub wr_start: Option<WrFn>,
+    pub wr_complete: Option<WrCompleteFn>,
+    pub wr_abort: Option<WrFn>,
+    pub wr_atomic_write: Option<WrAtomicWriteFn>,
 }
 
 /// `struct ibv_global_route`.
@@ -343,12 +484,31 @@ pub struct ibv_send_wr {
     pub _bind_mw_tso: [u64; 6],
 }
 
+/// `struct ibv_send_wr`'s `wr.atomic`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ibv_send_wr_atomic {
+    pub remote_addr: u64,
+    pub compare_add: u64,
+    pub swap: u64,
+    pub rkey: u32,
+}
+
 impl ibv_send_wr {
     /// The `wr.rdma` member.
     pub fn rdma(&self) -> ibv_send_wr_rdma {
         ibv_send_wr_rdma {
             remote_addr: self.wr[0],
             rkey: self.wr[1] as u32,
+        }
+    }
+
+    /// The `wr.atomic` member.
+    pub fn atomic(&self) -> ibv_send_wr_atomic {
+        ibv_send_wr_atomic {
+            remote_addr: self.wr[0],
+            compare_add: self.wr[1],
+            swap: self.wr[2],
+            rkey: self.wr[3] as u32,
         }
     }
 }
@@ -407,6 +567,16 @@ pub const IBV_QPS_SQD: c_int = 4;
 pub const IBV_QPS_SQE: c_int = 5;
 pub const IBV_QPS_ERR: c_int = 6;
 
+pub const IBV_QP_INIT_ATTR_PD: u32 = 1 << 0;
+pub const IBV_QP_INIT_ATTR_SEND_OPS_FLAGS: u32 = 1 << 6;
+pub const IBV_QP_EX_WITH_RDMA_WRITE: u64 = 1 << 0;
+pub const IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM: u64 = 1 << 1;
+pub const IBV_QP_EX_WITH_SEND: u64 = 1 << 2;
+pub const IBV_QP_EX_WITH_SEND_WITH_IMM: u64 = 1 << 3;
+pub const IBV_QP_EX_WITH_RDMA_READ: u64 = 1 << 4;
+pub const IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP: u64 = 1 << 5;
+pub const IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD: u64 = 1 << 6;
+
 pub const IBV_QP_STATE: c_int = 1 << 0;
 pub const IBV_QP_AV: c_int = 1 << 7;
 pub const IBV_QP_TIMEOUT: c_int = 1 << 9;
@@ -421,6 +591,8 @@ pub const IBV_WR_RDMA_WRITE_WITH_IMM: c_int = 1;
 pub const IBV_WR_SEND: c_int = 2;
 pub const IBV_WR_SEND_WITH_IMM: c_int = 3;
 pub const IBV_WR_RDMA_READ: c_int = 4;
+pub const IBV_WR_ATOMIC_CMP_AND_SWP: c_int = 5;
+pub const IBV_WR_ATOMIC_FETCH_AND_ADD: c_int = 6;
 
 pub const IBV_SEND_SIGNALED: c_uint = 1 << 1;
 pub const IBV_SEND_SOLICITED: c_uint = 1 << 2;
@@ -429,6 +601,8 @@ pub const IBV_SEND_INLINE: c_uint = 1 << 3;
 pub const IBV_WC_SEND: c_int = 0;
 pub const IBV_WC_RDMA_WRITE: c_int = 1;
 pub const IBV_WC_RDMA_READ: c_int = 2;
+pub const IBV_WC_COMP_SWAP: c_int = 3;
+pub const IBV_WC_FETCH_ADD: c_int = 4;
 pub const IBV_WC_RECV: c_int = 1 << 7;
 pub const IBV_WC_RECV_RDMA_WITH_IMM: c_int = (1 << 7) + 1;
 pub const IBV_WC_WITH_IMM: c_uint = 1 << 1;
@@ -440,7 +614,14 @@ pub const IBV_ACCESS_REMOTE_ATOMIC: c_int = 1 << 3;
 /// `IBV_ACCESS_OPTIONAL_RANGE`: hints a provider may ignore.
 pub const IBV_ACCESS_OPTIONAL_RANGE: c_int = 0x3ff0_0000;
 
+pub const IBV_ATOMIC_NONE: c_int = 0;
+pub const IBV_ATOMIC_HCA: c_int = 1;
+
 pub const IBV_EVENT_QP_FATAL: c_int = 1;
+pub const IBV_EVENT_SRQ_LIMIT_REACHED: c_int = 15;
+
+pub const IBV_SRQ_MAX_WR: c_int = 1 << 0;
+pub const IBV_SRQ_LIMIT: c_int = 1 << 1;
 
 pub const IBV_FORK_UNNEEDED: c_int = 2;
 
@@ -615,6 +796,67 @@ mod tests {
             off!("struct ibv_qp, mutex", ibv_qp, mutex),
             off!("struct ibv_qp, cond", ibv_qp, cond),
             off!("struct ibv_qp, events_completed", ibv_qp, events_completed),
+            (
+                "offsetof(struct verbs_context, query_device_ex)",
+                VCTX_QUERY_DEVICE_EX * size_of::<*mut c_void>(),
+            ),
+            // `query_device_ex` fills whatever size the program's header has.
+            ("sizeof(struct ibv_device_attr_ex)", 400),
+            (
+                "offsetof(struct ibv_device_attr_ex, phys_port_cnt_ex)",
+                DEVICE_ATTR_EX_PHYS_PORT_CNT,
+            ),
+            (
+                "offsetof(struct verbs_context, create_qp_ex)",
+                VCTX_CREATE_QP_EX * size_of::<*mut c_void>(),
+            ),
+            size!("struct ibv_qp_init_attr_ex", ibv_qp_init_attr_ex),
+            off!(
+                "struct ibv_qp_init_attr_ex, comp_mask",
+                ibv_qp_init_attr_ex,
+                comp_mask
+            ),
+            off!("struct ibv_qp_init_attr_ex, pd", ibv_qp_init_attr_ex, pd),
+            off!(
+                "struct ibv_qp_init_attr_ex, send_ops_flags",
+                ibv_qp_init_attr_ex,
+                send_ops_flags
+            ),
+            size!("struct ibv_qp_ex", ibv_qp_ex),
+            off!("struct ibv_qp_ex, wr_id", ibv_qp_ex, wr_id),
+            off!("struct ibv_qp_ex, wr_flags", ibv_qp_ex, wr_flags),
+            off!("struct ibv_qp_ex, wr_rdma_read", ibv_qp_ex, wr_rdma_read),
+            off!("struct ibv_qp_ex, wr_send", ibv_qp_ex, wr_send),
+            off!(
+                "struct ibv_qp_ex, wr_set_sge_list",
+                ibv_qp_ex,
+                wr_set_sge_list
+            ),
+            off!("struct ibv_qp_ex, wr_start", ibv_qp_ex, wr_start),
+            off!(
+                "struct ibv_qp_ex, wr_atomic_write",
+                ibv_qp_ex,
+                wr_atomic_write
+            ),
+            size!("struct ibv_data_buf", ibv_data_buf),
+            size!("struct ibv_srq", ibv_srq),
+            off!("struct ibv_srq, srq_context", ibv_srq, srq_context),
+            off!("struct ibv_srq, handle", ibv_srq, handle),
+            off!("struct ibv_srq, mutex", ibv_srq, mutex),
+            off!("struct ibv_srq, cond", ibv_srq, cond),
+            off!(
+                "struct ibv_srq, events_completed",
+                ibv_srq,
+                events_completed
+            ),
+            size!("struct ibv_srq_attr", ibv_srq_attr),
+            off!("struct ibv_srq_attr, srq_limit", ibv_srq_attr, srq_limit),
+            size!("struct ibv_srq_init_attr", ibv_srq_init_attr),
+            off!("struct ibv_srq_init_attr, attr", ibv_srq_init_attr, attr),
+            (
+                "IBV_EVENT_SRQ_LIMIT_REACHED",
+                IBV_EVENT_SRQ_LIMIT_REACHED as usize,
+            ),
             size!("struct ibv_qp_cap", ibv_qp_cap),
             size!("struct ibv_qp_init_attr", ibv_qp_init_attr),
             off!("struct ibv_qp_init_attr, cap", ibv_qp_init_attr, cap),
@@ -671,6 +913,20 @@ mod tests {
                 offset_of!(ibv_send_wr, wr) + 8,
             ),
             off!("struct ibv_send_wr, qp_type", ibv_send_wr, qp_type),
+            (
+                "offsetof(struct ibv_send_wr, wr.atomic.swap)",
+                offset_of!(ibv_send_wr, wr) + 16,
+            ),
+            (
+                "offsetof(struct ibv_send_wr, wr.atomic.rkey)",
+                offset_of!(ibv_send_wr, wr) + 24,
+            ),
+            (
+                "IBV_WR_ATOMIC_FETCH_AND_ADD",
+                IBV_WR_ATOMIC_FETCH_AND_ADD as usize,
+            ),
+            ("IBV_WC_FETCH_ADD", IBV_WC_FETCH_ADD as usize),
+            ("IBV_ATOMIC_HCA", IBV_ATOMIC_HCA as usize),
             off!("struct ibv_send_wr, bind_mw", ibv_send_wr, _bind_mw_tso),
             size!("struct ibv_recv_wr", ibv_recv_wr),
             off!("struct ibv_recv_wr, num_sge", ibv_recv_wr, num_sge),
@@ -694,11 +950,10 @@ mod tests {
     /// and compares it with the Rust layout.
     #[test]
     fn layout_matches_verbs_h() {
-        let header = std::path::Path::new("/usr/include/infiniband/verbs.h");
-        if !header.exists() {
-            crate::testutil::apt_install(&["libibverbs-dev"]);
-        }
-        assert!(header.exists(), "libibverbs-dev is needed for this test");
+        metaroce_cabi::check::require_packages(&[(
+            "/usr/include/infiniband/verbs.h",
+            "libibverbs-dev",
+        )]);
         let checks = checks();
         let mut src = String::from(
             "#include <stdio.h>\n#include <stddef.h>\n#include <infiniband/verbs.h>\nint main(void) {\n",

@@ -23,6 +23,4 @@ mod backend;
 mod device;
 mod ffi;
 mod objects;
-#[cfg(test)]
-mod testutil;
 mod verbs;

@@ -5,86 +5,26 @@
 //! passed in by the program is looked up in its type's [`Registry`] before anything is
 //! dereferenced, so a NULL, stale or foreign pointer is refused with `EINVAL` instead of
 //! being followed. The lookup returns a clone of the `Arc`, so an object stays alive
-//! for the duration of a call even if another thread destroys it meanwhile.
+//! for the duration of a call even if another thread destroys it meanwhile. The
+//! registry itself is [`metaroce_cabi::registry`], shared with librdmacm.
 
 use std::cell::UnsafeCell;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, MutexGuard, RwLock};
+use std::sync::{Arc, Mutex};
 
 use metaroce_driver::verbs::{
     CompChannel, CompletionQueue, Context, MemoryRegion, ProtectionDomain, QueuePair,
+    SharedReceiveQueue,
 };
 
 use crate::abi::{
     ibv_comp_channel, ibv_context, ibv_cq, ibv_mr, ibv_pd, ibv_qp, ibv_qp_attr, ibv_qp_cap,
-    verbs_context,
+    ibv_qp_ex, ibv_srq, verbs_context,
 };
 use crate::device::Device;
-use crate::ffi::Errno;
+use crate::verbs::qp_ex::WrBuilder;
 
-/// An object with a C view at a stable address.
-pub trait Object: Send + Sync + 'static {
-    /// The C structure behind the handle.
-    type C;
-    /// Where the C structure lives.
-    fn c_ptr(&self) -> *mut Self::C;
-}
-
-/// Live objects of one type, keyed by the address of their C structure.
-pub struct Registry<T> {
-    live: RwLock<HashMap<usize, Arc<T>>>,
-}
-
-impl<T: Object> Registry<T> {
-    fn new() -> Self {
-        Registry {
-            live: RwLock::new(HashMap::new()),
-        }
-    }
-
-    /// Makes `obj` reachable from C; returns its handle.
-    pub fn insert(&self, obj: Arc<T>) -> *mut T::C {
-        let p = obj.c_ptr();
-        self.live
-            .write()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(p as usize, obj);
-        p
-    }
-
-    /// The object behind a handle, or `EINVAL` for anything that is not a live handle.
-    pub fn get(&self, p: *const T::C) -> Result<Arc<T>, Errno> {
-        self.live
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(&(p as usize))
-            .cloned()
-            .ok_or(libc::EINVAL)
-    }
-
-    /// The first live object matching `pred`.
-    pub fn find(&self, pred: impl Fn(&T) -> bool) -> Option<Arc<T>> {
-        let live = self.live.read().unwrap_or_else(|e| e.into_inner());
-        live.values().find(|o| pred(o)).cloned()
-    }
-
-    /// Removes a handle even while children hold the object (they keep it alive).
-    pub fn remove_any(&self, p: *const T::C) -> Result<Arc<T>, Errno> {
-        let mut live = self.live.write().unwrap_or_else(|e| e.into_inner());
-        live.remove(&(p as usize)).ok_or(libc::EINVAL)
-    }
-
-    /// Removes a handle, unless something other than the registry and the caller still
-    /// holds the object (children alive: `EBUSY`).
-    pub fn remove(&self, p: *const T::C) -> Result<Arc<T>, Errno> {
-        let mut live = self.live.write().unwrap_or_else(|e| e.into_inner());
-        let obj = live.get(&(p as usize)).ok_or(libc::EINVAL)?;
-        if Arc::strong_count(obj) > 1 {
-            return Err(libc::EBUSY);
-        }
-        live.remove(&(p as usize)).ok_or(libc::EINVAL)
-    }
-}
+pub use metaroce_cabi::registry::{Object, Registry, lock};
 
 /// The registries of every object type.
 pub struct Registries {
@@ -100,6 +40,8 @@ pub struct Registries {
     pub cqs: Registry<Cq>,
     /// Queue pairs.
     pub qps: Registry<Qp>,
+    /// Shared receive queues.
+    pub srqs: Registry<Srq>,
 }
 
 /// The process's registries.
@@ -112,12 +54,8 @@ pub fn reg() -> &'static Registries {
         channels: Registry::new(),
         cqs: Registry::new(),
         qps: Registry::new(),
+        srqs: Registry::new(),
     })
-}
-
-/// Locks a mutex, ignoring poisoning (every critical section leaves consistent state).
-pub fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 macro_rules! object {
@@ -213,14 +151,33 @@ pub struct Cq {
 }
 object!(Cq, ibv_cq);
 
+/// A shared receive queue.
+pub struct Srq {
+    /// The C view.
+    pub c: UnsafeCell<ibv_srq>,
+    /// Keeps the protection domain alive.
+    pub pd: Arc<Pd>,
+    /// The Verbs API object.
+    pub srq: SharedReceiveQueue,
+}
+object!(Srq, ibv_srq);
+
 /// A queue pair.
 pub struct Qp {
-    /// The C view.
-    pub c: UnsafeCell<ibv_qp>,
+    /// The C view: an `ibv_qp_ex`, whose `ibv_qp` is the handle; its builder
+    /// functions are set for QPs created with `send_ops_flags`.
+    pub c: UnsafeCell<ibv_qp_ex>,
+    /// The `IBV_QP_EX_WITH_*` operations of the `ibv_wr_*` API (0: created without
+    /// it, `ibv_qp_to_qp_ex` gives NULL).
+    pub send_ops: u64,
+    /// The work requests an `ibv_wr_start` … `ibv_wr_complete` sequence built so far.
+    pub builder: Mutex<WrBuilder>,
     /// Keeps the protection domain alive.
     pub pd: Arc<Pd>,
     /// Keep the completion queues alive.
     pub _cqs: [Arc<Cq>; 2],
+    /// Its shared receive queue, kept alive (`ibv_destroy_srq` is `EBUSY` meanwhile).
+    pub _srq: Option<Arc<Srq>>,
     /// The Verbs API object.
     pub qp: QueuePair,
     /// `sq_sig_all`: every send completes.
@@ -230,7 +187,18 @@ pub struct Qp {
     /// Attributes set so far (`ibv_query_qp`), and the state.
     pub attr: Mutex<ibv_qp_attr>,
 }
-object!(Qp, ibv_qp);
+// SAFETY: as for the other objects (`object!`).
+unsafe impl Sync for Qp {}
+// SAFETY: as above.
+unsafe impl Send for Qp {}
+impl Object for Qp {
+    type C = ibv_qp;
+    /// The `ibv_qp`: the first member of the `ibv_qp_ex`.
+    fn c_ptr(&self) -> *mut ibv_qp {
+        // SAFETY: computes the address of a field inside our live cell; nothing is read.
+        unsafe { &raw mut (*self.c.get()).qp_base }
+    }
+}
 
 impl Qp {
     /// Records the state the program sees in `qp->state`.

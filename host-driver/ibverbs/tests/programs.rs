@@ -6,21 +6,13 @@
 
 mod common;
 
-use std::net::{SocketAddr, TcpListener};
+use std::net::SocketAddr;
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
 use common::*;
-use metaroce_relay::{LinkConfig, PathConfig, Relay, RelayConfig, RelayHandle};
-
-/// A TCP port for the programs' out-of-band exchange, free a moment ago.
-fn oob_port() -> String {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port().to_string())
-        .expect("bind an ephemeral TCP port")
-}
+use metaroce_relay::{Relay, RelayConfig, RelayHandle};
 
 #[test]
 fn exports_every_rdma_core_44_symbol_with_its_version() {
@@ -56,36 +48,11 @@ fn exports_every_rdma_core_44_symbol_with_its_version() {
 /// Compiles one of the C programs in `tests/c` against the system header and our
 /// library, and runs it.
 fn c_program(name: &str) -> String {
-    let dir = lib_dir();
     let src = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/c")
         .join(format!("{name}.c"));
-    let exe = dir.join(name);
-    let st = Command::new("cc")
-        .arg("-O1")
-        .arg("-o")
-        .arg(&exe)
-        .arg(&src)
-        .arg(format!("-L{}", dir.display()))
-        .arg(format!("-Wl,-rpath,{}", dir.display()))
-        .args(["-libverbs", "-ldl"])
-        .status()
-        .expect("run cc");
-    assert!(st.success(), "compiling {name}.c failed");
-    let out = run(
-        Command::new(&exe)
-            .env("LD_LIBRARY_PATH", dir)
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped()),
-        Duration::from_secs(60),
-    );
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(out.status.success(), "{name} failed:\n{text}");
-    text
+    metaroce_cabi::check::c_program(&src, lib_dir(), &["-libverbs", "-ldl"])
+        .unwrap_or_else(|e| panic!("{e}"))
 }
 
 #[test]
@@ -122,22 +89,22 @@ fn ibv_devices_and_devinfo_show_metaroce_devices() {
     }
 }
 
-/// Runs `ibv_rc_pingpong` as server and client with `args` (plus `-p`), optionally with
-/// environment for each side.
-fn pingpong(args: &[&str], server_env: &[(&str, String)], client_env: &[(&str, String)]) {
-    let port = oob_port();
-    let mut a: Vec<&str> = vec!["-g", "0", "-p", &port];
-    a.extend_from_slice(args);
-    let mut server = program("ibv_rc_pingpong", &a);
-    server.envs(server_env.iter().map(|(k, v)| (*k, v)));
-    a.push("127.0.0.1");
-    let mut client = program("ibv_rc_pingpong", &a);
-    client.envs(client_env.iter().map(|(k, v)| (*k, v)));
-    let out = run_pair(server, client, Duration::from_secs(90));
-    let text = out.text();
-    assert!(out.ok(), "ibv_rc_pingpong {args:?} failed:\n{text}");
-    assert!(out.client_stdout().contains("iters in"), "{text}");
-    assert!(!text.contains("invalid data"), "{text}");
+#[test]
+fn srq_pingpong_shares_one_receive_queue_among_qps_validated() {
+    // 16 QPs (the default) take their receives from one SRQ on each side.
+    let _g = serial();
+    pingpong_program(
+        "ibv_srq_pingpong",
+        &["-s", "4096", "-n", "100", "-c"],
+        &[],
+        &[],
+    );
+    pingpong_program(
+        "ibv_srq_pingpong",
+        &["-e", "-q", "4", "-s", "10000", "-n", "100", "-c"],
+        &[],
+        &[],
+    );
 }
 
 #[test]
@@ -217,29 +184,6 @@ fn rc_pingpong_and_write_bw_over_ipv6_loopback() {
     );
 }
 
-/// Runs a perftest binary as server and client; returns the client's output.
-fn perftest(
-    bin: &str,
-    args: &[&str],
-    server_env: &[(&str, String)],
-    client_env: &[(&str, String)],
-) -> String {
-    let port = oob_port();
-    let mut a: Vec<&str> = vec!["-p", &port];
-    a.extend_from_slice(args);
-    let mut server = program(bin, &a);
-    server.envs(server_env.iter().map(|(k, v)| (*k, v)));
-    a.push("127.0.0.1");
-    let mut client = program(bin, &a);
-    client.envs(client_env.iter().map(|(k, v)| (*k, v)));
-    let out = run_pair(server, client, Duration::from_secs(120));
-    let text = out.text();
-    assert!(out.ok(), "{bin} {args:?} failed:\n{text}");
-    let stdout = out.client_stdout();
-    assert!(stdout.contains("#bytes"), "{bin}: no results:\n{text}");
-    stdout
-}
-
 #[test]
 fn perftest_write_and_send_bandwidth_and_latency() {
     let _g = serial();
@@ -249,8 +193,29 @@ fn perftest_write_and_send_bandwidth_and_latency() {
     perftest("ib_send_lat", &["-n", "300"], &[], &[]);
 }
 
+#[test]
+fn perftest_read_bandwidth_and_latency() {
+    // ib_read_bw's server leaves its QP in RTR: it answers the READs from there.
+    let _g = serial();
+    perftest("ib_read_bw", &["-s", "65536", "-n", "500"], &[], &[]);
+    perftest("ib_read_lat", &["-n", "300"], &[], &[]);
+}
+
+#[test]
+fn perftest_atomic_bandwidth_and_latency() {
+    let _g = serial();
+    perftest("ib_atomic_bw", &["-n", "2000"], &[], &[]);
+    perftest(
+        "ib_atomic_bw",
+        &["-A", "CMP_AND_SWAP", "-n", "2000"],
+        &[],
+        &[],
+    );
+    perftest("ib_atomic_lat", &["-n", "500"], &[], &[]);
+}
+
 /// Environment variables of one side of a program pair.
-type SideEnv = Vec<(&'static str, String)>;
+type SideEnv = metaroce_cabi::check::SideEnv;
 
 /// A relay between two soft NICs on fixed ports (outside the ephemeral range, see
 /// [`fixed_udp_ports`]), dropping each datagram with probability `loss` on each of 8
@@ -258,37 +223,13 @@ type SideEnv = Vec<(&'static str, String)>;
 fn lossy_fabric(loss: f64) -> (RelayHandle, SideEnv, SideEnv) {
     let (server_port, client_port) = fixed_udp_ports();
     let nic = |p: u16| SocketAddr::from(([127, 0, 0, 1], p));
-    let links = vec![
-        // 0: towards the server; 1: towards the client.
-        LinkConfig {
-            listen: nic(0),
-            forward_to: nic(server_port),
-        },
-        LinkConfig {
-            listen: nic(0),
-            forward_to: nic(client_port),
-        },
-    ];
-    let paths = vec![
-        PathConfig {
-            loss,
-            ..PathConfig::default()
-        };
-        8
-    ];
-    let mut cfg = RelayConfig::new(links, paths);
-    cfg.reseal_icrc = true;
+    // Link 0 towards the server, link 1 towards the client.
+    let mut cfg = RelayConfig::between(nic(server_port), nic(client_port), 8, loss);
     cfg.seed = 7;
     let relay = Relay::start(cfg).expect("start relay");
-    let via = |i: usize| relay.listen_addrs()[i].to_string();
-    let server = vec![
-        ("METAROCE_IBV_PORT", server_port.to_string()),
-        ("METAROCE_IBV_VIA", via(1)),
-    ];
-    let client = vec![
-        ("METAROCE_IBV_PORT", client_port.to_string()),
-        ("METAROCE_IBV_VIA", via(0)),
-    ];
+    let (to_server, to_client) = (relay.listen_addrs()[0], relay.listen_addrs()[1]);
+    let (server, client) =
+        metaroce_cabi::check::relay_env((server_port, client_port), to_server, to_client);
     (relay, server, client)
 }
 
@@ -298,6 +239,12 @@ fn rc_pingpong_through_relay_at_1_percent_loss() {
     let (relay, s, c) = lossy_fabric(0.01);
     pingpong(&["-s", "65536", "-n", "200", "-c"], &s, &c);
     pingpong(&["-e", "-s", "4096", "-n", "200", "-c"], &s, &c);
+    pingpong_program(
+        "ibv_srq_pingpong",
+        &["-q", "4", "-s", "4096", "-n", "100", "-c"],
+        &s,
+        &c,
+    );
     let dropped: u64 = relay.all_counters().iter().map(|p| p.dropped_loss).sum();
     assert!(
         dropped > 0,
@@ -313,6 +260,10 @@ fn perftest_through_relay_at_1_percent_loss() {
     perftest("ib_send_bw", &["-s", "65536", "-n", "500"], &s, &c);
     perftest("ib_write_lat", &["-n", "300"], &s, &c);
     perftest("ib_send_lat", &["-n", "300"], &s, &c);
+    perftest("ib_read_bw", &["-s", "65536", "-n", "500"], &s, &c);
+    perftest("ib_read_lat", &["-n", "300"], &s, &c);
+    perftest("ib_atomic_bw", &["-n", "2000"], &s, &c);
+    perftest("ib_atomic_lat", &["-n", "300"], &s, &c);
     let dropped: u64 = relay.all_counters().iter().map(|p| p.dropped_loss).sum();
     assert!(
         dropped > 0,

@@ -575,6 +575,8 @@ impl Firmware {
             Input::Verdict(v, addr) => {
                 self.time.rx_events += 1;
                 let Some(p) = v.placed() else {
+                    // A refusal is the engine's drop, as on the software data path.
+                    tables::count_refusal(v.code, nic.drops_mut());
                     self.stats.other_events += 1;
                     return Ok(());
                 };
@@ -657,7 +659,7 @@ impl Firmware {
             Some(Opcode::Send | Opcode::SendImm) => nic
                 .posted_receives(v.dst_qpn, v.stream)
                 .and_then(|(base, mut r)| r.nth(v.recv_idx.wrapping_sub(base) as usize).copied())
-                .and_then(|wr| at(wr.sge.addr)),
+                .and_then(|wr| at(wr.sgl.first().addr)),
             Some(Opcode::ReadResp) => nic
                 .outstanding_reads(v.dst_qpn)
                 .find(|&(s, msn, _)| s == v.stream && msn == v.msn)
@@ -699,7 +701,12 @@ impl Firmware {
                 self.post_datagram(&t);
                 self.follow(nic)?;
             }
-            None => return Ok(false),
+            None => {
+                // Nothing to send, but the look may have failed a QP (its source
+                // region was deregistered): its completions and state.
+                self.follow(nic)?;
+                return Ok(false);
+            }
         }
         Ok(true)
     }

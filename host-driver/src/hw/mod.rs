@@ -43,8 +43,8 @@ use crate::device::vfio::VfioDevice;
 use crate::device::{Device, DeviceError, VfioUserDevice};
 use crate::eventfd::EventFd;
 use crate::hostmem::MemoryMap;
-use crate::soft::udp::PollSet;
 use firmware::{Firmware, Progress};
+use metaroce_udp::PollSet;
 use regs::{Blocks, Identity};
 use timing::{DeviceTiming, ns_since};
 
@@ -81,6 +81,9 @@ pub struct DeviceConfig {
     pub line_rate_mbps: u32,
     /// Engine seed.
     pub seed: u64,
+    /// Paths of a QP created without its own configuration. The default, 4, lets the 4
+    /// QP entries of the hardware each have their paths in its 16 TX table slots.
+    pub paths: u16,
     /// The engine's time is CLOCK_MONOTONIC (the device process's `now`); false: time
     /// since start (a board with its own free-running clock, until it is read).
     pub monotonic_clock: bool,
@@ -99,6 +102,7 @@ impl DeviceConfig {
             mtu: 4096,
             line_rate_mbps: 1000,
             seed: 1,
+            paths: 4,
             monotonic_clock: true,
             poll_interval: Duration::from_millis(1),
         }
@@ -132,7 +136,8 @@ pub struct DriverStats {
     pub events: u64,
     /// Placed packets with a payload.
     pub placed: u64,
-    /// Other verdict events (duplicates, refusals, probes).
+    /// Other verdict events (duplicates, probes, and refusals, which the engine's drop
+    /// counters also count by reason).
     pub other_events: u64,
     /// Datagrams from the firmware receive ring handed to the engine.
     pub fw_rx: u64,
@@ -289,6 +294,7 @@ impl DeviceBackend {
             line_rate_mbps: cfg.line_rate_mbps,
             seed: cfg.seed,
             qp: QpConfig {
+                paths: cfg.paths,
                 recv_window: codes::core::CONN_WINDOW,
                 max_rd_atomic: codes::core::READS as u32,
                 ..QpConfig::default()

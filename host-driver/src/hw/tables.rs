@@ -17,7 +17,9 @@
 use std::net::IpAddr;
 
 use metaroce_firmware::datapath::{HwVerdict, PlacedPacket, TableRequest, TxDescriptor};
-use metaroce_firmware::{MemoryRegion, Nic, PathView, QpState, RecvWr, RttEstimator, TableOp};
+use metaroce_firmware::{
+    Drops, MemoryRegion, Nic, PathView, QpState, RecvWr, RttEstimator, TableOp,
+};
 use metaroce_proto::{Ext, Flags, Opcode, Repr};
 
 use super::codes::ack_rx::{MAP_PATH_SHIFT, MAP_VALID_BIT, SLOT_MAP_CFG};
@@ -122,6 +124,30 @@ pub fn hw_verdict(code: u8) -> Option<HwVerdict> {
         V_BAD_RESPONSE => HwVerdict::BadResponse,
         _ => return None,
     })
+}
+
+/// Counts a verdict that refused a packet before the engine saw it (the RTL's parser,
+/// QP, peer, path, stream and window checks) in the engine's drop counter for the same
+/// reason, as the engine counts it on the software data path; other codes count
+/// nothing.
+pub fn count_refusal(code: u8, drops: &mut Drops) {
+    let counter = match code {
+        V_TRUNCATED => &mut drops.truncated,
+        V_BAD_VERSION => &mut drops.bad_version,
+        V_BAD_OPCODE => &mut drops.bad_opcode,
+        V_UNEXPECTED_PAYLOAD => &mut drops.bad_format,
+        V_BAD_ICRC => &mut drops.bad_icrc,
+        V_UNKNOWN_QP => &mut drops.unknown_qp,
+        V_QP_STATE => &mut drops.qp_state,
+        V_WRONG_PEER => &mut drops.wrong_peer,
+        V_BAD_PATH => &mut drops.bad_path,
+        V_BAD_STREAM => &mut drops.bad_stream,
+        V_CONN_WINDOW => &mut drops.conn_window,
+        V_BAD_LENGTH => &mut drops.bad_length,
+        V_PATH_WINDOW => &mut drops.path_window,
+        _ => return,
+    };
+    *counter += 1;
 }
 
 /// The fields of one verdict event (`m_ev_*` of `NicCore`, or an event ring entry
@@ -794,10 +820,12 @@ impl Tables {
                     continue; // written before
                 }
                 let at = |word| cfg_ring(e8, s as u8, (idx % RQ_SLOTS) as u8, word);
-                sink(at(RQ_ADDR), wr.sge.addr);
+                // The hardware data path posts one buffer per receive.
+                let sge = wr.sgl.first();
+                sink(at(RQ_ADDR), sge.addr);
                 sink(
                     at(RQ_LEN_LKEY),
-                    u64::from(wr.sge.len) | u64::from(wr.sge.lkey) << 32,
+                    u64::from(sge.len) | u64::from(sge.lkey) << 32,
                 );
                 written = idx.wrapping_add(1);
             }
@@ -897,6 +925,37 @@ fn ring_ctrl(e: usize, s: usize, base: u32, count: u32) -> (u16, u64) {
 mod tests {
     use super::*;
     use std::net::Ipv4Addr;
+
+    #[test]
+    fn refusals_count_by_reason_and_nothing_else_counts() {
+        let mut d = Drops::default();
+        for code in [
+            V_TRUNCATED,
+            V_BAD_ICRC,
+            V_BAD_ICRC,
+            V_WRONG_PEER,
+            V_UNEXPECTED_PAYLOAD,
+        ] {
+            count_refusal(code, &mut d);
+        }
+        assert_eq!(
+            (d.truncated, d.bad_icrc, d.wrong_peer, d.bad_format),
+            (1, 2, 1, 1)
+        );
+        // Placements, duplicates and refusals the engine itself counts (it gets
+        // those verdicts), probes and firmware datagrams: nothing here.
+        for code in [
+            V_PLACED,
+            V_DUPLICATE,
+            V_REMOTE_ACCESS,
+            V_RNR,
+            V_PROBE,
+            V_FIRMWARE,
+        ] {
+            count_refusal(code, &mut d);
+        }
+        assert_eq!(d.total(), 5);
+    }
 
     #[test]
     fn mixed_families_write_nothing() {

@@ -6,9 +6,9 @@
 //! 1. reads a batch of datagrams with `recvmmsg` (GRO merges split back), and hands each
 //!    to the engine with its source address, port and ECN CE bit;
 //! 2. fires the engine's timers;
-//! 3. collects up to [`udp::MAX_BATCH`] datagrams from the engine into preallocated
+//! 3. collects up to [`metaroce_udp::MAX_BATCH`] datagrams from the engine into preallocated
 //!    buffers, then — outside the engine lock — rewrites each one's UDP source port to a
-//!    socket of the [`udp::Endpoint`] and re-seals its ICRC (the ICRC covers the source
+//!    socket of the [`metaroce_udp::Endpoint`] and re-seals its ICRC (the ICRC covers the source
 //!    port; this is the soft twin of the RTL's "source-port rewrite, then ICRC" stage),
 //!    groups the batch by socket (per-path order kept) and sends each group with one
 //!    `sendmmsg`, as GSO runs where the kernel allows;
@@ -22,7 +22,6 @@
 //! allocates.
 
 mod progress;
-pub mod udp;
 
 use std::net::{IpAddr, SocketAddr};
 use std::os::unix::net::UnixDatagram;
@@ -32,6 +31,7 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use metaroce_firmware::{Nic, NicConfig};
+use metaroce_udp as udp;
 
 use crate::backend::{Backend, Control, DatapathStats, EventSink};
 use crate::hostmem::MemoryMap;

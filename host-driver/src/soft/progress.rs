@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 use metaroce_firmware::RxMeta;
 use metaroce_proto::{Packet, PseudoHeader};
 
-use super::udp::{Ecn, Endpoint, MAX_BATCH, PollSet, RxBatch, TxPacket};
 use super::{Core, Shared};
+use metaroce_udp::{Ecn, Endpoint, MAX_BATCH, PollSet, RxBatch, TxPacket};
 
 /// Longest sleep when no timer is armed (a wake-up interrupts it).
 const IDLE_WAIT: Duration = Duration::from_millis(20);

@@ -229,6 +229,13 @@ impl Drop for DeviceServer {
     }
 }
 
+/// Whether `fd` is an eventfd (what its `/proc/self/fd` link says).
+fn is_eventfd(fd: &File) -> bool {
+    use std::os::fd::AsRawFd;
+    std::fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd()))
+        .is_ok_and(|l| l.as_os_str() == "anon_inode:[eventfd]")
+}
+
 /// A socket file left by a process that died: removed. A live one is an error.
 fn remove_stale_socket(path: &Path) -> Result<(), ServeError> {
     use std::os::unix::fs::FileTypeExt;
@@ -349,7 +356,7 @@ impl Backend {
 
     /// A BAR0 access of `len` bytes at `offset`, checked: the BAR address.
     fn bar_addr(&self, offset: u64, len: usize, write: bool) -> io::Result<u16> {
-        if len == 4 && offset % 4 == 0 && offset + 4 <= u64::from(BAR0_BYTES) {
+        if len == 4 && offset % 4 == 0 && offset < u64::from(BAR0_BYTES) {
             return Ok(offset as u16);
         }
         Err(self.refuse(
@@ -566,6 +573,17 @@ impl ServerBackend for Backend {
                 format!(
                     "SET_IRQS index {index} flags {flags:#x} vectors {start}+{count} with {} fds: only MSI-X eventfd triggers for vectors 0..{VECTORS}",
                     fds.len()
+                ),
+            ));
+        }
+        if let Some(i) = fds.iter().position(|fd| !is_eventfd(fd)) {
+            // The board writes 8 bytes to a vector's fd per interrupt: into a pipe
+            // nobody reads it would block (and stop the model) once the pipe is full.
+            return Err(self.refuse(
+                BoardCounter::BadMessages,
+                format!(
+                    "SET_IRQS vector {}: the fd is not an eventfd",
+                    start as usize + i
                 ),
             ));
         }

@@ -6,7 +6,7 @@ use std::os::fd::AsRawFd;
 use std::time::Duration;
 
 use metaroce_driver::verbs::{
-    Payload, RecvWr, SendOp, SendRequest, Sge, Wc, WcOpcode, ibv_wc_status,
+    MAX_SGE, Payload, RecvWr, SendOp, SendRequest, SgList, Sge, Wc, WcOpcode, ibv_wc_status,
 };
 
 use crate::abi::*;
@@ -14,28 +14,30 @@ use crate::ffi::{Errno, guard, out, ret_int, set_errno};
 use crate::objects::{Ctx, Object, Qp, lock, reg};
 use crate::verbs::device::{MAX_INLINE, neg1};
 
-/// The one local buffer of a work request (0 or 1 SGE).
+/// The scatter/gather list of a work request: `EINVAL` for more than [`MAX_SGE`]
+/// elements (the device's own limit is checked by the Verbs API) or a NULL list.
 ///
 /// # Safety
 /// A non-NULL `sg_list` must hold `num_sge` elements.
-unsafe fn single_sge(sg_list: *const ibv_sge, num_sge: c_int) -> Result<Sge, Errno> {
-    match num_sge {
-        0 => Ok(Sge {
-            addr: 0,
-            len: 0,
-            lkey: 0,
-        }),
-        1 => {
-            // SAFETY: forwarded to the caller; NULL is refused by `as_ref`.
-            let s = unsafe { sg_list.as_ref() }.ok_or(libc::EINVAL)?;
-            Ok(Sge {
-                addr: s.addr,
-                len: s.length,
-                lkey: s.lkey,
-            })
-        }
-        _ => Err(libc::EINVAL),
+unsafe fn sg_list_of(sg_list: *const ibv_sge, num_sge: c_int) -> Result<SgList, Errno> {
+    let n = usize::try_from(num_sge).map_err(|_| libc::EINVAL)?;
+    if n == 0 {
+        return Ok(SgList::default());
     }
+    if n > MAX_SGE || sg_list.is_null() {
+        return Err(libc::EINVAL);
+    }
+    // SAFETY: forwarded to the caller; `sg_list` is non-NULL and holds `n` elements.
+    let c = unsafe { std::slice::from_raw_parts(sg_list, n) };
+    let mut sges = [Sge::default(); MAX_SGE];
+    for (s, c) in sges.iter_mut().zip(c) {
+        *s = Sge {
+            addr: c.addr,
+            len: c.length,
+            lkey: c.lkey,
+        };
+    }
+    SgList::new(&sges[..n]).map_err(|_| libc::EINVAL)
 }
 
 /// Gathers an inline payload into `buf`; returns its length.
@@ -95,6 +97,23 @@ fn send_op(wr: &ibv_send_wr) -> Result<SendOp, Errno> {
             remote_va: rdma.remote_addr,
             rkey: rdma.rkey,
         },
+        IBV_WR_ATOMIC_FETCH_AND_ADD => {
+            let a = wr.atomic();
+            SendOp::FetchAdd {
+                remote_va: a.remote_addr,
+                rkey: a.rkey,
+                add: a.compare_add,
+            }
+        }
+        IBV_WR_ATOMIC_CMP_AND_SWP => {
+            let a = wr.atomic();
+            SendOp::CompareSwap {
+                remote_va: a.remote_addr,
+                rkey: a.rkey,
+                compare: a.compare_add,
+                swap: a.swap,
+            }
+        }
         _ => return Err(libc::EOPNOTSUPP),
     })
 }
@@ -102,7 +121,8 @@ fn send_op(wr: &ibv_send_wr) -> Result<SendOp, Errno> {
 fn post_one(qp: &Qp, wr: &ibv_send_wr) -> Result<(), Errno> {
     let op = send_op(wr)?;
     let mut inline_buf = [0u8; MAX_INLINE as usize];
-    let inline = wr.send_flags & IBV_SEND_INLINE != 0 && !matches!(op, SendOp::Read { .. });
+    let inline = wr.send_flags & IBV_SEND_INLINE != 0 && !op.writes_local();
+    let sgl;
     let payload = if inline {
         let limit = qp.cap.max_inline_data as usize;
         // SAFETY: the program's work request names `num_sge` elements at `sg_list`.
@@ -110,7 +130,8 @@ fn post_one(qp: &Qp, wr: &ibv_send_wr) -> Result<(), Errno> {
         Payload::Inline(&inline_buf[..n])
     } else {
         // SAFETY: as above.
-        Payload::Sge(unsafe { single_sge(wr.sg_list, wr.num_sge) }?)
+        sgl = unsafe { sg_list_of(wr.sg_list, wr.num_sge) }?;
+        Payload::Sges(sgl.as_slice())
     };
     let req = SendRequest {
         wr_id: wr.wr_id,
@@ -176,17 +197,36 @@ pub unsafe extern "C" fn post_recv(
         wr,
         bad,
         |w| w.next,
-        |w| {
-            // SAFETY: the program's work request names `num_sge` elements at `sg_list`.
-            let sge = unsafe { single_sge(w.sg_list, w.num_sge) }?;
-            qp.qp
-                .post_recv(RecvWr {
-                    wr_id: w.wr_id,
-                    sge,
-                    stream: 0,
-                })
-                .map_err(|e| e.errno())
-        },
+        |w| qp.qp.post_recv(recv_wr_of(w)?).map_err(|e| e.errno()),
+    )
+}
+
+/// A program's receive work request.
+fn recv_wr_of(w: &ibv_recv_wr) -> Result<RecvWr, Errno> {
+    // SAFETY: the program's work request names `num_sge` elements at `sg_list`.
+    let sgl = unsafe { sg_list_of(w.sg_list, w.num_sge) }?;
+    Ok(RecvWr {
+        wr_id: w.wr_id,
+        sgl,
+        stream: 0,
+    })
+}
+
+/// `ops.post_srq_recv`.
+pub unsafe extern "C" fn post_srq_recv(
+    srq: *mut ibv_srq,
+    wr: *mut ibv_recv_wr,
+    bad: *mut *mut ibv_recv_wr,
+) -> c_int {
+    let srq = match reg().srqs.get(srq) {
+        Ok(s) => s,
+        Err(e) => return post_list(wr, bad, |w| w.next, |_| Err(e)),
+    };
+    post_list(
+        wr,
+        bad,
+        |w| w.next,
+        |w| srq.srq.post_recv(recv_wr_of(w)?).map_err(|e| e.errno()),
     )
 }
 
@@ -195,6 +235,8 @@ fn wc_of(w: &Wc) -> ibv_wc {
         WcOpcode::Send => IBV_WC_SEND,
         WcOpcode::Write => IBV_WC_RDMA_WRITE,
         WcOpcode::Read => IBV_WC_RDMA_READ,
+        WcOpcode::FetchAdd => IBV_WC_FETCH_ADD,
+        WcOpcode::CompSwap => IBV_WC_COMP_SWAP,
         WcOpcode::Recv => IBV_WC_RECV,
         WcOpcode::RecvWriteImm => IBV_WC_RECV_RDMA_WITH_IMM,
     };
@@ -369,11 +411,16 @@ mod tests {
         assert_eq!(r, Err(libc::EINVAL));
         // SAFETY: NULL lists are refused before any read.
         assert_eq!(
-            unsafe { single_sge(std::ptr::null(), 1) },
+            unsafe { sg_list_of(std::ptr::null(), 1) },
             Err(libc::EINVAL)
         );
-        // SAFETY: as above.
-        assert_eq!(unsafe { single_sge(sges.as_ptr(), 2) }, Err(libc::EINVAL));
+        // SAFETY: `sges` holds two elements.
+        let l = unsafe { sg_list_of(sges.as_ptr(), 2) }.unwrap();
+        assert_eq!((l.as_slice().len(), l.total_len()), (2, Some(11)));
+        assert_eq!(l.as_slice()[1].addr, b.as_ptr() as u64);
+        // SAFETY: the count is refused before any read.
+        let r = unsafe { sg_list_of(sges.as_ptr(), MAX_SGE as c_int + 1) };
+        assert_eq!(r, Err(libc::EINVAL));
     }
 
     #[test]

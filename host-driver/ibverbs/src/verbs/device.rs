@@ -12,6 +12,7 @@ use crate::device::{self, Device};
 use crate::ffi::{Errno, copy_cstr, guard, out, ret_int, ret_ptr, set_errno};
 use crate::objects::{Ctx, lock, reg};
 use crate::verbs::datapath;
+use metaroce_driver::verbs::AsyncEvent;
 
 /// Largest number of work requests per queue.
 pub const MAX_QP_WR: u32 = 1 << 15;
@@ -133,10 +134,15 @@ pub extern "C" fn ibv_open_device(dev: *mut ibv_device) -> *mut ibv_context {
         ops.req_notify_cq = Some(datapath::req_notify_cq);
         ops.post_send = Some(datapath::post_send);
         ops.post_recv = Some(datapath::post_recv);
+        ops.post_srq_recv = Some(datapath::post_srq_recv);
         let port = verbs.address().port();
+        let mut ext_ops = [std::ptr::null_mut(); 39];
+        ext_ops[VCTX_QUERY_DEVICE_EX] = query_device_ex as QueryDeviceExFn as *mut c_void;
+        ext_ops[VCTX_CREATE_QP_EX] =
+            crate::verbs::qp_ex::create_qp_ex as CreateQpExFn as *mut c_void;
         let ctx = Arc::new(Ctx {
             c: UnsafeCell::new(verbs_context {
-                _ext_ops: [std::ptr::null_mut(); 39],
+                _ext_ops: ext_ops,
                 sz: size_of::<verbs_context>(),
                 context: ibv_context {
                     device: (&raw const *dev.c).cast_mut(),
@@ -163,7 +169,7 @@ fn zeroed_ops() -> ibv_context_ops {
         poll_cq: None,
         req_notify_cq: None,
         _before_post_srq_recv: [std::ptr::null_mut(); 7],
-        post_srq_recv: std::ptr::null_mut(),
+        post_srq_recv: None,
         _before_post_send: [std::ptr::null_mut(); 4],
         post_send: None,
         post_recv: None,
@@ -184,6 +190,7 @@ pub fn neg1(r: c_int) -> c_int {
 }
 
 fn device_attr(ctx: &Ctx) -> ibv_device_attr {
+    let software = ctx.verbs.software_datapath();
     let mut a = ibv_device_attr {
         fw_ver: [0; 64],
         node_guid: ctx.dev.guid,
@@ -196,8 +203,8 @@ fn device_attr(ctx: &Ctx) -> ibv_device_attr {
         max_qp: 1 << 16,
         max_qp_wr: MAX_QP_WR as c_int,
         device_cap_flags: 0,
-        max_sge: 1,
-        max_sge_rd: 1,
+        max_sge: ctx.verbs.max_sge() as c_int,
+        max_sge_rd: ctx.verbs.max_sge() as c_int,
         max_cq: 1 << 16,
         max_cqe: MAX_CQE as c_int,
         max_mr: 1 << 16,
@@ -207,7 +214,13 @@ fn device_attr(ctx: &Ctx) -> ibv_device_attr {
         max_res_rd_atom: 1 << 16,
         max_qp_init_rd_atom: 16,
         max_ee_init_rd_atom: 0,
-        atomic_cap: 0,
+        // Atomics are executed one at a time by the NIC's engine: atomic with
+        // respect to each other, not to the CPU (software data path only).
+        atomic_cap: if software {
+            IBV_ATOMIC_HCA
+        } else {
+            IBV_ATOMIC_NONE
+        },
         max_ee: 0,
         max_rdd: 0,
         max_mw: 0,
@@ -219,9 +232,13 @@ fn device_attr(ctx: &Ctx) -> ibv_device_attr {
         max_ah: 0,
         max_fmr: 0,
         max_map_per_fmr: 0,
-        max_srq: 0,
-        max_srq_wr: 0,
-        max_srq_sge: 0,
+        max_srq: if software { 1 << 16 } else { 0 },
+        max_srq_wr: if software { MAX_QP_WR as c_int } else { 0 },
+        max_srq_sge: if software {
+            ctx.verbs.max_sge() as c_int
+        } else {
+            0
+        },
         max_pkeys: 1,
         local_ca_ack_delay: 16,
         phys_port_cnt: 1,
@@ -235,6 +252,39 @@ fn device_attr(ctx: &Ctx) -> ibv_device_attr {
         ),
     );
     a
+}
+
+/// `verbs_context.query_device_ex`, behind the header's inline `ibv_query_device_ex`:
+/// the attributes of `ibv_query_device`, and of the extended ones the one physical port
+/// (`phys_port_cnt_ex`); everything else is zero, as the device has none of it (no ODP,
+/// TSO, RSS, timestamps, device memory, tag matching, packet pacing). Fills
+/// `attr_size` bytes, as much of the structure as the program's header has.
+unsafe extern "C" fn query_device_ex(
+    ctx: *mut ibv_context,
+    _input: *const c_void,
+    attr: *mut ibv_device_attr,
+    attr_size: usize,
+) -> c_int {
+    ret_int(|| {
+        let ctx = reg().contexts.get(ctx)?;
+        if attr.is_null() || attr_size < size_of::<ibv_device_attr>() {
+            return Err(libc::EINVAL);
+        }
+        let bytes = attr.cast::<u8>();
+        // SAFETY: the program passed `attr_size` writable bytes at `attr` (its own
+        // `struct ibv_device_attr_ex`), at least an `ibv_device_attr` (checked).
+        unsafe {
+            std::ptr::write_bytes(bytes, 0, attr_size);
+            attr.write(device_attr(&ctx));
+            if attr_size >= DEVICE_ATTR_EX_PHYS_PORT_CNT + 4 {
+                bytes
+                    .add(DEVICE_ATTR_EX_PHYS_PORT_CNT)
+                    .cast::<u32>()
+                    .write_unaligned(1);
+            }
+        }
+        Ok(())
+    })
 }
 
 /// `ibv_query_device`.
@@ -305,7 +355,9 @@ fn gid_entry(ctx: &Ctx, port: u32, index: u32) -> Result<ibv_gid_entry, Errno> {
         return Err(libc::ENODATA);
     }
     Ok(ibv_gid_entry {
-        gid: ctx.dev.gid(),
+        // The NIC's own address: the device's, or a device process's (a simulated
+        // board has an address of its own).
+        gid: device::ip_to_gid(ctx.verbs.address().ip()),
         gid_index: 0,
         port_num: 1,
         gid_type: IBV_GID_TYPE_ROCE_V2,
@@ -444,10 +496,15 @@ pub extern "C" fn ibv_get_async_event(ctx: *mut ibv_context, event: *mut ibv_asy
         let event = unsafe { out(event) }?;
         loop {
             if let Some(ev) = ctx.verbs.poll_async_event() {
-                let metaroce_driver::verbs::AsyncEvent::QpFatal { qp_num, .. } = ev;
-                let qp = datapath::qp_by_num(&ctx, qp_num);
-                event.element = qp.cast();
-                event.event_type = IBV_EVENT_QP_FATAL;
+                (event.element, event.event_type) = match ev {
+                    AsyncEvent::QpFatal { qp_num, .. } => {
+                        (datapath::qp_by_num(&ctx, qp_num).cast(), IBV_EVENT_QP_FATAL)
+                    }
+                    AsyncEvent::SrqLimitReached { srq } => (
+                        crate::verbs::srq::srq_by_num(&ctx, srq).cast(),
+                        IBV_EVENT_SRQ_LIMIT_REACHED,
+                    ),
+                };
                 return Ok(());
             }
             // SAFETY: F_GETFL on the context's own descriptor.

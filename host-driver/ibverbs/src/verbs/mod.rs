@@ -3,4 +3,6 @@
 pub mod datapath;
 pub mod device;
 pub mod misc;
+pub mod qp_ex;
 pub mod resources;
+pub mod srq;

@@ -49,14 +49,16 @@ fn access_of(flags: c_int) -> Result<Access, Errno> {
     if flags & !known != 0 {
         return Err(libc::EINVAL);
     }
-    // As in Verbs, remote write needs local write.
-    if flags & IBV_ACCESS_REMOTE_WRITE != 0 && flags & IBV_ACCESS_LOCAL_WRITE == 0 {
+    // As in Verbs, remote write and remote atomic need local write.
+    let remote_changes = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC;
+    if flags & remote_changes != 0 && flags & IBV_ACCESS_LOCAL_WRITE == 0 {
         return Err(libc::EINVAL);
     }
     let mut a = Access::empty();
     a.set(Access::LOCAL_WRITE, flags & IBV_ACCESS_LOCAL_WRITE != 0);
     a.set(Access::REMOTE_WRITE, flags & IBV_ACCESS_REMOTE_WRITE != 0);
     a.set(Access::REMOTE_READ, flags & IBV_ACCESS_REMOTE_READ != 0);
+    a.set(Access::REMOTE_ATOMIC, flags & IBV_ACCESS_REMOTE_ATOMIC != 0);
     Ok(a)
 }
 
@@ -264,86 +266,107 @@ pub extern "C" fn ibv_destroy_cq(cq: *mut ibv_cq) -> c_int {
     })
 }
 
-/// `ibv_create_qp`: RC only, one SGE per work request, no SRQ. The granted
-/// capabilities are written back to `init_attr->cap`.
+/// `ibv_create_qp`: RC only, with or without an SRQ, up to the device's `max_sge` scatter/gather
+/// elements per work request. The granted capabilities are written back to
+/// `init_attr->cap`: the SGE limits granted are the device's, which is what
+/// `ibv_post_send`/`ibv_post_recv` enforce.
 #[unsafe(no_mangle)]
 pub extern "C" fn ibv_create_qp(pd: *mut ibv_pd, init: *mut ibv_qp_init_attr) -> *mut ibv_qp {
     ret_ptr(|| {
-        let pd = reg().pds.get(pd)?;
         // SAFETY: a non-NULL `init` points to the caller's init attributes.
-        let init = unsafe { out(init) }?;
-        if init.qp_type != IBV_QPT_RC || !init.srq.is_null() {
-            return Err(libc::EOPNOTSUPP);
-        }
-        let send_cq = reg().cqs.get(init.send_cq)?;
-        let recv_cq = reg().cqs.get(init.recv_cq)?;
-        let same_ctx = |cq: &Cq| Arc::ptr_eq(&cq.ctx, &pd.ctx);
-        let cap = init.cap;
-        if !same_ctx(&send_cq)
-            || !same_ctx(&recv_cq)
-            || cap.max_send_wr > MAX_QP_WR
-            || cap.max_recv_wr > MAX_QP_WR
-            || cap.max_send_sge > 1
-            || cap.max_recv_sge > 1
-            || cap.max_inline_data > MAX_INLINE
-        {
-            return Err(libc::EINVAL);
-        }
-        let granted = ibv_qp_cap {
-            max_send_wr: cap.max_send_wr.max(1),
-            max_recv_wr: cap.max_recv_wr.max(1),
-            max_send_sge: 1,
-            max_recv_sge: 1,
-            max_inline_data: cap.max_inline_data,
-        };
-        let mut config = pd.ctx.verbs.default_qp_config();
-        config.max_send_wr = granted.max_send_wr as usize;
-        config.max_recv_wr = granted.max_recv_wr as usize;
-        // Authenticated mode for unmodified programs: every QP of the process
-        // uses the key (docs/verbs.md); a malformed key fails the QP.
-        if let Some(hex) = crate::backend::env("METAROCE_IBV_AUTH_KEY") {
-            config.auth = Some(AuthKey::from_hex(&hex).ok_or(libc::EINVAL)?);
-        }
-        let qp = pd
-            .pd
-            .create_qp(&QpInit {
-                send_cq: &send_cq.cq,
-                recv_cq: &recv_cq.cq,
-                config: Some(config),
-                max_inline: granted.max_inline_data,
-            })
-            .map_err(|e| e.errno())?;
-        init.cap = granted;
-        let attr = ibv_qp_attr {
-            cap: granted,
-            port_num: 1,
-            ..Default::default()
-        };
-        let obj = Arc::new(Qp {
-            c: UnsafeCell::new(ibv_qp {
-                context: pd.ctx.c_ptr(),
-                qp_context: init.qp_context,
-                pd: pd.c_ptr(),
-                send_cq: send_cq.c_ptr(),
-                recv_cq: recv_cq.c_ptr(),
-                srq: std::ptr::null_mut(),
-                handle: qp.qpn(),
-                qp_num: qp.qpn(),
-                state: IBV_QPS_RESET,
-                qp_type: IBV_QPT_RC,
-                mutex: libc::PTHREAD_MUTEX_INITIALIZER,
-                cond: libc::PTHREAD_COND_INITIALIZER,
-                events_completed: 0,
-            }),
-            pd,
-            _cqs: [send_cq, recv_cq],
-            qp,
-            sig_all: init.sq_sig_all != 0,
-            cap: granted,
-            attr: Mutex::new(attr),
-        });
-        Ok(reg().qps.insert(obj))
+        create_qp(pd, unsafe { out(init) }?, 0)
     })
+}
+
+/// Creates a QP for `ibv_create_qp` and `ibv_create_qp_ex`: with `send_ops` (the
+/// `IBV_QP_EX_WITH_*` flags, 0 for none) its `ibv_qp_ex` has the `ibv_wr_*` builder.
+pub(crate) fn create_qp(
+    pd: *mut ibv_pd,
+    init: &mut ibv_qp_init_attr,
+    send_ops: u64,
+) -> Result<*mut ibv_qp, Errno> {
+    let pd = reg().pds.get(pd)?;
+    if init.qp_type != IBV_QPT_RC {
+        return Err(libc::EOPNOTSUPP);
+    }
+    let send_cq = reg().cqs.get(init.send_cq)?;
+    let recv_cq = reg().cqs.get(init.recv_cq)?;
+    let srq = (!init.srq.is_null())
+        .then(|| reg().srqs.get(init.srq))
+        .transpose()?;
+    let same_ctx = |cq: &Cq| Arc::ptr_eq(&cq.ctx, &pd.ctx);
+    let cap = init.cap;
+    let max_sge = pd.ctx.verbs.max_sge() as u32;
+    if !same_ctx(&send_cq)
+        || !same_ctx(&recv_cq)
+        || srq.as_ref().is_some_and(|s| !Arc::ptr_eq(&s.pd, &pd))
+        || cap.max_send_wr > MAX_QP_WR
+        || cap.max_recv_wr > MAX_QP_WR
+        || cap.max_send_sge > max_sge
+        || cap.max_recv_sge > max_sge
+        || cap.max_inline_data > MAX_INLINE
+    {
+        return Err(libc::EINVAL);
+    }
+    let granted = ibv_qp_cap {
+        max_send_wr: cap.max_send_wr.max(1),
+        max_recv_wr: cap.max_recv_wr.max(1),
+        max_send_sge: max_sge,
+        max_recv_sge: max_sge,
+        max_inline_data: cap.max_inline_data,
+    };
+    let mut config = pd.ctx.verbs.default_qp_config();
+    config.max_send_wr = granted.max_send_wr as usize;
+    config.max_recv_wr = granted.max_recv_wr as usize;
+    // Authenticated mode for unmodified programs: every QP of the process
+    // uses the key (docs/verbs.md); a malformed key fails the QP.
+    if let Some(hex) = crate::backend::env("METAROCE_IBV_AUTH_KEY") {
+        config.auth = Some(AuthKey::from_hex(&hex).ok_or(libc::EINVAL)?);
+    }
+    let qp = pd
+        .pd
+        .create_qp(&QpInit {
+            send_cq: &send_cq.cq,
+            recv_cq: &recv_cq.cq,
+            config: Some(config),
+            max_inline: granted.max_inline_data,
+            srq: srq.as_ref().map(|s| &s.srq),
+        })
+        .map_err(|e| e.errno())?;
+    init.cap = granted;
+    let attr = ibv_qp_attr {
+        cap: granted,
+        port_num: 1,
+        ..Default::default()
+    };
+    let base = ibv_qp {
+        context: pd.ctx.c_ptr(),
+        qp_context: init.qp_context,
+        pd: pd.c_ptr(),
+        send_cq: send_cq.c_ptr(),
+        recv_cq: recv_cq.c_ptr(),
+        srq: srq.as_ref().map_or(std::ptr::null_mut(), |s| s.c_ptr()),
+        handle: qp.qpn(),
+        qp_num: qp.qpn(),
+        state: IBV_QPS_RESET,
+        qp_type: IBV_QPT_RC,
+        mutex: libc::PTHREAD_MUTEX_INITIALIZER,
+        cond: libc::PTHREAD_COND_INITIALIZER,
+        events_completed: 0,
+    };
+    let obj = Arc::new(Qp {
+        c: UnsafeCell::new(crate::verbs::qp_ex::qp_ex(base, send_ops)),
+        send_ops,
+        builder: Mutex::new(Default::default()),
+        pd,
+        _cqs: [send_cq, recv_cq],
+        _srq: srq,
+        qp,
+        sig_all: init.sq_sig_all != 0,
+        cap: granted,
+        attr: Mutex::new(attr),
+    });
+    Ok(reg().qps.insert(obj))
 }
 
 /// `ibv_destroy_qp`.
@@ -402,8 +425,8 @@ fn merge_attr(saved: &mut ibv_qp_attr, new: &ibv_qp_attr, mask: c_int) {
     }
 }
 
-/// Where the peer of an RTR transition is: the address of `ah_attr.grh.dgid` (or this
-/// device's own address without a GRH) and the UDP port in `ah_attr.dlid` — or, for
+/// Where the peer of an RTR transition is: the address of `ah_attr.grh.dgid` (or the
+/// context's NIC's own address without a GRH) and the UDP port in `ah_attr.dlid` — or, for
 /// programs that leave the LID out on Ethernet (NCCL, RCCL), the fixed port
 /// `fixed_port` every host's NIC uses (`METAROCE_IBV_PORT`). `via` (`METAROCE_IBV_VIA`)
 /// overrides both: everything goes to that relay.
@@ -474,7 +497,12 @@ pub extern "C" fn ibv_modify_qp(qp: *mut ibv_qp, attr: *mut ibv_qp_attr, mask: c
                 }
                 let fixed = backend::env("METAROCE_IBV_PORT").and_then(|p| p.parse().ok());
                 let via = backend::env("METAROCE_IBV_VIA");
-                let peer = peer_addr(qp.pd.ctx.dev.ip, &next.ah_attr, fixed, via.as_deref())?;
+                let peer = peer_addr(
+                    qp.pd.ctx.verbs.address().ip(),
+                    &next.ah_attr,
+                    fixed,
+                    via.as_deref(),
+                )?;
                 Some(QpTransition::Rtr(RemoteEnd {
                     qpn: next.dest_qp_num,
                     ip: peer.ip(),
@@ -534,7 +562,7 @@ pub extern "C" fn ibv_query_qp(
             qp_context: c.qp_context,
             send_cq: c.send_cq,
             recv_cq: c.recv_cq,
-            srq: std::ptr::null_mut(),
+            srq: c.srq,
             cap: qp.cap,
             qp_type: IBV_QPT_RC,
             sq_sig_all: c_int::from(qp.sig_all),
@@ -550,6 +578,11 @@ mod tests {
     #[test]
     fn access_rules() {
         assert!(access_of(IBV_ACCESS_REMOTE_WRITE).is_err());
+        assert!(access_of(IBV_ACCESS_REMOTE_ATOMIC).is_err());
+        assert_eq!(
+            access_of(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_ATOMIC),
+            Ok(Access::LOCAL_WRITE | Access::REMOTE_ATOMIC)
+        );
         assert!(access_of(1 << 12).is_err());
         let a =
             access_of(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ)

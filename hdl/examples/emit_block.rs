@@ -1,0 +1,29 @@
+//! Print one block's Verilog (top module `top`), for the per-block
+//! synthesis and place-and-route flow (`bitstreams/ecp5/build.sh`):
+//! `cargo run -p metaroce-hdl --example emit_block -- rx_eth 64`.
+//!
+//! Blocks: `rx_parser` (the default), `rx_eth`, `rx_core`, `nic_rx`,
+//! `tx_build`, `nic_core`; width 64 (the default) or 512.
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let block = args.next().unwrap_or_else(|| "rx_parser".into());
+    let width = args
+        .next()
+        .map(|w| w.parse().expect("width must be a number"))
+        .unwrap_or(64);
+    let verilog = match block.as_str() {
+        "rx_parser" => metaroce_hdl::rx_parser_verilog(width),
+        "rx_eth" => metaroce_hdl::rx_eth_verilog(width),
+        "rx_core" => metaroce_hdl::rx_core_verilog(width),
+        "nic_rx" => metaroce_hdl::nic_rx_verilog(width),
+        "tx_build" => metaroce_hdl::tx_build_verilog(width),
+        "nic_core" => metaroce_hdl::nic_core_verilog(width),
+        other => {
+            eprintln!(
+                "unknown block {other}: use rx_parser, rx_eth, rx_core, nic_rx, tx_build or nic_core"
+            );
+            std::process::exit(2);
+        }
+    };
+    print!("{verilog}");
+}
