@@ -703,7 +703,7 @@ fn host_if_body(w: usize, b: usize) -> String {
             .collect::<Vec<_>>()
             .join("\n")
     };
-    let ds_write = cases(10usize.div_ceil(wpb), 4, &|k| words(k, 10, "ds_buf"));
+    let ds_write = cases(10usize.div_ceil(wpb), 4, &|k| words(k, 10, "pf_buf"));
     let fs_hdr_write = cases(4usize.div_ceil(wpb), 5, &|k| words(k, 4, "fs_buf"));
     let fs_data_write = cases(1024 / w, 5, &|k| {
         format!("fs_data[{k}*{w} +: {w}] <= s_dmac_tdata;")

@@ -501,6 +501,7 @@ impl Firmware {
                 regs::EV_ACKRX => {
                     let r = ResultEntry::parse(&w);
                     self.stats.hw_acks += 1;
+                    self.refresh_queued_views(r.slot, view);
                     self.inbox.push_back(Input::AckApplied {
                         slot: r.slot,
                         pkts: r.pkts,
@@ -549,6 +550,7 @@ impl Firmware {
         if r.slot != slot || r.code != OpInputs::from_op(&req.op).code {
             self.stats.interface_errors += 1;
         }
+        self.refresh_queued_views(r.slot, view);
         let out = TableOutcome {
             ok: r.ok,
             psn: r.psn,
@@ -561,6 +563,21 @@ impl Firmware {
             nic.handle_table_result(now, qpn, path, &TableDone::Op(op, out), &fates, view)
         });
         self.follow(nic)
+    }
+
+    /// Gives the ACK results still queued for `slot` the slot's newer state `view`: the
+    /// engine takes an ACK result with the slot as it is when it takes it (as the
+    /// firmware model reads the slot then), never with a state older than one it has
+    /// already seen (an operation's result taken at once, ahead of the queue): a view
+    /// gone back would make it refuse later ACKs for packets it sent (`bad_ack`).
+    fn refresh_queued_views(&mut self, slot: usize, newer: PathView) {
+        for input in &mut self.inbox {
+            if let Input::AckApplied { slot: s, view, .. } = input
+                && *s == slot
+            {
+                *view = newer;
+            }
+        }
     }
 
     /// Hands one report of the device to the engine.
