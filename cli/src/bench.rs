@@ -8,11 +8,13 @@
 
 use std::io::{BufRead, BufReader, Write as _};
 use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, bail};
 use clap::{Args, ValueEnum};
 use metaroce_driver::hw::DeviceBackend;
+use metaroce_driver::hw::timing::DeviceTiming;
 use metaroce_driver::soft::{SoftBackend, SoftConfig};
 use metaroce_driver::verbs::*;
 use metaroce_relay::{LinkConfig, PathConfig, PathCounters, Relay, RelayConfig, RelayHandle};
@@ -155,6 +157,8 @@ pub struct Pair {
     pub b: Side,
     /// The relay.
     pub relay: Option<RelayHandle>,
+    /// Side A's driver when it runs on a hardware NIC (its timing counters).
+    pub device: Option<Arc<DeviceBackend>>,
 }
 
 /// A context on a soft NIC.
@@ -169,19 +173,19 @@ fn soft_context(s: &PairSetup, seed: u64) -> anyhow::Result<Context> {
 }
 
 /// A context on the hardware NIC `spec` (its own address from its board information,
-/// else `local`).
+/// else `local`), and its driver.
 fn device_context(
     s: &PairSetup,
     spec: &str,
     local: Option<SocketAddr>,
     seed: u64,
-) -> anyhow::Result<Context> {
+) -> anyhow::Result<(Context, Arc<DeviceBackend>)> {
     let backend = DeviceBackend::open(spec, local, |cfg| {
         cfg.mtu = s.mtu;
         cfg.seed = seed;
     })
     .with_context(|| format!("starting the driver on {spec}"))?;
-    Ok(Context::open(backend))
+    Ok((Context::open(backend.clone()), backend))
 }
 
 fn make_side(s: &PairSetup, ctx: Context) -> anyhow::Result<Side> {
@@ -216,9 +220,12 @@ fn make_side(s: &PairSetup, ctx: Context) -> anyhow::Result<Side> {
 impl Pair {
     /// Starts both NICs (and the relay) and connects the QPs.
     pub fn new(s: &PairSetup) -> anyhow::Result<Pair> {
-        let a = match &s.device {
-            Some((spec, local)) => device_context(s, spec, *local, 0xa11ce)?,
-            None => soft_context(s, 0xa11ce)?,
+        let (a, device) = match &s.device {
+            Some((spec, local)) => {
+                let (ctx, dev) = device_context(s, spec, *local, 0xa11ce)?;
+                (ctx, Some(dev))
+            }
+            None => (soft_context(s, 0xa11ce)?, None),
         };
         let a = make_side(s, a)?;
         let b = make_side(s, soft_context(s, 0xb0b)?)?;
@@ -254,7 +261,142 @@ impl Pair {
         let opts = ConnectOptions::default();
         a.qp.connect(&eb, &opts)?;
         b.qp.connect(&ea, &opts)?;
-        Ok(Pair { a, b, relay })
+        Ok(Pair {
+            a,
+            b,
+            relay,
+            device,
+        })
+    }
+
+    /// Side A's driver's timing counters now, when it runs on a hardware NIC.
+    pub fn device_timing(&self) -> anyhow::Result<Option<DeviceTiming>> {
+        self.device
+            .as_ref()
+            .map(|d| d.timing().context("reading the device's timing counters"))
+            .transpose()
+    }
+}
+
+/// Clock of the 64-bit model taken for its simulated rate: a 10 Gbit/s MAC's 156.25 MHz
+/// (6.4 ns per cycle).
+const MODEL_CYCLE_NS: f64 = 6.4;
+
+/// Where a device backend's wall time went during the measured traffic
+/// (`docs/driver.md`, "Where the time goes"). Shares are of the run's wall time; the
+/// driver's thread is busy, waiting or idle; the model's thread runs the whole time.
+#[derive(Serialize, Debug, Clone)]
+pub struct DeviceTimingRow {
+    /// Wall time of the traffic, s.
+    pub wall_s: f64,
+    /// Packets through the device: data packets and PROBEs posted, verdict events and
+    /// firmware datagrams taken.
+    pub packets: u64,
+    /// Wall time per packet, µs.
+    pub wall_us_per_packet: f64,
+    /// Goodput if the model's cycles took 6.4 ns each (a 156.25 MHz, 10 Gbit/s MAC
+    /// clock at 64 bits), Gbit/s.
+    pub sim_goodput_gbps: f64,
+    /// Model clock cycles per second of wall time.
+    pub model_cycles_per_s: f64,
+    /// Model cycles per packet.
+    pub model_cycles_per_packet: f64,
+    /// Share of the model's cycles in which a port moved something.
+    pub model_busy_share: f64,
+    /// Model evaluation time per packet, µs.
+    pub model_eval_us_per_packet: f64,
+    /// Share of the wall time the model thread spent evaluating the model.
+    pub model_eval_share: f64,
+    /// Engine time per packet (on the host CPU), µs.
+    pub engine_us_per_packet: f64,
+    /// Share of the wall time in the engine.
+    pub engine_share: f64,
+    /// Time in device accesses per packet (vfio-user messages and bounce copies), µs.
+    pub transport_us_per_packet: f64,
+    /// Share of the wall time in device accesses.
+    pub transport_share: f64,
+    /// Of which in bounce copies (`sync_for_device`, `sync_for_cpu`).
+    pub copy_share: f64,
+    /// Share of the wall time the driver worked outside the engine and the device
+    /// calls (tables, rings, bookkeeping).
+    pub driver_other_share: f64,
+    /// Share of the wall time the driver waited for TX table results.
+    pub wait_share: f64,
+    /// Share of the wall time the driver slept with nothing to do.
+    pub idle_share: f64,
+    /// Share of the wall time the device process's socket thread spent on BAR
+    /// accesses.
+    pub socket_share: f64,
+    /// BAR0 reads per packet.
+    pub bar_reads_per_packet: f64,
+    /// BAR0 writes per packet.
+    pub bar_writes_per_packet: f64,
+    /// Bounce-copied bytes per packet.
+    pub copy_bytes_per_packet: f64,
+    /// TX table operations posted.
+    pub table_ops: u64,
+    /// The raw counters of the run (ns, counts).
+    pub raw: serde_json::Value,
+}
+
+impl DeviceTimingRow {
+    /// The row for `t` (a run's difference of two snapshots) that moved `bytes` of
+    /// messages.
+    pub fn new(t: &DeviceTiming, bytes: u64) -> Self {
+        let d = &t.driver;
+        let c = &t.device;
+        let packets = d.descriptors + d.rx_events;
+        let per = |x: u64| x as f64 / packets.max(1) as f64;
+        let us_per = |ns: u64| per(ns) / 1e3;
+        let wall = t.wall_ns.max(1) as f64;
+        let share = |ns: u64| ns as f64 / wall;
+        let device_ns = c.total_ns();
+        DeviceTimingRow {
+            wall_s: wall / 1e9,
+            packets,
+            wall_us_per_packet: us_per(t.wall_ns),
+            sim_goodput_gbps: bytes as f64 * 8.0 / (t.model_cycles.max(1) as f64 * MODEL_CYCLE_NS),
+            model_cycles_per_s: t.model_cycles as f64 / (wall / 1e9),
+            model_cycles_per_packet: per(t.model_cycles),
+            model_busy_share: t.model_busy_cycles as f64 / t.model_cycles.max(1) as f64,
+            model_eval_us_per_packet: us_per(t.model_eval_ns),
+            model_eval_share: share(t.model_eval_ns),
+            engine_us_per_packet: us_per(d.engine_ns),
+            engine_share: share(d.engine_ns),
+            transport_us_per_packet: us_per(device_ns),
+            transport_share: share(device_ns),
+            copy_share: share(c.sync_ns),
+            driver_other_share: share(d.busy_ns.saturating_sub(d.engine_ns + device_ns)),
+            wait_share: share(d.wait_ns),
+            idle_share: share(d.idle_ns),
+            socket_share: share(t.socket_ns),
+            bar_reads_per_packet: per(c.bar_reads),
+            bar_writes_per_packet: per(c.bar_writes),
+            copy_bytes_per_packet: per(c.sync_bytes),
+            table_ops: d.table_ops,
+            raw: serde_json::json!({
+                "wall_ns": t.wall_ns,
+                "engine_ns": d.engine_ns,
+                "busy_ns": d.busy_ns,
+                "wait_ns": d.wait_ns,
+                "idle_ns": d.idle_ns,
+                "rounds": d.rounds,
+                "descriptors": d.descriptors,
+                "rx_events": d.rx_events,
+                "bar_reads": c.bar_reads,
+                "bar_read_ns": c.bar_read_ns,
+                "bar_writes": c.bar_writes,
+                "bar_write_ns": c.bar_write_ns,
+                "syncs": c.syncs,
+                "sync_bytes": c.sync_bytes,
+                "sync_ns": c.sync_ns,
+                "other_device_ns": c.other_ns,
+                "model_cycles": t.model_cycles,
+                "model_busy_cycles": t.model_busy_cycles,
+                "model_eval_ns": t.model_eval_ns,
+                "socket_ns": t.socket_ns,
+            }),
+        }
     }
 }
 
@@ -692,6 +834,9 @@ struct BenchReport {
     tx_syscalls: u64,
     path_stats: Vec<PathRow>,
     relay_paths: Vec<RelayRow>,
+    /// With `--backend device`: where the wall time went.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    device_timing: Option<DeviceTimingRow>,
 }
 
 /// Runs `metaroce bench`.
@@ -768,8 +913,21 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
         return client(args, &setup, addr);
     }
     let pair = Pair::new(&setup)?;
+    let before = pair.device_timing()?;
     let (res, cpu) = local_run(args, &pair)?;
-    finish(args, &pair.a, Some(&pair.b), pair.relay.as_ref(), &res, cpu)
+    let timing = match (before, pair.device_timing()?) {
+        (Some(a), Some(b)) => Some(DeviceTimingRow::new(&b.since(&a), res.bytes)),
+        _ => None,
+    };
+    finish(
+        args,
+        &pair.a,
+        Some(&pair.b),
+        pair.relay.as_ref(),
+        &res,
+        cpu,
+        timing,
+    )
 }
 
 /// The traffic of a one-process run over `pair`.
@@ -908,6 +1066,7 @@ fn finish(
     relay: Option<&RelayHandle>,
     res: &TrafficResult,
     cpu: f64,
+    device_timing: Option<DeviceTimingRow>,
 ) -> anyhow::Result<()> {
     let stats = a.ctx.stats();
     let dp = a.ctx.datapath_stats();
@@ -959,6 +1118,7 @@ fn finish(
             _ => &a.qp,
         }),
         relay_paths: relay.map(relay_rows).unwrap_or_default(),
+        device_timing,
     };
     report::emit(args.json, &report, || {
         let mut t = report::table(["metric", "value"]);
@@ -1004,7 +1164,50 @@ fn finish(
             ),
             ("repaths", report.repaths.to_string()),
         ];
-        for (k, v) in rows {
+        let timing_rows: Vec<(&str, String)> = report
+            .device_timing
+            .iter()
+            .flat_map(|d| {
+                [
+                    (
+                        "device: per packet",
+                        format!(
+                            "{:.1} µs wall over {} packets ({:.0} model cycles, {:.2} BAR reads, \
+                             {:.2} BAR writes)",
+                            d.wall_us_per_packet,
+                            d.packets,
+                            d.model_cycles_per_packet,
+                            d.bar_reads_per_packet,
+                            d.bar_writes_per_packet
+                        ),
+                    ),
+                    (
+                        "device: simulated goodput",
+                        format!(
+                            "{:.2} Gbit/s at 156.25 MHz ({:.2} M cycles/s, {:.0} % busy)",
+                            d.sim_goodput_gbps,
+                            d.model_cycles_per_s / 1e6,
+                            100.0 * d.model_busy_share
+                        ),
+                    ),
+                    (
+                        "device: wall time shares",
+                        format!(
+                            "model eval {:.0} %, engine {:.0} %, transport {:.0} % (copies {:.0} %), \
+                             driver other {:.0} %, waiting {:.0} %, idle {:.0} %",
+                            100.0 * d.model_eval_share,
+                            100.0 * d.engine_share,
+                            100.0 * d.transport_share,
+                            100.0 * d.copy_share,
+                            100.0 * d.driver_other_share,
+                            100.0 * d.wait_share,
+                            100.0 * d.idle_share
+                        ),
+                    ),
+                ]
+            })
+            .collect();
+        for (k, v) in rows.into_iter().chain(timing_rows) {
             t.add_row(vec![k.to_string(), v]);
         }
         let mut p = report::table([
@@ -1108,7 +1311,7 @@ fn client(args: &BenchArgs, setup: &PairSetup, server: SocketAddr) -> anyhow::Re
     if t.op != Op::Read && checked == 0 {
         bail!("the server checked nothing");
     }
-    finish(args, &a, None, None, &res, cpu)
+    finish(args, &a, None, None, &res, cpu, None)
 }
 
 #[derive(Serialize)]

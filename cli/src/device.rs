@@ -159,6 +159,11 @@ fn probe(args: &ProbeArgs) -> anyhow::Result<()> {
     let before = dev.board_info()?;
     let idle_cycles = before.counter(BoardCounter::Cycles) - idle0.counter(BoardCounter::Cycles);
     let idle_rate = idle_cycles as f64 / t_idle.elapsed().as_secs_f64();
+    // The model's evaluation time per cycle (sampled by the device process) and the
+    // share of the board thread's time it is.
+    let eval_ns = before.counter(BoardCounter::ModelNs) - idle0.counter(BoardCounter::ModelNs);
+    let eval_ns_per_cycle = eval_ns as f64 / idle_cycles.max(1) as f64;
+    let eval_share = eval_ns as f64 / t_idle.elapsed().as_nanos().max(1) as f64;
     let t0 = Instant::now();
     let mut rtt = Vec::with_capacity(args.reads);
     for _ in 0..args.reads {
@@ -185,6 +190,8 @@ fn probe(args: &ProbeArgs) -> anyhow::Result<()> {
             "seconds": secs,
             "cycles_per_second": rate,
             "idle_cycles_per_second": idle_rate,
+            "eval_ns_per_cycle": eval_ns_per_cycle,
+            "eval_share_of_board_thread": eval_share,
             "cycles_per_bar_read": cycles as f64 / args.reads as f64,
         });
         println!("{}", serde_json::to_string_pretty(&doc)?);
@@ -199,8 +206,10 @@ fn probe(args: &ProbeArgs) -> anyhow::Result<()> {
             pct(1.0)
         );
         println!(
-            "model: {idle_rate:.0} cycles/s running free; {cycles} cycles in {secs:.2} s = \
-             {rate:.0} cycles/s while serving the reads ({:.1} cycles per BAR read)",
+            "model: {idle_rate:.0} cycles/s running free ({eval_ns_per_cycle:.0} ns of \
+             evaluation per cycle, {:.0} % of the board thread); {cycles} cycles in {secs:.2} s \
+             = {rate:.0} cycles/s while serving the reads ({:.1} cycles per BAR read)",
+            100.0 * eval_share,
             cycles as f64 / args.reads as f64
         );
     }

@@ -34,7 +34,7 @@ use crate::fw_rx::FwRx;
 use crate::nic_rx::NicRx;
 use crate::tx_arb::TxArb;
 use crate::tx_build::TxBuild;
-use crate::tx_path::TxPathTable;
+use crate::tx_path::{TxPathTable, VIEW_BITS};
 
 /// `cfg_addr` bit that selects the TX builder's map (else the receive core's).
 pub const CFG_TX_BIT: u32 = 9;
@@ -313,6 +313,10 @@ pub struct NicCore<const W: usize, const B: usize> {
     pub rd_backoff: Signal<Out, Bits<4>>,
     /// Read: `TxPath::can_send(rd_len)`.
     pub rd_can_send: Signal<Out, Bit>,
+    /// Slot the TX table's capture port shows (a second read port).
+    pub cap_slot: Signal<In, Bits<TX_SLOT_BITS>>,
+    /// Capture port: the slot's fields packed (`crate::tx_path::VIEW_BITS`).
+    pub cap_view: Signal<Out, Bits<VIEW_BITS>>,
     /// Fate event (and `res_valid` suppressed) from an ACK the hardware
     /// applied; its slot is the next `m_ackrx_slot`.
     pub m_fate_hw: Signal<Out, Bit>,
@@ -629,6 +633,8 @@ impl<const W: usize, const B: usize> Logic for NicCore<W, B> {
         self.m_fate_lost.next = self.paths.m_fate_lost.val();
         self.m_fate_conn_psn.next = self.paths.m_fate_conn_psn.val();
         self.paths.rd_slot.next = self.rd_slot.val();
+        self.paths.cap_slot.next = self.cap_slot.val();
+        self.cap_view.next = self.paths.cap_view.val();
         self.paths.rd_len.next = self.rd_len.val();
         self.rd_entropy.next = self.paths.rd_entropy.val();
         self.rd_next_psn.next = self.paths.rd_next_psn.val();

@@ -324,6 +324,8 @@ impl<const W: usize, const B: usize> Logic for NicDevice<W, B> {
         self.hif.c_rd_quarantined.next = self.core.rd_quarantined.val();
         self.hif.c_rd_backoff.next = self.core.rd_backoff.val();
         self.hif.c_rd_can_send.next = self.core.rd_can_send.val();
+        self.core.cap_slot.next = self.hif.c_cap_slot.val();
+        self.hif.c_cap_view.next = self.core.cap_view.val();
         self.hif.c_m_fate_hw.next = self.core.m_fate_hw.val();
         self.hif.c_m_ackrx_valid.next = self.core.m_ackrx_valid.val();
         self.hif.c_m_ackrx_slot.next = self.core.m_ackrx_slot.val();
@@ -364,7 +366,14 @@ mod tests {
             let v = crate::nic_device_verilog(w);
             assert!(v.contains("module top("), "width {w}");
             assert!(v.contains("r_cfg_cfg_addr"), "width {w}");
-            for p in ["@W@", "@B@", "@REG_DECLS@", "@IRQ_LOGIC@", "@FW_SLOT@"] {
+            for p in [
+                "@W@",
+                "@B@",
+                "@REG_DECLS@",
+                "@IRQ_LOGIC@",
+                "@FW_SLOT@",
+                "@VIEW_BITS@",
+            ] {
                 assert!(!v.contains(p), "{p} left at {w}");
             }
         }

@@ -20,7 +20,11 @@
 //!   event per data transmission an ACK, a timeout or a `Lose` resolved,
 //!   in PSN order;
 //! * `rd_slot`, `rd_len` in; `rd_*` out: the slot's state (a mux of the
-//!   registers) and `rd_can_send` = `TxPath::can_send(rd_len)`.
+//!   registers) and `rd_can_send` = `TxPath::can_send(rd_len)`;
+//! * `cap_slot` in; `cap_view` out: a second read of the same fields (all
+//!   but `can_send`) packed into [`VIEW_BITS`] bits, for the host interface
+//!   to capture a slot in the cycle an operation's result appears while the
+//!   `rd_*` port stays the register port's (`docs/hardware.md` §18).
 //!
 //! RTO timers, RACK's timing, probe scheduling and congestion control stay
 //! in the firmware; the window is a register it writes ([`TxOp::Window`]),
@@ -33,6 +37,14 @@ pub const MAX_SLOTS: usize = 64;
 
 /// Transmissions a slot's ring holds (the engine's 256-PSN limit).
 pub const RING: usize = 256;
+
+/// Bits of `cap_view`, low bit first: `next_psn`, `una`, `inflight`,
+/// `window`, `srtt`, `rttvar`, `ecn_ewma`, `loss_ewma`, `samples`, `sent`,
+/// `retransmitted`, `acked`, `lost`, `ce_marked`, `repaths`, `timeouts` (32
+/// each), then `entropy` (16), `rtt_valid`, `quarantined`, `backoff` (4).
+/// Bits 319..0 are words 2..6 of a result's event entry, 511..320 words 0..2
+/// of the view entry after it and 533..512 that entry's word 3.
+pub const VIEW_BITS: usize = 534;
 
 /// Operation codes (`op_code`).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -197,6 +209,10 @@ pub struct TxPathTable<const SB: usize> {
     pub rd_backoff: Signal<Out, Bits<4>>,
     /// Read: `TxPath::can_send(rd_len)`.
     pub rd_can_send: Signal<Out, Bit>,
+    /// Slot the capture port shows.
+    pub cap_slot: Signal<In, Bits<SB>>,
+    /// Capture port: the slot's fields packed ([`VIEW_BITS`]).
+    pub cap_view: Signal<Out, Bits<VIEW_BITS>>,
 }
 
 impl<const SB: usize> Logic for TxPathTable<SB> {
@@ -234,11 +250,12 @@ impl<const SB: usize> Logic for TxPathTable<SB> {
         self.rd_quarantined.connect();
         self.rd_backoff.connect();
         self.rd_can_send.connect();
+        self.cap_view.connect();
     }
 
     fn hdl(&self) -> Verilog {
         Verilog::Wrapper(Wrapper {
-            code: "tx_path_table t(.clock(clock), .rst(rst), .op_valid(op_valid), .op_ready(op_ready), .op_code(op_code), .op_slot(op_slot), .op_psn(op_psn), .op_len(op_len), .op_probe(op_probe), .op_retx(op_retx), .op_sack(op_sack), .op_rtt_valid(op_rtt_valid), .op_rtt(op_rtt), .op_ce_count(op_ce_count), .op_acked(op_acked), .op_value(op_value), .res_valid(res_valid), .res_ok(res_ok), .res_psn(res_psn), .res_pkts(res_pkts), .res_bytes(res_bytes), .m_fate_valid(m_fate_valid), .m_fate_ready(m_fate_ready), .m_fate_lost(m_fate_lost), .m_fate_conn_psn(m_fate_conn_psn), .rd_slot(rd_slot), .rd_len(rd_len), .rd_entropy(rd_entropy), .rd_next_psn(rd_next_psn), .rd_una(rd_una), .rd_inflight(rd_inflight), .rd_window(rd_window), .rd_srtt(rd_srtt), .rd_rttvar(rd_rttvar), .rd_rtt_valid(rd_rtt_valid), .rd_ecn_ewma(rd_ecn_ewma), .rd_loss_ewma(rd_loss_ewma), .rd_samples(rd_samples), .rd_sent(rd_sent), .rd_retransmitted(rd_retransmitted), .rd_acked(rd_acked), .rd_lost(rd_lost), .rd_ce_marked(rd_ce_marked), .rd_repaths(rd_repaths), .rd_timeouts(rd_timeouts), .rd_quarantined(rd_quarantined), .rd_backoff(rd_backoff), .rd_can_send(rd_can_send));\n".into(),
+            code: "tx_path_table t(.clock(clock), .rst(rst), .op_valid(op_valid), .op_ready(op_ready), .op_code(op_code), .op_slot(op_slot), .op_psn(op_psn), .op_len(op_len), .op_probe(op_probe), .op_retx(op_retx), .op_sack(op_sack), .op_rtt_valid(op_rtt_valid), .op_rtt(op_rtt), .op_ce_count(op_ce_count), .op_acked(op_acked), .op_value(op_value), .res_valid(res_valid), .res_ok(res_ok), .res_psn(res_psn), .res_pkts(res_pkts), .res_bytes(res_bytes), .m_fate_valid(m_fate_valid), .m_fate_ready(m_fate_ready), .m_fate_lost(m_fate_lost), .m_fate_conn_psn(m_fate_conn_psn), .rd_slot(rd_slot), .rd_len(rd_len), .rd_entropy(rd_entropy), .rd_next_psn(rd_next_psn), .rd_una(rd_una), .rd_inflight(rd_inflight), .rd_window(rd_window), .rd_srtt(rd_srtt), .rd_rttvar(rd_rttvar), .rd_rtt_valid(rd_rtt_valid), .rd_ecn_ewma(rd_ecn_ewma), .rd_loss_ewma(rd_loss_ewma), .rd_samples(rd_samples), .rd_sent(rd_sent), .rd_retransmitted(rd_retransmitted), .rd_acked(rd_acked), .rd_lost(rd_lost), .rd_ce_marked(rd_ce_marked), .rd_repaths(rd_repaths), .rd_timeouts(rd_timeouts), .rd_quarantined(rd_quarantined), .rd_backoff(rd_backoff), .rd_can_send(rd_can_send), .cap_slot(cap_slot), .cap_view(cap_view));\n".into(),
             cores: tx_path_verilog(1 << SB).replace("module top(", "module tx_path_table("),
         })
     }

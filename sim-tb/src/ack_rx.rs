@@ -809,6 +809,7 @@ pub fn run_against_engine(rounds: u64, seed: u64) -> Result<AckRxRun, SimError> 
         }
     }
     run.cycles = b.tb.sim().cycles() - start;
+    run.mismatches.extend_from_slice(b.tb.capture_errors());
     let (p, sim) = (&b.p, b.tb.sim());
     let got = p.cnt.map(|c| sim.get(c));
     let want = [run.acks_applied, run.hostile[3], 0, 0];

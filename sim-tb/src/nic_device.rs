@@ -17,6 +17,12 @@
 //! * runs per-path TX table operations through the `TXT` block (`Init`,
 //!   `Window`, `Send`, `Lose`) and reads the slot back; the `Lose` must
 //!   come back as a fate event in the event ring;
+//! * posts the same kind of operations as TX queue entries (kind 2) among
+//!   the descriptors: each one's result must come back in order as a
+//!   result entry (type 4: code, slot, path PSN) followed by a view entry
+//!   (type 5) whose slot state is the engine's rule applied, the `Lose`'s
+//!   fate event before its result, and the views must equal the slot read
+//!   back through the `TXT` read port at the end;
 //! * posts the TX bench's engine descriptors ([`crate::tx_check`]) in the
 //!   TX queue, with the entropy-table writes they need as table-write
 //!   entries in the same queue (so they take effect in order), rings the
@@ -32,8 +38,8 @@
 //!   verdict against the engine's, in order, none lost, none twice; every
 //!   handed-up datagram's bytes, length and port; the placed bytes in host
 //!   memory against the engine's memory; a placed packet's event only
-//!   after its data; the device never writing a ring entry the host has
-//!   not freed. For a stretch of the run the host stops reading the event
+//!   after its data, carrying the address its data was written at; the
+//!   device never writing a ring entry the host has not freed. For a stretch of the run the host stops reading the event
 //!   ring: the ring fills and the device must hold its MAC RX port
 //!   (`CNT.RX_HOLD`) without losing an event;
 //! * checks every interrupt against the moderation rule of its vector
@@ -41,7 +47,8 @@
 
 use std::collections::{HashMap, VecDeque};
 
-use metaroce_driver::hw::tables;
+use metaroce_driver::hw::regs::OpStatus;
+use metaroce_driver::hw::tables::{self, OpInputs, ResultEntry, SlotState};
 use metaroce_proto::{Packet, Repr};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
@@ -143,6 +150,8 @@ pub struct DeviceRun {
     pub fw_rx_cut: u64,
     /// Fate events read from the event ring.
     pub fate_events: u64,
+    /// TX table operations posted in the TX queue, and their results read.
+    pub queued_ops: (u64, u64),
     /// TX queue entries posted (descriptors + table writes).
     pub txq_entries: u64,
     /// Data frames compared with their references.
@@ -314,6 +323,8 @@ struct DeviceTb<'a> {
     frq_done: Vec<u64>,
     /// MR writes completed (placements).
     mr_writes: u64,
+    /// Their addresses, in order.
+    mr_addrs: Vec<u64>,
     mr_range: (u64, u64),
     errors: Vec<String>,
 }
@@ -373,6 +384,7 @@ impl<'a> DeviceTb<'a> {
             evq_done: Vec::new(),
             frq_done: Vec::new(),
             mr_writes: 0,
+            mr_addrs: Vec::new(),
             mr_range: (0, 0),
             errors: Vec::new(),
         })
@@ -591,6 +603,7 @@ impl<'a> DeviceTb<'a> {
             }
         } else if addr >= self.mr_range.0 && addr < self.mr_range.1 {
             self.mr_writes += 1;
+            self.mr_addrs.push(addr);
         } else {
             self.errors.push(format!(
                 "DMA write at {addr:#x} ({len} B) outside every region"
@@ -865,6 +878,12 @@ pub fn run(
     let mut table = [None::<u16>; crate::tx_build::TABLE_PATHS];
     let mut next_item = 0usize;
     let mut bad_txq_posted = false;
+    let qops = queued_ops();
+    let mut qops_posted = false;
+    // A result entry waiting for its view entry, and the results read:
+    // (result entry, view entry, fate events read by then).
+    let mut result_entry: Option<[u64; 8]> = None;
+    let mut results: Vec<([u64; 8], [u64; 8], usize)> = Vec::new();
     let mut last_cons_read = 0u64;
     let mut verdicts: Vec<VerdictEv> = Vec::new();
     let mut fates: Vec<(bool, bool, u32)> = Vec::new();
@@ -885,6 +904,23 @@ pub fn run(
         let room = |q: &Ring| q.size() - q.idx.wrapping_sub(q.dev);
         let mut posted = false;
         while next_item < items.len() && room(&tb.txq) >= 2 {
+            if next_item >= items.len() / 3 && !qops_posted {
+                // TX table operations among the descriptors (the descriptors
+                // after them wait for room for all of them).
+                if room(&tb.txq) < qops.len() as u32 {
+                    break;
+                }
+                for (i, ..) in &qops {
+                    let slot = tb.txq.slot(tb.txq.idx);
+                    tb.mem.write(slot, &entry(&tables::op_words(QSLOT, i)));
+                    tb.txq.idx += 1;
+                    run.txq_entries += 1;
+                    run.queued_ops.0 += 1;
+                }
+                qops_posted = true;
+                posted = true;
+                continue;
+            }
             let TxItem { desc, entropy } = items[next_item];
             let path = usize::from(desc.repr.path) % table.len();
             if table[path] != Some(entropy) {
@@ -916,7 +952,7 @@ pub fn run(
             let prod = tb.txq.idx;
             tb.bar_write(tb.reg(regs::txq::TYPE, regs::txq::PROD), prod);
         }
-        if room(&tb.txq) < 2 && now - last_cons_read > 200 {
+        if room(&tb.txq) < qops.len() as u32 && now - last_cons_read > 200 {
             last_cons_read = now;
             tb.txq.dev = tb.bar_read(tb.reg(regs::txq::TYPE, regs::txq::CONS));
         }
@@ -952,7 +988,16 @@ pub fn run(
                         tb.evq.idx, w7 as u32
                     ));
                 }
-                match ((w7 >> 56) & 0xF) as u8 {
+                let words: [u64; 8] = std::array::from_fn(|i| le(&e, 8 * i, 8));
+                let ty = ((w7 >> 56) & 0xF) as u8;
+                if result_entry.is_some() && ty != regs::EV_VIEW {
+                    tb.errors.push(format!(
+                        "event entry {}: type {ty} after a result entry, not its view",
+                        tb.evq.idx
+                    ));
+                    result_entry = None;
+                }
+                match ty {
                     regs::EV_VERDICT => {
                         let v = VerdictEv {
                             dst_qpn: le(&e, 0, 4) as u32,
@@ -963,6 +1008,7 @@ pub fn run(
                             src_port: le(&e, 50, 2) as u16,
                             code: e[52] & 0x1F,
                         };
+                        let addr = tables::placed_addr(&words);
                         if v.code == 0 && v.len > 0 {
                             placed_seen += 1;
                             if tb.mr_writes < placed_seen {
@@ -973,6 +1019,20 @@ pub fn run(
                                     placed_seen
                                 ));
                             }
+                            let want = tb.mr_addrs.get(placed_seen as usize - 1).copied();
+                            if addr.is_none() || addr != want {
+                                tb.errors.push(format!(
+                                    "verdict event {} (placed): address {addr:x?}, its data went to {want:x?}",
+                                    verdicts.len()
+                                ));
+                            }
+                        } else if addr.is_some() {
+                            tb.errors.push(format!(
+                                "verdict event {} (code {}, {} bytes) carries a placement address",
+                                verdicts.len(),
+                                v.code,
+                                v.len
+                            ));
                         }
                         verdicts.push(v);
                     }
@@ -980,6 +1040,14 @@ pub fn run(
                         let w0 = le(&e, 0, 8);
                         fates.push((w0 >> 33 & 1 == 1, w0 >> 32 & 1 == 1, w0 as u32));
                     }
+                    regs::EV_OP_RESULT => result_entry = Some(words),
+                    regs::EV_VIEW => match result_entry.take() {
+                        Some(a) => results.push((a, words, fates.len())),
+                        None => tb.errors.push(format!(
+                            "event entry {}: a view entry with no result before it",
+                            tb.evq.idx
+                        )),
+                    },
                     t => tb
                         .errors
                         .push(format!("event entry {}: type {t}", tb.evq.idx)),
@@ -1025,7 +1093,8 @@ pub fn run(
             && next_item == items.len()
             && data_out >= items.len() + fw_want.len()
             && fw_items.is_empty()
-            && fates.len() == 1;
+            && fates.len() == 2
+            && results.len() == qops.len();
         if done {
             let since = *quiet_since.get_or_insert(now);
             // Long enough for the last interrupts (hold-off) to fire.
@@ -1036,12 +1105,13 @@ pub fn run(
         if now > max_cycles {
             tb.errors.push(format!(
                 "timeout: {} of {rx_total} frames in, {} verdict events, {} of {} items posted, \
-                 {data_out} data frames out, {} fates",
+                 {data_out} data frames out, {} fates, {} table results",
                 tb.rx_next,
                 verdicts.len(),
                 next_item,
                 items.len(),
-                fates.len()
+                fates.len(),
+                results.len()
             ));
             break;
         }
@@ -1122,12 +1192,41 @@ pub fn run(
             tb.mr_writes, case.engine_writes
         ));
     }
-    // The fate event of the `Lose`.
+    // The fate events of the two `Lose`s (registers, then queue).
     run.fate_events = fates.len() as u64;
-    if fates != [(false, true, fate_psn)] {
-        m.push(format!(
-            "fate events {fates:?}, expected one (hw false, lost true, conn_psn {fate_psn})"
-        ));
+    let want_fates = [(false, true, fate_psn), (false, true, QPSN)];
+    if fates != want_fates {
+        m.push(format!("fate events {fates:?}, expected {want_fates:?}"));
+    }
+    // The queued operations' results, in order, with their slot views.
+    run.queued_ops.1 = results.len() as u64;
+    for (k, ((a, b, nfates), (i, res_psn, want))) in results.iter().zip(&qops).enumerate() {
+        let r = ResultEntry::parse(a);
+        let v = SlotState::from_event(a, b);
+        let got = [
+            u32::from(v.entropy),
+            v.next_psn,
+            v.inflight,
+            v.window,
+            v.sent,
+            v.lost,
+        ];
+        // A Lose's fate comes before its result; the other results see only the
+        // register port's.
+        let fates_before = if i.code == op::LOSE { 2 } else { 1 };
+        if r.slot != QSLOT
+            || r.code != i.code
+            || res_psn.is_some_and(|p| !r.ok || r.psn != p)
+            || got != *want
+            || *nfates != fates_before
+        {
+            m.push(format!(
+                "queued operation {k} (code {}): result slot {} code {} ok {} psn {}, \
+                 view (entropy, next_psn, inflight, window, sent, lost) {got:?} after {nfates} fates; \
+                 expected slot {QSLOT}, psn {res_psn:?}, view {want:?} after {fates_before} fates",
+                i.code, r.slot, r.code, r.ok, r.psn
+            ));
+        }
     }
 
     // MAC TX: data frames against their references, firmware datagrams,
@@ -1194,8 +1293,30 @@ pub fn run(
     let cnt = regs::cnt::TYPE;
     let counter = |tb: &mut DeviceTb, off: u16| u64::from(tb.bar_read(tb.reg(cnt, off)));
     run.rx_hold_cycles = counter(&mut tb, regs::cnt::RX_HOLD);
+    // The last view against the slot through the register port.
+    if let (Some((_, _, want)), true) = (qops.last(), results.len() == qops.len()) {
+        use regs::txt as t;
+        tb.bar_write(tb.reg(t::TYPE, t::RD_SLOT), QSLOT as u32);
+        let mut got = [0u32; 6];
+        for (g, off) in got.iter_mut().zip([
+            t::RD_ENTROPY,
+            t::RD_NEXT_PSN,
+            t::RD_INFLIGHT,
+            t::RD_WINDOW,
+            t::RD_SENT,
+            t::RD_LOST,
+        ]) {
+            *g = tb.bar_read(tb.reg(t::TYPE, off));
+        }
+        if got != *want {
+            m.push(format!(
+                "slot {QSLOT} through TXT.RD_*: {got:?}, its last queued view {want:?}"
+            ));
+        }
+    }
     for (name, off, want) in [
         ("EV_LOST", regs::cnt::EV_LOST, 0),
+        ("TXQ_OPS", regs::cnt::TXQ_OPS, qops.len() as u64),
         ("TXQ_BAD", regs::cnt::TXQ_BAD, 1),
         ("FTQ_BAD", regs::cnt::FTQ_BAD, 2),
         ("DMA_BAD_TAG", regs::cnt::DMA_BAD_TAG, 0),
@@ -1286,16 +1407,16 @@ fn txt_ops(tb: &mut DeviceTb) -> u32 {
         tb.bar_write(tb.reg(ty, t::OP_LEN), len);
         tb.bar_write(tb.reg(ty, t::OP_VALUE), value);
         tb.bar_write(tb.reg(ty, t::OP_GO), 1);
-        let mut status = 0;
+        let mut status = OpStatus::BUSY;
         for _ in 0..100 {
-            status = tb.bar_read(tb.reg(ty, t::OP_STATUS));
-            if status & 1 == 0 {
+            status = OpStatus::from_bits_truncate(tb.bar_read(tb.reg(ty, t::OP_STATUS)));
+            if !status.contains(OpStatus::BUSY) {
                 break;
             }
         }
-        if status & 3 != 2 {
+        if !status.contains(OpStatus::DONE) || status.contains(OpStatus::BUSY) {
             tb.errors
-                .push(format!("TX table op {code}: OP_STATUS {status:#x}"));
+                .push(format!("TX table op {code}: OP_STATUS {status:?}"));
         }
         status
     };
@@ -1305,9 +1426,9 @@ fn txt_ops(tb: &mut DeviceTb) -> u32 {
     let next = tb.bar_read(tb.reg(ty, t::RD_NEXT_PSN));
     let status = issue(tb, op::SEND, PSN, 1000, 0);
     let res_psn = tb.bar_read(tb.reg(ty, t::RES_PSN));
-    if status & 4 == 0 || res_psn != next {
+    if !status.contains(OpStatus::RES_OK) || res_psn != next {
         tb.errors.push(format!(
-            "Send: OP_STATUS {status:#x}, RES_PSN {res_psn}, RD_NEXT_PSN was {next}"
+            "Send: OP_STATUS {status:?}, RES_PSN {res_psn}, RD_NEXT_PSN was {next}"
         ));
     }
     for (name, off, want) in [
@@ -1335,6 +1456,60 @@ fn txt_ops(tb: &mut DeviceTb) -> u32 {
         }
     }
     PSN
+}
+
+/// The TX table slot the queued operations work on (the register port's is 5).
+const QSLOT: usize = 6;
+/// The connection PSN of the first queued `Send` (the queued `Lose` loses it).
+const QPSN: u32 = 0x0012_3456;
+
+/// The TX table operations the bench posts in the TX queue on [`QSLOT`], each
+/// with the path PSN its result must carry (a `Send`) and the slot's (entropy,
+/// next_psn, inflight, window, sent, lost) after it, by the table's rules
+/// (`docs/hardware.md` §12).
+fn queued_ops() -> Vec<(OpInputs, Option<u32>, [u32; 6])> {
+    let none = OpInputs::default();
+    let send = |psn, len| OpInputs {
+        code: op::SEND,
+        psn,
+        len,
+        ..none
+    };
+    vec![
+        (
+            OpInputs {
+                code: op::INIT,
+                value: 0xB0B5,
+                ..none
+            },
+            None,
+            [0xB0B5, 0, 0, 0, 0, 0],
+        ),
+        (
+            OpInputs {
+                code: op::WINDOW,
+                value: 1 << 16,
+                ..none
+            },
+            None,
+            [0xB0B5, 0, 0, 1 << 16, 0, 0],
+        ),
+        (send(QPSN, 1000), Some(0), [0xB0B5, 1, 1000, 1 << 16, 1, 0]),
+        (
+            send(QPSN + 1, 500),
+            Some(1),
+            [0xB0B5, 2, 1500, 1 << 16, 2, 0],
+        ),
+        (
+            OpInputs {
+                code: op::LOSE,
+                psn: 0,
+                ..none
+            },
+            None,
+            [0xB0B5, 2, 500, 1 << 16, 2, 1],
+        ),
+    ]
 }
 
 /// Checks vector `v`'s interrupts at `irqs` against the entries completed

@@ -20,6 +20,7 @@
 use std::collections::HashMap;
 
 use metaroce_firmware::{PathHealth, QpConfig, SlotFate, TableOp, TxPath};
+use metaroce_hdl::tx_path::VIEW_BITS;
 use metaroce_proto::Sack;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
@@ -242,6 +243,8 @@ pub(crate) struct TablePorts {
     rd_slot: Port,
     rd_len: Port,
     rd: [Port; 21],
+    cap_slot: Port,
+    cap_view: Port,
 }
 
 impl TablePorts {
@@ -270,6 +273,8 @@ impl TablePorts {
             rd_slot: s.port("rd_slot")?,
             rd_len: s.port("rd_len")?,
             rd: rd.try_into().expect("one port per name"),
+            cap_slot: s.port("cap_slot")?,
+            cap_view: s.port("cap_view")?,
         })
     }
 
@@ -384,6 +389,28 @@ impl TablePorts {
     }
 }
 
+impl TablePorts {
+    /// Slot `slot`'s state on the capture port (`cap_view`, the layout the host
+    /// interface's result entries carry; no `can_send`).
+    pub(crate) fn capture(&self, sim: &mut Sim, slot: usize) -> SlotState {
+        sim.set(self.cap_slot, slot as u64);
+        sim.eval();
+        let mut bytes = [0u8; 72];
+        sim.get_bytes(self.cap_view, &mut bytes[..VIEW_BITS.div_ceil(8)]);
+        let word = |k: usize| {
+            let mut b = [0u8; 8];
+            b.copy_from_slice(&bytes[8 * k..8 * k + 8]);
+            u64::from_le_bytes(b)
+        };
+        // Bits 319..0 are the result entry's words 2..6, the rest the view
+        // entry's words 0..3.
+        let a: [u64; 8] =
+            std::array::from_fn(|k| if (2..7).contains(&k) { word(k - 2) } else { 0 });
+        let b: [u64; 8] = std::array::from_fn(|k| if k < 4 { word(5 + k) } else { 0 });
+        SlotState::from_event(&a, &b)
+    }
+}
+
 /// Values of the `op_*` inputs for one operation (zero where unused).
 #[derive(Default)]
 struct Inputs {
@@ -428,6 +455,8 @@ const RD_PORTS: [&str; 21] = [
 pub struct TxPathTb {
     sim: Sim,
     p: TablePorts,
+    /// Reads in which the capture port disagreed with the read port.
+    capture_errors: Vec<String>,
     /// Decides `m_fate_ready` each cycle (back-pressure on the fate stream).
     ready_rng: SmallRng,
     /// Chance that `m_fate_ready` is high in a cycle.
@@ -450,6 +479,7 @@ impl TxPathTb {
         Ok(TxPathTb {
             sim,
             p,
+            capture_errors: Vec::new(),
             ready_rng: SmallRng::seed_from_u64(0xFA7E),
             ready_share: 0.75,
         })
@@ -502,9 +532,30 @@ impl TxPathTb {
         Ok((p.res.result(sim, fates), sim.cycles() - start))
     }
 
-    /// Slot `slot`'s state on the read port, with `can_send(len)`.
+    /// Slot `slot`'s state on the read port, with `can_send(len)`; the capture
+    /// port is read for the same slot and every disagreement recorded
+    /// ([`TxPathTb::capture_errors`]).
     pub fn read(&mut self, slot: usize, len: u16) -> SlotState {
-        self.p.read(&mut self.sim, slot, len)
+        let got = self.p.read(&mut self.sim, slot, len);
+        let cap = self.p.capture(&mut self.sim, slot);
+        if cap
+            != (SlotState {
+                can_send: false,
+                ..got
+            })
+            && self.capture_errors.len() < 10
+        {
+            self.capture_errors.push(format!(
+                "slot {slot}: capture port {cap:?}, read port {got:?}"
+            ));
+        }
+        got
+    }
+
+    /// The reads in which the capture port (`cap_view`) disagreed with the read
+    /// port (the first ten).
+    pub fn capture_errors(&self) -> &[String] {
+        &self.capture_errors
     }
 }
 
@@ -1057,6 +1108,7 @@ pub fn run_against_engine(tb: &mut TxPathTb, ops: u64, seed: u64) -> TxRun {
             run.mismatches.push(format!("end: slot {q} {d}"));
         }
     }
+    run.mismatches.extend_from_slice(tb.capture_errors());
     run.cycles = tb.sim().cycles() - start;
     run
 }

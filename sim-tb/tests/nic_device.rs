@@ -18,7 +18,7 @@ fn go(what: &str, knobs: Knobs, seed: u64, stall: u64) -> Option<DeviceRun> {
     println!(
         "64-bit NicDevice, {what}: {} blocks; {} datagrams in, {} verdict events ({} checked against \
          the engine, {} placements), {} firmware receive entries ({} cut), {} fate events; \
-         {} TX queue entries, {} data frames + {} firmware frames + {} ACK frames out; event ring \
+         {} TX table operations queued, {} results; {} TX queue entries, {} data frames + {} firmware frames + {} ACK frames out; event ring \
          {} laps, fill up to {}, MAC RX held {} cycles; interrupts {:?} for entries {:?}; \
          BAR_BAD {}; {} cycles in {:.2} s; {} mismatches",
         r.blocks,
@@ -29,6 +29,8 @@ fn go(what: &str, knobs: Knobs, seed: u64, stall: u64) -> Option<DeviceRun> {
         r.fw_rx,
         r.fw_rx_cut,
         r.fate_events,
+        r.queued_ops.0,
+        r.queued_ops.1,
         r.txq_entries,
         r.data_frames,
         r.fw_tx_frames,

@@ -11,12 +11,14 @@
 //!   counters, the per-path TX table's operation and read ports, the queue
 //!   registers and the interrupt moderation.
 //! * **Queues in host memory**, read and written through the DMA engine:
-//!   the TX queue (128-byte entries: descriptors for the TX builder and
-//!   table writes, in order), the firmware transmit queue (256-byte
-//!   entries: datagrams for the ACK framer's firmware port), the event ring
-//!   (64-byte entries: verdict events, ACK receiver results, fate events)
-//!   and the firmware receive ring (256-byte entries: the datagrams the
-//!   core hands up). Device-written entries carry a phase bit in their last
+//!   the TX queue (128-byte entries, executed in order: descriptors for the
+//!   TX builder, table writes and TX table operations), the firmware
+//!   transmit queue (256-byte entries: datagrams for the ACK framer's
+//!   firmware port), the event ring (64-byte entries: verdict events with
+//!   their placement address, ACK receiver results and queued operations'
+//!   results each with the slot's state read through the table's capture
+//!   port, fate events) and the firmware receive ring (256-byte entries:
+//!   the datagrams the core hands up). Device-written entries carry a phase bit in their last
 //!   word, written last; consumer indices keep the device from overwriting
 //!   unread entries, and full rings back-pressure the core (the MAC RX port
 //!   is held at a frame boundary), so no event is lost.
@@ -49,6 +51,7 @@ use std::fmt::Write as _;
 use rust_hdl::prelude::*;
 
 use crate::nic_core::TX_SLOT_BITS;
+use crate::tx_path::VIEW_BITS;
 use regs::{Access, IRQ_VECTORS, all_regs, storage, strobe};
 
 pub use irq::IrqModerator;
@@ -72,10 +75,29 @@ pub const FRQ_ENTRY: usize = 256;
 pub mod ev_type {
     /// A verdict event (`m_ev_*`).
     pub const VERDICT: u8 = 1;
-    /// An ACK applied by the ACK receiver (`m_ackrx_*`).
+    /// An ACK applied by the ACK receiver (`m_ackrx_*`), with the first part
+    /// of its slot's view; a [`VIEW`] entry follows.
     pub const ACKRX: u8 = 2;
     /// A fate event of the TX table (`m_fate_*`).
     pub const FATE: u8 = 3;
+    /// The result of a TX table operation from the TX queue (kind
+    /// [`super::txq_kind::TABLE_OP`]), with the first part of its slot's
+    /// view; a [`VIEW`] entry follows.
+    pub const OP_RESULT: u8 = 4;
+    /// The rest of the slot view of the [`ACKRX`] or [`OP_RESULT`] entry
+    /// before it.
+    pub const VIEW: u8 = 5;
+}
+
+/// TX queue entry kinds (byte 79 of an entry).
+pub mod txq_kind {
+    /// A descriptor for the TX builder.
+    pub const DESC: u8 = 0;
+    /// A table write (`cfg_*`), in order with the descriptors.
+    pub const CFG: u8 = 1;
+    /// A TX table operation (the `OP_*` registers' fields), in order with
+    /// the descriptors; its result comes back as event entries.
+    pub const TABLE_OP: u8 = 2;
 }
 
 /// DMA read tags (which client a completion belongs to).
@@ -433,6 +455,10 @@ pub struct HostIf<const W: usize, const B: usize> {
     pub c_rd_backoff: Signal<In, Bits<4>>,
     /// Core side: `NicCore::rd_can_send`.
     pub c_rd_can_send: Signal<In, Bit>,
+    /// Core side: `NicCore::cap_slot`.
+    pub c_cap_slot: Signal<Out, Bits<TX_SLOT_BITS>>,
+    /// Core side: `NicCore::cap_view`.
+    pub c_cap_view: Signal<In, Bits<VIEW_BITS>>,
     /// Core side: `NicCore::m_fate_hw`.
     pub c_m_fate_hw: Signal<In, Bit>,
     /// Core side: `NicCore::m_ackrx_valid`.
@@ -580,6 +606,7 @@ impl<const W: usize, const B: usize> Logic for HostIf<W, B> {
         self.c_m_fate_ready.connect();
         self.c_rd_slot.connect();
         self.c_rd_len.connect();
+        self.c_cap_slot.connect();
         self.c_m_fw_tready.connect();
         self.c_s_fwtx_tdata.connect();
         self.c_s_fwtx_tkeep.connect();
@@ -676,7 +703,7 @@ fn host_if_body(w: usize, b: usize) -> String {
             .collect::<Vec<_>>()
             .join("\n")
     };
-    let ds_write = cases(10usize.div_ceil(wpb), 4, &|k| words(k, 10, "ds_buf"));
+    let ds_write = cases(10usize.div_ceil(wpb), 4, &|k| words(k, 10, "pf_buf"));
     let fs_hdr_write = cases(4usize.div_ceil(wpb), 5, &|k| words(k, 4, "fs_buf"));
     let fs_data_write = cases(1024 / w, 5, &|k| {
         format!("fs_data[{k}*{w} +: {w}] <= s_dmac_tdata;")
@@ -719,6 +746,7 @@ fn host_if_body(w: usize, b: usize) -> String {
         .replace("@EV_HOLD@", &EV_HOLD.to_string())
         .replace("@TT_HOLD@", &TT_HOLD.to_string())
         .replace("@EV_BEATS@", &(EVQ_ENTRY / b).to_string())
+        .replace("@VIEW_BITS@", &VIEW_BITS.to_string())
         .replace("@W@", &w.to_string())
         .replace("@B@", &b.to_string())
 }

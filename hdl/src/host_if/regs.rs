@@ -21,7 +21,7 @@ pub const BAR_BYTES: u32 = 1 << 16;
 
 /// Version of the register map (the ID block's `MAP_VERSION`): bumped on
 /// any change a driver could notice.
-pub const MAP_VERSION: u32 = 1;
+pub const MAP_VERSION: u32 = 2;
 
 /// How the host may access a register and where its value comes from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -305,7 +305,7 @@ const CNT_REGS: &[Reg] = &[
         "EV_LOST",
         0x54,
         "cnt_ev_lost",
-        "events lost to a full event FIFO (0 by design; a non-zero value is a bug)",
+        "events lost to a full event FIFO, or placement addresses to a full address FIFO (0 by design; a non-zero value is a bug)",
     ),
     ro(
         "TXQ_BAD",
@@ -324,6 +324,12 @@ const CNT_REGS: &[Reg] = &[
         0x60,
         "cnt_bad_tag",
         "read completion beats with a tag no request carries (dropped)",
+    ),
+    ro(
+        "TXQ_OPS",
+        0x64,
+        "cnt_txq_ops",
+        "TX table operations taken from the TX queue (kind 2)",
     ),
 ];
 
@@ -575,7 +581,7 @@ pub const BLOCKS: &[RegBlock] = &[
         type_id: TYPE_TXT,
         version: 1,
         base: 0x0300,
-        doc: "per-path TX table: one operation at a time (`op_*` → `res_*`) and the read port (`rd_*`)",
+        doc: "per-path TX table through registers (bring-up and slow path): one operation at a time (`op_*` → `res_*`; it waits while one from the TX queue runs) and the read port (`rd_*`)",
         regs: TXT_REGS,
     },
     RegBlock {
@@ -583,7 +589,7 @@ pub const BLOCKS: &[RegBlock] = &[
         type_id: TYPE_TXQ,
         version: 1,
         base: 0x0400,
-        doc: "TX queue: 128-byte entries (descriptors and in-order table writes) the device fetches",
+        doc: "TX queue: 128-byte entries the device fetches and executes in order: descriptors, table writes and TX table operations (results in the event ring)",
         regs: TXQ_REGS,
     },
     RegBlock {
@@ -599,7 +605,7 @@ pub const BLOCKS: &[RegBlock] = &[
         type_id: TYPE_EVQ,
         version: 1,
         base: 0x0480,
-        doc: "event ring: 64-byte entries the device writes (verdicts, ACK receiver results, fates)",
+        doc: "event ring: 64-byte entries the device writes (verdicts with placement addresses, ACK receiver results and queued TX table operations' results with their slot views, fates)",
         regs: EVQ_REGS,
     },
     RegBlock {

@@ -99,11 +99,23 @@ pub enum BoardCounter {
     DmaUnmappedWrites,
     /// Device resets.
     Resets,
+    /// Clock cycles in which a port of the model moved something: a BAR access, a MAC
+    /// beat, a DMA read request or completion beat, a DMA write beat, an interrupt.
+    BusyCycles,
+    /// Nanoseconds in the model's evaluation (`eval` and `tick`), measured on one
+    /// cycle in [`MODEL_NS_SAMPLE`] and scaled by it.
+    ModelNs,
+    /// Nanoseconds the socket thread spent handling client messages.
+    SocketNs,
 }
+
+/// One cycle in this many is timed for [`BoardCounter::ModelNs`] (two clock reads per
+/// timed cycle; a cycle takes about a microsecond).
+pub const MODEL_NS_SAMPLE: u64 = 8;
 
 impl BoardCounter {
     /// Every counter, in board-information order.
-    pub const ALL: [BoardCounter; 13] = [
+    pub const ALL: [BoardCounter; 16] = [
         BoardCounter::Cycles,
         BoardCounter::FramesIn,
         BoardCounter::FramesOut,
@@ -117,6 +129,9 @@ impl BoardCounter {
         BoardCounter::DmaUnmappedReads,
         BoardCounter::DmaUnmappedWrites,
         BoardCounter::Resets,
+        BoardCounter::BusyCycles,
+        BoardCounter::ModelNs,
+        BoardCounter::SocketNs,
     ];
 
     /// Position in [`BoardCounter::ALL`].
@@ -145,6 +160,9 @@ impl BoardCounter {
             BoardCounter::DmaUnmappedReads => "dma_unmapped_reads",
             BoardCounter::DmaUnmappedWrites => "dma_unmapped_writes",
             BoardCounter::Resets => "resets",
+            BoardCounter::BusyCycles => "busy_cycles",
+            BoardCounter::ModelNs => "model_ns",
+            BoardCounter::SocketNs => "socket_ns",
         }
     }
 }

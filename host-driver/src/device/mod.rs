@@ -118,4 +118,10 @@ pub trait Device: Send {
     /// Resets the function (registers to their reset values, queues disabled). DMA
     /// mappings stay.
     fn reset(&mut self) -> Result<(), DeviceError>;
+
+    /// The board information of a simulated board (its address and the device
+    /// process's counters, read now); `None` for a device that has none (a board).
+    fn read_board_info(&mut self) -> Result<Option<board::BoardInfo>, DeviceError> {
+        Ok(None)
+    }
 }

@@ -1,34 +1,39 @@
 //! The firmware on the host CPU: the engine (`Datapath::Hardware`) driving the device
-//! through BAR0 and the queues, as `metaroce_sim_tb::hw_nic` drives a `NicCore`'s ports.
+//! through its queues in host memory, as `metaroce_sim_tb::hw_nic` drives a `NicCore`'s
+//! ports. No BAR0 access is on the per-packet path but one `PROD` doorbell per batch.
 //!
-//! * **tables**: [`Tables`] says which words to write; they go through `CFG_*`
-//!   (three posted BAR writes each), except the entropy writes a descriptor needs,
-//!   which go into the TX queue as kind-1 entries so they take effect in order with
-//!   the descriptors;
-//! * **transmit**: each descriptor of `Nic::poll_hardware` becomes a kind-0 TX queue
-//!   entry whose payload address is the application buffer's (synced for the device
-//!   first); firmware datagrams go into the firmware TX queue; one doorbell per batch;
-//! * **receive**: the event ring is consumed by phase bit: verdicts go to
-//!   `Nic::handle_placed` (after `sync_for_cpu` of what was placed), verdict-10
-//!   datagrams come from the firmware receive ring to `Nic::handle_datagram`, ACK
-//!   receiver results and their fates to `Nic::handle_table_result`;
-//! * **TX table**: the engine's operations go through the `TXT` block one at a time
-//!   (`OP_*`, `OP_GO`, poll `OP_STATUS`, `RES_*`, then the slot read back through
-//!   `RD_*`). Their fate events arrive in the event ring; while an operation runs,
-//!   what else arrives waits in an inbox, as in the simulator's firmware model.
+//! * **tables**: [`Tables`] says which words to write; they go into the TX queue as
+//!   kind-1 entries, so they take effect in order with the descriptors (a READ's entry
+//!   before its request, a path's entropy before its packet) and cost no BAR write;
+//! * **TX table**: the engine's operations go into the TX queue as kind-2 entries,
+//!   in order with the descriptors; each one's fate events and result (with the slot's
+//!   state, read by the device in the cycle the result appears) come back in the event
+//!   ring, and the result goes to `Nic::handle_table_result` at once. While operations
+//!   are in flight, what else the device reports waits in an inbox, and no timer fires
+//!   and no packet is taken, as in the simulator's firmware model;
+//! * **transmit**: each descriptor of `Nic::poll_hardware` becomes a kind-0 entry whose
+//!   payload address is the application buffer's (synced for the device first), after
+//!   the entries of the table words and operations it caused; firmware datagrams go
+//!   into the firmware TX queue; one doorbell per queue per round;
+//! * **receive**: the event ring is consumed by phase bit alone (`PROD` is never
+//!   read, `CONS` written back once a quarter of the ring is consumed): verdicts go to
+//!   `Nic::handle_placed` (after `sync_for_cpu` of the range the event names),
+//!   verdict-10 datagrams come from the firmware receive ring to `Nic::handle_datagram`,
+//!   ACK receiver results and their fates to `Nic::handle_table_result`.
 
 use std::collections::VecDeque;
 use std::net::IpAddr;
 use std::time::{Duration, Instant};
 
 use metaroce_firmware::datapath::{HwTransmit, TableDone, TableRequest, TxDescriptor};
-use metaroce_firmware::{Event, Nic, QpState, RxMeta, SlotFate, TableOutcome, Transmit};
+use metaroce_firmware::{Event, Nic, PathView, QpState, RxMeta, SlotFate, TableOutcome, Transmit};
 use metaroce_proto::Opcode;
 
 use super::codes::{core, regs};
-use super::regs::{Blocks, OP_SLOT_SHIFT, OpCtrl, OpStatus, RD_BACKOFF_SHIFT, RdFlags};
+use super::regs::Blocks;
 use super::rings::{RxRing, TxRing};
-use super::tables::{self, Addresses, OpInputs, SlotState, Tables, VerdictFields};
+use super::tables::{self, Addresses, OpInputs, ResultEntry, SlotState, Tables, VerdictFields};
+use super::timing::{DriverTime, TimedDevice, ns_since};
 use super::{DeviceConfig, DriverError, DriverStats};
 use crate::device::{Device, monotonic_ns};
 use crate::hostmem::MemoryMap;
@@ -38,27 +43,57 @@ const TXQ_LOG2: u32 = 8;
 const FTQ_LOG2: u32 = 6;
 const EVQ_LOG2: u32 = 10;
 const FRQ_LOG2: u32 = 8;
-/// Longest a TX table operation may take before the driver gives up on the device.
-const OP_TIMEOUT: Duration = Duration::from_secs(2);
-/// Descriptors per doorbell at most.
+/// Longest the driver waits for the device to take TX queue entries before it gives
+/// up on the device.
+const QUEUE_TIMEOUT: Duration = Duration::from_secs(2);
+/// Packets taken from the engine per round at most.
 const TX_BATCH: usize = 64;
+/// Interrupt moderation per vector, (coalesce, hold-off cycles): vector 0 (events) at
+/// once for a table result (two entries), else after 64 cycles; vector 1 (firmware
+/// datagrams) at once; vector 2 (queue entries consumed) after 16 or 2,000 cycles.
+const MODERATION: [(u32, u32); 3] = [(2, 64), (1, 0), (16, 2000)];
 
-/// What the device reported that the engine takes when no table operation runs.
+/// What a firmware round left behind.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Progress {
+    /// It did something; there may be more.
+    Busy,
+    /// TX table operations are in flight: their results come soon.
+    Waiting,
+    /// Nothing to do until the device reports, a timer fires or the application acts.
+    Idle,
+}
+
+/// What the device reported that the engine takes when no table operation is in
+/// flight.
 #[derive(Debug)]
 enum Input {
-    /// A verdict event (not verdict 10).
-    Verdict(VerdictFields),
+    /// A verdict event (not verdict 10) and the placement address it carries.
+    Verdict(VerdictFields, Option<u64>),
     /// A verdict-10 datagram from the firmware receive ring, with its source port.
     Datagram(Vec<u8>, u16),
-    /// The ACK receiver applied an ACK to a slot: packets, bytes, fates.
-    AckApplied(usize, u32, u32, Vec<SlotFate>),
+    /// The ACK receiver applied an ACK to a slot.
+    AckApplied {
+        slot: usize,
+        pkts: u32,
+        bytes: u32,
+        fates: Vec<SlotFate>,
+        view: PathView,
+    },
+}
+
+/// Runs `f`, adding its time to `acc`.
+fn timed<R>(acc: &mut u64, f: impl FnOnce() -> R) -> R {
+    let t = Instant::now();
+    let r = f();
+    *acc += ns_since(t);
+    r
 }
 
 /// The firmware's state (everything but the engine and the memory map, which the
 /// Verbs layer shares).
 pub(crate) struct Firmware {
-    pub(crate) dev: Box<dyn Device>,
-    b: Blocks,
+    pub(crate) dev: TimedDevice,
     txq: TxRing,
     ftq: TxRing,
     evq: RxRing,
@@ -71,17 +106,20 @@ pub(crate) struct Firmware {
     qp_states: Vec<(u32, QpState)>,
     /// Regions mapped for the device: (lkey, addr, len).
     mapped: Vec<(u32, u64, u64)>,
-    table_ops: VecDeque<(usize, TableRequest)>,
+    /// TX table operations in the TX queue whose results have not come back, oldest
+    /// first, with their slots.
+    in_flight: VecDeque<(usize, TableRequest)>,
+    /// Fates of the oldest operation in flight (they come before its result).
+    op_fates: Vec<SlotFate>,
     inbox: VecDeque<Input>,
     /// Fates of an ACK the hardware applied, until its type-2 entry.
     ack_fates: Vec<SlotFate>,
     /// Verdict-10 events whose datagram has not come up on the firmware receive
     /// ring yet.
     fw_pending: u32,
-    /// The OP_* registers as last written (only changed ones are written again).
-    op_shadow: [Option<u32>; 16],
     clock: Instant,
     pub(crate) stats: DriverStats,
+    pub(crate) time: DriverTime,
     buf: Vec<u8>,
     /// Engine events for the application.
     pub(crate) events: VecDeque<Event>,
@@ -91,19 +129,19 @@ impl Firmware {
     /// Brings the device up: rings, interrupt moderation, front end port, address
     /// registers and global table words.
     pub(crate) fn start(
-        mut dev: Box<dyn Device>,
+        dev: Box<dyn Device>,
         b: Blocks,
         tx_slots: usize,
         cfg: DeviceConfig,
     ) -> Result<Firmware, DriverError> {
-        let d = dev.as_mut();
+        let mut dev = TimedDevice::new(dev);
+        let d = &mut dev;
         let txq = TxRing::new(d, b.txq, TXQ_LOG2, regs::TXQ_ENTRY)?;
         let ftq = TxRing::new(d, b.ftq, FTQ_LOG2, regs::FTQ_ENTRY)?;
         let evq = RxRing::new(d, b.evq, EVQ_LOG2, regs::EVQ_ENTRY, regs::EVQ_ENTRY - 8)?;
         let frq = RxRing::new(d, b.frq, FRQ_LOG2, regs::FRQ_ENTRY, regs::FW_SLOT_BYTES)?;
         let mut fw = Firmware {
             dev,
-            b,
             txq,
             ftq,
             evq,
@@ -113,19 +151,19 @@ impl Firmware {
             peer: None,
             qp_states: Vec::new(),
             mapped: Vec::new(),
-            table_ops: VecDeque::new(),
+            in_flight: VecDeque::new(),
+            op_fates: Vec::new(),
             inbox: VecDeque::new(),
             ack_fates: Vec::new(),
             fw_pending: 0,
-            op_shadow: [None; 16],
             clock: Instant::now(),
             stats: DriverStats::default(),
+            time: DriverTime::default(),
             buf: vec![0; 4096 + 256],
             events: VecDeque::new(),
         };
-        let cfg_block = fw.b.cfg;
         fw.dev.write32(
-            cfg_block + u32::from(regs::cfg::ETH_PORT),
+            b.cfg + u32::from(regs::cfg::ETH_PORT),
             fw.cfg.local.port().into(),
         )?;
         let mut words = Vec::new();
@@ -133,12 +171,10 @@ impl Firmware {
             words.push((a, d))
         });
         fw.cfg_writes(&words)?;
-        // Interrupts: vector 0 (events) after 8 entries or 2 µs at 250 MHz, vector 1
-        // (firmware datagrams) at once, vector 2 (queue entries consumed) after 16.
-        let irq = fw.b.irq;
+        fw.txq.doorbell(&mut fw.dev)?;
         let stride = u32::from(regs::irq::CTRL1 - regs::irq::CTRL0);
-        for (v, coalesce, holdoff) in [(0u32, 8u32, 500u32), (1, 1, 0), (2, 16, 2000)] {
-            let r = |off: u16| irq + u32::from(off) + v * stride;
+        for (v, (coalesce, holdoff)) in MODERATION.into_iter().enumerate() {
+            let r = |off: u16| b.irq + u32::from(off) + v as u32 * stride;
             fw.dev.write32(r(regs::irq::HOLDOFF0), holdoff)?;
             fw.dev.write32(r(regs::irq::COALESCE0), coalesce)?;
             fw.dev.write32(r(regs::irq::CTRL0), 1)?;
@@ -154,16 +190,48 @@ impl Firmware {
         }
     }
 
-    /// Table words through `CFG_*` (three posted BAR writes each).
+    /// Writes the next TX queue entry, waiting for room when the queue is full.
+    fn txq_push(&mut self, words: &[u64]) -> Result<(), DriverError> {
+        if self.txq.room(&mut self.dev)? == 0 {
+            self.txq.doorbell(&mut self.dev)?;
+            let start = Instant::now();
+            while self.txq.room(&mut self.dev)? == 0 {
+                if start.elapsed() > QUEUE_TIMEOUT {
+                    return Err(DriverError::Protocol(format!(
+                        "TX queue: the device took no entry for {QUEUE_TIMEOUT:?}"
+                    )));
+                }
+                std::thread::yield_now();
+            }
+        }
+        self.txq.push(words, &[]);
+        Ok(())
+    }
+
+    /// Rings the TX queue's doorbell and waits until the device has taken every entry
+    /// (before memory a queued entry may still refer to is unmapped).
+    fn flush_txq(&mut self) -> Result<(), DriverError> {
+        self.txq.doorbell(&mut self.dev)?;
+        let start = Instant::now();
+        loop {
+            self.txq.refresh(&mut self.dev)?;
+            if self.txq.pending() == 0 {
+                return Ok(());
+            }
+            if start.elapsed() > QUEUE_TIMEOUT {
+                return Err(DriverError::Protocol(format!(
+                    "TX queue: {} entries not taken after {QUEUE_TIMEOUT:?}",
+                    self.txq.pending()
+                )));
+            }
+            std::thread::yield_now();
+        }
+    }
+
+    /// Table words as kind-1 TX queue entries (in order with what is queued).
     fn cfg_writes(&mut self, words: &[(u16, u64)]) -> Result<(), DriverError> {
-        let c = self.b.cfg;
         for &(addr, data) in words {
-            self.dev
-                .write32(c + u32::from(regs::cfg::CFG_ADDR), addr.into())?;
-            self.dev
-                .write32(c + u32::from(regs::cfg::CFG_DATA_LO), data as u32)?;
-            self.dev
-                .write32(c + u32::from(regs::cfg::CFG_DATA_HI), (data >> 32) as u32)?;
+            self.txq_push(&tables::cfg_words(addr, data))?;
             self.stats.cfg_writes += 1;
         }
         Ok(())
@@ -171,8 +239,16 @@ impl Firmware {
 
     /// After a control operation (or any engine call): mirrors new and removed
     /// regions and QPs, writes a QP's entry when it reaches RTR (and points the TX
-    /// builder at its peer), syncs rings and READ entries, queues table operations.
+    /// builder at its peer), syncs rings and READ entries, and queues the engine's
+    /// table operations, all as TX queue entries (the caller rings the doorbell).
     pub(crate) fn follow_engine(&mut self, nic: &mut Nic) -> Result<(), DriverError> {
+        let t = Instant::now();
+        let r = self.follow(nic);
+        self.time.busy_ns += ns_since(t);
+        r
+    }
+
+    fn follow(&mut self, nic: &mut Nic) -> Result<(), DriverError> {
         let now = self.now();
         let mut words = Vec::new();
         // Regions: map for the device and mirror in the MR table.
@@ -183,10 +259,17 @@ impl Firmware {
             .filter(|m| !regions.iter().any(|r| r.lkey == m.0))
             .copied()
             .collect();
-        for (lkey, addr, len) in gone {
-            self.tables.remove_mr(lkey, &mut |a, d| words.push((a, d)));
-            self.dev.unmap_dma(addr, len as usize)?;
-            self.mapped.retain(|m| m.0 != lkey);
+        if !gone.is_empty() {
+            for &(lkey, ..) in &gone {
+                self.tables.remove_mr(lkey, &mut |a, d| words.push((a, d)));
+            }
+            // The MR entries leave the device before their memory does.
+            self.cfg_writes(&std::mem::take(&mut words))?;
+            self.flush_txq()?;
+            for (lkey, addr, len) in gone {
+                self.dev.unmap_dma(addr, len as usize)?;
+                self.mapped.retain(|m| m.0 != lkey);
+            }
         }
         for r in regions {
             if self.mapped.iter().any(|m| m.0 == r.lkey) {
@@ -237,8 +320,21 @@ impl Firmware {
             }
         }
         self.tables.sync(nic, now, &mut |a, d| words.push((a, d)));
-        self.take_table_ops(nic, &mut words);
+        // Table operations: a path's slot-map word (its `Init`) goes in before them.
+        let mut ops = Vec::new();
+        while let Some(req) = timed(&mut self.time.engine_ns, || nic.poll_table_op()) {
+            match self.tables.slot_for(&req, &mut |a, d| words.push((a, d))) {
+                Ok(slot) => ops.push((slot, req)),
+                Err(_) => self.stats.interface_errors += 1,
+            }
+        }
         self.cfg_writes(&words)?;
+        for (slot, req) in ops {
+            self.txq_push(&tables::op_words(slot, &OpInputs::from_op(&req.op)))?;
+            self.in_flight.push_back((slot, req));
+            self.stats.table_ops += 1;
+            self.time.table_ops += 1;
+        }
         while let Some(e) = nic.poll_event() {
             self.events.push_back(e);
         }
@@ -266,45 +362,71 @@ impl Firmware {
         }
     }
 
-    fn take_table_ops(&mut self, nic: &mut Nic, words: &mut Vec<(u16, u64)>) {
-        while let Some(req) = nic.poll_table_op() {
-            match self.tables.slot_for(&req, &mut |a, d| words.push((a, d))) {
-                Ok(slot) => self.table_ops.push_back((slot, req)),
-                Err(_) => self.stats.interface_errors += 1,
-            }
-        }
-    }
-
-    /// One round of the firmware: events, table operations, timers, transmit.
-    /// Returns whether anything happened.
+    /// One round of the firmware: events (table results go to the engine at once),
+    /// then, while no table operation is in flight, what the device reported, timers
+    /// and transmit; one doorbell per queue at the end.
     pub(crate) fn round(
         &mut self,
         nic: &mut Nic,
         memory: &mut MemoryMap,
-    ) -> Result<bool, DriverError> {
-        let mut busy = self.read_events()?;
-        busy |= self.run_table_ops(nic)?;
-        while let Some(input) = self.inbox.pop_front() {
-            self.handle_input(nic, memory, input)?;
-            self.run_table_ops(nic)?;
-            busy = true;
+    ) -> Result<Progress, DriverError> {
+        let t = Instant::now();
+        self.time.rounds += 1;
+        let mut did = false;
+        let mut sent = 0;
+        loop {
+            did |= self.read_events(nic)?;
+            if !self.in_flight.is_empty() {
+                break;
+            }
+            if let Some(input) = self.inbox.pop_front() {
+                self.handle_input(nic, memory, input)?;
+                did = true;
+                continue;
+            }
+            let now = self.now();
+            let due = timed(&mut self.time.engine_ns, || {
+                nic.poll_timeout().is_some_and(|t| t <= now)
+            });
+            if due {
+                timed(&mut self.time.engine_ns, || nic.handle_timeout(now, memory));
+                self.follow(nic)?;
+                did = true;
+                continue;
+            }
+            if sent < TX_BATCH && self.transmit_one(nic)? {
+                sent += 1;
+                did = true;
+                continue;
+            }
+            break;
         }
-        let now = self.now();
-        if nic.poll_timeout().is_some_and(|t| t <= now) {
-            nic.handle_timeout(now, memory);
-            self.follow_engine(nic)?;
-            self.run_table_ops(nic)?;
-            busy = true;
-        }
-        busy |= self.transmit(nic)?;
-        self.evq.release(self.dev.as_mut())?;
-        self.frq.release(self.dev.as_mut())?;
-        Ok(busy)
+        self.txq.doorbell(&mut self.dev)?;
+        self.ftq.doorbell(&mut self.dev)?;
+        self.evq.release(&mut self.dev)?;
+        self.frq.release(&mut self.dev)?;
+        self.time.busy_ns += ns_since(t);
+        Ok(if !self.in_flight.is_empty() {
+            Progress::Waiting
+        } else if did {
+            Progress::Busy
+        } else {
+            Progress::Idle
+        })
     }
 
-    /// Reads the event ring into the inbox (and the datagrams of verdict-10 events
-    /// from the firmware receive ring); fates of a running operation go to `op_fates`.
-    fn read_events_into(&mut self, op_fates: &mut Vec<SlotFate>) -> Result<bool, DriverError> {
+    /// Consumes the event entry `w` (checking its index).
+    fn take_event(&mut self, w: &[u64; 8]) {
+        self.evq.advance();
+        self.stats.events += 1;
+        if w[7] as u32 != self.evq.index().wrapping_sub(1) {
+            self.stats.interface_errors += 1;
+        }
+    }
+
+    /// Reads the event ring (and the datagrams of verdict-10 events from the firmware
+    /// receive ring): table results go to the engine, the rest to the inbox.
+    fn read_events(&mut self, nic: &mut Nic) -> Result<bool, DriverError> {
         let mut any = false;
         loop {
             // A verdict-10 event's datagram may land after the event itself.
@@ -315,6 +437,7 @@ impl Firmware {
                 };
                 self.frq.advance();
                 self.fw_pending -= 1;
+                any = true;
                 let len = (hdr & 0xFFFF) as usize;
                 let src_port = (hdr >> 16) as u16;
                 let cut = hdr >> 32 & 1 == 1;
@@ -331,13 +454,23 @@ impl Firmware {
             let Some(w) = self.evq.next_words::<8>() else {
                 return Ok(any);
             };
-            self.evq.advance();
-            any = true;
-            self.stats.events += 1;
             let ty = (w[7] >> 56 & 0xF) as u8;
-            if w[7] as u32 != self.evq.index().wrapping_sub(1) {
-                self.stats.interface_errors += 1;
-            }
+            // A result and its view entry are taken together.
+            let view = if ty == regs::EV_ACKRX || ty == regs::EV_OP_RESULT {
+                let Some(v) = self.evq.peek_words::<8>(1) else {
+                    return Ok(any);
+                };
+                self.take_event(&w);
+                self.take_event(&v);
+                if (v[7] >> 56 & 0xF) as u8 != regs::EV_VIEW {
+                    self.stats.interface_errors += 1;
+                }
+                SlotState::from_event(&w, &v).to_view()
+            } else {
+                self.take_event(&w);
+                PathView::default()
+            };
+            any = true;
             match ty {
                 regs::EV_VERDICT => {
                     let v = VerdictFields {
@@ -361,20 +494,23 @@ impl Firmware {
                     if v.code == core::V_FIRMWARE {
                         self.fw_pending += 1;
                     } else {
-                        self.inbox.push_back(Input::Verdict(v));
+                        self.inbox
+                            .push_back(Input::Verdict(v, tables::placed_addr(&w)));
                     }
                 }
                 regs::EV_ACKRX => {
-                    let fates = std::mem::take(&mut self.ack_fates);
-                    let slot = (w[1] >> 32 & 0xF) as usize;
+                    let r = ResultEntry::parse(&w);
                     self.stats.hw_acks += 1;
-                    self.inbox.push_back(Input::AckApplied(
-                        slot,
-                        w[0] as u32,
-                        (w[0] >> 32) as u32,
-                        fates,
-                    ));
+                    self.refresh_queued_views(r.slot, view);
+                    self.inbox.push_back(Input::AckApplied {
+                        slot: r.slot,
+                        pkts: r.pkts,
+                        bytes: r.bytes,
+                        fates: std::mem::take(&mut self.ack_fates),
+                        view,
+                    });
                 }
+                regs::EV_OP_RESULT => self.op_result(nic, &w, view)?,
                 regs::EV_FATE => {
                     let conn_psn = w[0] as u32;
                     let f = if w[0] >> 32 & 1 == 1 {
@@ -384,160 +520,64 @@ impl Firmware {
                     };
                     if w[0] >> 33 & 1 == 1 {
                         self.ack_fates.push(f);
+                    } else if self.in_flight.is_empty() {
+                        // A fate with no operation in flight is the device's error.
+                        self.stats.interface_errors += 1;
                     } else {
-                        op_fates.push(f);
+                        self.op_fates.push(f);
                     }
                 }
+                // Unknown types, and a view entry with no result before it.
                 _ => self.stats.interface_errors += 1,
             }
         }
     }
 
-    fn read_events(&mut self) -> Result<bool, DriverError> {
-        let mut stray = Vec::new();
-        let any = self.read_events_into(&mut stray)?;
-        // A fate with no operation running is the device's error.
-        self.stats.interface_errors += stray.len() as u64;
-        Ok(any)
-    }
-
-    /// Runs the queued TX table operations one by one through `TXT`, giving each
-    /// result (with its fates and the slot read back) to the engine.
-    fn run_table_ops(&mut self, nic: &mut Nic) -> Result<bool, DriverError> {
-        let mut any = false;
-        while let Some((slot, req)) = self.table_ops.pop_front() {
-            any = true;
-            let out = self.table_op(slot, &req)?;
-            let mut fates = Vec::new();
-            // Its fates were queued before its result: wait until the event ring
-            // stops growing, so they are all in host memory.
-            let evq_prod = self.b.evq + u32::from(regs::evq::PROD);
-            let mut prod = self.dev.read32(evq_prod)?;
-            let start = Instant::now();
-            loop {
-                self.read_events_into(&mut fates)?;
-                let again = self.dev.read32(evq_prod)?;
-                if again == prod && self.evq.index() == again {
-                    break;
-                }
-                if start.elapsed() > OP_TIMEOUT {
-                    return Err(DriverError::Protocol(format!(
-                        "event ring: PROD {again}, but entry {} never came (phase bit)",
-                        self.evq.index()
-                    )));
-                }
-                prod = again;
-            }
-            let view = self.read_slot(slot)?.to_view();
-            let TableRequest { qpn, path, op } = req;
-            let now = self.now();
-            nic.handle_table_result(now, qpn, path, &TableDone::Op(op, out), &fates, view);
-            self.stats.table_ops += 1;
-            self.follow_engine(nic)?;
-        }
-        Ok(any)
-    }
-
-    /// One operation through the `TXT` block.
-    fn table_op(&mut self, slot: usize, req: &TableRequest) -> Result<TableOutcome, DriverError> {
-        use regs::txt as t;
-        let i = OpInputs::from_op(&req.op);
-        let mut ctrl = OpCtrl::empty();
-        ctrl.set(OpCtrl::PROBE, i.probe);
-        ctrl.set(OpCtrl::RETX, i.retx);
-        ctrl.set(OpCtrl::RTT_VALID, i.rtt.is_some());
-        let mut regs_in = vec![
-            (
-                t::OP_CTRL,
-                u32::from(i.code) | (slot as u32) << OP_SLOT_SHIFT | ctrl.bits(),
-            ),
-            (t::OP_PSN, i.psn),
-            (t::OP_LEN, i.len.into()),
-            (t::OP_RTT, i.rtt.unwrap_or(0)),
-            (t::OP_CE_COUNT, i.ce),
-            (t::OP_ACKED, i.acked),
-            (t::OP_VALUE, i.value),
-        ];
-        let sack_regs = [
-            t::OP_SACK0,
-            t::OP_SACK1,
-            t::OP_SACK2,
-            t::OP_SACK3,
-            t::OP_SACK4,
-            t::OP_SACK5,
-            t::OP_SACK6,
-            t::OP_SACK7,
-        ];
-        for (k, r) in sack_regs.into_iter().enumerate() {
-            let b = &i.sack[4 * k..4 * k + 4];
-            regs_in.push((r, u32::from_le_bytes([b[0], b[1], b[2], b[3]])));
-        }
-        for (k, (off, v)) in regs_in.into_iter().enumerate() {
-            if self.op_shadow[k] != Some(v) {
-                self.dev.write32(self.b.txt + u32::from(off), v)?;
-                self.op_shadow[k] = Some(v);
-            }
-        }
-        self.dev.write32(self.b.txt + u32::from(t::OP_GO), 1)?;
-        let start = Instant::now();
-        let status = loop {
-            let s = OpStatus::from_bits_truncate(
-                self.dev.read32(self.b.txt + u32::from(t::OP_STATUS))?,
-            );
-            if !s.contains(OpStatus::BUSY) && s.contains(OpStatus::DONE) {
-                break s;
-            }
-            if start.elapsed() > OP_TIMEOUT {
-                return Err(DriverError::Protocol(format!(
-                    "TX table operation {} on slot {slot}: no result after {OP_TIMEOUT:?} \
-                     (OP_STATUS {:#x})",
-                    i.code,
-                    s.bits()
-                )));
-            }
+    /// The result of the oldest operation in flight: to the engine, with its fates and
+    /// the slot's state after it.
+    fn op_result(
+        &mut self,
+        nic: &mut Nic,
+        w: &[u64; 8],
+        view: PathView,
+    ) -> Result<(), DriverError> {
+        let fates = std::mem::take(&mut self.op_fates);
+        let Some((slot, req)) = self.in_flight.pop_front() else {
+            self.stats.interface_errors += 1;
+            return Ok(());
         };
-        let r = |s: &mut Self, off: u16| s.dev.read32(s.b.txt + u32::from(off));
+        let r = ResultEntry::parse(w);
+        if r.slot != slot || r.code != OpInputs::from_op(&req.op).code {
+            self.stats.interface_errors += 1;
+        }
+        self.refresh_queued_views(r.slot, view);
         let out = TableOutcome {
-            ok: status.contains(OpStatus::RES_OK),
-            psn: r(self, t::RES_PSN)?,
-            pkts: r(self, t::RES_PKTS)?,
-            bytes: r(self, t::RES_BYTES)?,
+            ok: r.ok,
+            psn: r.psn,
+            pkts: r.pkts,
+            bytes: r.bytes,
         };
-        Ok(out)
+        let TableRequest { qpn, path, op } = req;
+        let now = self.now();
+        timed(&mut self.time.engine_ns, || {
+            nic.handle_table_result(now, qpn, path, &TableDone::Op(op, out), &fates, view)
+        });
+        self.follow(nic)
     }
 
-    /// A slot's state through `RD_SLOT` and the `RD_*` registers.
-    fn read_slot(&mut self, slot: usize) -> Result<SlotState, DriverError> {
-        use regs::txt as t;
-        let base = self.b.txt;
-        self.dev
-            .write32(base + u32::from(t::RD_SLOT), slot as u32)?;
-        let mut r = |off: u16| self.dev.read32(base + u32::from(off));
-        let flags = RdFlags::from_bits_truncate(r(t::RD_FLAGS)?);
-        let backoff = r(t::RD_FLAGS)? >> RD_BACKOFF_SHIFT & 0xF;
-        Ok(SlotState {
-            entropy: r(t::RD_ENTROPY)? as u16,
-            next_psn: r(t::RD_NEXT_PSN)?,
-            una: r(t::RD_UNA)?,
-            inflight: r(t::RD_INFLIGHT)?,
-            window: r(t::RD_WINDOW)?,
-            srtt: r(t::RD_SRTT)?,
-            rttvar: r(t::RD_RTTVAR)?,
-            rtt_valid: flags.contains(RdFlags::RTT_VALID),
-            ecn_ewma: r(t::RD_ECN_EWMA)?,
-            loss_ewma: r(t::RD_LOSS_EWMA)?,
-            samples: r(t::RD_SAMPLES)?,
-            sent: r(t::RD_SENT)?,
-            retransmitted: r(t::RD_RETRANSMITTED)?,
-            acked: r(t::RD_ACKED)?,
-            lost: r(t::RD_LOST)?,
-            ce_marked: r(t::RD_CE_MARKED)?,
-            repaths: r(t::RD_REPATHS)?,
-            timeouts: r(t::RD_TIMEOUTS)?,
-            quarantined: flags.contains(RdFlags::QUARANTINED),
-            backoff,
-            can_send: flags.contains(RdFlags::CAN_SEND),
-        })
+    /// Gives the ACK results still queued for `slot` the slot's newer state `view`: the
+    /// engine takes an ACK result with the slot as it is when it takes it (as the
+    /// firmware model reads the slot then), never with a state older than one it has
+    /// already seen (an operation's result taken at once, ahead of the queue): a view
+    /// gone back would make it refuse later ACKs for packets it sent (`bad_ack`).
+    fn refresh_queued_views(&mut self, slot: usize, newer: PathView) {
+        for input in &mut self.inbox {
+            if let Input::AckApplied { slot: s, view, .. } = input
+                && *s == slot
+            {
+                *view = newer;
+            }
+        }
     }
 
     /// Hands one report of the device to the engine.
@@ -549,7 +589,8 @@ impl Firmware {
     ) -> Result<(), DriverError> {
         let now = self.now();
         match input {
-            Input::Verdict(v) => {
+            Input::Verdict(v, addr) => {
+                self.time.rx_events += 1;
                 let Some(p) = v.placed() else {
                     // A refusal is the engine's drop, as on the software data path.
                     tables::count_refusal(v.code, nic.drops_mut());
@@ -557,12 +598,13 @@ impl Firmware {
                     return Ok(());
                 };
                 if v.code == core::V_PLACED && v.len > 0 {
-                    self.sync_placed(nic, &v)?;
+                    self.sync_placed(nic, &v, addr)?;
                     self.stats.placed += 1;
                 }
-                nic.handle_placed(now, &p);
+                timed(&mut self.time.engine_ns, || nic.handle_placed(now, &p));
             }
             Input::Datagram(bytes, src_port) => {
+                self.time.rx_events += 1;
                 // The RTL checked that it comes from its QP's peer: the firmware
                 // takes the peer's address from its own QP table.
                 let dst_qpn = bytes
@@ -582,29 +624,54 @@ impl Firmware {
                     ecn_ce: false,
                 };
                 self.stats.fw_rx += 1;
-                nic.handle_datagram(now, &bytes, meta, memory);
+                timed(&mut self.time.engine_ns, || {
+                    nic.handle_datagram(now, &bytes, meta, memory)
+                });
             }
-            Input::AckApplied(slot, pkts, bytes, fates) => {
+            Input::AckApplied {
+                slot,
+                pkts,
+                bytes,
+                fates,
+                view,
+            } => {
                 let Some((qpn, path)) = self.tables.slot(slot) else {
                     self.stats.interface_errors += 1;
                     return Ok(());
                 };
-                let view = self.read_slot(slot)?.to_view();
                 let done = TableDone::AckApplied { pkts, bytes };
-                nic.handle_table_result(now, qpn, path, &done, &fates, view);
+                timed(&mut self.time.engine_ns, || {
+                    nic.handle_table_result(now, qpn, path, &done, &fates, view)
+                });
             }
         }
-        self.follow_engine(nic)
+        self.follow(nic)
     }
 
-    /// Makes the bytes the device placed for a verdict visible to the CPU: the
-    /// posted receive's or the outstanding READ's range when the event names it, else
-    /// (a WRITE, whose address only its first packet carried) every region the peer
-    /// may write.
-    fn sync_placed(&mut self, nic: &Nic, v: &VerdictFields) -> Result<(), DriverError> {
-        let op = Opcode::try_from(v.opcode).ok();
+    /// Makes the bytes the device placed for a verdict visible to the CPU: the range
+    /// at the placement address the event carries, when it lies in a mapped region;
+    /// else the posted receive's or the outstanding READ's range, or (a WRITE, whose
+    /// address only its first packet carried) every region the peer may write.
+    fn sync_placed(
+        &mut self,
+        nic: &Nic,
+        v: &VerdictFields,
+        addr: Option<u64>,
+    ) -> Result<(), DriverError> {
         let len = usize::from(v.len);
-        let at = |addr: u64| addr.checked_add(v.offset.into());
+        if let Some(a) = addr {
+            let end = a.checked_add(len as u64);
+            let inside = |&(_, base, n): &(u32, u64, u64)| {
+                a >= base && end.is_some_and(|e| e <= base.saturating_add(n))
+            };
+            if self.mapped.iter().any(inside) {
+                return Ok(self.dev.sync_for_cpu(a, len)?);
+            }
+            // The device placed outside every mapped region: its error.
+            self.stats.interface_errors += 1;
+        }
+        let op = Opcode::try_from(v.opcode).ok();
+        let at = |base: u64| base.checked_add(v.offset.into());
         let range = match op {
             Some(Opcode::Send | Opcode::SendImm) => nic
                 .posted_receives(v.dst_qpn, v.stream)
@@ -617,57 +684,48 @@ impl Firmware {
             _ => None,
         };
         match range {
-            Some(addr) => self.dev.sync_for_cpu(addr, len)?,
+            Some(a) => self.dev.sync_for_cpu(a, len)?,
             None => {
                 let writable: Vec<_> = nic
                     .memory_regions()
                     .filter(|r| r.access.contains(metaroce_firmware::Access::REMOTE_WRITE))
                     .map(|r| (r.addr, r.len))
                     .collect();
-                for (addr, len) in writable {
-                    self.dev.sync_for_cpu(addr, len as usize)?;
+                for (a, n) in writable {
+                    self.dev.sync_for_cpu(a, n as usize)?;
                 }
             }
         }
         Ok(())
     }
 
-    /// Takes the engine's next packets while the queues have room; one doorbell per
-    /// queue per batch.
-    fn transmit(&mut self, nic: &mut Nic) -> Result<bool, DriverError> {
-        let mut any = false;
-        for _ in 0..TX_BATCH {
-            // A descriptor may need an entropy entry before it: two entries.
-            if self.txq.room(self.dev.as_mut())? < 2 || self.ftq.room(self.dev.as_mut())? < 1 {
-                break;
-            }
-            let now = self.now();
-            match nic.poll_hardware(now, &mut self.buf) {
-                Some(HwTransmit::Descriptor(d)) => {
-                    any = true;
-                    if d.repr.opcode == Opcode::ReadReq {
-                        // Its READ entry goes in before the request leaves.
-                        self.follow_engine(nic)?;
-                    }
-                    self.post_descriptor(&d)?;
-                }
-                Some(HwTransmit::Datagram(t)) => {
-                    any = true;
-                    self.post_datagram(&t);
-                }
-                None => {
-                    // Nothing to send, but the look may have failed a QP (its
-                    // source region was deregistered): its completions and state.
-                    self.follow_engine(nic)?;
-                    break;
-                }
-            }
-            self.follow_engine(nic)?;
-            self.run_table_ops(nic)?;
+    /// Takes the engine's next packet: a descriptor goes into the TX queue after the
+    /// entries of what it caused (its path's `Send`, a READ's entry); a firmware
+    /// datagram into the firmware TX queue. Returns whether there was one.
+    fn transmit_one(&mut self, nic: &mut Nic) -> Result<bool, DriverError> {
+        // It may be a datagram: the firmware TX queue needs room for one.
+        if self.ftq.room(&mut self.dev)? < 1 {
+            return Ok(false);
         }
-        self.txq.doorbell(self.dev.as_mut())?;
-        self.ftq.doorbell(self.dev.as_mut())?;
-        Ok(any)
+        let now = self.now();
+        let buf = &mut self.buf;
+        match timed(&mut self.time.engine_ns, || nic.poll_hardware(now, buf)) {
+            Some(HwTransmit::Descriptor(d)) => {
+                self.follow(nic)?;
+                self.post_descriptor(&d)?;
+            }
+            Some(HwTransmit::Datagram(t)) => {
+                self.post_datagram(&t);
+                self.follow(nic)?;
+            }
+            None => {
+                // Nothing to send, but the look may have failed a QP (its source
+                // region was deregistered): its completions and state.
+                self.follow(nic)?;
+                return Ok(false);
+            }
+        }
+        Ok(true)
     }
 
     fn post_descriptor(&mut self, d: &TxDescriptor) -> Result<(), DriverError> {
@@ -677,18 +735,21 @@ impl Firmware {
             return Ok(());
         }
         if let Some((addr, data)) = self.tables.entropy_write(d) {
-            self.txq.push(&tables::cfg_words(addr, data), &[]);
+            self.txq_push(&tables::cfg_words(addr, data))?;
             self.stats.entropy_writes += 1;
         }
         let len = d.payload_len as usize;
         if len > 0 {
             self.dev.sync_for_device(d.payload_addr, len)?;
         }
-        self.txq.push(
-            &tables::desc_words(&d.repr, d.ecn_capable, d.payload_addr, d.payload_len as u16),
-            &[],
-        );
+        self.txq_push(&tables::desc_words(
+            &d.repr,
+            d.ecn_capable,
+            d.payload_addr,
+            d.payload_len as u16,
+        ))?;
         self.stats.descriptors += 1;
+        self.time.descriptors += 1;
         Ok(())
     }
 
@@ -709,10 +770,21 @@ impl Firmware {
         self.stats.firmware_frames += 1;
     }
 
-    /// Nothing queued toward the device and nothing waiting for the engine.
+    /// Rings the doorbells of what control operations queued.
+    pub(crate) fn doorbells(&mut self) -> Result<(), DriverError> {
+        self.txq.doorbell(&mut self.dev)?;
+        self.ftq.doorbell(&mut self.dev)?;
+        Ok(())
+    }
+
+    /// Nothing queued toward the device, nothing in flight and nothing waiting for
+    /// the engine (reads the queues' `CONS`).
     pub(crate) fn drained(&mut self) -> Result<bool, DriverError> {
-        self.txq.refresh(self.dev.as_mut())?;
-        self.ftq.refresh(self.dev.as_mut())?;
-        Ok(self.txq.pending() == 0 && self.ftq.pending() == 0 && self.inbox.is_empty())
+        self.txq.refresh(&mut self.dev)?;
+        self.ftq.refresh(&mut self.dev)?;
+        Ok(self.txq.pending() == 0
+            && self.ftq.pending() == 0
+            && self.inbox.is_empty()
+            && self.in_flight.is_empty())
     }
 }

@@ -9,8 +9,11 @@
 //! * [`rings`]: the four queues in host memory, consumed by phase bit;
 //! * [`tables`]: which table words to write for QPs, regions, receives and READs
 //!   (shared with the simulator's firmware model);
-//! * `firmware`: the engine driven through the device (tables, descriptors, events,
-//!   firmware datagrams, TX table operations through the `TXT` block);
+//! * `firmware`: the engine driven through the device's queues (table words, TX
+//!   table operations and descriptors in the TX queue, events and results from the
+//!   event ring, firmware datagrams both ways);
+//! * [`timing`]: where the wall time goes (engine, device accesses, the device
+//!   process's model and socket), [`DeviceBackend::timing`];
 //! * [`codes`]: every code, address and register offset, generated from
 //!   `metaroce_hdl` at build time.
 //!
@@ -23,6 +26,7 @@ mod firmware;
 pub mod regs;
 pub mod rings;
 pub mod tables;
+pub mod timing;
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -39,9 +43,10 @@ use crate::device::vfio::VfioDevice;
 use crate::device::{Device, DeviceError, VfioUserDevice};
 use crate::eventfd::EventFd;
 use crate::hostmem::MemoryMap;
-use firmware::Firmware;
+use firmware::{Firmware, Progress};
 use metaroce_udp::PollSet;
 use regs::{Blocks, Identity};
+use timing::{DeviceTiming, ns_since};
 
 /// Errors of the device backend. Every message says what to check.
 #[derive(Debug, thiserror::Error)]
@@ -123,7 +128,7 @@ pub struct DriverStats {
     pub descriptors: u64,
     /// Entropy writes posted before a descriptor (kind-1 entries).
     pub entropy_writes: u64,
-    /// Table words written through `CFG_*`.
+    /// Table words written (kind-1 TX queue entries).
     pub cfg_writes: u64,
     /// Firmware datagrams posted (firmware TX queue).
     pub firmware_frames: u64,
@@ -140,7 +145,7 @@ pub struct DriverStats {
     pub fw_rx_truncated: u64,
     /// ACKs the device's ACK receiver applied (event type 2).
     pub hw_acks: u64,
-    /// TX table operations through `TXT`.
+    /// TX table operations posted (kind-2 TX queue entries).
     pub table_ops: u64,
     /// A QP or region the device's tables had no room for.
     pub table_full: u64,
@@ -188,6 +193,7 @@ struct Core {
 
 struct Shared {
     core: Mutex<Core>,
+    started: Instant,
     sink: RwLock<Option<Arc<dyn EventSink>>>,
     stop: AtomicBool,
     closing: AtomicBool,
@@ -306,6 +312,7 @@ impl DeviceBackend {
                 fw,
                 failed: None,
             }),
+            started: Instant::now(),
             sink: RwLock::new(None),
             stop: AtomicBool::new(false),
             closing: AtomicBool::new(false),
@@ -340,6 +347,23 @@ impl DeviceBackend {
     pub fn failure(&self) -> Option<String> {
         self.shared.lock().failed.clone()
     }
+
+    /// Where the wall time went since the driver started (running totals; take two
+    /// and [`DeviceTiming::since`] for a run): the driver's counters, and the device
+    /// process's (read from its board information now) when it has some.
+    pub fn timing(&self) -> Result<DeviceTiming, DriverError> {
+        let mut core = self.shared.lock();
+        let mut t = DeviceTiming {
+            wall_ns: ns_since(self.shared.started),
+            driver: core.fw.time,
+            device: core.fw.dev.calls,
+            ..DeviceTiming::default()
+        };
+        if let Some(b) = core.fw.dev.read_board_info()? {
+            t.set_board(&b);
+        }
+        Ok(t)
+    }
 }
 
 /// The progress thread: firmware rounds until stopped; sleeps on the interrupt and
@@ -352,47 +376,65 @@ fn progress(shared: &Shared, poll: Duration) {
     }
     let mut close_deadline: Option<Instant> = None;
     while !shared.stop.load(Ordering::SeqCst) {
-        let (busy, next_timer, done) = {
+        let closing = shared.closing.load(Ordering::SeqCst);
+        let (progress, next_timer, done) = {
             let mut guard = shared.lock();
             let core = &mut *guard;
             if core.failed.is_some() {
                 return;
             }
             let r = core.fw.round(&mut core.nic, &mut core.memory);
-            let busy = match r {
-                Ok(b) => b,
+            let progress = match r {
+                Ok(p) => p,
                 Err(e) => {
                     core.failed = Some(e.to_string());
                     return;
                 }
             };
             shared.deliver(core);
-            let drained = core.fw.drained().unwrap_or(true);
+            // Reading the queues' CONS is a BAR round trip: only when closing.
+            let drained = !closing || core.fw.drained().unwrap_or(true);
             (
-                busy,
+                progress,
                 core.nic.poll_timeout(),
                 drained && core.nic.lingering_qps() == 0,
             )
         };
-        if shared.closing.load(Ordering::SeqCst) {
+        if closing {
             let linger = Duration::from_millis(200);
             let deadline = *close_deadline.get_or_insert_with(|| Instant::now() + linger);
-            if (done && !busy) || Instant::now() >= deadline {
+            if (done && progress == Progress::Idle) || Instant::now() >= deadline {
                 return;
             }
         }
-        if busy {
-            continue;
-        }
-        let now = crate::device::monotonic_ns();
-        let wait = next_timer
-            .map_or(poll, |t| Duration::from_nanos(t.saturating_sub(now)))
-            .min(poll);
+        let wait = match progress {
+            Progress::Busy => continue,
+            // Table results come within model cycles: the event interrupt (or the
+            // next poll, without interrupts) brings them.
+            Progress::Waiting if shared.irqs.is_empty() => {
+                std::thread::yield_now();
+                continue;
+            }
+            Progress::Waiting => poll,
+            Progress::Idle => {
+                let now = crate::device::monotonic_ns();
+                next_timer
+                    .map_or(poll, |t| Duration::from_nanos(t.saturating_sub(now)))
+                    .min(poll)
+            }
+        };
+        let t = Instant::now();
         // A failed ppoll just ends the nap early.
         let _ = set.wait(Some(wait));
         shared.wake.drain();
         for fd in &shared.irqs {
             fd.drain();
+        }
+        let slept = ns_since(t);
+        let mut core = shared.lock();
+        match progress {
+            Progress::Waiting => core.fw.time.wait_ns += slept,
+            _ => core.fw.time.idle_ns += slept,
         }
     }
 }
@@ -410,11 +452,19 @@ impl Backend for DeviceBackend {
         {
             let mut guard = self.shared.lock();
             let core = &mut *guard;
+            let t = Instant::now();
             op(Control {
                 nic: &mut core.nic,
                 memory: &mut core.memory,
             });
-            if let Err(e) = core.fw.follow_engine(&mut core.nic) {
+            let ns = ns_since(t);
+            core.fw.time.engine_ns += ns;
+            core.fw.time.busy_ns += ns;
+            let r = core
+                .fw
+                .follow_engine(&mut core.nic)
+                .and_then(|()| core.fw.doorbells());
+            if let Err(e) = r {
                 core.failed.get_or_insert(e.to_string());
             }
             self.shared.deliver(core);
@@ -477,7 +527,7 @@ mod tests {
         assert_eq!(be.identity().data_width, 64);
         let mut core = be.shared.lock();
         assert!(core.failed.is_none(), "{:?}", core.failed);
-        let dev = core.fw.dev.as_mut();
+        let dev = &mut core.fw.dev;
         let cfg = FakeBar::base(regs::cfg::TYPE);
         assert_eq!(
             dev.read32(cfg + u32::from(regs::cfg::ETH_PORT)).unwrap(),
@@ -501,7 +551,9 @@ mod tests {
             let bytes = 1u64 << (log2 + dev.read32(b + u32::from(regs::txq::ENTRY_LOG2)).unwrap());
             assert!(base != 0 && base % bytes == 0, "ring {ty:#x} at {base:#x}");
         }
-        // Three table words at bring-up (MTU, local address) through CFG_*.
+        // Three table words at bring-up (MTU, local address), in the TX queue.
+        let txq = FakeBar::base(regs::txq::TYPE);
+        assert_eq!(dev.read32(txq + u32::from(regs::txq::PROD)).unwrap(), 3);
         assert_eq!(core.fw.stats.cfg_writes, 3);
         drop(core);
         be.shutdown();

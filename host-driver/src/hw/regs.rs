@@ -28,7 +28,8 @@ bitflags! {
 }
 
 bitflags! {
-    /// `TXT.OP_CTRL` flag bits (above the code and slot fields).
+    /// `TXT.OP_CTRL` flag bits (above the code and slot fields); also bits 57..48 of a
+    /// kind-2 TX queue entry's word 4.
     #[derive(Clone, Copy, Debug, PartialEq, Eq)]
     pub struct OpCtrl: u32 {
         /// `op_probe`.
@@ -39,22 +40,6 @@ bitflags! {
         const RTT_VALID = 1 << 9;
     }
 }
-
-bitflags! {
-    /// `TXT.RD_FLAGS` flag bits (the backoff field is [`RD_BACKOFF_SHIFT`]).
-    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-    pub struct RdFlags: u32 {
-        /// `rd_rtt_valid`.
-        const RTT_VALID = 1;
-        /// `rd_quarantined`.
-        const QUARANTINED = 1 << 1;
-        /// `rd_can_send`.
-        const CAN_SEND = 1 << 6;
-    }
-}
-
-/// `RD_FLAGS` bits 5..2: `rd_backoff`.
-pub const RD_BACKOFF_SHIFT: u32 = 2;
 
 /// `OP_CTRL` bits 6..3: `op_slot`.
 pub const OP_SLOT_SHIFT: u32 = 3;

@@ -197,23 +197,31 @@ impl RxRing {
         (idx >> self.r.log2) & 1 == 0
     }
 
-    /// The next entry's byte offset and its phase word, if the device wrote it.
-    fn peek(&self) -> Option<(usize, u64)> {
-        let at = self.r.offset(self.cons);
+    /// The byte offset and phase word of the entry `ahead` entries after the next
+    /// one, if the device wrote it.
+    fn peek(&self, ahead: u32) -> Option<(usize, u64)> {
+        let idx = self.cons.wrapping_add(ahead);
+        let at = self.r.offset(idx);
         let w = self.r.mem.load_u64(at + self.phase_word);
-        (((w & PHASE_BIT) != 0) == self.phase(self.cons)).then_some((at, w))
+        (((w & PHASE_BIT) != 0) == self.phase(idx)).then_some((at, w))
     }
 
     /// The next entry's 64-bit words `0..N`, if the device wrote it (the phase word
     /// is read first, with acquire ordering, then the rest).
     pub fn next_words<const N: usize>(&self) -> Option<[u64; N]> {
-        let (at, _) = self.peek()?;
+        self.peek_words(0)
+    }
+
+    /// The words `0..N` of the entry `ahead` entries after the next one, if the device
+    /// wrote it (the device writes entries in order, so the ones before it are too).
+    pub fn peek_words<const N: usize>(&self, ahead: u32) -> Option<[u64; N]> {
+        let (at, _) = self.peek(ahead)?;
         Some(std::array::from_fn(|i| self.r.mem.load_u64(at + 8 * i)))
     }
 
     /// The next entry's first `out.len()` bytes and its phase word, if written.
     pub fn next_bytes(&self, out: &mut [u8]) -> Option<u64> {
-        let (at, w) = self.peek()?;
+        let (at, w) = self.peek(0)?;
         self.r.mem.read(at, out);
         Some(w)
     }
@@ -228,10 +236,12 @@ impl RxRing {
         self.cons = self.cons.wrapping_add(1);
     }
 
-    /// Gives the consumed entries back to the device (`CONS`) if any since the last
-    /// time.
+    /// Gives the consumed entries back to the device (`CONS`) once a quarter of the
+    /// ring (at least one entry) was consumed since the last time: one BAR write per
+    /// quarter ring, and the device always has three quarters of it (less what is
+    /// unread) to write into.
     pub fn release(&mut self, dev: &mut dyn Device) -> Result<(), DriverError> {
-        if self.released != self.cons {
+        if self.cons.wrapping_sub(self.released) >= (self.r.size() / 4).max(1) {
             dev.write32(self.r.reg(regs::evq::CONS), self.cons)?;
             self.released = self.cons;
         }
@@ -265,6 +275,13 @@ mod tests {
             mem.store_u64(ring.r.offset(i), 100 + u64::from(i));
             mem.store_u64(ring.r.offset(i) + 56, PHASE_BIT | u64::from(i));
         }
+        // The entry after the next one, before the next is consumed (a result
+        // and its view entry are taken together).
+        assert_eq!(ring.peek_words::<8>(1).expect("written")[0], 101);
+        assert!(
+            ring.peek_words::<8>(2).is_none(),
+            "entry 2 is on the next lap"
+        );
         for i in 0..2u64 {
             let w = ring.next_words::<8>().expect("written");
             assert_eq!(w[0], 100 + i);

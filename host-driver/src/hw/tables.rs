@@ -24,7 +24,8 @@ use metaroce_proto::{Ext, Flags, Opcode, Repr};
 
 use super::codes::ack_rx::{MAP_PATH_SHIFT, MAP_VALID_BIT, SLOT_MAP_CFG};
 use super::codes::core::*;
-use super::codes::tx;
+use super::codes::{regs, tx};
+use super::regs::{OP_SLOT_SHIFT, OpCtrl};
 
 /// Receives configuration words: `(cfg_addr, cfg_data)` in `NicCore`'s map.
 pub type CfgSink<'a> = &'a mut dyn FnMut(u16, u64);
@@ -245,7 +246,84 @@ pub fn desc_words(repr: &Repr, ecn: bool, addr: u64, len: u16) -> [u64; 10] {
 /// The ten words of a kind-1 TX queue entry: a table write of `data` to `addr`,
 /// ordered with the descriptors around it.
 pub fn cfg_words(addr: u16, data: u64) -> [u64; 10] {
-    [data, addr.into(), 0, 0, 0, 0, 0, 0, 0, 1 << 56]
+    [
+        data,
+        addr.into(),
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+        u64::from(regs::TXQ_CFG) << 56,
+    ]
+}
+
+/// The ten words of a kind-2 TX queue entry: the TX table operation `i` on `slot`,
+/// ordered with the descriptors around it (`docs/hardware.md` §18): `w0`–`w3` the
+/// SACK bitmap, `w4` [31:0] `op_psn`, [47:32] `op_len`, [57:48] the `OP_CTRL` value,
+/// `w5` [31:0] `op_rtt`, [63:32] `op_ce_count`, `w6` [31:0] `op_acked`, [63:32]
+/// `op_value`.
+pub fn op_words(slot: usize, i: &OpInputs) -> [u64; 10] {
+    let sack = |k: usize| {
+        let mut b = [0u8; 8];
+        b.copy_from_slice(&i.sack[8 * k..8 * k + 8]);
+        u64::from_le_bytes(b)
+    };
+    [
+        sack(0),
+        sack(1),
+        sack(2),
+        sack(3),
+        u64::from(i.psn) | u64::from(i.len) << 32 | u64::from(i.ctrl(slot)) << 48,
+        u64::from(i.rtt.unwrap_or(0)) | u64::from(i.ce) << 32,
+        u64::from(i.acked) | u64::from(i.value) << 32,
+        0,
+        0,
+        u64::from(regs::TXQ_TABLE_OP) << 56,
+    ]
+}
+
+/// A TX table result as its event entry carries it (words 0 and 1 of type 2, an ACK
+/// the ACK receiver applied, or type 4, an operation from the TX queue).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ResultEntry {
+    /// Data packets acknowledged (`res_pkts`, `m_ackrx_pkts`).
+    pub pkts: u32,
+    /// Data bytes acknowledged.
+    pub bytes: u32,
+    /// Type 4: the path PSN a `Send` assigned (`res_psn`); type 2: the ACK's
+    /// `conn_cum`.
+    pub psn: u32,
+    /// The TX table slot.
+    pub slot: usize,
+    /// Type 4: `res_ok`.
+    pub ok: bool,
+    /// Type 4: the operation's code.
+    pub code: u8,
+}
+
+impl ResultEntry {
+    /// Words 0 and 1 of a result entry: `w0` [31:0] packets, [63:32] bytes; `w1`
+    /// [31:0] PSN, [35:32] slot, [36] ok, [39:37] code.
+    pub fn parse(w: &[u64; 8]) -> Self {
+        ResultEntry {
+            pkts: w[0] as u32,
+            bytes: (w[0] >> 32) as u32,
+            psn: w[1] as u32,
+            slot: (w[1] >> 32 & 0xF) as usize,
+            ok: w[1] >> 36 & 1 == 1,
+            code: (w[1] >> 37 & 0x7) as u8,
+        }
+    }
+}
+
+/// The placement address of a verdict event entry (type 1): bits 23..0 in
+/// `w6` [63:40], 47..24 in `w7` [55:32], present when `w6` [37] is set (a placed
+/// packet with a payload whose address fits in 48 bits).
+pub fn placed_addr(w: &[u64; 8]) -> Option<u64> {
+    (w[6] >> 37 & 1 == 1).then(|| w[6] >> 40 | (w[7] >> 32 & 0xFF_FFFF) << 24)
 }
 
 /// A TX table slot's state as its read port shows it.
@@ -296,6 +374,38 @@ pub struct SlotState {
 }
 
 impl SlotState {
+    /// The slot as a result's two event entries carry it (the TX table's capture
+    /// port, `metaroce_hdl::tx_path::VIEW_BITS`): `a` the result entry (type 2 or
+    /// 4, words 2..6), `b` the view entry after it (type 5, words 0..3). There is
+    /// no `can_send` (it needs a length): false.
+    pub fn from_event(a: &[u64; 8], b: &[u64; 8]) -> SlotState {
+        let lo = |w: u64| w as u32;
+        let hi = |w: u64| (w >> 32) as u32;
+        SlotState {
+            next_psn: lo(a[2]),
+            una: hi(a[2]),
+            inflight: lo(a[3]),
+            window: hi(a[3]),
+            srtt: lo(a[4]),
+            rttvar: hi(a[4]),
+            ecn_ewma: lo(a[5]),
+            loss_ewma: hi(a[5]),
+            samples: lo(a[6]),
+            sent: hi(a[6]),
+            retransmitted: lo(b[0]),
+            acked: hi(b[0]),
+            lost: lo(b[1]),
+            ce_marked: hi(b[1]),
+            repaths: lo(b[2]),
+            timeouts: hi(b[2]),
+            entropy: b[3] as u16,
+            rtt_valid: b[3] >> 16 & 1 == 1,
+            quarantined: b[3] >> 17 & 1 == 1,
+            backoff: (b[3] >> 18 & 0xF) as u32,
+            can_send: false,
+        }
+    }
+
     /// The slot as the engine reads it (32-bit counters widened).
     pub fn to_view(&self) -> PathView {
         PathView {
@@ -348,6 +458,15 @@ pub struct OpInputs {
 }
 
 impl OpInputs {
+    /// The `OP_CTRL` value of this operation on `slot` (code, slot, flags).
+    pub fn ctrl(&self, slot: usize) -> u32 {
+        let mut f = OpCtrl::empty();
+        f.set(OpCtrl::PROBE, self.probe);
+        f.set(OpCtrl::RETX, self.retx);
+        f.set(OpCtrl::RTT_VALID, self.rtt.is_some());
+        u32::from(self.code) | (slot as u32) << OP_SLOT_SHIFT | f.bits()
+    }
+
     /// The engine's table operation as the table's inputs (an RTT sample saturates
     /// at 2^32 − 1 ns; the RTL needs no byte count).
     pub fn from_op(op: &TableOp) -> Self {
@@ -858,6 +977,65 @@ mod tests {
         };
         assert!(configure_tx(&v4, &mut |_, _| n += 1));
         assert_eq!(n, 3);
+    }
+
+    #[test]
+    fn queue_and_event_words_follow_the_documented_layout() {
+        use super::super::codes::tx_op;
+        // A kind-2 entry: SACK in w0..w3, w4 = psn | len << 32 | OP_CTRL << 48.
+        let mut sack = [0u8; 32];
+        sack[0] = 0x81;
+        sack[31] = 0x40;
+        let i = OpInputs {
+            code: tx_op::SEND,
+            psn: 0x1234_5678,
+            len: 1500,
+            probe: true,
+            retx: true,
+            rtt: Some(7),
+            ce: 9,
+            acked: 3,
+            value: 0xBEEF,
+            sack,
+        };
+        let w = op_words(5, &i);
+        assert_eq!(w[0], 0x81);
+        assert_eq!(w[3], 0x40 << 56);
+        assert_eq!(w[4] as u32, 0x1234_5678);
+        assert_eq!((w[4] >> 32) as u16, 1500);
+        let ctrl = (w[4] >> 48) as u32;
+        assert_eq!(ctrl & 7, u32::from(tx_op::SEND));
+        assert_eq!(ctrl >> 3 & 0xF, 5);
+        assert_eq!(ctrl >> 7, 0b111, "probe, retx, rtt_valid");
+        assert_eq!(w[5], 7 | 9 << 32);
+        assert_eq!(w[6], 3 | 0xBEEF << 32);
+        assert_eq!(w[9] >> 56, u64::from(regs::TXQ_TABLE_OP));
+        assert_eq!(w[7] | w[8] | w[9] & ((1 << 56) - 1), 0, "reserved bits");
+        // A result entry and its view entry.
+        let mut a = [0u64; 8];
+        let mut b = [0u64; 8];
+        a[0] = 4 | 6000 << 32;
+        a[1] = 77 | 5 << 32 | 1 << 36 | u64::from(tx_op::SEND) << 37;
+        a[2] = 10 | 8 << 32;
+        a[6] = 3 | 11 << 32;
+        b[2] = 2 | 1 << 32;
+        b[3] = 0xC123 | 1 << 16 | 1 << 17 | 4 << 18;
+        let r = ResultEntry::parse(&a);
+        assert_eq!(
+            (r.pkts, r.bytes, r.psn, r.slot, r.ok, r.code),
+            (4, 6000, 77, 5, true, tx_op::SEND)
+        );
+        let v = SlotState::from_event(&a, &b);
+        assert_eq!((v.next_psn, v.una, v.samples, v.sent), (10, 8, 3, 11));
+        assert_eq!((v.repaths, v.timeouts, v.entropy), (2, 1, 0xC123));
+        assert!(v.rtt_valid && v.quarantined && !v.can_send);
+        assert_eq!(v.backoff, 4);
+        // A verdict entry's placement address: bits 23..0 in w6, 47..24 in w7.
+        let mut e = [0u64; 8];
+        assert_eq!(placed_addr(&e), None);
+        e[6] = 1 << 37 | 0x56_789A << 40;
+        e[7] = 0x1234 << 32 | 1 << 63;
+        assert_eq!(placed_addr(&e), Some(0x0012_3456_789A));
     }
 
     #[test]

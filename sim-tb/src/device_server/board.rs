@@ -21,8 +21,9 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, Sender, TryRecvError};
+use std::time::Instant;
 
-use metaroce_driver::device::board::BoardCounter;
+use metaroce_driver::device::board::{BoardCounter, MODEL_NS_SAMPLE};
 use metaroce_driver::device::monotonic_ns;
 use vm_memory::MmapRegion;
 
@@ -137,6 +138,11 @@ struct Board {
     tx_cur: Vec<u8>,
     polled: Vec<Vec<u8>>,
     cycle: u64,
+    /// Cycles in which a port moved something.
+    busy_cycles: u64,
+    /// Nanoseconds in `eval` and `tick` of the timed cycles (one in
+    /// [`MODEL_NS_SAMPLE`]).
+    sampled_ns: u64,
 }
 
 /// Starts the board thread: binds the bridge, builds and resets the model, and clocks
@@ -202,6 +208,8 @@ impl Board {
             tx_cur: Vec::new(),
             polled: Vec::new(),
             cycle: 0,
+            busy_cycles: 0,
+            sampled_ns: 0,
         })
     }
 
@@ -278,6 +286,10 @@ impl Board {
 
     fn publish(&mut self) {
         self.counters.set(BoardCounter::Cycles, self.cycle);
+        self.counters
+            .set(BoardCounter::BusyCycles, self.busy_cycles);
+        self.counters
+            .set(BoardCounter::ModelNs, self.sampled_ns * MODEL_NS_SAMPLE);
         let b = self.bridge.counters();
         self.counters.set(
             BoardCounter::FramesDropped,
@@ -301,6 +313,7 @@ impl Board {
         let sim = &mut self.sim;
         sim.set(p.now, monotonic_ns());
         let (mut wv, mut wa, mut wd, mut rv, mut ra) = (0, 0, 0, 0, 0);
+        let bar_access = bar.is_some();
         if let Some((addr, value, reply)) = bar {
             match (value, reply) {
                 (Some(v), _) => (wv, wa, wd) = (1, addr, v),
@@ -370,7 +383,11 @@ impl Board {
         sim.set(p.dmar_ready, take_reads.into());
         sim.set(p.dmaw_tready, 1);
         sim.set(p.irq_ready, 1);
+        let timed = self.cycle % MODEL_NS_SAMPLE == 0;
+        let t = timed.then(Instant::now);
         sim.eval();
+        let mut eval_ns = t.map_or(0, |t| t.elapsed().as_nanos() as u64);
+        let mut busy = bar_access || rx_valid || self.cpl.is_some();
 
         // The handshakes of this cycle.
         if sim.get(p.bar_rd_resp_valid) == 1 {
@@ -391,6 +408,10 @@ impl Board {
             }
         }
         let mut frame_done = None;
+        busy |= sim.get(p.tx_tvalid) == 1
+            || sim.get(p.dmar_valid) == 1
+            || sim.get(p.dmaw_tvalid) == 1
+            || sim.get(p.irq_valid) == 1;
         if sim.get(p.tx_tvalid) == 1 {
             let mut beat = [0u8; LANES];
             sim.get_bytes(p.tx_tdata, &mut beat);
@@ -443,7 +464,13 @@ impl Board {
                 None => self.counters.add(BoardCounter::InterruptsUnrouted, 1),
             }
         }
+        let t = timed.then(Instant::now);
         sim.tick();
+        if let Some(t) = t {
+            eval_ns += t.elapsed().as_nanos() as u64;
+            self.sampled_ns += eval_ns;
+        }
+        self.busy_cycles += u64::from(busy);
         self.cycle += 1;
         if let Some(f) = frame_done {
             self.bridge.send_frame(&f);

@@ -38,7 +38,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Sender};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use metaroce_driver::device::board::{self as layout, BoardCounter, BoardInfo};
 use vfio_user::{DmaMapFlags, DmaUnmapFlags, Server, ServerBackend};
@@ -403,6 +403,7 @@ impl ServerBackend for Backend {
     fn region_read(&mut self, region: u32, offset: u64, data: &mut [u8]) -> io::Result<()> {
         match region {
             layout::REGION_BAR0 => {
+                let t = Instant::now();
                 let addr = self.bar_addr(offset, data.len(), false)?;
                 let (reply, value) = mpsc::channel();
                 self.send(Request::BarRead { addr, reply })?;
@@ -410,6 +411,8 @@ impl ServerBackend for Backend {
                     .recv_timeout(BAR_READ_TIMEOUT)
                     .map_err(|_| io::Error::other("the model did not answer the BAR read"))?;
                 data.copy_from_slice(&v.to_le_bytes());
+                self.counters
+                    .add(BoardCounter::SocketNs, t.elapsed().as_nanos() as u64);
                 Ok(())
             }
             layout::REGION_BOARD_INFO => {
@@ -449,9 +452,13 @@ impl ServerBackend for Backend {
     fn region_write(&mut self, region: u32, offset: u64, data: &[u8]) -> io::Result<()> {
         match region {
             layout::REGION_BAR0 => {
+                let t = Instant::now();
                 let addr = self.bar_addr(offset, data.len(), true)?;
                 let value = u32::from_le_bytes(data.try_into().expect("4 bytes, checked"));
-                self.send(Request::BarWrite { addr, value })
+                let r = self.send(Request::BarWrite { addr, value });
+                self.counters
+                    .add(BoardCounter::SocketNs, t.elapsed().as_nanos() as u64);
+                r
             }
             layout::REGION_MSIX => {
                 self.in_region(region, offset, data.len(), pci::MSIX_BYTES)?;

@@ -1,5 +1,7 @@
 //! [`Device`] over vfio-user: a device process (`metaroce device serve`, the Verilated
-//! board) reached through a Unix socket with rust-vmm's `vfio_user::Client`.
+//! board) reached through a Unix socket with this crate's vfio-user client
+//! ([`client`]: every reply read header first, error replies are errors, replies have
+//! a time limit).
 //!
 //! * BAR0 reads and writes are region reads and writes of region
 //!   [`board::REGION_BAR0`] (one message and its reply each).
@@ -11,19 +13,22 @@
 //!   bytes into the shadow and [`Device::sync_for_cpu`] copies them back.
 //! * Interrupts: the eventfds go to the MSI-X index ([`board::IRQ_INDEX_MSIX`]).
 //!
-//! **What the crate's client does not check** (vfio_user 0.1.7): it reads a region
-//! access reply as a full access header, so an error reply (a bare header, 16 bytes
-//! shorter) would leave it waiting forever; and it does not look at the error flag of
-//! the replies to DMA map, set-IRQs and reset. So this backend checks every BAR access
-//! itself before sending it (an out-of-range one is [`DeviceError::BadOffset`], never
-//! sent), and checks a DMA map by the device's `dma_maps_refused` counter in the
-//! board-information region before and after it.
+//! A request the device refuses (its error reply: a bad BAR access, a DMA map it
+//! cannot make, a read its model did not serve in time) fails with
+//! [`DeviceError::Transport`] and the connection goes on; a device that does not answer
+//! within [`client::REPLY_TIMEOUT`] or answers out of step fails the request and every
+//! later one. BAR accesses are still checked here before they are sent (an
+//! out-of-range one is [`DeviceError::BadOffset`]).
 
 use std::collections::BTreeMap;
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 
-use super::board::{self, BoardCounter, BoardInfo};
+mod client;
+
+use client::Client;
+
+use super::board::{self, BoardInfo};
 use super::{Device, DeviceError, DmaRegion};
 use crate::eventfd::EventFd;
 
@@ -46,7 +51,7 @@ impl Mapping {
 
 /// A MetaRoCE device process reached over vfio-user (see the module docs).
 pub struct VfioUserDevice {
-    client: ::vfio_user::Client,
+    client: Client,
     path: PathBuf,
     bar_size: u32,
     irq_count: u32,
@@ -64,10 +69,6 @@ impl std::fmt::Debug for VfioUserDevice {
     }
 }
 
-fn transport(what: &str, e: ::vfio_user::Error) -> DeviceError {
-    DeviceError::Transport(format!("{what}: {e}"))
-}
-
 impl VfioUserDevice {
     /// Connects to the device process listening at `path`. The device serves one
     /// client at a time: a second one waits until the first disconnects.
@@ -83,12 +84,11 @@ impl VfioUserDevice {
         if !path.exists() {
             return Err(DeviceError::NotFound(hint()));
         }
-        let mut client = ::vfio_user::Client::new(&path).map_err(|e| match e {
-            ::vfio_user::Error::Connect(io) => DeviceError::NotFound(format!("{} ({io})", hint())),
-            e => transport("vfio-user handshake", e),
-        })?;
-        let bar = client.region(board::REGION_BAR0).map(|r| r.size);
-        let info = client.region(board::REGION_BOARD_INFO).map(|r| r.size);
+        let mut client = Client::connect(&path, client::REPLY_TIMEOUT)
+            .map_err(|io| DeviceError::NotFound(format!("{} ({io})", hint())))?;
+        client.negotiate()?;
+        let bar = client.region_size(board::REGION_BAR0).ok();
+        let info = client.region_size(board::REGION_BOARD_INFO).ok();
         let bar_size = match (bar, info) {
             (Some(b), Some(i))
                 if b > 0 && b <= u64::from(u32::MAX) && i >= u64::from(board::BOARD_INFO_BYTES) =>
@@ -102,10 +102,7 @@ impl VfioUserDevice {
                 )));
             }
         };
-        let irq_count = client
-            .get_irq_info(board::IRQ_INDEX_MSIX)
-            .map_err(|e| transport("MSI-X interrupt info", e))?
-            .count;
+        let irq_count = client.irq_count(board::IRQ_INDEX_MSIX)?;
         let mut dev = VfioUserDevice {
             client,
             path,
@@ -121,22 +118,13 @@ impl VfioUserDevice {
     pub fn board_info(&mut self) -> Result<BoardInfo, DeviceError> {
         let mut b = vec![0u8; board::BOARD_INFO_BYTES as usize];
         self.client
-            .region_read(board::REGION_BOARD_INFO, 0, &mut b)
-            .map_err(|e| transport("board info read", e))?;
+            .region_read(board::REGION_BOARD_INFO, 0, &mut b)?;
         BoardInfo::parse(&b).ok_or_else(|| {
             DeviceError::Unusable(format!(
                 "{}: the board-information region has no valid header",
                 self.path.display()
             ))
         })
-    }
-
-    fn board_counter(&mut self, c: BoardCounter) -> Result<u64, DeviceError> {
-        let mut b = [0u8; 8];
-        self.client
-            .region_read(board::REGION_BOARD_INFO, c.offset() as u64, &mut b)
-            .map_err(|e| transport("board counter read", e))?;
-        Ok(u64::from_le_bytes(b))
     }
 
     fn check(&self, offset: u32) -> Result<(), DeviceError> {
@@ -167,16 +155,9 @@ impl VfioUserDevice {
 
     /// DMA-maps `fd` (from offset 0) at `iova`; fails if the device refused it.
     fn map_fd(&mut self, iova: u64, len: u64, fd: i32) -> Result<(), DeviceError> {
-        let refused = self.board_counter(BoardCounter::DmaMapsRefused)?;
         self.client
-            .dma_map(0, iova, len, fd)
-            .map_err(|e| transport("DMA map", e))?;
-        if self.board_counter(BoardCounter::DmaMapsRefused)? != refused {
-            return Err(DeviceError::Unusable(format!(
-                "the device refused the DMA map of {len} bytes at {iova:#x} (see its log)"
-            )));
-        }
-        Ok(())
+            .dma_map(iova, len, fd)
+            .map_err(|e| DeviceError::Unusable(format!("DMA map of {len} bytes at {iova:#x}: {e}")))
     }
 
     /// The shadow of application range `[addr, addr + len)` and the offset of `addr` in it.
@@ -216,8 +197,7 @@ impl Device for VfioUserDevice {
         self.check(offset)?;
         let mut b = [0u8; 4];
         self.client
-            .region_read(board::REGION_BAR0, offset.into(), &mut b)
-            .map_err(|e| transport("BAR0 read", e))?;
+            .region_read(board::REGION_BAR0, offset.into(), &mut b)?;
         Ok(u32::from_le_bytes(b))
     }
 
@@ -225,7 +205,6 @@ impl Device for VfioUserDevice {
         self.check(offset)?;
         self.client
             .region_write(board::REGION_BAR0, offset.into(), &value.to_le_bytes())
-            .map_err(|e| transport("BAR0 write", e))
     }
 
     fn alloc_dma(&mut self, len: usize) -> Result<DmaRegion, DeviceError> {
@@ -277,9 +256,7 @@ impl Device for VfioUserDevice {
             }
         }
         let m = self.maps.remove(&addr).expect("checked above");
-        self.client
-            .dma_unmap(addr, m.len())
-            .map_err(|e| transport("DMA unmap", e))
+        self.client.dma_unmap(addr, m.len())
     }
 
     fn sync_for_device(&mut self, addr: u64, len: usize) -> Result<(), DeviceError> {
@@ -315,24 +292,25 @@ impl Device for VfioUserDevice {
             )));
         }
         let raw: Vec<i32> = fds.iter().map(|f| f.as_raw_fd()).collect();
-        self.client
-            .set_irqs(
-                board::IRQ_INDEX_MSIX,
-                board::IRQ_SET_DATA_EVENTFD | board::IRQ_SET_ACTION_TRIGGER,
-                0,
-                raw.len() as u32,
-                &raw,
-            )
-            .map_err(|e| transport("set IRQs", e))
+        self.client.set_irqs(
+            board::IRQ_INDEX_MSIX,
+            board::IRQ_SET_DATA_EVENTFD | board::IRQ_SET_ACTION_TRIGGER,
+            0,
+            &raw,
+        )
     }
 
     fn reset(&mut self) -> Result<(), DeviceError> {
-        self.client.reset().map_err(|e| transport("reset", e))
+        self.client.reset()
+    }
+
+    fn read_board_info(&mut self) -> Result<Option<BoardInfo>, DeviceError> {
+        self.board_info().map(Some)
     }
 }
 
 impl Drop for VfioUserDevice {
     fn drop(&mut self) {
-        let _ = self.client.shutdown();
+        self.client.shutdown();
     }
 }
