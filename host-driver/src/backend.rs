@@ -29,6 +29,12 @@ pub struct Control<'a> {
 pub trait EventSink: Send + Sync {
     /// One event, in the order the engine produced them.
     fn deliver(&self, event: Event);
+
+    /// The datapath stopped for good on a device error (`why`), after its QPs were
+    /// flushed (their completions delivered first). Default: nothing to do.
+    fn device_fatal(&self, why: &str) {
+        let _ = why;
+    }
 }
 
 /// Counters of a backend's datapath (not of the engine).

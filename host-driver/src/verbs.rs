@@ -156,6 +156,9 @@ pub enum AsyncEvent {
         /// Why.
         status: WcStatus,
     },
+    /// The device failed and its datapath stopped (IBV_EVENT_DEVICE_FATAL): every QP
+    /// was flushed; the context can only be closed.
+    DeviceFatal,
     /// A shared receive queue fell below its armed limit
     /// (IBV_EVENT_SRQ_LIMIT_REACHED; the limit is disarmed).
     SrqLimitReached {
@@ -239,6 +242,10 @@ impl EventSink for Router {
                 lock(&self.async_events).push_back(AsyncEvent::SrqLimitReached { srq: srqn });
             }
         }
+    }
+
+    fn device_fatal(&self, _why: &str) {
+        lock(&self.async_events).push_back(AsyncEvent::DeviceFatal);
     }
 }
 

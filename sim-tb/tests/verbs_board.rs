@@ -14,6 +14,7 @@
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
 
 use metaroce_driver::backend::{Backend, Control, DatapathStats, EventSink};
 use metaroce_driver::hw::DeviceBackend;
@@ -143,4 +144,77 @@ mod soft_board {
 mod board_board {
     use super::*;
     metaroce_verbs_suite::verbs_suite!(Board, Board, one_at_a_time());
+}
+
+/// A device that goes away under a running context: the driver's next access to it
+/// fails, every QP is flushed (the outstanding receive and the send posted after the
+/// failure complete with `WR_FLUSH_ERR`), the context gets `AsyncEvent::DeviceFatal`,
+/// and the driver says why.
+#[test]
+fn a_vanished_device_flushes_every_qp_and_raises_device_fatal() {
+    use metaroce_driver::verbs::*;
+    let _g = one_at_a_time();
+    let dir = tempfile::tempdir().unwrap();
+    let socket = dir.path().join("nic.sock");
+    let ip = IpAddr::V4(Ipv4Addr::new(127, 0, 0, 250));
+    let server = match DeviceServer::start(ServerConfig::new(&socket, SocketAddr::new(ip, 0))) {
+        Ok(s) => s,
+        Err(e @ ServeError::Model(SimError::VerilatorMissing)) => {
+            eprintln!("SKIP: {e}");
+            return;
+        }
+        Err(e) => panic!("the device process: {e}"),
+    };
+    let driver = DeviceBackend::open(&socket.display().to_string(), None, |_| {})
+        .expect("the driver starts on the device");
+    let ctx = Context::open(driver.clone());
+    let pd = ctx.alloc_pd();
+    let cq = ctx.create_cq(16, None);
+    let qp = pd.create_qp(&QpInit::new(&cq, &cq)).unwrap();
+    let mr = pd.alloc_mr(1 << 16, Access::LOCAL_WRITE).unwrap();
+    // A peer that never answers: a bound UDP socket.
+    let peer = std::net::UdpSocket::bind((ip, 0)).unwrap();
+    qp.connect(
+        &QpEndpoint {
+            qpn: 0x77,
+            addr: peer.local_addr().unwrap(),
+            psn: 1,
+        },
+        &ConnectOptions::default(),
+    )
+    .unwrap();
+    qp.post_recv(RecvWr {
+        wr_id: 1,
+        sgl: mr.sge(0, 4096).into(),
+        stream: 0,
+    })
+    .unwrap();
+    assert_eq!(ctx.poll_async_event(), None);
+
+    server.stop();
+    // The send's doorbell is the driver's next access to the device, unless its
+    // progress thread touched the device first: then the QP is already in ERR and
+    // the send is refused at post.
+    let posted = qp
+        .post_send(&SendRequest::write(2, mr.sge(4096, 64), 0x1000, 0x1234))
+        .is_ok();
+    let mut want = vec![(1, WcStatus::WrFlushErr)];
+    if posted {
+        want.push((2, WcStatus::WrFlushErr));
+    }
+    let mut wcs = Vec::new();
+    let mut buf = [Wc::default(); 4];
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while wcs.len() < want.len() && Instant::now() < deadline {
+        let n = cq.poll(&mut buf);
+        wcs.extend_from_slice(&buf[..n]);
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let mut got: Vec<_> = wcs.iter().map(|w| (w.wr_id, w.status)).collect();
+    got.sort_by_key(|g| g.0);
+    assert_eq!(got, want, "{wcs:?}");
+    assert_eq!(qp.state(), QpState::Error);
+    assert_eq!(ctx.poll_async_event(), Some(AsyncEvent::DeviceFatal));
+    let why = driver.failure().expect("the driver says why it stopped");
+    eprintln!("the driver stopped: {why}");
 }

@@ -511,6 +511,7 @@ pub const IBV_ATOMIC_HCA: c_int = 1;
 
 pub const IBV_EVENT_QP_FATAL: c_int = 1;
 pub const IBV_EVENT_SRQ_LIMIT_REACHED: c_int = 15;
+pub const IBV_EVENT_DEVICE_FATAL: c_int = 8;
 
 pub const IBV_SRQ_MAX_WR: c_int = 1 << 0;
 pub const IBV_SRQ_LIMIT: c_int = 1 << 1;
@@ -750,6 +751,7 @@ mod tests {
                 "IBV_EVENT_SRQ_LIMIT_REACHED",
                 IBV_EVENT_SRQ_LIMIT_REACHED as usize,
             ),
+            ("IBV_EVENT_DEVICE_FATAL", IBV_EVENT_DEVICE_FATAL as usize),
             size!("struct ibv_qp_cap", ibv_qp_cap),
             size!("struct ibv_qp_init_attr", ibv_qp_init_attr),
             off!("struct ibv_qp_init_attr, cap", ibv_qp_init_attr, cap),

@@ -35,7 +35,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use metaroce_firmware::datapath::Datapath;
-use metaroce_firmware::{Nic, NicConfig, QpConfig};
+use metaroce_firmware::{Nic, NicConfig, QpConfig, QpTransition};
 
 use crate::backend::{Backend, Control, DatapathStats, EventSink};
 use crate::device::board::BoardInfo;
@@ -214,6 +214,34 @@ impl Shared {
             }
         }
     }
+
+    /// Stops the datapath on a device error: records the first error, moves every QP
+    /// to ERR so the engine flushes its outstanding work, delivers those completions
+    /// and then the fatal event. Nothing touches the device any more.
+    fn fail(&self, core: &mut Core, why: String) {
+        if core.failed.is_some() {
+            return;
+        }
+        let qpns: Vec<u32> = core.nic.qpns().collect();
+        for qpn in qpns {
+            // A QP already in ERR or RESET has nothing to flush.
+            let _ = core.nic.modify_qp(qpn, QpTransition::Error);
+        }
+        self.flush_engine_events(core);
+        if let Some(s) = self.sink.read().unwrap_or_else(|p| p.into_inner()).as_ref() {
+            s.device_fatal(&why);
+        }
+        core.failed = Some(why);
+    }
+
+    /// Hands the engine's events to the application without the device (after a
+    /// failure: the flushed completions of work posted since).
+    fn flush_engine_events(&self, core: &mut Core) {
+        while let Some(e) = core.nic.poll_event() {
+            core.fw.events.push_back(e);
+        }
+        self.deliver(core);
+    }
 }
 
 /// A MetaRoCE hardware NIC: the engine on the host CPU driving a [`Device`].
@@ -387,7 +415,7 @@ fn progress(shared: &Shared, poll: Duration) {
             let progress = match r {
                 Ok(p) => p,
                 Err(e) => {
-                    core.failed = Some(e.to_string());
+                    shared.fail(core, e.to_string());
                     return;
                 }
             };
@@ -460,14 +488,20 @@ impl Backend for DeviceBackend {
             let ns = ns_since(t);
             core.fw.time.engine_ns += ns;
             core.fw.time.busy_ns += ns;
-            let r = core
-                .fw
-                .follow_engine(&mut core.nic)
-                .and_then(|()| core.fw.doorbells());
-            if let Err(e) = r {
-                core.failed.get_or_insert(e.to_string());
+            if core.failed.is_some() {
+                // The device is gone: the engine's answers (flushed completions of
+                // work posted since) reach the application without it.
+                self.shared.flush_engine_events(core);
+            } else {
+                let r = core
+                    .fw
+                    .follow_engine(&mut core.nic)
+                    .and_then(|()| core.fw.doorbells());
+                match r {
+                    Ok(()) => self.shared.deliver(core),
+                    Err(e) => self.shared.fail(core, e.to_string()),
+                }
             }
-            self.shared.deliver(core);
         }
         self.shared.wake.signal();
     }

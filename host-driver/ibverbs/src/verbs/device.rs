@@ -486,7 +486,7 @@ pub extern "C" fn ibv_get_pkey_index(ctx: *mut ibv_context, port: u8, pkey: u16)
 }
 
 /// `ibv_get_async_event`: blocks until the context has an asynchronous event (a QP
-/// that failed on its own), or returns -1 with `EAGAIN` at once when the program made
+/// that failed on its own, an SRQ below its limit, a device that failed), or returns -1 with `EAGAIN` at once when the program made
 /// `async_fd` non-blocking. 0, or -1 with errno.
 #[unsafe(no_mangle)]
 pub extern "C" fn ibv_get_async_event(ctx: *mut ibv_context, event: *mut ibv_async_event) -> c_int {
@@ -504,6 +504,7 @@ pub extern "C" fn ibv_get_async_event(ctx: *mut ibv_context, event: *mut ibv_asy
                         crate::verbs::srq::srq_by_num(&ctx, srq).cast(),
                         IBV_EVENT_SRQ_LIMIT_REACHED,
                     ),
+                    AsyncEvent::DeviceFatal => (std::ptr::null_mut(), IBV_EVENT_DEVICE_FATAL),
                 };
                 return Ok(());
             }
