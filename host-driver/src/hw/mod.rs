@@ -394,6 +394,10 @@ impl DeviceBackend {
     }
 }
 
+/// How long the progress thread waits for table results before it checks, with one
+/// register read, that the device still answers.
+const LIVENESS_PROBE: Duration = Duration::from_millis(100);
+
 /// The progress thread: firmware rounds until stopped; sleeps on the interrupt and
 /// wake-up eventfds (at most `poll` at a time) when a round found nothing.
 fn progress(shared: &Shared, poll: Duration) {
@@ -403,6 +407,8 @@ fn progress(shared: &Shared, poll: Duration) {
         set.add(fd);
     }
     let mut close_deadline: Option<Instant> = None;
+    // Since when the thread has waited for table results without any arriving.
+    let mut waiting_since: Option<Instant> = None;
     while !shared.stop.load(Ordering::SeqCst) {
         let closing = shared.closing.load(Ordering::SeqCst);
         let (progress, next_timer, done) = {
@@ -432,6 +438,18 @@ fn progress(shared: &Shared, poll: Duration) {
             let linger = Duration::from_millis(200);
             let deadline = *close_deadline.get_or_insert_with(|| Instant::now() + linger);
             if (done && progress == Progress::Idle) || Instant::now() >= deadline {
+                return;
+            }
+        }
+        if progress != Progress::Waiting {
+            waiting_since = None;
+        } else if waiting_since.get_or_insert_with(Instant::now).elapsed() >= LIVENESS_PROBE {
+            // Results that do not come may mean the device is gone: one register
+            // read tells (a live device answers it, however slow its results).
+            waiting_since = Some(Instant::now());
+            let mut core = shared.lock();
+            if let Err(e) = core.fw.drained() {
+                shared.fail(&mut core, format!("waiting for table results: {e}"));
                 return;
             }
         }
