@@ -10,8 +10,8 @@ use clap::Args;
 use metaroce_relay::PathConfig;
 use serde::Serialize;
 
-use crate::bench::{self, Op, Pair, PairSetup, PathRow, RelayRow};
 use crate::report;
+use crate::traffic::{self, Op, Pair, PairSetup, PathRow, RelayRow};
 
 /// Options of `metaroce demo`.
 #[derive(Args, Debug)]
@@ -115,7 +115,7 @@ fn one_run(args: &DemoArgs, name: &str, paths: u16) -> anyhow::Result<Run> {
         let bar = report::progress(ticks, &format!("{name} {op:?}"));
         let before = pair.a.ctx.stats();
         let start = std::time::Instant::now();
-        let res = bench::run_traffic(
+        let res = traffic::run_traffic(
             &pair,
             op,
             args.size as usize,
@@ -148,11 +148,11 @@ fn one_run(args: &DemoArgs, name: &str, paths: u16) -> anyhow::Result<Run> {
         name: name.to_string(),
         paths,
         phases,
-        path_stats: bench::path_rows(&pair.a.qp),
+        path_stats: traffic::path_rows(&pair.a.qp),
         relay_paths: pair
             .relay
             .as_ref()
-            .map(bench::relay_rows)
+            .map(traffic::relay_rows)
             .unwrap_or_default(),
     })
 }

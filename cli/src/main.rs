@@ -6,6 +6,7 @@
 
 mod bench;
 mod compliance;
+mod cpu;
 mod demo;
 #[cfg(feature = "hdl")]
 mod device;
@@ -21,6 +22,7 @@ mod relay;
 mod report;
 mod sim;
 mod sim_scale;
+mod traffic;
 
 use clap::{Parser, Subcommand};
 

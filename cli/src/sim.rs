@@ -15,7 +15,7 @@ use metaroce_fabric::time::{SimTime, to_secs};
 use plotters::prelude::*;
 use serde::Serialize;
 
-use crate::bench::cpu_seconds;
+use crate::cpu::cpu_seconds;
 use crate::report;
 use crate::sim_scale::{KvIncastArgs, ScaleAcrossArgs, ScaleArgs};
 

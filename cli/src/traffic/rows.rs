@@ -1,0 +1,82 @@
+//! Report rows of a traffic run's counters (per path of the sending QP, per relay
+//! path), shared by the `bench` and `demo` reports.
+
+use metaroce_driver::verbs::QueuePair;
+use metaroce_relay::{PathCounters, RelayHandle};
+use serde::Serialize;
+
+/// Per-path counters of the sending QP, for reports.
+#[derive(Debug, Clone, Serialize)]
+pub struct PathRow {
+    /// Path index.
+    pub path: usize,
+    /// Current entropy value.
+    pub entropy: u16,
+    /// Packets sent.
+    pub sent: u64,
+    /// Retransmissions.
+    pub retransmitted: u64,
+    /// Packets declared lost.
+    pub lost: u64,
+    /// CE marks echoed.
+    pub ce_marked: u64,
+    /// Moves to a new entropy value (steering events).
+    pub repaths: u64,
+    /// Timeouts.
+    pub timeouts: u64,
+    /// Smoothed RTT, µs.
+    pub srtt_us: f64,
+}
+
+/// Rows for `qp`'s paths.
+pub fn path_rows(qp: &QueuePair) -> Vec<PathRow> {
+    qp.path_stats()
+        .iter()
+        .enumerate()
+        .map(|(i, p)| PathRow {
+            path: i,
+            entropy: p.entropy,
+            sent: p.sent,
+            retransmitted: p.retransmitted,
+            lost: p.lost,
+            ce_marked: p.ce_marked,
+            repaths: p.repaths,
+            timeouts: p.timeouts,
+            srtt_us: p.srtt_ns as f64 / 1e3,
+        })
+        .collect()
+}
+
+/// Relay counters of one path, for reports.
+#[derive(Debug, Clone, Serialize)]
+pub struct RelayRow {
+    /// Relay path.
+    pub path: usize,
+    /// Datagrams forwarded.
+    pub forwarded: u64,
+    /// Dropped by random loss.
+    pub dropped_loss: u64,
+    /// Dropped by the queue.
+    pub dropped_queue: u64,
+    /// CE marks set.
+    pub ce_marked: u64,
+    /// Dropped for a bad ICRC.
+    pub bad_icrc: u64,
+}
+
+/// Rows for every relay path.
+pub fn relay_rows(relay: &RelayHandle) -> Vec<RelayRow> {
+    relay
+        .all_counters()
+        .iter()
+        .enumerate()
+        .map(|(i, c): (usize, &PathCounters)| RelayRow {
+            path: i,
+            forwarded: c.forwarded,
+            dropped_loss: c.dropped_loss,
+            dropped_queue: c.dropped_queue,
+            ce_marked: c.ce_marked,
+            bad_icrc: c.bad_icrc,
+        })
+        .collect()
+}
