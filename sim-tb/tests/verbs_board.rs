@@ -148,8 +148,8 @@ mod board_board {
 
 /// A device that goes away under a running context: the driver's next access to it
 /// fails, every QP is flushed (the outstanding receive and the send posted after the
-/// failure complete with `WR_FLUSH_ERR`), the context gets `AsyncEvent::DeviceFatal`,
-/// and the driver says why.
+/// failure complete with `WR_FLUSH_ERR`), the context gets the QP's `QpFatal` and then
+/// `AsyncEvent::DeviceFatal`, and the driver says why.
 #[test]
 fn a_vanished_device_flushes_every_qp_and_raises_device_fatal() {
     use metaroce_driver::verbs::*;
