@@ -336,6 +336,23 @@ pub fn tcp_listening(port: u16) -> bool {
     })
 }
 
+/// `("offsetof(<C expression>)", offset_of!(<Rust type>, <field>))`: one entry of a
+/// layout test's list, compared with what a C compiler says.
+#[macro_export]
+macro_rules! c_offsetof {
+    ($c:literal, $t:ty, $($f:tt)+) => {
+        (concat!("offsetof(", $c, ")"), ::core::mem::offset_of!($t, $($f)+))
+    };
+}
+
+/// `("sizeof(<C type>)", size_of::<Rust type>())`: one entry of a layout test's list.
+#[macro_export]
+macro_rules! c_sizeof {
+    ($c:literal, $t:ty) => {
+        (concat!("sizeof(", $c, ")"), ::core::mem::size_of::<$t>())
+    };
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

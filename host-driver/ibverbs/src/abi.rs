@@ -522,21 +522,12 @@ pub const IBV_FORK_UNNEEDED: c_int = 2;
 mod tests {
     use super::*;
     use metaroce_cabi::verbs_h::ibv_global_route;
+    use metaroce_cabi::{c_offsetof as off, c_sizeof as size};
     use std::mem::{offset_of, size_of};
     use std::process::Command;
 
     /// Every size and offset this module relies on, as (C expression, Rust value).
     fn checks() -> Vec<(&'static str, usize)> {
-        macro_rules! off {
-            ($c:literal, $t:ty, $($f:tt)+) => {
-                (concat!("offsetof(", $c, ")"), offset_of!($t, $($f)+))
-            };
-        }
-        macro_rules! size {
-            ($c:literal, $t:ty) => {
-                (concat!("sizeof(", $c, ")"), size_of::<$t>())
-            };
-        }
         vec![
             size!("struct ibv_device", ibv_device),
             off!("struct ibv_device, node_type", ibv_device, node_type),

@@ -585,20 +585,10 @@ pub mod vctx {
 mod tests {
     use super::*;
     use metaroce_cabi::verbs_h::ibv_global_route;
-    use std::mem::{offset_of, size_of};
+    use metaroce_cabi::{c_offsetof as off, c_sizeof as size};
 
     /// Every size and offset this module relies on, as (C expression, Rust value).
     fn checks() -> Vec<(&'static str, usize)> {
-        macro_rules! off {
-            ($c:literal, $t:ty, $($f:tt)+) => {
-                (concat!("offsetof(", $c, ")"), offset_of!($t, $($f)+))
-            };
-        }
-        macro_rules! size {
-            ($c:literal, $t:ty) => {
-                (concat!("sizeof(", $c, ")"), size_of::<$t>())
-            };
-        }
         vec![
             size!("union ibv_gid", ibv_gid),
             off!("struct ibv_qp, qp_num", ibv_qp, qp_num),
