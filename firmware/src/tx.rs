@@ -175,6 +175,9 @@ pub(crate) struct Tx {
     awaiting: VecDeque<u32>,
     /// Outstanding READ and atomic requests by (stream, msn).
     pub reads: alloc::collections::BTreeMap<(u16, u32), u32>,
+    /// How many of `reads` have sent their request and not completed: the
+    /// count `max_rd_atomic` holds back (kept, not counted per poll).
+    reads_sent: u32,
     records: VecDeque<Record>,
     /// Connection PSN of `records[0]`.
     rec_base: u32,
@@ -251,6 +254,7 @@ impl Tx {
             responses: VecDeque::new(),
             awaiting: VecDeque::new(),
             reads: alloc::collections::BTreeMap::new(),
+            reads_sent: 0,
             records: VecDeque::new(),
             rec_base: 0,
             next_psn: 0,
@@ -426,8 +430,8 @@ impl Tx {
             return Some(k);
         }
         let &k = self.to_segment.front()?;
-        let held = self.msgs[k as usize].opcode.is_request()
-            && self.reads_in_flight().count() >= self.cfg.max_rd_atomic as usize;
+        let held =
+            self.msgs[k as usize].opcode.is_request() && self.reads_sent >= self.cfg.max_rd_atomic;
         (!held).then_some(k)
     }
 
@@ -554,6 +558,9 @@ impl Tx {
         if msg.sent_pkts == 0 {
             msg.first_psn = psn;
             msg.pkts = pkts;
+            if msg.opcode.is_request() {
+                self.reads_sent += 1;
+            }
         }
         msg.sent_pkts += 1;
         if msg.sent_pkts == pkts {
@@ -1040,6 +1047,9 @@ impl Tx {
                 }
                 if m.opcode.is_request() {
                     self.reads.remove(&(m.stream, m.msn));
+                    if m.sent_pkts > 0 {
+                        self.reads_sent -= 1;
+                    }
                 }
                 self.msgs.remove(key as usize);
             }
@@ -1063,6 +1073,7 @@ impl Tx {
         self.responses.clear();
         self.awaiting.clear();
         self.reads.clear();
+        self.reads_sent = 0;
         self.records.clear();
         self.retx.clear();
         self.rnr_wait.clear();
