@@ -1,5 +1,6 @@
 //! Engine configuration.
 
+use alloc::vec::Vec;
 use core::net::{IpAddr, Ipv4Addr};
 
 use metaroce_proto::auth::AuthKey;
@@ -45,9 +46,30 @@ pub struct NicConfig {
     /// `bad_opcode` as the RTL does (spec §11.4), and atomic work requests
     /// are refused.
     pub atomics: bool,
+    /// The UDP source ports a backend sends from when it cannot pick the port
+    /// per packet (a soft NIC's sockets; spec §2.3): a packet whose entropy is
+    /// `e` leaves from `source_ports[source_slot(e)]`, and the engine computes
+    /// its ICRC over that port, so the backend sends it as it is. Empty: the
+    /// entropy itself is the source port.
+    pub source_ports: Vec<u16>,
 }
 
 impl NicConfig {
+    /// The index into [`NicConfig::source_ports`] a packet with `entropy`
+    /// leaves from.
+    pub fn source_slot(&self, entropy: u16) -> usize {
+        usize::from(entropy) % self.source_ports.len().max(1)
+    }
+
+    /// The UDP source port on the wire of a packet with `entropy`, which its
+    /// ICRC covers.
+    pub fn wire_port(&self, entropy: u16) -> u16 {
+        self.source_ports
+            .get(self.source_slot(entropy))
+            .copied()
+            .unwrap_or(entropy)
+    }
+
     /// Whether this NIC executes and sends atomics ([`NicConfig::atomics`]).
     pub fn has_atomics(&self) -> bool {
         self.atomics && self.datapath == Datapath::Software
@@ -68,6 +90,7 @@ impl Default for NicConfig {
             qp: QpConfig::default(),
             datapath: Datapath::Software,
             atomics: true,
+            source_ports: Vec::new(),
         }
     }
 }

@@ -56,7 +56,9 @@ pub struct Transmit {
     pub dst_ip: IpAddr,
     /// UDP destination port.
     pub dst_port: u16,
-    /// UDP source port: the path's entropy value.
+    /// UDP source port: the path's entropy value. With
+    /// [`NicConfig::source_ports`] the datagram leaves from
+    /// [`NicConfig::wire_port`] of it, which its ICRC already covers.
     pub src_port: u16,
     /// Datagram length.
     pub len: usize,
@@ -64,7 +66,8 @@ pub struct Transmit {
     pub ecn_capable: bool,
     /// Bytes of auth trailer after the ICRC (0, or
     /// [`AUTH_TRAILER_LEN`] on an authenticated QP): a backend that
-    /// recomputes the ICRC does it on the first `len - trailer_len` bytes.
+    /// rewrites the source port and recomputes the ICRC does it on the first
+    /// `len - trailer_len` bytes.
     pub trailer_len: usize,
 }
 
@@ -760,10 +763,8 @@ impl Nic {
         datapath: Datapath,
     ) -> Option<HwTransmit> {
         let rate_hint = self.ack_rate_hint(now);
-        let local = PseudoLocal {
-            ip: self.cfg.local_ip,
-        };
         self.clock_lingering(now);
+        let local = PseudoLocal { cfg: &self.cfg };
         while let Some(qpn) = self.ready.pop_front() {
             let (qp, live) = match self.qps.get_mut(&qpn) {
                 Some(qp) => (qp, true),

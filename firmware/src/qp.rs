@@ -907,7 +907,7 @@ impl Qp {
     pub fn poll_transmit<M: Memory>(
         &mut self,
         ctx: &mut Ctx<'_, M>,
-        local: &PseudoLocal,
+        local: &PseudoLocal<'_>,
         rate_hint: u32,
         buf: &mut [u8],
         datapath: Datapath,
@@ -996,7 +996,7 @@ impl Qp {
         ctx: &mut Ctx<'_, M>,
         plan: &DataPlan,
         remote: &RemoteEnd,
-        local: &PseudoLocal,
+        local: &PseudoLocal<'_>,
         buf: &mut [u8],
         datapath: Datapath,
     ) -> Option<HwTransmit> {
@@ -1131,17 +1131,18 @@ fn gather<M: Memory>(mem: &mut M, sgl: &SgList, offset: u32, out: &mut [u8]) {
     }
 }
 
-/// The local end used in every ICRC.
+/// The local end used in every ICRC: the NIC's address, and the source port
+/// each entropy value leaves from.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct PseudoLocal {
-    pub ip: core::net::IpAddr,
+pub(crate) struct PseudoLocal<'a> {
+    pub cfg: &'a crate::config::NicConfig,
 }
 
 fn seal(
     repr: &Repr,
     payload_len: usize,
     src_port: u16,
-    local: &PseudoLocal,
+    local: &PseudoLocal<'_>,
     remote: &RemoteEnd,
     buf: &mut [u8],
     fill: impl FnOnce(&mut [u8]) -> bool,
@@ -1151,7 +1152,8 @@ fn seal(
     if !fill(&mut buf[hdr..hdr + payload_len]) {
         return None;
     }
-    let pseudo = PseudoHeader::new(local.ip, src_port, remote.ip, remote.udp_port);
+    let wire_port = local.cfg.wire_port(src_port);
+    let pseudo = PseudoHeader::new(local.cfg.local_ip, wire_port, remote.ip, remote.udp_port);
     Packet::new_unchecked(&mut buf[..len]).fill_icrc(&pseudo);
     Some(Transmit {
         dst_ip: remote.ip,

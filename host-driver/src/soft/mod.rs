@@ -7,9 +7,10 @@
 //!    to the engine with its source address, port and ECN CE bit;
 //! 2. fires the engine's timers;
 //! 3. collects up to [`metaroce_udp::MAX_BATCH`] datagrams from the engine into preallocated
-//!    buffers, then — outside the engine lock — rewrites each one's UDP source port to a
-//!    socket of the [`metaroce_udp::Endpoint`] and re-seals its ICRC (the ICRC covers the source
-//!    port; this is the soft twin of the RTL's "source-port rewrite, then ICRC" stage),
+//!    buffers, each already sealed by the engine over the source port of the
+//!    [`metaroce_udp::Endpoint`] socket it leaves from (`NicConfig::source_ports`: the ICRC
+//!    covers the source port, so the port is chosen before the ICRC, as the RTL's
+//!    "source-port rewrite, then ICRC" stage does), then — outside the engine lock —
 //!    groups the batch by socket (per-path order kept) and sends each group with one
 //!    `sendmmsg`, as GSO runs where the kernel allows;
 //! 4. sleeps in `ppoll` on the receive socket and a wake socket until the next timer, or
@@ -180,6 +181,9 @@ impl SoftBackend {
         let mut nic_cfg = cfg.nic.clone();
         nic_cfg.local_ip = addr.ip();
         nic_cfg.udp_port = addr.port();
+        nic_cfg.source_ports = (0..endpoint.paths())
+            .filter_map(|p| endpoint.src_port(p))
+            .collect();
         if nic_cfg.id_seed.is_none() {
             // QPNs, PSNs and keys must be unpredictable off this host (spec §11.1).
             let mut seed = [0; 32];

@@ -7,7 +7,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use metaroce_firmware::RxMeta;
-use metaroce_proto::{Packet, PseudoHeader};
 
 use super::{Core, Shared};
 use metaroce_udp::{Ecn, Endpoint, MAX_BATCH, PollSet, RxBatch, TxPacket};
@@ -26,8 +25,6 @@ struct TxMeta {
     sock: usize,
     len: usize,
     ecn_capable: bool,
-    /// Auth trailer bytes after the ICRC.
-    trailer: usize,
 }
 
 const NO_TX: TxMeta = TxMeta {
@@ -38,7 +35,6 @@ const NO_TX: TxMeta = TxMeta {
     sock: 0,
     len: 0,
     ecn_capable: false,
-    trailer: 0,
 };
 
 /// Everything the progress thread owns.
@@ -52,7 +48,6 @@ pub(crate) struct Progress {
     slot: usize,
     meta: [TxMeta; MAX_BATCH],
     order: [(u16, u16); MAX_BATCH],
-    ports: Vec<u16>,
     local: SocketAddr,
     start: Instant,
     /// Longest a close may take.
@@ -75,7 +70,6 @@ impl Progress {
         close_bound: Duration,
     ) -> Self {
         let slot = mtu + HEADROOM;
-        let ports = (0..ep.paths()).filter_map(|p| ep.src_port(p)).collect();
         Progress {
             rx: ep.new_rx_batch(),
             local: ep.listen_addr(),
@@ -87,7 +81,6 @@ impl Progress {
             slot,
             meta: [NO_TX; MAX_BATCH],
             order: [(0, 0); MAX_BATCH],
-            ports,
             start: Instant::now(),
             close_bound,
             close_deadline: None,
@@ -170,7 +163,6 @@ impl Progress {
             nic.handle_timeout(now, memory);
         }
         let mut count = 0;
-        let socks = self.ports.len();
         while count < MAX_BATCH {
             // Time moves while the batch is built; the engine paces against it.
             let now = self.now_ns();
@@ -180,10 +172,9 @@ impl Progress {
             };
             self.meta[count] = TxMeta {
                 dst: SocketAddr::new(t.dst_ip, t.dst_port),
-                sock: usize::from(t.src_port) % socks,
+                sock: nic.config().source_slot(t.src_port),
                 len: t.len,
                 ecn_capable: t.ecn_capable,
-                trailer: t.trailer_len,
             };
             count += 1;
         }
@@ -191,20 +182,11 @@ impl Progress {
         (count, guard.nic.poll_timeout(), guard.nic.lingering_qps())
     }
 
-    /// Re-seals and sends the `n` collected datagrams, grouped by socket.
+    /// Sends the `n` collected datagrams, grouped by socket. The engine sealed
+    /// each one over the source port of its socket (`NicConfig::source_ports`).
     fn send(&mut self, n: usize) {
         for i in 0..n {
-            let m = self.meta[i];
-            // The ICRC precedes an authenticated QP's trailer (spec §11.2).
-            let buf = &mut self.tx[i * self.slot..i * self.slot + m.len - m.trailer];
-            let pseudo = PseudoHeader::new(
-                self.local.ip(),
-                self.ports[m.sock],
-                m.dst.ip(),
-                m.dst.port(),
-            );
-            Packet::new_unchecked(buf).fill_icrc(&pseudo);
-            self.order[i] = (m.sock as u16, i as u16);
+            self.order[i] = (self.meta[i].sock as u16, i as u16);
         }
         self.order[..n].sort_unstable();
         let mut pkts = [TxPacket::EMPTY; MAX_BATCH];
