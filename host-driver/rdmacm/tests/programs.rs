@@ -226,7 +226,8 @@ fn rdma_server_and_client() {
     rdma_server_client(&direct());
 }
 
-/// The client fails at once, cleanly, when nobody listens on the port.
+/// The client fails cleanly when nobody listens on the port (after trying again for
+/// the 2 s route timeout `rdma_create_ep` gives).
 #[test]
 fn rdma_client_without_server_is_refused() {
     let port = free_port().to_string();
