@@ -5,7 +5,7 @@
 //! `rdma_cma.h`. Both libraries are linked from the static libraries cargo built for
 //! this run; missing Debian packages are installed (CI runs as root).
 
-use std::net::{SocketAddr, TcpListener};
+use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::{Mutex, MutexGuard, OnceLock};
@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use metaroce_cabi::check::{self, PairOutput, exported_symbols, run, run_pair, tcp_listening};
 use metaroce_cabi::link::{LIBIBVERBS, LIBRDMACM, Library, link, listing_entries};
-use metaroce_relay::{Relay, RelayConfig, RelayHandle};
+use metaroce_cabi::lossy::LossyRelay;
 
 /// Fails, naming them, when the Debian packages the tests run are missing.
 fn require_packages() {
@@ -264,28 +264,13 @@ fn perftest_write_and_read_bw_over_rdma_cm() {
     perftest_rdma_cm("ib_read_bw", &direct());
 }
 
-/// A relay between the two sides' NICs dropping each datagram with probability 1 % on
-/// each of 8 paths, and each side's environment. The NIC the connection manager uses is
-/// the process's first libibverbs context, or its second when the program opens a
-/// context itself first (`own_context`: perftest), so with `METAROCE_IBV_PORT=p` it is
-/// on port `p` or `p + 1`.
-fn lossy_fabric(own_context: bool) -> (RelayHandle, (Side, Side)) {
-    let (s, c) = check::fixed_udp_ports(2);
-    let cm_nic = |p: u16| SocketAddr::from(([127, 0, 0, 1], p + u16::from(own_context)));
-    // Link 0 towards the server, link 1 towards the client.
-    let mut cfg = RelayConfig::between(cm_nic(s), cm_nic(c), 8, 0.01);
-    cfg.seed = 7;
-    let relay = Relay::start(cfg).expect("start relay");
-    let (to_server, to_client) = (relay.listen_addrs()[0], relay.listen_addrs()[1]);
-    (relay, check::relay_env((s, c), to_server, to_client))
-}
-
-fn assert_dropped(relay: &RelayHandle) {
-    let dropped: u64 = relay.all_counters().iter().map(|p| p.dropped_loss).sum();
-    assert!(
-        dropped > 0,
-        "the relay dropped nothing: the traffic did not cross it"
-    );
+/// A relay between the two sides' NICs dropping 1 % of datagrams on each of 8 paths.
+/// The NIC the connection manager uses is the process's first libibverbs context, or its
+/// second when the program opens a context itself first (`own_context`: perftest).
+fn lossy_fabric(own_context: bool) -> (LossyRelay, (Side, Side)) {
+    let relay = LossyRelay::start(0.01, u16::from(own_context));
+    let env = (relay.server.clone(), relay.client.clone());
+    (relay, env)
 }
 
 #[test]
@@ -295,7 +280,7 @@ fn rdma_cm_programs_through_relay_at_1_percent_loss() {
     rping(&env, &["-S", "16000"]);
     ucmatose(&env, &["-C", "200", "-S", "4000"]);
     rdma_server_client(&env);
-    assert_dropped(&relay);
+    relay.assert_crossed();
 }
 
 #[test]
@@ -303,5 +288,5 @@ fn perftest_over_rdma_cm_through_relay_at_1_percent_loss() {
     let _g = serial();
     let (relay, env) = lossy_fabric(true);
     perftest_rdma_cm("ib_write_bw", &env);
-    assert_dropped(&relay);
+    relay.assert_crossed();
 }
