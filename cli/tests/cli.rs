@@ -328,6 +328,11 @@ fn verilated_models(test: &str) -> bool {
 #[test]
 fn hdl_report_json_checks_every_block() {
     if !verilated_models("hdl_report_json_checks_every_block") {
+        // What the user gets instead.
+        fails_with(
+            &["hdl", "report", "--synth", "none", "--packets", "1"],
+            "this metaroce has no Verilated NIC models",
+        );
         return;
     }
     let packets = 300;
