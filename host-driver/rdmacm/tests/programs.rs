@@ -264,6 +264,40 @@ fn perftest_write_and_read_bw_over_rdma_cm() {
     perftest_rdma_cm("ib_read_bw", &direct());
 }
 
+/// The LD_PRELOAD shim `tests/c/late_listen.c`, built once next to the libraries.
+fn late_listen_shim() -> &'static Path {
+    static SO: OnceLock<PathBuf> = OnceLock::new();
+    SO.get_or_init(|| {
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c/late_listen.c");
+        let so = lib_dir().join("late_listen.so");
+        let st = Command::new("cc")
+            .args(["-shared", "-fPIC", "-O1", "-o"])
+            .arg(&so)
+            .arg(&src)
+            .arg("-ldl")
+            .status()
+            .expect("run cc");
+        assert!(st.success(), "compiling {} failed", src.display());
+        so
+    })
+}
+
+/// perftest's `-R` server destroys the listener of its parameter exchange and listens
+/// again for the test's QPs while its client already connects. Here the second listen
+/// starts 500 ms late (the shim above), so the client's connection is refused at first:
+/// it is tried again until the listener is there (within the 2 s route timeout
+/// perftest gives), not reported as REJECTED. (Without the retry the client fails with
+/// "RDMA_CM_EVENT_REJECTED; error: 8".)
+#[test]
+fn perftest_rdma_cm_waits_for_a_late_second_listener() {
+    let _g = serial();
+    let server_env = vec![(
+        "LD_PRELOAD",
+        late_listen_shim().to_string_lossy().into_owned(),
+    )];
+    perftest_rdma_cm("ib_write_bw", &(server_env, Vec::new()));
+}
+
 /// A relay between the two sides' NICs dropping 1 % of datagrams on each of 8 paths.
 /// The NIC the connection manager uses is the process's first libibverbs context, or its
 /// second when the program opens a context itself first (`own_context`: perftest).
