@@ -384,8 +384,13 @@ struct Report {
     nic_core: NicCoreCheck,
 }
 
-pub(crate) const NO_VERILATOR: &str = "Verilator not found: install it with `apt-get install -y verilator`, \
+/// The `verilator` tool is not there to lint with.
+const NO_VERILATOR: &str = "Verilator not found: install it with `apt-get install -y verilator`, \
      then rebuild (`cargo build -p metaroce-cli`) so the RTL models are compiled in";
+/// The models are not compiled in (whether or not Verilator is installed now).
+pub(crate) const NO_MODELS: &str = "this metaroce has no Verilated NIC models: it was built with \
+     METAROCE_SKIP_VERILATOR=1 or without Verilator; install Verilator (`apt-get install -y \
+     verilator`) and rebuild without METAROCE_SKIP_VERILATOR (`cargo build -p metaroce-cli`)";
 const NO_YOSYS: &str =
     "yosys not found: install it with `apt-get install -y yosys`, or pass --synth none";
 
@@ -404,6 +409,10 @@ fn tool_version(tool: &str, arg: &str) -> Option<String> {
 
 fn report_all(args: &ReportArgs) -> anyhow::Result<()> {
     let verilator = tool_version("verilator", "--version").context(NO_VERILATOR)?;
+    // Say so before minutes of lint and synthesis, not after.
+    if let Err(SimError::VerilatorMissing) = RxParserTb::new(64) {
+        bail!(NO_MODELS);
+    }
     let yosys = match args.synth {
         Synth::None => None,
         _ => Some(tool_version("yosys", "-V").context(NO_YOSYS)?),
@@ -427,11 +436,7 @@ fn report_all(args: &ReportArgs) -> anyhow::Result<()> {
             }
         };
         let bar = report::progress(4, &format!("{width}-bit sim"));
-        let core = match run_against_engine(width, args.packets, args.seed, false, None) {
-            Ok(r) => r,
-            Err(SimError::VerilatorMissing) => bail!(NO_VERILATOR),
-            Err(e) => return Err(e.into()),
-        };
+        let core = run_against_engine(width, args.packets, args.seed, false, None)?;
         bar.inc(1);
         let mut tb = RxParserTb::new(width)?;
         let parser = run_random(&mut tb, args.packets, args.seed ^ width as u64, false);

@@ -285,7 +285,7 @@ pub fn run(a: &InteropArgs) -> anyhow::Result<()> {
     let run = match run_interop(&cfg) {
         Ok(r) => r,
         Err(e) if e.downcast_ref() == Some(&SimError::VerilatorMissing) => {
-            bail!(super::hdl::NO_VERILATOR)
+            bail!(super::hdl::NO_MODELS)
         }
         Err(e) => return Err(e),
     };

@@ -138,7 +138,7 @@ pub fn run(a: &RunArgs) -> anyhow::Result<()> {
 fn pair(cfg: &PairConfig) -> anyhow::Result<PairReport> {
     match run_pair(cfg) {
         Ok(r) => Ok(r),
-        Err(SimError::VerilatorMissing) => bail!(super::hdl::NO_VERILATOR),
+        Err(SimError::VerilatorMissing) => bail!(super::hdl::NO_MODELS),
         Err(e) => bail!("{e}"),
     }
 }

@@ -274,6 +274,272 @@ fn bad_arguments_get_clear_errors() {
     fails_with(&["demo", "--loss", "lots"], "invalid value 'lots'");
 }
 
+/// A mistyped command, option or value is named, with the right spelling suggested.
+#[test]
+fn typos_get_a_suggestion() {
+    fails_with(&["demoo"], "a similar subcommand exists: 'demo'");
+    fails_with(&["sim", "los"], "a similar subcommand exists: 'loss'");
+    fails_with(&["bench", "wirte"], "a similar value exists: 'write'");
+    fails_with(
+        &["bench", "write", "--sise", "4096"],
+        "a similar argument exists: '--size'",
+    );
+    // (Without the `hdl` feature these commands take any arguments and say that the
+    // build lacks them.)
+    #[cfg(feature = "hdl")]
+    {
+        fails_with(
+            &["hdl", "report", "--synth", "cor"],
+            "a similar value exists: 'core'",
+        );
+        fails_with(&["device", "serv"], "a similar subcommand exists: 'serve'");
+    }
+}
+
+/// Whether this build has the Verilated models compiled in (the `metaroce` binary and
+/// this test are built against the same `metaroce-sim-tb`); if not, says which test is
+/// skipped and why. A build without them is only possible with the explicit opt-out
+/// `METAROCE_SKIP_VERILATOR=1` (without Verilator the build fails otherwise).
+#[cfg(feature = "hdl")]
+fn verilated_models(test: &str) -> bool {
+    use metaroce_sim_tb::{Model, Sim, SimError};
+    match Sim::new(Model::RxParser64) {
+        Err(SimError::VerilatorMissing) => {
+            eprintln!(
+                "SKIP {test}: this metaroce was built without the Verilated models \
+                 (METAROCE_SKIP_VERILATOR=1); build with Verilator installed to run it"
+            );
+            false
+        }
+        Err(e) => panic!("creating a Verilated model: {e}"),
+        Ok(_) => true,
+    }
+}
+
+/// `metaroce hdl report --json` (small runs, no synthesis). Checked against: the
+/// arguments (packets per width, `--synth none`), the tools (`verilator --version`,
+/// `metaroce_hdl::LINT_WAIVERS`), the fixed sizes of the report's own runs (TX frames
+/// a tenth of the packets, 100,000 TX-table operations, the `NicCore` run a tenth and a
+/// thirtieth), docs/hardware.md's claims (0 lint warnings by construction, 0 idle
+/// cycles at line rate), and consistency: no mismatch or write outside registered
+/// memory, at most every packet hostile or placed, a 4 KiB frame takes at least its
+/// bytes' worth of beats and fewer at 512 bits.
+#[cfg(feature = "hdl")]
+#[test]
+fn hdl_report_json_checks_every_block() {
+    if !verilated_models("hdl_report_json_checks_every_block") {
+        // What the user gets instead.
+        fails_with(
+            &["hdl", "report", "--synth", "none", "--packets", "1"],
+            "this metaroce has no Verilated NIC models",
+        );
+        return;
+    }
+    let packets = 300;
+    let d = json(&[
+        "hdl",
+        "report",
+        "--json",
+        "--synth",
+        "none",
+        "--packets",
+        &packets.to_string(),
+    ]);
+    let version = Command::new("verilator").arg("--version").output().unwrap();
+    let version = String::from_utf8_lossy(&version.stdout);
+    assert_eq!(d["verilator"], version.lines().next().unwrap().trim());
+    assert_eq!(
+        (&d["yosys"], &d["synthesised"]),
+        (&Value::Null, &"none".into())
+    );
+    let waivers: Vec<(&str, &str)> = d["lint_waivers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| (w["flag"].as_str().unwrap(), w["why"].as_str().unwrap()))
+        .collect();
+    assert_eq!(waivers, metaroce_hdl::LINT_WAIVERS);
+    let n = |v: &Value, k: &str| {
+        v[k].as_u64()
+            .unwrap_or_else(|| panic!("{k} is not a count: {v}"))
+    };
+    let widths = d["widths"].as_array().expect("widths");
+    let beats: Vec<f64> = widths
+        .iter()
+        .map(|w| {
+            let width = n(w, "width");
+            assert_eq!(n(w, "packets_checked"), packets, "{width}");
+            assert_eq!(n(&w["parser"], "packets_checked"), packets);
+            assert_eq!(n(&w["eth_front_end"], "checked"), packets);
+            assert_eq!(n(&w["tx_build"], "frames_checked"), packets / 10);
+            for (v, k) in [
+                (w, "mismatches"),
+                (w, "hostile_writes_outside_mr"),
+                (w, "lint_warnings"),
+                (&w["parser"], "mismatches"),
+                (&w["eth_front_end"], "mismatches"),
+                (&w["tx_build"], "mismatches"),
+                (&w["tx_build"], "line_rate_bubbles"),
+            ] {
+                assert_eq!(n(v, k), 0, "{width}-bit {k}: {w}");
+            }
+            assert!(
+                n(w, "hostile_packets") + n(w, "placed_send") + n(w, "placed_read_resp") <= packets,
+                "{w}"
+            );
+            assert!(n(w, "acks_checked") > 0, "{w}");
+            assert!(w["cycles_per_second"].as_f64().unwrap() > 0.0, "{w}");
+            assert_eq!(w["synthesis"], Value::Null);
+            let cycles = w["tx_build"]["line_rate_cycles_per_packet"]
+                .as_f64()
+                .unwrap();
+            assert!(cycles * width as f64 / 8.0 >= 4096.0, "{w}");
+            cycles
+        })
+        .collect();
+    assert_eq!(
+        widths.iter().map(|w| n(w, "width")).collect::<Vec<_>>(),
+        [64, 512]
+    );
+    assert!(beats[1] < beats[0], "512-bit frames take fewer cycles");
+    assert_eq!(
+        (
+            n(&d["tx_path_table"], "checked"),
+            n(&d["tx_path_table"], "mismatches")
+        ),
+        (100_000, 0)
+    );
+    let core = &d["nic_core"];
+    assert_eq!(n(core, "width"), 64);
+    assert_eq!(n(core, "datagrams_in"), packets / 10);
+    assert_eq!(n(core, "data_frames_checked"), packets / 30);
+    assert!(
+        (1..=packets / 30).contains(&n(core, "acks_applied_checked")),
+        "{core}"
+    );
+    assert!(n(core, "acks_checked") > 0, "{core}");
+    assert_eq!(
+        (n(core, "mismatches"), n(core, "hostile_writes_outside_mr")),
+        (0, 0),
+        "{core}"
+    );
+    let busy = core["mac_tx_utilisation"].as_f64().unwrap();
+    assert!(busy > 0.0 && busy <= 1.0, "{core}");
+}
+
+/// `metaroce device serve --json` and `metaroce device probe --json` against it: the
+/// probe's figures against its arguments (`--reads`) and each other (rates = cycles /
+/// seconds, cycles per read, round-trip percentiles in order), and the server's
+/// counters on SIGTERM against `BoardCounter::ALL` (every counter, nothing else) and
+/// the run (one connection, at least the probe's reads as busy cycles, at least the
+/// probe's cycles, nothing refused, no frames).
+#[cfg(feature = "hdl")]
+#[test]
+fn device_serve_and_probe_json() {
+    use metaroce_driver::device::board::BoardCounter;
+    use std::time::{Duration, Instant};
+    if !verilated_models("device_serve_and_probe_json") {
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("metaroce-cli-device-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let sock = dir.join("nic.sock");
+    let sock_s = sock.to_str().unwrap();
+    let server = Command::new(env!("CARGO_BIN_EXE_metaroce"))
+        .args(["device", "serve", "--socket", sock_s, "--json"])
+        .env_remove("RUST_BACKTRACE")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn device serve");
+    let until = Instant::now() + Duration::from_secs(20);
+    while !sock.exists() && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let reads = 200;
+    let probe = metaroce(&[
+        "device",
+        "probe",
+        "--socket",
+        sock_s,
+        "--reads",
+        &reads.to_string(),
+        "--idle-secs",
+        "0.2",
+        "--json",
+    ]);
+    // SAFETY: sends SIGTERM to the child we spawned (it has not been waited for, so
+    // its pid is still ours).
+    unsafe { libc::kill(server.id() as libc::pid_t, libc::SIGTERM) };
+    let served = server.wait_with_output().unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(
+        probe.status.success(),
+        "{}",
+        String::from_utf8_lossy(&probe.stderr)
+    );
+    assert!(
+        served.status.success(),
+        "{}",
+        String::from_utf8_lossy(&served.stderr)
+    );
+
+    let p: Value = serde_json::from_slice(&probe.stdout).expect("probe JSON");
+    let f = |v: &Value, k: &str| {
+        v[k].as_f64()
+            .unwrap_or_else(|| panic!("{k} is not a number: {v}"))
+    };
+    assert_eq!(
+        (p["reads"].as_u64(), p["socket"].as_str()),
+        (Some(reads), Some(sock_s))
+    );
+    let rtt = &p["bar_read_rtt_us"];
+    let (p50, p99, max, mean) = (f(rtt, "p50"), f(rtt, "p99"), f(rtt, "max"), f(rtt, "mean"));
+    assert!(
+        0.0 < p50 && p50 <= p99 && p99 <= max && 0.0 < mean && mean <= max,
+        "{rtt}"
+    );
+    let (cycles, secs) = (f(&p, "cycles"), f(&p, "seconds"));
+    assert!(cycles > 0.0 && secs > 0.0, "{p}");
+    let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * b.abs().max(1.0);
+    assert!(close(f(&p, "cycles_per_second"), cycles / secs), "{p}");
+    assert!(
+        close(f(&p, "cycles_per_bar_read"), cycles / reads as f64),
+        "{p}"
+    );
+    for k in [
+        "idle_cycles_per_second",
+        "eval_ns_per_cycle",
+        "eval_share_of_board_thread",
+    ] {
+        assert!(f(&p, k) > 0.0, "the model runs free: {k} in {p}");
+    }
+
+    let c: Value = serde_json::from_slice(&served.stdout).expect("counters JSON");
+    let mut names: Vec<&str> = c.as_object().unwrap().keys().map(String::as_str).collect();
+    let mut want: Vec<&str> = BoardCounter::ALL.iter().map(|b| b.name()).collect();
+    names.sort_unstable();
+    want.sort_unstable();
+    assert_eq!(names, want);
+    let n = |k: &str| c[k].as_u64().unwrap_or_else(|| panic!("{k} in {c}"));
+    assert_eq!(n("connections"), 1, "{c}");
+    assert!(
+        n("busy_cycles") >= reads,
+        "every BAR read is a busy cycle: {c}"
+    );
+    assert!(n("cycles") as f64 >= cycles, "{c}");
+    for k in [
+        "bad_messages",
+        "bad_region_accesses",
+        "dma_maps_refused",
+        "frames_in",
+        "frames_out",
+    ] {
+        assert_eq!(n(k), 0, "{k}: {c}");
+    }
+}
+
 #[cfg(feature = "hdl")]
 #[test]
 fn hdl_regmap_prints_the_register_map() {

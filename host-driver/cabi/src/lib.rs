@@ -11,13 +11,17 @@
 //!   `cdylib` cannot: rustc's own version script wins);
 //! * [`verbs_h`]: the plain-value `verbs.h` structures both pass to programs;
 //! * [`check`]: for tests, reading the exported symbols back and comparing struct
-//!   layouts with the C headers.
+//!   layouts with the C headers;
+//! * `lossy` (feature `relay`, for the program tests only): the lossy relay between a
+//!   server and a client process.
 //!
 //! Nothing here is exported to C: this crate has no `#[no_mangle]` items.
 
 pub mod check;
 pub mod ffi;
 pub mod link;
+#[cfg(feature = "relay")]
+pub mod lossy;
 pub mod netif;
 pub mod registry;
 pub mod verbs_h;

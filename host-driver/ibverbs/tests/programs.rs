@@ -6,13 +6,12 @@
 
 mod common;
 
-use std::net::SocketAddr;
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
 use common::*;
-use metaroce_relay::{Relay, RelayConfig, RelayHandle};
+use metaroce_cabi::lossy::LossyRelay;
 
 #[test]
 fn exports_every_rdma_core_44_symbol_with_its_version() {
@@ -251,61 +250,36 @@ fn perftest_atomic_bandwidth_and_latency() {
     perftest("ib_atomic_lat", &["-n", "500"], &[], &[]);
 }
 
-/// Environment variables of one side of a program pair.
-type SideEnv = metaroce_cabi::check::SideEnv;
-
-/// A relay between two soft NICs on fixed ports (outside the ephemeral range, see
-/// [`fixed_udp_ports`]), dropping each datagram with probability `loss` on each of 8
-/// paths. Returns it with the environment of each side.
-fn lossy_fabric(loss: f64) -> (RelayHandle, SideEnv, SideEnv) {
-    let (server_port, client_port) = fixed_udp_ports();
-    let nic = |p: u16| SocketAddr::from(([127, 0, 0, 1], p));
-    // Link 0 towards the server, link 1 towards the client.
-    let mut cfg = RelayConfig::between(nic(server_port), nic(client_port), 8, loss);
-    cfg.seed = 7;
-    let relay = Relay::start(cfg).expect("start relay");
-    let (to_server, to_client) = (relay.listen_addrs()[0], relay.listen_addrs()[1]);
-    let (server, client) =
-        metaroce_cabi::check::relay_env((server_port, client_port), to_server, to_client);
-    (relay, server, client)
-}
-
 #[test]
 fn rc_pingpong_through_relay_at_1_percent_loss() {
     let _g = serial();
-    let (relay, s, c) = lossy_fabric(0.01);
-    pingpong(&["-s", "65536", "-n", "200", "-c"], &s, &c);
-    pingpong(&["-e", "-s", "4096", "-n", "200", "-c"], &s, &c);
+    let relay = LossyRelay::start(0.01, 0);
+    let (s, c) = (&relay.server, &relay.client);
+    pingpong(&["-s", "65536", "-n", "200", "-c"], s, c);
+    pingpong(&["-e", "-s", "4096", "-n", "200", "-c"], s, c);
     pingpong_program(
         "ibv_srq_pingpong",
         &["-q", "4", "-s", "4096", "-n", "100", "-c"],
-        &s,
-        &c,
+        s,
+        c,
     );
-    let dropped: u64 = relay.all_counters().iter().map(|p| p.dropped_loss).sum();
-    assert!(
-        dropped > 0,
-        "the relay dropped nothing: the traffic did not cross it"
-    );
+    relay.assert_crossed();
 }
 
 #[test]
 fn perftest_through_relay_at_1_percent_loss() {
     let _g = serial();
-    let (relay, s, c) = lossy_fabric(0.01);
-    perftest("ib_write_bw", &["-s", "65536", "-n", "500"], &s, &c);
-    perftest("ib_send_bw", &["-s", "65536", "-n", "500"], &s, &c);
-    perftest("ib_write_lat", &["-n", "300"], &s, &c);
-    perftest("ib_send_lat", &["-n", "300"], &s, &c);
-    perftest("ib_read_bw", &["-s", "65536", "-n", "500"], &s, &c);
-    perftest("ib_read_lat", &["-n", "300"], &s, &c);
-    perftest("ib_atomic_bw", &["-n", "2000"], &s, &c);
-    perftest("ib_atomic_lat", &["-n", "300"], &s, &c);
-    let dropped: u64 = relay.all_counters().iter().map(|p| p.dropped_loss).sum();
-    assert!(
-        dropped > 0,
-        "the relay dropped nothing: the traffic did not cross it"
-    );
+    let relay = LossyRelay::start(0.01, 0);
+    let (s, c) = (&relay.server, &relay.client);
+    perftest("ib_write_bw", &["-s", "65536", "-n", "500"], s, c);
+    perftest("ib_send_bw", &["-s", "65536", "-n", "500"], s, c);
+    perftest("ib_write_lat", &["-n", "300"], s, c);
+    perftest("ib_send_lat", &["-n", "300"], s, c);
+    perftest("ib_read_bw", &["-s", "65536", "-n", "500"], s, c);
+    perftest("ib_read_lat", &["-n", "300"], s, c);
+    perftest("ib_atomic_bw", &["-n", "2000"], s, c);
+    perftest("ib_atomic_lat", &["-n", "300"], s, c);
+    relay.assert_crossed();
 }
 
 /// The end-of-run race, amplified (run by hand: `cargo test -p metaroce-ibverbs --test
@@ -325,7 +299,8 @@ fn stress_end_of_run_through_relay() {
     let runs: usize = env("STRESS_RUNS")
         .and_then(|v| v.parse().ok())
         .unwrap_or(100);
-    let (_relay, s, c) = lossy_fabric(loss);
+    let relay = LossyRelay::start(loss, 0);
+    let (s, c) = (&relay.server, &relay.client);
     let mut failures = Vec::new();
     for _ in 0..runs {
         let port = oob_port();

@@ -6,7 +6,7 @@ use std::net::{SocketAddr, TcpStream};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use metaroce_cabi::ffi::Errno;
 use metaroce_cabi::registry::lock;
@@ -161,9 +161,10 @@ fn handshake(stream: TcpStream, listener: Arc<Id>) {
 }
 
 /// Connects `sock` (bound) to `dst` for `id`, sends its REQ, then serves the connection.
-pub fn connect(sock: socket2::Socket, dst: SocketAddr, req: Msg, id: Arc<Id>) {
-    let stream: TcpStream = match sock.connect(&dst.into()) {
-        Ok(()) => sock.into(),
+/// A refused connection is tried again until `deadline` (see [`connect_until`]).
+pub fn connect(sock: socket2::Socket, dst: SocketAddr, deadline: Instant, req: Msg, id: Arc<Id>) {
+    let stream = match connect_until(&sock, dst, deadline, || id.still_connecting()) {
+        Ok(()) => TcpStream::from(sock),
         Err(e) => {
             id.on_connect_failed(e.raw_os_error().unwrap_or(libc::EIO));
             return;
@@ -174,5 +175,92 @@ pub fn connect(sock: socket2::Socket, dst: SocketAddr, req: Msg, id: Arc<Id>) {
         conn.serve(id);
     } else {
         conn.close();
+    }
+}
+
+/// Connects `sock` to `dst`, trying again after `ECONNREFUSED` (nobody listens there
+/// yet) every 10 ms, backing off to 100 ms, until `deadline` or until `wanted` says the
+/// connection is no longer wanted; then the last error. (Linux lets a socket whose
+/// connection was refused connect again, keeping its bound address.)
+fn connect_until(
+    sock: &socket2::Socket,
+    dst: SocketAddr,
+    deadline: Instant,
+    wanted: impl Fn() -> bool,
+) -> std::io::Result<()> {
+    let mut pause = Duration::from_millis(10);
+    loop {
+        match sock.connect(&dst.into()) {
+            Err(e)
+                if e.raw_os_error() == Some(libc::ECONNREFUSED)
+                    && Instant::now() + pause < deadline
+                    && wanted() =>
+            {
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(Duration::from_millis(100));
+            }
+            other => return other,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::Cell;
+
+    /// A bound TCP socket on 127.0.0.1 (not listening: connections to it are refused)
+    /// and its address.
+    fn bound() -> (socket2::Socket, SocketAddr) {
+        let s = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+        s.bind(&SocketAddr::from(([127, 0, 0, 1], 0)).into())
+            .unwrap();
+        let a = s.local_addr().unwrap().as_socket().unwrap();
+        (s, a)
+    }
+
+    /// The passive side listens only after the first connection was refused (perftest's
+    /// server between its two listeners): the connection is made on a later try.
+    #[test]
+    fn a_listener_that_appears_after_a_refusal_is_reached() {
+        let (server, addr) = bound();
+        let (client, _) = bound();
+        let refusals = Cell::new(0);
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let r = connect_until(&client, addr, deadline, || {
+            if refusals.replace(refusals.get() + 1) == 0 {
+                server.listen(4).unwrap();
+            }
+            true
+        });
+        assert!(r.is_ok(), "{r:?}");
+        assert_eq!(refusals.get(), 1);
+        let (_, peer) = server.accept().unwrap();
+        assert_eq!(peer.as_socket(), client.local_addr().unwrap().as_socket());
+    }
+
+    /// Nobody listens: refused once the deadline has passed, or at once when the id no
+    /// longer wants the connection.
+    #[test]
+    fn refused_after_the_deadline_or_when_no_longer_wanted() {
+        let (_server, addr) = bound();
+        // Connects to nobody until `deadline`, the id wanting it or not: the error and
+        // how often the id was asked.
+        let refused = |deadline: Instant, wanted: bool| {
+            let (client, _) = bound();
+            let tries = Cell::new(0);
+            let r = connect_until(&client, addr, deadline, || {
+                tries.set(tries.get() + 1);
+                wanted
+            });
+            (r.unwrap_err().raw_os_error(), tries.get())
+        };
+        let deadline = Instant::now() + Duration::from_millis(300);
+        let (e, tries) = refused(deadline, true);
+        assert_eq!(e, Some(libc::ECONNREFUSED));
+        assert!(tries >= 1);
+        assert!(Instant::now() + Duration::from_millis(100) >= deadline);
+        let far = Instant::now() + Duration::from_secs(30);
+        assert_eq!(refused(far, false), (Some(libc::ECONNREFUSED), 1));
     }
 }

@@ -79,18 +79,6 @@ pub fn run_pair(server: Command, client: Command, limit: Duration) -> PairOutput
     )
 }
 
-/// Two distinct UDP ports on 127.0.0.1 for NICs on fixed ports (`METAROCE_IBV_PORT`),
-/// outside the kernel's ephemeral range ([`check::fixed_udp_ports`] says why).
-pub fn fixed_udp_ports() -> (u16, u16) {
-    check::fixed_udp_ports(1)
-}
-
-/// A TCP port (for the programs' out-of-band exchange) unique to this test process.
-pub fn tcp_port(offset: u16) -> u16 {
-    // Spread test processes apart; each test passes its own offset.
-    20000 + (std::process::id() % 2000) as u16 * 8 + offset
-}
-
 /// A TCP port for the programs' out-of-band exchange, free a moment ago.
 pub fn oob_port() -> String {
     TcpListener::bind("127.0.0.1:0")

@@ -259,7 +259,7 @@ fn set_up_ep(
     let dst = unsafe { addr::from_c(res.ai_dst_addr) }?;
     id.resolve_addr(src, dst)?;
     id.complete()?;
-    id.resolve_route()?;
+    id.resolve_route(crate::id::DEFAULT_ROUTE_TIMEOUT)?;
     id.complete()?;
     if let Some(a) = attr {
         a.qp_type = res.ai_qp_type;

@@ -91,12 +91,14 @@ pub extern "C" fn rdma_resolve_addr(
     })
 }
 
-/// `rdma_resolve_route`.
+/// `rdma_resolve_route`. The timeout (negative counts as 0) bounds how long
+/// `rdma_connect` retries a connection refused because nobody listens yet.
 #[unsafe(no_mangle)]
-pub extern "C" fn rdma_resolve_route(id: *mut rdma_cm_id, _timeout_ms: c_int) -> c_int {
+pub extern "C" fn rdma_resolve_route(id: *mut rdma_cm_id, timeout_ms: c_int) -> c_int {
     ret_minus_one(|| {
         let id = id_arg(id)?;
-        id.resolve_route()?;
+        let timeout = std::time::Duration::from_millis(u64::try_from(timeout_ms).unwrap_or(0));
+        id.resolve_route(timeout)?;
         id.complete()
     })
 }

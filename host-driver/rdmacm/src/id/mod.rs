@@ -14,6 +14,7 @@ use std::cell::UnsafeCell;
 use std::ffi::{c_int, c_void};
 use std::net::{IpAddr, SocketAddr};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
+use std::time::{Duration, Instant};
 
 use metaroce_cabi::ffi::Errno;
 use metaroce_cabi::registry::{Object, Registry, lock};
@@ -42,6 +43,10 @@ pub const REJ_VENDOR_OPTION_NOT_SUPPORTED: u16 = 35;
 /// Local ACK timeout given to QPs unless `RDMA_OPTION_ID_ACK_TIMEOUT` says otherwise
 /// (4.096 µs · 2^14 ≈ 67 ms, what `ibv_rc_pingpong` and perftest use).
 pub const DEFAULT_ACK_TIMEOUT: u8 = 14;
+/// How long a connection refused by TCP is tried again when the program gave
+/// `rdma_resolve_route` no timeout of its own: the 2000 ms rdma-core's `rdma_create_ep`
+/// gives it.
+pub const DEFAULT_ROUTE_TIMEOUT: Duration = Duration::from_millis(2000);
 /// Largest responder resources / initiator depth granted ("as many as the device
 /// allows", `RDMA_MAX_RESP_RES`).
 pub const MAX_RD_ATOMIC: u8 = 16;
@@ -111,6 +116,9 @@ pub struct St {
     pub rnr_retry_count: u8,
     /// `RDMA_OPTION_ID_TOS`.
     pub tos: u8,
+    /// The timeout the program gave `rdma_resolve_route`: how long `rdma_connect` tries
+    /// again a TCP connection refused (a listener not yet there) before REJECTED.
+    pub route_timeout: Duration,
     /// `RDMA_OPTION_ID_ACK_TIMEOUT`.
     pub ack_timeout: Option<u8>,
     /// `RDMA_OPTION_ID_AFONLY`.
@@ -262,6 +270,7 @@ impl Id {
                 retry_count: 7,
                 rnr_retry_count: 7,
                 tos: 0,
+                route_timeout: DEFAULT_ROUTE_TIMEOUT,
                 ack_timeout: None,
                 afonly: None,
                 qp_init: None,
@@ -434,12 +443,14 @@ impl Id {
         Ok(())
     }
 
-    /// `rdma_resolve_route`: one path, over the device's port.
-    pub fn resolve_route(self: &Arc<Self>) -> Result<(), Errno> {
+    /// `rdma_resolve_route`: one path, over the device's port. `timeout` (the program's)
+    /// bounds how long `rdma_connect` retries a refused connection.
+    pub fn resolve_route(self: &Arc<Self>, timeout: Duration) -> Result<(), Errno> {
         let mut st = self.st();
         if !matches!(st.state, State::AddrResolved | State::RouteResolved) {
             return Err(libc::EINVAL);
         }
+        st.route_timeout = timeout;
         let dev = st.dev.clone().ok_or(libc::EINVAL)?;
         let c = self.c();
         // SAFETY: reads and writes plain fields of our live C view; the path record is
@@ -501,7 +512,13 @@ impl Id {
         Ok((qpn, u8::from(srq)))
     }
 
-    /// `rdma_connect`: sends the REQ (from a connection thread; returns at once).
+    /// `rdma_connect`: sends the REQ (from a connection thread; returns at once). A TCP
+    /// connection refused is tried again until the route timeout has passed, and only
+    /// then reported as REJECTED: a passive side may be between two listeners on the
+    /// port. perftest's `-R` server destroys the listener of its parameter exchange and
+    /// listens again for the test's QPs while its client already connects; a kernel CM
+    /// has the same gap, only much shorter, and perftest's own retry after a REJECTED
+    /// reuses the ids and channel it has just destroyed.
     pub fn connect(
         self: &Arc<Self>,
         param: Option<&rdma_conn_param>,
@@ -534,15 +551,23 @@ impl Id {
         let dst = st.dst.ok_or(libc::EINVAL)?;
         st.connect_data.clear();
         st.state = State::Connecting;
+        let deadline = Instant::now() + st.route_timeout;
         let me = self.clone();
         std::thread::Builder::new()
             .name("rdmacm-conn".into())
-            .spawn(move || crate::conn::connect(sock, dst, req, me))
+            .spawn(move || crate::conn::connect(sock, dst, deadline, req, me))
             .map_err(os)?;
         Ok(())
     }
 
-    /// The TCP connection of `rdma_connect` failed.
+    /// Whether `rdma_connect`'s connection is still wanted (the id neither destroyed nor
+    /// failed).
+    pub fn still_connecting(&self) -> bool {
+        let st = self.st();
+        !st.destroyed && st.state == State::Connecting
+    }
+
+    /// The TCP connection of `rdma_connect` failed (for good).
     pub fn on_connect_failed(self: &Arc<Self>, errno: Errno) {
         let mut st = self.st();
         if st.destroyed || st.state != State::Connecting {
