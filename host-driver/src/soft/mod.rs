@@ -163,6 +163,43 @@ impl std::fmt::Debug for SoftBackend {
     }
 }
 
+/// Where [`bind_entropy_block`] looks for a free block of source ports: below Linux's
+/// default ephemeral range (32768–60999), so the kernel's own picks rarely collide.
+const ENTROPY_BLOCK_RANGE: std::ops::Range<u16> = 20_480..32_768;
+/// Blocks tried before [`bind_entropy_block`] lets the kernel pick the ports.
+const ENTROPY_BLOCK_TRIES: usize = 16;
+
+/// Binds `cfg` with its entropy sockets on one block of consecutive ports, aligned to
+/// the block's size rounded up to a power of two: socket `i` then sends from a port
+/// congruent to `i` modulo every power of two up to the socket count, so entropy values
+/// that differ in their low bits (the engine stripes its paths by them) leave from ports
+/// that differ in theirs, and a fabric or relay that picks its path or plane from the
+/// source port modulo N reaches every path (spec §2.3). When no free block is found it
+/// falls back to ports the kernel picks (a relay's per-path counters then show a path
+/// that forwards nothing).
+fn bind_entropy_block(mut cfg: udp::EndpointConfig) -> Result<udp::Endpoint, SoftError> {
+    let n = cfg.src_ports.len();
+    let align = n.next_power_of_two();
+    let blocks = ENTROPY_BLOCK_RANGE.len() / align;
+    for _ in 0..ENTROPY_BLOCK_TRIES.min(blocks) {
+        let mut pick = [0u8; 4];
+        getrandom::getrandom(&mut pick)
+            .map_err(|e| SoftError::Io("getrandom", std::io::Error::from(e)))?;
+        let block = u32::from_ne_bytes(pick) as usize % blocks;
+        let base = usize::from(ENTROPY_BLOCK_RANGE.start) + block * align;
+        cfg.src_ports = (base..base + n).map(|p| p as u16).collect();
+        match udp::Endpoint::bind(&cfg) {
+            Ok(endpoint) => return Ok(endpoint),
+            Err(e)
+                if e.os_error().map(std::io::Error::kind)
+                    == Some(std::io::ErrorKind::AddrInUse) => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    cfg.src_ports = vec![0; n];
+    Ok(udp::Endpoint::bind(&cfg)?)
+}
+
 impl SoftBackend {
     /// Binds the sockets and starts the progress thread.
     pub fn start(cfg: SoftConfig) -> Result<Arc<SoftBackend>, SoftError> {
@@ -176,7 +213,7 @@ impl SoftBackend {
         ep_cfg.max_datagram = cfg.nic.mtu as usize + 256;
         ep_cfg.recv_buffer = 16 << 20;
         ep_cfg.send_buffer = 4 << 20;
-        let endpoint = udp::Endpoint::bind(&ep_cfg)?;
+        let endpoint = bind_entropy_block(ep_cfg)?;
         let addr = endpoint.listen_addr();
         let mut nic_cfg = cfg.nic.clone();
         nic_cfg.local_ip = addr.ip();
@@ -297,5 +334,29 @@ impl Backend for SoftBackend {
 impl Drop for SoftBackend {
     fn drop(&mut self) {
         self.shutdown();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn entropy_sockets_take_one_aligned_block_of_ports() {
+        let ip = IpAddr::V4(std::net::Ipv4Addr::LOCALHOST);
+        for n in [8, 32, 5] {
+            let endpoint =
+                bind_entropy_block(udp::EndpointConfig::new(ip, 0, vec![0; n])).expect("bind");
+            let ports: Vec<u16> = (0..n).filter_map(|p| endpoint.src_port(p)).collect();
+            assert_eq!(ports.len(), n);
+            let align = n.next_power_of_two() as u16;
+            assert_eq!(ports[0] % align, 0, "{ports:?}");
+            assert!(ports.windows(2).all(|w| w[1] == w[0] + 1), "{ports:?}");
+            // What a relay that maps paths by port modulo 8 sees: every residue.
+            let mut residues: Vec<u16> = ports.iter().map(|p| p % 8).collect();
+            residues.sort_unstable();
+            residues.dedup();
+            assert_eq!(residues.len(), n.min(8), "{ports:?}");
+        }
     }
 }
