@@ -99,6 +99,7 @@ fn relay_paths(args: &DemoArgs) -> Vec<PathConfig> {
 fn one_run(args: &DemoArgs, name: &str, paths: u16) -> anyhow::Result<Run> {
     let setup = PairSetup {
         ip: "127.0.0.1".parse()?,
+        nic_port: 0,
         paths,
         mtu: 4096,
         busy_poll: false,

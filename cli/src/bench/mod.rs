@@ -93,6 +93,15 @@ pub struct BenchArgs {
     /// TCP control port of `--server`.
     #[arg(long, default_value_t = 18515)]
     port: u16,
+    /// Two processes: this process's soft NIC receives on this UDP port (0: the kernel
+    /// picks one). Give it when a `metaroce relay` sits between the two processes: the
+    /// relay's `--link` forwards to it.
+    #[arg(long, default_value_t = 0)]
+    nic_port: u16,
+    /// Two processes: send to this address (a `metaroce relay` link's listen address)
+    /// instead of straight to the peer's NIC.
+    #[arg(long)]
+    via: Option<SocketAddr>,
     /// Authenticated mode (spec §11.2) on both QPs, with a fresh random connection key.
     /// One process only.
     #[arg(long, conflicts_with_all = ["server", "connect"])]
@@ -190,6 +199,7 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
     let depth = args.depth.max(1);
     let setup = PairSetup {
         ip: args.ip,
+        nic_port: args.nic_port,
         paths: args.paths,
         mtu: args.mtu,
         busy_poll: args.busy_poll,
@@ -210,6 +220,9 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
     };
     if args.auth_compare {
         return auth_compare::auth_compare(args, &setup);
+    }
+    if (args.nic_port != 0 || args.via.is_some()) && !args.server && args.connect.is_none() {
+        bail!("--nic-port and --via are for two-process runs (--server or --connect)");
     }
     if args.server {
         return remote::serve(args, &setup);
@@ -347,9 +360,10 @@ fn finish(
             ("operation", format!("{:?} {} B", report.op, report.size)),
             (
                 "fabric",
-                match report.loss {
-                    Some(p) => format!("relay, {} paths, loss {p}", report.paths),
-                    None => format!("direct loopback, {} paths", report.paths),
+                match (report.loss, args.via) {
+                    (Some(p), _) => format!("relay, {} paths, loss {p}", report.paths),
+                    (None, Some(via)) => format!("via {via}, {} paths", report.paths),
+                    (None, None) => format!("direct loopback, {} paths", report.paths),
                 },
             ),
             ("authenticated", report.auth.to_string()),
@@ -431,25 +445,30 @@ fn finish(
         for (k, v) in rows.into_iter().chain(timing_rows) {
             t.add_row(vec![k.to_string(), v]);
         }
-        let mut p = report::table([
-            "path", "entropy", "sent", "retx", "lost", "CE", "repaths", "srtt µs",
-        ]);
-        for r in &report.path_stats {
-            p.add_row(vec![
-                r.path.to_string(),
-                r.entropy.to_string(),
-                r.sent.to_string(),
-                r.retransmitted.to_string(),
-                r.lost.to_string(),
-                r.ce_marked.to_string(),
-                r.repaths.to_string(),
-                format!("{:.1}", r.srtt_us),
-            ]);
-        }
-        vec![t, p]
+        vec![t, path_table(&report.path_stats)]
     })?;
     if !report.verified {
         bail!("data verification failed");
     }
     Ok(())
+}
+
+/// The per-path counters of one QP as a table.
+fn path_table(rows: &[PathRow]) -> comfy_table::Table {
+    let mut p = report::table([
+        "path", "entropy", "sent", "retx", "lost", "CE", "repaths", "srtt µs",
+    ]);
+    for r in rows {
+        p.add_row(vec![
+            r.path.to_string(),
+            r.entropy.to_string(),
+            r.sent.to_string(),
+            r.retransmitted.to_string(),
+            r.lost.to_string(),
+            r.ce_marked.to_string(),
+            r.repaths.to_string(),
+            format!("{:.1}", r.srtt_us),
+        ]);
+    }
+    p
 }

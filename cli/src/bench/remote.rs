@@ -16,11 +16,11 @@ use anyhow::{Context as _, bail};
 use metaroce_driver::verbs::*;
 use serde::Serialize;
 
-use super::{BenchArgs, finish, measured};
+use super::{BenchArgs, finish, measured, path_table};
 use crate::report;
 use crate::traffic::{
-    Op, PairSetup, Patterns, Remote, Traffic, make_side, prepare_receiver, receive, run_traffic_to,
-    soft_context,
+    Op, PairSetup, PathRow, Patterns, Remote, Traffic, make_side, path_rows, prepare_receiver,
+    receive, run_traffic_to, soft_context,
 };
 
 /// The operation as the exchange spells it.
@@ -80,7 +80,7 @@ pub(super) fn client(
     let ok = read_words(&mut r, "ok")?;
     let peer = QpEndpoint {
         qpn: word(&ok, 1)?,
-        addr: word(&ok, 2)?,
+        addr: args.via.map_or_else(|| word(&ok, 2), Ok)?,
         psn: word(&ok, 3)?,
     };
     let remote = Remote {
@@ -114,6 +114,15 @@ struct ServerReport {
     mismatches: u64,
     errors: u64,
     verified: bool,
+    /// This side's transport counters (for READ it is the data sender).
+    retransmits: u64,
+    sack_losses: u64,
+    timeout_losses: u64,
+    repaths: u64,
+    /// Datagrams this NIC dropped, every reason (the engine's `Drops`).
+    drops: u64,
+    /// Per-path counters of this side's QP.
+    path_stats: Vec<PathRow>,
 }
 
 /// `--server`: waits for one client and is its receiver, checking every message.
@@ -144,7 +153,7 @@ pub(super) fn serve(args: &BenchArgs, setup: &PairSetup) -> anyhow::Result<()> {
     }
     let peer = QpEndpoint {
         qpn: word(&hello, 4)?,
-        addr: word(&hello, 5)?,
+        addr: args.via.map_or_else(|| word(&hello, 5), Ok)?,
         psn: word(&hello, 6)?,
     };
     let mut setup = setup.clone();
@@ -213,6 +222,7 @@ pub(super) fn serve(args: &BenchArgs, setup: &PairSetup) -> anyhow::Result<()> {
         mismatches += total - next;
     }
     writeln!(w, "result {checked} {mismatches}")?;
+    let stats = b.ctx.stats();
     let rep = ServerReport {
         op: op_name(op).to_string(),
         size: t.size,
@@ -221,6 +231,12 @@ pub(super) fn serve(args: &BenchArgs, setup: &PairSetup) -> anyhow::Result<()> {
         mismatches,
         errors,
         verified: mismatches == 0 && errors == 0,
+        retransmits: stats.retransmits,
+        sack_losses: stats.sack_losses,
+        timeout_losses: stats.timeout_losses,
+        repaths: stats.repaths,
+        drops: b.ctx.drops().total(),
+        path_stats: path_rows(&b.qp),
     };
     report::emit(args.json, &rep, || {
         let mut tb = report::table(["server", "value"]);
@@ -239,7 +255,16 @@ pub(super) fn serve(args: &BenchArgs, setup: &PairSetup) -> anyhow::Result<()> {
                 rep.checked, rep.mismatches, rep.errors
             ),
         ]);
-        vec![tb]
+        tb.add_row(vec![
+            "retransmits".to_string(),
+            format!(
+                "{} (losses found by SACK {}, by timeout {})",
+                rep.retransmits, rep.sack_losses, rep.timeout_losses
+            ),
+        ]);
+        tb.add_row(vec!["repaths".to_string(), rep.repaths.to_string()]);
+        tb.add_row(vec!["drops here".to_string(), rep.drops.to_string()]);
+        vec![tb, path_table(&rep.path_stats)]
     })?;
     if !rep.verified {
         bail!("data verification failed");

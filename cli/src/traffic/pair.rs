@@ -29,6 +29,8 @@ pub struct Side {
 pub struct PairSetup {
     /// Address of both NICs.
     pub ip: IpAddr,
+    /// UDP port of a soft NIC (0: the kernel picks one); one NIC per process only.
+    pub nic_port: u16,
     /// Paths per connection.
     pub paths: u16,
     /// MTU.
@@ -62,7 +64,7 @@ pub struct Pair {
 
 /// A context on a soft NIC.
 pub(crate) fn soft_context(s: &PairSetup, seed: u64) -> anyhow::Result<Context> {
-    let mut cfg = SoftConfig::new(SocketAddr::new(s.ip, 0));
+    let mut cfg = SoftConfig::new(SocketAddr::new(s.ip, s.nic_port));
     cfg.busy_poll = s.busy_poll;
     cfg.nic.mtu = s.mtu;
     cfg.nic.seed = seed;
