@@ -41,6 +41,13 @@ use crate::hostmem::MemoryMap;
 /// a close normally ends when the last destroyed QP stops lingering).
 const CLOSE_SLACK: Duration = Duration::from_millis(100);
 
+/// READs and atomics a soft NIC's QP keeps in flight (Verbs `max_qp_rd_atom`). A soft
+/// NIC keeps their state in memory, not in a fixed hardware table, so the limit only has
+/// to cover the bandwidth-delay product of a loaded host: with 16 (a ConnectX's figure)
+/// `ib_read_bw` waits on round trips that a descheduled progress thread stretches to
+/// milliseconds. 128, as rdma-core's software RoCE (rxe) reports.
+pub const SOFT_MAX_RD_ATOMIC: u32 = 128;
+
 /// How to start a soft NIC.
 #[derive(Clone, Debug)]
 pub struct SoftConfig {
@@ -70,6 +77,10 @@ impl SoftConfig {
             offloads: true,
             nic: NicConfig {
                 line_rate_mbps: 400_000,
+                qp: metaroce_firmware::QpConfig {
+                    max_rd_atomic: SOFT_MAX_RD_ATOMIC,
+                    ..Default::default()
+                },
                 ..NicConfig::default()
             },
         }

@@ -191,6 +191,8 @@ pub fn neg1(r: c_int) -> c_int {
 
 fn device_attr(ctx: &Ctx) -> ibv_device_attr {
     let software = ctx.verbs.software_datapath();
+    let max_rd_atom =
+        c_int::try_from(ctx.verbs.default_qp_config().max_rd_atomic).unwrap_or(c_int::MAX);
     let mut a = ibv_device_attr {
         fw_ver: [0; 64],
         node_guid: ctx.dev.guid,
@@ -209,10 +211,12 @@ fn device_attr(ctx: &Ctx) -> ibv_device_attr {
         max_cqe: MAX_CQE as c_int,
         max_mr: 1 << 16,
         max_pd: 1 << 16,
-        max_qp_rd_atom: 16,
+        // READs and atomics a QP keeps in flight: the engine's limit (2 on the board's
+        // READ table, 128 on a soft NIC).
+        max_qp_rd_atom: max_rd_atom,
         max_ee_rd_atom: 0,
         max_res_rd_atom: 1 << 16,
-        max_qp_init_rd_atom: 16,
+        max_qp_init_rd_atom: max_rd_atom,
         max_ee_init_rd_atom: 0,
         // Atomics are executed one at a time by the NIC's engine: atomic with
         // respect to each other, not to the CPU (software data path only).
