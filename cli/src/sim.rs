@@ -475,6 +475,8 @@ struct PathRow {
     retransmitted_packets: u64,
     blackholed_packets: u64,
     qps: u64,
+    /// Digest of the run's event trace (equal runs, equal digests).
+    trace_digest: String,
     events_per_cpu_second: f64,
 }
 
@@ -503,6 +505,7 @@ fn path_row(kind: TransportKind, qps: u64, r: &PhasedReport, cpu: f64) -> PathRo
         retransmitted_packets: r.run.stats.retransmitted_packets,
         blackholed_packets: r.run.network.blackholed,
         qps,
+        trace_digest: format!("{:016x}", r.run.trace_digest),
         events_per_cpu_second: events_per_cpu_second(r.run.network.events, cpu),
     }
 }
@@ -658,6 +661,8 @@ struct IncastRow {
     min_sender_gbps: f64,
     max_sender_gbps: f64,
     timeouts: u64,
+    /// Digest of the run's event trace (equal runs, equal digests).
+    trace_digest: String,
     events_per_cpu_second: f64,
 }
 
@@ -695,6 +700,7 @@ fn incast(args: &IncastArgs) -> anyhow::Result<()> {
             ),
             max_sender_gbps: round(r.per_sender_gbps.iter().copied().fold(0.0, f64::max), 3),
             timeouts: r.run.stats.timeouts,
+            trace_digest: format!("{:016x}", r.run.trace_digest),
             events_per_cpu_second: events_per_cpu_second(r.run.network.events, cpu),
         });
         bar.inc(1);
