@@ -8,6 +8,7 @@
 
 use metaroce_fabric::scenario::{AllreduceSpec, TransportKind, run_allreduce, run_incast};
 use metaroce_fabric::time::from_ms;
+use metaroce_firmware::cc::CcAlgorithm;
 
 /// CPU time this thread has run, seconds.
 fn cpu_seconds() -> f64 {
@@ -45,7 +46,14 @@ fn main() {
             );
         }
         let cpu = cpu_seconds();
-        let r = run_incast(TransportKind::MetaRoce, 16, 1, from_ms(3)).expect("incast");
+        let r = run_incast(
+            TransportKind::MetaRoce,
+            &CcAlgorithm::default(),
+            16,
+            1,
+            from_ms(3),
+        )
+        .expect("incast");
         let cpu = cpu_seconds() - cpu;
         println!(
             "incast 16: events {} cpu {cpu:.3} s  {:.3} M events/cpu-s  digest {:016x}  jain {:.4}",

@@ -3,6 +3,8 @@
 
 use std::time::Instant;
 
+use metaroce_firmware::cc::CcAlgorithm;
+
 use crate::baseline::dcqcn::DcqcnConfig;
 use crate::baseline::irn::{Irn, IrnConfig};
 use crate::baseline::nic::{BaselineNic, NicConfig};
@@ -166,10 +168,23 @@ pub fn default_window_packets(params: &FabricParams, hops: u32) -> u32 {
 struct Tuning {
     /// MetaRoCE engine settings (instead of [`MetaRoceConfig::new`]).
     metaroce: Option<MetaRoceConfig>,
+    /// MetaRoCE's per-path congestion controller (instead of the one in
+    /// the engine settings).
+    cc: Option<CcAlgorithm>,
     /// RoCEv2 retransmission timeout and its doubling cap.
     roce_rto: Option<(SimTime, SimTime)>,
     /// IRN's RTO_low and RTO_high.
     irn_rto: Option<(SimTime, SimTime)>,
+}
+
+impl Tuning {
+    /// The defaults with MetaRoCE's paths running `cc`.
+    fn with_cc(cc: &CcAlgorithm) -> Self {
+        Tuning {
+            cc: Some(cc.clone()),
+            ..Tuning::default()
+        }
+    }
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -193,13 +208,16 @@ fn make_transports(
     if kind == TransportKind::MetaRoce {
         // The engine's NIC rate (its receiver's fair-share hint) is the sum
         // of its ports: a MetaRoCE connection sprays over every plane.
-        let config = tuning.metaroce.clone().unwrap_or_else(|| {
+        let mut config = tuning.metaroce.clone().unwrap_or_else(|| {
             MetaRoceConfig::new(
                 params.metaroce_paths,
                 params.mtu_bytes,
                 params.link_rate_bps * u64::from(ports.max(1)),
             )
         });
+        if let Some(cc) = &tuning.cc {
+            config.cc = cc.clone();
+        }
         let hosts = metaroce_hosts(host_count, flows, &config, seed, |_| {
             PatternMemory::default()
         })?;
@@ -579,9 +597,11 @@ pub fn percentile(values: &mut [f64], q: f64) -> f64 {
 
 /// Runs `qps` QPs from host 0 to host 1 over 8 parallel fabric paths of
 /// `link_rate / 8` each (the fabric, not the NIC, is the bottleneck), with
-/// `event` applied to forward path 0 at `event_at`.
+/// `event` applied to forward path 0 at `event_at`; MetaRoCE's paths use
+/// the controllers of `cc`.
 pub fn run_path_event(
     kind: TransportKind,
+    cc: &CcAlgorithm,
     seed: u64,
     duration: SimTime,
     event_at: SimTime,
@@ -619,7 +639,16 @@ pub fn run_path_event(
     };
     let flows = flows_between(topology.sender, topology.receiver, qps, 0, &params);
     let window_packets = default_window_packets(&params, PARALLEL_PATH_HOPS);
-    let mut network = build(builder, kind, &params, window_packets, &flows, seed, 1)?;
+    let mut network = build_tuned(
+        builder,
+        kind,
+        &params,
+        window_packets,
+        &flows,
+        seed,
+        1,
+        &Tuning::with_cc(cc),
+    )?;
     let setup = RunSetup {
         kind,
         loss_probability: 0.0,
@@ -697,13 +726,24 @@ pub fn run_failover(
     fail_at: SimTime,
     qps: usize,
 ) -> Result<PhasedReport, FabricError> {
-    run_path_event(kind, seed, duration, fail_at, qps, PathEvent::Blackhole)
+    let cc = CcAlgorithm::default();
+    run_path_event(
+        kind,
+        &cc,
+        seed,
+        duration,
+        fail_at,
+        qps,
+        PathEvent::Blackhole,
+    )
 }
 
 /// `hotlink`: `qps` QPs over 8 paths; from `hot_at`, forward path 0 carries
-/// `load` (a fraction of its rate) of background traffic.
+/// `load` (a fraction of its rate) of background traffic. MetaRoCE's paths
+/// use the controllers of `cc` (the baselines run DCQCN).
 pub fn run_hotlink(
     kind: TransportKind,
+    cc: &CcAlgorithm,
     seed: u64,
     duration: SimTime,
     hot_at: SimTime,
@@ -720,6 +760,7 @@ pub fn run_hotlink(
     }
     run_path_event(
         kind,
+        cc,
         seed,
         duration,
         hot_at,
@@ -763,8 +804,10 @@ pub const FAIR_JAIN: f64 = 0.95;
 
 /// `incast`: `senders` hosts write to one receiver across a leaf-spine
 /// (4 leaves, 4 spines); the receiver's downlink is the bottleneck.
+/// MetaRoCE's paths use the controllers of `cc` (the baselines run DCQCN).
 pub fn run_incast(
     kind: TransportKind,
+    cc: &CcAlgorithm,
     senders: usize,
     seed: u64,
     duration: SimTime,
@@ -793,7 +836,7 @@ pub fn run_incast(
     let hops = 4;
     let window_packets = default_window_packets(&params, hops);
     let hosts = topology.hosts.len();
-    let mut network = build(
+    let mut network = build_tuned(
         topology.network,
         kind,
         &params,
@@ -801,6 +844,7 @@ pub fn run_incast(
         &flows,
         seed,
         1,
+        &Tuning::with_cc(cc),
     )?;
     let setup = RunSetup {
         kind,
