@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, bail, ensure};
 use clap::{Args, Subcommand, ValueEnum};
 use metaroce_fabric::scenario::{
-    AllreduceSpec, PhasedReport, RunReport, TransportKind, run_allreduce, run_failover,
-    run_hotlink, run_incast, run_loss,
+    AllreduceSpec, MetaRoceOptions, PhasedReport, RunReport, TransportKind, run_allreduce,
+    run_failover, run_hotlink, run_incast, run_loss,
 };
 use metaroce_fabric::time::{SimTime, to_secs};
 use metaroce_firmware::cc::{CcAlgorithm, EcnAimdParams, SwiftParams};
@@ -89,19 +89,23 @@ impl CcArg {
     }
 }
 
-/// The `--cc` option of `hotlink` and `incast`.
+/// The congestion-control options of `hotlink` and `incast`.
 #[derive(Args, Debug)]
 struct CcArgs {
     /// MetaRoCE's per-path congestion controllers, comma separated: one
     /// MetaRoCE row per controller, side by side (the baselines run DCQCN).
     #[arg(long, value_enum, value_delimiter = ',', default_values_t = [CcArg::EcnAimd])]
     cc: Vec<CcArg>,
+    /// MetaRoCE senders ignore the receiver's fair-share rate hint, so only
+    /// the congestion controllers and windows limit them.
+    #[arg(long)]
+    no_rate_hint: bool,
 }
 
 impl CcArgs {
-    /// The runs to make: (transport, controller); MetaRoCE once per
+    /// The runs to make: (transport, MetaRoCE options); MetaRoCE once per
     /// controller, each baseline once.
-    fn runs(&self, kinds: &[TransportKind]) -> Vec<(TransportKind, CcAlgorithm)> {
+    fn runs(&self, kinds: &[TransportKind]) -> Vec<(TransportKind, MetaRoceOptions)> {
         let mut ccs = self.cc.clone();
         ccs.dedup();
         kinds
@@ -112,15 +116,31 @@ impl CcArgs {
                 } else {
                     &ccs[..1]
                 };
-                ccs.iter().map(move |cc| (kind, cc.algorithm()))
+                ccs.iter().map(move |cc| {
+                    let options = MetaRoceOptions {
+                        cc: cc.algorithm(),
+                        honor_rate_hint: !self.no_rate_hint,
+                    };
+                    (kind, options)
+                })
             })
             .collect()
     }
 }
 
 /// The controller a row reports: MetaRoCE's, or none for a baseline.
-fn cc_name(kind: TransportKind, cc: &CcAlgorithm) -> Option<String> {
-    (kind == TransportKind::MetaRoce).then(|| cc.name().to_string())
+fn cc_name(kind: TransportKind, metaroce: &MetaRoceOptions) -> Option<String> {
+    (kind == TransportKind::MetaRoce).then(|| metaroce.cc.name().to_string())
+}
+
+/// A table's `cc` cell: MetaRoCE's controller (and whether it ignored the
+/// rate hint), or the baselines' DCQCN.
+fn cc_column(cc: &Option<String>, rate_hint: bool) -> String {
+    match cc {
+        Some(cc) if rate_hint => cc.clone(),
+        Some(cc) => format!("{cc}, no rate hint"),
+        None => "dcqcn".to_string(),
+    }
 }
 
 /// Options every scenario takes.
@@ -546,12 +566,14 @@ struct PathDoc {
     background_load: Option<f64>,
     event_at_us: f64,
     duration_ms: f64,
+    /// MetaRoCE senders pace to the receiver's rate hint (`--no-rate-hint`: false).
+    metaroce_rate_hint: bool,
     results: Vec<PathRow>,
 }
 
 fn path_row(
     kind: TransportKind,
-    cc: &CcAlgorithm,
+    cc: &MetaRoceOptions,
     qps: u64,
     r: &PhasedReport,
     cpu: f64,
@@ -601,7 +623,10 @@ fn path_scenario(
     let kinds = args.common.kinds();
     let runs = match cc {
         Some(cc) => cc.runs(&kinds),
-        None => kinds.iter().map(|&k| (k, CcAlgorithm::default())).collect(),
+        None => kinds
+            .iter()
+            .map(|&k| (k, MetaRoceOptions::default()))
+            .collect(),
     };
     let bar = report::progress(runs.len() as u64, name);
     let mut rows = Vec::new();
@@ -627,6 +652,7 @@ fn path_scenario(
         background_load: load,
         event_at_us: args.event_at_us,
         duration_ms: args.duration_ms,
+        metaroce_rate_hint: cc.is_none_or(|cc| !cc.no_rate_hint),
         results: rows,
     };
     report::emit(args.common.json, &doc, || {
@@ -646,7 +672,7 @@ fn path_scenario(
         for r in &doc.results {
             t.add_row(vec![
                 r.transport.to_string(),
-                r.cc.clone().unwrap_or_else(|| "dcqcn".to_string()),
+                cc_column(&r.cc, doc.metaroce_rate_hint),
                 r.recovery_us
                     .map_or("never".to_string(), |us| format!("{us:.0}")),
                 r.qp_errors.to_string(),
@@ -755,6 +781,8 @@ struct IncastRow {
 struct IncastDoc {
     scenario: &'static str,
     duration_ms: f64,
+    /// MetaRoCE senders pace to the receiver's rate hint (`--no-rate-hint`: false).
+    metaroce_rate_hint: bool,
     results: Vec<IncastRow>,
 }
 
@@ -796,6 +824,7 @@ fn incast(args: &IncastArgs) -> anyhow::Result<()> {
     let doc = IncastDoc {
         scenario: "incast",
         duration_ms: args.duration_ms,
+        metaroce_rate_hint: !args.cc.no_rate_hint,
         results: rows,
     };
     report::emit(args.common.json, &doc, || {
@@ -813,7 +842,7 @@ fn incast(args: &IncastArgs) -> anyhow::Result<()> {
         for r in &doc.results {
             t.add_row(vec![
                 r.transport.to_string(),
-                r.cc.clone().unwrap_or_else(|| "dcqcn".to_string()),
+                cc_column(&r.cc, doc.metaroce_rate_hint),
                 r.time_to_fair_us
                     .map_or("never".to_string(), |us| format!("{us:.0}")),
                 format!("{:.3}", r.jain_fairness),

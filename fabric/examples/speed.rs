@@ -6,9 +6,10 @@
 //!
 //! `cargo run --release -p metaroce-fabric --example speed [repeats]`
 
-use metaroce_fabric::scenario::{AllreduceSpec, TransportKind, run_allreduce, run_incast};
+use metaroce_fabric::scenario::{
+    AllreduceSpec, MetaRoceOptions, TransportKind, run_allreduce, run_incast,
+};
 use metaroce_fabric::time::from_ms;
-use metaroce_firmware::cc::CcAlgorithm;
 
 /// CPU time this thread has run, seconds.
 fn cpu_seconds() -> f64 {
@@ -48,7 +49,7 @@ fn main() {
         let cpu = cpu_seconds();
         let r = run_incast(
             TransportKind::MetaRoce,
-            &CcAlgorithm::default(),
+            &MetaRoceOptions::default(),
             16,
             1,
             from_ms(3),

@@ -60,6 +60,8 @@ pub struct MetaRoceConfig {
     pub conn_timeout_ns: u64,
     /// Per-path congestion controller (default: ECN AIMD with its defaults).
     pub cc: CcAlgorithm,
+    /// Senders pace to the receiver's fair-share rate hint.
+    pub honor_rate_hint: bool,
     /// Bytes of the registered region on every host.
     pub region_bytes: u64,
 }
@@ -80,6 +82,7 @@ impl MetaRoceConfig {
             recv_window: qp.recv_window,
             conn_timeout_ns: 1_000_000,
             cc: CcAlgorithm::default(),
+            honor_rate_hint: qp.honor_rate_hint,
             region_bytes: 1 << 30,
         }
     }
@@ -513,7 +516,8 @@ pub fn metaroce_hosts<M: HostMemory>(
     let qp = QpConfig {
         paths: config.paths,
         streams: 1,
-        cc: config.cc.clone(),
+        cc: config.cc.clone().into(),
+        honor_rate_hint: config.honor_rate_hint,
         conn_window_bytes: config.conn_window_bytes,
         rto_min_ns: config.rto_min_ns,
         rto_initial_ns: config.rto_initial_ns,

@@ -4,13 +4,12 @@ use metaroce_fabric::event::ComponentId;
 use metaroce_fabric::link::{Link, serialization_time};
 use metaroce_fabric::network::{LinkSpec, NetworkBuilder};
 use metaroce_fabric::queue::{EcnMarking, OutputQueue, QueueConfig};
-use metaroce_fabric::scenario::{TransportKind, run_incast, run_loss};
+use metaroce_fabric::scenario::{MetaRoceOptions, TransportKind, run_incast, run_loss};
 use metaroce_fabric::sim::SimContext;
 use metaroce_fabric::switch::EcmpSwitch;
 use metaroce_fabric::time::{SimTime, from_ms, from_ns, from_us};
 use metaroce_fabric::topology::{LeafSpineSpec, leaf_spine, multi_plane, parallel_paths};
 use metaroce_fabric::{Ecn, FabricError, HostId, Packet, Transport, TransportStats};
-use metaroce_firmware::cc::CcAlgorithm;
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -290,7 +289,7 @@ fn irn_stays_high_at_one_percent_loss_where_rocev2_collapses() {
 fn incast_shares_the_receiver_link() {
     let report = run_incast(
         TransportKind::Irn,
-        &CcAlgorithm::default(),
+        &MetaRoceOptions::default(),
         4,
         9,
         from_ms(2),
@@ -320,7 +319,7 @@ fn failover_and_hotlink_runs_report_phases() {
     assert!(failover.run.network.blackholed > 0);
     let hot = run_hotlink(
         TransportKind::Irn,
-        &CcAlgorithm::default(),
+        &MetaRoceOptions::default(),
         4,
         from_ms(2),
         from_ms(1),

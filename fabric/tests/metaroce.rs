@@ -9,7 +9,9 @@ use metaroce_fabric::baseline::FlowSpec;
 use metaroce_fabric::metaroce::{HostMemory, MetaRoceConfig, REGION_BASE, metaroce_hosts};
 use metaroce_fabric::network::LinkSpec;
 use metaroce_fabric::queue::{EcnMarking, QueueConfig};
-use metaroce_fabric::scenario::{FabricParams, TransportKind, run_failover, run_hotlink, run_loss};
+use metaroce_fabric::scenario::{
+    FabricParams, MetaRoceOptions, TransportKind, run_failover, run_hotlink, run_loss,
+};
 use metaroce_fabric::time::{from_ms, from_ns, from_us};
 use metaroce_fabric::topology::parallel_paths;
 use metaroce_fabric::{HostId, Transport};
@@ -196,9 +198,13 @@ fn a_controller_from_outside_the_crate_runs_every_path() {
     }));
     assert_eq!(cc.name(), "counting");
     let qps = 2;
+    let metaroce = MetaRoceOptions {
+        cc,
+        ..MetaRoceOptions::default()
+    };
     let report = run_hotlink(
         TransportKind::MetaRoce,
-        &cc,
+        &metaroce,
         1,
         from_us(400),
         from_us(200),

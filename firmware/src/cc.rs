@@ -2,10 +2,61 @@
 //! and compared. One file per algorithm under `cc/`.
 //!
 //! A connection's paths each get their own controller from the
-//! [`CcAlgorithm`] in its [`QpConfig`](crate::QpConfig): one of the
-//! built-in ones ([`EcnAimd`], the default; [`Swift`]; a fixed window), or
-//! any [`CcFactory`] a user implements outside this crate
-//! ([`CcAlgorithm::Custom`]).
+//! [`CcConfig`] in its [`QpConfig`](crate::QpConfig), which holds a
+//! [`CcAlgorithm`]: one of the built-in ones ([`EcnAimd`], the default;
+//! [`Swift`]; a fixed window), or any [`CcFactory`] a user implements
+//! outside this crate ([`CcAlgorithm::Custom`]).
+//!
+//! Bringing your own (a fixed window that halves on a timeout):
+//!
+//! ```
+//! use std::sync::Arc;
+//! use metaroce_firmware::QpConfig;
+//! use metaroce_firmware::cc::{AckSample, CcAlgorithm, CcFactory, PathController};
+//!
+//! #[derive(Debug)]
+//! struct HalveOnTimeout {
+//!     window: u32,
+//! }
+//!
+//! struct Path {
+//!     window: u32,
+//!     floor: u32,
+//! }
+//!
+//! impl PathController for Path {
+//!     fn window(&self) -> u32 {
+//!         self.window
+//!     }
+//!     fn on_ack(&mut self, _ack: &AckSample) {}
+//!     fn on_loss(&mut self, _now_ns: u64) {}
+//!     fn on_timeout(&mut self, _now_ns: u64) {
+//!         self.window = (self.window / 2).max(self.floor);
+//!     }
+//!     fn name(&self) -> &'static str {
+//!         "halve-on-timeout"
+//!     }
+//! }
+//!
+//! impl CcFactory for HalveOnTimeout {
+//!     fn build(&self, mtu: u32) -> Box<dyn PathController> {
+//!         Box::new(Path { window: self.window, floor: mtu })
+//!     }
+//!     fn name(&self) -> &str {
+//!         "halve-on-timeout"
+//!     }
+//! }
+//!
+//! let qp = QpConfig {
+//!     cc: CcAlgorithm::Custom(Arc::new(HalveOnTimeout { window: 64 * 1024 })).into(),
+//!     ..QpConfig::default()
+//! };
+//! let mut path = qp.cc.build(4096);
+//! path.on_timeout(0);
+//! assert_eq!(path.window(), 32 * 1024);
+//! assert_eq!(qp.cc.name(), "halve-on-timeout");
+//! assert_eq!(qp.clone(), qp);
+//! ```
 
 mod ecn_aimd;
 mod fixed;
@@ -98,6 +149,35 @@ impl PartialEq for CcAlgorithm {
             (CcAlgorithm::Custom(a), CcAlgorithm::Custom(b)) => Arc::ptr_eq(a, b),
             _ => false,
         }
+    }
+}
+
+/// A connection's [`CcAlgorithm`], shared: one pointer in
+/// [`QpConfig`](crate::QpConfig) (which every QP keeps, so its size counts
+/// in the per-connection state budget), cheap to clone, compared by value.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct CcConfig(Arc<CcAlgorithm>);
+
+impl CcConfig {
+    /// The algorithm.
+    pub fn algorithm(&self) -> &CcAlgorithm {
+        &self.0
+    }
+
+    /// Builds a controller for one path.
+    pub fn build(&self, mtu: u32) -> Box<dyn PathController> {
+        self.0.build(mtu)
+    }
+
+    /// The controller's name, for reports.
+    pub fn name(&self) -> &str {
+        self.0.name()
+    }
+}
+
+impl From<CcAlgorithm> for CcConfig {
+    fn from(algorithm: CcAlgorithm) -> Self {
+        CcConfig(Arc::new(algorithm))
     }
 }
 

@@ -168,9 +168,8 @@ pub fn default_window_packets(params: &FabricParams, hops: u32) -> u32 {
 struct Tuning {
     /// MetaRoCE engine settings (instead of [`MetaRoceConfig::new`]).
     metaroce: Option<MetaRoceConfig>,
-    /// MetaRoCE's per-path congestion controller (instead of the one in
-    /// the engine settings).
-    cc: Option<CcAlgorithm>,
+    /// MetaRoCE settings the caller chose (over the engine settings).
+    options: Option<MetaRoceOptions>,
     /// RoCEv2 retransmission timeout and its doubling cap.
     roce_rto: Option<(SimTime, SimTime)>,
     /// IRN's RTO_low and RTO_high.
@@ -178,11 +177,32 @@ struct Tuning {
 }
 
 impl Tuning {
-    /// The defaults with MetaRoCE's paths running `cc`.
-    fn with_cc(cc: &CcAlgorithm) -> Self {
+    /// The defaults with the caller's MetaRoCE `options`.
+    fn with_options(options: &MetaRoceOptions) -> Self {
         Tuning {
-            cc: Some(cc.clone()),
+            options: Some(options.clone()),
             ..Tuning::default()
+        }
+    }
+}
+
+/// MetaRoCE settings a scenario takes from its caller (the rest are the
+/// scenario's own); the baselines ignore them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MetaRoceOptions {
+    /// Per-path congestion controller.
+    pub cc: CcAlgorithm,
+    /// Senders pace to the receiver's fair-share rate hint (on by default;
+    /// off, only the congestion controllers and windows limit them).
+    pub honor_rate_hint: bool,
+}
+
+impl Default for MetaRoceOptions {
+    /// The engine's defaults: ECN AIMD, rate hint honoured.
+    fn default() -> Self {
+        MetaRoceOptions {
+            cc: CcAlgorithm::default(),
+            honor_rate_hint: metaroce_firmware::QpConfig::default().honor_rate_hint,
         }
     }
 }
@@ -215,8 +235,9 @@ fn make_transports(
                 params.link_rate_bps * u64::from(ports.max(1)),
             )
         });
-        if let Some(cc) = &tuning.cc {
-            config.cc = cc.clone();
+        if let Some(options) = &tuning.options {
+            config.cc = options.cc.clone();
+            config.honor_rate_hint = options.honor_rate_hint;
         }
         let hosts = metaroce_hosts(host_count, flows, &config, seed, |_| {
             PatternMemory::default()
@@ -597,11 +618,11 @@ pub fn percentile(values: &mut [f64], q: f64) -> f64 {
 
 /// Runs `qps` QPs from host 0 to host 1 over 8 parallel fabric paths of
 /// `link_rate / 8` each (the fabric, not the NIC, is the bottleneck), with
-/// `event` applied to forward path 0 at `event_at`; MetaRoCE's paths use
-/// the controllers of `cc`.
+/// `event` applied to forward path 0 at `event_at`; MetaRoCE runs with
+/// `metaroce`.
 pub fn run_path_event(
     kind: TransportKind,
-    cc: &CcAlgorithm,
+    metaroce: &MetaRoceOptions,
     seed: u64,
     duration: SimTime,
     event_at: SimTime,
@@ -647,7 +668,7 @@ pub fn run_path_event(
         &flows,
         seed,
         1,
-        &Tuning::with_cc(cc),
+        &Tuning::with_options(metaroce),
     )?;
     let setup = RunSetup {
         kind,
@@ -726,10 +747,10 @@ pub fn run_failover(
     fail_at: SimTime,
     qps: usize,
 ) -> Result<PhasedReport, FabricError> {
-    let cc = CcAlgorithm::default();
+    let metaroce = MetaRoceOptions::default();
     run_path_event(
         kind,
-        &cc,
+        &metaroce,
         seed,
         duration,
         fail_at,
@@ -739,11 +760,11 @@ pub fn run_failover(
 }
 
 /// `hotlink`: `qps` QPs over 8 paths; from `hot_at`, forward path 0 carries
-/// `load` (a fraction of its rate) of background traffic. MetaRoCE's paths
-/// use the controllers of `cc` (the baselines run DCQCN).
+/// `load` (a fraction of its rate) of background traffic. MetaRoCE runs
+/// with `metaroce` (the baselines run DCQCN).
 pub fn run_hotlink(
     kind: TransportKind,
-    cc: &CcAlgorithm,
+    metaroce: &MetaRoceOptions,
     seed: u64,
     duration: SimTime,
     hot_at: SimTime,
@@ -760,7 +781,7 @@ pub fn run_hotlink(
     }
     run_path_event(
         kind,
-        cc,
+        metaroce,
         seed,
         duration,
         hot_at,
@@ -804,10 +825,10 @@ pub const FAIR_JAIN: f64 = 0.95;
 
 /// `incast`: `senders` hosts write to one receiver across a leaf-spine
 /// (4 leaves, 4 spines); the receiver's downlink is the bottleneck.
-/// MetaRoCE's paths use the controllers of `cc` (the baselines run DCQCN).
+/// MetaRoCE runs with `metaroce` (the baselines run DCQCN).
 pub fn run_incast(
     kind: TransportKind,
-    cc: &CcAlgorithm,
+    metaroce: &MetaRoceOptions,
     senders: usize,
     seed: u64,
     duration: SimTime,
@@ -844,7 +865,7 @@ pub fn run_incast(
         &flows,
         seed,
         1,
-        &Tuning::with_cc(cc),
+        &Tuning::with_options(metaroce),
     )?;
     let setup = RunSetup {
         kind,
