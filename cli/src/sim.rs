@@ -8,10 +8,11 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, bail, ensure};
 use clap::{Args, Subcommand, ValueEnum};
 use metaroce_fabric::scenario::{
-    AllreduceSpec, PhasedReport, RunReport, TransportKind, run_allreduce, run_failover,
-    run_hotlink, run_incast, run_loss,
+    AllreduceSpec, MetaRoceOptions, PhasedReport, RunReport, TransportKind, run_allreduce,
+    run_failover, run_hotlink, run_incast, run_loss,
 };
 use metaroce_fabric::time::{SimTime, to_secs};
+use metaroce_firmware::cc::{CcAlgorithm, EcnAimdParams, SwiftParams};
 use plotters::prelude::*;
 use serde::Serialize;
 
@@ -67,6 +68,78 @@ impl TransportArg {
             TransportArg::Rocev2 => TransportKind::RoceV2,
             TransportArg::Irn => TransportKind::Irn,
         }
+    }
+}
+
+/// MetaRoCE's per-path congestion controllers (`--cc`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum CcArg {
+    /// DCTCP-like ECN AIMD (the engine's default).
+    EcnAimd,
+    /// Swift-like delay-based AIMD.
+    Swift,
+}
+
+impl CcArg {
+    fn algorithm(self) -> CcAlgorithm {
+        match self {
+            CcArg::EcnAimd => CcAlgorithm::EcnAimd(EcnAimdParams::default()),
+            CcArg::Swift => CcAlgorithm::Swift(SwiftParams::default()),
+        }
+    }
+}
+
+/// The congestion-control options of `hotlink` and `incast`.
+#[derive(Args, Debug)]
+struct CcArgs {
+    /// MetaRoCE's per-path congestion controllers, comma separated: one
+    /// MetaRoCE row per controller, side by side (the baselines run DCQCN).
+    #[arg(long, value_enum, value_delimiter = ',', default_values_t = [CcArg::EcnAimd])]
+    cc: Vec<CcArg>,
+    /// MetaRoCE senders ignore the receiver's fair-share rate hint, so only
+    /// the congestion controllers and windows limit them.
+    #[arg(long)]
+    no_rate_hint: bool,
+}
+
+impl CcArgs {
+    /// The runs to make: (transport, MetaRoCE options); MetaRoCE once per
+    /// controller, each baseline once.
+    fn runs(&self, kinds: &[TransportKind]) -> Vec<(TransportKind, MetaRoceOptions)> {
+        let mut ccs = self.cc.clone();
+        ccs.dedup();
+        kinds
+            .iter()
+            .flat_map(|&kind| {
+                let ccs = if kind == TransportKind::MetaRoce {
+                    &ccs[..]
+                } else {
+                    &ccs[..1]
+                };
+                ccs.iter().map(move |cc| {
+                    let options = MetaRoceOptions {
+                        cc: cc.algorithm(),
+                        honor_rate_hint: !self.no_rate_hint,
+                    };
+                    (kind, options)
+                })
+            })
+            .collect()
+    }
+}
+
+/// The controller a row reports: MetaRoCE's, or none for a baseline.
+fn cc_name(kind: TransportKind, metaroce: &MetaRoceOptions) -> Option<String> {
+    (kind == TransportKind::MetaRoce).then(|| metaroce.cc.name().to_string())
+}
+
+/// A table's `cc` cell: MetaRoCE's controller (and whether it ignored the
+/// rate hint), or the baselines' DCQCN.
+fn cc_column(cc: &Option<String>, rate_hint: bool) -> String {
+    match cc {
+        Some(cc) if rate_hint => cc.clone(),
+        Some(cc) => format!("{cc}, no rate hint"),
+        None => "dcqcn".to_string(),
     }
 }
 
@@ -139,6 +212,8 @@ struct PathArgs {
 struct HotlinkArgs {
     #[command(flatten)]
     path: PathArgs,
+    #[command(flatten)]
+    cc: CcArgs,
     /// Background load on the hot path, as a fraction of its rate.
     #[arg(long, default_value_t = 0.5)]
     load: f64,
@@ -149,6 +224,8 @@ struct HotlinkArgs {
 struct IncastArgs {
     #[command(flatten)]
     common: CommonArgs,
+    #[command(flatten)]
+    cc: CcArgs,
     /// Senders writing to the one receiver.
     #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u64).range(1..=255))]
     senders: u64,
@@ -461,6 +538,8 @@ fn plot_loss(path: &Path, rows: &[LossRow]) -> anyhow::Result<()> {
 #[derive(Serialize, Debug)]
 struct PathRow {
     transport: &'static str,
+    /// MetaRoCE's per-path congestion controller (null for a baseline).
+    cc: Option<String>,
     /// µs from the event until goodput (50 µs sliding window) reached 85 %
     /// of the surviving capacity; null if it never did.
     recovery_us: Option<f64>,
@@ -475,6 +554,8 @@ struct PathRow {
     retransmitted_packets: u64,
     blackholed_packets: u64,
     qps: u64,
+    /// Digest of the run's event trace (equal runs, equal digests).
+    trace_digest: String,
     events_per_cpu_second: f64,
 }
 
@@ -485,12 +566,21 @@ struct PathDoc {
     background_load: Option<f64>,
     event_at_us: f64,
     duration_ms: f64,
+    /// MetaRoCE senders pace to the receiver's rate hint (`--no-rate-hint`: false).
+    metaroce_rate_hint: bool,
     results: Vec<PathRow>,
 }
 
-fn path_row(kind: TransportKind, qps: u64, r: &PhasedReport, cpu: f64) -> PathRow {
+fn path_row(
+    kind: TransportKind,
+    cc: &MetaRoceOptions,
+    qps: u64,
+    r: &PhasedReport,
+    cpu: f64,
+) -> PathRow {
     PathRow {
         transport: kind.name(),
+        cc: cc_name(kind, cc),
         recovery_us: r.recovery_us.map(|us| round(us, 1)),
         qp_errors: r.run.stats.qp_errors,
         goodput_before_gbps: round(r.goodput_before_gbps, 3),
@@ -503,11 +593,19 @@ fn path_row(kind: TransportKind, qps: u64, r: &PhasedReport, cpu: f64) -> PathRo
         retransmitted_packets: r.run.stats.retransmitted_packets,
         blackholed_packets: r.run.network.blackholed,
         qps,
+        trace_digest: format!("{:016x}", r.run.trace_digest),
         events_per_cpu_second: events_per_cpu_second(r.run.network.events, cpu),
     }
 }
 
-fn path_scenario(name: &'static str, args: &PathArgs, load: Option<f64>) -> anyhow::Result<()> {
+/// `failover` (no `load`, ECN AIMD) or `hotlink` (`load`, a run per
+/// controller in `cc`).
+fn path_scenario(
+    name: &'static str,
+    args: &PathArgs,
+    load: Option<f64>,
+    cc: Option<&CcArgs>,
+) -> anyhow::Result<()> {
     let duration = sim_time("duration-ms", args.duration_ms, 1e9)?;
     let event_at = sim_time("event-at-us", args.event_at_us, 1e6)?;
     ensure!(
@@ -523,19 +621,26 @@ fn path_scenario(name: &'static str, args: &PathArgs, load: Option<f64>) -> anyh
         );
     }
     let kinds = args.common.kinds();
-    let bar = report::progress(kinds.len() as u64, name);
+    let runs = match cc {
+        Some(cc) => cc.runs(&kinds),
+        None => kinds
+            .iter()
+            .map(|&k| (k, MetaRoceOptions::default()))
+            .collect(),
+    };
+    let bar = report::progress(runs.len() as u64, name);
     let mut rows = Vec::new();
     let mut series = Vec::new();
-    for &kind in &kinds {
-        let qps = args.qps as usize;
-        let seed = args.common.seed;
+    for (kind, cc) in &runs {
+        let (kind, qps, seed) = (*kind, args.qps as usize, args.common.seed);
         let (result, cpu) = timed(|| match load {
             None => run_failover(kind, seed, duration, event_at, qps),
-            Some(load) => run_hotlink(kind, seed, duration, event_at, qps, load),
+            Some(load) => run_hotlink(kind, cc, seed, duration, event_at, qps, load),
         });
         let result = result.with_context(|| format!("{name} scenario, {}", kind.name()))?;
-        rows.push(path_row(kind, args.qps, &result, cpu));
-        series.push((kind, result));
+        let row = path_row(kind, cc, args.qps, &result, cpu);
+        series.push((row_label(row.transport, &row.cc), result));
+        rows.push(row);
         bar.inc(1);
     }
     bar.finish_and_clear();
@@ -547,11 +652,13 @@ fn path_scenario(name: &'static str, args: &PathArgs, load: Option<f64>) -> anyh
         background_load: load,
         event_at_us: args.event_at_us,
         duration_ms: args.duration_ms,
+        metaroce_rate_hint: cc.is_none_or(|cc| !cc.no_rate_hint),
         results: rows,
     };
     report::emit(args.common.json, &doc, || {
         let mut t = report::table([
             "transport",
+            "cc",
             "recovery µs",
             "QP errors",
             "before Gbit/s",
@@ -565,6 +672,7 @@ fn path_scenario(name: &'static str, args: &PathArgs, load: Option<f64>) -> anyh
         for r in &doc.results {
             t.add_row(vec![
                 r.transport.to_string(),
+                cc_column(&r.cc, doc.metaroce_rate_hint),
                 r.recovery_us
                     .map_or("never".to_string(), |us| format!("{us:.0}")),
                 r.qp_errors.to_string(),
@@ -581,11 +689,15 @@ fn path_scenario(name: &'static str, args: &PathArgs, load: Option<f64>) -> anyh
     })
 }
 
-fn plot_series(
-    path: &Path,
-    name: &str,
-    runs: &[(TransportKind, PhasedReport)],
-) -> anyhow::Result<()> {
+/// A row's name in a plot legend: the transport, and MetaRoCE's controller.
+fn row_label(transport: &str, cc: &Option<String>) -> String {
+    match cc {
+        Some(cc) => format!("{transport} ({cc})"),
+        None => transport.to_string(),
+    }
+}
+
+fn plot_series(path: &Path, name: &str, runs: &[(String, PhasedReport)]) -> anyhow::Result<()> {
     let span_us = runs
         .iter()
         .map(|(_, r)| to_secs(r.series.bin) * 1e6 * r.series.gbps[0].len() as f64)
@@ -612,7 +724,7 @@ fn plot_series(
         .y_desc("goodput (Gbit/s)")
         .draw()?;
     let colours = [RED, BLUE, GREEN];
-    for (index, (kind, r)) in runs.iter().enumerate() {
+    for (index, (label, r)) in runs.iter().enumerate() {
         let bin_us = to_secs(r.series.bin) * 1e6;
         let points: Vec<(f64, f64)> = r.series.gbps[0]
             .iter()
@@ -622,7 +734,7 @@ fn plot_series(
         let colour = colours[index % colours.len()];
         chart
             .draw_series(LineSeries::new(points, colour.stroke_width(2)))?
-            .label(kind.name())
+            .label(label.as_str())
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], colour));
     }
     chart
@@ -636,17 +748,19 @@ fn plot_series(
 }
 
 fn failover(args: &PathArgs) -> anyhow::Result<()> {
-    path_scenario("failover", args, None)
+    path_scenario("failover", args, None, None)
 }
 
 fn hotlink(args: &HotlinkArgs) -> anyhow::Result<()> {
-    path_scenario("hotlink", &args.path, Some(args.load))
+    path_scenario("hotlink", &args.path, Some(args.load), Some(&args.cc))
 }
 
 /// One row of `sim incast`.
 #[derive(Serialize, Debug)]
 struct IncastRow {
     transport: &'static str,
+    /// MetaRoCE's per-path congestion controller (null for a baseline).
+    cc: Option<String>,
     senders: u64,
     /// µs until Jain's index over a 50 µs window first reached 0.95.
     time_to_fair_us: Option<f64>,
@@ -658,6 +772,8 @@ struct IncastRow {
     min_sender_gbps: f64,
     max_sender_gbps: f64,
     timeouts: u64,
+    /// Digest of the run's event trace (equal runs, equal digests).
+    trace_digest: String,
     events_per_cpu_second: f64,
 }
 
@@ -665,20 +781,24 @@ struct IncastRow {
 struct IncastDoc {
     scenario: &'static str,
     duration_ms: f64,
+    /// MetaRoCE senders pace to the receiver's rate hint (`--no-rate-hint`: false).
+    metaroce_rate_hint: bool,
     results: Vec<IncastRow>,
 }
 
 fn incast(args: &IncastArgs) -> anyhow::Result<()> {
     let duration = sim_time("duration-ms", args.duration_ms, 1e9)?;
-    let kinds = args.common.kinds();
-    let bar = report::progress(kinds.len() as u64, "incast");
+    let runs = args.cc.runs(&args.common.kinds());
+    let bar = report::progress(runs.len() as u64, "incast");
     let mut rows = Vec::new();
-    for &kind in &kinds {
+    for (kind, cc) in &runs {
+        let kind = *kind;
         let (r, cpu) =
-            timed(|| run_incast(kind, args.senders as usize, args.common.seed, duration));
+            timed(|| run_incast(kind, cc, args.senders as usize, args.common.seed, duration));
         let r = r.with_context(|| format!("incast scenario, {}", kind.name()))?;
         rows.push(IncastRow {
             transport: kind.name(),
+            cc: cc_name(kind, cc),
             senders: args.senders,
             time_to_fair_us: r.time_to_fair_us.map(|us| round(us, 1)),
             jain_fairness: round(r.jain_fairness, 4),
@@ -695,6 +815,7 @@ fn incast(args: &IncastArgs) -> anyhow::Result<()> {
             ),
             max_sender_gbps: round(r.per_sender_gbps.iter().copied().fold(0.0, f64::max), 3),
             timeouts: r.run.stats.timeouts,
+            trace_digest: format!("{:016x}", r.run.trace_digest),
             events_per_cpu_second: events_per_cpu_second(r.run.network.events, cpu),
         });
         bar.inc(1);
@@ -703,11 +824,13 @@ fn incast(args: &IncastArgs) -> anyhow::Result<()> {
     let doc = IncastDoc {
         scenario: "incast",
         duration_ms: args.duration_ms,
+        metaroce_rate_hint: !args.cc.no_rate_hint,
         results: rows,
     };
     report::emit(args.common.json, &doc, || {
         let mut t = report::table([
             "transport",
+            "cc",
             "time to fair µs",
             "Jain",
             "peak queue KB",
@@ -719,6 +842,7 @@ fn incast(args: &IncastArgs) -> anyhow::Result<()> {
         for r in &doc.results {
             t.add_row(vec![
                 r.transport.to_string(),
+                cc_column(&r.cc, doc.metaroce_rate_hint),
                 r.time_to_fair_us
                     .map_or("never".to_string(), |us| format!("{us:.0}")),
                 format!("{:.3}", r.jain_fairness),

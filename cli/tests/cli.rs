@@ -196,6 +196,62 @@ fn sim_json_for_each_scenario() {
 }
 
 #[test]
+fn sim_runs_each_congestion_controller_side_by_side() {
+    let d = json(&[
+        "sim",
+        "incast",
+        "--json",
+        "--senders",
+        "2",
+        "--duration-ms",
+        "0.5",
+        "--cc",
+        "ecn-aimd,swift",
+    ]);
+    assert_eq!(d["metaroce_rate_hint"], true);
+    let rows: Vec<(String, Value)> = d["results"]
+        .as_array()
+        .expect("results")
+        .iter()
+        .map(|r| {
+            (
+                r["transport"].as_str().unwrap().to_string(),
+                r["cc"].clone(),
+            )
+        })
+        .collect();
+    let expected = [
+        ("metaroce", Value::from("ecn-aimd")),
+        ("metaroce", Value::from("swift")),
+        ("rocev2", Value::Null),
+        ("irn", Value::Null),
+    ];
+    assert_eq!(rows.len(), expected.len(), "{rows:?}");
+    for ((transport, cc), (want_transport, want_cc)) in rows.iter().zip(&expected) {
+        assert_eq!((transport.as_str(), cc), (*want_transport, want_cc));
+    }
+    let d = json(&[
+        "sim",
+        "hotlink",
+        "--json",
+        "--transport",
+        "metaroce",
+        "--qps",
+        "1",
+        "--duration-ms",
+        "0.5",
+        "--event-at-us",
+        "200",
+        "--cc",
+        "swift",
+        "--no-rate-hint",
+    ]);
+    assert_eq!(d["metaroce_rate_hint"], false);
+    assert_eq!(d["results"][0]["cc"], "swift");
+    fails_with(&["sim", "incast", "--cc", "bogus"], "invalid value 'bogus'");
+}
+
+#[test]
 fn compliance_json_counts_add_up() {
     let d = json(&["compliance", "--json", "--filter", "ack"]);
     has_keys(

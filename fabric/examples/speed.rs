@@ -6,7 +6,9 @@
 //!
 //! `cargo run --release -p metaroce-fabric --example speed [repeats]`
 
-use metaroce_fabric::scenario::{AllreduceSpec, TransportKind, run_allreduce, run_incast};
+use metaroce_fabric::scenario::{
+    AllreduceSpec, MetaRoceOptions, TransportKind, run_allreduce, run_incast,
+};
 use metaroce_fabric::time::from_ms;
 
 /// CPU time this thread has run, seconds.
@@ -45,7 +47,14 @@ fn main() {
             );
         }
         let cpu = cpu_seconds();
-        let r = run_incast(TransportKind::MetaRoce, 16, 1, from_ms(3)).expect("incast");
+        let r = run_incast(
+            TransportKind::MetaRoce,
+            &MetaRoceOptions::default(),
+            16,
+            1,
+            from_ms(3),
+        )
+        .expect("incast");
         let cpu = cpu_seconds() - cpu;
         println!(
             "incast 16: events {} cpu {cpu:.3} s  {:.3} M events/cpu-s  digest {:016x}  jain {:.4}",

@@ -13,7 +13,7 @@
 use std::collections::VecDeque;
 use std::net::{IpAddr, Ipv4Addr};
 
-use metaroce_firmware::cc::{CcAlgorithm, EcnAimdParams};
+use metaroce_firmware::cc::CcAlgorithm;
 use metaroce_firmware::{
     Access, Event, Memory, Nic, NicConfig, QpConfig, QpTransition, RecvWr, RemoteEnd, RxMeta,
     SendOp, SendWr, Sge, WcStatus,
@@ -58,8 +58,10 @@ pub struct MetaRoceConfig {
     pub recv_window: u32,
     /// Connection timeout base (Verbs `timeout`), ns.
     pub conn_timeout_ns: u64,
-    /// Per-path ECN AIMD parameters.
-    pub cc: EcnAimdParams,
+    /// Per-path congestion controller (default: ECN AIMD with its defaults).
+    pub cc: CcAlgorithm,
+    /// Senders pace to the receiver's fair-share rate hint.
+    pub honor_rate_hint: bool,
     /// Bytes of the registered region on every host.
     pub region_bytes: u64,
 }
@@ -79,7 +81,8 @@ impl MetaRoceConfig {
             rto_initial_ns: qp.rto_initial_ns,
             recv_window: qp.recv_window,
             conn_timeout_ns: 1_000_000,
-            cc: EcnAimdParams::default(),
+            cc: CcAlgorithm::default(),
+            honor_rate_hint: qp.honor_rate_hint,
             region_bytes: 1 << 30,
         }
     }
@@ -513,7 +516,8 @@ pub fn metaroce_hosts<M: HostMemory>(
     let qp = QpConfig {
         paths: config.paths,
         streams: 1,
-        cc: CcAlgorithm::EcnAimd(config.cc),
+        cc: config.cc.clone().into(),
+        honor_rate_hint: config.honor_rate_hint,
         conn_window_bytes: config.conn_window_bytes,
         rto_min_ns: config.rto_min_ns,
         rto_initial_ns: config.rto_initial_ns,

@@ -4,7 +4,7 @@ use metaroce_fabric::event::ComponentId;
 use metaroce_fabric::link::{Link, serialization_time};
 use metaroce_fabric::network::{LinkSpec, NetworkBuilder};
 use metaroce_fabric::queue::{EcnMarking, OutputQueue, QueueConfig};
-use metaroce_fabric::scenario::{TransportKind, run_incast, run_loss};
+use metaroce_fabric::scenario::{MetaRoceOptions, TransportKind, run_incast, run_loss};
 use metaroce_fabric::sim::SimContext;
 use metaroce_fabric::switch::EcmpSwitch;
 use metaroce_fabric::time::{SimTime, from_ms, from_ns, from_us};
@@ -287,7 +287,14 @@ fn irn_stays_high_at_one_percent_loss_where_rocev2_collapses() {
 
 #[test]
 fn incast_shares_the_receiver_link() {
-    let report = run_incast(TransportKind::Irn, 4, 9, from_ms(2)).unwrap();
+    let report = run_incast(
+        TransportKind::Irn,
+        &MetaRoceOptions::default(),
+        4,
+        9,
+        from_ms(2),
+    )
+    .unwrap();
     let total: f64 = report.per_sender_gbps.iter().sum();
     assert_eq!(report.per_sender_gbps.len(), 4);
     assert!(total <= report.run.line_rate_gbps);
@@ -310,7 +317,16 @@ fn failover_and_hotlink_runs_report_phases() {
     // leave some paths idle, but the QPs still move a good part of it.
     assert!(failover.goodput_before_gbps > 0.3 * failover.surviving_capacity_gbps);
     assert!(failover.run.network.blackholed > 0);
-    let hot = run_hotlink(TransportKind::Irn, 4, from_ms(2), from_ms(1), 8, 0.5).unwrap();
+    let hot = run_hotlink(
+        TransportKind::Irn,
+        &MetaRoceOptions::default(),
+        4,
+        from_ms(2),
+        from_ms(1),
+        8,
+        0.5,
+    )
+    .unwrap();
     assert!(hot.run.network.background_delivered > 0);
     assert!(run_failover(TransportKind::Irn, 4, from_ms(1), from_ms(2), 8).is_err());
 }

@@ -2,15 +2,20 @@
 
 use std::cell::RefCell;
 use std::rc::Rc;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use metaroce_fabric::baseline::FlowSpec;
 use metaroce_fabric::metaroce::{HostMemory, MetaRoceConfig, REGION_BASE, metaroce_hosts};
 use metaroce_fabric::network::LinkSpec;
 use metaroce_fabric::queue::{EcnMarking, QueueConfig};
-use metaroce_fabric::scenario::{TransportKind, run_failover, run_loss};
-use metaroce_fabric::time::{from_ms, from_ns};
+use metaroce_fabric::scenario::{
+    FabricParams, MetaRoceOptions, TransportKind, run_failover, run_hotlink, run_loss,
+};
+use metaroce_fabric::time::{from_ms, from_ns, from_us};
 use metaroce_fabric::topology::parallel_paths;
 use metaroce_fabric::{HostId, Transport};
+use metaroce_firmware::cc::{AckSample, CcAlgorithm, CcFactory, PathController};
 use metaroce_firmware::{Memory, VecMemory};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
@@ -131,4 +136,92 @@ fn metaroce_survives_a_blackholed_path_without_qp_error() {
     let recovery = report.recovery_us.expect("goodput never recovered");
     assert!(recovery <= 1_000.0, "recovery took {recovery} µs");
     assert!(report.goodput_after_gbps >= 0.85 * report.surviving_capacity_gbps);
+}
+
+/// Calls a [`CountingFactory`]'s controllers received.
+#[derive(Debug, Default)]
+struct CcCalls {
+    built: AtomicU64,
+    acks: AtomicU64,
+    acked_packets: AtomicU64,
+}
+
+/// A congestion controller from outside the engine's crate: a fixed window
+/// that counts what the engine tells it.
+#[derive(Debug)]
+struct CountingFactory {
+    window: u32,
+    calls: Arc<CcCalls>,
+}
+
+struct Counting {
+    window: u32,
+    calls: Arc<CcCalls>,
+}
+
+impl PathController for Counting {
+    fn window(&self) -> u32 {
+        self.window
+    }
+    fn on_ack(&mut self, ack: &AckSample) {
+        self.calls.acks.fetch_add(1, Ordering::Relaxed);
+        self.calls
+            .acked_packets
+            .fetch_add(u64::from(ack.acked), Ordering::Relaxed);
+    }
+    fn on_loss(&mut self, _: u64) {}
+    fn on_timeout(&mut self, _: u64) {}
+    fn name(&self) -> &'static str {
+        "counting"
+    }
+}
+
+impl CcFactory for CountingFactory {
+    fn build(&self, _mtu: u32) -> Box<dyn PathController> {
+        self.calls.built.fetch_add(1, Ordering::Relaxed);
+        Box::new(Counting {
+            window: self.window,
+            calls: self.calls.clone(),
+        })
+    }
+    fn name(&self) -> &str {
+        "counting"
+    }
+}
+
+#[test]
+fn a_controller_from_outside_the_crate_runs_every_path() {
+    let calls = Arc::new(CcCalls::default());
+    let cc = CcAlgorithm::Custom(Arc::new(CountingFactory {
+        window: 64 * 1024,
+        calls: calls.clone(),
+    }));
+    assert_eq!(cc.name(), "counting");
+    let qps = 2;
+    let metaroce = MetaRoceOptions {
+        cc,
+        ..MetaRoceOptions::default()
+    };
+    let report = run_hotlink(
+        TransportKind::MetaRoce,
+        &metaroce,
+        1,
+        from_us(400),
+        from_us(200),
+        qps,
+        0.5,
+    )
+    .unwrap();
+    // Both ends of every QP build one controller per path.
+    let paths = u64::from(FabricParams::default().metaroce_paths);
+    assert_eq!(calls.built.load(Ordering::Relaxed), 2 * qps as u64 * paths);
+    let acks = calls.acks.load(Ordering::Relaxed);
+    let acked = calls.acked_packets.load(Ordering::Relaxed);
+    assert!(acks > 0 && acked >= acks, "{acks} ACKs, {acked} packets");
+    // The controllers saw every data packet the sender had acknowledged.
+    assert!(
+        acked >= report.run.stats.packets_acked,
+        "{acked} vs {}",
+        report.run.stats.packets_acked
+    );
 }

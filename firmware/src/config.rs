@@ -5,7 +5,7 @@ use core::net::{IpAddr, Ipv4Addr};
 
 use metaroce_proto::auth::AuthKey;
 
-use crate::cc::{CcAlgorithm, EcnAimdParams};
+use crate::cc::CcConfig;
 use crate::datapath::Datapath;
 
 /// Configuration of one NIC.
@@ -102,8 +102,8 @@ pub struct QpConfig {
     pub paths: u16,
     /// Streams the connection carries, at least 1.
     pub streams: u16,
-    /// Per-path congestion controller.
-    pub cc: CcAlgorithm,
+    /// Per-path congestion controller (default: ECN AIMD).
+    pub cc: CcConfig,
     /// Cap on bytes in flight over all paths.
     pub conn_window_bytes: u32,
     /// Receive window in packets (connection PSNs beyond the cumulative point);
@@ -146,7 +146,7 @@ impl Default for QpConfig {
         QpConfig {
             paths: 8,
             streams: 16,
-            cc: CcAlgorithm::EcnAimd(EcnAimdParams::default()),
+            cc: CcConfig::default(),
             conn_window_bytes: 4 << 20,
             recv_window: 4096,
             rto_min_ns: 100_000,

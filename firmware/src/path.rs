@@ -22,7 +22,7 @@ use alloc::collections::VecDeque;
 
 use metaroce_proto::{SACK_BITS, Sack};
 
-use crate::cc::PathController;
+use crate::cc::{AckSample, PathController};
 use crate::rtt::RttEstimator;
 
 /// One transmission in the table's ring, waiting for its fate.
@@ -716,7 +716,7 @@ impl TxPath {
             acked,
         };
         self.op(op, |_| {});
-        self.after_feedback(now_ns, acked, bytes, rto_ns);
+        self.after_feedback(now_ns, acked, bytes, rto_ns, rtt_ns);
     }
 
     /// A NIC's table applied an ACK (its `Ack` and `Feedback`): `fates` are
@@ -738,17 +738,31 @@ impl TxPath {
             }
         }
         self.set_view(view);
-        self.after_feedback(now_ns, acked, bytes, rto_ns);
+        self.after_feedback(now_ns, acked, bytes, rto_ns, None);
     }
 
-    /// The congestion controller and the RTO after an ACK's feedback.
-    fn after_feedback(&mut self, now_ns: u64, acked: u32, bytes: u32, rto_ns: u64) {
+    /// The congestion controller and the RTO after an ACK's feedback
+    /// (`rtt_ns`: its RTT sample, if the engine took one).
+    fn after_feedback(
+        &mut self,
+        now_ns: u64,
+        acked: u32,
+        bytes: u32,
+        rto_ns: u64,
+        rtt_ns: Option<u64>,
+    ) {
         let v = *self.view();
         let new_ce = (v.ce_marked as u32).wrapping_sub(self.ce_seen);
         self.ce_seen = v.ce_marked as u32;
         if acked > 0 {
-            let srtt = v.rtt.srtt().unwrap_or(rto_ns);
-            self.cc.on_ack(now_ns, bytes, acked, new_ce, srtt);
+            self.cc.on_ack(&AckSample {
+                now_ns,
+                bytes,
+                acked,
+                ce: new_ce,
+                srtt_ns: v.rtt.srtt().unwrap_or(rto_ns),
+                rtt_ns,
+            });
             self.rto_deadline = None;
         }
         if v.unresolved() {

@@ -3,6 +3,8 @@
 
 use std::time::Instant;
 
+use metaroce_firmware::cc::CcAlgorithm;
+
 use crate::baseline::dcqcn::DcqcnConfig;
 use crate::baseline::irn::{Irn, IrnConfig};
 use crate::baseline::nic::{BaselineNic, NicConfig};
@@ -166,10 +168,43 @@ pub fn default_window_packets(params: &FabricParams, hops: u32) -> u32 {
 struct Tuning {
     /// MetaRoCE engine settings (instead of [`MetaRoceConfig::new`]).
     metaroce: Option<MetaRoceConfig>,
+    /// MetaRoCE settings the caller chose (over the engine settings).
+    options: Option<MetaRoceOptions>,
     /// RoCEv2 retransmission timeout and its doubling cap.
     roce_rto: Option<(SimTime, SimTime)>,
     /// IRN's RTO_low and RTO_high.
     irn_rto: Option<(SimTime, SimTime)>,
+}
+
+impl Tuning {
+    /// The defaults with the caller's MetaRoCE `options`.
+    fn with_options(options: &MetaRoceOptions) -> Self {
+        Tuning {
+            options: Some(options.clone()),
+            ..Tuning::default()
+        }
+    }
+}
+
+/// MetaRoCE settings a scenario takes from its caller (the rest are the
+/// scenario's own); the baselines ignore them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MetaRoceOptions {
+    /// Per-path congestion controller.
+    pub cc: CcAlgorithm,
+    /// Senders pace to the receiver's fair-share rate hint (on by default;
+    /// off, only the congestion controllers and windows limit them).
+    pub honor_rate_hint: bool,
+}
+
+impl Default for MetaRoceOptions {
+    /// The engine's defaults: ECN AIMD, rate hint honoured.
+    fn default() -> Self {
+        MetaRoceOptions {
+            cc: CcAlgorithm::default(),
+            honor_rate_hint: metaroce_firmware::QpConfig::default().honor_rate_hint,
+        }
+    }
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -193,13 +228,17 @@ fn make_transports(
     if kind == TransportKind::MetaRoce {
         // The engine's NIC rate (its receiver's fair-share hint) is the sum
         // of its ports: a MetaRoCE connection sprays over every plane.
-        let config = tuning.metaroce.clone().unwrap_or_else(|| {
+        let mut config = tuning.metaroce.clone().unwrap_or_else(|| {
             MetaRoceConfig::new(
                 params.metaroce_paths,
                 params.mtu_bytes,
                 params.link_rate_bps * u64::from(ports.max(1)),
             )
         });
+        if let Some(options) = &tuning.options {
+            config.cc = options.cc.clone();
+            config.honor_rate_hint = options.honor_rate_hint;
+        }
         let hosts = metaroce_hosts(host_count, flows, &config, seed, |_| {
             PatternMemory::default()
         })?;
@@ -579,9 +618,11 @@ pub fn percentile(values: &mut [f64], q: f64) -> f64 {
 
 /// Runs `qps` QPs from host 0 to host 1 over 8 parallel fabric paths of
 /// `link_rate / 8` each (the fabric, not the NIC, is the bottleneck), with
-/// `event` applied to forward path 0 at `event_at`.
+/// `event` applied to forward path 0 at `event_at`; MetaRoCE runs with
+/// `metaroce`.
 pub fn run_path_event(
     kind: TransportKind,
+    metaroce: &MetaRoceOptions,
     seed: u64,
     duration: SimTime,
     event_at: SimTime,
@@ -619,7 +660,16 @@ pub fn run_path_event(
     };
     let flows = flows_between(topology.sender, topology.receiver, qps, 0, &params);
     let window_packets = default_window_packets(&params, PARALLEL_PATH_HOPS);
-    let mut network = build(builder, kind, &params, window_packets, &flows, seed, 1)?;
+    let mut network = build_tuned(
+        builder,
+        kind,
+        &params,
+        window_packets,
+        &flows,
+        seed,
+        1,
+        &Tuning::with_options(metaroce),
+    )?;
     let setup = RunSetup {
         kind,
         loss_probability: 0.0,
@@ -697,13 +747,24 @@ pub fn run_failover(
     fail_at: SimTime,
     qps: usize,
 ) -> Result<PhasedReport, FabricError> {
-    run_path_event(kind, seed, duration, fail_at, qps, PathEvent::Blackhole)
+    let metaroce = MetaRoceOptions::default();
+    run_path_event(
+        kind,
+        &metaroce,
+        seed,
+        duration,
+        fail_at,
+        qps,
+        PathEvent::Blackhole,
+    )
 }
 
 /// `hotlink`: `qps` QPs over 8 paths; from `hot_at`, forward path 0 carries
-/// `load` (a fraction of its rate) of background traffic.
+/// `load` (a fraction of its rate) of background traffic. MetaRoCE runs
+/// with `metaroce` (the baselines run DCQCN).
 pub fn run_hotlink(
     kind: TransportKind,
+    metaroce: &MetaRoceOptions,
     seed: u64,
     duration: SimTime,
     hot_at: SimTime,
@@ -720,6 +781,7 @@ pub fn run_hotlink(
     }
     run_path_event(
         kind,
+        metaroce,
         seed,
         duration,
         hot_at,
@@ -763,8 +825,10 @@ pub const FAIR_JAIN: f64 = 0.95;
 
 /// `incast`: `senders` hosts write to one receiver across a leaf-spine
 /// (4 leaves, 4 spines); the receiver's downlink is the bottleneck.
+/// MetaRoCE runs with `metaroce` (the baselines run DCQCN).
 pub fn run_incast(
     kind: TransportKind,
+    metaroce: &MetaRoceOptions,
     senders: usize,
     seed: u64,
     duration: SimTime,
@@ -793,7 +857,7 @@ pub fn run_incast(
     let hops = 4;
     let window_packets = default_window_packets(&params, hops);
     let hosts = topology.hosts.len();
-    let mut network = build(
+    let mut network = build_tuned(
         topology.network,
         kind,
         &params,
@@ -801,6 +865,7 @@ pub fn run_incast(
         &flows,
         seed,
         1,
+        &Tuning::with_options(metaroce),
     )?;
     let setup = RunSetup {
         kind,

@@ -6,7 +6,7 @@
 //! path's bandwidth-delay product (BDP), as a long-haul deployment would set
 //! them.
 
-use metaroce_firmware::cc::EcnAimdParams;
+use metaroce_firmware::cc::{CcAlgorithm, EcnAimdParams};
 
 use super::{
     FabricParams, RunReport, RunSetup, Tuning, build_tuned, flows_between, run_and_report,
@@ -131,12 +131,12 @@ pub fn run_scale_across(
         .max(u32::try_from(u64::from(bdp_packets) * WINDOW_OVER_BDP).unwrap_or(u32::MAX));
     let defaults = EcnAimdParams::default();
     let per_path_share = bdp_bytes.div_ceil(u64::from(config.paths));
-    config.cc = EcnAimdParams {
+    config.cc = CcAlgorithm::EcnAimd(EcnAimdParams {
         initial_window: u32::try_from(per_path_share)
             .unwrap_or(u32::MAX)
             .clamp(defaults.initial_window, defaults.max_window),
         ..defaults
-    };
+    });
     config.outstanding_messages = window_bytes.div_ceil(params.message_bytes) + 4;
     config.rto_initial_ns = 3 * to_ns(base_rtt);
     config.conn_timeout_ns = config.conn_timeout_ns.max(4 * to_ns(base_rtt));
@@ -154,6 +154,7 @@ pub fn run_scale_across(
             (32 * base_rtt).max(roce.rto_max),
         )),
         irn_rto: Some((base_rtt + from_us(100), 2 * base_rtt + from_us(320))),
+        ..Tuning::default()
     };
     let flows = flows_between(
         topology.sender,

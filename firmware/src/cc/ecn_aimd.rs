@@ -3,7 +3,9 @@
 //! round trip otherwise. Random loss does not shrink it (the fabric is lossy by
 //! design); a timeout resets it.
 
-use super::PathController;
+use alloc::boxed::Box;
+
+use super::{AckSample, CcFactory, PathController};
 
 /// Parameters of [`EcnAimd`].
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -26,6 +28,15 @@ impl Default for EcnAimdParams {
             max_window: 1024 * 1024,
             gain_shift: 4,
         }
+    }
+}
+
+impl CcFactory for EcnAimdParams {
+    fn build(&self, mtu: u32) -> Box<dyn PathController> {
+        Box::new(EcnAimd::new(*self, mtu))
+    }
+    fn name(&self) -> &str {
+        "ecn-aimd"
     }
 }
 
@@ -66,7 +77,15 @@ impl PathController for EcnAimd {
         self.cwnd
     }
 
-    fn on_ack(&mut self, now_ns: u64, bytes: u32, acked: u32, ce: u32, srtt_ns: u64) {
+    fn on_ack(&mut self, ack: &AckSample) {
+        let AckSample {
+            now_ns,
+            bytes,
+            acked,
+            ce,
+            srtt_ns,
+            ..
+        } = *ack;
         self.round_acked += acked;
         self.round_marked += ce.min(acked);
         if ce == 0 {
@@ -105,17 +124,28 @@ impl PathController for EcnAimd {
 mod tests {
     use super::*;
 
+    fn ack(now_ns: u64, ce: u32) -> AckSample {
+        AckSample {
+            now_ns,
+            bytes: 4096,
+            acked: 1,
+            ce,
+            srtt_ns: 10_000,
+            rtt_ns: None,
+        }
+    }
+
     #[test]
     fn grows_without_marks_and_shrinks_with_them() {
         let mut cc = EcnAimd::new(EcnAimdParams::default(), 4096);
         let start = cc.window();
         for i in 0..64 {
-            cc.on_ack(i * 1000, 4096, 1, 0, 10_000);
+            cc.on_ack(&ack(i * 1000, 0));
         }
         let grown = cc.window();
         assert!(grown > start);
         for i in 0..400 {
-            cc.on_ack(100_000 + i * 1000, 4096, 1, 1, 10_000);
+            cc.on_ack(&ack(100_000 + i * 1000, 1));
         }
         assert!(
             cc.window() < grown / 2,
