@@ -746,8 +746,12 @@ impl HwNic {
                     self.sync_tables();
                 }
             }
-            // The RTL frames it from the firmware transmit port.
+            // The RTL frames it from the firmware transmit port. An atomic
+            // request's READ entry goes in first, as a READ request's.
             Some(HwTransmit::Datagram(t)) => {
+                if Opcode::try_from(self.buf[1]).is_ok_and(Opcode::is_atomic_request) {
+                    self.sync_tables();
+                }
                 self.fw_tx.push_back((self.buf[..t.len].to_vec(), t));
                 self.counters.firmware_frames += 1;
             }
@@ -780,7 +784,8 @@ impl HwNic {
     /// Hands one report of the RTL to the engine.
     fn handle_input(&mut self, now: u64, input: Input) {
         match input {
-            Input::Placed(p) => self.fw.handle_placed(now, &p),
+            // The memory is touched only to execute an atomic that retires.
+            Input::Placed(p) => self.fw.handle_placed(now, &p, &mut self.mem),
             Input::Datagram(bytes, src_port) => {
                 // The RTL checked that it comes from its QP's peer: the
                 // firmware takes the peer's address from its own QP table.
