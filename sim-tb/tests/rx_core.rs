@@ -106,15 +106,17 @@ fn hundred_thousand_datagrams_per_width() {
         };
         println!(
             "{width}-bit: {} packets ({} placed: {} SEND, {} WRITE_IMM, {} READ_RESP; SEND + \
-             WRITE_IMM per stream {:?}; {} CE-marked), {} receives posted, {} receive \
-             completions found in the events, {} ACKs checked, {} mismatches, {} writes outside the MR, \
-             {} cycles, {} bubbles, {:.1} s, verdicts {:?}",
+             WRITE_IMM per stream {:?}; {} atomics and {} ATOMIC_RESPs handed up; {} CE-marked), \
+             {} receives posted, {} receive completions found in the events, {} ACKs checked, {} \
+             mismatches, {} writes outside the MR, {} cycles, {} bubbles, {:.1} s, verdicts {:?}",
             r.packets,
             r.placed,
             r.placed_send,
             r.placed_write_imm,
             r.placed_read_resp,
             r.placed_recv_by_stream,
+            r.atomics_handed_up,
+            r.atomic_resps_handed_up,
             r.ce_marked,
             r.receives_posted,
             r.completions_checked,
