@@ -622,6 +622,7 @@ pub fn run_interop(cfg: &InteropConfig) -> anyhow::Result<InteropReport> {
         } else {
             0
         },
+        atomics: false,
         seed: cfg.seed,
     });
     let start = Instant::now();
