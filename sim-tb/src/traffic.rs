@@ -549,10 +549,8 @@ impl Traffic {
         if self.finished() {
             // Every FETCH_ADD completed: each counter holds their number.
             let at = counter_off(self.cfg.max_size);
-            for nic in 0..2 {
-                if self.fetch_adds_to[nic] > 0
-                    && read_u64(&*nics[nic], at) != Some(self.fetch_adds_to[nic])
-                {
+            for (nic, &sent) in nics.iter().zip(&self.fetch_adds_to) {
+                if sent > 0 && read_u64(&**nic, at) != Some(sent) {
                     self.counters.atomic_errors += 1;
                 }
             }
