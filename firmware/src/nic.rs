@@ -1003,8 +1003,9 @@ impl Nic {
     }
 }
 
-/// The memory of the hardware data path's calls: the RTL places and fetches
-/// every payload, so the engine never reads or writes one.
+/// The memory of the hardware data path's calls that take none: the RTL
+/// places and fetches every payload (atomics, the exception, go through
+/// the memory the firmware gives `handle_datagram` and `handle_placed`).
 struct NoMemory;
 
 impl Memory for NoMemory {
