@@ -23,6 +23,8 @@
 //! most 8 messages in flight from each side, at most 2 READs, SEND and
 //! WRITE_IMM on the RTL's ring streams 0–3). With `late_receives` each
 //! receive is posted after its message, so both NICs NACK (RNR) and retry.
+//! With `atomics` a quarter of the WRITEs are FETCH_ADDs on a counter of
+//! the peer's, each checked to execute exactly once.
 //! Every drop either NIC, the bridge or the relay counts, beyond the RNR
 //! refusals asked for, is listed as a disagreement.
 
@@ -98,6 +100,8 @@ pub struct InteropConfig {
     /// with an RNR NACK (the RTL's firmware builds its own), the sender
     /// waits and tries again.
     pub late_receives: bool,
+    /// FETCH_ADDs in the traffic (`TrafficConfig::atomics`).
+    pub atomics: bool,
     /// Give up after this much wall time.
     pub max_time: Duration,
     /// Seed of the traffic, the relay and the engines.
@@ -114,6 +118,7 @@ impl Default for InteropConfig {
             loss: 0.0,
             rtl_ip: IpAddr::V4(Ipv4Addr::new(127, 0, 0, 2)),
             late_receives: false,
+            atomics: false,
             max_time: Duration::from_secs(60),
             seed: 1,
         }
@@ -238,6 +243,10 @@ pub struct InteropArgs {
     /// so receivers NACK first (RNR) and senders retry.
     #[arg(long)]
     late_receives: bool,
+    /// A quarter of the WRITEs are FETCH_ADDs on a counter of the peer's,
+    /// each checked to execute exactly once.
+    #[arg(long)]
+    atomics: bool,
     /// Give up after this many seconds.
     #[arg(long, default_value_t = 60)]
     max_seconds: u64,
@@ -279,6 +288,7 @@ pub fn run(a: &InteropArgs) -> anyhow::Result<()> {
         loss: a.loss,
         rtl_ip: IpAddr::V4(a.rtl_ip),
         late_receives: a.late_receives,
+        atomics: a.atomics,
         max_time: Duration::from_secs(a.max_seconds),
         seed: a.seed,
     };
@@ -492,7 +502,7 @@ fn start_soft(cfg: &InteropConfig, mem: usize) -> anyhow::Result<Soft> {
     let qp = pd.create_qp(&init)?;
     let mr = pd.alloc_mr(
         mem,
-        Access::LOCAL_WRITE | Access::REMOTE_WRITE | Access::REMOTE_READ,
+        Access::LOCAL_WRITE | Access::REMOTE_WRITE | Access::REMOTE_READ | Access::REMOTE_ATOMIC,
     )?;
     Ok(Soft {
         qp,
@@ -622,6 +632,7 @@ pub fn run_interop(cfg: &InteropConfig) -> anyhow::Result<InteropReport> {
         } else {
             0
         },
+        atomics: cfg.atomics,
         seed: cfg.seed,
     });
     let start = Instant::now();
@@ -802,6 +813,10 @@ fn disagreements(cfg: &InteropConfig, r: &InteropReport) -> Vec<String> {
         ("bridge receive errors", b.receive_errors),
         ("RTL interface errors", r.rtl.interface_errors),
         (
+            "FETCH_ADDs not executed exactly once",
+            r.traffic.atomic_errors,
+        ),
+        (
             "RTL verdicts the engine disagreed with",
             r.rtl.hw_disagreements,
         ),
@@ -870,6 +885,7 @@ mod tests {
         assert!(r.traffic.bytes_verified > 0);
         assert_eq!(r.traffic.completions_error, 0, "{what}: {r:#?}");
         assert_eq!(r.traffic.qp_errors, 0, "{what}: {r:#?}");
+        assert_eq!(r.traffic.atomic_errors, 0, "{what}: {r:#?}");
         assert!(r.rtl.placed > 0 && r.rtl.ack_frames > 0, "{r:#?}");
         // The two implementations agree on every packet: nothing either NIC
         // or the relay refused. (A bind failure would be a port taken by
@@ -937,6 +953,25 @@ mod tests {
             let relay = r.relay.as_ref().expect("relay counters");
             // About 12 of some 1,200 datagrams.
             assert!(relay.dropped_loss > 0, "{r:#?}");
+        }
+    }
+
+    #[test]
+    fn hdl_interop_atomics_through_relay_at_1pct_loss() {
+        let cfg = InteropConfig {
+            messages: 200,
+            relay: true,
+            loss: 0.01,
+            atomics: true,
+            rtl_ip: IpAddr::V4(Ipv4Addr::new(127, 0, 0, 5)),
+            max_time: Duration::from_secs(15),
+            ..InteropConfig::default()
+        };
+        if let Some(r) = run_or_skip(&cfg) {
+            check("atomics, relay 1% loss", &cfg, &r);
+            // The soft NIC and the RTL's firmware execute each other's
+            // FETCH_ADDs; the RTL checks and hands up both directions'.
+            assert!(r.traffic.fetch_adds > 0, "{r:#?}");
         }
     }
 

@@ -164,6 +164,10 @@ pub(crate) fn traffic_rows(t: &TrafficCounters, finished: bool) -> Vec<(&'static
             format!("{} / {}", t.completions_ok, t.completions_error),
         ),
         ("QP errors", t.qp_errors.to_string()),
+        (
+            "FETCH_ADDs (not exactly once)",
+            format!("{} ({})", t.fetch_adds, t.atomic_errors),
+        ),
     ]
 }
 

@@ -41,10 +41,12 @@ pub struct NicConfig {
     /// takes their results ([`Nic::handle_table_result`](crate::Nic::handle_table_result)).
     pub datapath: Datapath,
     /// Implements the atomics of spec revision v0.1.2 (FETCH_ADD,
-    /// COMPARE_SWAP, ATOMIC_RESP). False, and always on
-    /// [`Datapath::Hardware`]: their opcodes are unknown, dropped as
-    /// `bad_opcode` as the RTL does (spec §11.4), and atomic work requests
-    /// are refused.
+    /// COMPARE_SWAP, ATOMIC_RESP). False: their opcodes are unknown, dropped
+    /// as `bad_opcode` (as an RTL without atomics would), and atomic work
+    /// requests are refused. On [`Datapath::Hardware`] the RTL checks and
+    /// accepts atomics and hands them up; the engine executes them and
+    /// places an ATOMIC_RESP's value through the memory it is given, and
+    /// sends atomic packets as datagrams it builds whole (spec §11.4).
     pub atomics: bool,
     /// The UDP source ports a backend sends from when it cannot pick the port
     /// per packet (a soft NIC's sockets; spec §2.3): a packet whose entropy is
@@ -72,7 +74,7 @@ impl NicConfig {
 
     /// Whether this NIC executes and sends atomics ([`NicConfig::atomics`]).
     pub fn has_atomics(&self) -> bool {
-        self.atomics && self.datapath == Datapath::Software
+        self.atomics
     }
 }
 

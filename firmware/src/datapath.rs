@@ -137,7 +137,9 @@ pub enum HwTransmit {
     /// A data packet or PROBE, built by the RTL.
     Descriptor(TxDescriptor),
     /// A datagram the firmware built whole in the caller's buffer (NACK,
-    /// DISCONNECT): the RTL only frames it (Ethernet, IP, UDP).
+    /// DISCONNECT, and the atomics' data packets: FETCH_ADD, COMPARE_SWAP,
+    /// ATOMIC_RESP, whose payload is a value, not host memory): the RTL only
+    /// frames it (Ethernet, IP, UDP).
     Datagram(Transmit),
 }
 

@@ -411,8 +411,7 @@ impl Nic {
             return Err(VerbsError::WrongState);
         }
         let len = self.cfg.message_len(&wr.sgl)?;
-        // An atomic's local buffer is the 8 bytes its value lands in; the RTL
-        // carries no atomics (spec §11.4).
+        // An atomic's local buffer is the 8 bytes its value lands in.
         if wr.op.is_atomic() && (len != ATOMIC_LEN || !self.cfg.has_atomics()) {
             return Err(VerbsError::InvalidArgument);
         }
@@ -453,10 +452,13 @@ impl Nic {
     }
 
     /// Creates a shared receive queue of `max_wr` receives in protection
-    /// domain `pd` (software data path only); returns its number, never 0. A QP
-    /// created with it ([`QpConfig::srq`]) takes its receives from it.
+    /// domain `pd`; returns its number, never 0. A QP created with it
+    /// ([`QpConfig::srq`]) takes its receives from it. On the hardware data
+    /// path a receive moves from the SRQ to the QP's stream (and so into the
+    /// RTL's receive ring) when a message for it first arrives: the RTL
+    /// refuses that arrival (RNR) and places the retransmission.
     pub fn create_srq(&mut self, pd: u32, max_wr: usize) -> Result<u32, VerbsError> {
-        if max_wr == 0 || self.cfg.datapath != Datapath::Software {
+        if max_wr == 0 {
             return Err(VerbsError::InvalidArgument);
         }
         let srqn = self.srqs.last_key_value().map_or(1, |(&n, _)| n + 1);
@@ -595,8 +597,10 @@ impl Nic {
     /// its own connection, stream and message rules, with the RTL's verdict
     /// in place of its memory and receive checks, and completes messages as
     /// for [`Nic::handle_datagram`]. Where its rules disagree with the
-    /// verdict, [`Stats::hw_disagreements`] counts it.
-    pub fn handle_placed(&mut self, now: u64, p: &PlacedPacket) {
+    /// verdict, [`Stats::hw_disagreements`] counts it. `mem` is the
+    /// firmware's own access to host memory: touched only to execute an
+    /// atomic that retires with this packet (the RTL placed the packet).
+    pub fn handle_placed<M: Memory>(&mut self, now: u64, p: &PlacedPacket, mem: &mut M) {
         let Some(qp) = self.qps.get_mut(&p.dst_qpn) else {
             // The RTL's QP table holds only live QPs: it should not get here.
             self.stats.hw_disagreements += 1;
@@ -638,7 +642,7 @@ impl Nic {
         let before = (self.stats.data_accepted, self.stats.duplicates);
         let mut ctx = Ctx {
             now,
-            mem: &mut NoMemory,
+            mem,
             mrs: &self.mrs,
             srqs: &mut self.srqs,
             drops: &mut self.drops,
@@ -981,13 +985,16 @@ impl Nic {
         Some((s.recv_base, s.recvs.iter()))
     }
 
-    /// Hardware data path: the READs a QP has sent and not completed, as
-    /// (stream, MSN, local SGE the response goes to: its one element), for the RTL's READ
-    /// table: at most the QP's `max_rd_atomic`.
-    pub fn outstanding_reads(&self, qpn: u32) -> impl Iterator<Item = (u16, u32, Sge)> + '_ {
+    /// Hardware data path: the READs and atomics a QP has sent and not
+    /// completed, as (stream, MSN, local SGE the response goes to: its one
+    /// element, whether it is an atomic), for the RTL's READ table: at most
+    /// the QP's `max_rd_atomic`.
+    pub fn outstanding_reads(&self, qpn: u32) -> impl Iterator<Item = (u16, u32, Sge, bool)> + '_ {
         self.qps.get(&qpn).into_iter().flat_map(|q| {
-            q.tx.reads_in_flight()
-                .map(|(stream, msn, key)| (stream, msn, q.tx.msg(key).sgl.first()))
+            q.tx.reads_in_flight().map(|(stream, msn, key)| {
+                let m = q.tx.msg(key);
+                (stream, msn, m.sgl.first(), m.opcode.is_atomic_request())
+            })
         })
     }
 
@@ -997,8 +1004,9 @@ impl Nic {
     }
 }
 
-/// The memory of the hardware data path's calls: the RTL places and fetches
-/// every payload, so the engine never reads or writes one.
+/// The memory of the hardware data path's calls that take none: the RTL
+/// places and fetches every payload (atomics, the exception, go through
+/// the memory the firmware gives `handle_datagram` and `handle_placed`).
 struct NoMemory;
 
 impl Memory for NoMemory {

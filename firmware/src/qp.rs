@@ -1039,16 +1039,15 @@ impl Qp {
             }),
         };
         // An atomic's packets carry values the message holds (its operands, or
-        // the value found), big-endian: nothing is read from memory. The RTL
-        // builds no atomics (the hardware data path refuses them at post).
+        // the value found), big-endian: nothing is read from memory. The RTL's
+        // TX builder fetches payloads from host memory only, so on the
+        // hardware data path they go as datagrams built here, which the RTL
+        // frames (spec §11.4).
         let words = match m.opcode {
             Opcode::FetchAdd | Opcode::AtomicResp => Some(1),
             Opcode::CompareSwap => Some(2),
             _ => None,
         };
-        if words.is_some() && datapath == Datapath::Hardware {
-            return None;
-        }
         // Payload is re-read from registered memory on every (re)transmission;
         // the region is checked again in case it was deregistered meanwhile.
         let (src, ok) = if words.is_some() {
@@ -1077,7 +1076,7 @@ impl Qp {
         if !ok {
             return None;
         }
-        if datapath == Datapath::Hardware {
+        if datapath == Datapath::Hardware && words.is_none() {
             let d = describe(&repr, src, plan.len, plan.entropy, remote);
             return Some(HwTransmit::Descriptor(d));
         }

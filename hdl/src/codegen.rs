@@ -91,6 +91,7 @@ pub fn core_codes() -> String {
         ("RQ_ADDR", cfg::RQ_ADDR),
         ("RQ_LEN_LKEY", cfg::RQ_LEN_LKEY),
         ("QP_READ_CTRL", cfg::qp_read(0, 0)),
+        ("READ_ATOMIC_BIT", cfg::READ_ATOMIC_BIT),
     ] {
         writeln!(
             rs,

@@ -10,9 +10,9 @@
 //!   `s_pseudo_*` (the ICRC pseudo-header fields: IP addresses mapped into
 //!   IPv6, UDP ports, UDP length) while it sends the frame's first beat.
 //! * `m_axis_*`: the frame with the parsed headers removed — 64 bytes (base +
-//!   MSG) for MSG opcodes (0x01..=0x06), 32 bytes (base only) for all other
-//!   opcodes, so ACK/NACK/CM extensions reach their own parsers at the front of
-//!   the stream. The 4-byte ICRC trailer stays at the end. A frame that has no
+//!   MSG) for MSG opcodes (0x01..=0x06 and the atomics 0x08..=0x0A), 32
+//!   bytes (base only) for all other opcodes, so ACK/NACK/CM extensions reach
+//!   their own parsers at the front of the stream. The 4-byte ICRC trailer stays at the end. A frame that has no
 //!   bytes after the stripped headers emits no beats. Registered outputs;
 //!   `s_axis_tready = !m_axis_tvalid | m_axis_tready`, so the parser takes one
 //!   beat per cycle while the consumer is ready (0 bubbles).
@@ -136,7 +136,7 @@ pub struct RxParser<const W: usize, const B: usize> {
     pub m_meta_len: Signal<Out, Bits<16>>,
     /// `s_pseudo_src_ip` of the frame (for the peer check).
     pub m_meta_src_ip: Signal<Out, Bits<128>>,
-    /// Opcode is a MSG opcode (0x01..=0x06): the MSG fields are valid.
+    /// Opcode is a MSG opcode (0x01..=0x06, 0x08..=0x0A): the MSG fields are valid.
     pub m_meta_is_msg: Signal<Out, Bit>,
     /// Base header: version.
     pub m_meta_version: Signal<Out, Bits<8>>,
@@ -376,7 +376,8 @@ impl<const W: usize, const B: usize> Logic for RxParser<W, B> {
             .val()
             .get_bits::<8>(self.c_op_pos.val().index());
         if self.first.val() {
-            self.cur_msg.next = (self.cur_op.val() >= 1) & (self.cur_op.val() <= 6);
+            self.cur_msg.next = ((self.cur_op.val() >= 0x01) & (self.cur_op.val() <= 0x06))
+                | ((self.cur_op.val() >= 0x08) & (self.cur_op.val() <= 0x0A));
         } else {
             self.cur_msg.next = self.msg_r.q.val();
         }
@@ -498,6 +499,14 @@ impl<const W: usize, const B: usize> Logic for RxParser<W, B> {
         if (self.op.val() >= 0x01) & (self.op.val() <= 0x06) {
             self.known.next = true;
             self.has_payload.next = self.op.val() != 0x05;
+            self.min_len.next = 68.into();
+            self.m_meta_is_msg.next = true;
+        }
+        // Atomics (FETCH_ADD, COMPARE_SWAP, ATOMIC_RESP): MSG opcodes whose
+        // payload is the operands or the value found.
+        if (self.op.val() >= 0x08) & (self.op.val() <= 0x0A) {
+            self.known.next = true;
+            self.has_payload.next = true;
             self.min_len.next = 68.into();
             self.m_meta_is_msg.next = true;
         }

@@ -18,17 +18,17 @@
 //! | 8 | source QPN or source IP is not the peer | `wrong_peer` |
 //! | 9 | path ≥ 64 | `bad_path` |
 //! | 17 | PROBE: path-tracked and acknowledged, nothing else; but 12 when its connection PSN is more than 256 from the cumulative PSN either way (spec §3.7), then 16 as below | — |
-//! | 10 | another opcode: passed to the firmware | — |
+//! | 10 | another opcode: passed to the firmware (READ requests, atomic requests and ATOMIC_RESPs only after the checks below, tracked and accepted) | — |
 //! | 11 | stream ≥ the QP's streams | `bad_stream` |
 //! | 10 | SEND, SEND_IMM or WRITE_IMM of a stream ≥ [`RQ_STREAMS`] (no ring in the RTL): passed to the firmware | — |
 //! | 12 | connection PSN beyond the 256-PSN receive window | `conn_window` |
-//! | 13 | payload > MTU, or offset + payload > message length | `bad_length` |
-//! | 21 | READ_RESP with a new connection PSN: no outstanding READ with its (stream, MSN), or its message length or range does not fit the READ; dropped untracked, PSN not accepted (spec §6.8) | `unexpected_response` |
+//! | 13 | payload > MTU, or offset + payload > message length; READ request with a payload or offset; atomic request whose payload is not its operands (8 bytes, 16 for COMPARE_SWAP), offset ≠ 0 or message length ≠ 8 | `bad_length` |
+//! | 21 | READ_RESP or ATOMIC_RESP with a new connection PSN: no outstanding READ (atomic) with its (stream, MSN), or its message length or range does not fit it; dropped untracked, PSN not accepted (spec §6.8) | `unexpected_response` |
 //! | 16 | path PSN 2^30 or more beyond the path's cumulative PSN (also for a PROBE) | `path_window` |
 //! | 14 | connection PSN accepted before: not placed again | `stats.duplicates` |
-//! | 15 | WRITE, WRITE_IMM: rkey unknown, other PD, range outside the MR, or no REMOTE_WRITE | `remote_access` |
+//! | 15 | WRITE, WRITE_IMM: rkey unknown, other PD, range outside the MR, or no REMOTE_WRITE (READ request: REMOTE_READ over the message; atomic request: REMOTE_ATOMIC over its 8 bytes) | `remote_access` |
 //! | 18 | SEND, WRITE_IMM: no posted receive with its `recv_idx` on its stream (RNR NACK) | `receiver_not_ready` |
-//! | 19 | SEND: message longer than the receive (invalid-request NACK) | `invalid_request` |
+//! | 19 | SEND: message longer than the receive; atomic request: address not 8-byte aligned (invalid-request NACK) | `invalid_request` |
 //! | 20 | SEND: the receive's lkey check fails (remote-operational NACK) | `remote_access` |
 //! | 22 | READ_RESP matched to its READ: the lkey check of its bytes fails; PSN accepted, the READ fails and the QP goes to ERR (state 0) | `unexpected_response` |
 //!
@@ -46,6 +46,15 @@
 //! (`on_read_response`'s `check_local`) and are placed likewise. The lkey check is
 //! the same MR lookup and bounds check as the WRITE's rkey check, with the
 //! key, address and needed access chosen by opcode.
+//!
+//! Atomics (spec §6.8) are checked here and executed by the firmware: a
+//! FETCH_ADD or COMPARE_SWAP like a READ request (the length rules of an
+//! atomic, the rkey with REMOTE_ATOMIC over the 8 bytes at `remote_va`,
+//! then their 8-byte alignment), then tracked, accepted and handed up
+//! (verdict 10); an ATOMIC_RESP is matched like a READ response, to an
+//! outstanding-READ entry marked atomic ([`cfg::READ_ATOMIC_BIT`]), then
+//! tracked, accepted and handed up: its 8 bytes are a value in network
+//! order, which the firmware writes in the host's.
 //!
 //! Not checked here (the engine does it; see `docs/hardware.md`): message
 //! consistency (`bad_format` for a WRITE, WRITE_IMM or SEND whose MSN was
@@ -147,12 +156,17 @@ pub mod cfg {
     pub const fn ring(qp: u8, stream: u8, slot: u8, word: u8) -> u16 {
         1 << 8 | (qp as u16) << 6 | (stream as u16) << 4 | (slot as u16) << 1 | word as u16
     }
-    /// QP word of READ entry `e` (0 or 1): `9 + 3e` bit 63 valid, bits
-    /// 47..32 stream, bits 31..0 MSN; `10 + 3e` the SGE address; `11 + 3e`
-    /// bits 31..0 its length (= the READ's message length), bits 63..32 its lkey.
+    /// QP word of READ entry `e` (0 or 1): `9 + 3e` bit 63 valid, bit 62
+    /// ([`READ_ATOMIC_BIT`]) the entry is an atomic's, bits 47..32 stream,
+    /// bits 31..0 MSN; `10 + 3e` the SGE address; `11 + 3e` bits 31..0 its
+    /// length (= the READ's message length, 8 for an atomic), bits 63..32 its
+    /// lkey.
     pub const fn qp_read(e: u8, word: u8) -> u8 {
         9 + 3 * e + word
     }
+    /// Bit of READ entry word `9 + 3e` set for an atomic's entry: only an
+    /// ATOMIC_RESP matches it, and only a READ_RESP matches the others.
+    pub const READ_ATOMIC_BIT: u8 = 62;
     /// QP word 0: bit 0 valid, bits 2..1 state ([`STATE_RTR`], [`STATE_RTS`],
     /// else [`STATE_IDLE`]: not receiving).
     pub const QP_CTRL: u8 = 0;
@@ -172,7 +186,8 @@ pub mod cfg {
     pub const QP_PD_STREAMS: u8 = 4;
     /// QP word 5: bits 31..0 first connection PSN expected; clears the bitmap.
     pub const QP_CONN_PSN: u8 = 5;
-    /// MR word 0: bit 0 valid, bits 3..1 access (LOCAL_WRITE, REMOTE_WRITE, REMOTE_READ).
+    /// MR word 0: bit 0 valid, bits 4..1 access (LOCAL_WRITE, REMOTE_WRITE,
+    /// REMOTE_READ, REMOTE_ATOMIC: `Access::bits() << 1`).
     pub const MR_CTRL: u8 = 0;
     /// MR word 1: bits 31..0 rkey, bits 63..32 PD.
     pub const MR_KEY_PD: u8 = 1;
@@ -223,7 +238,9 @@ pub enum Verdict {
     /// Path id ≥ 64.
     BadPath = 9,
     /// Another opcode, or a SEND/SEND_IMM/WRITE_IMM of a stream without a
-    /// ring ([`RQ_STREAMS`] or more): handed to the firmware.
+    /// ring ([`RQ_STREAMS`] or more): handed to the firmware. Also a READ
+    /// request, an atomic request or an ATOMIC_RESP that passed every check
+    /// here: tracked, its connection PSN accepted, then handed up.
     Firmware = 10,
     /// Stream id beyond the QP's streams.
     BadStream = 11,
@@ -241,7 +258,8 @@ pub enum Verdict {
     Probe = 17,
     /// SEND or WRITE_IMM: no posted receive for its `recv_idx` (the firmware sends an RNR NACK).
     Rnr = 18,
-    /// SEND: longer than its receive (invalid-request NACK).
+    /// SEND: longer than its receive; atomic request: address not 8-byte
+    /// aligned (invalid-request NACK).
     InvalidRequest = 19,
     /// SEND: the receive's lkey check failed (remote-operational NACK).
     RemoteOperational = 20,

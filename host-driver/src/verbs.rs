@@ -378,14 +378,6 @@ impl Context {
         self.inner.control(|c| c.nic.config().qp.clone())
     }
 
-    /// True on the software data path, which alone has shared receive queues
-    /// ([`ProtectionDomain::create_srq`]) and atomics (`SendOp::FetchAdd`,
-    /// `SendOp::CompareSwap`); the RTL has neither.
-    pub fn software_datapath(&self) -> bool {
-        self.inner
-            .control(|c| c.nic.config().datapath == metaroce_firmware::datapath::Datapath::Software)
-    }
-
     /// Most scatter/gather elements a work request may carry on this device:
     /// [`MAX_SGE`], or 1 on a hardware data path.
     pub fn max_sge(&self) -> usize {
@@ -435,7 +427,7 @@ impl ProtectionDomain {
         })
     }
 
-    /// Creates a shared receive queue of `max_wr` receives (software data path only).
+    /// Creates a shared receive queue of `max_wr` receives.
     pub fn create_srq(&self, max_wr: usize) -> Result<SharedReceiveQueue> {
         let pd = self.pd;
         let srqn = self.ctx.inner.control(|c| c.nic.create_srq(pd, max_wr))?;

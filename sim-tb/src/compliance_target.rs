@@ -328,6 +328,7 @@ impl Device for HwDevice {
         a.set(Access::LOCAL_WRITE, access.local_write);
         a.set(Access::REMOTE_WRITE, access.remote_write);
         a.set(Access::REMOTE_READ, access.remote_read);
+        a.set(Access::REMOTE_ATOMIC, access.remote_atomic);
         let pd = self.pd;
         let mr = self
             .call(move |b| {
@@ -441,6 +442,11 @@ impl Device for HwDevice {
 
     fn mtu(&self) -> u32 {
         crate::hw_nic::MTU
+    }
+
+    /// The RTL checks and hands up atomics; the firmware executes them.
+    fn atomics(&self) -> bool {
+        true
     }
 
     fn line_rate_mbps(&self) -> Option<u32> {

@@ -43,9 +43,10 @@
 //! receive queue (`m_fw_*`, `metaroce_hdl::FwRx`); this model also keeps a
 //! copy of every frame it puts on the MAC RX port and compares the bytes
 //! the RTL hands up with it (`HwCounters::fw_rx_mismatches`). The few
-//! datagrams the firmware builds itself (NACK, DISCONNECT) go down the
-//! RTL's firmware transmit port (`s_fwtx_*`), whose framer is the ACKs'
-//! (`HwCounters::firmware_frames`).
+//! datagrams the firmware builds itself (NACK, DISCONNECT, and the atomics'
+//! data packets) go down the RTL's firmware transmit port (`s_fwtx_*`),
+//! whose framer is the ACKs' (`HwCounters::firmware_frames`,
+//! `HwCounters::firmware_atomics`).
 //!
 //! The host side is a [`VecMemory`]: the DMA port's writes land in it, the
 //! payload fetch port reads from it, and the application reads and writes
@@ -133,6 +134,9 @@ pub struct HwCounters {
     pub cfg_writes: u64,
     /// Datagrams the firmware built itself (NACK, DISCONNECT).
     pub firmware_frames: u64,
+    /// Atomic data packets (FETCH_ADD, COMPARE_SWAP, ATOMIC_RESP) the
+    /// firmware built itself: their payload is a value, not host memory.
+    pub firmware_atomics: u64,
     /// DMA writes, and bytes written.
     pub dma_writes: u64,
     /// Bytes the DMA port wrote.
@@ -746,10 +750,19 @@ impl HwNic {
                     self.sync_tables();
                 }
             }
-            // The RTL frames it from the firmware transmit port.
+            // The RTL frames it from the firmware transmit port. An atomic
+            // request's READ entry goes in first, as a READ request's.
             Some(HwTransmit::Datagram(t)) => {
+                let op = Opcode::try_from(self.buf[1]).ok();
+                if op.is_some_and(Opcode::is_atomic_request) {
+                    self.sync_tables();
+                }
                 self.fw_tx.push_back((self.buf[..t.len].to_vec(), t));
-                self.counters.firmware_frames += 1;
+                if op.is_some_and(Opcode::is_atomic) {
+                    self.counters.firmware_atomics += 1;
+                } else {
+                    self.counters.firmware_frames += 1;
+                }
             }
             // Nothing now: ask again in a while (or when something happens).
             None => self.next_poll_ns = now + 200,
@@ -780,7 +793,8 @@ impl HwNic {
     /// Hands one report of the RTL to the engine.
     fn handle_input(&mut self, now: u64, input: Input) {
         match input {
-            Input::Placed(p) => self.fw.handle_placed(now, &p),
+            // The memory is touched only to execute an atomic that retires.
+            Input::Placed(p) => self.fw.handle_placed(now, &p, &mut self.mem),
             Input::Datagram(bytes, src_port) => {
                 // The RTL checked that it comes from its QP's peer: the
                 // firmware takes the peer's address from its own QP table.

@@ -5,7 +5,8 @@
 //! Verbs-level traffic both ways and verifying every byte and every
 //! completion ([`crate::traffic`]: WRITE, WRITE_IMM, SEND and READ of 1
 //! byte up to the configured size over two connections and several
-//! streams, within the RTL's tables).
+//! streams, within the RTL's tables; with [`PairConfig::atomics`] also
+//! FETCH_ADDs, each checked to execute exactly once).
 //!
 //! Optionally hostile frames are injected: replays of earlier frames, bit
 //! flips (bad ICRC), truncations and frames to an unknown QP with a valid
@@ -86,6 +87,8 @@ pub struct PairConfig {
     pub max_cycles: u64,
     /// Seed of the traffic, the fabric and the engines.
     pub seed: u64,
+    /// FETCH_ADDs in the traffic ([`TrafficConfig::atomics`]).
+    pub atomics: bool,
 }
 
 impl Default for PairConfig {
@@ -107,6 +110,7 @@ impl Default for PairConfig {
             clock_ps: 6_400,
             max_cycles: 200_000_000,
             seed: 1,
+            atomics: false,
         }
     }
 }
@@ -127,6 +131,8 @@ pub struct PairReport {
     pub rtl_acks: u64,
     /// ACKs and NACKs the firmware generated.
     pub firmware_acks: u64,
+    /// Atomic data packets the firmware built (the RTL frames them).
+    pub firmware_atomics: u64,
     /// ACKs and NACKs that went up to the firmware (it processes
     /// received ACKs itself).
     pub acks_to_firmware: u64,
@@ -258,6 +264,7 @@ pub fn run_pair(cfg: &PairConfig) -> Result<PairReport, SimError> {
         conns: CONNS,
         streams: cfg.streams,
         late_receive_ns: 0,
+        atomics: cfg.atomics,
         seed: cfg.seed,
     });
     let mut r = PairReport::default();
@@ -321,6 +328,7 @@ pub fn run_pair(cfg: &PairConfig) -> Result<PairReport, SimError> {
     r.rtl_placed_packets = hw.iter().map(|h| h.rtl_placed).sum();
     r.firmware_packets = hw.iter().map(|h| h.firmware_data).sum();
     r.firmware_acks = hw.iter().map(|h| h.firmware_frames).sum();
+    r.firmware_atomics = hw.iter().map(|h| h.firmware_atomics).sum();
     r.acks_to_firmware = hw.iter().map(|h| h.firmware_acks_in).sum();
     r.descriptors = hw.iter().map(|h| h.descriptors).sum();
     r.rtl_acks_applied = hw.iter().map(|h| h.rtl_acks_applied).sum();

@@ -11,17 +11,9 @@ use rand::{Rng, SeedableRng};
 use crate::rx_parser::{Frame, RunOutput, RxMeta, RxParserTb, reason};
 
 /// What the RTL must report for `frame`: `metaroce-proto`'s framing checks,
-/// then its ICRC check (the engine's order), for the opcodes the RTL knows:
-/// it has no atomics (spec §11.4), whose opcodes are unknown to it, as to an
-/// engine without them (`NicConfig::atomics`).
+/// then its ICRC check (the engine's order), for every opcode of the spec
+/// (the atomics included).
 pub fn expected_reason(frame: &Frame) -> u8 {
-    let b = &frame.bytes;
-    if b.len() >= BASE_LEN + ICRC_LEN
-        && b[0] == metaroce_proto::VERSION
-        && Opcode::try_from(b[1]).is_ok_and(Opcode::is_atomic)
-    {
-        return reason::BAD_OPCODE;
-    }
     let packet = match Packet::new_checked(&frame.bytes[..]) {
         Ok(p) => p,
         Err(Error::Truncated { .. }) => return reason::TRUNCATED,
@@ -36,9 +28,9 @@ pub fn expected_reason(frame: &Frame) -> u8 {
     }
 }
 
-/// A MSG opcode the RTL knows (not an atomic).
+/// A MSG opcode (the atomics among them).
 fn is_message(opcode: u8) -> bool {
-    Opcode::try_from(opcode).is_ok_and(|op| op.is_message() && !op.is_atomic())
+    Opcode::try_from(opcode).is_ok_and(Opcode::is_message)
 }
 
 /// Bytes the parser strips: base + MSG extension for MSG opcodes, else base.

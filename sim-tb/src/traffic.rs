@@ -8,6 +8,11 @@
 //! Each NIC's application posts WRITE (40 %), WRITE_IMM (15 %), SEND (25 %)
 //! and READ (20 %) work requests to the other over the connections between
 //! them, of 1 byte up to the configured size (log-uniform, or all of it);
+//! with [`TrafficConfig::atomics`], a quarter of the WRITEs are 8-byte
+//! FETCH_ADDs of 1 on a counter of the peer's instead, each value found
+//! checked to be new and below the number of FETCH_ADDs sent to that
+//! counter, and each counter at the end to equal that number (every
+//! FETCH_ADD executed exactly once);
 //! the peer's application posts the receive each SEND or WRITE_IMM
 //! consumes just before the message (or a set time after it, so the
 //! receiver first refuses it with an RNR NACK). Source buffers are filled
@@ -25,12 +30,12 @@
 //! receive ring in the RTL). READs are not limited here: a hardware NIC's
 //! engine keeps its READs in flight to the RTL's 2 entries itself
 //! (`QpConfig::max_rd_atomic`). Each NIC's region holds [`SLOTS`] source slots and then [`SLOTS`]
-//! destination slots of the largest message size ([`region_len`]); a
-//! message takes a source slot of the NIC whose bytes it carries and a
-//! destination slot of the other (a READ: a local destination and a peer
-//! source slot).
+//! destination slots of the largest message size and the 8-byte counter
+//! ([`region_len`]); a message takes a source slot of the NIC whose bytes it
+//! carries and a destination slot of the other (a READ or FETCH_ADD: a local
+//! destination and a peer source slot).
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::error::Error;
 use std::fmt;
 
@@ -52,9 +57,18 @@ pub const SLOTS: usize = 8;
 pub type NicError = Box<dyn Error + Send + Sync>;
 
 /// Bytes of the region each NIC needs for messages of up to `max_size`
-/// bytes: [`SLOTS`] source and [`SLOTS`] destination slots.
+/// bytes: [`SLOTS`] source and [`SLOTS`] destination slots, then the
+/// 8-byte counter the peer's FETCH_ADDs operate on (8-byte aligned).
 pub fn region_len(max_size: u32) -> u64 {
-    (2 * SLOTS) as u64 * u64::from(max_size.max(1))
+    counter_off(max_size) + ATOMIC_LEN
+}
+
+/// Bytes of an atomic's value.
+const ATOMIC_LEN: u64 = 8;
+
+/// Offset of a NIC's counter in its region.
+fn counter_off(max_size: u32) -> u64 {
+    ((2 * SLOTS) as u64 * u64::from(max_size.max(1))).next_multiple_of(ATOMIC_LEN)
 }
 
 /// A NIC the traffic runs on, as its application sees it: one registered
@@ -120,6 +134,9 @@ pub struct TrafficConfig {
     /// Post each receive a SEND or WRITE_IMM consumes this long (in the
     /// time [`Traffic::step`] is given) after its message; 0: just before.
     pub late_receive_ns: u64,
+    /// A quarter of the WRITEs are FETCH_ADDs instead (both NICs must
+    /// implement atomics and their regions allow them; needs `max_size` ≥ 8).
+    pub atomics: bool,
     /// Seed of the mix, sizes and streams.
     pub seed: u64,
 }
@@ -143,6 +160,13 @@ pub struct TrafficCounters {
     pub qp_errors: u64,
     /// Payload bytes of completed messages.
     pub payload_bytes: u64,
+    /// FETCH_ADDs completed (not in `messages_by_opcode`), each value found
+    /// checked.
+    pub fetch_adds: u64,
+    /// FETCH_ADDs whose value found was seen before or beyond the number
+    /// sent to that counter, and counters that at the end do not hold the
+    /// number of FETCH_ADDs sent to them.
+    pub atomic_errors: u64,
 }
 
 /// The opcodes, in the order of [`TrafficCounters::messages_by_opcode`].
@@ -152,6 +176,9 @@ enum Op {
     WriteImm,
     Send,
     Read,
+    /// Adds 1 to the peer's counter; the value found lands in a local
+    /// destination slot.
+    FetchAdd,
 }
 
 impl Op {
@@ -201,6 +228,10 @@ pub struct Traffic {
     /// Events being handled (kept for its allocation).
     events: Vec<Event>,
     counters: TrafficCounters,
+    /// FETCH_ADDs sent to each NIC's counter.
+    fetch_adds_to: [u64; 2],
+    /// The values each NIC's counter was found at.
+    found: [HashSet<u64>; 2],
 }
 
 impl Traffic {
@@ -217,6 +248,8 @@ impl Traffic {
             late: VecDeque::new(),
             events: Vec::new(),
             counters: TrafficCounters::default(),
+            fetch_adds_to: [0; 2],
+            found: Default::default(),
             cfg,
         }
     }
@@ -251,7 +284,7 @@ impl Traffic {
                 match e {
                     Event::Completion(c) => self.on_completion(&nics, at, &c),
                     Event::QpError { .. } => self.counters.qp_errors += 1,
-                    // The hardware data path has no shared receive queues.
+                    // The traffic uses no shared receive queue.
                     Event::SrqLimitReached { .. } => {}
                 }
             }
@@ -303,15 +336,19 @@ impl Traffic {
     ) -> Result<bool, PostError> {
         let to = 1 - from;
         let conn = self.rng.gen_range(0..self.cfg.conns);
+        let atomics = self.cfg.atomics && u64::from(self.cfg.max_size) >= ATOMIC_LEN;
         let op = match self.rng.gen_range(0..100) {
+            0..10 if atomics => Op::FetchAdd,
             0..40 => Op::Write,
             40..55 => Op::WriteImm,
             55..80 => Op::Send,
             _ => Op::Read,
         };
-        // A READ fills a local destination slot from a peer source slot;
-        // the others send a local source slot to a peer destination slot.
-        let (local, remote) = if op == Op::Read {
+        // A READ (FETCH_ADD) fills a local destination slot from a peer
+        // source slot (counter); the others send a local source slot to a
+        // peer destination slot.
+        let reads = matches!(op, Op::Read | Op::FetchAdd);
+        let (local, remote) = if reads {
             (&mut self.free_dst[from], &mut self.free_src[to])
         } else {
             (&mut self.free_src[from], &mut self.free_dst[to])
@@ -321,7 +358,11 @@ impl Traffic {
         };
         local.pop();
         remote.pop();
-        let len = self.size();
+        let len = if op == Op::FetchAdd {
+            ATOMIC_LEN as u32
+        } else {
+            self.size()
+        };
         let id = self.next_id;
         self.next_id += 1;
         let stream = if op.receives() {
@@ -330,14 +371,16 @@ impl Traffic {
         } else {
             self.rng.gen_range(0..self.cfg.streams)
         };
-        // The source holds the message's pattern.
+        // The source holds the message's pattern (a FETCH_ADD has none).
         let (src_nic, src_off) = if op == Op::Read {
             (to, self.src_off(remote_slot))
         } else {
             (from, self.src_off(local_slot))
         };
-        let bytes: Vec<u8> = (0..len as usize).map(|i| pattern(id, i)).collect();
-        nics[src_nic].write(src_off, &bytes);
+        if op != Op::FetchAdd {
+            let bytes: Vec<u8> = (0..len as usize).map(|i| pattern(id, i)).collect();
+            nics[src_nic].write(src_off, &bytes);
+        }
         let remote_dst = nics[to].addr() + self.dst_off(remote_slot);
         let (to_lkey, rkey) = nics[to].keys();
         if op.receives() {
@@ -359,7 +402,7 @@ impl Traffic {
                 post_recv(nics, to, conn, wr)?;
             }
         }
-        let local_off = if op == Op::Read {
+        let local_off = if reads {
             self.dst_off(local_slot)
         } else {
             self.src_off(local_slot)
@@ -384,6 +427,11 @@ impl Traffic {
                 remote_va: nics[to].addr() + self.src_off(remote_slot),
                 rkey,
             },
+            Op::FetchAdd => SendOp::FetchAdd {
+                remote_va: nics[to].addr() + counter_off(self.cfg.max_size),
+                rkey,
+                add: 1,
+            },
         };
         let wr = SendWr {
             wr_id: id,
@@ -398,6 +446,9 @@ impl Traffic {
             call: "post_send",
             error,
         })?;
+        if op == Op::FetchAdd {
+            self.fetch_adds_to[to] += 1;
+        }
         self.msgs.insert(
             id,
             Msg {
@@ -468,6 +519,18 @@ impl Traffic {
                     let off = self.dst_off(m.local_slot);
                     self.verify(&*nics[m.from], off, c.wr_id, m.len);
                 }
+                Op::FetchAdd => {
+                    if c.opcode != WcOpcode::FetchAdd {
+                        self.counters.completions_error += 1;
+                    }
+                    let off = self.dst_off(m.local_slot);
+                    let v = read_u64(&*nics[m.from], off);
+                    let new =
+                        v.is_some_and(|v| v < self.fetch_adds_to[to] && self.found[to].insert(v));
+                    if !new {
+                        self.counters.atomic_errors += 1;
+                    }
+                }
                 Op::WriteImm | Op::Send => {}
             }
         }
@@ -478,9 +541,21 @@ impl Traffic {
         self.msgs.remove(&c.wr_id);
         let n = &mut self.counters;
         n.messages += 1;
-        n.messages_by_opcode[m.op as usize] += 1;
+        match m.op {
+            Op::FetchAdd => n.fetch_adds += 1,
+            op => n.messages_by_opcode[op as usize] += 1,
+        }
         n.payload_bytes += u64::from(m.len);
-        if m.op == Op::Read {
+        if self.finished() {
+            // Every FETCH_ADD completed: each counter holds their number.
+            let at = counter_off(self.cfg.max_size);
+            for (nic, &sent) in nics.iter().zip(&self.fetch_adds_to) {
+                if sent > 0 && read_u64(&**nic, at) != Some(sent) {
+                    self.counters.atomic_errors += 1;
+                }
+            }
+        }
+        if matches!(m.op, Op::Read | Op::FetchAdd) {
             self.free_dst[m.from].push(m.local_slot);
             self.free_src[to].push(m.remote_slot);
         } else {
@@ -488,6 +563,12 @@ impl Traffic {
             self.free_dst[to].push(m.remote_slot);
         }
     }
+}
+
+/// The 8-byte integer (host order) at offset `off` of `nic`'s region.
+fn read_u64(nic: &dyn TrafficNic, off: u64) -> Option<u64> {
+    let mut b = [0u8; ATOMIC_LEN as usize];
+    nic.read(off, &mut b).then(|| u64::from_ne_bytes(b))
 }
 
 /// Posts `wr` on NIC `nic`'s connection `conn`.
@@ -516,13 +597,16 @@ pub struct HwEnd {
 }
 
 impl HwEnd {
-    /// Registers `nic`'s whole host memory (local write, remote write and
-    /// read) in a new protection domain and creates `conns` QPs with `qp`
-    /// in it; an error when the RTL's tables are full.
+    /// Registers `nic`'s whole host memory (local write, remote write, read
+    /// and atomics) in a new protection domain and creates `conns` QPs with
+    /// `qp` in it; an error when the RTL's tables are full.
     pub fn new(mut nic: HwNic, qp: &QpConfig, conns: usize) -> Result<Self, NicError> {
         let pd = nic.alloc_pd();
         let (base, len) = (nic.mem().base(), nic.mem().len() as u64);
-        let access = Access::LOCAL_WRITE | Access::REMOTE_WRITE | Access::REMOTE_READ;
+        let access = Access::LOCAL_WRITE
+            | Access::REMOTE_WRITE
+            | Access::REMOTE_READ
+            | Access::REMOTE_ATOMIC;
         let mr = nic.register_mr(pd, base, len, access)?;
         let qpns = (0..conns)
             .map(|_| nic.create_qp(pd, qp.clone()))

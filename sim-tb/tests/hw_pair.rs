@@ -1,8 +1,8 @@
 //! Two hardware NICs on a wire (`metaroce_sim_tb::hw_pair`): two Verilated
 //! `NicCore`s, each driven by its firmware (the engine on the hardware data
 //! path) with its own host memory, joined by a 4-path fabric; WRITE,
-//! WRITE_IMM, SEND and READ traffic both ways, every byte and every
-//! completion checked. Skips without Verilator.
+//! WRITE_IMM, SEND and READ traffic both ways (and FETCH_ADD in one run),
+//! every byte and every completion checked. Skips without Verilator.
 
 use metaroce_sim_tb::SimError;
 use metaroce_sim_tb::hw_pair::{PairConfig, PairReport, run_pair};
@@ -27,6 +27,10 @@ fn check(what: &str, r: &PairReport, messages: u64) {
     assert_eq!(r.traffic.bytes_wrong, 0, "{what}: wrong bytes");
     assert!(r.traffic.bytes_verified > 0, "{what}: nothing verified");
     assert_eq!(r.traffic.completions_error, 0, "{what}: completion errors");
+    assert_eq!(
+        r.traffic.atomic_errors, 0,
+        "{what}: atomics not exactly once"
+    );
     assert_eq!(r.traffic.qp_errors, 0, "{what}: QP errors");
     assert_eq!(r.interface_errors, 0, "{what}: interface errors");
     assert_eq!(r.mismatches_vs_engine, 0, "{what}: RTL and engine disagree");
@@ -88,6 +92,38 @@ fn lossy_reordering_fabric() {
             r.traffic.messages_by_opcode.iter().all(|&n| n > 0),
             "every opcode: {:?}",
             r.traffic.messages_by_opcode
+        );
+    }
+}
+
+/// FETCH_ADDs among the traffic over a lossy, duplicating fabric: the RTL
+/// checks and hands them up, the firmware executes them, and each executes
+/// exactly once (every value found new, every counter at the end the number
+/// of FETCH_ADDs sent to it).
+#[test]
+fn atomics_execute_exactly_once_over_a_lossy_duplicating_fabric() {
+    let cfg = PairConfig {
+        messages: 300,
+        max_size: 16 << 10,
+        loss: 0.05,
+        dup: 0.05,
+        jitter_ns: 3_000,
+        seed: 19,
+        atomics: true,
+        ..PairConfig::default()
+    };
+    if let Some(r) = run(&cfg) {
+        check("atomics, 5% loss and duplication", &r, 300);
+        assert!(
+            r.traffic.fetch_adds > 10,
+            "FETCH_ADDs: {}",
+            r.traffic.fetch_adds
+        );
+        // Each FETCH_ADD is a request and a response the firmwares built.
+        assert!(r.firmware_atomics >= 2 * r.traffic.fetch_adds);
+        assert!(
+            r.wire_lost > 0 && r.wire_duplicated > 0,
+            "no loss or duplicates"
         );
     }
 }

@@ -506,7 +506,6 @@ pub const IBV_ACCESS_REMOTE_ATOMIC: c_int = 1 << 3;
 /// `IBV_ACCESS_OPTIONAL_RANGE`: hints a provider may ignore.
 pub const IBV_ACCESS_OPTIONAL_RANGE: c_int = 0x3ff0_0000;
 
-pub const IBV_ATOMIC_NONE: c_int = 0;
 pub const IBV_ATOMIC_HCA: c_int = 1;
 
 pub const IBV_EVENT_QP_FATAL: c_int = 1;

@@ -1,5 +1,6 @@
-//! Unmodified Verbs programs (Debian's `ibv_devinfo` and `ibv_rc_pingpong`, perftest's
-//! `ib_write_bw` and `ib_send_bw`) on the simulated board, against a soft NIC and against
+//! Unmodified Verbs programs (Debian's `ibv_devinfo`, `ibv_rc_pingpong` and
+//! `ibv_srq_pingpong`, perftest's `ib_write_bw`, `ib_send_bw` and `ib_atomic_bw`) on
+//! the simulated board, against a soft NIC and against
 //! a second board, through MetaRoCE's `libibverbs.so.1`:
 //! one program runs on the `device` backend (`METAROCE_IBV_BACKEND=device`,
 //! `METAROCE_IBV_DEVICE` = the socket of a device process this test starts — the
@@ -146,6 +147,35 @@ fn send_bw_between_the_board_and_a_soft_nic() {
     eprintln!("board → soft NIC:\n{out}");
     let out = perftest("ib_send_bw", &["-s", "4096", "-n", "200"], &env, &[]);
     eprintln!("soft NIC → board:\n{out}");
+    eprintln!("board counters: {:?}", server.stop());
+}
+
+/// `ib_atomic_bw` both ways between the board and a soft NIC (fetch-and-add with the
+/// board as requester, compare-and-swap with the board as responder: its firmware
+/// executes what the RTL hands up), then `ibv_srq_pingpong` (validated) with the board
+/// serving 2 QPs from its SRQ (the RTL's 4 QP entries bound the QPs).
+#[test]
+fn atomic_bw_and_srq_pingpong_between_the_board_and_a_soft_nic() {
+    let _g = serial();
+    let Some(Board { server, _dir, env }) = board() else {
+        return;
+    };
+    let out = perftest("ib_atomic_bw", &["-n", "200"], &[], &env);
+    eprintln!("board → soft NIC, fetch-and-add:\n{out}");
+    let out = perftest(
+        "ib_atomic_bw",
+        &["-A", "CMP_AND_SWAP", "-n", "200"],
+        &env,
+        &[],
+    );
+    eprintln!("soft NIC → board, compare-and-swap:\n{out}");
+    let out = pingpong_program(
+        "ibv_srq_pingpong",
+        &["-q", "2", "-s", "1024", "-n", "20", "-c"],
+        &env,
+        &[],
+    );
+    eprintln!("board serves ibv_srq_pingpong: {out}");
     eprintln!("board counters: {:?}", server.stop());
 }
 

@@ -194,6 +194,11 @@ fn perftest_figure_checks_reject_wrong_figures() {
     let args = ["-s", "65536", "-n", "500"];
     let good = bw(" 65536      500              732.79             402.44 \t\t   0.006439");
     assert_eq!(check_perftest_figures(&good, &args), Ok(()));
+    // A rate whose average rounds to 0.00 (8 bytes at 644 per second).
+    let slow = bw(" 8          200              0.01               0.00   \t\t   0.000644");
+    assert_eq!(check_perftest_figures(&slow, &["-n", "200"]), Ok(()));
+    let wrong = bw(" 8          200              0.01               0.00   \t\t   0.001500");
+    assert!(check_perftest_figures(&wrong, &["-n", "200"]).is_err());
     for bad in [
         " 65536      499              732.79             402.44 \t\t   0.006439",
         " 4096       500              732.79             402.44 \t\t   0.006439",

@@ -26,7 +26,9 @@ use std::net::IpAddr;
 use std::time::{Duration, Instant};
 
 use metaroce_firmware::datapath::{HwTransmit, TableDone, TableRequest, TxDescriptor};
-use metaroce_firmware::{Event, Nic, PathView, QpState, RxMeta, SlotFate, TableOutcome, Transmit};
+use metaroce_firmware::{
+    Event, Memory, Nic, PathView, QpState, RxMeta, SlotFate, TableOutcome, Transmit,
+};
 use metaroce_proto::Opcode;
 
 use super::codes::{core, regs};
@@ -35,7 +37,7 @@ use super::rings::{RxRing, TxRing};
 use super::tables::{self, Addresses, OpInputs, ResultEntry, SlotState, Tables, VerdictFields};
 use super::timing::{DriverTime, TimedDevice, ns_since};
 use super::{DeviceConfig, DriverError, DriverStats};
-use crate::device::{Device, monotonic_ns};
+use crate::device::{Device, DeviceError, monotonic_ns};
 use crate::hostmem::MemoryMap;
 
 /// log2 of the entries of each ring.
@@ -80,6 +82,32 @@ enum Input {
         fates: Vec<SlotFate>,
         view: PathView,
     },
+}
+
+/// The engine's memory on the hardware data path, for the firmware's own accesses (an
+/// atomic's read and write at its target, an ATOMIC_RESP's value into its buffer): host
+/// memory, with each write synced for the device after it, so that the device (and a
+/// later `sync_for_cpu` of the range) sees the firmware's bytes. Reads need no sync:
+/// every placement was synced for the CPU when its event was handled, before the
+/// packets after it.
+struct Coherent<'a> {
+    map: &'a mut MemoryMap,
+    dev: &'a mut TimedDevice,
+    /// A sync the device refused.
+    failed: Option<DeviceError>,
+}
+
+impl Memory for Coherent<'_> {
+    fn read(&mut self, addr: u64, out: &mut [u8]) {
+        self.map.read(addr, out);
+    }
+
+    fn write(&mut self, addr: u64, data: &[u8]) {
+        self.map.write(addr, data);
+        if let Err(e) = self.dev.sync_for_device(addr, data.len()) {
+            self.failed.get_or_insert(e);
+        }
+    }
 }
 
 /// Runs `f`, adding its time to `acc`.
@@ -601,7 +629,17 @@ impl Firmware {
                     self.sync_placed(nic, &v, addr)?;
                     self.stats.placed += 1;
                 }
-                timed(&mut self.time.engine_ns, || nic.handle_placed(now, &p));
+                let mut mem = Coherent {
+                    map: memory,
+                    dev: &mut self.dev,
+                    failed: None,
+                };
+                timed(&mut self.time.engine_ns, || {
+                    nic.handle_placed(now, &p, &mut mem)
+                });
+                if let Some(e) = mem.failed {
+                    return Err(e.into());
+                }
             }
             Input::Datagram(bytes, src_port) => {
                 self.time.rx_events += 1;
@@ -624,9 +662,17 @@ impl Firmware {
                     ecn_ce: false,
                 };
                 self.stats.fw_rx += 1;
+                let mut mem = Coherent {
+                    map: memory,
+                    dev: &mut self.dev,
+                    failed: None,
+                };
                 timed(&mut self.time.engine_ns, || {
-                    nic.handle_datagram(now, &bytes, meta, memory)
+                    nic.handle_datagram(now, &bytes, meta, &mut mem)
                 });
+                if let Some(e) = mem.failed {
+                    return Err(e.into());
+                }
             }
             Input::AckApplied {
                 slot,
@@ -679,8 +725,8 @@ impl Firmware {
                 .and_then(|wr| at(wr.sgl.first().addr)),
             Some(Opcode::ReadResp) => nic
                 .outstanding_reads(v.dst_qpn)
-                .find(|&(s, msn, _)| s == v.stream && msn == v.msn)
-                .and_then(|(_, _, sge)| at(sge.addr)),
+                .find(|&(s, msn, _, _)| s == v.stream && msn == v.msn)
+                .and_then(|(_, _, sge, _)| at(sge.addr)),
             _ => None,
         };
         match range {
@@ -715,8 +761,10 @@ impl Firmware {
                 self.post_descriptor(&d)?;
             }
             Some(HwTransmit::Datagram(t)) => {
-                self.post_datagram(&t);
+                // What it caused goes first, as for a descriptor: an atomic's
+                // path `Send` and its READ entry (its response is matched there).
                 self.follow(nic)?;
+                self.post_datagram(&t);
             }
             None => {
                 // Nothing to send, but the look may have failed a QP (its source

@@ -853,7 +853,7 @@ impl Tables {
                 entry.reads[k] = None;
             }
         }
-        for &(stream, msn, sge) in &reads {
+        for &(stream, msn, sge, atomic) in &reads {
             if entry.reads.contains(&Some((stream, msn))) {
                 continue;
             }
@@ -868,7 +868,10 @@ impl Tables {
             );
             sink(
                 cfg_addr(CFG_QP, e8, w).into(),
-                1 << 63 | u64::from(stream) << 32 | u64::from(msn),
+                1 << 63
+                    | u64::from(atomic) << READ_ATOMIC_BIT
+                    | u64::from(stream) << 32
+                    | u64::from(msn),
             );
             entry.reads[k] = Some((stream, msn));
         }

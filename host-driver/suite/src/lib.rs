@@ -38,6 +38,8 @@ macro_rules! verbs_suite {
             reads_answered_from_rtr => $crate::cases::verbs::reads_answered_from_rtr,
             completion_channel_fires_once_armed => $crate::cases::verbs::completion_channel_fires_once_armed,
             gather_and_scatter_lists_over_two_regions => $crate::cases::verbs::gather_and_scatter_lists_over_two_regions,
+            atomics_fetch_add_and_compare_swap => $crate::cases::verbs::atomics_fetch_add_and_compare_swap,
+            shared_receive_queue_feeds_two_qps => $crate::cases::verbs::shared_receive_queue_feeds_two_qps,
             posting_in_wrong_state_is_einval => $crate::cases::misuse::posting_in_wrong_state_is_einval,
             unregistered_memory_completes_with_local_protection_error => $crate::cases::misuse::unregistered_memory_completes_with_local_protection_error,
             bad_remote_key_completes_with_remote_access_error => $crate::cases::misuse::bad_remote_key_completes_with_remote_access_error,

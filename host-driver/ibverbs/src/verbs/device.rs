@@ -190,7 +190,6 @@ pub fn neg1(r: c_int) -> c_int {
 }
 
 fn device_attr(ctx: &Ctx) -> ibv_device_attr {
-    let software = ctx.verbs.software_datapath();
     let max_rd_atom =
         c_int::try_from(ctx.verbs.default_qp_config().max_rd_atomic).unwrap_or(c_int::MAX);
     let mut a = ibv_device_attr {
@@ -218,13 +217,9 @@ fn device_attr(ctx: &Ctx) -> ibv_device_attr {
         max_res_rd_atom: 1 << 16,
         max_qp_init_rd_atom: max_rd_atom,
         max_ee_init_rd_atom: 0,
-        // Atomics are executed one at a time by the NIC's engine: atomic with
-        // respect to each other, not to the CPU (software data path only).
-        atomic_cap: if software {
-            IBV_ATOMIC_HCA
-        } else {
-            IBV_ATOMIC_NONE
-        },
+        // Atomics are executed one at a time by the NIC's engine (on the device,
+        // its firmware): atomic with respect to each other, not to the CPU.
+        atomic_cap: IBV_ATOMIC_HCA,
         max_ee: 0,
         max_rdd: 0,
         max_mw: 0,
@@ -236,13 +231,9 @@ fn device_attr(ctx: &Ctx) -> ibv_device_attr {
         max_ah: 0,
         max_fmr: 0,
         max_map_per_fmr: 0,
-        max_srq: if software { 1 << 16 } else { 0 },
-        max_srq_wr: if software { MAX_QP_WR as c_int } else { 0 },
-        max_srq_sge: if software {
-            ctx.verbs.max_sge() as c_int
-        } else {
-            0
-        },
+        max_srq: 1 << 16,
+        max_srq_wr: MAX_QP_WR as c_int,
+        max_srq_sge: ctx.verbs.max_sge() as c_int,
         max_pkeys: 1,
         local_ca_ack_delay: 16,
         phys_port_cnt: 1,

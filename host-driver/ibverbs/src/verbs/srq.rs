@@ -12,16 +12,13 @@ use crate::verbs::device::MAX_QP_WR;
 
 /// `ibv_create_srq`: a shared receive queue of at least `attr.max_wr` receives of up to
 /// `attr.max_sge` elements; the sizes granted are written back. `srq_limit` is ignored
-/// (arm it with `ibv_modify_srq`). `EOPNOTSUPP` on a device without SRQs (`max_srq` 0).
+/// (arm it with `ibv_modify_srq`).
 #[unsafe(no_mangle)]
 pub extern "C" fn ibv_create_srq(pd: *mut ibv_pd, init: *mut ibv_srq_init_attr) -> *mut ibv_srq {
     ret_ptr(|| {
         let pd = reg().pds.get(pd)?;
         // SAFETY: a non-NULL `init` points to the caller's init attributes.
         let init = unsafe { out(init) }?;
-        if !pd.ctx.verbs.software_datapath() {
-            return Err(libc::EOPNOTSUPP);
-        }
         let max_sge = pd.ctx.verbs.max_sge() as u32;
         let want = init.attr;
         if want.max_wr == 0 || want.max_wr > MAX_QP_WR || want.max_sge > max_sge {

@@ -198,7 +198,13 @@ pub fn check_perftest_figures(stdout: &str, args: &[&str]) -> Result<(), String>
         };
         let from_rate = rate * per_mpps;
         let tolerance = 0.01 + 0.02 * average + 0.5e-6 * per_mpps;
-        if average <= 0.0 || rate <= 0.0 || (average - from_rate).abs() > tolerance {
+        // The average has two decimals: below 0.005 (8-byte atomics at a few
+        // hundred per second, on the simulated board) it prints as 0.00.
+        let shown_as_zero = average == 0.0 && from_rate < 0.005;
+        if (average <= 0.0 && !shown_as_zero)
+            || rate <= 0.0
+            || (average - from_rate).abs() > tolerance
+        {
             return Err(format!(
                 "average {average} and message rate {rate} Mpps × {bytes} B = {from_rate:.3} disagree"
             ));

@@ -305,3 +305,156 @@ pub fn reads_answered_from_rtr(p: &Pair<'_>) {
     assert!(b.mr.equals(0, &data), "A's bytes READ into B");
     assert_eq!(a.qp.state(), QpState::Rtr);
 }
+
+/// Fetch-and-add and compare-and-swap, each way, on an 8-byte counter in a region of
+/// the peer with REMOTE_ATOMIC: every atomic returns the value it found, the counter
+/// ends at the sum of the adds and then at the swapped value, a compare that fails
+/// leaves it unchanged; at last an atomic at an address that is not 8-byte aligned
+/// fails with a remote invalid-request error and changes nothing.
+pub fn atomics_fetch_add_and_compare_swap(p: &Pair<'_>) {
+    let o = p.opts(Family::V4);
+    let Some((a, b)) = p.sides(&o) else {
+        return;
+    };
+    connect_direct(&a, &b, &ConnectOptions::default());
+    let mut targets = Vec::new();
+    for (k, (from, to)) in [(&a, &b), (&b, &a)].into_iter().enumerate() {
+        let start = 1000 * (k as u64 + 1);
+        let target = to
+            .pd
+            .alloc_mr(64, Access::LOCAL_WRITE | Access::REMOTE_ATOMIC)
+            .unwrap();
+        target.write(8, &start.to_ne_bytes());
+        let found = from.pd.alloc_mr(64, Access::LOCAL_WRITE).unwrap();
+        let (va, rkey) = (target.addr() + 8, target.rkey());
+        for i in 0..3 {
+            let add = SendOp::FetchAdd {
+                remote_va: va,
+                rkey,
+                add: 7,
+            };
+            let got = atomic(from, &found, i, add);
+            assert_eq!(got, (WcStatus::Success, WcOpcode::FetchAdd));
+            assert_eq!(found_value(&found, i), start + 7 * i, "fetch-and-add {i}");
+        }
+        let after_adds = start + 21;
+        // A compare that fails, then one that succeeds.
+        for (i, compare) in [(3, start), (4, after_adds)] {
+            let cas = SendOp::CompareSwap {
+                remote_va: va,
+                rkey,
+                compare,
+                swap: 42,
+            };
+            let got = atomic(from, &found, i, cas);
+            assert_eq!(got, (WcStatus::Success, WcOpcode::CompSwap));
+            assert_eq!(found_value(&found, i), after_adds, "compare-and-swap {i}");
+        }
+        assert!(
+            wait_until(|| target.equals(8, &42u64.to_ne_bytes())),
+            "the counter holds the swapped value"
+        );
+        targets.push((target, found));
+    }
+    // Misaligned (A to B): refused by the responder; the requester's QP fails.
+    let (target, found) = &targets[0];
+    let bad = SendOp::FetchAdd {
+        remote_va: target.addr() + 12,
+        rkey: target.rkey(),
+        add: 1,
+    };
+    assert_eq!(atomic(&a, found, 5, bad).0, WcStatus::RemInvReqErr);
+    assert!(target.equals(8, &42u64.to_ne_bytes()), "nothing changed");
+}
+
+/// Posts atomic `op` from `from` with its value landing at `8 * wr_id` in `found`, and
+/// waits for its completion: (status, opcode).
+fn atomic(from: &Side, found: &MemoryRegion, wr_id: u64, op: SendOp) -> (WcStatus, WcOpcode) {
+    let sge = found.sge(8 * wr_id as usize, 8);
+    from.qp
+        .post_send(&SendRequest::new(wr_id, op, Payload::Sge(sge)))
+        .unwrap();
+    let w = wait_wcs(&from.cq, 1);
+    assert_eq!(w[0].wr_id, wr_id);
+    (w[0].status, w[0].opcode)
+}
+
+/// The value atomic `wr_id` of [`atomic`] found.
+fn found_value(found: &MemoryRegion, wr_id: u64) -> u64 {
+    let mut v = [0u8; 8];
+    assert!(found.read(8 * wr_id as usize, &mut v));
+    u64::from_ne_bytes(v)
+}
+
+/// B's two QPs share one receive queue: A SENDs on its two QPs in turn, each message
+/// takes the receive queue's next receive in arrival order, and every message arrives
+/// whole, once, in a receive of the queue, completed on the QP it came to.
+pub fn shared_receive_queue_feeds_two_qps(p: &Pair<'_>) {
+    let o = p.opts(Family::V4);
+    let Some((a, b)) = p.sides(&o) else {
+        return;
+    };
+    const MSGS: usize = 8;
+    const SLOT: usize = 2048;
+    let srq = b.pd.create_srq(2 * MSGS).unwrap();
+    let rcq = b.ctx.create_cq(4 * MSGS, None);
+    let (b1, b2) = (
+        b.pd.create_qp(&QpInit {
+            srq: Some(&srq),
+            ..QpInit::new(&b.cq, &rcq)
+        })
+        .unwrap(),
+        b.pd.create_qp(&QpInit {
+            srq: Some(&srq),
+            ..QpInit::new(&b.cq, &rcq)
+        })
+        .unwrap(),
+    );
+    let a2 = a.pd.create_qp(&QpInit::new(&a.cq, &a.cq)).unwrap();
+    let opts = ConnectOptions::default();
+    for (x, y) in [(&a.qp, &b1), (&a2, &b2)] {
+        x.connect(&y.endpoint(), &opts).unwrap();
+        y.connect(&x.endpoint(), &opts).unwrap();
+    }
+    for r in 0..MSGS {
+        let wr = RecvWr {
+            wr_id: r as u64,
+            sgl: b.mr.sge(r * SLOT, SLOT as u32).into(),
+            stream: 0,
+        };
+        srq.post_recv(wr).unwrap();
+    }
+    let src = a.pd.alloc_mr(MSGS * SLOT, Access::LOCAL_WRITE).unwrap();
+    // Message m: 100 + 37 m bytes of pattern m, on A's QP m % 2.
+    let msg = |m: usize| pattern(0x5e00 + m as u64, 100 + 37 * m);
+    for m in 0..MSGS {
+        let data = msg(m);
+        src.write(m * SLOT, &data);
+        let qp = if m % 2 == 0 { &a.qp } else { &a2 };
+        let wr = SendRequest::send(m as u64, src.sge(m * SLOT, data.len() as u32));
+        qp.post_send(&wr).unwrap();
+    }
+    let sent = wait_wcs(&a.cq, MSGS);
+    assert!(
+        sent.iter().all(|w| w.status == WcStatus::Success),
+        "{sent:?}"
+    );
+    let got = wait_wcs(&rcq, MSGS);
+    assert_eq!(got.len(), MSGS);
+    let mut seen = [false; MSGS];
+    for w in &got {
+        assert_eq!((w.status, w.opcode), (WcStatus::Success, WcOpcode::Recv));
+        // The message is the one of that length (lengths differ).
+        let m = (w.byte_len as usize - 100) / 37;
+        assert!(m < MSGS && !seen[m], "message {m} once: {w:?}");
+        seen[m] = true;
+        let qpn = if m % 2 == 0 { b1.qpn() } else { b2.qpn() };
+        assert_eq!(w.qp_num, qpn, "message {m} completes on its QP");
+        let at = w.wr_id as usize * SLOT;
+        assert!(
+            wait_until(|| b.mr.equals(at, &msg(m))),
+            "message {m} placed"
+        );
+    }
+    assert_eq!(srq.query().posted, 0, "every receive taken");
+}
