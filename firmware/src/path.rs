@@ -485,9 +485,24 @@ pub struct TxPath {
     rack_from: u32,
     /// The table's `ce_marked` (low 32 bits) when the firmware last looked.
     ce_seen: u32,
+    /// Send time (low 32 bits) of the oldest data transmission RACK has not
+    /// reported, as of the last [`TxPath::refresh_timers`].
+    rack_sent_ns: u32,
+    /// The path's RACK wait then, ns (at most `u32::MAX − 1`); `NO_RACK`:
+    /// no RACK deadline.
+    rack_wait_ns: u32,
+    /// Bytes in flight as of the last [`TxPath::recount_inflight`].
+    counted_inflight: u32,
     probe_due_ns: u64,
-    rto_deadline: Option<u64>,
+    /// The pending RTO deadline, or `NO_DEADLINE`.
+    rto_deadline: u64,
 }
+
+/// [`TxPath::rto_deadline`] not set.
+const NO_DEADLINE: u64 = u64::MAX;
+
+/// [`TxPath::rack_wait_ns`] when the path has no RACK deadline.
+const NO_RACK: u32 = u32::MAX;
 
 impl TxPath {
     /// A fresh path using `entropy`, its table entry held by the engine.
@@ -520,8 +535,11 @@ impl TxPath {
             next_psn: 0,
             rack_from: 0,
             ce_seen: 0,
+            rack_sent_ns: 0,
+            rack_wait_ns: NO_RACK,
+            counted_inflight: 0,
             probe_due_ns: 0,
-            rto_deadline: None,
+            rto_deadline: NO_DEADLINE,
         };
         p.op(TableOp::Window { bytes }, |_| {});
         p
@@ -565,7 +583,63 @@ impl TxPath {
 
     /// Pending RTO deadline.
     pub fn rto_deadline(&self) -> Option<u64> {
-        self.rto_deadline
+        (self.rto_deadline != NO_DEADLINE).then_some(self.rto_deadline)
+    }
+
+    /// The path's timer deadline: its probe while quarantined, if due after
+    /// `fired_ns` (the time the sender's timers last fired), else its RTO.
+    pub fn timer_deadline(&self, fired_ns: u64) -> Option<u64> {
+        if self.view().quarantined && self.probe_due_ns > fired_ns {
+            Some(self.probe_due_ns)
+        } else {
+            self.rto_deadline()
+        }
+    }
+
+    /// True while the path is quarantined with its probe due by `now_ns`.
+    pub fn probe_due(&self, now_ns: u64) -> bool {
+        self.view().quarantined && self.probe_due_ns <= now_ns
+    }
+
+    /// Re-reads what [`TxPath::rack_deadline`] needs (the oldest unreported
+    /// transmission's send time and the RACK wait) after the path changed:
+    /// the timer query then reads two fields instead of the slot ring and
+    /// the RTT estimate.
+    pub fn refresh_timers(&mut self) {
+        (self.rack_sent_ns, self.rack_wait_ns) = self.rack_inputs();
+    }
+
+    /// True when [`TxPath::refresh_timers`] would change nothing, and the
+    /// bytes in flight are as counted (checked in debug builds).
+    pub fn refreshed(&self) -> bool {
+        self.rack_inputs() == (self.rack_sent_ns, self.rack_wait_ns)
+            && self.counted_inflight == self.inflight_bytes()
+    }
+
+    /// (send time, RACK wait) of the oldest data transmission RACK has not
+    /// reported; (0, `NO_RACK`) when there is none or no RTT sample.
+    fn rack_inputs(&self) -> (u32, u32) {
+        let rack = self
+            .sent_at(self.rack_start())
+            .filter(|&(_, probe)| !probe)
+            .zip(self.rack_wait());
+        match rack {
+            Some(((sent_ns, _), wait)) => (sent_ns, wait.min(u64::from(NO_RACK - 1)) as u32),
+            None => (0, NO_RACK),
+        }
+    }
+
+    /// True when the path may have a deadline: it is quarantined, or has an
+    /// RTO or (as of the last [`TxPath::refresh_timers`]) a RACK deadline.
+    pub fn has_timers(&self) -> bool {
+        self.view().quarantined || self.rto_deadline != NO_DEADLINE || self.rack_wait_ns != NO_RACK
+    }
+
+    /// Bytes in flight now and as last counted: (before, now).
+    pub fn recount_inflight(&mut self) -> (u32, u32) {
+        let before = self.counted_inflight;
+        self.counted_inflight = self.inflight_bytes();
+        (before, self.counted_inflight)
     }
 
     /// True when an Active path can take a packet of `len` bytes now (see
@@ -629,8 +703,8 @@ impl TxPath {
                 t.sent.push_back((now_ns as u32, probe));
             }
         }
-        if self.rto_deadline.is_none() {
-            self.rto_deadline = Some(now_ns + rto_ns);
+        if self.rto_deadline == NO_DEADLINE {
+            self.rto_deadline = now_ns + rto_ns;
         }
         psn
     }
@@ -749,14 +823,14 @@ impl TxPath {
         if acked > 0 {
             let srtt = v.rtt.srtt().unwrap_or(rto_ns);
             self.cc.on_ack(now_ns, bytes, acked, new_ce, srtt);
-            self.rto_deadline = None;
+            self.rto_deadline = NO_DEADLINE;
         }
         if v.unresolved() {
-            if self.rto_deadline.is_none() {
-                self.rto_deadline = Some(now_ns + rto_ns);
+            if self.rto_deadline == NO_DEADLINE {
+                self.rto_deadline = now_ns + rto_ns;
             }
         } else {
-            self.rto_deadline = None;
+            self.rto_deadline = NO_DEADLINE;
         }
         self.write_window();
     }
@@ -795,15 +869,15 @@ impl TxPath {
 
     /// When the oldest transmission on this path will count as lost by
     /// [`TxPath::on_rack`], given the send time of the newest packet the
-    /// peer has acknowledged on any path and of the newest packet sent.
+    /// peer has acknowledged on any path and of the newest packet sent (as
+    /// of the last [`TxPath::refresh_timers`]).
     pub fn rack_deadline(&self, delivered_sent_ns: u64, newest_sent_ns: u64) -> Option<u64> {
-        let (sent_ns, probe) = self.sent_at(self.rack_start())?;
-        if probe {
+        if self.rack_wait_ns == NO_RACK {
             return None;
         }
-        let wait = self.rack_wait()?;
+        let sent_ns = self.rack_sent_ns;
         let sent = newest_sent_ns - u64::from((newest_sent_ns as u32).wrapping_sub(sent_ns));
-        Some(sent + Self::rack_allowance(wait, sent_ns, delivered_sent_ns))
+        Some(sent + Self::rack_allowance(u64::from(self.rack_wait_ns), sent_ns, delivered_sent_ns))
     }
 
     /// Time-based loss detection across paths (as TCP RACK, with a tail loss
@@ -870,7 +944,7 @@ impl TxPath {
         if !self.view().unresolved() {
             // Nothing left to time out: a stale RTO would quarantine a
             // healthy path.
-            self.rto_deadline = None;
+            self.rto_deadline = NO_DEADLINE;
         }
         self.write_window();
     }
@@ -884,7 +958,7 @@ impl TxPath {
         self.rack_from = self.next_psn;
         self.cc.on_timeout(now_ns);
         self.probe_due_ns = now_ns;
-        self.rto_deadline = None;
+        self.rto_deadline = NO_DEADLINE;
         self.write_window();
     }
 

@@ -13,7 +13,7 @@ use slab::Slab;
 use crate::config::QpConfig;
 use crate::counters::Stats;
 use crate::datapath::TableDone;
-use crate::path::{PathHealth, PathView, SLOT_BYTES, SlotFate, TableOp, TxPath};
+use crate::path::{PathView, SLOT_BYTES, SlotFate, TableOp, TxPath};
 use crate::verbs::{Completion, SendOp, SendWr, SgList, VerbsError, WcOpcode, WcStatus};
 
 /// A message being sent (or a READ awaiting its response).
@@ -163,7 +163,16 @@ pub(crate) struct Tx {
     mtu: u32,
     policy: RetryPolicy,
     rng: SmallRng,
+    /// The paths. Only `Tx` changes them, and it calls [`Tx::refresh`]
+    /// after every change.
     pub paths: Vec<TxPath>,
+    /// Bytes in flight over all paths (the sum of what [`Tx::refresh`]
+    /// counted).
+    inflight_total: u32,
+    /// Bit `i` set: path `i` may have a deadline ([`TxPath::has_timers`]),
+    /// as of its last [`Tx::refresh`]. The timer query and the probe
+    /// search look at these paths only.
+    timed: u64,
     msgs: Slab<TxMessage>,
     streams: Vec<TxStream>,
     /// Messages not yet fully segmented, FIFO.
@@ -185,7 +194,8 @@ pub(crate) struct Tx {
     peer_credit: u32,
     rate_hint_mbps: u32,
     next_send_ns: u64,
-    rr: usize,
+    /// The path chosen after the last one (round robin; paths ≤ 64).
+    rr: u16,
     conn_rto: Option<u64>,
     conn_backoff: u32,
     /// Time of the last `on_timeout`: transmit-side deadlines (probe due,
@@ -245,6 +255,8 @@ impl Tx {
             },
             rng,
             paths,
+            inflight_total: 0,
+            timed: 0,
             msgs: Slab::new(),
             streams: Vec::new(),
             to_segment: VecDeque::new(),
@@ -444,6 +456,44 @@ impl Tx {
         self.paths[path].rto(self.cfg.rto_min_ns, self.cfg.rto_initial_ns)
     }
 
+    /// After a change to `path`: re-reads its RACK deadline's inputs and
+    /// its bytes in flight, so that neither [`Tx::next_deadline`] nor the
+    /// connection window walks every path's state on every call.
+    fn refresh(&mut self, path: usize) {
+        let p = &mut self.paths[path];
+        p.refresh_timers();
+        let (before, now) = p.recount_inflight();
+        self.inflight_total = self.inflight_total - before + now;
+        let bit = 1u64 << path;
+        if p.has_timers() {
+            self.timed |= bit;
+        } else {
+            self.timed &= !bit;
+        }
+    }
+
+    /// The paths that may have a deadline, in index order.
+    fn timed_paths(&self) -> impl Iterator<Item = usize> + use<> {
+        let mut bits = self.timed;
+        core::iter::from_fn(move || {
+            let i = bits.trailing_zeros() as usize;
+            bits &= bits.wrapping_sub(1);
+            (i < 64).then_some(i)
+        })
+    }
+
+    /// True when what [`Tx::refresh`] keeps matches the paths (checked in
+    /// debug builds).
+    fn refreshed(&self) -> bool {
+        let inflight: u32 = self.paths.iter().map(|p| p.inflight_bytes()).sum();
+        inflight == self.inflight_total
+            && self
+                .paths
+                .iter()
+                .enumerate()
+                .all(|(i, p)| p.refreshed() && (!p.has_timers() || self.timed & (1 << i) != 0))
+    }
+
     /// The longest a peer with this connection's settings waits before it resends
     /// something unacknowledged: its connection timeout (the Verbs `timeout`), or a
     /// path's retransmission timeout when that is longer. The peer's paths run over
@@ -456,16 +506,14 @@ impl Tx {
 
     /// Next probe due on a quarantined path.
     pub fn poll_probe(&mut self, now: u64) -> Option<ProbePlan> {
-        let idx = self.paths.iter().position(|p| {
-            matches!(p.health(), PathHealth::Quarantined { probe_due_ns, .. } if probe_due_ns <= now)
-        })?;
+        let idx = self.timed_paths().find(|&i| self.paths[i].probe_due(now))?;
         let rto = self.rto(idx);
-        let path = &mut self.paths[idx];
-        let path_psn = path.on_send_probe(now, rto);
+        let path_psn = self.paths[idx].on_send_probe(now, rto);
+        self.refresh(idx);
         Some(ProbePlan {
             path: idx as u16,
             path_psn,
-            entropy: path.entropy(),
+            entropy: self.paths[idx].entropy(),
         })
     }
 
@@ -478,20 +526,22 @@ impl Tx {
     /// (picking the least-loaded path starved a path holding a lost packet).
     fn choose_path(&mut self, len: u32, avoid: Option<u16>) -> Option<usize> {
         let n = self.paths.len();
+        let rr = usize::from(self.rr);
         let pick = (0..n)
-            .map(|k| (self.rr + k) % n)
+            .map(|k| (rr + k) % n)
             .find(|&i| self.paths[i].can_send(len) && (avoid != Some(i as u16) || n == 1));
         if pick.is_none() && avoid.is_some() {
             return self.choose_path(len, None);
         }
         if let Some(b) = pick {
-            self.rr = (b + 1) % n;
+            self.rr = ((b + 1) % n) as u16;
         }
         pick
     }
 
     fn conn_inflight(&self) -> u32 {
-        self.paths.iter().map(|p| p.inflight_bytes()).sum()
+        debug_assert!(self.refreshed(), "a path changed without Tx::refresh");
+        self.inflight_total
     }
 
     /// Next data packet (retransmissions first), if windows and pacing allow.
@@ -586,9 +636,9 @@ impl Tx {
     ) -> DataPlan {
         let rto = self.rto(path);
         self.newest_sent_ns = now;
-        let p = &mut self.paths[path];
-        let path_psn = p.on_send_data(psn, rec.len, retransmission, now, rto);
-        let entropy = p.entropy();
+        let path_psn = self.paths[path].on_send_data(psn, rec.len, retransmission, now, rto);
+        self.refresh(path);
+        let entropy = self.paths[path].entropy();
         if let Some(r) = self.record_mut(psn) {
             r.state = RecState::InFlight;
             r.path = path as u16;
@@ -691,6 +741,7 @@ impl Tx {
             progressed = self.apply_fates(i, FateOrigin::Ack, &fates, stats);
             self.fate_buf = fates;
             self.repath_if_wanted(i, stats);
+            self.refresh(i);
         }
         self.delivered_sent_ns = self.delivered_sent_ns.max(ack.echo_ts);
         self.rack(now, stats);
@@ -802,10 +853,13 @@ impl Tx {
 
     /// The next operation for the NIC's TX table, and its path.
     pub fn poll_table_op(&mut self) -> Option<(u16, TableOp)> {
-        self.paths
+        let (i, op) = self
+            .paths
             .iter_mut()
             .enumerate()
-            .find_map(|(i, p)| p.poll_op().map(|op| (i as u16, op)))
+            .find_map(|(i, p)| p.poll_op().map(|op| (i, op)))?;
+        self.refresh(i);
+        Some((i as u16, op))
     }
 
     /// The NIC's TX table finished `done` on `path`: `fates` are the
@@ -846,10 +900,12 @@ impl Tx {
                 // The table gives out path PSNs in order, as the firmware did.
                 let expected = self.paths[i].view().next_psn;
                 self.paths[i].set_view(view);
+                self.refresh(i);
                 return out.ok && out.psn == expected;
             }
             TableDone::Op(..) => self.paths[i].set_view(view),
         }
+        self.refresh(i);
         true
     }
 
@@ -863,7 +919,7 @@ impl Tx {
         }
         let delivered = self.delivered_sent_ns;
         let mut fates = core::mem::take(&mut self.fate_buf);
-        for i in 0..self.paths.len() {
+        for i in self.timed_paths() {
             if self.paths[i]
                 .rack_deadline(delivered, self.newest_sent_ns)
                 .is_none_or(|d| d > now)
@@ -872,6 +928,7 @@ impl Tx {
             }
             fates.clear();
             self.paths[i].on_rack(now, delivered, |f| fates.push(f));
+            self.refresh(i);
             self.apply_fates(i, FateOrigin::Rack, &fates, stats);
         }
         self.fate_buf = fates;
@@ -940,41 +997,40 @@ impl Tx {
     /// Earliest timer of the sender. Adds the work it did (one plus the
     /// paths it examined) to `work`, the NIC's timer cost counter.
     pub fn next_deadline(&self, work: &mut u64) -> Option<u64> {
+        debug_assert!(self.refreshed(), "a path changed without Tx::refresh");
         let fired = self.timers_fired_ns;
         let has_data = self.has_data();
-        *work += 1 + self.paths.len() as u64;
-        // One plain pass over the paths: this runs whenever the QP changes.
-        let mut earliest: Option<u64> = None;
-        let mut consider = |d: Option<u64>| {
-            if let Some(d) = d {
-                earliest = Some(earliest.map_or(d, |e| e.min(d)));
+        *work += 1 + u64::from(self.timed.count_ones());
+        // One pass over the paths that may have a deadline: this runs
+        // whenever the QP changes.
+        let (delivered, newest) = (self.delivered_sent_ns, self.newest_sent_ns);
+        let paths = self.timed_paths().filter_map(|i| {
+            let p = &self.paths[i];
+            let timer = p.timer_deadline(fired);
+            let rack = if has_data {
+                None
+            } else {
+                p.rack_deadline(delivered, newest)
+            };
+            match (timer, rack) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
             }
-        };
-        for p in &self.paths {
-            consider(match p.health() {
-                PathHealth::Quarantined { probe_due_ns, .. } if probe_due_ns > fired => {
-                    Some(probe_due_ns)
-                }
-                _ => p.rto_deadline(),
-            });
-            if !has_data {
-                consider(p.rack_deadline(self.delivered_sent_ns, self.newest_sent_ns));
-            }
-        }
-        consider(self.conn_rto);
-        consider(self.rnr_wait.front().map(|&(due, _)| due));
-        consider(
+        });
+        let connection = [
+            self.conn_rto,
+            self.rnr_wait.front().map(|&(due, _)| due),
             (has_data && self.rate_hint_mbps > 0 && self.next_send_ns > fired)
                 .then_some(self.next_send_ns),
-        );
-        earliest
+        ];
+        paths.chain(connection.into_iter().flatten()).min()
     }
 
     /// Fires due timers.
     pub fn on_timeout(&mut self, now: u64, stats: &mut Stats) {
         self.timers_fired_ns = now;
         self.rack(now, stats);
-        for i in 0..self.paths.len() {
+        for i in self.timed_paths() {
             let due = self.paths[i].rto_deadline().is_some_and(|d| d <= now);
             if !due {
                 continue;
@@ -983,6 +1039,7 @@ impl Tx {
             let mut fates = core::mem::take(&mut self.fate_buf);
             fates.clear();
             self.paths[i].on_timeout(now, entropy, |f| fates.push(f));
+            self.refresh(i);
             self.apply_fates(i, FateOrigin::Timeout, &fates, stats);
             self.fate_buf = fates;
             stats.quarantines += 1;
