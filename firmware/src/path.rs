@@ -609,6 +609,18 @@ impl TxPath {
         (self.rack_sent_ns, self.rack_wait_ns) = self.rack_inputs();
     }
 
+    /// The connection PSN and send time (low 32 bits) of the oldest data
+    /// transmission RACK has not reported, when the engine holds the table
+    /// (a NIC's table keeps no connection PSNs beside the send times).
+    pub fn rack_head(&self) -> Option<(u32, u32)> {
+        let Table::Soft(e) = &self.table else {
+            return None;
+        };
+        let i = self.rack_start().wrapping_sub(e.v.una);
+        let s = e.slots.get(i as usize).filter(|_| i < 1 << 31)?;
+        (!s.probe).then_some((s.conn_psn, s.sent_ns))
+    }
+
     /// True when [`TxPath::refresh_timers`] would change nothing, and the
     /// bytes in flight are as counted (checked in debug builds).
     pub fn refreshed(&self) -> bool {
@@ -856,6 +868,13 @@ impl TxPath {
         }
     }
 
+    /// True when RACK may judge a transmission sent at `sent_ns` (low 32
+    /// bits): every one when `tail_until_ns` is `None`, else those sent at
+    /// or before it.
+    fn rack_may_judge(sent_ns: u32, tail_until_ns: Option<u64>) -> bool {
+        tail_until_ns.is_none_or(|t| (t as u32).wrapping_sub(sent_ns) < 1 << 31)
+    }
+
     /// The first path PSN RACK has not reported yet: the table's `una`, or
     /// later while `Lose` operations are on their way to a NIC's table.
     fn rack_start(&self) -> u32 {
@@ -871,17 +890,28 @@ impl TxPath {
     /// [`TxPath::on_rack`], given the send time of the newest packet the
     /// peer has acknowledged on any path and of the newest packet sent (as
     /// of the last [`TxPath::refresh_timers`]).
-    pub fn rack_deadline(&self, delivered_sent_ns: u64, newest_sent_ns: u64) -> Option<u64> {
+    pub fn rack_deadline(
+        &self,
+        delivered_sent_ns: u64,
+        newest_sent_ns: u64,
+        tail_until_ns: Option<u64>,
+    ) -> Option<u64> {
         if self.rack_wait_ns == NO_RACK {
             return None;
         }
         let sent_ns = self.rack_sent_ns;
         let sent = newest_sent_ns - u64::from((newest_sent_ns as u32).wrapping_sub(sent_ns));
-        Some(sent + Self::rack_allowance(u64::from(self.rack_wait_ns), sent_ns, delivered_sent_ns))
+        if !Self::rack_may_judge(sent_ns, tail_until_ns) {
+            return None;
+        }
+        let allowance =
+            Self::rack_allowance(u64::from(self.rack_wait_ns), sent_ns, delivered_sent_ns);
+        Some(sent + allowance)
     }
 
     /// Time-based loss detection across paths (as TCP RACK, with a tail loss
-    /// probe), used when the connection has nothing else to send: a
+    /// probe), used when the connection has nothing else to send (or on the
+    /// head of the line near its end, spec §5.5 step 6): a
     /// transmission is lost once a packet sent after it was delivered on
     /// some path and it has been out longer than this path's round trip
     /// allows, or once it has been out twice that long in any case. It
@@ -897,6 +927,7 @@ impl TxPath {
         &mut self,
         now_ns: u64,
         delivered_sent_ns: u64,
+        tail_until_ns: Option<u64>,
         mut fate: impl FnMut(SlotFate),
     ) -> u32 {
         let Some(wait) = self.rack_wait() else {
@@ -909,7 +940,9 @@ impl TxPath {
         // so the first transmission still in time ends the walk.
         while let Some((sent_ns, probe)) = self.sent_at(psn) {
             let age = u64::from(now.wrapping_sub(sent_ns));
-            if age < Self::rack_allowance(wait, sent_ns, delivered_sent_ns) {
+            if !Self::rack_may_judge(sent_ns, tail_until_ns)
+                || age < Self::rack_allowance(wait, sent_ns, delivered_sent_ns)
+            {
                 break;
             }
             self.rack_from = psn.wrapping_add(1);

@@ -196,7 +196,8 @@ pub(crate) struct Tx {
     next_send_ns: u64,
     /// The path chosen after the last one (round robin; paths ≤ 64).
     rr: u16,
-    conn_rto: Option<u64>,
+    /// The connection timer's deadline (`u64::MAX`: not running).
+    conn_rto: u64,
     conn_backoff: u32,
     /// Time of the last `on_timeout`: transmit-side deadlines (probe due,
     /// pacing) at or before it are pending work, not timers.
@@ -205,6 +206,9 @@ pub(crate) struct Tx {
     delivered_sent_ns: u64,
     /// Send time of the newest data transmission, ns.
     newest_sent_ns: u64,
+    /// Send time of the newest data transmission after which the sender had
+    /// nothing left to send (`u64::MAX`: none yet; see [`Tx::rack_head`]).
+    drained_sent_ns: u64,
     /// Set when the connection must fail with this status.
     pub fatal: Option<WcStatus>,
     /// The send side has its first PSN ([`Tx::start`]): at RTS, or in RTR when the QP
@@ -273,11 +277,12 @@ impl Tx {
             rate_hint_mbps: 0,
             next_send_ns: 0,
             rr: 0,
-            conn_rto: None,
+            conn_rto: u64::MAX,
             conn_backoff: 0,
             timers_fired_ns: 0,
             delivered_sent_ns: 0,
             newest_sent_ns: 0,
+            drained_sent_ns: u64::MAX,
             fatal: None,
             started: false,
             hardware_table,
@@ -560,8 +565,8 @@ impl Tx {
             self.next_send_ns =
                 self.next_send_ns.max(now) + bytes * 8000 / u64::from(self.rate_hint_mbps);
         }
-        if self.conn_rto.is_none() {
-            self.conn_rto = Some(now + (self.policy.timeout_ns << self.conn_backoff));
+        if self.conn_rto == u64::MAX {
+            self.conn_rto = now + (self.policy.timeout_ns << self.conn_backoff);
         }
         Some(plan)
     }
@@ -638,6 +643,10 @@ impl Tx {
         self.newest_sent_ns = now;
         let path_psn = self.paths[path].on_send_data(psn, rec.len, retransmission, now, rto);
         self.refresh(path);
+        if !self.has_data() {
+            self.drained_sent_ns = now;
+        }
+
         let entropy = self.paths[path].entropy();
         if let Some(r) = self.record_mut(psn) {
             r.state = RecState::InFlight;
@@ -794,8 +803,11 @@ impl Tx {
     /// Something was delivered: the connection timer starts over.
     fn progressed(&mut self, now: u64) {
         self.conn_backoff = 0;
-        self.conn_rto =
-            (self.next_psn != self.peer_conn_cum).then_some(now + self.policy.timeout_ns);
+        self.conn_rto = if self.next_psn != self.peer_conn_cum {
+            now + self.policy.timeout_ns
+        } else {
+            u64::MAX
+        };
     }
 
     /// Moves `path` to a new entropy value when its ECN or loss estimate says so.
@@ -909,25 +921,72 @@ impl Tx {
         true
     }
 
-    /// Time-based loss detection on every path (see [`TxPath::on_rack`]),
-    /// at the tail only: while the connection has data to send, every path
-    /// keeps carrying packets and a loss shows as a SACK gap, whereas a
-    /// lost ACK would make a timer declare delivered packets lost.
-    fn rack(&mut self, now: u64, stats: &mut Stats) {
-        if self.has_data() {
-            return;
+    /// While data waits to be sent, RACK judges one transmission only (spec
+    /// §5.5 step 6): the one holding up the peer's cumulative point (its
+    /// record in flight, and the oldest transmission RACK has not reported on
+    /// its path), and only near the end of the data: sent before the sender
+    /// last ran out of data, or with at most one packet per path left to cut.
+    /// (With much data queued every path keeps carrying packets and a loss
+    /// shows as a SACK gap, whereas a lost ACK would make a timer declare
+    /// delivered packets lost.) Returns that path and the transmission's send
+    /// time (low 32 bits).
+    fn rack_head(&self) -> Option<(usize, u64)> {
+        let cum = self.peer_conn_cum;
+        let rec = self.record(cum)?;
+        if rec.state != RecState::InFlight {
+            return None;
         }
+        let path = usize::from(rec.path);
+        let (psn, sent_ns) = self.paths.get(path)?.rack_head()?;
+        let drained = self.drained_sent_ns;
+        let before_drain = drained != u64::MAX && (drained as u32).wrapping_sub(sent_ns) < 1 << 31;
+        (psn == cum && (before_drain || self.little_queued())).then_some((path, u64::from(sent_ns)))
+    }
+
+    /// True when what waits to be cut is at most one packet per path: the
+    /// sender is near the end of what it has to send.
+    fn little_queued(&self) -> bool {
+        let limit = u64::from(self.mtu) * self.paths.len() as u64;
+        let mut left = 0u64;
+        for &k in self.responses.iter().chain(&self.to_segment) {
+            let m = &self.msgs[k as usize];
+            left += u64::from(m.len().saturating_sub(m.sent_pkts * self.mtu));
+            if left > limit {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// Which transmissions RACK judges now: on every path when nothing
+    /// waits to be sent (`tail_until` `None`); else the head of the line
+    /// ([`Tx::rack_head`]) on its path only (`tail_until` its send time).
+    fn rack_scope(&self) -> impl Iterator<Item = (usize, Option<u64>)> + use<> {
+        let head = if self.has_data() {
+            Some(self.rack_head().map(|(path, sent)| (path, Some(sent))))
+        } else {
+            None
+        };
+        let all = head
+            .is_none()
+            .then(|| self.timed_paths().map(|i| (i, None)));
+        head.flatten().into_iter().chain(all.into_iter().flatten())
+    }
+
+    /// Time-based loss detection (see [`TxPath::on_rack`]) on what
+    /// [`Tx::rack_scope`] names.
+    fn rack(&mut self, now: u64, stats: &mut Stats) {
         let delivered = self.delivered_sent_ns;
         let mut fates = core::mem::take(&mut self.fate_buf);
-        for i in self.timed_paths() {
+        for (i, tail) in self.rack_scope() {
             if self.paths[i]
-                .rack_deadline(delivered, self.newest_sent_ns)
+                .rack_deadline(delivered, self.newest_sent_ns, tail)
                 .is_none_or(|d| d > now)
             {
                 continue;
             }
             fates.clear();
-            self.paths[i].on_rack(now, delivered, |f| fates.push(f));
+            self.paths[i].on_rack(now, delivered, tail, |f| fates.push(f));
             self.refresh(i);
             self.apply_fates(i, FateOrigin::Rack, &fates, stats);
         }
@@ -1004,21 +1063,15 @@ impl Tx {
         // One pass over the paths that may have a deadline: this runs
         // whenever the QP changes.
         let (delivered, newest) = (self.delivered_sent_ns, self.newest_sent_ns);
-        let paths = self.timed_paths().filter_map(|i| {
-            let p = &self.paths[i];
-            let timer = p.timer_deadline(fired);
-            let rack = if has_data {
-                None
-            } else {
-                p.rack_deadline(delivered, newest)
-            };
-            match (timer, rack) {
-                (Some(a), Some(b)) => Some(a.min(b)),
-                (a, b) => a.or(b),
-            }
-        });
+        let timers = self
+            .timed_paths()
+            .filter_map(|i| self.paths[i].timer_deadline(fired));
+        let racks = self
+            .rack_scope()
+            .filter_map(|(i, tail)| self.paths[i].rack_deadline(delivered, newest, tail));
+        let paths = timers.chain(racks);
         let connection = [
-            self.conn_rto,
+            (self.conn_rto != u64::MAX).then_some(self.conn_rto),
             self.rnr_wait.front().map(|&(due, _)| due),
             (has_data && self.rate_hint_mbps > 0 && self.next_send_ns > fired)
                 .then_some(self.next_send_ns),
@@ -1053,10 +1106,10 @@ impl Tx {
                 self.retx.push_back(psn);
             }
         }
-        if self.conn_rto.is_some_and(|d| d <= now) {
+        if self.conn_rto != u64::MAX && self.conn_rto <= now {
             self.conn_backoff += 1;
             if self.conn_backoff > u32::from(self.policy.retry_cnt) {
-                self.conn_rto = None;
+                self.conn_rto = u64::MAX;
                 self.fatal = Some(WcStatus::RetryExcErr);
                 // The oldest unfinished message is the one that failed; the
                 // rest will be flushed.
@@ -1071,7 +1124,7 @@ impl Tx {
                 }
                 return;
             }
-            self.conn_rto = Some(now + (self.policy.timeout_ns << self.conn_backoff.min(16)));
+            self.conn_rto = now + (self.policy.timeout_ns << self.conn_backoff.min(16));
             // Whatever blocks the cumulative point goes again, even if it
             // was acknowledged at the path level (a refused packet whose NACK was lost).
             let cum = self.peer_conn_cum;
@@ -1123,7 +1176,7 @@ impl Tx {
         self.records.clear();
         self.retx.clear();
         self.rnr_wait.clear();
-        self.conn_rto = None;
+        self.conn_rto = u64::MAX;
     }
 
     /// Marks a READ done once its request was accepted and its response bytes
