@@ -925,7 +925,8 @@ impl Tx {
     /// §5.5 step 6): the one holding up the peer's cumulative point (its
     /// record in flight, and the oldest transmission RACK has not reported on
     /// its path), and only near the end of the data: sent before the sender
-    /// last ran out of data, or with at most one packet per path left to cut.
+    /// last ran out of data, or with at most four packets per path left to
+    /// cut.
     /// (With much data queued every path keeps carrying packets and a loss
     /// shows as a SACK gap, whereas a lost ACK would make a timer declare
     /// delivered packets lost.) Returns that path and the transmission's send
@@ -943,10 +944,11 @@ impl Tx {
         (psn == cum && (before_drain || self.little_queued())).then_some((path, u64::from(sent_ns)))
     }
 
-    /// True when what waits to be cut is at most one packet per path: the
-    /// sender is near the end of what it has to send.
+    /// True when what waits to be cut is at most four packets per path: the
+    /// sender is near the end of what it has to send (a ring collective's
+    /// next step or two, not a stream of large messages).
     fn little_queued(&self) -> bool {
-        let limit = u64::from(self.mtu) * self.paths.len() as u64;
+        let limit = 4 * u64::from(self.mtu) * self.paths.len() as u64;
         let mut left = 0u64;
         for &k in self.responses.iter().chain(&self.to_segment) {
             let m = &self.msgs[k as usize];
