@@ -927,6 +927,18 @@ impl TxPath {
         &mut self,
         now_ns: u64,
         delivered_sent_ns: u64,
+        fate: impl FnMut(SlotFate),
+    ) -> u32 {
+        self.on_rack_until(now_ns, delivered_sent_ns, None, fate)
+    }
+
+    /// [`TxPath::on_rack`] limited to the transmissions sent at or before
+    /// `tail_until_ns` (low 32 bits compared), or all of them when `None`
+    /// (spec §5.5 step 6: the head of the line while data waits).
+    pub fn on_rack_until(
+        &mut self,
+        now_ns: u64,
+        delivered_sent_ns: u64,
         tail_until_ns: Option<u64>,
         mut fate: impl FnMut(SlotFate),
     ) -> u32 {

@@ -988,7 +988,7 @@ impl Tx {
                 continue;
             }
             fates.clear();
-            self.paths[i].on_rack(now, delivered, tail, |f| fates.push(f));
+            self.paths[i].on_rack_until(now, delivered, tail, |f| fates.push(f));
             self.refresh(i);
             self.apply_fates(i, FateOrigin::Rack, &fates, stats);
         }
