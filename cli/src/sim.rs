@@ -864,6 +864,9 @@ struct AllreduceRow {
     loss: f64,
     /// Completion time, ms (null: not finished within the time limit).
     completion_ms: Option<f64>,
+    /// Lossless completion time / this run's, same transport (null without
+    /// a finished lossless run).
+    vs_lossless: Option<f64>,
     ideal_ms: f64,
     algbw_gbps: f64,
     delivered_fraction: f64,
@@ -871,6 +874,7 @@ struct AllreduceRow {
     timeouts: u64,
     qp_errors: u64,
     bytes_wrong: u64,
+    trace_digest: String,
     events_per_cpu_second: f64,
 }
 
@@ -918,6 +922,7 @@ fn allreduce(args: &AllreduceArgs) -> anyhow::Result<()> {
                 transport: kind.name(),
                 loss: p,
                 completion_ms: r.completion_ms.map(|ms| round(ms, 3)),
+                vs_lossless: None,
                 ideal_ms: round(r.ideal_ms, 3),
                 algbw_gbps: round(r.algbw_gbps, 2),
                 delivered_fraction: round(r.delivered_fraction, 4),
@@ -925,9 +930,21 @@ fn allreduce(args: &AllreduceArgs) -> anyhow::Result<()> {
                 timeouts: r.run.stats.timeouts,
                 qp_errors: r.run.stats.qp_errors,
                 bytes_wrong: r.run.stats.bytes_wrong,
+                trace_digest: format!("{:016x}", r.run.trace_digest),
                 events_per_cpu_second: events_per_cpu_second(r.run.network.events, cpu),
             });
             bar.inc(1);
+        }
+        let first = rows.len() - args.loss.len();
+        let runs = &mut rows[first..];
+        let lossless = runs
+            .iter()
+            .find(|r| r.loss == 0.0)
+            .and_then(|r| r.completion_ms);
+        for r in runs {
+            r.vs_lossless = lossless
+                .zip(r.completion_ms)
+                .map(|(base, ms)| round(base / ms, 4));
         }
     }
     bar.finish_and_clear();
@@ -951,6 +968,7 @@ fn allreduce(args: &AllreduceArgs) -> anyhow::Result<()> {
             "transport",
             "loss",
             "completion ms",
+            "vs lossless",
             "ideal ms",
             "algbw Gbit/s",
             "delivered",
@@ -963,6 +981,7 @@ fn allreduce(args: &AllreduceArgs) -> anyhow::Result<()> {
                 format!("{}%", r.loss * 100.0),
                 r.completion_ms
                     .map_or("unfinished".to_string(), |ms| format!("{ms:.2}")),
+                r.vs_lossless.map_or(String::new(), |v| format!("{v:.3}")),
                 format!("{:.2}", r.ideal_ms),
                 format!("{:.1}", r.algbw_gbps),
                 format!("{:.1}%", r.delivered_fraction * 100.0),

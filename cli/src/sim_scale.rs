@@ -6,7 +6,6 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, ensure};
 use clap::{Args, ValueEnum};
-use metaroce_fabric::scenario::scale::ENGINE_FIXED_STATE_BYTES_8_PATHS;
 use metaroce_fabric::scenario::{
     KvIncastSpec, KvOp, ScaleAcrossSpec, ScaleSpec, TransportKind, percentile, run_kv_incast,
     run_scale, run_scale_across,
@@ -615,7 +614,8 @@ struct ScaleRow {
     min_connection_gbps: f64,
     max_connection_gbps: f64,
     /// Engine state per connection end that does not depend on traffic
-    /// (8 paths, one stream; `docs/architecture.md` §4.2), bytes.
+    /// (the run's paths, one stream; `metaroce_firmware::fixed_state_bytes`,
+    /// `docs/architecture.md` §4.2), bytes.
     #[serde(skip_serializing_if = "Option::is_none")]
     fixed_state_bytes_per_connection: Option<usize>,
     /// Sender state for packets in flight, mean per connection, bytes.
@@ -706,8 +706,8 @@ pub fn scale(args: &ScaleArgs) -> anyhow::Result<()> {
                     r.per_connection_gbps.iter().copied().fold(0.0, f64::max),
                     4,
                 ),
-                fixed_state_bytes_per_connection: (metaroce && args.paths == 8)
-                    .then_some(ENGINE_FIXED_STATE_BYTES_8_PATHS),
+                fixed_state_bytes_per_connection: metaroce
+                    .then(|| metaroce_firmware::fixed_state_bytes(usize::from(args.paths))),
                 inflight_state_mean_bytes: metaroce
                     .then_some(round(r.inflight_state_mean_bytes, 0)),
                 inflight_state_max_bytes: metaroce.then_some(r.inflight_state_max_bytes),

@@ -485,9 +485,24 @@ pub struct TxPath {
     rack_from: u32,
     /// The table's `ce_marked` (low 32 bits) when the firmware last looked.
     ce_seen: u32,
+    /// Send time (low 32 bits) of the oldest data transmission RACK has not
+    /// reported, as of the last [`TxPath::refresh_timers`].
+    rack_sent_ns: u32,
+    /// The path's RACK wait then, ns (at most `u32::MAX − 1`); `NO_RACK`:
+    /// no RACK deadline.
+    rack_wait_ns: u32,
+    /// Bytes in flight as of the last [`TxPath::recount_inflight`].
+    counted_inflight: u32,
     probe_due_ns: u64,
-    rto_deadline: Option<u64>,
+    /// The pending RTO deadline, or `NO_DEADLINE`.
+    rto_deadline: u64,
 }
+
+/// [`TxPath::rto_deadline`] not set.
+const NO_DEADLINE: u64 = u64::MAX;
+
+/// [`TxPath::rack_wait_ns`] when the path has no RACK deadline.
+const NO_RACK: u32 = u32::MAX;
 
 impl TxPath {
     /// A fresh path using `entropy`, its table entry held by the engine.
@@ -520,8 +535,11 @@ impl TxPath {
             next_psn: 0,
             rack_from: 0,
             ce_seen: 0,
+            rack_sent_ns: 0,
+            rack_wait_ns: NO_RACK,
+            counted_inflight: 0,
             probe_due_ns: 0,
-            rto_deadline: None,
+            rto_deadline: NO_DEADLINE,
         };
         p.op(TableOp::Window { bytes }, |_| {});
         p
@@ -565,7 +583,75 @@ impl TxPath {
 
     /// Pending RTO deadline.
     pub fn rto_deadline(&self) -> Option<u64> {
-        self.rto_deadline
+        (self.rto_deadline != NO_DEADLINE).then_some(self.rto_deadline)
+    }
+
+    /// The path's timer deadline: its probe while quarantined, if due after
+    /// `fired_ns` (the time the sender's timers last fired), else its RTO.
+    pub fn timer_deadline(&self, fired_ns: u64) -> Option<u64> {
+        if self.view().quarantined && self.probe_due_ns > fired_ns {
+            Some(self.probe_due_ns)
+        } else {
+            self.rto_deadline()
+        }
+    }
+
+    /// True while the path is quarantined with its probe due by `now_ns`.
+    pub fn probe_due(&self, now_ns: u64) -> bool {
+        self.view().quarantined && self.probe_due_ns <= now_ns
+    }
+
+    /// Re-reads what [`TxPath::rack_deadline`] needs (the oldest unreported
+    /// transmission's send time and the RACK wait) after the path changed:
+    /// the timer query then reads two fields instead of the slot ring and
+    /// the RTT estimate.
+    pub fn refresh_timers(&mut self) {
+        (self.rack_sent_ns, self.rack_wait_ns) = self.rack_inputs();
+    }
+
+    /// The connection PSN and send time (low 32 bits) of the oldest data
+    /// transmission RACK has not reported, when the engine holds the table
+    /// (a NIC's table keeps no connection PSNs beside the send times).
+    pub fn rack_head(&self) -> Option<(u32, u32)> {
+        let Table::Soft(e) = &self.table else {
+            return None;
+        };
+        let i = self.rack_start().wrapping_sub(e.v.una);
+        let s = e.slots.get(i as usize).filter(|_| i < 1 << 31)?;
+        (!s.probe).then_some((s.conn_psn, s.sent_ns))
+    }
+
+    /// True when [`TxPath::refresh_timers`] would change nothing, and the
+    /// bytes in flight are as counted (checked in debug builds).
+    pub fn refreshed(&self) -> bool {
+        self.rack_inputs() == (self.rack_sent_ns, self.rack_wait_ns)
+            && self.counted_inflight == self.inflight_bytes()
+    }
+
+    /// (send time, RACK wait) of the oldest data transmission RACK has not
+    /// reported; (0, `NO_RACK`) when there is none or no RTT sample.
+    fn rack_inputs(&self) -> (u32, u32) {
+        let rack = self
+            .sent_at(self.rack_start())
+            .filter(|&(_, probe)| !probe)
+            .zip(self.rack_wait());
+        match rack {
+            Some(((sent_ns, _), wait)) => (sent_ns, wait.min(u64::from(NO_RACK - 1)) as u32),
+            None => (0, NO_RACK),
+        }
+    }
+
+    /// True when the path may have a deadline: it is quarantined, or has an
+    /// RTO or (as of the last [`TxPath::refresh_timers`]) a RACK deadline.
+    pub fn has_timers(&self) -> bool {
+        self.view().quarantined || self.rto_deadline != NO_DEADLINE || self.rack_wait_ns != NO_RACK
+    }
+
+    /// Bytes in flight now and as last counted: (before, now).
+    pub fn recount_inflight(&mut self) -> (u32, u32) {
+        let before = self.counted_inflight;
+        self.counted_inflight = self.inflight_bytes();
+        (before, self.counted_inflight)
     }
 
     /// True when an Active path can take a packet of `len` bytes now (see
@@ -629,8 +715,8 @@ impl TxPath {
                 t.sent.push_back((now_ns as u32, probe));
             }
         }
-        if self.rto_deadline.is_none() {
-            self.rto_deadline = Some(now_ns + rto_ns);
+        if self.rto_deadline == NO_DEADLINE {
+            self.rto_deadline = now_ns + rto_ns;
         }
         psn
     }
@@ -763,14 +849,14 @@ impl TxPath {
                 srtt_ns: v.rtt.srtt().unwrap_or(rto_ns),
                 rtt_ns,
             });
-            self.rto_deadline = None;
+            self.rto_deadline = NO_DEADLINE;
         }
         if v.unresolved() {
-            if self.rto_deadline.is_none() {
-                self.rto_deadline = Some(now_ns + rto_ns);
+            if self.rto_deadline == NO_DEADLINE {
+                self.rto_deadline = now_ns + rto_ns;
             }
         } else {
-            self.rto_deadline = None;
+            self.rto_deadline = NO_DEADLINE;
         }
         self.write_window();
     }
@@ -796,6 +882,13 @@ impl TxPath {
         }
     }
 
+    /// True when RACK may judge a transmission sent at `sent_ns` (low 32
+    /// bits): every one when `tail_until_ns` is `None`, else those sent at
+    /// or before it.
+    fn rack_may_judge(sent_ns: u32, tail_until_ns: Option<u64>) -> bool {
+        tail_until_ns.is_none_or(|t| (t as u32).wrapping_sub(sent_ns) < 1 << 31)
+    }
+
     /// The first path PSN RACK has not reported yet: the table's `una`, or
     /// later while `Lose` operations are on their way to a NIC's table.
     fn rack_start(&self) -> u32 {
@@ -809,19 +902,30 @@ impl TxPath {
 
     /// When the oldest transmission on this path will count as lost by
     /// [`TxPath::on_rack`], given the send time of the newest packet the
-    /// peer has acknowledged on any path and of the newest packet sent.
-    pub fn rack_deadline(&self, delivered_sent_ns: u64, newest_sent_ns: u64) -> Option<u64> {
-        let (sent_ns, probe) = self.sent_at(self.rack_start())?;
-        if probe {
+    /// peer has acknowledged on any path and of the newest packet sent (as
+    /// of the last [`TxPath::refresh_timers`]).
+    pub fn rack_deadline(
+        &self,
+        delivered_sent_ns: u64,
+        newest_sent_ns: u64,
+        tail_until_ns: Option<u64>,
+    ) -> Option<u64> {
+        if self.rack_wait_ns == NO_RACK {
             return None;
         }
-        let wait = self.rack_wait()?;
+        let sent_ns = self.rack_sent_ns;
         let sent = newest_sent_ns - u64::from((newest_sent_ns as u32).wrapping_sub(sent_ns));
-        Some(sent + Self::rack_allowance(wait, sent_ns, delivered_sent_ns))
+        if !Self::rack_may_judge(sent_ns, tail_until_ns) {
+            return None;
+        }
+        let allowance =
+            Self::rack_allowance(u64::from(self.rack_wait_ns), sent_ns, delivered_sent_ns);
+        Some(sent + allowance)
     }
 
     /// Time-based loss detection across paths (as TCP RACK, with a tail loss
-    /// probe), used when the connection has nothing else to send: a
+    /// probe), used when the connection has nothing else to send (or on the
+    /// head of the line near its end, spec §5.5 step 6): a
     /// transmission is lost once a packet sent after it was delivered on
     /// some path and it has been out longer than this path's round trip
     /// allows, or once it has been out twice that long in any case. It
@@ -837,6 +941,19 @@ impl TxPath {
         &mut self,
         now_ns: u64,
         delivered_sent_ns: u64,
+        fate: impl FnMut(SlotFate),
+    ) -> u32 {
+        self.on_rack_until(now_ns, delivered_sent_ns, None, fate)
+    }
+
+    /// [`TxPath::on_rack`] limited to the transmissions sent at or before
+    /// `tail_until_ns` (low 32 bits compared), or all of them when `None`
+    /// (spec §5.5 step 6: the head of the line while data waits).
+    pub fn on_rack_until(
+        &mut self,
+        now_ns: u64,
+        delivered_sent_ns: u64,
+        tail_until_ns: Option<u64>,
         mut fate: impl FnMut(SlotFate),
     ) -> u32 {
         let Some(wait) = self.rack_wait() else {
@@ -849,7 +966,9 @@ impl TxPath {
         // so the first transmission still in time ends the walk.
         while let Some((sent_ns, probe)) = self.sent_at(psn) {
             let age = u64::from(now.wrapping_sub(sent_ns));
-            if age < Self::rack_allowance(wait, sent_ns, delivered_sent_ns) {
+            if !Self::rack_may_judge(sent_ns, tail_until_ns)
+                || age < Self::rack_allowance(wait, sent_ns, delivered_sent_ns)
+            {
                 break;
             }
             self.rack_from = psn.wrapping_add(1);
@@ -884,7 +1003,7 @@ impl TxPath {
         if !self.view().unresolved() {
             // Nothing left to time out: a stale RTO would quarantine a
             // healthy path.
-            self.rto_deadline = None;
+            self.rto_deadline = NO_DEADLINE;
         }
         self.write_window();
     }
@@ -898,7 +1017,7 @@ impl TxPath {
         self.rack_from = self.next_psn;
         self.cc.on_timeout(now_ns);
         self.probe_due_ns = now_ns;
-        self.rto_deadline = None;
+        self.rto_deadline = NO_DEADLINE;
         self.write_window();
     }
 

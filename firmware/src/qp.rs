@@ -1206,26 +1206,33 @@ fn recv_completion(
     }
 }
 
+/// The engine's fixed state per connection end, bytes, with `paths` paths
+/// each way (and their ECN AIMD controllers), one stream in use and the
+/// default receive window of 4096 packets as a bitmap
+/// (`docs/architecture.md` §4.2); state for packets in flight comes on top
+/// ([`crate::Nic::qp_inflight_state_bytes`]).
+pub fn fixed_state_bytes(paths: usize) -> usize {
+    let per_path = size_of::<crate::path::TxPath>()
+        + size_of::<crate::cc::EcnAimd>()
+        + size_of::<crate::rx::RxPath>();
+    size_of::<Qp>()
+        + paths * per_path
+        + QpConfig::default().recv_window as usize / 8
+        + size_of::<crate::tx::TxStream>()
+        + size_of::<crate::rx::RxStream>()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::cc::EcnAimd;
     use crate::path::TxPath;
-    use crate::rx::{RxPath, RxStream};
-    use crate::tx::TxStream;
+    use crate::rx::RxPath;
 
     #[test]
     fn per_connection_state_fits_the_budget() {
-        // The brief's goal and docs/architecture.md §4.2: 8 paths each way,
-        // their controllers, one stream in use, the default receive window
-        // of 4096 packets as a bitmap.
-        let paths = 8;
-        let per_path = size_of::<TxPath>() + size_of::<EcnAimd>() + size_of::<RxPath>();
-        let bytes = size_of::<Qp>()
-            + paths * per_path
-            + QpConfig::default().recv_window as usize / 8
-            + size_of::<TxStream>()
-            + size_of::<RxStream>();
+        // The brief's goal and docs/architecture.md §4.2.
+        let bytes = fixed_state_bytes(8);
         assert!(
             bytes <= 4096,
             "{bytes} bytes: Qp {}, TxPath {}, controller {}, RxPath {}",

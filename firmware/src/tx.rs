@@ -13,7 +13,7 @@ use slab::Slab;
 use crate::config::QpConfig;
 use crate::counters::Stats;
 use crate::datapath::TableDone;
-use crate::path::{PathHealth, PathView, SLOT_BYTES, SlotFate, TableOp, TxPath};
+use crate::path::{PathView, SLOT_BYTES, SlotFate, TableOp, TxPath};
 use crate::verbs::{Completion, SendOp, SendWr, SgList, VerbsError, WcOpcode, WcStatus};
 
 /// A message being sent (or a READ awaiting its response).
@@ -163,7 +163,16 @@ pub(crate) struct Tx {
     mtu: u32,
     policy: RetryPolicy,
     rng: SmallRng,
+    /// The paths. Only `Tx` changes them, and it calls [`Tx::refresh`]
+    /// after every change.
     pub paths: Vec<TxPath>,
+    /// Bytes in flight over all paths (the sum of what [`Tx::refresh`]
+    /// counted).
+    inflight_total: u32,
+    /// Bit `i` set: path `i` may have a deadline ([`TxPath::has_timers`]),
+    /// as of its last [`Tx::refresh`]. The timer query and the probe
+    /// search look at these paths only.
+    timed: u64,
     msgs: Slab<TxMessage>,
     streams: Vec<TxStream>,
     /// Messages not yet fully segmented, FIFO.
@@ -188,8 +197,10 @@ pub(crate) struct Tx {
     peer_credit: u32,
     rate_hint_mbps: u32,
     next_send_ns: u64,
-    rr: usize,
-    conn_rto: Option<u64>,
+    /// The path chosen after the last one (round robin; paths ≤ 64).
+    rr: u16,
+    /// The connection timer's deadline (`u64::MAX`: not running).
+    conn_rto: u64,
     conn_backoff: u32,
     /// Time of the last `on_timeout`: transmit-side deadlines (probe due,
     /// pacing) at or before it are pending work, not timers.
@@ -198,6 +209,9 @@ pub(crate) struct Tx {
     delivered_sent_ns: u64,
     /// Send time of the newest data transmission, ns.
     newest_sent_ns: u64,
+    /// Send time of the newest data transmission after which the sender had
+    /// nothing left to send (`u64::MAX`: none yet; see [`Tx::rack_head`]).
+    drained_sent_ns: u64,
     /// Set when the connection must fail with this status.
     pub fatal: Option<WcStatus>,
     /// The send side has its first PSN ([`Tx::start`]): at RTS, or in RTR when the QP
@@ -248,6 +262,8 @@ impl Tx {
             },
             rng,
             paths,
+            inflight_total: 0,
+            timed: 0,
             msgs: Slab::new(),
             streams: Vec::new(),
             to_segment: VecDeque::new(),
@@ -265,11 +281,12 @@ impl Tx {
             rate_hint_mbps: 0,
             next_send_ns: 0,
             rr: 0,
-            conn_rto: None,
+            conn_rto: u64::MAX,
             conn_backoff: 0,
             timers_fired_ns: 0,
             delivered_sent_ns: 0,
             newest_sent_ns: 0,
+            drained_sent_ns: u64::MAX,
             fatal: None,
             started: false,
             hardware_table,
@@ -448,6 +465,44 @@ impl Tx {
         self.paths[path].rto(self.cfg.rto_min_ns, self.cfg.rto_initial_ns)
     }
 
+    /// After a change to `path`: re-reads its RACK deadline's inputs and
+    /// its bytes in flight, so that neither [`Tx::next_deadline`] nor the
+    /// connection window walks every path's state on every call.
+    fn refresh(&mut self, path: usize) {
+        let p = &mut self.paths[path];
+        p.refresh_timers();
+        let (before, now) = p.recount_inflight();
+        self.inflight_total = self.inflight_total - before + now;
+        let bit = 1u64 << path;
+        if p.has_timers() {
+            self.timed |= bit;
+        } else {
+            self.timed &= !bit;
+        }
+    }
+
+    /// The paths that may have a deadline, in index order.
+    fn timed_paths(&self) -> impl Iterator<Item = usize> + use<> {
+        let mut bits = self.timed;
+        core::iter::from_fn(move || {
+            let i = bits.trailing_zeros() as usize;
+            bits &= bits.wrapping_sub(1);
+            (i < 64).then_some(i)
+        })
+    }
+
+    /// True when what [`Tx::refresh`] keeps matches the paths (checked in
+    /// debug builds).
+    fn refreshed(&self) -> bool {
+        let inflight: u32 = self.paths.iter().map(|p| p.inflight_bytes()).sum();
+        inflight == self.inflight_total
+            && self
+                .paths
+                .iter()
+                .enumerate()
+                .all(|(i, p)| p.refreshed() && (!p.has_timers() || self.timed & (1 << i) != 0))
+    }
+
     /// The longest a peer with this connection's settings waits before it resends
     /// something unacknowledged: its connection timeout (the Verbs `timeout`), or a
     /// path's retransmission timeout when that is longer. The peer's paths run over
@@ -460,16 +515,14 @@ impl Tx {
 
     /// Next probe due on a quarantined path.
     pub fn poll_probe(&mut self, now: u64) -> Option<ProbePlan> {
-        let idx = self.paths.iter().position(|p| {
-            matches!(p.health(), PathHealth::Quarantined { probe_due_ns, .. } if probe_due_ns <= now)
-        })?;
+        let idx = self.timed_paths().find(|&i| self.paths[i].probe_due(now))?;
         let rto = self.rto(idx);
-        let path = &mut self.paths[idx];
-        let path_psn = path.on_send_probe(now, rto);
+        let path_psn = self.paths[idx].on_send_probe(now, rto);
+        self.refresh(idx);
         Some(ProbePlan {
             path: idx as u16,
             path_psn,
-            entropy: path.entropy(),
+            entropy: self.paths[idx].entropy(),
         })
     }
 
@@ -482,20 +535,22 @@ impl Tx {
     /// (picking the least-loaded path starved a path holding a lost packet).
     fn choose_path(&mut self, len: u32, avoid: Option<u16>) -> Option<usize> {
         let n = self.paths.len();
+        let rr = usize::from(self.rr);
         let pick = (0..n)
-            .map(|k| (self.rr + k) % n)
+            .map(|k| (rr + k) % n)
             .find(|&i| self.paths[i].can_send(len) && (avoid != Some(i as u16) || n == 1));
         if pick.is_none() && avoid.is_some() {
             return self.choose_path(len, None);
         }
         if let Some(b) = pick {
-            self.rr = (b + 1) % n;
+            self.rr = ((b + 1) % n) as u16;
         }
         pick
     }
 
     fn conn_inflight(&self) -> u32 {
-        self.paths.iter().map(|p| p.inflight_bytes()).sum()
+        debug_assert!(self.refreshed(), "a path changed without Tx::refresh");
+        self.inflight_total
     }
 
     /// Next data packet (retransmissions first), if windows and pacing allow.
@@ -514,8 +569,8 @@ impl Tx {
             self.next_send_ns =
                 self.next_send_ns.max(now) + bytes * 8000 / u64::from(self.rate_hint_mbps);
         }
-        if self.conn_rto.is_none() {
-            self.conn_rto = Some(now + (self.policy.timeout_ns << self.conn_backoff));
+        if self.conn_rto == u64::MAX {
+            self.conn_rto = now + (self.policy.timeout_ns << self.conn_backoff);
         }
         Some(plan)
     }
@@ -593,9 +648,13 @@ impl Tx {
     ) -> DataPlan {
         let rto = self.rto(path);
         self.newest_sent_ns = now;
-        let p = &mut self.paths[path];
-        let path_psn = p.on_send_data(psn, rec.len, retransmission, now, rto);
-        let entropy = p.entropy();
+        let path_psn = self.paths[path].on_send_data(psn, rec.len, retransmission, now, rto);
+        self.refresh(path);
+        if !self.has_data() {
+            self.drained_sent_ns = now;
+        }
+
+        let entropy = self.paths[path].entropy();
         if let Some(r) = self.record_mut(psn) {
             r.state = RecState::InFlight;
             r.path = path as u16;
@@ -698,6 +757,7 @@ impl Tx {
             progressed = self.apply_fates(i, FateOrigin::Ack, &fates, stats);
             self.fate_buf = fates;
             self.repath_if_wanted(i, stats);
+            self.refresh(i);
         }
         self.delivered_sent_ns = self.delivered_sent_ns.max(ack.echo_ts);
         self.rack(now, stats);
@@ -750,8 +810,11 @@ impl Tx {
     /// Something was delivered: the connection timer starts over.
     fn progressed(&mut self, now: u64) {
         self.conn_backoff = 0;
-        self.conn_rto =
-            (self.next_psn != self.peer_conn_cum).then_some(now + self.policy.timeout_ns);
+        self.conn_rto = if self.next_psn != self.peer_conn_cum {
+            now + self.policy.timeout_ns
+        } else {
+            u64::MAX
+        };
     }
 
     /// Moves `path` to a new entropy value when its ECN or loss estimate says so.
@@ -809,10 +872,13 @@ impl Tx {
 
     /// The next operation for the NIC's TX table, and its path.
     pub fn poll_table_op(&mut self) -> Option<(u16, TableOp)> {
-        self.paths
+        let (i, op) = self
+            .paths
             .iter_mut()
             .enumerate()
-            .find_map(|(i, p)| p.poll_op().map(|op| (i as u16, op)))
+            .find_map(|(i, p)| p.poll_op().map(|op| (i, op)))?;
+        self.refresh(i);
+        Some((i as u16, op))
     }
 
     /// The NIC's TX table finished `done` on `path`: `fates` are the
@@ -853,32 +919,84 @@ impl Tx {
                 // The table gives out path PSNs in order, as the firmware did.
                 let expected = self.paths[i].view().next_psn;
                 self.paths[i].set_view(view);
+                self.refresh(i);
                 return out.ok && out.psn == expected;
             }
             TableDone::Op(..) => self.paths[i].set_view(view),
         }
+        self.refresh(i);
         true
     }
 
-    /// Time-based loss detection on every path (see [`TxPath::on_rack`]),
-    /// at the tail only: while the connection has data to send, every path
-    /// keeps carrying packets and a loss shows as a SACK gap, whereas a
-    /// lost ACK would make a timer declare delivered packets lost.
-    fn rack(&mut self, now: u64, stats: &mut Stats) {
-        if self.has_data() {
-            return;
+    /// While data waits to be sent, RACK judges one transmission only (spec
+    /// §5.5 step 6): the one holding up the peer's cumulative point (its
+    /// record in flight, and the oldest transmission RACK has not reported on
+    /// its path), and only near the end of the data: sent before the sender
+    /// last ran out of data, or with at most four packets per path left to
+    /// cut.
+    /// (With much data queued every path keeps carrying packets and a loss
+    /// shows as a SACK gap, whereas a lost ACK would make a timer declare
+    /// delivered packets lost.) Returns that path and the transmission's send
+    /// time (low 32 bits).
+    fn rack_head(&self) -> Option<(usize, u64)> {
+        let cum = self.peer_conn_cum;
+        let rec = self.record(cum)?;
+        if rec.state != RecState::InFlight {
+            return None;
         }
+        let path = usize::from(rec.path);
+        let (psn, sent_ns) = self.paths.get(path)?.rack_head()?;
+        let drained = self.drained_sent_ns;
+        let before_drain = drained != u64::MAX && (drained as u32).wrapping_sub(sent_ns) < 1 << 31;
+        (psn == cum && (before_drain || self.little_queued())).then_some((path, u64::from(sent_ns)))
+    }
+
+    /// True when what waits to be cut is at most four packets per path: the
+    /// sender is near the end of what it has to send (a ring collective's
+    /// next step or two, not a stream of large messages).
+    fn little_queued(&self) -> bool {
+        let limit = 4 * u64::from(self.mtu) * self.paths.len() as u64;
+        let mut left = 0u64;
+        for &k in self.responses.iter().chain(&self.to_segment) {
+            let m = &self.msgs[k as usize];
+            left += u64::from(m.len().saturating_sub(m.sent_pkts * self.mtu));
+            if left > limit {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// Which transmissions RACK judges now: on every path when nothing
+    /// waits to be sent (`tail_until` `None`); else the head of the line
+    /// ([`Tx::rack_head`]) on its path only (`tail_until` its send time).
+    fn rack_scope(&self) -> impl Iterator<Item = (usize, Option<u64>)> + use<> {
+        let head = if self.has_data() {
+            Some(self.rack_head().map(|(path, sent)| (path, Some(sent))))
+        } else {
+            None
+        };
+        let all = head
+            .is_none()
+            .then(|| self.timed_paths().map(|i| (i, None)));
+        head.flatten().into_iter().chain(all.into_iter().flatten())
+    }
+
+    /// Time-based loss detection (see [`TxPath::on_rack`]) on what
+    /// [`Tx::rack_scope`] names.
+    fn rack(&mut self, now: u64, stats: &mut Stats) {
         let delivered = self.delivered_sent_ns;
         let mut fates = core::mem::take(&mut self.fate_buf);
-        for i in 0..self.paths.len() {
+        for (i, tail) in self.rack_scope() {
             if self.paths[i]
-                .rack_deadline(delivered, self.newest_sent_ns)
+                .rack_deadline(delivered, self.newest_sent_ns, tail)
                 .is_none_or(|d| d > now)
             {
                 continue;
             }
             fates.clear();
-            self.paths[i].on_rack(now, delivered, |f| fates.push(f));
+            self.paths[i].on_rack_until(now, delivered, tail, |f| fates.push(f));
+            self.refresh(i);
             self.apply_fates(i, FateOrigin::Rack, &fates, stats);
         }
         self.fate_buf = fates;
@@ -947,41 +1065,34 @@ impl Tx {
     /// Earliest timer of the sender. Adds the work it did (one plus the
     /// paths it examined) to `work`, the NIC's timer cost counter.
     pub fn next_deadline(&self, work: &mut u64) -> Option<u64> {
+        debug_assert!(self.refreshed(), "a path changed without Tx::refresh");
         let fired = self.timers_fired_ns;
         let has_data = self.has_data();
-        *work += 1 + self.paths.len() as u64;
-        // One plain pass over the paths: this runs whenever the QP changes.
-        let mut earliest: Option<u64> = None;
-        let mut consider = |d: Option<u64>| {
-            if let Some(d) = d {
-                earliest = Some(earliest.map_or(d, |e| e.min(d)));
-            }
-        };
-        for p in &self.paths {
-            consider(match p.health() {
-                PathHealth::Quarantined { probe_due_ns, .. } if probe_due_ns > fired => {
-                    Some(probe_due_ns)
-                }
-                _ => p.rto_deadline(),
-            });
-            if !has_data {
-                consider(p.rack_deadline(self.delivered_sent_ns, self.newest_sent_ns));
-            }
-        }
-        consider(self.conn_rto);
-        consider(self.rnr_wait.front().map(|&(due, _)| due));
-        consider(
+        *work += 1 + u64::from(self.timed.count_ones());
+        // One pass over the paths that may have a deadline: this runs
+        // whenever the QP changes.
+        let (delivered, newest) = (self.delivered_sent_ns, self.newest_sent_ns);
+        let timers = self
+            .timed_paths()
+            .filter_map(|i| self.paths[i].timer_deadline(fired));
+        let racks = self
+            .rack_scope()
+            .filter_map(|(i, tail)| self.paths[i].rack_deadline(delivered, newest, tail));
+        let paths = timers.chain(racks);
+        let connection = [
+            (self.conn_rto != u64::MAX).then_some(self.conn_rto),
+            self.rnr_wait.front().map(|&(due, _)| due),
             (has_data && self.rate_hint_mbps > 0 && self.next_send_ns > fired)
                 .then_some(self.next_send_ns),
-        );
-        earliest
+        ];
+        paths.chain(connection.into_iter().flatten()).min()
     }
 
     /// Fires due timers.
     pub fn on_timeout(&mut self, now: u64, stats: &mut Stats) {
         self.timers_fired_ns = now;
         self.rack(now, stats);
-        for i in 0..self.paths.len() {
+        for i in self.timed_paths() {
             let due = self.paths[i].rto_deadline().is_some_and(|d| d <= now);
             if !due {
                 continue;
@@ -990,6 +1101,7 @@ impl Tx {
             let mut fates = core::mem::take(&mut self.fate_buf);
             fates.clear();
             self.paths[i].on_timeout(now, entropy, |f| fates.push(f));
+            self.refresh(i);
             self.apply_fates(i, FateOrigin::Timeout, &fates, stats);
             self.fate_buf = fates;
             stats.quarantines += 1;
@@ -1003,10 +1115,10 @@ impl Tx {
                 self.retx.push_back(psn);
             }
         }
-        if self.conn_rto.is_some_and(|d| d <= now) {
+        if self.conn_rto != u64::MAX && self.conn_rto <= now {
             self.conn_backoff += 1;
             if self.conn_backoff > u32::from(self.policy.retry_cnt) {
-                self.conn_rto = None;
+                self.conn_rto = u64::MAX;
                 self.fatal = Some(WcStatus::RetryExcErr);
                 // The oldest unfinished message is the one that failed; the
                 // rest will be flushed.
@@ -1021,7 +1133,7 @@ impl Tx {
                 }
                 return;
             }
-            self.conn_rto = Some(now + (self.policy.timeout_ns << self.conn_backoff.min(16)));
+            self.conn_rto = now + (self.policy.timeout_ns << self.conn_backoff.min(16));
             // Whatever blocks the cumulative point goes again, even if it
             // was acknowledged at the path level (a refused packet whose NACK was lost).
             let cum = self.peer_conn_cum;
@@ -1077,7 +1189,7 @@ impl Tx {
         self.records.clear();
         self.retx.clear();
         self.rnr_wait.clear();
-        self.conn_rto = None;
+        self.conn_rto = u64::MAX;
     }
 
     /// Marks a READ done once its request was accepted and its response bytes

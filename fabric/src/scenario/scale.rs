@@ -19,12 +19,6 @@ use crate::scenario::{TransportKind, jain_fairness};
 use crate::time::{SimTime, from_us, to_secs};
 use crate::topology::{LeafSpineSpec, multi_plane};
 
-/// The engine's fixed state per connection end with 8 paths, one stream in
-/// use and the default receive window, bytes: `docs/architecture.md` §4.2,
-/// checked by the engine's test `per_connection_state_fits_the_budget`
-/// (`firmware/src/qp.rs`). The engine does not expose it at run time.
-pub const ENGINE_FIXED_STATE_BYTES_8_PATHS: usize = 3_928;
-
 /// Shape of a `scale` run.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ScaleSpec {
