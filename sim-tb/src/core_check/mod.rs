@@ -47,12 +47,12 @@
 //! so only each QP's own sequence of ACKs is the engine's to decide. At the
 //! end no engine may have an ACK left.
 //!
-//! Where each part lives: [`engine`] the engine side (one NIC per
-//! connection, its verdicts, writes and ACKs), [`tables`] the copy of its
-//! tables into the RTL, [`traffic`] the valid datagram sequence,
-//! [`mutate`] its hostile variants, [`ring`] the firmware's receive-ring
-//! work during a run, [`case`] the stimulus a bench runs, [`compare`] the
-//! comparison of the RTL's output with the engine, [`acks`] the ACK diff.
+//! Where each part lives: `engine.rs` the engine side (one NIC per
+//! connection, its verdicts, writes and ACKs), `tables.rs` the copy of its
+//! tables into the RTL, `traffic.rs` the valid datagram sequence,
+//! `mutate.rs` its hostile variants, `ring.rs` the firmware's receive-ring
+//! work during a run, `case.rs` the stimulus a bench runs, `compare.rs` the
+//! comparison of the RTL's output with the engine, `acks.rs` the ACK diff.
 
 mod acks;
 mod case;

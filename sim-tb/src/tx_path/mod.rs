@@ -17,10 +17,10 @@
 //! the engine's `on_rack`: each transmission it declares lost becomes one
 //! `Lose` operation on the RTL.
 //!
-//! Where each part lives: [`ports`] the table's ports (shared with the NIC
-//! top's benches), [`tb`] the driver [`TxPathTb`], [`golden`] the golden
-//! model [`Golden`] and the diffs, [`world`] the paths' receivers, network
-//! and the firmware's random choices, [`check`] the run
+//! Where each part lives: `ports.rs` the table's ports (shared with the NIC
+//! top's benches), `tb.rs` the driver [`TxPathTb`], `golden.rs` the golden
+//! model [`Golden`] and the diffs, `world.rs` the paths' receivers, network
+//! and the firmware's random choices, `check.rs` the run
 //! ([`run_against_engine`]); this file the operations and their results.
 
 mod check;
