@@ -552,9 +552,16 @@ fn fatal_nack(ctx: &mut Ctx, reason: NackReason, status: &str) -> Verdict {
     fill(ctx, &c, 20)?;
     post(ctx, &c, 1, write_op(0), 20)?;
     post(ctx, &c, 2, write_op(0), 20)?;
-    let pk = data(ctx, &c, 1, REPLY_WAIT);
-    check!(!pk.is_empty(), "no data");
-    let nack = c.nack(&mut ctx.peer, reason, pk[0].repr.conn_psn, 0);
+    // Packets of different messages may arrive in any order (another path, or a
+    // resend of a lost first one): the NACK goes to the first message's packet, the
+    // earliest conn PSN of the two.
+    let pk = data(ctx, &c, 2, REPLY_WAIT);
+    let first = pk
+        .iter()
+        .map(|p| p.repr.conn_psn)
+        .min_by_key(|psn| psn.wrapping_sub(c.target_psn))
+        .ok_or_else(|| Fail::Fail("no data".into()))?;
+    let nack = c.nack(&mut ctx.peer, reason, first, 0);
     ctx.send(&nack)?;
     let wc = ctx.completions(c.qpn, 2, REPLY_WAIT);
     check!(
