@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use metaroce_driver::backend::Backend;
 use metaroce_driver::soft::{SoftBackend, SoftConfig};
 use metaroce_driver::verbs::*;
-use metaroce_relay::{LinkConfig, PathConfig, Relay, RelayConfig};
+use metaroce_relay::{Relay, RelayConfig};
 
 fn dissector() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../tools/wireshark/metaroce.lua")
@@ -265,21 +265,7 @@ fn the_dissector_decodes_a_relay_capture_of_every_opcode_the_engine_sends() {
     }
     let (a, b) = (nic(), nic());
     let file = temp("relay.pcap");
-    let any: SocketAddr = "127.0.0.1:0".parse().unwrap();
-    let mut cfg = RelayConfig::new(
-        vec![
-            LinkConfig {
-                listen: any,
-                forward_to: b.ctx.address(),
-            },
-            LinkConfig {
-                listen: any,
-                forward_to: a.ctx.address(),
-            },
-        ],
-        vec![PathConfig::default(); 4],
-    );
-    cfg.reseal_icrc = true;
+    let mut cfg = RelayConfig::between(b.ctx.address(), a.ctx.address(), 4, 0.0);
     cfg.seed = 11;
     cfg.pcap = Some(file.clone());
     let relay = Relay::start(cfg).unwrap();

@@ -9,7 +9,7 @@ use metaroce_driver::hw::DeviceBackend;
 use metaroce_driver::hw::timing::DeviceTiming;
 use metaroce_driver::soft::{SoftBackend, SoftConfig};
 use metaroce_driver::verbs::*;
-use metaroce_relay::{LinkConfig, PathConfig, Relay, RelayConfig, RelayHandle};
+use metaroce_relay::{PathConfig, Relay, RelayConfig, RelayHandle};
 
 /// One NIC with everything a traffic run needs.
 pub struct Side {
@@ -135,21 +135,9 @@ impl Pair {
         let (mut ea, mut eb) = (a.qp.endpoint(), b.qp.endpoint());
         let relay = match &s.relay {
             Some(paths) => {
-                let any = SocketAddr::new(s.ip, 0);
-                let mut cfg = RelayConfig::new(
-                    vec![
-                        LinkConfig {
-                            listen: any,
-                            forward_to: b.ctx.address(),
-                        },
-                        LinkConfig {
-                            listen: any,
-                            forward_to: a.ctx.address(),
-                        },
-                    ],
-                    paths.clone(),
-                );
-                cfg.reseal_icrc = true;
+                let mut cfg =
+                    RelayConfig::between(b.ctx.address(), a.ctx.address(), paths.len(), 0.0);
+                cfg.paths = paths.clone();
                 cfg.max_datagram = s.mtu as usize + 256;
                 if let Some(seed) = s.relay_hash_seed {
                     cfg.path_map = metaroce_relay::PathMap::Hash { seed };
