@@ -64,11 +64,6 @@ pub struct Transmit {
     pub len: usize,
     /// Send as ECN-capable (ECT(0)).
     pub ecn_capable: bool,
-    /// Bytes of auth trailer after the ICRC (0, or
-    /// [`AUTH_TRAILER_LEN`] on an authenticated QP): a backend that
-    /// rewrites the source port and recomputes the ICRC does it on the first
-    /// `len - trailer_len` bytes.
-    pub trailer_len: usize,
 }
 
 /// Something the application should know.
@@ -800,7 +795,6 @@ impl Nic {
                         if let Some(room) = buf.get_mut(d.len..d.len + AUTH_TRAILER_LEN) {
                             room.copy_from_slice(&trailer);
                             d.len += AUTH_TRAILER_LEN;
-                            d.trailer_len = AUTH_TRAILER_LEN;
                             auth.tx_seq += 1;
                         }
                     }

@@ -1160,7 +1160,6 @@ fn seal(
         src_port,
         len,
         ecn_capable: true,
-        trailer_len: 0,
     })
 }
 
