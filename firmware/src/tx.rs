@@ -555,6 +555,13 @@ impl Tx {
 
     /// Next data packet (retransmissions first), if windows and pacing allow.
     pub fn poll_data(&mut self, now: u64, stats: &mut Stats) -> Option<DataPlan> {
+        // Data that waits is covered by the connection timer even while nothing
+        // lets it out (every path quarantined with its probes unanswered, or no
+        // credit): a peer that vanished then ends in RETRY_EXC_ERR, not in
+        // probes forever (spec §5.12).
+        if self.conn_rto == u64::MAX && self.has_data() {
+            self.conn_rto = now + (self.policy.timeout_ns << self.conn_backoff);
+        }
         if self.cfg.honor_rate_hint && self.rate_hint_mbps > 0 && now < self.next_send_ns {
             return None;
         }
@@ -568,9 +575,6 @@ impl Tx {
             let bytes = u64::from(plan.len) + 100;
             self.next_send_ns =
                 self.next_send_ns.max(now) + bytes * 8000 / u64::from(self.rate_hint_mbps);
-        }
-        if self.conn_rto == u64::MAX {
-            self.conn_rto = now + (self.policy.timeout_ns << self.conn_backoff);
         }
         Some(plan)
     }
@@ -810,7 +814,7 @@ impl Tx {
     /// Something was delivered: the connection timer starts over.
     fn progressed(&mut self, now: u64) {
         self.conn_backoff = 0;
-        self.conn_rto = if self.next_psn != self.peer_conn_cum {
+        self.conn_rto = if self.next_psn != self.peer_conn_cum || self.has_data() {
             now + self.policy.timeout_ns
         } else {
             u64::MAX

@@ -46,6 +46,56 @@ fn a_vanished_peer_fails_the_qp_with_retry_exceeded_and_flushes_the_rest() {
         };
         pair.a.nic.post_send(pair.a.qpn, wr).unwrap();
     }
+    assert_fails_with_retry_exceeded(&mut pair, [1, 2, 3]);
+    assert_eq!(pair.a.nic.qp_state(pair.a.qpn), Some(QpState::Error));
+    let again = send(9, MEM_BASE, 1, lkey, 0);
+    assert_eq!(
+        pair.a.nic.post_send(pair.a.qpn, again),
+        Err(VerbsError::WrongState)
+    );
+}
+
+/// The connection timer covers data that cannot leave: A's only path is
+/// quarantined (its first packet timed out on a slow fabric, 2 ms each way), the
+/// packet's late ACK then accepts everything sent, and B vanishes before A's
+/// probe reaches it. Writes posted now find no path to go out on; they must
+/// still end in RETRY_EXC_ERR, not in probes forever.
+#[test]
+fn data_stuck_behind_a_quarantined_path_still_ends_in_retry_exceeded() {
+    let channel = Channel {
+        base_delay_ns: 2_000_000,
+        route_spread_ns: 0,
+        b_vanishes_at_ns: Some(2_500_000),
+        ..Channel::default()
+    };
+    let mut pair = Pair::new(13, 1, channel);
+    let wr = |p: &Pair, id| support::write_wr(p, id, MEM_BASE, 64);
+    let first = wr(&pair, 1);
+    pair.a.nic.post_send(pair.a.qpn, first).unwrap();
+    let mut events = Vec::new();
+    pair.run_until(5_000_000, |p| {
+        events.extend(completions(p.events().0));
+        false
+    });
+    assert_eq!(
+        events
+            .iter()
+            .map(|c| (c.wr_id, c.status))
+            .collect::<Vec<_>>(),
+        [(1, WcStatus::Success)],
+        "the first write is accepted by its late ACK"
+    );
+    for id in 2..=4 {
+        let w = wr(&pair, id);
+        pair.a.nic.post_send(pair.a.qpn, w).unwrap();
+    }
+    assert_fails_with_retry_exceeded(&mut pair, [2, 3, 4]);
+}
+
+/// Runs `pair` until A's QP fails (at most 10 s of simulated time): it must fail
+/// with RETRY_EXC_ERR, the first of `wr_ids` completing with it and the other two
+/// flushed.
+fn assert_fails_with_retry_exceeded(pair: &mut Pair, wr_ids: [u64; 3]) {
     let mut events = Vec::new();
     let failed = pair.run_until(10_000_000_000, |p| {
         events.extend(p.events().0);
@@ -60,19 +110,14 @@ fn a_vanished_peer_fails_the_qp_with_retry_exceeded_and_flushes_the_rest() {
         .iter()
         .map(|c| (c.wr_id, c.status))
         .collect();
+    let [first, second, third] = wr_ids;
     assert_eq!(
         statuses,
-        vec![
-            (1, WcStatus::RetryExcErr),
-            (2, WcStatus::WrFlushErr),
-            (3, WcStatus::WrFlushErr)
+        [
+            (first, WcStatus::RetryExcErr),
+            (second, WcStatus::WrFlushErr),
+            (third, WcStatus::WrFlushErr)
         ]
-    );
-    assert_eq!(pair.a.nic.qp_state(pair.a.qpn), Some(QpState::Error));
-    let again = send(9, MEM_BASE, 1, lkey, 0);
-    assert_eq!(
-        pair.a.nic.post_send(pair.a.qpn, again),
-        Err(VerbsError::WrongState)
     );
 }
 

@@ -299,6 +299,7 @@ impl Firmware {
                 self.mapped.retain(|m| m.0 != lkey);
             }
         }
+        let mut added = false;
         for r in regions {
             if self.mapped.iter().any(|m| m.0 == r.lkey) {
                 continue;
@@ -312,6 +313,15 @@ impl Firmware {
             {
                 self.stats.table_full += 1;
             }
+            added = true;
+        }
+        if added {
+            // As with `ibv_reg_mr`, a region is usable the moment its registration
+            // returns: a peer may use its rkey at once, so the MR entry must be in the
+            // device's table by then, not queued behind descriptors and table
+            // operations (a request meeting no entry is a fatal remote access NACK).
+            self.cfg_writes(&std::mem::take(&mut words))?;
+            self.flush_txq()?;
         }
         // QPs.
         let qpns: Vec<u32> = nic.qpns().collect();
