@@ -142,7 +142,8 @@ fn one_run(args: &DemoArgs, name: &str, paths: u16) -> anyhow::Result<Run> {
             retransmits: after.retransmits - before.retransmits,
             steering_events: (after.repaths - before.repaths)
                 + (after.quarantines - before.quarantines),
-            timeouts: after.timeout_losses - before.timeout_losses,
+            timeouts: (after.timeout_losses + after.conn_timeout_losses)
+                - (before.timeout_losses + before.conn_timeout_losses),
         });
     }
     Ok(Run {

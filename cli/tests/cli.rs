@@ -108,6 +108,13 @@ fn bench_json_for_each_operation() {
                 "verified",
                 "mismatches",
                 "errors",
+                "retransmits",
+                "sack_losses",
+                "rack_losses",
+                "timeout_losses",
+                "conn_timeout_losses",
+                "quarantines",
+                "probes_sent",
                 "path_stats",
             ],
             op,
@@ -679,7 +686,15 @@ fn bench_two_processes_through_an_external_relay() {
     let s: Value = serde_json::from_slice(&out.stdout).expect("server JSON");
     has_keys(
         &s,
-        &["checked", "verified", "retransmits", "drops", "path_stats"],
+        &[
+            "checked",
+            "verified",
+            "retransmits",
+            "rack_losses",
+            "conn_timeout_losses",
+            "drops",
+            "path_stats",
+        ],
         "server",
     );
     assert_eq!(s["verified"], true, "{s}");

@@ -85,8 +85,12 @@ counters! {
         /// Packets declared lost from a SACK gap (queued for retransmission;
         /// one later found delivered is not re-sent).
         sack_losses,
-        /// Packets declared lost by a path or connection timeout.
+        /// Packets declared lost by a path timeout.
         timeout_losses,
+        /// Packets forced back into the retransmission queue by the
+        /// connection timer (the packet holding up the peer's cumulative
+        /// point, spec §5.12).
+        conn_timeout_losses,
         /// Packets declared lost by time-based (RACK) detection: a later
         /// packet was delivered and this one is overdue.
         rack_losses,

@@ -1146,7 +1146,7 @@ impl Tx {
             {
                 r.state = RecState::Lost;
                 self.retx.push_back(cum);
-                stats.timeout_losses += 1;
+                stats.conn_timeout_losses += 1;
             }
         }
     }

@@ -345,7 +345,8 @@ pub fn run_pair(cfg: &PairConfig) -> Result<PairReport, SimError> {
         let s = n.nic.engine().stats();
         r.mismatches_vs_engine += s.hw_disagreements;
         r.retransmits += s.retransmits;
-        r.losses_detected += s.sack_losses + s.rack_losses + s.timeout_losses;
+        r.losses_detected +=
+            s.sack_losses + s.rack_losses + s.timeout_losses + s.conn_timeout_losses;
         r.sack_losses += s.sack_losses;
     }
     let w = wire.stats().total();

@@ -23,8 +23,8 @@ use serde::Serialize;
 use crate::cpu::cpu_seconds;
 use crate::report;
 use crate::traffic::{
-    Op, Pair, PairSetup, PathRow, RelayRow, Remote, Side, Traffic, TrafficResult, path_rows,
-    relay_rows, run_traffic_to,
+    LossRow, Op, Pair, PairSetup, PathRow, RelayRow, Remote, Side, Traffic, TrafficResult,
+    path_rows, relay_rows, run_traffic_to,
 };
 
 mod auth_compare;
@@ -139,9 +139,8 @@ struct BenchReport {
     verified: bool,
     mismatches: u64,
     errors: u64,
-    retransmits: u64,
-    sack_losses: u64,
-    timeout_losses: u64,
+    #[serde(flatten)]
+    losses: LossRow,
     repaths: u64,
     receiver_drops: u64,
     tx_datagrams: u64,
@@ -340,9 +339,7 @@ fn finish(
         verified: res.mismatches == 0 && res.errors == 0 && res.messages > 0,
         mismatches: res.mismatches,
         errors: res.errors,
-        retransmits: all_stats.iter().map(|s| s.retransmits).sum(),
-        sack_losses: all_stats.iter().map(|s| s.sack_losses).sum(),
-        timeout_losses: all_stats.iter().map(|s| s.timeout_losses).sum(),
+        losses: LossRow::sum(&all_stats),
         repaths: all_stats.iter().map(|s| s.repaths).sum(),
         receiver_drops: b.map_or(0, |b| b.ctx.drops().total()),
         tx_datagrams: dp.tx_datagrams,
@@ -390,13 +387,7 @@ fn finish(
                     report.verified, report.messages, report.mismatches, report.errors
                 ),
             ),
-            (
-                "retransmits",
-                format!(
-                    "{} (losses found by SACK {}, by timeout {})",
-                    report.retransmits, report.sack_losses, report.timeout_losses
-                ),
-            ),
+            ("retransmits", report.losses.describe()),
             ("repaths", report.repaths.to_string()),
         ];
         let timing_rows: Vec<(&str, String)> = report

@@ -19,8 +19,8 @@ use serde::Serialize;
 use super::{BenchArgs, finish, measured, path_table};
 use crate::report;
 use crate::traffic::{
-    Op, PairSetup, PathRow, Patterns, Remote, Traffic, make_side, path_rows, prepare_receiver,
-    receive, run_traffic_to, soft_context,
+    LossRow, Op, PairSetup, PathRow, Patterns, Remote, Traffic, make_side, path_rows,
+    prepare_receiver, receive, run_traffic_to, soft_context,
 };
 
 /// The operation as the exchange spells it.
@@ -115,9 +115,8 @@ struct ServerReport {
     errors: u64,
     verified: bool,
     /// This side's transport counters (for READ it is the data sender).
-    retransmits: u64,
-    sack_losses: u64,
-    timeout_losses: u64,
+    #[serde(flatten)]
+    losses: LossRow,
     repaths: u64,
     /// Datagrams this NIC dropped, every reason (the engine's `Drops`).
     drops: u64,
@@ -231,9 +230,7 @@ pub(super) fn serve(args: &BenchArgs, setup: &PairSetup) -> anyhow::Result<()> {
         mismatches,
         errors,
         verified: mismatches == 0 && errors == 0,
-        retransmits: stats.retransmits,
-        sack_losses: stats.sack_losses,
-        timeout_losses: stats.timeout_losses,
+        losses: LossRow::sum([&stats]),
         repaths: stats.repaths,
         drops: b.ctx.drops().total(),
         path_stats: path_rows(&b.qp),
@@ -255,13 +252,7 @@ pub(super) fn serve(args: &BenchArgs, setup: &PairSetup) -> anyhow::Result<()> {
                 rep.checked, rep.mismatches, rep.errors
             ),
         ]);
-        tb.add_row(vec![
-            "retransmits".to_string(),
-            format!(
-                "{} (losses found by SACK {}, by timeout {})",
-                rep.retransmits, rep.sack_losses, rep.timeout_losses
-            ),
-        ]);
+        tb.add_row(vec!["retransmits".to_string(), rep.losses.describe()]);
         tb.add_row(vec!["repaths".to_string(), rep.repaths.to_string()]);
         tb.add_row(vec!["drops here".to_string(), rep.drops.to_string()]);
         vec![tb, path_table(&rep.path_stats)]

@@ -20,7 +20,7 @@ mod rows;
 pub use pair::{Pair, PairSetup, Side};
 pub(crate) use pair::{make_side, soft_context};
 pub use patterns::Patterns;
-pub use rows::{PathRow, RelayRow, path_rows, relay_rows};
+pub use rows::{LossRow, PathRow, RelayRow, path_rows, relay_rows};
 
 /// The operation a traffic run moves.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Serialize)]

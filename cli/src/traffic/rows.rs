@@ -1,9 +1,59 @@
 //! Report rows of a traffic run's counters (per path of the sending QP, per relay
 //! path), shared by the `bench` and `demo` reports.
 
-use metaroce_driver::verbs::QueuePair;
+use metaroce_driver::verbs::{QueuePair, Stats};
 use metaroce_relay::{PathCounters, RelayHandle};
 use serde::Serialize;
+
+/// How NICs found their losses and what they sent again (the engine's [`Stats`],
+/// summed), for reports. Flattened into a report, its fields are top-level keys.
+#[derive(Debug, Clone, Copy, Default, Serialize)]
+pub struct LossRow {
+    /// Retransmissions sent.
+    pub retransmits: u64,
+    /// Packets declared lost from a SACK gap.
+    pub sack_losses: u64,
+    /// Packets declared lost by time-based (RACK) detection.
+    pub rack_losses: u64,
+    /// Packets declared lost by a path timeout.
+    pub timeout_losses: u64,
+    /// Packets forced back by the connection timer.
+    pub conn_timeout_losses: u64,
+    /// PROBEs sent (on quarantined paths).
+    pub probes_sent: u64,
+    /// Path timeouts that quarantined a path.
+    pub quarantines: u64,
+}
+
+impl LossRow {
+    /// The counters of `stats`, summed.
+    pub fn sum<'a>(stats: impl IntoIterator<Item = &'a Stats>) -> LossRow {
+        stats.into_iter().fold(LossRow::default(), |r, s| LossRow {
+            retransmits: r.retransmits + s.retransmits,
+            sack_losses: r.sack_losses + s.sack_losses,
+            rack_losses: r.rack_losses + s.rack_losses,
+            timeout_losses: r.timeout_losses + s.timeout_losses,
+            conn_timeout_losses: r.conn_timeout_losses + s.conn_timeout_losses,
+            probes_sent: r.probes_sent + s.probes_sent,
+            quarantines: r.quarantines + s.quarantines,
+        })
+    }
+
+    /// One line for a table: the retransmissions and what found the losses.
+    pub fn describe(&self) -> String {
+        format!(
+            "{} (losses found by SACK {}, RACK {}, path timeout {}, connection timer {}; \
+             {} path timeouts, {} probes)",
+            self.retransmits,
+            self.sack_losses,
+            self.rack_losses,
+            self.timeout_losses,
+            self.conn_timeout_losses,
+            self.quarantines,
+            self.probes_sent
+        )
+    }
+}
 
 /// Per-path counters of the sending QP, for reports.
 #[derive(Debug, Clone, Serialize)]
