@@ -65,6 +65,27 @@ pub fn program(name: &str, args: &[&str]) -> Command {
 #[allow(unused_imports)] // each test binary uses a different subset
 pub use metaroce_cabi::check::{PairOutput, run};
 
+/// Runs `ibv_devinfo -v -d metaroce0` with `env` and checks that it describes an
+/// active RoCE v2 Ethernet port whose GID 0 is `ip` (IPv4-mapped), and shows every
+/// line of `also`.
+pub fn devinfo_shows(env: &[(&str, String)], ip: &str, also: &[&str]) {
+    let mut cmd = program("ibv_devinfo", &["-v", "-d", "metaroce0"]);
+    cmd.envs(env.iter().map(|(k, v)| (*k, v)));
+    let out = run(&mut cmd, Duration::from_secs(60));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    let gid = format!("GID[  0]:\t\t::ffff:{ip}, RoCE v2");
+    let base = [
+        "hca_id:\tmetaroce0",
+        "PORT_ACTIVE (4)",
+        "link_layer:\t\tEthernet",
+        gid.as_str(),
+    ];
+    for want in base.iter().chain(also) {
+        assert!(text.contains(want), "missing {want:?} in:\n{text}");
+    }
+}
+
 /// Starts `server`, gives it a moment (300 ms) to listen on its TCP port, then runs
 /// `client`; both are killed after `limit`.
 pub fn run_pair(server: Command, client: Command, limit: Duration) -> PairOutput {
