@@ -58,9 +58,9 @@ fn rough_paths(n: usize, loss: f64, duplicate: f64) -> Vec<PathConfig> {
 }
 
 /// 4 bulk transfers of WRITEs in 16 messages (repeated to at least 4 MiB), SENDs of
-/// 20,000 bytes (64 with the soft NIC's bulk of 1 MiB), then a READ, across 3% loss and 2% duplication on 4
-/// paths of different delays: every byte intact, losses repaired, duplicates
-/// recognised, every ICRC verified.
+/// 20,000 bytes (64 with the soft NIC's bulk of 1 MiB), then a READ, across 3% loss
+/// and 2% duplication on 4 paths of different delays: every byte intact, losses
+/// repaired, duplicates recognised, every ICRC verified.
 pub fn integrity(p: &Pair<'_>, family: Family) {
     let bulk = p.bulk();
     let mut o = p.opts(family);
@@ -79,7 +79,7 @@ pub fn integrity(p: &Pair<'_>, family: Family) {
 
     // At least 4 MiB of WRITEs in rounds (a NIC with a small bulk repeats them), so
     // that 3% loss surely meets A's data and not only B's ACKs: a kind with 64 KiB
-    // bulks sends about 1,000 data packets of 4 KiB, and none lost is a 10^-13 chance.
+    // bulks sends about 1,000 data packets of 4 KiB; none lost has a chance below 10^-13.
     let rounds = (4usize << 20).div_ceil(4 * bulk);
     let mut data = Vec::new();
     for round in 0..rounds {
