@@ -173,6 +173,9 @@ pub(crate) struct Tx {
     /// as of its last [`Tx::refresh`]. The timer query and the probe
     /// search look at these paths only.
     timed: u64,
+    /// The path that waits to drain before it moves to a new entropy value
+    /// ([`Tx::settle_move`]) and takes no packets meanwhile; one at a time.
+    draining: Option<u8>,
     msgs: Slab<TxMessage>,
     streams: Vec<TxStream>,
     /// Messages not yet fully segmented, FIFO.
@@ -264,6 +267,7 @@ impl Tx {
             paths,
             inflight_total: 0,
             timed: 0,
+            draining: None,
             msgs: Slab::new(),
             streams: Vec::new(),
             to_segment: VecDeque::new(),
@@ -469,6 +473,7 @@ impl Tx {
     /// its bytes in flight, so that neither [`Tx::next_deadline`] nor the
     /// connection window walks every path's state on every call.
     fn refresh(&mut self, path: usize) {
+        self.settle_move(path);
         let p = &mut self.paths[path];
         p.refresh_timers();
         let (before, now) = p.recount_inflight();
@@ -536,9 +541,11 @@ impl Tx {
     fn choose_path(&mut self, len: u32, avoid: Option<u16>) -> Option<usize> {
         let n = self.paths.len();
         let rr = usize::from(self.rr);
-        let pick = (0..n)
-            .map(|k| (rr + k) % n)
-            .find(|&i| self.paths[i].can_send(len) && (avoid != Some(i as u16) || n == 1));
+        let pick = (0..n).map(|k| (rr + k) % n).find(|&i| {
+            self.draining != Some(i as u8)
+                && self.paths[i].can_send(len)
+                && (avoid != Some(i as u16) || n == 1)
+        });
         if pick.is_none() && avoid.is_some() {
             return self.choose_path(len, None);
         }
@@ -821,15 +828,52 @@ impl Tx {
         };
     }
 
-    /// Moves `path` to a new entropy value when its ECN or loss estimate says so.
+    /// Moves `path` to a new entropy value when its loss estimate says so, or
+    /// its ECN estimate does and stands out from its sibling paths' (marks
+    /// every path shares come from a common bottleneck, such as the receiver's
+    /// link, which no route avoids). The move waits until the path has
+    /// drained ([`Tx::settle_move`]), and one path drains at a time: the
+    /// others take its share meanwhile.
     fn repath_if_wanted(&mut self, path: usize, stats: &mut Stats) {
-        if self.paths[path]
-            .wants_repath(self.cfg.repath_ecn_fraction, self.cfg.repath_loss_fraction)
-        {
+        if self.draining.is_some() {
+            return;
+        }
+        let v = self.paths[path].view();
+        let lossy = v.wants_repath(f32::INFINITY, self.cfg.repath_loss_fraction);
+        let limit = self.cfg.repath_ecn_fraction;
+        let marked = v.wants_repath(limit, f32::INFINITY)
+            && v.ecn_fraction() > self.sibling_ecn_fraction(path) + limit / 2.0;
+        if lossy || marked {
+            self.draining = Some(path as u8);
+            stats.repaths += 1;
+            self.settle_move(path);
+        }
+    }
+
+    /// Performs `path`'s pending move once nothing sent on its old route is
+    /// unresolved: packets on a new route would overtake those still queued
+    /// on the old one, and a later path PSN acknowledged first declares the
+    /// earlier ones lost (spec §5.8). The path takes no packets meanwhile.
+    fn settle_move(&mut self, path: usize) {
+        if self.draining == Some(path as u8) && self.paths[path].drained() {
+            self.draining = None;
             let e = striped_entropy(&mut self.rng, path as u16);
             self.paths[path].move_to(e);
-            stats.repaths += 1;
         }
+    }
+
+    /// Mean CE fraction of the connection's paths other than `path` (0 with
+    /// one path).
+    fn sibling_ecn_fraction(&self, path: usize) -> f32 {
+        let others = self.paths.len() - 1;
+        if others == 0 {
+            return 0.0;
+        }
+        let sum: f32 = (self.paths.iter().enumerate())
+            .filter(|&(i, _)| i != path)
+            .map(|(_, p)| p.view().ecn_fraction())
+            .sum();
+        sum / others as f32
     }
 
     /// Applies the fates of transmissions on `path` to their connection
@@ -1105,6 +1149,10 @@ impl Tx {
             let mut fates = core::mem::take(&mut self.fate_buf);
             fates.clear();
             self.paths[i].on_timeout(now, entropy, |f| fates.push(f));
+            if self.draining == Some(i as u8) {
+                // The timeout moved it.
+                self.draining = None;
+            }
             self.refresh(i);
             self.apply_fates(i, FateOrigin::Timeout, &fates, stats);
             self.fate_buf = fates;
