@@ -14,6 +14,7 @@ use crate::config::QpConfig;
 use crate::counters::Stats;
 use crate::datapath::TableDone;
 use crate::path::{PathView, SLOT_BYTES, SlotFate, TableOp, TxPath};
+use crate::ports::PortsReady;
 use crate::verbs::{Completion, SendOp, SendWr, SgList, VerbsError, WcOpcode, WcStatus};
 
 /// A message being sent (or a READ awaiting its response).
@@ -176,6 +177,8 @@ pub(crate) struct Tx {
     /// The path that waits to drain before it moves to a new entropy value
     /// ([`Tx::settle_move`]) and takes no packets meanwhile; one at a time.
     draining: Option<u8>,
+    /// The last data poll found a usable path only on a busy port.
+    port_blocked: bool,
     msgs: Slab<TxMessage>,
     streams: Vec<TxStream>,
     /// Messages not yet fully segmented, FIFO.
@@ -268,6 +271,7 @@ impl Tx {
             inflight_total: 0,
             timed: 0,
             draining: None,
+            port_blocked: false,
             msgs: Slab::new(),
             streams: Vec::new(),
             to_segment: VecDeque::new(),
@@ -538,21 +542,38 @@ impl Tx {
     /// carrying packets, so a loss is soon followed by a later packet on the
     /// same path and detected from the SACK gap instead of by timeout
     /// (picking the least-loaded path starved a path holding a lost packet).
-    fn choose_path(&mut self, len: u32, avoid: Option<u16>) -> Option<usize> {
+    ///
+    /// A path whose port is busy (`ports`) is skipped too; when that alone
+    /// left nothing to choose, [`Tx::take_port_blocked`] says so.
+    fn choose_path(&mut self, len: u32, avoid: Option<u16>, ports: PortsReady) -> Option<usize> {
         let n = self.paths.len();
         let rr = usize::from(self.rr);
-        let pick = (0..n).map(|k| (rr + k) % n).find(|&i| {
+        let usable = |i: usize| {
             self.draining != Some(i as u8)
                 && self.paths[i].can_send(len)
                 && (avoid != Some(i as u16) || n == 1)
+        };
+        let mut blocked = false;
+        let pick = (0..n).map(|k| (rr + k) % n).find(|&i| {
+            let ok = usable(i);
+            let takes = ports.takes(self.paths[i].entropy());
+            blocked |= ok && !takes;
+            ok && takes
         });
         if pick.is_none() && avoid.is_some() {
-            return self.choose_path(len, None);
+            return self.choose_path(len, None, ports);
         }
+        self.port_blocked |= pick.is_none() && blocked;
         if let Some(b) = pick {
             self.rr = ((b + 1) % n) as u16;
         }
         pick
+    }
+
+    /// True (once) when the last data polls had a packet to send but only on
+    /// paths whose port was busy: the QP should be polled again when ports free.
+    pub fn take_port_blocked(&mut self) -> bool {
+        core::mem::take(&mut self.port_blocked)
     }
 
     fn conn_inflight(&self) -> u32 {
@@ -561,7 +582,13 @@ impl Tx {
     }
 
     /// Next data packet (retransmissions first), if windows and pacing allow.
-    pub fn poll_data(&mut self, now: u64, stats: &mut Stats) -> Option<DataPlan> {
+    /// `ports`: the NIC ports that can take a packet now.
+    pub fn poll_data(
+        &mut self,
+        now: u64,
+        stats: &mut Stats,
+        ports: PortsReady,
+    ) -> Option<DataPlan> {
         // Data that waits is covered by the connection timer even while nothing
         // lets it out (every path quarantined with its probes unanswered, or no
         // credit): a peer that vanished then ends in RETRY_EXC_ERR, not in
@@ -576,8 +603,8 @@ impl Tx {
             return None;
         }
         let plan = self
-            .poll_retransmission(now, stats)
-            .or_else(|| self.poll_new(now, stats))?;
+            .poll_retransmission(now, stats, ports)
+            .or_else(|| self.poll_new(now, stats, ports))?;
         if self.rate_hint_mbps > 0 {
             let bytes = u64::from(plan.len) + 100;
             self.next_send_ns =
@@ -586,7 +613,12 @@ impl Tx {
         Some(plan)
     }
 
-    fn poll_retransmission(&mut self, now: u64, stats: &mut Stats) -> Option<DataPlan> {
+    fn poll_retransmission(
+        &mut self,
+        now: u64,
+        stats: &mut Stats,
+        ports: PortsReady,
+    ) -> Option<DataPlan> {
         while let Some(&psn) = self.retx.front() {
             let Some(rec) = self.record(psn).copied() else {
                 self.retx.pop_front();
@@ -596,7 +628,7 @@ impl Tx {
                 self.retx.pop_front();
                 continue;
             }
-            let path = self.choose_path(rec.len, Some(rec.path))?;
+            let path = self.choose_path(rec.len, Some(rec.path), ports)?;
             self.retx.pop_front();
             stats.retransmits += 1;
             return Some(self.transmit(now, psn, rec, path, true));
@@ -604,7 +636,7 @@ impl Tx {
         None
     }
 
-    fn poll_new(&mut self, now: u64, stats: &mut Stats) -> Option<DataPlan> {
+    fn poll_new(&mut self, now: u64, stats: &mut Stats, ports: PortsReady) -> Option<DataPlan> {
         let key = self.next_to_cut()?;
         let window_end = self
             .peer_conn_cum
@@ -617,7 +649,7 @@ impl Tx {
         let pkts = msg.len().div_ceil(mtu).max(1);
         let offset = msg.sent_pkts * mtu;
         let len = msg.len().saturating_sub(offset).min(mtu);
-        let path = self.choose_path(len, None)?;
+        let path = self.choose_path(len, None, ports)?;
         let psn = self.next_psn;
         self.next_psn = psn.wrapping_add(1);
         let msg = &mut self.msgs[key as usize];
