@@ -22,7 +22,7 @@ use crate::error::FabricError;
 use crate::link::serialization_time;
 use crate::network::Network;
 use crate::packet::HostId;
-use crate::scenario::{TransportKind, build};
+use crate::scenario::{TransportKind, Tuning};
 use crate::time::{SimTime, from_us, to_secs};
 use crate::topology::{LeafSpineSpec, leaf_spine};
 
@@ -159,15 +159,6 @@ pub fn run_kv_incast(
     let hops = 4;
     let window_packets = default_window_packets(&params, hops);
     let hosts = topology.hosts.len();
-    let mut network = build(
-        topology.network,
-        kind,
-        &params,
-        window_packets,
-        &flows,
-        seed,
-        1,
-    )?;
     let setup = RunSetup {
         kind,
         loss_probability: 0.0,
@@ -177,6 +168,7 @@ pub fn run_kv_incast(
         hops,
         hosts,
     };
+    let mut network = setup.build(topology.network, &flows, 1, &Tuning::default())?;
     let started = Instant::now();
     let expected = u64::from(n) * spec.jobs;
     let servers = &topology.hosts[1..=spec.senders];

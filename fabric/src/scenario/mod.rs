@@ -207,17 +207,22 @@ impl Default for MetaRoceOptions {
     }
 }
 
-#[allow(clippy::too_many_arguments)]
+/// The transports of `host_count` hosts running `setup`'s transport
+/// (`ports` NIC ports each) for `flows`.
 fn make_transports(
-    kind: TransportKind,
-    params: &FabricParams,
-    window_packets: u32,
+    setup: &RunSetup,
     host_count: usize,
     flows: &[FlowSpec],
-    seed: u64,
     ports: u32,
     tuning: &Tuning,
 ) -> Result<Vec<Box<dyn Transport>>, FabricError> {
+    let RunSetup {
+        kind,
+        seed,
+        ref params,
+        window_packets,
+        ..
+    } = *setup;
     let nic = NicConfig {
         mtu_bytes: params.mtu_bytes,
         line_rate_bps: params.link_rate_bps,
@@ -337,7 +342,8 @@ fn total_stats(network: &Network, hosts: usize) -> TransportStats {
     total
 }
 
-/// What a scenario ran, for building its report.
+/// What a scenario runs: the transport and its settings, for building
+/// the network ([`RunSetup::build`]) and its report.
 struct RunSetup {
     kind: TransportKind,
     loss_probability: f64,
@@ -346,6 +352,22 @@ struct RunSetup {
     window_packets: u32,
     hops: u32,
     hosts: usize,
+}
+
+impl RunSetup {
+    /// Builds the network `builder` describes with this setup's transport
+    /// on every host (`ports` NIC ports each), `tuning` for settings other
+    /// than the defaults.
+    fn build(
+        &self,
+        builder: NetworkBuilder,
+        flows: &[FlowSpec],
+        ports: u32,
+        tuning: &Tuning,
+    ) -> Result<Network, FabricError> {
+        let hosts = builder.host_count();
+        builder.build(make_transports(self, hosts, flows, ports, tuning)?)
+    }
 }
 
 /// A periodic probe of a running network: (period, callback).
@@ -446,56 +468,8 @@ pub fn run_loss_with(
         hops: PARALLEL_PATH_HOPS,
         hosts: 2,
     };
-    let mut network = build(builder, kind, params, window_packets, &flows, seed, 1)?;
+    let mut network = setup.build(builder, &flows, 1, &Tuning::default())?;
     Ok(run_and_report(&setup, &mut network, duration, None))
-}
-
-/// Builds the network with `kind` on every host (`ports` NIC ports each).
-#[allow(clippy::too_many_arguments)]
-fn build(
-    builder: NetworkBuilder,
-    kind: TransportKind,
-    params: &FabricParams,
-    window_packets: u32,
-    flows: &[FlowSpec],
-    seed: u64,
-    ports: u32,
-) -> Result<Network, FabricError> {
-    build_tuned(
-        builder,
-        kind,
-        params,
-        window_packets,
-        flows,
-        seed,
-        ports,
-        &Tuning::default(),
-    )
-}
-
-/// [`build`] with transport settings other than the defaults.
-#[allow(clippy::too_many_arguments)]
-fn build_tuned(
-    builder: NetworkBuilder,
-    kind: TransportKind,
-    params: &FabricParams,
-    window_packets: u32,
-    flows: &[FlowSpec],
-    seed: u64,
-    ports: u32,
-    tuning: &Tuning,
-) -> Result<Network, FabricError> {
-    let hosts = builder.host_count();
-    builder.build(make_transports(
-        kind,
-        params,
-        window_packets,
-        hosts,
-        flows,
-        seed,
-        ports,
-        tuning,
-    )?)
 }
 
 /// A goodput time series: bytes per bin of `bin` simulated time.
@@ -660,16 +634,6 @@ pub fn run_path_event(
     };
     let flows = flows_between(topology.sender, topology.receiver, qps, 0, &params);
     let window_packets = default_window_packets(&params, PARALLEL_PATH_HOPS);
-    let mut network = build_tuned(
-        builder,
-        kind,
-        &params,
-        window_packets,
-        &flows,
-        seed,
-        1,
-        &Tuning::with_options(metaroce),
-    )?;
     let setup = RunSetup {
         kind,
         loss_probability: 0.0,
@@ -679,6 +643,7 @@ pub fn run_path_event(
         hops: PARALLEL_PATH_HOPS,
         hosts: 2,
     };
+    let mut network = setup.build(builder, &flows, 1, &Tuning::with_options(metaroce))?;
     let started = Instant::now();
     network.sim.run_until(event_at);
     let sender = topology.sender;
@@ -857,16 +822,6 @@ pub fn run_incast(
     let hops = 4;
     let window_packets = default_window_packets(&params, hops);
     let hosts = topology.hosts.len();
-    let mut network = build_tuned(
-        topology.network,
-        kind,
-        &params,
-        window_packets,
-        &flows,
-        seed,
-        1,
-        &Tuning::with_options(metaroce),
-    )?;
     let setup = RunSetup {
         kind,
         loss_probability: 0.0,
@@ -876,6 +831,7 @@ pub fn run_incast(
         hops,
         hosts,
     };
+    let mut network = setup.build(topology.network, &flows, 1, &Tuning::with_options(metaroce))?;
     let sender_hosts: Vec<HostId> = topology.hosts[1..=senders].to_vec();
     let mut recorder = Recorder::new(sender_hosts.clone(), 0, SAMPLE_BIN, params.mtu_bytes);
     let mut sample = |network: &Network| recorder.sample(network);
@@ -1030,15 +986,6 @@ pub fn run_allreduce(
     let hops = 4;
     let window_packets = default_window_packets(&params, hops);
     let host_count = spec.hosts;
-    let mut network = build(
-        builder,
-        kind,
-        &params,
-        window_packets,
-        &flows,
-        seed,
-        spec.planes as u32,
-    )?;
     let setup = RunSetup {
         kind,
         loss_probability: spec.loss_probability,
@@ -1048,6 +995,7 @@ pub fn run_allreduce(
         hops,
         hosts: host_count,
     };
+    let mut network = setup.build(builder, &flows, spec.planes as u32, &Tuning::default())?;
     let expected = steps * u64::from(rings) * u64::from(n);
     let started = Instant::now();
     let slice = from_us(100);

@@ -9,7 +9,7 @@
 
 use std::time::Instant;
 
-use super::{FabricParams, RunReport, RunSetup, Tuning, build_tuned, flow_port, report};
+use super::{FabricParams, RunReport, RunSetup, Tuning, flow_port, report};
 use crate::baseline::FlowSpec;
 use crate::error::FabricError;
 use crate::metaroce::MetaRoceConfig;
@@ -147,16 +147,6 @@ pub fn run_scale(
         metaroce: Some(config),
         ..Tuning::default()
     };
-    let mut network = build_tuned(
-        fabric.network,
-        kind,
-        &params,
-        window_packets,
-        &flows,
-        seed,
-        spec.planes as u32,
-        &tuning,
-    )?;
     let setup = RunSetup {
         kind,
         loss_probability: 0.0,
@@ -166,6 +156,7 @@ pub fn run_scale(
         hops,
         hosts: spec.hosts,
     };
+    let mut network = setup.build(fabric.network, &flows, spec.planes as u32, &tuning)?;
     let started = Instant::now();
     let mut state_sum = 0.0;
     let mut state_samples = 0u64;

@@ -8,9 +8,7 @@
 
 use metaroce_firmware::cc::{CcAlgorithm, EcnAimdParams};
 
-use super::{
-    FabricParams, RunReport, RunSetup, Tuning, build_tuned, flows_between, run_and_report,
-};
+use super::{FabricParams, RunReport, RunSetup, Tuning, flows_between, run_and_report};
 use crate::baseline::roce::RoceConfig;
 use crate::baseline::{ack_wire_bytes, data_wire_bytes};
 use crate::error::{FabricError, check_probability};
@@ -172,16 +170,7 @@ pub fn run_scale_across(
         hops: HOPS,
         hosts: 2,
     };
-    let mut network = build_tuned(
-        builder,
-        kind,
-        &params,
-        window_packets,
-        &flows,
-        seed,
-        1,
-        &tuning,
-    )?;
+    let mut network = setup.build(builder, &flows, 1, &tuning)?;
     let mut run = run_and_report(&setup, &mut network, spec.duration, None);
     run.base_rtt_us = base_rtt as f64 / 1e6;
     Ok(ScaleAcrossReport {
