@@ -11,7 +11,7 @@ use metaroce_relay::PathConfig;
 use serde::Serialize;
 
 use crate::report;
-use crate::traffic::{self, Op, Pair, PairSetup, PathRow, RelayRow};
+use crate::traffic::{self, LossRow, Op, Pair, PairSetup, PathRow, RelayRow};
 
 /// Options of `metaroce demo`.
 #[derive(Args, Debug)]
@@ -54,7 +54,10 @@ struct Phase {
     messages: u64,
     verified_bytes: u64,
     verified: bool,
-    retransmits: u64,
+    /// How losses were found and what was sent again.
+    #[serde(flatten)]
+    losses: LossRow,
+    repaths: u64,
     steering_events: u64,
     timeouts: u64,
 }
@@ -139,7 +142,8 @@ fn one_run(args: &DemoArgs, name: &str, paths: u16) -> anyhow::Result<Run> {
             messages: res.messages,
             verified_bytes: res.bytes,
             verified: res.mismatches == 0 && res.errors == 0 && res.messages > 0,
-            retransmits: after.retransmits - before.retransmits,
+            losses: LossRow::sum([&after.since(&before)]),
+            repaths: after.repaths - before.repaths,
             steering_events: (after.repaths - before.repaths)
                 + (after.quarantines - before.quarantines),
             timeouts: (after.timeout_losses + after.conn_timeout_losses)
@@ -204,7 +208,7 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<()> {
                         p.verified_bytes >> 20,
                         if p.verified { " ✓" } else { " ✗" }
                     ),
-                    p.retransmits.to_string(),
+                    p.losses.retransmits.to_string(),
                     p.steering_events.to_string(),
                     p.timeouts.to_string(),
                 ]);

@@ -8,7 +8,10 @@
 //! entropy value. A pulled packet whose port is busy waits in that port's
 //! FIFO, and the NIC keeps pulling for its idle ports while fewer than
 //! [`FIFO_PACKETS_PER_PORT`] packets per port wait in all, so one packet for
-//! a busy port (an ACK, say) does not leave another port idle.
+//! a busy port (an ACK, say) does not leave another port idle. Each pull tells
+//! the transport which ports still have room ([`Transport::poll_transmit_on`]),
+//! so a transport that sprays over planes sends on one that can take the packet
+//! instead of queueing behind a full one while the others idle.
 
 use std::collections::VecDeque;
 
@@ -18,6 +21,7 @@ use crate::packet::{HostId, PacketId};
 use crate::sim::SimContext;
 use crate::time::{PS_PER_NS, SimTime};
 use crate::transport::Transport;
+use metaroce_firmware::PortsReady;
 
 /// Smallest frame the NIC will serialise (64 B frame + 20 B preamble/IFG).
 pub const MIN_WIRE_BYTES: u32 = 84;
@@ -139,10 +143,16 @@ impl Host {
             if !any_idle || waiting >= fifo_limit {
                 break;
             }
+            // A port whose queue is full takes nothing more: the transport
+            // sends on another (a multi-plane NIC's scheduler).
+            let ready = (self.ports.iter().enumerate())
+                .filter(|(_, port)| port.fifo.len() < FIFO_PACKETS_PER_PORT)
+                .fold(0u64, |mask, (i, _)| mask | 1 << i);
+            let ports = PortsReady::new(self.ports.len() as u8, ready).unwrap_or(PortsReady::ALL);
             let packet = ctx.pool.alloc();
             let slot = ctx.pool.get_mut(packet);
             slot.src = self.id;
-            if !self.transport.poll_transmit(now, slot) {
+            if !self.transport.poll_transmit_on(now, slot, ports) {
                 ctx.pool.release(packet);
                 break;
             }

@@ -13,6 +13,7 @@
 use std::collections::VecDeque;
 use std::net::{IpAddr, Ipv4Addr};
 
+use metaroce_firmware::PortsReady;
 use metaroce_firmware::cc::CcAlgorithm;
 use metaroce_firmware::{
     Access, Event, Memory, Nic, NicConfig, QpConfig, QpTransition, RecvWr, RemoteEnd, RxMeta,
@@ -404,10 +405,14 @@ impl<M: HostMemory> Transport for MetaRoceHost<M> {
     }
 
     fn poll_transmit(&mut self, now: SimTime, packet: &mut Packet) -> bool {
+        self.poll_transmit_on(now, packet, PortsReady::ALL)
+    }
+
+    fn poll_transmit_on(&mut self, now: SimTime, packet: &mut Packet, ports: PortsReady) -> bool {
         self.deadline = None;
-        let transmit = self
-            .nic
-            .poll_transmit(to_ns(now), &mut self.scratch, &mut self.mem);
+        let transmit =
+            self.nic
+                .poll_transmit_on(to_ns(now), &mut self.scratch, &mut self.mem, ports);
         self.drain_events(now);
         let Some(transmit) = transmit else {
             return false;

@@ -13,6 +13,7 @@
 
 use crate::packet::Packet;
 use crate::time::SimTime;
+use metaroce_firmware::PortsReady;
 
 /// A transport endpoint running on one host (it may own many connections).
 pub trait Transport {
@@ -24,6 +25,15 @@ pub trait Transport {
     /// set; fill `dst`, ports, `ecn`, `wire_bytes` and `header` or `payload`)
     /// and return `true`, or return `false` when nothing may be sent now.
     fn poll_transmit(&mut self, now: SimTime, packet: &mut Packet) -> bool;
+
+    /// [`Transport::poll_transmit`] on a host with several NIC ports of which
+    /// only `ports` can take a packet now (a packet's port is its source port
+    /// modulo the port count). A transport that cannot choose a port ignores
+    /// it (the default).
+    fn poll_transmit_on(&mut self, now: SimTime, packet: &mut Packet, ports: PortsReady) -> bool {
+        let _ = ports;
+        self.poll_transmit(now, packet)
+    }
 
     /// The earliest time at which the transport has a timer to run or a
     /// paced packet to release, if any.

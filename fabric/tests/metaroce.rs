@@ -6,7 +6,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use metaroce_fabric::baseline::FlowSpec;
-use metaroce_fabric::metaroce::{HostMemory, MetaRoceConfig, REGION_BASE, metaroce_hosts};
+use metaroce_fabric::metaroce::{
+    HostMemory, MetaRoceConfig, PatternMemory, REGION_BASE, metaroce_hosts,
+};
 use metaroce_fabric::network::LinkSpec;
 use metaroce_fabric::queue::{EcnMarking, QueueConfig};
 use metaroce_fabric::scenario::{
@@ -223,5 +225,58 @@ fn a_controller_from_outside_the_crate_runs_every_path() {
         acked >= report.run.stats.packets_acked,
         "{acked} vs {}",
         report.run.stats.packets_acked
+    );
+}
+
+/// Issue #20 item 7, kept fixed: eight equal paths that each mark ECN above a
+/// queue threshold and lose nothing. Marks on every path come from the paths'
+/// shared load, so they must not drive route changes that reorder a path's
+/// packets (a path moved with packets in flight has its new packets overtake
+/// the old ones, and the SACK gap declares the old ones lost). Six seeds
+/// (ECMP placements of the eight paths).
+#[test]
+fn equal_marking_paths_without_loss_resend_nothing() {
+    let (mut sent, mut resent) = (0, 0);
+    for seed in 1..=6 {
+        let host = LinkSpec {
+            rate_bps: 100_000_000_000,
+            delay: from_ns(1_500),
+            queue: QueueConfig {
+                capacity_bytes: 1_000_000,
+                ecn: EcnMarking::Off,
+            },
+        };
+        let path = LinkSpec {
+            rate_bps: host.rate_bps / 8,
+            queue: QueueConfig {
+                capacity_bytes: 1_000_000,
+                ecn: EcnMarking::Threshold { k_bytes: 48 << 10 },
+            },
+            ..host
+        };
+        let topology = parallel_paths(seed, 8, host, path).unwrap();
+        let flow = FlowSpec::unlimited(0, topology.sender, topology.receiver, 0, 256 << 10);
+        let config = MetaRoceConfig::new(8, 4096, host.rate_bps);
+        let hosts =
+            metaroce_hosts(2, &[flow], &config, seed, |_| PatternMemory::default()).unwrap();
+        let transports: Vec<Box<dyn Transport>> = hosts
+            .into_iter()
+            .map(|host| -> Box<dyn Transport> { Box::new(host) })
+            .collect();
+        let mut network = topology.network.build(transports).unwrap();
+        network.sim.run_until(from_ms(3));
+        let sender = network.sim.transport_stats(HostId(0)).unwrap();
+        let c = network.sim.counters();
+        assert!(sender.completed_messages > 0);
+        assert_eq!(sender.bytes_wrong, 0);
+        assert_eq!(c.random_drops + c.queue_drops, 0);
+        assert!(c.ecn_marks > 0, "seed {seed}: no path marked");
+        sent += sender.data_packets_sent;
+        resent += sender.retransmitted_packets;
+    }
+    // The goal of issue #20: at most 0.1 % (before the fix: about 10 %).
+    assert!(
+        resent * 1000 <= sent,
+        "{resent} of {sent} data packets sent twice"
     );
 }

@@ -121,3 +121,29 @@ fn scale_reports_every_connection() {
         }
     }
 }
+
+/// Issue #20: many connections per host over 8 planes fill the hosts' links.
+/// Before the NIC told the engine which ports had room, every connection's
+/// path rotation moved in step, all of a host's connections sent to one plane
+/// at a time and the other seven idled (0.16 of the bottleneck here).
+#[test]
+fn many_connections_over_eight_planes_fill_the_links() {
+    let spec = ScaleSpec {
+        connections: 256,
+        planes: 8,
+        hosts: 8,
+        paths: 8,
+        link_rate_bps: 25_000_000_000,
+        message_bytes: 64 << 10,
+        duration: from_us(1_000),
+        warmup: from_us(500),
+    };
+    let r = run_scale(TransportKind::MetaRoce, &spec, 1).unwrap();
+    assert!(
+        r.goodput_gbps >= 0.9 * r.bottleneck_gbps,
+        "{:.1} of {:.0} Gbit/s",
+        r.goodput_gbps,
+        r.bottleneck_gbps
+    );
+    assert!(r.jain_fairness >= 0.95, "Jain {:.3}", r.jain_fairness);
+}

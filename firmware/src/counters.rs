@@ -18,6 +18,10 @@ macro_rules! counters {
             pub fn total(&self) -> u64 {
                 0 $(+ self.$field)*
             }
+            /// What each counter grew by since `earlier` (a snapshot of the same counters).
+            pub fn since(&self, earlier: &Self) -> Self {
+                $name { $($field: self.$field.wrapping_sub(earlier.$field)),* }
+            }
         }
     };
 }

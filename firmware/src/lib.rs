@@ -36,6 +36,7 @@ mod memory;
 mod mr;
 mod nic;
 mod path;
+mod ports;
 mod qp;
 mod rtt;
 mod rx;
@@ -54,6 +55,7 @@ pub use nic::{Event, LINGER_PERIODS, Nic, RxMeta, Transmit};
 /// hardware data path reads the NIC's table into a [`PathView`].
 pub use path::{PathEntry, PathView, SlotFate, TableOp, TableOutcome, TxPath};
 pub use path::{PathHealth, PathStats};
+pub use ports::PortsReady;
 pub use qp::fixed_state_bytes;
 pub use rtt::RttEstimator;
 pub use srq::SrqAttr;

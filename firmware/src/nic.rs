@@ -25,6 +25,7 @@ use crate::ids::IdGen;
 use crate::memory::Memory;
 use crate::mr::{MemoryRegion, MrTable, RegisterError};
 use crate::path::{PathStats, PathView, SlotFate};
+use crate::ports::PortsReady;
 use crate::qp::{Ctx, PseudoLocal, Qp, RxData};
 use crate::srq::{Srq, SrqAttr, Srqs};
 use crate::verbs::{
@@ -160,6 +161,8 @@ pub struct Nic {
     next_pd: u32,
     events: VecDeque<Event>,
     ready: VecDeque<u32>,
+    /// QPs the current poll passed over because their data was for busy ports.
+    port_blocked: VecDeque<u32>,
     drops: Drops,
     stats: Stats,
     active_senders: u32,
@@ -189,6 +192,7 @@ impl Nic {
             next_pd: 1,
             events: VecDeque::new(),
             ready: VecDeque::new(),
+            port_blocked: VecDeque::new(),
             drops: Drops::default(),
             stats: Stats::default(),
             active_senders: 1,
@@ -731,7 +735,21 @@ impl Nic {
         buf: &mut [u8],
         mem: &mut M,
     ) -> Option<Transmit> {
-        match self.poll_out(now, buf, mem, Datapath::Software)? {
+        self.poll_transmit_on(now, buf, mem, PortsReady::ALL)
+    }
+
+    /// [`Nic::poll_transmit`] for a NIC with several ports (planes) of which
+    /// only `ports` can take a packet now: data goes only on paths whose
+    /// entropy value maps to a ready port (spec §5.3). A QP with data only for
+    /// busy ports keeps its turn for a later call.
+    pub fn poll_transmit_on<M: Memory>(
+        &mut self,
+        now: u64,
+        buf: &mut [u8],
+        mem: &mut M,
+        ports: PortsReady,
+    ) -> Option<Transmit> {
+        match self.poll_out(now, buf, mem, Datapath::Software, ports)? {
             HwTransmit::Datagram(t) => Some(t),
             // The software data path seals every packet itself.
             HwTransmit::Descriptor(_) => None,
@@ -743,7 +761,7 @@ impl Nic {
     /// fetches the payload; the memory region is still checked); a NACK or
     /// DISCONNECT is written whole into `buf`. No ACKs: the RTL sends them.
     pub fn poll_hardware(&mut self, now: u64, buf: &mut [u8]) -> Option<HwTransmit> {
-        self.poll_out(now, buf, &mut NoMemory, Datapath::Hardware)
+        self.poll_out(now, buf, &mut NoMemory, Datapath::Hardware, PortsReady::ALL)
     }
 
     /// The rate hint the NIC's ACKs carry now, Mbit/s: the line rate shared
@@ -760,6 +778,7 @@ impl Nic {
         buf: &mut [u8],
         mem: &mut M,
         datapath: Datapath,
+        ports: PortsReady,
     ) -> Option<HwTransmit> {
         let rate_hint = self.ack_rate_hint(now);
         self.clock_lingering(now);
@@ -782,7 +801,7 @@ impl Nic {
                 events: &mut self.events,
                 mtu: self.cfg.mtu,
             };
-            let transmit = qp.poll_transmit(&mut ctx, &local, rate_hint, buf, datapath);
+            let transmit = qp.poll_transmit(&mut ctx, &local, rate_hint, buf, datapath, ports);
             if live {
                 self.timers.rearm(qp);
             }
@@ -800,12 +819,24 @@ impl Nic {
                     }
                     // It may have more: back of the line, so QPs take turns.
                     self.ready.push_back(qpn);
+                    self.requeue_port_blocked();
                     return Some(t);
                 }
+                // Data only for busy ports: it keeps its place in line.
+                None if qp.tx.take_port_blocked() => self.port_blocked.push_back(qpn),
                 None => qp.ready = false,
             }
         }
+        self.requeue_port_blocked();
         None
+    }
+
+    /// Puts the QPs a poll passed over for busy ports back at the front of
+    /// the line, in their order.
+    fn requeue_port_blocked(&mut self) {
+        while let Some(qpn) = self.port_blocked.pop_back() {
+            self.ready.push_front(qpn);
+        }
     }
 
     fn recount_active_senders(&mut self, now: u64) {

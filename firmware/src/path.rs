@@ -245,7 +245,12 @@ impl PathView {
     /// True when the path's CE or loss fraction has stayed above the limits.
     pub fn wants_repath(&self, ecn_limit: f32, loss_limit: f32) -> bool {
         self.samples >= 8
-            && (fraction(self.ecn_ewma) > ecn_limit || fraction(self.loss_ewma) > loss_limit)
+            && (self.ecn_fraction() > ecn_limit || fraction(self.loss_ewma) > loss_limit)
+    }
+
+    /// Fraction of acknowledged packets that carried a CE mark (EWMA).
+    pub fn ecn_fraction(&self) -> f32 {
+        fraction(self.ecn_ewma)
     }
 }
 
@@ -1026,6 +1031,12 @@ impl TxPath {
         self.view().wants_repath(ecn_limit, loss_limit)
     }
 
+    /// True when every transmission the firmware handed a path PSN is
+    /// resolved (nothing sent on the path is still on its way).
+    pub fn drained(&self) -> bool {
+        self.view().una == self.next_psn
+    }
+
     /// Moves the path to a new entropy value (a new route) and forgets its
     /// route-specific estimates.
     pub fn move_to(&mut self, entropy: u16) {
@@ -1047,7 +1058,7 @@ impl TxPath {
             srtt_ns: v.rtt.srtt().unwrap_or(0),
             window: self.cc.window(),
             inflight_bytes: v.inflight,
-            ecn_fraction: fraction(v.ecn_ewma),
+            ecn_fraction: v.ecn_fraction(),
             loss_fraction: fraction(v.loss_ewma),
             quarantined: v.quarantined,
         }

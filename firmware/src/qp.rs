@@ -12,6 +12,7 @@ use crate::counters::{Drops, Stats};
 use crate::datapath::{Datapath, HwTransmit, HwVerdict, TxDescriptor};
 use crate::memory::Memory;
 use crate::mr::{Access, MrTable};
+use crate::ports::PortsReady;
 use crate::rx::{ConnCheck, PathMark, Rx, RxMsg};
 use crate::srq::Srqs;
 use crate::tx::{DataPlan, RetryPolicy, Tx};
@@ -903,7 +904,8 @@ impl Qp {
 
     /// Next packet this QP wants to send: written into `buf`, or on the
     /// hardware data path a descriptor for data and PROBEs (and no ACKs:
-    /// the RTL generates them).
+    /// the RTL generates them). Data goes only on paths whose port `ports`
+    /// says is ready.
     pub fn poll_transmit<M: Memory>(
         &mut self,
         ctx: &mut Ctx<'_, M>,
@@ -911,6 +913,7 @@ impl Qp {
         rate_hint: u32,
         buf: &mut [u8],
         datapath: Datapath,
+        ports: PortsReady,
     ) -> Option<HwTransmit> {
         let remote = self.remote?;
         let now = ctx.now;
@@ -982,7 +985,7 @@ impl Qp {
                 }
             });
         }
-        let plan = self.tx.poll_data(now, ctx.stats)?;
+        let plan = self.tx.poll_data(now, ctx.stats, ports)?;
         let out = self.data_packet(ctx, &plan, &remote, local, buf, datapath);
         if out.is_none() {
             self.tx.fatal = Some(WcStatus::LocProtErr);

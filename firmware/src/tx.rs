@@ -14,6 +14,7 @@ use crate::config::QpConfig;
 use crate::counters::Stats;
 use crate::datapath::TableDone;
 use crate::path::{PathView, SLOT_BYTES, SlotFate, TableOp, TxPath};
+use crate::ports::PortsReady;
 use crate::verbs::{Completion, SendOp, SendWr, SgList, VerbsError, WcOpcode, WcStatus};
 
 /// A message being sent (or a READ awaiting its response).
@@ -173,6 +174,11 @@ pub(crate) struct Tx {
     /// as of its last [`Tx::refresh`]. The timer query and the probe
     /// search look at these paths only.
     timed: u64,
+    /// The path that waits to drain before it moves to a new entropy value
+    /// ([`Tx::settle_move`]) and takes no packets meanwhile; one at a time.
+    draining: Option<u8>,
+    /// The last data poll found a usable path only on a busy port.
+    port_blocked: bool,
     msgs: Slab<TxMessage>,
     streams: Vec<TxStream>,
     /// Messages not yet fully segmented, FIFO.
@@ -264,6 +270,8 @@ impl Tx {
             paths,
             inflight_total: 0,
             timed: 0,
+            draining: None,
+            port_blocked: false,
             msgs: Slab::new(),
             streams: Vec::new(),
             to_segment: VecDeque::new(),
@@ -469,6 +477,7 @@ impl Tx {
     /// its bytes in flight, so that neither [`Tx::next_deadline`] nor the
     /// connection window walks every path's state on every call.
     fn refresh(&mut self, path: usize) {
+        self.settle_move(path);
         let p = &mut self.paths[path];
         p.refresh_timers();
         let (before, now) = p.recount_inflight();
@@ -533,19 +542,38 @@ impl Tx {
     /// carrying packets, so a loss is soon followed by a later packet on the
     /// same path and detected from the SACK gap instead of by timeout
     /// (picking the least-loaded path starved a path holding a lost packet).
-    fn choose_path(&mut self, len: u32, avoid: Option<u16>) -> Option<usize> {
+    ///
+    /// A path whose port is busy (`ports`) is skipped too; when that alone
+    /// left nothing to choose, [`Tx::take_port_blocked`] says so.
+    fn choose_path(&mut self, len: u32, avoid: Option<u16>, ports: PortsReady) -> Option<usize> {
         let n = self.paths.len();
         let rr = usize::from(self.rr);
-        let pick = (0..n)
-            .map(|k| (rr + k) % n)
-            .find(|&i| self.paths[i].can_send(len) && (avoid != Some(i as u16) || n == 1));
+        let usable = |i: usize| {
+            self.draining != Some(i as u8)
+                && self.paths[i].can_send(len)
+                && (avoid != Some(i as u16) || n == 1)
+        };
+        let mut blocked = false;
+        let pick = (0..n).map(|k| (rr + k) % n).find(|&i| {
+            let ok = usable(i);
+            let takes = ports.takes(self.paths[i].entropy());
+            blocked |= ok && !takes;
+            ok && takes
+        });
         if pick.is_none() && avoid.is_some() {
-            return self.choose_path(len, None);
+            return self.choose_path(len, None, ports);
         }
+        self.port_blocked |= pick.is_none() && blocked;
         if let Some(b) = pick {
             self.rr = ((b + 1) % n) as u16;
         }
         pick
+    }
+
+    /// True (once) when the last data polls had a packet to send but only on
+    /// paths whose port was busy: the QP should be polled again when ports free.
+    pub fn take_port_blocked(&mut self) -> bool {
+        core::mem::take(&mut self.port_blocked)
     }
 
     fn conn_inflight(&self) -> u32 {
@@ -554,7 +582,13 @@ impl Tx {
     }
 
     /// Next data packet (retransmissions first), if windows and pacing allow.
-    pub fn poll_data(&mut self, now: u64, stats: &mut Stats) -> Option<DataPlan> {
+    /// `ports`: the NIC ports that can take a packet now.
+    pub fn poll_data(
+        &mut self,
+        now: u64,
+        stats: &mut Stats,
+        ports: PortsReady,
+    ) -> Option<DataPlan> {
         // Data that waits is covered by the connection timer even while nothing
         // lets it out (every path quarantined with its probes unanswered, or no
         // credit): a peer that vanished then ends in RETRY_EXC_ERR, not in
@@ -569,8 +603,8 @@ impl Tx {
             return None;
         }
         let plan = self
-            .poll_retransmission(now, stats)
-            .or_else(|| self.poll_new(now, stats))?;
+            .poll_retransmission(now, stats, ports)
+            .or_else(|| self.poll_new(now, stats, ports))?;
         if self.rate_hint_mbps > 0 {
             let bytes = u64::from(plan.len) + 100;
             self.next_send_ns =
@@ -579,7 +613,12 @@ impl Tx {
         Some(plan)
     }
 
-    fn poll_retransmission(&mut self, now: u64, stats: &mut Stats) -> Option<DataPlan> {
+    fn poll_retransmission(
+        &mut self,
+        now: u64,
+        stats: &mut Stats,
+        ports: PortsReady,
+    ) -> Option<DataPlan> {
         while let Some(&psn) = self.retx.front() {
             let Some(rec) = self.record(psn).copied() else {
                 self.retx.pop_front();
@@ -589,7 +628,7 @@ impl Tx {
                 self.retx.pop_front();
                 continue;
             }
-            let path = self.choose_path(rec.len, Some(rec.path))?;
+            let path = self.choose_path(rec.len, Some(rec.path), ports)?;
             self.retx.pop_front();
             stats.retransmits += 1;
             return Some(self.transmit(now, psn, rec, path, true));
@@ -597,7 +636,7 @@ impl Tx {
         None
     }
 
-    fn poll_new(&mut self, now: u64, stats: &mut Stats) -> Option<DataPlan> {
+    fn poll_new(&mut self, now: u64, stats: &mut Stats, ports: PortsReady) -> Option<DataPlan> {
         let key = self.next_to_cut()?;
         let window_end = self
             .peer_conn_cum
@@ -610,7 +649,7 @@ impl Tx {
         let pkts = msg.len().div_ceil(mtu).max(1);
         let offset = msg.sent_pkts * mtu;
         let len = msg.len().saturating_sub(offset).min(mtu);
-        let path = self.choose_path(len, None)?;
+        let path = self.choose_path(len, None, ports)?;
         let psn = self.next_psn;
         self.next_psn = psn.wrapping_add(1);
         let msg = &mut self.msgs[key as usize];
@@ -821,15 +860,52 @@ impl Tx {
         };
     }
 
-    /// Moves `path` to a new entropy value when its ECN or loss estimate says so.
+    /// Moves `path` to a new entropy value when its loss estimate says so, or
+    /// its ECN estimate does and stands out from its sibling paths' (marks
+    /// every path shares come from a common bottleneck, such as the receiver's
+    /// link, which no route avoids). The move waits until the path has
+    /// drained ([`Tx::settle_move`]), and one path drains at a time: the
+    /// others take its share meanwhile.
     fn repath_if_wanted(&mut self, path: usize, stats: &mut Stats) {
-        if self.paths[path]
-            .wants_repath(self.cfg.repath_ecn_fraction, self.cfg.repath_loss_fraction)
-        {
+        if self.draining.is_some() {
+            return;
+        }
+        let v = self.paths[path].view();
+        let lossy = v.wants_repath(f32::INFINITY, self.cfg.repath_loss_fraction);
+        let limit = self.cfg.repath_ecn_fraction;
+        let marked = v.wants_repath(limit, f32::INFINITY)
+            && v.ecn_fraction() > self.sibling_ecn_fraction(path) + limit / 2.0;
+        if lossy || marked {
+            self.draining = Some(path as u8);
+            stats.repaths += 1;
+            self.settle_move(path);
+        }
+    }
+
+    /// Performs `path`'s pending move once nothing sent on its old route is
+    /// unresolved: packets on a new route would overtake those still queued
+    /// on the old one, and a later path PSN acknowledged first declares the
+    /// earlier ones lost (spec §5.8). The path takes no packets meanwhile.
+    fn settle_move(&mut self, path: usize) {
+        if self.draining == Some(path as u8) && self.paths[path].drained() {
+            self.draining = None;
             let e = striped_entropy(&mut self.rng, path as u16);
             self.paths[path].move_to(e);
-            stats.repaths += 1;
         }
+    }
+
+    /// Mean CE fraction of the connection's paths other than `path` (0 with
+    /// one path).
+    fn sibling_ecn_fraction(&self, path: usize) -> f32 {
+        let others = self.paths.len() - 1;
+        if others == 0 {
+            return 0.0;
+        }
+        let sum: f32 = (self.paths.iter().enumerate())
+            .filter(|&(i, _)| i != path)
+            .map(|(_, p)| p.view().ecn_fraction())
+            .sum();
+        sum / others as f32
     }
 
     /// Applies the fates of transmissions on `path` to their connection
@@ -1105,6 +1181,10 @@ impl Tx {
             let mut fates = core::mem::take(&mut self.fate_buf);
             fates.clear();
             self.paths[i].on_timeout(now, entropy, |f| fates.push(f));
+            if self.draining == Some(i as u8) {
+                // The timeout moved it.
+                self.draining = None;
+            }
             self.refresh(i);
             self.apply_fates(i, FateOrigin::Timeout, &fates, stats);
             self.fate_buf = fates;

@@ -9,6 +9,8 @@ use serde::Serialize;
 /// summed), for reports. Flattened into a report, its fields are top-level keys.
 #[derive(Debug, Clone, Copy, Default, Serialize)]
 pub struct LossRow {
+    /// Data packets sent the first time.
+    pub data_sent: u64,
     /// Retransmissions sent.
     pub retransmits: u64,
     /// Packets declared lost from a SACK gap.
@@ -29,6 +31,7 @@ impl LossRow {
     /// The counters of `stats`, summed.
     pub fn sum<'a>(stats: impl IntoIterator<Item = &'a Stats>) -> LossRow {
         stats.into_iter().fold(LossRow::default(), |r, s| LossRow {
+            data_sent: r.data_sent + s.data_sent,
             retransmits: r.retransmits + s.retransmits,
             sack_losses: r.sack_losses + s.sack_losses,
             rack_losses: r.rack_losses + s.rack_losses,
