@@ -4,8 +4,8 @@
 //!
 //! [`AckFrame`] stores one datagram (up to [`CAP_BYTES`]; the ACK
 //! generator sends 100) with its addressing, then sends the header and the
-//! datagram, one beat per cycle. The header is built by the same Verilog
-//! functions as [`crate::TxBuild`]'s: `ipv4_udp_hdr` (42 bytes, UDP
+//! datagram, one beat per cycle. The header, laid out as
+//! [`crate::TxBuild`]'s, is built by Verilog functions: `ipv4_udp_hdr` (42 bytes, UDP
 //! checksum 0, which the wire spec allows on IPv4) when the destination is
 //! an IPv4-mapped address, else `ipv6_udp_hdr` (62 bytes: EtherType
 //! 0x86DD, flow label 0, next header 17, hop limit = the TTL register)
@@ -33,7 +33,39 @@
 
 use rust_hdl::prelude::*;
 
-use crate::tx_build::{IPV4_UDP_HDR_FN, IPV6_UDP_HDR_FN};
+/// Verilog function `ipv4_udp_hdr(dmac, smac, tos, ttl, sip, dip, sport,
+/// dport, dlen)`: the 42-byte Ethernet II + IPv4 + UDP header in front of a
+/// `dlen`-byte UDP payload, network order (byte 0 in bits 335..328): IPv4
+/// version/IHL 0x45, ID 0, DF, protocol 17, header checksum computed (two
+/// end-around carries); UDP checksum 0. The same
+/// layout as [`crate::TxBuild`]'s frames. ANSI arguments on one line: `sim-tb`'s
+/// port parser reads lines starting with `input` as ports.
+const IPV4_UDP_HDR_FN: &str = "function [335:0] ipv4_udp_hdr(input [47:0] dmac, input [47:0] smac, input [7:0] tos, input [7:0] ttl, input [31:0] sip, input [31:0] dip, input [15:0] sport, input [15:0] dport, input [15:0] dlen);
+    reg [31:0] s;
+    begin
+        s = {16'd0, 8'h45, tos} + {16'd0, dlen + 16'd28} + 32'h4000
+            + {16'd0, ttl, 8'd17} + {16'd0, sip[31:16]} + {16'd0, sip[15:0]}
+            + {16'd0, dip[31:16]} + {16'd0, dip[15:0]};
+        s = {16'd0, s[15:0]} + {16'd0, s[31:16]};
+        s = {16'd0, s[15:0]} + {16'd0, s[31:16]};
+        ipv4_udp_hdr = {dmac, smac, 16'h0800,
+            8'h45, tos, dlen + 16'd28, 16'h0000, 16'h4000, ttl, 8'd17, ~s[15:0], sip, dip,
+            sport, dport, dlen + 16'd8, 16'h0000};
+    end
+endfunction
+";
+
+/// Verilog function `ipv6_udp_hdr(dmac, smac, tc, hop, sip, dip, sport,
+/// dport, dlen, csum)`: the 62-byte Ethernet II + IPv6 + UDP header in
+/// front of a `dlen`-byte UDP payload, network order (byte 0 in bits
+/// 495..488): EtherType 0x86DD, version 6, traffic class `tc`, flow label
+/// 0, payload length `dlen + 8`, next header 17, hop limit `hop`; UDP
+/// length `dlen + 8` and checksum `csum` (the framer passes the computed one). One line of arguments, as [`IPV4_UDP_HDR_FN`].
+const IPV6_UDP_HDR_FN: &str = "function [495:0] ipv6_udp_hdr(input [47:0] dmac, input [47:0] smac, input [7:0] tc, input [7:0] hop, input [127:0] sip, input [127:0] dip, input [15:0] sport, input [15:0] dport, input [15:0] dlen, input [15:0] csum);
+    ipv6_udp_hdr = {dmac, smac, 16'h86DD, 4'd6, tc, 20'd0, dlen + 16'd8, 8'd17, hop, sip, dip,
+                    sport, dport, dlen + 16'd8, csum};
+endfunction
+";
 
 /// Largest datagram the framer stores.
 pub const CAP_BYTES: usize = 128;

@@ -23,19 +23,17 @@
 //!   (the CRC of a concatenation from two starting values is the XOR of the
 //!   two), so it is never in series with the beat's own matrix.
 //!
-//! The Verilog functions [`CRC_BYTE_FN`], [`PSEUDO_CRC_FN`] and
-//! [`crc_range_fn`] are the byte-serial forms the TX builder uses;
 //! [`crc_fn`] is a whole fixed-length CRC as one matrix (the ACK
-//! generator's), [`beat_crc_fn`] the whole-beat matrix (the TX builder's
-//! beats whose every lane is covered).
+//! generator's); [`Affine`] and [`advance`] give the TX builder its
+//! matrices ([`crate::TxBuild`]).
 
 use rust_hdl::prelude::*;
 
 /// The reflected CRC-32 polynomial.
 pub const POLY: u32 = 0xEDB8_8320;
 
-/// One byte into a reflected CRC-32 register (the Rust model of the Verilog
-/// function `crc_byte`).
+/// One byte into a reflected CRC-32 register: the golden step every CRC
+/// matrix here is generated from.
 pub fn crc_byte(mut c: u32, b: u8) -> u32 {
     c ^= u32::from(b);
     for _ in 0..8 {
@@ -44,86 +42,19 @@ pub fn crc_byte(mut c: u32, b: u8) -> u32 {
     c
 }
 
-/// Verilog function `crc_byte(c, b)`: one byte into the CRC register (the
-/// Verilog twin of [`crc_byte`]), for the byte-serial CRCs of the TX builder
-/// and the ACK generator. The 8 shift steps are linear in the low byte
-/// `y = c[7:0] ^ b`, so they are written as the XOR of one constant per set
-/// bit of `y` (`crc_byte(0, 1 << m)`, checked by a test) on top of `c >> 8`:
-/// the same function, but 8 independent terms for a simulator instead of a
-/// chain of 8 dependent steps.
-/// The functions take ANSI argument lists: `sim-tb`'s port parser reads
-/// lines starting with `input` as ports of a top module.
-pub(crate) const CRC_BYTE_FN: &str = "function [31:0] crc_byte(input [31:0] c, input [7:0] b);
-    reg [7:0] y;
-    begin
-        y = c[7:0] ^ b;
-        crc_byte = {8'd0, c[31:8]}
-            ^ ({32{y[0]}} & 32'h77073096)
-            ^ ({32{y[1]}} & 32'hEE0E612C)
-            ^ ({32{y[2]}} & 32'h076DC419)
-            ^ ({32{y[3]}} & 32'h0EDB8832)
-            ^ ({32{y[4]}} & 32'h1DB71064)
-            ^ ({32{y[5]}} & 32'h3B6E20C8)
-            ^ ({32{y[6]}} & 32'h76DC4190)
-            ^ ({32{y[7]}} & 32'hEDB88320);
-    end
-endfunction
-";
-
-/// Verilog function `pseudo_crc(ph)`: the CRC register after the 40
-/// pseudo-header bytes `ph` (byte 0 in bits 319..312), from the initial
-/// value. Needs [`CRC_BYTE_FN`].
-pub(crate) const PSEUDO_CRC_FN: &str = "function [31:0] pseudo_crc(input [319:0] ph);
-    integer i;
-    reg [31:0] x;
-    begin
-        x = 32'hFFFFFFFF;
-        for (i = 0; i < 40; i = i + 1)
-            x = crc_byte(x, ph[319 - 8*i -: 8]);
-        pseudo_crc = x;
-    end
-endfunction
-";
-
-/// Verilog function `crc_range(c0, d, lo, hi)` over a word of `bytes` bytes
-/// (byte 0 in bits 7..0): feeds bytes `lo..hi` of `d`, in order, into the
-/// CRC register `c0`. Needs [`CRC_BYTE_FN`].
-pub(crate) fn crc_range_fn(bytes: usize) -> String {
-    format!(
-        "function [31:0] crc_range(input [31:0] c0, input [{top}:0] d, input [15:0] lo, input [15:0] hi);
-    integer j;
-    reg [31:0] x;
-    begin
-        x = c0;
-        for (j = 0; j < {bytes}; j = j + 1)
-            if ((j >= lo) && (j < hi))
-                x = crc_byte(x, d[8*j +: 8]);
-        crc_range = x;
-    end
-endfunction
-",
-        top = 8 * bytes - 1,
-    )
-}
-
 /// Verilog function `name(x)`: the finished CRC-32 (initial and final
 /// value all ones) of the `bytes` bytes of `x`, byte 0 in the top bits, as
 /// one fixed XOR matrix (one reduction XOR per output bit, like
-/// [`IcrcCheck`]'s) rather than a chain of [`CRC_BYTE_FN`] steps.
+/// [`IcrcCheck`]'s) rather than a chain of byte steps.
 pub(crate) fn crc_fn(name: &str, bytes: usize) -> String {
     crc_map(bytes).function(name)
 }
 
-/// Verilog function `name(x)`: the CRC register after the `bytes` bytes of
-/// a whole beat, `x = {beat, c}` with the register `c` in bits 31..0 and
-/// beat byte `j` (lane order) in bits `32 + 8j + 7 .. 32 + 8j`: one fixed
-/// XOR matrix, the same one [`IcrcCheck`] applies to every beat.
-pub(crate) fn beat_crc_fn(name: &str, bytes: usize) -> String {
-    beat_map(bytes).function(name)
-}
-
-/// The map of [`beat_crc_fn`].
-fn beat_map(bytes: usize) -> Affine {
+/// The CRC register after the `bytes` bytes of a whole beat, as a map of
+/// the register and the beat: inputs 0..32 are the register, input
+/// `32 + 8j + b` is bit `b` of lane `j` of the beat. The same matrix
+/// [`IcrcCheck`] applies to every beat; the TX builder's beat matrices.
+pub(crate) fn beat_map(bytes: usize) -> Affine {
     Affine::of(32 + 8 * bytes, |x| feed(le32(x), &x[4..]))
 }
 
@@ -141,8 +72,31 @@ fn zeros(c: u32, n: usize) -> u32 {
     (0..n).fold(c, |c, _| crc_byte(c, 0))
 }
 
+/// One zero byte taken back out of the CRC register: the inverse of
+/// `crc_byte(x, 0) = (x >> 8) ^ T[x & 0xFF]` (`T[i] = crc_byte(i, 0)`),
+/// whose top byte is that of `T[x & 0xFF]`, which names `x & 0xFF`: the
+/// top bytes of the 256 table entries are all different.
+fn unzero(c: u32) -> u32 {
+    let low = (0..256u32)
+        .find(|&i| crc_byte(i, 0) >> 24 == c >> 24)
+        .expect("CRC-32 table top bytes are a permutation");
+    (c ^ crc_byte(low, 0)) << 8 | low
+}
+
+/// The CRC register `c` moved `n` zero bytes forward (`n >= 0`: fed `n`
+/// zero bytes) or back (`n < 0`: the register that `-n` zero bytes would
+/// have turned into `c`). Linear, and invertible because the polynomial
+/// has a constant term.
+pub(crate) fn advance(c: u32, n: isize) -> u32 {
+    if n >= 0 {
+        zeros(c, n.unsigned_abs())
+    } else {
+        (0..n.unsigned_abs()).fold(c, |c, _| unzero(c))
+    }
+}
+
 /// `bytes`, in order, into the CRC register `c`.
-fn feed(c: u32, bytes: &[u8]) -> u32 {
+pub(crate) fn feed(c: u32, bytes: &[u8]) -> u32 {
     bytes.iter().fold(c, |c, &b| crc_byte(c, b))
 }
 
@@ -162,8 +116,10 @@ fn verdict_want(held: u32, missing: usize) -> u32 {
 
 /// A GF(2) affine map from `cols.len()` input bits to 32 bits:
 /// `k ^ (XOR of cols[i] over the set input bits i)`.
-struct Affine {
-    k: u32,
+pub(crate) struct Affine {
+    /// The map's value at zero.
+    pub(crate) k: u32,
+    /// The map's linear part: the output bits each input bit flips.
     cols: Vec<u32>,
 }
 
@@ -171,7 +127,7 @@ impl Affine {
     /// The map of an affine `f` over `bits` input bits, passed to `f` as
     /// bytes (bit `i` in bit `i % 8` of byte `i / 8`), from its value at zero
     /// and on every unit vector.
-    fn of(bits: usize, f: impl Fn(&[u8]) -> u32) -> Self {
+    pub(crate) fn of(bits: usize, f: impl Fn(&[u8]) -> u32) -> Self {
         let zero = vec![0u8; bits.div_ceil(8)];
         let k = f(&zero);
         let cols = (0..bits)
@@ -182,6 +138,16 @@ impl Affine {
             })
             .collect();
         Self { k, cols }
+    }
+
+    /// Output bit `o` of the linear part as a mask over the inputs
+    /// `from..from + N`: bit `i` set when input `from + i` flips output `o`
+    /// (inputs past the map's last are 0). Output bit `o` of the map of `x`
+    /// is then `k[o] ^ XOR(x & mask)`, a rust-hdl kernel's `(x & mask).xor()`.
+    pub(crate) fn row<const N: usize>(&self, o: usize, from: usize) -> Bits<N> {
+        (0..N)
+            .filter(|&i| self.cols.get(from + i).is_some_and(|c| c >> o & 1 == 1))
+            .fold(Bits::default(), |m, i| m.replace_bit(i, true))
     }
 
     /// Verilog statements setting the 32-bit `lhs` to the map of the
@@ -217,7 +183,7 @@ impl Affine {
 }
 
 /// Bytes `x[..4]` as a little-endian word.
-fn le32(x: &[u8]) -> u32 {
+pub(crate) fn le32(x: &[u8]) -> u32 {
     u32::from_le_bytes([x[0], x[1], x[2], x[3]])
 }
 
@@ -420,10 +386,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn crc_byte_fn_has_the_byte_step_of_each_bit() {
-        for m in 0..8 {
-            let term = format!("{{32{{y[{m}]}}}} & 32'h{:08X}", crc_byte(0, 1 << m));
-            assert!(CRC_BYTE_FN.contains(&term), "{term}");
+    fn advance_moves_the_register_both_ways() {
+        for (c, n) in [(0xDEAD_BEEF_u32, 1), (0x1234_5678, 34), (u32::MAX, 62)] {
+            assert_eq!(advance(advance(c, n), -n), c);
+            assert_eq!(advance(c, n), (0..n).fold(c, |c, _| crc_byte(c, 0)));
         }
     }
 
