@@ -21,7 +21,7 @@
 //! and the `rx_count` of the newest ACK applied on the slot (kept here,
 //! cleared when the slot is mapped): an ACK whose highest reported path
 //! PSN was never sent, or that as the newest counts more new CE marks
-//! than new packets, is refused (`m_refused`, `cnt_refused`) and changes
+//! than new packets, is refused (counted in `cnt_refused`) and changes
 //! nothing. Otherwise it becomes the table's `Ack` (`path_cum`, SACK) and,
 //! in the cycle its result comes, `Feedback` (RTT = `now` − `echo_ts` when
 //! `echo_ts` > 0 and not ahead of `now`, saturated to 32 bits, and only if
@@ -145,9 +145,6 @@ pub struct AckRx<const W: usize, const B: usize, const SB: usize> {
     pub ck_last_ce: Signal<In, Bits<32>>,
     /// That slot is quarantined.
     pub ck_quarantined: Signal<In, Bit>,
-    /// Pulse: an ACK that cannot be true (spec §5.5 step 0) was refused at
-    /// its turn: no table operation, no `m_done_valid`.
-    pub m_refused: Signal<Out, Bit>,
     /// Pulse: an ACK was applied.
     pub m_done_valid: Signal<Out, Bit>,
     /// Its slot.
@@ -167,7 +164,9 @@ pub struct AckRx<const W: usize, const B: usize, const SB: usize> {
     /// Events whose path PSN or timestamp differed from the captured
     /// datagram's (not applied; 0 unless the pairing broke).
     pub cnt_pair_err: Signal<Out, Bits<32>>,
-    /// ACKs refused by the evidence check (`m_refused`).
+    /// ACKs refused by the evidence check (spec §5.5 step 0): no table
+    /// operation, no `m_done_valid`; it counts in the cycle after the
+    /// refused ACK's turn.
     pub cnt_refused: Signal<Out, Bits<32>>,
 }
 
@@ -217,7 +216,6 @@ impl<const W: usize, const B: usize, const SB: usize> Logic for AckRx<W, B, SB> 
         self.a_op_ce_count.connect();
         self.a_op_acked.connect();
         self.ck_slot.connect();
-        self.m_refused.connect();
         self.m_done_valid.connect();
         self.m_done_slot.connect();
         self.m_done_pkts.connect();

@@ -338,10 +338,9 @@ pub struct NicCore<const W: usize, const B: usize> {
     pub ackrx_cnt_overflow: Signal<Out, Bits<32>>,
     /// ACKs not applied because the event did not match the tapped datagram.
     pub ackrx_cnt_pair_err: Signal<Out, Bits<32>>,
-    /// Pulse: the ACK receiver refused an ACK that cannot be true (spec
-    /// §5.5 step 0); nothing was applied.
-    pub m_ackrx_refused: Signal<Out, Bit>,
-    /// ACKs the ACK receiver refused.
+    /// ACKs the ACK receiver refused as impossible (spec §5.5 step 0;
+    /// nothing applied, no `m_ackrx_valid`); it counts in the cycle after
+    /// the refused ACK's turn.
     pub ackrx_cnt_refused: Signal<Out, Bits<32>>,
     /// Firmware receive queue: the bytes of a datagram handed up (verdict 10).
     pub m_fw_tdata: Signal<Out, Bits<W>>,
@@ -593,7 +592,6 @@ impl<const W: usize, const B: usize> Logic for NicCore<W, B> {
         self.ackrx.ck_next_psn.next = self.paths.ck_next_psn.val();
         self.ackrx.ck_last_ce.next = self.paths.ck_last_ce.val();
         self.ackrx.ck_quarantined.next = self.paths.ck_quarantined.val();
-        self.m_ackrx_refused.next = self.ackrx.m_refused.val();
         self.ackrx_cnt_refused.next = self.ackrx.cnt_refused.val();
         self.m_fate_hw.next = self.ackrx.busy.val();
         self.m_ackrx_valid.next = self.ackrx.m_done_valid.val();

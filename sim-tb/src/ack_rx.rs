@@ -22,7 +22,7 @@
 //! The RTL decides the order in which firmware operations and ACKs reach
 //! the table; the bench replays that order on the engine: a firmware
 //! operation with `Golden::apply`; an ACK's turn (`m_ackrx_valid`, or
-//! `m_ackrx_refused`) with the engine's evidence check
+//! `ackrx_cnt_refused` counting up) with the engine's evidence check
 //! (`PathView::ack_evidence`, with the `rx_count` of the newest ACK
 //! applied on the slot), which must agree with the RTL's, then for an
 //! applied ACK `TxPath::on_ack` and `on_ack_feedback`, with the fields
@@ -87,8 +87,8 @@ pub struct AckRxRun {
     /// `acks_fed`): a path PSN never sent, a CE count far ahead of the
     /// receive count, the same on an older receive count.
     pub forged: [u64; 3],
-    /// ACKs the RTL refused (`m_ackrx_refused`), each one the engine
-    /// refuses (spec §5.5 step 0).
+    /// ACKs the RTL refused (`ackrx_cnt_refused` counting up), each one
+    /// the engine refuses (spec §5.5 step 0).
     pub refused: u64,
     /// PROBEs from the peer mixed in (other events).
     pub probes: u64,
@@ -144,7 +144,6 @@ struct Ports {
     done_pkts: Port,
     done_bytes: Port,
     done_conn_cum: Port,
-    refused: Port,
     /// `ackrx_cnt_applied`, `_unmapped`, `_overflow`, `_pair_err`, `_refused`.
     cnt: [Port; 5],
 }
@@ -179,7 +178,6 @@ impl Ports {
             done_pkts: s.port("m_ackrx_pkts")?,
             done_bytes: s.port("m_ackrx_bytes")?,
             done_conn_cum: s.port("m_ackrx_conn_cum")?,
-            refused: s.port("m_ackrx_refused")?,
             cnt: [
                 s.port("ackrx_cnt_applied")?,
                 s.port("ackrx_cnt_unmapped")?,
@@ -602,6 +600,7 @@ impl Bench {
         let mut waited = 0u64;
         let mut fates: [Vec<SlotFate>; 2] = [Vec::new(), Vec::new()];
         let mut applied = 0usize;
+        let mut seen_refused = self.tb.sim().get(p.cnt[4]);
         let mut quiet = 0u64;
         let want_applied = r.expected.len();
         let mut cycle = 0u64;
@@ -697,7 +696,10 @@ impl Bench {
                 issued = false;
                 active = true;
             }
-            if sim.get(p.refused) == 1 {
+            // A refusal counts in the cycle after the ACK's turn.
+            let refused = sim.get(p.cnt[4]);
+            if refused != seen_refused {
+                seen_refused = refused;
                 done.push(Done::Refused);
                 applied += 1;
                 active = true;
