@@ -167,8 +167,12 @@ pub struct HwCounters {
 enum Input {
     /// A verdict event on a message packet.
     Placed(PlacedPacket),
-    /// A datagram the firmware receive queue handed up, with its UDP source port.
-    Datagram(Vec<u8>, u16),
+    /// A verdict-10 event: its datagram and UDP source port once the
+    /// firmware receive queue has handed it up whole, `None` until then.
+    /// The firmware takes inputs in event order, so the ones after a
+    /// datagram still coming up wait for it (as the host driver's
+    /// firmware does): a later copy of the same packet must not overtake it.
+    Datagram(Option<(Vec<u8>, u16)>),
     /// The ACK receiver applied an ACK to a slot: packets and bytes
     /// acknowledged, and the transmissions it resolved.
     AckApplied(usize, u32, u32, Vec<SlotFate>),
@@ -721,6 +725,9 @@ impl HwNic {
     /// are done.
     fn firmware(&mut self, now: u64) {
         while !self.table_busy() {
+            if matches!(self.inbox.front(), Some(Input::Datagram(None))) {
+                break;
+            }
             let Some(input) = self.inbox.pop_front() else {
                 break;
             };
@@ -800,7 +807,8 @@ impl HwNic {
         match input {
             // The memory is touched only to execute an atomic that retires.
             Input::Placed(p) => self.fw.handle_placed(now, &p, &mut self.mem),
-            Input::Datagram(bytes, src_port) => {
+            Input::Datagram(None) => unreachable!("the firmware waits for it"),
+            Input::Datagram(Some((bytes, src_port))) => {
                 // The RTL checked that it comes from its QP's peer: the
                 // firmware takes the peer's address from its own QP table.
                 let dst_qpn = bytes
@@ -1131,11 +1139,22 @@ impl HwNic {
         if !same || (!trunc && bytes.len() != len) {
             self.counters.fw_rx_mismatches += 1;
         }
+        let waiting = self
+            .inbox
+            .iter()
+            .position(|i| matches!(i, Input::Datagram(None)));
         if trunc {
             self.counters.fw_rx_truncated += 1;
+            if let Some(at) = waiting {
+                self.inbox.remove(at);
+            }
             return;
         }
-        self.inbox.push_back(Input::Datagram(bytes, src_port));
+        let input = Input::Datagram(Some((bytes, src_port)));
+        match waiting {
+            Some(at) => self.inbox[at] = input,
+            None => self.inbox.push_back(input),
+        }
     }
 
     /// The firmware's receive side: one verdict event, queued for the engine.
@@ -1182,8 +1201,10 @@ impl HwNic {
                 Some(op) if op.is_message() => self.counters.firmware_data += 1,
                 _ => {}
             }
-            // Its bytes come up on the firmware receive queue.
+            // Its bytes come up on the firmware receive queue; it keeps
+            // its place among the inputs meanwhile.
             self.fw_expect.push_back(held);
+            self.inbox.push_back(Input::Datagram(None));
         } else if let Some(p) = v.placed() {
             if code == V_PLACED {
                 self.counters.rtl_placed += 1;
