@@ -1010,6 +1010,13 @@ impl Nic {
         Some((s.recv_base, s.recvs.iter()))
     }
 
+    /// Hardware data path: a stream's MSN head (its oldest message not yet
+    /// retired), which bounds the MSNs the RTL accepts (spec §6.5).
+    pub fn msn_head(&self, qpn: u32, stream: u16) -> Option<u32> {
+        let s = self.qps.get(&qpn)?.rx.streams.get(usize::from(stream))?;
+        Some(s.msn_head())
+    }
+
     /// Hardware data path: the READs and atomics a QP has sent and not
     /// completed, as (stream, MSN, local SGE the response goes to: its one
     /// element, whether it is an atomic), for the RTL's READ table: at most

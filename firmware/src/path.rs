@@ -242,6 +242,49 @@ impl PathView {
         self.una != self.next_psn
     }
 
+    /// Spec §5.5 step 0, the path part: `None` when an ACK reporting
+    /// `path_cum` and `sack` cannot be true, given `rx_step`, its
+    /// `rx_count` minus that of the newest ACK applied on the path: its
+    /// highest reported path PSN was never sent (at or after `next_psn`,
+    /// not before `una`), or, as the newest ACK (`rx_step` below 2^31), it
+    /// counts more new CE marks than new packets. Otherwise the `ce_count`
+    /// to apply: the ACK's, or for an ACK that is not the newest the last
+    /// one applied (no new marks).
+    pub fn ack_evidence(
+        &self,
+        path_cum: u32,
+        sack: &Sack,
+        ce_count: u32,
+        rx_step: u32,
+    ) -> Option<u32> {
+        let highest = match sack.highest() {
+            Some(b) => path_cum.wrapping_add(1 + b),
+            None => path_cum.wrapping_sub(1),
+        };
+        let ahead = highest.wrapping_sub(self.una);
+        if ahead < 1 << 31 && ahead >= self.next_psn.wrapping_sub(self.una) {
+            return None;
+        }
+        // The table's `ce_marked` sums the steps applied from 0: the last
+        // `ce_count` applied, modulo 2^32.
+        let last_ce = self.ce_marked as u32;
+        let ce_step = ce_count.wrapping_sub(last_ce);
+        if rx_step >= 1 << 31 {
+            Some(last_ce)
+        } else if ce_step > rx_step && ce_step < 1 << 31 {
+            None
+        } else {
+            Some(ce_count)
+        }
+    }
+
+    /// Spec §5.5 step 2: the RTT sample of an ACK echoing `echo_ts` at
+    /// `now`, taken only when it acknowledged something new (`new`: a data
+    /// packet, or the PROBE that ended a quarantine).
+    pub fn ack_rtt(now: u64, echo_ts: u64, new: bool) -> Option<u64> {
+        now.checked_sub(echo_ts).filter(|_| echo_ts > 0 && new)
+    }
+
     /// True when the path's CE or loss fraction has stayed above the limits.
     pub fn wants_repath(&self, ecn_limit: f32, loss_limit: f32) -> bool {
         self.samples >= 8

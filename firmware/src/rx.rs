@@ -193,6 +193,11 @@ impl RxStream {
         self.recvs.get(i as usize).filter(|_| i < 1 << 31)
     }
 
+    /// The MSN head: the oldest message not yet retired.
+    pub fn msn_head(&self) -> u32 {
+        self.next_msn
+    }
+
     /// True when `msn` is older than every message still tracked.
     pub fn is_completed(&self, msn: u32) -> bool {
         msn.wrapping_sub(self.next_msn) >= 1 << 31

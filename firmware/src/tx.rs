@@ -762,27 +762,19 @@ impl Tx {
         // Path part: every PSN reported received must have been sent. (A
         // NIC's ACK receiver has applied the path part already; refusing the
         // ACK here still keeps its connection part out.)
+        // CE marks counted since the newest ACK cannot outnumber the
+        // packets received since; an older ACK's count is ignored. (With
+        // the table in the NIC, its ACK receiver has made the same checks
+        // against the table itself; the view here may lag it, so only
+        // the first, which a lag cannot make fail, is repeated.)
         let v = *self.paths[i].view();
-        let highest = match ack.sack.highest() {
-            Some(b) => ack.path_cum.wrapping_add(1 + b),
-            None => ack.path_cum.wrapping_sub(1),
+        let step = if self.hardware_table {
+            1 << 31
+        } else {
+            rx_step
         };
-        let ahead = highest.wrapping_sub(v.una);
-        if ahead < 1 << 31 && ahead >= v.next_psn.wrapping_sub(v.una) {
-            return None;
-        }
+        let ce_count = v.ack_evidence(ack.path_cum, &ack.sack, ack.ce_count, step)?;
         if !self.hardware_table {
-            // CE marks counted since the newest ACK cannot outnumber the
-            // packets received since; an older ACK's count is ignored.
-            let last_ce = v.ce_marked as u32;
-            let ce_step = ack.ce_count.wrapping_sub(last_ce);
-            let ce_count = if !newest {
-                last_ce
-            } else if ce_step > rx_step && ce_step < 1 << 31 {
-                return None;
-            } else {
-                ack.ce_count
-            };
             let mut fates = core::mem::take(&mut self.fate_buf);
             fates.clear();
             let p = &mut self.paths[i];
@@ -792,9 +784,7 @@ impl Tx {
             // or repeated ACK echoes a timestamp whose packet was already
             // counted.
             let new = acked > 0 || (v.quarantined && !self.paths[i].view().quarantined);
-            let rtt = now
-                .checked_sub(ack.echo_ts)
-                .filter(|_| ack.echo_ts > 0 && new);
+            let rtt = PathView::ack_rtt(now, ack.echo_ts, new);
             let rto = self.rto(i);
             self.paths[i].on_ack_feedback(now, rtt, ce_count, acked, bytes, rto);
             progressed = self.apply_fates(i, FateOrigin::Ack, &fates, stats);

@@ -3,9 +3,10 @@
 //! `TxPath::on_ack_feedback` with the RTT from the echoed timestamp).
 //!
 //! [`AckRx`] taps the datagram stream entering the receive core (every
-//! beat the core takes) and keeps bytes 20..83 of each datagram (path PSN,
+//! beat the core takes) and keeps bytes 20..95 of each datagram (path PSN,
 //! timestamp, and the ACK extension's `conn_cum`, `path_cum`, SACK,
-//! `echo_ts`, `ce_count`) in a small pairing FIFO, one entry per datagram.
+//! `echo_ts`, `ce_count`, `rate_hint`, `credit`, `rx_count`) in a small
+//! pairing FIFO, one entry per datagram.
 //! The core's verdict events come out in datagram order, one per datagram,
 //! so each event pops its datagram's entry; the checks (ICRC, QP, state,
 //! peer, path) are the core's, not repeated here. An event with verdict 10
@@ -14,11 +15,19 @@
 //! entry's path PSN and timestamp must equal the event's (a guard on the
 //! pairing, counted in `cnt_pair_err` if it ever fails).
 //!
-//! From the queue, each ACK becomes the table's `Ack` (`path_cum`, SACK)
-//! and, in the cycle its result comes, `Feedback` (RTT = `now` −
-//! `echo_ts` when `echo_ts` > 0 and not ahead of `now`, saturated to 32
-//! bits; the ACK's `ce_count`; the packets the `Ack` acknowledged): the
-//! pair is atomic. The table's one operation port is shared with the
+//! At its turn the queue's head is first checked as the engine checks an
+//! ACK (spec §5.5 step 0, `PathView::ack_evidence`), against its slot's
+//! `una`, `next_psn` and last `ce_count` (the table's check port, `ck_*`)
+//! and the `rx_count` of the newest ACK applied on the slot (kept here,
+//! cleared when the slot is mapped): an ACK whose highest reported path
+//! PSN was never sent, or that as the newest counts more new CE marks
+//! than new packets, is refused (counted in `cnt_refused`) and changes
+//! nothing. Otherwise it becomes the table's `Ack` (`path_cum`, SACK) and,
+//! in the cycle its result comes, `Feedback` (RTT = `now` − `echo_ts` when
+//! `echo_ts` > 0 and not ahead of `now`, saturated to 32 bits, and only if
+//! the `Ack` acknowledged a data packet or ended the slot's quarantine;
+//! the ACK's `ce_count`, or the slot's last one when the ACK is not the
+//! newest; the packets the `Ack` acknowledged): the pair is atomic. The table's one operation port is shared with the
 //! firmware: at each idle point the firmware and the ACK queue take turns
 //! (one firmware operation, one ACK pair); a lone requester goes at once.
 //! `sel` tells the top to route the table's `op_*` inputs from this block;
@@ -38,8 +47,8 @@ use rust_hdl::prelude::*;
 /// First datagram byte kept (the base header's `path_psn`).
 pub const CAP_FIRST: usize = 20;
 
-/// Datagram bytes kept per datagram (through the ACK's `ce_count`).
-pub const CAP_BYTES: usize = 64;
+/// Datagram bytes kept per datagram (through the ACK's `rx_count`).
+pub const CAP_BYTES: usize = 76;
 
 /// The slot map: configuration entry `s` (`cfg_addr` = `s`, below the slot
 /// count) says which (local QPN, path) TX table slot `s` holds.
@@ -125,6 +134,17 @@ pub struct AckRx<const W: usize, const B: usize, const SB: usize> {
     pub a_op_ce_count: Signal<Out, Bits<32>>,
     /// `Feedback`: packets the `Ack` acknowledged.
     pub a_op_acked: Signal<Out, Bits<32>>,
+    /// The TX table slot whose state the evidence check reads (the queue
+    /// head's).
+    pub ck_slot: Signal<Out, Bits<SB>>,
+    /// That slot's `una`.
+    pub ck_una: Signal<In, Bits<32>>,
+    /// That slot's `next_psn`.
+    pub ck_next_psn: Signal<In, Bits<32>>,
+    /// That slot's last `ce_count` applied.
+    pub ck_last_ce: Signal<In, Bits<32>>,
+    /// That slot is quarantined.
+    pub ck_quarantined: Signal<In, Bit>,
     /// Pulse: an ACK was applied.
     pub m_done_valid: Signal<Out, Bit>,
     /// Its slot.
@@ -144,6 +164,10 @@ pub struct AckRx<const W: usize, const B: usize, const SB: usize> {
     /// Events whose path PSN or timestamp differed from the captured
     /// datagram's (not applied; 0 unless the pairing broke).
     pub cnt_pair_err: Signal<Out, Bits<32>>,
+    /// ACKs refused by the evidence check (spec §5.5 step 0): no table
+    /// operation, no `m_done_valid`; it counts in the cycle after the
+    /// refused ACK's turn.
+    pub cnt_refused: Signal<Out, Bits<32>>,
 }
 
 /// The capture statements: each beat's lanes that hold bytes
@@ -191,6 +215,7 @@ impl<const W: usize, const B: usize, const SB: usize> Logic for AckRx<W, B, SB> 
         self.a_op_rtt.connect();
         self.a_op_ce_count.connect();
         self.a_op_acked.connect();
+        self.ck_slot.connect();
         self.m_done_valid.connect();
         self.m_done_slot.connect();
         self.m_done_pkts.connect();
@@ -200,11 +225,13 @@ impl<const W: usize, const B: usize, const SB: usize> Logic for AckRx<W, B, SB> 
         self.cnt_unmapped.connect();
         self.cnt_overflow.connect();
         self.cnt_pair_err.connect();
+        self.cnt_refused.connect();
     }
 
     fn hdl(&self) -> Verilog {
         Verilog::Custom(
             include_str!("ack_rx.v.in")
+                .replace("@ACK_HIGH@", crate::helpers::ACK_HIGH_FN)
                 .replace("@CAPTURE@", capture_code(B).trim_end())
                 .replace("@NSLOTS@", &(1usize << SB).to_string())
                 .replace("@SWM1@", &(SB - 1).to_string()),

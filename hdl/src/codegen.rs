@@ -48,7 +48,9 @@ pub fn drop_reasons() -> String {
 /// `core_codes.rs`: the receive core's verdict codes and table map, taken
 /// from `metaroce_hdl::rx_place` so no user restates them.
 pub fn core_codes() -> String {
-    use crate::rx_place::{CONN_WINDOW, MRS, QPS, READS, RQ_SLOTS, RQ_STREAMS, Verdict, cfg};
+    use crate::rx_place::{
+        CONN_WINDOW, MRS, MSN_STREAMS, QPS, READS, RQ_SLOTS, RQ_STREAMS, Verdict, cfg,
+    };
     let mut rs = String::new();
     for v in Verdict::ALL {
         let name: String = format!("{v:?}")
@@ -92,6 +94,7 @@ pub fn core_codes() -> String {
         ("RQ_LEN_LKEY", cfg::RQ_LEN_LKEY),
         ("QP_READ_CTRL", cfg::qp_read(0, 0)),
         ("READ_ATOMIC_BIT", cfg::READ_ATOMIC_BIT),
+        ("MSN_HEADS", cfg::MSN_HEADS),
     ] {
         writeln!(
             rs,
@@ -105,12 +108,14 @@ pub fn core_codes() -> String {
          /// Posted receives per QP in the RTL's ring.\npub const RQ_SLOTS: u32 = {rq};\n\
          /// Streams per QP with a receive ring in the RTL.\npub const RQ_STREAMS: usize = {rqs};\n\
          /// Outstanding-READ entries per QP.\npub const READS: usize = {reads};\n\
+         /// Streams per QP with an MSN head in the RTL.\npub const MSN_STREAMS: usize = {msn_streams};\n\
          /// QP table entries.\npub const QPS: usize = {qps};\n\
          /// MR table entries.\npub const MRS: usize = {mrs};\n\
          /// `rx_place::cfg::addr`.\npub const fn cfg_addr(table: u8, entry: u8, word: u8) -> u8 {{ table << 6 | entry << 4 | word }}",
         rq = RQ_SLOTS,
         rqs = RQ_STREAMS,
         reads = READS,
+        msn_streams = MSN_STREAMS,
         qps = QPS,
         mrs = MRS,
     )

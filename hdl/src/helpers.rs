@@ -9,6 +9,11 @@ use rust_hdl::prelude::*;
 /// for the path tracker's and the connection window's bitmaps.
 pub(crate) const LEAD_ONES_FN: &str = include_str!("lead_ones.v.in");
 
+/// Verilog functions `top_bit(sack)` and `ack_high(cum, sack)`: the highest
+/// path PSN an ACK reports (`ack_high.v.in`), for the TX table's walk and
+/// the ACK receiver's evidence check.
+pub(crate) const ACK_HIGH_FN: &str = include_str!("ack_high.v.in");
+
 /// Reverses the byte order of a `W`-bit word (`B = W / 8` bytes).
 ///
 /// AXI-Stream puts the first byte of a beat in lane 0 (`tdata[7:0]`); after

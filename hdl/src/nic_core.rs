@@ -338,6 +338,10 @@ pub struct NicCore<const W: usize, const B: usize> {
     pub ackrx_cnt_overflow: Signal<Out, Bits<32>>,
     /// ACKs not applied because the event did not match the tapped datagram.
     pub ackrx_cnt_pair_err: Signal<Out, Bits<32>>,
+    /// ACKs the ACK receiver refused as impossible (spec §5.5 step 0;
+    /// nothing applied, no `m_ackrx_valid`); it counts in the cycle after
+    /// the refused ACK's turn.
+    pub ackrx_cnt_refused: Signal<Out, Bits<32>>,
     /// Firmware receive queue: the bytes of a datagram handed up (verdict 10).
     pub m_fw_tdata: Signal<Out, Bits<W>>,
     /// Firmware receive queue: byte enables (packed).
@@ -583,6 +587,12 @@ impl<const W: usize, const B: usize> Logic for NicCore<W, B> {
         self.ackrx.t_res_valid.next = self.paths.res_valid.val();
         self.ackrx.t_res_pkts.next = self.paths.res_pkts.val();
         self.ackrx.t_res_bytes.next = self.paths.res_bytes.val();
+        self.paths.ck_slot.next = self.ackrx.ck_slot.val();
+        self.ackrx.ck_una.next = self.paths.ck_una.val();
+        self.ackrx.ck_next_psn.next = self.paths.ck_next_psn.val();
+        self.ackrx.ck_last_ce.next = self.paths.ck_last_ce.val();
+        self.ackrx.ck_quarantined.next = self.paths.ck_quarantined.val();
+        self.ackrx_cnt_refused.next = self.ackrx.cnt_refused.val();
         self.m_fate_hw.next = self.ackrx.busy.val();
         self.m_ackrx_valid.next = self.ackrx.m_done_valid.val();
         self.m_ackrx_slot.next = self.ackrx.m_done_slot.val();

@@ -336,6 +336,7 @@ impl<const W: usize, const B: usize> Logic for NicDevice<W, B> {
         self.hif.c_ackrx_cnt_unmapped.next = self.core.ackrx_cnt_unmapped.val();
         self.hif.c_ackrx_cnt_overflow.next = self.core.ackrx_cnt_overflow.val();
         self.hif.c_ackrx_cnt_pair_err.next = self.core.ackrx_cnt_pair_err.val();
+        self.hif.c_ackrx_cnt_refused.next = self.core.ackrx_cnt_refused.val();
         self.hif.c_m_fw_tdata.next = self.core.m_fw_tdata.val();
         self.hif.c_m_fw_tkeep.next = self.core.m_fw_tkeep.val();
         self.hif.c_m_fw_tvalid.next = self.core.m_fw_tvalid.val();

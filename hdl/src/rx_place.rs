@@ -24,6 +24,7 @@
 //! | 12 | connection PSN beyond the 256-PSN receive window | `conn_window` |
 //! | 13 | payload > MTU, or offset + payload > message length; READ request with a payload or offset; atomic request whose payload is not its operands (8 bytes, 16 for COMPARE_SWAP), offset ≠ 0 or message length ≠ 8 | `bad_length` |
 //! | 21 | READ_RESP or ATOMIC_RESP with a new connection PSN: no outstanding READ (atomic) with its (stream, MSN), or its message length or range does not fit it; dropped untracked, PSN not accepted (spec §6.8) | `unexpected_response` |
+//! | 23 | WRITE, WRITE_IMM, SEND/SEND_IMM, READ request or atomic request with a new connection PSN whose MSN is 256 or more after its stream's MSN head (the firmware writes the heads, [`cfg::MSN_HEADS`]); dropped untracked, PSN not accepted (spec §6.5) | `msn_window` |
 //! | 16 | path PSN 2^30 or more beyond the path's cumulative PSN (also for a PROBE) | `path_window` |
 //! | 14 | connection PSN accepted before: not placed again | `stats.duplicates` |
 //! | 15 | WRITE, WRITE_IMM: rkey unknown, other PD, range outside the MR, or no REMOTE_WRITE (READ request: REMOTE_READ over the message; atomic request: REMOTE_ATOMIC over its 8 bytes) | `remote_access` |
@@ -59,7 +60,7 @@
 //! Not checked here (the engine does it; see `docs/hardware.md`): message
 //! consistency (`bad_format` for a WRITE, WRITE_IMM or SEND whose MSN was
 //! seen with another opcode or length, or a new packet of a completed
-//! message).
+//! message, i.e. an MSN before its stream's head).
 //!
 //! The verdict event (`m_ev_*`, the cycle after S1) carries what the path
 //! tracker and the firmware need: `m_ev_track` (the engine path-tracks the
@@ -127,9 +128,12 @@ pub const RQ_SLOTS: usize = 8;
 pub const RQ_STREAMS: usize = 4;
 /// Outstanding-READ entries per QP.
 pub const READS: usize = 2;
+/// Streams per QP with an MSN head in the RTL (0..MSN_STREAMS): the
+/// firmware gives a QP on the hardware data path at most this many.
+pub const MSN_STREAMS: usize = 16;
 // `rx_place.v.in` and the map are written for these sizes (slot, stream
 // and entry indices, the QP words 9–14, the ring addresses).
-const _: () = assert!(RQ_SLOTS == 8 && RQ_STREAMS == 4 && READS == 2);
+const _: () = assert!(RQ_SLOTS == 8 && RQ_STREAMS == 4 && READS == 2 && MSN_STREAMS == 16);
 
 /// Table write port map (9-bit `cfg_addr`): `table << 6 | entry << 4 |
 /// word` ([`addr`](cfg::addr)) for the QP, MR, global and ring-control
@@ -147,6 +151,14 @@ pub mod cfg {
     /// Not cleared by reset: the firmware writes every stream's word when
     /// it sets a QP entry up.
     pub const RQ: u8 = 3;
+    /// Word of table [`RQ`] (entry = QP slot) holding the MSN heads of
+    /// streams 0 and 1 (bits 31..0, 63..32); word `MSN_HEADS + k` holds
+    /// streams `2k` and `2k + 1`, up to [`super::MSN_STREAMS`]. The head is
+    /// the stream's oldest message not yet retired (the engine's
+    /// `Nic::msn_head`). Not cleared by reset: the firmware writes every
+    /// word when it sets a QP entry up, and a word again when one of its
+    /// heads moves.
+    pub const MSN_HEADS: u8 = 8;
     /// Receive-ring slot word: the receive's SGE address.
     pub const RQ_ADDR: u8 = 0;
     /// Receive-ring slot word: bits 31..0 the SGE length, bits 63..32 its lkey.
@@ -270,11 +282,15 @@ pub enum Verdict {
     /// READ_RESP matched to its READ: its lkey check failed; the READ fails,
     /// the QP goes to ERR.
     BadResponse = 22,
+    /// A new message packet (not a response) whose MSN is [`CONN_WINDOW`]
+    /// or more after its stream's MSN head ([`cfg::MSN_HEADS`]): dropped
+    /// untracked, PSN not accepted (spec §6.5).
+    MsnWindow = 23,
 }
 
 impl Verdict {
     /// Every verdict, by code.
-    pub const ALL: [Verdict; 23] = [
+    pub const ALL: [Verdict; 24] = [
         Self::Placed,
         Self::Truncated,
         Self::BadVersion,
@@ -298,6 +314,7 @@ impl Verdict {
         Self::RemoteOperational,
         Self::UnexpectedResponse,
         Self::BadResponse,
+        Self::MsnWindow,
     ];
 
     /// The verdict with code `code` (5 bits).
@@ -559,6 +576,9 @@ impl<const W: usize, const B: usize> Logic for RxPlace<W, B> {
             RQS = RQ_STREAMS,
             SB = RQ_STREAMS.trailing_zeros(),
             SBM1 = RQ_STREAMS.trailing_zeros() - 1,
+            HS = MSN_STREAMS,
+            HBM1 = MSN_STREAMS.trailing_zeros() - 1,
+            CW = CONN_WINDOW,
             LEAD_ONES = crate::helpers::LEAD_ONES_FN,
         ))
     }

@@ -24,7 +24,10 @@
 //! * `cap_slot` in; `cap_view` out: a second read of the same fields (all
 //!   but `can_send`) packed into [`VIEW_BITS`] bits, for the host interface
 //!   to capture a slot in the cycle an operation's result appears while the
-//!   `rd_*` port stays the register port's (`docs/hardware.md` §18).
+//!   `rd_*` port stays the register port's (`docs/hardware.md` §18);
+//! * `ck_slot` in; `ck_una`, `ck_next_psn`, `ck_last_ce`, `ck_quarantined`
+//!   out: a third read, of what the ACK receiver's evidence check (spec
+//!   §5.5 step 0) needs (`docs/hardware.md` §16).
 //!
 //! RTO timers, RACK's timing, probe scheduling and congestion control stay
 //! in the firmware; the window is a register it writes ([`TxOp::Window`]),
@@ -103,6 +106,7 @@ pub fn tx_path_verilog(slots: usize) -> String {
     let bits = slots.trailing_zeros() as usize;
     let ring_bits = RING.trailing_zeros() as usize;
     include_str!("tx_path.v.in")
+        .replace("@ACK_HIGH@", crate::helpers::ACK_HIGH_FN)
         .replace("@NSLOTS@", &slots.to_string())
         .replace("@SWM1@", &(bits - 1).to_string())
         .replace("@AWM1@", &(bits + ring_bits - 1).to_string())
@@ -213,6 +217,16 @@ pub struct TxPathTable<const SB: usize> {
     pub cap_slot: Signal<In, Bits<SB>>,
     /// Capture port: the slot's fields packed ([`VIEW_BITS`]).
     pub cap_view: Signal<Out, Bits<VIEW_BITS>>,
+    /// Slot the check port shows (the ACK receiver's).
+    pub ck_slot: Signal<In, Bits<SB>>,
+    /// Check port: `una`.
+    pub ck_una: Signal<Out, Bits<32>>,
+    /// Check port: `next_psn`.
+    pub ck_next_psn: Signal<Out, Bits<32>>,
+    /// Check port: the last `ce_count` applied.
+    pub ck_last_ce: Signal<Out, Bits<32>>,
+    /// Check port: quarantined.
+    pub ck_quarantined: Signal<Out, Bit>,
 }
 
 impl<const SB: usize> Logic for TxPathTable<SB> {
@@ -251,11 +265,15 @@ impl<const SB: usize> Logic for TxPathTable<SB> {
         self.rd_backoff.connect();
         self.rd_can_send.connect();
         self.cap_view.connect();
+        self.ck_una.connect();
+        self.ck_next_psn.connect();
+        self.ck_last_ce.connect();
+        self.ck_quarantined.connect();
     }
 
     fn hdl(&self) -> Verilog {
         Verilog::Wrapper(Wrapper {
-            code: "tx_path_table t(.clock(clock), .rst(rst), .op_valid(op_valid), .op_ready(op_ready), .op_code(op_code), .op_slot(op_slot), .op_psn(op_psn), .op_len(op_len), .op_probe(op_probe), .op_retx(op_retx), .op_sack(op_sack), .op_rtt_valid(op_rtt_valid), .op_rtt(op_rtt), .op_ce_count(op_ce_count), .op_acked(op_acked), .op_value(op_value), .res_valid(res_valid), .res_ok(res_ok), .res_psn(res_psn), .res_pkts(res_pkts), .res_bytes(res_bytes), .m_fate_valid(m_fate_valid), .m_fate_ready(m_fate_ready), .m_fate_lost(m_fate_lost), .m_fate_conn_psn(m_fate_conn_psn), .rd_slot(rd_slot), .rd_len(rd_len), .rd_entropy(rd_entropy), .rd_next_psn(rd_next_psn), .rd_una(rd_una), .rd_inflight(rd_inflight), .rd_window(rd_window), .rd_srtt(rd_srtt), .rd_rttvar(rd_rttvar), .rd_rtt_valid(rd_rtt_valid), .rd_ecn_ewma(rd_ecn_ewma), .rd_loss_ewma(rd_loss_ewma), .rd_samples(rd_samples), .rd_sent(rd_sent), .rd_retransmitted(rd_retransmitted), .rd_acked(rd_acked), .rd_lost(rd_lost), .rd_ce_marked(rd_ce_marked), .rd_repaths(rd_repaths), .rd_timeouts(rd_timeouts), .rd_quarantined(rd_quarantined), .rd_backoff(rd_backoff), .rd_can_send(rd_can_send), .cap_slot(cap_slot), .cap_view(cap_view));\n".into(),
+            code: "tx_path_table t(.clock(clock), .rst(rst), .op_valid(op_valid), .op_ready(op_ready), .op_code(op_code), .op_slot(op_slot), .op_psn(op_psn), .op_len(op_len), .op_probe(op_probe), .op_retx(op_retx), .op_sack(op_sack), .op_rtt_valid(op_rtt_valid), .op_rtt(op_rtt), .op_ce_count(op_ce_count), .op_acked(op_acked), .op_value(op_value), .res_valid(res_valid), .res_ok(res_ok), .res_psn(res_psn), .res_pkts(res_pkts), .res_bytes(res_bytes), .m_fate_valid(m_fate_valid), .m_fate_ready(m_fate_ready), .m_fate_lost(m_fate_lost), .m_fate_conn_psn(m_fate_conn_psn), .rd_slot(rd_slot), .rd_len(rd_len), .rd_entropy(rd_entropy), .rd_next_psn(rd_next_psn), .rd_una(rd_una), .rd_inflight(rd_inflight), .rd_window(rd_window), .rd_srtt(rd_srtt), .rd_rttvar(rd_rttvar), .rd_rtt_valid(rd_rtt_valid), .rd_ecn_ewma(rd_ecn_ewma), .rd_loss_ewma(rd_loss_ewma), .rd_samples(rd_samples), .rd_sent(rd_sent), .rd_retransmitted(rd_retransmitted), .rd_acked(rd_acked), .rd_lost(rd_lost), .rd_ce_marked(rd_ce_marked), .rd_repaths(rd_repaths), .rd_timeouts(rd_timeouts), .rd_quarantined(rd_quarantined), .rd_backoff(rd_backoff), .rd_can_send(rd_can_send), .cap_slot(cap_slot), .cap_view(cap_view), .ck_slot(ck_slot), .ck_una(ck_una), .ck_next_psn(ck_next_psn), .ck_last_ce(ck_last_ce), .ck_quarantined(ck_quarantined));\n".into(),
             cores: tx_path_verilog(1 << SB).replace("module top(", "module tx_path_table("),
         })
     }

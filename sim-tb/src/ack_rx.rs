@@ -14,14 +14,21 @@
 //! ones), in the same cycles as the firmware's operations, mixed with
 //! hostile variants that must change nothing (a flipped bit: bad ICRC; an
 //! unknown destination QPN; a wrong source QPN; an unmapped path, ICRCs
-//! recomputed) and PROBEs from the peer (other events in the stream).
+//! recomputed), forged ACKs that pass the core's checks and meet the
+//! evidence check of spec §5.5 step 0 (a path PSN never sent, a CE count
+//! far ahead of the receive count, the same on an older receive count)
+//! and PROBEs from the peer (other events in the stream).
 //!
 //! The RTL decides the order in which firmware operations and ACKs reach
 //! the table; the bench replays that order on the engine: a firmware
-//! operation with `Golden::apply`, an applied ACK (`m_ackrx_*`) with the
-//! engine's `TxPath::on_ack` then `on_ack_feedback`, with the fields
-//! `metaroce-proto` parses from the datagram and the RTT the engine's
-//! `Tx::on_ack` takes (`now − echo_ts` when `echo_ts > 0`). It compares
+//! operation with `Golden::apply`; an ACK's turn (`m_ackrx_valid`, or
+//! `ackrx_cnt_refused` counting up) with the engine's evidence check
+//! (`PathView::ack_evidence`, with the `rx_count` of the newest ACK
+//! applied on the slot), which must agree with the RTL's, then for an
+//! applied ACK `TxPath::on_ack` and `on_ack_feedback`, with the fields
+//! `metaroce-proto` parses from the datagram, the CE count the check
+//! gives and the RTT the engine's `Tx::on_ack` takes (`now − echo_ts`
+//! when `echo_ts > 0` and the ACK acknowledged something new). It compares
 //! each result (path PSN, packets, bytes, fate events in order and their
 //! `m_fate_hw` flag, the ACK's slot and `conn_cum`), then every field of
 //! every slot ([`tx_path::diff_state`]), and at the end the counters.
@@ -29,7 +36,7 @@
 use std::collections::VecDeque;
 use std::net::{IpAddr, Ipv4Addr};
 
-use metaroce_firmware::SlotFate;
+use metaroce_firmware::{PathView, SlotFate};
 use metaroce_proto::{AckRepr, Ext, Flags, Opcode, Packet, PseudoHeader, Repr};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
@@ -76,6 +83,13 @@ pub struct AckRxRun {
     pub acks_applied: u64,
     /// Hostile ACK frames: bad ICRC, unknown QPN, wrong peer QPN, unmapped path.
     pub hostile: [u64; 4],
+    /// Forged ACKs that pass the receive core's checks (counted in
+    /// `acks_fed`): a path PSN never sent, a CE count far ahead of the
+    /// receive count, the same on an older receive count.
+    pub forged: [u64; 3],
+    /// ACKs the RTL refused (`ackrx_cnt_refused` counting up), each one
+    /// the engine refuses (spec §5.5 step 0).
+    pub refused: u64,
     /// PROBEs from the peer mixed in (other events).
     pub probes: u64,
     /// Firmware operations run concurrently with the ACKs.
@@ -130,8 +144,8 @@ struct Ports {
     done_pkts: Port,
     done_bytes: Port,
     done_conn_cum: Port,
-    /// `ackrx_cnt_applied`, `_unmapped`, `_overflow`, `_pair_err`.
-    cnt: [Port; 4],
+    /// `ackrx_cnt_applied`, `_unmapped`, `_overflow`, `_pair_err`, `_refused`.
+    cnt: [Port; 5],
 }
 
 impl Ports {
@@ -169,6 +183,7 @@ impl Ports {
                 s.port("ackrx_cnt_unmapped")?,
                 s.port("ackrx_cnt_overflow")?,
                 s.port("ackrx_cnt_pair_err")?,
+                s.port("ackrx_cnt_refused")?,
             ],
         })
     }
@@ -180,9 +195,12 @@ enum Done {
     Fw(usize, Op, OpResult),
     /// An ACK the hardware applied: slot, packets, bytes, `conn_cum`, fates.
     Hw(usize, u32, u32, u32, Vec<SlotFate>),
+    /// An ACK the hardware refused (spec §5.5 step 0).
+    Refused,
 }
 
-/// A fed ACK the RTL must apply: its slot and the engine's parse of it.
+/// A fed ACK the RTL must apply or refuse (as the engine decides when its
+/// turn comes): its slot and the engine's parse of it.
 struct Expected {
     slot: usize,
     ack: AckRepr,
@@ -202,6 +220,9 @@ struct World {
     next_conn_psn: u32,
     now_ns: u64,
     rtl_window: Vec<u32>,
+    /// Per slot: `rx_count` of the newest ACK applied (the engine's
+    /// `Tx::ack_rx_count`).
+    last_rx: Vec<u32>,
 }
 
 /// One round's input.
@@ -217,8 +238,12 @@ struct Round {
 const DST_QPN_AT: usize = 4;
 const SRC_QPN_AT: usize = 8;
 const PATH_AT: usize = 14;
-/// Offset of the ACK extension's `echo_ts` (`metaroce_proto::AckHeader`).
+/// Offsets of the ACK extension's `path_cum`, `echo_ts`, `ce_count` and
+/// `rx_count` (`metaroce_proto::AckHeader`).
+const PATH_CUM_AT: usize = metaroce_proto::BASE_LEN + 4;
 const ECHO_TS_AT: usize = metaroce_proto::BASE_LEN + 40;
+const CE_COUNT_AT: usize = metaroce_proto::BASE_LEN + 48;
+const RX_COUNT_AT: usize = metaroce_proto::BASE_LEN + 60;
 
 impl World {
     fn new(seed: u64) -> Self {
@@ -231,6 +256,7 @@ impl World {
             next_conn_psn: 0,
             now_ns: 1_000_000,
             rtl_window: vec![0; SLOTS],
+            last_rx: vec![0; SLOTS],
         }
     }
 
@@ -334,6 +360,9 @@ impl World {
                 if self.rng.gen_bool(0.1) {
                     self.hostile(s.bytes.clone(), pseudo, r, run);
                 }
+                if self.rng.gen_bool(0.06) {
+                    self.forged(slot, s.bytes.clone(), pseudo, r, run);
+                }
                 let mut bytes = s.bytes;
                 let kind = if self.rng.gen_bool(0.03) {
                     // A valid ACK whose echoed timestamp gives no RTT
@@ -415,6 +444,46 @@ impl World {
         }
         run.hostile[kind] += 1;
         r.frames.push(ipv4_frame(&Frame { bytes, pseudo }, 0));
+    }
+
+    /// A forged ACK that passes the receive core's checks (ICRC
+    /// recomputed), which the engine refuses or applies without its CE
+    /// count (spec §5.5 step 0): a path PSN never sent (`path_cum` at least
+    /// 300 beyond what the path has sent: a round sends far fewer), a CE
+    /// count 2^20 ahead of the receive count, or the same on a receive
+    /// count 2^20 back (not the newest: applied, its CE count ignored).
+    fn forged(
+        &mut self,
+        slot: usize,
+        mut bytes: Vec<u8>,
+        pseudo: PseudoHeader,
+        r: &mut Round,
+        run: &mut AckRxRun,
+    ) {
+        let get = |b: &[u8], at: usize| u32::from_be_bytes(b[at..at + 4].try_into().expect("4"));
+        let put =
+            |b: &mut Vec<u8>, at: usize, v: u32| b[at..at + 4].copy_from_slice(&v.to_be_bytes());
+        let kind = self.rng.gen_range(0..3);
+        match kind {
+            0 => {
+                let next = self.gold[slot].path().view().next_psn;
+                let cum = next.wrapping_add(300 + self.rng.gen_range(0..1 << 20));
+                put(&mut bytes, PATH_CUM_AT, cum);
+            }
+            _ => {
+                let ce =
+                    get(&bytes, CE_COUNT_AT).wrapping_add((1 << 20) + self.rng.gen_range(0..1000));
+                put(&mut bytes, CE_COUNT_AT, ce);
+                if kind == 2 {
+                    let rx = get(&bytes, RX_COUNT_AT).wrapping_sub(1 << 20);
+                    put(&mut bytes, RX_COUNT_AT, rx);
+                }
+            }
+        }
+        Packet::new_unchecked(&mut bytes[..]).fill_icrc(&pseudo);
+        run.forged[kind] += 1;
+        let what = ["forged-unsent", "forged-ce", "forged-old-ce"][kind];
+        self.feed_valid(slot, bytes, pseudo, what, r);
     }
 
     /// A PROBE from the peer to one of our QPs (verdict PROBE: another
@@ -531,6 +600,7 @@ impl Bench {
         let mut waited = 0u64;
         let mut fates: [Vec<SlotFate>; 2] = [Vec::new(), Vec::new()];
         let mut applied = 0usize;
+        let mut seen_refused = self.tb.sim().get(p.cnt[4]);
         let mut quiet = 0u64;
         let want_applied = r.expected.len();
         let mut cycle = 0u64;
@@ -626,6 +696,14 @@ impl Bench {
                 issued = false;
                 active = true;
             }
+            // A refusal counts in the cycle after the ACK's turn.
+            let refused = sim.get(p.cnt[4]);
+            if refused != seen_refused {
+                seen_refused = refused;
+                done.push(Done::Refused);
+                applied += 1;
+                active = true;
+            }
             if sim.get(p.done_valid) == 1 {
                 done.push(Done::Hw(
                     sim.get(p.done_slot) as usize,
@@ -687,22 +765,42 @@ fn replay(w: &mut World, r: &mut Round, done: Vec<Done>, run: &mut AckRxRun) {
                     w.net[slot].push((got.psn, now));
                 }
             }
-            Done::Hw(slot, pkts, bytes, conn_cum, fates) => {
-                run.acks_applied += 1;
+            Done::Refused | Done::Hw(..) => {
                 let Some(e) = r.expected.pop_front() else {
                     run.mismatches.push(format!(
-                        "round {}: ACK applied to slot {slot} that the RTL must not apply",
+                        "round {}: ACK settled that the RTL must not take",
                         run.rounds
                     ));
                     continue;
                 };
                 let tag = format!("round {} {} (slot {})", run.rounds, e.what, e.slot);
+                let ack = e.ack;
+                // `Tx::on_ack`'s evidence check (spec §5.5 step 0).
+                let v = *w.gold[e.slot].path().view();
+                let rx_step = ack.rx_count.wrapping_sub(w.last_rx[e.slot]);
+                let evidence = v.ack_evidence(ack.path_cum, &ack.sack, ack.ce_count, rx_step);
+                let Done::Hw(slot, pkts, bytes, conn_cum, fates) = d else {
+                    run.refused += 1;
+                    if evidence.is_some() {
+                        run.mismatches
+                            .push(format!("{tag}: refused, the engine applies it"));
+                    }
+                    continue;
+                };
+                run.acks_applied += 1;
                 if slot != e.slot {
                     run.mismatches
                         .push(format!("{tag}: applied to slot {slot}"));
                     continue;
                 }
-                let ack = e.ack;
+                let Some(ce_count) = evidence else {
+                    run.mismatches
+                        .push(format!("{tag}: applied, the engine refuses it"));
+                    continue;
+                };
+                if rx_step < 1 << 31 {
+                    w.last_rx[slot] = ack.rx_count;
+                }
                 let want = w.gold[slot].apply(
                     &Op::Ack {
                         path_cum: ack.path_cum,
@@ -729,14 +827,16 @@ fn replay(w: &mut World, r: &mut Round, done: Vec<Done>, run: &mut AckRxRun) {
                         ack.conn_cum
                     ));
                 }
-                // `Tx::on_ack`: the RTT sample from the echoed timestamp
-                // (the RTL saturates at 2^32 - 1 ns; this traffic stays far below).
-                let rtt = now.checked_sub(ack.echo_ts).filter(|_| ack.echo_ts > 0);
+                // `Tx::on_ack`: the RTT sample from the echoed timestamp,
+                // only when the ACK acknowledged something new (the RTL
+                // saturates at 2^32 - 1 ns; this traffic stays far below).
+                let ended = v.quarantined && !w.gold[slot].path().view().quarantined;
+                let rtt = PathView::ack_rtt(now, ack.echo_ts, want.pkts > 0 || ended);
                 run.rtt_samples += u64::from(rtt.is_some());
                 w.gold[slot].apply(
                     &Op::Feedback {
                         rtt_ns: rtt.map(|t| u32::try_from(t).unwrap_or(u32::MAX)),
-                        ce_count: ack.ce_count,
+                        ce_count,
                         acked: want.pkts,
                         bytes: want.bytes,
                     },
@@ -812,8 +912,8 @@ pub fn run_against_engine(rounds: u64, seed: u64) -> Result<AckRxRun, SimError> 
     run.mismatches.extend_from_slice(b.tb.capture_errors());
     let (p, sim) = (&b.p, b.tb.sim());
     let got = p.cnt.map(|c| sim.get(c));
-    let want = [run.acks_applied, run.hostile[3], 0, 0];
-    for (i, name) in ["applied", "unmapped", "overflow", "pair_err"]
+    let want = [run.acks_applied, run.hostile[3], 0, 0, run.refused];
+    for (i, name) in ["applied", "unmapped", "overflow", "pair_err", "refused"]
         .iter()
         .enumerate()
     {

@@ -36,7 +36,7 @@ use std::path::Path;
 use metaroce_proto::{Flags, Opcode, Packet, Repr};
 
 pub use crate::core_check::Family;
-use crate::core_check::{CoreRun, RxCase, rx_knobs};
+use crate::core_check::{CoreRun, HeadMirror, RxCase, rx_knobs};
 use crate::rx_core::{AckOut, Input, RxCoreTb};
 use crate::tx_build::{Addresses, NIC_CORE_TX_CFG, TxFeeder, configure, configure_local_ip6};
 use crate::tx_check::{EngineItems, compare, tx_knobs};
@@ -177,19 +177,21 @@ pub fn run_against_engines_in(
     ];
 
     let mut tx_knob = tx_knobs(seed, backpressure);
-    let mut feeder = TxFeeder::new(
+    let feeder = TxFeeder::new(
         tb.sim(),
         NIC_CORE_TX_CFG,
         &items,
         &mut pair.a.mem,
         &mut tx_knob,
     )?;
+    // The firmware writes the receive streams' MSN heads as they move.
+    let mut side = HeadMirror::new(tb.sim(), feeder, family, &case.frames, &case.ce)?;
     let mut knobs = rx_knobs(seed, backpressure);
     let wire = tb.wire(&case.frames, &case.ce);
     let started = crate::SimTimer::start();
-    let mut out = tb.run_with(&case.frames, &wire, &case.ce, &mut knobs, &mut feeder);
+    let mut out = tb.run_with(&case.frames, &wire, &case.ce, &mut knobs, &mut side);
     let sim_secs = started.secs();
-    let (feed_errors, _) = feeder.finish(tb.sim());
+    let (feed_errors, _) = side.into_inner().finish(tb.sim());
 
     // Split the MAC TX port's frames by source, keeping each source's order.
     let mut run = NicCoreRun {

@@ -20,7 +20,7 @@ fn received_acks_update_the_table_as_the_engine() {
     };
     println!(
         "{} rounds in {:.1} s, {} cycles: {} ACKs fed ({} stale), {} applied ({:.1} table cycles each, event to m_fate_hw {} cycles at best), {} RTT samples, \
-         hostile bad-ICRC/unknown-QP/wrong-peer/unmapped-path {:?}, {} peer PROBEs, \
+         hostile bad-ICRC/unknown-QP/wrong-peer/unmapped-path {:?}, forged unsent/CE/old-CE {:?} ({} refused), {} peer PROBEs, \
          {} firmware ops ({} waited for the table, longest {} cycles), hardware fates acked/lost {:?}, \
          {} slot read-backs ({} fields), {} mismatches",
         run.rounds,
@@ -33,6 +33,8 @@ fn received_acks_update_the_table_as_the_engine() {
         run.ev_to_busy_min,
         run.rtt_samples,
         run.hostile,
+        run.forged,
+        run.refused,
         run.probes,
         run.fw_ops,
         run.fw_waited,
@@ -45,4 +47,8 @@ fn received_acks_update_the_table_as_the_engine() {
     assert_no_mismatches("ACK receiver", &run.mismatches);
     assert!(run.acks_applied > 1000 && run.fw_waited > 100);
     assert!(run.hostile.iter().all(|&n| n > 20));
+    // Every forged kind met, and the refused ones were refused (each
+    // refusal is one the engine makes; the unsent and CE kinds always are).
+    assert!(run.forged.iter().all(|&n| n > 20));
+    assert!(run.refused >= run.forged[0] + run.forged[1]);
 }

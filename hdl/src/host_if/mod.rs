@@ -479,6 +479,8 @@ pub struct HostIf<const W: usize, const B: usize> {
     pub c_ackrx_cnt_overflow: Signal<In, Bits<32>>,
     /// Core side: `NicCore::ackrx_cnt_pair_err`.
     pub c_ackrx_cnt_pair_err: Signal<In, Bits<32>>,
+    /// Core side: `NicCore::ackrx_cnt_refused`.
+    pub c_ackrx_cnt_refused: Signal<In, Bits<32>>,
     /// Core side: `NicCore::m_fw_tdata`.
     pub c_m_fw_tdata: Signal<In, Bits<W>>,
     /// Core side: `NicCore::m_fw_tkeep`.

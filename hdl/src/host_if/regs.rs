@@ -21,7 +21,7 @@ pub const BAR_BYTES: u32 = 1 << 16;
 
 /// Version of the register map (the ID block's `MAP_VERSION`): bumped on
 /// any change a driver could notice.
-pub const MAP_VERSION: u32 = 2;
+pub const MAP_VERSION: u32 = 3;
 
 /// How the host may access a register and where its value comes from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -330,6 +330,12 @@ const CNT_REGS: &[Reg] = &[
         0x64,
         "cnt_txq_ops",
         "TX table operations taken from the TX queue (kind 2)",
+    ),
+    ro(
+        "ACKRX_REFUSED",
+        0x68,
+        "c_ackrx_cnt_refused",
+        "ACKs the ACK receiver refused as impossible (spec §5.5 step 0)",
     ),
 ];
 

@@ -145,6 +145,7 @@ pub fn count_refusal(code: u8, drops: &mut Drops) {
         V_CONN_WINDOW => &mut drops.conn_window,
         V_BAD_LENGTH => &mut drops.bad_length,
         V_PATH_WINDOW => &mut drops.path_window,
+        V_MSN_WINDOW => &mut drops.msn_window,
         _ => return,
     };
     *counter += 1;
@@ -546,6 +547,8 @@ struct QpEntry {
     reads: [Option<(u16, u32)>; READS],
     /// ACK rate hint written.
     rate: u32,
+    /// MSN-head words written ([`msn_head_words`]).
+    heads: [u64; MSN_STREAMS / 2],
 }
 
 /// Why a table could not follow the engine.
@@ -732,7 +735,12 @@ impl Tables {
         for k in 0..READS as u8 {
             sink(cfg_addr(CFG_QP, e8, QP_READ_CTRL + 3 * k).into(), 0);
         }
+        let heads = msn_head_words(nic, qpn, e);
+        for &(a, d) in &heads {
+            sink(a, d);
+        }
         if let Some(entry) = self.qps[e].as_mut() {
+            entry.heads = heads.map(|(_, d)| d);
             entry.rings = [(0, 0, 0); RQ_STREAMS];
             entry.reads = [None; READS];
             entry.rate = rate;
@@ -740,8 +748,8 @@ impl Tables {
         }
     }
 
-    /// Brings the RTL's QP states, receive rings, READ entries and ACK rate hints up
-    /// to the engine's (see the module docs for the write order).
+    /// Brings the RTL's QP states, receive rings, MSN heads, READ entries and ACK rate
+    /// hints up to the engine's (see the module docs for the write order).
     pub fn sync(&mut self, nic: &mut Nic, now: u64, sink: CfgSink<'_>) {
         for e in 0..QPS {
             let Some(entry) = self.qps[e].clone() else {
@@ -755,6 +763,12 @@ impl Tables {
             }
             let mut entry = entry;
             self.sync_rings(nic, e, &mut entry, sink);
+            for (k, (a, d)) in msn_head_words(nic, entry.qpn, e).into_iter().enumerate() {
+                if entry.heads[k] != d {
+                    sink(a, d);
+                    entry.heads[k] = d;
+                }
+            }
             if self.sync_reads(nic, e, &mut entry, sink).is_err() {
                 self.errors += 1;
             }
@@ -915,6 +929,19 @@ impl Tables {
     }
 }
 
+/// The RTL's MSN-head words of QP entry `e` for the engine's QP `qpn` (spec §6.5):
+/// word `MSN_HEADS + k` holds the heads of streams `2k` (bits 31..0) and `2k + 1`
+/// (bits 63..32), 0 for a stream the QP does not have.
+pub fn msn_head_words(nic: &Nic, qpn: u32, e: usize) -> [(u16, u64); MSN_STREAMS / 2] {
+    let head = |s: usize| u64::from(nic.msn_head(qpn, s as u16).unwrap_or(0));
+    core::array::from_fn(|k| {
+        (
+            cfg_addr(CFG_RQ, e as u8, MSN_HEADS + k as u8).into(),
+            head(2 * k) | head(2 * k + 1) << 32,
+        )
+    })
+}
+
 /// The RTL's ring control word of stream `s` of QP entry `e`: the oldest posted
 /// receive's index and how many are posted.
 fn ring_ctrl(e: usize, s: usize, base: u32, count: u32) -> (u16, u64) {
@@ -938,12 +965,19 @@ mod tests {
             V_BAD_ICRC,
             V_WRONG_PEER,
             V_UNEXPECTED_PAYLOAD,
+            V_MSN_WINDOW,
         ] {
             count_refusal(code, &mut d);
         }
         assert_eq!(
-            (d.truncated, d.bad_icrc, d.wrong_peer, d.bad_format),
-            (1, 2, 1, 1)
+            (
+                d.truncated,
+                d.bad_icrc,
+                d.wrong_peer,
+                d.bad_format,
+                d.msn_window
+            ),
+            (1, 2, 1, 1, 1)
         );
         // Placements, duplicates and refusals the engine itself counts (it gets
         // those verdicts), probes and firmware datagrams: nothing here.
@@ -957,7 +991,7 @@ mod tests {
         ] {
             count_refusal(code, &mut d);
         }
-        assert_eq!(d.total(), 5);
+        assert_eq!(d.total(), 6);
     }
 
     #[test]

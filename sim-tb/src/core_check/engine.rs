@@ -450,6 +450,7 @@ pub(super) fn verdict_of_drop(name: &str) -> Option<u8> {
         "receiver_not_ready" => V_RNR,
         "invalid_request" => V_INVALID_REQUEST,
         "unexpected_response" => V_UNEXPECTED_RESPONSE,
+        "msn_window" => V_MSN_WINDOW,
         _ => return None,
     })
 }

@@ -11,7 +11,9 @@
 //! region without REMOTE_WRITE or of another protection domain,
 //! out-of-bounds and wrapping addresses, unknown and idle QPs, wrong source
 //! QPN or address, bad path and stream ids, connection PSNs beyond the
-//! window, path PSNs 2^30 or more ahead, oversized and inconsistent
+//! window, MSNs a window or more beyond their stream's head (the RTL
+//! compares them with the heads the firmware writes: [`RingMirror`],
+//! [`HeadMirror`]), path PSNs 2^30 or more ahead, oversized and inconsistent
 //! lengths, truncation, flipped bits and rewritten source ports. For
 //! `RxCore` itself (not `NicRx`/`NicCore`) the mix also has SEND/SEND_IMM
 //! and WRITE_IMM messages on the streams with a receive ring in the RTL
@@ -70,6 +72,7 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
 pub(crate) use case::{HostRxCase, RxCase};
+pub(crate) use ring::HeadMirror;
 use ring::RingMirror;
 use traffic::tail;
 
@@ -240,9 +243,10 @@ pub fn run_against_engine_via(
         (case, out)
     } else {
         let case = RxCase::new(&mut tb, packets, seed, Family::Ipv4);
+        let mut fw = HeadMirror::new(tb.sim(), NoSide, Family::Ipv4, &case.frames, &case.ce)?;
         let wire = tb.wire(&case.frames, &case.ce);
         started = crate::SimTimer::start();
-        let out = tb.run_with(&case.frames, &wire, &case.ce, &mut knobs, &mut NoSide);
+        let out = tb.run_with(&case.frames, &wire, &case.ce, &mut knobs, &mut fw);
         (case, out)
     };
     let sim_secs = started.secs();

@@ -23,10 +23,14 @@ fn msg_mut(r: &mut Repr) -> &mut MsgRepr {
 }
 
 /// Hostile variants every message opcode gets (see [`hostile`]).
-const HOSTILE_ANY: [u8; 11] = [6, 7, 8, 9, 10, 12, 13, 14, 15, 16, 17];
+const HOSTILE_ANY: [u8; 12] = [6, 7, 8, 9, 10, 12, 13, 14, 15, 16, 17, MSN_FAR];
+
+/// The variant whose MSN is far beyond its stream's MSN window (spec §6.5).
+const MSN_FAR: u8 = 24;
 
 /// A hostile variant of the message `w` (same connection PSN), sealed: for
-/// a WRITE any of the variants below (0–17), for a WRITE_IMM those plus a
+/// a WRITE any of the variants below (0–17 and an MSN far beyond the
+/// stream's window), for a WRITE_IMM those plus a
 /// `recv_idx` with no receive, for a SEND the ones of every message opcode
 /// and a stream beyond the QP's, plus a `recv_idx` with no receive and a
 /// message longer than its receive (under an MSN never used, so the
@@ -40,8 +44,16 @@ pub(super) fn hostile(rng: &mut SmallRng, w: &Write, e: &Engine) -> Frame {
     let mut flip = false;
     let mut port_rewrite = false;
     let pick = match w.repr.opcode {
-        Opcode::Write => rng.gen_range(0..18),
-        Opcode::WriteImm => rng.gen_range(0..19),
+        Opcode::Write => *(0..18)
+            .chain([MSN_FAR])
+            .collect::<Vec<_>>()
+            .choose(rng)
+            .expect("variants"),
+        Opcode::WriteImm => *(0..19)
+            .chain([MSN_FAR])
+            .collect::<Vec<_>>()
+            .choose(rng)
+            .expect("variants"),
         Opcode::ReadResp | Opcode::AtomicResp => *[&HOSTILE_ANY[..], &[11, 20, 21, 23]]
             .concat()
             .choose(rng)
@@ -113,6 +125,16 @@ pub(super) fn hostile(rng: &mut SmallRng, w: &Write, e: &Engine) -> Frame {
         21 => h.repr.stream = 7,
         // An atomic's address not 8-byte aligned.
         22 => msg_mut(&mut h.repr).remote_va += rng.gen_range(1..8),
+        // An MSN a window or more beyond its stream's head (the message's
+        // own MSN is at most a few messages behind the head, however late
+        // the variant comes), but less than 2^31: the MSN window, for a
+        // response no READ.
+        MSN_FAR => {
+            let m = msg_mut(&mut h.repr);
+            m.msn = m
+                .msn
+                .wrapping_add(CONN_WINDOW + rng.gen_range(1000..1 << 30));
+        }
         // A response of the other kind (READ_RESP for an atomic, ATOMIC_RESP
         // for a READ), same lengths.
         23 => {

@@ -1,4 +1,5 @@
-//! The firmware's receive-ring work during a run of the receive bench.
+//! The firmware's receive-ring and MSN-head work during a run of the
+//! receive bench.
 
 use std::collections::VecDeque;
 
@@ -6,6 +7,7 @@ use metaroce_firmware::{Event, QpState, WcStatus};
 
 use super::engine::{Action, Engine};
 use super::metaroce_hdl_codes::*;
+use super::tables::HeadWords;
 use super::{Family, PEERS};
 use crate::rx_core::Side;
 use crate::rx_parser::Frame;
@@ -16,7 +18,8 @@ use crate::{Port, Sim, SimError};
 /// the RTL has taken its last beat; the receives it consumed (its receive
 /// completions) are retired from the RTL's ring and as many new ones posted
 /// (in the shadow through `Nic::post_recv`, in the RTL through the table
-/// port), and at `dereg_at` the late receive region is deregistered. The
+/// port), the streams' MSN heads that moved are written, and at
+/// `dereg_at` the late receive region is deregistered. The
 /// table writes go out after the datagram's verdict event and before the
 /// next datagram's first beat (the input is held meanwhile), so every
 /// verdict sees exactly the engine's receive queue; the actions are
@@ -38,6 +41,8 @@ pub(super) struct RingMirror<'a> {
     consumed: Vec<[u32; RQ_STREAMS]>,
     /// Actions and the datagram index they precede.
     pub(super) schedule: Vec<(usize, Action)>,
+    /// The MSN heads written.
+    heads: HeadWords,
 }
 
 impl<'a> RingMirror<'a> {
@@ -47,8 +52,10 @@ impl<'a> RingMirror<'a> {
         ce: &'a [bool],
         dereg_at: usize,
     ) -> Result<Self, SimError> {
+        let shadow = Engine::new(Family::Ipv4);
         Ok(Self {
-            shadow: Engine::new(Family::Ipv4),
+            heads: HeadWords::new(&shadow),
+            shadow,
             frames,
             ce,
             dereg_at,
@@ -131,6 +138,8 @@ impl Side for RingMirror<'_> {
                 }
             }
         }
+        // The streams' MSN heads the datagram moved (spec §6.5).
+        self.writes.extend(self.heads.changed(&self.shadow));
         if !self.writes.is_empty() {
             self.after = next;
         }
@@ -138,5 +147,88 @@ impl Side for RingMirror<'_> {
 
     fn hold_input(&self) -> bool {
         !self.writes.is_empty()
+    }
+}
+
+/// The firmware's MSN-head writes (spec §6.5) where the bench does not hold
+/// the input for them (the Ethernet and `NicCore` inputs), around another
+/// [`Side`]: a shadow engine takes each datagram when the RTL has taken
+/// its last beat, and the head words that changed go out on the table
+/// port in the next cycles the inner side leaves it free. They may land a
+/// few datagrams late or before the datagram's own verdict; the traffic's
+/// MSNs stay far closer to their heads than the window, and its hostile
+/// MSNs far beyond it, so no verdict depends on when.
+pub(crate) struct HeadMirror<'a, S> {
+    inner: S,
+    shadow: Engine,
+    frames: &'a [Frame],
+    ce: &'a [bool],
+    heads: HeadWords,
+    writes: VecDeque<(u16, u64)>,
+    /// `cfg_we`, `cfg_addr`, `cfg_data`.
+    ports: [Port; 3],
+}
+
+impl<'a, S: Side> HeadMirror<'a, S> {
+    /// Mirrors the heads of an engine set up for `family` around `inner`.
+    pub(crate) fn new(
+        sim: &mut Sim,
+        inner: S,
+        family: Family,
+        frames: &'a [Frame],
+        ce: &'a [bool],
+    ) -> Result<Self, SimError> {
+        let shadow = Engine::new(family);
+        Ok(Self {
+            inner,
+            heads: HeadWords::new(&shadow),
+            shadow,
+            frames,
+            ce,
+            writes: VecDeque::new(),
+            ports: [
+                sim.port("cfg_we")?,
+                sim.port("cfg_addr")?,
+                sim.port("cfg_data")?,
+            ],
+        })
+    }
+
+    /// The inner side.
+    pub(crate) fn into_inner(self) -> S {
+        self.inner
+    }
+}
+
+impl<S: Side> Side for HeadMirror<'_, S> {
+    fn drive(&mut self, sim: &mut Sim) {
+        let [we, addr, data] = self.ports;
+        sim.set(we, 0);
+        self.inner.drive(sim);
+        if sim.get(we) == 0
+            && let Some((a, d)) = self.writes.pop_front()
+        {
+            sim.set(we, 1);
+            sim.set(addr, a.into());
+            sim.set(data, d);
+        }
+    }
+
+    fn observe(&mut self, sim: &mut Sim) {
+        self.inner.observe(sim);
+    }
+
+    fn done(&self) -> bool {
+        self.inner.done() && self.writes.is_empty()
+    }
+
+    fn frame_taken(&mut self, j: usize) {
+        self.inner.frame_taken(j);
+        self.shadow.handle(&self.frames[j], self.ce[j], 0);
+        self.writes.extend(self.heads.changed(&self.shadow));
+    }
+
+    fn hold_input(&self) -> bool {
+        self.inner.hold_input()
     }
 }

@@ -2,10 +2,41 @@
 //! as the firmware would: QPs, receive rings, outstanding READs, regions
 //! and the global registers.
 
+use metaroce_driver::hw::tables::msn_head_words;
+
 use super::engine::{Conn, Engine, mapped};
 use super::metaroce_hdl_codes::*;
 use super::{INITIAL_PSN, MTU};
 use crate::rx_core::RxCoreTb;
+
+/// The firmware's copy of the MSN-head words it wrote for each connection
+/// (spec §6.5), to write only those that change.
+pub(super) struct HeadWords(Vec<[u64; MSN_STREAMS / 2]>);
+
+impl HeadWords {
+    /// The words [`Engine::program`] writes for `e`'s connections.
+    pub(super) fn new(e: &Engine) -> Self {
+        Self(
+            (0..e.conns.len())
+                .map(|c| e.head_words(c).map(|(_, d)| d))
+                .collect(),
+        )
+    }
+
+    /// The table writes that bring the RTL's heads up to `e`'s.
+    pub(super) fn changed(&mut self, e: &Engine) -> Vec<(u16, u64)> {
+        let mut out = Vec::new();
+        for (c, written) in self.0.iter_mut().enumerate() {
+            for (k, (a, d)) in e.head_words(c).into_iter().enumerate() {
+                if written[k] != d {
+                    written[k] = d;
+                    out.push((a, d));
+                }
+            }
+        }
+        out
+    }
+}
 
 impl Engine {
     /// The RTL table writes of connection `c`'s receive `idx` of stream
@@ -29,6 +60,11 @@ impl Engine {
             cfg_addr(CFG_RQ, e as u8, s as u8).into(),
             u64::from(consumed) | u64::from(posted - consumed) << 32,
         )
+    }
+
+    /// The RTL's MSN-head words of connection `c` (QP entry `c`).
+    pub(super) fn head_words(&self, c: usize) -> [(u16, u64); MSN_STREAMS / 2] {
+        msn_head_words(&self.nics[c], self.conns[c].qpn, c)
     }
 
     /// Copies the QP and MR tables and the ACK registers into the RTL (the
@@ -89,6 +125,12 @@ impl Engine {
                     }
                 }
                 let (a, d) = Self::ring_ctrl(i, s, 0, posted);
+                write(a, d);
+            }
+            // The MSN heads (not cleared by reset either); the idle QP's
+            // are the engine's for a QP it does not have: 0.
+            let nic = self.nics.get(i).unwrap_or(nic);
+            for (a, d) in msn_head_words(nic, c.qpn, i) {
                 write(a, d);
             }
             write(
