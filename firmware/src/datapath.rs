@@ -35,6 +35,12 @@ use metaroce_proto::{Flags, Opcode, Repr};
 use crate::Transmit;
 use crate::path::{TableOp, TableOutcome};
 
+/// Streams per QP whose MSN head the RTL keeps for its MSN window (spec
+/// §6.5; `metaroce_hdl`'s `rx_place::MSN_STREAMS`, which the host driver
+/// checks against this at compile time): the most streams a QP may have on
+/// [`Datapath::Hardware`].
+pub const HW_MAX_STREAMS: usize = 16;
+
 /// Who does the per-packet work (see the module docs).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum Datapath {

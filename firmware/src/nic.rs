@@ -20,7 +20,9 @@ use metaroce_proto::{
 
 use crate::config::{MAX_PATHS, NicConfig, QpConfig};
 use crate::counters::{Drops, Stats};
-use crate::datapath::{Datapath, HwTransmit, HwVerdict, PlacedPacket, TableDone, TableRequest};
+use crate::datapath::{
+    Datapath, HW_MAX_STREAMS, HwTransmit, HwVerdict, PlacedPacket, TableDone, TableRequest,
+};
 use crate::ids::IdGen;
 use crate::memory::Memory;
 use crate::mr::{MemoryRegion, MrTable, RegisterError};
@@ -273,6 +275,10 @@ impl Nic {
     pub fn create_qp(&mut self, pd: u32, cfg: Option<QpConfig>) -> Result<u32, VerbsError> {
         let cfg = cfg.unwrap_or_else(|| self.cfg.qp.clone());
         if cfg.paths == 0 || cfg.paths > MAX_PATHS || cfg.streams == 0 || cfg.recv_window == 0 {
+            return Err(VerbsError::InvalidArgument);
+        }
+        // The RTL keeps an MSN head for a few streams only (spec §6.5).
+        if usize::from(cfg.streams) > self.cfg.max_streams() {
             return Err(VerbsError::InvalidArgument);
         }
         // The RTL has no authentication engine (spec §11.4).
@@ -1060,6 +1066,15 @@ impl NicConfig {
         match self.datapath {
             Datapath::Software => MAX_SGE,
             Datapath::Hardware => 1,
+        }
+    }
+
+    /// Most streams a QP may have: any number, or [`HW_MAX_STREAMS`] on the
+    /// hardware data path (the RTL's MSN window keeps a head for that many).
+    pub fn max_streams(&self) -> usize {
+        match self.datapath {
+            Datapath::Software => usize::from(u16::MAX),
+            Datapath::Hardware => HW_MAX_STREAMS,
         }
     }
 

@@ -565,3 +565,27 @@ fn a_responder_in_rtr_answers_reads_under_loss_then_sends_from_rts() {
         pair.b.mem.slice(addr, 10_000)
     );
 }
+
+#[test]
+fn the_hardware_data_path_refuses_more_streams_than_the_rtl_keeps_heads_for() {
+    use metaroce_firmware::datapath::{Datapath, HW_MAX_STREAMS};
+    use metaroce_firmware::{Nic, NicConfig, QpConfig};
+    let qp = |streams: usize| QpConfig {
+        streams: streams as u16,
+        ..QpConfig::default()
+    };
+    let mut hw = Nic::new(NicConfig {
+        datapath: Datapath::Hardware,
+        ..NicConfig::default()
+    });
+    let pd = hw.alloc_pd();
+    assert!(hw.create_qp(pd, Some(qp(HW_MAX_STREAMS))).is_ok());
+    assert_eq!(
+        hw.create_qp(pd, Some(qp(HW_MAX_STREAMS + 1))),
+        Err(VerbsError::InvalidArgument)
+    );
+    // The software data path keeps per-stream state in the engine.
+    let mut soft = Nic::new(NicConfig::default());
+    let pd = soft.alloc_pd();
+    assert!(soft.create_qp(pd, Some(qp(HW_MAX_STREAMS + 1))).is_ok());
+}

@@ -611,11 +611,6 @@ impl HwNic {
             self.counters.interface_errors += 1;
             return Err(VerbsError::QueueFull);
         }
-        // The RTL keeps an MSN head for that many streams (spec §6.5).
-        if usize::from(cfg.streams) > MSN_STREAMS {
-            self.counters.interface_errors += 1;
-            return Err(VerbsError::InvalidArgument);
-        }
         cfg.recv_window = CONN_WINDOW;
         // The engine keeps its READs in flight to the RTL's READ entries.
         cfg.max_rd_atomic = READS as u32;

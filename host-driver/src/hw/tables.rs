@@ -929,6 +929,9 @@ impl Tables {
     }
 }
 
+// The engine refuses a QP with more streams than the RTL keeps heads for.
+const _: () = assert!(MSN_STREAMS == metaroce_firmware::datapath::HW_MAX_STREAMS);
+
 /// The RTL's MSN-head words of QP entry `e` for the engine's QP `qpn` (spec §6.5):
 /// word `MSN_HEADS + k` holds the heads of streams `2k` (bits 31..0) and `2k + 1`
 /// (bits 63..32), 0 for a stream the QP does not have.
