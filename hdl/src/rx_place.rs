@@ -24,6 +24,7 @@
 //! | 12 | connection PSN beyond the 256-PSN receive window | `conn_window` |
 //! | 13 | payload > MTU, or offset + payload > message length; READ request with a payload or offset; atomic request whose payload is not its operands (8 bytes, 16 for COMPARE_SWAP), offset ≠ 0 or message length ≠ 8 | `bad_length` |
 //! | 21 | READ_RESP or ATOMIC_RESP with a new connection PSN: no outstanding READ (atomic) with its (stream, MSN), or its message length or range does not fit it; dropped untracked, PSN not accepted (spec §6.8) | `unexpected_response` |
+//! | 4 | WRITE, WRITE_IMM, SEND/SEND_IMM, READ request or atomic request with a new connection PSN whose MSN is before its stream's MSN head (a new packet of a completed message); dropped untracked, PSN not accepted (the parser's `UnexpectedPayload` code, counted alike by the engine) | `bad_format` |
 //! | 23 | WRITE, WRITE_IMM, SEND/SEND_IMM, READ request or atomic request with a new connection PSN whose MSN is 256 or more after its stream's MSN head (the firmware writes the heads, [`cfg::MSN_HEADS`]); dropped untracked, PSN not accepted (spec §6.5) | `msn_window` |
 //! | 16 | path PSN 2^30 or more beyond the path's cumulative PSN (also for a PROBE) | `path_window` |
 //! | 14 | connection PSN accepted before: not placed again | `stats.duplicates` |
@@ -59,8 +60,9 @@
 //!
 //! Not checked here (the engine does it; see `docs/hardware.md`): message
 //! consistency (`bad_format` for a WRITE, WRITE_IMM or SEND whose MSN was
-//! seen with another opcode or length, or a new packet of a completed
-//! message, i.e. an MSN before its stream's head).
+//! seen with another opcode or length). The other half of `bad_format`, a
+//! new packet of a completed message (an MSN before its stream's head), is
+//! verdict 4.
 //!
 //! The verdict event (`m_ev_*`, the cycle after S1) carries what the path
 //! tracker and the firmware need: `m_ev_track` (the engine path-tracks the
@@ -237,7 +239,9 @@ pub enum Verdict {
     BadVersion = 2,
     /// Parser: unknown opcode.
     BadOpcode = 3,
-    /// Parser: payload on an opcode without one.
+    /// Parser: payload on an opcode without one; or a new message packet
+    /// whose MSN is before its stream's MSN head (a completed message).
+    /// The engine counts both as `bad_format`.
     UnexpectedPayload = 4,
     /// Parser: ICRC mismatch.
     BadIcrc = 5,

@@ -9,12 +9,11 @@ use metaroce_sim_tb::{Model, Sim, SimError};
 /// Cases the simulated NIC fails today, each for a reason outside the
 /// suite (docs/compliance.md lists them): the list is checked both ways, so
 /// a fix shows here too.
-const KNOWN_FAILURES: [&str; 2] = [
-    // The RTL does not check message consistency (spec §6.2 step 16): it
-    // path-tracks such a packet, which the engine then refuses
-    // (docs/hardware.md §15, rx_place.rs).
+const KNOWN_FAILURES: [&str; 1] = [
+    // The RTL does not check message consistency (spec §6.2 step 16: an MSN
+    // seen with another opcode or length): it path-tracks such a packet,
+    // which the engine then refuses (docs/hardware.md §15, rx_place.rs).
     "inconsistent_message_dropped",
-    "retired_msn_dropped",
 ];
 
 #[test]

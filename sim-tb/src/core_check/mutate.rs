@@ -23,14 +23,18 @@ fn msg_mut(r: &mut Repr) -> &mut MsgRepr {
 }
 
 /// Hostile variants every message opcode gets (see [`hostile`]).
-const HOSTILE_ANY: [u8; 12] = [6, 7, 8, 9, 10, 12, 13, 14, 15, 16, 17, MSN_FAR];
+const HOSTILE_ANY: [u8; 13] = [6, 7, 8, 9, 10, 12, 13, 14, 15, 16, 17, MSN_FAR, MSN_OLD];
 
 /// The variant whose MSN is far beyond its stream's MSN window (spec §6.5).
 const MSN_FAR: u8 = 24;
 
+/// The variant whose MSN is before its stream's MSN head: a new packet of a
+/// completed message (the engine's `bad_format`).
+const MSN_OLD: u8 = 25;
+
 /// A hostile variant of the message `w` (same connection PSN), sealed: for
-/// a WRITE any of the variants below (0–17 and an MSN far beyond the
-/// stream's window), for a WRITE_IMM those plus a
+/// a WRITE any of the variants below (0–17, an MSN far beyond the
+/// stream's window and one before its head), for a WRITE_IMM those plus a
 /// `recv_idx` with no receive, for a SEND the ones of every message opcode
 /// and a stream beyond the QP's, plus a `recv_idx` with no receive and a
 /// message longer than its receive (under an MSN never used, so the
@@ -45,12 +49,12 @@ pub(super) fn hostile(rng: &mut SmallRng, w: &Write, e: &Engine) -> Frame {
     let mut port_rewrite = false;
     let pick = match w.repr.opcode {
         Opcode::Write => *(0..18)
-            .chain([MSN_FAR])
+            .chain([MSN_FAR, MSN_OLD])
             .collect::<Vec<_>>()
             .choose(rng)
             .expect("variants"),
         Opcode::WriteImm => *(0..19)
-            .chain([MSN_FAR])
+            .chain([MSN_FAR, MSN_OLD])
             .collect::<Vec<_>>()
             .choose(rng)
             .expect("variants"),
@@ -134,6 +138,13 @@ pub(super) fn hostile(rng: &mut SmallRng, w: &Write, e: &Engine) -> Frame {
             m.msn = m
                 .msn
                 .wrapping_add(CONN_WINDOW + rng.gen_range(1000..1 << 30));
+        }
+        // An MSN 1,000 to 2^30 before the message's own (so before its
+        // stream's head, which is at most a few messages past it): a
+        // completed message, for a response no READ.
+        MSN_OLD => {
+            let m = msg_mut(&mut h.repr);
+            m.msn = m.msn.wrapping_sub(rng.gen_range(1000..1 << 30));
         }
         // A response of the other kind (READ_RESP for an atomic, ATOMIC_RESP
         // for a READ), same lengths.

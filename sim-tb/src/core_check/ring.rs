@@ -154,19 +154,26 @@ impl Side for RingMirror<'_> {
 /// the input for them (the Ethernet and `NicCore` inputs), around another
 /// [`Side`]: a shadow engine takes each datagram when the RTL has taken
 /// its last beat, and the head words that changed go out on the table
-/// port in the next cycles the inner side leaves it free. They may land a
-/// few datagrams late or before the datagram's own verdict; the traffic's
-/// MSNs stay far closer to their heads than the window, and its hostile
-/// MSNs far beyond it, so no verdict depends on when.
+/// port once the datagram's verdict event was seen (as the firmware's
+/// would: it learns of a completion from the verdict), in the next cycles
+/// the inner side leaves it free. They may land a few datagrams late, never
+/// early: a head ahead of the RTL's own progress would make it drop a
+/// datagram of the message it is completing as one of a completed message.
+/// The traffic's MSNs stay far closer to their heads than the window, and
+/// its hostile MSNs far beyond it or before it, so no verdict depends on how
+/// late.
 pub(crate) struct HeadMirror<'a, S> {
     inner: S,
     shadow: Engine,
     frames: &'a [Frame],
     ce: &'a [bool],
     heads: HeadWords,
-    writes: VecDeque<(u16, u64)>,
-    /// `cfg_we`, `cfg_addr`, `cfg_data`.
-    ports: [Port; 3],
+    /// Table writes, each after this many verdict events.
+    writes: VecDeque<(usize, (u16, u64))>,
+    /// Verdict events seen.
+    events: usize,
+    /// `cfg_we`, `cfg_addr`, `cfg_data`, `m_ev_valid`.
+    ports: [Port; 4],
 }
 
 impl<'a, S: Side> HeadMirror<'a, S> {
@@ -186,10 +193,12 @@ impl<'a, S: Side> HeadMirror<'a, S> {
             frames,
             ce,
             writes: VecDeque::new(),
+            events: 0,
             ports: [
                 sim.port("cfg_we")?,
                 sim.port("cfg_addr")?,
                 sim.port("cfg_data")?,
+                sim.port("m_ev_valid")?,
             ],
         })
     }
@@ -202,12 +211,14 @@ impl<'a, S: Side> HeadMirror<'a, S> {
 
 impl<S: Side> Side for HeadMirror<'_, S> {
     fn drive(&mut self, sim: &mut Sim) {
-        let [we, addr, data] = self.ports;
+        let [we, addr, data, _] = self.ports;
         sim.set(we, 0);
         self.inner.drive(sim);
         if sim.get(we) == 0
-            && let Some((a, d)) = self.writes.pop_front()
+            && let Some(&(after, (a, d))) = self.writes.front()
+            && self.events >= after
         {
+            self.writes.pop_front();
             sim.set(we, 1);
             sim.set(addr, a.into());
             sim.set(data, d);
@@ -216,6 +227,9 @@ impl<S: Side> Side for HeadMirror<'_, S> {
 
     fn observe(&mut self, sim: &mut Sim) {
         self.inner.observe(sim);
+        if sim.get(self.ports[3]) == 1 {
+            self.events += 1;
+        }
     }
 
     fn done(&self) -> bool {
@@ -225,7 +239,13 @@ impl<S: Side> Side for HeadMirror<'_, S> {
     fn frame_taken(&mut self, j: usize) {
         self.inner.frame_taken(j);
         self.shadow.handle(&self.frames[j], self.ce[j], 0);
-        self.writes.extend(self.heads.changed(&self.shadow));
+        let after = j + 1;
+        self.writes.extend(
+            self.heads
+                .changed(&self.shadow)
+                .into_iter()
+                .map(|w| (after, w)),
+        );
     }
 
     fn hold_input(&self) -> bool {
