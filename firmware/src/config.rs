@@ -160,7 +160,7 @@ impl Default for QpConfig {
             honor_rate_hint: true,
             repath_ecn_fraction: 0.5,
             repath_loss_fraction: 0.3,
-            tail_copies: 16,
+            tail_copies: 8,
             rnr_delay_us: 100,
             max_send_wr: 8192,
             max_recv_wr: 8192,
