@@ -871,6 +871,9 @@ struct AllreduceRow {
     algbw_gbps: f64,
     delivered_fraction: f64,
     retransmitted_packets: u64,
+    /// Redundant copies sent before any loss was found (MetaRoCE's tail
+    /// copies); not retransmissions.
+    redundant_packets: u64,
     timeouts: u64,
     qp_errors: u64,
     bytes_wrong: u64,
@@ -927,6 +930,7 @@ fn allreduce(args: &AllreduceArgs) -> anyhow::Result<()> {
                 algbw_gbps: round(r.algbw_gbps, 2),
                 delivered_fraction: round(r.delivered_fraction, 4),
                 retransmitted_packets: r.run.stats.retransmitted_packets,
+                redundant_packets: r.run.stats.redundant_packets,
                 timeouts: r.run.stats.timeouts,
                 qp_errors: r.run.stats.qp_errors,
                 bytes_wrong: r.run.stats.bytes_wrong,
@@ -973,6 +977,7 @@ fn allreduce(args: &AllreduceArgs) -> anyhow::Result<()> {
             "algbw Gbit/s",
             "delivered",
             "retx",
+            "copies",
             "timeouts",
         ]);
         for r in &doc.results {
@@ -986,6 +991,7 @@ fn allreduce(args: &AllreduceArgs) -> anyhow::Result<()> {
                 format!("{:.1}", r.algbw_gbps),
                 format!("{:.1}%", r.delivered_fraction * 100.0),
                 r.retransmitted_packets.to_string(),
+                r.redundant_packets.to_string(),
                 r.timeouts.to_string(),
             ]);
         }

@@ -82,6 +82,10 @@ pub struct TransportStats {
     pub data_packets_sent: u64,
     /// Data packets sent again (a PSN below the highest PSN already sent).
     pub retransmitted_packets: u64,
+    /// Redundant copies of data packets sent before any loss was found
+    /// (MetaRoCE's tail copies, `docs/spec.md` §5.6); not counted in
+    /// `retransmitted_packets`.
+    pub redundant_packets: u64,
     /// Retransmission timer expiries (MetaRoCE: per-path timeouts).
     pub timeouts: u64,
     /// Loss-recovery episodes started by a NAK / selective NACK (MetaRoCE:
@@ -112,6 +116,7 @@ impl TransportStats {
         self.completed_bytes += other.completed_bytes;
         self.data_packets_sent += other.data_packets_sent;
         self.retransmitted_packets += other.retransmitted_packets;
+        self.redundant_packets += other.redundant_packets;
         self.timeouts += other.timeouts;
         self.recoveries += other.recoveries;
         self.control_packets_sent += other.control_packets_sent;

@@ -121,6 +121,10 @@ pub struct QpConfig {
     pub repath_ecn_fraction: f32,
     /// Repath when the path's loss fraction (EWMA) exceeds this.
     pub repath_loss_fraction: f32,
+    /// Tail copies: when the sender has nothing left to send, it sends a
+    /// second copy of up to this many of its newest unacknowledged packets,
+    /// each on another path (spec §5.6). 0 turns them off.
+    pub tail_copies: u16,
     /// Delay the receiver asks for in an RNR NACK, µs.
     pub rnr_delay_us: u32,
     /// Largest number of outstanding send work requests.
@@ -156,6 +160,7 @@ impl Default for QpConfig {
             honor_rate_hint: true,
             repath_ecn_fraction: 0.5,
             repath_loss_fraction: 0.3,
+            tail_copies: 8,
             rnr_delay_us: 100,
             max_send_wr: 8192,
             max_recv_wr: 8192,

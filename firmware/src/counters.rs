@@ -86,6 +86,10 @@ counters! {
         data_sent,
         /// Retransmissions sent.
         retransmits,
+        /// Tail copies sent: second copies of a message's newest
+        /// unacknowledged packets, sent while the sender had nothing else
+        /// to send (spec §5.6); not counted in `retransmits`.
+        tail_copies,
         /// Packets declared lost from a SACK gap (queued for retransmission;
         /// one later found delivered is not re-sent).
         sack_losses,

@@ -71,7 +71,8 @@ pub struct PathStats {
     pub entropy: u16,
     /// Packets sent (first transmissions and retransmissions).
     pub sent: u64,
-    /// Retransmissions sent on this path.
+    /// Retransmissions and tail copies sent on this path (every second
+    /// transmission of a connection PSN).
     pub retransmitted: u64,
     /// Packets acknowledged.
     pub acked: u64,
@@ -130,7 +131,7 @@ pub enum TableOp {
         len: u16,
         /// A PROBE rather than data.
         probe: bool,
-        /// A retransmission (data).
+        /// A retransmission or a tail copy (data).
         retx: bool,
     },
     /// An ACK's cumulative path PSN and SACK bitmap.
@@ -212,7 +213,7 @@ pub struct PathView {
     pub backoff: u8,
     /// Packets sent.
     pub sent: u64,
-    /// Retransmissions sent.
+    /// Retransmissions and tail copies sent.
     pub retransmitted: u64,
     /// Packets acknowledged.
     pub acked: u64,
@@ -294,6 +295,13 @@ impl PathView {
     /// Fraction of acknowledged packets that carried a CE mark (EWMA).
     pub fn ecn_fraction(&self) -> f32 {
         fraction(self.ecn_ewma)
+    }
+
+    /// True when the path's CE fraction (EWMA) is above 1/64: its route has
+    /// a queue that comes and goes, so its round trips vary, and RACK
+    /// gives it the longer wait (spec §5.5 step 6).
+    pub fn marked(&self) -> bool {
+        self.ecn_ewma > ONE / 64
     }
 }
 
@@ -911,11 +919,17 @@ impl TxPath {
 
     /// How long a transmission on this path may stay unacknowledged after a
     /// later-sent packet was delivered elsewhere before it counts as lost:
-    /// `max(srtt + 4·rttvar, 5/4·srtt)`; `None` before the first RTT sample.
+    /// `max(srtt + 2·rttvar, 9/8·srtt)`, or on a marked path
+    /// ([`PathView::marked`]) `max(srtt + 4·rttvar, 5/4·srtt)`; `None`
+    /// before the first RTT sample.
     fn rack_wait(&self) -> Option<u64> {
-        let rtt = &self.view().rtt;
-        let srtt = rtt.srtt()?;
-        Some(rtt.rto(0, 0).max(srtt + srtt / 4))
+        let v = self.view();
+        let srtt = v.rtt.srtt()?;
+        Some(if v.marked() {
+            v.rtt.rto(0, 0).max(srtt + srtt / 4)
+        } else {
+            (srtt + 2 * v.rtt.rttvar()).max(srtt + srtt / 8)
+        })
     }
 
     /// How long a transmission sent at `sent_ns` (low 32 bits) may stay

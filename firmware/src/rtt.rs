@@ -39,6 +39,11 @@ impl RttEstimator {
         self.sampled.then_some(self.srtt)
     }
 
+    /// Smoothed mean deviation of the samples, ns (0 before a sample).
+    pub fn rttvar(&self) -> u64 {
+        self.rttvar
+    }
+
     /// Retransmission timeout: `srtt + 4·rttvar`, at least `min_ns`
     /// (`initial_ns` before any sample).
     pub fn rto(&self, min_ns: u64, initial_ns: u64) -> u64 {

@@ -205,6 +205,14 @@ pub(crate) struct Tx {
     next_send_ns: u64,
     /// The path chosen after the last one (round robin; paths ≤ 64).
     rr: u16,
+    /// Packets the tail copies have walked past since the last new packet
+    /// ([`Tx::poll_tail_copy`]): the next copy considers conn PSN
+    /// `next_psn − 1 − copy_walked`.
+    copy_walked: u16,
+    /// New packets sent since the last retransmission (saturating;
+    /// `u16::MAX` before the first): tail copies are sent only while it is
+    /// below [`TAIL_COPY_MEMORY`].
+    sent_since_resend: u16,
     /// The connection timer's deadline (`u64::MAX`: not running).
     conn_rto: u64,
     conn_backoff: u32,
@@ -289,6 +297,8 @@ impl Tx {
             rate_hint_mbps: 0,
             next_send_ns: 0,
             rr: 0,
+            copy_walked: 0,
+            sent_since_resend: u16::MAX,
             conn_rto: u64::MAX,
             conn_backoff: 0,
             timers_fired_ns: 0,
@@ -604,7 +614,8 @@ impl Tx {
         }
         let plan = self
             .poll_retransmission(now, stats, ports)
-            .or_else(|| self.poll_new(now, stats, ports))?;
+            .or_else(|| self.poll_new(now, stats, ports))
+            .or_else(|| self.poll_tail_copy(now, stats, ports))?;
         if self.rate_hint_mbps > 0 {
             let bytes = u64::from(plan.len) + 100;
             self.next_send_ns =
@@ -631,6 +642,7 @@ impl Tx {
             let path = self.choose_path(rec.len, Some(rec.path), ports)?;
             self.retx.pop_front();
             stats.retransmits += 1;
+            self.sent_since_resend = 0;
             return Some(self.transmit(now, psn, rec, path, true));
         }
         None
@@ -678,7 +690,45 @@ impl Tx {
         };
         self.records.push_back(rec);
         stats.data_sent += 1;
+        self.copy_walked = 0;
+        self.sent_since_resend = self.sent_since_resend.saturating_add(1);
         Some(self.transmit(now, psn, rec, path, false))
+    }
+
+    /// A tail copy (spec §5.6), when the sender has nothing else to send:
+    /// a second transmission of one of the newest packets still in flight,
+    /// on another path, so that the loss of a message's last packets, which
+    /// no later packet reveals, costs no detection time when the copy
+    /// arrives. Walks down from the newest packet sent, at most
+    /// `tail_copies` packets since the last new one; the record then follows
+    /// the copy (a loss of the original alone resends nothing).
+    fn poll_tail_copy(
+        &mut self,
+        now: u64,
+        stats: &mut Stats,
+        ports: PortsReady,
+    ) -> Option<DataPlan> {
+        if self.has_data() || self.sent_since_resend >= TAIL_COPY_MEMORY {
+            return None;
+        }
+        while self.copy_walked < self.cfg.tail_copies {
+            let psn = self.next_psn.wrapping_sub(1 + u32::from(self.copy_walked));
+            let Some(rec) = self.record(psn).copied() else {
+                self.copy_walked = self.cfg.tail_copies;
+                return None;
+            };
+            if rec.state != RecState::InFlight {
+                self.copy_walked += 1;
+                continue;
+            }
+            let path = self
+                .choose_path(rec.len, Some(rec.path), ports)
+                .filter(|&p| p != usize::from(rec.path))?;
+            self.copy_walked += 1;
+            stats.tail_copies += 1;
+            return Some(self.transmit(now, psn, rec, path, true));
+        }
+        None
     }
 
     fn transmit(
@@ -998,16 +1048,14 @@ impl Tx {
         true
     }
 
-    /// While data waits to be sent, RACK judges one transmission only (spec
-    /// §5.5 step 6): the one holding up the peer's cumulative point (its
-    /// record in flight, and the oldest transmission RACK has not reported on
-    /// its path), and only near the end of the data: sent before the sender
-    /// last ran out of data, or with at most four packets per path left to
-    /// cut.
-    /// (With much data queued every path keeps carrying packets and a loss
-    /// shows as a SACK gap, whereas a lost ACK would make a timer declare
-    /// delivered packets lost.) Returns that path and the transmission's send
-    /// time (low 32 bits).
+    /// While more than a little data waits to be sent, RACK judges one
+    /// transmission only (spec §5.5 step 6): the one holding up the peer's
+    /// cumulative point (its record in flight, and the oldest transmission
+    /// RACK has not reported on its path), if it was sent before the sender
+    /// last ran out of data. (With much data queued every path keeps
+    /// carrying packets and a loss shows as a SACK gap, whereas a lost ACK
+    /// would make a timer declare delivered packets lost.) Returns that path
+    /// and the transmission's send time (low 32 bits).
     fn rack_head(&self) -> Option<(usize, u64)> {
         let cum = self.peer_conn_cum;
         let rec = self.record(cum)?;
@@ -1018,7 +1066,20 @@ impl Tx {
         let (psn, sent_ns) = self.paths.get(path)?.rack_head()?;
         let drained = self.drained_sent_ns;
         let before_drain = drained != u64::MAX && (drained as u32).wrapping_sub(sent_ns) < 1 << 31;
-        (psn == cum && (before_drain || self.little_queued())).then_some((path, u64::from(sent_ns)))
+        (psn == cum && before_drain).then_some((path, u64::from(sent_ns)))
+    }
+
+    /// True when RACK judges every path (spec §5.5 step 6): nothing waits
+    /// to be sent, or at most four packets per path ([`Tx::little_queued`])
+    /// while no path is marked (a varying queue would make reordering look
+    /// like loss).
+    fn rack_every_path(&self) -> bool {
+        !self.has_data() || (self.little_queued() && !self.any_marked())
+    }
+
+    /// True when some path is marked ([`PathView::marked`]).
+    fn any_marked(&self) -> bool {
+        self.paths.iter().any(|p| p.view().marked())
     }
 
     /// True when what waits to be cut is at most four packets per path: the
@@ -1037,14 +1098,15 @@ impl Tx {
         true
     }
 
-    /// Which transmissions RACK judges now: on every path when nothing
-    /// waits to be sent (`tail_until` `None`); else the head of the line
-    /// ([`Tx::rack_head`]) on its path only (`tail_until` its send time).
+    /// Which transmissions RACK judges now: on every path when
+    /// [`Tx::rack_every_path`] (`tail_until` `None`); else the head of the
+    /// line ([`Tx::rack_head`]) on its path only (`tail_until` its send
+    /// time).
     fn rack_scope(&self) -> impl Iterator<Item = (usize, Option<u64>)> + use<> {
-        let head = if self.has_data() {
-            Some(self.rack_head().map(|(path, sent)| (path, Some(sent))))
-        } else {
+        let head = if self.rack_every_path() {
             None
+        } else {
+            Some(self.rack_head().map(|(path, sent)| (path, Some(sent))))
         };
         let all = head
             .is_none()
@@ -1327,6 +1389,11 @@ fn mark_lost(
     retx.push_back(conn_psn);
     true
 }
+
+/// Tail copies are sent only within this many new packets after the last
+/// retransmission (spec §5.6): on a fabric that has lost nothing lately
+/// they would only add duplicates.
+const TAIL_COPY_MEMORY: u16 = 4096;
 
 /// Low bits of an entropy value that stay fixed per path ("stripes").
 const STRIPE_MASK: u16 = 0x7;
