@@ -21,6 +21,7 @@ use std::time::Instant;
 
 use anyhow::{Context, bail};
 use clap::{Args, Subcommand, ValueEnum};
+use metaroce_hdl::census::Census;
 use metaroce_sim_tb::SimError;
 use metaroce_sim_tb::core_check::run_against_engine;
 use metaroce_sim_tb::nic_core::run_against_engines;
@@ -382,6 +383,19 @@ struct Report {
     /// The per-path TX table against the engine's `TxPath` (one width).
     tx_path_table: BlockCheck,
     nic_core: NicCoreCheck,
+    /// Lines of hand-written Verilog in the 64-bit device (`NicDevice`):
+    /// the distinct modules marked hand-written
+    /// (`metaroce_hdl::census`), header to `endmodule`.
+    custom_verilog_lines: usize,
+    /// Lines of the distinct modules rust-hdl emitted for it (generated
+    /// from kernels, or its library's leaves).
+    rust_hdl_verilog_lines: usize,
+    /// `custom_verilog_lines` over both.
+    custom_verilog_fraction: f64,
+    /// Distinct rust-hdl modules in the 64-bit device.
+    rust_hdl_blocks: usize,
+    /// Distinct hand-written modules in it (templates and custom leaves).
+    custom_blocks: usize,
 }
 
 /// The `verilator` tool is not there to lint with.
@@ -517,6 +531,7 @@ fn report_all(args: &ReportArgs) -> anyhow::Result<()> {
     for m in nic.mismatches().iter().chain(&ack_rx.mismatches).take(10) {
         eprintln!("NicCore mismatch: {m}");
     }
+    let census = Census::of(&Block::NicDevice.verilog(64));
     let report = Report {
         verilator,
         yosys,
@@ -543,6 +558,11 @@ fn report_all(args: &ReportArgs) -> anyhow::Result<()> {
             mac_tx_utilisation: nic.mac_beats as f64 / nic.cycles.max(1) as f64,
             cycles_per_second: nic.cycles as f64 / nic.sim_secs.max(1e-9),
         },
+        custom_verilog_lines: census.custom_lines,
+        rust_hdl_verilog_lines: census.rust_hdl_lines,
+        custom_verilog_fraction: census.custom_fraction(),
+        rust_hdl_blocks: census.rust_hdl_modules,
+        custom_blocks: census.custom_modules,
     };
     report::emit(args.json, &report, || tables(&report))?;
     let bad: u64 = report.widths.iter().map(|w| w.mismatches).sum::<u64>()
@@ -675,7 +695,23 @@ fn tables(r: &Report) -> Vec<comfy_table::Table> {
         format!("{:.1} %", 100.0 * n.mac_tx_utilisation),
         format!("{:.2}", n.cycles_per_second / 1e6),
     ]);
-    let mut out = vec![t, b, p, c];
+    let mut h = report::table([
+        "64-bit device",
+        "rust-hdl modules",
+        "hand-written modules",
+        "rust-hdl lines",
+        "hand-written lines",
+        "hand-written share",
+    ]);
+    h.add_row(vec![
+        "NicDevice".to_string(),
+        r.rust_hdl_blocks.to_string(),
+        r.custom_blocks.to_string(),
+        r.rust_hdl_verilog_lines.to_string(),
+        r.custom_verilog_lines.to_string(),
+        format!("{:.1} %", 100.0 * r.custom_verilog_fraction),
+    ]);
+    let mut out = vec![t, b, p, c, h];
     if r.yosys.is_some() {
         out.push(s);
     }

@@ -492,6 +492,27 @@ fn hdl_report_json_checks_every_block() {
     );
     let busy = core["mac_tx_utilisation"].as_f64().unwrap();
     assert!(busy > 0.0 && busy <= 1.0, "{core}");
+    // The census of the 64-bit device, as the library counts it.
+    let census = metaroce_hdl::census::Census::of(&metaroce_hdl::nic_device_verilog(64));
+    assert_eq!(
+        [
+            n(&d, "custom_verilog_lines"),
+            n(&d, "rust_hdl_verilog_lines"),
+            n(&d, "custom_blocks"),
+            n(&d, "rust_hdl_blocks"),
+        ],
+        [
+            census.custom_lines,
+            census.rust_hdl_lines,
+            census.custom_modules,
+            census.rust_hdl_modules,
+        ]
+        .map(|x| x as u64)
+    );
+    assert_eq!(
+        d["custom_verilog_fraction"].as_f64(),
+        Some(census.custom_fraction())
+    );
 }
 
 /// `metaroce device serve --json` and `metaroce device probe --json` against it: the

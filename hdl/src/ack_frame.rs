@@ -33,6 +33,8 @@
 
 use rust_hdl::prelude::*;
 
+use crate::helpers::hand_written;
+
 /// Verilog function `ipv4_udp_hdr(dmac, smac, tos, ttl, sip, dip, sport,
 /// dport, dlen)`: the 42-byte Ethernet II + IPv4 + UDP header in front of a
 /// `dlen`-byte UDP payload, network order (byte 0 in bits 335..328): IPv4
@@ -171,7 +173,7 @@ impl<const W: usize, const B: usize> Logic for AckFrame<W, B> {
         // Output buffer: the longer (IPv6) header + largest datagram,
         // whole beats.
         let out_bytes = (62 + CAP_BYTES).div_ceil(B) * B;
-        Verilog::Custom(
+        hand_written(
             include_str!("ack_frame.v.in")
                 .replace("@HDR_FN@", &format!("{IPV4_UDP_HDR_FN}{IPV6_UDP_HDR_FN}"))
                 .replace("@CAPB@", &CAP_BYTES.to_string())

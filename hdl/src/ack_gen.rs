@@ -42,6 +42,8 @@
 
 use rust_hdl::prelude::*;
 
+use crate::helpers::hand_written;
+
 use crate::icrc::crc_fn;
 
 /// Bytes of an ACK datagram: base header, ACK extension, ICRC.
@@ -150,7 +152,7 @@ impl<const W: usize, const B: usize> Logic for AckGen<W, B> {
     fn hdl(&self) -> Verilog {
         let beats = ACK_LEN.div_ceil(B);
         let last_bytes = ACK_LEN - (beats - 1) * B;
-        Verilog::Custom(format!(
+        hand_written(format!(
             include_str!("ack_gen.v.in"),
             // The pseudo-header (40 bytes) and the datagram before its ICRC.
             CRC_FN = crc_fn("ack_icrc", 40 + ACK_LEN - 4),

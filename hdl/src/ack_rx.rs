@@ -44,6 +44,8 @@ use std::fmt::Write as _;
 
 use rust_hdl::prelude::*;
 
+use crate::helpers::hand_written;
+
 /// First datagram byte kept (the base header's `path_psn`).
 pub const CAP_FIRST: usize = 20;
 
@@ -229,7 +231,7 @@ impl<const W: usize, const B: usize, const SB: usize> Logic for AckRx<W, B, SB> 
     }
 
     fn hdl(&self) -> Verilog {
-        Verilog::Custom(
+        hand_written(
             include_str!("ack_rx.v.in")
                 .replace("@ACK_HIGH@", crate::helpers::ACK_HIGH_FN)
                 .replace("@CAPTURE@", capture_code(B).trim_end())

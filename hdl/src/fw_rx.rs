@@ -23,6 +23,8 @@
 
 use rust_hdl::prelude::*;
 
+use crate::helpers::hand_written;
+
 /// Bytes of a datagram kept for the firmware.
 pub const SLOT_BYTES: usize = 128;
 
@@ -95,7 +97,7 @@ impl<const W: usize, const B: usize> Logic for FwRx<W, B> {
 
     fn hdl(&self) -> Verilog {
         let beats = SLOT_BYTES / B;
-        Verilog::Custom(
+        hand_written(
             include_str!("fw_rx.v.in")
                 .replace("@SBEATS@", &beats.to_string())
                 .replace("@SLOT_BYTES@", &SLOT_BYTES.to_string())

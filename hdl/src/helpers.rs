@@ -4,6 +4,17 @@
 
 use rust_hdl::prelude::*;
 
+/// The line that marks a module's body as hand-written Verilog: every
+/// custom body of this crate starts with it ([`hand_written`]), and the
+/// standalone templates carry it after their header, so
+/// [`crate::census`] can tell our Verilog from rust-hdl's.
+pub const HAND_WRITTEN: &str = "// metaroce: hand-written Verilog";
+
+/// A custom (hand-written) module body, marked with [`HAND_WRITTEN`].
+pub(crate) fn hand_written(body: impl Into<String>) -> Verilog {
+    Verilog::Custom(format!("{HAND_WRITTEN}\n{}", body.into()))
+}
+
 /// Verilog function `lead_ones(v)`: the number of consecutive set bits of a
 /// 256-bit vector from bit 0 (0..256), as a halving tree (`lead_ones.v.in`),
 /// for the path tracker's and the connection window's bitmaps.
@@ -43,7 +54,7 @@ impl<const W: usize, const B: usize> Logic for ByteSwap<W, B> {
     }
 
     fn hdl(&self) -> Verilog {
-        Verilog::Custom(format!(
+        hand_written(format!(
             "integer i;
 always @(*) begin
     for (i = 0; i < {B}; i = i + 1)
@@ -82,7 +93,7 @@ impl<const B: usize> Logic for KeepCount<B> {
     }
 
     fn hdl(&self) -> Verilog {
-        Verilog::Custom(format!(
+        hand_written(format!(
             "integer i;
 always @(*) begin
     count = 16'd0;

@@ -29,6 +29,8 @@
 
 use rust_hdl::prelude::*;
 
+use crate::helpers::hand_written;
+
 /// The reflected CRC-32 polynomial.
 pub const POLY: u32 = 0xEDB8_8320;
 
@@ -335,7 +337,7 @@ impl<const W: usize, const B: usize> Logic for IcrcCheck<W, B> {
         let cases: String = (0..=B)
             .map(|m| format!("            16'd{m}: want = want_{m}(held);\n"))
             .collect();
-        Verilog::Custom(format!(
+        hand_written(format!(
             "// The CRC register after a beat `d` of `n` bytes from the state `s`:
 // the lanes beyond `n` zeroed, then the beat matrix over {{lanes, s}}.
 function [31:0] beat_crc(input [{top}:0] d, input [15:0] n, input [31:0] s);

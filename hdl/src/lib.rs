@@ -38,6 +38,7 @@
 pub mod ack_frame;
 pub mod ack_gen;
 pub mod ack_rx;
+pub mod census;
 pub mod codegen;
 pub mod fw_rx;
 pub mod helpers;

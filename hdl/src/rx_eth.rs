@@ -95,6 +95,8 @@
 
 use rust_hdl::prelude::*;
 
+use crate::helpers::hand_written;
+
 /// Longest frame accepted, bytes (a 9,198-byte jumbo IP packet plus the
 /// Ethernet header and a tag, rounded up).
 pub const MAX_FRAME: usize = 9216;
@@ -273,7 +275,7 @@ impl<const W: usize> Logic for FrameRam<W> {
 
     fn hdl(&self) -> Verilog {
         let depth = Self::DEPTH;
-        Verilog::Custom(format!(
+        hand_written(format!(
             "reg [{wm1}:0] mem [0:{dm1}];
 reg [{wm1}:0] stage;
 always @(posedge clock) begin

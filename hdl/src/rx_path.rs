@@ -16,6 +16,8 @@
 
 use rust_hdl::prelude::*;
 
+use crate::helpers::hand_written;
+
 use crate::helpers::LEAD_ONES_FN;
 use crate::rx_place::QPS;
 
@@ -173,7 +175,7 @@ impl Logic for RxPathTable {
     fn hdl(&self) -> Verilog {
         let pbits = MAX_PATHS.trailing_zeros() as usize;
         let abits = ENTRIES.trailing_zeros() as usize;
-        Verilog::Custom(
+        hand_written(
             include_str!("rx_path_table.v.in")
                 .replace("@MARK@", &path_mark_fn())
                 .replace("@ENTRIES@", &ENTRIES.to_string())

@@ -113,6 +113,8 @@
 
 use rust_hdl::prelude::*;
 
+use crate::helpers::hand_written;
+
 /// Payload bytes of one frame kept in the data FIFO; later beats of a
 /// longer (hence `bad_length`) frame are dropped on the way in, except the
 /// one with `tlast`.
@@ -562,7 +564,7 @@ impl<const W: usize, const B: usize> Logic for RxPlace<W, B> {
         let dbits = depth.trailing_zeros();
         let cap_beats = CAP_BYTES.div_ceil(B);
         let vbits = VERDICTS.trailing_zeros();
-        Verilog::Custom(format!(
+        hand_written(format!(
             include_str!("rx_place.v.in"),
             B = B,
             WM1 = W - 1,

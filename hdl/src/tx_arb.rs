@@ -19,6 +19,8 @@
 
 use rust_hdl::prelude::*;
 
+use crate::helpers::hand_written;
+
 /// The arbiter at `W`-bit beats (`B = W / 8` lanes).
 #[derive(LogicBlock, Default)]
 pub struct TxArb<const W: usize, const B: usize> {
@@ -73,7 +75,7 @@ impl<const W: usize, const B: usize> Logic for TxArb<W, B> {
     }
 
     fn hdl(&self) -> Verilog {
-        Verilog::Custom(
+        hand_written(
             "reg locked;    // a frame is in progress on m_axis
 reg owner;     // its source: 1 ACK, 0 data
 reg last_ack;  // the last frame served was an ACK frame
@@ -100,8 +102,7 @@ always @(posedge clock) begin
         last_ack <= 1'b0;
     end
 end
-"
-            .into(),
+",
         )
     }
 }

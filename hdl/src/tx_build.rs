@@ -74,6 +74,8 @@
 
 use rust_hdl::prelude::*;
 
+use crate::helpers::hand_written;
+
 use crate::icrc::{Affine, advance, beat_map, feed, le32};
 
 /// Entries of the per-path entropy table (the engine's `MAX_PATHS`); the
@@ -192,7 +194,7 @@ impl<const D: usize, const N: usize> Logic for LutRam<D, N> {
     }
 
     fn hdl(&self) -> Verilog {
-        Verilog::Custom(format!(
+        hand_written(format!(
             "reg [{dm1}:0] mem [0:{nm1}];
 always @(posedge clock) if (write_enable) mem[write_address] <= write_data;
 always @(*) read_data = mem[read_address];

@@ -50,6 +50,8 @@ use std::fmt::Write as _;
 
 use rust_hdl::prelude::*;
 
+use crate::helpers::hand_written;
+
 use crate::nic_core::TX_SLOT_BITS;
 use crate::tx_path::VIEW_BITS;
 use regs::{Access, IRQ_VECTORS, all_regs, storage, strobe};
@@ -620,7 +622,7 @@ impl<const W: usize, const B: usize> Logic for HostIf<W, B> {
     }
 
     fn hdl(&self) -> Verilog {
-        Verilog::Custom(host_if_body(W, B))
+        hand_written(host_if_body(W, B))
     }
 }
 
