@@ -151,9 +151,11 @@ impl Logic for LeadOnes {
     }
 }
 
-/// The engine's `RxPath::mark` for one arrival, combinational: the verdict
-/// ([`PathVerdict`]) of `psn` on a path in state (`cum`, `sack`), and the
-/// state after it if new (ignore it otherwise).
+/// The engine's `RxPath::mark` for one arrival, combinational, on a path
+/// state kept with its bitmap shift deferred: the logical SACK bitmap is
+/// bits `k .. k + 256` of `raw` (512 bits, zero above), so the shift an
+/// arrival makes is applied by the next one, beside its leading-ones
+/// count rather than after it.
 ///
 /// With `d = psn - cum`: `d ≥ 2^31` is a duplicate, `2^30 ≤ d < 2^31` out of
 /// window; `d = 0` moves `cum` over itself and the run of set bits after it;
@@ -161,25 +163,32 @@ impl Logic for LeadOnes {
 /// slides the window up by `n = d - 256`, and on over the run of set bits
 /// from bit `n - 1` when that PSN had arrived, then sets the PSN's bit
 /// (`d = 257` with every bit set lands on `cum` itself). So one
-/// [`LeadOnes`] (over the bitmap with the bits below `n` set when sliding)
-/// and one shift per arrival: [`MarkPre`] before the count, [`MarkPost`]
-/// after it.
+/// leading-ones count of `raw` with the bits below `k` (plus `n` when
+/// sliding) set; the new state is `raw >> k` (the previous shift, from
+/// registers) with the PSN's bit `d - 1` set, and `k` = how far `cum`
+/// moved, except for slides past the whole bitmap.
+/// [`MarkPre`] comes before the count, [`MarkPost`] after it.
 #[derive(LogicBlock, Default)]
 pub struct PathMark {
     /// Cumulative path PSN before the arrival.
     pub cum: Signal<In, Bits<32>>,
-    /// SACK bitmap before the arrival.
-    pub sack: Signal<In, Bits<256>>,
+    /// Bitmap before the arrival, shift not yet applied.
+    pub raw: Signal<In, Bits<512>>,
+    /// Its pending shift (0..=257).
+    pub k: Signal<In, Bits<9>>,
     /// The arrival's path PSN.
     pub psn: Signal<In, Bits<32>>,
     /// Verdict ([`PathVerdict`]).
     pub code: Signal<Out, Bits<2>>,
     /// Cumulative path PSN after a new arrival.
     pub new_cum: Signal<Out, Bits<32>>,
-    /// SACK bitmap after a new arrival.
-    pub new_sack: Signal<Out, Bits<256>>,
+    /// Bitmap after a new arrival, shift not yet applied.
+    pub new_raw: Signal<Out, Bits<512>>,
+    /// Its pending shift.
+    pub new_k: Signal<Out, Bits<9>>,
     pre: MarkPre,
-    lead: LeadOnes,
+    lo: LeadOnes,
+    hi: LeadOnes,
     post: MarkPost,
 }
 
@@ -187,66 +196,78 @@ impl Logic for PathMark {
     #[hdl_gen]
     fn update(&mut self) {
         self.pre.cum.next = self.cum.val();
-        self.pre.sack.next = self.sack.val();
+        self.pre.raw.next = self.raw.val();
+        self.pre.k.next = self.k.val();
         self.pre.psn.next = self.psn.val();
-        self.lead.v.next = self.pre.masked.val();
+        self.lo.v.next = self.pre.masked.val().get_bits::<256>(0);
+        self.hi.v.next = self.pre.masked.val().get_bits::<256>(256);
         self.post.cum.next = self.cum.val();
-        self.post.sack.next = self.sack.val();
+        self.post.k.next = self.k.val();
         self.post.psn.next = self.psn.val();
         self.post.d.next = self.pre.d.val();
         self.post.hit.next = self.pre.hit.val();
         self.post.slide.next = self.pre.slide.val();
         self.post.seen.next = self.pre.seen.val();
-        self.post.count.next = self.lead.count.val();
+        self.post.norm.next = self.pre.norm.val();
+        self.post.lo.next = self.lo.count.val();
+        self.post.hi.next = self.hi.count.val();
         self.code.next = self.post.code.val();
         self.new_cum.next = self.post.new_cum.val();
-        self.new_sack.next = self.post.new_sack.val();
+        self.new_raw.next = self.post.new_raw.val();
+        self.new_k.next = self.post.new_k.val();
     }
 }
 
-/// First half of [`PathMark`]: the distance `d`, the case, and the bitmap
-/// to count leading ones of (bits below `n` set when sliding by `n`).
+/// First half of [`PathMark`]: the distance `d`, the case, the bitmap to
+/// count leading ones of (bits below `k`, or `k + n` when sliding by `n`,
+/// set), and the bitmap with its pending shift applied.
 #[derive(LogicBlock)]
 pub struct MarkPre {
     /// Cumulative path PSN.
     pub cum: Signal<In, Bits<32>>,
-    /// SACK bitmap.
-    pub sack: Signal<In, Bits<256>>,
+    /// Bitmap, shift pending.
+    pub raw: Signal<In, Bits<512>>,
+    /// Pending shift.
+    pub k: Signal<In, Bits<9>>,
     /// Path PSN.
     pub psn: Signal<In, Bits<32>>,
     /// `psn - cum`.
     pub d: Signal<Out, Bits<32>>,
-    /// Bit `d - 1 mod 256` is set (the PSN, or `n - 1` when sliding).
+    /// Logical bit `d - 1 mod 256` is set (the PSN, or `n - 1` when sliding).
     pub hit: Signal<Out, Bit>,
     /// `256 < d < 2^30`.
     pub slide: Signal<Out, Bit>,
     /// Sliding by `n ≤ 256` and PSN `cum + n` (the new `cum`) had arrived.
     pub seen: Signal<Out, Bit>,
-    /// The bitmap to count: `sack` with the bits below `n` set when `seen`.
-    pub masked: Signal<Out, Bits<256>>,
-    c_ones: Constant<Bits<256>>,
+    /// `raw` with its bits below the count's start set.
+    pub masked: Signal<Out, Bits<512>>,
+    /// The logical bitmap: `raw >> k`, 256 bits.
+    pub norm: Signal<Out, Bits<256>>,
+    c_ones: Constant<Bits<512>>,
     dd: Signal<Local, Bits<32>>,
     near: Signal<Local, Bit>,
-    m9: Signal<Local, Bits<9>>,
-    idx: Signal<Local, Bits<8>>,
+    start: Signal<Local, Bits<10>>,
+    ridx: Signal<Local, Bits<10>>,
 }
 
 impl Default for MarkPre {
     fn default() -> Self {
         Self {
             cum: Default::default(),
-            sack: Default::default(),
+            raw: Default::default(),
+            k: Default::default(),
             psn: Default::default(),
             d: Default::default(),
             hit: Default::default(),
             slide: Default::default(),
             seen: Default::default(),
             masked: Default::default(),
-            c_ones: Constant::new(Bits::<256>::mask()),
+            norm: Default::default(),
+            c_ones: Constant::new(Bits::<512>::mask()),
             dd: Default::default(),
             near: Default::default(),
-            m9: Default::default(),
-            idx: Default::default(),
+            start: Default::default(),
+            ridx: Default::default(),
         }
     }
 }
@@ -256,33 +277,41 @@ impl Logic for MarkPre {
     fn update(&mut self) {
         self.dd.next = self.psn.val() - self.cum.val();
         self.d.next = self.dd.val();
-        // Bit d - 1 (in the window) and bit n - 1 (sliding by n = d - 256,
-        // 257 ≤ d ≤ 512) are the same bit: n - 1 ≡ d - 1 mod 256.
-        self.idx.next = self.dd.val().get_bits::<8>(0) - 1;
-        self.hit.next = self.sack.val().get_bit(self.idx.val().index());
+        self.norm.next = bit_cast::<256, 512>(self.raw.val() >> self.k.val());
+        // Logical bit d - 1 (in the window) and bit n - 1 (sliding by
+        // n = d - 256, 257 ≤ d ≤ 512) are the same bit: n - 1 ≡ d - 1 mod
+        // 256; raw bit k + that.
+        self.ridx.next =
+            bit_cast::<10, 9>(self.k.val()) + bit_cast::<10, 8>(self.dd.val().get_bits::<8>(0) - 1);
+        self.hit.next = false;
+        if !self.ridx.val().get_bit(9) {
+            self.hit.next = self
+                .raw
+                .val()
+                .get_bit(self.ridx.val().get_bits::<9>(0).index());
+        }
         self.slide.next =
             !self.dd.val().get_bit(31) & !self.dd.val().get_bit(30) & (self.dd.val() > 256);
         self.near.next = self.dd.val() <= 512;
-        self.m9.next = 0.into();
+        // The count starts at k, or at k + n when sliding by n ≤ 256.
+        self.start.next = bit_cast::<10, 9>(self.k.val());
         if self.slide.val() & self.near.val() {
-            self.m9.next = bit_cast::<9, 8>(self.dd.val().get_bits::<8>(0));
-            if self.dd.val() == 512 {
-                self.m9.next = 256.into();
-            }
+            self.start.next =
+                bit_cast::<10, 9>(self.k.val()) + (self.dd.val().get_bits::<10>(0) - 256);
         }
         self.seen.next = self.slide.val() & self.near.val() & self.hit.val();
-        self.masked.next = self.sack.val() | !(self.c_ones.val() << self.m9.val());
+        self.masked.next = self.raw.val() | !(self.c_ones.val() << self.start.val());
     }
 }
 
-/// Second half of [`PathMark`]: from the leading-ones count, the shift,
-/// the new bit, the new `cum` and the verdict.
+/// Second half of [`PathMark`]: from the leading-ones count, the new `cum`,
+/// the new bitmap (shift pending) and the verdict.
 #[derive(LogicBlock)]
 pub struct MarkPost {
     /// Cumulative path PSN.
     pub cum: Signal<In, Bits<32>>,
-    /// SACK bitmap.
-    pub sack: Signal<In, Bits<256>>,
+    /// Pending shift of the bitmap.
+    pub k: Signal<In, Bits<9>>,
     /// Path PSN.
     pub psn: Signal<In, Bits<32>>,
     /// [`MarkPre::d`].
@@ -293,39 +322,48 @@ pub struct MarkPost {
     pub slide: Signal<In, Bit>,
     /// [`MarkPre::seen`].
     pub seen: Signal<In, Bit>,
-    /// Leading ones of [`MarkPre::masked`].
-    pub count: Signal<In, Bits<9>>,
+    /// [`MarkPre::norm`].
+    pub norm: Signal<In, Bits<256>>,
+    /// Leading ones of the low half of [`MarkPre::masked`].
+    pub lo: Signal<In, Bits<9>>,
+    /// Leading ones of its high half.
+    pub hi: Signal<In, Bits<9>>,
     /// Verdict ([`PathVerdict`]).
     pub code: Signal<Out, Bits<2>>,
     /// Cumulative path PSN after a new arrival.
     pub new_cum: Signal<Out, Bits<32>>,
-    /// SACK bitmap after a new arrival.
-    pub new_sack: Signal<Out, Bits<256>>,
-    c_one: Constant<Bits<256>>,
+    /// Bitmap after a new arrival, shift pending.
+    pub new_raw: Signal<Out, Bits<512>>,
+    /// Its pending shift.
+    pub new_k: Signal<Out, Bits<9>>,
+    c_one: Constant<Bits<512>>,
     at_cum: Signal<Local, Bit>,
+    z: Signal<Local, Bits<10>>,
     zp: Signal<Local, Bits<9>>,
-    sh: Signal<Local, Bits<9>>,
-    pos: Signal<Local, Bits<8>>,
+    pos: Signal<Local, Bits<9>>,
 }
 
 impl Default for MarkPost {
     fn default() -> Self {
         Self {
             cum: Default::default(),
-            sack: Default::default(),
+            k: Default::default(),
             psn: Default::default(),
             d: Default::default(),
             hit: Default::default(),
             slide: Default::default(),
             seen: Default::default(),
-            count: Default::default(),
+            norm: Default::default(),
+            lo: Default::default(),
+            hi: Default::default(),
             code: Default::default(),
             new_cum: Default::default(),
-            new_sack: Default::default(),
+            new_raw: Default::default(),
+            new_k: Default::default(),
             c_one: Constant::new(1.into()),
             at_cum: Default::default(),
+            z: Default::default(),
             zp: Default::default(),
-            sh: Default::default(),
             pos: Default::default(),
         }
     }
@@ -334,37 +372,40 @@ impl Default for MarkPost {
 impl Logic for MarkPost {
     #[hdl_gen]
     fn update(&mut self) {
-        self.zp.next = self.count.val() + 1;
+        // Leading ones of the 512-bit vector; minus k: of the logical bitmap.
+        self.z.next = bit_cast::<10, 9>(self.lo.val());
+        if self.lo.val() == 256 {
+            self.z.next = bit_cast::<10, 9>(self.hi.val()) + 256;
+        }
+        self.zp.next = bit_cast::<9, 10>(self.z.val() - bit_cast::<10, 9>(self.k.val()) + 1);
         self.at_cum.next = (self.d.val() == 0)
-            | (self.seen.val() & (self.d.val() == 257) & (self.count.val() == 256));
-        // Shift (256 or more: everything out), the new bit, the new cum.
-        self.sh.next = 0.into();
-        self.pos.next = self.d.val().get_bits::<8>(0) - 1;
+            | (self.seen.val() & (self.d.val() == 257) & (self.zp.val() == 257));
+        // The PSN's bit d - 1 of the logical bitmap before the shift (d ≤
+        // 512 whenever it is used).
+        self.pos.next = bit_cast::<9, 32>(self.d.val() - 1);
+        self.new_raw.next =
+            bit_cast::<512, 256>(self.norm.val()) | (self.c_one.val() << self.pos.val());
+        self.new_k.next = 0.into();
         self.new_cum.next = self.cum.val();
         if self.at_cum.val() {
+            self.new_raw.next = bit_cast::<512, 256>(self.norm.val());
+            self.new_k.next = self.zp.val();
+            self.new_cum.next = self.cum.val() + bit_cast::<32, 9>(self.zp.val());
             if self.slide.val() {
-                self.sh.next = 258.into();
+                self.new_raw.next = 0.into();
+                self.new_k.next = 0.into();
                 self.new_cum.next = self.psn.val() + 1;
-            } else {
-                self.sh.next = self.zp.val();
-                self.new_cum.next = self.cum.val() + bit_cast::<32, 9>(self.zp.val());
             }
         } else if self.seen.val() {
-            self.sh.next = self.zp.val();
+            self.new_k.next = self.zp.val();
             self.new_cum.next = self.cum.val() + bit_cast::<32, 9>(self.zp.val());
-            self.pos.next = self.d.val().get_bits::<8>(0) - self.count.val().get_bits::<8>(0) - 2;
         } else if self.slide.val() {
-            self.sh.next = 256.into();
-            if self.d.val() < 512 {
-                self.sh.next = bit_cast::<9, 8>(self.d.val().get_bits::<8>(0));
-            }
             self.new_cum.next = self.psn.val() - 256;
-            self.pos.next = 255.into();
-        }
-        self.new_sack.next = self.sack.val() >> self.sh.val();
-        if !self.at_cum.val() {
-            self.new_sack.next =
-                (self.sack.val() >> self.sh.val()) | (self.c_one.val() << self.pos.val());
+            if self.d.val() < 512 {
+                self.new_k.next = bit_cast::<9, 8>(self.d.val().get_bits::<8>(0));
+            } else {
+                self.new_raw.next = self.c_one.val() << 255;
+            }
         }
         self.code.next = 0.into();
         if !self.d.val().get_bit(31) & self.d.val().get_bit(30) {
@@ -411,21 +452,18 @@ pub struct RxPathRegs<const P: usize, const PB: usize> {
     pub rd_rx_count: Signal<Out, Bits<32>>,
     /// Its CE-marked packet count.
     pub rd_ce_count: Signal<Out, Bits<32>>,
-    // Per path: {ce[31:0], rx[31:0], sack[255:0], cum[31:0]}.
-    st: [DFF<Bits<352>>; P],
+    file: PathFile<P, PB>,
     v: DFF<Bit>,
     path: DFF<Bits<PB>>,
     code: DFF<Bits<2>>,
     mark: PathMark,
     c_lo: Constant<Bits<352>>,
-    cur: Signal<Local, Bits<352>>,
-    rd: Signal<Local, Bits<352>>,
     upd: Signal<Local, Bits<352>>,
+    shifted: Signal<Local, Bits<256>>,
 }
 
 impl<const P: usize, const PB: usize> Default for RxPathRegs<P, PB> {
     fn default() -> Self {
-        assert_eq!(1 << PB, P, "RxPathRegs: P must be 2^PB");
         Self {
             clock: Default::default(),
             rst: Default::default(),
@@ -441,15 +479,14 @@ impl<const P: usize, const PB: usize> Default for RxPathRegs<P, PB> {
             rd_sack: Default::default(),
             rd_rx_count: Default::default(),
             rd_ce_count: Default::default(),
-            st: std::array::from_fn(|_| Default::default()),
+            file: Default::default(),
             v: Default::default(),
             path: Default::default(),
             code: Default::default(),
             mark: Default::default(),
             c_lo: Constant::new(Bits::<352>::mask() >> 32),
-            cur: Default::default(),
-            rd: Default::default(),
             upd: Default::default(),
+            shifted: Default::default(),
         }
     }
 }
@@ -458,43 +495,30 @@ impl<const P: usize, const PB: usize> Logic for RxPathRegs<P, PB> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(self, clock, v, path, code);
-        self.cur.next = 0.into();
-        self.rd.next = 0.into();
-        for i in 0..P {
-            self.st[i].clock.next = self.clock.val();
-            self.st[i].d.next = self.st[i].q.val();
-            if self.ev_path.val().index() == i {
-                self.cur.next = self.st[i].q.val();
-            }
-            if self.rd_path.val().index() == i {
-                self.rd.next = self.st[i].q.val();
-            }
-        }
-        self.mark.cum.next = self.cur.val().get_bits::<32>(0);
-        self.mark.sack.next = self.cur.val().get_bits::<256>(32);
+        self.file.clock.next = self.clock.val();
+        self.file.rst.next = self.rst.val();
+        self.file.sel.next = self.ev_path.val();
+        self.file.rd_sel.next = self.rd_path.val();
+        self.mark.cum.next = self.file.cur.val().get_bits::<32>(0);
+        self.mark.raw.next = bit_cast::<512, 256>(self.file.cur.val().get_bits::<256>(32));
+        self.mark.k.next = 0.into();
         self.mark.psn.next = self.ev_psn.val();
         // Counted unless out of window; the state moves when new.
-        self.upd.next = bit_cast::<352, 288>(self.cur.val().get_bits::<288>(0));
+        self.upd.next = bit_cast::<352, 288>(self.file.cur.val().get_bits::<288>(0));
+        self.shifted.next = bit_cast::<256, 512>(self.mark.new_raw.val() >> self.mark.new_k.val());
         if self.mark.code.val() == 0 {
             self.upd.next = bit_cast::<352, 32>(self.mark.new_cum.val())
-                | (bit_cast::<352, 256>(self.mark.new_sack.val()) << 32);
+                | (bit_cast::<352, 256>(self.shifted.val()) << 32);
         }
         self.upd.next = self.upd.val()
-            | (bit_cast::<352, 32>(self.cur.val().get_bits::<32>(288) + 1) << 288)
-            | (bit_cast::<352, 32>(self.cur.val().get_bits::<32>(320)) << 320);
+            | (bit_cast::<352, 32>(self.file.cur.val().get_bits::<32>(288) + 1) << 288)
+            | (bit_cast::<352, 32>(self.file.cur.val().get_bits::<32>(320)) << 320);
         if self.ev_ce.val() {
             self.upd.next = (self.upd.val() & self.c_lo.val())
-                | (bit_cast::<352, 32>(self.cur.val().get_bits::<32>(320) + 1) << 320);
+                | (bit_cast::<352, 32>(self.file.cur.val().get_bits::<32>(320) + 1) << 320);
         }
-        for i in 0..P {
-            if self.ev_valid.val() & (self.ev_path.val().index() == i) & (self.mark.code.val() != 2)
-            {
-                self.st[i].d.next = self.upd.val();
-            }
-            if self.rst.val() {
-                self.st[i].d.next = 0.into();
-            }
-        }
+        self.file.we.next = self.ev_valid.val() & (self.mark.code.val() != 2);
+        self.file.wdata.next = self.upd.val();
         self.v.d.next = self.ev_valid.val();
         self.path.d.next = self.ev_path.val();
         self.code.d.next = self.mark.code.val();
@@ -506,10 +530,74 @@ impl<const P: usize, const PB: usize> Logic for RxPathRegs<P, PB> {
         self.res_valid.next = self.v.q.val();
         self.res_path.next = self.path.q.val();
         self.res_code.next = self.code.q.val();
-        self.rd_cum.next = self.rd.val().get_bits::<32>(0);
-        self.rd_sack.next = self.rd.val().get_bits::<256>(32);
-        self.rd_rx_count.next = self.rd.val().get_bits::<32>(288);
-        self.rd_ce_count.next = self.rd.val().get_bits::<32>(320);
+        self.rd_cum.next = self.file.rd.val().get_bits::<32>(0);
+        self.rd_sack.next = self.file.rd.val().get_bits::<256>(32);
+        self.rd_rx_count.next = self.file.rd.val().get_bits::<32>(288);
+        self.rd_ce_count.next = self.file.rd.val().get_bits::<32>(320);
+    }
+}
+
+/// The path states of [`RxPathRegs`] ({ce[31:0], rx[31:0], sack[255:0],
+/// cum[31:0]} per path): two combinational read ports, one write port.
+#[derive(LogicBlock)]
+pub struct PathFile<const P: usize, const PB: usize> {
+    /// Clock.
+    pub clock: Signal<In, Clock>,
+    /// Synchronous reset: every state zero.
+    pub rst: Signal<In, Bit>,
+    /// Path of the event port (read and write).
+    pub sel: Signal<In, Bits<PB>>,
+    /// Its state.
+    pub cur: Signal<Out, Bits<352>>,
+    /// Write `wdata` to path `sel` at the clock edge.
+    pub we: Signal<In, Bit>,
+    /// Write data.
+    pub wdata: Signal<In, Bits<352>>,
+    /// Path of the read port.
+    pub rd_sel: Signal<In, Bits<PB>>,
+    /// Its state.
+    pub rd: Signal<Out, Bits<352>>,
+    st: [DFF<Bits<352>>; P],
+}
+
+impl<const P: usize, const PB: usize> Default for PathFile<P, PB> {
+    fn default() -> Self {
+        assert_eq!(1 << PB, P, "PathFile: P must be 2^PB");
+        Self {
+            clock: Default::default(),
+            rst: Default::default(),
+            sel: Default::default(),
+            cur: Default::default(),
+            we: Default::default(),
+            wdata: Default::default(),
+            rd_sel: Default::default(),
+            rd: Default::default(),
+            st: std::array::from_fn(|_| Default::default()),
+        }
+    }
+}
+
+impl<const P: usize, const PB: usize> Logic for PathFile<P, PB> {
+    #[hdl_gen]
+    fn update(&mut self) {
+        self.cur.next = 0.into();
+        self.rd.next = 0.into();
+        for i in 0..P {
+            self.st[i].clock.next = self.clock.val();
+            self.st[i].d.next = self.st[i].q.val();
+            if self.sel.val().index() == i {
+                self.cur.next = self.st[i].q.val();
+                if self.we.val() {
+                    self.st[i].d.next = self.wdata.val();
+                }
+            }
+            if self.rd_sel.val().index() == i {
+                self.rd.next = self.st[i].q.val();
+            }
+            if self.rst.val() {
+                self.st[i].d.next = 0.into();
+            }
+        }
     }
 }
 
@@ -538,9 +626,14 @@ pub fn rx_path_verilog(paths: usize) -> String {
 /// Entries of [`RxPathTable`]: one per (QP slot, path).
 pub const ENTRIES: usize = QPS * MAX_PATHS;
 
-/// Bits of an entry's state: {echo_ts[63:0], ce[31:0], rx[31:0],
+/// Bits of an entry's state in RAM: {echo_ts[63:0], ce[31:0], rx[31:0],
 /// sack[255:0], cum[31:0]}.
 const SW: usize = 416;
+
+/// Bits of an entry's state in the pipeline (S2, W1), the bitmap's shift
+/// pending ([`PathMark`]): {echo_ts[63:0], ce[31:0], rx[31:0], k[8:0],
+/// raw[511:0], cum[31:0]}.
+const UW: usize = 681;
 
 /// The receive core's path tracker: one entry per (QP slot, path), address
 /// `qp << 6 | path`, in two block RAMs (rust-hdl `RAM`, registered reads)
@@ -637,9 +730,9 @@ pub struct RxPathTable {
     rd_seen: DFF<Bit>,
     // S2: the entry and its state before the event.
     a2: DFF<Bits<8>>,
-    old: DFF<Bits<SW>>,
+    old: DFF<Bits<UW>>,
     // Write-back: W1 (being written to the RAMs), W2 (written last edge).
-    w1: DFF<Bits<{ SW + 16 }>>,
+    w1: DFF<Bits<{ UW + 16 }>>,
     w1_addr: DFF<Bits<8>>,
     w1_v: DFF<Bit>,
     w2: DFF<Bits<SW>>,
@@ -665,8 +758,11 @@ pub struct RxPathTable {
     we: Signal<Local, Bit>,
     ce_n: Signal<Local, Bits<32>>,
     ts_n: Signal<Local, Bits<64>>,
-    upd: Signal<Local, Bits<SW>>,
-    s1: Signal<Local, Bits<SW>>,
+    upd: Signal<Local, Bits<UW>>,
+    s1: Signal<Local, Bits<UW>>,
+    nw: Signal<Local, Bits<SW>>,
+    wn: Signal<Local, Bits<{ SW + 16 }>>,
+    shifted: Signal<Local, Bits<256>>,
     head: Signal<Local, Bits<8>>,
     pop: Signal<Local, Bit>,
     push: Signal<Local, Bit>,
@@ -694,36 +790,41 @@ impl Logic for RxPathTable {
         // ---- S2: the update of a tracked event. ----
         self.we.next = self.ev_valid.val() & self.ev_track.val();
         self.mark.cum.next = self.old.q.val().get_bits::<32>(0);
-        self.mark.sack.next = self.old.q.val().get_bits::<256>(32);
+        self.mark.raw.next = self.old.q.val().get_bits::<512>(32);
+        self.mark.k.next = self.old.q.val().get_bits::<9>(544);
         self.mark.psn.next = self.ev_psn.val();
-        self.ce_n.next = self.old.q.val().get_bits::<32>(320);
+        self.ce_n.next = self.old.q.val().get_bits::<32>(585);
         if self.ev_ce.val() {
-            self.ce_n.next = self.old.q.val().get_bits::<32>(320) + 1;
+            self.ce_n.next = self.old.q.val().get_bits::<32>(585) + 1;
         }
-        self.ts_n.next = self.old.q.val().get_bits::<64>(352);
-        if self.ev_ts.val() > self.old.q.val().get_bits::<64>(352) {
+        self.ts_n.next = self.old.q.val().get_bits::<64>(617);
+        if self.ev_ts.val() > self.old.q.val().get_bits::<64>(617) {
             self.ts_n.next = self.ev_ts.val();
         }
-        self.upd.next = bit_cast::<SW, 288>(self.old.q.val().get_bits::<288>(0));
+        self.upd.next = bit_cast::<UW, 553>(self.old.q.val().get_bits::<553>(0));
         if self.mark.code.val() == 0 {
-            self.upd.next = bit_cast::<SW, 32>(self.mark.new_cum.val())
-                | (bit_cast::<SW, 256>(self.mark.new_sack.val()) << 32);
+            self.upd.next = bit_cast::<UW, 32>(self.mark.new_cum.val())
+                | (bit_cast::<UW, 512>(self.mark.new_raw.val()) << 32)
+                | (bit_cast::<UW, 9>(self.mark.new_k.val()) << 544);
         }
         self.upd.next = self.upd.val()
-            | (bit_cast::<SW, 32>(self.old.q.val().get_bits::<32>(288) + 1) << 288)
-            | (bit_cast::<SW, 32>(self.ce_n.val()) << 320)
-            | (bit_cast::<SW, 64>(self.ts_n.val()) << 352);
+            | (bit_cast::<UW, 32>(self.old.q.val().get_bits::<32>(553) + 1) << 553)
+            | (bit_cast::<UW, 32>(self.ce_n.val()) << 585)
+            | (bit_cast::<UW, 64>(self.ts_n.val()) << 617);
 
         // ---- S1: the freshest state of the entry read in S0. ----
-        self.s1.next = 0.into();
+        self.nw.next = 0.into();
         if self.rd_seen.q.val() {
-            self.s1.next = self.ram_a.read_data.val();
+            self.nw.next = self.ram_a.read_data.val();
         }
         if self.w2_v.q.val() & (self.w2_addr.q.val() == self.a1.q.val()) {
-            self.s1.next = self.w2.q.val();
+            self.nw.next = self.w2.q.val();
         }
+        // From the RAM side: the bitmap's shift done (k = 0).
+        self.s1.next = bit_cast::<UW, 288>(self.nw.val().get_bits::<288>(0))
+            | (bit_cast::<UW, 128>(self.nw.val().get_bits::<128>(288)) << 553);
         if self.w1_v.q.val() & (self.w1_addr.q.val() == self.a1.q.val()) {
-            self.s1.next = self.w1.q.val().get_bits::<SW>(0);
+            self.s1.next = self.w1.q.val().get_bits::<UW>(0);
         }
         if self.we.val() & (self.a2.q.val() == self.a1.q.val()) {
             self.s1.next = self.upd.val();
@@ -737,20 +838,26 @@ impl Logic for RxPathTable {
         self.rd_seen.d.next = self.seen.q.val().get_bit(self.rd_addr.val().index());
         self.ram_a.read_address.next = self.rd_addr.val();
 
-        // ---- Write-back. ----
-        self.w1.d.next = bit_cast::<{ SW + 16 }, SW>(self.upd.val())
-            | (bit_cast::<{ SW + 16 }, 16>(self.ev_port.val()) << 416);
+        // ---- Write-back: W1 applies the pending shift. ----
+        self.w1.d.next = bit_cast::<{ UW + 16 }, UW>(self.upd.val())
+            | (bit_cast::<{ UW + 16 }, 16>(self.ev_port.val()) << 681);
         self.w1_addr.d.next = self.a2.q.val();
         self.w1_v.d.next = self.we.val();
-        self.w2.d.next = self.w1.q.val().get_bits::<SW>(0);
+        self.shifted.next = bit_cast::<256, 512>(
+            self.w1.q.val().get_bits::<512>(32) >> self.w1.q.val().get_bits::<9>(544),
+        );
+        self.wn.next = bit_cast::<{ SW + 16 }, 32>(self.w1.q.val().get_bits::<32>(0))
+            | (bit_cast::<{ SW + 16 }, 256>(self.shifted.val()) << 32)
+            | (bit_cast::<{ SW + 16 }, 144>(self.w1.q.val().get_bits::<144>(553)) << 288);
+        self.w2.d.next = self.wn.val().get_bits::<SW>(0);
         self.w2_addr.d.next = self.w1_addr.q.val();
         self.w2_v.d.next = self.w1_v.q.val();
         self.ram_a.write_enable.next = self.w1_v.q.val();
         self.ram_a.write_address.next = self.w1_addr.q.val();
-        self.ram_a.write_data.next = self.w1.q.val().get_bits::<SW>(0);
+        self.ram_a.write_data.next = self.wn.val().get_bits::<SW>(0);
         self.ram_b.write_enable.next = self.w1_v.q.val();
         self.ram_b.write_address.next = self.w1_addr.q.val();
-        self.ram_b.write_data.next = self.w1.q.val();
+        self.ram_b.write_data.next = self.wn.val();
         if self.we.val() {
             self.seen.d.next = self.seen.q.val().replace_bit(self.a2.q.val().index(), true);
         }
@@ -812,7 +919,7 @@ impl Logic for RxPathTable {
                 .val()
                 .get_bit(self.head.val().get_bits::<2>(6).index());
             self.k_fwd.d.next = self.w1_v.q.val() & (self.w1_addr.q.val() == self.head.val());
-            self.k_w.d.next = self.w1.q.val();
+            self.k_w.d.next = self.wn.val();
         }
         self.kd.next = self.ram_b.read_data.val();
         if self.k_fwd.q.val() {
