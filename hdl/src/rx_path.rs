@@ -247,6 +247,7 @@ pub struct MarkPre {
     dd: Signal<Local, Bits<32>>,
     near: Signal<Local, Bit>,
     start: Signal<Local, Bits<10>>,
+    idx: Signal<Local, Bits<8>>,
     ridx: Signal<Local, Bits<10>>,
 }
 
@@ -267,6 +268,7 @@ impl Default for MarkPre {
             dd: Default::default(),
             near: Default::default(),
             start: Default::default(),
+            idx: Default::default(),
             ridx: Default::default(),
         }
     }
@@ -281,8 +283,9 @@ impl Logic for MarkPre {
         // Logical bit d - 1 (in the window) and bit n - 1 (sliding by
         // n = d - 256, 257 ≤ d ≤ 512) are the same bit: n - 1 ≡ d - 1 mod
         // 256; raw bit k + that.
-        self.ridx.next =
-            bit_cast::<10, 9>(self.k.val()) + bit_cast::<10, 8>(self.dd.val().get_bits::<8>(0) - 1);
+        // (8 bits first, as in the engine: d = 256 gives 255.)
+        self.idx.next = self.dd.val().get_bits::<8>(0) - 1;
+        self.ridx.next = bit_cast::<10, 9>(self.k.val()) + bit_cast::<10, 8>(self.idx.val());
         self.hit.next = false;
         if !self.ridx.val().get_bit(9) {
             self.hit.next = self
