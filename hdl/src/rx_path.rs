@@ -46,8 +46,12 @@ impl PathVerdict {
 /// Number of consecutive set bits of `v` from bit 0 (0..=256): the lowest
 /// clear bit, found radix 4 (per nibble, then per 4 nibbles, ...), four
 /// levels of a 4-way priority choice rather than eight chained halvings.
+/// Counts only while `en` is high, else `count` is 0: Verilator then skips
+/// the tree in cycles without an arrival.
 #[derive(LogicBlock, Default)]
 pub struct LeadOnes {
+    /// Count this cycle (else `count` is 0).
+    pub en: Signal<In, Bit>,
     /// The vector.
     pub v: Signal<In, Bits<256>>,
     /// Its number of leading (low-end) ones.
@@ -73,79 +77,88 @@ impl Logic for LeadOnes {
     fn update(&mut self) {
         self.f1.next = 0.into();
         self.c1.next = 0.into();
-        for j in 0..64 {
-            self.nib.next = self.v.val().get_bits::<4>(4 * j);
-            self.f1.next = self.f1.val().replace_bit(j, self.nib.val().all());
-            if !self.nib.val().get_bit(0) {
-                self.c1.next = self.c1.val();
-            } else if !self.nib.val().get_bit(1) {
-                self.c1.next = self.c1.val().replace_bit(2 * j, true);
-            } else if !self.nib.val().get_bit(2) {
-                self.c1.next = self.c1.val().replace_bit(2 * j + 1, true);
-            } else {
-                self.c1.next = self.c1.val().replace_bit(2 * j, true);
-                self.c1.next = self.c1.val().replace_bit(2 * j + 1, true);
-            }
-        }
         self.f2.next = 0.into();
         self.c2.next = 0.into();
-        for j in 0..16 {
-            self.nib.next = self.f1.val().get_bits::<4>(4 * j);
-            self.f2.next = self.f2.val().replace_bit(j, self.nib.val().all());
-            if !self.nib.val().get_bit(0) {
-                self.kk.next = 0.into();
-                self.c2s.next = self.c1.val().get_bits::<2>(8 * j);
-            } else if !self.nib.val().get_bit(1) {
-                self.kk.next = 1.into();
-                self.c2s.next = self.c1.val().get_bits::<2>(8 * j + 2);
-            } else if !self.nib.val().get_bit(2) {
-                self.kk.next = 2.into();
-                self.c2s.next = self.c1.val().get_bits::<2>(8 * j + 4);
-            } else {
-                self.kk.next = 3.into();
-                self.c2s.next = self.c1.val().get_bits::<2>(8 * j + 6);
-            }
-            self.g4.next =
-                bit_cast::<4, 2>(self.c2s.val()) | (bit_cast::<4, 2>(self.kk.val()) << 2);
-            self.c2.next =
-                self.c2.val() | (bit_cast::<64, 4>(self.g4.val()) << (4 * j).to_bits::<8>());
-        }
         self.f3.next = 0.into();
         self.c3.next = 0.into();
-        for j in 0..4 {
-            self.nib.next = self.f2.val().get_bits::<4>(4 * j);
-            self.f3.next = self.f3.val().replace_bit(j, self.nib.val().all());
-            if !self.nib.val().get_bit(0) {
-                self.kk.next = 0.into();
-                self.c3s.next = self.c2.val().get_bits::<4>(16 * j);
-            } else if !self.nib.val().get_bit(1) {
-                self.kk.next = 1.into();
-                self.c3s.next = self.c2.val().get_bits::<4>(16 * j + 4);
-            } else if !self.nib.val().get_bit(2) {
-                self.kk.next = 2.into();
-                self.c3s.next = self.c2.val().get_bits::<4>(16 * j + 8);
-            } else {
-                self.kk.next = 3.into();
-                self.c3s.next = self.c2.val().get_bits::<4>(16 * j + 12);
+        self.nib.next = 0.into();
+        self.kk.next = 0.into();
+        self.c2s.next = 0.into();
+        self.c3s.next = 0.into();
+        self.g4.next = 0.into();
+        self.g6.next = 0.into();
+        self.cnt.next = 0.into();
+        if self.en.val() {
+            for j in 0..64 {
+                self.nib.next = self.v.val().get_bits::<4>(4 * j);
+                self.f1.next = self.f1.val().replace_bit(j, self.nib.val().all());
+                if !self.nib.val().get_bit(0) {
+                    self.c1.next = self.c1.val();
+                } else if !self.nib.val().get_bit(1) {
+                    self.c1.next = self.c1.val().replace_bit(2 * j, true);
+                } else if !self.nib.val().get_bit(2) {
+                    self.c1.next = self.c1.val().replace_bit(2 * j + 1, true);
+                } else {
+                    self.c1.next = self.c1.val().replace_bit(2 * j, true);
+                    self.c1.next = self.c1.val().replace_bit(2 * j + 1, true);
+                }
             }
-            self.g6.next =
-                bit_cast::<6, 4>(self.c3s.val()) | (bit_cast::<6, 2>(self.kk.val()) << 4);
-            self.c3.next =
-                self.c3.val() | (bit_cast::<24, 6>(self.g6.val()) << (6 * j).to_bits::<8>());
-        }
-        self.cnt.next = 256.into();
-        if !self.f3.val().get_bit(0) {
-            self.cnt.next = bit_cast::<9, 6>(self.c3.val().get_bits::<6>(0));
-        } else if !self.f3.val().get_bit(1) {
-            self.cnt.next = bit_cast::<9, 6>(self.c3.val().get_bits::<6>(6));
-            self.cnt.next = self.cnt.val().replace_bit(6, true);
-        } else if !self.f3.val().get_bit(2) {
-            self.cnt.next = bit_cast::<9, 6>(self.c3.val().get_bits::<6>(12));
-            self.cnt.next = self.cnt.val().replace_bit(7, true);
-        } else if !self.f3.val().get_bit(3) {
-            self.cnt.next = bit_cast::<9, 6>(self.c3.val().get_bits::<6>(18));
-            self.cnt.next = self.cnt.val().replace_bit(6, true);
-            self.cnt.next = self.cnt.val().replace_bit(7, true);
+            for j in 0..16 {
+                self.nib.next = self.f1.val().get_bits::<4>(4 * j);
+                self.f2.next = self.f2.val().replace_bit(j, self.nib.val().all());
+                if !self.nib.val().get_bit(0) {
+                    self.kk.next = 0.into();
+                    self.c2s.next = self.c1.val().get_bits::<2>(8 * j);
+                } else if !self.nib.val().get_bit(1) {
+                    self.kk.next = 1.into();
+                    self.c2s.next = self.c1.val().get_bits::<2>(8 * j + 2);
+                } else if !self.nib.val().get_bit(2) {
+                    self.kk.next = 2.into();
+                    self.c2s.next = self.c1.val().get_bits::<2>(8 * j + 4);
+                } else {
+                    self.kk.next = 3.into();
+                    self.c2s.next = self.c1.val().get_bits::<2>(8 * j + 6);
+                }
+                self.g4.next =
+                    bit_cast::<4, 2>(self.c2s.val()) | (bit_cast::<4, 2>(self.kk.val()) << 2);
+                self.c2.next =
+                    self.c2.val() | (bit_cast::<64, 4>(self.g4.val()) << (4 * j).to_bits::<8>());
+            }
+            for j in 0..4 {
+                self.nib.next = self.f2.val().get_bits::<4>(4 * j);
+                self.f3.next = self.f3.val().replace_bit(j, self.nib.val().all());
+                if !self.nib.val().get_bit(0) {
+                    self.kk.next = 0.into();
+                    self.c3s.next = self.c2.val().get_bits::<4>(16 * j);
+                } else if !self.nib.val().get_bit(1) {
+                    self.kk.next = 1.into();
+                    self.c3s.next = self.c2.val().get_bits::<4>(16 * j + 4);
+                } else if !self.nib.val().get_bit(2) {
+                    self.kk.next = 2.into();
+                    self.c3s.next = self.c2.val().get_bits::<4>(16 * j + 8);
+                } else {
+                    self.kk.next = 3.into();
+                    self.c3s.next = self.c2.val().get_bits::<4>(16 * j + 12);
+                }
+                self.g6.next =
+                    bit_cast::<6, 4>(self.c3s.val()) | (bit_cast::<6, 2>(self.kk.val()) << 4);
+                self.c3.next =
+                    self.c3.val() | (bit_cast::<24, 6>(self.g6.val()) << (6 * j).to_bits::<8>());
+            }
+            self.cnt.next = 256.into();
+            if !self.f3.val().get_bit(0) {
+                self.cnt.next = bit_cast::<9, 6>(self.c3.val().get_bits::<6>(0));
+            } else if !self.f3.val().get_bit(1) {
+                self.cnt.next = bit_cast::<9, 6>(self.c3.val().get_bits::<6>(6));
+                self.cnt.next = self.cnt.val().replace_bit(6, true);
+            } else if !self.f3.val().get_bit(2) {
+                self.cnt.next = bit_cast::<9, 6>(self.c3.val().get_bits::<6>(12));
+                self.cnt.next = self.cnt.val().replace_bit(7, true);
+            } else if !self.f3.val().get_bit(3) {
+                self.cnt.next = bit_cast::<9, 6>(self.c3.val().get_bits::<6>(18));
+                self.cnt.next = self.cnt.val().replace_bit(6, true);
+                self.cnt.next = self.cnt.val().replace_bit(7, true);
+            }
         }
         self.count.next = self.cnt.val();
     }
@@ -168,8 +181,13 @@ impl Logic for LeadOnes {
 /// registers) with the PSN's bit `d - 1` set, and `k` = how far `cum`
 /// moved, except for slides past the whole bitmap.
 /// [`MarkPre`] comes before the count, [`MarkPost`] after it.
+///
+/// Computed only while `en` is high (an arrival); otherwise every output is
+/// 0, so Verilator skips the wide shifts and counts in idle cycles.
 #[derive(LogicBlock, Default)]
 pub struct PathMark {
+    /// An arrival this cycle: compute the mark (else every output is 0).
+    pub en: Signal<In, Bit>,
     /// Cumulative path PSN before the arrival.
     pub cum: Signal<In, Bits<32>>,
     /// Bitmap before the arrival, shift not yet applied.
@@ -195,6 +213,10 @@ pub struct PathMark {
 impl Logic for PathMark {
     #[hdl_gen]
     fn update(&mut self) {
+        self.pre.en.next = self.en.val();
+        self.lo.en.next = self.en.val();
+        self.hi.en.next = self.en.val();
+        self.post.en.next = self.en.val();
         self.pre.cum.next = self.cum.val();
         self.pre.raw.next = self.raw.val();
         self.pre.k.next = self.k.val();
@@ -220,9 +242,11 @@ impl Logic for PathMark {
 
 /// First half of [`PathMark`]: the distance `d`, the case, the bitmap to
 /// count leading ones of (bits below `k`, or `k + n` when sliding by `n`,
-/// set), and the bitmap with its pending shift applied.
+/// set), and the bitmap with its pending shift applied; all 0 unless `en`.
 #[derive(LogicBlock)]
 pub struct MarkPre {
+    /// Compute this cycle (else every output is 0).
+    pub en: Signal<In, Bit>,
     /// Cumulative path PSN.
     pub cum: Signal<In, Bits<32>>,
     /// Bitmap, shift pending.
@@ -254,6 +278,7 @@ pub struct MarkPre {
 impl Default for MarkPre {
     fn default() -> Self {
         Self {
+            en: Default::default(),
             cum: Default::default(),
             raw: Default::default(),
             k: Default::default(),
@@ -277,40 +302,55 @@ impl Default for MarkPre {
 impl Logic for MarkPre {
     #[hdl_gen]
     fn update(&mut self) {
-        self.dd.next = self.psn.val() - self.cum.val();
-        self.d.next = self.dd.val();
-        self.norm.next = bit_cast::<256, 512>(self.raw.val() >> self.k.val());
-        // Logical bit d - 1 (in the window) and bit n - 1 (sliding by
-        // n = d - 256, 257 ≤ d ≤ 512) are the same bit: n - 1 ≡ d - 1 mod
-        // 256; raw bit k + that.
-        // (8 bits first, as in the engine: d = 256 gives 255.)
-        self.idx.next = self.dd.val().get_bits::<8>(0) - 1;
-        self.ridx.next = bit_cast::<10, 9>(self.k.val()) + bit_cast::<10, 8>(self.idx.val());
+        self.dd.next = 0.into();
+        self.d.next = 0.into();
+        self.norm.next = 0.into();
+        self.idx.next = 0.into();
+        self.ridx.next = 0.into();
         self.hit.next = false;
-        if !self.ridx.val().get_bit(9) {
-            self.hit.next = self
-                .raw
-                .val()
-                .get_bit(self.ridx.val().get_bits::<9>(0).index());
+        self.slide.next = false;
+        self.near.next = false;
+        self.start.next = 0.into();
+        self.seen.next = false;
+        self.masked.next = 0.into();
+        if self.en.val() {
+            self.dd.next = self.psn.val() - self.cum.val();
+            self.d.next = self.dd.val();
+            self.norm.next = bit_cast::<256, 512>(self.raw.val() >> self.k.val());
+            // Logical bit d - 1 (in the window) and bit n - 1 (sliding by
+            // n = d - 256, 257 ≤ d ≤ 512) are the same bit: n - 1 ≡ d - 1 mod
+            // 256; raw bit k + that.
+            // (8 bits first, as in the engine: d = 256 gives 255.)
+            self.idx.next = self.dd.val().get_bits::<8>(0) - 1;
+            self.ridx.next = bit_cast::<10, 9>(self.k.val()) + bit_cast::<10, 8>(self.idx.val());
+            self.hit.next = false;
+            if !self.ridx.val().get_bit(9) {
+                self.hit.next = self
+                    .raw
+                    .val()
+                    .get_bit(self.ridx.val().get_bits::<9>(0).index());
+            }
+            self.slide.next =
+                !self.dd.val().get_bit(31) & !self.dd.val().get_bit(30) & (self.dd.val() > 256);
+            self.near.next = self.dd.val() <= 512;
+            // The count starts at k, or at k + n when sliding by n ≤ 256.
+            self.start.next = bit_cast::<10, 9>(self.k.val());
+            if self.slide.val() & self.near.val() {
+                self.start.next =
+                    bit_cast::<10, 9>(self.k.val()) + (self.dd.val().get_bits::<10>(0) - 256);
+            }
+            self.seen.next = self.slide.val() & self.near.val() & self.hit.val();
+            self.masked.next = self.raw.val() | !(self.c_ones.val() << self.start.val());
         }
-        self.slide.next =
-            !self.dd.val().get_bit(31) & !self.dd.val().get_bit(30) & (self.dd.val() > 256);
-        self.near.next = self.dd.val() <= 512;
-        // The count starts at k, or at k + n when sliding by n ≤ 256.
-        self.start.next = bit_cast::<10, 9>(self.k.val());
-        if self.slide.val() & self.near.val() {
-            self.start.next =
-                bit_cast::<10, 9>(self.k.val()) + (self.dd.val().get_bits::<10>(0) - 256);
-        }
-        self.seen.next = self.slide.val() & self.near.val() & self.hit.val();
-        self.masked.next = self.raw.val() | !(self.c_ones.val() << self.start.val());
     }
 }
 
 /// Second half of [`PathMark`]: from the leading-ones count, the new `cum`,
-/// the new bitmap (shift pending) and the verdict.
+/// the new bitmap (shift pending) and the verdict; all 0 unless `en`.
 #[derive(LogicBlock)]
 pub struct MarkPost {
+    /// Compute this cycle (else every output is 0).
+    pub en: Signal<In, Bit>,
     /// Cumulative path PSN.
     pub cum: Signal<In, Bits<32>>,
     /// Pending shift of the bitmap.
@@ -349,6 +389,7 @@ pub struct MarkPost {
 impl Default for MarkPost {
     fn default() -> Self {
         Self {
+            en: Default::default(),
             cum: Default::default(),
             k: Default::default(),
             psn: Default::default(),
@@ -375,48 +416,58 @@ impl Default for MarkPost {
 impl Logic for MarkPost {
     #[hdl_gen]
     fn update(&mut self) {
-        // Leading ones of the 512-bit vector; minus k: of the logical bitmap.
-        self.z.next = bit_cast::<10, 9>(self.lo.val());
-        if self.lo.val() == 256 {
-            self.z.next = bit_cast::<10, 9>(self.hi.val()) + 256;
-        }
-        self.zp.next = bit_cast::<9, 10>(self.z.val() - bit_cast::<10, 9>(self.k.val()) + 1);
-        self.at_cum.next = (self.d.val() == 0)
-            | (self.seen.val() & (self.d.val() == 257) & (self.zp.val() == 257));
-        // The PSN's bit d - 1 of the logical bitmap before the shift (d ≤
-        // 512 whenever it is used).
-        self.pos.next = bit_cast::<9, 32>(self.d.val() - 1);
-        self.new_raw.next =
-            bit_cast::<512, 256>(self.norm.val()) | (self.c_one.val() << self.pos.val());
+        self.z.next = 0.into();
+        self.zp.next = 0.into();
+        self.at_cum.next = false;
+        self.pos.next = 0.into();
+        self.new_raw.next = 0.into();
         self.new_k.next = 0.into();
-        self.new_cum.next = self.cum.val();
-        if self.at_cum.val() {
-            self.new_raw.next = bit_cast::<512, 256>(self.norm.val());
-            self.new_k.next = self.zp.val();
-            self.new_cum.next = self.cum.val() + bit_cast::<32, 9>(self.zp.val());
-            if self.slide.val() {
-                self.new_raw.next = 0.into();
-                self.new_k.next = 0.into();
-                self.new_cum.next = self.psn.val() + 1;
-            }
-        } else if self.seen.val() {
-            self.new_k.next = self.zp.val();
-            self.new_cum.next = self.cum.val() + bit_cast::<32, 9>(self.zp.val());
-        } else if self.slide.val() {
-            self.new_cum.next = self.psn.val() - 256;
-            if self.d.val() < 512 {
-                self.new_k.next = bit_cast::<9, 8>(self.d.val().get_bits::<8>(0));
-            } else {
-                self.new_raw.next = self.c_one.val() << 255;
-            }
-        }
+        self.new_cum.next = 0.into();
         self.code.next = 0.into();
-        if !self.d.val().get_bit(31) & self.d.val().get_bit(30) {
-            self.code.next = 2.into();
-        } else if self.d.val().get_bit(31)
-            | (!self.slide.val() & !self.at_cum.val() & self.hit.val())
-        {
-            self.code.next = 1.into();
+        if self.en.val() {
+            // Leading ones of the 512-bit vector; minus k: of the logical bitmap.
+            self.z.next = bit_cast::<10, 9>(self.lo.val());
+            if self.lo.val() == 256 {
+                self.z.next = bit_cast::<10, 9>(self.hi.val()) + 256;
+            }
+            self.zp.next = bit_cast::<9, 10>(self.z.val() - bit_cast::<10, 9>(self.k.val()) + 1);
+            self.at_cum.next = (self.d.val() == 0)
+                | (self.seen.val() & (self.d.val() == 257) & (self.zp.val() == 257));
+            // The PSN's bit d - 1 of the logical bitmap before the shift (d ≤
+            // 512 whenever it is used).
+            self.pos.next = bit_cast::<9, 32>(self.d.val() - 1);
+            self.new_raw.next =
+                bit_cast::<512, 256>(self.norm.val()) | (self.c_one.val() << self.pos.val());
+            self.new_k.next = 0.into();
+            self.new_cum.next = self.cum.val();
+            if self.at_cum.val() {
+                self.new_raw.next = bit_cast::<512, 256>(self.norm.val());
+                self.new_k.next = self.zp.val();
+                self.new_cum.next = self.cum.val() + bit_cast::<32, 9>(self.zp.val());
+                if self.slide.val() {
+                    self.new_raw.next = 0.into();
+                    self.new_k.next = 0.into();
+                    self.new_cum.next = self.psn.val() + 1;
+                }
+            } else if self.seen.val() {
+                self.new_k.next = self.zp.val();
+                self.new_cum.next = self.cum.val() + bit_cast::<32, 9>(self.zp.val());
+            } else if self.slide.val() {
+                self.new_cum.next = self.psn.val() - 256;
+                if self.d.val() < 512 {
+                    self.new_k.next = bit_cast::<9, 8>(self.d.val().get_bits::<8>(0));
+                } else {
+                    self.new_raw.next = self.c_one.val() << 255;
+                }
+            }
+            self.code.next = 0.into();
+            if !self.d.val().get_bit(31) & self.d.val().get_bit(30) {
+                self.code.next = 2.into();
+            } else if self.d.val().get_bit(31)
+                | (!self.slide.val() & !self.at_cum.val() & self.hit.val())
+            {
+                self.code.next = 1.into();
+            }
         }
     }
 }
@@ -461,6 +512,7 @@ pub struct RxPathRegs<const P: usize, const PB: usize> {
     code: DFF<Bits<2>>,
     mark: PathMark,
     c_lo: Constant<Bits<352>>,
+    rx_n: Signal<Local, Bits<32>>,
     upd: Signal<Local, Bits<352>>,
     shifted: Signal<Local, Bits<256>>,
 }
@@ -488,6 +540,7 @@ impl<const P: usize, const PB: usize> Default for RxPathRegs<P, PB> {
             code: Default::default(),
             mark: Default::default(),
             c_lo: Constant::new(Bits::<352>::mask() >> 32),
+            rx_n: Default::default(),
             upd: Default::default(),
             shifted: Default::default(),
         }
@@ -502,19 +555,24 @@ impl<const P: usize, const PB: usize> Logic for RxPathRegs<P, PB> {
         self.file.rst.next = self.rst.val();
         self.file.sel.next = self.ev_path.val();
         self.file.rd_sel.next = self.rd_path.val();
+        self.mark.en.next = self.ev_valid.val();
         self.mark.cum.next = self.file.cur.val().get_bits::<32>(0);
         self.mark.raw.next = bit_cast::<512, 256>(self.file.cur.val().get_bits::<256>(32));
         self.mark.k.next = 0.into();
         self.mark.psn.next = self.ev_psn.val();
         // Counted unless out of window; the state moves when new.
         self.upd.next = bit_cast::<352, 288>(self.file.cur.val().get_bits::<288>(0));
-        self.shifted.next = bit_cast::<256, 512>(self.mark.new_raw.val() >> self.mark.new_k.val());
-        if self.mark.code.val() == 0 {
+        self.shifted.next = 0.into();
+        if self.ev_valid.val() & (self.mark.code.val() == 0) {
+            self.shifted.next =
+                bit_cast::<256, 512>(self.mark.new_raw.val() >> self.mark.new_k.val());
             self.upd.next = bit_cast::<352, 32>(self.mark.new_cum.val())
                 | (bit_cast::<352, 256>(self.shifted.val()) << 32);
         }
+        // The count's + 1 in 32 bits (it wraps as the engine's), not 352.
+        self.rx_n.next = self.file.cur.val().get_bits::<32>(288) + 1;
         self.upd.next = self.upd.val()
-            | (bit_cast::<352, 32>(self.file.cur.val().get_bits::<32>(288) + 1) << 288)
+            | (bit_cast::<352, 32>(self.rx_n.val()) << 288)
             | (bit_cast::<352, 32>(self.file.cur.val().get_bits::<32>(320)) << 320);
         if self.ev_ce.val() {
             self.upd.next = (self.upd.val() & self.c_lo.val())
@@ -758,7 +816,7 @@ pub struct RxPathTable {
     k_live: DFF<Bit>,
     k_fwd: DFF<Bit>,
     k_w: DFF<Bits<{ SW + 16 }>>,
-    we: Signal<Local, Bit>,
+    rx_n: Signal<Local, Bits<32>>,
     ce_n: Signal<Local, Bits<32>>,
     ts_n: Signal<Local, Bits<64>>,
     upd: Signal<Local, Bits<UW>>,
@@ -790,30 +848,44 @@ impl Logic for RxPathTable {
         self.ram_b.write_clock.next = self.clock.val();
         self.queue.clock.next = self.clock.val();
 
-        // ---- S2: the update of a tracked event. ----
-        self.we.next = self.ev_valid.val() & self.ev_track.val();
+        // ---- S2: the update of a tracked event (`ev_valid & ev_track`). ----
+        // Written out from the ports wherever it is used, never through a
+        // local: Verilator splits the kernel into groups of statements
+        // linked by the locals they share, and a shared "tracked" local
+        // would tie the mark's inputs to its outputs (UNOPTFLAT) and this
+        // stage to the ACK port's input-driven logic, evaluated again at
+        // every input change. The wide work (mark, `upd`) is done only
+        // for a tracked event; `upd` is 0 otherwise (not used then).
+        self.mark.en.next = self.ev_valid.val() & self.ev_track.val();
         self.mark.cum.next = self.old.q.val().get_bits::<32>(0);
         self.mark.raw.next = self.old.q.val().get_bits::<512>(32);
         self.mark.k.next = self.old.q.val().get_bits::<9>(544);
         self.mark.psn.next = self.ev_psn.val();
-        self.ce_n.next = self.old.q.val().get_bits::<32>(585);
-        if self.ev_ce.val() {
-            self.ce_n.next = self.old.q.val().get_bits::<32>(585) + 1;
+        self.rx_n.next = 0.into();
+        self.ce_n.next = 0.into();
+        self.ts_n.next = 0.into();
+        self.upd.next = 0.into();
+        if self.ev_valid.val() & self.ev_track.val() {
+            self.rx_n.next = self.old.q.val().get_bits::<32>(553) + 1;
+            self.ce_n.next = self.old.q.val().get_bits::<32>(585);
+            if self.ev_ce.val() {
+                self.ce_n.next = self.old.q.val().get_bits::<32>(585) + 1;
+            }
+            self.ts_n.next = self.old.q.val().get_bits::<64>(617);
+            if self.ev_ts.val() > self.old.q.val().get_bits::<64>(617) {
+                self.ts_n.next = self.ev_ts.val();
+            }
+            self.upd.next = bit_cast::<UW, 553>(self.old.q.val().get_bits::<553>(0));
+            if self.mark.code.val() == 0 {
+                self.upd.next = bit_cast::<UW, 32>(self.mark.new_cum.val())
+                    | (bit_cast::<UW, 512>(self.mark.new_raw.val()) << 32)
+                    | (bit_cast::<UW, 9>(self.mark.new_k.val()) << 544);
+            }
+            self.upd.next = self.upd.val()
+                | (bit_cast::<UW, 32>(self.rx_n.val()) << 553)
+                | (bit_cast::<UW, 32>(self.ce_n.val()) << 585)
+                | (bit_cast::<UW, 64>(self.ts_n.val()) << 617);
         }
-        self.ts_n.next = self.old.q.val().get_bits::<64>(617);
-        if self.ev_ts.val() > self.old.q.val().get_bits::<64>(617) {
-            self.ts_n.next = self.ev_ts.val();
-        }
-        self.upd.next = bit_cast::<UW, 553>(self.old.q.val().get_bits::<553>(0));
-        if self.mark.code.val() == 0 {
-            self.upd.next = bit_cast::<UW, 32>(self.mark.new_cum.val())
-                | (bit_cast::<UW, 512>(self.mark.new_raw.val()) << 32)
-                | (bit_cast::<UW, 9>(self.mark.new_k.val()) << 544);
-        }
-        self.upd.next = self.upd.val()
-            | (bit_cast::<UW, 32>(self.old.q.val().get_bits::<32>(553) + 1) << 553)
-            | (bit_cast::<UW, 32>(self.ce_n.val()) << 585)
-            | (bit_cast::<UW, 64>(self.ts_n.val()) << 617);
 
         // ---- S1: the freshest state of the entry read in S0. ----
         self.nw.next = 0.into();
@@ -829,7 +901,7 @@ impl Logic for RxPathTable {
         if self.w1_v.q.val() & (self.w1_addr.q.val() == self.a1.q.val()) {
             self.s1.next = self.w1.q.val().get_bits::<UW>(0);
         }
-        if self.we.val() & (self.a2.q.val() == self.a1.q.val()) {
+        if self.ev_valid.val() & self.ev_track.val() & (self.a2.q.val() == self.a1.q.val()) {
             self.s1.next = self.upd.val();
         }
         self.rd_cum.next = self.s1.val().get_bits::<32>(0);
@@ -842,16 +914,25 @@ impl Logic for RxPathTable {
         self.ram_a.read_address.next = self.rd_addr.val();
 
         // ---- Write-back: W1 applies the pending shift. ----
-        self.w1.d.next = bit_cast::<{ UW + 16 }, UW>(self.upd.val())
-            | (bit_cast::<{ UW + 16 }, 16>(self.ev_port.val()) << 681);
+        // W1 is loaded, and `wn` computed (else 0), only when valid: both
+        // are used only then (the RAM writes, W2 and the ACK port's `k_w`
+        // all follow `w1_v`).
+        if self.ev_valid.val() & self.ev_track.val() {
+            self.w1.d.next = bit_cast::<{ UW + 16 }, UW>(self.upd.val())
+                | (bit_cast::<{ UW + 16 }, 16>(self.ev_port.val()) << 681);
+        }
         self.w1_addr.d.next = self.a2.q.val();
-        self.w1_v.d.next = self.we.val();
-        self.shifted.next = bit_cast::<256, 512>(
-            self.w1.q.val().get_bits::<512>(32) >> self.w1.q.val().get_bits::<9>(544),
-        );
-        self.wn.next = bit_cast::<{ SW + 16 }, 32>(self.w1.q.val().get_bits::<32>(0))
-            | (bit_cast::<{ SW + 16 }, 256>(self.shifted.val()) << 32)
-            | (bit_cast::<{ SW + 16 }, 144>(self.w1.q.val().get_bits::<144>(553)) << 288);
+        self.w1_v.d.next = self.ev_valid.val() & self.ev_track.val();
+        self.shifted.next = 0.into();
+        self.wn.next = 0.into();
+        if self.w1_v.q.val() {
+            self.shifted.next = bit_cast::<256, 512>(
+                self.w1.q.val().get_bits::<512>(32) >> self.w1.q.val().get_bits::<9>(544),
+            );
+            self.wn.next = bit_cast::<{ SW + 16 }, 32>(self.w1.q.val().get_bits::<32>(0))
+                | (bit_cast::<{ SW + 16 }, 256>(self.shifted.val()) << 32)
+                | (bit_cast::<{ SW + 16 }, 144>(self.w1.q.val().get_bits::<144>(553)) << 288);
+        }
         self.w2.d.next = self.wn.val().get_bits::<SW>(0);
         self.w2_addr.d.next = self.w1_addr.q.val();
         self.w2_v.d.next = self.w1_v.q.val();
@@ -861,7 +942,7 @@ impl Logic for RxPathTable {
         self.ram_b.write_enable.next = self.w1_v.q.val();
         self.ram_b.write_address.next = self.w1_addr.q.val();
         self.ram_b.write_data.next = self.wn.val();
-        if self.we.val() {
+        if self.ev_valid.val() & self.ev_track.val() {
             self.seen.d.next = self.seen.q.val().replace_bit(self.a2.q.val().index(), true);
         }
         if self.ev_valid.val() & self.ev_qhit.val() {
@@ -881,7 +962,8 @@ impl Logic for RxPathTable {
         self.head.next = self.queue.read_data.val();
         self.aq_valid.next = self.q_wr.q.val() != self.q_rd.q.val();
         self.pop.next = self.aq_pop.val() & (self.q_wr.q.val() != self.q_rd.q.val());
-        self.push.next = self.we.val()
+        self.push.next = self.ev_valid.val()
+            & self.ev_track.val()
             & (!self.pend.q.val().get_bit(self.a2.q.val().index())
                 | (self.pop.val() & (self.head.val() == self.a2.q.val())));
         self.queue.read_address.next = self.q_rd.q.val().get_bits::<8>(0);
@@ -902,7 +984,7 @@ impl Logic for RxPathTable {
         if self.pop.val() {
             self.fl.next = self.fl.val().replace_bit(self.head.val().index(), false);
         }
-        if self.we.val() & self.ev_ce.val() {
+        if self.ev_valid.val() & self.ev_track.val() & self.ev_ce.val() {
             self.fl.next = self.fl.val().replace_bit(self.a2.q.val().index(), true);
         }
         self.ece.d.next = self.fl.val();
