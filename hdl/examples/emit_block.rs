@@ -3,7 +3,8 @@
 //! `cargo run -p metaroce-hdl --example emit_block -- rx_eth 64`.
 //!
 //! Blocks: `rx_parser` (the default), `rx_eth`, `rx_core`, `nic_rx`,
-//! `tx_build`, `nic_core`; width 64 (the default) or 512.
+//! `tx_build`, `rx_path_table` (no width), `nic_core`; width 64 (the
+//! default) or 512.
 fn main() {
     let mut args = std::env::args().skip(1);
     let block = args.next().unwrap_or_else(|| "rx_parser".into());
@@ -17,10 +18,11 @@ fn main() {
         "rx_core" => metaroce_hdl::rx_core_verilog(width),
         "nic_rx" => metaroce_hdl::nic_rx_verilog(width),
         "tx_build" => metaroce_hdl::tx_build_verilog(width),
+        "rx_path_table" => metaroce_hdl::rx_path_table_verilog(),
         "nic_core" => metaroce_hdl::nic_core_verilog(width),
         other => {
             eprintln!(
-                "unknown block {other}: use rx_parser, rx_eth, rx_core, nic_rx, tx_build or nic_core"
+                "unknown block {other}: use rx_parser, rx_eth, rx_core, nic_rx, tx_build, rx_path_table or nic_core"
             );
             std::process::exit(2);
         }

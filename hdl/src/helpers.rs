@@ -17,7 +17,8 @@ pub(crate) fn hand_written(body: impl Into<String>) -> Verilog {
 
 /// Verilog function `lead_ones(v)`: the number of consecutive set bits of a
 /// 256-bit vector from bit 0 (0..256), as a halving tree (`lead_ones.v.in`),
-/// for the path tracker's and the connection window's bitmaps.
+/// for `RxPlace`'s connection-window bitmap (the path tracker has its own
+/// native `crate::rx_path::LeadOnes`).
 pub(crate) const LEAD_ONES_FN: &str = include_str!("lead_ones.v.in");
 
 /// Verilog functions `top_bit(sack)` and `ack_high(cum, sack)`: the highest

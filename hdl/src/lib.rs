@@ -67,7 +67,7 @@ pub use nic_rx::NicRx;
 pub use rx_core::RxCore;
 pub use rx_eth::{EthDrop, RxEth, RxEth64, RxEth512};
 pub use rx_parser::{DropReason, RxParser, RxParser64, RxParser512};
-pub use rx_path::{PathVerdict, RxPathTable, rx_path_verilog};
+pub use rx_path::{PathMark, PathVerdict, RxPathRegs, RxPathTable, rx_path_verilog};
 pub use rx_place::{RxPlace, Verdict};
 pub use tx_arb::TxArb;
 pub use tx_build::TxBuild;
@@ -165,6 +165,12 @@ pub fn tx_build_verilog(width: usize) -> String {
         512 => emit(TxBuild::<512, 64>::default()),
         other => panic!("unsupported TX builder width {other}; use one of {SUPPORTED_WIDTHS:?}"),
     }
+}
+
+/// Verilog source of the receive core's path tracker ([`RxPathTable`])
+/// alone, for per-block synthesis; top module `top`.
+pub fn rx_path_table_verilog() -> String {
+    emit(RxPathTable::default())
 }
 
 /// Verilog source of the NIC top ([`NicCore`]: receive side, ACK framer,
