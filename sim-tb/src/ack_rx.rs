@@ -42,7 +42,7 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
 use crate::core_check::metaroce_hdl_codes::*;
-use crate::rx_eth::ipv4_frame;
+use crate::frame::{mapped_bits, peer_frame};
 use crate::rx_parser::Frame;
 use crate::rx_path::{self, Arrival, Engine};
 use crate::tx_path::{Golden, Op, OpResult, ResultPorts, SLOTS, TxPathTb, diff_result, diff_state};
@@ -411,7 +411,7 @@ impl World {
                 what: format!("{kind} ACK path {path} cum {:#x}", ack.path_cum),
             });
         }
-        r.frames.push(ipv4_frame(&Frame { bytes, pseudo }, 0));
+        r.frames.push(peer_frame(&Frame { bytes, pseudo }, 0));
     }
 
     /// A hostile variant of an ACK datagram, which must change nothing.
@@ -443,7 +443,7 @@ impl World {
             Packet::new_unchecked(&mut bytes[..]).fill_icrc(&pseudo);
         }
         run.hostile[kind] += 1;
-        r.frames.push(ipv4_frame(&Frame { bytes, pseudo }, 0));
+        r.frames.push(peer_frame(&Frame { bytes, pseudo }, 0));
     }
 
     /// A forged ACK that passes the receive core's checks (ICRC
@@ -513,7 +513,7 @@ impl World {
         repr.emit(&mut bytes, 0).expect("emit PROBE");
         Packet::new_unchecked(&mut bytes[..]).fill_icrc(&pseudo);
         run.probes += 1;
-        r.frames.push(ipv4_frame(&Frame { bytes, pseudo }, 0));
+        r.frames.push(peer_frame(&Frame { bytes, pseudo }, 0));
     }
 }
 
@@ -553,14 +553,10 @@ impl Bench {
     /// The receive core's QP entries (RTS, peer = the receiver engines),
     /// the local IP, and the slot map.
     fn configure(&mut self, rx: &[Engine]) {
-        let mapped = |ip: IpAddr| match ip {
-            IpAddr::V4(a) => u128::from_be_bytes(a.to_ipv6_mapped().octets()),
-            IpAddr::V6(a) => u128::from_be_bytes(a.octets()),
-        };
         for (e, (&qpn, engine)) in QPNS.iter().zip(rx).enumerate() {
             let e = e as u8;
             let a = |w| u16::from(cfg_addr(CFG_QP, e, w));
-            let ip = mapped(engine.local_ip());
+            let ip = mapped_bits(engine.local_ip());
             self.cfg(a(QP_QPNS), u64::from(qpn) | u64::from(engine.qpn()) << 32);
             self.cfg(a(QP_PEER_IP_HI), (ip >> 64) as u64);
             self.cfg(a(QP_PEER_IP_LO), ip as u64);
@@ -569,7 +565,7 @@ impl Bench {
             self.cfg(a(QP_PEER_PORT), metaroce_proto::DEFAULT_UDP_PORT.into());
             self.cfg(a(QP_CTRL), 1 | u64::from(QP_STATE_RTS) << 1);
         }
-        let ip = mapped(IpAddr::V4(LOCAL));
+        let ip = mapped_bits(IpAddr::V4(LOCAL));
         self.cfg(
             cfg_addr(CFG_GLOBAL, 0, GLOBAL_LOCAL_IP_HI).into(),
             (ip >> 64) as u64,

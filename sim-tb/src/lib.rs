@@ -39,6 +39,7 @@ pub mod compliance_target;
 pub mod core_check;
 mod device_port;
 pub mod device_server;
+pub mod frame;
 pub mod hw_nic;
 pub mod hw_pair;
 pub mod nic_core;

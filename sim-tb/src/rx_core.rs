@@ -6,7 +6,7 @@
 //! transmit ports in the same cycles and the MAC TX port's frames are
 //! collected whole.
 
-use crate::rx_eth::ip_frame;
+use crate::frame::peer_frame;
 use crate::rx_parser::Frame;
 use crate::{Model, Port, Sim, SimError};
 
@@ -17,7 +17,7 @@ pub enum Input {
     /// `s_pseudo_*`, its CE mark on `s_ecn_ce`.
     Datagrams,
     /// `NicRx`: each datagram in an Ethernet/IPv4/UDP frame, or
-    /// Ethernet/IPv6/UDP for IPv6 addresses ([`ip_frame`], CE in the IP
+    /// Ethernet/IPv6/UDP for IPv6 addresses ([`peer_frame`], CE in the IP
     /// ECN field) on `s_axis_*`; the front end
     /// finds the pseudo-header and the mark.
     Ethernet,
@@ -330,7 +330,7 @@ impl RxCoreTb {
     }
 
     /// What goes on the wire for `frames` (`ce[i]`: frame `i` arrived
-    /// CE-marked): their Ethernet frames ([`ip_frame`], CE in the IP ECN
+    /// CE-marked): their Ethernet frames ([`peer_frame`], CE in the IP ECN
     /// field) for [`Input::Ethernet`] and [`Input::NicCore`], nothing for
     /// [`Input::Datagrams`] (the datagrams go in as they are). Built before
     /// [`RxCoreTb::run_with`] so a timed run measures only the simulation.
@@ -340,7 +340,7 @@ impl RxCoreTb {
             None => frames
                 .iter()
                 .zip(ce)
-                .map(|(f, &ce)| ip_frame(f, if ce { 0b11 } else { 0b10 }))
+                .map(|(f, &ce)| peer_frame(f, if ce { 0b11 } else { 0b10 }))
                 .collect(),
         }
     }

@@ -1,6 +1,7 @@
 //! The receive front end (`metaroce_hdl::RxEth`) against `etherparse`:
-//! frames are built with `etherparse`'s `PacketBuilder` (valid ones of every
-//! shape, and hostile variants), the expected verdict, payload and pseudo
+//! frames are built with the benches' frame builder ([`crate::frame`],
+//! `etherparse`'s `PacketBuilder`: valid ones of every shape, and hostile
+//! variants), the expected verdict, payload and pseudo
 //! fields come from `etherparse`'s header slices plus the rules
 //! `metaroce_hdl::rx_eth` documents, and the bench compares every output
 //! byte, every field and every counter of the Verilated RTL.
@@ -15,13 +16,13 @@ use std::net::{IpAddr, Ipv4Addr};
 
 use etherparse::checksum::Sum16BitWords;
 use etherparse::{
-    EtherType, Ethernet2Slice, IpEcn, IpFragOffset, IpHeaders, IpNumber, Ipv4Header,
-    Ipv4HeaderSlice, Ipv4Options, Ipv6Extensions, Ipv6Header, Ipv6HeaderSlice, Ipv6RawExtHeader,
-    PacketBuilder, SingleVlanSlice, UdpHeaderSlice, VlanId,
+    EtherType, Ethernet2Slice, IpNumber, Ipv4HeaderSlice, Ipv6Header, Ipv6HeaderSlice,
+    SingleVlanSlice, UdpHeaderSlice,
 };
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
+use crate::frame::{self, Headers, MIN_FRAME, peer_frame};
 use crate::rx_parser::Frame;
 use crate::{Model, Port, Sim, SimError};
 
@@ -164,107 +165,32 @@ pub struct Shape {
     pub payload: Vec<u8>,
 }
 
-/// The frame `shape` describes, built by `etherparse` (lengths and
-/// checksums filled in by it), without padding.
+/// The frame `shape` describes, built by the benches' frame builder
+/// ([`crate::frame`], lengths and checksums filled in by `etherparse`),
+/// from [`frame::PEER_MAC`] to [`frame::NIC_MAC`], without padding.
 pub fn build(shape: &Shape) -> Vec<u8> {
-    let ecn = IpEcn::try_new(shape.ecn).expect("ECN is 2 bits");
     let (src, dst) = shape.addrs;
-    let ip = if shape.ipv6 {
-        let header = Ipv6Header {
-            traffic_class: ecn.value(),
-            hop_limit: 64,
-            source: src,
-            destination: dst,
-            ..Default::default()
-        };
-        let mut exts = Ipv6Extensions::default();
-        if shape.ext_header {
-            exts.hop_by_hop_options =
-                Some(Ipv6RawExtHeader::new_raw(IpNumber::UDP, &[1, 4, 0, 0, 0, 0]).expect("HBH"));
+    let ip = |b: [u8; 16]| {
+        if shape.ipv6 {
+            IpAddr::from(b)
+        } else {
+            IpAddr::from(<[u8; 4]>::try_from(&b[..4]).expect("4 bytes"))
         }
-        IpHeaders::Ipv6(header, exts)
-    } else {
-        let header = Ipv4Header {
-            ecn,
-            time_to_live: 64,
-            more_fragments: shape.fragment.0,
-            fragment_offset: IpFragOffset::try_new(shape.fragment.1).expect("13 bits"),
-            source: src[..4].try_into().expect("4 bytes"),
-            destination: dst[..4].try_into().expect("4 bytes"),
-            options: Ipv4Options::try_from(&shape.options[..]).expect("options"),
-            ..Default::default()
-        };
-        IpHeaders::Ipv4(header, Default::default())
     };
-    let eth = PacketBuilder::ethernet2([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2]);
-    let step = match shape.vlan {
-        Some(id) => eth
-            .single_vlan(VlanId::try_new(id).expect("12 bits"))
-            .ip(ip),
-        None => eth.ip(ip),
-    };
-    let builder = step.udp(shape.ports.0, shape.ports.1);
-    let mut out = Vec::with_capacity(builder.size(shape.payload.len()));
-    builder
-        .write(&mut out, &shape.payload)
-        .expect("build frame");
-    out
+    let mut h = Headers::new(
+        frame::PEER_MAC,
+        frame::NIC_MAC,
+        ip(src),
+        ip(dst),
+        shape.ports,
+    );
+    h.vlan = shape.vlan;
+    h.ecn = shape.ecn;
+    h.options.clone_from(&shape.options);
+    h.fragment = shape.fragment;
+    h.hop_by_hop = shape.ext_header;
+    h.frame(&shape.payload).expect("build frame")
 }
-
-/// `datagram` (a MetaRoCE datagram and its pseudo-header) as an untagged
-/// Ethernet/IPv4/UDP frame, as a peer would send it, with the IP ECN field
-/// `ecn` (`0b11`: CE).
-///
-/// # Panics
-/// If the pseudo-header's addresses are not IPv4-mapped.
-pub fn ipv4_frame(datagram: &Frame, ecn: u8) -> Vec<u8> {
-    let v4 = |b: &[u8; 16]| {
-        let a = std::net::Ipv6Addr::from(*b)
-            .to_ipv4_mapped()
-            .expect("IPv4-mapped address");
-        let mut out = [0u8; 16];
-        out[..4].copy_from_slice(&a.octets());
-        out
-    };
-    let ph = &datagram.pseudo;
-    untagged_frame(datagram, ecn, false, (v4(&ph.src_ip), v4(&ph.dst_ip)))
-}
-
-/// `datagram` as an untagged Ethernet frame, as a peer would send it:
-/// Ethernet/IPv4/UDP ([`ipv4_frame`]) when both pseudo-header addresses
-/// are IPv4-mapped, else Ethernet/IPv6/UDP (no extension header), with the
-/// IP ECN field `ecn` (`0b11`: CE).
-pub fn ip_frame(datagram: &Frame, ecn: u8) -> Vec<u8> {
-    let ph = &datagram.pseudo;
-    let mapped = |b: &[u8; 16]| std::net::Ipv6Addr::from(*b).to_ipv4_mapped().is_some();
-    if mapped(&ph.src_ip) && mapped(&ph.dst_ip) {
-        return ipv4_frame(datagram, ecn);
-    }
-    untagged_frame(datagram, ecn, true, (ph.src_ip, ph.dst_ip))
-}
-
-/// `datagram` in an untagged Ethernet frame without options or extension
-/// headers, IPv6 or IPv4 (`addrs` then in the `Shape` layout), padded to
-/// the minimum frame size.
-fn untagged_frame(datagram: &Frame, ecn: u8, ipv6: bool, addrs: ([u8; 16], [u8; 16])) -> Vec<u8> {
-    let ph = &datagram.pseudo;
-    let mut frame = build(&Shape {
-        vlan: None,
-        ipv6,
-        options: Vec::new(),
-        ext_header: false,
-        fragment: (false, 0),
-        ecn,
-        addrs,
-        ports: (ph.src_port, ph.dst_port),
-        payload: datagram.bytes.clone(),
-    });
-    frame.resize(frame.len().max(MIN_FRAME), 0);
-    frame
-}
-
-/// Smallest Ethernet frame without FCS; a MAC pads shorter ones.
-const MIN_FRAME: usize = 60;
 
 /// The IPv4 header checksum of `header` (its checksum field taken as 0),
 /// with `etherparse`'s ones' complement sum over the raw bytes (its
@@ -836,7 +762,7 @@ pub fn mtu_frames(n: usize, seed: u64, port: u16) -> Vec<Vec<u8>> {
                     port,
                 ),
             };
-            ipv4_frame(&datagram, 0)
+            peer_frame(&datagram, 0)
         })
         .collect()
 }

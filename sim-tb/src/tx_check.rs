@@ -21,10 +21,6 @@
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::path::Path;
 
-use etherparse::{
-    EtherType, Ethernet2Header, IpDscp, IpEcn, IpNumber, Ipv4Header, Ipv6FlowLabel, Ipv6Header,
-    UdpHeader,
-};
 use metaroce_firmware::loopback::{Channel, MEM_BASE, Pair};
 use metaroce_firmware::{
     Event, Memory, QpState, RecvWr, RxMeta, SendOp, SendWr, Sge, Transmit, VecMemory,
@@ -34,6 +30,7 @@ use rand::rngs::SmallRng;
 use rand::{Rng, RngCore, SeedableRng};
 
 use crate::SimError;
+use crate::frame::Headers;
 use crate::tx_build::{Addresses, Descriptor, Knob, TABLE_PATHS, TxBuildTb, TxItem, TxOutput};
 
 /// Largest payload per packet (the engine's MTU).
@@ -88,91 +85,40 @@ fn addresses(local: IpAddr, peer: IpAddr, dst_port: u16) -> Addresses {
     }
 }
 
-/// True when `a` is an IPv6 configuration.
-fn is_ipv6(a: &Addresses) -> bool {
-    a.local_ip.is_ipv6()
+/// The frame headers the TX builder configured with `a` puts in front of
+/// a datagram from `src_port`, as the RTL sends them: UDP checksum 0,
+/// ECT(0) when `ecn`; IPv4 with DF and ID 0; IPv6 with flow label 0.
+pub fn headers(a: &Addresses, src_port: u16, ecn: bool) -> Headers {
+    let mut h = Headers::new(
+        a.local_mac,
+        a.peer_mac,
+        a.local_ip,
+        a.peer_ip,
+        (src_port, a.dst_port),
+    );
+    h.ttl = a.ttl;
+    h.dscp = a.dscp;
+    h.ecn = if ecn { 0b10 } else { 0 };
+    h.udp_checksum = false;
+    h
 }
 
-/// Bytes of Ethernet II + IP + UDP headers in front of the datagram.
-pub fn l2_l4_len(a: &Addresses) -> usize {
-    14 + if is_ipv6(a) { 40 } else { 20 } + 8
+/// The reference frame of `datagram` sent from `src_port`: [`headers`]
+/// (built by `etherparse`) followed by the datagram.
+pub fn reference_frame(a: &Addresses, src_port: u16, datagram: &[u8], ecn: bool) -> Vec<u8> {
+    headers(a, src_port, ecn)
+        .frame(datagram)
+        .expect("a datagram that fits")
 }
 
-/// Ethernet II + IPv4 or IPv6 + UDP headers (etherparse) for a UDP payload
-/// of `datagram_len` bytes from `src_port`, as the RTL sends them: UDP
-/// checksum 0, ECT(0) when `ecn`; IPv4 with DF and ID 0; IPv6 with flow
-/// label 0.
-pub fn l2_l4_headers(a: &Addresses, src_port: u16, datagram_len: usize, ecn: bool) -> Vec<u8> {
-    let udp_len = (datagram_len + 8) as u16;
-    let ecn = if ecn { IpEcn::TWO } else { IpEcn::ZERO };
-    let mut out = Vec::new();
-    match (a.local_ip, a.peer_ip) {
-        (IpAddr::V4(local), IpAddr::V4(peer)) => {
-            let eth = Ethernet2Header {
-                source: a.local_mac,
-                destination: a.peer_mac,
-                ether_type: EtherType::IPV4,
-            };
-            let mut ip =
-                Ipv4Header::new(udp_len, a.ttl, IpNumber::UDP, local.octets(), peer.octets())
-                    .expect("datagram fits IPv4");
-            ip.dscp = IpDscp::try_new(a.dscp).expect("6-bit DSCP");
-            ip.ecn = ecn;
-            ip.header_checksum = ip.calc_header_checksum();
-            out.extend_from_slice(&eth.to_bytes());
-            out.extend_from_slice(&ip.to_bytes());
-        }
-        (IpAddr::V6(local), IpAddr::V6(peer)) => {
-            let eth = Ethernet2Header {
-                source: a.local_mac,
-                destination: a.peer_mac,
-                ether_type: EtherType::IPV6,
-            };
-            let ip = Ipv6Header {
-                traffic_class: a.dscp << 2 | ecn.value(),
-                flow_label: Ipv6FlowLabel::ZERO,
-                payload_length: udp_len,
-                next_header: IpNumber::UDP,
-                hop_limit: a.ttl,
-                source: local.octets(),
-                destination: peer.octets(),
-            };
-            out.extend_from_slice(&eth.to_bytes());
-            out.extend_from_slice(&ip.to_bytes());
-        }
-        _ => panic!("local and peer address of different families"),
-    }
-    let udp = UdpHeader {
-        source_port: src_port,
-        destination_port: a.dst_port,
-        length: udp_len,
-        checksum: 0,
-    };
-    out.extend_from_slice(&udp.to_bytes());
-    out
-}
-
-/// [`l2_l4_headers`] for an ACK frame carrying `datagram`: on IPv6 with the
-/// UDP checksum over the pseudo-header, the UDP header and `datagram`
-/// filled in (`etherparse`'s `UdpHeader::calc_checksum_ipv6_raw`), as the
-/// wire spec (§2.5) wants and the ACK framer sends; on IPv4 the checksum
-/// stays 0.
-pub fn ack_l2_l4_headers(a: &Addresses, src_port: u16, datagram: &[u8], ecn: bool) -> Vec<u8> {
-    let mut out = l2_l4_headers(a, src_port, datagram.len(), ecn);
-    if let (IpAddr::V6(local), IpAddr::V6(peer)) = (a.local_ip, a.peer_ip) {
-        let udp = UdpHeader {
-            source_port: src_port,
-            destination_port: a.dst_port,
-            length: (datagram.len() + 8) as u16,
-            checksum: 0,
-        };
-        let sum = udp
-            .calc_checksum_ipv6_raw(local.octets(), peer.octets(), datagram)
-            .expect("an ACK fits UDP");
-        let at = out.len() - 2;
-        out[at..].copy_from_slice(&sum.to_be_bytes());
-    }
-    out
+/// [`headers`] for an ACK frame carrying `datagram`, as bytes: on IPv6
+/// with the UDP checksum over the pseudo-header, the UDP header and
+/// `datagram` filled in, as the wire spec (§2.5) wants and the ACK framer
+/// sends; on IPv4 the checksum stays 0.
+pub fn ack_headers(a: &Addresses, src_port: u16, datagram: &[u8], ecn: bool) -> Vec<u8> {
+    let mut h = headers(a, src_port, ecn);
+    h.udp_checksum = h.is_ipv6();
+    h.bytes(datagram).expect("an ACK fits UDP")
 }
 
 /// Name of the field at byte `at` of an IPv4 (or, with `ipv6`, IPv6) frame
@@ -301,7 +247,7 @@ fn run_items(
     };
     run.mismatches.extend(out.protocol_errors.iter().cloned());
     for (i, ((item, got), want)) in items.iter().zip(&out.frames).zip(want).enumerate() {
-        if let Some(d) = compare(got, want, &item.desc, is_ipv6(a)) {
+        if let Some(d) = compare(got, want, &item.desc, a.local_ip.is_ipv6()) {
             run.mismatches.push(format!("packet {i}: {d}"));
         }
         let name = format!("{:?}", item.desc.repr.opcode);
@@ -605,9 +551,8 @@ impl EngineItems {
                 Ok(Some(desc)) => {
                     assert_eq!(s.t.dst_ip, e.pair.b.ip, "one peer");
                     assert_eq!(s.t.dst_port, a.dst_port, "one port");
-                    let mut frame = l2_l4_headers(&a, s.t.src_port, s.bytes.len(), s.t.ecn_capable);
-                    frame.extend_from_slice(&s.bytes);
-                    e.want.push(frame);
+                    e.want
+                        .push(reference_frame(&a, s.t.src_port, &s.bytes, s.t.ecn_capable));
                     e.items.push(TxItem {
                         desc,
                         entropy: s.t.src_port,
@@ -734,9 +679,7 @@ pub fn run_random(width: usize, packets: usize, seed: u64, ipv6: bool) -> Result
         let hdr = desc.repr.header_len();
         mem.read(desc.addr, &mut dgram[hdr..hdr + len]);
         Packet::new_unchecked(&mut dgram[..]).fill_icrc(&pseudo(entropy));
-        let mut frame = l2_l4_headers(&a, entropy, dgram.len(), desc.ecn);
-        frame.extend_from_slice(&dgram);
-        want.push(frame);
+        want.push(reference_frame(&a, entropy, &dgram, desc.ecn));
         items.push(TxItem { desc, entropy });
         old_ports.push(old);
     }
@@ -744,7 +687,7 @@ pub fn run_random(width: usize, packets: usize, seed: u64, ipv6: bool) -> Result
     let mut run = run_items(width, &a, &items, &want, &mut mem, &mut knobs, None)?;
     for ((item, frame), old) in items.iter().zip(&run.out.frames).zip(&old_ports) {
         let Some(dgram) = frame
-            .get(l2_l4_len(&a)..)
+            .get(headers(&a, 0, false).header_len()..)
             .filter(|d| d.len() >= BASE_LEN + ICRC_LEN)
         else {
             continue;
@@ -815,9 +758,7 @@ pub fn run_line_rate(
         mem.read(desc.addr, &mut dgram[hdr..hdr + MTU]);
         let pseudo = PseudoHeader::new(a.local_ip, entropy, a.peer_ip, a.dst_port);
         Packet::new_unchecked(&mut dgram[..]).fill_icrc(&pseudo);
-        let mut frame = l2_l4_headers(&a, entropy, dgram.len(), desc.ecn);
-        frame.extend_from_slice(&dgram);
-        want.push(frame);
+        want.push(reference_frame(&a, entropy, &dgram, desc.ecn));
         items.push(TxItem { desc, entropy });
     }
     let mut knobs = || Knob::ALWAYS;
@@ -825,7 +766,8 @@ pub fn run_line_rate(
     let lanes = width / 8;
     Ok(LineRate {
         packets: run.packets,
-        beats_per_frame: (l2_l4_len(&a) + 64 + MTU + ICRC_LEN).div_ceil(lanes) as u64,
+        beats_per_frame: (headers(&a, 0, false).header_len() + 64 + MTU + ICRC_LEN).div_ceil(lanes)
+            as u64,
         cycles_per_packet: run.out.span as f64 / run.packets.max(1) as f64,
         bubbles_in_frame: run.out.bubbles_in_frame,
         bubbles_between: run.out.bubbles_between,

@@ -37,7 +37,7 @@ use std::os::fd::{AsFd, AsRawFd};
 use etherparse::{NetSlice, SlicedPacket, TransportSlice};
 use metaroce_udp::{BatchSocket, Ecn, RxBatch, SocketOptions, TxPacket};
 
-use crate::hw_nic::{datagram_of, udp_frame};
+use crate::frame::{self, udp_frame};
 
 /// Receive buffer: the largest UDP payload (65,535 bytes less the UDP header).
 const MAX_DATAGRAM: usize = 65_527;
@@ -137,7 +137,7 @@ impl UdpBridge {
     /// Sends a frame the NIC transmitted: its UDP payload, from its source
     /// port to its destination (see the module docs for what is dropped).
     pub fn send_frame(&mut self, frame: &[u8]) {
-        let Some((payload, meta)) = datagram_of(frame) else {
+        let Some(d) = frame::parse(frame) else {
             self.counters.non_udp_frames += 1;
             return;
         };
@@ -145,18 +145,18 @@ impl UdpBridge {
             self.counters.bad_checksums += 1;
             return;
         }
-        if meta.src_ip != self.local.ip() {
+        if d.src_ip != self.local.ip() {
             self.counters.wrong_source += 1;
             return;
         }
-        let sock = if meta.src_port == self.local.port() {
+        let sock = if d.src_port == self.local.port() {
             // A frame from the NIC's own port goes out of the receive socket.
             &self.rx
         } else {
-            match self.tx.entry(meta.src_port) {
+            match self.tx.entry(d.src_port) {
                 Entry::Occupied(e) => e.into_mut(),
                 Entry::Vacant(v) => {
-                    match bind_sender(SocketAddr::new(self.local.ip(), meta.src_port)) {
+                    match bind_sender(SocketAddr::new(self.local.ip(), d.src_port)) {
                         Some(s) => v.insert(s),
                         None => {
                             self.counters.bind_failures += 1;
@@ -168,9 +168,9 @@ impl UdpBridge {
         };
         let packet = TxPacket {
             path: 0,
-            dst: SocketAddr::new(meta.dst_ip, meta.dst_port),
-            ecn: Some(Ecn::from_tos(frame_ecn(frame))),
-            data: &payload,
+            dst: SocketAddr::new(d.dst_ip, d.dst_port),
+            ecn: Some(Ecn::from_tos(d.ecn)),
+            data: d.payload,
         };
         match sock.send_batch(&[packet]) {
             Ok(1) => self.counters.frames_sent += 1,
@@ -211,15 +211,6 @@ impl UdpBridge {
                 }
             }
         }
-    }
-}
-
-/// The ECN codepoint of a frame's IP header (0 when it has none).
-fn frame_ecn(frame: &[u8]) -> u8 {
-    match SlicedPacket::from_ethernet(frame).ok().and_then(|p| p.net) {
-        Some(NetSlice::Ipv4(v4)) => v4.header().ecn().value(),
-        Some(NetSlice::Ipv6(v6)) => v6.header().ecn().value(),
-        _ => 0,
     }
 }
 
@@ -338,7 +329,7 @@ mod tests {
         };
         assert_eq!(peer.send_batch(&[ce]).expect("send"), 1);
         let f = poll_one(&mut b).expect("a frame");
-        assert_eq!(frame_ecn(&f), 3, "CE reaches the NIC");
+        assert_eq!(frame::parse(&f).expect("UDP").ecn, 3, "CE reaches the NIC");
         // Out: an ECT(0) frame leaves as an ECT(0) datagram.
         let sport = free_port();
         let mut out = udp_frame(
@@ -387,11 +378,11 @@ mod tests {
         peer.send_to(b"hello from the peer", b.local_addr())
             .expect("send");
         let f = poll_one(&mut b).expect("a frame");
-        let (payload, meta) = datagram_of(&f).expect("a UDP frame");
-        assert_eq!(payload, b"hello from the peer");
-        assert_eq!(SocketAddr::new(meta.src_ip, meta.src_port), peer_addr);
-        assert_eq!(SocketAddr::new(meta.dst_ip, meta.dst_port), b.local_addr());
-        assert!(!meta.ecn_ce);
+        let d = frame::parse(&f).expect("a UDP frame");
+        assert_eq!(d.payload, b"hello from the peer");
+        assert_eq!(SocketAddr::new(d.src_ip, d.src_port), peer_addr);
+        assert_eq!(SocketAddr::new(d.dst_ip, d.dst_port), b.local_addr());
+        assert!(!d.meta().ecn_ce);
         assert_eq!(&f[..6], &NIC_MAC, "addressed to the NIC's MAC");
         assert_eq!(&f[6..12], &PEER_MAC, "from the peer MAC");
         assert!(checksums_ok(&f));
@@ -474,20 +465,17 @@ mod tests {
         // A's NIC sends from its own port; B's from another.
         a.send_frame(&frame(la, lb, b"a to b"));
         let f = poll_one(&mut b).expect("a frame at B");
-        let (payload, meta) = datagram_of(&f).expect("UDP");
+        let d = frame::parse(&f).expect("UDP");
         assert_eq!(
-            (
-                payload.as_slice(),
-                SocketAddr::new(meta.src_ip, meta.src_port)
-            ),
+            (d.payload, SocketAddr::new(d.src_ip, d.src_port)),
             (&b"a to b"[..], la)
         );
         let sport = free_port();
         b.send_frame(&frame(SocketAddr::new(LOCALHOST, sport), la, b"b to a"));
         let f = poll_one(&mut a).expect("a frame at A");
-        let (payload, meta) = datagram_of(&f).expect("UDP");
-        assert_eq!(payload, b"b to a");
-        assert_eq!(meta.src_port, sport);
+        let d = frame::parse(&f).expect("UDP");
+        assert_eq!(d.payload, b"b to a");
+        assert_eq!(d.src_port, sport);
         assert_eq!(a.counters().frames_sent + b.counters().frames_sent, 2);
         assert_eq!(
             a.counters().datagrams_received + b.counters().datagrams_received,

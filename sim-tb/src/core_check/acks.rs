@@ -4,10 +4,10 @@
 use metaroce_firmware::Transmit;
 use metaroce_proto::{Ext, Flags, Packet, Repr};
 
-use super::engine::ip_of;
+use crate::frame::ip_of;
 use crate::rx_core::AckOut;
 use crate::tx_build::Addresses;
-use crate::tx_check::{ack_l2_l4_headers, field_at};
+use crate::tx_check::{ack_headers, field_at};
 
 /// A big-endian field of an ACK's bytes (0 where it is short).
 pub(super) fn be_field(bytes: &[u8], at: usize, len: usize) -> u64 {
@@ -83,7 +83,7 @@ pub(super) fn ack_diff(
         if ipv6 && let Some(d) = udp6_checksum_diff(rtl) {
             return Some(d);
         }
-        let reference = ack_l2_l4_headers(&to, t.src_port, want, t.ecn_capable);
+        let reference = ack_headers(&to, t.src_port, want, t.ecn_capable);
         if rtl.headers != reference {
             let at = rtl
                 .headers

@@ -12,15 +12,9 @@ use metaroce_proto::{Opcode, Packet, Repr};
 
 use super::metaroce_hdl_codes::*;
 use super::{Family, INITIAL_PSN, LINE_RATE_MBPS, MEM_BASE, MEM_LEN, MTU, PEERS};
+use crate::frame::ip_of;
 use crate::rx_core::DmaWrite;
 use crate::rx_parser::Frame;
-
-pub(super) fn mapped(ip: IpAddr) -> [u8; 16] {
-    match ip {
-        IpAddr::V4(v4) => v4.to_ipv6_mapped().octets(),
-        IpAddr::V6(v6) => v6.octets(),
-    }
-}
 
 /// The READs connection `c` has outstanding (see [`Read`]): 8 KiB into
 /// the writable region on stream 0 (connection 0: an 8-byte fetch-and-add
@@ -413,11 +407,6 @@ pub(super) fn opcode_of(datagram: &[u8]) -> Option<Opcode> {
 pub(super) fn stream_of(datagram: &[u8]) -> Option<u16> {
     let p = Packet::new_checked(datagram).ok()?;
     Repr::parse(&p).ok().map(|r| r.stream)
-}
-
-pub(super) fn ip_of(b: &[u8; 16]) -> IpAddr {
-    let v6 = std::net::Ipv6Addr::from(*b);
-    v6.to_ipv4_mapped().map_or(IpAddr::V6(v6), IpAddr::V4)
 }
 
 /// The drop counter that moved.

@@ -4,9 +4,10 @@
 
 use metaroce_driver::hw::tables::msn_head_words;
 
-use super::engine::{Conn, Engine, mapped};
+use super::engine::{Conn, Engine};
 use super::metaroce_hdl_codes::*;
 use super::{INITIAL_PSN, MTU};
+use crate::frame::mapped_bits;
 use crate::rx_core::RxCoreTb;
 
 /// The firmware's copy of the MSN-head words it wrote for each connection
@@ -90,7 +91,7 @@ impl Engine {
             )]);
         for (i, (c, state, psn)) in entries.enumerate() {
             let e = i as u8;
-            let ip = u128::from_be_bytes(mapped(c.peer));
+            let ip = mapped_bits(c.peer);
             write(
                 u16::from(cfg_addr(CFG_QP, e, QP_QPNS)),
                 u64::from(c.qpn) | u64::from(c.peer_qpn) << 32,
@@ -170,7 +171,7 @@ impl Engine {
             );
         }
         write(u16::from(cfg_addr(CFG_GLOBAL, 0, GLOBAL_MTU)), MTU.into());
-        let ip = u128::from_be_bytes(mapped(self.local));
+        let ip = mapped_bits(self.local);
         write(
             u16::from(cfg_addr(CFG_GLOBAL, 0, GLOBAL_LOCAL_IP_HI)),
             (ip >> 64) as u64,

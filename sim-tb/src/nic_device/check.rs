@@ -2,6 +2,8 @@
 //! the MAC TX port against the engine: verdicts, handed-up datagrams,
 //! placed bytes, data frames and firmware frames.
 
+use std::net::IpAddr;
+
 use metaroce_proto::{Packet, Repr};
 
 use super::consume::{FwRx, VerdictEv};
@@ -9,6 +11,7 @@ use super::post::FwDatagram;
 use super::tb::DeviceTb;
 use super::{DeviceRun, FWTX_PORT, V_FIRMWARE, regs};
 use crate::core_check::HostRxCase;
+use crate::frame::{self, mapped_bits};
 use crate::nic_core::ack_of;
 use crate::rx_parser::Frame;
 use crate::tx_build::TxItem;
@@ -177,20 +180,12 @@ fn sort_tx_frames(frames: Vec<Vec<u8>>, run: &mut DeviceRun) -> (Vec<Vec<u8>>, V
             run.ack_frames += 1;
             continue;
         }
-        let fw = match etherparse::SlicedPacket::from_ethernet(&f) {
-            Ok(p) => match (&p.net, &p.transport) {
-                (
-                    Some(etherparse::NetSlice::Ipv4(ip)),
-                    Some(etherparse::TransportSlice::Udp(u)),
-                ) if u.destination_port() == FWTX_PORT => Some((
-                    u128::from(u32::from(ip.header().destination_addr())) | 0xFFFF << 32,
-                    u.source_port(),
-                    u.payload().to_vec(),
-                )),
-                _ => None,
-            },
-            Err(_) => None,
-        };
+        let fw = frame::parse(&f).and_then(|d| match d.dst_ip {
+            IpAddr::V4(_) if d.dst_port == FWTX_PORT => {
+                Some((mapped_bits(d.dst_ip), d.src_port, d.payload.to_vec()))
+            }
+            _ => None,
+        });
         match fw {
             Some(x) => fw_out.push(x),
             None => data.push(f),

@@ -245,6 +245,6 @@ fn wire_frames(case: &HostRxCase) -> Vec<Vec<u8>> {
     case.frames
         .iter()
         .zip(&case.ce)
-        .map(|(f, &ce)| crate::rx_eth::ip_frame(f, if ce { 0b11 } else { 0b10 }))
+        .map(|(f, &ce)| crate::frame::peer_frame(f, if ce { 0b11 } else { 0b10 }))
         .collect()
 }

@@ -4,6 +4,7 @@
 //! (firmware datagrams, two malformed entries among them).
 
 use std::collections::VecDeque;
+use std::net::Ipv4Addr;
 
 use metaroce_driver::hw::tables;
 use rand::rngs::SmallRng;
@@ -13,6 +14,7 @@ use super::host::{cfg_entry, desc_entry, entry, ftq_entry};
 use super::tb::DeviceTb;
 use super::txt::{QSLOT, QueuedOp};
 use super::{DeviceRun, FWTX_PORT, regs};
+use crate::frame::mapped_bits;
 use crate::tx_build::{NIC_CORE_TX_CFG, TABLE_PATHS, TxItem, entropy_cfg_addr};
 
 /// A firmware datagram as posted: (destination IP, UDP source port, bytes).
@@ -152,7 +154,7 @@ fn firmware_datagrams(seed: u64) -> (VecDeque<Vec<u8>>, Vec<FwDatagram>) {
     let mut fw_want: Vec<FwDatagram> = Vec::new();
     let mut frng = SmallRng::seed_from_u64(seed ^ 0xF7);
     for i in 0..6u16 {
-        let dst = u128::from(u32::from_be_bytes([10, 0, 9, i as u8 + 1])) | 0xFFFF << 32;
+        let dst = mapped_bits(Ipv4Addr::new(10, 0, 9, i as u8 + 1).into());
         let len = [1u16, 100, 128, 37, 64, 127][usize::from(i)];
         // Not a MetaRoCE header (first byte 0xFF): never taken for an ACK.
         let data: Vec<u8> = (0..len)
