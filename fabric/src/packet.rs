@@ -173,9 +173,10 @@ impl PacketPool {
         }
     }
 
-    /// [`PacketPool::prefetch`] for the next event, and the start of the
-    /// packet's bytes too (which reads its metadata: best after a
-    /// [`PacketPool::prefetch`] of it).
+    /// Asks the CPU to start loading the first bytes of packet `id` (a
+    /// datagram's headers), for the next event. It reads the packet's
+    /// metadata: best after a [`PacketPool::prefetch`] of it. Changes
+    /// nothing.
     pub fn prefetch_bytes(&self, id: PacketId) {
         if let Some(slot) = self.slots.get(id.0 as usize) {
             prefetch_line(slot.payload.as_ptr());
