@@ -87,6 +87,9 @@ struct Entry {
     data: u64,
 }
 
+/// The tag of [`EventKind::Arrive`] in [`Entry::order`].
+const ARRIVE_TAG: u64 = 0;
+
 impl Entry {
     /// (`time`, `order`) as one integer, so comparisons need no branch.
     fn key(&self) -> u128 {
@@ -95,7 +98,7 @@ impl Entry {
 
     fn pack(time: SimTime, sequence: u64, target: ComponentId, kind: EventKind) -> Self {
         let (tag, argument) = match kind {
-            EventKind::Arrive(packet) => (0, packet.0),
+            EventKind::Arrive(packet) => (ARRIVE_TAG, packet.0),
             EventKind::TxDone(port) => (1, u32::from(port)),
             EventKind::Wake => (2, 0),
             EventKind::Generate => (3, 0),
@@ -108,10 +111,15 @@ impl Entry {
         }
     }
 
+    /// The packet, when the entry is an arrival.
+    fn arrival(&self) -> Option<PacketId> {
+        (self.order & 0xFF == ARRIVE_TAG).then_some(PacketId(self.data as u32))
+    }
+
     fn unpack(self) -> Event {
         let argument = self.data as u32;
         let kind = match self.order & 0xFF {
-            0 => EventKind::Arrive(PacketId(argument)),
+            ARRIVE_TAG => EventKind::Arrive(PacketId(argument)),
             1 => EventKind::TxDone(argument as u16),
             2 => EventKind::Wake,
             3 => EventKind::Generate,
@@ -165,6 +173,19 @@ impl EventList {
     /// Time of the earliest pending event.
     pub fn peek_time(&self) -> Option<SimTime> {
         self.heap.first().map(|entry| entry.time)
+    }
+
+    /// The packet of the earliest pending event, when it is an arrival.
+    pub fn next_arrival(&self) -> Option<PacketId> {
+        self.heap.first().and_then(Entry::arrival)
+    }
+
+    /// The packets of the arrivals among the earliest pending event's
+    /// children in the heap: the event after the next one is most likely
+    /// among them.
+    pub fn later_arrivals(&self) -> impl Iterator<Item = PacketId> + '_ {
+        let children = self.heap.get(1..self.heap.len().min(ARITY + 1));
+        children.unwrap_or(&[]).iter().filter_map(Entry::arrival)
     }
 
     /// Removes and returns the earliest pending event.

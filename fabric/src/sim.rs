@@ -175,6 +175,16 @@ impl Simulator {
         let Some(event) = self.ctx.events.pop() else {
             return false;
         };
+        // Start loading what the next events will read while this one is
+        // handled: the bytes of the next event's packet (whose metadata the
+        // previous step asked for), and the metadata of the packets of the
+        // events most likely to follow it.
+        if let Some(next) = self.ctx.events.next_arrival() {
+            self.ctx.pool.prefetch_bytes(next);
+        }
+        for later in self.ctx.events.later_arrivals() {
+            self.ctx.pool.prefetch(later);
+        }
         self.ctx.now = event.time;
         self.ctx.counters.events += 1;
         for word in [event.time, u64::from(event.target.0), event.kind.code()] {

@@ -174,6 +174,9 @@ pub(crate) struct Tx {
     /// as of its last [`Tx::refresh`]. The timer query and the probe
     /// search look at these paths only.
     timed: u64,
+    /// Bit `i` set: path `i` is marked ([`PathView::marked`]), as of its
+    /// last [`Tx::refresh`], so [`Tx::any_marked`] walks no paths.
+    marked: u64,
     /// The path that waits to drain before it moves to a new entropy value
     /// ([`Tx::settle_move`]) and takes no packets meanwhile; one at a time.
     draining: Option<u8>,
@@ -278,6 +281,7 @@ impl Tx {
             paths,
             inflight_total: 0,
             timed: 0,
+            marked: 0,
             draining: None,
             port_blocked: false,
             msgs: Slab::new(),
@@ -498,6 +502,11 @@ impl Tx {
         } else {
             self.timed &= !bit;
         }
+        if p.view().marked() {
+            self.marked |= bit;
+        } else {
+            self.marked &= !bit;
+        }
     }
 
     /// The paths that may have a deadline, in index order.
@@ -515,11 +524,11 @@ impl Tx {
     fn refreshed(&self) -> bool {
         let inflight: u32 = self.paths.iter().map(|p| p.inflight_bytes()).sum();
         inflight == self.inflight_total
-            && self
-                .paths
-                .iter()
-                .enumerate()
-                .all(|(i, p)| p.refreshed() && (!p.has_timers() || self.timed & (1 << i) != 0))
+            && self.paths.iter().enumerate().all(|(i, p)| {
+                p.refreshed()
+                    && (!p.has_timers() || self.timed & (1 << i) != 0)
+                    && p.view().marked() == (self.marked & (1 << i) != 0)
+            })
     }
 
     /// The longest a peer with this connection's settings waits before it resends
@@ -1079,7 +1088,8 @@ impl Tx {
 
     /// True when some path is marked ([`PathView::marked`]).
     fn any_marked(&self) -> bool {
-        self.paths.iter().any(|p| p.view().marked())
+        debug_assert!(self.refreshed(), "a path changed without Tx::refresh");
+        self.marked != 0
     }
 
     /// True when what waits to be cut is at most four packets per path: the
@@ -1201,23 +1211,29 @@ impl Tx {
         let fired = self.timers_fired_ns;
         let has_data = self.has_data();
         *work += 1 + u64::from(self.timed.count_ones());
-        // One pass over the paths that may have a deadline: this runs
-        // whenever the QP changes.
+        // One pass over the paths that may have a deadline (this runs
+        // whenever the QP changes), with RACK's deadlines where
+        // [`Tx::rack_scope`] has them: on every such path, or on the head of
+        // the line's only.
         let (delivered, newest) = (self.delivered_sent_ns, self.newest_sent_ns);
-        let timers = self
-            .timed_paths()
-            .filter_map(|i| self.paths[i].timer_deadline(fired));
-        let racks = self
-            .rack_scope()
-            .filter_map(|(i, tail)| self.paths[i].rack_deadline(delivered, newest, tail));
-        let paths = timers.chain(racks);
+        let every = self.rack_every_path();
+        let head = if every { None } else { self.rack_head() };
+        let mut earliest =
+            head.and_then(|(i, sent)| self.paths[i].rack_deadline(delivered, newest, Some(sent)));
+        for i in self.timed_paths() {
+            let p = &self.paths[i];
+            earliest = earlier(earliest, p.timer_deadline(fired));
+            if every {
+                earliest = earlier(earliest, p.rack_deadline(delivered, newest, None));
+            }
+        }
         let connection = [
             (self.conn_rto != u64::MAX).then_some(self.conn_rto),
             self.rnr_wait.front().map(|&(due, _)| due),
             (has_data && self.rate_hint_mbps > 0 && self.next_send_ns > fired)
                 .then_some(self.next_send_ns),
         ];
-        paths.chain(connection.into_iter().flatten()).min()
+        connection.into_iter().fold(earliest, earlier)
     }
 
     /// Fires due timers.
@@ -1407,6 +1423,15 @@ const STRIPE_MASK: u16 = 0x7;
 /// still hashes the whole value.
 pub(crate) fn striped_entropy(rng: &mut SmallRng, path: u16) -> u16 {
     (rng.gen_range(metaroce_proto::ENTROPY_PORTS) & !STRIPE_MASK) | (path & STRIPE_MASK)
+}
+
+/// The earlier of two optional deadlines (`None`: no deadline).
+fn earlier(a: Option<u64>, b: Option<u64>) -> Option<u64> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, None) => a,
+        (None, b) => b,
+    }
 }
 
 #[cfg(test)]
