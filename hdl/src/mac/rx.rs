@@ -4,9 +4,10 @@ use rust_hdl::prelude::*;
 
 use super::{CrcByte, FCS_RESIDUE, MIN_PAYLOAD};
 
-/// Address bits of [`MacRx`]'s frame buffer: 16 KiB, eight ECP5 block RAMs,
-/// room for a 9,000-byte jumbo frame arriving while another waits to leave.
-pub const RX_BUFFER_BITS: usize = 14;
+/// Address bits of [`MacRx`]'s frame buffer: 4 KiB, two ECP5 block RAMs
+/// (one 2:1 multiplexer on the read side: eight, for 4 KiB, cost 125 MHz),
+/// room for two full-size frames; frames over 4 KiB (jumbo) are dropped.
+pub const RX_BUFFER_BITS: usize = 12;
 
 /// Where [`MacRx`] is on the line.
 #[derive(Copy, Clone, PartialEq, Debug, LogicState)]
@@ -21,7 +22,7 @@ enum RxState {
     Skip,
 }
 
-/// GMII receive MAC, store and forward: each frame's bytes go into a 16 KiB
+/// GMII receive MAC, store and forward: each frame's bytes go into a 4 KiB
 /// ring ([`RX_BUFFER_BITS`], 9 bits per byte: the byte and a last-byte
 /// mark) as they arrive. When the line goes idle the frame is committed if
 /// its FCS is right, no receive error was signalled, it has at least 64
@@ -31,8 +32,8 @@ enum RxState {
 /// counter says why. Committed frames leave on `m_axis_*`, one byte per
 /// clock, without their FCS.
 ///
-/// Latency: a frame starts to leave 3 clocks after its last FCS byte was on
-/// `gmii_*`. Inputs are registered before use.
+/// Latency: a frame starts to leave 5 clocks after its last FCS byte was on
+/// `gmii_*`. Inputs and outputs are registered.
 #[derive(LogicBlock)]
 pub struct MacRx {
     /// The GMII receive clock (125 MHz).
@@ -72,30 +73,36 @@ pub struct MacRx {
     err: DFF<Bit>,
     full: DFF<Bit>,
     hist: DFF<Bits<40>>,
-    w_start: DFF<Bits<15>>,
-    w_ptr: DFF<Bits<15>>,
-    r_ptr: DFF<Bits<15>>,
+    w_start: DFF<Bits<13>>,
+    w_ptr: DFF<Bits<13>>,
+    r_ptr: DFF<Bits<13>>,
+    r_issued: DFF<Bit>,
+    o_valid: DFF<Bit>,
+    o_data: DFF<Bits<9>>,
+    s_valid: DFF<Bit>,
+    s_data: DFF<Bits<9>>,
     n_frames: DFF<Bits<32>>,
     n_fcs: DFF<Bits<32>>,
     n_err: DFF<Bits<32>>,
     n_runt: DFF<Bits<32>>,
     n_room: DFF<Bits<32>>,
-    ring: RAM<Bits<9>, 14>,
+    ring: RAM<Bits<9>, 12>,
     check: CrcByte,
-    used: Signal<Local, Bits<15>>,
+    used: Signal<Local, Bits<13>>,
     take: Signal<Local, Bit>,
+    held: Signal<Local, Bits<2>>,
     c_residue: Constant<Bits<32>>,
     c_min: Constant<Bits<16>>,
     c_init: Constant<Bits<32>>,
     c_mark: Constant<Bits<9>>,
-    c_cap: Constant<Bits<15>>,
+    c_cap: Constant<Bits<13>>,
 }
 
 impl Default for MacRx {
     fn default() -> Self {
         assert_eq!(
-            RX_BUFFER_BITS, 14,
-            "the buffer's RAM and pointers are sized for 14 bits"
+            RX_BUFFER_BITS, 12,
+            "the buffer's RAM and pointers are sized for 12 bits"
         );
         Self {
             clock: Default::default(),
@@ -124,6 +131,11 @@ impl Default for MacRx {
             w_start: Default::default(),
             w_ptr: Default::default(),
             r_ptr: Default::default(),
+            r_issued: Default::default(),
+            o_valid: Default::default(),
+            o_data: Default::default(),
+            s_valid: Default::default(),
+            s_data: Default::default(),
             n_frames: Default::default(),
             n_fcs: Default::default(),
             n_err: Default::default(),
@@ -133,6 +145,7 @@ impl Default for MacRx {
             check: Default::default(),
             used: Default::default(),
             take: Default::default(),
+            held: Default::default(),
             c_residue: Constant::new(FCS_RESIDUE.to_bits()),
             c_init: Constant::new(u32::MAX.to_bits()),
             c_min: Constant::new((MIN_PAYLOAD + 4).to_bits()),
@@ -147,7 +160,7 @@ impl Logic for MacRx {
     fn update(&mut self) {
         dff_setup!(
             self, clock, state, rxd, rxdv, rxer, crc, len, err, full, hist, w_start, w_ptr, r_ptr,
-            n_frames, n_fcs, n_err, n_runt, n_room
+            r_issued, o_valid, o_data, s_valid, s_data, n_frames, n_fcs, n_err, n_runt, n_room
         );
         self.ring.read_clock.next = self.clock.val();
         self.ring.write_clock.next = self.clock.val();
@@ -163,10 +176,10 @@ impl Logic for MacRx {
         self.rxer.d.next = self.gmii_rx_er.val();
         self.check.crc_in.next = self.crc.q.val();
         self.check.octet.next = self.rxd.q.val();
-        self.ring.write_address.next = bit_cast::<14, 15>(self.w_ptr.q.val());
+        self.ring.write_address.next = bit_cast::<12, 13>(self.w_ptr.q.val());
         self.ring.write_data.next = bit_cast::<9, 8>(self.rxd.q.val());
         self.ring.write_enable.next = false;
-        // Bytes in the ring, unread or of the frame arriving: 2^14 is full.
+        // Bytes in the ring, unread or of the frame arriving: 2^12 is full.
         self.used.next = self.w_ptr.q.val() - self.r_ptr.q.val();
         match self.state.q.val() {
             RxState::Idle => {
@@ -220,7 +233,7 @@ impl Logic for MacRx {
                     } else {
                         // Committed: the byte before the FCS marked last,
                         // and the next frame overwrites the FCS.
-                        self.ring.write_address.next = bit_cast::<14, 15>(self.w_ptr.q.val() - 5);
+                        self.ring.write_address.next = bit_cast::<12, 13>(self.w_ptr.q.val() - 5);
                         self.ring.write_data.next =
                             bit_cast::<9, 8>(self.hist.q.val().get_bits::<8>(32))
                                 | self.c_mark.val();
@@ -238,16 +251,49 @@ impl Logic for MacRx {
         }
 
         // ---- Stream side: committed frames out of the ring. ----
-        // The RAM's registered read always shows the byte at `r_ptr`: its
-        // address is the pointer after this clock's transfer.
-        self.m_axis_tvalid.next = self.r_ptr.q.val() != self.w_start.q.val();
-        self.m_axis_tlast.next = self.ring.read_data.val().get_bit(8);
-        self.m_axis_tdata.next = self.ring.read_data.val().get_bits::<8>(0);
-        self.take.next = (self.r_ptr.q.val() != self.w_start.q.val()) & self.m_axis_tready.val();
-        self.ring.read_address.next = bit_cast::<14, 15>(self.r_ptr.q.val());
+        // A read issued in one clock (`r_ptr` then moves on) arrives from
+        // the RAM in the next (`r_issued`) and goes to the output register,
+        // or to the skid register while the output holds a byte not taken.
+        // A read is issued while the output, the skid and the read in
+        // flight leave a place for it, so the outputs are registers and
+        // bytes still leave one per clock.
+        self.m_axis_tvalid.next = self.o_valid.q.val();
+        self.m_axis_tdata.next = self.o_data.q.val().get_bits::<8>(0);
+        self.m_axis_tlast.next = self.o_data.q.val().get_bit(8);
+        self.take.next = self.o_valid.q.val() & self.m_axis_tready.val();
+        self.ring.read_address.next = bit_cast::<12, 13>(self.r_ptr.q.val());
+        self.held.next = 0.into();
+        if self.o_valid.q.val() {
+            self.held.next = self.held.val() + 1;
+        }
+        if self.s_valid.q.val() {
+            self.held.next = self.held.val() + 1;
+        }
+        if self.r_issued.q.val() {
+            self.held.next = self.held.val() + 1;
+        }
         if self.take.val() {
+            self.held.next = self.held.val() - 1;
+        }
+        self.r_issued.d.next = false;
+        if (self.r_ptr.q.val() != self.w_start.q.val()) & (self.held.val() < 2) {
+            self.r_issued.d.next = true;
             self.r_ptr.d.next = self.r_ptr.q.val() + 1;
-            self.ring.read_address.next = bit_cast::<14, 15>(self.r_ptr.q.val() + 1);
+        }
+        if self.take.val() | !self.o_valid.q.val() {
+            // The output takes the skid's byte, else the RAM's.
+            if self.s_valid.q.val() {
+                self.o_valid.d.next = true;
+                self.o_data.d.next = self.s_data.q.val();
+                self.s_valid.d.next = self.r_issued.q.val();
+                self.s_data.d.next = self.ring.read_data.val();
+            } else {
+                self.o_valid.d.next = self.r_issued.q.val();
+                self.o_data.d.next = self.ring.read_data.val();
+            }
+        } else if self.r_issued.q.val() {
+            self.s_valid.d.next = true;
+            self.s_data.d.next = self.ring.read_data.val();
         }
 
         if self.rst.val() {
@@ -255,6 +301,9 @@ impl Logic for MacRx {
             self.w_start.d.next = 0.into();
             self.w_ptr.d.next = 0.into();
             self.r_ptr.d.next = 0.into();
+            self.r_issued.d.next = false;
+            self.o_valid.d.next = false;
+            self.s_valid.d.next = false;
             self.n_frames.d.next = 0.into();
             self.n_fcs.d.next = 0.into();
             self.n_err.d.next = 0.into();

@@ -97,13 +97,13 @@ fn on_wire(body: &[u8]) -> Vec<u8> {
 /// says after which byte of which frame to leave one clock empty), with
 /// `flip[i]` XORed into the receiver's copy of wire clock `i` (when
 /// `inject` is empty) or the receiver fed `inject` instead. The consumer is
-/// ready except for the first `stall` clocks.
+/// ready in the clocks where `ready` says so.
 fn simulate(
     frames: Vec<Vec<u8>>,
     gap: Option<(usize, usize)>,
     flip: Vec<(usize, u8)>,
     inject: Vec<Gmii>,
-    stall: usize,
+    ready: fn(usize) -> bool,
 ) -> Seen {
     let seen = Arc::new(Mutex::new(Seen::default()));
     let result = seen.clone();
@@ -123,7 +123,7 @@ fn simulate(
         while quiet < 200 && clock < 100_000 {
             // Inputs set now take effect at the next edge; `val()` still
             // reads the old ones, so the handshakes use the values set.
-            let ready = clock >= stall;
+            let ready = ready(clock);
             x.m_tready.next = ready;
             let mut s = seen.lock().unwrap();
             s.wire.push((
@@ -190,6 +190,11 @@ fn simulate(
     Arc::try_unwrap(result).unwrap().into_inner().unwrap()
 }
 
+/// A consumer that is always ready.
+fn always(_: usize) -> bool {
+    true
+}
+
 /// Random frames of the given lengths.
 fn frames(lens: &[usize], seed: u64) -> Vec<Vec<u8>> {
     let mut rng = SmallRng::seed_from_u64(seed);
@@ -226,8 +231,8 @@ fn bursts(wire: &[(u8, bool, bool)]) -> Vec<(usize, Vec<u8>)> {
 
 #[test]
 fn frames_cross_the_wire_with_preamble_padding_fcs_and_gap() {
-    let sent = frames(&[14, 59, 60, 61, 64, 100, 1500, 9000, 1, 333], 1);
-    let seen = simulate(sent.clone(), None, Vec::new(), Vec::new(), 0);
+    let sent = frames(&[14, 59, 60, 61, 64, 100, 1500, 4000, 1, 333], 1);
+    let seen = simulate(sent.clone(), None, Vec::new(), Vec::new(), always);
     let want: Vec<Vec<u8>> = sent.iter().map(|f| padded(f)).collect();
     let wire = bursts(&seen.wire);
     assert_eq!(wire.len(), sent.len());
@@ -248,7 +253,7 @@ fn a_corrupted_byte_or_an_underrun_loses_only_its_frame() {
     let sent = frames(&[100, 100, 100, 100], 2);
     // Frame 1's 30th data byte (after 8 preamble clocks) flipped on the
     // way: the clock of its first byte on the wire, from a clean run.
-    let clean = simulate(sent.clone(), None, Vec::new(), Vec::new(), 0).wire;
+    let clean = simulate(sent.clone(), None, Vec::new(), Vec::new(), always).wire;
     let start1 = (1..clean.len())
         .filter(|&i| clean[i].1 && !clean[i - 1].1)
         .nth(1)
@@ -258,7 +263,7 @@ fn a_corrupted_byte_or_an_underrun_loses_only_its_frame() {
         None,
         vec![(start1 + 8 + 30, 0x10)],
         Vec::new(),
-        0,
+        always,
     );
     assert_eq!(
         seen.frames,
@@ -267,7 +272,7 @@ fn a_corrupted_byte_or_an_underrun_loses_only_its_frame() {
     assert_eq!(seen.rx, [3, 1, 0, 0, 0]);
     // Frame 2 starved for one clock after its 50th byte: sent with a
     // transmit error, dropped by the receiver as such.
-    let seen = simulate(sent.clone(), Some((2, 50)), Vec::new(), Vec::new(), 0);
+    let seen = simulate(sent.clone(), Some((2, 50)), Vec::new(), Vec::new(), always);
     assert_eq!(seen.tx, [4, 1]);
     assert!(
         seen.wire.iter().any(|w| w.2),
@@ -300,20 +305,36 @@ fn runts_stray_bytes_short_preambles_and_back_to_back_frames() {
     let mut bad = gmii(&on_wire(&f[3]), 12);
     bad[40].2 = true;
     line.extend(bad);
-    let seen = simulate(Vec::new(), None, Vec::new(), line, 0);
+    let seen = simulate(Vec::new(), None, Vec::new(), line, always);
     assert_eq!(seen.frames, vec![f[0].clone(), f[2].clone()]);
     assert_eq!(seen.rx, [2, 0, 1, 1, 0]);
 }
 
 #[test]
 fn a_full_buffer_drops_whole_frames_and_keeps_the_rest() {
-    // Five 4,000-byte frames into 16 KiB while the consumer waits: four
-    // fit (16,000 bytes of data, each FCS overwritten), the fifth has no
-    // room; all four leave intact once the consumer is ready.
-    let f = frames(&[4000, 4000, 4000, 4000, 4000], 4);
+    // Five 1,000-byte frames into 4 KiB while the consumer waits: four fit
+    // (4,000 bytes of data, each FCS overwritten), the fifth has no room;
+    // all four leave intact once the consumer is ready.
+    let f = frames(&[1000, 1000, 1000, 1000, 1000], 4);
     let line: Vec<Gmii> = f.iter().flat_map(|b| gmii(&on_wire(b), 12)).collect();
-    let stall = line.len() + 10;
-    let seen = simulate(Vec::new(), None, Vec::new(), line, stall);
+    // Not ready until the five frames are in (5 × 1,024 clocks and more).
+    assert!(line.len() < 5_500);
+    let seen = simulate(Vec::new(), None, Vec::new(), line, |c| c >= 5_500);
     assert_eq!(seen.frames, f[..4].to_vec());
     assert_eq!(seen.rx, [4, 0, 0, 0, 1]);
+}
+
+#[test]
+fn a_consumer_that_pauses_gets_every_byte_once() {
+    // Ready in a pseudo-random 5 clocks of 8: the output and skid
+    // registers must neither lose nor repeat a byte across the pauses.
+    let sent = frames(&[60, 61, 200, 64, 1000, 77], 5);
+    let seen = simulate(sent.clone(), None, Vec::new(), Vec::new(), |c| {
+        (c.wrapping_mul(2_654_435_761) >> 7) % 8 < 5
+    });
+    assert_eq!(
+        seen.frames,
+        sent.iter().map(|f| padded(f)).collect::<Vec<_>>()
+    );
+    assert_eq!(seen.rx, [sent.len() as u32, 0, 0, 0, 0]);
 }
