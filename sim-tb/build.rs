@@ -86,11 +86,22 @@ const MODELS: &[ModelSpec] = &[
 /// Models only linted (`verilator --lint-only -Wall`, the same waivers) at
 /// build time, not Verilated: the build fails on any warning, as for the
 /// built models. The 512-bit device top (not simulated: its blocks are
-/// checked at 512 bits on their own).
-const LINT_ONLY: &[ModelSpec] = &[ModelSpec {
-    prefix: "nic_device_512",
-    verilog: || metaroce_hdl::nic_device_verilog(512),
-}];
+/// checked at 512 bits on their own) and the GMII MAC (checked in rust-hdl's
+/// simulator, `metaroce_hdl::mac`).
+const LINT_ONLY: &[ModelSpec] = &[
+    ModelSpec {
+        prefix: "nic_device_512",
+        verilog: || metaroce_hdl::nic_device_verilog(512),
+    },
+    ModelSpec {
+        prefix: "mac_tx",
+        verilog: metaroce_hdl::mac_tx_verilog,
+    },
+    ModelSpec {
+        prefix: "mac_rx",
+        verilog: metaroce_hdl::mac_rx_verilog,
+    },
+];
 
 const MISSING: &str = "Verilator not found: apt-get install verilator";
 

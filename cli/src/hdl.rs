@@ -138,6 +138,9 @@ enum HdlCommand {
     /// Prints the device's BAR0 register map as Markdown (`docs/regmap.md`
     /// is this output), generated from the register table in `metaroce-hdl`.
     Regmap,
+    /// A board's bitstream (synthesis, place and route, packing) with its
+    /// resources and the achieved Fmax of every clock against its target.
+    Bitstream(crate::hdl_bitstream::BitstreamArgs),
 }
 
 #[derive(Args, Debug)]
@@ -218,6 +221,7 @@ pub fn run(args: &HdlArgs) -> anyhow::Result<()> {
         HdlCommand::Report(a) => report_all(a),
         HdlCommand::Run(a) => crate::hdl_run::run(a),
         HdlCommand::Interop(a) => crate::hdl_interop::run(a),
+        HdlCommand::Bitstream(a) => crate::hdl_bitstream::run(a),
         HdlCommand::Regmap => {
             print!("{}", metaroce_hdl::host_if::regs::regmap_markdown());
             Ok(())

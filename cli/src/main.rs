@@ -13,6 +13,8 @@ mod device;
 #[cfg(feature = "hdl")]
 mod hdl;
 #[cfg(feature = "hdl")]
+mod hdl_bitstream;
+#[cfg(feature = "hdl")]
 mod hdl_interop;
 #[cfg(feature = "hdl")]
 mod hdl_run;

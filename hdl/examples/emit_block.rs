@@ -3,7 +3,8 @@
 //! `cargo run -p metaroce-hdl --example emit_block -- rx_eth 64`.
 //!
 //! Blocks: `rx_parser` (the default), `rx_eth`, `rx_core`, `nic_rx`,
-//! `tx_build`, `rx_path_table` (no width), `nic_core`; width 64 (the
+//! `tx_build`, `rx_path_table` (no width), `nic_core`, `mac_tx` and `mac_rx`
+//! (GMII, no width), `butterstick_echo` (a board top); width 64 (the
 //! default) or 512.
 fn main() {
     let mut args = std::env::args().skip(1);
@@ -20,9 +21,12 @@ fn main() {
         "tx_build" => metaroce_hdl::tx_build_verilog(width),
         "rx_path_table" => metaroce_hdl::rx_path_table_verilog(),
         "nic_core" => metaroce_hdl::nic_core_verilog(width),
+        "mac_tx" => metaroce_hdl::mac_tx_verilog(),
+        "mac_rx" => metaroce_hdl::mac_rx_verilog(),
+        "butterstick_echo" => metaroce_hdl::butterstick_echo_verilog(),
         other => {
             eprintln!(
-                "unknown block {other}: use rx_parser, rx_eth, rx_core, nic_rx, tx_build, rx_path_table or nic_core"
+                "unknown block {other}: use rx_parser, rx_eth, rx_core, nic_rx, tx_build, rx_path_table, nic_core, mac_tx, mac_rx or butterstick_echo"
             );
             std::process::exit(2);
         }

@@ -38,12 +38,14 @@
 pub mod ack_frame;
 pub mod ack_gen;
 pub mod ack_rx;
+pub mod board;
 pub mod census;
 pub mod codegen;
 pub mod fw_rx;
 pub mod helpers;
 pub mod host_if;
 pub mod icrc;
+pub mod mac;
 pub mod nic_core;
 pub mod nic_device;
 pub mod nic_rx;
@@ -61,6 +63,7 @@ pub use ack_gen::AckGen;
 pub use ack_rx::AckRx;
 pub use fw_rx::FwRx;
 pub use host_if::HostIf;
+pub use mac::{MacRx, MacTx};
 pub use nic_core::NicCore;
 pub use nic_device::NicDevice;
 pub use nic_rx::NicRx;
@@ -87,6 +90,11 @@ pub const LINT_WAIVERS: &[(&str, &str)] = &[
     (
         "-Wno-DECLFILENAME",
         "rust-hdl names the top module `top`; files are named after the model",
+    ),
+    (
+        "-Wno-UNUSEDPARAM",
+        "rust-hdl declares a state enum's values (`LogicState`) as localparams in \
+         every module that holds the state, whether that module compares with them or not",
     ),
 ];
 
@@ -212,6 +220,22 @@ pub fn host_if_verilog(width: usize) -> String {
         512 => emit(HostIf::<512, 64>::default()),
         other => panic!("unsupported host interface width {other}; use 64 or 512"),
     }
+}
+
+/// Verilog source of the GMII transmit MAC ([`MacTx`]); top module `top`.
+pub fn mac_tx_verilog() -> String {
+    emit(MacTx::default())
+}
+
+/// Verilog source of the GMII receive MAC ([`MacRx`]); top module `top`.
+pub fn mac_rx_verilog() -> String {
+    emit(MacRx::default())
+}
+
+/// Verilog source of the ButterStick's Ethernet echo top
+/// ([`board::butterstick::EthEcho`]); top module `top`, ports as its fields.
+pub fn butterstick_echo_verilog() -> String {
+    emit(board::butterstick::EthEcho::default())
 }
 
 fn emit<U: Block>(mut uut: U) -> String {

