@@ -2,8 +2,8 @@
 //! synthesis and place-and-route flow (`bitstreams/ecp5/build.sh`):
 //! `cargo run -p metaroce-hdl --example emit_block -- rx_eth 64`.
 //!
-//! Blocks: `rx_parser` (the default), `rx_eth`, `rx_core`, `nic_rx`,
-//! `tx_build`, `rx_path_table` (no width), `nic_core`; width 64 (the
+//! Blocks: `rx_parser` (the default), `rx_eth`, `rx_core`, `rx_place`,
+//! `nic_rx`, `tx_build`, `rx_path_table` (no width), `nic_core`; width 64 (the
 //! default) or 512.
 fn main() {
     let mut args = std::env::args().skip(1);
@@ -16,13 +16,14 @@ fn main() {
         "rx_parser" => metaroce_hdl::rx_parser_verilog(width),
         "rx_eth" => metaroce_hdl::rx_eth_verilog(width),
         "rx_core" => metaroce_hdl::rx_core_verilog(width),
+        "rx_place" => metaroce_hdl::rx_place_verilog(width),
         "nic_rx" => metaroce_hdl::nic_rx_verilog(width),
         "tx_build" => metaroce_hdl::tx_build_verilog(width),
         "rx_path_table" => metaroce_hdl::rx_path_table_verilog(),
         "nic_core" => metaroce_hdl::nic_core_verilog(width),
         other => {
             eprintln!(
-                "unknown block {other}: use rx_parser, rx_eth, rx_core, nic_rx, tx_build, rx_path_table or nic_core"
+                "unknown block {other}: use rx_parser, rx_eth, rx_core, rx_place, nic_rx, tx_build, rx_path_table or nic_core"
             );
             std::process::exit(2);
         }

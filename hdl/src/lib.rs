@@ -167,6 +167,21 @@ pub fn tx_build_verilog(width: usize) -> String {
     }
 }
 
+/// Verilog source of the placement block ([`RxPlace`]) alone at `width`
+/// bits per beat, for per-block synthesis; top module `top`.
+///
+/// # Panics
+/// If `width` is not one of [`SUPPORTED_WIDTHS`].
+pub fn rx_place_verilog(width: usize) -> String {
+    match width {
+        64 => emit(RxPlace::<64, 8>::default()),
+        128 => emit(RxPlace::<128, 16>::default()),
+        256 => emit(RxPlace::<256, 32>::default()),
+        512 => emit(RxPlace::<512, 64>::default()),
+        other => panic!("unsupported RX placement width {other}; use one of {SUPPORTED_WIDTHS:?}"),
+    }
+}
+
 /// Verilog source of the receive core's path tracker ([`RxPathTable`])
 /// alone, for per-block synthesis; top module `top`.
 pub fn rx_path_table_verilog() -> String {
