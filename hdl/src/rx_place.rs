@@ -2111,6 +2111,9 @@ mod tests {
         va: u64,
     }
 
+    /// One cycle's inputs.
+    type Step = Box<dyn Fn(&mut RxPlace<64, 8>)>;
+
     /// What the block reported: verdict events `(code, conn_cum)`, DMA
     /// beats `(first, addr, len, data, keep, last)` and counters by code.
     #[derive(Default)]
@@ -2203,7 +2206,7 @@ mod tests {
             ];
             // Per cycle: table writes, then each datagram's three payload
             // beats (16 bytes and the ICRC) and its metadata after them.
-            let mut script: Vec<Box<dyn Fn(&mut RxPlace<64, 8>)>> = Vec::new();
+            let mut script: Vec<Step> = Vec::new();
             for (a, d) in table {
                 script.push(Box::new(move |x| {
                     x.cfg_we.next = true;
