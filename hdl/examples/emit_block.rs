@@ -2,10 +2,10 @@
 //! synthesis and place-and-route flow (`bitstreams/ecp5/build.sh`):
 //! `cargo run -p metaroce-hdl --example emit_block -- rx_eth 64`.
 //!
-//! Blocks: `rx_parser` (the default), `rx_eth`, `rx_core`, `nic_rx`,
-//! `tx_build`, `rx_path_table` (no width), `nic_core`, `mac_tx` and `mac_rx`
-//! (GMII, no width), `butterstick_echo` (a board top); width 64 (the
-//! default) or 512.
+//! Blocks: `rx_parser` (the default), `rx_eth`, `rx_core`, `rx_place`,
+//! `nic_rx`, `tx_build`, `rx_path_table` (no width), `nic_core`, `mac_tx`
+//! and `mac_rx` (GMII, no width), `butterstick_echo` (a board top); width 64
+//! (the default) or 512.
 fn main() {
     let mut args = std::env::args().skip(1);
     let block = args.next().unwrap_or_else(|| "rx_parser".into());
@@ -17,6 +17,7 @@ fn main() {
         "rx_parser" => metaroce_hdl::rx_parser_verilog(width),
         "rx_eth" => metaroce_hdl::rx_eth_verilog(width),
         "rx_core" => metaroce_hdl::rx_core_verilog(width),
+        "rx_place" => metaroce_hdl::rx_place_verilog(width),
         "nic_rx" => metaroce_hdl::nic_rx_verilog(width),
         "tx_build" => metaroce_hdl::tx_build_verilog(width),
         "rx_path_table" => metaroce_hdl::rx_path_table_verilog(),
@@ -26,7 +27,7 @@ fn main() {
         "butterstick_echo" => metaroce_hdl::butterstick_echo_verilog(),
         other => {
             eprintln!(
-                "unknown block {other}: use rx_parser, rx_eth, rx_core, nic_rx, tx_build, rx_path_table, nic_core, mac_tx, mac_rx or butterstick_echo"
+                "unknown block {other}: use rx_parser, rx_eth, rx_core, rx_place, nic_rx, tx_build, rx_path_table, nic_core, mac_tx, mac_rx or butterstick_echo"
             );
             std::process::exit(2);
         }

@@ -15,12 +15,6 @@ pub(crate) fn hand_written(body: impl Into<String>) -> Verilog {
     Verilog::Custom(format!("{HAND_WRITTEN}\n{}", body.into()))
 }
 
-/// Verilog function `lead_ones(v)`: the number of consecutive set bits of a
-/// 256-bit vector from bit 0 (0..256), as a halving tree (`lead_ones.v.in`),
-/// for `RxPlace`'s connection-window bitmap (the path tracker has its own
-/// native `crate::rx_path::LeadOnes`).
-pub(crate) const LEAD_ONES_FN: &str = include_str!("lead_ones.v.in");
-
 /// Verilog functions `top_bit(sack)` and `ack_high(cum, sack)`: the highest
 /// path PSN an ACK reports (`ack_high.v.in`), for the TX table's walk and
 /// the ACK receiver's evidence check.

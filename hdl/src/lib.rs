@@ -110,10 +110,10 @@ pub const SUPPORTED_WIDTHS: [usize; 4] = [64, 128, 256, 512];
 /// If `width` is not one of [`SUPPORTED_WIDTHS`].
 pub fn rx_parser_verilog(width: usize) -> String {
     match width {
-        64 => emit(RxParser::<64, 8>::default()),
-        128 => emit(RxParser::<128, 16>::default()),
-        256 => emit(RxParser::<256, 32>::default()),
-        512 => emit(RxParser::<512, 64>::default()),
+        64 => emit(RxParser::<64, 8>::default),
+        128 => emit(RxParser::<128, 16>::default),
+        256 => emit(RxParser::<256, 32>::default),
+        512 => emit(RxParser::<512, 64>::default),
         other => panic!("unsupported RX parser width {other}; use one of {SUPPORTED_WIDTHS:?}"),
     }
 }
@@ -125,10 +125,10 @@ pub fn rx_parser_verilog(width: usize) -> String {
 /// If `width` is not one of [`SUPPORTED_WIDTHS`].
 pub fn rx_core_verilog(width: usize) -> String {
     match width {
-        64 => emit(RxCore::<64, 8>::default()),
-        128 => emit(RxCore::<128, 16>::default()),
-        256 => emit(RxCore::<256, 32>::default()),
-        512 => emit(RxCore::<512, 64>::default()),
+        64 => emit(RxCore::<64, 8>::default),
+        128 => emit(RxCore::<128, 16>::default),
+        256 => emit(RxCore::<256, 32>::default),
+        512 => emit(RxCore::<512, 64>::default),
         other => panic!("unsupported RX core width {other}; use one of {SUPPORTED_WIDTHS:?}"),
     }
 }
@@ -140,8 +140,8 @@ pub fn rx_core_verilog(width: usize) -> String {
 /// If `width` is not 64 or 512.
 pub fn rx_eth_verilog(width: usize) -> String {
     match width {
-        64 => emit(RxEth::<64, 8>::default()),
-        512 => emit(RxEth::<512, 64>::default()),
+        64 => emit(RxEth::<64, 8>::default),
+        512 => emit(RxEth::<512, 64>::default),
         other => panic!("unsupported RX front end width {other}; use 64 or 512"),
     }
 }
@@ -154,8 +154,8 @@ pub fn rx_eth_verilog(width: usize) -> String {
 /// If `width` is not 64 or 512.
 pub fn nic_rx_verilog(width: usize) -> String {
     match width {
-        64 => emit(NicRx::<64, 8>::default()),
-        512 => emit(NicRx::<512, 64>::default()),
+        64 => emit(NicRx::<64, 8>::default),
+        512 => emit(NicRx::<512, 64>::default),
         other => panic!("unsupported receive-side width {other}; use 64 or 512"),
     }
 }
@@ -167,18 +167,33 @@ pub fn nic_rx_verilog(width: usize) -> String {
 /// If `width` is not one of [`SUPPORTED_WIDTHS`].
 pub fn tx_build_verilog(width: usize) -> String {
     match width {
-        64 => emit(TxBuild::<64, 8>::default()),
-        128 => emit(TxBuild::<128, 16>::default()),
-        256 => emit(TxBuild::<256, 32>::default()),
-        512 => emit(TxBuild::<512, 64>::default()),
+        64 => emit(TxBuild::<64, 8>::default),
+        128 => emit(TxBuild::<128, 16>::default),
+        256 => emit(TxBuild::<256, 32>::default),
+        512 => emit(TxBuild::<512, 64>::default),
         other => panic!("unsupported TX builder width {other}; use one of {SUPPORTED_WIDTHS:?}"),
+    }
+}
+
+/// Verilog source of the placement block ([`RxPlace`]) alone at `width`
+/// bits per beat, for per-block synthesis; top module `top`.
+///
+/// # Panics
+/// If `width` is not one of [`SUPPORTED_WIDTHS`].
+pub fn rx_place_verilog(width: usize) -> String {
+    match width {
+        64 => emit(RxPlace::<64, 8>::default),
+        128 => emit(RxPlace::<128, 16>::default),
+        256 => emit(RxPlace::<256, 32>::default),
+        512 => emit(RxPlace::<512, 64>::default),
+        other => panic!("unsupported RX placement width {other}; use one of {SUPPORTED_WIDTHS:?}"),
     }
 }
 
 /// Verilog source of the receive core's path tracker ([`RxPathTable`])
 /// alone, for per-block synthesis; top module `top`.
 pub fn rx_path_table_verilog() -> String {
-    emit(RxPathTable::default())
+    emit(RxPathTable::default)
 }
 
 /// Verilog source of the NIC top ([`NicCore`]: receive side, ACK framer,
@@ -189,8 +204,8 @@ pub fn rx_path_table_verilog() -> String {
 /// If `width` is not 64 or 512.
 pub fn nic_core_verilog(width: usize) -> String {
     match width {
-        64 => emit(NicCore::<64, 8>::default()),
-        512 => emit(NicCore::<512, 64>::default()),
+        64 => emit(NicCore::<64, 8>::default),
+        512 => emit(NicCore::<512, 64>::default),
         other => panic!("unsupported NIC top width {other}; use 64 or 512"),
     }
 }
@@ -202,8 +217,8 @@ pub fn nic_core_verilog(width: usize) -> String {
 /// If `width` is not 64 or 512.
 pub fn nic_device_verilog(width: usize) -> String {
     match width {
-        64 => emit(NicDevice::<64, 8>::default()),
-        512 => emit(NicDevice::<512, 64>::default()),
+        64 => emit(NicDevice::<64, 8>::default),
+        512 => emit(NicDevice::<512, 64>::default),
         other => panic!("unsupported device width {other}; use 64 or 512"),
     }
 }
@@ -216,29 +231,45 @@ pub fn nic_device_verilog(width: usize) -> String {
 /// If `width` is not 64 or 512.
 pub fn host_if_verilog(width: usize) -> String {
     match width {
-        64 => emit(HostIf::<64, 8>::default()),
-        512 => emit(HostIf::<512, 64>::default()),
+        64 => emit(HostIf::<64, 8>::default),
+        512 => emit(HostIf::<512, 64>::default),
         other => panic!("unsupported host interface width {other}; use 64 or 512"),
     }
 }
 
 /// Verilog source of the GMII transmit MAC ([`MacTx`]); top module `top`.
 pub fn mac_tx_verilog() -> String {
-    emit(MacTx::default())
+    emit(MacTx::default)
 }
 
 /// Verilog source of the GMII receive MAC ([`MacRx`]); top module `top`.
 pub fn mac_rx_verilog() -> String {
-    emit(MacRx::default())
+    emit(MacRx::default)
 }
 
 /// Verilog source of the ButterStick's Ethernet echo top
 /// ([`board::butterstick::EthEcho`]); top module `top`, ports as its fields.
 pub fn butterstick_echo_verilog() -> String {
-    emit(board::butterstick::EthEcho::default())
+    emit(board::butterstick::EthEcho::default)
 }
 
-fn emit<U: Block>(mut uut: U) -> String {
-    uut.connect_all();
-    generate_verilog(&uut)
+/// Stack of the thread that builds and emits a block: the tops are
+/// large values, built and moved on the stack (several MiB in a debug
+/// build, beyond a test thread's 2 MiB).
+const EMIT_STACK: usize = 256 << 20;
+
+/// The Verilog of the block `make` builds, on a thread with [`EMIT_STACK`].
+fn emit<U: Block>(make: fn() -> U) -> String {
+    std::thread::scope(|s| {
+        std::thread::Builder::new()
+            .stack_size(EMIT_STACK)
+            .spawn_scoped(s, || {
+                let mut uut = make();
+                uut.connect_all();
+                generate_verilog(&uut)
+            })
+            .expect("spawn the emitting thread")
+            .join()
+            .expect("emit the Verilog")
+    })
 }

@@ -217,6 +217,7 @@ impl<const W: usize, const B: usize> Logic for RxCore<W, B> {
 
         // Placement and path tracker: read in S0, cum in S1, event in S2.
         self.track.rd_addr.next = self.place.trk_rd_addr.val();
+        self.track.rd_en.next = self.place.trk_rd_en.val();
         self.place.trk_cum.next = self.track.rd_cum.val();
         self.track.ev_valid.next = self.place.m_ev_valid.val();
         self.track.ev_track.next = self.place.m_ev_track.val();

@@ -733,6 +733,9 @@ pub struct RxPathTable {
     pub rst: Signal<In, Bit>,
     /// S0: entry to read (`qp << 6 | path`).
     pub rd_addr: Signal<In, Bits<8>>,
+    /// S0: a read this cycle (`RxPlace::trk_rd_en`); S1's forwarding mux
+    /// and `rd_cum` are computed only after one (`rd_cum` is 0 otherwise).
+    pub rd_en: Signal<In, Bit>,
     /// S1: that entry's cumulative path PSN.
     pub rd_cum: Signal<Out, Bits<32>>,
     /// S2: verdict event.
@@ -789,6 +792,7 @@ pub struct RxPathTable {
     // S1: the address read in S0, and whether the entry was ever written.
     a1: DFF<Bits<8>>,
     rd_seen: DFF<Bit>,
+    rd_v: DFF<Bit>,
     // S2: the entry and its state before the event.
     a2: DFF<Bits<8>>,
     old: DFF<Bits<UW>>,
@@ -835,8 +839,8 @@ impl Logic for RxPathTable {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, a1, rd_seen, a2, old, w1, w1_addr, w1_v, w2, w2_addr, w2_v, seen, pend,
-            ece, live, q_wr, q_rd, k_qp, k_path, k_ece, k_conn, k_live, k_fwd, k_w
+            self, clock, a1, rd_seen, rd_v, a2, old, w1, w1_addr, w1_v, w2, w2_addr, w2_v, seen,
+            pend, ece, live, q_wr, q_rd, k_qp, k_path, k_ece, k_conn, k_live, k_fwd, k_w
         );
         for i in 0..QPS {
             self.conn_cum[i].clock.next = self.clock.val();
@@ -887,22 +891,25 @@ impl Logic for RxPathTable {
                 | (bit_cast::<UW, 64>(self.ts_n.val()) << 617);
         }
 
-        // ---- S1: the freshest state of the entry read in S0. ----
+        // ---- S1: the freshest state of the entry read in S0 (after a read only). ----
         self.nw.next = 0.into();
-        if self.rd_seen.q.val() {
-            self.nw.next = self.ram_a.read_data.val();
-        }
-        if self.w2_v.q.val() & (self.w2_addr.q.val() == self.a1.q.val()) {
-            self.nw.next = self.w2.q.val();
-        }
-        // From the RAM side: the bitmap's shift done (k = 0).
-        self.s1.next = bit_cast::<UW, 288>(self.nw.val().get_bits::<288>(0))
-            | (bit_cast::<UW, 128>(self.nw.val().get_bits::<128>(288)) << 553);
-        if self.w1_v.q.val() & (self.w1_addr.q.val() == self.a1.q.val()) {
-            self.s1.next = self.w1.q.val().get_bits::<UW>(0);
-        }
-        if self.ev_valid.val() & self.ev_track.val() & (self.a2.q.val() == self.a1.q.val()) {
-            self.s1.next = self.upd.val();
+        self.s1.next = 0.into();
+        if self.rd_v.q.val() {
+            if self.rd_seen.q.val() {
+                self.nw.next = self.ram_a.read_data.val();
+            }
+            if self.w2_v.q.val() & (self.w2_addr.q.val() == self.a1.q.val()) {
+                self.nw.next = self.w2.q.val();
+            }
+            // From the RAM side: the bitmap's shift done (k = 0).
+            self.s1.next = bit_cast::<UW, 288>(self.nw.val().get_bits::<288>(0))
+                | (bit_cast::<UW, 128>(self.nw.val().get_bits::<128>(288)) << 553);
+            if self.w1_v.q.val() & (self.w1_addr.q.val() == self.a1.q.val()) {
+                self.s1.next = self.w1.q.val().get_bits::<UW>(0);
+            }
+            if self.ev_valid.val() & self.ev_track.val() & (self.a2.q.val() == self.a1.q.val()) {
+                self.s1.next = self.upd.val();
+            }
         }
         self.rd_cum.next = self.s1.val().get_bits::<32>(0);
         self.old.d.next = self.s1.val();
@@ -910,6 +917,7 @@ impl Logic for RxPathTable {
 
         // ---- S0: read. ----
         self.a1.d.next = self.rd_addr.val();
+        self.rd_v.d.next = self.rd_en.val();
         self.rd_seen.d.next = self.seen.q.val().get_bit(self.rd_addr.val().index());
         self.ram_a.read_address.next = self.rd_addr.val();
 
@@ -1325,8 +1333,10 @@ mod tests {
             for cycle in 0..end {
                 // Inputs of this cycle.
                 x.rd_addr.next = 0.into();
+                x.rd_en.next = false;
                 if s0 < evs.len() && at[s0] == cycle {
                     x.rd_addr.next = ((slot << 6) | evs[s0].0 as u64).into();
+                    x.rd_en.next = true;
                 }
                 x.ev_valid.next = false;
                 x.ev_track.next = false;

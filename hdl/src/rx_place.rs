@@ -100,20 +100,32 @@
 //! verdict so back-to-back packets of one QP see each other.
 //!
 //! # Counters
-//! One 32-bit counter per verdict code; `cnt_sel` selects one, `cnt_val`
-//! shows it a cycle later.
+//! One 32-bit counter per verdict code, counted a cycle after the verdict
+//! (the event's cycle: the code is registered first, so the verdict logic
+//! does not reach the counters' adders); `cnt_sel` selects one, `cnt_val`
+//! shows it a cycle later. Codes 24–31 never occur and read 0.
 //!
 //! # ACK read port
 //! `ack_qp` selects a QP entry; `ack_*` show its QPNs, peer address and
 //! UDP port, rate hint and credit, and the local IP (combinational).
 //!
-//! The block is custom Verilog (tables are arrays, which rust-hdl kernels
-//! cannot index); it has no rust-hdl simulation model and is verified
-//! under Verilator only (`metaroce-sim-tb`, against the engine).
+//! # Structure
+//! Native rust-hdl. The QP, MR and outstanding-READ tables are arrays of
+//! registers, looked up by loop-and-compare (small CAMs); the receive rings
+//! and MSN heads are rust-hdl `RAM`s (registered reads in S0). S1 is split
+//! in three: the table selections for the datagram (in [`RxPlace`]'s
+//! kernel), the checks ([`PlaceCheck`]) and the connection window's update
+//! ([`ConnAccept`]), each computed only with a datagram in S1. The data
+//! FIFO and the output side are [`PlaceOut`]; the data and verdict FIFOs
+//! are [`LutRam`]s (asynchronous reads). rust-hdl's own simulator runs the
+//! block (the test below); it is verified under Verilator
+//! (`metaroce-sim-tb`, the `rx_core` bench and the benches above it)
+//! against the engine.
 
 use rust_hdl::prelude::*;
 
-use crate::helpers::hand_written;
+use crate::rx_path::LeadOnes;
+use crate::tx_build::LutRam;
 
 /// Payload bytes of one frame kept in the data FIFO; later beats of a
 /// longer (hence `bad_length`) frame are dropped on the way in, except the
@@ -135,7 +147,7 @@ pub const READS: usize = 2;
 /// Streams per QP with an MSN head in the RTL (0..MSN_STREAMS): the
 /// firmware gives a QP on the hardware data path at most this many.
 pub const MSN_STREAMS: usize = 16;
-// `rx_place.v.in` and the map are written for these sizes (slot, stream
+// The kernels and the map are written for these sizes (slot, stream
 // and entry indices, the QP words 9–14, the ring addresses).
 const _: () = assert!(RQ_SLOTS == 8 && RQ_STREAMS == 4 && READS == 2 && MSN_STREAMS == 16);
 
@@ -492,6 +504,132 @@ pub struct RxPlace<const W: usize, const B: usize> {
     pub cnt_sel: Signal<In, Bits<5>>,
     /// The selected counter, one cycle after `cnt_sel`.
     pub cnt_val: Signal<Out, Bits<32>>,
+    /// S0: a datagram's metadata is here (`meta_valid`): the tracker reads
+    /// `trk_rd_addr` and computes its S1 forwarding only then.
+    pub trk_rd_en: Signal<Out, Bit>,
+    // ---- tables (registers; the rings and MSN heads in RAMs) ----
+    q_valid: DFF<Bits<QPS>>,
+    q_state: [DFF<Bits<2>>; QPS],
+    q_qpn: [DFF<Bits<32>>; QPS],
+    q_peer: [DFF<Bits<32>>; QPS],
+    q_peer_ip: [DFF<Bits<128>>; QPS],
+    q_pd: [DFF<Bits<32>>; QPS],
+    q_streams: [DFF<Bits<16>>; QPS],
+    q_cum: [DFF<Bits<32>>; QPS],
+    q_bm: [DFF<Bits<256>>; QPS],
+    q_port: [DFF<Bits<16>>; QPS],
+    q_rate: [DFF<Bits<32>>; QPS],
+    q_credit: [DFF<Bits<32>>; QPS],
+    local_ip: DFF<Bits<128>>,
+    mtu: DFF<Bits<16>>,
+    r_valid: DFF<Bits<MRS>>,
+    r_access: [DFF<Bits<4>>; MRS],
+    r_rkey: [DFF<Bits<32>>; MRS],
+    r_pd: [DFF<Bits<32>>; MRS],
+    r_base: [DFF<Bits<64>>; MRS],
+    r_len: [DFF<Bits<64>>; MRS],
+    // Outstanding READs per QP: entry 0 (QP words 9..11) and 1 (12..14).
+    rd0_valid: DFF<Bits<QPS>>,
+    rd0_atomic: DFF<Bits<QPS>>,
+    rd0_stream: [DFF<Bits<16>>; QPS],
+    rd0_msn: [DFF<Bits<32>>; QPS],
+    rd0_addr: [DFF<Bits<64>>; QPS],
+    rd0_len: [DFF<Bits<32>>; QPS],
+    rd0_lkey: [DFF<Bits<32>>; QPS],
+    rd1_valid: DFF<Bits<QPS>>,
+    rd1_atomic: DFF<Bits<QPS>>,
+    rd1_stream: [DFF<Bits<16>>; QPS],
+    rd1_msn: [DFF<Bits<32>>; QPS],
+    rd1_addr: [DFF<Bits<64>>; QPS],
+    rd1_len: [DFF<Bits<32>>; QPS],
+    rd1_lkey: [DFF<Bits<32>>; QPS],
+    // Receive rings and MSN heads: written by the firmware, read in S0.
+    rq_ctl: RAM<Bits<36>, 4>,
+    rq_addr: RAM<Bits<64>, 7>,
+    rq_ll: RAM<Bits<64>, 7>,
+    msn_heads: RAM<Bits<64>, 5>,
+    counters: [DFF<Bits<32>>; COUNTERS],
+    // Counters a cycle late: the verdict to count.
+    c_valid: DFF<Bit>,
+    c_code: DFF<Bits<5>>,
+    // ---- S1: the metadata and the QP lookup, registered ----
+    p_valid: DFF<Bit>,
+    p_drop: DFF<Bit>,
+    p_reason: DFF<Bits<3>>,
+    p_len: DFF<Bits<16>>,
+    p_is_msg: DFF<Bit>,
+    p_version: DFF<Bits<8>>,
+    p_opcode: DFF<Bits<8>>,
+    p_flags: DFF<Bits<16>>,
+    p_dst_qpn: DFF<Bits<32>>,
+    p_src_qpn: DFF<Bits<32>>,
+    p_src_ip: DFF<Bits<128>>,
+    p_src_port: DFF<Bits<16>>,
+    p_ce: DFF<Bit>,
+    p_stream: DFF<Bits<16>>,
+    p_path: DFF<Bits<16>>,
+    p_conn_psn: DFF<Bits<32>>,
+    p_path_psn: DFF<Bits<32>>,
+    p_timestamp: DFF<Bits<64>>,
+    p_msn: DFF<Bits<32>>,
+    p_recv_idx: DFF<Bits<32>>,
+    p_msg_len: DFF<Bits<32>>,
+    p_offset: DFF<Bits<32>>,
+    p_remote_va: DFF<Bits<64>>,
+    p_rkey: DFF<Bits<32>>,
+    p_imm: DFF<Bits<32>>,
+    qhit: DFF<Bit>,
+    qi: DFF<Bits<2>>,
+    check: PlaceCheck,
+    acc: ConnAccept,
+    // ---- the event (S2) ----
+    e_valid: DFF<Bit>,
+    e_code: DFF<Bits<5>>,
+    e_track: DFF<Bit>,
+    e_qhit: DFF<Bit>,
+    e_conn_cum: DFF<Bits<32>>,
+    e_live: DFF<Bit>,
+    e_stream: DFF<Bits<16>>,
+    e_conn_psn: DFF<Bits<32>>,
+    e_offset: DFF<Bits<32>>,
+    e_msg_len: DFF<Bits<32>>,
+    e_len: DFF<Bits<16>>,
+    e_version: DFF<Bits<8>>,
+    e_opcode: DFF<Bits<8>>,
+    e_flags: DFF<Bits<16>>,
+    e_dst_qpn: DFF<Bits<32>>,
+    e_path: DFF<Bits<16>>,
+    e_path_psn: DFF<Bits<32>>,
+    e_timestamp: DFF<Bits<64>>,
+    e_src_port: DFF<Bits<16>>,
+    e_ce: DFF<Bit>,
+    e_msn: DFF<Bits<32>>,
+    e_recv_idx: DFF<Bits<32>>,
+    e_imm: DFF<Bits<32>>,
+    cnt: DFF<Bits<32>>,
+    // ---- verdict FIFO ({addr, len, beats, place}) and the output side ----
+    vq: LutRam<VQ_BITS, 6>,
+    v_wr: DFF<Bits<7>>,
+    v_rd: DFF<Bits<7>>,
+    out: PlaceOut<W, B>,
+    // S0 locals (the QP lookup).
+    qhit0: Signal<Local, Bit>,
+    qi0: Signal<Local, Bits<2>>,
+    // S1 locals (the table selections feeding `check` and `acc`).
+    s_cum: Signal<Local, Bits<32>>,
+    s_bm: Signal<Local, Bits<256>>,
+    s_rdhit: Signal<Local, Bit>,
+    s_rd_addr: Signal<Local, Bits<64>>,
+    s_rd_len: Signal<Local, Bits<32>>,
+    s_rd_lkey: Signal<Local, Bits<32>>,
+    s_key: Signal<Local, Bits<32>>,
+    s_mhit: Signal<Local, Bit>,
+    vqd: Signal<Local, Bits<VQ_BITS>>,
+    // Output side.
+    v_count: Signal<Local, Bits<7>>,
+    v_used: Signal<Local, Bits<7>>,
+    // Table writes: the half of an IP address kept.
+    ip_half: Signal<Local, Bits<64>>,
 }
 
 /// Depth of the data FIFO in beats: two capped frames plus slack, rounded
@@ -505,87 +643,1669 @@ pub const fn data_fifo_depth(bytes_per_beat: usize) -> usize {
 /// 5-beat PROBEs arrive meanwhile). 32 gave 291 refused beats in 5.1 M
 /// cycles of the bench's mix at 64 bits; 64 gives none.
 const VERDICTS: usize = 64;
+/// Bits of a verdict FIFO entry: place (bit 0), has beats (1), length
+/// (2..18), address (18..82).
+const VQ_BITS: usize = 82;
+/// Counters: one per verdict code in use.
+const COUNTERS: usize = Verdict::ALL.len();
+/// Address bits of the data FIFO's memories (the deepest FIFO, at 64 bits:
+/// 2,048 beats).
+const DATA_ABITS: usize = 11;
+const _: () = assert!(data_fifo_depth(8) <= 1 << DATA_ABITS && VERDICTS == 64);
 
 impl<const W: usize, const B: usize> Logic for RxPlace<W, B> {
-    /// No rust-hdl model: the block is verified under Verilator only.
-    fn update(&mut self) {}
-
-    fn connect(&mut self) {
-        assert_eq!(W, 8 * B, "RxPlace: W must be 8 * B");
-        self.s_tready.connect();
-        self.can_accept.connect();
-        self.m_dma_first.connect();
-        self.m_dma_addr.connect();
-        self.m_dma_len.connect();
-        self.m_dma_tdata.connect();
-        self.m_dma_tkeep.connect();
-        self.m_dma_tvalid.connect();
-        self.m_dma_tlast.connect();
-        self.m_ev_valid.connect();
-        self.m_ev_code.connect();
-        for s in [
-            &mut self.m_ev_track,
-            &mut self.m_ev_qhit,
-            &mut self.m_ev_ce,
-            &mut self.m_ev_live,
-        ] {
-            s.connect();
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(
+            self,
+            clock,
+            q_valid,
+            local_ip,
+            mtu,
+            r_valid,
+            rd0_valid,
+            rd0_atomic,
+            rd1_valid,
+            rd1_atomic,
+            c_valid,
+            c_code,
+            p_valid,
+            p_drop,
+            p_reason,
+            p_len,
+            p_is_msg,
+            p_version,
+            p_opcode,
+            p_flags,
+            p_dst_qpn,
+            p_src_qpn,
+            p_src_ip,
+            p_src_port,
+            p_ce,
+            p_stream,
+            p_path,
+            p_conn_psn,
+            p_path_psn,
+            p_timestamp,
+            p_msn,
+            p_recv_idx,
+            p_msg_len,
+            p_offset,
+            p_remote_va,
+            p_rkey,
+            p_imm,
+            qhit,
+            qi,
+            e_valid,
+            e_code,
+            e_track,
+            e_qhit,
+            e_conn_cum,
+            e_live,
+            e_stream,
+            e_conn_psn,
+            e_offset,
+            e_msg_len,
+            e_len,
+            e_version,
+            e_opcode,
+            e_flags,
+            e_dst_qpn,
+            e_path,
+            e_path_psn,
+            e_timestamp,
+            e_src_port,
+            e_ce,
+            e_msn,
+            e_recv_idx,
+            e_imm,
+            cnt,
+            v_wr,
+            v_rd
+        );
+        for i in 0..QPS {
+            self.q_state[i].clock.next = self.clock.val();
+            self.q_state[i].d.next = self.q_state[i].q.val();
+            self.q_qpn[i].clock.next = self.clock.val();
+            self.q_qpn[i].d.next = self.q_qpn[i].q.val();
+            self.q_peer[i].clock.next = self.clock.val();
+            self.q_peer[i].d.next = self.q_peer[i].q.val();
+            self.q_peer_ip[i].clock.next = self.clock.val();
+            self.q_peer_ip[i].d.next = self.q_peer_ip[i].q.val();
+            self.q_pd[i].clock.next = self.clock.val();
+            self.q_pd[i].d.next = self.q_pd[i].q.val();
+            self.q_streams[i].clock.next = self.clock.val();
+            self.q_streams[i].d.next = self.q_streams[i].q.val();
+            self.q_cum[i].clock.next = self.clock.val();
+            self.q_cum[i].d.next = self.q_cum[i].q.val();
+            self.q_bm[i].clock.next = self.clock.val();
+            self.q_bm[i].d.next = self.q_bm[i].q.val();
+            self.q_port[i].clock.next = self.clock.val();
+            self.q_port[i].d.next = self.q_port[i].q.val();
+            self.q_rate[i].clock.next = self.clock.val();
+            self.q_rate[i].d.next = self.q_rate[i].q.val();
+            self.q_credit[i].clock.next = self.clock.val();
+            self.q_credit[i].d.next = self.q_credit[i].q.val();
         }
-        self.m_ev_conn_cum.connect();
-        self.m_ev_version.connect();
-        self.m_ev_opcode.connect();
-        self.m_ev_flags.connect();
-        self.m_ev_dst_qpn.connect();
-        self.m_ev_path.connect();
-        self.m_ev_path_psn.connect();
-        self.m_ev_timestamp.connect();
-        self.m_ev_src_port.connect();
-        self.m_ev_msn.connect();
-        self.m_ev_recv_idx.connect();
-        self.m_ev_imm.connect();
-        self.m_ev_stream.connect();
-        self.m_ev_conn_psn.connect();
-        self.m_ev_offset.connect();
-        self.m_ev_msg_len.connect();
-        self.m_ev_len.connect();
-        self.trk_rd_addr.connect();
-        self.ack_qpn.connect();
-        self.ack_peer_qpn.connect();
-        self.ack_peer_ip.connect();
-        self.ack_peer_port.connect();
-        self.ack_rate.connect();
-        self.ack_credit.connect();
-        self.ack_local_ip.connect();
-        self.cnt_val.connect();
+        for i in 0..MRS {
+            self.r_access[i].clock.next = self.clock.val();
+            self.r_access[i].d.next = self.r_access[i].q.val();
+            self.r_rkey[i].clock.next = self.clock.val();
+            self.r_rkey[i].d.next = self.r_rkey[i].q.val();
+            self.r_pd[i].clock.next = self.clock.val();
+            self.r_pd[i].d.next = self.r_pd[i].q.val();
+            self.r_base[i].clock.next = self.clock.val();
+            self.r_base[i].d.next = self.r_base[i].q.val();
+            self.r_len[i].clock.next = self.clock.val();
+            self.r_len[i].d.next = self.r_len[i].q.val();
+        }
+        for i in 0..QPS {
+            self.rd0_stream[i].clock.next = self.clock.val();
+            self.rd0_stream[i].d.next = self.rd0_stream[i].q.val();
+            self.rd0_msn[i].clock.next = self.clock.val();
+            self.rd0_msn[i].d.next = self.rd0_msn[i].q.val();
+            self.rd0_addr[i].clock.next = self.clock.val();
+            self.rd0_addr[i].d.next = self.rd0_addr[i].q.val();
+            self.rd0_len[i].clock.next = self.clock.val();
+            self.rd0_len[i].d.next = self.rd0_len[i].q.val();
+            self.rd0_lkey[i].clock.next = self.clock.val();
+            self.rd0_lkey[i].d.next = self.rd0_lkey[i].q.val();
+            self.rd1_stream[i].clock.next = self.clock.val();
+            self.rd1_stream[i].d.next = self.rd1_stream[i].q.val();
+            self.rd1_msn[i].clock.next = self.clock.val();
+            self.rd1_msn[i].d.next = self.rd1_msn[i].q.val();
+            self.rd1_addr[i].clock.next = self.clock.val();
+            self.rd1_addr[i].d.next = self.rd1_addr[i].q.val();
+            self.rd1_len[i].clock.next = self.clock.val();
+            self.rd1_len[i].d.next = self.rd1_len[i].q.val();
+            self.rd1_lkey[i].clock.next = self.clock.val();
+            self.rd1_lkey[i].d.next = self.rd1_lkey[i].q.val();
+        }
+        for c in 0..COUNTERS {
+            self.counters[c].clock.next = self.clock.val();
+            self.counters[c].d.next = self.counters[c].q.val();
+        }
+        self.rq_ctl.read_clock.next = self.clock.val();
+        self.rq_ctl.write_clock.next = self.clock.val();
+        self.rq_addr.read_clock.next = self.clock.val();
+        self.rq_addr.write_clock.next = self.clock.val();
+        self.rq_ll.read_clock.next = self.clock.val();
+        self.rq_ll.write_clock.next = self.clock.val();
+        self.msn_heads.read_clock.next = self.clock.val();
+        self.msn_heads.write_clock.next = self.clock.val();
+        self.vq.clock.next = self.clock.val();
+        self.out.clock.next = self.clock.val();
+        self.out.rst.next = self.rst.val();
+
+        // Statements are kept in groups that share no local: the table
+        // selections feeding `check` and `acc` (S1 below) never share one
+        // with the statements that take their results, so Verilator can
+        // order them apart (one group both feeding and reading a
+        // sub-block would be a combinational loop to it).
+
+        // ---- S0: QP lookup, the tracker's read address, the RAM reads ----
+        self.qhit0.next = false;
+        self.qi0.next = 0.into();
+        for i in 0..QPS {
+            if self.q_valid.q.val().get_bit(i) & (self.q_qpn[i].q.val() == self.meta_dst_qpn.val())
+            {
+                self.qhit0.next = true;
+                self.qi0.next = i.to_bits::<2>();
+            }
+        }
+        self.trk_rd_addr.next = (bit_cast::<8, 2>(self.qi0.val()) << 6)
+            | bit_cast::<8, 6>(self.meta_path.val().get_bits::<6>(0));
+        self.trk_rd_en.next = self.meta_valid.val();
+        // The ring's control word of (QP, stream), the slot of `recv_idx`
+        // (a stream >= RQ_STREAMS never uses them) and the MSN heads' word.
+        self.rq_ctl.read_address.next = (bit_cast::<4, 2>(self.qi0.val()) << 2)
+            | bit_cast::<4, 2>(self.meta_stream.val().get_bits::<2>(0));
+        self.rq_addr.read_address.next = (bit_cast::<7, 2>(self.qi0.val()) << 5)
+            | (bit_cast::<7, 2>(self.meta_stream.val().get_bits::<2>(0)) << 3)
+            | bit_cast::<7, 3>(self.meta_recv_idx.val().get_bits::<3>(0));
+        self.rq_ll.read_address.next = (bit_cast::<7, 2>(self.qi0.val()) << 5)
+            | (bit_cast::<7, 2>(self.meta_stream.val().get_bits::<2>(0)) << 3)
+            | bit_cast::<7, 3>(self.meta_recv_idx.val().get_bits::<3>(0));
+        self.msn_heads.read_address.next = (bit_cast::<5, 2>(self.qi0.val()) << 3)
+            | bit_cast::<5, 3>(self.meta_stream.val().get_bits::<3>(1));
+        self.p_valid.d.next = self.meta_valid.val() & !self.rst.val();
+        if self.meta_valid.val() {
+            self.p_drop.d.next = self.meta_drop.val();
+            self.p_reason.d.next = self.meta_reason.val();
+            self.p_len.d.next = self.meta_len.val();
+            self.p_is_msg.d.next = self.meta_is_msg.val();
+            self.p_version.d.next = self.meta_version.val();
+            self.p_opcode.d.next = self.meta_opcode.val();
+            self.p_flags.d.next = self.meta_flags.val();
+            self.p_dst_qpn.d.next = self.meta_dst_qpn.val();
+            self.p_src_qpn.d.next = self.meta_src_qpn.val();
+            self.p_src_ip.d.next = self.meta_src_ip.val();
+            self.p_src_port.d.next = self.meta_src_port.val();
+            self.p_ce.d.next = self.meta_ce.val();
+            self.p_stream.d.next = self.meta_stream.val();
+            self.p_path.d.next = self.meta_path.val();
+            self.p_conn_psn.d.next = self.meta_conn_psn.val();
+            self.p_path_psn.d.next = self.meta_path_psn.val();
+            self.p_timestamp.d.next = self.meta_timestamp.val();
+            self.p_msn.d.next = self.meta_msn.val();
+            self.p_recv_idx.d.next = self.meta_recv_idx.val();
+            self.p_msg_len.d.next = self.meta_msg_len.val();
+            self.p_offset.d.next = self.meta_offset.val();
+            self.p_remote_va.d.next = self.meta_remote_va.val();
+            self.p_rkey.d.next = self.meta_rkey.val();
+            self.p_imm.d.next = self.meta_imm.val();
+            self.qhit.d.next = self.qhit0.val();
+            self.qi.d.next = self.qi0.val();
+        }
+
+        // ---- S1: the table selections (only with a datagram in S1) ----
+        self.check.en.next = self.p_valid.q.val();
+        self.check.drop.next = self.p_drop.q.val();
+        self.check.reason.next = self.p_reason.q.val();
+        self.check.len.next = self.p_len.q.val();
+        self.check.opcode.next = self.p_opcode.q.val();
+        self.check.src_qpn.next = self.p_src_qpn.q.val();
+        self.check.src_ip.next = self.p_src_ip.q.val();
+        self.check.stream.next = self.p_stream.q.val();
+        self.check.path.next = self.p_path.q.val();
+        self.check.conn_psn.next = self.p_conn_psn.q.val();
+        self.check.path_psn.next = self.p_path_psn.q.val();
+        self.check.msn.next = self.p_msn.q.val();
+        self.check.recv_idx.next = self.p_recv_idx.q.val();
+        self.check.msg_len.next = self.p_msg_len.q.val();
+        self.check.offset.next = self.p_offset.q.val();
+        self.check.remote_va.next = self.p_remote_va.q.val();
+        self.check.is_msg.next = self.p_is_msg.q.val();
+        self.check.qhit.next = self.qhit.q.val();
+        self.check.mtu.next = self.mtu.q.val();
+        self.check.trk_cum.next = self.trk_cum.val();
+        self.check.rq_ctl.next = self.rq_ctl.read_data.val();
+        self.check.rq_addr.next = self.rq_addr.read_data.val();
+        self.check.rq_len.next = self.rq_ll.read_data.val().get_bits::<32>(0);
+        self.check.heads.next = self.msn_heads.read_data.val();
+        self.check.q_state.next = 0.into();
+        self.check.q_peer.next = 0.into();
+        self.check.q_peer_ip.next = 0.into();
+        self.check.q_pd.next = 0.into();
+        self.check.q_streams.next = 0.into();
+        self.s_cum.next = 0.into();
+        self.s_bm.next = 0.into();
+        self.s_rdhit.next = false;
+        self.s_rd_addr.next = 0.into();
+        self.s_rd_len.next = 0.into();
+        self.s_rd_lkey.next = 0.into();
+        self.s_key.next = 0.into();
+        self.s_mhit.next = false;
+        self.check.m_access.next = 0.into();
+        self.check.m_pd.next = 0.into();
+        self.check.m_base.next = 0.into();
+        self.check.m_len.next = 0.into();
+        if self.p_valid.q.val() {
+            for i in 0..QPS {
+                if self.qi.q.val().index() == i {
+                    self.check.q_state.next = self.q_state[i].q.val();
+                    self.check.q_peer.next = self.q_peer[i].q.val();
+                    self.check.q_peer_ip.next = self.q_peer_ip[i].q.val();
+                    self.check.q_pd.next = self.q_pd[i].q.val();
+                    self.check.q_streams.next = self.q_streams[i].q.val();
+                    self.s_cum.next = self.q_cum[i].q.val();
+                    self.s_bm.next = self.q_bm[i].q.val();
+                }
+            }
+            // The outstanding READ or atomic of a response (`tx.reads[(stream,
+            // msn)]`, of the response's kind); the QP's first entry when
+            // none matches (then unused).
+            for i in 0..QPS {
+                if self.qi.q.val().index() == i {
+                    self.s_rd_addr.next = self.rd0_addr[i].q.val();
+                    self.s_rd_len.next = self.rd0_len[i].q.val();
+                    self.s_rd_lkey.next = self.rd0_lkey[i].q.val();
+                    if self.rd0_valid.q.val().get_bit(i)
+                        & (self.rd0_stream[i].q.val() == self.p_stream.q.val())
+                        & (self.rd0_msn[i].q.val() == self.p_msn.q.val())
+                        & (self.rd0_atomic.q.val().get_bit(i) == (self.p_opcode.q.val() == 0x0A))
+                    {
+                        self.s_rdhit.next = true;
+                    }
+                    if self.rd1_valid.q.val().get_bit(i)
+                        & (self.rd1_stream[i].q.val() == self.p_stream.q.val())
+                        & (self.rd1_msn[i].q.val() == self.p_msn.q.val())
+                        & (self.rd1_atomic.q.val().get_bit(i) == (self.p_opcode.q.val() == 0x0A))
+                    {
+                        self.s_rdhit.next = true;
+                        self.s_rd_addr.next = self.rd1_addr[i].q.val();
+                        self.s_rd_len.next = self.rd1_len[i].q.val();
+                        self.s_rd_lkey.next = self.rd1_lkey[i].q.val();
+                    }
+                }
+            }
+            // The MR key: the rkey of WRITE, WRITE_IMM, READ and atomic
+            // requests, the READ's lkey for a READ_RESP, else the
+            // receive's lkey.
+            self.s_key.next = self.rq_ll.read_data.val().get_bits::<32>(32);
+            if self.p_opcode.q.val() == 0x06 {
+                self.s_key.next = self.s_rd_lkey.val();
+            }
+            if (self.p_opcode.q.val() == 0x01)
+                | (self.p_opcode.q.val() == 0x02)
+                | (self.p_opcode.q.val() == 0x05)
+                | (self.p_opcode.q.val() == 0x08)
+                | (self.p_opcode.q.val() == 0x09)
+            {
+                self.s_key.next = self.p_rkey.q.val();
+            }
+            for i in 0..MRS {
+                if self.r_valid.q.val().get_bit(i) & (self.r_rkey[i].q.val() == self.s_key.val()) {
+                    self.s_mhit.next = true;
+                    self.check.m_access.next = self.r_access[i].q.val();
+                    self.check.m_pd.next = self.r_pd[i].q.val();
+                    self.check.m_base.next = self.r_base[i].q.val();
+                    self.check.m_len.next = self.r_len[i].q.val();
+                }
+            }
+        }
+        self.check.rdhit.next = self.s_rdhit.val();
+        self.check.rd_addr.next = self.s_rd_addr.val();
+        self.check.rd_len.next = self.s_rd_len.val();
+        self.check.mhit.next = self.s_mhit.val();
+        self.check.q_cum.next = self.s_cum.val();
+        self.check.q_bm.next = self.s_bm.val();
+        self.acc.cum.next = self.s_cum.val();
+        self.acc.bm.next = self.s_bm.val();
+        self.acc.psn.next = self.p_conn_psn.q.val().get_bits::<8>(0);
+        self.acc.en.next = self.check.accept.val();
+
+        // ---- S1 results: the event, the connection state, the verdict FIFO ----
+        self.e_valid.d.next = self.p_valid.q.val();
+        self.c_valid.d.next = self.p_valid.q.val();
+        self.vq.write_enable.next = self.p_valid.q.val();
+        self.vq.write_address.next = self.v_wr.q.val().get_bits::<6>(0);
+        self.vqd.next = (bit_cast::<VQ_BITS, 16>(self.check.plen.val()) << 2)
+            | (bit_cast::<VQ_BITS, 64>(self.check.dest.val()) << 18);
+        if self.check.placed.val() {
+            self.vqd.next = self.vqd.val().replace_bit(0, true);
+        }
+        if self.check.has_beats.val() {
+            self.vqd.next = self.vqd.val().replace_bit(1, true);
+        }
+        self.vq.write_data.next = self.vqd.val();
+        if self.p_valid.q.val() {
+            self.c_code.d.next = self.check.code.val();
+            self.e_code.d.next = self.check.code.val();
+            self.e_track.d.next = self.check.track.val();
+            self.e_qhit.d.next = self.qhit.q.val();
+            self.e_conn_cum.d.next = self.acc.new_cum.val();
+            self.e_live.d.next = self.check.live.val();
+            self.e_stream.d.next = self.p_stream.q.val();
+            self.e_conn_psn.d.next = self.p_conn_psn.q.val();
+            self.e_offset.d.next = self.p_offset.q.val();
+            self.e_msg_len.d.next = self.p_msg_len.q.val();
+            self.e_len.d.next = 0.into();
+            if self.p_is_msg.q.val() {
+                self.e_len.d.next = self.check.plen.val();
+            }
+            self.e_version.d.next = self.p_version.q.val();
+            self.e_opcode.d.next = self.p_opcode.q.val();
+            self.e_flags.d.next = self.p_flags.q.val();
+            self.e_dst_qpn.d.next = self.p_dst_qpn.q.val();
+            self.e_path.d.next = self.p_path.q.val();
+            self.e_path_psn.d.next = self.p_path_psn.q.val();
+            self.e_timestamp.d.next = self.p_timestamp.q.val();
+            self.e_src_port.d.next = self.p_src_port.q.val();
+            self.e_ce.d.next = self.p_ce.q.val();
+            self.e_msn.d.next = self.p_msn.q.val();
+            self.e_recv_idx.d.next = self.p_recv_idx.q.val();
+            self.e_imm.d.next = self.p_imm.q.val();
+            for i in 0..QPS {
+                if self.qi.q.val().index() == i {
+                    // The bitmap and cumulative PSN in the verdict's cycle,
+                    // so the next datagram of the QP sees them.
+                    if self.check.accept.val() {
+                        self.q_bm[i].d.next = self.acc.new_bm.val();
+                        self.q_cum[i].d.next = self.acc.new_cum.val();
+                    }
+                    // A response that fails its lkey check fails its READ
+                    // and the QP (ERR).
+                    if self.check.code.val() == 22 {
+                        self.q_state[i].d.next = 0.into();
+                    }
+                }
+            }
+            self.v_wr.d.next = self.v_wr.q.val() + 1;
+        }
+        // Counters, a cycle after the verdict.
+        if self.c_valid.q.val() {
+            for c in 0..COUNTERS {
+                if self.c_code.q.val().index() == c {
+                    self.counters[c].d.next = self.counters[c].q.val() + 1;
+                }
+            }
+        }
+        self.cnt.d.next = 0.into();
+        for c in 0..COUNTERS {
+            if self.cnt_sel.val().index() == c {
+                self.cnt.d.next = self.counters[c].q.val();
+            }
+        }
+        self.cnt_val.next = self.cnt.q.val();
+        self.m_ev_valid.next = self.e_valid.q.val();
+        self.m_ev_code.next = self.e_code.q.val();
+        self.m_ev_track.next = self.e_track.q.val();
+        self.m_ev_qhit.next = self.e_qhit.q.val();
+        self.m_ev_conn_cum.next = self.e_conn_cum.q.val();
+        self.m_ev_live.next = self.e_live.q.val();
+        self.m_ev_stream.next = self.e_stream.q.val();
+        self.m_ev_conn_psn.next = self.e_conn_psn.q.val();
+        self.m_ev_offset.next = self.e_offset.q.val();
+        self.m_ev_msg_len.next = self.e_msg_len.q.val();
+        self.m_ev_len.next = self.e_len.q.val();
+        self.m_ev_version.next = self.e_version.q.val();
+        self.m_ev_opcode.next = self.e_opcode.q.val();
+        self.m_ev_flags.next = self.e_flags.q.val();
+        self.m_ev_dst_qpn.next = self.e_dst_qpn.q.val();
+        self.m_ev_path.next = self.e_path.q.val();
+        self.m_ev_path_psn.next = self.e_path_psn.q.val();
+        self.m_ev_timestamp.next = self.e_timestamp.q.val();
+        self.m_ev_src_port.next = self.e_src_port.q.val();
+        self.m_ev_ce.next = self.e_ce.q.val();
+        self.m_ev_msn.next = self.e_msn.q.val();
+        self.m_ev_recv_idx.next = self.e_recv_idx.q.val();
+        self.m_ev_imm.next = self.e_imm.q.val();
+
+        // ---- ACK generator's read port ----
+        self.ack_qpn.next = 0.into();
+        self.ack_peer_qpn.next = 0.into();
+        self.ack_peer_ip.next = 0.into();
+        self.ack_peer_port.next = 0.into();
+        self.ack_rate.next = 0.into();
+        self.ack_credit.next = 0.into();
+        for i in 0..QPS {
+            if self.ack_qp.val().index() == i {
+                self.ack_qpn.next = self.q_qpn[i].q.val();
+                self.ack_peer_qpn.next = self.q_peer[i].q.val();
+                self.ack_peer_ip.next = self.q_peer_ip[i].q.val();
+                self.ack_peer_port.next = self.q_port[i].q.val();
+                self.ack_rate.next = self.q_rate[i].q.val();
+                self.ack_credit.next = self.q_credit[i].q.val();
+            }
+        }
+        self.ack_local_ip.next = self.local_ip.q.val();
+
+        // ---- output side: the verdict FIFO's head to `out` ----
+        self.vq.read_address.next = self.v_rd.q.val().get_bits::<6>(0);
+        self.v_count.next = self.v_wr.q.val() - self.v_rd.q.val();
+        self.out.v_valid.next = self.v_count.val() != 0;
+        self.out.v_place.next = self.vq.read_data.val().get_bit(0);
+        self.out.v_beats.next = self.vq.read_data.val().get_bit(1);
+        self.out.v_len.next = self.vq.read_data.val().get_bits::<16>(2);
+        self.m_dma_addr.next = self.vq.read_data.val().get_bits::<64>(18);
+        self.m_dma_len.next = self.vq.read_data.val().get_bits::<16>(2);
+        if self.out.v_pop.val() {
+            self.v_rd.d.next = self.v_rd.q.val() + 1;
+        }
+        self.out.s_tdata.next = self.s_tdata.val();
+        self.out.s_tkeep.next = self.s_tkeep.val();
+        self.out.s_tvalid.next = self.s_tvalid.val();
+        self.out.s_tlast.next = self.s_tlast.val();
+        self.s_tready.next = self.out.s_tready.val();
+        self.v_used.next = self.v_wr.q.val() - self.v_rd.q.val();
+        self.can_accept.next = self.out.room.val() & (self.v_used.val() < 60);
+        self.out.m_dma_tready.next = self.m_dma_tready.val();
+        self.m_dma_first.next = self.out.m_dma_first.val();
+        self.m_dma_tdata.next = self.out.m_dma_tdata.val();
+        self.m_dma_tkeep.next = self.out.m_dma_tkeep.val();
+        self.m_dma_tvalid.next = self.out.m_dma_tvalid.val();
+        self.m_dma_tlast.next = self.out.m_dma_tlast.val();
+
+        // ---- table writes (after the verdict's update: the firmware wins) ----
+        self.ip_half.next = 0.into();
+        // Table 3 (entry = QP): words 0..RQ_STREAMS the ring control words,
+        // words 8..15 the MSN heads; `cfg_addr[8]` the ring slots (`1 << 8 |
+        // QP << 6 | stream << 4 | slot << 1 | word`: 0 address, 1 {lkey, length}).
+        self.rq_ctl.write_enable.next = self.cfg_we.val()
+            & (self.cfg_addr.val().get_bits::<3>(6) == 3)
+            & (self.cfg_addr.val().get_bits::<2>(2) == 0);
+        self.rq_ctl.write_address.next = (bit_cast::<4, 2>(self.cfg_addr.val().get_bits::<2>(4))
+            << 2)
+            | bit_cast::<4, 2>(self.cfg_addr.val().get_bits::<2>(0));
+        self.rq_ctl.write_data.next = self.cfg_data.val().get_bits::<36>(0);
+        self.msn_heads.write_enable.next = self.cfg_we.val()
+            & (self.cfg_addr.val().get_bits::<3>(6) == 3)
+            & self.cfg_addr.val().get_bit(3);
+        self.msn_heads.write_address.next =
+            (bit_cast::<5, 2>(self.cfg_addr.val().get_bits::<2>(4)) << 3)
+                | bit_cast::<5, 3>(self.cfg_addr.val().get_bits::<3>(0));
+        self.msn_heads.write_data.next = self.cfg_data.val();
+        self.rq_addr.write_enable.next =
+            self.cfg_we.val() & self.cfg_addr.val().get_bit(8) & !self.cfg_addr.val().get_bit(0);
+        self.rq_addr.write_address.next = self.cfg_addr.val().get_bits::<7>(1);
+        self.rq_addr.write_data.next = self.cfg_data.val();
+        self.rq_ll.write_enable.next =
+            self.cfg_we.val() & self.cfg_addr.val().get_bit(8) & self.cfg_addr.val().get_bit(0);
+        self.rq_ll.write_address.next = self.cfg_addr.val().get_bits::<7>(1);
+        self.rq_ll.write_data.next = self.cfg_data.val();
+        if self.cfg_we.val() & (self.cfg_addr.val().get_bits::<3>(6) == 0) {
+            for i in 0..QPS {
+                if self.cfg_addr.val().get_bits::<2>(4).index() == i {
+                    if self.cfg_addr.val().get_bits::<4>(0) == 0 {
+                        self.q_valid.d.next = self
+                            .q_valid
+                            .q
+                            .val()
+                            .replace_bit(i, self.cfg_data.val().get_bit(0));
+                        self.q_state[i].d.next = self.cfg_data.val().get_bits::<2>(1);
+                    }
+                    if self.cfg_addr.val().get_bits::<4>(0) == 1 {
+                        self.q_qpn[i].d.next = self.cfg_data.val().get_bits::<32>(0);
+                        self.q_peer[i].d.next = self.cfg_data.val().get_bits::<32>(32);
+                    }
+                    if self.cfg_addr.val().get_bits::<4>(0) == 2 {
+                        self.ip_half.next = self.q_peer_ip[i].q.val().get_bits::<64>(0);
+                        self.q_peer_ip[i].d.next = bit_cast::<128, 64>(self.ip_half.val())
+                            | (bit_cast::<128, 64>(self.cfg_data.val()) << 64);
+                    }
+                    if self.cfg_addr.val().get_bits::<4>(0) == 3 {
+                        self.ip_half.next = self.q_peer_ip[i].q.val().get_bits::<64>(64);
+                        self.q_peer_ip[i].d.next = (bit_cast::<128, 64>(self.ip_half.val()) << 64)
+                            | bit_cast::<128, 64>(self.cfg_data.val());
+                    }
+                    if self.cfg_addr.val().get_bits::<4>(0) == 4 {
+                        self.q_pd[i].d.next = self.cfg_data.val().get_bits::<32>(0);
+                        self.q_streams[i].d.next = self.cfg_data.val().get_bits::<16>(32);
+                    }
+                    if self.cfg_addr.val().get_bits::<4>(0) == 5 {
+                        self.q_cum[i].d.next = self.cfg_data.val().get_bits::<32>(0);
+                        self.q_bm[i].d.next = 0.into();
+                    }
+                    if self.cfg_addr.val().get_bits::<4>(0) == 6 {
+                        self.q_port[i].d.next = self.cfg_data.val().get_bits::<16>(0);
+                    }
+                    if self.cfg_addr.val().get_bits::<4>(0) == 7 {
+                        self.q_rate[i].d.next = self.cfg_data.val().get_bits::<32>(0);
+                        self.q_credit[i].d.next = self.cfg_data.val().get_bits::<32>(32);
+                    }
+                }
+            }
+            // READ entries: words 9 + 3e (valid, atomic, stream, MSN),
+            // 10 + 3e (address), 11 + 3e (length, lkey).
+            for i in 0..QPS {
+                if self.cfg_addr.val().get_bits::<2>(4).index() == i {
+                    if self.cfg_addr.val().get_bits::<4>(0) == 9 {
+                        self.rd0_valid.d.next = self
+                            .rd0_valid
+                            .q
+                            .val()
+                            .replace_bit(i, self.cfg_data.val().get_bit(63));
+                        self.rd0_atomic.d.next = self
+                            .rd0_atomic
+                            .q
+                            .val()
+                            .replace_bit(i, self.cfg_data.val().get_bit(62));
+                        self.rd0_stream[i].d.next = self.cfg_data.val().get_bits::<16>(32);
+                        self.rd0_msn[i].d.next = self.cfg_data.val().get_bits::<32>(0);
+                    }
+                    if self.cfg_addr.val().get_bits::<4>(0) == 10 {
+                        self.rd0_addr[i].d.next = self.cfg_data.val();
+                    }
+                    if self.cfg_addr.val().get_bits::<4>(0) == 11 {
+                        self.rd0_len[i].d.next = self.cfg_data.val().get_bits::<32>(0);
+                        self.rd0_lkey[i].d.next = self.cfg_data.val().get_bits::<32>(32);
+                    }
+                    if self.cfg_addr.val().get_bits::<4>(0) == 12 {
+                        self.rd1_valid.d.next = self
+                            .rd1_valid
+                            .q
+                            .val()
+                            .replace_bit(i, self.cfg_data.val().get_bit(63));
+                        self.rd1_atomic.d.next = self
+                            .rd1_atomic
+                            .q
+                            .val()
+                            .replace_bit(i, self.cfg_data.val().get_bit(62));
+                        self.rd1_stream[i].d.next = self.cfg_data.val().get_bits::<16>(32);
+                        self.rd1_msn[i].d.next = self.cfg_data.val().get_bits::<32>(0);
+                    }
+                    if self.cfg_addr.val().get_bits::<4>(0) == 13 {
+                        self.rd1_addr[i].d.next = self.cfg_data.val();
+                    }
+                    if self.cfg_addr.val().get_bits::<4>(0) == 14 {
+                        self.rd1_len[i].d.next = self.cfg_data.val().get_bits::<32>(0);
+                        self.rd1_lkey[i].d.next = self.cfg_data.val().get_bits::<32>(32);
+                    }
+                }
+            }
+        }
+        if self.cfg_we.val() & (self.cfg_addr.val().get_bits::<3>(6) == 1) {
+            for i in 0..MRS {
+                if self.cfg_addr.val().get_bits::<2>(4).index() == i {
+                    if self.cfg_addr.val().get_bits::<4>(0) == 0 {
+                        self.r_valid.d.next = self
+                            .r_valid
+                            .q
+                            .val()
+                            .replace_bit(i, self.cfg_data.val().get_bit(0));
+                        self.r_access[i].d.next = self.cfg_data.val().get_bits::<4>(1);
+                    }
+                    if self.cfg_addr.val().get_bits::<4>(0) == 1 {
+                        self.r_rkey[i].d.next = self.cfg_data.val().get_bits::<32>(0);
+                        self.r_pd[i].d.next = self.cfg_data.val().get_bits::<32>(32);
+                    }
+                    if self.cfg_addr.val().get_bits::<4>(0) == 2 {
+                        self.r_base[i].d.next = self.cfg_data.val();
+                    }
+                    if self.cfg_addr.val().get_bits::<4>(0) == 3 {
+                        self.r_len[i].d.next = self.cfg_data.val();
+                    }
+                }
+            }
+        }
+        if self.cfg_we.val() & (self.cfg_addr.val().get_bits::<3>(6) == 2) {
+            if self.cfg_addr.val().get_bits::<4>(0) == 0 {
+                self.mtu.d.next = self.cfg_data.val().get_bits::<16>(0);
+            }
+            if self.cfg_addr.val().get_bits::<4>(0) == 1 {
+                self.local_ip.d.next = bit_cast::<128, 64>(self.local_ip.q.val().get_bits::<64>(0))
+                    | (bit_cast::<128, 64>(self.cfg_data.val()) << 64);
+            }
+            if self.cfg_addr.val().get_bits::<4>(0) == 2 {
+                self.local_ip.d.next =
+                    (bit_cast::<128, 64>(self.local_ip.q.val().get_bits::<64>(64)) << 64)
+                        | bit_cast::<128, 64>(self.cfg_data.val());
+            }
+        }
+        if self.rst.val() {
+            self.v_wr.d.next = 0.into();
+            self.v_rd.d.next = 0.into();
+            self.e_valid.d.next = false;
+            self.c_valid.d.next = false;
+            self.mtu.d.next = 0.into();
+            self.q_valid.d.next = 0.into();
+            self.rd0_valid.d.next = 0.into();
+            self.rd1_valid.d.next = 0.into();
+            self.r_valid.d.next = 0.into();
+            for c in 0..COUNTERS {
+                self.counters[c].d.next = 0.into();
+            }
+        }
+    }
+}
+
+/// S1 of [`RxPlace`]: the receive checks of one datagram in the engine's
+/// order (first failure wins), from its registered metadata and the table
+/// entries selected for it (QP, outstanding READ, MR, ring slot, MSN heads),
+/// combinational. Computed only while `en` is high (a datagram in S1);
+/// otherwise every output is 0, so Verilator skips it in idle cycles.
+#[derive(LogicBlock, Default)]
+pub struct PlaceCheck {
+    /// A datagram is in S1.
+    pub en: Signal<In, Bit>,
+    /// Parser: drop.
+    pub drop: Signal<In, Bit>,
+    /// Parser: drop reason.
+    pub reason: Signal<In, Bits<3>>,
+    /// Datagram length.
+    pub len: Signal<In, Bits<16>>,
+    /// MSG opcode (64 header bytes).
+    pub is_msg: Signal<In, Bit>,
+    /// Opcode.
+    pub opcode: Signal<In, Bits<8>>,
+    /// Source QPN.
+    pub src_qpn: Signal<In, Bits<32>>,
+    /// Source IP.
+    pub src_ip: Signal<In, Bits<128>>,
+    /// Stream id.
+    pub stream: Signal<In, Bits<16>>,
+    /// Path id.
+    pub path: Signal<In, Bits<16>>,
+    /// Connection PSN.
+    pub conn_psn: Signal<In, Bits<32>>,
+    /// Path PSN.
+    pub path_psn: Signal<In, Bits<32>>,
+    /// MSN.
+    pub msn: Signal<In, Bits<32>>,
+    /// Posted-receive index.
+    pub recv_idx: Signal<In, Bits<32>>,
+    /// Message length.
+    pub msg_len: Signal<In, Bits<32>>,
+    /// Offset.
+    pub offset: Signal<In, Bits<32>>,
+    /// Remote address.
+    pub remote_va: Signal<In, Bits<64>>,
+    /// The QP was found.
+    pub qhit: Signal<In, Bit>,
+    /// QP: state.
+    pub q_state: Signal<In, Bits<2>>,
+    /// QP: the peer's QPN.
+    pub q_peer: Signal<In, Bits<32>>,
+    /// QP: the peer's IP.
+    pub q_peer_ip: Signal<In, Bits<128>>,
+    /// QP: protection domain.
+    pub q_pd: Signal<In, Bits<32>>,
+    /// QP: streams.
+    pub q_streams: Signal<In, Bits<16>>,
+    /// QP: connection cumulative PSN.
+    pub q_cum: Signal<In, Bits<32>>,
+    /// QP: connection bitmap (bit `p` for PSNs `p` mod 256).
+    pub q_bm: Signal<In, Bits<256>>,
+    /// MTU.
+    pub mtu: Signal<In, Bits<16>>,
+    /// The path tracker's cumulative PSN of the datagram's path.
+    pub trk_cum: Signal<In, Bits<32>>,
+    /// Ring control word of (QP, stream): {count, base `recv_idx`}.
+    pub rq_ctl: Signal<In, Bits<36>>,
+    /// Ring slot of `recv_idx`: SGE address.
+    pub rq_addr: Signal<In, Bits<64>>,
+    /// Ring slot of `recv_idx`: SGE length.
+    pub rq_len: Signal<In, Bits<32>>,
+    /// MSN heads of the stream pair.
+    pub heads: Signal<In, Bits<64>>,
+    /// An outstanding READ (atomic) matches the response.
+    pub rdhit: Signal<In, Bit>,
+    /// Its local address.
+    pub rd_addr: Signal<In, Bits<64>>,
+    /// Its length.
+    pub rd_len: Signal<In, Bits<32>>,
+    /// An MR has the key (rkey or lkey by opcode).
+    pub mhit: Signal<In, Bit>,
+    /// That MR's access bits.
+    pub m_access: Signal<In, Bits<4>>,
+    /// That MR's protection domain.
+    pub m_pd: Signal<In, Bits<32>>,
+    /// That MR's base.
+    pub m_base: Signal<In, Bits<64>>,
+    /// That MR's length.
+    pub m_len: Signal<In, Bits<64>>,
+    /// [`Verdict`] code.
+    pub code: Signal<Out, Bits<5>>,
+    /// The engine path-tracks the packet.
+    pub track: Signal<Out, Bit>,
+    /// The connection PSN is accepted.
+    pub accept: Signal<Out, Bit>,
+    /// Placed (verdict 0).
+    pub placed: Signal<Out, Bit>,
+    /// The QP still receives after the verdict.
+    pub live: Signal<Out, Bit>,
+    /// Payload bytes (length - 68).
+    pub plen: Signal<Out, Bits<16>>,
+    /// The frame has payload beats.
+    pub has_beats: Signal<Out, Bit>,
+    /// Where the payload goes.
+    pub dest: Signal<Out, Bits<64>>,
+    is_write: Signal<Local, Bit>,
+    is_send: Signal<Local, Bit>,
+    is_wimm: Signal<Local, Bit>,
+    is_recv: Signal<Local, Bit>,
+    is_rkey: Signal<Local, Bit>,
+    is_rresp: Signal<Local, Bit>,
+    is_rreq: Signal<Local, Bit>,
+    is_areq: Signal<Local, Bit>,
+    is_aresp: Signal<Local, Bit>,
+    is_fwmsg: Signal<Local, Bit>,
+    pl: Signal<Local, Bits<16>>,
+    rq_off: Signal<Local, Bits<32>>,
+    rq_hit: Signal<Local, Bit>,
+    laddr: Signal<Local, Bits<65>>,
+    maddr: Signal<Local, Bits<65>>,
+    need: Signal<Local, Bits<4>>,
+    rlen: Signal<Local, Bits<32>>,
+    d: Signal<Local, Bits<32>>,
+    d256: Signal<Local, Bits<32>>,
+    dup: Signal<Local, Bit>,
+    oow: Signal<Local, Bit>,
+    probe_far: Signal<Local, Bit>,
+    dp: Signal<Local, Bits<32>>,
+    path_oow: Signal<Local, Bit>,
+    end_off: Signal<Local, Bits<33>>,
+    wend: Signal<Local, Bits<66>>,
+    mend: Signal<Local, Bits<65>>,
+    mr_ok: Signal<Local, Bit>,
+    rd_fits: Signal<Local, Bit>,
+    dm: Signal<Local, Bits<32>>,
+    msn_far: Signal<Local, Bit>,
+    bad_len: Signal<Local, Bit>,
+    receiving: Signal<Local, Bit>,
+    c: Signal<Local, Bits<5>>,
+}
+
+impl Logic for PlaceCheck {
+    #[hdl_gen]
+    fn update(&mut self) {
+        self.is_write.next = false;
+        self.is_send.next = false;
+        self.is_wimm.next = false;
+        self.is_recv.next = false;
+        self.is_rkey.next = false;
+        self.is_rresp.next = false;
+        self.is_rreq.next = false;
+        self.is_areq.next = false;
+        self.is_aresp.next = false;
+        self.is_fwmsg.next = false;
+        self.pl.next = 0.into();
+        self.rq_off.next = 0.into();
+        self.rq_hit.next = false;
+        self.laddr.next = 0.into();
+        self.maddr.next = 0.into();
+        self.need.next = 0.into();
+        self.rlen.next = 0.into();
+        self.d.next = 0.into();
+        self.d256.next = 0.into();
+        self.dup.next = false;
+        self.oow.next = false;
+        self.probe_far.next = false;
+        self.dp.next = 0.into();
+        self.path_oow.next = false;
+        self.end_off.next = 0.into();
+        self.wend.next = 0.into();
+        self.mend.next = 0.into();
+        self.mr_ok.next = false;
+        self.rd_fits.next = false;
+        self.dm.next = 0.into();
+        self.msn_far.next = false;
+        self.bad_len.next = false;
+        self.receiving.next = false;
+        self.c.next = 0.into();
+        self.code.next = 0.into();
+        self.track.next = false;
+        self.accept.next = false;
+        self.placed.next = false;
+        self.live.next = false;
+        self.plen.next = 0.into();
+        self.has_beats.next = false;
+        self.dest.next = 0.into();
+        if self.en.val() {
+            self.pl.next = self.len.val() - 68;
+            self.is_write.next = self.opcode.val() == 0x01;
+            self.is_send.next = (self.opcode.val() == 0x03) | (self.opcode.val() == 0x04);
+            self.is_wimm.next = self.opcode.val() == 0x02;
+            // The opcodes that consume a posted receive of their stream.
+            self.is_recv.next = self.is_send.val() | self.is_wimm.val();
+            // The opcodes placed at the remote address under the rkey.
+            self.is_rkey.next = self.is_write.val() | self.is_wimm.val();
+            self.is_rresp.next = self.opcode.val() == 0x06;
+            // A READ request: checked and accepted here like a message,
+            // executed by the firmware.
+            self.is_rreq.next = self.opcode.val() == 0x05;
+            // Atomics (spec §6.8): a request checked like a READ request,
+            // a response matched like a READ response; both handed up.
+            self.is_areq.next = (self.opcode.val() == 0x08) | (self.opcode.val() == 0x09);
+            self.is_aresp.next = self.opcode.val() == 0x0A;
+            self.is_fwmsg.next = self.is_rreq.val() | self.is_areq.val() | self.is_aresp.val();
+            // The posted receive the message consumes (`receive_for`).
+            self.rq_off.next = self.recv_idx.val() - self.rq_ctl.val().get_bits::<32>(0);
+            self.rq_hit.next =
+                self.rq_off.val() < bit_cast::<32, 4>(self.rq_ctl.val().get_bits::<4>(32));
+            // Where the bytes go: the WRITE's address, or the local SGE +
+            // offset (65 bits: a sum past 2^64 never passes the MR check).
+            if self.is_rresp.val() {
+                self.laddr.next =
+                    bit_cast::<65, 64>(self.rd_addr.val()) + bit_cast::<65, 32>(self.offset.val());
+            } else {
+                self.laddr.next =
+                    bit_cast::<65, 64>(self.rq_addr.val()) + bit_cast::<65, 32>(self.offset.val());
+            }
+            self.dest.next = self.laddr.val().get_bits::<64>(0);
+            if self.is_rkey.val() {
+                self.dest.next = self.remote_va.val();
+            }
+            // One MR check (`MrTable::check`) for every opcode: the rkey
+            // with REMOTE_WRITE (WRITE, WRITE_IMM), REMOTE_READ over the
+            // message (READ request), REMOTE_ATOMIC over 8 bytes (atomic
+            // request), or the SGE's lkey with LOCAL_WRITE (`check_local`).
+            self.maddr.next = self.laddr.val();
+            if self.is_rkey.val() | self.is_rreq.val() | self.is_areq.val() {
+                self.maddr.next = bit_cast::<65, 64>(self.remote_va.val());
+            }
+            self.need.next = 1.into();
+            self.rlen.next = bit_cast::<32, 16>(self.pl.val());
+            if self.is_rkey.val() {
+                self.need.next = 2.into();
+            } else if self.is_rreq.val() {
+                self.need.next = 4.into();
+                self.rlen.next = self.msg_len.val();
+            } else if self.is_areq.val() {
+                self.need.next = 8.into();
+                self.rlen.next = 8.into();
+            }
+            self.d.next = self.conn_psn.val() - self.q_cum.val();
+            self.dup.next = self.d.val().get_bit(31)
+                | self
+                    .q_bm
+                    .val()
+                    .get_bit(self.conn_psn.val().get_bits::<8>(0).index());
+            self.oow.next = !self.d.val().get_bit(31) & (self.d.val() >= 256);
+            // A PROBE's connection PSN (the sender's next one, spec §3.7)
+            // lies within one window either side of the cumulative PSN
+            // (`Qp::probe_current`); 32-bit wrap-around.
+            self.d256.next = self.d.val() + 256;
+            self.probe_far.next = self.d256.val() > 512;
+            // The engine's path window (`PathMark::OutOfWindow`).
+            self.dp.next = self.path_psn.val() - self.trk_cum.val();
+            self.path_oow.next = (self.dp.val() >= 0x4000_0000) & !self.dp.val().get_bit(31);
+            self.end_off.next =
+                bit_cast::<33, 32>(self.offset.val()) + bit_cast::<33, 16>(self.pl.val());
+            self.wend.next =
+                bit_cast::<66, 65>(self.maddr.val()) + bit_cast::<66, 32>(self.rlen.val());
+            self.mend.next =
+                bit_cast::<65, 64>(self.m_base.val()) + bit_cast::<65, 64>(self.m_len.val());
+            self.mr_ok.next = self.mhit.val()
+                & (self.m_pd.val() == self.q_pd.val())
+                & !self.maddr.val().get_bit(64)
+                & (self.maddr.val().get_bits::<64>(0) >= self.m_base.val())
+                & (self.wend.val() <= bit_cast::<66, 65>(self.mend.val()))
+                & ((self.m_access.val() & self.need.val()) == self.need.val());
+            // The response fits its READ (`Tx::read_response_fits`).
+            self.rd_fits.next = (self.msg_len.val() == self.rd_len.val())
+                & (self.end_off.val() <= bit_cast::<33, 32>(self.rd_len.val()));
+            // The MSN window (spec §6.5): before the stream's head is a
+            // completed message, a window or more after it too far.
+            if self.stream.val().get_bit(0) {
+                self.dm.next = self.msn.val() - self.heads.val().get_bits::<32>(32);
+            } else {
+                self.dm.next = self.msn.val() - self.heads.val().get_bits::<32>(0);
+            }
+            self.msn_far.next = !self.dm.val().get_bit(31) & (self.dm.val() >= 256);
+            // An atomic request's payload is its operands (8 bytes, 16 for
+            // COMPARE_SWAP), its offset 0 and its message length 8.
+            if self.is_areq.val() {
+                if self.opcode.val() == 0x09 {
+                    self.bad_len.next = self.pl.val() != 16;
+                } else {
+                    self.bad_len.next = self.pl.val() != 8;
+                }
+                self.bad_len.next =
+                    self.bad_len.val() | (self.offset.val() != 0) | (self.msg_len.val() != 8);
+            } else {
+                self.bad_len.next = (self.pl.val() > self.mtu.val())
+                    | (self.end_off.val() > bit_cast::<33, 32>(self.msg_len.val()))
+                    | (self.is_rreq.val() & ((self.pl.val() != 0) | (self.offset.val() != 0)));
+            }
+            self.receiving.next = (self.q_state.val() == 1) | (self.q_state.val() == 2);
+            if self.drop.val() {
+                self.c.next = bit_cast::<5, 3>(self.reason.val());
+            } else if !self.qhit.val() {
+                self.c.next = 6.into();
+            } else if !self.receiving.val() {
+                self.c.next = 7.into();
+            } else if (self.src_qpn.val() != self.q_peer.val())
+                | (self.src_ip.val() != self.q_peer_ip.val())
+            {
+                self.c.next = 8.into();
+            } else if self.path.val() >= 64 {
+                self.c.next = 9.into();
+            } else if self.opcode.val() == 0x12 {
+                if self.probe_far.val() {
+                    self.c.next = 12.into();
+                } else if self.path_oow.val() {
+                    self.c.next = 16.into();
+                } else {
+                    self.c.next = 17.into();
+                }
+            } else if !self.is_write.val()
+                & !self.is_recv.val()
+                & !self.is_rresp.val()
+                & !self.is_fwmsg.val()
+            {
+                self.c.next = 10.into();
+            } else if self.stream.val() >= self.q_streams.val() {
+                self.c.next = 11.into();
+            } else if self.is_recv.val() & (self.stream.val() >= 4) {
+                // Receives of streams without a ring are the firmware's.
+                self.c.next = 10.into();
+            } else if self.oow.val() {
+                self.c.next = 12.into();
+            } else if self.bad_len.val() {
+                self.c.next = 13.into();
+            } else if (self.is_rresp.val() | self.is_aresp.val())
+                & !self.dup.val()
+                & !(self.rdhit.val() & self.rd_fits.val())
+            {
+                // A new response is matched to its request before anything
+                // else takes note of it (spec §6.8).
+                self.c.next = 21.into();
+            } else if !self.is_rresp.val()
+                & !self.is_aresp.val()
+                & !self.dup.val()
+                & self.dm.val().get_bit(31)
+            {
+                // A new packet of a completed message (spec §6.5).
+                self.c.next = 4.into();
+            } else if !self.is_rresp.val()
+                & !self.is_aresp.val()
+                & !self.dup.val()
+                & self.msn_far.val()
+            {
+                self.c.next = 23.into();
+            } else if self.path_oow.val() {
+                self.c.next = 16.into();
+            } else if self.dup.val() {
+                self.c.next = 14.into();
+            } else if self.is_write.val() {
+                if (self.pl.val() != 0) & !self.mr_ok.val() {
+                    self.c.next = 15.into();
+                }
+            } else if self.is_rreq.val() {
+                // The rkey check, then up to the firmware, PSN accepted.
+                if (self.msg_len.val() != 0) & !self.mr_ok.val() {
+                    self.c.next = 15.into();
+                } else {
+                    self.c.next = 10.into();
+                }
+            } else if self.is_areq.val() {
+                // The rkey check, then 8-byte alignment, then up.
+                if !self.mr_ok.val() {
+                    self.c.next = 15.into();
+                } else if self.remote_va.val().get_bits::<3>(0) != 0 {
+                    self.c.next = 19.into();
+                } else {
+                    self.c.next = 10.into();
+                }
+            } else if self.is_aresp.val() {
+                self.c.next = 10.into();
+            } else if self.is_wimm.val() {
+                // A posted receive first (its completion), then the rkey.
+                if !self.rq_hit.val() {
+                    self.c.next = 18.into();
+                } else if (self.pl.val() != 0) & !self.mr_ok.val() {
+                    self.c.next = 15.into();
+                }
+            } else if self.is_send.val() {
+                if !self.rq_hit.val() {
+                    self.c.next = 18.into();
+                } else if self.msg_len.val() > self.rq_len.val() {
+                    self.c.next = 19.into();
+                } else if (self.pl.val() != 0) & !self.mr_ok.val() {
+                    self.c.next = 20.into();
+                }
+            } else if (self.pl.val() != 0) & !self.mr_ok.val() {
+                // A READ response that fits its READ: the lkey check.
+                self.c.next = 22.into();
+            }
+            self.code.next = self.c.val();
+            // The engine path-tracks (and ACKs) every message that passed
+            // the checks up to the path window, and PROBEs.
+            self.track.next = (self.c.val() == 0)
+                | (self.c.val() == 14)
+                | (self.c.val() == 15)
+                | (self.c.val() == 17)
+                | (self.c.val() == 18)
+                | (self.c.val() == 19)
+                | (self.c.val() == 20)
+                | (self.c.val() == 22)
+                | (self.is_fwmsg.val() & (self.c.val() == 10));
+            // Connection PSN accepted: placed, a READ response matched to
+            // its READ whatever its lkey check, the messages handed up.
+            self.accept.next = (self.c.val() == 0)
+                | (self.c.val() == 22)
+                | (self.is_fwmsg.val() & (self.c.val() == 10));
+            self.placed.next = self.c.val() == 0;
+            self.live.next = self.qhit.val() & (self.c.val() != 22) & self.receiving.val();
+            self.plen.next = self.pl.val();
+            if self.is_msg.val() {
+                self.has_beats.next = self.len.val() > 64;
+            } else {
+                self.has_beats.next = self.len.val() > 32;
+            }
+        }
+    }
+}
+
+/// The connection bitmap after accepting a PSN (`ConnBitmap::accept`, a
+/// 256-PSN window; bit `p` for the PSNs `p` mod 256), combinational: the
+/// PSN's bit is set; the run of set bits from the cumulative point `cum`
+/// upward, circularly, is how far `cum` moves, and those bits are cleared.
+/// No rotation: the run ends at the first clear bit at or above `cum`'s
+/// bit, or, when every bit from there up is set, at the first clear bit
+/// below it (the run wraps); all bits set is a run of 256. Two leading-ones
+/// counts ([`LeadOnes`]) between [`AccPre`] and [`AccPost`]. Only while
+/// `en` (the PSN is accepted): otherwise `new_cum` is `cum` and `new_bm` 0.
+#[derive(LogicBlock, Default)]
+pub struct ConnAccept {
+    /// Accept this cycle.
+    pub en: Signal<In, Bit>,
+    /// Cumulative connection PSN before.
+    pub cum: Signal<In, Bits<32>>,
+    /// Bitmap before.
+    pub bm: Signal<In, Bits<256>>,
+    /// The accepted PSN's low 8 bits.
+    pub psn: Signal<In, Bits<8>>,
+    /// Cumulative connection PSN after.
+    pub new_cum: Signal<Out, Bits<32>>,
+    /// Bitmap after.
+    pub new_bm: Signal<Out, Bits<256>>,
+    pre: AccPre,
+    lo: LeadOnes,
+    hi: LeadOnes,
+    post: AccPost,
+}
+
+impl Logic for ConnAccept {
+    #[hdl_gen]
+    fn update(&mut self) {
+        self.pre.en.next = self.en.val();
+        self.pre.bm.next = self.bm.val();
+        self.pre.at.next = self.cum.val().get_bits::<8>(0);
+        self.pre.psn.next = self.psn.val();
+        self.lo.en.next = self.en.val();
+        self.lo.v.next = self.pre.b.val();
+        self.hi.en.next = self.en.val();
+        self.hi.v.next = self.pre.b_hi.val();
+        self.post.en.next = self.en.val();
+        self.post.cum.next = self.cum.val();
+        self.post.b.next = self.pre.b.val();
+        self.post.ge.next = self.pre.ge.val();
+        self.post.z_lo.next = self.lo.count.val();
+        self.post.z_hi.next = self.hi.count.val();
+        self.new_cum.next = self.post.new_cum.val();
+        self.new_bm.next = self.post.new_bm.val();
+    }
+}
+
+/// [`ConnAccept`] before its counts: the bitmap with the PSN's bit set
+/// (`b`), the bits at or above `at` (`ge`), and `b` with the bits below
+/// `at` set (`b_hi`); 0 unless `en`.
+#[derive(LogicBlock, Default)]
+pub struct AccPre {
+    /// Compute (else every output is 0).
+    pub en: Signal<In, Bit>,
+    /// Bitmap before.
+    pub bm: Signal<In, Bits<256>>,
+    /// The cumulative point's bit.
+    pub at: Signal<In, Bits<8>>,
+    /// The PSN's bit.
+    pub psn: Signal<In, Bits<8>>,
+    /// `bm` with the PSN's bit set.
+    pub b: Signal<Out, Bits<256>>,
+    /// Bits `at..256`.
+    pub ge: Signal<Out, Bits<256>>,
+    /// `b` with bits `0..at` set.
+    pub b_hi: Signal<Out, Bits<256>>,
+    g: Signal<Local, Bits<256>>,
+}
+
+impl Logic for AccPre {
+    #[hdl_gen]
+    fn update(&mut self) {
+        self.b.next = 0.into();
+        self.ge.next = 0.into();
+        self.b_hi.next = 0.into();
+        self.g.next = 0.into();
+        if self.en.val() {
+            self.g.next = (!self.g.val()) << self.at.val();
+            self.b.next = self.bm.val().replace_bit(self.psn.val().index(), true);
+            self.ge.next = self.g.val();
+            self.b_hi.next =
+                self.bm.val().replace_bit(self.psn.val().index(), true) | !self.g.val();
+        }
+    }
+}
+
+/// [`ConnAccept`] after its counts: the run and the cleared bitmap.
+#[derive(LogicBlock, Default)]
+pub struct AccPost {
+    /// Compute (else `new_cum` = `cum`, `new_bm` = 0).
+    pub en: Signal<In, Bit>,
+    /// Cumulative connection PSN before.
+    pub cum: Signal<In, Bits<32>>,
+    /// [`AccPre::b`].
+    pub b: Signal<In, Bits<256>>,
+    /// [`AccPre::ge`].
+    pub ge: Signal<In, Bits<256>>,
+    /// Leading ones of `b`.
+    pub z_lo: Signal<In, Bits<9>>,
+    /// Leading ones of `b` with the bits below `cum`'s set.
+    pub z_hi: Signal<In, Bits<9>>,
+    /// Cumulative connection PSN after.
+    pub new_cum: Signal<Out, Bits<32>>,
+    /// Bitmap after.
+    pub new_bm: Signal<Out, Bits<256>>,
+    z: Signal<Local, Bits<8>>,
+    run: Signal<Local, Bits<8>>,
+    lt: Signal<Local, Bits<256>>,
+}
+
+impl Logic for AccPost {
+    #[hdl_gen]
+    fn update(&mut self) {
+        self.new_cum.next = self.cum.val();
+        self.new_bm.next = 0.into();
+        self.z.next = 0.into();
+        self.run.next = 0.into();
+        self.lt.next = 0.into();
+        if self.en.val() {
+            // The first clear bit at or above `cum`'s, else below it.
+            self.z.next = self.z_hi.val().get_bits::<8>(0);
+            if self.z_hi.val().get_bit(8) {
+                self.z.next = self.z_lo.val().get_bits::<8>(0);
+            }
+            // The run, 8 bits (wraps), and the bits 0..z.
+            self.run.next = self.z.val() - self.cum.val().get_bits::<8>(0);
+            self.lt.next = !((!self.lt.val()) << self.z.val());
+            if self.z_lo.val().get_bit(8) {
+                self.new_cum.next = self.cum.val() + 256;
+            } else if self.z_hi.val().get_bit(8) {
+                self.new_cum.next = self.cum.val() + bit_cast::<32, 8>(self.run.val());
+                self.new_bm.next = self.b.val() & !(self.ge.val() | self.lt.val());
+            } else {
+                self.new_cum.next = self.cum.val() + bit_cast::<32, 8>(self.run.val());
+                self.new_bm.next = self.b.val() & !(self.ge.val() & self.lt.val());
+            }
+        }
+    }
+}
+
+/// The data side of [`RxPlace`]: the data FIFO (payload beats, capped per
+/// frame) and the output that pops a verdict, then that frame's beats up
+/// to `tlast`: to the DMA port when placed, otherwise dropped.
+#[derive(LogicBlock)]
+pub struct PlaceOut<const W: usize, const B: usize> {
+    /// Clock.
+    pub clock: Signal<In, Clock>,
+    /// Synchronous reset: empty.
+    pub rst: Signal<In, Bit>,
+    /// Payload beat.
+    pub s_tdata: Signal<In, Bits<W>>,
+    /// Its byte enables.
+    pub s_tkeep: Signal<In, Bits<B>>,
+    /// Beat valid.
+    pub s_tvalid: Signal<In, Bit>,
+    /// Last beat of a frame.
+    pub s_tlast: Signal<In, Bit>,
+    /// The data FIFO takes the beat.
+    pub s_tready: Signal<Out, Bit>,
+    /// The data FIFO has room for 4 more beats.
+    pub room: Signal<Out, Bit>,
+    /// The verdict FIFO is not empty; its head:
+    pub v_valid: Signal<In, Bit>,
+    /// placed,
+    pub v_place: Signal<In, Bit>,
+    /// the frame has beats,
+    pub v_beats: Signal<In, Bit>,
+    /// payload bytes.
+    pub v_len: Signal<In, Bits<16>>,
+    /// Pop the verdict FIFO's head.
+    pub v_pop: Signal<Out, Bit>,
+    /// DMA: first beat of a write.
+    pub m_dma_first: Signal<Out, Bit>,
+    /// DMA: data.
+    pub m_dma_tdata: Signal<Out, Bits<W>>,
+    /// DMA: byte enables.
+    pub m_dma_tkeep: Signal<Out, Bits<B>>,
+    /// DMA: beat valid.
+    pub m_dma_tvalid: Signal<Out, Bit>,
+    /// DMA: taken.
+    pub m_dma_tready: Signal<In, Bit>,
+    /// DMA: last beat.
+    pub m_dma_tlast: Signal<Out, Bit>,
+    d_data: LutRam<W, DATA_ABITS>,
+    d_keep: LutRam<B, DATA_ABITS>,
+    d_last: LutRam<1, DATA_ABITS>,
+    d_wr: DFF<Bits<12>>,
+    d_rd: DFF<Bits<12>>,
+    d_frame_beats: DFF<Bits<16>>,
+    busy: DFF<Bit>,
+    b_place: DFF<Bit>,
+    b_rem: DFF<Bits<16>>,
+    depth: Constant<Bits<12>>,
+    depth_m4: Constant<Bits<12>>,
+    mask: Constant<Bits<DATA_ABITS>>,
+    cap_beats: Constant<Bits<16>>,
+    lanes: Constant<Bits<16>>,
+    d_count: Signal<Local, Bits<12>>,
+    start: Signal<Local, Bit>,
+    in_frame: Signal<Local, Bit>,
+    cur_place: Signal<Local, Bit>,
+    cur_rem: Signal<Local, Bits<16>>,
+    fwd: Signal<Local, Bit>,
+    pop: Signal<Local, Bit>,
+    keep: Signal<Local, Bits<B>>,
+    o_count: Signal<Local, Bits<12>>,
+    o_start: Signal<Local, Bit>,
+    o_rem: Signal<Local, Bits<16>>,
+    o_fwd: Signal<Local, Bit>,
+    i_count: Signal<Local, Bits<12>>,
+}
+
+impl<const W: usize, const B: usize> Default for PlaceOut<W, B> {
+    fn default() -> Self {
+        let depth = data_fifo_depth(B);
+        let k12 = |v: usize| Constant::new(v.to_bits());
+        Self {
+            clock: Default::default(),
+            rst: Default::default(),
+            s_tdata: Default::default(),
+            s_tkeep: Default::default(),
+            s_tvalid: Default::default(),
+            s_tlast: Default::default(),
+            s_tready: Default::default(),
+            room: Default::default(),
+            v_valid: Default::default(),
+            v_place: Default::default(),
+            v_beats: Default::default(),
+            v_len: Default::default(),
+            v_pop: Default::default(),
+            m_dma_first: Default::default(),
+            m_dma_tdata: Default::default(),
+            m_dma_tkeep: Default::default(),
+            m_dma_tvalid: Default::default(),
+            m_dma_tready: Default::default(),
+            m_dma_tlast: Default::default(),
+            d_data: LutRam::with_words(depth),
+            d_keep: LutRam::with_words(depth),
+            d_last: LutRam::with_words(depth),
+            d_wr: Default::default(),
+            d_rd: Default::default(),
+            d_frame_beats: Default::default(),
+            busy: Default::default(),
+            b_place: Default::default(),
+            b_rem: Default::default(),
+            depth: k12(depth),
+            depth_m4: k12(depth - 4),
+            mask: Constant::new((depth - 1).to_bits()),
+            cap_beats: Constant::new(CAP_BYTES.div_ceil(B).to_bits()),
+            lanes: Constant::new(B.to_bits()),
+            d_count: Default::default(),
+            start: Default::default(),
+            in_frame: Default::default(),
+            cur_place: Default::default(),
+            cur_rem: Default::default(),
+            fwd: Default::default(),
+            pop: Default::default(),
+            keep: Default::default(),
+            o_count: Default::default(),
+            o_start: Default::default(),
+            o_rem: Default::default(),
+            o_fwd: Default::default(),
+            i_count: Default::default(),
+        }
+    }
+}
+
+impl<const W: usize, const B: usize> Logic for PlaceOut<W, B> {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(self, clock, d_wr, d_rd, d_frame_beats, busy, b_place, b_rem);
+        self.d_data.clock.next = self.clock.val();
+        self.d_keep.clock.next = self.clock.val();
+        self.d_last.clock.next = self.clock.val();
+        // Input: payload beats into the data FIFO (capped per frame).
+        self.i_count.next = self.d_wr.q.val() - self.d_rd.q.val();
+        self.s_tready.next = self.i_count.val() < self.depth.val();
+        self.room.next = self.i_count.val() < self.depth_m4.val();
+        self.d_data.write_address.next =
+            self.d_wr.q.val().get_bits::<DATA_ABITS>(0) & self.mask.val();
+        self.d_keep.write_address.next =
+            self.d_wr.q.val().get_bits::<DATA_ABITS>(0) & self.mask.val();
+        self.d_last.write_address.next =
+            self.d_wr.q.val().get_bits::<DATA_ABITS>(0) & self.mask.val();
+        self.d_data.write_data.next = self.s_tdata.val();
+        self.d_keep.write_data.next = self.s_tkeep.val();
+        self.d_last.write_data.next = self.s_tlast.val().into();
+        self.d_data.write_enable.next = false;
+        self.d_keep.write_enable.next = false;
+        self.d_last.write_enable.next = false;
+        if self.s_tvalid.val() & (self.i_count.val() < self.depth.val()) {
+            if self.s_tlast.val() | (self.d_frame_beats.q.val() < self.cap_beats.val()) {
+                self.d_data.write_enable.next = true;
+                self.d_keep.write_enable.next = true;
+                self.d_last.write_enable.next = true;
+                self.d_wr.d.next = self.d_wr.q.val() + 1;
+            }
+            if self.s_tlast.val() {
+                self.d_frame_beats.d.next = 0.into();
+            } else {
+                self.d_frame_beats.d.next = self.d_frame_beats.q.val() + 1;
+            }
+        }
+        // Output (from registers and the verdict FIFO's head only).
+        self.d_data.read_address.next =
+            self.d_rd.q.val().get_bits::<DATA_ABITS>(0) & self.mask.val();
+        self.d_keep.read_address.next =
+            self.d_rd.q.val().get_bits::<DATA_ABITS>(0) & self.mask.val();
+        self.d_last.read_address.next =
+            self.d_rd.q.val().get_bits::<DATA_ABITS>(0) & self.mask.val();
+        // The DMA port's outputs, from registers only (`o_*`, apart from the
+        // pop below, which also depends on `m_dma_tready`: a DMA engine
+        // may decide `tready` from `tvalid`).
+        self.o_count.next = self.d_wr.q.val() - self.d_rd.q.val();
+        self.o_start.next = !self.busy.q.val() & self.v_valid.val();
+        self.o_rem.next = self.v_len.val();
+        self.o_fwd.next = self.v_place.val() & self.v_beats.val();
+        if self.busy.q.val() {
+            self.o_rem.next = self.b_rem.q.val();
+            self.o_fwd.next = self.b_place.q.val();
+        }
+        self.o_fwd.next = self.o_fwd.val()
+            & (self.busy.q.val() | self.o_start.val())
+            & (self.o_rem.val() != 0)
+            & (self.o_count.val() != 0);
+        self.m_dma_tvalid.next = self.o_fwd.val();
+        self.m_dma_first.next = self.o_fwd.val() & self.o_start.val();
+        self.m_dma_tdata.next = self.d_data.read_data.val();
+        // The payload never reaches past a beat's kept bytes; the AND only
+        // guards against a malformed input stream.
+        self.keep.next = 0.into();
+        for i in 0..B {
+            self.keep.next = self
+                .keep
+                .val()
+                .replace_bit(i, i.to_bits::<16>() < self.o_rem.val());
+        }
+        self.m_dma_tkeep.next = self.keep.val() & self.d_keep.read_data.val();
+        self.m_dma_tlast.next = self.o_rem.val() <= self.lanes.val();
+        // Pop a verdict (with its first beat), then beats to tlast.
+        self.d_count.next = self.d_wr.q.val() - self.d_rd.q.val();
+        self.start.next = !self.busy.q.val() & self.v_valid.val();
+        self.in_frame.next = self.busy.q.val() | (self.start.val() & self.v_beats.val());
+        self.cur_place.next = self.v_place.val();
+        self.cur_rem.next = self.v_len.val();
+        if self.busy.q.val() {
+            self.cur_place.next = self.b_place.q.val();
+            self.cur_rem.next = self.b_rem.q.val();
+        }
+        self.fwd.next = self.cur_place.val() & (self.cur_rem.val() != 0);
+        self.pop.next = self.in_frame.val()
+            & (self.d_count.val() != 0)
+            & (!self.fwd.val() | self.m_dma_tready.val());
+        self.v_pop.next = self.start.val() & (!self.v_beats.val() | self.pop.val());
+        if self.pop.val() {
+            self.d_rd.d.next = self.d_rd.q.val() + 1;
+            self.busy.d.next = self.d_last.read_data.val() == 0;
+            self.b_place.d.next = self.cur_place.val();
+            self.b_rem.d.next = self.cur_rem.val();
+            if self.fwd.val() {
+                self.b_rem.d.next = 0.into();
+                if self.cur_rem.val() > self.lanes.val() {
+                    self.b_rem.d.next = self.cur_rem.val() - self.lanes.val();
+                }
+            }
+        }
+        if self.rst.val() {
+            self.d_wr.d.next = 0.into();
+            self.d_rd.d.next = 0.into();
+            self.d_frame_beats.d.next = 0.into();
+            self.busy.d.next = false;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::{Arc, Mutex};
+
+    /// Peer and local numbers of the test's QP and MR.
+    const QPN: u64 = 0x11;
+    const PEER: u64 = 0x22;
+    const PEER_IP: u64 = 0xffff_0a00_0002;
+    const RKEY: u64 = 0x77;
+    const PD: u64 = 5;
+    const BASE: u64 = 0x1000;
+
+    /// One datagram of the test: WRITE to `va` with `rkey` and connection
+    /// PSN `psn`, a 16-byte payload, to QPN `qpn`.
+    #[derive(Clone, Copy)]
+    struct Write {
+        qpn: u64,
+        psn: u64,
+        rkey: u64,
+        va: u64,
     }
 
-    fn hdl(&self) -> Verilog {
-        let depth = data_fifo_depth(B);
-        let dbits = depth.trailing_zeros();
-        let cap_beats = CAP_BYTES.div_ceil(B);
-        let vbits = VERDICTS.trailing_zeros();
-        hand_written(format!(
-            include_str!("rx_place.v.in"),
-            B = B,
-            WM1 = W - 1,
-            BM1 = B - 1,
-            DEPTH = depth,
-            DBITS = dbits,
-            DBM1 = dbits - 1,
-            CAP_BEATS = cap_beats,
-            VDEPTH = VERDICTS,
-            VBITS = vbits,
-            VBM1 = vbits - 1,
-            QPS = QPS,
-            MRS = MRS,
-            NCODES = 32,
-            RQS = RQ_STREAMS,
-            SB = RQ_STREAMS.trailing_zeros(),
-            SBM1 = RQ_STREAMS.trailing_zeros() - 1,
-            HS = MSN_STREAMS,
-            HBM1 = MSN_STREAMS.trailing_zeros() - 1,
-            CW = CONN_WINDOW,
-            LEAD_ONES = crate::helpers::LEAD_ONES_FN,
-        ))
+    /// One cycle's inputs.
+    type Step = Box<dyn Fn(&mut RxPlace<64, 8>)>;
+
+    /// What the block reported: verdict events `(code, conn_cum)`, DMA
+    /// beats `(first, addr, len, data, keep, last)` and counters by code.
+    #[derive(Default)]
+    struct Seen {
+        events: Vec<(u64, u64)>,
+        beats: Vec<(bool, u64, u64, u64, u64, bool)>,
+        counters: Vec<u64>,
+    }
+
+    #[test]
+    fn rust_hdl_model_places_writes_and_tracks_the_connection_window() {
+        let writes = [
+            // Placed: the cumulative PSN moves to 101.
+            Write {
+                qpn: QPN,
+                psn: 100,
+                rkey: RKEY,
+                va: BASE + 0x10,
+            },
+            // Duplicate.
+            Write {
+                qpn: QPN,
+                psn: 100,
+                rkey: RKEY,
+                va: BASE + 0x10,
+            },
+            // Unknown rkey: remote access, PSN 101 not accepted.
+            Write {
+                qpn: QPN,
+                psn: 101,
+                rkey: RKEY + 1,
+                va: BASE,
+            },
+            // Ahead of the cumulative PSN: placed, cum stays 101.
+            Write {
+                qpn: QPN,
+                psn: 103,
+                rkey: RKEY,
+                va: BASE + 0x40,
+            },
+            // 101 then 102: cum to 102, then over 103 to 104.
+            Write {
+                qpn: QPN,
+                psn: 101,
+                rkey: RKEY,
+                va: BASE + 0x20,
+            },
+            Write {
+                qpn: QPN,
+                psn: 102,
+                rkey: RKEY,
+                va: BASE + 0x30,
+            },
+            // No such QP.
+            Write {
+                qpn: QPN + 1,
+                psn: 104,
+                rkey: RKEY,
+                va: BASE,
+            },
+        ];
+        let seen = Arc::new(Mutex::new(Seen::default()));
+        let out = seen.clone();
+        let mut sim = Simulation::new();
+        sim.add_clock(5, |x: &mut Box<RxPlace<64, 8>>| {
+            x.clock.next = !x.clock.val()
+        });
+        sim.add_testbench(move |mut sim: Sim<RxPlace<64, 8>>| {
+            let mut x = sim.init()?;
+            x.rst.next = true;
+            wait_clock_cycles!(sim, clock, x, 2);
+            wait_clock_false!(sim, clock, x);
+            x.rst.next = false;
+            x.m_dma_tready.next = true;
+            let qp = |w| u64::from(cfg::addr(cfg::QP, 0, w));
+            let mr = |w| u64::from(cfg::addr(cfg::MR, 0, w));
+            let table = [
+                (qp(cfg::QP_CTRL), 1 | u64::from(cfg::STATE_RTS) << 1),
+                (qp(cfg::QP_QPNS), QPN | PEER << 32),
+                (qp(cfg::QP_PEER_IP_HI), 0),
+                (qp(cfg::QP_PEER_IP_LO), PEER_IP),
+                (qp(cfg::QP_PD_STREAMS), PD | 1 << 32),
+                (qp(cfg::QP_CONN_PSN), 100),
+                // Valid, REMOTE_WRITE.
+                (mr(cfg::MR_CTRL), 1 | 2 << 1),
+                (mr(cfg::MR_KEY_PD), RKEY | PD << 32),
+                (mr(cfg::MR_BASE), BASE),
+                (mr(cfg::MR_LEN), 0x1000),
+                (u64::from(cfg::addr(cfg::GLOBAL, 0, cfg::GLOBAL_MTU)), 4096),
+            ];
+            // Per cycle: table writes, then each datagram's three payload
+            // beats (16 bytes and the ICRC) and its metadata after them.
+            let mut script: Vec<Step> = Vec::new();
+            for (a, d) in table {
+                script.push(Box::new(move |x| {
+                    x.cfg_we.next = true;
+                    x.cfg_addr.next = a.into();
+                    x.cfg_data.next = d.into();
+                }));
+            }
+            for (n, w) in writes.iter().copied().enumerate() {
+                for (beat, keep, last) in
+                    [(0u64, 0xffu64, false), (1, 0xff, false), (2, 0x0f, true)]
+                {
+                    script.push(Box::new(move |x| {
+                        x.s_tvalid.next = true;
+                        x.s_tdata.next = (n as u64 * 16 + beat).into();
+                        x.s_tkeep.next = keep.into();
+                        x.s_tlast.next = last;
+                    }));
+                }
+                script.push(Box::new(move |x| {
+                    x.meta_valid.next = true;
+                    x.meta_len.next = (68 + 16).into();
+                    x.meta_is_msg.next = true;
+                    x.meta_opcode.next = 0x01.into();
+                    x.meta_dst_qpn.next = w.qpn.into();
+                    x.meta_src_qpn.next = PEER.into();
+                    x.meta_src_ip.next = PEER_IP.into();
+                    x.meta_conn_psn.next = w.psn.into();
+                    x.meta_msg_len.next = 16.into();
+                    x.meta_remote_va.next = w.va.into();
+                    x.meta_rkey.next = w.rkey.into();
+                }));
+            }
+            for _ in 0..12 {
+                script.push(Box::new(|_| {}));
+            }
+            // Each counter: `cnt_val` shows it after the edge that took `cnt_sel`.
+            let count_from = script.len();
+            for code in 0..COUNTERS as u64 {
+                script.push(Box::new(move |x| x.cnt_sel.next = code.into()));
+            }
+            for (k, step) in script.iter().enumerate() {
+                x.cfg_we.next = false;
+                x.s_tvalid.next = false;
+                x.meta_valid.next = false;
+                step(&mut x);
+                wait_clock_true!(sim, clock, x);
+                wait_clock_false!(sim, clock, x);
+                let mut s = out.lock().unwrap();
+                if x.m_ev_valid.val() {
+                    s.events.push((
+                        x.m_ev_code.val().index() as u64,
+                        x.m_ev_conn_cum.val().index() as u64,
+                    ));
+                }
+                if x.m_dma_tvalid.val() {
+                    s.beats.push((
+                        x.m_dma_first.val(),
+                        x.m_dma_addr.val().get_bits::<32>(0).index() as u64,
+                        x.m_dma_len.val().index() as u64,
+                        x.m_dma_tdata.val().get_bits::<32>(0).index() as u64,
+                        x.m_dma_tkeep.val().index() as u64,
+                        x.m_dma_tlast.val(),
+                    ));
+                }
+                if k >= count_from {
+                    s.counters.push(x.cnt_val.val().index() as u64);
+                }
+            }
+            sim.done(x)
+        });
+        sim.run(Box::new(RxPlace::<64, 8>::default()), 100_000)
+            .unwrap();
+        let s = seen.lock().unwrap();
+        let codes: Vec<_> = s.events.iter().map(|e| e.0).collect();
+        assert_eq!(codes, [0, 14, 15, 0, 0, 0, 6]);
+        let cums: Vec<_> = s.events[..6].iter().map(|e| e.1).collect();
+        assert_eq!(cums, [101, 101, 101, 101, 102, 104]);
+        // The four placed writes, two beats each (the ICRC beat dropped).
+        let firsts: Vec<_> = s.beats.iter().filter(|b| b.0).map(|b| (b.1, b.2)).collect();
+        assert_eq!(
+            firsts,
+            [
+                (BASE + 0x10, 16),
+                (BASE + 0x40, 16),
+                (BASE + 0x20, 16),
+                (BASE + 0x30, 16)
+            ]
+        );
+        assert_eq!(s.beats.len(), 8);
+        assert!(
+            s.beats
+                .iter()
+                .all(|b| b.4 == 0xff && b.5 == (b.3 % 16 == 1))
+        );
+        let mut counters = vec![0; COUNTERS];
+        counters[Verdict::Placed as usize] = 4;
+        counters[Verdict::Duplicate as usize] = 1;
+        counters[Verdict::RemoteAccess as usize] = 1;
+        counters[Verdict::UnknownQp as usize] = 1;
+        assert_eq!(s.counters, counters);
     }
 }

@@ -140,8 +140,8 @@ const SIDE_BITS: usize = 154;
 /// Bits of the un-zero table row: 32 per trailing-zero count, up to 64 lanes.
 const UNZ_BITS: usize = 2048;
 
-/// A memory of `2^N` words of `D` bits with one synchronous write port and
-/// one asynchronous read port: the read data is the word at `read_address`
+/// A memory of `2^N` words (or fewer: [`LutRam::with_words`]) of `D` bits
+/// with one synchronous write port and one asynchronous read port: the read data is the word at `read_address`
 /// now, and a word written at a clock edge is read from the next cycle on
 /// (distributed RAM on an FPGA: `TRELLIS_DPR16X4` on the ECP5).
 ///
@@ -165,6 +165,21 @@ pub struct LutRam<const D: usize, const N: usize> {
     /// The word at `read_address` (combinational).
     pub read_data: Signal<Out, Bits<D>>,
     _mem: Vec<Bits<D>>,
+}
+
+impl<const D: usize, const N: usize> LutRam<D, N> {
+    /// A memory of only `words` (a power of two, at most `2^N`) words:
+    /// the addresses must stay below `words`.
+    pub fn with_words(words: usize) -> Self {
+        assert!(
+            words <= 1 << N,
+            "LutRam: {words} words need more than {N} address bits"
+        );
+        Self {
+            _mem: vec![Bits::default(); words],
+            ..Self::default()
+        }
+    }
 }
 
 impl<const D: usize, const N: usize> Default for LutRam<D, N> {
@@ -194,13 +209,31 @@ impl<const D: usize, const N: usize> Logic for LutRam<D, N> {
     }
 
     fn hdl(&self) -> Verilog {
-        hand_written(format!(
-            "reg [{dm1}:0] mem [0:{nm1}];
+        let words = self._mem.len();
+        if words == 1 << N {
+            return hand_written(format!(
+                "reg [{dm1}:0] mem [0:{nm1}];
 always @(posedge clock) if (write_enable) mem[write_address] <= write_data;
 always @(*) read_data = mem[read_address];
 ",
+                dm1 = D - 1,
+                nm1 = words - 1,
+            ));
+        }
+        // Fewer words: the address bits above them must be 0 (a write
+        // beyond is ignored, a read beyond gives 0), so every address bit
+        // is used.
+        let k = words.trailing_zeros();
+        hand_written(format!(
+            "reg [{dm1}:0] mem [0:{nm1}];
+always @(posedge clock)
+    if (write_enable && write_address[{am1}:{k}] == 0) mem[write_address[{km1}:0]] <= write_data;
+always @(*) read_data = (read_address[{am1}:{k}] == 0) ? mem[read_address[{km1}:0]] : {D}'d0;
+",
             dm1 = D - 1,
-            nm1 = (1 << N) - 1,
+            nm1 = words - 1,
+            am1 = N - 1,
+            km1 = k - 1,
         ))
     }
 }
