@@ -67,6 +67,7 @@ pub struct EthEcho {
     in_frame: DFF<Bit>,
     may_start: DFF<Bit>,
     offer: Signal<Local, Bit>,
+    take: Signal<Local, Bit>,
     c_blue: Constant<Bits<3>>,
 }
 
@@ -94,6 +95,7 @@ impl Default for EthEcho {
             in_frame: Default::default(),
             may_start: Default::default(),
             offer: Default::default(),
+            take: Default::default(),
             c_blue: Constant::new(2usize.to_bits()),
         }
     }
@@ -152,8 +154,9 @@ impl Logic for EthEcho {
         self.tx.s_axis_tvalid.next = self.offer.val();
         self.tx.s_axis_tdata.next = self.fifo.data_out.val().get_bits::<8>(0);
         self.tx.s_axis_tlast.next = self.fifo.data_out.val().get_bit(8);
-        self.fifo.read.next = self.offer.val() & self.tx.s_axis_tready.val();
-        if self.offer.val() & self.tx.s_axis_tready.val() {
+        self.take.next = self.offer.val() & self.tx.s_axis_tready.val();
+        self.fifo.read.next = self.take.val();
+        if self.take.val() {
             self.in_frame.d.next = !self.fifo.data_out.val().get_bit(8);
         }
         self.io.gmii_txd.next = self.tx.gmii_txd.val();

@@ -64,7 +64,6 @@ pub struct MacTx {
     n_frames: DFF<Bits<32>>,
     n_underruns: DFF<Bits<32>>,
     step_crc: CrcByte,
-    octet: Signal<Local, Bits<8>>,
     c_min: Constant<Bits<16>>,
     c_init: Constant<Bits<32>>,
 }
@@ -93,7 +92,6 @@ impl Default for MacTx {
             n_frames: Default::default(),
             n_underruns: Default::default(),
             step_crc: Default::default(),
-            octet: Default::default(),
             c_init: Constant::new(u32::MAX.to_bits()),
             c_min: Constant::new(MIN_PAYLOAD.to_bits()),
         }
@@ -123,12 +121,11 @@ impl Logic for MacTx {
         self.underruns.next = self.n_underruns.q.val();
         self.s_axis_tready.next = self.state.q.val() == TxState::Data;
         // The byte the CRC takes this clock: the frame's, or a pad byte.
-        self.octet.next = 0.into();
-        if self.state.q.val() == TxState::Data {
-            self.octet.next = self.s_axis_tdata.val();
-        }
         self.step_crc.crc_in.next = self.crc.q.val();
-        self.step_crc.octet.next = self.octet.val();
+        self.step_crc.octet.next = 0.into();
+        if self.state.q.val() == TxState::Data {
+            self.step_crc.octet.next = self.s_axis_tdata.val();
+        }
         self.tx_en.d.next = false;
         self.tx_er.d.next = false;
         self.txd.d.next = 0.into();
