@@ -567,6 +567,10 @@ impl Qp {
         }
     }
 
+    /// A message packet (a request, its data, or a READ response): checked
+    /// ([`Qp::check_message`]), recorded at the path level, then either a
+    /// duplicate, a READ response, or placed where [`Qp::destination`]
+    /// says and recorded for its message ([`Qp::accept_message`]).
     fn on_message<M: Memory>(
         &mut self,
         ctx: &mut Ctx<'_, M>,
@@ -575,16 +579,65 @@ impl Qp {
         data: RxData<'_>,
         meta: &RxMeta,
     ) {
+        let Some(conn) = self.check_message(ctx, repr, msg, data) else {
+            return;
+        };
+        if !self.mark_arrival(ctx, repr, meta) {
+            return;
+        }
+        self.rx.last_data_ns = Some(ctx.now);
+        if meta.ecn_ce {
+            ctx.stats.ce_received += 1;
+        }
+        if conn == ConnCheck::Duplicate {
+            ctx.stats.duplicates += 1;
+            return;
+        }
+        let op = repr.opcode;
+        if op.is_response() {
+            // Accepted whatever its fate: a response that cannot be used
+            // fails its READ rather than being asked for again.
+            self.rx.conn.accept(repr.conn_psn);
+            return self.on_read_response(ctx, repr, msg, data);
+        }
+        let stream = usize::from(repr.stream);
+        if op.consumes_receive() {
+            self.take_shared_receives(ctx, stream, msg.recv_idx);
+        }
+        // Every refusal leaves memory untouched.
+        match self.destination(ctx, op, stream, msg, data) {
+            Placement::Disagreed => return,
+            Placement::Refused(refusal) => {
+                return self.refuse(ctx, refusal, repr, msg, meta.src_port);
+            }
+            Placement::Place(dest, payload) => dest.place(ctx.mem, payload),
+            Placement::Nothing => {}
+        }
+        self.accept_message(ctx, repr, msg, data);
+    }
+
+    /// The per-packet checks of a message packet before it touches any
+    /// state: its stream, its conn PSN against the receive window, its
+    /// length, its consistency with the message's earlier packets (or, for
+    /// a response, with an outstanding READ). Returns where the conn PSN
+    /// stands, or `None` when the packet is dropped (counted).
+    fn check_message<M: Memory>(
+        &mut self,
+        ctx: &mut Ctx<'_, M>,
+        repr: &Repr,
+        msg: &MsgRepr,
+        data: RxData<'_>,
+    ) -> Option<ConnCheck> {
         let op = repr.opcode;
         let stream = usize::from(repr.stream);
         if self.rx.stream_mut(stream).is_none() {
             ctx.drops.bad_stream += 1;
-            return;
+            return None;
         }
         let conn = self.rx.conn.check(repr.conn_psn);
         if conn == ConnCheck::OutOfWindow {
             ctx.drops.conn_window += 1;
-            return;
+            return None;
         }
         let len = data.len();
         let end = msg.offset.checked_add(len);
@@ -598,7 +651,7 @@ impl Qp {
         };
         if bad_len {
             ctx.drops.bad_length += 1;
-            return;
+            return None;
         }
         if !op.is_response() {
             let s = &self.rx.streams[stream];
@@ -608,14 +661,14 @@ impl Qp {
                 .is_some_and(|m| m.opcode != op || m.msg_len != msg.msg_len);
             if inconsistent || (conn == ConnCheck::New && s.is_completed(msg.msn)) {
                 ctx.drops.bad_format += 1;
-                return;
+                return None;
             }
             // Bounded per-stream state: every message after the oldest
             // incomplete one holds a conn PSN inside the receive window, so
             // its MSN is less than a window ahead (spec §6.5).
             if conn == ConnCheck::New && !s.msn_in_window(msg.msn, self.cfg.recv_window) {
                 ctx.drops.msn_window += 1;
-                return;
+                return None;
             }
         } else if conn == ConnCheck::New {
             // Matched to its READ before it takes a conn PSN: a response for
@@ -634,57 +687,59 @@ impl Qp {
             };
             if unexpected {
                 ctx.drops.unexpected_response += 1;
-                return;
+                return None;
             }
         }
-        if !self.mark_arrival(ctx, repr, meta) {
-            return;
-        }
-        self.rx.last_data_ns = Some(ctx.now);
-        if meta.ecn_ce {
-            ctx.stats.ce_received += 1;
-        }
-        if conn == ConnCheck::Duplicate {
-            ctx.stats.duplicates += 1;
-            return;
-        }
-        if op.is_response() {
-            // Accepted whatever its fate: a response that cannot be used
-            // fails its READ rather than being asked for again.
-            self.rx.conn.accept(repr.conn_psn);
-            return self.on_read_response(ctx, repr, msg, data);
-        }
-        if op.consumes_receive() {
-            self.take_shared_receives(ctx, stream, msg.recv_idx);
-        }
-        // Decide where the bytes go; every refusal leaves memory untouched.
-        let placed = match data {
-            RxData::Bytes(payload) => self
-                .check_dest(ctx, op, stream, msg, len)
-                .map(|dest| Some((dest, payload))),
+        Some(conn)
+    }
+
+    /// Where a new request or data packet's bytes go: the engine's own
+    /// memory and receive checks ([`Qp::check_dest`]), or, on the hardware
+    /// data path, the RTL's verdict in their place.
+    fn destination<'a, M: Memory>(
+        &'a self,
+        ctx: &mut Ctx<'_, M>,
+        op: Opcode,
+        stream: usize,
+        msg: &MsgRepr,
+        data: RxData<'a>,
+    ) -> Placement<'a> {
+        let len = data.len();
+        match data {
+            RxData::Bytes(payload) => match self.check_dest(ctx, op, stream, msg, len) {
+                Ok(dest) if len > 0 => Placement::Place(dest, payload),
+                Ok(_) => Placement::Nothing,
+                Err(refusal) => Placement::Refused(refusal),
+            },
             RxData::Placed { verdict, .. } => match verdict {
-                HwVerdict::Placed => Ok(None),
-                HwVerdict::ReceiverNotReady => Err(Refusal::ReceiverNotReady),
-                HwVerdict::InvalidRequest => Err(Refusal::InvalidRequest),
-                HwVerdict::RemoteOperational => Err(Refusal::RemoteOperational),
-                HwVerdict::RemoteAccess => Err(Refusal::RemoteAccess),
+                HwVerdict::Placed => Placement::Nothing,
+                HwVerdict::ReceiverNotReady => Placement::Refused(Refusal::ReceiverNotReady),
+                HwVerdict::InvalidRequest => Placement::Refused(Refusal::InvalidRequest),
+                HwVerdict::RemoteOperational => Placement::Refused(Refusal::RemoteOperational),
+                HwVerdict::RemoteAccess => Placement::Refused(Refusal::RemoteAccess),
                 // The engine found no duplicate, and a response verdict
                 // on another opcode: not the engine's decision.
                 HwVerdict::Duplicate | HwVerdict::UnexpectedResponse | HwVerdict::BadResponse => {
                     ctx.stats.hw_disagreements += 1;
-                    return;
+                    Placement::Disagreed
                 }
             },
-        };
-        match placed {
-            Err(refusal) => return self.refuse(ctx, refusal, repr, msg, meta.src_port),
-            Ok(Some((dest, payload))) if len > 0 => match dest {
-                Dest::At(addr) => ctx.mem.write(addr, payload),
-                Dest::Scatter(sgl, offset) => scatter(ctx.mem, sgl, offset, payload),
-                Dest::Nowhere => {}
-            },
-            Ok(_) => {}
         }
+    }
+
+    /// Records a placed request or data packet: its
+    /// conn PSN accepted, the counters, its message's progress (an atomic's
+    /// operands kept until it executes), then whatever of the stream is
+    /// now complete.
+    fn accept_message<M: Memory>(
+        &mut self,
+        ctx: &mut Ctx<'_, M>,
+        repr: &Repr,
+        msg: &MsgRepr,
+        data: RxData<'_>,
+    ) {
+        let op = repr.opcode;
+        let len = data.len();
         if !op.is_request() {
             ctx.stats.bytes_placed += u64::from(len);
         }
@@ -706,6 +761,7 @@ impl Qp {
             }
             _ => [0; 2],
         };
+        let stream = usize::from(repr.stream);
         let s = &mut self.rx.streams[stream];
         let entry = s.msgs.entry(msg.msn).or_insert(crate::rx::RxMsg {
             opcode: op,
@@ -1101,6 +1157,19 @@ impl Qp {
     }
 }
 
+/// What becomes of a new request or data packet's payload ([`Qp::destination`]).
+enum Placement<'a> {
+    /// Written by the engine: these bytes, there.
+    Place(Dest<'a>, &'a [u8]),
+    /// Nothing for the engine to write (no bytes, or the RTL placed them).
+    Nothing,
+    /// Refused: counted, NACKed, nothing written.
+    Refused(Refusal),
+    /// The RTL's verdict is not one the engine can take for this packet
+    /// (counted in `hw_disagreements`): dropped.
+    Disagreed,
+}
+
 /// Where an accepted packet's payload goes.
 enum Dest<'a> {
     /// At this address (a WRITE's).
@@ -1109,6 +1178,17 @@ enum Dest<'a> {
     Nowhere,
     /// Into these buffers from this offset of the message (a SEND's receive).
     Scatter(&'a SgList, u32),
+}
+
+impl Dest<'_> {
+    /// Writes `payload` where this says (already checked to hold it).
+    fn place<M: Memory>(&self, mem: &mut M, payload: &[u8]) {
+        match *self {
+            Dest::At(addr) => mem.write(addr, payload),
+            Dest::Scatter(sgl, offset) => scatter(mem, sgl, offset, payload),
+            Dest::Nowhere => {}
+        }
+    }
 }
 
 /// Writes `payload`, bytes `offset..` of a message, into the buffers of `sgl`
