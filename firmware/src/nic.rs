@@ -331,7 +331,7 @@ impl Nic {
         if let Some(due) = qp.timer_due.take() {
             self.timers.live.remove(&(due, qpn));
         }
-        if let Some(srq) = qp.cfg.srq.and_then(|n| self.srqs.get_mut(&n.get())) {
+        if let Some(srq) = qp.cfg().srq.and_then(|n| self.srqs.get_mut(&n.get())) {
             // Receives it took for messages that never came go back.
             srq.give_back(qp.rx.drain_receives().collect::<Vec<_>>().into_iter());
             srq.qps -= 1;
@@ -444,7 +444,7 @@ impl Nic {
         if qp.state == QpState::Reset {
             return Err(VerbsError::WrongState);
         }
-        if qp.cfg.srq.is_some() {
+        if qp.cfg().srq.is_some() {
             return Err(VerbsError::InvalidArgument);
         }
         self.cfg.message_len(&wr.sgl)?;
@@ -1001,7 +1001,7 @@ impl Nic {
     pub fn qp_entry(&self, qpn: u32) -> Option<(QpState, u32, u16, Option<RemoteEnd>)> {
         self.qps
             .get(&qpn)
-            .map(|q| (q.state, q.pd, q.cfg.streams, q.remote))
+            .map(|q| (q.state, q.pd, q.cfg().streams, q.remote))
     }
 
     /// Hardware data path: the receives posted on a QP's stream and not yet

@@ -76,14 +76,12 @@ pub(crate) struct Qp {
     pub qpn: u32,
     pub pd: u32,
     pub state: QpState,
-    pub cfg: QpConfig,
     pub remote: Option<RemoteEnd>,
     pub tx: Tx,
     pub rx: Rx,
     nacks: VecDeque<(NackRepr, u16, u16)>,
     disconnect_pending: bool,
     seed: u64,
-    mtu: u32,
     /// The paths' table entries are in the NIC (the hardware data path).
     hardware_table: bool,
     /// Queued in the NIC's ready list.
@@ -118,18 +116,17 @@ impl Qp {
         hardware_table: bool,
     ) -> Self {
         let cfg_auth = cfg.auth.clone();
+        let rx = Rx::new(cfg.streams, cfg.recv_window);
         Qp {
             qpn,
             pd,
             state: QpState::Reset,
-            tx: Tx::new(&cfg, mtu, seed, hardware_table),
-            rx: Rx::new(cfg.streams, cfg.recv_window),
-            cfg,
+            tx: Tx::new(cfg, mtu, seed, hardware_table),
+            rx,
             remote: None,
             nacks: VecDeque::new(),
             disconnect_pending: false,
             seed,
-            mtu,
             hardware_table,
             ready: false,
             closed: false,
@@ -143,6 +140,11 @@ impl Qp {
                 })
             }),
         }
+    }
+
+    /// The QP's configuration (kept by its sender half).
+    pub fn cfg(&self) -> &QpConfig {
+        self.tx.cfg()
     }
 
     /// Closes the QP for `destroy_qp`: drops its send work, posted receives and partly
@@ -203,8 +205,13 @@ impl Qp {
                 return Ok(());
             }
             QpTransition::Reset => {
-                let (qpn, pd, cfg, mtu, seed) =
-                    (self.qpn, self.pd, self.cfg.clone(), self.mtu, self.seed);
+                let (qpn, pd, cfg, mtu, seed) = (
+                    self.qpn,
+                    self.pd,
+                    self.cfg().clone(),
+                    self.tx.mtu(),
+                    self.seed,
+                );
                 let timer_due = self.timer_due;
                 *self = Qp::new(qpn, pd, cfg, mtu, seed.wrapping_add(1), self.hardware_table);
                 // The NIC's timer index still holds the old entry: it re-arms after this.
@@ -267,7 +274,7 @@ impl Qp {
                     .rx
                     .stream_mut(usize::from(wr.stream))
                     .ok_or(VerbsError::InvalidStream)?;
-                if stream.recvs.len() >= self.cfg.max_recv_wr {
+                if stream.recvs.len() >= self.tx.cfg().max_recv_wr {
                     return Err(VerbsError::QueueFull);
                 }
                 stream.recvs.push_back(wr);
@@ -491,7 +498,7 @@ impl Qp {
         let (reason, detail) = match refusal {
             Refusal::ReceiverNotReady => {
                 ctx.drops.receiver_not_ready += 1;
-                (NackReason::ReceiverNotReady, self.cfg.rnr_delay_us)
+                (NackReason::ReceiverNotReady, self.cfg().rnr_delay_us)
             }
             Refusal::InvalidRequest => {
                 ctx.drops.invalid_request += 1;
@@ -666,7 +673,7 @@ impl Qp {
             // Bounded per-stream state: every message after the oldest
             // incomplete one holds a conn PSN inside the receive window, so
             // its MSN is less than a window ahead (spec §6.5).
-            if conn == ConnCheck::New && !s.msn_in_window(msg.msn, self.cfg.recv_window) {
+            if conn == ConnCheck::New && !s.msn_in_window(msg.msn, self.cfg().recv_window) {
                 ctx.drops.msn_window += 1;
                 return None;
             }
@@ -795,7 +802,7 @@ impl Qp {
         stream: usize,
         recv_idx: u32,
     ) {
-        let Some(srqn) = self.cfg.srq.map(|n| n.get()) else {
+        let Some(srqn) = self.cfg().srq.map(|n| n.get()) else {
             return;
         };
         let Some(srq) = ctx.srqs.get_mut(&srqn) else {
@@ -803,7 +810,7 @@ impl Qp {
         };
         let s = &mut self.rx.streams[stream];
         let ahead = recv_idx.wrapping_sub(s.recv_base);
-        if ahead >= self.cfg.recv_window {
+        if ahead >= self.tx.cfg().recv_window {
             return;
         }
         while s.recvs.len() as u32 <= ahead {
@@ -1012,9 +1019,13 @@ impl Qp {
         }
         if datapath == Datapath::Hardware {
             // The RTL tracks the paths and sends the ACKs itself.
-            while self.rx.poll_ack(rate_hint, self.cfg.recv_window).is_some() {}
+            while self
+                .rx
+                .poll_ack(rate_hint, self.cfg().recv_window)
+                .is_some()
+            {}
         } else if let Some((path, port, ece, ack)) =
-            self.rx.poll_ack(rate_hint, self.cfg.recv_window)
+            self.rx.poll_ack(rate_hint, self.cfg().recv_window)
         {
             let (mut r, port) = base(Opcode::Ack, path, port);
             if ece {

@@ -256,7 +256,7 @@ enum FateOrigin {
 impl Tx {
     /// A sender whose paths' table entries are in the engine, or in the NIC
     /// when `hardware_table`.
-    pub fn new(cfg: &QpConfig, mtu: u32, seed: u64, hardware_table: bool) -> Self {
+    pub fn new(cfg: QpConfig, mtu: u32, seed: u64, hardware_table: bool) -> Self {
         let mut rng = SmallRng::seed_from_u64(seed);
         let paths = (0..cfg.paths)
             .map(|i| {
@@ -270,7 +270,6 @@ impl Tx {
             })
             .collect();
         Tx {
-            cfg: cfg.clone(),
             mtu,
             policy: RetryPolicy {
                 retry_cnt: 7,
@@ -314,7 +313,18 @@ impl Tx {
             hardware_table,
             fate_buf: Vec::new(),
             ack_rx_count: vec![0; usize::from(cfg.paths)],
+            cfg,
         }
+    }
+
+    /// The connection's configuration.
+    pub fn cfg(&self) -> &QpConfig {
+        &self.cfg
+    }
+
+    /// The MTU the sender cuts messages into.
+    pub fn mtu(&self) -> u32 {
+        self.mtu
     }
 
     /// Sets the first PSN: at RTS, or in RTR when the QP answers its first READ with
