@@ -427,7 +427,7 @@ impl Nic {
             .is_ok();
         let key = qp.tx.post(&wr, len)?;
         if !local_ok {
-            qp.tx.refuse(key, WcStatus::LocProtErr);
+            qp.tx.messages_mut().refuse(key, WcStatus::LocProtErr);
             qp.fail(WcStatus::LocProtErr, &mut self.events);
             self.timers.rearm(qp);
             return Ok(());
@@ -1029,8 +1029,9 @@ impl Nic {
     /// the QP's `max_rd_atomic`.
     pub fn outstanding_reads(&self, qpn: u32) -> impl Iterator<Item = (u16, u32, Sge, bool)> + '_ {
         self.qps.get(&qpn).into_iter().flat_map(|q| {
-            q.tx.reads_in_flight().map(|(stream, msn, key)| {
-                let m = q.tx.msg(key);
+            let messages = q.tx.messages();
+            messages.reads_in_flight().map(|(stream, msn, key)| {
+                let m = messages.msg(key);
                 (stream, msn, m.sgl.first(), m.opcode.is_atomic_request())
             })
         })

@@ -231,7 +231,7 @@ impl Qp {
         }
         let qpn = self.qpn;
         let mut push = |c: Completion| events.push_back(Event::Completion(c));
-        self.tx.drain_completions(qpn, &mut push);
+        self.tx.messages_mut().drain_completions(qpn, &mut push);
         self.tx.flush(qpn, &mut push);
         for wr in self.rx.drain_receives() {
             push(recv_completion(
@@ -463,6 +463,7 @@ impl Qp {
     pub fn after_tx_event<M: Memory>(&mut self, ctx: &mut Ctx<'_, M>) {
         let qpn = self.qpn;
         self.tx
+            .messages_mut()
             .drain_completions(qpn, &mut |c| ctx.events.push_back(Event::Completion(c)));
         if let Some(status) = self.tx.fatal.take() {
             self.fail(status, ctx.events);
@@ -681,7 +682,10 @@ impl Qp {
             // Matched to its READ before it takes a conn PSN: a response for
             // no READ, or one that does not fit it, changes nothing (spec
             // §6.8). The RTL matches it the same way (verdict 21, untracked).
-            let fits = self.tx.read_response_fits(op, repr.stream, msg, len);
+            let fits = self
+                .tx
+                .messages()
+                .read_response_fits(op, repr.stream, msg, len);
             let unexpected = match data {
                 RxData::Bytes(_) => !fits,
                 RxData::Placed { verdict, .. } => {
@@ -829,7 +833,7 @@ impl Qp {
         msg: &MsgRepr,
         data: RxData<'_>,
     ) {
-        let read = self.tx.reads.get(&(repr.stream, msg.msn)).copied();
+        let read = self.tx.messages().read(repr.stream, msg.msn);
         let Some(key) = read else {
             let agreed = match data {
                 RxData::Placed { verdict, .. } => verdict == HwVerdict::UnexpectedResponse,
@@ -841,7 +845,7 @@ impl Qp {
             ctx.drops.unexpected_response += 1;
             return;
         };
-        let m = self.tx.msg(key);
+        let m = self.tx.messages().msg(key);
         let len = data.len();
         let fits = match data {
             RxData::Bytes(_) => {
@@ -866,13 +870,13 @@ impl Qp {
         };
         if !fits {
             ctx.drops.unexpected_response += 1;
-            self.tx.refuse(key, WcStatus::BadRespErr);
+            self.tx.messages_mut().refuse(key, WcStatus::BadRespErr);
             self.tx.fatal = Some(WcStatus::BadRespErr);
             self.after_tx_event(ctx);
             return;
         }
         if let RxData::Bytes(payload) = data {
-            let sgl = &self.tx.msg(key).sgl;
+            let sgl = &self.tx.messages().msg(key).sgl;
             match <[u8; 8]>::try_from(payload) {
                 // The value an atomic found: big-endian on the wire, the host's
                 // byte order in its buffer.
@@ -884,10 +888,10 @@ impl Qp {
         }
         ctx.stats.bytes_placed += u64::from(len);
         ctx.stats.data_accepted += 1;
-        let m = self.tx.msg_mut(key);
+        let m = self.tx.messages_mut().msg_mut(key);
         m.read_placed += len;
         m.read_seen = true;
-        self.tx.complete_read_if_done(key);
+        self.tx.messages_mut().complete_read_if_done(key);
         self.after_tx_event(ctx);
     }
 
@@ -918,10 +922,13 @@ impl Qp {
                     );
                     ctx.events.push_back(Event::Completion(c));
                 }
-                Opcode::ReadReq => {
-                    self.tx
-                        .post_read_response(stream as u16, m.msn, m.remote_va, m.rkey, m.msg_len)
-                }
+                Opcode::ReadReq => self.tx.messages_mut().post_read_response(
+                    stream as u16,
+                    m.msn,
+                    m.remote_va,
+                    m.rkey,
+                    m.msg_len,
+                ),
                 op if op.is_atomic_request() => {
                     // A failed re-check fails the QP: nothing more retires.
                     let executed = self.execute_atomic(ctx, stream as u16, &m);
@@ -961,7 +968,9 @@ impl Qp {
         if let Some(v) = new {
             ctx.mem.write(addr, &v.to_ne_bytes());
         }
-        self.tx.post_atomic_response(stream, m.msn, m.rkey, found);
+        self.tx
+            .messages_mut()
+            .post_atomic_response(stream, m.msn, m.rkey, found);
         true
     }
 
@@ -1070,7 +1079,7 @@ impl Qp {
         buf: &mut [u8],
         datapath: Datapath,
     ) -> Option<HwTransmit> {
-        let m = self.tx.msg(plan.msg);
+        let m = self.tx.messages().msg(plan.msg);
         let mut flags = Flags::empty();
         flags.set(Flags::FIRST, plan.first);
         flags.set(Flags::LAST, plan.last);

@@ -1,0 +1,276 @@
+//! The sender's paths as a set: their entropy values, the totals and
+//! bitmaps kept over them (bytes in flight, paths with timers, marked
+//! paths), round-robin choice, and repathing one path at a time.
+
+use alloc::vec::Vec;
+use core::ops::{Index, IndexMut};
+
+use rand::{Rng, SeedableRng, rngs::SmallRng};
+
+use crate::config::QpConfig;
+use crate::counters::Stats;
+use crate::path::TxPath;
+use crate::ports::PortsReady;
+
+/// A connection's paths and what is kept over all of them.
+pub(crate) struct PathSet {
+    rng: SmallRng,
+    /// The paths. Only `Tx` changes them, and it calls
+    /// [`PathSet::refresh`] after every change.
+    paths: Vec<TxPath>,
+    /// Bytes in flight over all paths (the sum of what
+    /// [`PathSet::refresh`] counted).
+    inflight_total: u32,
+    /// Bit `i` set: path `i` may have a deadline ([`TxPath::has_timers`]),
+    /// as of its last [`PathSet::refresh`]. The timer query and the probe
+    /// search look at these paths only.
+    timed: u64,
+    /// Bit `i` set: path `i` is marked (`PathView::marked`), as of its
+    /// last [`PathSet::refresh`], so [`PathSet::any_marked`] walks no paths.
+    marked: u64,
+    /// The path that waits to drain before it moves to a new entropy value
+    /// ([`PathSet::settle_move`]) and takes no packets meanwhile; one at a time.
+    draining: Option<u8>,
+    /// The last data poll found a usable path only on a busy port.
+    port_blocked: bool,
+    /// The path chosen after the last one (round robin; paths ≤ 64).
+    rr: u16,
+}
+
+impl PathSet {
+    /// `cfg.paths` paths on random striped entropy values drawn from `seed`,
+    /// their table entries in the engine, or in the NIC when `hardware_table`.
+    pub fn new(cfg: &QpConfig, mtu: u32, seed: u64, hardware_table: bool) -> Self {
+        let mut rng = SmallRng::seed_from_u64(seed);
+        let paths = (0..cfg.paths)
+            .map(|i| {
+                let entropy = striped_entropy(&mut rng, i);
+                let cc = cfg.cc.build(mtu);
+                if hardware_table {
+                    TxPath::new_hardware(entropy, cc)
+                } else {
+                    TxPath::new(entropy, cc)
+                }
+            })
+            .collect();
+        PathSet {
+            rng,
+            paths,
+            inflight_total: 0,
+            timed: 0,
+            marked: 0,
+            draining: None,
+            port_blocked: false,
+            rr: 0,
+        }
+    }
+
+    /// How many paths there are.
+    pub fn len(&self) -> usize {
+        self.paths.len()
+    }
+
+    /// Path `i`, if there is one.
+    pub fn get(&self, i: usize) -> Option<&TxPath> {
+        self.paths.get(i)
+    }
+
+    /// The paths, in index order.
+    pub fn iter(&self) -> core::slice::Iter<'_, TxPath> {
+        self.paths.iter()
+    }
+
+    /// The paths, to change (each then [`PathSet::refresh`]ed).
+    pub fn iter_mut(&mut self) -> core::slice::IterMut<'_, TxPath> {
+        self.paths.iter_mut()
+    }
+
+    /// After a change to `path`: re-reads its RACK deadline's inputs and
+    /// its bytes in flight, so that neither the timer query nor the
+    /// connection window walks every path's state on every call.
+    pub fn refresh(&mut self, path: usize) {
+        self.settle_move(path);
+        let p = &mut self.paths[path];
+        p.refresh_timers();
+        let (before, now) = p.recount_inflight();
+        self.inflight_total = self.inflight_total - before + now;
+        let bit = 1u64 << path;
+        if p.has_timers() {
+            self.timed |= bit;
+        } else {
+            self.timed &= !bit;
+        }
+        if p.view().marked() {
+            self.marked |= bit;
+        } else {
+            self.marked &= !bit;
+        }
+    }
+
+    /// The paths that may have a deadline, in index order.
+    pub fn timed(&self) -> impl Iterator<Item = usize> + use<> {
+        let mut bits = self.timed;
+        core::iter::from_fn(move || {
+            let i = bits.trailing_zeros() as usize;
+            bits &= bits.wrapping_sub(1);
+            (i < 64).then_some(i)
+        })
+    }
+
+    /// How many paths may have a deadline.
+    pub fn timed_count(&self) -> u32 {
+        self.timed.count_ones()
+    }
+
+    /// True when what [`PathSet::refresh`] keeps matches the paths (checked in
+    /// debug builds).
+    pub fn refreshed(&self) -> bool {
+        let inflight: u32 = self.paths.iter().map(|p| p.inflight_bytes()).sum();
+        inflight == self.inflight_total
+            && self.paths.iter().enumerate().all(|(i, p)| {
+                p.refreshed()
+                    && (!p.has_timers() || self.timed & (1 << i) != 0)
+                    && p.view().marked() == (self.marked & (1 << i) != 0)
+            })
+    }
+
+    /// Bytes in flight over all paths.
+    pub fn inflight(&self) -> u32 {
+        debug_assert!(self.refreshed(), "a path changed without PathSet::refresh");
+        self.inflight_total
+    }
+
+    /// True when some path is marked (`PathView::marked`).
+    pub fn any_marked(&self) -> bool {
+        debug_assert!(self.refreshed(), "a path changed without PathSet::refresh");
+        self.marked != 0
+    }
+
+    /// Chooses the path for a packet of `len` bytes: the next usable path in
+    /// round-robin order, avoiding `avoid` when possible. Each path's window
+    /// (its congestion controller) decides whether it is usable, so a
+    /// congested path gets fewer packets. Strict rotation keeps every path
+    /// carrying packets, so a loss is soon followed by a later packet on the
+    /// same path and detected from the SACK gap instead of by timeout
+    /// (picking the least-loaded path starved a path holding a lost packet).
+    ///
+    /// A path whose port is busy (`ports`) is skipped too; when that alone
+    /// left nothing to choose, [`PathSet::take_port_blocked`] says so.
+    pub fn choose(&mut self, len: u32, avoid: Option<u16>, ports: PortsReady) -> Option<usize> {
+        let n = self.paths.len();
+        let rr = usize::from(self.rr);
+        let usable = |i: usize| {
+            self.draining != Some(i as u8)
+                && self.paths[i].can_send(len)
+                && (avoid != Some(i as u16) || n == 1)
+        };
+        let mut blocked = false;
+        let pick = (0..n).map(|k| (rr + k) % n).find(|&i| {
+            let ok = usable(i);
+            let takes = ports.takes(self.paths[i].entropy());
+            blocked |= ok && !takes;
+            ok && takes
+        });
+        if pick.is_none() && avoid.is_some() {
+            return self.choose(len, None, ports);
+        }
+        self.port_blocked |= pick.is_none() && blocked;
+        if let Some(b) = pick {
+            self.rr = ((b + 1) % n) as u16;
+        }
+        pick
+    }
+
+    /// True (once) when the last data polls had a packet to send but only on
+    /// paths whose port was busy: the QP should be polled again when ports free.
+    pub fn take_port_blocked(&mut self) -> bool {
+        core::mem::take(&mut self.port_blocked)
+    }
+
+    /// Moves `path` to a new entropy value when its loss estimate says so, or
+    /// its ECN estimate does and stands out from its sibling paths' (marks
+    /// every path shares come from a common bottleneck, such as the receiver's
+    /// link, which no route avoids). The move waits until the path has
+    /// drained ([`PathSet::settle_move`]), and one path drains at a time: the
+    /// others take its share meanwhile.
+    pub fn repath_if_wanted(&mut self, path: usize, cfg: &QpConfig, stats: &mut Stats) {
+        if self.draining.is_some() {
+            return;
+        }
+        let v = self.paths[path].view();
+        let lossy = v.wants_repath(f32::INFINITY, cfg.repath_loss_fraction);
+        let limit = cfg.repath_ecn_fraction;
+        let marked = v.wants_repath(limit, f32::INFINITY)
+            && v.ecn_fraction() > self.sibling_ecn_fraction(path) + limit / 2.0;
+        if lossy || marked {
+            self.draining = Some(path as u8);
+            stats.repaths += 1;
+            self.settle_move(path);
+        }
+    }
+
+    /// Performs `path`'s pending move once nothing sent on its old route is
+    /// unresolved: packets on a new route would overtake those still queued
+    /// on the old one, and a later path PSN acknowledged first declares the
+    /// earlier ones lost (spec §5.8). The path takes no packets meanwhile.
+    fn settle_move(&mut self, path: usize) {
+        if self.draining == Some(path as u8) && self.paths[path].drained() {
+            self.draining = None;
+            let e = striped_entropy(&mut self.rng, path as u16);
+            self.paths[path].move_to(e);
+        }
+    }
+
+    /// Mean CE fraction of the connection's paths other than `path` (0 with
+    /// one path).
+    fn sibling_ecn_fraction(&self, path: usize) -> f32 {
+        let others = self.paths.len() - 1;
+        if others == 0 {
+            return 0.0;
+        }
+        let sum: f32 = (self.paths.iter().enumerate())
+            .filter(|&(i, _)| i != path)
+            .map(|(_, p)| p.view().ecn_fraction())
+            .sum();
+        sum / others as f32
+    }
+
+    /// A random entropy value for path `path` to move to after its timeout.
+    pub fn timeout_entropy(&mut self, path: usize) -> u16 {
+        striped_entropy(&mut self.rng, path as u16)
+    }
+
+    /// `path` moved (on its timeout): a drain it waited for is over.
+    pub fn moved(&mut self, path: usize) {
+        if self.draining == Some(path as u8) {
+            self.draining = None;
+        }
+    }
+}
+
+impl Index<usize> for PathSet {
+    type Output = TxPath;
+    fn index(&self, i: usize) -> &TxPath {
+        &self.paths[i]
+    }
+}
+
+impl IndexMut<usize> for PathSet {
+    fn index_mut(&mut self, i: usize) -> &mut TxPath {
+        &mut self.paths[i]
+    }
+}
+
+/// Low bits of an entropy value that stay fixed per path ("stripes").
+const STRIPE_MASK: u16 = 0x7;
+
+/// A random entropy value from the dynamic port range for path `path`: its
+/// low three bits are the path index's, and stay so when the path moves. A
+/// multi-plane NIC that picks its plane from the low bits of the source port
+/// (the model of `metaroce-fabric`'s multi-plane topology) then gets an equal
+/// share of the paths on every plane (for 1, 2, 4 or 8 planes) instead of a
+/// random split, and a path repaths within its plane. Within a plane, ECMP
+/// still hashes the whole value.
+fn striped_entropy(rng: &mut SmallRng, path: u16) -> u16 {
+    (rng.gen_range(metaroce_proto::ENTROPY_PORTS) & !STRIPE_MASK) | (path & STRIPE_MASK)
+}
