@@ -29,6 +29,7 @@ extern crate alloc;
 pub mod cc;
 mod config;
 mod counters;
+mod ctx;
 pub mod datapath;
 pub mod ids;
 pub mod loopback;

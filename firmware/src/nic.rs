@@ -20,6 +20,7 @@ use metaroce_proto::{
 
 use crate::config::{MAX_PATHS, NicConfig, QpConfig};
 use crate::counters::{Drops, Stats};
+use crate::ctx::Shared;
 use crate::datapath::{
     Datapath, HW_MAX_STREAMS, HwTransmit, HwVerdict, PlacedPacket, TableDone, TableRequest,
 };
@@ -28,7 +29,7 @@ use crate::memory::Memory;
 use crate::mr::{MemoryRegion, MrTable, RegisterError};
 use crate::path::{PathStats, PathView, SlotFate};
 use crate::ports::PortsReady;
-use crate::qp::{Ctx, PseudoLocal, Qp, RxData};
+use crate::qp::{PseudoLocal, Qp, RxData};
 use crate::srq::{Srq, SrqAttr, Srqs};
 use crate::verbs::{
     ATOMIC_LEN, MAX_SGE, QpState, QpTransition, RecvWr, RemoteEnd, SendWr, SgList, Sge, VerbsError,
@@ -152,21 +153,18 @@ impl Timers {
 /// One MetaRoCE NIC's transport engine.
 pub struct Nic {
     cfg: NicConfig,
-    mrs: MrTable,
+    /// What the QPs share (memory regions, SRQs, counters, events).
+    shared: Shared,
     qps: BTreeMap<u32, Qp>,
-    srqs: Srqs,
     lingering: BTreeMap<u32, Lingering>,
     timers: Timers,
     ids: IdGen,
     /// QPs created so far plus 0x0f.
     qps_created: u32,
     next_pd: u32,
-    events: VecDeque<Event>,
     ready: VecDeque<u32>,
     /// QPs the current poll passed over because their data was for busy ports.
     port_blocked: VecDeque<u32>,
-    drops: Drops,
-    stats: Stats,
     active_senders: u32,
     next_fair_recount: u64,
 }
@@ -184,19 +182,21 @@ impl Nic {
         }
         Nic {
             cfg,
-            mrs: MrTable::new(IdGen::from_seed(key_seed)),
+            shared: Shared {
+                mrs: MrTable::new(IdGen::from_seed(key_seed)),
+                srqs: Srqs::new(),
+                drops: Drops::default(),
+                stats: Stats::default(),
+                events: VecDeque::new(),
+            },
             qps: BTreeMap::new(),
-            srqs: Srqs::new(),
             lingering: BTreeMap::new(),
             timers: Timers::default(),
             ids,
             qps_created: 0x0f,
             next_pd: 1,
-            events: VecDeque::new(),
             ready: VecDeque::new(),
             port_blocked: VecDeque::new(),
-            drops: Drops::default(),
-            stats: Stats::default(),
             active_senders: 1,
             next_fair_recount: 0,
         }
@@ -221,12 +221,12 @@ impl Nic {
         len: u64,
         access: crate::mr::Access,
     ) -> Result<MemoryRegion, RegisterError> {
-        self.mrs.register(pd, addr, len, access)
+        self.shared.mrs.register(pd, addr, len, access)
     }
 
     /// Deregisters memory; false when the key is unknown.
     pub fn deregister_mr(&mut self, lkey: u32) -> bool {
-        self.mrs.deregister(lkey).is_some()
+        self.shared.mrs.deregister(lkey).is_some()
     }
 
     /// The next conn PSN QP `qpn` expects to receive (its cumulative
@@ -255,11 +255,11 @@ impl Nic {
             return Some(datagram);
         };
         let Ok((seq, len)) = auth.mac.open(auth.peer_qpn, datagram) else {
-            self.drops.bad_tag += 1;
+            self.shared.drops.bad_tag += 1;
             return None;
         };
         if !auth.rx.accept(seq) {
-            self.drops.replayed += 1;
+            self.shared.drops.replayed += 1;
             return None;
         }
         datagram.get(..len)
@@ -288,6 +288,7 @@ impl Nic {
         // A shared receive queue of the QP's protection domain.
         if let Some(srqn) = cfg.srq {
             let srq = self
+                .shared
                 .srqs
                 .get_mut(&srqn.get())
                 .ok_or(VerbsError::InvalidArgument)?;
@@ -331,7 +332,11 @@ impl Nic {
         if let Some(due) = qp.timer_due.take() {
             self.timers.live.remove(&(due, qpn));
         }
-        if let Some(srq) = qp.cfg().srq.and_then(|n| self.srqs.get_mut(&n.get())) {
+        if let Some(srq) = qp
+            .cfg()
+            .srq
+            .and_then(|n| self.shared.srqs.get_mut(&n.get()))
+        {
             // Receives it took for messages that never came go back.
             srq.give_back(qp.rx.drain_receives().collect::<Vec<_>>().into_iter());
             srq.qps -= 1;
@@ -380,7 +385,7 @@ impl Nic {
         {
             return Err(VerbsError::InvalidArgument);
         }
-        qp.modify(t, &mut self.events)?;
+        qp.modify(t, &mut self.shared.events)?;
         if let (QpTransition::Rtr(remote), Some(auth)) = (t, qp.auth.as_mut()) {
             // The sequence numbers start at a random point, so a QP reset
             // and connected again under the same key does not repeat them.
@@ -401,7 +406,7 @@ impl Nic {
     /// Sends DISCONNECT to the peer and moves the QP to ERR.
     pub fn disconnect(&mut self, qpn: u32) -> Result<(), VerbsError> {
         let qp = self.qps.get_mut(&qpn).ok_or(VerbsError::NoSuchQp)?;
-        qp.disconnect(&mut self.events);
+        qp.disconnect(&mut self.shared.events);
         Self::touched(&mut self.ready, &mut self.timers, qp);
         Ok(())
     }
@@ -422,13 +427,14 @@ impl Nic {
         }
         let write_local = wr.op.writes_local();
         let local_ok = self
+            .shared
             .mrs
             .check_local_all(qp.pd, wr.sgl.as_slice().iter().copied(), write_local)
             .is_ok();
         let key = qp.tx.post(&wr, len)?;
         if !local_ok {
             qp.tx.messages_mut().refuse(key, WcStatus::LocProtErr);
-            qp.fail(WcStatus::LocProtErr, &mut self.events);
+            qp.fail(WcStatus::LocProtErr, &mut self.shared.events);
             self.timers.rearm(qp);
             return Ok(());
         }
@@ -448,10 +454,11 @@ impl Nic {
             return Err(VerbsError::InvalidArgument);
         }
         self.cfg.message_len(&wr.sgl)?;
-        self.mrs
+        self.shared
+            .mrs
             .check_local_all(qp.pd, wr.sgl.as_slice().iter().copied(), true)
             .map_err(|_| VerbsError::InvalidArgument)?;
-        qp.post_recv(wr, &mut self.events)?;
+        qp.post_recv(wr, &mut self.shared.events)?;
         Self::touched(&mut self.ready, &mut self.timers, qp);
         Ok(())
     }
@@ -466,8 +473,8 @@ impl Nic {
         if max_wr == 0 {
             return Err(VerbsError::InvalidArgument);
         }
-        let srqn = self.srqs.last_key_value().map_or(1, |(&n, _)| n + 1);
-        self.srqs.insert(srqn, Srq::new(pd, max_wr));
+        let srqn = self.shared.srqs.last_key_value().map_or(1, |(&n, _)| n + 1);
+        self.shared.srqs.insert(srqn, Srq::new(pd, max_wr));
         Ok(srqn)
     }
 
@@ -477,6 +484,7 @@ impl Nic {
     /// disarms. 0 disarms it; a limit above its size is refused.
     pub fn arm_srq_limit(&mut self, srqn: u32, limit: u32) -> Result<(), VerbsError> {
         let srq = self
+            .shared
             .srqs
             .get_mut(&srqn)
             .ok_or(VerbsError::InvalidArgument)?;
@@ -485,17 +493,21 @@ impl Nic {
 
     /// A shared receive queue's attributes.
     pub fn query_srq(&self, srqn: u32) -> Option<SrqAttr> {
-        self.srqs.get(&srqn).map(Srq::attr)
+        self.shared.srqs.get(&srqn).map(Srq::attr)
     }
 
     /// Destroys a shared receive queue (its posted receives are dropped without
     /// completions); `InUse` while a QP takes its receives from it.
     pub fn destroy_srq(&mut self, srqn: u32) -> Result<(), VerbsError> {
-        let srq = self.srqs.get(&srqn).ok_or(VerbsError::InvalidArgument)?;
+        let srq = self
+            .shared
+            .srqs
+            .get(&srqn)
+            .ok_or(VerbsError::InvalidArgument)?;
         if srq.qps > 0 {
             return Err(VerbsError::InUse);
         }
-        self.srqs.remove(&srqn);
+        self.shared.srqs.remove(&srqn);
         Ok(())
     }
 
@@ -504,11 +516,13 @@ impl Nic {
     /// queue's protection domain, `QueueFull` when it holds its `max_wr`.
     pub fn post_srq_recv(&mut self, srqn: u32, wr: RecvWr) -> Result<(), VerbsError> {
         let srq = self
+            .shared
             .srqs
             .get_mut(&srqn)
             .ok_or(VerbsError::InvalidArgument)?;
         self.cfg.message_len(&wr.sgl)?;
-        self.mrs
+        self.shared
+            .mrs
             .check_local_all(srq.pd, wr.sgl.as_slice().iter().copied(), true)
             .map_err(|_| VerbsError::InvalidArgument)?;
         srq.post(wr)
@@ -547,32 +561,23 @@ impl Nic {
             && datagram[0] == VERSION
             && Opcode::try_from(datagram[1]).is_ok_and(Opcode::is_atomic)
         {
-            self.drops.bad_opcode += 1;
+            self.shared.drops.bad_opcode += 1;
             return;
         }
         let packet = match Packet::new_checked(datagram) {
             Ok(p) => p,
-            Err(e) => return self.drops.count_wire_error(&e),
+            Err(e) => return self.shared.drops.count_wire_error(&e),
         };
         let pseudo = PseudoHeader::new(meta.src_ip, meta.src_port, meta.dst_ip, meta.dst_port);
         if let Err(e) = packet.verify_icrc(&pseudo) {
-            return self.drops.count_wire_error(&e);
+            return self.shared.drops.count_wire_error(&e);
         }
         let repr = match Repr::parse(&packet) {
             Ok(r) => r,
-            Err(e) => return self.drops.count_wire_error(&e),
+            Err(e) => return self.shared.drops.count_wire_error(&e),
         };
         self.clock_lingering(now);
-        let mut ctx = Ctx {
-            now,
-            mem,
-            mrs: &self.mrs,
-            srqs: &mut self.srqs,
-            drops: &mut self.drops,
-            stats: &mut self.stats,
-            events: &mut self.events,
-            mtu: self.cfg.mtu,
-        };
+        let mut ctx = self.shared.ctx(now, mem, self.cfg.mtu);
         let Some(qp) = self.qps.get_mut(&repr.dst_qpn) else {
             let Some(l) = self
                 .lingering
@@ -608,11 +613,11 @@ impl Nic {
     pub fn handle_placed<M: Memory>(&mut self, now: u64, p: &PlacedPacket, mem: &mut M) {
         let Some(qp) = self.qps.get_mut(&p.dst_qpn) else {
             // The RTL's QP table holds only live QPs: it should not get here.
-            self.stats.hw_disagreements += 1;
+            self.shared.stats.hw_disagreements += 1;
             return;
         };
         let Some(remote) = qp.remote else {
-            self.stats.hw_disagreements += 1;
+            self.shared.stats.hw_disagreements += 1;
             return;
         };
         // The RTL checked the peer: the packet comes from the QP's peer.
@@ -644,30 +649,27 @@ impl Nic {
             ecn_ce: p.ecn_ce,
         };
         let was_sending = sending(qp, now, self.cfg.fair_share_window_ns);
-        let before = (self.stats.data_accepted, self.stats.duplicates);
-        let mut ctx = Ctx {
-            now,
-            mem,
-            mrs: &self.mrs,
-            srqs: &mut self.srqs,
-            drops: &mut self.drops,
-            stats: &mut self.stats,
-            events: &mut self.events,
-            mtu: self.cfg.mtu,
-        };
+        let before = (
+            self.shared.stats.data_accepted,
+            self.shared.stats.duplicates,
+        );
+        let mut ctx = self.shared.ctx(now, mem, self.cfg.mtu);
         let data = RxData::Placed {
             len: p.payload_len,
             verdict: p.verdict,
         };
         qp.on_packet(&mut ctx, &repr, data, &meta);
-        let after = (self.stats.data_accepted, self.stats.duplicates);
+        let after = (
+            self.shared.stats.data_accepted,
+            self.shared.stats.duplicates,
+        );
         let agreed = match p.verdict {
             HwVerdict::Placed => after.0 > before.0,
             HwVerdict::Duplicate => after.1 > before.1,
             _ => true,
         };
         if !agreed {
-            self.stats.hw_disagreements += 1;
+            self.shared.stats.hw_disagreements += 1;
         }
         if !was_sending && sending(qp, now, 0) {
             // As on the software data path: a new sender recounts at once.
@@ -715,20 +717,12 @@ impl Nic {
         };
         if !qp
             .tx
-            .on_table_result(now, path, done, fates, view, &mut self.stats)
+            .on_table_result(now, path, done, fates, view, &mut self.shared.stats)
         {
-            self.stats.hw_disagreements += 1;
+            self.shared.stats.hw_disagreements += 1;
         }
-        let mut ctx = Ctx {
-            now,
-            mem: &mut NoMemory,
-            mrs: &self.mrs,
-            srqs: &mut self.srqs,
-            drops: &mut self.drops,
-            stats: &mut self.stats,
-            events: &mut self.events,
-            mtu: self.cfg.mtu,
-        };
+        let mut mem = NoMemory;
+        let mut ctx = self.shared.ctx(now, &mut mem, self.cfg.mtu);
         qp.after_tx_event(&mut ctx);
         Self::touched(&mut self.ready, &mut self.timers, qp);
     }
@@ -797,16 +791,7 @@ impl Nic {
                     None => continue,
                 },
             };
-            let mut ctx = Ctx {
-                now,
-                mem,
-                mrs: &self.mrs,
-                srqs: &mut self.srqs,
-                drops: &mut self.drops,
-                stats: &mut self.stats,
-                events: &mut self.events,
-                mtu: self.cfg.mtu,
-            };
+            let mut ctx = self.shared.ctx(now, mem, self.cfg.mtu);
             let transmit = qp.poll_transmit(&mut ctx, &local, rate_hint, buf, datapath, ports);
             if live {
                 self.timers.rearm(qp);
@@ -930,17 +915,8 @@ impl Nic {
         for &qpn in &due {
             let qp = self.qps.get_mut(&qpn).expect("the index holds live QPs");
             qp.timer_due = None;
-            qp.tx.on_timeout(now, &mut self.stats);
-            let mut ctx = Ctx {
-                now,
-                mem: &mut *mem,
-                mrs: &self.mrs,
-                srqs: &mut self.srqs,
-                drops: &mut self.drops,
-                stats: &mut self.stats,
-                events: &mut self.events,
-                mtu: self.cfg.mtu,
-            };
+            qp.tx.on_timeout(now, &mut self.shared.stats);
+            let mut ctx = self.shared.ctx(now, &mut *mem, self.cfg.mtu);
             qp.after_tx_event(&mut ctx);
             Self::touched(&mut self.ready, &mut self.timers, qp);
         }
@@ -958,23 +934,23 @@ impl Nic {
 
     /// Next application event.
     pub fn poll_event(&mut self) -> Option<Event> {
-        self.events.pop_front()
+        self.shared.events.pop_front()
     }
 
     /// Drop counters.
     pub fn drops(&self) -> &Drops {
-        &self.drops
+        &self.shared.drops
     }
 
     /// The drop counters, for a hardware data path to count the packets its RTL
     /// refused before the engine saw them (verdict events that name a reason).
     pub fn drops_mut(&mut self) -> &mut Drops {
-        &mut self.drops
+        &mut self.shared.drops
     }
 
     /// Transport counters.
     pub fn stats(&self) -> &Stats {
-        &self.stats
+        &self.shared.stats
     }
 
     /// Per-path statistics of a QP.
@@ -993,7 +969,7 @@ impl Nic {
     /// Hardware data path: every registered memory region, for a driver that mirrors
     /// them in the RTL's MR table and maps them for the device.
     pub fn memory_regions(&self) -> impl Iterator<Item = &MemoryRegion> + '_ {
-        self.mrs.iter()
+        self.shared.mrs.iter()
     }
 
     /// Hardware data path: a QP's state, protection domain, stream count

@@ -8,13 +8,12 @@ use metaroce_proto::{
 };
 
 use crate::config::{MAX_PATHS, QpConfig};
-use crate::counters::{Drops, Stats};
+pub(crate) use crate::ctx::Ctx;
 use crate::datapath::{Datapath, HwTransmit, HwVerdict, TxDescriptor};
 use crate::memory::Memory;
-use crate::mr::{Access, MrTable};
+use crate::mr::Access;
 use crate::ports::PortsReady;
 use crate::rx::{ConnCheck, PathMark, Rx, RxMsg};
-use crate::srq::Srqs;
 use crate::tx::{DataPlan, RetryPolicy, Tx};
 use crate::verbs::{
     ATOMIC_LEN, Completion, QpState, QpTransition, RecvWr, RemoteEnd, SgList, VerbsError, WcOpcode,
@@ -23,18 +22,6 @@ use crate::verbs::{
 use crate::{Event, RxMeta, Transmit};
 use alloc::boxed::Box;
 use metaroce_proto::auth::{Authenticator, ReplayWindow};
-
-/// Everything a QP borrows from its NIC while it works.
-pub(crate) struct Ctx<'a, M: Memory> {
-    pub now: u64,
-    pub mem: &'a mut M,
-    pub mrs: &'a MrTable,
-    pub srqs: &'a mut Srqs,
-    pub drops: &'a mut Drops,
-    pub stats: &'a mut Stats,
-    pub events: &'a mut VecDeque<Event>,
-    pub mtu: u32,
-}
 
 /// A received packet's payload: bytes for the engine to place, or already
 /// placed by the RTL, whose verdict stands in for the engine's memory and
