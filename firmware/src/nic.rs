@@ -134,7 +134,7 @@ impl Timers {
     /// after something may have changed it.
     fn rearm(&mut self, qp: &mut Qp) {
         let due = if qp.sends() {
-            qp.tx.next_deadline(&mut self.work)
+            qp.next_deadline(&mut self.work)
         } else {
             None
         };
@@ -232,7 +232,7 @@ impl Nic {
     /// The next conn PSN QP `qpn` expects to receive (its cumulative
     /// acceptance point), for tests.
     pub fn debug_rx_conn_cum(&self, qpn: u32) -> Option<u32> {
-        self.qps.get(&qpn).map(|q| q.rx.conn.cum())
+        self.qps.get(&qpn).map(Qp::accepted_psn)
     }
 
     /// On an authenticated QP (the one `datagram`'s `dst_qpn` names), checks
@@ -338,7 +338,7 @@ impl Nic {
             .and_then(|n| self.shared.srqs.get_mut(&n.get()))
         {
             // Receives it took for messages that never came go back.
-            srq.give_back(qp.rx.drain_receives().collect::<Vec<_>>().into_iter());
+            srq.give_back(qp.drain_receives().collect::<Vec<_>>().into_iter());
             srq.qps -= 1;
         }
         let linger_ns = qp
@@ -431,9 +431,9 @@ impl Nic {
             .mrs
             .check_local_all(qp.pd, wr.sgl.as_slice().iter().copied(), write_local)
             .is_ok();
-        let key = qp.tx.post(&wr, len)?;
+        let key = qp.post_send(&wr, len)?;
         if !local_ok {
-            qp.tx.messages_mut().refuse(key, WcStatus::LocProtErr);
+            qp.refuse_send(key, WcStatus::LocProtErr);
             qp.fail(WcStatus::LocProtErr, &mut self.shared.events);
             self.timers.rearm(qp);
             return Ok(());
@@ -591,9 +591,9 @@ impl Nic {
             Self::mark_ready(&mut self.ready, &mut l.qp);
             return;
         };
-        let was_sending = sending(qp, now, self.cfg.fair_share_window_ns);
+        let was_sending = qp.received_data_within(now, self.cfg.fair_share_window_ns);
         qp.on_packet(&mut ctx, &repr, RxData::Bytes(packet.payload()), &meta);
-        if !was_sending && sending(qp, now, 0) {
+        if !was_sending && qp.received_data_within(now, 0) {
             // A connection that starts sending to us changes everyone's fair
             // share: recount now rather than at the end of the window, so an
             // incast is paced from its first round trip.
@@ -648,7 +648,7 @@ impl Nic {
             dst_port: self.cfg.udp_port,
             ecn_ce: p.ecn_ce,
         };
-        let was_sending = sending(qp, now, self.cfg.fair_share_window_ns);
+        let was_sending = qp.received_data_within(now, self.cfg.fair_share_window_ns);
         let before = (
             self.shared.stats.data_accepted,
             self.shared.stats.duplicates,
@@ -671,7 +671,7 @@ impl Nic {
         if !agreed {
             self.shared.stats.hw_disagreements += 1;
         }
-        if !was_sending && sending(qp, now, 0) {
+        if !was_sending && qp.received_data_within(now, 0) {
             // As on the software data path: a new sender recounts at once.
             self.next_fair_recount = now;
         }
@@ -686,7 +686,7 @@ impl Nic {
     pub fn poll_table_op(&mut self) -> Option<TableRequest> {
         let timers = &mut self.timers;
         self.qps.values_mut().find_map(|qp| {
-            let (path, op) = qp.tx.poll_table_op()?;
+            let (path, op) = qp.poll_table_op()?;
             timers.rearm(qp);
             Some(TableRequest {
                 qpn: qp.qpn,
@@ -715,15 +715,9 @@ impl Nic {
         let Some(qp) = self.qps.get_mut(&qpn) else {
             return; // destroyed meanwhile
         };
-        if !qp
-            .tx
-            .on_table_result(now, path, done, fates, view, &mut self.shared.stats)
-        {
-            self.shared.stats.hw_disagreements += 1;
-        }
         let mut mem = NoMemory;
         let mut ctx = self.shared.ctx(now, &mut mem, self.cfg.mtu);
-        qp.after_tx_event(&mut ctx);
+        qp.on_table_result(&mut ctx, path, done, fates, view);
         Self::touched(&mut self.ready, &mut self.timers, qp);
     }
 
@@ -814,7 +808,7 @@ impl Nic {
                     return Some(t);
                 }
                 // Data only for busy ports: it keeps its place in line.
-                None if qp.tx.take_port_blocked() => self.port_blocked.push_back(qpn),
+                None if qp.take_port_blocked() => self.port_blocked.push_back(qpn),
                 None => qp.ready = false,
             }
         }
@@ -838,10 +832,7 @@ impl Nic {
         let active = self
             .qps
             .values()
-            .filter(|q| {
-                q.rx.last_data_ns
-                    .is_some_and(|t| now.saturating_sub(t) <= window)
-            })
+            .filter(|q| q.received_data_within(now, window))
             .count();
         self.active_senders = (active as u32).max(1);
         self.next_fair_recount = now + window;
@@ -871,7 +862,7 @@ impl Nic {
             .qps
             .values()
             .filter(|q| q.sends())
-            .filter_map(|q| q.tx.next_deadline(&mut work))
+            .filter_map(|q| q.next_deadline(&mut work))
             .min();
         let lingering = self.lingering.values().map(|l| l.until.unwrap_or(0)).min();
         live.into_iter().chain(lingering).min()
@@ -904,9 +895,7 @@ impl Nic {
                 let mut work = 0;
                 self.qps
                     .values()
-                    .filter(|q| {
-                        q.sends() && q.tx.next_deadline(&mut work).is_some_and(|d| d <= now)
-                    })
+                    .filter(|q| q.sends() && q.next_deadline(&mut work).is_some_and(|d| d <= now))
                     .map(|q| q.qpn)
                     .eq(due.iter().copied())
             },
@@ -915,9 +904,8 @@ impl Nic {
         for &qpn in &due {
             let qp = self.qps.get_mut(&qpn).expect("the index holds live QPs");
             qp.timer_due = None;
-            qp.tx.on_timeout(now, &mut self.shared.stats);
             let mut ctx = self.shared.ctx(now, &mut *mem, self.cfg.mtu);
-            qp.after_tx_event(&mut ctx);
+            qp.on_timeout(&mut ctx);
             Self::touched(&mut self.ready, &mut self.timers, qp);
         }
         self.timers.due = due;
@@ -955,9 +943,7 @@ impl Nic {
 
     /// Per-path statistics of a QP.
     pub fn path_stats(&self, qpn: u32) -> Option<Vec<PathStats>> {
-        self.qps
-            .get(&qpn)
-            .map(|q| q.tx.paths.iter().map(|p| p.stats()).collect())
+        self.qps.get(&qpn).map(|q| q.path_stats().collect())
     }
 
     /// Hardware data path: every QP's number (not the lingering ones), for a driver
@@ -988,14 +974,14 @@ impl Nic {
         qpn: u32,
         stream: u16,
     ) -> Option<(u32, impl Iterator<Item = &RecvWr> + '_)> {
-        let s = self.qps.get(&qpn)?.rx.streams.get(usize::from(stream))?;
+        let s = self.qps.get(&qpn)?.rx_stream(stream)?;
         Some((s.recv_base, s.recvs.iter()))
     }
 
     /// Hardware data path: a stream's MSN head (its oldest message not yet
     /// retired), which bounds the MSNs the RTL accepts (spec §6.5).
     pub fn msn_head(&self, qpn: u32, stream: u16) -> Option<u32> {
-        let s = self.qps.get(&qpn)?.rx.streams.get(usize::from(stream))?;
+        let s = self.qps.get(&qpn)?.rx_stream(stream)?;
         Some(s.msn_head())
     }
 
@@ -1004,18 +990,15 @@ impl Nic {
     /// element, whether it is an atomic), for the RTL's READ table: at most
     /// the QP's `max_rd_atomic`.
     pub fn outstanding_reads(&self, qpn: u32) -> impl Iterator<Item = (u16, u32, Sge, bool)> + '_ {
-        self.qps.get(&qpn).into_iter().flat_map(|q| {
-            let messages = q.tx.messages();
-            messages.reads_in_flight().map(|(stream, msn, key)| {
-                let m = messages.msg(key);
-                (stream, msn, m.sgl.first(), m.opcode.is_atomic_request())
-            })
-        })
+        self.qps
+            .get(&qpn)
+            .into_iter()
+            .flat_map(Qp::outstanding_reads)
     }
 
     /// Bytes of sender state a QP holds for its packets in flight.
     pub fn qp_inflight_state_bytes(&self, qpn: u32) -> Option<usize> {
-        self.qps.get(&qpn).map(|q| q.tx.state_bytes())
+        self.qps.get(&qpn).map(Qp::inflight_state_bytes)
     }
 }
 
@@ -1066,12 +1049,4 @@ impl NicConfig {
             .filter(|&l| l <= self.max_message())
             .ok_or(VerbsError::MessageTooLong)
     }
-}
-
-/// The QP received data at most `window` ns before `now` (`window` 0: at
-/// `now` itself).
-fn sending(qp: &Qp, now: u64, window: u64) -> bool {
-    qp.rx
-        .last_data_ns
-        .is_some_and(|t| now.saturating_sub(t) <= window)
 }

@@ -9,15 +9,17 @@ use metaroce_proto::{
 
 use crate::config::{MAX_PATHS, QpConfig};
 pub(crate) use crate::ctx::Ctx;
+use crate::datapath::TableDone;
 use crate::datapath::{Datapath, HwTransmit, HwVerdict, TxDescriptor};
 use crate::memory::Memory;
 use crate::mr::Access;
+use crate::path::{PathStats, PathView, SlotFate, TableOp};
 use crate::ports::PortsReady;
-use crate::rx::{ConnCheck, PathMark, Rx, RxMsg};
+use crate::rx::{ConnCheck, PathMark, Rx, RxMsg, RxStream};
 use crate::tx::{DataPlan, RetryPolicy, Tx};
 use crate::verbs::{
-    ATOMIC_LEN, Completion, QpState, QpTransition, RecvWr, RemoteEnd, SgList, VerbsError, WcOpcode,
-    WcStatus,
+    ATOMIC_LEN, Completion, QpState, QpTransition, RecvWr, RemoteEnd, SendWr, SgList, Sge,
+    VerbsError, WcOpcode, WcStatus,
 };
 use crate::{Event, RxMeta, Transmit};
 use alloc::boxed::Box;
@@ -64,8 +66,8 @@ pub(crate) struct Qp {
     pub pd: u32,
     pub state: QpState,
     pub remote: Option<RemoteEnd>,
-    pub tx: Tx,
-    pub rx: Rx,
+    tx: Tx,
+    rx: Rx,
     nacks: VecDeque<(NackRepr, u16, u16)>,
     disconnect_pending: bool,
     seed: u64,
@@ -132,6 +134,107 @@ impl Qp {
     /// The QP's configuration (kept by its sender half).
     pub fn cfg(&self) -> &QpConfig {
         self.tx.cfg()
+    }
+
+    /// The earliest timer of the QP's sender. Adds the work it did to
+    /// `work`, the NIC's timer cost counter.
+    pub fn next_deadline(&self, work: &mut u64) -> Option<u64> {
+        self.tx.next_deadline(work)
+    }
+
+    /// Fires the sender's due timers, then delivers what they changed
+    /// ([`Qp::after_tx_event`]).
+    pub fn on_timeout<M: Memory>(&mut self, ctx: &mut Ctx<'_, M>) {
+        self.tx.on_timeout(ctx.now, ctx.stats);
+        self.after_tx_event(ctx);
+    }
+
+    /// The next conn PSN the QP expects to receive (its cumulative
+    /// acceptance point).
+    pub fn accepted_psn(&self) -> u32 {
+        self.rx.conn.cum()
+    }
+
+    /// True when the QP received data at most `window` ns before `now`
+    /// (`window` 0: at `now` itself): its peer is sending to it.
+    pub fn received_data_within(&self, now: u64, window: u64) -> bool {
+        self.rx
+            .last_data_ns
+            .is_some_and(|t| now.saturating_sub(t) <= window)
+    }
+
+    /// Takes every posted receive, in order (the QP is going).
+    pub fn drain_receives(&mut self) -> impl Iterator<Item = RecvWr> + '_ {
+        self.rx.drain_receives()
+    }
+
+    /// A stream's receive state, if the stream has any.
+    pub fn rx_stream(&self, stream: u16) -> Option<&RxStream> {
+        self.rx.streams.get(usize::from(stream))
+    }
+
+    /// Queues a send work request of `len` bytes (already checked against
+    /// the MR table); returns its message key.
+    pub fn post_send(&mut self, wr: &SendWr, len: u32) -> Result<u32, VerbsError> {
+        self.tx.post(wr, len)
+    }
+
+    /// Completes a just-posted send work request with an error before
+    /// anything is sent.
+    pub fn refuse_send(&mut self, key: u32, status: WcStatus) {
+        self.tx.messages_mut().refuse(key, status);
+    }
+
+    /// True (once) when the last polls had data only for busy ports.
+    pub fn take_port_blocked(&mut self) -> bool {
+        self.tx.take_port_blocked()
+    }
+
+    /// Hardware data path: the next operation for the NIC's TX table, and
+    /// its path.
+    pub fn poll_table_op(&mut self) -> Option<(u16, TableOp)> {
+        self.tx.poll_table_op()
+    }
+
+    /// Hardware data path: the NIC's TX table finished `done` on `path`
+    /// (see [`Tx::on_table_result`]): a result the engine did not expect
+    /// counts in `hw_disagreements`; then what it changed is delivered
+    /// ([`Qp::after_tx_event`]).
+    pub fn on_table_result<M: Memory>(
+        &mut self,
+        ctx: &mut Ctx<'_, M>,
+        path: u16,
+        done: &TableDone,
+        fates: &[SlotFate],
+        view: PathView,
+    ) {
+        if !self
+            .tx
+            .on_table_result(ctx.now, path, done, fates, view, ctx.stats)
+        {
+            ctx.stats.hw_disagreements += 1;
+        }
+        self.after_tx_event(ctx);
+    }
+
+    /// Per-path statistics of the sender.
+    pub fn path_stats(&self) -> impl Iterator<Item = PathStats> + '_ {
+        self.tx.paths.iter().map(|p| p.stats())
+    }
+
+    /// The READs and atomics sent and not completed, as (stream, MSN, local
+    /// SGE the response goes to, whether it is an atomic).
+    pub fn outstanding_reads(&self) -> impl Iterator<Item = (u16, u32, Sge, bool)> + '_ {
+        let messages = self.tx.messages();
+        messages.reads_in_flight().map(|(stream, msn, key)| {
+            let m = messages.msg(key);
+            (stream, msn, m.sgl.first(), m.opcode.is_atomic_request())
+        })
+    }
+
+    /// Bytes of sender state the QP holds for its packets in flight.
+    pub fn inflight_state_bytes(&self) -> usize {
+        self.tx.state_bytes()
     }
 
     /// Closes the QP for `destroy_qp`: drops its send work, posted receives and partly
