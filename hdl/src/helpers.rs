@@ -1,7 +1,7 @@
 //! Small combinational building blocks written as custom Verilog with a
 //! matching Rust model for rust-hdl's own simulator, and the pieces the
 //! native blocks share to declare their constants ([`native_block`],
-//! [`konst`]).
+//! [`konst`], [`byte_mask`]).
 
 use rust_hdl::prelude::*;
 
@@ -62,6 +62,15 @@ macro_rules! or_default {
     };
 }
 pub(crate) use or_default;
+
+/// A Constant with bytes `first..end` of `N` bits set (clipped to `N`).
+pub(crate) fn byte_mask<const N: usize>(first: usize, end: usize) -> Constant<Bits<N>> {
+    let mut m = Bits::<N>::default();
+    for bit in (8 * first).min(N)..(8 * end).min(N) {
+        m = m.replace_bit(bit, true);
+    }
+    Constant::new(m)
+}
 
 /// A Constant holding `v`.
 pub(crate) fn konst<const N: usize>(v: usize) -> Constant<Bits<N>> {
