@@ -1,6 +1,7 @@
-//! Small combinational building blocks that rust-hdl kernels cannot express
-//! directly (kernels have no `let` and no slice assignment), written as
-//! custom Verilog with a matching Rust model for rust-hdl's own simulator.
+//! Small combinational building blocks written as custom Verilog with a
+//! matching Rust model for rust-hdl's own simulator, and the pieces the
+//! native blocks share to declare their constants ([`native_block`],
+//! [`konst`], [`byte_mask`]).
 
 use rust_hdl::prelude::*;
 
@@ -13,6 +14,67 @@ pub const HAND_WRITTEN: &str = "// metaroce: hand-written Verilog";
 /// A custom (hand-written) module body, marked with [`HAND_WRITTEN`].
 pub(crate) fn hand_written(body: impl Into<String>) -> Verilog {
     Verilog::Custom(format!("{HAND_WRITTEN}\n{}", body.into()))
+}
+
+/// Declares a native block whose `Default` fills in constants: ports
+/// (public, each with its doc), then state (default values, or the value
+/// given after `=`), then constants (with their values), so each field is
+/// written once; `check` (an `assert!`'s arguments) runs when the block is
+/// made.
+macro_rules! native_block {
+    (
+        $(#[doc = $doc:literal])*
+        $name:ident [$($g:ident),*]
+        check { $($check:tt)+ }
+        ports { $( #[doc = $pd:literal] $p:ident : $pt:ty, )* }
+        state { $( $s:ident : $st:ty $(= $sv:expr)?, )* }
+        consts { $( $c:ident : $ct:ty = $cv:expr, )* }
+    ) => {
+        $(#[doc = $doc])*
+        #[derive(LogicBlock)]
+        pub struct $name<$(const $g: usize),*> {
+            $( #[doc = $pd] pub $p: $pt, )*
+            $( $s: $st, )*
+            $( $c: $ct, )*
+        }
+
+        impl<$(const $g: usize),*> Default for $name<$($g),*> {
+            fn default() -> Self {
+                assert!($($check)+);
+                Self {
+                    $( $p: Default::default(), )*
+                    $( $s: $crate::helpers::or_default!($($sv)?), )*
+                    $( $c: $cv, )*
+                }
+            }
+        }
+    };
+}
+pub(crate) use native_block;
+
+/// The value given, else `Default::default()` (for [`native_block`]).
+macro_rules! or_default {
+    () => {
+        Default::default()
+    };
+    ($e:expr) => {
+        $e
+    };
+}
+pub(crate) use or_default;
+
+/// A Constant with bytes `first..end` of `N` bits set (clipped to `N`).
+pub(crate) fn byte_mask<const N: usize>(first: usize, end: usize) -> Constant<Bits<N>> {
+    let mut m = Bits::<N>::default();
+    for bit in (8 * first).min(N)..(8 * end).min(N) {
+        m = m.replace_bit(bit, true);
+    }
+    Constant::new(m)
+}
+
+/// A Constant holding `v`.
+pub(crate) fn konst<const N: usize>(v: usize) -> Constant<Bits<N>> {
+    Constant::new(v.to_bits())
 }
 
 /// Verilog functions `top_bit(sack)` and `ack_high(cum, sack)`: the highest
