@@ -15,6 +15,47 @@ pub(crate) fn hand_written(body: impl Into<String>) -> Verilog {
     Verilog::Custom(format!("{HAND_WRITTEN}\n{}", body.into()))
 }
 
+/// A rust-hdl constant of `N` bits holding `v`.
+pub(crate) fn konst<const N: usize>(v: usize) -> Constant<Bits<N>> {
+    Constant::new(v.to_bits())
+}
+
+/// Declares a block generic over its beat width (`W` bits, `B = W / 8`
+/// lanes) and its `Default`: ports (public, each with its doc), then state
+/// (default values), then constants (with their values, which may use a value
+/// bound once by the optional `let`), so each field is written once.
+/// `default()` asserts `check` with its message first.
+macro_rules! width_block {
+    (
+        $(#[doc = $doc:literal])*
+        $name:ident, check($cond:expr, $msg:literal) $(, let $bind:ident = $bindv:expr)?;
+        ports { $( #[doc = $pd:literal] $p:ident : $pt:ty, )* }
+        state { $( $s:ident : $st:ty, )* }
+        consts { $( $c:ident : $ct:ty = $cv:expr, )* }
+    ) => {
+        $(#[doc = $doc])*
+        #[derive(LogicBlock)]
+        pub struct $name<const W: usize, const B: usize> {
+            $( #[doc = $pd] pub $p: $pt, )*
+            $( $s: $st, )*
+            $( $c: $ct, )*
+        }
+
+        impl<const W: usize, const B: usize> Default for $name<W, B> {
+            fn default() -> Self {
+                assert!($cond, $msg);
+                $( let $bind = $bindv; )?
+                Self {
+                    $( $p: Default::default(), )*
+                    $( $s: Default::default(), )*
+                    $( $c: $cv, )*
+                }
+            }
+        }
+    };
+}
+pub(crate) use width_block;
+
 /// Verilog functions `top_bit(sack)` and `ack_high(cum, sack)`: the highest
 /// path PSN an ACK reports (`ack_high.v.in`), for the TX table's walk and
 /// the ACK receiver's evidence check.
