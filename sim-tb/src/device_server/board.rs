@@ -316,9 +316,9 @@ impl Board {
         self.drive_completion();
         let take_reads = self.reads.len() < MAX_READS;
         let (p, sim) = (&self.p, &mut self.sim);
-        sim.set(p.tx_tready, 1);
+        p.tx.set_ready(sim, true);
         sim.set(p.dmar_ready, take_reads.into());
-        sim.set(p.dmaw_tready, 1);
+        p.dmaw.set_ready(sim, true);
         sim.set(p.irq_ready, 1);
         let timed = self.cycle % MODEL_NS_SAMPLE == 0;
         let t = timed.then(Instant::now);
@@ -327,9 +327,9 @@ impl Board {
         let busy = bar_access
             || rx_valid
             || self.cpl.is_some()
-            || sim.get(p.tx_tvalid) == 1
+            || p.tx.valid(sim)
             || sim.get(p.dmar_valid) == 1
-            || sim.get(p.dmaw_tvalid) == 1
+            || p.dmaw.valid(sim)
             || sim.get(p.irq_valid) == 1;
 
         self.take_bar_read();
@@ -340,7 +340,7 @@ impl Board {
         if take_reads {
             self.take_read_request();
         }
-        if self.cpl.is_some() && self.sim.get(self.p.dmac_tready) == 1 {
+        if self.cpl.is_some() && self.p.dmac.ready(&mut self.sim) {
             self.cpl = None;
         }
         self.take_dma_write();
@@ -384,18 +384,17 @@ impl Board {
     /// MAC RX: the next beat of the oldest frame; whether there is one.
     fn drive_mac_rx(&mut self) -> bool {
         let (p, sim) = (&self.p, &mut self.sim);
-        let rx_valid = match self.rx_frames.front() {
+        match self.rx_frames.front() {
             Some(f) => {
                 let end = (self.rx_off + LANES).min(f.len());
-                sim.set_bytes(p.rx_tdata, &f[self.rx_off..end]);
-                sim.set(p.rx_tkeep, (1u64 << (end - self.rx_off)) - 1);
-                sim.set(p.rx_tlast, u64::from(end == f.len()));
+                p.rx.offer(sim, &f[self.rx_off..end], end - self.rx_off, end == f.len());
                 true
             }
-            None => false,
-        };
-        sim.set(p.rx_tvalid, rx_valid.into());
-        rx_valid
+            None => {
+                p.rx.idle(sim);
+                false
+            }
+        }
     }
 
     /// Read completions, in request order: the current beat, or the next one
@@ -425,13 +424,10 @@ impl Board {
         let (p, sim) = (&self.p, &mut self.sim);
         match &self.cpl {
             Some((beat, n, last, tag)) => {
-                sim.set_bytes(p.dmac_tdata, &beat[..*n]);
-                sim.set(p.dmac_tkeep, (1u64 << *n) - 1);
-                sim.set(p.dmac_tlast, (*last).into());
+                p.dmac.offer(sim, &beat[..*n], *n, *last);
                 sim.set(p.dmac_tag, (*tag).into());
-                sim.set(p.dmac_tvalid, 1);
             }
-            None => sim.set(p.dmac_tvalid, 0),
+            None => p.dmac.idle(sim),
         }
     }
 
@@ -447,7 +443,7 @@ impl Board {
 
     /// MAC RX beat taken: on to the next beat, or the next frame.
     fn take_mac_rx(&mut self) {
-        if self.sim.get(self.p.rx_tready) == 1 {
+        if self.p.rx.ready(&mut self.sim) {
             self.rx_off += LANES;
             if self
                 .rx_frames
@@ -462,15 +458,8 @@ impl Board {
 
     /// MAC TX beat (always taken); the whole frame after its last beat.
     fn take_mac_tx(&mut self) -> Option<Vec<u8>> {
-        let (p, sim) = (&self.p, &mut self.sim);
-        if sim.get(p.tx_tvalid) != 1 {
-            return None;
-        }
-        let mut beat = [0u8; LANES];
-        sim.get_bytes(p.tx_tdata, &mut beat);
-        let n = (sim.get(p.tx_tkeep).count_ones() as usize).min(LANES);
-        self.tx_cur.extend_from_slice(&beat[..n]);
-        (sim.get(p.tx_tlast) == 1).then(|| std::mem::take(&mut self.tx_cur))
+        let last = self.p.tx.take(&mut self.sim, &mut self.tx_cur)?;
+        last.then(|| std::mem::take(&mut self.tx_cur))
     }
 
     /// A DMA read request, queued for its completions.
@@ -492,16 +481,13 @@ impl Board {
     /// memory is counted once and its bytes dropped).
     fn take_dma_write(&mut self) {
         let (p, sim) = (&self.p, &mut self.sim);
-        if sim.get(p.dmaw_tvalid) != 1 {
+        let mut beat = [0u8; LANES];
+        let Some((n, last)) = p.dmaw.read_beat(sim, &mut beat) else {
             return;
-        }
+        };
         if sim.get(p.dmaw_first) == 1 || self.write.is_none() {
             self.write = Some((sim.get(p.dmaw_addr), sim.get(p.dmaw_len) as usize, 0, false));
         }
-        let mut beat = [0u8; LANES];
-        sim.get_bytes(p.dmaw_tdata, &mut beat);
-        let n = (sim.get(p.dmaw_tkeep).count_ones() as usize).min(LANES);
-        let last = sim.get(p.dmaw_tlast) == 1;
         if let Some((addr, _len, done, refused)) = self.write.as_mut() {
             let at = addr.wrapping_add(*done as u64);
             if !self.maps.write(at, &beat[..n]) && !*refused {
