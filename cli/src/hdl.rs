@@ -437,103 +437,16 @@ fn report_all(args: &ReportArgs) -> anyhow::Result<()> {
     };
     let dir = std::env::temp_dir().join(format!("metaroce-hdl-{}", std::process::id()));
     std::fs::create_dir_all(&dir)?;
-    let mut widths = Vec::new();
-    for width in WIDTHS {
-        let mut lint_warnings = 0;
-        for block in Block::ALL {
-            let path = dir.join(block.file_name(width));
-            std::fs::write(&path, block.verilog(width))?;
-            lint_warnings += lint(&path)?;
-        }
-        let synthesis = match args.synth.verilog(width) {
-            None => None,
-            Some(verilog) => {
-                let path = dir.join(format!("synth_{width}.v"));
-                std::fs::write(&path, verilog)?;
-                Some(synthesise(&path, width)?)
-            }
-        };
-        let bar = report::progress(4, &format!("{width}-bit sim"));
-        let core = run_against_engine(width, args.packets, args.seed, false, None)?;
-        bar.inc(1);
-        let mut tb = RxParserTb::new(width)?;
-        let parser = run_random(&mut tb, args.packets, args.seed ^ width as u64, false);
-        bar.inc(1);
-        let mut eth_tb = RxEthTb::new(width)?;
-        let port = metaroce_proto::DEFAULT_UDP_PORT;
-        let frames = random_frames(args.packets, args.seed ^ 0xE7 ^ width as u64, port);
-        let eth = run_against_etherparse(&mut eth_tb, &frames, port, args.seed, false);
-        bar.inc(1);
-        let tx_packets = (args.packets / 10).max(1);
-        let tx = tx_check::run_against_engine(width, tx_packets, args.seed, 0.05, false, None)?;
-        let line = tx_check::run_line_rate(width, 300, args.seed, false)?;
-        bar.finish_and_clear();
-        let all_mismatches = core.mismatches.iter().chain(&parser.mismatches);
-        let all_mismatches = all_mismatches
-            .chain(&eth.mismatches)
-            .chain(&tx.mismatches)
-            .chain(&line.mismatches);
-        for m in all_mismatches.take(10) {
-            eprintln!("{width}-bit mismatch: {m}");
-        }
-        let hostile = core.packets
-            - core.placed
-            - core.by_verdict[usize::from(DUPLICATE)]
-            - core.by_verdict[usize::from(PROBE)];
-        widths.push(WidthReport {
-            width,
-            packets_checked: core.packets,
-            hostile_packets: hostile,
-            placed_send: core.placed_send,
-            placed_read_resp: core.placed_read_resp,
-            acks_checked: core.acks_checked,
-            mismatches: (core.mismatches.len()
-                + parser.mismatches.len()
-                + eth.mismatches.len()
-                + tx.mismatches.len()
-                + line.mismatches.len()) as u64,
-            hostile_writes_outside_mr: core.writes_outside_mr,
-            bubbles: core.bubbles,
-            cycles_per_second: core.cycles as f64 / core.sim_secs.max(1e-9),
-            lint_warnings,
-            parser: ParserCheck {
-                packets_checked: parser.frames,
-                mismatches: parser.mismatches.len() as u64,
-                bubbles: parser.bubbles,
-            },
-            eth_front_end: BlockCheck {
-                checked: eth.frames,
-                mismatches: eth.mismatches.len() as u64,
-                bubbles: eth.bubbles,
-            },
-            tx_build: TxBuildCheck {
-                frames_checked: tx.packets,
-                mismatches: (tx.mismatches.len() + line.mismatches.len()) as u64,
-                line_rate_cycles_per_packet: line.cycles_per_packet,
-                line_rate_bubbles: line.bubbles_in_frame + line.bubbles_between,
-            },
-            synthesis,
-        });
-    }
+    let widths = WIDTHS
+        .iter()
+        .map(|&width| width_report(args, width, &dir))
+        .collect::<anyhow::Result<Vec<_>>>();
     std::fs::remove_dir_all(&dir).ok();
+    let widths = widths?;
     let mut tx_path_tb = TxPathTb::new()?;
     let table = tx_path::run_against_engine(&mut tx_path_tb, TX_PATH_OPS, args.seed);
     for m in table.mismatches.iter().take(10) {
         eprintln!("TX table mismatch: {m}");
-    }
-    let bar = report::progress(1, "64-bit NicCore sim");
-    let nic = run_against_engines(
-        (args.packets / 10).max(1),
-        (args.packets / 30).max(1),
-        args.seed,
-        false,
-        None,
-    )?;
-    let ack_rx =
-        metaroce_sim_tb::ack_rx::run_against_engine((args.packets / 30).max(1) as u64, args.seed)?;
-    bar.finish_and_clear();
-    for m in nic.mismatches().iter().chain(&ack_rx.mismatches).take(10) {
-        eprintln!("NicCore mismatch: {m}");
     }
     let census = Census::of(&Block::NicDevice.verilog(64));
     let report = Report {
@@ -550,18 +463,7 @@ fn report_all(args: &ReportArgs) -> anyhow::Result<()> {
             mismatches: table.mismatches.len() as u64,
             bubbles: 0,
         },
-        nic_core: NicCoreCheck {
-            width: 64,
-            datagrams_in: nic.rx.packets,
-            acks_checked: nic.rx.acks_checked,
-            data_frames_checked: nic.data_frames,
-            acks_applied_checked: ack_rx.acks_applied,
-            mismatches: (nic.mismatches().len() + ack_rx.mismatches.len()) as u64,
-            hostile_writes_outside_mr: nic.rx.writes_outside_mr,
-            bubbles: nic.rx.bubbles,
-            mac_tx_utilisation: nic.mac_beats as f64 / nic.cycles.max(1) as f64,
-            cycles_per_second: nic.cycles as f64 / nic.sim_secs.max(1e-9),
-        },
+        nic_core: nic_core_check(args)?,
         custom_verilog_lines: census.custom_lines,
         rust_hdl_verilog_lines: census.rust_hdl_lines,
         custom_verilog_fraction: census.custom_fraction(),
@@ -582,6 +484,116 @@ fn report_all(args: &ReportArgs) -> anyhow::Result<()> {
         bail!("{bad} mismatches and {outside} writes outside registered memory");
     }
     Ok(())
+}
+
+/// One data width's part of the report: every block linted (files written into
+/// `dir`), the chosen synthesis, and the RxCore, RxParser, RxEth and TxBuild benches.
+fn width_report(args: &ReportArgs, width: usize, dir: &Path) -> anyhow::Result<WidthReport> {
+    let mut lint_warnings = 0;
+    for block in Block::ALL {
+        let path = dir.join(block.file_name(width));
+        std::fs::write(&path, block.verilog(width))?;
+        lint_warnings += lint(&path)?;
+    }
+    let synthesis = match args.synth.verilog(width) {
+        None => None,
+        Some(verilog) => {
+            let path = dir.join(format!("synth_{width}.v"));
+            std::fs::write(&path, verilog)?;
+            Some(synthesise(&path, width)?)
+        }
+    };
+    let bar = report::progress(4, &format!("{width}-bit sim"));
+    let core = run_against_engine(width, args.packets, args.seed, false, None)?;
+    bar.inc(1);
+    let mut tb = RxParserTb::new(width)?;
+    let parser = run_random(&mut tb, args.packets, args.seed ^ width as u64, false);
+    bar.inc(1);
+    let mut eth_tb = RxEthTb::new(width)?;
+    let port = metaroce_proto::DEFAULT_UDP_PORT;
+    let frames = random_frames(args.packets, args.seed ^ 0xE7 ^ width as u64, port);
+    let eth = run_against_etherparse(&mut eth_tb, &frames, port, args.seed, false);
+    bar.inc(1);
+    let tx_packets = (args.packets / 10).max(1);
+    let tx = tx_check::run_against_engine(width, tx_packets, args.seed, 0.05, false, None)?;
+    let line = tx_check::run_line_rate(width, 300, args.seed, false)?;
+    bar.finish_and_clear();
+    let all_mismatches = core.mismatches.iter().chain(&parser.mismatches);
+    let all_mismatches = all_mismatches
+        .chain(&eth.mismatches)
+        .chain(&tx.mismatches)
+        .chain(&line.mismatches);
+    for m in all_mismatches.take(10) {
+        eprintln!("{width}-bit mismatch: {m}");
+    }
+    let hostile = core.packets
+        - core.placed
+        - core.by_verdict[usize::from(DUPLICATE)]
+        - core.by_verdict[usize::from(PROBE)];
+    Ok(WidthReport {
+        width,
+        packets_checked: core.packets,
+        hostile_packets: hostile,
+        placed_send: core.placed_send,
+        placed_read_resp: core.placed_read_resp,
+        acks_checked: core.acks_checked,
+        mismatches: (core.mismatches.len()
+            + parser.mismatches.len()
+            + eth.mismatches.len()
+            + tx.mismatches.len()
+            + line.mismatches.len()) as u64,
+        hostile_writes_outside_mr: core.writes_outside_mr,
+        bubbles: core.bubbles,
+        cycles_per_second: core.cycles as f64 / core.sim_secs.max(1e-9),
+        lint_warnings,
+        parser: ParserCheck {
+            packets_checked: parser.frames,
+            mismatches: parser.mismatches.len() as u64,
+            bubbles: parser.bubbles,
+        },
+        eth_front_end: BlockCheck {
+            checked: eth.frames,
+            mismatches: eth.mismatches.len() as u64,
+            bubbles: eth.bubbles,
+        },
+        tx_build: TxBuildCheck {
+            frames_checked: tx.packets,
+            mismatches: (tx.mismatches.len() + line.mismatches.len()) as u64,
+            line_rate_cycles_per_packet: line.cycles_per_packet,
+            line_rate_bubbles: line.bubbles_in_frame + line.bubbles_between,
+        },
+        synthesis,
+    })
+}
+
+/// The 64-bit NicCore bench against two engines, and the ACK receiver's bench.
+fn nic_core_check(args: &ReportArgs) -> anyhow::Result<NicCoreCheck> {
+    let bar = report::progress(1, "64-bit NicCore sim");
+    let nic = run_against_engines(
+        (args.packets / 10).max(1),
+        (args.packets / 30).max(1),
+        args.seed,
+        false,
+        None,
+    )?;
+    let ack_rx =
+        metaroce_sim_tb::ack_rx::run_against_engine((args.packets / 30).max(1) as u64, args.seed)?;
+    bar.finish_and_clear();
+    for m in nic.mismatches().iter().chain(&ack_rx.mismatches).take(10) {
+        eprintln!("NicCore mismatch: {m}");
+    }
+    Ok(NicCoreCheck {
+        width: 64,
+        datagrams_in: nic.rx.packets,
+        acks_checked: nic.rx.acks_checked,
+        data_frames_checked: nic.data_frames,
+        acks_applied_checked: ack_rx.acks_applied,
+        mismatches: (nic.mismatches().len() + ack_rx.mismatches.len()) as u64,
+        hostile_writes_outside_mr: nic.rx.writes_outside_mr,
+        bubbles: nic.rx.bubbles,
+        mac_tx_utilisation: nic.mac_beats as f64 / nic.cycles.max(1) as f64,
+        cycles_per_second: nic.cycles as f64 / nic.sim_secs.max(1e-9),
+    })
 }
 
 fn tables(r: &Report) -> Vec<comfy_table::Table> {

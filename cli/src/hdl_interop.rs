@@ -547,16 +547,19 @@ fn start_relay(
     Relay::start(rc).context("starting the relay")
 }
 
+/// The RTL NIC's MAC address on the bridge.
+const RTL_MAC: [u8; 6] = [2, 0, 0, 0, 0, 1];
+/// The MAC address the bridge answers for (the soft NIC's side).
+const PEER_MAC: [u8; 6] = [2, 0, 0, 0, 0, 2];
+
 /// Runs the RTL NIC against the soft NIC (see the module docs). An error
 /// wrapping [`SimError::VerilatorMissing`] when there is no RTL model.
 pub fn run_interop(cfg: &InteropConfig) -> anyhow::Result<InteropReport> {
     let mem_len = region_len(cfg.max_size);
     let mut soft = start_soft(cfg, mem_len as usize)?;
-    let rtl_mac = [2, 0, 0, 0, 0, 1];
-    let peer_mac = [2, 0, 0, 0, 0, 2];
     let mut bridge = UdpBridge::bind(BridgeConfig {
-        mac: rtl_mac,
-        peer_mac,
+        mac: RTL_MAC,
+        peer_mac: PEER_MAC,
         local: SocketAddr::new(cfg.rtl_ip, 0),
     })
     .with_context(|| format!("binding the RTL NIC's socket on {}", cfg.rtl_ip))?;
@@ -570,57 +573,7 @@ pub fn run_interop(cfg: &InteropConfig) -> anyhow::Result<InteropReport> {
         Some(r) => (r.listen_addrs()[0], r.listen_addrs()[1]),
         None => (soft.ctx.address(), bridge.local_addr()),
     };
-    let rtl = HwNic::new(HwNicConfig {
-        mac: rtl_mac,
-        peer_mac,
-        ip: cfg.rtl_ip,
-        peer_ip: to_soft.ip(),
-        udp_port: bridge.local_addr().port(),
-        peer_udp_port: to_soft.port(),
-        mem_base: MEM_BASE,
-        mem_len: mem_len as usize,
-        clock_ps: 1_000,
-        line_rate_mbps: RTL_RATE_MBPS,
-        seed: cfg.seed ^ 0x4D7,
-    })?;
-    let qp = QpConfig {
-        paths: QP_PATHS,
-        streams: STREAMS,
-        ..QpConfig::default()
-    };
-    let mut rtl = HwEnd::new(rtl, &qp, 1)
-        .map_err(|e| anyhow!(e))
-        .context("registering the RTL NIC's memory and creating its QP")?;
-    let rtl_qpn = rtl.qpns[0];
-    let soft_end = soft.qp.endpoint();
-    let opts = ConnectOptions::default();
-    rtl.nic.modify_qp(rtl_qpn, QpTransition::Init)?;
-    rtl.nic.modify_qp(
-        rtl_qpn,
-        QpTransition::Rtr(RemoteEnd {
-            qpn: soft_end.qpn,
-            ip: to_soft.ip(),
-            udp_port: to_soft.port(),
-            initial_psn: soft_end.psn,
-        }),
-    )?;
-    rtl.nic.modify_qp(
-        rtl_qpn,
-        QpTransition::Rts {
-            initial_psn: RTL_PSN,
-            retry_cnt: opts.retry_cnt,
-            rnr_retry: opts.rnr_retry,
-            timeout_ns: opts.timeout_ns,
-        },
-    )?;
-    soft.qp.connect(
-        &QpEndpoint {
-            qpn: rtl_qpn,
-            addr: to_rtl,
-            psn: RTL_PSN,
-        },
-        &opts,
-    )?;
+    let mut rtl = connect_rtl(cfg, &mut soft, &bridge, (to_soft, to_rtl), mem_len as usize)?;
     let mut t = Traffic::new(TrafficConfig {
         messages: cfg.messages,
         max_size: cfg.max_size,
@@ -668,18 +621,7 @@ pub fn run_interop(cfg: &InteropConfig) -> anyhow::Result<InteropReport> {
             _ => {}
         }
     }
-    // Drain the model's own queues (no new frames come in) so the counter
-    // reads, which clock the model, find it idle.
-    for _ in 0..100_000 {
-        if rtl.nic.idle() {
-            break;
-        }
-        let now = start.elapsed().as_nanos() as u64;
-        rtl.nic.step_at(now, &mut out);
-        for f in out.drain(..) {
-            bridge.send_frame(&f);
-        }
-    }
+    drain_model(&mut rtl, &mut bridge, &mut out, start);
     // The soft NIC's answers to the last frames, and any stray completion.
     std::thread::sleep(Duration::from_millis(5));
     t.step([&mut rtl, &mut soft], start.elapsed().as_nanos() as u64)?;
@@ -697,17 +639,7 @@ pub fn run_interop(cfg: &InteropConfig) -> anyhow::Result<InteropReport> {
             drops: nonzero(soft.ctx.drops().iter()),
         },
         bridge: bridge.counters(),
-        relay: relay.map(|h| {
-            let c = h.all_counters();
-            let sum = |f: fn(&metaroce_relay::PathCounters) -> u64| c.iter().map(f).sum();
-            RelayReport {
-                forwarded: sum(|p| p.forwarded),
-                dropped_loss: sum(|p| p.dropped_loss),
-                dropped_queue: sum(|p| p.dropped_queue),
-                bad_icrc: sum(|p| p.bad_icrc),
-                send_errors: sum(|p| p.send_errors),
-            }
-        }),
+        relay: relay.as_ref().map(relay_report),
         cycles,
         cycles_per_second: cycles as f64 / start.elapsed().as_secs_f64().max(1e-9),
         wall_seconds,
@@ -715,6 +647,97 @@ pub fn run_interop(cfg: &InteropConfig) -> anyhow::Result<InteropReport> {
     };
     r.disagreements = disagreements(cfg, &r);
     Ok(r)
+}
+
+/// The RTL NIC (its MAC port on `bridge`), one QP, connected to the soft NIC's;
+/// `to_soft`/`to_rtl` are where each NIC sends to reach the other.
+fn connect_rtl(
+    cfg: &InteropConfig,
+    soft: &mut Soft,
+    bridge: &UdpBridge,
+    (to_soft, to_rtl): (SocketAddr, SocketAddr),
+    mem_len: usize,
+) -> anyhow::Result<HwEnd> {
+    let rtl = HwNic::new(HwNicConfig {
+        mac: RTL_MAC,
+        peer_mac: PEER_MAC,
+        ip: cfg.rtl_ip,
+        peer_ip: to_soft.ip(),
+        udp_port: bridge.local_addr().port(),
+        peer_udp_port: to_soft.port(),
+        mem_base: MEM_BASE,
+        mem_len,
+        clock_ps: 1_000,
+        line_rate_mbps: RTL_RATE_MBPS,
+        seed: cfg.seed ^ 0x4D7,
+    })?;
+    let qp = QpConfig {
+        paths: QP_PATHS,
+        streams: STREAMS,
+        ..QpConfig::default()
+    };
+    let mut rtl = HwEnd::new(rtl, &qp, 1)
+        .map_err(|e| anyhow!(e))
+        .context("registering the RTL NIC's memory and creating its QP")?;
+    let rtl_qpn = rtl.qpns[0];
+    let soft_end = soft.qp.endpoint();
+    let opts = ConnectOptions::default();
+    rtl.nic.modify_qp(rtl_qpn, QpTransition::Init)?;
+    rtl.nic.modify_qp(
+        rtl_qpn,
+        QpTransition::Rtr(RemoteEnd {
+            qpn: soft_end.qpn,
+            ip: to_soft.ip(),
+            udp_port: to_soft.port(),
+            initial_psn: soft_end.psn,
+        }),
+    )?;
+    rtl.nic.modify_qp(
+        rtl_qpn,
+        QpTransition::Rts {
+            initial_psn: RTL_PSN,
+            retry_cnt: opts.retry_cnt,
+            rnr_retry: opts.rnr_retry,
+            timeout_ns: opts.timeout_ns,
+        },
+    )?;
+    soft.qp.connect(
+        &QpEndpoint {
+            qpn: rtl_qpn,
+            addr: to_rtl,
+            psn: RTL_PSN,
+        },
+        &opts,
+    )?;
+    Ok(rtl)
+}
+
+/// Drains the model's own queues (no new frames come in) so the counter
+/// reads, which clock the model, find it idle.
+fn drain_model(rtl: &mut HwEnd, bridge: &mut UdpBridge, out: &mut Vec<Vec<u8>>, start: Instant) {
+    for _ in 0..100_000 {
+        if rtl.nic.idle() {
+            break;
+        }
+        let now = start.elapsed().as_nanos() as u64;
+        rtl.nic.step_at(now, out);
+        for f in out.drain(..) {
+            bridge.send_frame(&f);
+        }
+    }
+}
+
+/// The relay's path counters, summed over its paths.
+fn relay_report(h: &RelayHandle) -> RelayReport {
+    let c = h.all_counters();
+    let sum = |f: fn(&metaroce_relay::PathCounters) -> u64| c.iter().map(f).sum();
+    RelayReport {
+        forwarded: sum(|p| p.forwarded),
+        dropped_loss: sum(|p| p.dropped_loss),
+        dropped_queue: sum(|p| p.dropped_queue),
+        bad_icrc: sum(|p| p.bad_icrc),
+        send_errors: sum(|p| p.send_errors),
+    }
 }
 
 /// The counters with a nonzero value, by name.

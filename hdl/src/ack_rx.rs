@@ -11,7 +11,7 @@
 //! so each event pops its datagram's entry; the checks (ICRC, QP, state,
 //! peer, path) are the core's, not repeated here. An event with verdict 10
 //! (handed to the firmware) and opcode ACK whose (destination QPN, path)
-//! is in the slot map ([`cfg`]) queues the ACK for its TX table slot; the
+//! is in the slot map ([`cfg`](mod@crate::ack_rx::cfg)) queues the ACK for its TX table slot; the
 //! entry's path PSN and timestamp must equal the event's (a guard on the
 //! pairing, counted in `cnt_pair_err` if it ever fails).
 //!
@@ -102,7 +102,7 @@ pub struct AckRx<const W: usize, const B: usize, const SB: usize> {
     pub cfg_we: Signal<In, Bit>,
     /// Slot map entry (= TX table slot; entries beyond the slots ignored).
     pub cfg_addr: Signal<In, Bits<6>>,
-    /// Slot map word ([`cfg`]).
+    /// Slot map word ([`cfg`](mod@crate::ack_rx::cfg)).
     pub cfg_data: Signal<In, Bits<49>>,
     /// The firmware presents an operation.
     pub fw_op_valid: Signal<In, Bit>,

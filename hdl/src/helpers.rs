@@ -6,7 +6,7 @@
 use rust_hdl::prelude::*;
 
 /// The line that marks a module's body as hand-written Verilog: every
-/// custom body of this crate starts with it ([`hand_written`]), and the
+/// custom body of this crate starts with it (`hand_written`), and the
 /// standalone templates carry it after their header, so
 /// [`crate::census`] can tell our Verilog from rust-hdl's.
 pub const HAND_WRITTEN: &str = "// metaroce: hand-written Verilog";
@@ -20,12 +20,13 @@ pub(crate) fn hand_written(body: impl Into<String>) -> Verilog {
 /// (public, each with its doc), then state (default values, or the value
 /// given after `=`), then constants (with their values), so each field is
 /// written once; `check` (an `assert!`'s arguments) runs when the block is
-/// made.
+/// made, then the optional `let` binds a value the constants may use.
 macro_rules! native_block {
     (
         $(#[doc = $doc:literal])*
         $name:ident [$($g:ident),*]
         check { $($check:tt)+ }
+        $(let $bind:ident = $bindv:expr;)?
         ports { $( #[doc = $pd:literal] $p:ident : $pt:ty, )* }
         state { $( $s:ident : $st:ty $(= $sv:expr)?, )* }
         consts { $( $c:ident : $ct:ty = $cv:expr, )* }
@@ -41,6 +42,7 @@ macro_rules! native_block {
         impl<$(const $g: usize),*> Default for $name<$($g),*> {
             fn default() -> Self {
                 assert!($($check)+);
+                $( let $bind = $bindv; )?
                 Self {
                     $( $p: Default::default(), )*
                     $( $s: $crate::helpers::or_default!($($sv)?), )*

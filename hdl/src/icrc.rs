@@ -23,8 +23,8 @@
 //!   (the CRC of a concatenation from two starting values is the XOR of the
 //!   two), so it is never in series with the beat's own matrix.
 //!
-//! [`crc_fn`] is a whole fixed-length CRC as one matrix (the ACK
-//! generator's); [`Affine`] and [`advance`] give the TX builder its
+//! `crc_fn` is a whole fixed-length CRC as one matrix (the ACK
+//! generator's); `Affine` and `advance` give the TX builder its
 //! matrices ([`crate::TxBuild`]).
 
 use rust_hdl::prelude::*;

@@ -95,7 +95,7 @@
 
 use rust_hdl::prelude::*;
 
-use crate::helpers::hand_written;
+use crate::helpers::{hand_written, konst, native_block};
 
 /// Longest frame accepted, bytes (a 9,198-byte jumbo IP packet plus the
 /// Ethernet header and a tag, rounded up).
@@ -302,45 +302,13 @@ fn slot_shifts(width: usize) -> ([Constant<Bits<16>>; SLOTS], [Constant<Bits<16>
     )
 }
 
-/// A Constant holding `v`.
-fn k<const N: usize>(v: usize) -> Constant<Bits<N>> {
-    Constant::new(v.to_bits())
-}
-
-/// Declares [`RxEth`] and its `Default`: ports, then state (default
-/// values), then constants (with their values), so each field is written
-/// once.
-macro_rules! rx_eth_block {
-    (
-        ports { $( #[doc = $pd:literal] $p:ident : $pt:ty, )* }
-        state { $( $s:ident : $st:ty, )* }
-        consts { $( $c:ident : $ct:ty = $cv:expr, )* }
-    ) => {
-        /// The front end at `W`-bit beats (`B = W / 8` lanes; 64 or 512 bits).
-        #[derive(LogicBlock)]
-        pub struct RxEth<const W: usize, const B: usize> {
-            $( #[doc = $pd] pub $p: $pt, )*
-            $( $s: $st, )*
-            $( $c: $ct, )*
-        }
-
-        impl<const W: usize, const B: usize> Default for RxEth<W, B> {
-            fn default() -> Self {
-                assert!(
-                    W == 8 * B && (W == 64 || W == 512),
-                    "RxEth<{W}, {B}>: W must be 64 or 512 and B = W / 8"
-                );
-                Self {
-                    $( $p: Default::default(), )*
-                    $( $s: Default::default(), )*
-                    $( $c: $cv, )*
-                }
-            }
-        }
-    };
-}
-
-rx_eth_block! {
+native_block! {
+    /// The front end at `W`-bit beats (`B = W / 8` lanes; 64 or 512 bits).
+    RxEth [W, B]
+    check {
+        W == 8 * B && (W == 64 || W == 512),
+        "RxEth<{W}, {B}>: W must be 64 or 512 and B = W / 8"
+    }
     ports {
         #[doc = "Clock."]
         clock: Signal<In, Clock>,
@@ -604,31 +572,31 @@ rx_eth_block! {
     consts {
         c_lsh: [Constant<Bits<16>>; SLOTS] = slot_shifts(W).0,
         c_rsh: [Constant<Bits<16>>; SLOTS] = slot_shifts(W).1,
-        c_vbeat: Constant<Bits<16>> = k(HDR_FIRST / B),
-        c_vbit: Constant<Bits<16>> = k(8 * (HDR_FIRST % B)),
-        c_maxb: Constant<Bits<16>> = k(MAX_FRAME / B),
-        c_lb: Constant<Bits<16>> = k(B.trailing_zeros() as usize),
-        c_b: Constant<Bits<16>> = k(B),
-        c_qmask: Constant<Bits<4>> = k(B / 4 - 1),
-        c_one_b: Constant<Bits<B>> = k(1),
+        c_vbeat: Constant<Bits<16>> = konst(HDR_FIRST / B),
+        c_vbit: Constant<Bits<16>> = konst(8 * (HDR_FIRST % B)),
+        c_maxb: Constant<Bits<16>> = konst(MAX_FRAME / B),
+        c_lb: Constant<Bits<16>> = konst(B.trailing_zeros() as usize),
+        c_b: Constant<Bits<16>> = konst(B),
+        c_qmask: Constant<Bits<4>> = konst(B / 4 - 1),
+        c_one_b: Constant<Bits<B>> = konst(1),
         c_all_b: Constant<Bits<B>> = Constant::new(Bits::<B>::mask()),
-        c_fifo_lim: Constant<Bits<16>> = k(fifo_depth(B) - FIFO_MARGIN),
-        c_fr_lim: Constant<Bits<8>> = k(FRAMES_MAX),
-        c_port: Constant<Bits<16>> = k(metaroce_proto::DEFAULT_UDP_PORT as usize),
-        c_pad_max: Constant<Bits<16>> = k(PAD_MAX),
+        c_fifo_lim: Constant<Bits<16>> = konst(fifo_depth(B) - FIFO_MARGIN),
+        c_fr_lim: Constant<Bits<8>> = konst(FRAMES_MAX),
+        c_port: Constant<Bits<16>> = konst(metaroce_proto::DEFAULT_UDP_PORT as usize),
+        c_pad_max: Constant<Bits<16>> = konst(PAD_MAX),
         c_mapped: Constant<Bits<128>> = Constant::new(Bits::<128>::from(0xFFFFu64) << 32),
-        c_truncated: Constant<Bits<4>> = k(EthDrop::Truncated as usize),
-        c_ether_type: Constant<Bits<4>> = k(EthDrop::EtherType as usize),
-        c_bad_ip_header: Constant<Bits<4>> = k(EthDrop::BadIpHeader as usize),
-        c_bad_checksum: Constant<Bits<4>> = k(EthDrop::BadChecksum as usize),
-        c_fragment: Constant<Bits<4>> = k(EthDrop::Fragment as usize),
-        c_ext_header: Constant<Bits<4>> = k(EthDrop::ExtHeader as usize),
-        c_protocol: Constant<Bits<4>> = k(EthDrop::Protocol as usize),
-        c_trailing: Constant<Bits<4>> = k(EthDrop::TrailingBytes as usize),
-        c_udp_length: Constant<Bits<4>> = k(EthDrop::UdpLength as usize),
-        c_port_drop: Constant<Bits<4>> = k(EthDrop::Port as usize),
-        c_no_payload: Constant<Bits<4>> = k(EthDrop::NoPayload as usize),
-        c_too_long: Constant<Bits<4>> = k(EthDrop::TooLong as usize),
+        c_truncated: Constant<Bits<4>> = konst(EthDrop::Truncated as usize),
+        c_ether_type: Constant<Bits<4>> = konst(EthDrop::EtherType as usize),
+        c_bad_ip_header: Constant<Bits<4>> = konst(EthDrop::BadIpHeader as usize),
+        c_bad_checksum: Constant<Bits<4>> = konst(EthDrop::BadChecksum as usize),
+        c_fragment: Constant<Bits<4>> = konst(EthDrop::Fragment as usize),
+        c_ext_header: Constant<Bits<4>> = konst(EthDrop::ExtHeader as usize),
+        c_protocol: Constant<Bits<4>> = konst(EthDrop::Protocol as usize),
+        c_trailing: Constant<Bits<4>> = konst(EthDrop::TrailingBytes as usize),
+        c_udp_length: Constant<Bits<4>> = konst(EthDrop::UdpLength as usize),
+        c_port_drop: Constant<Bits<4>> = konst(EthDrop::Port as usize),
+        c_no_payload: Constant<Bits<4>> = konst(EthDrop::NoPayload as usize),
+        c_too_long: Constant<Bits<4>> = konst(EthDrop::TooLong as usize),
     }
 }
 

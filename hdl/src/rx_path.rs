@@ -598,8 +598,8 @@ impl<const P: usize, const PB: usize> Logic for RxPathRegs<P, PB> {
     }
 }
 
-/// The path states of [`RxPathRegs`] ({ce[31:0], rx[31:0], sack[255:0],
-/// cum[31:0]} per path): two combinational read ports, one write port.
+/// The path states of [`RxPathRegs`] ({ce\[31:0\], rx\[31:0\], sack\[255:0\],
+/// cum\[31:0\]} per path): two combinational read ports, one write port.
 #[derive(LogicBlock)]
 pub struct PathFile<const P: usize, const PB: usize> {
     /// Clock.
@@ -687,13 +687,13 @@ pub fn rx_path_verilog(paths: usize) -> String {
 /// Entries of [`RxPathTable`]: one per (QP slot, path).
 pub const ENTRIES: usize = QPS * MAX_PATHS;
 
-/// Bits of an entry's state in RAM: {echo_ts[63:0], ce[31:0], rx[31:0],
-/// sack[255:0], cum[31:0]}.
+/// Bits of an entry's state in RAM: {echo_ts\[63:0\], ce\[31:0\], rx\[31:0\],
+/// sack\[255:0\], cum\[31:0\]}.
 const SW: usize = 416;
 
 /// Bits of an entry's state in the pipeline (S2, W1), the bitmap's shift
-/// pending ([`PathMark`]): {echo_ts[63:0], ce[31:0], rx[31:0], k[8:0],
-/// raw[511:0], cum[31:0]}.
+/// pending ([`PathMark`]): {echo_ts\[63:0\], ce\[31:0\], rx\[31:0\], k\[8:0\],
+/// raw\[511:0\], cum\[31:0\]}.
 const UW: usize = 681;
 
 /// The receive core's path tracker: one entry per (QP slot, path), address

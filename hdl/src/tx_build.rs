@@ -74,7 +74,7 @@
 
 use rust_hdl::prelude::*;
 
-use crate::helpers::hand_written;
+use crate::helpers::{hand_written, konst, native_block};
 
 use crate::icrc::{Affine, advance, beat_map, feed, le32};
 
@@ -238,11 +238,6 @@ always @(*) read_data = (read_address[{am1}:{k}] == 0) ? mem[read_address[{km1}:
     }
 }
 
-/// A Constant holding `v`.
-fn k<const N: usize>(v: usize) -> Constant<Bits<N>> {
-    Constant::new(v.to_bits())
-}
-
 /// The 32 rows of `map` over its inputs `from..from + N`, as constants.
 fn rows<const N: usize>(map: &Affine, from: usize) -> [Constant<Bits<N>>; 32] {
     std::array::from_fn(|o| Constant::new(map.row::<N>(o, from)))
@@ -336,42 +331,15 @@ impl<const W: usize> Matrices<W> {
     }
 }
 
-/// Declares [`TxBuild`] and its `Default`: ports, then state (default
-/// values), then constants (with their values, which may use the
-/// [`Matrices`] bound to the name given), so each field is written once.
-macro_rules! tx_build_block {
-    (
-        ports { $( #[doc = $pd:literal] $p:ident : $pt:ty, )* }
-        state { $( $s:ident : $st:ty, )* }
-        consts($mx:ident = $mxv:expr) { $( $c:ident : $ct:ty = $cv:expr, )* }
-    ) => {
-        /// The TX builder at `W`-bit beats (`B = W / 8` lanes; 8, 16, 32 or
-        /// 64). Streams use lane 0 for the first byte and packed `tkeep`.
-        #[derive(LogicBlock)]
-        pub struct TxBuild<const W: usize, const B: usize> {
-            $( #[doc = $pd] pub $p: $pt, )*
-            $( $s: $st, )*
-            $( $c: $ct, )*
-        }
-
-        impl<const W: usize, const B: usize> Default for TxBuild<W, B> {
-            fn default() -> Self {
-                assert!(
-                    W == 8 * B && B.is_power_of_two() && (8..=64).contains(&B),
-                    "TxBuild<{W}, {B}>: B must be 8, 16, 32 or 64 and W = 8 * B"
-                );
-                let $mx = $mxv;
-                Self {
-                    $( $p: Default::default(), )*
-                    $( $s: Default::default(), )*
-                    $( $c: $cv, )*
-                }
-            }
-        }
-    };
-}
-
-tx_build_block! {
+native_block! {
+    /// The TX builder at `W`-bit beats (`B = W / 8` lanes; 8, 16, 32 or
+    /// 64). Streams use lane 0 for the first byte and packed `tkeep`.
+    TxBuild [W, B]
+    check {
+        W == 8 * B && B.is_power_of_two() && (8..=64).contains(&B),
+        "TxBuild<{W}, {B}>: B must be 8, 16, 32 or 64 and W = 8 * B"
+    }
+    let mx = Matrices::<W>::new();
     ports {
         #[doc = "Clock."]
         clock: Signal<In, Clock>,
@@ -642,16 +610,16 @@ tx_build_block! {
         icw: Signal<Local, Bits<W>>,
         octet: Signal<Local, Bits<8>>,
     }
-    consts(mx = Matrices::<W>::new()) {
-        c_settle: Constant<Bits<4>> = k(CFG_SETTLE),
-        c_w: Constant<Bits<16>> = k(W),
-        c_b: Constant<Bits<16>> = k(B),
-        c_b8: Constant<Bits<8>> = k(B),
-        c_b2: Constant<Bits<16>> = k(2 * B),
-        c_b2_8: Constant<Bits<8>> = k(2 * B),
-        c_bt: Constant<Bits<16>> = k(B + 4),
-        c_bm1: Constant<Bits<8>> = k(B - 1),
-        c_ff: Constant<Bits<W>> = k(0xFF),
+    consts {
+        c_settle: Constant<Bits<4>> = konst(CFG_SETTLE),
+        c_w: Constant<Bits<16>> = konst(W),
+        c_b: Constant<Bits<16>> = konst(B),
+        c_b8: Constant<Bits<8>> = konst(B),
+        c_b2: Constant<Bits<16>> = konst(2 * B),
+        c_b2_8: Constant<Bits<8>> = konst(2 * B),
+        c_bt: Constant<Bits<16>> = konst(B + 4),
+        c_bm1: Constant<Bits<8>> = konst(B - 1),
+        c_ff: Constant<Bits<W>> = konst(0xFF),
         c_lo64: Constant<Bits<128>> = Constant::new(Bits::<128>::mask() >> 64),
         c_hi64: Constant<Bits<128>> = Constant::new(Bits::<128>::mask() << 64),
         c_mapped: Constant<Bits<128>> = Constant::new(Bits::<128>::from(0xFFFFu64) << 32),
@@ -666,15 +634,15 @@ tx_build_block! {
         ),
         c_ver4: Constant<Bits<HDR_BITS>> = Constant::new(Bits::from(1) << 336),
         c_ver6: Constant<Bits<HDR_BITS>> = Constant::new(Bits::from(1) << 496),
-        c_hlen: [Constant<Bits<8>>; 4] = HLEN.map(k),
-        c_end: [Constant<Bits<16>>; 4] = HLEN.map(k),
-        c_tend: [Constant<Bits<16>>; 4] = HLEN.map(|h| k(h + 4)),
-        c_l3: [Constant<Bits<16>>; 4] = [64, 96, 44, 76].map(k),
-        c_ulen: [Constant<Bits<16>>; 2] = [44, 76].map(k),
-        c_dstart: [Constant<Bits<8>>; 2] = DSTART.map(k),
-        c_cka: [Constant<Bits<16>>; 4] = [64, 96, 66, 98].map(k),
-        c_psr: [Constant<Bits<16>>; 4] = HLEN.map(|h| k(W - 8 * (h % B))),
-        c_psl: [Constant<Bits<16>>; 4] = HLEN.map(|h| k(8 * (h % B))),
+        c_hlen: [Constant<Bits<8>>; 4] = HLEN.map(konst),
+        c_end: [Constant<Bits<16>>; 4] = HLEN.map(konst),
+        c_tend: [Constant<Bits<16>>; 4] = HLEN.map(|h| konst(h + 4)),
+        c_l3: [Constant<Bits<16>>; 4] = [64, 96, 44, 76].map(konst),
+        c_ulen: [Constant<Bits<16>>; 2] = [44, 76].map(konst),
+        c_dstart: [Constant<Bits<8>>; 2] = DSTART.map(konst),
+        c_cka: [Constant<Bits<16>>; 4] = [64, 96, 66, 98].map(konst),
+        c_psr: [Constant<Bits<16>>; 4] = HLEN.map(|h| konst(W - 8 * (h % B))),
+        c_psl: [Constant<Bits<16>>; 4] = HLEN.map(|h| konst(8 * (h % B))),
         c_beat_z: [Constant<Bits<32>>; 32] = mx.beat_z,
         c_beat_d: [Constant<Bits<W>>; 32] = mx.beat_d,
         c_unz: [Constant<Bits<UNZ_BITS>>; 32] = mx.unz,

@@ -23,11 +23,11 @@
 
 mod config;
 mod control;
-mod engine;
+mod forward;
 mod pcap;
 
 use std::io;
-use std::net::{SocketAddr, UdpSocket};
+use std::net::{IpAddr, SocketAddr, UdpSocket};
 use std::os::unix::net::UnixDatagram;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -40,7 +40,7 @@ pub use control::{Command, HELP, PathCounters, Target};
 pub use pcap::LINKTYPE_RAW;
 
 use control::{PathControl, Shared};
-use engine::{Engine, EngineParts};
+use forward::{Forwarder, ForwarderParts};
 
 /// Errors of the relay.
 #[derive(Debug, thiserror::Error)]
@@ -78,100 +78,14 @@ pub struct Relay;
 impl Relay {
     /// Binds every socket, then starts the relay thread.
     pub fn start(mut cfg: RelayConfig) -> Result<RelayHandle, RelayError> {
-        let cfg_err = |m: &str| Err(RelayError::Config(m.to_string()));
-        if cfg.links.is_empty() {
-            return cfg_err("at least one link is needed");
-        }
-        if cfg.paths.is_empty() {
-            return cfg_err("at least one path is needed");
-        }
-        if cfg.max_datagram == 0 || cfg.max_datagram > udp::GRO_BUFFER_SIZE {
-            return cfg_err("max_datagram must be in 1..=65536");
-        }
-        if cfg.paths.iter().any(|p| !(0.0..=1.0).contains(&p.loss)) {
-            return cfg_err("path loss must be in [0, 1]");
-        }
-        if cfg
-            .paths
-            .iter()
-            .any(|p| !(0.0..=1.0).contains(&p.duplicate))
-        {
-            return cfg_err("path duplication must be in [0, 1]");
-        }
-        if cfg.paths.iter().any(|p| p.rate_bps == Some(0)) {
-            return cfg_err("a path rate must be positive (None for unlimited)");
-        }
-        let path_ip = cfg.path_ip.unwrap_or(cfg.links[0].listen.ip());
-        if cfg
-            .links
-            .iter()
-            .any(|l| l.forward_to.is_ipv6() != path_ip.is_ipv6())
-        {
-            return cfg_err("every forward_to must have the path sockets' address family");
-        }
-        if cfg.path_base_port != 0 && usize::from(cfg.path_base_port) + cfg.paths.len() > 65536 {
-            return cfg_err("path_base_port + paths exceeds the port range");
-        }
-
-        let listen_opts = SocketOptions {
-            ecn: Ecn::NotEct,
-            gso: false,
-            // GRO merges runs of equal datagrams into one read; the engine splits them.
-            gro: true,
-            recv_buffer: Some(8 << 20),
-            send_buffer: None,
-        };
-        let listen = cfg
-            .links
-            .iter()
-            .map(|l| BatchSocket::bind(l.listen, &listen_opts))
-            .collect::<Result<Vec<_>, _>>()?;
-        let path_opts = SocketOptions {
-            ecn: Ecn::NotEct,
-            // Runs of equal-size datagrams of one path leave as one GSO send.
-            gso: true,
-            gro: false,
-            recv_buffer: Some(0),
-            send_buffer: Some(4 << 20),
-        };
-        let path_socks = (0..cfg.paths.len())
-            .map(|i| {
-                let port = if cfg.path_base_port == 0 {
-                    0
-                } else {
-                    cfg.path_base_port + i as u16
-                };
-                BatchSocket::bind(SocketAddr::new(path_ip, port), &path_opts)
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        let control = match cfg.control {
-            Some(addr) => {
-                let s = UdpSocket::bind(addr).map_err(|source| RelayError::Io {
-                    op: "bind control socket",
-                    source,
-                })?;
-                s.set_nonblocking(true).map_err(|source| RelayError::Io {
-                    op: "control socket O_NONBLOCK",
-                    source,
-                })?;
-                Some(s)
-            }
-            None => None,
-        };
+        let path_ip = check_config(&cfg)?;
+        let (listen, path_socks) = bind_data_sockets(&cfg, path_ip)?;
+        let control = cfg.control.map(bind_control).transpose()?;
         let pcap = match &cfg.pcap {
             Some(path) => Some(pcap::PcapWriter::create(path).map_err(RelayError::Pcap)?),
             None => None,
         };
-        let (wake_tx, wake_rx) = UnixDatagram::pair().map_err(|source| RelayError::Io {
-            op: "wake socketpair",
-            source,
-        })?;
-        for s in [&wake_tx, &wake_rx] {
-            s.set_nonblocking(true).map_err(|source| RelayError::Io {
-                op: "wake socket O_NONBLOCK",
-                source,
-            })?;
-        }
+        let (wake_tx, wake_rx) = wake_pair()?;
         let shared = Arc::new(Shared {
             stop: AtomicBool::new(false),
             paths: cfg.paths.iter().map(|p| PathControl::new(p.loss)).collect(),
@@ -185,7 +99,7 @@ impl Relay {
             })?),
             None => None,
         };
-        let engine = Engine::new(EngineParts {
+        let forwarder = Forwarder::new(ForwarderParts {
             listen_addrs: listen_addrs.clone(),
             listen,
             forward_to: cfg.links.iter().map(|l| l.forward_to).collect(),
@@ -204,7 +118,7 @@ impl Relay {
         });
         let thread = std::thread::Builder::new()
             .name("metaroce-relay".into())
-            .spawn(move || engine.run())
+            .spawn(move || forwarder.run())
             .map_err(|source| RelayError::Io {
                 op: "spawn relay thread",
                 source,
@@ -219,6 +133,112 @@ impl Relay {
             path_map: cfg.path_map,
         })
     }
+}
+
+/// Checks a relay configuration; returns the address the path sockets bind to.
+fn check_config(cfg: &RelayConfig) -> Result<IpAddr, RelayError> {
+    let cfg_err = |m: &str| Err(RelayError::Config(m.to_string()));
+    if cfg.links.is_empty() {
+        return cfg_err("at least one link is needed");
+    }
+    if cfg.paths.is_empty() {
+        return cfg_err("at least one path is needed");
+    }
+    if cfg.max_datagram == 0 || cfg.max_datagram > udp::GRO_BUFFER_SIZE {
+        return cfg_err("max_datagram must be in 1..=65536");
+    }
+    if cfg.paths.iter().any(|p| !(0.0..=1.0).contains(&p.loss)) {
+        return cfg_err("path loss must be in [0, 1]");
+    }
+    if cfg
+        .paths
+        .iter()
+        .any(|p| !(0.0..=1.0).contains(&p.duplicate))
+    {
+        return cfg_err("path duplication must be in [0, 1]");
+    }
+    if cfg.paths.iter().any(|p| p.rate_bps == Some(0)) {
+        return cfg_err("a path rate must be positive (None for unlimited)");
+    }
+    let path_ip = cfg.path_ip.unwrap_or(cfg.links[0].listen.ip());
+    if cfg
+        .links
+        .iter()
+        .any(|l| l.forward_to.is_ipv6() != path_ip.is_ipv6())
+    {
+        return cfg_err("every forward_to must have the path sockets' address family");
+    }
+    if cfg.path_base_port != 0 && usize::from(cfg.path_base_port) + cfg.paths.len() > 65536 {
+        return cfg_err("path_base_port + paths exceeds the port range");
+    }
+    Ok(path_ip)
+}
+
+/// Binds the listen sockets (one per link) and the path sockets (one per path).
+fn bind_data_sockets(
+    cfg: &RelayConfig,
+    path_ip: IpAddr,
+) -> Result<(Vec<BatchSocket>, Vec<BatchSocket>), RelayError> {
+    let listen_opts = SocketOptions {
+        ecn: Ecn::NotEct,
+        gso: false,
+        // GRO merges runs of equal datagrams into one read; the forwarder splits them.
+        gro: true,
+        recv_buffer: Some(8 << 20),
+        send_buffer: None,
+    };
+    let listen = cfg
+        .links
+        .iter()
+        .map(|l| BatchSocket::bind(l.listen, &listen_opts))
+        .collect::<Result<Vec<_>, _>>()?;
+    let path_opts = SocketOptions {
+        ecn: Ecn::NotEct,
+        // Runs of equal-size datagrams of one path leave as one GSO send.
+        gso: true,
+        gro: false,
+        recv_buffer: Some(0),
+        send_buffer: Some(4 << 20),
+    };
+    let path_socks = (0..cfg.paths.len())
+        .map(|i| {
+            let port = if cfg.path_base_port == 0 {
+                0
+            } else {
+                cfg.path_base_port + i as u16
+            };
+            BatchSocket::bind(SocketAddr::new(path_ip, port), &path_opts)
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok((listen, path_socks))
+}
+
+/// Binds the non-blocking control socket.
+fn bind_control(addr: SocketAddr) -> Result<UdpSocket, RelayError> {
+    let s = UdpSocket::bind(addr).map_err(|source| RelayError::Io {
+        op: "bind control socket",
+        source,
+    })?;
+    s.set_nonblocking(true).map_err(|source| RelayError::Io {
+        op: "control socket O_NONBLOCK",
+        source,
+    })?;
+    Ok(s)
+}
+
+/// The non-blocking socket pair that wakes the relay thread (commands, stop).
+fn wake_pair() -> Result<(UnixDatagram, UnixDatagram), RelayError> {
+    let (wake_tx, wake_rx) = UnixDatagram::pair().map_err(|source| RelayError::Io {
+        op: "wake socketpair",
+        source,
+    })?;
+    for s in [&wake_tx, &wake_rx] {
+        s.set_nonblocking(true).map_err(|source| RelayError::Io {
+            op: "wake socket O_NONBLOCK",
+            source,
+        })?;
+    }
+    Ok((wake_tx, wake_rx))
 }
 
 /// Controls a running relay; dropping it stops the relay thread.

@@ -2,7 +2,7 @@
 //! ACK datagrams update the per-path TX table, against the engine.
 //!
 //! The sender side is the engine's own `TxPath`, one per slot
-//! ([`tx_path::Golden`]); the receivers are engine NICs
+//! (`tx_path`'s `Golden`); the receivers are engine NICs
 //! ([`rx_path::Engine`], one QP each, two QPs of 8 paths = the 16 slots).
 //! Every round the bench (the "firmware") mirrors the sender's sends into
 //! the table on the firmware op port (`Send`, with probes on quarantined
@@ -31,7 +31,7 @@
 //! when `echo_ts > 0` and the ACK acknowledged something new). It compares
 //! each result (path PSN, packets, bytes, fate events in order and their
 //! `m_fate_hw` flag, the ACK's slot and `conn_cum`), then every field of
-//! every slot ([`tx_path::diff_state`]), and at the end the counters.
+//! every slot (`tx_path`'s `diff_state`), and at the end the counters.
 
 use std::collections::VecDeque;
 use std::net::{IpAddr, Ipv4Addr};

@@ -193,69 +193,8 @@ pub struct PairReport {
 /// Runs two hardware NICs against each other (see the module docs).
 pub fn run_pair(cfg: &PairConfig) -> Result<PairReport, SimError> {
     let timer = SimTimer::start();
-    let mem_len = region_len(cfg.max_size);
-    let ips = [Ipv4Addr::new(10, 0, 0, 1), Ipv4Addr::new(10, 0, 0, 2)];
-    let macs = [[2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2]];
-    let qp = QpConfig {
-        paths: cfg.qp_paths,
-        streams: cfg.streams,
-        ..QpConfig::default()
-    };
-    let node = |i: usize| -> Result<HwEnd, SimError> {
-        let nic = HwNic::new(HwNicConfig {
-            mac: macs[i],
-            peer_mac: macs[1 - i],
-            ip: IpAddr::V4(ips[i]),
-            peer_ip: IpAddr::V4(ips[1 - i]),
-            udp_port: PORT,
-            peer_udp_port: PORT,
-            mem_base: MEM_BASE,
-            mem_len: mem_len as usize,
-            clock_ps: cfg.clock_ps,
-            line_rate_mbps: (64_000_000 / cfg.clock_ps.max(1)) as u32,
-            seed: cfg.seed ^ ((i as u64 + 1) * 0x5151),
-        })?;
-        Ok(HwEnd::new(nic, &qp, CONNS).expect("free MR and QP entries"))
-    };
-    let mut nodes = [node(0)?, node(1)?];
-    for c in 0..CONNS {
-        for i in 0..2 {
-            let (me, peer) = (i, 1 - i);
-            let remote = RemoteEnd {
-                qpn: nodes[peer].qpns[c],
-                ip: IpAddr::V4(ips[peer]),
-                udp_port: PORT,
-                initial_psn: 1000 + 7919 * (peer as u32 + 2 * c as u32),
-            };
-            let qpn = nodes[me].qpns[c];
-            let n = &mut nodes[me].nic;
-            n.modify_qp(qpn, QpTransition::Init).expect("INIT");
-            n.modify_qp(qpn, QpTransition::Rtr(remote)).expect("RTR");
-            n.modify_qp(
-                qpn,
-                QpTransition::Rts {
-                    initial_psn: 1000 + 7919 * (me as u32 + 2 * c as u32),
-                    retry_cnt: 7,
-                    rnr_retry: 7,
-                    timeout_ns: 1_000_000,
-                },
-            )
-            .expect("RTS");
-        }
-    }
-    let path = PathConfig {
-        delay_ns: cfg.delay_ns,
-        jitter_ns: cfg.jitter_ns,
-        loss: cfg.loss,
-        dup: cfg.dup,
-        ecn_mark: cfg.ecn_mark,
-    };
-    let mut wire_cfg = WireConfig::uniform(cfg.paths.max(1), path);
-    for (i, p) in wire_cfg.paths.iter_mut().enumerate() {
-        p.delay_ns += i as u64 * cfg.path_spread_ns;
-    }
-    wire_cfg.path_map = PathMap::Hash { seed: cfg.seed };
-    let mut wire = Wire::new(wire_cfg, cfg.seed ^ 0x3EA);
+    let mut nodes = connected_pair(cfg)?;
+    let mut wire = pair_wire(cfg);
     let mut rng = SmallRng::seed_from_u64(cfg.seed ^ HOSTILE_SEED);
     let mut traffic = Traffic::new(TrafficConfig {
         messages: cfg.messages,
@@ -289,13 +228,7 @@ pub fn run_pair(cfg: &PairConfig) -> Result<PairReport, SimError> {
                         wire.inject(1 - i, now + cfg.delay_ns, h);
                         r.hostile_frames += 1;
                     }
-                    let history = &mut history[i];
-                    if history.len() < 4096 {
-                        history.push(f.clone());
-                    } else {
-                        let k = rng.gen_range(0..history.len());
-                        history[k] = f.clone();
-                    }
+                    remember(&mut rng, &mut history[i], &f);
                 }
                 wire.send(i, now, f);
             }
@@ -320,10 +253,111 @@ pub fn run_pair(cfg: &PairConfig) -> Result<PairReport, SimError> {
             node.nic.step(&mut out);
         }
     }
-    let sim_ns = nodes[0].nic.now_ns();
     let wall = timer.secs();
-    let t = traffic.counters();
-    r.traffic = *t;
+    r.traffic = *traffic.counters();
+    count_nodes(&mut r, &mut nodes);
+    let w = wire.stats().total();
+    r.wire_frames = w.sent;
+    r.wire_lost = w.lost;
+    r.wire_duplicated = w.duplicated;
+    r.wire_ce_marked = w.ce_marked;
+    r.cycles = cycles;
+    r.sim_ns = nodes[0].nic.now_ns();
+    r.wall_seconds = wall;
+    r.cycles_per_second = cycles as f64 / wall.max(1e-9);
+    r.packets_per_second = r.descriptors as f64 / wall.max(1e-9);
+    let sim_s = cycles as f64 * cfg.clock_ps as f64 * 1e-12;
+    r.goodput_gbps_sim = r.traffic.payload_bytes as f64 * 8.0 / sim_s.max(1e-12) / 1e9;
+    Ok(r)
+}
+
+/// The two hardware NICs with [`CONNS`] connections between them, every QP in RTS.
+fn connected_pair(cfg: &PairConfig) -> Result<[HwEnd; 2], SimError> {
+    let mem_len = region_len(cfg.max_size);
+    let ips = [Ipv4Addr::new(10, 0, 0, 1), Ipv4Addr::new(10, 0, 0, 2)];
+    let macs = [[2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2]];
+    let qp = QpConfig {
+        paths: cfg.qp_paths,
+        streams: cfg.streams,
+        ..QpConfig::default()
+    };
+    let node = |i: usize| -> Result<HwEnd, SimError> {
+        let nic = HwNic::new(HwNicConfig {
+            mac: macs[i],
+            peer_mac: macs[1 - i],
+            ip: IpAddr::V4(ips[i]),
+            peer_ip: IpAddr::V4(ips[1 - i]),
+            udp_port: PORT,
+            peer_udp_port: PORT,
+            mem_base: MEM_BASE,
+            mem_len: mem_len as usize,
+            clock_ps: cfg.clock_ps,
+            line_rate_mbps: (64_000_000 / cfg.clock_ps.max(1)) as u32,
+            seed: cfg.seed ^ ((i as u64 + 1) * 0x5151),
+        })?;
+        Ok(HwEnd::new(nic, &qp, CONNS).expect("free MR and QP entries"))
+    };
+    let mut nodes = [node(0)?, node(1)?];
+    let psn = |end: usize, c: usize| 1000 + 7919 * (end as u32 + 2 * c as u32);
+    for c in 0..CONNS {
+        for me in 0..2 {
+            let peer = 1 - me;
+            let remote = RemoteEnd {
+                qpn: nodes[peer].qpns[c],
+                ip: IpAddr::V4(ips[peer]),
+                udp_port: PORT,
+                initial_psn: psn(peer, c),
+            };
+            let qpn = nodes[me].qpns[c];
+            let n = &mut nodes[me].nic;
+            n.modify_qp(qpn, QpTransition::Init).expect("INIT");
+            n.modify_qp(qpn, QpTransition::Rtr(remote)).expect("RTR");
+            n.modify_qp(
+                qpn,
+                QpTransition::Rts {
+                    initial_psn: psn(me, c),
+                    retry_cnt: 7,
+                    rnr_retry: 7,
+                    timeout_ns: 1_000_000,
+                },
+            )
+            .expect("RTS");
+        }
+    }
+    Ok(nodes)
+}
+
+/// The wire between the two NICs: `cfg.paths` paths, path `i` slower by
+/// `i × path_spread_ns`, frames hashed onto them.
+fn pair_wire(cfg: &PairConfig) -> Wire {
+    let path = PathConfig {
+        delay_ns: cfg.delay_ns,
+        jitter_ns: cfg.jitter_ns,
+        loss: cfg.loss,
+        dup: cfg.dup,
+        ecn_mark: cfg.ecn_mark,
+    };
+    let mut wire_cfg = WireConfig::uniform(cfg.paths.max(1), path);
+    for (i, p) in wire_cfg.paths.iter_mut().enumerate() {
+        p.delay_ns += i as u64 * cfg.path_spread_ns;
+    }
+    wire_cfg.path_map = PathMap::Hash { seed: cfg.seed };
+    Wire::new(wire_cfg, cfg.seed ^ 0x3EA)
+}
+
+/// Keeps `frame` among a sender's earlier frames (at most 4,096; then a
+/// random one is replaced) for later replays.
+fn remember(rng: &mut SmallRng, history: &mut Vec<Vec<u8>>, frame: &[u8]) {
+    if history.len() < 4096 {
+        history.push(frame.to_vec());
+    } else {
+        let k = rng.gen_range(0..history.len());
+        history[k] = frame.to_vec();
+    }
+}
+
+/// The NICs' hardware, firmware and engine counters, summed into `r`.
+fn count_nodes(r: &mut PairReport, nodes: &mut [HwEnd; 2]) {
     let hw: Vec<HwCounters> = nodes.iter().map(|n| n.nic.counters()).collect();
     r.rtl_placed_packets = hw.iter().map(|h| h.rtl_placed).sum();
     r.firmware_packets = hw.iter().map(|h| h.firmware_data).sum();
@@ -336,7 +370,7 @@ pub fn run_pair(cfg: &PairConfig) -> Result<PairReport, SimError> {
     r.interface_errors = hw.iter().map(|h| h.interface_errors).sum();
     r.fw_rx_mismatches = hw.iter().map(|h| h.fw_rx_mismatches).sum();
     r.fw_rx_truncated = hw.iter().map(|h| h.fw_rx_truncated).sum();
-    for n in &mut nodes {
+    for n in nodes {
         r.rtl_acks += n.nic.rtl_ack_frames();
         for code in DROP_VERDICTS {
             r.rtl_dropped += n.nic.rtl_counter(code);
@@ -349,19 +383,6 @@ pub fn run_pair(cfg: &PairConfig) -> Result<PairReport, SimError> {
             s.sack_losses + s.rack_losses + s.timeout_losses + s.conn_timeout_losses;
         r.sack_losses += s.sack_losses;
     }
-    let w = wire.stats().total();
-    r.wire_frames = w.sent;
-    r.wire_lost = w.lost;
-    r.wire_duplicated = w.duplicated;
-    r.wire_ce_marked = w.ce_marked;
-    r.cycles = cycles;
-    r.sim_ns = sim_ns;
-    r.wall_seconds = wall;
-    r.cycles_per_second = cycles as f64 / wall.max(1e-9);
-    r.packets_per_second = r.descriptors as f64 / wall.max(1e-9);
-    let sim_s = cycles as f64 * cfg.clock_ps as f64 * 1e-12;
-    r.goodput_gbps_sim = t.payload_bytes as f64 * 8.0 / sim_s.max(1e-12) / 1e9;
-    Ok(r)
 }
 
 /// A hostile frame: a replay of an earlier frame of the same sender, a bit flip (bad ICRC), a

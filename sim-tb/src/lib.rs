@@ -35,6 +35,7 @@ mod ffi;
 mod ffi;
 
 pub mod ack_rx;
+pub mod axis;
 pub mod compliance_target;
 pub mod core_check;
 mod device_port;

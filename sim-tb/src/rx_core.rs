@@ -6,6 +6,7 @@
 //! transmit ports in the same cycles and the MAC TX port's frames are
 //! collected whole.
 
+use crate::axis::Axis;
 use crate::frame::peer_frame;
 use crate::rx_parser::Frame;
 use crate::{Model, Port, Sim, SimError};
@@ -133,11 +134,7 @@ pub struct RecvFields {
 pub type Knobs<'a> = &'a mut dyn FnMut() -> (bool, bool, bool);
 
 struct Ports {
-    tdata: Port,
-    tkeep: Port,
-    tvalid: Port,
-    tready: Port,
-    tlast: Port,
+    s: Axis,
     /// `s_pseudo_*` and `s_ecn_ce`; `None` for [`Input::Ethernet`].
     pseudo: Option<([Port; 5], Port)>,
     now: Port,
@@ -147,22 +144,14 @@ struct Ports {
     dma_first: Port,
     dma_addr: Port,
     dma_len: Port,
-    dma_tdata: Port,
-    dma_tkeep: Port,
-    dma_tvalid: Port,
-    dma_tready: Port,
-    dma_tlast: Port,
+    dma: Axis,
     ev_valid: Port,
     ev_code: Port,
     /// `m_ev_{opcode,stream,recv_idx,imm,msg_len}`.
     ev_recv: [Port; 5],
     cnt_sel: Port,
     cnt_val: Port,
-    ack_tdata: Port,
-    ack_tkeep: Port,
-    ack_tvalid: Port,
-    ack_tready: Port,
-    ack_tlast: Port,
+    ack: Axis,
     /// `m_ack_dst_ip`, `m_ack_src_port`, `m_ack_dst_port`, `m_ack_ece`;
     /// `None` for [`Input::NicCore`] (ACKs leave as frames).
     ack_meta: Option<[Port; 4]>,
@@ -226,11 +215,7 @@ impl RxCoreTb {
             ]),
         };
         let p = Ports {
-            tdata: sim.port("s_axis_tdata")?,
-            tkeep: sim.port("s_axis_tkeep")?,
-            tvalid: sim.port("s_axis_tvalid")?,
-            tready: sim.port("s_axis_tready")?,
-            tlast: sim.port("s_axis_tlast")?,
+            s: Axis::new(&sim, "s_axis")?,
             pseudo,
             now: sim.port("now")?,
             cfg_we: sim.port("cfg_we")?,
@@ -239,11 +224,7 @@ impl RxCoreTb {
             dma_first: sim.port("m_dma_first")?,
             dma_addr: sim.port("m_dma_addr")?,
             dma_len: sim.port("m_dma_len")?,
-            dma_tdata: sim.port("m_dma_tdata")?,
-            dma_tkeep: sim.port("m_dma_tkeep")?,
-            dma_tvalid: sim.port("m_dma_tvalid")?,
-            dma_tready: sim.port("m_dma_tready")?,
-            dma_tlast: sim.port("m_dma_tlast")?,
+            dma: Axis::new(&sim, "m_dma")?,
             ev_valid: sim.port("m_ev_valid")?,
             ev_code: sim.port("m_ev_code")?,
             ev_recv: [
@@ -255,14 +236,10 @@ impl RxCoreTb {
             ],
             cnt_sel: sim.port("cnt_sel")?,
             cnt_val: sim.port("cnt_val")?,
-            ack_tdata: sim.port(&format!("{ack}_tdata"))?,
-            ack_tkeep: sim.port(&format!("{ack}_tkeep"))?,
-            ack_tvalid: sim.port(&format!("{ack}_tvalid"))?,
-            ack_tready: sim.port(&format!("{ack}_tready"))?,
-            ack_tlast: sim.port(&format!("{ack}_tlast"))?,
+            ack: Axis::new(&sim, ack)?,
             ack_meta,
         };
-        assert_eq!(p.tdata.bits(), width);
+        assert_eq!(8 * p.s.lanes(), width);
         if input == Input::NicCore {
             // The firmware receive queue is drained (it holds the input when full).
             let fw_ready = sim.port("m_fw_tready")?;
@@ -367,8 +344,6 @@ impl RxCoreTb {
         let mut out = CoreOutput::default();
         let (mut frame, mut off) = (0usize, 0usize);
         let mut beat = vec![0u8; lanes];
-        let mut obeat = vec![0u8; lanes];
-        let mut okeep = [0u8; 8];
         let mut open: Option<(u64, usize, Vec<u8>)> = None;
         let mut ack = Vec::new();
         let (mut idle, mut stuck) = (0u32, 0u32);
@@ -394,37 +369,35 @@ impl RxCoreTb {
                 for (i, b) in beat[n..].iter_mut().enumerate() {
                     *b = 0x5A ^ (i as u8).wrapping_mul(29);
                 }
-                self.sim.set_bytes(self.p.tdata, &beat);
-                let keep = if n == 64 { u64::MAX } else { (1u64 << n) - 1 };
-                self.sim.set(self.p.tkeep, keep);
+                self.p.s.offer(&mut self.sim, &beat, n, last);
+            } else {
+                self.p.s.idle(&mut self.sim);
             }
-            self.sim.set(self.p.tvalid, u64::from(valid));
-            self.sim.set(self.p.tlast, u64::from(last));
-            self.sim.set(self.p.dma_tready, u64::from(ready));
-            self.sim.set(self.p.ack_tready, u64::from(ack_ready));
+            self.p.dma.set_ready(&mut self.sim, ready);
+            self.p.ack.set_ready(&mut self.sim, ack_ready);
             let now = self.sim.cycles();
             self.sim.set(self.p.now, now);
             side.drive(&mut self.sim);
             self.sim.eval();
             side.observe(&mut self.sim);
 
-            let tready = self.sim.get(self.p.tready) == 1;
+            let tready = self.p.s.ready(&mut self.sim);
             if valid && !tready {
                 out.bubbles += 1;
             }
-            let dma = self.sim.get(self.p.dma_tvalid) == 1;
-            let acking = self.sim.get(self.p.ack_tvalid) == 1;
+            let dma = self.p.dma.valid(&mut self.sim);
+            let acking = self.p.ack.valid(&mut self.sim);
             idle = if dma || open.is_some() || acking {
                 0
             } else {
                 idle + 1
             };
             if dma && ready {
-                self.take_dma_beat(&mut open, &mut out, &mut obeat, &mut okeep);
+                self.take_dma_beat(&mut open, &mut out);
             }
             if acking && ack_ready {
                 out.ack_beats += 1;
-                if self.take_ack_beat(&mut ack, &mut out, &mut obeat, &mut okeep) {
+                if self.take_ack_beat(&mut ack, &mut out) {
                     stuck = 0;
                 }
             }
@@ -466,30 +439,20 @@ impl RxCoreTb {
                 data.len()
             ));
         }
-        self.sim.set(self.p.tvalid, 0);
+        self.p.s.idle(&mut self.sim);
         self.sim.eval();
         out.cycles = self.sim.cycles() - start;
         out
     }
 
     /// Takes one beat of the ACK (or MAC TX) port; true at a frame's end.
-    fn take_ack_beat(
-        &mut self,
-        ack: &mut Vec<u8>,
-        out: &mut CoreOutput,
-        obeat: &mut [u8],
-        okeep: &mut [u8; 8],
-    ) -> bool {
-        self.sim.get_bytes(self.p.ack_tdata, obeat);
-        self.sim.get_bytes(self.p.ack_tkeep, okeep);
-        let keep = u64::from_le_bytes(*okeep);
-        let count = keep.count_ones() as usize;
-        if count == 0 || keep != u64::MAX >> (64 - count) {
-            out.protocol_errors
-                .push(format!("ACK tkeep {keep:#x} not packed"));
-        }
-        ack.extend_from_slice(&obeat[..count.min(obeat.len())]);
-        if self.sim.get(self.p.ack_tlast) == 0 {
+    fn take_ack_beat(&mut self, ack: &mut Vec<u8>, out: &mut CoreOutput) -> bool {
+        let Some(b) = self.p.ack.watch(&mut self.sim, ack) else {
+            return false;
+        };
+        out.protocol_errors
+            .extend(b.violation(false).map(|e| format!("ACK {e}")));
+        if !b.last {
             return false;
         }
         let Some([dst_ip, src_port, dst_port, ece]) = self.p.ack_meta else {
@@ -510,13 +473,7 @@ impl RxCoreTb {
         true
     }
 
-    fn take_dma_beat(
-        &mut self,
-        open: &mut Option<(u64, usize, Vec<u8>)>,
-        out: &mut CoreOutput,
-        obeat: &mut [u8],
-        okeep: &mut [u8; 8],
-    ) {
+    fn take_dma_beat(&mut self, open: &mut Option<(u64, usize, Vec<u8>)>, out: &mut CoreOutput) {
         if self.sim.get(self.p.dma_first) == 1 {
             if let Some((addr, ..)) = open.take() {
                 out.protocol_errors
@@ -526,22 +483,17 @@ impl RxCoreTb {
             let len = self.sim.get(self.p.dma_len) as usize;
             *open = Some((addr, len, Vec::with_capacity(len)));
         }
-        self.sim.get_bytes(self.p.dma_tdata, obeat);
-        self.sim.get_bytes(self.p.dma_tkeep, okeep);
-        let keep = u64::from_le_bytes(*okeep);
-        let count = keep.count_ones() as usize;
-        let tlast = self.sim.get(self.p.dma_tlast) == 1;
         let Some((addr, len, data)) = open.as_mut() else {
             out.protocol_errors
                 .push("DMA beat outside a write".to_string());
             return;
         };
-        if count == 0 || keep != u64::MAX >> (64 - count) {
-            out.protocol_errors
-                .push(format!("DMA tkeep {keep:#x} not packed"));
-        }
-        data.extend_from_slice(&obeat[..count.min(obeat.len())]);
-        if tlast {
+        let Some(b) = self.p.dma.watch(&mut self.sim, data) else {
+            return;
+        };
+        out.protocol_errors
+            .extend(b.violation(false).map(|e| format!("DMA {e}")));
+        if b.last {
             if data.len() != *len {
                 out.protocol_errors.push(format!(
                     "DMA write to {addr:#x}: length {len}, {} B of data",

@@ -22,6 +22,7 @@ use etherparse::{
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
+use crate::axis::Axis;
 use crate::frame::{self, Headers, MIN_FRAME, peer_frame};
 use crate::rx_parser::Frame;
 use crate::{Model, Port, Sim, SimError};
@@ -387,16 +388,8 @@ pub struct EthOutput {
 pub type Knobs<'a> = &'a mut dyn FnMut() -> (bool, bool);
 
 struct Ports {
-    tdata: Port,
-    tkeep: Port,
-    tvalid: Port,
-    tready: Port,
-    tlast: Port,
-    m_tdata: Port,
-    m_tkeep: Port,
-    m_tvalid: Port,
-    m_tready: Port,
-    m_tlast: Port,
+    s: Axis,
+    m: Axis,
     src_ip: Port,
     dst_ip: Port,
     src_port: Port,
@@ -431,16 +424,8 @@ impl RxEthTb {
         };
         let mut sim = Sim::new(model)?;
         let p = Ports {
-            tdata: sim.port("s_axis_tdata")?,
-            tkeep: sim.port("s_axis_tkeep")?,
-            tvalid: sim.port("s_axis_tvalid")?,
-            tready: sim.port("s_axis_tready")?,
-            tlast: sim.port("s_axis_tlast")?,
-            m_tdata: sim.port("m_axis_tdata")?,
-            m_tkeep: sim.port("m_axis_tkeep")?,
-            m_tvalid: sim.port("m_axis_tvalid")?,
-            m_tready: sim.port("m_axis_tready")?,
-            m_tlast: sim.port("m_axis_tlast")?,
+            s: Axis::new(&sim, "s_axis")?,
+            m: Axis::new(&sim, "m_axis")?,
             src_ip: sim.port("m_pseudo_src_ip")?,
             dst_ip: sim.port("m_pseudo_dst_ip")?,
             src_port: sim.port("m_pseudo_src_port")?,
@@ -454,7 +439,7 @@ impl RxEthTb {
             cnt_sel: sim.port("cnt_sel")?,
             cnt_val: sim.port("cnt_val")?,
         };
-        assert_eq!(p.tdata.bits(), width);
+        assert_eq!(8 * p.s.lanes(), width);
         sim.reset()?;
         Ok(Self {
             sim,
@@ -506,8 +491,6 @@ impl RxEthTb {
         let mut out = EthOutput::default();
         let (mut frame, mut off) = (0usize, 0usize);
         let mut beat = vec![0u8; lanes];
-        let mut obeat = vec![0u8; lanes];
-        let mut okeep = [0u8; 8];
         let mut open: Option<Datagram> = None;
         let (mut idle, mut stuck) = (0u32, 0u32);
         while out.reasons.len() < frames.len() || idle < 16 {
@@ -522,20 +505,18 @@ impl RxEthTb {
                 for (i, b) in beat[n..].iter_mut().enumerate() {
                     *b = 0xC3 ^ (i as u8).wrapping_mul(41);
                 }
-                self.sim.set_bytes(self.p.tdata, &beat);
-                let keep = if n == 64 { u64::MAX } else { (1u64 << n) - 1 };
-                self.sim.set(self.p.tkeep, keep);
+                self.p.s.offer(&mut self.sim, &beat, n, last);
+            } else {
+                self.p.s.idle(&mut self.sim);
             }
-            self.sim.set(self.p.tvalid, u64::from(valid));
-            self.sim.set(self.p.tlast, u64::from(last));
-            self.sim.set(self.p.m_tready, u64::from(ready));
+            self.p.m.set_ready(&mut self.sim, ready);
             self.sim.eval();
 
-            let tready = self.sim.get(self.p.tready) == 1;
+            let tready = self.p.s.ready(&mut self.sim);
             if valid && !tready {
                 out.bubbles += 1;
             }
-            let m_valid = self.sim.get(self.p.m_tvalid) == 1;
+            let m_valid = self.p.m.valid(&mut self.sim);
             idle = if m_valid { 0 } else { idle + 1 };
             if m_valid && ready {
                 let d = open.get_or_insert_with(|| Datagram {
@@ -556,21 +537,14 @@ impl RxEthTb {
                     d.udp_len = self.sim.get(self.p.udp_len) as u16;
                     d.ecn = self.sim.get(self.p.ecn) as u8;
                 }
-                self.sim.get_bytes(self.p.m_tdata, &mut obeat);
-                self.sim.get_bytes(self.p.m_tkeep, &mut okeep);
-                let keep = u64::from_le_bytes(okeep);
-                let count = keep.count_ones() as usize;
-                let olast = self.sim.get(self.p.m_tlast) == 1;
-                if count == 0 || keep != u64::MAX >> (64 - count) {
-                    out.protocol_errors
-                        .push(format!("tkeep {keep:#x} not packed"));
-                } else if count < lanes && !olast {
-                    out.protocol_errors
-                        .push(format!("partial beat {keep:#x} without tlast"));
-                }
                 let d = open.as_mut().expect("open datagram");
-                d.payload.extend_from_slice(&obeat[..count.min(lanes)]);
-                if olast {
+                let b = self
+                    .p
+                    .m
+                    .watch(&mut self.sim, &mut d.payload)
+                    .expect("a valid beat");
+                out.protocol_errors.extend(b.violation(true));
+                if b.last {
                     out.datagrams.push(open.take().expect("open datagram"));
                 }
             }
@@ -596,7 +570,7 @@ impl RxEthTb {
             out.protocol_errors
                 .push("output frame never ended".to_string());
         }
-        self.sim.set(self.p.tvalid, 0);
+        self.p.s.idle(&mut self.sim);
         self.sim.eval();
         out.cycles = self.sim.cycles() - start;
         out

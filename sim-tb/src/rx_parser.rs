@@ -4,6 +4,7 @@
 
 use metaroce_proto::PseudoHeader;
 
+use crate::axis::Axis;
 use crate::{Model, Port, Sim, SimError};
 
 /// One frame for the parser: the UDP payload and the IP/UDP fields its ICRC
@@ -91,16 +92,8 @@ pub struct RunOutput {
 pub type Knobs<'a> = &'a mut dyn FnMut() -> (bool, bool);
 
 struct Ports {
-    tdata: Port,
-    tkeep: Port,
-    tvalid: Port,
-    tready: Port,
-    tlast: Port,
-    m_tdata: Port,
-    m_tkeep: Port,
-    m_tvalid: Port,
-    m_tready: Port,
-    m_tlast: Port,
+    s: Axis,
+    m: Axis,
     meta_valid: Port,
     meta: [Port; 21],
     pseudo: [Port; 5],
@@ -154,16 +147,8 @@ impl RxParserTb {
             *slot = sim.port(name)?;
         }
         let p = Ports {
-            tdata: sim.port("s_axis_tdata")?,
-            tkeep: sim.port("s_axis_tkeep")?,
-            tvalid: sim.port("s_axis_tvalid")?,
-            tready: sim.port("s_axis_tready")?,
-            tlast: sim.port("s_axis_tlast")?,
-            m_tdata: sim.port("m_axis_tdata")?,
-            m_tkeep: sim.port("m_axis_tkeep")?,
-            m_tvalid: sim.port("m_axis_tvalid")?,
-            m_tready: sim.port("m_axis_tready")?,
-            m_tlast: sim.port("m_axis_tlast")?,
+            s: Axis::new(&sim, "s_axis")?,
+            m: Axis::new(&sim, "m_axis")?,
             meta_valid: sim.port("m_meta_valid")?,
             meta,
             pseudo: [
@@ -174,7 +159,7 @@ impl RxParserTb {
                 sim.port("s_pseudo_udp_len")?,
             ],
         };
-        assert_eq!(p.tdata.bits(), width);
+        assert_eq!(8 * p.s.lanes(), width);
         sim.reset()?;
         Ok(Self {
             sim,
@@ -220,11 +205,9 @@ impl RxParserTb {
         let mut out = RunOutput::default();
         let (mut frame, mut off) = (0usize, 0usize);
         let mut beat = vec![0u8; lanes];
-        let mut obeat = vec![0u8; lanes];
-        let mut okeep = vec![0u8; lanes.div_ceil(8).max(8)];
         let mut cur_payload = Vec::new();
         let mut idle = 0u32;
-        while out.metas.len() < frames.len() || self.sim.get(self.p.m_tvalid) == 1 {
+        while out.metas.len() < frames.len() || self.p.m.valid(&mut self.sim) {
             let (offer, ready) = knobs();
             let valid = offer && frame < frames.len();
             let mut last = false;
@@ -240,34 +223,20 @@ impl RxParserTb {
                 for (i, b) in beat[n..].iter_mut().enumerate() {
                     *b = 0xA5 ^ (i as u8).wrapping_mul(37);
                 }
-                self.sim.set_bytes(self.p.tdata, &beat);
-                let keep = if n == 64 { u64::MAX } else { (1u64 << n) - 1 };
-                self.sim.set(self.p.tkeep, keep);
+                self.p.s.offer(&mut self.sim, &beat, n, last);
+            } else {
+                self.p.s.idle(&mut self.sim);
             }
-            self.sim.set(self.p.tvalid, u64::from(valid));
-            self.sim.set(self.p.tlast, u64::from(last));
-            self.sim.set(self.p.m_tready, u64::from(ready));
+            self.p.m.set_ready(&mut self.sim, ready);
             self.sim.eval();
 
-            let tready = self.sim.get(self.p.tready) == 1;
+            let tready = self.p.s.ready(&mut self.sim);
             if valid && !tready {
                 out.bubbles += 1;
             }
-            if ready && self.sim.get(self.p.m_tvalid) == 1 {
-                self.sim.get_bytes(self.p.m_tdata, &mut obeat);
-                self.sim.get_bytes(self.p.m_tkeep, &mut okeep);
-                let olast = self.sim.get(self.p.m_tlast) == 1;
-                let keep = u64::from_le_bytes(okeep[..8].try_into().expect("8 bytes"));
-                let count = keep.count_ones() as usize;
-                if count == 0 || (keep != u64::MAX >> (64 - count)) {
-                    out.protocol_errors
-                        .push(format!("tkeep {keep:#x} not packed"));
-                } else if count < lanes && !olast {
-                    out.protocol_errors
-                        .push(format!("partial beat {keep:#x} without tlast"));
-                }
-                cur_payload.extend_from_slice(&obeat[..count]);
-                if olast {
+            if ready && let Some(b) = self.p.m.watch(&mut self.sim, &mut cur_payload) {
+                out.protocol_errors.extend(b.violation(true));
+                if b.last {
                     out.payloads.push(std::mem::take(&mut cur_payload));
                 }
             }
@@ -288,7 +257,7 @@ impl RxParserTb {
                 assert!(idle < 10_000, "RX parser stopped producing output");
             }
         }
-        self.sim.set(self.p.tvalid, 0);
+        self.p.s.idle(&mut self.sim);
         self.sim.eval();
         out.cycles = self.sim.cycles() - start;
         out

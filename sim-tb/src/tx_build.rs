@@ -9,6 +9,7 @@ use metaroce_firmware::Memory;
 use metaroce_proto::{Ext, Repr};
 use tx_codes::*;
 
+use crate::axis::Axis;
 use crate::rx_core::Side;
 use crate::{Model, Port, Sim, SimError};
 
@@ -176,11 +177,7 @@ impl FeedPorts {
 }
 
 struct Ports {
-    tdata: Port,
-    tkeep: Port,
-    tvalid: Port,
-    tready: Port,
-    tlast: Port,
+    m: Axis,
     err: Port,
 }
 
@@ -209,7 +206,6 @@ const DESC_PORTS: [&str; 19] = [
 /// The TX builder at one width, behind a [`Sim`].
 pub struct TxBuildTb {
     sim: Sim,
-    lanes: usize,
     p: Ports,
     feed: FeedPorts,
 }
@@ -228,22 +224,13 @@ impl TxBuildTb {
         };
         let mut sim = Sim::new(model)?;
         let p = Ports {
-            tdata: sim.port("m_axis_tdata")?,
-            tkeep: sim.port("m_axis_tkeep")?,
-            tvalid: sim.port("m_axis_tvalid")?,
-            tready: sim.port("m_axis_tready")?,
-            tlast: sim.port("m_axis_tlast")?,
+            m: Axis::new(&sim, "m_axis")?,
             err: sim.port("m_err")?,
         };
         let feed = FeedPorts::new(&sim)?;
-        assert_eq!(p.tdata.bits(), width);
+        assert_eq!(8 * p.m.lanes(), width);
         sim.reset()?;
-        Ok(Self {
-            sim,
-            lanes: width / 8,
-            p,
-            feed,
-        })
+        Ok(Self { sim, p, feed })
     }
 
     /// The underlying simulation (VCD tracing, cycle counts).
@@ -277,38 +264,29 @@ impl TxBuildTb {
     /// # Panics
     /// If the builder stops producing frames.
     pub fn run(&mut self, items: &[TxItem], mem: &mut dyn Memory, knobs: Knobs<'_>) -> TxOutput {
-        let lanes = self.lanes;
         let start = self.sim.cycles();
         let mut out = TxOutput::default();
         let mut feeder = TxFeeder::with_ports(self.feed.clone(), 0, items, mem, knobs);
         let mut frame: Option<Vec<u8>> = None;
         let (mut first_beat, mut last_beat) = (None, 0u64);
-        let mut beat = vec![0u8; lanes];
-        let mut keep = [0u8; 8];
         let mut stuck = 0u32;
         while out.frames.len() < items.len() {
             feeder.drive(&mut self.sim);
             let ready = feeder.knob.out_ready;
-            self.sim.set(self.p.tready, ready.into());
+            self.p.m.set_ready(&mut self.sim, ready);
             self.sim.eval();
             feeder.observe(&mut self.sim);
 
             let cycle = self.sim.cycles();
-            let tvalid = self.sim.get(self.p.tvalid) == 1;
+            let tvalid = self.p.m.valid(&mut self.sim);
             if tvalid && ready {
-                self.sim.get_bytes(self.p.tdata, &mut beat);
-                self.sim.get_bytes(self.p.tkeep, &mut keep);
-                let k = u64::from_le_bytes(keep);
-                let count = k.count_ones() as usize;
-                if count == 0 || k != u64::MAX >> (64 - count) {
-                    out.protocol_errors
-                        .push(format!("output tkeep {k:#x} not packed"));
-                }
                 let f = frame.get_or_insert_with(Vec::new);
-                f.extend_from_slice(&beat[..count.min(lanes)]);
+                let b = self.p.m.watch(&mut self.sim, f).expect("a valid beat");
+                out.protocol_errors
+                    .extend(b.violation(false).map(|e| format!("output {e}")));
                 first_beat.get_or_insert(cycle);
                 out.beats += 1;
-                if self.sim.get(self.p.tlast) == 1 {
+                if b.last {
                     out.frames.push(frame.take().expect("open frame"));
                     last_beat = cycle;
                     stuck = 0;

@@ -352,96 +352,104 @@ fn finish(
         device_timing,
     };
     report::emit(args.json, &report, || {
-        let mut t = report::table(["metric", "value"]);
-        let rows: Vec<(&str, String)> = vec![
-            ("operation", format!("{:?} {} B", report.op, report.size)),
-            (
-                "fabric",
-                match (report.loss, args.via) {
-                    (Some(p), _) => format!("relay, {} paths, loss {p}", report.paths),
-                    (None, Some(via)) => format!("via {via}, {} paths", report.paths),
-                    (None, None) => format!("direct loopback, {} paths", report.paths),
-                },
-            ),
-            ("authenticated", report.auth.to_string()),
-            ("goodput", format!("{:.2} Gbit/s", report.goodput_gbps)),
-            ("message rate", format!("{:.0} msg/s", report.msg_rate)),
-            (
-                "datagram size",
-                format!(
-                    "{} B data packets (mean {} B)",
-                    report.datagram_bytes, report.mean_datagram_bytes
-                ),
-            ),
-            (
-                "CPU time",
-                format!(
-                    "{:.2} s ({:.2} s/GB)",
-                    report.cpu_seconds, report.cpu_seconds_per_gb
-                ),
-            ),
-            (
-                "verified",
-                format!(
-                    "{} ({} messages, {} mismatches, {} errors)",
-                    report.verified, report.messages, report.mismatches, report.errors
-                ),
-            ),
-            ("retransmits", report.losses.describe()),
-            ("repaths", report.repaths.to_string()),
-        ];
-        let timing_rows: Vec<(&str, String)> = report
-            .device_timing
-            .iter()
-            .flat_map(|d| {
-                [
-                    (
-                        "device: per packet",
-                        format!(
-                            "{:.1} µs wall over {} packets ({:.0} model cycles, {:.2} BAR reads, \
-                             {:.2} BAR writes)",
-                            d.wall_us_per_packet,
-                            d.packets,
-                            d.model_cycles_per_packet,
-                            d.bar_reads_per_packet,
-                            d.bar_writes_per_packet
-                        ),
-                    ),
-                    (
-                        "device: simulated goodput",
-                        format!(
-                            "{:.2} Gbit/s at 156.25 MHz ({:.2} M cycles/s, {:.0} % busy)",
-                            d.sim_goodput_gbps,
-                            d.model_cycles_per_s / 1e6,
-                            100.0 * d.model_busy_share
-                        ),
-                    ),
-                    (
-                        "device: wall time shares",
-                        format!(
-                            "model eval {:.0} %, engine {:.0} %, transport {:.0} % (copies {:.0} %), \
-                             driver other {:.0} %, waiting {:.0} %, idle {:.0} %",
-                            100.0 * d.model_eval_share,
-                            100.0 * d.engine_share,
-                            100.0 * d.transport_share,
-                            100.0 * d.copy_share,
-                            100.0 * d.driver_other_share,
-                            100.0 * d.wait_share,
-                            100.0 * d.idle_share
-                        ),
-                    ),
-                ]
-            })
-            .collect();
-        for (k, v) in rows.into_iter().chain(timing_rows) {
-            t.add_row(vec![k.to_string(), v]);
-        }
-        vec![t, path_table(&report.path_stats)]
+        vec![
+            summary_table(&report, args.via),
+            path_table(&report.path_stats),
+        ]
     })?;
     if !report.verified {
         bail!("data verification failed");
     }
     Ok(())
+}
+
+/// The human-readable summary of a bench run: one metric per row, then the
+/// device timing rows when the run measured them.
+fn summary_table(report: &BenchReport, via: Option<SocketAddr>) -> comfy_table::Table {
+    let mut t = report::table(["metric", "value"]);
+    let rows: Vec<(&str, String)> = vec![
+        ("operation", format!("{:?} {} B", report.op, report.size)),
+        (
+            "fabric",
+            match (report.loss, via) {
+                (Some(p), _) => format!("relay, {} paths, loss {p}", report.paths),
+                (None, Some(via)) => format!("via {via}, {} paths", report.paths),
+                (None, None) => format!("direct loopback, {} paths", report.paths),
+            },
+        ),
+        ("authenticated", report.auth.to_string()),
+        ("goodput", format!("{:.2} Gbit/s", report.goodput_gbps)),
+        ("message rate", format!("{:.0} msg/s", report.msg_rate)),
+        (
+            "datagram size",
+            format!(
+                "{} B data packets (mean {} B)",
+                report.datagram_bytes, report.mean_datagram_bytes
+            ),
+        ),
+        (
+            "CPU time",
+            format!(
+                "{:.2} s ({:.2} s/GB)",
+                report.cpu_seconds, report.cpu_seconds_per_gb
+            ),
+        ),
+        (
+            "verified",
+            format!(
+                "{} ({} messages, {} mismatches, {} errors)",
+                report.verified, report.messages, report.mismatches, report.errors
+            ),
+        ),
+        ("retransmits", report.losses.describe()),
+        ("repaths", report.repaths.to_string()),
+    ];
+    let timing_rows = report.device_timing.iter().flat_map(device_timing_rows);
+    for (k, v) in rows.into_iter().chain(timing_rows) {
+        t.add_row(vec![k.to_string(), v]);
+    }
+    t
+}
+
+/// The device bench's timing figures as summary rows.
+fn device_timing_rows(d: &DeviceTimingRow) -> [(&'static str, String); 3] {
+    [
+        (
+            "device: per packet",
+            format!(
+                "{:.1} µs wall over {} packets ({:.0} model cycles, {:.2} BAR reads, \
+                 {:.2} BAR writes)",
+                d.wall_us_per_packet,
+                d.packets,
+                d.model_cycles_per_packet,
+                d.bar_reads_per_packet,
+                d.bar_writes_per_packet
+            ),
+        ),
+        (
+            "device: simulated goodput",
+            format!(
+                "{:.2} Gbit/s at 156.25 MHz ({:.2} M cycles/s, {:.0} % busy)",
+                d.sim_goodput_gbps,
+                d.model_cycles_per_s / 1e6,
+                100.0 * d.model_busy_share
+            ),
+        ),
+        (
+            "device: wall time shares",
+            format!(
+                "model eval {:.0} %, engine {:.0} %, transport {:.0} % (copies {:.0} %), \
+                 driver other {:.0} %, waiting {:.0} %, idle {:.0} %",
+                100.0 * d.model_eval_share,
+                100.0 * d.engine_share,
+                100.0 * d.transport_share,
+                100.0 * d.copy_share,
+                100.0 * d.driver_other_share,
+                100.0 * d.wait_share,
+                100.0 * d.idle_share
+            ),
+        ),
+    ]
 }
 
 /// The per-path counters of one QP as a table.

@@ -124,6 +124,56 @@ struct ServerReport {
     path_stats: Vec<PathRow>,
 }
 
+/// The client's `hello` line: the traffic it will run and its QP's endpoint
+/// (its address replaced by `via` when the server reaches it through a relay).
+fn parse_hello(hello: &[String], via: Option<SocketAddr>) -> anyhow::Result<(Traffic, QpEndpoint)> {
+    let op = match word::<String>(hello, 1)?.as_str() {
+        "write" => Op::Write,
+        "send" => Op::Send,
+        "read" => Op::Read,
+        other => bail!("unknown operation {other:?}"),
+    };
+    let t = Traffic {
+        op,
+        size: word(hello, 2)?,
+        depth: word::<usize>(hello, 3)?.max(1),
+        duration: Duration::ZERO,
+    };
+    if t.size == 0 || t.size > 1 << 30 || t.depth > 4096 {
+        bail!("unreasonable size or depth from the client");
+    }
+    let peer = QpEndpoint {
+        qpn: word(hello, 4)?,
+        addr: via.map_or_else(|| word(hello, 5), Ok)?,
+        psn: word(hello, 6)?,
+    };
+    Ok((t, peer))
+}
+
+/// The server's summary as a table.
+fn server_table(rep: &ServerReport) -> comfy_table::Table {
+    let mut tb = report::table(["server", "value"]);
+    tb.add_row(vec![
+        "operation".to_string(),
+        format!("{} {} B", rep.op, rep.size),
+    ]);
+    tb.add_row(vec![
+        "messages posted".to_string(),
+        rep.messages_posted.to_string(),
+    ]);
+    tb.add_row(vec![
+        "checked here".to_string(),
+        format!(
+            "{} ({} mismatches, {} errors)",
+            rep.checked, rep.mismatches, rep.errors
+        ),
+    ]);
+    tb.add_row(vec!["retransmits".to_string(), rep.losses.describe()]);
+    tb.add_row(vec!["repaths".to_string(), rep.repaths.to_string()]);
+    tb.add_row(vec!["drops here".to_string(), rep.drops.to_string()]);
+    tb
+}
+
 /// `--server`: waits for one client and is its receiver, checking every message.
 pub(super) fn serve(args: &BenchArgs, setup: &PairSetup) -> anyhow::Result<()> {
     let listener = TcpListener::bind(SocketAddr::new(args.ip, args.port))?;
@@ -134,27 +184,8 @@ pub(super) fn serve(args: &BenchArgs, setup: &PairSetup) -> anyhow::Result<()> {
     let (tcp, _) = listener.accept()?;
     let mut w = tcp.try_clone()?;
     let mut r = BufReader::new(tcp);
-    let hello = read_words(&mut r, "hello")?;
-    let op = match word::<String>(&hello, 1)?.as_str() {
-        "write" => Op::Write,
-        "send" => Op::Send,
-        "read" => Op::Read,
-        other => bail!("unknown operation {other:?}"),
-    };
-    let t = Traffic {
-        op,
-        size: word(&hello, 2)?,
-        depth: word::<usize>(&hello, 3)?.max(1),
-        duration: Duration::ZERO,
-    };
-    if t.size == 0 || t.size > 1 << 30 || t.depth > 4096 {
-        bail!("unreasonable size or depth from the client");
-    }
-    let peer = QpEndpoint {
-        qpn: word(&hello, 4)?,
-        addr: args.via.map_or_else(|| word(&hello, 5), Ok)?,
-        psn: word(&hello, 6)?,
-    };
+    let (t, peer) = parse_hello(&read_words(&mut r, "hello")?, args.via)?;
+    let op = t.op;
     let mut setup = setup.clone();
     setup.mem = t.size * t.depth * 2;
     let b = make_side(&setup, soft_context(&setup, 0xb0b)?)?;
@@ -236,26 +267,7 @@ pub(super) fn serve(args: &BenchArgs, setup: &PairSetup) -> anyhow::Result<()> {
         path_stats: path_rows(&b.qp),
     };
     report::emit(args.json, &rep, || {
-        let mut tb = report::table(["server", "value"]);
-        tb.add_row(vec![
-            "operation".to_string(),
-            format!("{} {} B", rep.op, rep.size),
-        ]);
-        tb.add_row(vec![
-            "messages posted".to_string(),
-            rep.messages_posted.to_string(),
-        ]);
-        tb.add_row(vec![
-            "checked here".to_string(),
-            format!(
-                "{} ({} mismatches, {} errors)",
-                rep.checked, rep.mismatches, rep.errors
-            ),
-        ]);
-        tb.add_row(vec!["retransmits".to_string(), rep.losses.describe()]);
-        tb.add_row(vec!["repaths".to_string(), rep.repaths.to_string()]);
-        tb.add_row(vec!["drops here".to_string(), rep.drops.to_string()]);
-        vec![tb, path_table(&rep.path_stats)]
+        vec![server_table(&rep), path_table(&rep.path_stats)]
     })?;
     if !rep.verified {
         bail!("data verification failed");

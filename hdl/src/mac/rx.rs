@@ -23,7 +23,7 @@ enum RxState {
 }
 
 /// GMII receive MAC, store and forward: each frame's bytes go into a 4 KiB
-/// ring ([`RX_BUFFER_BITS`], 9 bits per byte: the byte and a last-byte
+/// ring (`RX_BUFFER_BITS`, 9 bits per byte: the byte and a last-byte
 /// mark) as they arrive. When the line goes idle the frame is committed if
 /// its FCS is right, no receive error was signalled, it has at least 64
 /// bytes with its FCS, and it fitted: its last byte before the FCS is

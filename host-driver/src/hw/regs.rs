@@ -141,7 +141,7 @@ pub struct Identity {
     pub tx_slots: u32,
     /// `PATHS`.
     pub paths: u32,
-    /// `RQ`: streams with a ring [15:0], slots per ring [31:16].
+    /// `RQ`: streams with a ring \[15:0\], slots per ring \[31:16\].
     pub rq: u32,
     /// `FW_SLOT_BYTES`.
     pub fw_slot_bytes: u32,

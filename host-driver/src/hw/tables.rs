@@ -263,8 +263,8 @@ pub fn cfg_words(addr: u16, data: u64) -> [u64; 10] {
 
 /// The ten words of a kind-2 TX queue entry: the TX table operation `i` on `slot`,
 /// ordered with the descriptors around it (`docs/hardware.md` §18): `w0`–`w3` the
-/// SACK bitmap, `w4` [31:0] `op_psn`, [47:32] `op_len`, [57:48] the `OP_CTRL` value,
-/// `w5` [31:0] `op_rtt`, [63:32] `op_ce_count`, `w6` [31:0] `op_acked`, [63:32]
+/// SACK bitmap, `w4` \[31:0\] `op_psn`, \[47:32\] `op_len`, \[57:48\] the `OP_CTRL` value,
+/// `w5` \[31:0\] `op_rtt`, \[63:32\] `op_ce_count`, `w6` \[31:0\] `op_acked`, \[63:32\]
 /// `op_value`.
 pub fn op_words(slot: usize, i: &OpInputs) -> [u64; 10] {
     let sack = |k: usize| {
@@ -306,8 +306,8 @@ pub struct ResultEntry {
 }
 
 impl ResultEntry {
-    /// Words 0 and 1 of a result entry: `w0` [31:0] packets, [63:32] bytes; `w1`
-    /// [31:0] PSN, [35:32] slot, [36] ok, [39:37] code.
+    /// Words 0 and 1 of a result entry: `w0` \[31:0\] packets, \[63:32\] bytes; `w1`
+    /// \[31:0\] PSN, \[35:32\] slot, \[36\] ok, \[39:37\] code.
     pub fn parse(w: &[u64; 8]) -> Self {
         ResultEntry {
             pkts: w[0] as u32,
@@ -321,7 +321,7 @@ impl ResultEntry {
 }
 
 /// The placement address of a verdict event entry (type 1): bits 23..0 in
-/// `w6` [63:40], 47..24 in `w7` [55:32], present when `w6` [37] is set (a placed
+/// `w6` \[63:40\], 47..24 in `w7` \[55:32\], present when `w6` \[37\] is set (a placed
 /// packet with a payload whose address fits in 48 bits).
 pub fn placed_addr(w: &[u64; 8]) -> Option<u64> {
     (w[6] >> 37 & 1 == 1).then(|| w[6] >> 40 | (w[7] >> 32 & 0xFF_FFFF) << 24)

@@ -12,8 +12,8 @@
 //! out-of-bounds and wrapping addresses, unknown and idle QPs, wrong source
 //! QPN or address, bad path and stream ids, connection PSNs beyond the
 //! window, MSNs a window or more beyond their stream's head (the RTL
-//! compares them with the heads the firmware writes: [`RingMirror`],
-//! [`HeadMirror`]), path PSNs 2^30 or more ahead, oversized and inconsistent
+//! compares them with the heads the firmware writes: `RingMirror`,
+//! `HeadMirror`), path PSNs 2^30 or more ahead, oversized and inconsistent
 //! lengths, truncation, flipped bits and rewritten source ports. For
 //! `RxCore` itself (not `NicRx`/`NicCore`) the mix also has SEND/SEND_IMM
 //! and WRITE_IMM messages on the streams with a receive ring in the RTL
@@ -21,7 +21,7 @@
 //! (no receive, longer than the receive, no READ), a receive
 //! region deregistered and a READ response that fails its READ and QP
 //! near the end of the run; the firmware's receive ring is kept in
-//! lockstep with the engine's by [`RingMirror`]. It also has atomics
+//! lockstep with the engine's by `RingMirror`. It also has atomics
 //! (spec §6.8): FETCH_ADD and COMPARE_SWAP requests on the writable region
 //! (hostile: rkeys without REMOTE_ATOMIC or of another PD, out of bounds,
 //! misaligned, wrong lengths), which the RTL checks, accepts and hands up
@@ -186,7 +186,7 @@ pub struct CoreRun {
     /// receive with the completion's kind, message length and immediate.
     pub completions_checked: u64,
     /// Receives the firmware posted during the run (besides the first
-    /// [`RQ_SLOTS`](metaroce_hdl_codes::RQ_SLOTS) per connection and stream).
+    /// `RQ_SLOTS` per connection and stream).
     pub receives_posted: u64,
     /// Clock cycles.
     pub cycles: u64,

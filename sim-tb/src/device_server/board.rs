@@ -297,7 +297,8 @@ impl Board {
         );
     }
 
-    /// One clock cycle with at most one BAR access.
+    /// One clock cycle with at most one BAR access: drive every input port,
+    /// evaluate, take this cycle's handshakes, then the clock edge.
     fn step(&mut self, bar: Option<(u16, Option<u32>, Option<Sender<u32>>)>) {
         if self.cycle % PUBLISH_CYCLES == 0 {
             self.publish();
@@ -308,12 +309,59 @@ impl Board {
             self.rx_frames.extend(self.polled.drain(..));
             self.counters.add(BoardCounter::FramesIn, n as u64);
         }
-
-        let p = &self.p;
-        let sim = &mut self.sim;
-        sim.set(p.now, monotonic_ns());
-        let (mut wv, mut wa, mut wd, mut rv, mut ra) = (0, 0, 0, 0, 0);
+        self.sim.set(self.p.now, monotonic_ns());
         let bar_access = bar.is_some();
+        self.drive_bar(bar);
+        let rx_valid = self.drive_mac_rx();
+        self.drive_completion();
+        let take_reads = self.reads.len() < MAX_READS;
+        let (p, sim) = (&self.p, &mut self.sim);
+        p.tx.set_ready(sim, true);
+        sim.set(p.dmar_ready, take_reads.into());
+        p.dmaw.set_ready(sim, true);
+        sim.set(p.irq_ready, 1);
+        let timed = self.cycle % MODEL_NS_SAMPLE == 0;
+        let t = timed.then(Instant::now);
+        sim.eval();
+        let mut eval_ns = t.map_or(0, |t| t.elapsed().as_nanos() as u64);
+        let busy = bar_access
+            || rx_valid
+            || self.cpl.is_some()
+            || p.tx.valid(sim)
+            || sim.get(p.dmar_valid) == 1
+            || p.dmaw.valid(sim)
+            || sim.get(p.irq_valid) == 1;
+
+        self.take_bar_read();
+        if rx_valid {
+            self.take_mac_rx();
+        }
+        let frame_done = self.take_mac_tx();
+        if take_reads {
+            self.take_read_request();
+        }
+        if self.cpl.is_some() && self.p.dmac.ready(&mut self.sim) {
+            self.cpl = None;
+        }
+        self.take_dma_write();
+        self.take_irq();
+        let t = timed.then(Instant::now);
+        self.sim.tick();
+        if let Some(t) = t {
+            eval_ns += t.elapsed().as_nanos() as u64;
+            self.sampled_ns += eval_ns;
+        }
+        self.busy_cycles += u64::from(busy);
+        self.cycle += 1;
+        if let Some(f) = frame_done {
+            self.bridge.send_frame(&f);
+            self.counters.add(BoardCounter::FramesOut, 1);
+        }
+    }
+
+    /// The BAR port: a write, or a read whose reply waits [`BAR_READ_LATENCY`].
+    fn drive_bar(&mut self, bar: Option<(u16, Option<u32>, Option<Sender<u32>>)>) {
+        let (mut wv, mut wa, mut wd, mut rv, mut ra) = (0, 0, 0, 0, 0);
         if let Some((addr, value, reply)) = bar {
             match (value, reply) {
                 (Some(v), _) => (wv, wa, wd) = (1, addr, v),
@@ -325,26 +373,33 @@ impl Board {
                 (None, None) => {}
             }
         }
+        let (p, sim) = (&self.p, &mut self.sim);
         sim.set(p.bar_wr_valid, wv);
         sim.set(p.bar_wr_addr, wa.into());
         sim.set(p.bar_wr_data, wd.into());
         sim.set(p.bar_rd_valid, rv);
         sim.set(p.bar_rd_addr, ra.into());
+    }
 
-        // MAC RX: the next beat of the oldest frame.
-        let rx_valid = match self.rx_frames.front() {
+    /// MAC RX: the next beat of the oldest frame; whether there is one.
+    fn drive_mac_rx(&mut self) -> bool {
+        let (p, sim) = (&self.p, &mut self.sim);
+        match self.rx_frames.front() {
             Some(f) => {
                 let end = (self.rx_off + LANES).min(f.len());
-                sim.set_bytes(p.rx_tdata, &f[self.rx_off..end]);
-                sim.set(p.rx_tkeep, (1u64 << (end - self.rx_off)) - 1);
-                sim.set(p.rx_tlast, u64::from(end == f.len()));
+                p.rx.offer(sim, &f[self.rx_off..end], end - self.rx_off, end == f.len());
                 true
             }
-            None => false,
-        };
-        sim.set(p.rx_tvalid, rx_valid.into());
+            None => {
+                p.rx.idle(sim);
+                false
+            }
+        }
+    }
 
-        // Read completions, in request order.
+    /// Read completions, in request order: the current beat, or the next one
+    /// read from the mapped memory (zeros, counted, where nothing is mapped).
+    fn drive_completion(&mut self) {
         if self.cpl.is_none() {
             if let Some(r) = self.reads.front_mut() {
                 let data = r.data.get_or_insert_with(|| {
@@ -366,37 +421,29 @@ impl Board {
                 }
             }
         }
-        let p = &self.p;
-        let sim = &mut self.sim;
+        let (p, sim) = (&self.p, &mut self.sim);
         match &self.cpl {
             Some((beat, n, last, tag)) => {
-                sim.set_bytes(p.dmac_tdata, &beat[..*n]);
-                sim.set(p.dmac_tkeep, (1u64 << *n) - 1);
-                sim.set(p.dmac_tlast, (*last).into());
+                p.dmac.offer(sim, &beat[..*n], *n, *last);
                 sim.set(p.dmac_tag, (*tag).into());
-                sim.set(p.dmac_tvalid, 1);
             }
-            None => sim.set(p.dmac_tvalid, 0),
+            None => p.dmac.idle(sim),
         }
-        let take_reads = self.reads.len() < MAX_READS;
-        sim.set(p.tx_tready, 1);
-        sim.set(p.dmar_ready, take_reads.into());
-        sim.set(p.dmaw_tready, 1);
-        sim.set(p.irq_ready, 1);
-        let timed = self.cycle % MODEL_NS_SAMPLE == 0;
-        let t = timed.then(Instant::now);
-        sim.eval();
-        let mut eval_ns = t.map_or(0, |t| t.elapsed().as_nanos() as u64);
-        let mut busy = bar_access || rx_valid || self.cpl.is_some();
+    }
 
-        // The handshakes of this cycle.
-        if sim.get(p.bar_rd_resp_valid) == 1 {
-            let v = sim.get(p.bar_rd_resp_data) as u32;
+    /// A BAR read's answer goes to the oldest waiting reader.
+    fn take_bar_read(&mut self) {
+        if self.sim.get(self.p.bar_rd_resp_valid) == 1 {
+            let v = self.sim.get(self.p.bar_rd_resp_data) as u32;
             if let Some((_, reply)) = self.bar_reads.pop_front() {
                 let _ = reply.send(v);
             }
         }
-        if rx_valid && sim.get(p.rx_tready) == 1 {
+    }
+
+    /// MAC RX beat taken: on to the next beat, or the next frame.
+    fn take_mac_rx(&mut self) {
+        if self.p.rx.ready(&mut self.sim) {
             self.rx_off += LANES;
             if self
                 .rx_frames
@@ -407,21 +454,18 @@ impl Board {
                 self.rx_off = 0;
             }
         }
-        let mut frame_done = None;
-        busy |= sim.get(p.tx_tvalid) == 1
-            || sim.get(p.dmar_valid) == 1
-            || sim.get(p.dmaw_tvalid) == 1
-            || sim.get(p.irq_valid) == 1;
-        if sim.get(p.tx_tvalid) == 1 {
-            let mut beat = [0u8; LANES];
-            sim.get_bytes(p.tx_tdata, &mut beat);
-            let n = (sim.get(p.tx_tkeep).count_ones() as usize).min(LANES);
-            self.tx_cur.extend_from_slice(&beat[..n]);
-            if sim.get(p.tx_tlast) == 1 {
-                frame_done = Some(std::mem::take(&mut self.tx_cur));
-            }
-        }
-        if take_reads && sim.get(p.dmar_valid) == 1 {
+    }
+
+    /// MAC TX beat (always taken); the whole frame after its last beat.
+    fn take_mac_tx(&mut self) -> Option<Vec<u8>> {
+        let last = self.p.tx.take(&mut self.sim, &mut self.tx_cur)?;
+        last.then(|| std::mem::take(&mut self.tx_cur))
+    }
+
+    /// A DMA read request, queued for its completions.
+    fn take_read_request(&mut self) {
+        let (p, sim) = (&self.p, &mut self.sim);
+        if sim.get(p.dmar_valid) == 1 {
             self.reads.push_back(ReadReq {
                 addr: sim.get(p.dmar_addr),
                 // The contract says at least one byte; a zero would never complete.
@@ -431,50 +475,44 @@ impl Board {
                 sent: 0,
             });
         }
-        if self.cpl.is_some() && sim.get(p.dmac_tready) == 1 {
-            self.cpl = None;
+    }
+
+    /// A DMA write beat into the mapped memory (a write reaching unmapped
+    /// memory is counted once and its bytes dropped).
+    fn take_dma_write(&mut self) {
+        let (p, sim) = (&self.p, &mut self.sim);
+        let mut beat = [0u8; LANES];
+        let Some((n, last)) = p.dmaw.read_beat(sim, &mut beat) else {
+            return;
+        };
+        if sim.get(p.dmaw_first) == 1 || self.write.is_none() {
+            self.write = Some((sim.get(p.dmaw_addr), sim.get(p.dmaw_len) as usize, 0, false));
         }
-        if sim.get(p.dmaw_tvalid) == 1 {
-            if sim.get(p.dmaw_first) == 1 || self.write.is_none() {
-                self.write = Some((sim.get(p.dmaw_addr), sim.get(p.dmaw_len) as usize, 0, false));
+        if let Some((addr, _len, done, refused)) = self.write.as_mut() {
+            let at = addr.wrapping_add(*done as u64);
+            if !self.maps.write(at, &beat[..n]) && !*refused {
+                *refused = true;
+                self.counters.add(BoardCounter::DmaUnmappedWrites, 1);
             }
-            let mut beat = [0u8; LANES];
-            sim.get_bytes(p.dmaw_tdata, &mut beat);
-            let n = (sim.get(p.dmaw_tkeep).count_ones() as usize).min(LANES);
-            let last = sim.get(p.dmaw_tlast) == 1;
-            if let Some((addr, _len, done, refused)) = self.write.as_mut() {
-                let at = addr.wrapping_add(*done as u64);
-                if !self.maps.write(at, &beat[..n]) && !*refused {
-                    *refused = true;
-                    self.counters.add(BoardCounter::DmaUnmappedWrites, 1);
-                }
-                *done += n;
-            }
-            if last {
-                self.write = None;
-            }
+            *done += n;
         }
-        if sim.get(p.irq_valid) == 1 {
-            let v = sim.get(p.irq_vector) as usize;
-            match self.irq_fds.get_mut(v).and_then(Option::as_mut) {
-                Some(fd) => {
-                    let _ = fd.write(&1u64.to_ne_bytes());
-                    self.counters.add(BoardCounter::Interrupts, 1);
-                }
-                None => self.counters.add(BoardCounter::InterruptsUnrouted, 1),
+        if last {
+            self.write = None;
+        }
+    }
+
+    /// An interrupt request, signalled on its vector's eventfd.
+    fn take_irq(&mut self) {
+        if self.sim.get(self.p.irq_valid) != 1 {
+            return;
+        }
+        let v = self.sim.get(self.p.irq_vector) as usize;
+        match self.irq_fds.get_mut(v).and_then(Option::as_mut) {
+            Some(fd) => {
+                let _ = fd.write(&1u64.to_ne_bytes());
+                self.counters.add(BoardCounter::Interrupts, 1);
             }
-        }
-        let t = timed.then(Instant::now);
-        sim.tick();
-        if let Some(t) = t {
-            eval_ns += t.elapsed().as_nanos() as u64;
-            self.sampled_ns += eval_ns;
-        }
-        self.busy_cycles += u64::from(busy);
-        self.cycle += 1;
-        if let Some(f) = frame_done {
-            self.bridge.send_frame(&f);
-            self.counters.add(BoardCounter::FramesOut, 1);
+            None => self.counters.add(BoardCounter::InterruptsUnrouted, 1),
         }
     }
 }

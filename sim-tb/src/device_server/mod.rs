@@ -5,9 +5,9 @@
 //! * Regions ([`metaroce_driver::device::board`]): BAR0 (the register blocks, one
 //!   aligned 32-bit word per access), the read-only board information (the MAC port's
 //!   address, the device process's counters), the MSI-X BAR and PCI configuration
-//!   space ([`pci`]).
-//! * The model runs free on its own thread ([`board`]); socket requests reach it over a
-//!   channel, in order. Its DMA is served from the memory the client mapped ([`dma`]).
+//!   space (`pci`).
+//! * The model runs free on its own thread (`board`); socket requests reach it over a
+//!   channel, in order. Its DMA is served from the memory the client mapped (`dma`).
 //! * Interrupts: the MSI-X index, one vector per device vector, signalled on the
 //!   client's eventfds.
 //! * One client at a time (`Server::run` serves one connection); when it leaves, its DMA

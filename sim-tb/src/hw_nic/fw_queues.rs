@@ -34,7 +34,7 @@ impl HwNic {
     /// beat (a verdict-10 datagram's bytes).
     pub(super) fn observe_fw(&mut self) {
         if let Some(n) = self.fw_tx_beat {
-            if self.sim.get(self.p.fw_tx.tready) == 1 {
+            if self.p.fw_tx.ready(&mut self.sim) {
                 self.fw_tx_off += n;
                 if self
                     .fw_tx

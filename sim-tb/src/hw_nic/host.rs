@@ -41,7 +41,7 @@ impl HwNic {
     /// whole at its last beat, when it lies in memory and its length
     /// agrees with its data.
     pub(super) fn observe_dma(&mut self) {
-        if self.sim.get(self.p.dma.tvalid) != 1 {
+        if !self.p.dma.valid(&mut self.sim) {
             return;
         }
         if self.sim.get(self.p.dma_first) == 1 {

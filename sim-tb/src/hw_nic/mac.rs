@@ -35,7 +35,7 @@ impl HwNic {
     /// (a finished frame pushed to `out`).
     pub(super) fn observe_mac(&mut self, out: &mut Vec<Vec<u8>>) {
         if let Some(f) = self.rx_in.front() {
-            if self.sim.get(self.p.rx.tready) == 1 {
+            if self.p.rx.ready(&mut self.sim) {
                 let n = (f.len() - self.rx_off).min(LANES);
                 self.rx_off += n;
                 if self.rx_off == f.len() {

@@ -1,62 +1,11 @@
 //! The `NicCore` ports the model drives and watches besides the TX
 //! feeder's (`crate::tx_build::FeedPorts`) and the TX table's
 //! (`crate::tx_path::TablePorts`), resolved once by name; its five
-//! AXI-Stream ports as one bundle each ([`Axis`]), driven and watched a
+//! AXI-Stream ports as one [`Axis`] each, driven and watched a
 //! beat at a time.
 
-use super::LANES;
+use crate::axis::Axis;
 use crate::{Port, Sim, SimError};
-
-/// The five signals of one AXI-Stream port (`{prefix}_tdata` …).
-#[derive(Clone, Copy)]
-pub(super) struct Axis {
-    tdata: Port,
-    tkeep: Port,
-    pub(super) tvalid: Port,
-    pub(super) tready: Port,
-    tlast: Port,
-}
-
-impl Axis {
-    /// Looks the port `prefix` up in `sim`.
-    fn new(sim: &Sim, prefix: &str) -> Result<Self, SimError> {
-        let port = |signal: &str| sim.port(&format!("{prefix}_{signal}"));
-        Ok(Self {
-            tdata: port("tdata")?,
-            tkeep: port("tkeep")?,
-            tvalid: port("tvalid")?,
-            tready: port("tready")?,
-            tlast: port("tlast")?,
-        })
-    }
-
-    /// Offers a beat whose first `n` bytes are `beat`'s (the rest driven as
-    /// they are), the frame's last with `last`.
-    pub(super) fn offer(&self, sim: &mut Sim, beat: &[u8; LANES], n: usize, last: bool) {
-        sim.set_bytes(self.tdata, beat);
-        sim.set(self.tkeep, (1u64 << n) - 1);
-        sim.set(self.tlast, u64::from(last));
-        sim.set(self.tvalid, 1);
-    }
-
-    /// Offers nothing this cycle.
-    pub(super) fn idle(&self, sim: &mut Sim) {
-        sim.set(self.tvalid, 0);
-    }
-
-    /// The beat on the port this cycle, if one is valid: its kept bytes
-    /// appended to `out`; whether it is the frame's last.
-    pub(super) fn take(&self, sim: &mut Sim, out: &mut Vec<u8>) -> Option<bool> {
-        if sim.get(self.tvalid) != 1 {
-            return None;
-        }
-        let mut beat = [0u8; LANES];
-        sim.get_bytes(self.tdata, &mut beat);
-        let n = sim.get(self.tkeep).count_ones() as usize;
-        out.extend_from_slice(&beat[..n.min(LANES)]);
-        Some(sim.get(self.tlast) == 1)
-    }
-}
 
 /// The resolved ports the model drives besides the TX feeder's.
 pub(super) struct Ports {

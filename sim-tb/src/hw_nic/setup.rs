@@ -114,9 +114,9 @@ impl HwNic {
         self.sim.set(port_we, 0);
         self.sim.set(self.table.res.fate_ready, 1);
         // The firmware takes its receive queue's beats as they come.
-        self.sim.set(self.p.fw.tready, 1);
-        self.sim.set(self.p.dma.tready, 1);
-        self.sim.set(self.p.tx.tready, 1);
+        self.p.fw.set_ready(&mut self.sim, true);
+        self.p.dma.set_ready(&mut self.sim, true);
+        self.p.tx.set_ready(&mut self.sim, true);
         self.write_addresses();
         let q = &mut self.cfg_queue;
         Tables::write_globals(self.cfg.ip, MTU, &mut |a, d| q.push_back((a, d)));

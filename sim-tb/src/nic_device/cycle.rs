@@ -42,7 +42,7 @@ impl DeviceTb<'_> {
         self.observe_bar_and_rx();
         let frame_done = self.take_tx_beat(ready.mac);
         self.take_read_request(ready.rd);
-        if self.cpl.is_some() && self.sim.get(self.p.dmac_tready) == 1 {
+        if self.cpl.is_some() && self.p.dmac.ready(&mut self.sim) {
             self.cpl = None;
         }
         let finished = self.take_write_beat(ready.wr);
@@ -90,11 +90,10 @@ impl DeviceTb<'_> {
         if self.rx_offered {
             let f = &self.rx_wire[self.rx_next];
             let end = (self.rx_off + LANES).min(f.len());
-            sim.set_bytes(p.rx_tdata, &f[self.rx_off..end]);
-            sim.set(p.rx_tkeep, (1u64 << (end - self.rx_off)) - 1);
-            sim.set(p.rx_tlast, u64::from(end == f.len()));
+            p.rx.offer(sim, &f[self.rx_off..end], end - self.rx_off, end == f.len());
+        } else {
+            p.rx.idle(sim);
         }
-        sim.set(p.rx_tvalid, u64::from(self.rx_offered));
     }
 
     /// The next completion beat of the oldest read request, if it is due.
@@ -130,19 +129,16 @@ impl DeviceTb<'_> {
     fn drive_sinks(&mut self, ready: Readies) {
         let p = &self.p;
         let sim = &mut self.sim;
-        sim.set(p.tx_tready, ready.mac.into());
+        p.tx.set_ready(sim, ready.mac);
         sim.set(p.dmar_ready, ready.rd.into());
-        sim.set(p.dmaw_tready, ready.wr.into());
+        p.dmaw.set_ready(sim, ready.wr);
         sim.set(p.irq_ready, 1);
         match &self.cpl {
             Some((data, last, tag)) => {
-                sim.set_bytes(p.dmac_tdata, data);
-                sim.set(p.dmac_tkeep, (1u64 << data.len()) - 1);
-                sim.set(p.dmac_tlast, (*last).into());
+                p.dmac.offer(sim, data, data.len(), *last);
                 sim.set(p.dmac_tag, (*tag).into());
-                sim.set(p.dmac_tvalid, 1);
             }
-            None => sim.set(p.dmac_tvalid, 0),
+            None => p.dmac.idle(sim),
         }
     }
 
@@ -153,7 +149,7 @@ impl DeviceTb<'_> {
         if sim.get(p.bar_rd_resp_valid) == 1 {
             self.bar_resp = Some(sim.get(p.bar_rd_resp_data) as u32);
         }
-        if self.rx_offered && sim.get(p.rx_tready) == 1 {
+        if self.rx_offered && p.rx.ready(sim) {
             self.rx_offered = false;
             self.rx_off += LANES;
             if self.rx_off >= self.rx_wire[self.rx_next].len() {
@@ -167,14 +163,8 @@ impl DeviceTb<'_> {
     fn take_tx_beat(&mut self, mac_ready: bool) -> Option<Vec<u8>> {
         let p = &self.p;
         let sim = &mut self.sim;
-        if mac_ready && sim.get(p.tx_tvalid) == 1 {
-            let mut beat = [0u8; LANES];
-            sim.get_bytes(p.tx_tdata, &mut beat);
-            let n = sim.get(p.tx_tkeep).count_ones() as usize;
-            self.tx_cur.extend_from_slice(&beat[..n]);
-            if sim.get(p.tx_tlast) == 1 {
-                return Some(std::mem::take(&mut self.tx_cur));
-            }
+        if mac_ready && p.tx.take(sim, &mut self.tx_cur) == Some(true) {
+            return Some(std::mem::take(&mut self.tx_cur));
         }
         None
     }
@@ -199,9 +189,11 @@ impl DeviceTb<'_> {
     fn take_write_beat(&mut self, wr_ready: bool) -> Option<(u64, usize)> {
         let p = &self.p;
         let sim = &mut self.sim;
-        if !wr_ready || sim.get(p.dmaw_tvalid) != 1 {
+        let mut beat = [0u8; LANES];
+        if !wr_ready {
             return None;
         }
+        let (n, last) = p.dmaw.read_beat(sim, &mut beat)?;
         let first = sim.get(p.dmaw_first) == 1;
         if first != self.write.is_none() {
             self.errors
@@ -210,10 +202,6 @@ impl DeviceTb<'_> {
         if first {
             self.write = Some((sim.get(p.dmaw_addr), sim.get(p.dmaw_len) as usize, 0));
         }
-        let mut beat = [0u8; LANES];
-        sim.get_bytes(p.dmaw_tdata, &mut beat);
-        let n = sim.get(p.dmaw_tkeep).count_ones() as usize;
-        let last = sim.get(p.dmaw_tlast) == 1;
         let (addr, len, done) = self.write.as_mut()?;
         // Applied beat by beat, as a host would see the bytes land.
         if !self.mem.write(*addr + *done as u64, &beat[..n]) {

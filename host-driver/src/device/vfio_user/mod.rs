@@ -1,6 +1,6 @@
 //! [`Device`] over vfio-user: a device process (`metaroce device serve`, the Verilated
 //! board) reached through a Unix socket with this crate's vfio-user client
-//! ([`client`]: every reply read header first, error replies are errors, replies have
+//! (`client`: every reply read header first, error replies are errors, replies have
 //! a time limit).
 //!
 //! * BAR0 reads and writes are region reads and writes of region
@@ -16,7 +16,7 @@
 //! A request the device refuses (its error reply: a bad BAR access, a DMA map it
 //! cannot make, a read its model did not serve in time) fails with
 //! [`DeviceError::Transport`] and the connection goes on; a device that does not answer
-//! within [`client::REPLY_TIMEOUT`] or answers out of step fails the request and every
+//! within `client::REPLY_TIMEOUT` or answers out of step fails the request and every
 //! later one. BAR accesses are still checked here before they are sent (an
 //! out-of-range one is [`DeviceError::BadOffset`]).
 

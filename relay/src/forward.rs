@@ -78,7 +78,7 @@ struct Fabric {
 }
 
 /// Everything the relay thread owns.
-pub(crate) struct Engine {
+pub(crate) struct Forwarder {
     fabric: Fabric,
     listen: Vec<BatchSocket>,
     rx: RxBatch,
@@ -88,7 +88,7 @@ pub(crate) struct Engine {
 }
 
 /// Sockets and settings built by [`Relay::start`](crate::Relay::start) for the thread.
-pub(crate) struct EngineParts {
+pub(crate) struct ForwarderParts {
     pub(crate) listen: Vec<BatchSocket>,
     pub(crate) forward_to: Vec<SocketAddr>,
     pub(crate) path_socks: Vec<BatchSocket>,
@@ -106,8 +106,8 @@ pub(crate) struct EngineParts {
     pub(crate) shared: Arc<Shared>,
 }
 
-impl Engine {
-    pub(crate) fn new(p: EngineParts) -> Self {
+impl Forwarder {
+    pub(crate) fn new(p: ForwarderParts) -> Self {
         let now = Instant::now();
         let pool_packets = p.pool_packets.clamp(1, u32::MAX as usize);
         // Links with the same destination share its output queues (incast); opposite
@@ -151,7 +151,7 @@ impl Engine {
             poll.add(c);
         }
         poll.add(&p.wake);
-        Engine {
+        Forwarder {
             fabric: Fabric {
                 queues,
                 socks: p.path_socks,
