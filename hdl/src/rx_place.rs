@@ -116,14 +116,16 @@
 //! in three: the table selections for the datagram (in [`RxPlace`]'s
 //! kernel), the checks ([`PlaceCheck`]) and the connection window's update
 //! ([`ConnAccept`]), each computed only with a datagram in S1. The data
-//! FIFO and the output side are [`PlaceOut`]; the data and verdict FIFOs
-//! are [`LutRam`]s (asynchronous reads). rust-hdl's own simulator runs the
+//! FIFO and the output side are [`PlaceOut`]; the data FIFO is in
+//! [`BlockRam`]s (block RAM, read a cycle ahead), the verdict FIFO in a
+//! [`LutRam`] (asynchronous read). rust-hdl's own simulator runs the
 //! block (the test below); it is verified under Verilator
 //! (`metaroce-sim-tb`, the `rx_core` bench and the benches above it)
 //! against the engine.
 
 use rust_hdl::prelude::*;
 
+use crate::helpers::BlockRam;
 use crate::rx_path::LeadOnes;
 use crate::tx_build::LutRam;
 
@@ -1896,9 +1898,9 @@ pub struct PlaceOut<const W: usize, const B: usize> {
     pub m_dma_tready: Signal<In, Bit>,
     /// DMA: last beat.
     pub m_dma_tlast: Signal<Out, Bit>,
-    d_data: LutRam<W, DATA_ABITS>,
-    d_keep: LutRam<B, DATA_ABITS>,
-    d_last: LutRam<1, DATA_ABITS>,
+    d_data: BlockRam<W, DATA_ABITS>,
+    d_keep: BlockRam<B, DATA_ABITS>,
+    d_last: BlockRam<1, DATA_ABITS>,
     d_wr: DFF<Bits<12>>,
     d_rd: DFF<Bits<12>>,
     d_frame_beats: DFF<Bits<16>>,
@@ -1907,7 +1909,6 @@ pub struct PlaceOut<const W: usize, const B: usize> {
     b_rem: DFF<Bits<16>>,
     depth: Constant<Bits<12>>,
     depth_m4: Constant<Bits<12>>,
-    mask: Constant<Bits<DATA_ABITS>>,
     cap_beats: Constant<Bits<16>>,
     lanes: Constant<Bits<16>>,
     d_count: Signal<Local, Bits<12>>,
@@ -1923,6 +1924,7 @@ pub struct PlaceOut<const W: usize, const B: usize> {
     o_rem: Signal<Local, Bits<16>>,
     o_fwd: Signal<Local, Bit>,
     i_count: Signal<Local, Bits<12>>,
+    rd_next: Signal<Local, Bits<12>>,
 }
 
 impl<const W: usize, const B: usize> Default for PlaceOut<W, B> {
@@ -1949,9 +1951,9 @@ impl<const W: usize, const B: usize> Default for PlaceOut<W, B> {
             m_dma_tvalid: Default::default(),
             m_dma_tready: Default::default(),
             m_dma_tlast: Default::default(),
-            d_data: LutRam::with_words(depth),
-            d_keep: LutRam::with_words(depth),
-            d_last: LutRam::with_words(depth),
+            d_data: BlockRam::with_words(depth),
+            d_keep: BlockRam::with_words(depth),
+            d_last: BlockRam::with_words(depth),
             d_wr: Default::default(),
             d_rd: Default::default(),
             d_frame_beats: Default::default(),
@@ -1960,7 +1962,6 @@ impl<const W: usize, const B: usize> Default for PlaceOut<W, B> {
             b_rem: Default::default(),
             depth: k12(depth),
             depth_m4: k12(depth - 4),
-            mask: Constant::new((depth - 1).to_bits()),
             cap_beats: Constant::new(CAP_BYTES.div_ceil(B).to_bits()),
             lanes: Constant::new(B.to_bits()),
             d_count: Default::default(),
@@ -1976,6 +1977,7 @@ impl<const W: usize, const B: usize> Default for PlaceOut<W, B> {
             o_rem: Default::default(),
             o_fwd: Default::default(),
             i_count: Default::default(),
+            rd_next: Default::default(),
         }
     }
 }
@@ -1991,12 +1993,9 @@ impl<const W: usize, const B: usize> Logic for PlaceOut<W, B> {
         self.i_count.next = self.d_wr.q.val() - self.d_rd.q.val();
         self.s_tready.next = self.i_count.val() < self.depth.val();
         self.room.next = self.i_count.val() < self.depth_m4.val();
-        self.d_data.write_address.next =
-            self.d_wr.q.val().get_bits::<DATA_ABITS>(0) & self.mask.val();
-        self.d_keep.write_address.next =
-            self.d_wr.q.val().get_bits::<DATA_ABITS>(0) & self.mask.val();
-        self.d_last.write_address.next =
-            self.d_wr.q.val().get_bits::<DATA_ABITS>(0) & self.mask.val();
+        self.d_data.write_address.next = self.d_wr.q.val().get_bits::<DATA_ABITS>(0);
+        self.d_keep.write_address.next = self.d_wr.q.val().get_bits::<DATA_ABITS>(0);
+        self.d_last.write_address.next = self.d_wr.q.val().get_bits::<DATA_ABITS>(0);
         self.d_data.write_data.next = self.s_tdata.val();
         self.d_keep.write_data.next = self.s_tkeep.val();
         self.d_last.write_data.next = self.s_tlast.val().into();
@@ -2016,13 +2015,10 @@ impl<const W: usize, const B: usize> Logic for PlaceOut<W, B> {
                 self.d_frame_beats.d.next = self.d_frame_beats.q.val() + 1;
             }
         }
-        // Output (from registers and the verdict FIFO's head only).
-        self.d_data.read_address.next =
-            self.d_rd.q.val().get_bits::<DATA_ABITS>(0) & self.mask.val();
-        self.d_keep.read_address.next =
-            self.d_rd.q.val().get_bits::<DATA_ABITS>(0) & self.mask.val();
-        self.d_last.read_address.next =
-            self.d_rd.q.val().get_bits::<DATA_ABITS>(0) & self.mask.val();
+        // Output (from registers and the verdict FIFO's head only). The
+        // FIFO's memories read synchronously: their read address is the
+        // read pointer's next value (below), so their `read_data` is the
+        // entry at `d_rd` in every cycle, as an asynchronous read would be.
         // The DMA port's outputs, from registers only (`o_*`, apart from the
         // pop below, which also depends on `m_dma_tready`: a DMA engine
         // may decide `tready` from `tvalid`).
@@ -2085,6 +2081,16 @@ impl<const W: usize, const B: usize> Logic for PlaceOut<W, B> {
             self.d_frame_beats.d.next = 0.into();
             self.busy.d.next = false;
         }
+        self.rd_next.next = self.d_rd.q.val();
+        if self.pop.val() {
+            self.rd_next.next = self.d_rd.q.val() + 1;
+        }
+        if self.rst.val() {
+            self.rd_next.next = 0.into();
+        }
+        self.d_data.read_address.next = self.rd_next.val().get_bits::<DATA_ABITS>(0);
+        self.d_keep.read_address.next = self.rd_next.val().get_bits::<DATA_ABITS>(0);
+        self.d_last.read_address.next = self.rd_next.val().get_bits::<DATA_ABITS>(0);
     }
 }
 
