@@ -104,8 +104,9 @@ end
 /// words of `D` bits with a synchronous read: the address given before a
 /// clock edge has its word on `read_data` after the edge, *including* a word
 /// written to that address at the same edge (a bypass register supplies
-/// it). Addresses are taken modulo `words`. The memory reads at every edge
-/// (no read enable), so a FIFO gives it its *next* read pointer.
+/// it). Addresses must stay below `words`: the memory uses their low bits,
+/// the bypass compares them whole. The memory reads at every edge (no read
+/// enable), so a FIFO gives it its *next* read pointer.
 ///
 /// It maps to block RAM (`DP16KD` on the ECP5), plus the bypass (a
 /// register of `D` bits, a comparator and a multiplexer).
@@ -156,17 +157,14 @@ impl<const D: usize, const N: usize> Logic for BlockRam<D, N> {
     fn update(&mut self) {
         if self.clock.pos_edge() {
             let mask = self._mem.len() - 1;
-            let (wa, ra) = (
-                self.write_address.val().index() & mask,
-                self.read_address.val().index() & mask,
-            );
+            let (wa, ra) = (self.write_address.val(), self.read_address.val());
             self.read_data.next = if self.write_enable.val() && wa == ra {
                 self.write_data.val()
             } else {
-                self._mem[ra]
+                self._mem[ra.index() & mask]
             };
             if self.write_enable.val() {
-                self._mem[wa] = self.write_data.val();
+                self._mem[wa.index() & mask] = self.write_data.val();
             }
         }
     }
@@ -184,7 +182,7 @@ reg byp;
 always @(posedge clock) begin
     if (write_enable) mem[write_address[{km1}:0]] <= write_data;
     ram_q <= mem[read_address[{km1}:0]];
-    byp <= write_enable && write_address[{km1}:0] == read_address[{km1}:0];
+    byp <= write_enable && write_address == read_address;
     byp_data <= write_data;
 end
 always @(*) read_data = byp ? byp_data : ram_q;
@@ -233,8 +231,8 @@ mod tests {
                 (true, 3u64, 0x5au64, 3u64, 0x5au64),
                 // Another address written, one never written read.
                 (true, 4, 0x66, 5, 0),
-                // Addresses taken modulo the 8 words.
-                (false, 0, 0, 4 + 8, 0x66),
+                // Both words kept.
+                (false, 0, 0, 4, 0x66),
                 (false, 0, 0, 3, 0x5a),
             ];
             for (we, wa, wd, ra, want) in steps {

@@ -1909,6 +1909,7 @@ pub struct PlaceOut<const W: usize, const B: usize> {
     b_rem: DFF<Bits<16>>,
     depth: Constant<Bits<12>>,
     depth_m4: Constant<Bits<12>>,
+    mask: Constant<Bits<DATA_ABITS>>,
     cap_beats: Constant<Bits<16>>,
     lanes: Constant<Bits<16>>,
     d_count: Signal<Local, Bits<12>>,
@@ -1924,7 +1925,7 @@ pub struct PlaceOut<const W: usize, const B: usize> {
     o_rem: Signal<Local, Bits<16>>,
     o_fwd: Signal<Local, Bit>,
     i_count: Signal<Local, Bits<12>>,
-    rd_next: Signal<Local, Bits<12>>,
+    rd_next: Signal<Local, Bits<DATA_ABITS>>,
 }
 
 impl<const W: usize, const B: usize> Default for PlaceOut<W, B> {
@@ -1962,6 +1963,7 @@ impl<const W: usize, const B: usize> Default for PlaceOut<W, B> {
             b_rem: Default::default(),
             depth: k12(depth),
             depth_m4: k12(depth - 4),
+            mask: Constant::new((depth - 1).to_bits()),
             cap_beats: Constant::new(CAP_BYTES.div_ceil(B).to_bits()),
             lanes: Constant::new(B.to_bits()),
             d_count: Default::default(),
@@ -1993,9 +1995,12 @@ impl<const W: usize, const B: usize> Logic for PlaceOut<W, B> {
         self.i_count.next = self.d_wr.q.val() - self.d_rd.q.val();
         self.s_tready.next = self.i_count.val() < self.depth.val();
         self.room.next = self.i_count.val() < self.depth_m4.val();
-        self.d_data.write_address.next = self.d_wr.q.val().get_bits::<DATA_ABITS>(0);
-        self.d_keep.write_address.next = self.d_wr.q.val().get_bits::<DATA_ABITS>(0);
-        self.d_last.write_address.next = self.d_wr.q.val().get_bits::<DATA_ABITS>(0);
+        self.d_data.write_address.next =
+            self.d_wr.q.val().get_bits::<DATA_ABITS>(0) & self.mask.val();
+        self.d_keep.write_address.next =
+            self.d_wr.q.val().get_bits::<DATA_ABITS>(0) & self.mask.val();
+        self.d_last.write_address.next =
+            self.d_wr.q.val().get_bits::<DATA_ABITS>(0) & self.mask.val();
         self.d_data.write_data.next = self.s_tdata.val();
         self.d_keep.write_data.next = self.s_tkeep.val();
         self.d_last.write_data.next = self.s_tlast.val().into();
@@ -2081,16 +2086,16 @@ impl<const W: usize, const B: usize> Logic for PlaceOut<W, B> {
             self.d_frame_beats.d.next = 0.into();
             self.busy.d.next = false;
         }
-        self.rd_next.next = self.d_rd.q.val();
+        self.rd_next.next = self.d_rd.q.val().get_bits::<DATA_ABITS>(0);
         if self.pop.val() {
-            self.rd_next.next = self.d_rd.q.val() + 1;
+            self.rd_next.next = bit_cast::<DATA_ABITS, 12>(self.d_rd.q.val() + 1);
         }
         if self.rst.val() {
             self.rd_next.next = 0.into();
         }
-        self.d_data.read_address.next = self.rd_next.val().get_bits::<DATA_ABITS>(0);
-        self.d_keep.read_address.next = self.rd_next.val().get_bits::<DATA_ABITS>(0);
-        self.d_last.read_address.next = self.rd_next.val().get_bits::<DATA_ABITS>(0);
+        self.d_data.read_address.next = self.rd_next.val() & self.mask.val();
+        self.d_keep.read_address.next = self.rd_next.val() & self.mask.val();
+        self.d_last.read_address.next = self.rd_next.val() & self.mask.val();
     }
 }
 
