@@ -164,6 +164,100 @@ end
     }
 }
 
+/// A simple dual-port memory of `words` (a power of two, at most `2^N`)
+/// words of `D` bits with a synchronous read: the address given before a
+/// clock edge has its word on `read_data` after the edge, *including* a word
+/// written to that address at the same edge (a bypass register supplies
+/// it). Addresses must stay below `words`: the memory uses their low bits,
+/// the bypass compares them whole. The memory reads at every edge (no read
+/// enable), so a FIFO gives it its *next* read pointer.
+///
+/// It maps to block RAM (`DP16KD` on the ECP5), plus the bypass (a
+/// register of `D` bits, a comparator and a multiplexer).
+///
+/// A custom leaf because rust-hdl's `RAM<D, N>` takes its depth from its
+/// address type (`2^N` words, while a FIFO's depth follows the beat width:
+/// 2,048 at 64 bits, 256 at 512) and reads the old word when the same
+/// address is written at the same edge, which would cost a FIFO a cycle
+/// whenever it runs nearly empty. The Rust model below is what rust-hdl's
+/// simulator runs.
+#[derive(LogicBlock)]
+pub struct BlockRam<const D: usize, const N: usize> {
+    /// Clock of both ports.
+    pub clock: Signal<In, Clock>,
+    /// Write `write_data` at `write_address` on the clock edge.
+    pub write_enable: Signal<In, Bit>,
+    /// Write address.
+    pub write_address: Signal<In, Bits<N>>,
+    /// Write data.
+    pub write_data: Signal<In, Bits<D>>,
+    /// Read address, taken at the clock edge.
+    pub read_address: Signal<In, Bits<N>>,
+    /// The word at the last edge's `read_address`.
+    pub read_data: Signal<Out, Bits<D>>,
+    _mem: Vec<Bits<D>>,
+}
+
+impl<const D: usize, const N: usize> BlockRam<D, N> {
+    /// A memory of `words` words, a power of two of at most `2^N`.
+    pub fn with_words(words: usize) -> Self {
+        assert!(
+            words.is_power_of_two() && words <= 1 << N,
+            "BlockRam: {words} words is not a power of two of at most {N} address bits"
+        );
+        Self {
+            clock: Default::default(),
+            write_enable: Default::default(),
+            write_address: Default::default(),
+            write_data: Default::default(),
+            read_address: Default::default(),
+            read_data: Default::default(),
+            _mem: vec![Bits::default(); words],
+        }
+    }
+}
+
+impl<const D: usize, const N: usize> Logic for BlockRam<D, N> {
+    fn update(&mut self) {
+        if self.clock.pos_edge() {
+            let mask = self._mem.len() - 1;
+            let (wa, ra) = (self.write_address.val(), self.read_address.val());
+            self.read_data.next = if self.write_enable.val() && wa == ra {
+                self.write_data.val()
+            } else {
+                self._mem[ra.index() & mask]
+            };
+            if self.write_enable.val() {
+                self._mem[wa.index() & mask] = self.write_data.val();
+            }
+        }
+    }
+
+    fn connect(&mut self) {
+        self.read_data.connect();
+    }
+
+    fn hdl(&self) -> Verilog {
+        hand_written(format!(
+            "reg [{dm1}:0] mem [0:{nm1}];
+reg [{dm1}:0] ram_q;
+reg [{dm1}:0] byp_data;
+reg byp;
+always @(posedge clock) begin
+    if (write_enable) mem[write_address[{km1}:0]] <= write_data;
+    ram_q <= mem[read_address[{km1}:0]];
+    byp <= write_enable && write_address == read_address;
+    byp_data <= write_data;
+end
+always @(*) read_data = byp ? byp_data : ram_q;
+",
+            dm1 = D - 1,
+            nm1 = self._mem.len() - 1,
+            km1 = self._mem.len().trailing_zeros() - 1,
+        ))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -186,5 +280,37 @@ mod tests {
             kc.update();
             assert_eq!(kc.count.next, bits::<16>(want));
         }
+    }
+    #[test]
+    fn block_ram_model_reads_synchronously_with_the_bypass() {
+        let mut sim = Simulation::new();
+        sim.add_clock(5, |x: &mut Box<BlockRam<8, 4>>| {
+            x.clock.next = !x.clock.val()
+        });
+        sim.add_testbench(move |mut sim: Sim<BlockRam<8, 4>>| {
+            let mut x = sim.init()?;
+            // (write?, write address, data, read address, word read after the edge)
+            let steps = [
+                // Written and read at one edge: the new word.
+                (true, 3u64, 0x5au64, 3u64, 0x5au64),
+                // Another address written, one never written read.
+                (true, 4, 0x66, 5, 0),
+                // Both words kept.
+                (false, 0, 0, 4, 0x66),
+                (false, 0, 0, 3, 0x5a),
+            ];
+            for (we, wa, wd, ra, want) in steps {
+                x.write_enable.next = we;
+                x.write_address.next = wa.into();
+                x.write_data.next = wd.into();
+                x.read_address.next = ra.into();
+                wait_clock_true!(sim, clock, x);
+                wait_clock_false!(sim, clock, x);
+                sim_assert_eq!(sim, x.read_data.val(), bits::<8>(want), x);
+            }
+            sim.done(x)
+        });
+        sim.run(Box::new(BlockRam::<8, 4>::with_words(8)), 1_000)
+            .unwrap();
     }
 }

@@ -116,14 +116,16 @@
 //! in three: the table selections for the datagram (in [`RxPlace`]'s
 //! kernel), the checks ([`PlaceCheck`]) and the connection window's update
 //! ([`ConnAccept`]), each computed only with a datagram in S1. The data
-//! FIFO and the output side are [`PlaceOut`]; the data and verdict FIFOs
-//! are [`LutRam`]s (asynchronous reads). rust-hdl's own simulator runs the
+//! FIFO and the output side are [`PlaceOut`]; the data FIFO is in
+//! [`BlockRam`]s (block RAM, read a cycle ahead), the verdict FIFO in a
+//! [`LutRam`] (asynchronous read). rust-hdl's own simulator runs the
 //! block (the test below); it is verified under Verilator
 //! (`metaroce-sim-tb`, the `rx_core` bench and the benches above it)
 //! against the engine.
 
 use rust_hdl::prelude::*;
 
+use crate::helpers::BlockRam;
 use crate::rx_path::LeadOnes;
 use crate::tx_build::LutRam;
 
@@ -1896,9 +1898,9 @@ pub struct PlaceOut<const W: usize, const B: usize> {
     pub m_dma_tready: Signal<In, Bit>,
     /// DMA: last beat.
     pub m_dma_tlast: Signal<Out, Bit>,
-    d_data: LutRam<W, DATA_ABITS>,
-    d_keep: LutRam<B, DATA_ABITS>,
-    d_last: LutRam<1, DATA_ABITS>,
+    d_data: BlockRam<W, DATA_ABITS>,
+    d_keep: BlockRam<B, DATA_ABITS>,
+    d_last: BlockRam<1, DATA_ABITS>,
     d_wr: DFF<Bits<12>>,
     d_rd: DFF<Bits<12>>,
     d_frame_beats: DFF<Bits<16>>,
@@ -1923,6 +1925,7 @@ pub struct PlaceOut<const W: usize, const B: usize> {
     o_rem: Signal<Local, Bits<16>>,
     o_fwd: Signal<Local, Bit>,
     i_count: Signal<Local, Bits<12>>,
+    rd_next: Signal<Local, Bits<DATA_ABITS>>,
 }
 
 impl<const W: usize, const B: usize> Default for PlaceOut<W, B> {
@@ -1949,9 +1952,9 @@ impl<const W: usize, const B: usize> Default for PlaceOut<W, B> {
             m_dma_tvalid: Default::default(),
             m_dma_tready: Default::default(),
             m_dma_tlast: Default::default(),
-            d_data: LutRam::with_words(depth),
-            d_keep: LutRam::with_words(depth),
-            d_last: LutRam::with_words(depth),
+            d_data: BlockRam::with_words(depth),
+            d_keep: BlockRam::with_words(depth),
+            d_last: BlockRam::with_words(depth),
             d_wr: Default::default(),
             d_rd: Default::default(),
             d_frame_beats: Default::default(),
@@ -1976,6 +1979,7 @@ impl<const W: usize, const B: usize> Default for PlaceOut<W, B> {
             o_rem: Default::default(),
             o_fwd: Default::default(),
             i_count: Default::default(),
+            rd_next: Default::default(),
         }
     }
 }
@@ -2016,13 +2020,10 @@ impl<const W: usize, const B: usize> Logic for PlaceOut<W, B> {
                 self.d_frame_beats.d.next = self.d_frame_beats.q.val() + 1;
             }
         }
-        // Output (from registers and the verdict FIFO's head only).
-        self.d_data.read_address.next =
-            self.d_rd.q.val().get_bits::<DATA_ABITS>(0) & self.mask.val();
-        self.d_keep.read_address.next =
-            self.d_rd.q.val().get_bits::<DATA_ABITS>(0) & self.mask.val();
-        self.d_last.read_address.next =
-            self.d_rd.q.val().get_bits::<DATA_ABITS>(0) & self.mask.val();
+        // Output (from registers and the verdict FIFO's head only). The
+        // FIFO's memories read synchronously: their read address is the
+        // read pointer's next value (below), so their `read_data` is the
+        // entry at `d_rd` in every cycle, as an asynchronous read would be.
         // The DMA port's outputs, from registers only (`o_*`, apart from the
         // pop below, which also depends on `m_dma_tready`: a DMA engine
         // may decide `tready` from `tvalid`).
@@ -2085,6 +2086,16 @@ impl<const W: usize, const B: usize> Logic for PlaceOut<W, B> {
             self.d_frame_beats.d.next = 0.into();
             self.busy.d.next = false;
         }
+        self.rd_next.next = self.d_rd.q.val().get_bits::<DATA_ABITS>(0);
+        if self.pop.val() {
+            self.rd_next.next = bit_cast::<DATA_ABITS, 12>(self.d_rd.q.val() + 1);
+        }
+        if self.rst.val() {
+            self.rd_next.next = 0.into();
+        }
+        self.d_data.read_address.next = self.rd_next.val() & self.mask.val();
+        self.d_keep.read_address.next = self.rd_next.val() & self.mask.val();
+        self.d_last.read_address.next = self.rd_next.val() & self.mask.val();
     }
 }
 
