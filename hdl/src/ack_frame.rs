@@ -664,7 +664,7 @@ mod tests {
 
     #[test]
     fn rust_hdl_model_frames_ipv4_and_ipv6_datagrams_from_both_ports() {
-        let v4 = 0xFFFF_0a00_0002u128;
+        let v4 = 0xFFFF_0A00_0002_u128;
         let v6 = 0xfd00_0000_0000_0000_0000_0000_0000_0002u128;
         let bytes =
             |n: usize, s: usize| -> Vec<u8> { (0..n).map(|j| (j * 13 + s) as u8).collect() };

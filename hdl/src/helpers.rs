@@ -1,7 +1,7 @@
 //! Small combinational building blocks written as custom Verilog with a
 //! matching Rust model for rust-hdl's own simulator, and the pieces the
-//! native blocks share to declare their constants ([`native_block`],
-//! [`konst`], [`byte_mask`]).
+//! native blocks share to declare their constants (`native_block`,
+//! `konst`, `byte_mask`).
 
 use rust_hdl::prelude::*;
 
