@@ -28,9 +28,9 @@
 
 use rust_hdl::prelude::*;
 
+use crate::helpers::LutRam;
 use crate::helpers::{konst, native_block};
 use crate::rx_place::Verdict;
-use crate::tx_build::LutRam;
 
 /// Bytes of a datagram kept for the firmware.
 pub const SLOT_BYTES: usize = 128;

@@ -19,8 +19,8 @@
 
 use rust_hdl::prelude::*;
 
+use crate::helpers::LutRam;
 use crate::rx_place::QPS;
-use crate::tx_build::LutRam;
 
 /// Paths per QP: the engine's `metaroce_firmware::MAX_PATHS`.
 pub const MAX_PATHS: usize = 64;

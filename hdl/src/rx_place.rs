@@ -125,9 +125,8 @@
 
 use rust_hdl::prelude::*;
 
-use crate::helpers::BlockRam;
+use crate::helpers::{BlockRam, LutRam};
 use crate::rx_path::LeadOnes;
-use crate::tx_build::LutRam;
 
 /// Payload bytes of one frame kept in the data FIFO; later beats of a
 /// longer (hence `bad_length`) frame are dropped on the way in, except the

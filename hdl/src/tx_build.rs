@@ -74,7 +74,7 @@
 
 use rust_hdl::prelude::*;
 
-use crate::helpers::{hand_written, konst, native_block};
+use crate::helpers::{LutRam, konst, native_block};
 
 use crate::icrc::{Affine, advance, beat_map, feed, le32};
 
@@ -139,104 +139,6 @@ const MR_BITS: usize = 504;
 const SIDE_BITS: usize = 154;
 /// Bits of the un-zero table row: 32 per trailing-zero count, up to 64 lanes.
 const UNZ_BITS: usize = 2048;
-
-/// A memory of `2^N` words (or fewer: [`LutRam::with_words`]) of `D` bits
-/// with one synchronous write port and one asynchronous read port: the read data is the word at `read_address`
-/// now, and a word written at a clock edge is read from the next cycle on
-/// (distributed RAM on an FPGA: `TRELLIS_DPR16X4` on the ECP5).
-///
-/// A custom leaf because rust-hdl has no asynchronous-read memory: its
-/// `RAM` registers the read, which would put a cycle between a FIFO
-/// pointer and the entry it names, and an array of `DFF`s costs a
-/// flip-flop per bit per word plus a read multiplexer. The Rust model
-/// below is what rust-hdl's simulator runs.
-#[derive(LogicBlock)]
-pub struct LutRam<const D: usize, const N: usize> {
-    /// Clock of the write port.
-    pub clock: Signal<In, Clock>,
-    /// Write `write_data` at `write_address` on the clock edge.
-    pub write_enable: Signal<In, Bit>,
-    /// Write address.
-    pub write_address: Signal<In, Bits<N>>,
-    /// Write data.
-    pub write_data: Signal<In, Bits<D>>,
-    /// Read address.
-    pub read_address: Signal<In, Bits<N>>,
-    /// The word at `read_address` (combinational).
-    pub read_data: Signal<Out, Bits<D>>,
-    _mem: Vec<Bits<D>>,
-}
-
-impl<const D: usize, const N: usize> LutRam<D, N> {
-    /// A memory of only `words` (a power of two, at most `2^N`) words:
-    /// the addresses must stay below `words`.
-    pub fn with_words(words: usize) -> Self {
-        assert!(
-            words <= 1 << N,
-            "LutRam: {words} words need more than {N} address bits"
-        );
-        Self {
-            _mem: vec![Bits::default(); words],
-            ..Self::default()
-        }
-    }
-}
-
-impl<const D: usize, const N: usize> Default for LutRam<D, N> {
-    fn default() -> Self {
-        Self {
-            clock: Default::default(),
-            write_enable: Default::default(),
-            write_address: Default::default(),
-            write_data: Default::default(),
-            read_address: Default::default(),
-            read_data: Default::default(),
-            _mem: vec![Bits::default(); 1 << N],
-        }
-    }
-}
-
-impl<const D: usize, const N: usize> Logic for LutRam<D, N> {
-    fn update(&mut self) {
-        if self.clock.pos_edge() && self.write_enable.val() {
-            self._mem[self.write_address.val().index()] = self.write_data.val();
-        }
-        self.read_data.next = self._mem[self.read_address.val().index()];
-    }
-
-    fn connect(&mut self) {
-        self.read_data.connect();
-    }
-
-    fn hdl(&self) -> Verilog {
-        let words = self._mem.len();
-        if words == 1 << N {
-            return hand_written(format!(
-                "reg [{dm1}:0] mem [0:{nm1}];
-always @(posedge clock) if (write_enable) mem[write_address] <= write_data;
-always @(*) read_data = mem[read_address];
-",
-                dm1 = D - 1,
-                nm1 = words - 1,
-            ));
-        }
-        // Fewer words: the address bits above them must be 0 (a write
-        // beyond is ignored, a read beyond gives 0), so every address bit
-        // is used.
-        let k = words.trailing_zeros();
-        hand_written(format!(
-            "reg [{dm1}:0] mem [0:{nm1}];
-always @(posedge clock)
-    if (write_enable && write_address[{am1}:{k}] == 0) mem[write_address[{km1}:0]] <= write_data;
-always @(*) read_data = (read_address[{am1}:{k}] == 0) ? mem[read_address[{km1}:0]] : {D}'d0;
-",
-            dm1 = D - 1,
-            nm1 = words - 1,
-            am1 = N - 1,
-            km1 = k - 1,
-        ))
-    }
-}
 
 /// The 32 rows of `map` over its inputs `from..from + N`, as constants.
 fn rows<const N: usize>(map: &Affine, from: usize) -> [Constant<Bits<N>>; 32] {
