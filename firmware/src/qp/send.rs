@@ -1,0 +1,283 @@
+//! A QP's transmissions: NACKs, ACKs, probes, DISCONNECT and data
+//! packets, sealed as datagrams or described for the RTL.
+
+use metaroce_proto::{Ext, Flags, MsgRepr, Opcode, Packet, PseudoHeader, Repr};
+
+use crate::Transmit;
+use crate::ctx::Ctx;
+use crate::datapath::{Datapath, HwTransmit, TxDescriptor};
+use crate::memory::Memory;
+use crate::mr::Access;
+use crate::ports::PortsReady;
+use crate::tx::DataPlan;
+use crate::verbs::{QpState, RemoteEnd, SgList, WcStatus};
+
+use super::Qp;
+
+impl Qp {
+    /// Next packet this QP wants to send: written into `buf`, or on the
+    /// hardware data path a descriptor for data and PROBEs (and no ACKs:
+    /// the RTL generates them). Data goes only on paths whose port `ports`
+    /// says is ready.
+    pub fn poll_transmit<M: Memory>(
+        &mut self,
+        ctx: &mut Ctx<'_, M>,
+        local: &PseudoLocal<'_>,
+        rate_hint: u32,
+        buf: &mut [u8],
+        datapath: Datapath,
+        ports: PortsReady,
+    ) -> Option<HwTransmit> {
+        let remote = self.remote?;
+        let now = ctx.now;
+        let base = |opcode, path, src_port: u16| {
+            let repr = Repr {
+                opcode,
+                flags: Flags::empty(),
+                dst_qpn: remote.qpn,
+                src_qpn: self.qpn,
+                stream: 0,
+                path,
+                conn_psn: 0,
+                path_psn: 0,
+                timestamp: now,
+                ext: Ext::None,
+            };
+            (repr, src_port)
+        };
+        if self.disconnect_pending {
+            self.disconnect_pending = false;
+            let (mut r, port) = base(Opcode::Disconnect, 0, self.tx.paths[0].entropy());
+            // The connection's current PSNs (spec §9.4): our next send PSN
+            // and the peer's PSNs we have accepted up to.
+            r.conn_psn = self.tx.next_psn();
+            r.ext = Ext::Cm(metaroce_proto::CmRepr {
+                initial_psn: self.rx.conn.cum(),
+                ..Default::default()
+            });
+            return seal(&r, 0, port, local, &remote, buf, |_| true).map(HwTransmit::Datagram);
+        }
+        if self.state == QpState::Error || self.state == QpState::Reset {
+            return None;
+        }
+        if let Some((nack, stream, port)) = self.nacks.pop_front() {
+            let (mut r, port) = base(Opcode::Nack, 0, port);
+            r.stream = stream;
+            r.ext = Ext::Nack(nack);
+            ctx.stats.nacks_sent += 1;
+            return seal(&r, 0, port, local, &remote, buf, |_| true).map(HwTransmit::Datagram);
+        }
+        if datapath == Datapath::Hardware {
+            // The RTL tracks the paths and sends the ACKs itself.
+            while self
+                .rx
+                .poll_ack(rate_hint, self.cfg().recv_window)
+                .is_some()
+            {}
+        } else if let Some((path, port, ece, ack)) =
+            self.rx.poll_ack(rate_hint, self.cfg().recv_window)
+        {
+            let (mut r, port) = base(Opcode::Ack, path, port);
+            if ece {
+                r.flags |= Flags::ECE;
+            }
+            r.ext = Ext::Ack(ack);
+            ctx.stats.acks_sent += 1;
+            return seal(&r, 0, port, local, &remote, buf, |_| true).map(HwTransmit::Datagram);
+        }
+        if self.closed || !self.sends() {
+            return None;
+        }
+        if let Some(probe) = self.tx.poll_probe(now) {
+            let (mut r, port) = base(Opcode::Probe, probe.path, probe.entropy);
+            r.path_psn = probe.path_psn;
+            // The connection's current PSN, the receiver's evidence (§3.7).
+            r.conn_psn = self.tx.next_psn();
+            r.flags = Flags::ACK_REQ;
+            ctx.stats.probes_sent += 1;
+            return Some(match datapath {
+                Datapath::Hardware => HwTransmit::Descriptor(describe(&r, 0, 0, port, &remote)),
+                Datapath::Software => {
+                    HwTransmit::Datagram(seal(&r, 0, port, local, &remote, buf, |_| true)?)
+                }
+            });
+        }
+        let plan = self.tx.poll_data(now, ctx.stats, ports)?;
+        let out = self.data_packet(ctx, &plan, &remote, local, buf, datapath);
+        if out.is_none() {
+            self.tx.fatal = Some(WcStatus::LocProtErr);
+            self.after_tx_event(ctx);
+        }
+        out
+    }
+
+    fn data_packet<M: Memory>(
+        &self,
+        ctx: &mut Ctx<'_, M>,
+        plan: &DataPlan,
+        remote: &RemoteEnd,
+        local: &PseudoLocal<'_>,
+        buf: &mut [u8],
+        datapath: Datapath,
+    ) -> Option<HwTransmit> {
+        let m = self.tx.messages().msg(plan.msg);
+        let mut flags = Flags::empty();
+        flags.set(Flags::FIRST, plan.first);
+        flags.set(Flags::LAST, plan.last);
+        flags.set(Flags::RETX, plan.retransmission);
+        flags.set(Flags::ACK_REQ, plan.last);
+        flags.set(Flags::SOLICITED, m.solicited && plan.last);
+        let remote_va = if m.opcode.has_remote_address() && !m.opcode.is_request() {
+            m.remote_va + u64::from(plan.offset)
+        } else {
+            m.remote_va
+        };
+        let repr = Repr {
+            opcode: m.opcode,
+            flags,
+            dst_qpn: remote.qpn,
+            src_qpn: self.qpn,
+            stream: m.stream,
+            path: plan.path,
+            conn_psn: plan.conn_psn,
+            path_psn: plan.path_psn,
+            timestamp: ctx.now,
+            ext: Ext::Msg(MsgRepr {
+                msn: m.msn,
+                recv_idx: m.recv_idx,
+                msg_len: m.msg_len(),
+                offset: plan.offset,
+                remote_va,
+                rkey: m.rkey,
+                // A READ_REQ carries `resp_psn` here: the PSN its responses start
+                // from if the responder has not sent yet (spec §3.4, §9.1).
+                imm: if m.opcode.is_request() {
+                    self.rx.conn.cum()
+                } else {
+                    m.imm
+                },
+            }),
+        };
+        // An atomic's packets carry values the message holds (its operands, or
+        // the value found), big-endian: nothing is read from memory. The RTL's
+        // TX builder fetches payloads from host memory only, so on the
+        // hardware data path they go as datagrams built here, which the RTL
+        // frames (spec §11.4).
+        let words = match m.opcode {
+            Opcode::FetchAdd | Opcode::AtomicResp => Some(1),
+            Opcode::CompareSwap => Some(2),
+            _ => None,
+        };
+        // Payload is re-read from registered memory on every (re)transmission;
+        // the region is checked again in case it was deregistered meanwhile.
+        let (src, ok) = if words.is_some() {
+            (0, true)
+        } else if m.opcode == Opcode::ReadResp {
+            let a = m.source_addr + u64::from(plan.offset);
+            (
+                a,
+                plan.len == 0
+                    || ctx
+                        .mrs
+                        .check_remote(self.pd, m.rkey, a, u64::from(plan.len), Access::REMOTE_READ)
+                        .is_ok(),
+            )
+        } else {
+            // Gathered from the list's buffers, each under its own key; on the
+            // hardware data path the list has one element.
+            let first = m.sgl.pieces(plan.offset, plan.len).next();
+            (
+                first.map_or(0, |p| p.addr),
+                ctx.mrs
+                    .check_local_all(self.pd, m.sgl.pieces(plan.offset, plan.len), false)
+                    .is_ok(),
+            )
+        };
+        if !ok {
+            return None;
+        }
+        if datapath == Datapath::Hardware && words.is_none() {
+            let d = describe(&repr, src, plan.len, plan.entropy, remote);
+            return Some(HwTransmit::Descriptor(d));
+        }
+        let mem = &mut *ctx.mem;
+        let len = plan.len as usize;
+        seal(&repr, len, plan.entropy, local, remote, buf, |payload| {
+            if let Some(n) = words {
+                for (chunk, v) in payload.chunks_exact_mut(8).zip(&m.operands[..n]) {
+                    chunk.copy_from_slice(&v.to_be_bytes());
+                }
+            } else if m.opcode == Opcode::ReadResp {
+                mem.read(src, payload);
+            } else {
+                gather(mem, &m.sgl, plan.offset, payload);
+            }
+            true
+        })
+        .map(HwTransmit::Datagram)
+    }
+}
+
+/// Reads bytes `offset..offset + out.len()` of a message from the buffers of
+/// `sgl` (already checked to hold them) into `out`.
+fn gather<M: Memory>(mem: &mut M, sgl: &SgList, offset: u32, out: &mut [u8]) {
+    let mut at = 0;
+    for p in sgl.pieces(offset, out.len() as u32) {
+        let end = at + p.len as usize;
+        mem.read(p.addr, &mut out[at..end]);
+        at = end;
+    }
+}
+
+/// The local end used in every ICRC: the NIC's address, and the source port
+/// each entropy value leaves from.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct PseudoLocal<'a> {
+    pub cfg: &'a crate::config::NicConfig,
+}
+
+fn seal(
+    repr: &Repr,
+    payload_len: usize,
+    src_port: u16,
+    local: &PseudoLocal<'_>,
+    remote: &RemoteEnd,
+    buf: &mut [u8],
+    fill: impl FnOnce(&mut [u8]) -> bool,
+) -> Option<Transmit> {
+    let len = repr.emit(buf, payload_len).ok()?;
+    let hdr = repr.header_len();
+    if !fill(&mut buf[hdr..hdr + payload_len]) {
+        return None;
+    }
+    let wire_port = local.cfg.wire_port(src_port);
+    let pseudo = PseudoHeader::new(local.cfg.local_ip, wire_port, remote.ip, remote.udp_port);
+    Packet::new_unchecked(&mut buf[..len]).fill_icrc(&pseudo);
+    Some(Transmit {
+        dst_ip: remote.ip,
+        dst_port: remote.udp_port,
+        src_port,
+        len,
+        ecn_capable: true,
+    })
+}
+
+/// The descriptor of a packet the RTL builds; addressed and ECN-capable as
+/// [`seal`] sends it.
+fn describe(
+    repr: &Repr,
+    payload_addr: u64,
+    payload_len: u32,
+    src_port: u16,
+    remote: &RemoteEnd,
+) -> TxDescriptor {
+    TxDescriptor {
+        repr: *repr,
+        payload_addr,
+        payload_len,
+        src_port,
+        dst_ip: remote.ip,
+        dst_port: remote.udp_port,
+        ecn_capable: true,
+    }
+}
