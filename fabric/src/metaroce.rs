@@ -16,8 +16,8 @@ use std::net::{IpAddr, Ipv4Addr};
 use metaroce_firmware::PortsReady;
 use metaroce_firmware::cc::CcAlgorithm;
 use metaroce_firmware::{
-    Access, Event, Memory, Nic, NicConfig, QpConfig, QpTransition, RecvWr, RemoteEnd, RxMeta,
-    SendOp, SendWr, Sge, WcStatus,
+    Access, Event, Memory, MemoryRegion, Nic, NicConfig, QpConfig, QpTransition, RecvWr, RemoteEnd,
+    RxMeta, SendOp, SendWr, Sge, WcStatus,
 };
 use metaroce_proto::{DEFAULT_UDP_PORT, Flags, Opcode};
 
@@ -527,147 +527,173 @@ pub fn metaroce_hosts<M: HostMemory>(
     mut memory: impl FnMut(HostId) -> M,
 ) -> Result<Vec<MetaRoceHost<M>>, FabricError> {
     config.validate()?;
-    let line_rate_mbps = u32::try_from(config.line_rate_bps / 1_000_000).unwrap_or(u32::MAX);
-    let qp = QpConfig {
-        paths: config.paths,
-        streams: 1,
-        cc: config.cc.clone().into(),
-        honor_rate_hint: config.honor_rate_hint,
-        conn_window_bytes: config.conn_window_bytes,
-        rto_min_ns: config.rto_min_ns,
-        rto_initial_ns: config.rto_initial_ns,
-        recv_window: config.recv_window,
-        ..QpConfig::default()
-    };
     let mut hosts: Vec<MetaRoceHost<M>> = (0..host_count)
         .map(|index| {
             let host = HostId(index as u32);
-            MetaRoceHost {
-                nic: Nic::new(NicConfig {
-                    local_ip: host_ip(host),
-                    udp_port: DEFAULT_UDP_PORT,
-                    mtu: config.mtu,
-                    line_rate_mbps,
-                    seed: seed ^ (index as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15),
-                    qp: qp.clone(),
-                    ..NicConfig::default()
-                }),
-                mem: memory(host),
-                out: Vec::new(),
-                inbound: Vec::new(),
-                outstanding: config.outstanding_messages,
-                stats: TransportStats::default(),
-                latencies: Vec::new(),
-                deadline: None,
-                scratch: vec![0; config.mtu as usize + 256],
-            }
+            MetaRoceHost::new(config, seed, host, memory(host))
         })
         .collect();
     let access = Access::LOCAL_WRITE | Access::REMOTE_WRITE | Access::REMOTE_READ;
     let mut keys = Vec::with_capacity(host_count);
-    let mut pds = Vec::with_capacity(host_count);
     for host in &mut hosts {
         let pd = host.nic.alloc_pd();
         let region = host
             .nic
             .register_mr(pd, REGION_BASE, config.region_bytes, access)
             .map_err(|e| FabricError::InvalidTopology(format!("memory registration: {e}")))?;
-        keys.push(region);
-        pds.push(pd);
+        keys.push((pd, region));
     }
-    let verbs = |e: metaroce_firmware::VerbsError| {
-        FabricError::InvalidTopology(format!("connecting MetaRoCE QPs: {e}"))
-    };
     for flow in flows {
-        let (src, dst) = (flow.src.0 as usize, flow.dst.0 as usize);
-        if src >= host_count || dst >= host_count || src == dst {
-            return Err(FabricError::InvalidTopology(format!(
-                "flow {} from host {src} to host {dst} does not join two distinct hosts of {host_count}",
-                flow.qpn
-            )));
-        }
-        let message_len = u32::try_from(flow.message_bytes)
-            .ok()
-            .filter(|&len| len > 0 && u64::from(len) <= config.region_bytes)
-            .ok_or(FabricError::InvalidParameter {
-                name: "message_bytes",
-                value: flow.message_bytes as f64,
-                reason: "a MetaRoCE message must be 1 byte .. min(4 GiB, the registered region)",
-            })?;
-        let send_qpn = hosts[src].nic.create_qp(pds[src], None).map_err(verbs)?;
-        let recv_qpn = hosts[dst].nic.create_qp(pds[dst], None).map_err(verbs)?;
-        // Initial PSNs differ per flow so a misrouted packet cannot pass.
-        let (send_psn, recv_psn) = (flow.qpn.wrapping_mul(7919), flow.qpn.wrapping_mul(104_729));
-        for (side, local_qpn, peer, peer_qpn, local_psn, peer_psn) in [
-            (src, send_qpn, flow.dst, recv_qpn, send_psn, recv_psn),
-            (dst, recv_qpn, flow.src, send_qpn, recv_psn, send_psn),
-        ] {
-            let nic = &mut hosts[side].nic;
-            nic.modify_qp(local_qpn, QpTransition::Init)
-                .map_err(verbs)?;
-            nic.modify_qp(
-                local_qpn,
-                QpTransition::Rtr(RemoteEnd {
-                    qpn: peer_qpn,
-                    ip: host_ip(peer),
-                    udp_port: DEFAULT_UDP_PORT,
-                    initial_psn: peer_psn,
-                }),
-            )
-            .map_err(verbs)?;
-            nic.modify_qp(
-                local_qpn,
-                QpTransition::Rts {
-                    initial_psn: local_psn,
-                    retry_cnt: 7,
-                    rnr_retry: 7,
-                    timeout_ns: config.conn_timeout_ns,
-                },
-            )
-            .map_err(verbs)?;
-        }
-        hosts[dst].inbound.push(InFlow {
-            flow_qpn: flow.qpn,
-            qpn: recv_qpn,
-            limit: flow.message_limit,
-            receives_posted: 0,
-            delivered: 0,
-            delivered_at: Vec::new(),
-        });
-        hosts[src].out.push(OutFlow {
-            spec: *flow,
-            qpn: send_qpn,
-            lkey: keys[src].lkey,
-            rkey: keys[dst].rkey,
-            gate: OutGate::None,
-            posted: 0,
-            completed: 0,
-            first_sent: VecDeque::new(),
-            message_len,
-            slots: (config.region_bytes / u64::from(message_len)).max(1),
-        });
+        connect_flow(&mut hosts, &keys, flow, config)?;
     }
     for host in &mut hosts {
-        for index in 0..host.out.len() {
-            let Some(gate) = host.out[index].spec.gate else {
-                continue;
-            };
-            let Some(gate) = gate.flow() else {
-                host.out[index].gate = OutGate::AllInbound;
-                continue;
-            };
-            let Some(position) = host.inbound.iter().position(|f| f.flow_qpn == gate) else {
-                return Err(FabricError::InvalidTopology(format!(
-                    "flow {} is gated by flow {gate}, which does not end at its source",
-                    host.out[index].spec.qpn
-                )));
-            };
-            host.out[index].gate = OutGate::Flow(position);
-        }
+        host.resolve_gates()?;
         host.post_receives();
         host.post_sends();
     }
     Ok(hosts)
+}
+
+impl<M: HostMemory> MetaRoceHost<M> {
+    /// Host `host` with its engine (no QPs yet) and memory `mem`.
+    fn new(config: &MetaRoceConfig, seed: u64, host: HostId, mem: M) -> Self {
+        let line_rate_mbps = u32::try_from(config.line_rate_bps / 1_000_000).unwrap_or(u32::MAX);
+        let qp = QpConfig {
+            paths: config.paths,
+            streams: 1,
+            cc: config.cc.clone().into(),
+            honor_rate_hint: config.honor_rate_hint,
+            conn_window_bytes: config.conn_window_bytes,
+            rto_min_ns: config.rto_min_ns,
+            rto_initial_ns: config.rto_initial_ns,
+            recv_window: config.recv_window,
+            ..QpConfig::default()
+        };
+        MetaRoceHost {
+            nic: Nic::new(NicConfig {
+                local_ip: host_ip(host),
+                udp_port: DEFAULT_UDP_PORT,
+                mtu: config.mtu,
+                line_rate_mbps,
+                seed: seed ^ u64::from(host.0).wrapping_mul(0x9E37_79B9_7F4A_7C15),
+                qp,
+                ..NicConfig::default()
+            }),
+            mem,
+            out: Vec::new(),
+            inbound: Vec::new(),
+            outstanding: config.outstanding_messages,
+            stats: TransportStats::default(),
+            latencies: Vec::new(),
+            deadline: None,
+            scratch: vec![0; config.mtu as usize + 256],
+        }
+    }
+
+    /// Turns each outbound flow's gate (a flow QPN) into the position of
+    /// that flow among this host's inbound flows.
+    fn resolve_gates(&mut self) -> Result<(), FabricError> {
+        for index in 0..self.out.len() {
+            let Some(gate) = self.out[index].spec.gate else {
+                continue;
+            };
+            let Some(gate) = gate.flow() else {
+                self.out[index].gate = OutGate::AllInbound;
+                continue;
+            };
+            let Some(position) = self.inbound.iter().position(|f| f.flow_qpn == gate) else {
+                return Err(FabricError::InvalidTopology(format!(
+                    "flow {} is gated by flow {gate}, which does not end at its source",
+                    self.out[index].spec.qpn
+                )));
+            };
+            self.out[index].gate = OutGate::Flow(position);
+        }
+        Ok(())
+    }
+}
+
+/// Creates and connects the QP pair of `flow` (`keys`: each host's
+/// protection domain and registered region) and records the flow on both
+/// hosts.
+fn connect_flow<M: HostMemory>(
+    hosts: &mut [MetaRoceHost<M>],
+    keys: &[(u32, MemoryRegion)],
+    flow: &FlowSpec,
+    config: &MetaRoceConfig,
+) -> Result<(), FabricError> {
+    let host_count = hosts.len();
+    let (src, dst) = (flow.src.0 as usize, flow.dst.0 as usize);
+    if src >= host_count || dst >= host_count || src == dst {
+        return Err(FabricError::InvalidTopology(format!(
+            "flow {} from host {src} to host {dst} does not join two distinct hosts of {host_count}",
+            flow.qpn
+        )));
+    }
+    let message_len = u32::try_from(flow.message_bytes)
+        .ok()
+        .filter(|&len| len > 0 && u64::from(len) <= config.region_bytes)
+        .ok_or(FabricError::InvalidParameter {
+            name: "message_bytes",
+            value: flow.message_bytes as f64,
+            reason: "a MetaRoCE message must be 1 byte .. min(4 GiB, the registered region)",
+        })?;
+    let verbs = |e: metaroce_firmware::VerbsError| {
+        FabricError::InvalidTopology(format!("connecting MetaRoCE QPs: {e}"))
+    };
+    let send_qpn = hosts[src].nic.create_qp(keys[src].0, None).map_err(verbs)?;
+    let recv_qpn = hosts[dst].nic.create_qp(keys[dst].0, None).map_err(verbs)?;
+    // Initial PSNs differ per flow so a misrouted packet cannot pass.
+    let (send_psn, recv_psn) = (flow.qpn.wrapping_mul(7919), flow.qpn.wrapping_mul(104_729));
+    for (side, local_qpn, peer, peer_qpn, local_psn, peer_psn) in [
+        (src, send_qpn, flow.dst, recv_qpn, send_psn, recv_psn),
+        (dst, recv_qpn, flow.src, send_qpn, recv_psn, send_psn),
+    ] {
+        let nic = &mut hosts[side].nic;
+        nic.modify_qp(local_qpn, QpTransition::Init)
+            .map_err(verbs)?;
+        nic.modify_qp(
+            local_qpn,
+            QpTransition::Rtr(RemoteEnd {
+                qpn: peer_qpn,
+                ip: host_ip(peer),
+                udp_port: DEFAULT_UDP_PORT,
+                initial_psn: peer_psn,
+            }),
+        )
+        .map_err(verbs)?;
+        nic.modify_qp(
+            local_qpn,
+            QpTransition::Rts {
+                initial_psn: local_psn,
+                retry_cnt: 7,
+                rnr_retry: 7,
+                timeout_ns: config.conn_timeout_ns,
+            },
+        )
+        .map_err(verbs)?;
+    }
+    hosts[dst].inbound.push(InFlow {
+        flow_qpn: flow.qpn,
+        qpn: recv_qpn,
+        limit: flow.message_limit,
+        receives_posted: 0,
+        delivered: 0,
+        delivered_at: Vec::new(),
+    });
+    hosts[src].out.push(OutFlow {
+        spec: *flow,
+        qpn: send_qpn,
+        lkey: keys[src].1.lkey,
+        rkey: keys[dst].1.rkey,
+        gate: OutGate::None,
+        posted: 0,
+        completed: 0,
+        first_sent: VecDeque::new(),
+        message_len,
+        slots: (config.region_bytes / u64::from(message_len)).max(1),
+    });
+    Ok(())
 }
 
 #[cfg(test)]

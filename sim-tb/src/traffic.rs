@@ -327,6 +327,59 @@ impl Traffic {
         (2f64.powf(bits) as u32).clamp(1, max)
     }
 
+    /// A message's operation: 40 % WRITE (30 % when atomics run, 10 %
+    /// FETCH_ADD), 15 % WRITE_IMM, 25 % SEND, 20 % READ.
+    fn pick_op(&mut self) -> Op {
+        let atomics = self.cfg.atomics && u64::from(self.cfg.max_size) >= ATOMIC_LEN;
+        match self.rng.gen_range(0..100) {
+            0..10 if atomics => Op::FetchAdd,
+            0..40 => Op::Write,
+            40..55 => Op::WriteImm,
+            55..80 => Op::Send,
+            _ => Op::Read,
+        }
+    }
+
+    /// A message's stream: one with a receive queue for an operation that
+    /// consumes a receive.
+    fn pick_stream(&mut self, op: Op) -> u16 {
+        if op.receives() {
+            self.rng
+                .gen_range(0..(RQ_STREAMS as u16).min(self.cfg.streams))
+        } else {
+            self.rng.gen_range(0..self.cfg.streams)
+        }
+    }
+
+    /// The work request's operation for message `id` of kind `op` aimed at
+    /// `target`'s slot `remote_slot` (its destination slot, or its source
+    /// slot for a READ).
+    fn send_op(&self, op: Op, target: &dyn TrafficNic, remote_slot: usize, id: u64) -> SendOp {
+        let rkey = target.keys().1;
+        let remote_dst = target.addr() + self.dst_off(remote_slot);
+        match op {
+            Op::Write => SendOp::Write {
+                remote_va: remote_dst,
+                rkey,
+            },
+            Op::WriteImm => SendOp::WriteImm {
+                remote_va: remote_dst,
+                rkey,
+                imm: id as u32,
+            },
+            Op::Send => SendOp::Send,
+            Op::Read => SendOp::Read {
+                remote_va: target.addr() + self.src_off(remote_slot),
+                rkey,
+            },
+            Op::FetchAdd => SendOp::FetchAdd {
+                remote_va: target.addr() + counter_off(self.cfg.max_size),
+                rkey,
+                add: 1,
+            },
+        }
+    }
+
     /// Posts one message from NIC `from`; false when no slot is free.
     fn post(
         &mut self,
@@ -336,14 +389,7 @@ impl Traffic {
     ) -> Result<bool, PostError> {
         let to = 1 - from;
         let conn = self.rng.gen_range(0..self.cfg.conns);
-        let atomics = self.cfg.atomics && u64::from(self.cfg.max_size) >= ATOMIC_LEN;
-        let op = match self.rng.gen_range(0..100) {
-            0..10 if atomics => Op::FetchAdd,
-            0..40 => Op::Write,
-            40..55 => Op::WriteImm,
-            55..80 => Op::Send,
-            _ => Op::Read,
-        };
+        let op = self.pick_op();
         // A READ (FETCH_ADD) fills a local destination slot from a peer
         // source slot (counter); the others send a local source slot to a
         // peer destination slot.
@@ -365,12 +411,7 @@ impl Traffic {
         };
         let id = self.next_id;
         self.next_id += 1;
-        let stream = if op.receives() {
-            self.rng
-                .gen_range(0..(RQ_STREAMS as u16).min(self.cfg.streams))
-        } else {
-            self.rng.gen_range(0..self.cfg.streams)
-        };
+        let stream = self.pick_stream(op);
         // The source holds the message's pattern (a FETCH_ADD has none).
         let (src_nic, src_off) = if op == Op::Read {
             (to, self.src_off(remote_slot))
@@ -382,7 +423,7 @@ impl Traffic {
             nics[src_nic].write(src_off, &bytes);
         }
         let remote_dst = nics[to].addr() + self.dst_off(remote_slot);
-        let (to_lkey, rkey) = nics[to].keys();
+        let to_lkey = nics[to].keys().0;
         if op.receives() {
             // The receive it consumes: a SEND's buffer, none for WRITE_IMM.
             let wr = RecvWr {
@@ -412,30 +453,9 @@ impl Traffic {
             len,
             lkey: nics[from].keys().0,
         };
-        let op_wr = match op {
-            Op::Write => SendOp::Write {
-                remote_va: remote_dst,
-                rkey,
-            },
-            Op::WriteImm => SendOp::WriteImm {
-                remote_va: remote_dst,
-                rkey,
-                imm: id as u32,
-            },
-            Op::Send => SendOp::Send,
-            Op::Read => SendOp::Read {
-                remote_va: nics[to].addr() + self.src_off(remote_slot),
-                rkey,
-            },
-            Op::FetchAdd => SendOp::FetchAdd {
-                remote_va: nics[to].addr() + counter_off(self.cfg.max_size),
-                rkey,
-                add: 1,
-            },
-        };
         let wr = SendWr {
             wr_id: id,
-            op: op_wr,
+            op: self.send_op(op, &*nics[to], remote_slot, id),
             sgl: sge.into(),
             signaled: true,
             solicited: false,

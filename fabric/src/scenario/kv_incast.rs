@@ -125,37 +125,7 @@ pub fn run_kv_incast(
     )?;
     let requester = topology.hosts[0];
     let n = spec.senders as u32;
-    let mut flows = Vec::with_capacity(2 * spec.senders);
-    for index in 0..n {
-        let server = topology.hosts[index as usize + 1];
-        // Object flow `index`, answering request flow `n + index`.
-        flows.push(FlowSpec {
-            message_limit: Some(spec.jobs),
-            gate: (spec.op == KvOp::Read).then_some(Gate::RespondsTo(n + index)),
-            ..FlowSpec::unlimited(
-                index,
-                server,
-                requester,
-                flow_port(index),
-                spec.object_bytes,
-            )
-        });
-    }
-    for index in (0..n).filter(|_| spec.op == KvOp::Read) {
-        let server = topology.hosts[index as usize + 1];
-        // A job's requests leave once every object of the previous job has arrived.
-        flows.push(FlowSpec {
-            message_limit: Some(spec.jobs),
-            gate: Some(Gate::AllInbound),
-            ..FlowSpec::unlimited(
-                n + index,
-                requester,
-                server,
-                flow_port(n + index),
-                REQUEST_BYTES,
-            )
-        });
-    }
+    let flows = kv_flows(spec, &topology.hosts);
     let hops = 4;
     let window_packets = default_window_packets(&params, hops);
     let hosts = topology.hosts.len();
@@ -205,13 +175,64 @@ pub fn run_kv_incast(
     );
     let jct_us = match spec.op {
         KvOp::Read => job_completion_times(&network, requester, n, spec.jobs),
-        KvOp::Write => servers
-            .iter()
-            .filter_map(|&server| network.sim.host(server))
-            .flat_map(|host| host.transport().message_latencies().to_vec())
-            .map(|latency| to_secs(latency) * 1e6)
-            .collect(),
+        KvOp::Write => write_completion_times(&network, servers),
     };
+    let queue = network
+        .link_stats(topology.host_downlinks[0])
+        .unwrap_or_default();
+    Ok(KvIncastReport {
+        run,
+        jct_us,
+        ideal_jct_us: ideal_jct_us(spec, &params),
+        peak_queue_bytes: queue.max_queued_bytes,
+        receiver_queue_drops: queue.dropped,
+        receiver_queue_marks: queue.marked,
+    })
+}
+
+/// The flows of a run over `hosts` (`hosts[0]` is the requester, the
+/// servers follow): flow `i` carries server `i`'s objects; for reads, flow
+/// `n + i` carries the requests to server `i`.
+fn kv_flows(spec: &KvIncastSpec, hosts: &[HostId]) -> Vec<FlowSpec> {
+    let requester = hosts[0];
+    let n = spec.senders as u32;
+    let mut flows = Vec::with_capacity(2 * spec.senders);
+    for index in 0..n {
+        let server = hosts[index as usize + 1];
+        // Object flow `index`, answering request flow `n + index`.
+        flows.push(FlowSpec {
+            message_limit: Some(spec.jobs),
+            gate: (spec.op == KvOp::Read).then_some(Gate::RespondsTo(n + index)),
+            ..FlowSpec::unlimited(
+                index,
+                server,
+                requester,
+                flow_port(index),
+                spec.object_bytes,
+            )
+        });
+    }
+    for index in (0..n).filter(|_| spec.op == KvOp::Read) {
+        let server = hosts[index as usize + 1];
+        // A job's requests leave once every object of the previous job has arrived.
+        flows.push(FlowSpec {
+            message_limit: Some(spec.jobs),
+            gate: Some(Gate::AllInbound),
+            ..FlowSpec::unlimited(
+                n + index,
+                requester,
+                server,
+                flow_port(n + index),
+                REQUEST_BYTES,
+            )
+        });
+    }
+    flows
+}
+
+/// The bandwidth bound of a job, µs: every server's object through the
+/// requester's link at line rate.
+fn ideal_jct_us(spec: &KvIncastSpec, params: &FabricParams) -> f64 {
     let object_wire = spec
         .object_bytes
         .div_ceil(u64::from(params.mtu_bytes))
@@ -220,20 +241,20 @@ pub fn run_kv_incast(
             false,
         )));
     let transfer = serialization_time(
-        u32::try_from(object_wire.saturating_mul(u64::from(n))).unwrap_or(u32::MAX),
+        u32::try_from(object_wire.saturating_mul(spec.senders as u64)).unwrap_or(u32::MAX),
         params.link_rate_bps,
     );
-    let queue = network
-        .link_stats(topology.host_downlinks[0])
-        .unwrap_or_default();
-    Ok(KvIncastReport {
-        run,
-        jct_us,
-        ideal_jct_us: to_secs(transfer) * 1e6,
-        peak_queue_bytes: queue.max_queued_bytes,
-        receiver_queue_drops: queue.dropped,
-        receiver_queue_marks: queue.marked,
-    })
+    to_secs(transfer) * 1e6
+}
+
+/// Completion time of every written object, µs, server by server.
+fn write_completion_times(network: &Network, servers: &[HostId]) -> Vec<f64> {
+    servers
+        .iter()
+        .filter_map(|&server| network.sim.host(server))
+        .flat_map(|host| host.transport().message_latencies().to_vec())
+        .map(|latency| to_secs(latency) * 1e6)
+        .collect()
 }
 
 /// Completion time of every finished job, µs: job `k` ends when the last of

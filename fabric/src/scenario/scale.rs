@@ -112,30 +112,7 @@ pub fn run_scale(
     )?;
     let senders = &fabric.hosts[..half];
     let receivers = &fabric.hosts[half..];
-    let flows: Vec<FlowSpec> = (0..spec.connections)
-        .map(|c| {
-            let sender = c % half;
-            let round = c / half;
-            let receiver = (round + sender) % half;
-            let qpn = c as u32;
-            // A baseline QP's one path: the sender's k-th connection leaves
-            // on plane k mod P (the NIC port is the source port mod P), and
-            // ECMP inside the plane hashes the whole port.
-            let planes = spec.planes as u32;
-            let base = u32::from(flow_port(qpn));
-            let mut port = base - base % planes + round as u32 % planes;
-            if port > u32::from(u16::MAX) {
-                port -= planes;
-            }
-            FlowSpec::unlimited(
-                qpn,
-                senders[sender],
-                receivers[receiver],
-                port as u16,
-                params.message_bytes,
-            )
-        })
-        .collect();
+    let flows = scale_flows(spec, senders, receivers, params.message_bytes);
     let hops = 4;
     let window_packets = super::default_window_packets(&params, hops);
     let config = MetaRoceConfig::new(
@@ -158,27 +135,12 @@ pub fn run_scale(
     };
     let mut network = setup.build(fabric.network, &flows, spec.planes as u32, &tuning)?;
     let started = Instant::now();
-    let mut state_sum = 0.0;
-    let mut state_samples = 0u64;
-    let mut state_max = 0;
-    let mut sample_state = |network: &Network| {
-        let mut total = 0;
-        for &host in senders {
-            if let Some(host) = network.sim.host(host) {
-                for bytes in host.transport().inflight_state_bytes() {
-                    total += bytes;
-                    state_max = state_max.max(bytes);
-                }
-            }
-        }
-        state_sum += total as f64 / spec.connections as f64;
-        state_samples += 1;
-    };
+    let mut state = StateSamples::default();
     let mut next_sample = STATE_SAMPLE;
     let mut run_to = |network: &mut Network, end: SimTime| {
         while next_sample <= end {
             network.sim.run_until(next_sample);
-            sample_state(network);
+            state.sample(network, senders, spec.connections);
             next_sample += STATE_SAMPLE;
         }
         network.sim.run_until(end);
@@ -206,9 +168,73 @@ pub fn run_scale(
         goodput_gbps,
         bottleneck_gbps: (half * spec.planes) as f64 * params.link_rate_bps as f64 / 1e9,
         per_connection_gbps,
-        inflight_state_mean_bytes: state_sum / state_samples.max(1) as f64,
-        inflight_state_max_bytes: state_max,
+        inflight_state_mean_bytes: state.sum / state.samples.max(1) as f64,
+        inflight_state_max_bytes: state.max,
     })
+}
+
+/// The flows of a run: connection `c` from sender `c mod half` to the
+/// receiver `(c div half + sender) mod half`, so every sender and every
+/// receiver has the same number of connections.
+fn scale_flows(
+    spec: &ScaleSpec,
+    senders: &[HostId],
+    receivers: &[HostId],
+    message_bytes: u64,
+) -> Vec<FlowSpec> {
+    let half = senders.len();
+    (0..spec.connections)
+        .map(|c| {
+            let sender = c % half;
+            let round = c / half;
+            let receiver = (round + sender) % half;
+            let qpn = c as u32;
+            // A baseline QP's one path: the sender's k-th connection leaves
+            // on plane k mod P (the NIC port is the source port mod P), and
+            // ECMP inside the plane hashes the whole port.
+            let planes = spec.planes as u32;
+            let base = u32::from(flow_port(qpn));
+            let mut port = base - base % planes + round as u32 % planes;
+            if port > u32::from(u16::MAX) {
+                port -= planes;
+            }
+            FlowSpec::unlimited(
+                qpn,
+                senders[sender],
+                receivers[receiver],
+                port as u16,
+                message_bytes,
+            )
+        })
+        .collect()
+}
+
+/// In-flight engine state of the senders' connections, sampled through a run.
+#[derive(Default)]
+struct StateSamples {
+    /// Sum over the samples of the mean bytes per connection.
+    sum: f64,
+    /// Samples taken.
+    samples: u64,
+    /// Largest state of one connection seen, bytes.
+    max: usize,
+}
+
+impl StateSamples {
+    /// Adds one sample of the `connections` connections of `senders`.
+    fn sample(&mut self, network: &Network, senders: &[HostId], connections: usize) {
+        let mut total = 0;
+        for &host in senders {
+            if let Some(host) = network.sim.host(host) {
+                for bytes in host.transport().inflight_state_bytes() {
+                    total += bytes;
+                    self.max = self.max.max(bytes);
+                }
+            }
+        }
+        self.sum += total as f64 / connections as f64;
+        self.samples += 1;
+    }
 }
 
 /// Acknowledged data packets of every flow, indexed by flow QPN.

@@ -42,12 +42,41 @@ const MSN_OLD: u8 = 25;
 /// response those plus a stream beyond the QP's, and an MSN or a stream
 /// with no READ.
 pub(super) fn hostile(rng: &mut SmallRng, w: &Write, e: &Engine) -> Frame {
+    let pick = pick_variant(rng, w.repr.opcode);
     let mut h = *w;
-    let (mut src, dst) = (w.src, e.local);
-    let mut cut = None;
-    let mut flip = false;
-    let mut port_rewrite = false;
-    let pick = match w.repr.opcode {
+    let mut src = w.src;
+    let after = mutate(rng, pick, &mut h, &mut src, e);
+    let mut f = seal(&h, src, e.local);
+    match after {
+        AfterSeal::Nothing => {}
+        AfterSeal::Flip => {
+            let at = rng.gen_range(0..f.bytes.len());
+            f.bytes[at] ^= 1 << rng.gen_range(0..8);
+        }
+        AfterSeal::Cut => {
+            let len = rng.gen_range(1..f.bytes.len());
+            f.bytes.truncate(len);
+        }
+        AfterSeal::PortRewrite => f.pseudo.src_port ^= 1 << rng.gen_range(0..16),
+    }
+    f
+}
+
+/// What a variant does to the sealed frame.
+enum AfterSeal {
+    /// Nothing more.
+    Nothing,
+    /// One bit flipped anywhere.
+    Flip,
+    /// Truncated anywhere.
+    Cut,
+    /// One bit of the UDP source port flipped after the ICRC was computed.
+    PortRewrite,
+}
+
+/// One of the variants that apply to a message of `opcode`.
+fn pick_variant(rng: &mut SmallRng, opcode: Opcode) -> u8 {
+    match opcode {
         Opcode::Write => *(0..18)
             .chain([MSN_FAR, MSN_OLD])
             .collect::<Vec<_>>()
@@ -70,7 +99,13 @@ pub(super) fn hostile(rng: &mut SmallRng, w: &Write, e: &Engine) -> Frame {
             .concat()
             .choose(rng)
             .expect("variants"),
-    };
+    }
+}
+
+/// Applies variant `pick` to the message `h` (from `src`) before it is
+/// sealed; says what to do to the frame after.
+fn mutate(rng: &mut SmallRng, pick: u8, h: &mut Write, src: &mut IpAddr, e: &Engine) -> AfterSeal {
+    let w = *h;
     match pick {
         0 => msg_mut(&mut h.repr).rkey = rng.r#gen(),
         1 => msg_mut(&mut h.repr).rkey = e.mrs[1].rkey,
@@ -86,7 +121,7 @@ pub(super) fn hostile(rng: &mut SmallRng, w: &Write, e: &Engine) -> Frame {
         8 => h.repr.src_qpn ^= rng.gen_range(1..u32::MAX),
         9 => {
             let x = rng.gen_range(3..255);
-            src = match e.local {
+            *src = match e.local {
                 IpAddr::V4(_) => IpAddr::V4(Ipv4Addr::new(10, 0, 0, x)),
                 IpAddr::V6(_) => IpAddr::V6(Ipv6Addr::new(0x2001, 0xdb8, 0, 0, 0, 0, 0, x.into())),
             }
@@ -105,7 +140,7 @@ pub(super) fn hostile(rng: &mut SmallRng, w: &Write, e: &Engine) -> Frame {
             let m = msg_mut(&mut h.repr);
             m.msg_len = h.len as u32 - 1;
         }
-        15 => flip = true,
+        15 => return AfterSeal::Flip,
         // Path PSN at least 2^30 ahead of the path's (path window).
         16 => {
             h.repr.path_psn = h
@@ -155,24 +190,12 @@ pub(super) fn hostile(rng: &mut SmallRng, w: &Write, e: &Engine) -> Frame {
             }
         }
         _ => {
-            if rng.gen_bool(0.5) {
-                port_rewrite = true;
+            return if rng.gen_bool(0.5) {
+                AfterSeal::PortRewrite
             } else {
-                cut = Some(());
-            }
+                AfterSeal::Cut
+            };
         }
     }
-    let mut f = seal(&h, src, dst);
-    if flip {
-        let at = rng.gen_range(0..f.bytes.len());
-        f.bytes[at] ^= 1 << rng.gen_range(0..8);
-    }
-    if cut.is_some() {
-        let len = rng.gen_range(1..f.bytes.len());
-        f.bytes.truncate(len);
-    }
-    if port_rewrite {
-        f.pseudo.src_port ^= 1 << rng.gen_range(0..16);
-    }
-    f
+    AfterSeal::Nothing
 }
