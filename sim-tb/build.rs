@@ -150,7 +150,35 @@ fn main() {
     };
     println!("cargo::rustc-cfg=verilator");
 
-    let include = root.join("include");
+    let mut build = cc_build(&root.join("include"));
+    let only = env::var("METAROCE_SIM_ONLY").ok();
+    let selected = |prefix: &str| {
+        only.as_deref()
+            .is_none_or(|list| list.split(',').any(|p| p.trim() == prefix))
+    };
+    for m in LINT_ONLY.iter().filter(|m| selected(m.prefix)) {
+        lint(&verilator, &out, m);
+    }
+    let mut tables = Vec::new();
+    for (m, path, text) in &sources {
+        let ports = parse_ports(text);
+        if selected(m.prefix) {
+            verilate(&verilator, &out, m, path, &ports, &mut build);
+        } else {
+            let stub = out.join(format!("stub_{}.cpp", m.prefix));
+            fs::write(&stub, stub_source(m.prefix)).expect("write stub");
+            build.file(&stub);
+        }
+        tables.push((m.prefix, ports));
+    }
+    build.compile("metaroce_vmodels");
+    println!("cargo::rustc-link-lib=pthread");
+    write_port_tables(&out, &tables);
+}
+
+/// The C++ build of the models: Verilator's runtime from `include`, tuned
+/// for the machine that runs them.
+fn cc_build(include: &Path) -> cc::Build {
     let mut build = cc::Build::new();
     build
         .cpp(true)
@@ -163,7 +191,7 @@ fn main() {
         // The models clear and copy wide temporaries of a few hundred
         // bytes every evaluation: vector stores instead of `rep stos`.
         .flag_if_supported("-mstringop-strategy=vector_loop")
-        .include(&include)
+        .include(include)
         .include(include.join("vltstd"))
         .define("VM_COVERAGE", "0")
         .define("VM_SC", "0")
@@ -177,75 +205,70 @@ fn main() {
     ] {
         build.file(include.join(f));
     }
+    build
+}
 
-    let only = env::var("METAROCE_SIM_ONLY").ok();
-    let selected = |prefix: &str| {
-        only.as_deref()
-            .is_none_or(|list| list.split(',').any(|p| p.trim() == prefix))
-    };
-    for m in LINT_ONLY.iter().filter(|m| selected(m.prefix)) {
-        let path = out.join(format!("{}.v", m.prefix));
-        fs::write(&path, (m.verilog)()).expect("write Verilog");
-        let status = Command::new(&verilator)
-            .args(["--lint-only", "-Wall"])
-            .args(metaroce_hdl::LINT_WAIVERS.iter().map(|(flag, _)| flag))
-            .args(["--top-module", "top"])
-            .arg(&path)
-            .status()
-            .expect("run verilator");
-        assert!(
-            status.success(),
-            "verilator lint failed on {}",
-            path.display()
-        );
-    }
-    let mut tables = Vec::new();
-    for (m, path, text) in &sources {
-        let ports = parse_ports(text);
-        if !selected(m.prefix) {
-            let stub = out.join(format!("stub_{}.cpp", m.prefix));
-            fs::write(&stub, stub_source(m.prefix)).expect("write stub");
-            build.file(&stub);
-            tables.push((m.prefix, ports));
-            continue;
-        }
-        let mdir = out.join(format!("obj_{}", m.prefix));
-        let _ = fs::remove_dir_all(&mdir);
-        let class = format!("V{}", m.prefix);
-        let status = Command::new(&verilator)
-            .args(["--cc", "-Wall"])
-            .args(metaroce_hdl::LINT_WAIVERS.iter().map(|(flag, _)| flag))
-            .args([
-                "--trace",
-                "-O3",
-                "--x-assign",
-                "fast",
-                "--x-initial",
-                "fast",
-            ])
-            .args(["--top-module", "top", "--prefix", &class, "--Mdir"])
-            .arg(&mdir)
-            .arg(path)
-            .status()
-            .expect("run verilator");
-        assert!(status.success(), "verilator failed on {}", path.display());
+/// Lints model `m` (`verilator --lint-only -Wall` with the crate's
+/// waivers); panics on a warning.
+fn lint(verilator: &Path, out: &Path, m: &ModelSpec) {
+    let path = out.join(format!("{}.v", m.prefix));
+    fs::write(&path, (m.verilog)()).expect("write Verilog");
+    let status = Command::new(verilator)
+        .args(["--lint-only", "-Wall"])
+        .args(metaroce_hdl::LINT_WAIVERS.iter().map(|(flag, _)| flag))
+        .args(["--top-module", "top"])
+        .arg(&path)
+        .status()
+        .expect("run verilator");
+    assert!(
+        status.success(),
+        "verilator lint failed on {}",
+        path.display()
+    );
+}
 
-        let mut cpps: Vec<_> = fs::read_dir(&mdir)
-            .expect("read Mdir")
-            .map(|e| e.expect("dir entry").path())
-            .filter(|p| p.extension().is_some_and(|e| e == "cpp"))
-            .collect();
-        cpps.sort();
-        let steps = has_edge_steps(&class, &cpps);
-        let shim = out.join(format!("shim_{}.cpp", m.prefix));
-        fs::write(&shim, shim_source(m.prefix, &class, &ports, steps)).expect("write shim");
-        build.include(&mdir).file(&shim);
-        build.files(cpps);
-        tables.push((m.prefix, ports));
-    }
-    build.compile("metaroce_vmodels");
-    println!("cargo::rustc-link-lib=pthread");
-    write_port_tables(&out, &tables);
+/// Verilates model `m` (its Verilog at `path`, its `ports`) and adds its
+/// C++ and shim to `build`.
+fn verilate(
+    verilator: &Path,
+    out: &Path,
+    m: &ModelSpec,
+    path: &Path,
+    ports: &[(String, usize)],
+    build: &mut cc::Build,
+) {
+    let mdir = out.join(format!("obj_{}", m.prefix));
+    let _ = fs::remove_dir_all(&mdir);
+    let class = format!("V{}", m.prefix);
+    let status = Command::new(verilator)
+        .args(["--cc", "-Wall"])
+        .args(metaroce_hdl::LINT_WAIVERS.iter().map(|(flag, _)| flag))
+        .args([
+            "--trace",
+            "-O3",
+            "--x-assign",
+            "fast",
+            "--x-initial",
+            "fast",
+        ])
+        .args(["--top-module", "top", "--prefix", &class, "--Mdir"])
+        .arg(&mdir)
+        .arg(path)
+        .status()
+        .expect("run verilator");
+    assert!(status.success(), "verilator failed on {}", path.display());
+
+    let mut cpps: Vec<_> = fs::read_dir(&mdir)
+        .expect("read Mdir")
+        .map(|e| e.expect("dir entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "cpp"))
+        .collect();
+    cpps.sort();
+    let steps = has_edge_steps(&class, &cpps);
+    let shim = out.join(format!("shim_{}.cpp", m.prefix));
+    fs::write(&shim, shim_source(m.prefix, &class, ports, steps)).expect("write shim");
+    build.include(&mdir).file(&shim);
+    build.files(cpps);
 }
 
 /// `VERILATOR_ROOT` as reported by the `verilator` binary, if it runs.

@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, ensure};
 use clap::{Args, ValueEnum};
 use metaroce_fabric::scenario::{
-    KvIncastSpec, KvOp, ScaleAcrossSpec, ScaleSpec, TransportKind, percentile, run_kv_incast,
-    run_scale, run_scale_across,
+    KvIncastSpec, KvOp, ScaleAcrossSpec, ScaleReport, ScaleSpec, TransportKind, percentile,
+    run_kv_incast, run_scale, run_scale_across,
 };
 use plotters::prelude::*;
 use serde::Serialize;
@@ -685,41 +685,7 @@ pub fn scale(args: &ScaleArgs) -> anyhow::Result<()> {
             let (r, cpu) = timed(|| run_scale(kind, &spec, args.common.seed));
             let r =
                 r.with_context(|| format!("scale scenario, {} over {planes} planes", kind.name()))?;
-            let metaroce = kind == TransportKind::MetaRoce;
-            rows.push(ScaleRow {
-                transport: kind.name(),
-                connections: args.connections,
-                planes,
-                hosts: args.hosts,
-                goodput_gbps: round(r.goodput_gbps, 2),
-                bottleneck_gbps: round(r.bottleneck_gbps, 2),
-                goodput_vs_bottleneck: round(r.goodput_gbps / r.bottleneck_gbps, 4),
-                jain_fairness: round(r.jain_fairness, 4),
-                min_connection_gbps: round(
-                    r.per_connection_gbps
-                        .iter()
-                        .copied()
-                        .fold(f64::INFINITY, f64::min),
-                    4,
-                ),
-                max_connection_gbps: round(
-                    r.per_connection_gbps.iter().copied().fold(0.0, f64::max),
-                    4,
-                ),
-                fixed_state_bytes_per_connection: metaroce
-                    .then(|| metaroce_firmware::fixed_state_bytes(usize::from(args.paths))),
-                inflight_state_mean_bytes: metaroce
-                    .then_some(round(r.inflight_state_mean_bytes, 0)),
-                inflight_state_max_bytes: metaroce.then_some(r.inflight_state_max_bytes),
-                timeouts: r.run.stats.timeouts,
-                retransmitted_packets: r.run.stats.retransmitted_packets,
-                queue_drops: r.run.network.queue_drops,
-                qp_errors: r.run.stats.qp_errors,
-                bytes_wrong: r.run.stats.bytes_wrong,
-                cpu_seconds: round(cpu, 2),
-                trace_digest: format!("{:016x}", r.run.trace_digest),
-                events_per_cpu_second: events_per_cpu_second(r.run.network.events, cpu),
-            });
+            rows.push(ScaleRow::new(kind, planes, args, &r, cpu));
             bar.inc(1);
         }
     }
@@ -733,42 +699,85 @@ pub fn scale(args: &ScaleArgs) -> anyhow::Result<()> {
         message_kib: args.message_kib,
         results: rows,
     };
-    report::emit(args.common.json, &doc, || {
-        let mut t = report::table([
-            "transport",
-            "connections",
-            "planes",
-            "goodput Gbit/s",
-            "of bottleneck",
-            "Jain",
-            "min..max per conn Gbit/s",
-            "state B/conn (fixed + in flight)",
-            "timeouts",
-            "CPU s",
-            "Mevents/s",
-        ]);
-        for r in &doc.results {
-            t.add_row(vec![
-                r.transport.to_string(),
-                r.connections.to_string(),
-                r.planes.to_string(),
-                format!("{:.1}", r.goodput_gbps),
-                format!("{:.3}", r.goodput_vs_bottleneck),
-                format!("{:.3}", r.jain_fairness),
-                format!("{:.3}..{:.3}", r.min_connection_gbps, r.max_connection_gbps),
-                match (
-                    r.fixed_state_bytes_per_connection,
-                    r.inflight_state_mean_bytes,
-                ) {
-                    (Some(fixed), Some(inflight)) => format!("{fixed} + {inflight:.0}"),
-                    (None, Some(inflight)) => format!("? + {inflight:.0}"),
-                    _ => String::new(),
-                },
-                r.timeouts.to_string(),
-                format!("{:.1}", r.cpu_seconds),
-                format!("{:.2}", r.events_per_cpu_second / 1e6),
-            ]);
+    report::emit(args.common.json, &doc, || vec![scale_table(&doc)])
+}
+
+impl ScaleRow {
+    /// The row of run `r` of `kind` over `planes` planes (`cpu` seconds).
+    fn new(kind: TransportKind, planes: u64, args: &ScaleArgs, r: &ScaleReport, cpu: f64) -> Self {
+        let metaroce = kind == TransportKind::MetaRoce;
+        ScaleRow {
+            transport: kind.name(),
+            connections: args.connections,
+            planes,
+            hosts: args.hosts,
+            goodput_gbps: round(r.goodput_gbps, 2),
+            bottleneck_gbps: round(r.bottleneck_gbps, 2),
+            goodput_vs_bottleneck: round(r.goodput_gbps / r.bottleneck_gbps, 4),
+            jain_fairness: round(r.jain_fairness, 4),
+            min_connection_gbps: round(
+                r.per_connection_gbps
+                    .iter()
+                    .copied()
+                    .fold(f64::INFINITY, f64::min),
+                4,
+            ),
+            max_connection_gbps: round(
+                r.per_connection_gbps.iter().copied().fold(0.0, f64::max),
+                4,
+            ),
+            fixed_state_bytes_per_connection: metaroce
+                .then(|| metaroce_firmware::fixed_state_bytes(usize::from(args.paths))),
+            inflight_state_mean_bytes: metaroce.then_some(round(r.inflight_state_mean_bytes, 0)),
+            inflight_state_max_bytes: metaroce.then_some(r.inflight_state_max_bytes),
+            timeouts: r.run.stats.timeouts,
+            retransmitted_packets: r.run.stats.retransmitted_packets,
+            queue_drops: r.run.network.queue_drops,
+            qp_errors: r.run.stats.qp_errors,
+            bytes_wrong: r.run.stats.bytes_wrong,
+            cpu_seconds: round(cpu, 2),
+            trace_digest: format!("{:016x}", r.run.trace_digest),
+            events_per_cpu_second: events_per_cpu_second(r.run.network.events, cpu),
         }
-        vec![t]
-    })
+    }
+}
+
+/// The `scale` table of `doc`.
+fn scale_table(doc: &ScaleDoc) -> comfy_table::Table {
+    let mut t = report::table([
+        "transport",
+        "connections",
+        "planes",
+        "goodput Gbit/s",
+        "of bottleneck",
+        "Jain",
+        "min..max per conn Gbit/s",
+        "state B/conn (fixed + in flight)",
+        "timeouts",
+        "CPU s",
+        "Mevents/s",
+    ]);
+    for r in &doc.results {
+        t.add_row(vec![
+            r.transport.to_string(),
+            r.connections.to_string(),
+            r.planes.to_string(),
+            format!("{:.1}", r.goodput_gbps),
+            format!("{:.3}", r.goodput_vs_bottleneck),
+            format!("{:.3}", r.jain_fairness),
+            format!("{:.3}..{:.3}", r.min_connection_gbps, r.max_connection_gbps),
+            match (
+                r.fixed_state_bytes_per_connection,
+                r.inflight_state_mean_bytes,
+            ) {
+                (Some(fixed), Some(inflight)) => format!("{fixed} + {inflight:.0}"),
+                (None, Some(inflight)) => format!("? + {inflight:.0}"),
+                _ => String::new(),
+            },
+            r.timeouts.to_string(),
+            format!("{:.1}", r.cpu_seconds),
+            format!("{:.2}", r.events_per_cpu_second / 1e6),
+        ]);
+    }
+    t
 }

@@ -38,7 +38,9 @@ use metaroce_proto::{Flags, Opcode, Packet, Repr};
 pub use crate::core_check::Family;
 use crate::core_check::{CoreRun, HeadMirror, RxCase, rx_knobs};
 use crate::rx_core::{AckOut, Input, RxCoreTb};
-use crate::tx_build::{Addresses, NIC_CORE_TX_CFG, TxFeeder, configure, configure_local_ip6};
+use crate::tx_build::{
+    Addresses, NIC_CORE_TX_CFG, TxFeeder, TxItem, configure, configure_local_ip6,
+};
 use crate::tx_check::{EngineItems, compare, tx_knobs};
 use crate::{Port, SimError};
 
@@ -125,6 +127,58 @@ pub fn run_against_engines(
     )
 }
 
+/// Splits the MAC TX port's frames by source, keeping each source's
+/// order: the ACK frames decoded onto `acks`, the data frames returned,
+/// with the number of switches between the two sources.
+fn split_by_source(frames: Vec<Vec<u8>>, acks: &mut Vec<AckOut>) -> (Vec<Vec<u8>>, u64) {
+    let mut data = Vec::new();
+    let mut switches = 0;
+    let mut last_was_ack = None;
+    for f in frames {
+        let ack = ack_of(&f);
+        switches += u64::from(last_was_ack.is_some_and(|l| l != ack.is_some()));
+        last_was_ack = Some(ack.is_some());
+        match ack {
+            Some(a) => acks.push(a),
+            None => data.push(f),
+        }
+    }
+    (data, switches)
+}
+
+/// Compares the data frames with the reference frame of each descriptor,
+/// in order, onto `mismatches`; returns the retransmissions among the
+/// descriptors compared.
+fn check_data_frames(
+    data: &[Vec<u8>],
+    items: &[TxItem],
+    want: &[Vec<u8>],
+    mismatches: &mut Vec<String>,
+) -> u64 {
+    let mut retransmissions = 0;
+    for (i, (item, want)) in items.iter().zip(want).enumerate() {
+        let Some(got) = data.get(i) else {
+            mismatches.push(format!(
+                "data frame {i}: missing ({} of {} came out)",
+                data.len(),
+                items.len()
+            ));
+            break;
+        };
+        if let Some(d) = compare(got, want, &item.desc, false) {
+            mismatches.push(format!("data frame {i}: {d}"));
+        }
+        retransmissions += u64::from(item.desc.repr.flags.contains(Flags::RETX));
+    }
+    if data.len() > items.len() {
+        mismatches.push(format!(
+            "{} data frames more than descriptors",
+            data.len() - items.len()
+        ));
+    }
+    retransmissions
+}
+
 /// `rx_packets` datagrams of the core bench's traffic (addressed as
 /// `family` says) into the MAC RX port and the descriptors of at least
 /// `tx_packets` engine datagrams into the descriptor port, through the
@@ -200,17 +254,8 @@ pub fn run_against_engines_in(
         sim_secs,
         ..NicCoreRun::default()
     };
-    let mut data = Vec::new();
-    let mut last_was_ack = None;
-    for f in std::mem::take(&mut out.mac_frames) {
-        let ack = ack_of(&f);
-        run.switches += u64::from(last_was_ack.is_some_and(|l| l != ack.is_some()));
-        last_was_ack = Some(ack.is_some());
-        match ack {
-            Some(a) => out.acks.push(a),
-            None => data.push(f),
-        }
-    }
+    let (data, switches) = split_by_source(std::mem::take(&mut out.mac_frames), &mut out.acks);
+    run.switches = switches;
     run.ack_frames = out.acks.len() as u64;
     run.ack_frames_v6 = out
         .acks
@@ -224,27 +269,8 @@ pub fn run_against_engines_in(
     let m = &mut run.rx.mismatches;
     m.extend(errors);
     m.extend(feed_errors);
-    for (i, (item, want)) in items.iter().zip(&want).enumerate() {
-        let Some(got) = data.get(i) else {
-            m.push(format!(
-                "data frame {i}: missing ({} of {} came out)",
-                data.len(),
-                items.len()
-            ));
-            break;
-        };
-        if let Some(d) = compare(got, want, &item.desc, false) {
-            m.push(format!("data frame {i}: {d}"));
-        }
-        run.retransmissions += u64::from(item.desc.repr.flags.contains(Flags::RETX));
-    }
+    run.retransmissions = check_data_frames(&data, &items, &want, m);
     run.data_frames = data.len().min(items.len()) as u64;
-    if data.len() > items.len() {
-        m.push(format!(
-            "{} data frames more than descriptors",
-            data.len() - items.len()
-        ));
-    }
     for (name, got, want) in [
         ("ack_cnt_frames", counters[0], run.ack_frames),
         ("ack_cnt_ece", counters[1], engine_ece),
