@@ -597,6 +597,33 @@ fn nic_core_check(args: &ReportArgs) -> anyhow::Result<NicCoreCheck> {
 }
 
 fn tables(r: &Report) -> Vec<comfy_table::Table> {
+    let [core_widths, front_ends] = width_tables(r);
+    let mut tx_table = report::table(["TX table operations vs engine TxPath", "mismatches"]);
+    tx_table.add_row(vec![
+        r.tx_path_table.checked.to_string(),
+        r.tx_path_table.mismatches.to_string(),
+    ]);
+    let mut out = vec![
+        core_widths,
+        front_ends,
+        tx_table,
+        nic_core_table(&r.nic_core),
+        census_table(r),
+    ];
+    if r.yosys.is_some() {
+        out.push(synthesis_table(r));
+    }
+    let mut waivers = report::table(["lint waiver", "why"]);
+    for w in &r.lint_waivers {
+        waivers.add_row(vec![w.flag, w.why]);
+    }
+    out.push(waivers);
+    out
+}
+
+/// One row per width: the receive core's checks, then the front ends'
+/// and the TX builder's.
+fn width_tables(r: &Report) -> [comfy_table::Table; 2] {
     let mut t = report::table([
         "width",
         "packets vs engine",
@@ -643,11 +670,61 @@ fn tables(r: &Report) -> Vec<comfy_table::Table> {
             format!("{:.1}", w.tx_build.line_rate_cycles_per_packet),
         ]);
     }
-    let mut p = report::table(["TX table operations vs engine TxPath", "mismatches"]);
-    p.add_row(vec![
-        r.tx_path_table.checked.to_string(),
-        r.tx_path_table.mismatches.to_string(),
+    [t, b]
+}
+
+/// The whole NicCore's run.
+fn nic_core_table(n: &NicCoreCheck) -> comfy_table::Table {
+    let mut c = report::table([
+        "NicCore width",
+        "frames in",
+        "ACK frames vs engine",
+        "data frames vs engine",
+        "ACKs applied to TX table vs engine",
+        "mismatches",
+        "writes outside MR",
+        "RX bubbles",
+        "MAC TX utilisation",
+        "whole NIC M cycles/s",
     ]);
+    c.add_row(vec![
+        n.width.to_string(),
+        n.datagrams_in.to_string(),
+        n.acks_checked.to_string(),
+        n.data_frames_checked.to_string(),
+        n.acks_applied_checked.to_string(),
+        n.mismatches.to_string(),
+        n.hostile_writes_outside_mr.to_string(),
+        n.bubbles.to_string(),
+        format!("{:.1} %", 100.0 * n.mac_tx_utilisation),
+        format!("{:.2}", n.cycles_per_second / 1e6),
+    ]);
+    c
+}
+
+/// The census of the 64-bit device's Verilog.
+fn census_table(r: &Report) -> comfy_table::Table {
+    let mut h = report::table([
+        "64-bit device",
+        "rust-hdl modules",
+        "hand-written modules",
+        "rust-hdl lines",
+        "hand-written lines",
+        "hand-written share",
+    ]);
+    h.add_row(vec![
+        "NicDevice".to_string(),
+        r.rust_hdl_blocks.to_string(),
+        r.custom_blocks.to_string(),
+        r.rust_hdl_verilog_lines.to_string(),
+        r.custom_verilog_lines.to_string(),
+        format!("{:.1} %", 100.0 * r.custom_verilog_fraction),
+    ]);
+    h
+}
+
+/// yosys's figures per width.
+fn synthesis_table(r: &Report) -> comfy_table::Table {
     let mut s = report::table([
         "synthesised",
         "width",
@@ -682,57 +759,7 @@ fn tables(r: &Report) -> Vec<comfy_table::Table> {
             ]);
         }
     }
-    let mut v = report::table(["lint waiver", "why"]);
-    for w in &r.lint_waivers {
-        v.add_row(vec![w.flag, w.why]);
-    }
-    let n = &r.nic_core;
-    let mut c = report::table([
-        "NicCore width",
-        "frames in",
-        "ACK frames vs engine",
-        "data frames vs engine",
-        "ACKs applied to TX table vs engine",
-        "mismatches",
-        "writes outside MR",
-        "RX bubbles",
-        "MAC TX utilisation",
-        "whole NIC M cycles/s",
-    ]);
-    c.add_row(vec![
-        n.width.to_string(),
-        n.datagrams_in.to_string(),
-        n.acks_checked.to_string(),
-        n.data_frames_checked.to_string(),
-        n.acks_applied_checked.to_string(),
-        n.mismatches.to_string(),
-        n.hostile_writes_outside_mr.to_string(),
-        n.bubbles.to_string(),
-        format!("{:.1} %", 100.0 * n.mac_tx_utilisation),
-        format!("{:.2}", n.cycles_per_second / 1e6),
-    ]);
-    let mut h = report::table([
-        "64-bit device",
-        "rust-hdl modules",
-        "hand-written modules",
-        "rust-hdl lines",
-        "hand-written lines",
-        "hand-written share",
-    ]);
-    h.add_row(vec![
-        "NicDevice".to_string(),
-        r.rust_hdl_blocks.to_string(),
-        r.custom_blocks.to_string(),
-        r.rust_hdl_verilog_lines.to_string(),
-        r.custom_verilog_lines.to_string(),
-        format!("{:.1} %", 100.0 * r.custom_verilog_fraction),
-    ]);
-    let mut out = vec![t, b, p, c, h];
-    if r.yosys.is_some() {
-        out.push(s);
-    }
-    out.push(v);
-    out
+    s
 }
 
 /// `verilator --lint-only -Wall` with the documented waivers; returns the
