@@ -7,7 +7,7 @@ mod support;
 
 use std::collections::{BTreeMap, HashSet};
 
-use metaroce_firmware::{Event, RecvWr, SendOp, SendWr, Sge, WcOpcode, WcStatus};
+use metaroce_firmware::{Completion, Event, RecvWr, SendOp, SendWr, Sge, WcOpcode, WcStatus};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use support::{Channel, MEM_BASE, Pair, pattern};
@@ -43,7 +43,6 @@ fn run_workload(pair: &mut Pair, seed: u64, count: u64, max_len: u32, window: us
     let mut next_id = 1u64;
     let mut finished = 0u64;
     let mut bytes = 0u64;
-    let (a_rkey, b_rkey) = (pair.a.mr.rkey, pair.b.mr.rkey);
     let limit = 600_000_000_000; // simulated ns; generous, the test fails on it
     let mut scratch = vec![0u8; SLOT as usize];
     while finished < count {
@@ -51,85 +50,7 @@ fn run_workload(pair: &mut Pair, seed: u64, count: u64, max_len: u32, window: us
             let id = next_id;
             next_id += 1;
             let slot = free.swap_remove(rng.gen_range(0..free.len()));
-            let addr = MEM_BASE + slot * SLOT;
-            // Log-uniform sizes from 1 byte to max_len.
-            let len =
-                (2f64.powf(rng.gen_range(0.0..(max_len as f64).log2())) as u32).clamp(1, max_len);
-            let stream = rng.gen_range(0..8u16);
-            let kind = [Kind::Write, Kind::WriteImm, Kind::Send, Kind::Read][rng.gen_range(0..4)];
-            let sge = Sge {
-                addr,
-                len,
-                lkey: pair.a.mr.lkey,
-            };
-            let op = match kind {
-                Kind::Write => SendOp::Write {
-                    remote_va: addr,
-                    rkey: b_rkey,
-                },
-                Kind::WriteImm => SendOp::WriteImm {
-                    remote_va: addr,
-                    rkey: b_rkey,
-                    imm: id as u32,
-                },
-                Kind::Send => SendOp::Send,
-                Kind::Read => SendOp::Read {
-                    remote_va: addr,
-                    rkey: b_rkey,
-                },
-            };
-            let len_usize = len as usize;
-            if kind == Kind::Read {
-                pattern(id, pair.b.mem.slice_mut(addr, len_usize));
-            } else {
-                pattern(id, pair.a.mem.slice_mut(addr, len_usize));
-            }
-            if matches!(kind, Kind::WriteImm | Kind::Send) {
-                let rsge = if kind == Kind::Send {
-                    Sge {
-                        addr,
-                        len: SLOT as u32,
-                        lkey: pair.b.mr.lkey,
-                    }
-                } else {
-                    Sge {
-                        addr,
-                        len: 0,
-                        lkey: 0,
-                    }
-                };
-                pair.b
-                    .nic
-                    .post_recv(
-                        pair.b.qpn,
-                        RecvWr {
-                            wr_id: id,
-                            sgl: rsge.into(),
-                            stream,
-                        },
-                    )
-                    .unwrap();
-            }
-            let wr = SendWr {
-                wr_id: id,
-                op,
-                sgl: sge.into(),
-                signaled: true,
-                solicited: false,
-                stream,
-            };
-            pair.a.nic.post_send(pair.a.qpn, wr).unwrap();
-            let waiting_b = matches!(kind, Kind::WriteImm | Kind::Send);
-            out.insert(
-                id,
-                Outstanding {
-                    kind,
-                    slot,
-                    len,
-                    waiting_a: true,
-                    waiting_b,
-                },
-            );
+            out.insert(id, post_message(pair, &mut rng, id, slot, max_len));
         }
         let progressed = pair.run_until(limit, |p| {
             let (ea, eb) = p.events();
@@ -141,40 +62,7 @@ fn run_workload(pair: &mut Pair, seed: u64, count: u64, max_len: u32, window: us
                         Event::Completion(c) => c,
                         other => panic!("unexpected {other:?}"),
                     };
-                    assert_eq!(c.status, WcStatus::Success, "completion {c:?}");
-                    assert!(seen.insert((at_a, c.wr_id)), "duplicate completion {c:?}");
-                    let last = last_per_stream.entry((at_a, c.stream)).or_insert(0);
-                    assert!(
-                        c.wr_id > *last,
-                        "out-of-order completion on stream {}: {} after {}",
-                        c.stream,
-                        c.wr_id,
-                        *last
-                    );
-                    *last = c.wr_id;
-                    let o = out
-                        .get_mut(&c.wr_id)
-                        .unwrap_or_else(|| panic!("unexpected completion {c:?}"));
-                    if at_a {
-                        let want = match o.kind {
-                            Kind::Write | Kind::WriteImm => WcOpcode::Write,
-                            Kind::Send => WcOpcode::Send,
-                            Kind::Read => WcOpcode::Read,
-                        };
-                        assert_eq!(c.opcode, want);
-                        o.waiting_a = false;
-                    } else {
-                        assert_eq!(c.byte_len, o.len, "receive length");
-                        if o.kind == Kind::WriteImm {
-                            assert_eq!(
-                                (c.opcode, c.imm),
-                                (WcOpcode::RecvWriteImm, Some(c.wr_id as u32))
-                            );
-                        } else {
-                            assert_eq!((c.opcode, c.imm), (WcOpcode::Recv, None));
-                        }
-                        o.waiting_b = false;
-                    }
+                    check_completion(at_a, &c, &mut out, &mut seen, &mut last_per_stream);
                 }
             }
             any
@@ -212,8 +100,139 @@ fn run_workload(pair: &mut Pair, seed: u64, count: u64, max_len: u32, window: us
             bytes += o.len as u64;
         }
     }
-    let _ = a_rkey;
     bytes
+}
+
+/// Posts message `id` from A in `slot`: a random operation, length
+/// (log-uniform, 1 byte to `max_len`) and stream, its pattern written to
+/// its source and, for WRITE_IMM and SEND, B's receive posted.
+fn post_message(
+    pair: &mut Pair,
+    rng: &mut SmallRng,
+    id: u64,
+    slot: u64,
+    max_len: u32,
+) -> Outstanding {
+    let addr = MEM_BASE + slot * SLOT;
+    // Log-uniform sizes from 1 byte to max_len.
+    let len = (2f64.powf(rng.gen_range(0.0..(max_len as f64).log2())) as u32).clamp(1, max_len);
+    let stream = rng.gen_range(0..8u16);
+    let kind = [Kind::Write, Kind::WriteImm, Kind::Send, Kind::Read][rng.gen_range(0..4)];
+    let sge = Sge {
+        addr,
+        len,
+        lkey: pair.a.mr.lkey,
+    };
+    let op = match kind {
+        Kind::Write => SendOp::Write {
+            remote_va: addr,
+            rkey: pair.b.mr.rkey,
+        },
+        Kind::WriteImm => SendOp::WriteImm {
+            remote_va: addr,
+            rkey: pair.b.mr.rkey,
+            imm: id as u32,
+        },
+        Kind::Send => SendOp::Send,
+        Kind::Read => SendOp::Read {
+            remote_va: addr,
+            rkey: pair.b.mr.rkey,
+        },
+    };
+    let len_usize = len as usize;
+    if kind == Kind::Read {
+        pattern(id, pair.b.mem.slice_mut(addr, len_usize));
+    } else {
+        pattern(id, pair.a.mem.slice_mut(addr, len_usize));
+    }
+    if matches!(kind, Kind::WriteImm | Kind::Send) {
+        let rsge = if kind == Kind::Send {
+            Sge {
+                addr,
+                len: SLOT as u32,
+                lkey: pair.b.mr.lkey,
+            }
+        } else {
+            Sge {
+                addr,
+                len: 0,
+                lkey: 0,
+            }
+        };
+        pair.b
+            .nic
+            .post_recv(
+                pair.b.qpn,
+                RecvWr {
+                    wr_id: id,
+                    sgl: rsge.into(),
+                    stream,
+                },
+            )
+            .unwrap();
+    }
+    let wr = SendWr {
+        wr_id: id,
+        op,
+        sgl: sge.into(),
+        signaled: true,
+        solicited: false,
+        stream,
+    };
+    pair.a.nic.post_send(pair.a.qpn, wr).unwrap();
+    Outstanding {
+        kind,
+        slot,
+        len,
+        waiting_a: true,
+        waiting_b: matches!(kind, Kind::WriteImm | Kind::Send),
+    }
+}
+
+/// Checks completion `c` (at A when `at_a`) against the outstanding
+/// message it names: success, no duplicate, in order per stream, the
+/// right opcode and length; marks that side done.
+fn check_completion(
+    at_a: bool,
+    c: &Completion,
+    out: &mut BTreeMap<u64, Outstanding>,
+    seen: &mut HashSet<(bool, u64)>,
+    last_per_stream: &mut BTreeMap<(bool, u16), u64>,
+) {
+    assert_eq!(c.status, WcStatus::Success, "completion {c:?}");
+    assert!(seen.insert((at_a, c.wr_id)), "duplicate completion {c:?}");
+    let last = last_per_stream.entry((at_a, c.stream)).or_insert(0);
+    assert!(
+        c.wr_id > *last,
+        "out-of-order completion on stream {}: {} after {}",
+        c.stream,
+        c.wr_id,
+        *last
+    );
+    *last = c.wr_id;
+    let o = out
+        .get_mut(&c.wr_id)
+        .unwrap_or_else(|| panic!("unexpected completion {c:?}"));
+    if at_a {
+        let want = match o.kind {
+            Kind::Write | Kind::WriteImm => WcOpcode::Write,
+            Kind::Send => WcOpcode::Send,
+            Kind::Read => WcOpcode::Read,
+        };
+        assert_eq!(c.opcode, want);
+        o.waiting_a = false;
+    } else {
+        assert_eq!(c.byte_len, o.len, "receive length");
+        if o.kind == Kind::WriteImm {
+            assert_eq!(
+                (c.opcode, c.imm),
+                (WcOpcode::RecvWriteImm, Some(c.wr_id as u32))
+            );
+        } else {
+            assert_eq!((c.opcode, c.imm), (WcOpcode::Recv, None));
+        }
+        o.waiting_b = false;
+    }
 }
 
 fn check_run(seed: u64, paths: u16, loss: f64, count: u64, max_len: u32) -> Pair {
