@@ -101,23 +101,29 @@ impl Axis {
     /// into `beat` (as many as fit); how many are kept (`tkeep`'s bits set,
     /// at most the lanes copied) and whether it is the frame's last.
     pub fn read_beat(&self, sim: &mut Sim, beat: &mut [u8]) -> Option<(usize, bool)> {
+        self.read(sim, beat).map(|(_, n, last)| (n, last))
+    }
+
+    /// [`Axis::read_beat`], with the beat's `tkeep` first.
+    fn read(&self, sim: &mut Sim, beat: &mut [u8]) -> Option<(u64, usize, bool)> {
         if !self.valid(sim) {
             return None;
         }
         let lanes = (self.tdata.bits() / 8).min(beat.len());
         sim.get_bytes(self.tdata, &mut beat[..lanes]);
-        let n = (sim.get(self.tkeep).count_ones() as usize).min(lanes);
-        Some((n, sim.get(self.tlast) == 1))
+        let keep = sim.get(self.tkeep);
+        let n = (keep.count_ones() as usize).min(lanes);
+        Some((keep, n, sim.get(self.tlast) == 1))
     }
 
     /// Monitors the beat on the port this cycle, if one is valid: its kept
     /// bytes appended to `out`, and the beat for the rule checks.
     pub fn watch(&self, sim: &mut Sim, out: &mut Vec<u8>) -> Option<Beat> {
         let mut beat = [0u8; MAX_LANES];
-        let (n, last) = self.read_beat(sim, &mut beat)?;
+        let (keep, n, last) = self.read(sim, &mut beat)?;
         out.extend_from_slice(&beat[..n]);
         Some(Beat {
-            keep: sim.get(self.tkeep),
+            keep,
             lanes: self.lanes(),
             last,
         })

@@ -110,11 +110,8 @@ pub(crate) struct FeedPorts {
     pub(crate) rd_ready: Port,
     pub(crate) rd_addr: Port,
     pub(crate) rd_len: Port,
-    pub(crate) pay_tdata: Port,
-    pub(crate) pay_tkeep: Port,
-    pub(crate) pay_tvalid: Port,
-    pub(crate) pay_tready: Port,
-    pub(crate) pay_tlast: Port,
+    /// The fetched payload stream (`s_pay`).
+    pub(crate) pay: Axis,
 }
 
 impl FeedPorts {
@@ -167,11 +164,7 @@ impl FeedPorts {
             rd_ready: sim.port("m_rd_ready")?,
             rd_addr: sim.port("m_rd_addr")?,
             rd_len: sim.port("m_rd_len")?,
-            pay_tdata: sim.port("s_pay_tdata")?,
-            pay_tkeep: sim.port("s_pay_tkeep")?,
-            pay_tvalid: sim.port("s_pay_tvalid")?,
-            pay_tready: sim.port("s_pay_tready")?,
-            pay_tlast: sim.port("s_pay_tlast")?,
+            pay: Axis::new(sim, "s_pay")?,
         })
     }
 }
@@ -396,7 +389,7 @@ impl<'a> TxFeeder<'a> {
         mem: &'a mut dyn Memory,
         knobs: Knobs<'a>,
     ) -> Self {
-        let lanes = p.pay_tdata.bits() / 8;
+        let lanes = p.pay.lanes();
         Self {
             p,
             cfg_base,
@@ -430,7 +423,7 @@ impl<'a> TxFeeder<'a> {
             errors.push(format!("{} fetches never requested", self.expect.len()));
         }
         sim.set(self.p.desc_valid, 0);
-        sim.set(self.p.pay_tvalid, 0);
+        self.p.pay.idle(sim);
         sim.set(self.p.cfg_we, 0);
         sim.eval();
         (errors, self.entropy_writes)
@@ -465,18 +458,17 @@ impl Side for TxFeeder<'_> {
         sim.set(self.p.desc_valid, self.desc_valid.into());
         // Fetch stream.
         self.pay_valid = false;
+        self.p.pay.idle(sim);
         if let Some(bytes) = self.pending.front().filter(|_| self.knob.pay_valid) {
             let n = (bytes.len() - self.pay_off).min(lanes);
             self.beat[..n].copy_from_slice(&bytes[self.pay_off..self.pay_off + n]);
+            // Lanes past the payload hold junk the RTL must ignore.
             self.beat[n..].fill(0xA5);
-            sim.set_bytes(self.p.pay_tdata, &self.beat);
-            let k = if n == 64 { u64::MAX } else { (1u64 << n) - 1 };
-            sim.set(self.p.pay_tkeep, k);
-            sim.set(self.p.pay_tlast, u64::from(self.pay_off + n == bytes.len()));
+            let last = self.pay_off + n == bytes.len();
+            self.p.pay.offer(sim, &self.beat, n, last);
             self.pay_n = n;
             self.pay_valid = true;
         }
-        sim.set(self.p.pay_tvalid, self.pay_valid.into());
         sim.set(self.p.rd_ready, self.knob.fetch_ready.into());
     }
 
@@ -498,7 +490,7 @@ impl Side for TxFeeder<'_> {
                 self.pending.push_back(bytes);
             }
         }
-        if self.pay_valid && sim.get(self.p.pay_tready) == 1 {
+        if self.pay_valid && self.p.pay.ready(sim) {
             self.pay_off += self.pay_n;
             if self
                 .pending

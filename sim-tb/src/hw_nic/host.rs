@@ -27,13 +27,10 @@ impl HwNic {
                 } else {
                     beat[..n].fill(0);
                 }
-                self.sim.set_bytes(self.feed.pay_tdata, beat);
-                self.sim.set(self.feed.pay_tkeep, (1u64 << n) - 1);
-                self.sim
-                    .set(self.feed.pay_tlast, u64::from(self.fetch_off + n == len));
-                self.sim.set(self.feed.pay_tvalid, 1);
+                let last = self.fetch_off + n == len;
+                self.feed.pay.offer(&mut self.sim, beat, n, last);
             }
-            None => self.sim.set(self.feed.pay_tvalid, 0),
+            None => self.feed.pay.idle(&mut self.sim),
         }
     }
 
@@ -86,7 +83,7 @@ impl HwNic {
             }
         }
         if let Some(&(_, len)) = self.fetch.front() {
-            if self.sim.get(self.feed.pay_tready) == 1 {
+            if self.feed.pay.ready(&mut self.sim) {
                 self.fetch_off += (len - self.fetch_off).min(LANES);
                 if self.fetch_off == len {
                     self.fetch.pop_front();
