@@ -81,8 +81,8 @@ pub(crate) fn konst<const N: usize>(v: usize) -> Constant<Bits<N>> {
 }
 
 /// Verilog functions `top_bit(sack)` and `ack_high(cum, sack)`: the highest
-/// path PSN an ACK reports (`ack_high.v.in`), for the TX table's walk and
-/// the ACK receiver's evidence check.
+/// path PSN an ACK reports (`ack_high.v.in`), for the ACK receiver's
+/// evidence check (the TX table uses [`crate::AckHigh`]).
 pub(crate) const ACK_HIGH_FN: &str = include_str!("ack_high.v.in");
 
 /// Reverses the byte order of a `W`-bit word (`B = W / 8` bytes).
