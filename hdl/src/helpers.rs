@@ -7,8 +7,7 @@
 use rust_hdl::prelude::*;
 
 /// The line that marks a module's body as hand-written Verilog: every
-/// custom body of this crate starts with it (`hand_written`), and the
-/// standalone templates carry it after their header, so
+/// custom body of this crate starts with it (`hand_written`), so
 /// [`crate::census`] can tell our Verilog from rust-hdl's.
 pub const HAND_WRITTEN: &str = "// metaroce: hand-written Verilog";
 

@@ -307,10 +307,12 @@ native_block! {
         r_psn: DFF<Bits<32>>,
         r_pkts: DFF<Bits<32>>,
         r_bytes: DFF<Bits<32>>,
-        // Temporaries: an operation is taken; the operation's decode; the walker's next path
-        // PSN; the ring's writes; the walk's changes; one division step;
-        // the read port's PSN count and window sum.
+        // Temporaries: an operation is taken; the walk stalls; the
+        // operation's decode; the walker's next path PSN; a send's ring
+        // write; the walk's changes; one division step; the read port's
+        // PSN count and window sum.
         accept: Signal<Local, Bit>,
+        stall: Signal<Local, Bit>,
         o_room: Signal<Local, Bit>,
         o_dce: Signal<Local, Bits<32>>,
         o_new_ce: Signal<Local, Bits<32>>,
@@ -432,10 +434,11 @@ impl<const SB: usize> Logic for TxPathTable<SB> {
         self.walk.una.next = self.file.cur.val().get_bits::<32>(32);
         self.walk.live.next = self.ring.read_data.val().get_bit(49);
         self.walk.probe.next = self.ring.read_data.val().get_bit(48);
-        self.walk.fate_ready.next = self.m_fate_ready.val();
         self.m_fate_valid.next = self.walk.fate_valid.val();
         self.m_fate_lost.next = self.walk.fate_lost.val();
         self.m_fate_conn_psn.next = self.ring.read_data.val().get_bits::<32>(0);
+        // A fate event the firmware does not take stalls the walk.
+        self.stall.next = self.walk.fate_valid.val() & !self.m_fate_ready.val();
 
         // The walker's next position: the ring's read address.
         self.p_n.next = self.p.q.val();
@@ -444,7 +447,7 @@ impl<const SB: usize> Logic for TxPathTable<SB> {
             if self.op_code.val() == self.k_lose.val() {
                 self.p_n.next = self.op_psn.val();
             }
-        } else if self.walk.stall.val() {
+        } else if self.stall.val() {
             self.p_n.next = self.p.q.val();
         } else if self.walk.walk_now.val() | self.walk.pop_on.val() | self.walk.tmo_now.val() {
             self.p_n.next = self.p.q.val() + 1;
@@ -465,7 +468,7 @@ impl<const SB: usize> Logic for TxPathTable<SB> {
             self.accept.val() & (self.op_code.val() == self.k_send.val()) & self.o_room.val();
         self.ring.write_enable.next = !self.rst.val()
             & (self.send_w.val()
-                | (!self.walk.stall.val()
+                | (!self.stall.val()
                     & ((self.walk.walk_now.val() & self.walk.resolve.val())
                         | self.walk.lose_now.val()
                         | (self.walk.tmo_now.val() & self.ring.read_data.val().get_bit(49)))));
@@ -496,12 +499,11 @@ impl<const SB: usize> Logic for TxPathTable<SB> {
 
         // The slot's changes (SlotUpdate's events and operands). The
         // walk's changes wait while a fate event waits.
-        self.data_res.next = self.walk.resolve.val()
-            & !self.walk.stall.val()
-            & !self.ring.read_data.val().get_bit(48);
-        self.lose_data.next = self.walk.lose_now.val() & !self.walk.stall.val();
+        self.data_res.next =
+            self.walk.resolve.val() & !self.stall.val() & !self.ring.read_data.val().get_bit(48);
+        self.lose_data.next = self.walk.lose_now.val() & !self.stall.val();
         self.tmo_data.next = self.walk.tmo_now.val()
-            & !self.walk.stall.val()
+            & !self.stall.val()
             & self.ring.read_data.val().get_bit(49)
             & !self.ring.read_data.val().get_bit(48);
         self.upd.init.next = self.accept.val() & (self.op_code.val() == self.k_init.val());
@@ -534,10 +536,10 @@ impl<const SB: usize> Logic for TxPathTable<SB> {
             | self.tmo_data.val();
         self.upd.loss_up.next =
             (self.data_res.val() & !self.walk.is_acked.val()) | self.lose_data.val();
-        self.upd.una_set.next = (self.walk.tmo_now.val() & !self.walk.stall.val())
-            | (self.walk.pop_on.val() & !self.walk.stall.val())
+        self.upd.una_set.next = (self.walk.tmo_now.val() & !self.stall.val())
+            | (self.walk.pop_on.val() & !self.stall.val())
             | (self.walk.walk_now.val()
-                & !self.walk.stall.val()
+                & !self.stall.val()
                 & self.pfx.q.val()
                 & (!self.ring.read_data.val().get_bit(49) | self.walk.resolve.val()));
         self.upd.una_new.next = self.p.q.val() + 1;
@@ -619,7 +621,7 @@ impl<const SB: usize> Logic for TxPathTable<SB> {
             }
             // ACK walk (`on_ack`): one entry a cycle, then the pop, then
             // the decays.
-            if (self.state.q.val() == self.s_ack.val()) & !self.walk.stall.val() {
+            if (self.state.q.val() == self.s_ack.val()) & !self.stall.val() {
                 if self.walk.walk_now.val() {
                     if self.walk.resolve.val() & self.walk.is_acked.val() {
                         if self.ring.read_data.val().get_bit(48) {
@@ -653,7 +655,7 @@ impl<const SB: usize> Logic for TxPathTable<SB> {
                 }
             }
             // LOSE: one entry, then the ACK walker's pop phase.
-            if (self.state.q.val() == self.s_lose.val()) & !self.walk.stall.val() {
+            if (self.state.q.val() == self.s_lose.val()) & !self.stall.val() {
                 self.walking.d.next = false;
                 self.pfx.d.next = true;
                 self.state.d.next = self.s_ack.val();

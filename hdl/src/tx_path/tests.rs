@@ -379,3 +379,16 @@ fn tx_path_rust_hdl_model_matches_the_engine() {
     assert!(acked_pkts > 100, "{acked_pkts} packets acknowledged");
     eprintln!("{n} operations in {cycles} cycles");
 }
+
+#[test]
+fn tx_path_verilog_emits_each_slot_count_with_its_slot_width() {
+    for (slots, bits) in [(4, 2), (64, 6)] {
+        let v = super::tx_path_verilog(slots);
+        assert!(v.contains("module top("), "{slots} slots");
+        let msb = bits - 1;
+        assert!(
+            v.contains(&format!("input wire  [{msb}:0] op_slot;")),
+            "{slots} slots"
+        );
+    }
+}

@@ -4,7 +4,9 @@
 
 use rust_hdl::prelude::*;
 
-/// The walker's decisions at one ring entry.
+/// The walker's decisions at one ring entry. (Whether the firmware takes
+/// the fate event is not an input: a top may make `m_fate_ready` from
+/// `m_fate_valid`, and Verilator orders a kernel as one block.)
 #[derive(LogicBlock, Default)]
 pub struct TxWalk {
     /// An `Ack` (walk or pop) runs.
@@ -33,8 +35,6 @@ pub struct TxWalk {
     pub live: Signal<In, Bit>,
     /// It is a probe.
     pub probe: Signal<In, Bit>,
-    /// The firmware takes a fate event.
-    pub fate_ready: Signal<In, Bit>,
     /// `p` is `next_psn`: nothing more to walk.
     pub at_end: Signal<Out, Bit>,
     /// The ACK acknowledges `p` (behind `path_cum` or SACKed).
@@ -53,8 +53,6 @@ pub struct TxWalk {
     pub fate_valid: Signal<Out, Bit>,
     /// It is a loss.
     pub fate_lost: Signal<Out, Bit>,
-    /// The event waits for the firmware: nothing moves.
-    pub stall: Signal<Out, Bit>,
     dh: Signal<Local, Bits<32>>,
     beyond: Signal<Local, Bit>,
     d: Signal<Local, Bits<32>>,
@@ -88,7 +86,6 @@ impl Logic for TxWalk {
         self.fate_valid.next = (self.resolve.val() & !self.probe.val())
             | ((self.tmo_now.val() | self.lose_now.val()) & self.live.val() & !self.probe.val());
         self.fate_lost.next = self.tmo_now.val() | self.lose_now.val() | !self.is_acked.val();
-        self.stall.next = self.fate_valid.val() & !self.fate_ready.val();
         self.pop_on.next = self.in_ack.val()
             & !self.at_end.val()
             & !self.walk_now.val()
