@@ -7,8 +7,7 @@
 use rust_hdl::prelude::*;
 
 /// The line that marks a module's body as hand-written Verilog: every
-/// custom body of this crate starts with it (`hand_written`), and the
-/// standalone templates carry it after their header, so
+/// custom body of this crate starts with it (`hand_written`), so
 /// [`crate::census`] can tell our Verilog from rust-hdl's.
 pub const HAND_WRITTEN: &str = "// metaroce: hand-written Verilog";
 
@@ -81,8 +80,8 @@ pub(crate) fn konst<const N: usize>(v: usize) -> Constant<Bits<N>> {
 }
 
 /// Verilog functions `top_bit(sack)` and `ack_high(cum, sack)`: the highest
-/// path PSN an ACK reports (`ack_high.v.in`), for the TX table's walk and
-/// the ACK receiver's evidence check.
+/// path PSN an ACK reports (`ack_high.v.in`), for the ACK receiver's
+/// evidence check (the TX table uses [`crate::AckHigh`]).
 pub(crate) const ACK_HIGH_FN: &str = include_str!("ack_high.v.in");
 
 /// Reverses the byte order of a `W`-bit word (`B = W / 8` bytes).

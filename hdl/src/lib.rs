@@ -19,7 +19,7 @@
 //! Transmit side: [`TxBuild`] turns firmware descriptors into
 //! Ethernet/IP/UDP frames with the UDP source port rewritten to the path's
 //! entropy and the ICRC computed after the rewrite; the per-path TX table
-//! ([`tx_path_verilog`]) holds the sender's per-path state (path PSNs, the
+//! ([`TxPathTable`], [`tx_path_verilog`]) holds the sender's per-path state (path PSNs, the
 //! ring of transmissions, RTT, ECN and loss estimates, in-flight bytes).
 //!
 //! Top: [`NicCore`] wires [`NicRx`], [`TxBuild`], the ACK framer
@@ -37,6 +37,7 @@
 
 pub mod ack_frame;
 pub mod ack_gen;
+pub mod ack_high;
 pub mod ack_rx;
 pub mod board;
 pub mod census;
@@ -60,6 +61,7 @@ pub mod tx_path;
 
 pub use ack_frame::AckFrame;
 pub use ack_gen::AckGen;
+pub use ack_high::AckHigh;
 pub use ack_rx::AckRx;
 pub use fw_rx::FwRx;
 pub use host_if::HostIf;

@@ -677,7 +677,6 @@ mod tests {
         for w in [64, 512] {
             let v = crate::nic_core_verilog(w);
             assert!(v.contains("module top("), "width {w}");
-            assert!(v.contains("module tx_path_table("), "width {w}");
             assert!(v.contains("[9:0] cfg_addr;"), "width {w}");
             for p in ["@HDR_FN@", "@CAPB@", "@OUTB@", "@W@", "@B@"] {
                 assert!(!v.contains(p), "{p} left at {w}");

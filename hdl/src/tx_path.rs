@@ -1,11 +1,11 @@
 //! Per-path TX table: the sender's per-path state of the
-//! engine's `TxPath` (metaroce-firmware `path.rs`) for `slots` path slots
+//! engine's `TxPath` (metaroce-firmware `path.rs`) for `2^SB` path slots
 //! (the firmware maps (QP, path) to a slot), with a 256-entry ring of
 //! transmissions per slot, updated by one operation at a time with the
-//! engine's rules and readable by the firmware.
+//! engine's rules (`metaroce_firmware::PathEntry::apply`) and readable by
+//! the firmware.
 //!
-//! Hand-written Verilog (`tx_path.v.in`): rust-hdl kernels cannot index
-//! arrays of registers. The top module is `top`:
+//! [`TxPathTable`]'s ports:
 //!
 //! * `op_valid`/`op_ready`, `op_code` ([`TxOp`]), `op_slot` and the
 //!   operands `op_psn` (connection PSN of a send, `path_cum` of an ACK,
@@ -19,8 +19,8 @@
 //! * `m_fate_valid`/`m_fate_ready`, `m_fate_lost`, `m_fate_conn_psn`: one
 //!   event per data transmission an ACK, a timeout or a `Lose` resolved,
 //!   in PSN order;
-//! * `rd_slot`, `rd_len` in; `rd_*` out: the slot's state (a mux of the
-//!   registers) and `rd_can_send` = `TxPath::can_send(rd_len)`;
+//! * `rd_slot`, `rd_len` in; `rd_*` out: the slot's state (combinational)
+//!   and `rd_can_send` = `TxPath::can_send(rd_len)`;
 //! * `cap_slot` in; `cap_view` out: a second read of the same fields (all
 //!   but `can_send`) packed into [`VIEW_BITS`] bits, for the host interface
 //!   to capture a slot in the cycle an operation's result appears while the
@@ -32,10 +32,41 @@
 //! RTO timers, RACK's timing, probe scheduling and congestion control stay
 //! in the firmware; the window is a register it writes ([`TxOp::Window`]),
 //! and a transmission RACK finds lost is reported with [`TxOp::Lose`].
+//!
+//! # Structure
+//! A slot's fields are one word (566 bits, layout in `slots.rs`) in
+//! [`LutRam`]s: one read and written at the slot being operated on
+//! (read, changed by `SlotUpdate`, written back in the same cycle), and
+//! copies written alike for the `rd_*`, `cap_view` and `ck_*` ports. The
+//! rings are one [`BlockRam`] of `{live, probe, len, connection PSN}`
+//! entries at `slot << 8 | path PSN mod 256`, read at the walker's next
+//! position so the walker (`TxWalk`) sees entry `p` in the cycle it is at
+//! `p`. The control (this file) runs the operations: `Send`, `Init`,
+//! `Move` and `Window` take one cycle; `Ack` walks one ring entry a cycle
+//! then decays the loss EWMA four acknowledged packets a cycle; `Feedback`
+//! with packets divides one quotient bit a cycle (16); `Timeout` walks to
+//! `next_psn`; `Lose` takes one cycle then pops as an `Ack` does. A fate
+//! event the firmware does not take stalls the walk.
+//!
+//! Native rust-hdl: kernels, rust-hdl `DFF`s, this crate's [`LutRam`] and
+//! [`BlockRam`], and [`AckHigh`]; rust-hdl's own simulator runs the table
+//! against the engine's `PathEntry` (the test below). Verified under
+//! Verilator against the engine's `TxPath` (`metaroce-sim-tb`'s
+//! `tx_path` bench) and inside [`crate::NicCore`].
+//!
+//! [`LutRam`]: crate::helpers::LutRam
+
+mod slots;
+mod walk;
 
 use rust_hdl::prelude::*;
 
-/// Largest number of slots the template is instantiated with here.
+use crate::AckHigh;
+use crate::helpers::{BlockRam, konst, native_block};
+use slots::{SlotFile, SlotUpdate};
+use walk::TxWalk;
+
+/// Largest number of slots the table is built with here.
 pub const MAX_SLOTS: usize = 64;
 
 /// Transmissions a slot's ring holds (the engine's 256-PSN limit).
@@ -48,6 +79,13 @@ pub const RING: usize = 256;
 /// Bits 319..0 are words 2..6 of a result's event entry, 511..320 words 0..2
 /// of the view entry after it and 533..512 that entry's word 3.
 pub const VIEW_BITS: usize = 534;
+
+/// Address bits of the rings' memory: slot and path PSN mod 256 at
+/// [`MAX_SLOTS`].
+const RING_ADDR: usize = 14;
+
+/// Bits of a ring entry: {live, probe, len\[15:0\], connection PSN\[31:0\]}.
+const ENTRY_BITS: usize = 50;
 
 /// Operation codes (`op_code`).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -92,207 +130,594 @@ impl TxOp {
     ];
 }
 
-/// Verilog source of the table for `slots` slots (a power of two, 2 to
-/// [`MAX_SLOTS`]); top module `top`, `op_slot`/`rd_slot` are
-/// `log2(slots)` bits.
+/// Verilog source of the table ([`TxPathTable`]) for `slots` slots (a power
+/// of two, 2 to [`MAX_SLOTS`]); top module `top`, ports as the block's
+/// fields (`op_slot`, `rd_slot`, `cap_slot`, `ck_slot` are `log2(slots)`
+/// bits).
 ///
 /// # Panics
 /// If `slots` is not a power of two in 2..=[`MAX_SLOTS`].
 pub fn tx_path_verilog(slots: usize) -> String {
-    assert!(
-        slots.is_power_of_two() && (2..=MAX_SLOTS).contains(&slots),
-        "unsupported slot count {slots}"
-    );
-    let bits = slots.trailing_zeros() as usize;
-    let ring_bits = RING.trailing_zeros() as usize;
-    include_str!("tx_path.v.in")
-        .replace("@ACK_HIGH@", crate::helpers::ACK_HIGH_FN)
-        .replace("@NSLOTS@", &slots.to_string())
-        .replace("@SWM1@", &(bits - 1).to_string())
-        .replace("@AWM1@", &(bits + ring_bits - 1).to_string())
+    match slots {
+        2 => crate::emit(TxPathTable::<1>::default),
+        4 => crate::emit(TxPathTable::<2>::default),
+        8 => crate::emit(TxPathTable::<3>::default),
+        16 => crate::emit(TxPathTable::<4>::default),
+        32 => crate::emit(TxPathTable::<5>::default),
+        64 => crate::emit(TxPathTable::<6>::default),
+        other => panic!("unsupported slot count {other}"),
+    }
 }
 
-/// The table as a rust-hdl block with `2^SB` slots, for instancing in a
-/// top ([`crate::NicCore`]): the ports of [`tx_path_verilog`] under the
-/// same names, the module itself (renamed `tx_path_table`) wrapped.
-#[derive(LogicBlock, Default)]
-pub struct TxPathTable<const SB: usize> {
-    /// Clock.
-    pub clock: Signal<In, Clock>,
-    /// Synchronous reset.
-    pub rst: Signal<In, Bit>,
-    /// Operation valid.
-    pub op_valid: Signal<In, Bit>,
-    /// The table takes an operation (none running).
-    pub op_ready: Signal<Out, Bit>,
-    /// Operation (`TxOp`).
-    pub op_code: Signal<In, Bits<3>>,
-    /// Slot operated on.
-    pub op_slot: Signal<In, Bits<SB>>,
-    /// `Send`: connection PSN; `Ack`: `path_cum`; `Lose`: path PSN.
-    pub op_psn: Signal<In, Bits<32>>,
-    /// `Send`: payload bytes.
-    pub op_len: Signal<In, Bits<16>>,
-    /// `Send`: a probe.
-    pub op_probe: Signal<In, Bit>,
-    /// `Send`: a retransmission.
-    pub op_retx: Signal<In, Bit>,
-    /// `Ack`: SACK bitmap.
-    pub op_sack: Signal<In, Bits<256>>,
-    /// `Feedback`: an RTT sample is given.
-    pub op_rtt_valid: Signal<In, Bit>,
-    /// `Feedback`: RTT sample, ns.
-    pub op_rtt: Signal<In, Bits<32>>,
-    /// `Feedback`: the ACK's cumulative CE count.
-    pub op_ce_count: Signal<In, Bits<32>>,
-    /// `Feedback`: packets the ACK acknowledged.
-    pub op_acked: Signal<In, Bits<32>>,
-    /// `Init`/`Timeout`/`Move`: entropy; `Window`: window in bytes.
-    pub op_value: Signal<In, Bits<32>>,
-    /// Pulse: the operation is done.
-    pub res_valid: Signal<Out, Bit>,
-    /// `Send`: the ring had room.
-    pub res_ok: Signal<Out, Bit>,
-    /// `Send`: path PSN assigned.
-    pub res_psn: Signal<Out, Bits<32>>,
-    /// `Ack`: data packets acknowledged.
-    pub res_pkts: Signal<Out, Bits<32>>,
-    /// `Ack`: bytes acknowledged.
-    pub res_bytes: Signal<Out, Bits<32>>,
-    /// Fate event valid.
-    pub m_fate_valid: Signal<Out, Bit>,
-    /// The firmware takes the fate event.
-    pub m_fate_ready: Signal<In, Bit>,
-    /// Fate: lost (1) or acked (0).
-    pub m_fate_lost: Signal<Out, Bit>,
-    /// Fate: connection PSN of the transmission.
-    pub m_fate_conn_psn: Signal<Out, Bits<32>>,
-    /// Slot to read.
-    pub rd_slot: Signal<In, Bits<SB>>,
-    /// Length for `rd_can_send`.
-    pub rd_len: Signal<In, Bits<16>>,
-    /// Read: entropy.
-    pub rd_entropy: Signal<Out, Bits<16>>,
-    /// Read: next path PSN.
-    pub rd_next_psn: Signal<Out, Bits<32>>,
-    /// Read: oldest unresolved path PSN.
-    pub rd_una: Signal<Out, Bits<32>>,
-    /// Read: bytes in flight.
-    pub rd_inflight: Signal<Out, Bits<32>>,
-    /// Read: window (bytes).
-    pub rd_window: Signal<Out, Bits<32>>,
-    /// Read: smoothed RTT, ns.
-    pub rd_srtt: Signal<Out, Bits<32>>,
-    /// Read: RTT variation, ns.
-    pub rd_rttvar: Signal<Out, Bits<32>>,
-    /// Read: an RTT sample was taken.
-    pub rd_rtt_valid: Signal<Out, Bit>,
-    /// Read: ECN EWMA (16.16).
-    pub rd_ecn_ewma: Signal<Out, Bits<32>>,
-    /// Read: loss EWMA (16.16).
-    pub rd_loss_ewma: Signal<Out, Bits<32>>,
-    /// Read: acked packets since the last move.
-    pub rd_samples: Signal<Out, Bits<32>>,
-    /// Read: data packets sent.
-    pub rd_sent: Signal<Out, Bits<32>>,
-    /// Read: retransmissions sent.
-    pub rd_retransmitted: Signal<Out, Bits<32>>,
-    /// Read: packets acknowledged.
-    pub rd_acked: Signal<Out, Bits<32>>,
-    /// Read: packets lost.
-    pub rd_lost: Signal<Out, Bits<32>>,
-    /// Read: CE marks counted.
-    pub rd_ce_marked: Signal<Out, Bits<32>>,
-    /// Read: moves.
-    pub rd_repaths: Signal<Out, Bits<32>>,
-    /// Read: timeouts.
-    pub rd_timeouts: Signal<Out, Bits<32>>,
-    /// Read: quarantined.
-    pub rd_quarantined: Signal<Out, Bit>,
-    /// Read: probe backoff multiplier.
-    pub rd_backoff: Signal<Out, Bits<4>>,
-    /// Read: `TxPath::can_send(rd_len)`.
-    pub rd_can_send: Signal<Out, Bit>,
-    /// Slot the capture port shows.
-    pub cap_slot: Signal<In, Bits<SB>>,
-    /// Capture port: the slot's fields packed ([`VIEW_BITS`]).
-    pub cap_view: Signal<Out, Bits<VIEW_BITS>>,
-    /// Slot the check port shows (the ACK receiver's).
-    pub ck_slot: Signal<In, Bits<SB>>,
-    /// Check port: `una`.
-    pub ck_una: Signal<Out, Bits<32>>,
-    /// Check port: `next_psn`.
-    pub ck_next_psn: Signal<Out, Bits<32>>,
-    /// Check port: the last `ce_count` applied.
-    pub ck_last_ce: Signal<Out, Bits<32>>,
-    /// Check port: quarantined.
-    pub ck_quarantined: Signal<Out, Bit>,
+/// Control states.
+const S_IDLE: usize = 0;
+const S_ACK: usize = 1;
+const S_DECAY: usize = 2;
+const S_TIMEOUT: usize = 3;
+const S_DIV: usize = 4;
+const S_LOSE: usize = 5;
+
+native_block! {
+    /// The per-path TX table with `2^SB` slots (2 to [`MAX_SLOTS`]).
+    TxPathTable[SB]
+    check { (1..=6).contains(&SB), "TxPathTable<{SB}>: 2 to 64 slots" }
+    ports {
+        #[doc = "Clock."]
+        clock: Signal<In, Clock>,
+        #[doc = "Synchronous reset: the control goes idle (no slot is cleared: `Init` does)."]
+        rst: Signal<In, Bit>,
+        #[doc = "Operation valid."]
+        op_valid: Signal<In, Bit>,
+        #[doc = "The table takes an operation (none running)."]
+        op_ready: Signal<Out, Bit>,
+        #[doc = "Operation ([`TxOp`])."]
+        op_code: Signal<In, Bits<3>>,
+        #[doc = "Slot operated on."]
+        op_slot: Signal<In, Bits<SB>>,
+        #[doc = "`Send`: connection PSN; `Ack`: `path_cum`; `Lose`: path PSN."]
+        op_psn: Signal<In, Bits<32>>,
+        #[doc = "`Send`: payload bytes."]
+        op_len: Signal<In, Bits<16>>,
+        #[doc = "`Send`: a probe."]
+        op_probe: Signal<In, Bit>,
+        #[doc = "`Send`: a retransmission."]
+        op_retx: Signal<In, Bit>,
+        #[doc = "`Ack`: SACK bitmap."]
+        op_sack: Signal<In, Bits<256>>,
+        #[doc = "`Feedback`: an RTT sample is given."]
+        op_rtt_valid: Signal<In, Bit>,
+        #[doc = "`Feedback`: RTT sample, ns."]
+        op_rtt: Signal<In, Bits<32>>,
+        #[doc = "`Feedback`: the ACK's cumulative CE count."]
+        op_ce_count: Signal<In, Bits<32>>,
+        #[doc = "`Feedback`: packets the ACK acknowledged."]
+        op_acked: Signal<In, Bits<32>>,
+        #[doc = "`Init`/`Timeout`/`Move`: entropy; `Window`: window in bytes."]
+        op_value: Signal<In, Bits<32>>,
+        #[doc = "Pulse: the operation is done."]
+        res_valid: Signal<Out, Bit>,
+        #[doc = "`Send`: the ring had room."]
+        res_ok: Signal<Out, Bit>,
+        #[doc = "`Send`: path PSN assigned."]
+        res_psn: Signal<Out, Bits<32>>,
+        #[doc = "`Ack`: data packets acknowledged."]
+        res_pkts: Signal<Out, Bits<32>>,
+        #[doc = "`Ack`: bytes acknowledged."]
+        res_bytes: Signal<Out, Bits<32>>,
+        #[doc = "Fate event valid."]
+        m_fate_valid: Signal<Out, Bit>,
+        #[doc = "The firmware takes the fate event."]
+        m_fate_ready: Signal<In, Bit>,
+        #[doc = "Fate: lost (1) or acked (0)."]
+        m_fate_lost: Signal<Out, Bit>,
+        #[doc = "Fate: connection PSN of the transmission."]
+        m_fate_conn_psn: Signal<Out, Bits<32>>,
+        #[doc = "Slot to read."]
+        rd_slot: Signal<In, Bits<SB>>,
+        #[doc = "Length for `rd_can_send`."]
+        rd_len: Signal<In, Bits<16>>,
+        #[doc = "Read: entropy."]
+        rd_entropy: Signal<Out, Bits<16>>,
+        #[doc = "Read: next path PSN."]
+        rd_next_psn: Signal<Out, Bits<32>>,
+        #[doc = "Read: oldest unresolved path PSN."]
+        rd_una: Signal<Out, Bits<32>>,
+        #[doc = "Read: bytes in flight."]
+        rd_inflight: Signal<Out, Bits<32>>,
+        #[doc = "Read: window (bytes)."]
+        rd_window: Signal<Out, Bits<32>>,
+        #[doc = "Read: smoothed RTT, ns."]
+        rd_srtt: Signal<Out, Bits<32>>,
+        #[doc = "Read: RTT variation, ns."]
+        rd_rttvar: Signal<Out, Bits<32>>,
+        #[doc = "Read: an RTT sample was taken."]
+        rd_rtt_valid: Signal<Out, Bit>,
+        #[doc = "Read: ECN EWMA (16.16)."]
+        rd_ecn_ewma: Signal<Out, Bits<32>>,
+        #[doc = "Read: loss EWMA (16.16)."]
+        rd_loss_ewma: Signal<Out, Bits<32>>,
+        #[doc = "Read: acked packets since the last move."]
+        rd_samples: Signal<Out, Bits<32>>,
+        #[doc = "Read: data packets sent."]
+        rd_sent: Signal<Out, Bits<32>>,
+        #[doc = "Read: retransmissions sent."]
+        rd_retransmitted: Signal<Out, Bits<32>>,
+        #[doc = "Read: packets acknowledged."]
+        rd_acked: Signal<Out, Bits<32>>,
+        #[doc = "Read: packets lost."]
+        rd_lost: Signal<Out, Bits<32>>,
+        #[doc = "Read: CE marks counted."]
+        rd_ce_marked: Signal<Out, Bits<32>>,
+        #[doc = "Read: moves."]
+        rd_repaths: Signal<Out, Bits<32>>,
+        #[doc = "Read: timeouts."]
+        rd_timeouts: Signal<Out, Bits<32>>,
+        #[doc = "Read: quarantined."]
+        rd_quarantined: Signal<Out, Bit>,
+        #[doc = "Read: probe backoff multiplier."]
+        rd_backoff: Signal<Out, Bits<4>>,
+        #[doc = "Read: `TxPath::can_send(rd_len)`."]
+        rd_can_send: Signal<Out, Bit>,
+        #[doc = "Slot the capture port shows."]
+        cap_slot: Signal<In, Bits<SB>>,
+        #[doc = "Capture port: the slot's fields packed ([`VIEW_BITS`])."]
+        cap_view: Signal<Out, Bits<VIEW_BITS>>,
+        #[doc = "Slot the check port shows (the ACK receiver's)."]
+        ck_slot: Signal<In, Bits<SB>>,
+        #[doc = "Check port: `una`."]
+        ck_una: Signal<Out, Bits<32>>,
+        #[doc = "Check port: `next_psn`."]
+        ck_next_psn: Signal<Out, Bits<32>>,
+        #[doc = "Check port: the last `ce_count` applied."]
+        ck_last_ce: Signal<Out, Bits<32>>,
+        #[doc = "Check port: quarantined."]
+        ck_quarantined: Signal<Out, Bit>,
+    }
+    state {
+        file: SlotFile<SB>,
+        upd: SlotUpdate,
+        ring: BlockRam<ENTRY_BITS, RING_ADDR> = BlockRam::with_words(RING << SB),
+        walk: TxWalk,
+        highest: AckHigh,
+        // The operation in progress: state, slot, ACK operands and the
+        // highest PSN the ACK knows, the walker's path PSN and flags (not
+        // yet beyond `c_high`; every entry walked so far resolved, so
+        // `una` follows), ACK totals, loss-EWMA decays still due (one per
+        // acked packet), TIMEOUT's entropy, FEEDBACK's division (divisor,
+        // remainder, quotient so far, bits still due).
+        state: DFF<Bits<3>>,
+        cs: DFF<Bits<SB>>,
+        c_cum: DFF<Bits<32>>,
+        c_sack: DFF<Bits<256>>,
+        c_high: DFF<Bits<32>>,
+        p: DFF<Bits<32>>,
+        walking: DFF<Bit>,
+        pfx: DFF<Bit>,
+        c_pkts: DFF<Bits<32>>,
+        c_bytes: DFF<Bits<32>>,
+        c_probe_acked: DFF<Bit>,
+        c_decay: DFF<Bits<9>>,
+        c_entropy: DFF<Bits<16>>,
+        c_acked: DFF<Bits<32>>,
+        c_rem: DFF<Bits<32>>,
+        c_q: DFF<Bits<16>>,
+        c_steps: DFF<Bits<5>>,
+        r_valid: DFF<Bit>,
+        r_ok: DFF<Bit>,
+        r_psn: DFF<Bits<32>>,
+        r_pkts: DFF<Bits<32>>,
+        r_bytes: DFF<Bits<32>>,
+        // Temporaries: an operation is taken; the walk stalls; the
+        // operation's decode; the walker's next path PSN; a send's ring
+        // write; the walk's changes; one division step; the read port's
+        // PSN count and window sum.
+        accept: Signal<Local, Bit>,
+        stall: Signal<Local, Bit>,
+        o_room: Signal<Local, Bit>,
+        o_dce: Signal<Local, Bits<32>>,
+        o_new_ce: Signal<Local, Bits<32>>,
+        o_min_ce: Signal<Local, Bits<32>>,
+        p_n: Signal<Local, Bits<32>>,
+        send_w: Signal<Local, Bit>,
+        data_res: Signal<Local, Bit>,
+        lose_data: Signal<Local, Bit>,
+        tmo_data: Signal<Local, Bit>,
+        q_rem2: Signal<Local, Bits<33>>,
+        q_bit: Signal<Local, Bit>,
+        q_rem_n: Signal<Local, Bits<32>>,
+        q_n: Signal<Local, Bits<17>>,
+        rd_count: Signal<Local, Bits<32>>,
+        rd_sum: Signal<Local, Bits<33>>,
+    }
+    consts {
+        s_idle: Constant<Bits<3>> = konst(S_IDLE),
+        s_ack: Constant<Bits<3>> = konst(S_ACK),
+        s_decay: Constant<Bits<3>> = konst(S_DECAY),
+        s_timeout: Constant<Bits<3>> = konst(S_TIMEOUT),
+        s_div: Constant<Bits<3>> = konst(S_DIV),
+        s_lose: Constant<Bits<3>> = konst(S_LOSE),
+        k_init: Constant<Bits<3>> = konst(TxOp::Init as usize),
+        k_send: Constant<Bits<3>> = konst(TxOp::Send as usize),
+        k_ack: Constant<Bits<3>> = konst(TxOp::Ack as usize),
+        k_feedback: Constant<Bits<3>> = konst(TxOp::Feedback as usize),
+        k_timeout: Constant<Bits<3>> = konst(TxOp::Timeout as usize),
+        k_move: Constant<Bits<3>> = konst(TxOp::Move as usize),
+        k_window: Constant<Bits<3>> = konst(TxOp::Window as usize),
+        k_lose: Constant<Bits<3>> = konst(TxOp::Lose as usize),
+        k_probe_entry: Constant<Bits<ENTRY_BITS>> = konst(3 << 48),
+        k_data_entry: Constant<Bits<ENTRY_BITS>> = konst(1 << 49),
+        k_dead: Constant<Bits<ENTRY_BITS>> = Constant::new(Bits::<ENTRY_BITS>::mask() >> 1),
+    }
 }
 
 impl<const SB: usize> Logic for TxPathTable<SB> {
-    /// No rust-hdl model: the table is verified under Verilator only.
-    fn update(&mut self) {}
+    /// Declarative wiring of the parts, then the control: what the
+    /// operation taken or the running one does this cycle, to the
+    /// control's registers and (as `SlotUpdate`'s events) to the slot.
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(
+            self,
+            clock,
+            state,
+            cs,
+            c_cum,
+            c_sack,
+            c_high,
+            p,
+            walking,
+            pfx,
+            c_pkts,
+            c_bytes,
+            c_probe_acked,
+            c_decay,
+            c_entropy,
+            c_acked,
+            c_rem,
+            c_q,
+            c_steps,
+            r_valid,
+            r_ok,
+            r_psn,
+            r_pkts,
+            r_bytes
+        );
+        // The slot the state is read and written at: the operation's when
+        // it is taken (only while idle), else the running one's. (Computed
+        // from ports and registers alone, as is AckHigh's input: no
+        // temporary ties it to what is computed from the slot's word, so
+        // Verilator orders it apart.)
+        self.op_ready.next = self.state.q.val() == self.s_idle.val();
+        self.accept.next = self.op_valid.val() & (self.state.q.val() == self.s_idle.val());
+        self.file.ws.next = self.cs.q.val();
+        if self.op_valid.val() & (self.state.q.val() == self.s_idle.val()) {
+            self.file.ws.next = self.op_slot.val();
+        }
+        self.highest.en.next = self.op_valid.val()
+            & (self.state.q.val() == self.s_idle.val())
+            & (self.op_code.val() == self.k_ack.val());
+        self.highest.cum.next = self.op_psn.val();
+        self.highest.sack.next = self.op_sack.val();
+        self.file.clock.next = self.clock.val();
+        self.file.we.next =
+            !self.rst.val() & (self.accept.val() | (self.state.q.val() != self.s_idle.val()));
+        self.file.wdata.next = self.upd.wdata.val();
+        self.file.rd_slot.next = self.rd_slot.val();
+        self.file.cap_slot.next = self.cap_slot.val();
+        self.file.ck_slot.next = self.ck_slot.val();
+        self.upd.cur.next = self.file.cur.val();
 
-    fn connect(&mut self) {
-        self.op_ready.connect();
-        self.res_valid.connect();
-        self.res_ok.connect();
-        self.res_psn.connect();
-        self.res_pkts.connect();
-        self.res_bytes.connect();
-        self.m_fate_valid.connect();
-        self.m_fate_lost.connect();
-        self.m_fate_conn_psn.connect();
-        self.rd_entropy.connect();
-        self.rd_next_psn.connect();
-        self.rd_una.connect();
-        self.rd_inflight.connect();
-        self.rd_window.connect();
-        self.rd_srtt.connect();
-        self.rd_rttvar.connect();
-        self.rd_rtt_valid.connect();
-        self.rd_ecn_ewma.connect();
-        self.rd_loss_ewma.connect();
-        self.rd_samples.connect();
-        self.rd_sent.connect();
-        self.rd_retransmitted.connect();
-        self.rd_acked.connect();
-        self.rd_lost.connect();
-        self.rd_ce_marked.connect();
-        self.rd_repaths.connect();
-        self.rd_timeouts.connect();
-        self.rd_quarantined.connect();
-        self.rd_backoff.connect();
-        self.rd_can_send.connect();
-        self.cap_view.connect();
-        self.ck_una.connect();
-        self.ck_next_psn.connect();
-        self.ck_last_ce.connect();
-        self.ck_quarantined.connect();
-    }
+        // Decode, from the slot's state: ring room, CE delta.
+        self.o_room.next =
+            (self.file.cur.val().get_bits::<32>(0) - self.file.cur.val().get_bits::<32>(32)) < 256;
+        self.o_dce.next = self.op_ce_count.val() - self.file.cur.val().get_bits::<32>(534);
+        self.o_new_ce.next = self.o_dce.val();
+        if self.o_dce.val().get_bit(31) {
+            self.o_new_ce.next = 0.into();
+        }
+        self.o_min_ce.next = self.op_acked.val();
+        if self.o_new_ce.val() < self.op_acked.val() {
+            self.o_min_ce.next = self.o_new_ce.val();
+        }
 
-    fn hdl(&self) -> Verilog {
-        Verilog::Wrapper(Wrapper {
-            code: "tx_path_table t(.clock(clock), .rst(rst), .op_valid(op_valid), .op_ready(op_ready), .op_code(op_code), .op_slot(op_slot), .op_psn(op_psn), .op_len(op_len), .op_probe(op_probe), .op_retx(op_retx), .op_sack(op_sack), .op_rtt_valid(op_rtt_valid), .op_rtt(op_rtt), .op_ce_count(op_ce_count), .op_acked(op_acked), .op_value(op_value), .res_valid(res_valid), .res_ok(res_ok), .res_psn(res_psn), .res_pkts(res_pkts), .res_bytes(res_bytes), .m_fate_valid(m_fate_valid), .m_fate_ready(m_fate_ready), .m_fate_lost(m_fate_lost), .m_fate_conn_psn(m_fate_conn_psn), .rd_slot(rd_slot), .rd_len(rd_len), .rd_entropy(rd_entropy), .rd_next_psn(rd_next_psn), .rd_una(rd_una), .rd_inflight(rd_inflight), .rd_window(rd_window), .rd_srtt(rd_srtt), .rd_rttvar(rd_rttvar), .rd_rtt_valid(rd_rtt_valid), .rd_ecn_ewma(rd_ecn_ewma), .rd_loss_ewma(rd_loss_ewma), .rd_samples(rd_samples), .rd_sent(rd_sent), .rd_retransmitted(rd_retransmitted), .rd_acked(rd_acked), .rd_lost(rd_lost), .rd_ce_marked(rd_ce_marked), .rd_repaths(rd_repaths), .rd_timeouts(rd_timeouts), .rd_quarantined(rd_quarantined), .rd_backoff(rd_backoff), .rd_can_send(rd_can_send), .cap_slot(cap_slot), .cap_view(cap_view), .ck_slot(ck_slot), .ck_una(ck_una), .ck_next_psn(ck_next_psn), .ck_last_ce(ck_last_ce), .ck_quarantined(ck_quarantined));\n".into(),
-            cores: tx_path_verilog(1 << SB).replace("module top(", "module tx_path_table("),
-        })
+        // The walker at entry p of slot cs (read in the cycle before).
+        self.walk.in_ack.next = self.state.q.val() == self.s_ack.val();
+        self.walk.in_tmo.next = self.state.q.val() == self.s_timeout.val();
+        self.walk.in_lose.next = self.state.q.val() == self.s_lose.val();
+        self.walk.p.next = self.p.q.val();
+        self.walk.cum.next = self.c_cum.q.val();
+        self.walk.sack.next = self.c_sack.q.val();
+        self.walk.high.next = self.c_high.q.val();
+        self.walk.walking.next = self.walking.q.val();
+        self.walk.pfx.next = self.pfx.q.val();
+        self.walk.next_psn.next = self.file.cur.val().get_bits::<32>(0);
+        self.walk.una.next = self.file.cur.val().get_bits::<32>(32);
+        self.walk.live.next = self.ring.read_data.val().get_bit(49);
+        self.walk.probe.next = self.ring.read_data.val().get_bit(48);
+        self.m_fate_valid.next = self.walk.fate_valid.val();
+        self.m_fate_lost.next = self.walk.fate_lost.val();
+        self.m_fate_conn_psn.next = self.ring.read_data.val().get_bits::<32>(0);
+        // A fate event the firmware does not take stalls the walk.
+        self.stall.next = self.walk.fate_valid.val() & !self.m_fate_ready.val();
+
+        // The walker's next position: the ring's read address.
+        self.p_n.next = self.p.q.val();
+        if self.accept.val() {
+            self.p_n.next = self.file.cur.val().get_bits::<32>(32);
+            if self.op_code.val() == self.k_lose.val() {
+                self.p_n.next = self.op_psn.val();
+            }
+        } else if self.stall.val() {
+            self.p_n.next = self.p.q.val();
+        } else if self.walk.walk_now.val() | self.walk.pop_on.val() | self.walk.tmo_now.val() {
+            self.p_n.next = self.p.q.val() + 1;
+        } else if self.state.q.val() == self.s_lose.val() {
+            self.p_n.next = self.file.cur.val().get_bits::<32>(32);
+        }
+        self.ring.clock.next = self.clock.val();
+        self.ring.read_address.next = (bit_cast::<RING_ADDR, SB>(self.cs.q.val()) << 8)
+            | bit_cast::<RING_ADDR, 8>(self.p_n.val().get_bits::<8>(0));
+        if self.accept.val() {
+            self.ring.read_address.next = (bit_cast::<RING_ADDR, SB>(self.op_slot.val()) << 8)
+                | bit_cast::<RING_ADDR, 8>(self.p_n.val().get_bits::<8>(0));
+        }
+        // The ring's one write port: Send writes the entry at next_psn
+        // (only while idle), the walkers clear the live bit of the entry
+        // they resolve.
+        self.send_w.next =
+            self.accept.val() & (self.op_code.val() == self.k_send.val()) & self.o_room.val();
+        self.ring.write_enable.next = !self.rst.val()
+            & (self.send_w.val()
+                | (!self.stall.val()
+                    & ((self.walk.walk_now.val() & self.walk.resolve.val())
+                        | self.walk.lose_now.val()
+                        | (self.walk.tmo_now.val() & self.ring.read_data.val().get_bit(49)))));
+        self.ring.write_address.next = (bit_cast::<RING_ADDR, SB>(self.cs.q.val()) << 8)
+            | bit_cast::<RING_ADDR, 8>(self.p.q.val().get_bits::<8>(0));
+        self.ring.write_data.next = self.ring.read_data.val() & self.k_dead.val();
+        if self.send_w.val() {
+            self.ring.write_address.next = (bit_cast::<RING_ADDR, SB>(self.op_slot.val()) << 8)
+                | bit_cast::<RING_ADDR, 8>(self.file.cur.val().get_bits::<8>(0));
+            self.ring.write_data.next = self.k_data_entry.val()
+                | (bit_cast::<ENTRY_BITS, 16>(self.op_len.val()) << 32)
+                | bit_cast::<ENTRY_BITS, 32>(self.op_psn.val());
+            if self.op_probe.val() {
+                self.ring.write_data.next = self.k_probe_entry.val();
+            }
+        }
+
+        // One division step for FEEDBACK: (min(new_ce, acked) << 16) / acked.
+        self.q_rem2.next = bit_cast::<33, 32>(self.c_rem.q.val()) << 1;
+        self.q_bit.next = self.q_rem2.val() >= bit_cast::<33, 32>(self.c_acked.q.val());
+        self.q_rem_n.next = bit_cast::<32, 33>(self.q_rem2.val());
+        if self.q_bit.val() {
+            self.q_rem_n.next =
+                bit_cast::<32, 33>(self.q_rem2.val() - bit_cast::<33, 32>(self.c_acked.q.val()));
+        }
+        self.q_n.next =
+            (bit_cast::<17, 16>(self.c_q.q.val()) << 1).replace_bit(0, self.q_bit.val());
+
+        // The slot's changes (SlotUpdate's events and operands). The
+        // walk's changes wait while a fate event waits.
+        self.data_res.next =
+            self.walk.resolve.val() & !self.stall.val() & !self.ring.read_data.val().get_bit(48);
+        self.lose_data.next = self.walk.lose_now.val() & !self.stall.val();
+        self.tmo_data.next = self.walk.tmo_now.val()
+            & !self.stall.val()
+            & self.ring.read_data.val().get_bit(49)
+            & !self.ring.read_data.val().get_bit(48);
+        self.upd.init.next = self.accept.val() & (self.op_code.val() == self.k_init.val());
+        self.upd.next_inc.next = self.send_w.val();
+        self.upd.data_sent.next = self.send_w.val() & !self.op_probe.val();
+        self.upd.len.next = self.op_len.val();
+        self.upd.retx.next = self.op_retx.val();
+        self.upd.rtt.next = self.accept.val()
+            & (self.op_code.val() == self.k_feedback.val())
+            & self.op_rtt_valid.val();
+        self.upd.rtt_sample.next = self.op_rtt.val();
+        self.upd.ce.next = self.accept.val() & (self.op_code.val() == self.k_feedback.val());
+        self.upd.ce_fresh.next = !self.o_dce.val().get_bit(31);
+        self.upd.ce_count.next = self.op_ce_count.val();
+        self.upd.new_ce.next = self.o_new_ce.val();
+        self.upd.tmo_end.next =
+            (self.state.q.val() == self.s_timeout.val()) & self.walk.at_end.val();
+        self.upd.repath.next = (self.accept.val() & (self.op_code.val() == self.k_move.val()))
+            | ((self.state.q.val() == self.s_timeout.val()) & self.walk.at_end.val());
+        self.upd.entropy.next = self.op_value.val().get_bits::<16>(0);
+        if self.state.q.val() == self.s_timeout.val() {
+            self.upd.entropy.next = self.c_entropy.q.val();
+        }
+        self.upd.win.next = self.accept.val() & (self.op_code.val() == self.k_window.val());
+        self.upd.value.next = self.op_value.val();
+        self.upd.sub_len.next = self.data_res.val() | self.lose_data.val() | self.tmo_data.val();
+        self.upd.e_len.next = self.ring.read_data.val().get_bits::<16>(32);
+        self.upd.lost_one.next = (self.data_res.val() & !self.walk.is_acked.val())
+            | self.lose_data.val()
+            | self.tmo_data.val();
+        self.upd.loss_up.next =
+            (self.data_res.val() & !self.walk.is_acked.val()) | self.lose_data.val();
+        self.upd.una_set.next = (self.walk.tmo_now.val() & !self.stall.val())
+            | (self.walk.pop_on.val() & !self.stall.val())
+            | (self.walk.walk_now.val()
+                & !self.stall.val()
+                & self.pfx.q.val()
+                & (!self.ring.read_data.val().get_bit(49) | self.walk.resolve.val()));
+        self.upd.una_new.next = self.p.q.val() + 1;
+        self.upd.decay.next = 0.into();
+        if self.state.q.val() == self.s_decay.val() {
+            self.upd.decay.next = self.c_decay.q.val();
+        }
+        self.upd.ack_done.next =
+            (self.state.q.val() == self.s_decay.val()) & (self.c_decay.q.val() <= 4);
+        self.upd.pkts.next = self.c_pkts.q.val();
+        self.upd.probe_acked.next = self.c_probe_acked.q.val();
+        self.upd.div_done.next =
+            (self.state.q.val() == self.s_div.val()) & (self.c_steps.q.val() == 1);
+        self.upd.q.next = self.q_n.val();
+        self.upd.samples_add.next = self.c_acked.q.val();
+
+        // The control's registers.
+        if self.rst.val() {
+            self.state.d.next = self.s_idle.val();
+            self.r_valid.d.next = false;
+            self.r_ok.d.next = false;
+            self.r_psn.d.next = 0.into();
+            self.r_pkts.d.next = 0.into();
+            self.r_bytes.d.next = 0.into();
+        } else {
+            self.r_valid.d.next = false;
+            self.p.d.next = self.p_n.val();
+            if self.accept.val() {
+                self.cs.d.next = self.op_slot.val();
+                self.r_ok.d.next = true;
+                self.r_psn.d.next = 0.into();
+                self.r_pkts.d.next = 0.into();
+                self.r_bytes.d.next = 0.into();
+                self.r_valid.d.next = (self.op_code.val() == self.k_init.val())
+                    | (self.op_code.val() == self.k_send.val())
+                    | (self.op_code.val() == self.k_move.val())
+                    | (self.op_code.val() == self.k_window.val());
+                if self.op_code.val() == self.k_send.val() {
+                    self.r_ok.d.next = self.o_room.val();
+                    self.r_psn.d.next = self.file.cur.val().get_bits::<32>(0);
+                }
+                if (self.op_code.val() == self.k_ack.val())
+                    | (self.op_code.val() == self.k_lose.val())
+                {
+                    self.c_pkts.d.next = 0.into();
+                    self.c_bytes.d.next = 0.into();
+                    self.c_probe_acked.d.next = false;
+                }
+                if self.op_code.val() == self.k_lose.val() {
+                    self.state.d.next = self.s_lose.val();
+                }
+                if self.op_code.val() == self.k_ack.val() {
+                    self.c_cum.d.next = self.op_psn.val();
+                    self.c_sack.d.next = self.op_sack.val();
+                    self.c_high.d.next = self.highest.high.val();
+                    self.walking.d.next = true;
+                    self.pfx.d.next = true;
+                    self.state.d.next = self.s_ack.val();
+                }
+                if self.op_code.val() == self.k_feedback.val() {
+                    if self.op_acked.val() != 0 {
+                        self.c_acked.d.next = self.op_acked.val();
+                        self.c_rem.d.next = self.o_min_ce.val();
+                        self.c_q.d.next = 0.into();
+                        if self.o_min_ce.val() == self.op_acked.val() {
+                            self.c_rem.d.next = 0.into();
+                            self.c_q.d.next = 1.into();
+                        }
+                        self.c_steps.d.next = 16.into();
+                        self.state.d.next = self.s_div.val();
+                    } else {
+                        self.r_valid.d.next = true;
+                    }
+                }
+                if self.op_code.val() == self.k_timeout.val() {
+                    self.c_entropy.d.next = self.op_value.val().get_bits::<16>(0);
+                    self.state.d.next = self.s_timeout.val();
+                }
+            }
+            // ACK walk (`on_ack`): one entry a cycle, then the pop, then
+            // the decays.
+            if (self.state.q.val() == self.s_ack.val()) & !self.stall.val() {
+                if self.walk.walk_now.val() {
+                    if self.walk.resolve.val() & self.walk.is_acked.val() {
+                        if self.ring.read_data.val().get_bit(48) {
+                            self.c_probe_acked.d.next = true;
+                        } else {
+                            self.c_pkts.d.next = self.c_pkts.q.val() + 1;
+                            self.c_bytes.d.next = self.c_bytes.q.val()
+                                + bit_cast::<32, 16>(self.ring.read_data.val().get_bits::<16>(32));
+                        }
+                    }
+                    // `una` follows while every entry walked is resolved.
+                    if self.ring.read_data.val().get_bit(49) & !self.walk.resolve.val() {
+                        self.pfx.d.next = false;
+                    }
+                } else if self.walk.pop_on.val() {
+                    self.walking.d.next = false;
+                } else {
+                    self.c_decay.d.next = self.c_pkts.q.val().get_bits::<9>(0);
+                    self.state.d.next = self.s_decay.val();
+                }
+            }
+            // Loss-EWMA decays, four a cycle, then the result.
+            if self.state.q.val() == self.s_decay.val() {
+                if self.c_decay.q.val() > 4 {
+                    self.c_decay.d.next = self.c_decay.q.val() - 4;
+                } else {
+                    self.r_pkts.d.next = self.c_pkts.q.val();
+                    self.r_bytes.d.next = self.c_bytes.q.val();
+                    self.r_valid.d.next = true;
+                    self.state.d.next = self.s_idle.val();
+                }
+            }
+            // LOSE: one entry, then the ACK walker's pop phase.
+            if (self.state.q.val() == self.s_lose.val()) & !self.stall.val() {
+                self.walking.d.next = false;
+                self.pfx.d.next = true;
+                self.state.d.next = self.s_ack.val();
+            }
+            // TIMEOUT: walked to next_psn.
+            if (self.state.q.val() == self.s_timeout.val()) & self.walk.at_end.val() {
+                self.r_valid.d.next = true;
+                self.state.d.next = self.s_idle.val();
+            }
+            // ECN fraction: one quotient bit a cycle.
+            if self.state.q.val() == self.s_div.val() {
+                self.c_rem.d.next = self.q_rem_n.val();
+                self.c_q.d.next = self.q_n.val().get_bits::<16>(0);
+                self.c_steps.d.next = self.c_steps.q.val() - 1;
+                if self.c_steps.q.val() == 1 {
+                    self.r_valid.d.next = true;
+                    self.state.d.next = self.s_idle.val();
+                }
+            }
+        }
+        self.res_valid.next = self.r_valid.q.val();
+        self.res_ok.next = self.r_ok.q.val();
+        self.res_psn.next = self.r_psn.q.val();
+        self.res_pkts.next = self.r_pkts.q.val();
+        self.res_bytes.next = self.r_bytes.q.val();
+
+        // Read ports: the copies' words, and `TxPath::can_send`.
+        self.rd_next_psn.next = self.file.rd.val().get_bits::<32>(0);
+        self.rd_una.next = self.file.rd.val().get_bits::<32>(32);
+        self.rd_inflight.next = self.file.rd.val().get_bits::<32>(64);
+        self.rd_window.next = self.file.rd.val().get_bits::<32>(96);
+        self.rd_srtt.next = self.file.rd.val().get_bits::<32>(128);
+        self.rd_rttvar.next = self.file.rd.val().get_bits::<32>(160);
+        self.rd_ecn_ewma.next = self.file.rd.val().get_bits::<32>(192);
+        self.rd_loss_ewma.next = self.file.rd.val().get_bits::<32>(224);
+        self.rd_samples.next = self.file.rd.val().get_bits::<32>(256);
+        self.rd_sent.next = self.file.rd.val().get_bits::<32>(288);
+        self.rd_retransmitted.next = self.file.rd.val().get_bits::<32>(320);
+        self.rd_acked.next = self.file.rd.val().get_bits::<32>(352);
+        self.rd_lost.next = self.file.rd.val().get_bits::<32>(384);
+        self.rd_ce_marked.next = self.file.rd.val().get_bits::<32>(416);
+        self.rd_repaths.next = self.file.rd.val().get_bits::<32>(448);
+        self.rd_timeouts.next = self.file.rd.val().get_bits::<32>(480);
+        self.rd_entropy.next = self.file.rd.val().get_bits::<16>(512);
+        self.rd_rtt_valid.next = self.file.rd.val().get_bit(528);
+        self.rd_quarantined.next = self.file.rd.val().get_bit(529);
+        self.rd_backoff.next = self.file.rd.val().get_bits::<4>(530);
+        self.rd_count.next =
+            self.file.rd.val().get_bits::<32>(0) - self.file.rd.val().get_bits::<32>(32);
+        self.rd_sum.next = bit_cast::<33, 32>(self.file.rd.val().get_bits::<32>(64))
+            + bit_cast::<33, 16>(self.rd_len.val());
+        self.rd_can_send.next = !self.file.rd.val().get_bit(529)
+            & (self.rd_count.val() < 256)
+            & ((self.file.rd.val().get_bits::<32>(64) == 0)
+                | (self.rd_sum.val() <= bit_cast::<33, 32>(self.file.rd.val().get_bits::<32>(96))));
+        self.cap_view.next = self.file.cap.val();
+        self.ck_next_psn.next = self.file.ck.val().get_bits::<32>(0);
+        self.ck_una.next = self.file.ck.val().get_bits::<32>(32);
+        self.ck_quarantined.next = self.file.ck.val().get_bit(64);
+        self.ck_last_ce.next = self.file.ck.val().get_bits::<32>(65);
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn template_is_fully_substituted() {
-        for slots in [2, 16, 64] {
-            let v = tx_path_verilog(slots);
-            for key in ["@NSLOTS@", "@SWM1@", "@AWM1@"] {
-                assert!(!v.contains(key), "{key} left in the template");
-            }
-            let bits = slots.trailing_zeros() - 1;
-            assert!(v.contains(&format!("input wire [{bits}:0] op_slot;")));
-            assert!(v.contains("module top("));
-        }
-    }
-}
+mod tests;
