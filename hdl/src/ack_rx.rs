@@ -42,11 +42,15 @@
 //! register (constant slices per beat index) and writes the datagram's
 //! entry into the pairing FIFO at its last beat. At its event the entry is
 //! decoded (network order to values) and queued with the highest path PSN
-//! it reports ([`AckHigh`], computed here, so the evidence check at the
-//! queue's head only subtracts and compares); the queue and the pairing
-//! FIFO are [`LutRam`]s (asynchronous reads), the slot map and the newest
-//! `rx_count` per slot registers searched by loop-and-compare. Cycle for
-//! cycle as the template it replaces (`ack_rx.v.in`, before issue #16).
+//! it reports (the SACK's highest bit, found by halving: 8 levels of a 2:1
+//! choice rather than a 256-step chain, computed here so the evidence
+//! check at the queue's head only subtracts and compares); the queue and
+//! the pairing FIFO are [`LutRam`]s (asynchronous reads), the slot map and
+//! the newest `rx_count` per slot registers searched by loop-and-compare.
+//! A slot map write is registered first and applies one cycle after
+//! `cfg_we` (so no path runs from `cfg_*` to `sel` through the block);
+//! otherwise cycle for cycle as the template it replaces (`ack_rx.v.in`,
+//! before issue #16).
 //!
 //! Native rust-hdl: rust-hdl's own simulator runs the block (the tests
 //! below); it is verified under Verilator inside [`crate::NicCore`] (the
@@ -78,9 +82,6 @@ pub mod cfg {
     }
 }
 
-/// Slots the slot map can hold (the TX table of [`crate::NicCore`] has
-/// 16): `SB` is at most 4.
-const MAX_SLOTS: usize = 16;
 /// Beats of the capture window at the narrowest width (8 bytes).
 const WIN_MAX: usize = (CAP_FIRST + CAP_BYTES - 1) / 8 - CAP_FIRST / 8 + 1;
 /// Bits of the capture register.
@@ -91,6 +92,11 @@ const PF_BITS: usize = 544;
 /// `ce_count`, `rx_count` (values, not wire order; the SACK as on the
 /// wire) and the highest path PSN the ACK reports.
 const Q_BITS: usize = 480;
+
+/// One register per slot of a map of `2^sb` slots.
+fn slot_regs<T: Synth>(sb: usize) -> Vec<DFF<T>> {
+    (0..1 << sb).map(|_| DFF::default()).collect()
+}
 
 /// Beat `t` of the capture window at `b` bytes a beat: the beat's index,
 /// the first of its lanes kept, and the capture bytes it fills
@@ -103,99 +109,13 @@ fn window(b: usize, t: usize) -> (usize, usize, usize, usize) {
     (k, lo - k * b, lo - first, hi - first)
 }
 
-/// The highest path PSN an ACK of `cum` and `sack` reports (the SACK's
-/// highest bit, `metaroce_proto::Sack::highest`, else `cum` − 1), for the
-/// ACK receiver's evidence check. The highest bit is found by halving
-/// (take the high half if any bit of it is set): 8 levels of a 2:1
-/// choice rather than a 256-step chain. Computes only while `en` is high
-/// (else `high` is 0), so Verilator skips it in cycles without an ACK.
-#[derive(LogicBlock, Default)]
-pub struct AckHigh {
-    /// Compute this cycle.
-    pub en: Signal<In, Bit>,
-    /// The ACK's `path_cum`.
-    pub cum: Signal<In, Bits<32>>,
-    /// Its SACK bitmap (bit `i`: PSN `cum + 1 + i`).
-    pub sack: Signal<In, Bits<256>>,
-    /// The highest path PSN it reports.
-    pub high: Signal<Out, Bits<32>>,
-    w128: Signal<Local, Bits<128>>,
-    w64: Signal<Local, Bits<64>>,
-    w32: Signal<Local, Bits<32>>,
-    w16: Signal<Local, Bits<16>>,
-    w8: Signal<Local, Bits<8>>,
-    w4: Signal<Local, Bits<4>>,
-    w2: Signal<Local, Bits<2>>,
-    idx: Signal<Local, Bits<8>>,
-}
-
-impl Logic for AckHigh {
-    #[hdl_gen]
-    fn update(&mut self) {
-        self.w128.next = 0.into();
-        self.w64.next = 0.into();
-        self.w32.next = 0.into();
-        self.w16.next = 0.into();
-        self.w8.next = 0.into();
-        self.w4.next = 0.into();
-        self.w2.next = 0.into();
-        self.idx.next = 0.into();
-        self.high.next = 0.into();
-        if self.en.val() {
-            self.w128.next = self.sack.val().get_bits::<128>(0);
-            if self.sack.val().get_bits::<128>(128).any() {
-                self.idx.next = self.idx.val() | 128;
-                self.w128.next = self.sack.val().get_bits::<128>(128);
-            }
-            self.w64.next = self.w128.val().get_bits::<64>(0);
-            if self.w128.val().get_bits::<64>(64).any() {
-                self.idx.next = self.idx.val() | 64;
-                self.w64.next = self.w128.val().get_bits::<64>(64);
-            }
-            self.w32.next = self.w64.val().get_bits::<32>(0);
-            if self.w64.val().get_bits::<32>(32).any() {
-                self.idx.next = self.idx.val() | 32;
-                self.w32.next = self.w64.val().get_bits::<32>(32);
-            }
-            self.w16.next = self.w32.val().get_bits::<16>(0);
-            if self.w32.val().get_bits::<16>(16).any() {
-                self.idx.next = self.idx.val() | 16;
-                self.w16.next = self.w32.val().get_bits::<16>(16);
-            }
-            self.w8.next = self.w16.val().get_bits::<8>(0);
-            if self.w16.val().get_bits::<8>(8).any() {
-                self.idx.next = self.idx.val() | 8;
-                self.w8.next = self.w16.val().get_bits::<8>(8);
-            }
-            self.w4.next = self.w8.val().get_bits::<4>(0);
-            if self.w8.val().get_bits::<4>(4).any() {
-                self.idx.next = self.idx.val() | 4;
-                self.w4.next = self.w8.val().get_bits::<4>(4);
-            }
-            self.w2.next = self.w4.val().get_bits::<2>(0);
-            if self.w4.val().get_bits::<2>(2).any() {
-                self.idx.next = self.idx.val() | 2;
-                self.w2.next = self.w4.val().get_bits::<2>(2);
-            }
-            if self.w2.val().get_bit(1) {
-                self.idx.next = self.idx.val() | 1;
-            }
-            if self.w2.val().any() {
-                self.high.next = self.cum.val() + bit_cast::<32, 8>(self.idx.val()) + 1;
-            } else {
-                self.high.next = self.cum.val() - 1;
-            }
-        }
-    }
-}
-
 native_block! {
     /// The ACK receiver at `W`-bit beats (`B = W / 8` lanes, 8 to 64) for a
-    /// TX table of `2^SB` slots (2 to 16).
+    /// TX table of `2^SB` slots (2 to 64).
     AckRx[W, B, SB]
     check {
-        W == 8 * B && B.is_power_of_two() && (8..=64).contains(&B) && (1..=4).contains(&SB),
-        "AckRx<{W}, {B}, {SB}>: B must be 8, 16, 32 or 64, W = 8 * B, 2 to 16 slots"
+        W == 8 * B && B.is_power_of_two() && (8..=64).contains(&B) && (1..=6).contains(&SB),
+        "AckRx<{W}, {B}, {SB}>: B must be 8, 16, 32 or 64, W = 8 * B, 2 to 64 slots"
     }
     ports {
         #[doc = "Clock."]
@@ -316,13 +236,26 @@ native_block! {
         e_rx: Signal<Local, Bits<32>>,
         e_ack: Signal<Local, Bit>,
         e_same: Signal<Local, Bit>,
-        high: AckHigh,
-        // Slot map: TX table slot s holds (QPN, path) when valid; the
-        // newest rx_count applied on it.
-        map_valid: DFF<Bits<MAX_SLOTS>>,
-        map_qpn: [DFF<Bits<32>>; MAX_SLOTS],
-        map_path: [DFF<Bits<16>>; MAX_SLOTS],
-        last_rx: [DFF<Bits<32>>; MAX_SLOTS],
+        // The highest path PSN the ACK reports: the SACK halved level by
+        // level (the half holding its highest bit) and that bit's index.
+        w128: Signal<Local, Bits<128>>,
+        w64: Signal<Local, Bits<64>>,
+        w32: Signal<Local, Bits<32>>,
+        w16: Signal<Local, Bits<16>>,
+        w8: Signal<Local, Bits<8>>,
+        w4: Signal<Local, Bits<4>>,
+        w2: Signal<Local, Bits<2>>,
+        top_bit: Signal<Local, Bits<8>>,
+        e_high: Signal<Local, Bits<32>>,
+        // A slot map write, registered. The slot map: TX table slot s
+        // holds (QPN, path) when valid; the newest rx_count applied on it.
+        map_we: DFF<Bit>,
+        map_addr: DFF<Bits<6>>,
+        map_word: DFF<Bits<49>>,
+        map_valid: Vec<DFF<Bit>> = slot_regs(SB),
+        map_qpn: Vec<DFF<Bits<32>>> = slot_regs(SB),
+        map_path: Vec<DFF<Bits<16>>> = slot_regs(SB),
+        last_rx: Vec<DFF<Bits<32>>> = slot_regs(SB),
         hit: Signal<Local, Bit>,
         hit_slot: Signal<Local, Bits<SB>>,
         // ACK queue: entries and their slots.
@@ -399,7 +332,9 @@ impl<const W: usize, const B: usize, const SB: usize> Logic for AckRx<W, B, SB> 
             cap,
             pf_wr,
             pf_rd,
-            map_valid,
+            map_we,
+            map_addr,
+            map_word,
             q_wr,
             q_rd,
             hs,
@@ -419,7 +354,9 @@ impl<const W: usize, const B: usize, const SB: usize> Logic for AckRx<W, B, SB> 
             n_pair_err,
             n_refused
         );
-        for i in 0..MAX_SLOTS {
+        for i in 0..Self::N {
+            self.map_valid[i].clock.next = self.clock.val();
+            self.map_valid[i].d.next = self.map_valid[i].q.val();
             self.map_qpn[i].clock.next = self.clock.val();
             self.map_qpn[i].d.next = self.map_qpn[i].q.val();
             self.map_path[i].clock.next = self.clock.val();
@@ -432,17 +369,16 @@ impl<const W: usize, const B: usize, const SB: usize> Logic for AckRx<W, B, SB> 
         self.qs.clock.next = self.clock.val();
         self.done_valid.d.next = false;
 
-        // ---- slot map writes ----
-        if self.cfg_we.val() {
+        // ---- slot map writes (registered) ----
+        self.map_we.d.next = self.cfg_we.val();
+        self.map_addr.d.next = self.cfg_addr.val();
+        self.map_word.d.next = self.cfg_data.val();
+        if self.map_we.q.val() {
             for i in 0..Self::N {
-                if self.cfg_addr.val() == i.to_bits::<6>() {
-                    self.map_qpn[i].d.next = self.cfg_data.val().get_bits::<32>(0);
-                    self.map_path[i].d.next = self.cfg_data.val().get_bits::<16>(32);
-                    self.map_valid.d.next = self
-                        .map_valid
-                        .q
-                        .val()
-                        .replace_bit(i, self.cfg_data.val().get_bit(48));
+                if self.map_addr.q.val() == i.to_bits::<6>() {
+                    self.map_qpn[i].d.next = self.map_word.q.val().get_bits::<32>(0);
+                    self.map_path[i].d.next = self.map_word.q.val().get_bits::<16>(32);
+                    self.map_valid[i].d.next = self.map_word.q.val().get_bit(48);
                     // A slot (re)mapped is a new path: no ACK applied on it yet.
                     self.last_rx[i].d.next = 0.into();
                 }
@@ -525,16 +461,69 @@ impl<const W: usize, const B: usize, const SB: usize> Logic for AckRx<W, B, SB> 
         // The event is the captured datagram's (the check guards the pairing).
         self.e_same.next = (self.e_psn.val() == self.ev_path_psn.val())
             & (self.e_ts.val() == self.ev_timestamp.val());
-        self.high.en.next = self.e_ack.val();
-        self.high.cum.next = self.e_cum.val();
-        self.high.sack.next = self.pf.read_data.val().get_bits::<256>(160);
+        // The highest path PSN it reports: the SACK's highest bit
+        // (`metaroce_proto::Sack::highest`; bit i is PSN cum + 1 + i), else
+        // cum - 1. Only an ACK's event computes it.
+        self.w128.next = 0.into();
+        self.w64.next = 0.into();
+        self.w32.next = 0.into();
+        self.w16.next = 0.into();
+        self.w8.next = 0.into();
+        self.w4.next = 0.into();
+        self.w2.next = 0.into();
+        self.top_bit.next = 0.into();
+        self.e_high.next = 0.into();
+        if self.e_ack.val() {
+            self.w128.next = self.pf.read_data.val().get_bits::<128>(160);
+            if self.pf.read_data.val().get_bits::<128>(288).any() {
+                self.top_bit.next = self.top_bit.val() | 128;
+                self.w128.next = self.pf.read_data.val().get_bits::<128>(288);
+            }
+            self.w64.next = self.w128.val().get_bits::<64>(0);
+            if self.w128.val().get_bits::<64>(64).any() {
+                self.top_bit.next = self.top_bit.val() | 64;
+                self.w64.next = self.w128.val().get_bits::<64>(64);
+            }
+            self.w32.next = self.w64.val().get_bits::<32>(0);
+            if self.w64.val().get_bits::<32>(32).any() {
+                self.top_bit.next = self.top_bit.val() | 32;
+                self.w32.next = self.w64.val().get_bits::<32>(32);
+            }
+            self.w16.next = self.w32.val().get_bits::<16>(0);
+            if self.w32.val().get_bits::<16>(16).any() {
+                self.top_bit.next = self.top_bit.val() | 16;
+                self.w16.next = self.w32.val().get_bits::<16>(16);
+            }
+            self.w8.next = self.w16.val().get_bits::<8>(0);
+            if self.w16.val().get_bits::<8>(8).any() {
+                self.top_bit.next = self.top_bit.val() | 8;
+                self.w8.next = self.w16.val().get_bits::<8>(8);
+            }
+            self.w4.next = self.w8.val().get_bits::<4>(0);
+            if self.w8.val().get_bits::<4>(4).any() {
+                self.top_bit.next = self.top_bit.val() | 4;
+                self.w4.next = self.w8.val().get_bits::<4>(4);
+            }
+            self.w2.next = self.w4.val().get_bits::<2>(0);
+            if self.w4.val().get_bits::<2>(2).any() {
+                self.top_bit.next = self.top_bit.val() | 2;
+                self.w2.next = self.w4.val().get_bits::<2>(2);
+            }
+            if self.w2.val().get_bit(1) {
+                self.top_bit.next = self.top_bit.val() | 1;
+            }
+            self.e_high.next = self.e_cum.val() - 1;
+            if self.w2.val().any() {
+                self.e_high.next = self.e_cum.val() + bit_cast::<32, 8>(self.top_bit.val()) + 1;
+            }
+        }
         // Lowest matching slot wins; only an ACK's event searches.
         self.hit.next = false;
         self.hit_slot.next = 0.into();
         if self.e_ack.val() {
             for i in 0..Self::N {
                 if !self.hit.val()
-                    & self.map_valid.q.val().get_bit(i)
+                    & self.map_valid[i].q.val()
                     & (self.map_qpn[i].q.val() == self.ev_dst_qpn.val())
                     & (self.map_path[i].q.val() == self.ev_path.val())
                 {
@@ -553,7 +542,7 @@ impl<const W: usize, const B: usize, const SB: usize> Logic for AckRx<W, B, SB> 
             | (bit_cast::<Q_BITS, 64>(self.e_echo.val()) << 320)
             | (bit_cast::<Q_BITS, 32>(self.e_ce.val()) << 384)
             | (bit_cast::<Q_BITS, 32>(self.e_rx.val()) << 416)
-            | (bit_cast::<Q_BITS, 32>(self.high.high.val()) << 448);
+            | (bit_cast::<Q_BITS, 32>(self.e_high.val()) << 448);
         self.qs.write_data.next = self.hit_slot.val();
         self.q.write_enable.next = false;
         self.qs.write_enable.next = false;
@@ -692,7 +681,9 @@ impl<const W: usize, const B: usize, const SB: usize> Logic for AckRx<W, B, SB> 
         self.cnt_refused.next = self.n_refused.q.val();
 
         if self.rst.val() {
-            self.map_valid.d.next = 0.into();
+            for i in 0..Self::N {
+                self.map_valid[i].d.next = false;
+            }
             self.beat.d.next = 0.into();
             self.pf_wr.d.next = 0.into();
             self.pf_rd.d.next = 0.into();
@@ -719,42 +710,9 @@ mod tests {
     use std::collections::VecDeque;
     use std::sync::{Arc, Mutex};
 
-    #[test]
-    fn ack_high_is_the_highest_sack_bit_or_cum_minus_one() {
-        let mut rng = rand::rngs::StdRng::seed_from_u64(0xACE);
-        let mut hi = AckHigh::default();
-        hi.en.next = true;
-        for round in 0..2000 {
-            let cum: u32 = rng.gen_range(0..=u32::MAX);
-            let mut sack = Sack::default();
-            for _ in 0..round % 4 {
-                sack.set(rng.gen_range(0..256));
-            }
-            let mut bits = Bits::<256>::default();
-            for i in 0..256 {
-                bits = bits.replace_bit(i, sack.get(i as u32));
-            }
-            hi.cum.next = u64::from(cum).to_bits();
-            hi.sack.next = bits;
-            hi.en.update_all();
-            hi.cum.update_all();
-            hi.sack.update_all();
-            hi.update();
-            let want = match sack.highest() {
-                Some(h) => cum.wrapping_add(h).wrapping_add(1),
-                None => cum.wrapping_sub(1),
-            };
-            assert_eq!(
-                hi.high.next.to_u64(),
-                u64::from(want),
-                "cum {cum}, round {round}"
-            );
-        }
-    }
-
     const QPN: u32 = 0x11;
     const PATH: u16 = 2;
-    const SLOT: u64 = 3;
+    const SLOT: u64 = 45;
     const UNA: u64 = 100;
     const NEXT_PSN: u64 = 200;
     const NOW: u64 = 10_000;
@@ -815,18 +773,18 @@ mod tests {
         counters: [u64; 5],
     }
 
-    /// Runs `grams` through rust-hdl's simulator of `AckRx<64, 8, 4>`
-    /// with slot 3 mapped to (`QPN`, `PATH`), each event 3 cycles after
+    /// Runs `grams` through rust-hdl's simulator of `AckRx<64, 8, 6>`
+    /// with slot 45 mapped to (`QPN`, `PATH`), each event 3 cycles after
     /// its datagram's last beat, and a table that answers every operation
     /// two cycles later (5 packets, 500 bytes acked).
     fn simulate(grams: Vec<Gram>) -> Run {
         let run = Arc::new(Mutex::new(Run::default()));
         let result = run.clone();
         let mut sim = Simulation::new();
-        sim.add_clock(5, |x: &mut Box<AckRx<64, 8, 4>>| {
+        sim.add_clock(5, |x: &mut Box<AckRx<64, 8, 6>>| {
             x.clock.next = !x.clock.val()
         });
-        sim.add_testbench(move |mut sim: Sim<AckRx<64, 8, 4>>| {
+        sim.add_testbench(move |mut sim: Sim<AckRx<64, 8, 6>>| {
             let mut x = sim.init()?;
             x.rst.next = true;
             wait_clock_cycles!(sim, clock, x, 2);
@@ -846,7 +804,7 @@ mod tests {
             let (mut g, mut off) = (0usize, 0usize);
             let mut events: VecDeque<(usize, usize)> = VecDeque::new();
             let mut results: VecDeque<usize> = VecDeque::new();
-            for cycle in 0..400usize {
+            for cycle in 0..100 + 20 * grams.len() {
                 // This cycle's inputs, settled before the outputs are read.
                 x.s_tvalid.next = false;
                 if g < grams.len() {
@@ -925,7 +883,7 @@ mod tests {
             ];
             sim.done(x)
         });
-        let mut uut = AckRx::<64, 8, 4>::default();
+        let mut uut = AckRx::<64, 8, 6>::default();
         uut.connect_all();
         sim.run(Box::new(uut), 100_000).unwrap();
         Arc::try_unwrap(result).unwrap().into_inner().unwrap()
@@ -985,5 +943,65 @@ mod tests {
         let done = (SLOT, 5, 500, u64::from(Gram::CONN_CUM));
         assert_eq!(run.done, vec![done, done]);
         assert_eq!(run.counters, [2, 1, 0, 1, 1]);
+    }
+
+    #[test]
+    fn rust_hdl_model_refuses_by_the_highest_sack_bit() {
+        // path_cum 150, una 100, next_psn 200: the highest reported PSN
+        // 150 + h + 1 was sent exactly when the SACK's highest bit h is
+        // below 49 (no bit: 149, sent). Each ACK is the slot's newest
+        // with no CE marks, so only that decides.
+        let mut rng = rand::rngs::StdRng::seed_from_u64(0xACE);
+        let mut grams = Vec::new();
+        let mut want = Vec::new();
+        let mut refused = 0;
+        let random: Vec<Option<usize>> = (0..20).map(|_| Some(rng.gen_range(0..256))).collect();
+        for (k, top) in [None, Some(0), Some(48), Some(49), Some(255)]
+            .into_iter()
+            .chain(random)
+            .enumerate()
+        {
+            let mut sack = Sack::default();
+            let mut bits = Vec::new();
+            if let Some(top) = top {
+                for _ in 0..k % 4 {
+                    bits.push(rng.gen_range(0..=top));
+                }
+                bits.push(top);
+            }
+            for &i in &bits {
+                sack.set(i as u32);
+            }
+            let high = sack.highest().map_or(149, |h| 151 + h);
+            if u64::from(high) < NEXT_PSN {
+                let lo = bits
+                    .iter()
+                    .filter(|&&i| i < 64)
+                    .fold(0u64, |m, &i| m | 1 << i);
+                want.push(Op::Ack(SLOT, 150, lo));
+            } else {
+                refused += 1;
+            }
+            grams.push(Gram {
+                opcode: metaroce_proto::Opcode::Ack as u64,
+                path: PATH,
+                ev_psn_delta: 0,
+                cum: 150,
+                sack: bits,
+                echo: 0,
+                ce: 0,
+                rx: 10 * (k as u32 + 1),
+            });
+        }
+        let n = grams.len() as u64;
+        let run = simulate(grams);
+        let acks: Vec<Op> = run
+            .ops
+            .into_iter()
+            .filter(|op| matches!(op, Op::Ack(..)))
+            .collect();
+        assert_eq!(acks, want);
+        assert!(refused > 0 && !want.is_empty());
+        assert_eq!(run.counters, [n - refused, 0, 0, 0, refused]);
     }
 }
