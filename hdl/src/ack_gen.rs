@@ -39,144 +39,485 @@
 //! AXI-Stream of the UDP payload (`m_ack_t*`, packed `tkeep`) with, held for
 //! the frame, the addressing fields `m_ack_dst_ip`, `m_ack_src_port`,
 //! `m_ack_dst_port` and `m_ack_ece`.
+//!
+//! Native rust-hdl: the ICRC is one XOR matrix of constant rows over the
+//! pseudo-header and the 96 bytes (a reduction XOR per output bit), the
+//! frame a register of the beats; rust-hdl's own simulator runs the block
+//! (the test below, against `metaroce_proto`'s parser); it is verified
+//! under Verilator inside [`crate::RxCore`].
 
 use rust_hdl::prelude::*;
 
-use crate::helpers::hand_written;
-
-use crate::icrc::crc_fn;
+use crate::helpers::{konst, native_block};
+use crate::icrc::{crc_map, rows};
 
 /// Bytes of an ACK datagram: base header, ACK extension, ICRC.
 pub const ACK_LEN: usize = 32 + 64 + 4;
 /// Wire version the ACKs carry (`metaroce_proto::VERSION`).
-const ACK_VERSION: u8 = 1;
+const ACK_VERSION: usize = 1;
 /// Opcode of an ACK (`metaroce_proto::Opcode::Ack`).
-const ACK_OPCODE: u8 = 0x10;
+const ACK_OPCODE: usize = 0x10;
+/// Bits of the datagram before its ICRC.
+const DG_BITS: usize = 8 * (ACK_LEN - 4);
+/// Bits of the pseudo-header.
+const PH_BITS: usize = 320;
+/// Bits of the ICRC's input: the pseudo-header, then the datagram.
+const CRC_BITS: usize = PH_BITS + DG_BITS;
+/// Bits of the frame register: whole beats of the datagram at any width
+/// (13 at 64 bits, 2 at 512: at most 1024 bits).
+const FRAME_BITS: usize = 1024;
 
-/// `tkeep` of `n` packed bytes, in hex digits.
-fn keep_hex(n: usize) -> String {
-    let top = n % 4;
-    let lead = (top != 0).then(|| format!("{:x}", (1u8 << top) - 1));
-    lead.unwrap_or_default() + &"f".repeat(n / 4)
+/// Beats of an ACK datagram at `b` bytes a beat.
+fn beats(b: usize) -> usize {
+    ACK_LEN.div_ceil(b)
 }
 
-/// The ACK generator at `W`-bit beats (`B = W / 8` lanes).
-#[derive(LogicBlock, Default)]
-pub struct AckGen<const W: usize, const B: usize> {
-    /// Clock.
-    pub clock: Signal<In, Clock>,
-    /// Synchronous reset.
-    pub rst: Signal<In, Bit>,
-    /// The NIC clock (ns): the ACK's timestamp.
-    pub now: Signal<In, Bits<64>>,
-    /// The tracker has an entry waiting.
-    pub aq_valid: Signal<In, Bit>,
-    /// Take it.
-    pub aq_pop: Signal<Out, Bit>,
-    /// A verdict event placed a packet with a payload this cycle (its DMA
-    /// write is still to come).
-    pub placed: Signal<In, Bit>,
-    /// The DMA port finished a write this cycle (its last beat was taken).
-    pub dma_done: Signal<In, Bit>,
-    /// Its path.
-    pub ak_path: Signal<In, Bits<6>>,
-    /// Its QP still receives: send the ACK (else drop the entry).
-    pub ak_live: Signal<In, Bit>,
-    /// Cumulative path PSN.
-    pub ak_cum: Signal<In, Bits<32>>,
-    /// SACK bitmap.
-    pub ak_sack: Signal<In, Bits<256>>,
-    /// Packets received on the path.
-    pub ak_rx: Signal<In, Bits<32>>,
-    /// CE-marked packets received on the path.
-    pub ak_ce: Signal<In, Bits<32>>,
-    /// Echo timestamp.
-    pub ak_ts: Signal<In, Bits<64>>,
-    /// Reply port (the ACK's UDP source port).
-    pub ak_port: Signal<In, Bits<16>>,
-    /// ECE flag.
-    pub ak_ece: Signal<In, Bit>,
-    /// Connection cumulative PSN.
-    pub ak_conn_cum: Signal<In, Bits<32>>,
-    /// The QP's QPN.
-    pub qpn: Signal<In, Bits<32>>,
-    /// The peer's QPN.
-    pub peer_qpn: Signal<In, Bits<32>>,
-    /// The peer's IP (IPv4 mapped into IPv6).
-    pub peer_ip: Signal<In, Bits<128>>,
-    /// The peer's UDP port.
-    pub peer_port: Signal<In, Bits<16>>,
-    /// Rate hint (Mbit/s).
-    pub rate: Signal<In, Bits<32>>,
-    /// Credit (packets).
-    pub credit: Signal<In, Bits<32>>,
-    /// The local IP.
-    pub local_ip: Signal<In, Bits<128>>,
-    /// ACK datagram beats, lane order.
-    pub m_ack_tdata: Signal<Out, Bits<W>>,
-    /// Byte enables (packed).
-    pub m_ack_tkeep: Signal<Out, Bits<B>>,
-    /// Beat valid.
-    pub m_ack_tvalid: Signal<Out, Bit>,
-    /// The consumer takes the beat.
-    pub m_ack_tready: Signal<In, Bit>,
-    /// Last beat of the datagram.
-    pub m_ack_tlast: Signal<Out, Bit>,
-    /// Destination IP (the peer).
-    pub m_ack_dst_ip: Signal<Out, Bits<128>>,
-    /// UDP source port (the acknowledged path's reply port).
-    pub m_ack_src_port: Signal<Out, Bits<16>>,
-    /// UDP destination port (the peer's).
-    pub m_ack_dst_port: Signal<Out, Bits<16>>,
-    /// The ACK carries ECE.
-    pub m_ack_ece: Signal<Out, Bit>,
+/// A constant of `N` bits with bits `0..n` set (a packed `tkeep` of `n`
+/// lanes).
+fn low_bits<const N: usize>(n: usize) -> Constant<Bits<N>> {
+    Constant::new((0..n).fold(Bits::default(), |m, i| m.replace_bit(i, true)))
+}
+
+/// A constant of `N` bits with bit `i` set.
+fn bit<const N: usize>(i: usize) -> Constant<Bits<N>> {
+    Constant::new(Bits::default().replace_bit(i, true))
+}
+
+native_block! {
+    /// The ACK generator at `W`-bit beats (`B = W / 8` lanes, 8 to 64).
+    AckGen[W, B]
+    check {
+        W == 8 * B && B.is_power_of_two() && (8..=64).contains(&B),
+        "AckGen<{W}, {B}>: W must be 8 * B, B 8 to 64"
+    }
+    let crc = crc_map(PH_BITS / 8 + DG_BITS / 8);
+    ports {
+        #[doc = "Clock."]
+        clock: Signal<In, Clock>,
+        #[doc = "Synchronous reset."]
+        rst: Signal<In, Bit>,
+        #[doc = "The NIC clock (ns): the ACK's timestamp."]
+        now: Signal<In, Bits<64>>,
+        #[doc = "The tracker has an entry waiting."]
+        aq_valid: Signal<In, Bit>,
+        #[doc = "Take it."]
+        aq_pop: Signal<Out, Bit>,
+        #[doc = "A verdict event placed a packet with a payload this cycle (its DMA write is still to come)."]
+        placed: Signal<In, Bit>,
+        #[doc = "The DMA port finished a write this cycle (its last beat was taken)."]
+        dma_done: Signal<In, Bit>,
+        #[doc = "Its path."]
+        ak_path: Signal<In, Bits<6>>,
+        #[doc = "Its QP still receives: send the ACK (else drop the entry)."]
+        ak_live: Signal<In, Bit>,
+        #[doc = "Cumulative path PSN."]
+        ak_cum: Signal<In, Bits<32>>,
+        #[doc = "SACK bitmap."]
+        ak_sack: Signal<In, Bits<256>>,
+        #[doc = "Packets received on the path."]
+        ak_rx: Signal<In, Bits<32>>,
+        #[doc = "CE-marked packets received on the path."]
+        ak_ce: Signal<In, Bits<32>>,
+        #[doc = "Echo timestamp."]
+        ak_ts: Signal<In, Bits<64>>,
+        #[doc = "Reply port (the ACK's UDP source port)."]
+        ak_port: Signal<In, Bits<16>>,
+        #[doc = "ECE flag."]
+        ak_ece: Signal<In, Bit>,
+        #[doc = "Connection cumulative PSN."]
+        ak_conn_cum: Signal<In, Bits<32>>,
+        #[doc = "The QP's QPN."]
+        qpn: Signal<In, Bits<32>>,
+        #[doc = "The peer's QPN."]
+        peer_qpn: Signal<In, Bits<32>>,
+        #[doc = "The peer's IP (IPv4 mapped into IPv6)."]
+        peer_ip: Signal<In, Bits<128>>,
+        #[doc = "The peer's UDP port."]
+        peer_port: Signal<In, Bits<16>>,
+        #[doc = "Rate hint (Mbit/s)."]
+        rate: Signal<In, Bits<32>>,
+        #[doc = "Credit (packets)."]
+        credit: Signal<In, Bits<32>>,
+        #[doc = "The local IP."]
+        local_ip: Signal<In, Bits<128>>,
+        #[doc = "ACK datagram beats, lane order."]
+        m_ack_tdata: Signal<Out, Bits<W>>,
+        #[doc = "Byte enables (packed)."]
+        m_ack_tkeep: Signal<Out, Bits<B>>,
+        #[doc = "Beat valid."]
+        m_ack_tvalid: Signal<Out, Bit>,
+        #[doc = "The consumer takes the beat."]
+        m_ack_tready: Signal<In, Bit>,
+        #[doc = "Last beat of the datagram."]
+        m_ack_tlast: Signal<Out, Bit>,
+        #[doc = "Destination IP (the peer)."]
+        m_ack_dst_ip: Signal<Out, Bits<128>>,
+        #[doc = "UDP source port (the acknowledged path's reply port)."]
+        m_ack_src_port: Signal<Out, Bits<16>>,
+        #[doc = "UDP destination port (the peer's)."]
+        m_ack_dst_port: Signal<Out, Bits<16>>,
+        #[doc = "The ACK carries ECE."]
+        m_ack_ece: Signal<Out, Bit>,
+    }
+    state {
+        // 0 idle, 1 load (build and ICRC), 2 send.
+        phase: DFF<Bits<2>>,
+        // ACKs after the data: placed packets with a payload, DMA writes
+        // finished, and the placed count the ACK being built covers.
+        placed_cnt: DFF<Bits<32>>,
+        dma_cnt: DFF<Bits<32>>,
+        fence: DFF<Bits<32>>,
+        placed_next: Signal<Local, Bits<32>>,
+        data_in: Signal<Local, Bit>,
+        now_q: DFF<Bits<64>>,
+        // The datagram in lane order and the beat being shown.
+        frame: DFF<Bits<FRAME_BITS>>,
+        beat: DFF<Bits<8>>,
+        at: Signal<Local, Bits<10>>,
+        dst_ip: DFF<Bits<128>>,
+        src_port: DFF<Bits<16>>,
+        dst_port: DFF<Bits<16>>,
+        ece: DFF<Bit>,
+        // The SACK field on the wire, the datagram and the ICRC's input
+        // (network order, byte 0 in the top bits), the ICRC, the frame.
+        octet: Signal<Local, Bits<8>>,
+        sack_wire: Signal<Local, Bits<256>>,
+        dg: Signal<Local, Bits<DG_BITS>>,
+        x: Signal<Local, Bits<CRC_BITS>>,
+        icrc: Signal<Local, Bits<32>>,
+        lanes: Signal<Local, Bits<FRAME_BITS>>,
+    }
+    consts {
+        c_crc: [Constant<Bits<CRC_BITS>>; 32] = rows(&crc, 0),
+        c_crc0: Constant<Bits<32>> = konst(crc.k as usize),
+        c_version: Constant<Bits<DG_BITS>> = konst(ACK_VERSION),
+        c_opcode: Constant<Bits<DG_BITS>> = konst(ACK_OPCODE),
+        c_udp_len: Constant<Bits<PH_BITS>> = konst(8 + ACK_LEN),
+        c_wshift: Constant<Bits<4>> = konst(B.trailing_zeros() as usize + 3),
+        c_half: Constant<Bits<32>> = konst(1 << 31),
+        c_nbm1: Constant<Bits<8>> = konst(beats(B) - 1),
+        c_last_keep: Constant<Bits<B>> = low_bits(ACK_LEN - (beats(B) - 1) * B),
+        c_all_keep: Constant<Bits<B>> = low_bits(B),
+        c_ece: Constant<Bits<DG_BITS>> = bit(741),
+    }
 }
 
 impl<const W: usize, const B: usize> Logic for AckGen<W, B> {
-    /// No rust-hdl model: verified under Verilator only.
-    fn update(&mut self) {}
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(
+            self, clock, phase, placed_cnt, dma_cnt, fence, now_q, frame, beat, dst_ip, src_port,
+            dst_port, ece
+        );
+        // The ACK waits until the DMA writes of the packets it covers are
+        // done (counts modulo 2^32). Written out again where the beat
+        // advances: a temporary shared by the two would make Verilator see
+        // a loop through the consumer's `tready`.
+        self.m_ack_tvalid.next = (self.phase.q.val() == 2)
+            & ((self.dma_cnt.q.val() - self.fence.q.val()) < self.c_half.val());
+        self.at.next = bit_cast::<10, 8>(self.beat.q.val()) << self.c_wshift.val();
+        self.m_ack_tdata.next = self.frame.q.val().get_bits::<W>(self.at.val().index());
+        self.m_ack_tlast.next = self.beat.q.val() == self.c_nbm1.val();
+        self.m_ack_tkeep.next = self.c_all_keep.val();
+        if self.beat.q.val() == self.c_nbm1.val() {
+            self.m_ack_tkeep.next = self.c_last_keep.val();
+        }
+        self.aq_pop.next = (self.phase.q.val() == 0) & self.aq_valid.val();
+        self.m_ack_dst_ip.next = self.dst_ip.q.val();
+        self.m_ack_src_port.next = self.src_port.q.val();
+        self.m_ack_dst_port.next = self.dst_port.q.val();
+        self.m_ack_ece.next = self.ece.q.val();
 
-    fn connect(&mut self) {
-        assert_eq!(W, 8 * B, "AckGen: W must be 8 * B");
-        self.aq_pop.connect();
-        self.m_ack_tdata.connect();
-        self.m_ack_tkeep.connect();
-        self.m_ack_tvalid.connect();
-        self.m_ack_tlast.connect();
-        self.m_ack_dst_ip.connect();
-        self.m_ack_src_port.connect();
-        self.m_ack_dst_port.connect();
-        self.m_ack_ece.connect();
-    }
-
-    fn hdl(&self) -> Verilog {
-        let beats = ACK_LEN.div_ceil(B);
-        let last_bytes = ACK_LEN - (beats - 1) * B;
-        hand_written(format!(
-            include_str!("ack_gen.v.in"),
-            // The pseudo-header (40 bytes) and the datagram before its ICRC.
-            CRC_FN = crc_fn("ack_icrc", 40 + ACK_LEN - 4),
-            W = W,
-            B = B,
-            FBITS = beats * W,
-            FPAD = beats * W - 8 * ACK_LEN,
-            NBM1 = beats - 1,
-            LASTKEEP = keep_hex(last_bytes),
-            VERSION = ACK_VERSION,
-            OPCODE = ACK_OPCODE,
-            UDP_LEN = 8 + ACK_LEN,
-        ))
+        self.placed_next.next = self.placed_cnt.q.val();
+        if self.placed.val() {
+            self.placed_next.next = self.placed_cnt.q.val() + 1;
+        }
+        self.placed_cnt.d.next = self.placed_next.val();
+        if self.dma_done.val() {
+            self.dma_cnt.d.next = self.dma_cnt.q.val() + 1;
+        }
+        self.data_in.next = (self.dma_cnt.q.val() - self.fence.q.val()) < self.c_half.val();
+        self.octet.next = 0.into();
+        self.sack_wire.next = 0.into();
+        self.dg.next = 0.into();
+        self.x.next = 0.into();
+        self.icrc.next = 0.into();
+        self.lanes.next = 0.into();
+        if self.phase.q.val() == 0 {
+            if self.aq_valid.val() {
+                self.now_q.d.next = self.now.val();
+                self.fence.d.next = self.placed_next.val();
+                self.phase.d.next = 1.into();
+            }
+        } else if self.phase.q.val() == 1 {
+            if !self.ak_live.val() {
+                self.phase.d.next = 0.into();
+            } else {
+                // Base header (stream, connection and path PSN zero;
+                // timestamp = when the ACK was taken) and ACK extension,
+                // network order; the SACK's byte 0 (bits 7..0) first.
+                for i in 0..32 {
+                    self.octet.next = self.ak_sack.val().get_bits::<8>(8 * i);
+                    self.sack_wire.next = self.sack_wire.val()
+                        | (bit_cast::<256, 8>(self.octet.val()) << (248 - 8 * i).to_bits::<16>());
+                }
+                self.dg.next = bit_cast::<DG_BITS, 32>(self.ak_rx.val())
+                    | (bit_cast::<DG_BITS, 32>(self.credit.val()) << 32)
+                    | (bit_cast::<DG_BITS, 32>(self.rate.val()) << 64)
+                    | (bit_cast::<DG_BITS, 32>(self.ak_ce.val()) << 96)
+                    | (bit_cast::<DG_BITS, 64>(self.ak_ts.val()) << 128)
+                    | (bit_cast::<DG_BITS, 256>(self.sack_wire.val()) << 192)
+                    | (bit_cast::<DG_BITS, 32>(self.ak_cum.val()) << 448)
+                    | (bit_cast::<DG_BITS, 32>(self.ak_conn_cum.val()) << 480)
+                    | (bit_cast::<DG_BITS, 64>(self.now_q.q.val()) << 512)
+                    | (bit_cast::<DG_BITS, 6>(self.ak_path.val()) << 640)
+                    | (bit_cast::<DG_BITS, 32>(self.qpn.val()) << 672)
+                    | (bit_cast::<DG_BITS, 32>(self.peer_qpn.val()) << 704)
+                    | (self.c_opcode.val() << 752)
+                    | (self.c_version.val() << 760);
+                if self.ak_ece.val() {
+                    self.dg.next = self.dg.val() | self.c_ece.val();
+                }
+                // The ICRC over the pseudo-header (local IP, peer IP, reply
+                // port, peer port, UDP length, 0: from bit 768 + 192 down to
+                // 768) and the datagram.
+                self.x.next = bit_cast::<CRC_BITS, DG_BITS>(self.dg.val())
+                    | (bit_cast::<CRC_BITS, PH_BITS>(self.c_udp_len.val()) << 784)
+                    | (bit_cast::<CRC_BITS, 16>(self.peer_port.val()) << 800)
+                    | (bit_cast::<CRC_BITS, 16>(self.ak_port.val()) << 816)
+                    | (bit_cast::<CRC_BITS, 128>(self.peer_ip.val()) << 832)
+                    | (bit_cast::<CRC_BITS, 128>(self.local_ip.val()) << 960);
+                for o in 0..32 {
+                    self.icrc.next = self
+                        .icrc
+                        .val()
+                        .replace_bit(o, (self.x.val() & self.c_crc[o].val()).xor());
+                }
+                self.icrc.next = self.icrc.val() ^ self.c_crc0.val();
+                // Lane order: datagram byte i (bits 767 - 8i down) in lane
+                // i, then the ICRC big-endian in lanes 96..99.
+                for i in 0..96 {
+                    self.octet.next = self.dg.val().get_bits::<8>(760 - 8 * i);
+                    self.lanes.next = self.lanes.val()
+                        | (bit_cast::<FRAME_BITS, 8>(self.octet.val()) << (8 * i).to_bits::<16>());
+                }
+                for q in 0..4 {
+                    self.octet.next = self.icrc.val().get_bits::<8>(24 - 8 * q);
+                    self.lanes.next = self.lanes.val()
+                        | (bit_cast::<FRAME_BITS, 8>(self.octet.val())
+                            << (768 + 8 * q).to_bits::<16>());
+                }
+                self.frame.d.next = self.lanes.val();
+                self.dst_ip.d.next = self.peer_ip.val();
+                self.src_port.d.next = self.ak_port.val();
+                self.dst_port.d.next = self.peer_port.val();
+                self.ece.d.next = self.ak_ece.val();
+                self.beat.d.next = 0.into();
+                self.phase.d.next = 2.into();
+            }
+        } else if self.m_ack_tready.val() & self.data_in.val() {
+            self.beat.d.next = self.beat.q.val() + 1;
+            if self.beat.q.val() == self.c_nbm1.val() {
+                self.phase.d.next = 0.into();
+            }
+        }
+        if self.rst.val() {
+            self.phase.d.next = 0.into();
+            self.placed_cnt.d.next = 0.into();
+            self.dma_cnt.d.next = 0.into();
+            self.fence.d.next = 0.into();
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use metaroce_proto::{AckRepr, Ext, Flags, Opcode, PseudoHeader, Repr, Sack, parse_datagram};
+    use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+    use std::sync::{Arc, Mutex};
+
+    /// One tracker entry and its QP's fields.
+    #[derive(Clone)]
+    struct Entry {
+        path: u16,
+        live: bool,
+        ack: AckRepr,
+        port: u16,
+        ece: bool,
+        qpn: u32,
+        peer_qpn: u32,
+        peer: Ipv4Addr,
+        peer_port: u16,
+    }
+
+    const LOCAL: Ipv4Addr = Ipv4Addr::new(10, 0, 0, 1);
+    const NOW: u64 = 0x1122_3344_5566;
+
+    fn ip_bits(ip: Ipv4Addr) -> Bits<128> {
+        let v6: Ipv6Addr = ip.to_ipv6_mapped();
+        let v = u128::from(v6);
+        bit_cast::<128, 64>((v as u64).to_bits())
+            | (bit_cast::<128, 64>(((v >> 64) as u64).to_bits()) << 64)
+    }
+
+    /// What came out: each datagram's bytes, the addressing it was shown
+    /// with (peer, source and destination port, ECE), and the cycle of its
+    /// first beat.
+    type Out = Vec<(Vec<u8>, (Bits<128>, u64, u64, bool), u64)>;
+
+    /// Runs `entries` through rust-hdl's simulator of `AckGen<64, 8>`,
+    /// one popped at a time, its fields shown until its frame is built; a
+    /// packet with a payload is placed in the cycle of the first pop and
+    /// its DMA write finishes at cycle `dma_at`; the consumer takes two
+    /// beats of three.
+    fn simulate(entries: Vec<Entry>, dma_at: u64) -> Out {
+        let out = Arc::new(Mutex::new(Vec::new()));
+        let result = out.clone();
+        let mut sim = Simulation::new();
+        sim.add_clock(5, |x: &mut Box<AckGen<64, 8>>| {
+            x.clock.next = !x.clock.val()
+        });
+        sim.add_testbench(move |mut sim: Sim<AckGen<64, 8>>| {
+            let mut x = sim.init()?;
+            x.rst.next = true;
+            wait_clock_cycles!(sim, clock, x, 2);
+            wait_clock_false!(sim, clock, x);
+            x.rst.next = false;
+            x.now.next = NOW.to_bits();
+            x.local_ip.next = ip_bits(LOCAL);
+            let (mut next, mut open, mut first_at) = (0usize, Vec::new(), 0u64);
+            // The entry popped last cycle, which the tracker still shows.
+            let mut loading: Option<usize> = None;
+            for cycle in 0..400u64 {
+                let e = &entries[loading.unwrap_or(next).min(entries.len() - 1)];
+                x.aq_valid.next = next < entries.len();
+                x.placed.next = cycle == 0;
+                x.dma_done.next = cycle == dma_at;
+                x.ak_path.next = u64::from(e.path).to_bits();
+                x.ak_live.next = e.live;
+                x.ak_cum.next = u64::from(e.ack.path_cum).to_bits();
+                let mut sack = Bits::<256>::default();
+                for i in 0..256 {
+                    sack = sack.replace_bit(i, e.ack.sack.get(i as u32));
+                }
+                x.ak_sack.next = sack;
+                x.ak_rx.next = u64::from(e.ack.rx_count).to_bits();
+                x.ak_ce.next = u64::from(e.ack.ce_count).to_bits();
+                x.ak_ts.next = e.ack.echo_ts.to_bits();
+                x.ak_port.next = u64::from(e.port).to_bits();
+                x.ak_ece.next = e.ece;
+                x.ak_conn_cum.next = u64::from(e.ack.conn_cum).to_bits();
+                x.qpn.next = u64::from(e.qpn).to_bits();
+                x.peer_qpn.next = u64::from(e.peer_qpn).to_bits();
+                x.peer_ip.next = ip_bits(e.peer);
+                x.peer_port.next = u64::from(e.peer_port).to_bits();
+                x.rate.next = u64::from(e.ack.rate_hint).to_bits();
+                x.credit.next = u64::from(e.ack.credit).to_bits();
+                x.m_ack_tready.next = cycle % 3 != 2;
+                x = sim.wait(1, x)?;
+                // The entry goes at its pop; it is shown one cycle more,
+                // while the frame is built.
+                loading = None;
+                if x.aq_pop.val() {
+                    loading = Some(next);
+                    next += 1;
+                }
+                if x.m_ack_tvalid.val() && x.m_ack_tready.val() {
+                    if open.is_empty() {
+                        first_at = cycle;
+                    }
+                    let n = x.m_ack_tkeep.val().to_u64().count_ones() as usize;
+                    open.extend_from_slice(&x.m_ack_tdata.val().to_u64().to_le_bytes()[..n]);
+                    if x.m_ack_tlast.val() {
+                        let addr = (
+                            x.m_ack_dst_ip.val(),
+                            x.m_ack_src_port.val().to_u64(),
+                            x.m_ack_dst_port.val().to_u64(),
+                            x.m_ack_ece.val(),
+                        );
+                        out.lock()
+                            .unwrap()
+                            .push((std::mem::take(&mut open), addr, first_at));
+                    }
+                }
+                wait_clock_true!(sim, clock, x);
+                wait_clock_false!(sim, clock, x);
+            }
+            sim.done(x)
+        });
+        let mut uut = AckGen::<64, 8>::default();
+        uut.connect_all();
+        sim.run(Box::new(uut), 1_000_000).unwrap();
+        Arc::try_unwrap(result).unwrap().into_inner().unwrap()
+    }
 
     #[test]
-    fn keep_of_the_last_beat() {
-        assert_eq!(keep_hex(4), "f");
-        assert_eq!(keep_hex(36), "fffffffff");
-        assert_eq!(keep_hex(6), "3f");
+    fn rust_hdl_model_builds_acks_the_parser_accepts() {
+        let mut sack = Sack::default();
+        for i in [0, 7, 8, 100, 255] {
+            sack.set(i);
+        }
+        let entry = |k: u32, live: bool| Entry {
+            path: 3 + k as u16,
+            live,
+            ack: AckRepr {
+                conn_cum: 0x1000 + k,
+                path_cum: 0x2000 + k,
+                sack,
+                echo_ts: 0xAB_CDEF_0123 + u64::from(k),
+                ce_count: 5 + k,
+                rate_hint: 25_000,
+                credit: 64 + k,
+                rx_count: 77 + k,
+            },
+            port: 0xC000 + k as u16,
+            ece: k % 2 == 1,
+            qpn: 0x11 + k,
+            peer_qpn: 0x22 + k,
+            peer: Ipv4Addr::new(10, 0, 0, 2 + k as u8),
+            peer_port: 4791,
+        };
+        // The second entry's QP no longer receives: no ACK.
+        let entries = vec![
+            entry(0, true),
+            entry(1, false),
+            entry(2, true),
+            entry(3, true),
+        ];
+        let dma_at = 30;
+        let out = simulate(entries.clone(), dma_at);
+        let sent: Vec<&Entry> = entries.iter().filter(|e| e.live).collect();
+        assert_eq!(out.len(), sent.len());
+        // The first ACK waits for the DMA write of the packet placed
+        // before it.
+        assert!(out[0].2 > dma_at, "first beat at {}", out[0].2);
+        for ((bytes, addr, _), e) in out.iter().zip(sent) {
+            assert_eq!(bytes.len(), ACK_LEN);
+            let pseudo =
+                PseudoHeader::new(IpAddr::V4(LOCAL), e.port, IpAddr::V4(e.peer), e.peer_port);
+            let (repr, payload) = parse_datagram(bytes, &pseudo).expect("ACK parses, ICRC right");
+            assert!(payload.is_empty());
+            let want = Repr {
+                opcode: Opcode::Ack,
+                flags: if e.ece { Flags::ECE } else { Flags::empty() },
+                dst_qpn: e.peer_qpn,
+                src_qpn: e.qpn,
+                stream: 0,
+                path: e.path,
+                conn_psn: 0,
+                path_psn: 0,
+                timestamp: NOW,
+                ext: Ext::Ack(e.ack),
+            };
+            assert_eq!(repr, want);
+            let want_addr = (
+                ip_bits(e.peer),
+                u64::from(e.port),
+                u64::from(e.peer_port),
+                e.ece,
+            );
+            assert_eq!(*addr, want_addr);
+        }
     }
 }

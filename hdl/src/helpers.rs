@@ -79,11 +79,6 @@ pub(crate) fn konst<const N: usize>(v: usize) -> Constant<Bits<N>> {
     Constant::new(v.to_bits())
 }
 
-/// Verilog functions `top_bit(sack)` and `ack_high(cum, sack)`: the highest
-/// path PSN an ACK reports (`ack_high.v.in`), for the ACK receiver's
-/// evidence check (the TX table uses [`crate::AckHigh`]).
-pub(crate) const ACK_HIGH_FN: &str = include_str!("ack_high.v.in");
-
 /// Reverses the byte order of a `W`-bit word (`B = W / 8` bytes).
 ///
 /// AXI-Stream puts the first byte of a beat in lane 0 (`tdata[7:0]`); after

@@ -76,7 +76,7 @@ use rust_hdl::prelude::*;
 
 use crate::helpers::{LutRam, konst, native_block};
 
-use crate::icrc::{Affine, advance, beat_map, feed, le32};
+use crate::icrc::{Affine, advance, beat_map, feed, le32, rows};
 
 /// Entries of the per-path entropy table (the engine's `MAX_PATHS`); the
 /// table is indexed by the low 6 bits of the descriptor's path.
@@ -139,11 +139,6 @@ const MR_BITS: usize = 504;
 const SIDE_BITS: usize = 154;
 /// Bits of the un-zero table row: 32 per trailing-zero count, up to 64 lanes.
 const UNZ_BITS: usize = 2048;
-
-/// The 32 rows of `map` over its inputs `from..from + N`, as constants.
-fn rows<const N: usize>(map: &Affine, from: usize) -> [Constant<Bits<N>>; 32] {
-    std::array::from_fn(|o| Constant::new(map.row::<N>(o, from)))
-}
 
 /// The register after the 40 pseudo-header bytes (source and destination
 /// IP, network order, IPv4 mapped into IPv6; UDP ports and length; two zero

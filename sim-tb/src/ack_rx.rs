@@ -41,6 +41,7 @@ use metaroce_proto::{AckRepr, Ext, Flags, Opcode, Packet, PseudoHeader, Repr};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
+use crate::axis::Axis;
 use crate::core_check::metaroce_hdl_codes::*;
 use crate::frame::{mapped_bits, peer_frame};
 use crate::rx_parser::Frame;
@@ -117,13 +118,12 @@ pub struct AckRxRun {
 
 /// Ports of the top the bench drives besides the table's.
 struct Ports {
-    s_tdata: Port,
-    s_tkeep: Port,
-    s_tvalid: Port,
-    s_tready: Port,
-    s_tlast: Port,
-    m_tready: Port,
-    dma_tready: Port,
+    /// MAC RX (`s_axis_*`).
+    s: Axis,
+    /// MAC TX (`m_axis_*`), always ready.
+    m: Axis,
+    /// Placed payloads (`m_dma_*`), always ready.
+    dma: Axis,
     now: Port,
     cfg_we: Port,
     cfg_addr: Port,
@@ -151,13 +151,9 @@ struct Ports {
 impl Ports {
     fn new(s: &Sim) -> Result<Self, SimError> {
         Ok(Ports {
-            s_tdata: s.port("s_axis_tdata")?,
-            s_tkeep: s.port("s_axis_tkeep")?,
-            s_tvalid: s.port("s_axis_tvalid")?,
-            s_tready: s.port("s_axis_tready")?,
-            s_tlast: s.port("s_axis_tlast")?,
-            m_tready: s.port("m_axis_tready")?,
-            dma_tready: s.port("m_dma_tready")?,
+            s: Axis::new(s, "s_axis")?,
+            m: Axis::new(s, "m_axis")?,
+            dma: Axis::new(s, "m_dma")?,
             now: s.port("now")?,
             cfg_we: s.port("cfg_we")?,
             cfg_addr: s.port("cfg_addr")?,
@@ -580,156 +576,50 @@ impl Bench {
             self.cfg(SLOT_MAP_CFG + slot as u16, word);
         }
         let (p, sim) = (&self.p, self.tb.sim());
-        sim.set(p.m_tready, 1);
-        sim.set(p.dma_tready, 1);
+        p.m.set_ready(sim, true);
+        p.dma.set_ready(sim, true);
     }
 
     /// Runs one round in the RTL: the frames into MAC RX (source idle 20 %
     /// of cycles) while the firmware's operations go to the op port (the
     /// fate stream ready 75 %); returns what finished, in order.
     fn run_round(&mut self, r: &mut Round, now: u64, run: &mut AckRxRun) -> Vec<Done> {
-        let p = &self.p;
-        self.tb.sim().set(p.now, now);
-        let mut done = Vec::new();
-        let (mut frame, mut at) = (0usize, 0usize);
-        let mut issued = false;
-        let mut waited = 0u64;
-        let mut fates: [Vec<SlotFate>; 2] = [Vec::new(), Vec::new()];
-        let mut applied = 0usize;
-        let mut seen_refused = self.tb.sim().get(p.cnt[4]);
-        let mut quiet = 0u64;
+        self.tb.sim().set(self.p.now, now);
+        let mut st = RoundState {
+            seen_refused: self.tb.sim().get(self.p.cnt[4]),
+            ..RoundState::default()
+        };
         let want_applied = r.expected.len();
-        let mut cycle = 0u64;
-        // Latency: the last mapped ACK event's cycle, and m_fate_hw before.
-        let mut last_ev = None;
-        let mut was_busy = false;
         loop {
-            cycle += 1;
-            // MAC RX: the next beat of the current frame.
-            let beat = r.frames.get(frame).map(|f| {
-                let end = (at + 8).min(f.len());
-                (f[at..end].to_vec(), end == f.len())
-            });
-            let offer = beat.is_some() && !self.rng.gen_bool(0.2);
-            {
-                let sim = self.tb.sim();
-                sim.set(p.s_tvalid, offer.into());
-                if let Some((bytes, last)) = &beat {
-                    sim.set_bytes(p.s_tdata, bytes);
-                    sim.set(p.s_tkeep, (1u64 << bytes.len()) - 1);
-                    sim.set(p.s_tlast, (*last).into());
-                }
-            }
-            // Firmware: the next operation once due, held until taken.
-            let pending = r
-                .ops
-                .front()
-                .filter(|(due, ..)| cycle >= *due)
-                .map(|(_, slot, op)| (*slot, op.clone()));
-            if let Some((slot, op)) = &pending
-                && !issued
-            {
-                self.tb.drive(*slot, op);
-            }
-            let ready = self.rng.gen_bool(0.75);
-            let sim = self.tb.sim();
-            sim.set(p.op_valid, (pending.is_some() && !issued).into());
-            sim.set(p.res.fate_ready, ready.into());
-            sim.eval();
-            if offer && sim.get(p.s_tready) == 1 {
-                at += 8;
-                if beat.is_some_and(|(_, last)| last) {
-                    frame += 1;
-                    at = 0;
-                }
-            }
-            if pending.is_some() && !issued {
-                if sim.get(p.op_ready) == 1 {
-                    issued = true;
-                    run.fw_waited += u64::from(waited > 0);
-                    run.fw_max_wait = run.fw_max_wait.max(waited);
-                    waited = 0;
-                } else {
-                    waited += 1;
-                }
-            }
-            run.hw_cycles += sim.get(p.fate_hw);
-            let mut active = false;
-            if let Some(f) = p.res.fate(sim, ready) {
-                fates[sim.get(p.fate_hw) as usize].push(f);
-                active = true;
-            }
-            sim.tick();
-            sim.set(p.op_valid, 0);
-            sim.eval();
-            let c = sim.cycles();
-            if sim.get(p.ev_valid) == 1
-                && sim.get(p.ev_code) == u64::from(V_FIRMWARE)
-                && sim.get(p.ev_opcode) == Opcode::Ack as u64
-                && QPNS.contains(&(sim.get(p.ev_dst_qpn) as u32))
-                && sim.get(p.ev_path) < rx_path::PATHS as u64
-            {
-                last_ev = Some(c);
-            }
-            let busy = sim.get(p.fate_hw) == 1;
-            if busy
-                && !was_busy
-                && let Some(e) = last_ev.take()
-            {
-                run.ev_to_busy_min = run.ev_to_busy_min.min(c - e);
-            }
-            was_busy = busy;
-            if sim.get(p.res.valid) == 1 {
-                let Some((_, slot, op)) = r.ops.pop_front() else {
-                    run.mismatches.push(format!(
-                        "round {}: res_valid without a firmware operation",
-                        run.rounds
-                    ));
-                    break;
-                };
-                let res = p.res.result(sim, std::mem::take(&mut fates[0]));
-                done.push(Done::Fw(slot, op, res));
-                issued = false;
-                active = true;
-            }
-            // A refusal counts in the cycle after the ACK's turn.
-            let refused = sim.get(p.cnt[4]);
-            if refused != seen_refused {
-                seen_refused = refused;
-                done.push(Done::Refused);
-                applied += 1;
-                active = true;
-            }
-            if sim.get(p.done_valid) == 1 {
-                done.push(Done::Hw(
-                    sim.get(p.done_slot) as usize,
-                    sim.get(p.done_pkts) as u32,
-                    sim.get(p.done_bytes) as u32,
-                    sim.get(p.done_conn_cum) as u32,
-                    std::mem::take(&mut fates[1]),
-                ));
-                applied += 1;
-                active = true;
-            }
-            let fed = frame == r.frames.len() && r.ops.is_empty();
-            quiet = if active { 0 } else { quiet + 1 };
+            st.cycle += 1;
+            let fed_active = self.feed(r, &mut st, run);
+            let Some(active) = self.observe(r, &mut st, run) else {
+                break;
+            };
+            let fed = st.frame == r.frames.len() && r.ops.is_empty();
+            st.quiet = if fed_active || active {
+                0
+            } else {
+                st.quiet + 1
+            };
             // Done: everything fed and finished, then 64 quiet cycles (an
             // ACK applied that should not be would show up there).
-            if fed && applied >= want_applied && quiet > 64 {
+            if fed && st.applied >= want_applied && st.quiet > 64 {
                 break;
             }
-            if quiet > 20_000 {
+            if st.quiet > 20_000 {
                 run.mismatches.push(format!(
-                    "round {}: stuck ({} of {} frames in, {} operations left, {applied} of {want_applied} ACKs applied)",
+                    "round {}: stuck ({} of {} frames in, {} operations left, {} of {want_applied} ACKs applied)",
                     run.rounds,
-                    frame,
+                    st.frame,
                     r.frames.len(),
-                    r.ops.len()
+                    r.ops.len(),
+                    st.applied,
                 ));
                 break;
             }
         }
-        for (hw, f) in fates.iter().enumerate() {
+        for (hw, f) in st.fates.iter().enumerate() {
             if !f.is_empty() {
                 run.mismatches.push(format!(
                     "round {}: {} fate events (hw {hw}) after the last result",
@@ -738,8 +628,154 @@ impl Bench {
                 ));
             }
         }
-        done
+        st.done
     }
+
+    /// One cycle's inputs up to the clock edge: the next MAC RX beat, the
+    /// firmware's next operation once due (held until taken), the fate
+    /// stream's ready; then the handshakes and the fate event of the
+    /// cycle. Whether a fate event came.
+    fn feed(&mut self, r: &Round, st: &mut RoundState, run: &mut AckRxRun) -> bool {
+        let p = &self.p;
+        let beat = r.frames.get(st.frame).map(|f| {
+            let end = (st.at + 8).min(f.len());
+            (&f[st.at..end], end == f.len())
+        });
+        let offer = beat.is_some() && !self.rng.gen_bool(0.2);
+        match beat {
+            Some((bytes, last)) if offer => p.s.offer(self.tb.sim(), bytes, bytes.len(), last),
+            _ => p.s.idle(self.tb.sim()),
+        }
+        let pending = r
+            .ops
+            .front()
+            .filter(|(due, ..)| st.cycle >= *due)
+            .map(|(_, slot, op)| (*slot, op.clone()));
+        if let Some((slot, op)) = &pending
+            && !st.issued
+        {
+            self.tb.drive(*slot, op);
+        }
+        let ready = self.rng.gen_bool(0.75);
+        let sim = self.tb.sim();
+        sim.set(p.op_valid, (pending.is_some() && !st.issued).into());
+        sim.set(p.res.fate_ready, ready.into());
+        sim.eval();
+        if offer && p.s.ready(sim) {
+            st.at += 8;
+            if beat.is_some_and(|(_, last)| last) {
+                st.frame += 1;
+                st.at = 0;
+            }
+        }
+        if pending.is_some() && !st.issued {
+            if sim.get(p.op_ready) == 1 {
+                st.issued = true;
+                run.fw_waited += u64::from(st.waited > 0);
+                run.fw_max_wait = run.fw_max_wait.max(st.waited);
+                st.waited = 0;
+            } else {
+                st.waited += 1;
+            }
+        }
+        run.hw_cycles += sim.get(p.fate_hw);
+        let Some(f) = p.res.fate(sim, ready) else {
+            return false;
+        };
+        st.fates[sim.get(p.fate_hw) as usize].push(f);
+        true
+    }
+
+    /// The clock edge, then what it brought: a mapped ACK's verdict event
+    /// (for the latency), a firmware operation's result, a refused or an
+    /// applied ACK, each appended to `st.done`. Whether anything finished,
+    /// or `None` on a result no operation was waiting for.
+    fn observe(&mut self, r: &mut Round, st: &mut RoundState, run: &mut AckRxRun) -> Option<bool> {
+        let p = &self.p;
+        let sim = self.tb.sim();
+        sim.tick();
+        sim.set(p.op_valid, 0);
+        sim.eval();
+        let c = sim.cycles();
+        if sim.get(p.ev_valid) == 1
+            && sim.get(p.ev_code) == u64::from(V_FIRMWARE)
+            && sim.get(p.ev_opcode) == Opcode::Ack as u64
+            && QPNS.contains(&(sim.get(p.ev_dst_qpn) as u32))
+            && sim.get(p.ev_path) < rx_path::PATHS as u64
+        {
+            st.last_ev = Some(c);
+        }
+        let busy = sim.get(p.fate_hw) == 1;
+        if busy
+            && !st.was_busy
+            && let Some(e) = st.last_ev.take()
+        {
+            run.ev_to_busy_min = run.ev_to_busy_min.min(c - e);
+        }
+        st.was_busy = busy;
+        let mut active = false;
+        if sim.get(p.res.valid) == 1 {
+            let Some((_, slot, op)) = r.ops.pop_front() else {
+                run.mismatches.push(format!(
+                    "round {}: res_valid without a firmware operation",
+                    run.rounds
+                ));
+                return None;
+            };
+            let res = p.res.result(sim, std::mem::take(&mut st.fates[0]));
+            st.done.push(Done::Fw(slot, op, res));
+            st.issued = false;
+            active = true;
+        }
+        // A refusal counts in the cycle after the ACK's turn.
+        let refused = sim.get(p.cnt[4]);
+        if refused != st.seen_refused {
+            st.seen_refused = refused;
+            st.done.push(Done::Refused);
+            st.applied += 1;
+            active = true;
+        }
+        if sim.get(p.done_valid) == 1 {
+            st.done.push(Done::Hw(
+                sim.get(p.done_slot) as usize,
+                sim.get(p.done_pkts) as u32,
+                sim.get(p.done_bytes) as u32,
+                sim.get(p.done_conn_cum) as u32,
+                std::mem::take(&mut st.fates[1]),
+            ));
+            st.applied += 1;
+            active = true;
+        }
+        Some(active)
+    }
+}
+
+/// Where a round stands in the RTL ([`Bench::run_round`]).
+#[derive(Default)]
+struct RoundState {
+    /// Clock cycles into the round.
+    cycle: u64,
+    /// The frame MAC RX is at, and its next byte.
+    frame: usize,
+    at: usize,
+    /// The firmware's pending operation was taken (its result not yet in).
+    issued: bool,
+    /// Cycles the pending operation has waited for `op_ready`.
+    waited: u64,
+    /// Fate events since the last result: the firmware's, the hardware's.
+    fates: [Vec<SlotFate>; 2],
+    /// ACKs applied or refused.
+    applied: usize,
+    /// `ackrx_cnt_refused` as last seen.
+    seen_refused: u64,
+    /// Cycles without any event.
+    quiet: u64,
+    /// The cycle of the last mapped ACK's verdict event not yet matched
+    /// by `m_fate_hw` rising; whether `m_fate_hw` was high last cycle.
+    last_ev: Option<u64>,
+    was_busy: bool,
+    /// What finished, in order.
+    done: Vec<Done>,
 }
 
 /// Replays the RTL's order on the engine and compares.
