@@ -77,7 +77,7 @@ pub const RO_REGS: usize = count(Kind::Ro);
 pub const RW_REGS: usize = count(Kind::Rw);
 /// Write-only registers (strobes).
 pub const WO_REGS: usize = count(Kind::Wo);
-/// Bits of the `ro` bus: register `i` of [`regs_of`]`(Ro)` at `32 * i`.
+/// Bits of the `ro` bus: read-only register `i` ([`ro_sources`] order) at `32 * i`.
 pub const RO_BITS: usize = 32 * RO_REGS;
 /// Bits of the `rw` bus: register `i` of the read/write ones at `32 * i`.
 pub const RW_BITS: usize = 32 * RW_REGS;
