@@ -26,9 +26,10 @@
 //! [`AckFrame`] (ACK datagrams → Ethernet/IPv4/UDP frames), the MAC
 //! transmit arbiter [`TxArb`] and the TX table ([`TxPathTable`]).
 //!
-//! Device: [`NicDevice`] is [`HostIf`] (BAR0 registers, queues in host
-//! memory through a generic DMA request interface, interrupts; register
-//! map in [`host_if::regs`]) around [`NicCore`].
+//! Device: [`NicDevice`] is [`HostIf`] (queues in host memory through a
+//! generic DMA request interface, interrupts) and its BAR0 register file
+//! [`host_if::RegFile`] (register map in [`host_if::regs`]) around
+//! [`NicCore`].
 //!
 //! The `*_verilog` functions return each block's Verilog (top module
 //! `top`); the `metaroce-sim-tb` crate Verilates them and checks them
@@ -212,8 +213,8 @@ pub fn nic_core_verilog(width: usize) -> String {
     }
 }
 
-/// Verilog source of the device top ([`NicDevice`]: [`HostIf`] around
-/// [`NicCore`]) for `width` bits per beat; top module `top`.
+/// Verilog source of the device top ([`NicDevice`]: [`HostIf`] and its
+/// register file around [`NicCore`]) for `width` bits per beat; top module `top`.
 ///
 /// # Panics
 /// If `width` is not 64 or 512.
@@ -225,8 +226,9 @@ pub fn nic_device_verilog(width: usize) -> String {
     }
 }
 
-/// Verilog source of the host interface alone ([`HostIf`]: its ports
-/// toward `NicCore` become top-level ports) for `width` bits per beat; top
+/// Verilog source of the host interface alone ([`HostIf`] without its
+/// register file [`host_if::RegFile`]: its ports toward `NicCore` and the
+/// register file become top-level ports) for `width` bits per beat; top
 /// module `top`. For synthesis figures of the block on its own.
 ///
 /// # Panics

@@ -1,7 +1,8 @@
-//! The NIC as a PCIe device sees it: [`HostIf`] around [`NicCore`].
+//! The NIC as a PCIe device sees it: [`HostIf`] and its BAR0 register
+//! file [`RegFile`] around [`NicCore`].
 //!
 //! ```text
-//!             BAR0 bar_* ──► ┌────────┐ cfg_*, cnt_*, op_*/res_*/rd_*  ┌─────────┐
+//!   BAR0 bar_* ─► RegFile ─► ┌────────┐ cfg_*, cnt_*, op_*/res_*/rd_*  ┌─────────┐
 //!   DMA reads m_dmar/s_dmac ◄┤ HostIf ├─ s_desc_*, m_rd_*/s_pay_* ───►│ NicCore │─► MAC TX m_axis_*
 //!   DMA writes m_dmaw_* ◄────┤        │◄ m_dma_*, m_ev_*, m_fw_* ──────┤         │
 //!   interrupts m_irq_* ◄─────┤        │◄ m_ackrx_*, m_fate_*, s_fwtx_* │         │
@@ -16,7 +17,7 @@
 
 use rust_hdl::prelude::*;
 
-use crate::host_if::{HostIf, IrqModerator};
+use crate::host_if::{HostIf, IrqModerator, RegFile};
 use crate::nic_core::NicCore;
 
 /// The device top at `W`-bit beats (`B = W / 8` lanes; 64 or 512).
@@ -107,6 +108,7 @@ pub struct NicDevice<const W: usize, const B: usize> {
     /// Interrupt request: vector.
     pub m_irq_vector: Signal<Out, Bits<2>>,
 
+    regs: RegFile<W>,
     hif: HostIf<W, B>,
     core: NicCore<W, B>,
     irq0: IrqModerator,
@@ -117,20 +119,29 @@ pub struct NicDevice<const W: usize, const B: usize> {
 impl<const W: usize, const B: usize> Logic for NicDevice<W, B> {
     #[hdl_gen]
     fn update(&mut self) {
+        self.regs.clock.next = self.clock.val();
         self.hif.clock.next = self.clock.val();
         self.core.clock.next = self.clock.val();
+        self.regs.rst.next = self.rst.val();
         self.hif.rst.next = self.rst.val();
         self.core.rst.next = self.rst.val();
         self.core.now.next = self.now.val();
 
-        // Outside ↔ host interface.
-        self.hif.bar_wr_valid.next = self.bar_wr_valid.val();
-        self.hif.bar_wr_addr.next = self.bar_wr_addr.val();
+        // BAR0 ↔ register file ↔ host interface.
+        self.regs.bar_wr_valid.next = self.bar_wr_valid.val();
+        self.regs.bar_wr_addr.next = self.bar_wr_addr.val();
+        self.regs.bar_wr_data.next = self.bar_wr_data.val();
+        self.regs.bar_rd_valid.next = self.bar_rd_valid.val();
+        self.regs.bar_rd_addr.next = self.bar_rd_addr.val();
+        self.bar_rd_resp_valid.next = self.regs.bar_rd_resp_valid.val();
+        self.bar_rd_resp_data.next = self.regs.bar_rd_resp_data.val();
         self.hif.bar_wr_data.next = self.bar_wr_data.val();
-        self.hif.bar_rd_valid.next = self.bar_rd_valid.val();
-        self.hif.bar_rd_addr.next = self.bar_rd_addr.val();
-        self.bar_rd_resp_valid.next = self.hif.bar_rd_resp_valid.val();
-        self.bar_rd_resp_data.next = self.hif.bar_rd_resp_data.val();
+        self.hif.rw.next = self.regs.rw.val();
+        self.hif.wo.next = self.regs.wo.val();
+        self.hif.cnt_bar_bad.next = self.regs.bad.val();
+        self.regs.ro.next = self.hif.ro.val();
+
+        // Outside ↔ host interface.
         self.hif.s_axis_tdata.next = self.s_axis_tdata.val();
         self.hif.s_axis_tkeep.next = self.s_axis_tkeep.val();
         self.hif.s_axis_tvalid.next = self.s_axis_tvalid.val();

@@ -1,15 +1,19 @@
 //! Host interface of the NIC: what a host sees of [`crate::NicCore`]
 //! through a PCIe endpoint, independent of any vendor's PCIe block.
 //!
-//! [`HostIf`] sits between the outside and `NicCore`'s firmware ports:
+//! [`HostIf`] and its register file [`RegFile`] sit between the outside
+//! and `NicCore`'s firmware ports:
 //!
-//! * **BAR0** (`bar_*`): a register read/write port (32-bit words, 16-bit
-//!   byte address; a write is taken every cycle, a read is answered on
-//!   `bar_rd_resp_*` the cycle after). The registers form a linked list of
-//!   self-describing blocks ([`regs`], the one source of truth, also
-//!   `docs/regmap.md`): identification, the table port (`cfg_*`), the
-//!   counters, the per-path TX table's operation and read ports, the queue
-//!   registers and the interrupt moderation.
+//! * **BAR0** (`bar_*`, [`RegFile`], a native rust-hdl block beside
+//!   `HostIf` in [`crate::NicDevice`]): a register read/write port (32-bit
+//!   words, 16-bit byte address; a write is taken every cycle, a read is
+//!   answered on `bar_rd_resp_*` two cycles after). The registers form a
+//!   linked list of self-describing blocks ([`regs`], the one source of
+//!   truth, also `docs/regmap.md`): identification, the table port
+//!   (`cfg_*`), the counters, the per-path TX table's operation and read
+//!   ports, the queue registers and the interrupt moderation. `HostIf`
+//!   takes the read/write registers and the write strobes from the
+//!   register file and hands it the read-only registers' values.
 //! * **Queues in host memory**, read and written through the DMA engine:
 //!   the TX queue (128-byte entries, executed in order: descriptors for the
 //!   TX builder, table writes and TX table operations), the firmware
@@ -37,13 +41,15 @@
 //!   `m_irq_*` port (a vector number with a valid/ready handshake, for the
 //!   shim to turn into an MSI-X message).
 //!
-//! Hand-written Verilog (`host_if.v.in`) with its register decoder
-//! generated from [`regs::BLOCKS`]; no rust-hdl model (`update` is empty):
-//! it is verified under Verilator inside [`crate::NicDevice`]
-//! (`metaroce-sim-tb`, `nic_device`). `docs/hardware.md` §18 describes the
+//! `HostIf` is hand-written Verilog (`host_if.v.in`) with its wiring to
+//! the register file generated from [`regs::BLOCKS`]; no rust-hdl model
+//! (`update` is empty): it is verified under Verilator inside
+//! [`crate::NicDevice`] (`metaroce-sim-tb`, `nic_device`). The register
+//! file has a rust-hdl model and test ([`reg_file`]). `docs/hardware.md` §18 describes the
 //! entry formats and what a vendor shim must provide.
 
 pub mod irq;
+pub mod reg_file;
 pub mod regs;
 
 use std::fmt::Write as _;
@@ -54,9 +60,11 @@ use crate::helpers::hand_written;
 
 use crate::nic_core::TX_SLOT_BITS;
 use crate::tx_path::VIEW_BITS;
-use regs::{Access, IRQ_VECTORS, all_regs, storage, strobe};
+use reg_file::{RO_BITS, RW_BITS, WO_REGS};
+use regs::{storage, strobe};
 
 pub use irq::IrqModerator;
+pub use reg_file::RegFile;
 
 /// Event-FIFO fill (of 64) at which the MAC RX port is held.
 pub const EV_HOLD: usize = 16;
@@ -121,20 +129,16 @@ pub struct HostIf<const W: usize, const B: usize> {
     pub clock: Signal<In, Clock>,
     /// Synchronous reset: registers to their reset values, queues empty.
     pub rst: Signal<In, Bit>,
-    /// BAR0 write: valid (taken every cycle).
-    pub bar_wr_valid: Signal<In, Bit>,
-    /// BAR0 write: byte address.
-    pub bar_wr_addr: Signal<In, Bits<16>>,
-    /// BAR0 write: data.
+    /// BAR0 write: data (the data of a write-only register's command).
     pub bar_wr_data: Signal<In, Bits<32>>,
-    /// BAR0 read request: valid (taken every cycle).
-    pub bar_rd_valid: Signal<In, Bit>,
-    /// BAR0 read request: byte address.
-    pub bar_rd_addr: Signal<In, Bits<16>>,
-    /// BAR0 read response: valid (the cycle after the request).
-    pub bar_rd_resp_valid: Signal<Out, Bit>,
-    /// BAR0 read response: data (0 for an address with no register).
-    pub bar_rd_resp_data: Signal<Out, Bits<32>>,
+    /// The read/write registers ([`RegFile::rw`]).
+    pub rw: Signal<In, Bits<RW_BITS>>,
+    /// The write-only registers' strobes ([`RegFile::wo`]).
+    pub wo: Signal<In, Bits<WO_REGS>>,
+    /// BAR accesses to no register ([`RegFile::bad`], `ID.BAR_BAD`).
+    pub cnt_bar_bad: Signal<In, Bits<32>>,
+    /// The read-only registers' values ([`RegFile::ro`]).
+    pub ro: Signal<Out, Bits<RO_BITS>>,
     /// MAC RX (outside): frame beats.
     pub s_axis_tdata: Signal<In, Bits<W>>,
     /// MAC RX (outside): byte enables.
@@ -530,8 +534,7 @@ impl<const W: usize, const B: usize> Logic for HostIf<W, B> {
     fn connect(&mut self) {
         assert_eq!(W, 8 * B, "HostIf: W must be 8 * B");
         assert!(W == 64 || W == 512, "HostIf: 64 or 512 bits");
-        self.bar_rd_resp_valid.connect();
-        self.bar_rd_resp_data.connect();
+        self.ro.connect();
         self.s_axis_tready.connect();
         self.m_dmar_valid.connect();
         self.m_dmar_addr.connect();
@@ -627,65 +630,33 @@ impl<const W: usize, const B: usize> Logic for HostIf<W, B> {
 }
 
 /// The body of the host interface's Verilog module at `w` bits (`b`
-/// lanes): `host_if.v.in` with the register decoder generated from
-/// [`regs::BLOCKS`].
+/// lanes): `host_if.v.in` with its wiring to the register file generated
+/// from [`regs::BLOCKS`].
 fn host_if_body(w: usize, b: usize) -> String {
-    let (mut decls, mut strobes, mut reads, mut writes, mut resets) = (
-        String::new(),
-        String::new(),
-        String::new(),
-        String::new(),
-        String::new(),
-    );
-    let (mut rd_addrs, mut wr_addrs) = (Vec::new(), Vec::new());
-    for (addr, block, reg) in all_regs() {
-        let a = format!("16'h{addr:04X}");
-        rd_addrs.push(a.clone());
-        let value = match reg.access {
-            Access::Ro(_) if reg.offset <= regs::HDR_NEXT => {
-                let v = match reg.offset {
-                    regs::HDR_TYPE => block.type_id,
-                    regs::HDR_VERSION => block.version,
-                    _ => u32::from(block.next()),
-                };
-                format!("32'h{v:08X}")
-            }
-            Access::Ro(src) => src.to_string(),
-            Access::Rw { bits, reset } => {
-                let name = storage(block, &reg);
-                writeln!(decls, "reg [{}:0] {name};", bits - 1).unwrap();
-                writeln!(
-                    writes,
-                    "            {a}: {name} <= bar_wr_data[{}:0];",
-                    bits - 1
-                )
-                .unwrap();
-                writeln!(resets, "        {name} <= {bits}'d{reset};").unwrap();
-                wr_addrs.push(a.clone());
-                if bits == 32 {
-                    name
-                } else {
-                    format!("{{{}'d0, {name}}}", 32 - bits)
-                }
-            }
-            Access::Wo => {
-                writeln!(
-                    strobes,
-                    "wire {} = bar_wr_valid && bar_wr_addr == {a};",
-                    strobe(block, &reg)
-                )
-                .unwrap();
-                wr_addrs.push(a.clone());
-                "32'd0".to_string()
-            }
-        };
-        writeln!(reads, "            {a}: bar_rd_resp_data <= {value};").unwrap();
+    let (mut decls, mut strobes, mut ro_bus) = (String::new(), String::new(), String::new());
+    let mut unused = Vec::new();
+    for (i, (block, reg, bits)) in reg_file::rw_regs().into_iter().enumerate() {
+        let name = storage(block, &reg);
+        writeln!(
+            decls,
+            "wire [{}:0] {name} = rw[{}*32 +: {bits}];",
+            bits - 1,
+            i
+        )
+        .unwrap();
+        if bits < 32 {
+            unused.push(format!("rw[{}*32+{bits} +: {}]", i, 32 - bits));
+        }
     }
-    let list = |v: &[String]| format!("        {}", v.join(",\n        "));
-    let version = env!("CARGO_PKG_VERSION")
-        .split('.')
-        .map(|p| p.parse::<u32>().unwrap_or(0))
-        .fold(0u32, |acc, p| acc << 8 | p);
+    let id = regs::block("ID");
+    let scratch = id.regs.iter().find(|r| r.name == "SCRATCH");
+    unused.push(storage(id, scratch.expect("ID.SCRATCH")));
+    for (i, (block, reg)) in reg_file::wo_regs().into_iter().enumerate() {
+        writeln!(strobes, "wire {} = wo[{i}];", strobe(block, &reg)).unwrap();
+    }
+    for (i, src) in reg_file::ro_sources().into_iter().enumerate() {
+        writeln!(ro_bus, "    ro[{i}*32 +: 32] = {src};").unwrap();
+    }
     // Beat-indexed writes and reads of the wide buffers as case statements
     // with constant slices (a run-time part-select costs a shifter).
     let wpb = w / 64;
@@ -726,27 +697,9 @@ fn host_if_body(w: usize, b: usize) -> String {
         .replace("@EW_READ@", &ew_read)
         .replace("@REG_DECLS@", &decls)
         .replace("@STROBES@", &strobes)
-        .replace("@RD_ADDRS@", &list(&rd_addrs))
-        .replace("@WR_ADDRS@", &list(&wr_addrs))
-        .replace("@READ_CASES@", &reads)
-        .replace("@WRITE_CASES@", &writes)
-        .replace("@RESETS@", &resets)
-        .replace("@MAP_VERSION@", &regs::MAP_VERSION.to_string())
-        .replace("@MAP_HASH@", &format!("{:08X}", regs::map_hash()))
-        .replace("@DEV_VERSION@", &format!("{version:08X}"))
-        .replace("@QPS@", &crate::rx_place::QPS.to_string())
-        .replace("@MRS@", &crate::rx_place::MRS.to_string())
-        .replace("@TX_SLOTS@", &(1usize << TX_SLOT_BITS).to_string())
-        .replace("@PATHS@", &crate::tx_build::PATHS.to_string())
-        .replace(
-            "@RQ@",
-            &format!(
-                "{:08X}",
-                crate::rx_place::RQ_SLOTS << 16 | crate::rx_place::RQ_STREAMS
-            ),
-        )
+        .replace("@RW_UNUSED@", &unused.join(", "))
+        .replace("@RO_BUS@", &ro_bus)
         .replace("@FW_SLOT@", &crate::fw_rx::SLOT_BYTES.to_string())
-        .replace("@IRQ_VECTORS@", &IRQ_VECTORS.to_string())
         .replace("@EV_HOLD@", &EV_HOLD.to_string())
         .replace("@TT_HOLD@", &TT_HOLD.to_string())
         .replace("@EV_BEATS@", &(EVQ_ENTRY / b).to_string())

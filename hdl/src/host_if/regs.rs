@@ -7,9 +7,10 @@
 //! from 0 and finds blocks by type, so a bitstream may add, move or drop
 //! blocks without breaking it.
 //!
-//! This table generates the host interface's register decoder (the read
-//! multiplexer, the write decoder, the register storage and its reset:
-//! [`crate::host_if::HostIf`]'s Verilog) and `docs/regmap.md`
+//! This table makes the register file (the read multiplexer, the write
+//! decoder, the register storage and its reset:
+//! [`crate::host_if::RegFile`]'s constants), the host interface's wiring
+//! to it ([`crate::host_if::HostIf`]'s Verilog) and `docs/regmap.md`
 //! ([`regmap_markdown`]; `cargo test -p metaroce-hdl` fails when the
 //! committed document differs). Registers are 32 bits; accesses are whole,
 //! 4-byte aligned words.
@@ -26,9 +27,14 @@ pub const MAP_VERSION: u32 = 3;
 /// How the host may access a register and where its value comes from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Access {
+    /// Read-only constant of the build (the block headers and the
+    /// identification block: [`crate::host_if::reg_file::id_value`]).
+    /// Writes are ignored and counted as bad accesses.
+    Id,
     /// Read-only: the value of a signal of the host interface (a Verilog
-    /// expression inside [`crate::host_if::HostIf`]). Writes are ignored
-    /// and counted as bad accesses.
+    /// expression inside [`crate::host_if::HostIf`], which puts it on the
+    /// register file's `ro` bus). Writes are ignored and counted as bad
+    /// accesses.
     Ro(&'static str),
     /// Read/write storage of `bits` bits (the upper bits read 0), reset to
     /// `reset`.
@@ -126,6 +132,15 @@ const fn ro(name: &'static str, offset: u16, src: &'static str, doc: &'static st
     }
 }
 
+const fn id(name: &'static str, offset: u16, doc: &'static str) -> Reg {
+    Reg {
+        name,
+        offset,
+        access: Access::Id,
+        doc,
+    }
+}
+
 const fn wo(name: &'static str, offset: u16, doc: &'static str) -> Reg {
     Reg {
         name,
@@ -136,47 +151,37 @@ const fn wo(name: &'static str, offset: u16, doc: &'static str) -> Reg {
 }
 
 const ID_REGS: &[Reg] = &[
-    ro(
+    id(
         "MAP_VERSION",
         0x0C,
-        "MAP_VERSION_C",
         "register map version (`regs::MAP_VERSION`)",
     ),
-    ro(
+    id(
         "MAP_HASH",
         0x10,
-        "MAP_HASH_C",
         "FNV-1a hash of this register map's text (`regs::map_hash`): the driver checks it against its own copy",
     ),
-    ro(
+    id(
         "DEVICE_VERSION",
         0x14,
-        "DEV_VERSION_C",
         "`metaroce-hdl` version: major << 16 | minor << 8 | patch",
     ),
-    ro(
-        "DATA_WIDTH",
-        0x18,
-        "DATA_WIDTH_C",
-        "data path width in bits (64 or 512)",
-    ),
-    ro("QPS", 0x1C, "QPS_C", "QP table entries"),
-    ro("MRS", 0x20, "MRS_C", "MR table entries"),
-    ro("TX_SLOTS", 0x24, "TX_SLOTS_C", "per-path TX table slots"),
-    ro("PATHS", 0x28, "PATHS_C", "entropy table entries (paths)"),
-    ro(
+    id("DATA_WIDTH", 0x18, "data path width in bits (64 or 512)"),
+    id("QPS", 0x1C, "QP table entries"),
+    id("MRS", 0x20, "MR table entries"),
+    id("TX_SLOTS", 0x24, "per-path TX table slots"),
+    id("PATHS", 0x28, "entropy table entries (paths)"),
+    id(
         "RQ",
         0x2C,
-        "RQ_C",
         "receive rings: streams with a ring [15:0], slots per ring [31:16]",
     ),
-    ro(
+    id(
         "FW_SLOT_BYTES",
         0x30,
-        "FW_SLOT_C",
         "bytes of a datagram the firmware receive ring carries",
     ),
-    ro("IRQ_VECTORS", 0x34, "IRQ_VECTORS_C", "interrupt vectors"),
+    id("IRQ_VECTORS", 0x34, "interrupt vectors"),
     ro(
         "BAR_BAD",
         0x38,
@@ -685,7 +690,7 @@ pub fn all_regs() -> Vec<(u16, &'static RegBlock, Reg)> {
                 Reg {
                     name,
                     offset,
-                    access: Access::Ro(""),
+                    access: Access::Id,
                     doc,
                 },
             ));
@@ -710,7 +715,7 @@ pub fn strobe(block: &RegBlock, reg: &Reg) -> String {
 }
 
 /// The value a header word reads.
-fn header_value(b: &RegBlock, offset: u16) -> u32 {
+pub(crate) fn header_value(b: &RegBlock, offset: u16) -> u32 {
     match offset {
         HDR_TYPE => b.type_id,
         HDR_VERSION => b.version,
@@ -739,12 +744,12 @@ fn regmap_body() -> String {
                 continue;
             }
             let (acc, bits, reset) = match r.access {
-                Access::Ro(_) if r.offset <= HDR_NEXT => (
+                Access::Id if r.offset <= HDR_NEXT => (
                     "RO".to_string(),
                     "32".to_string(),
                     format!("`0x{:X}`", header_value(b, r.offset)),
                 ),
-                Access::Ro(_) => ("RO".into(), "32".into(), "—".into()),
+                Access::Id | Access::Ro(_) => ("RO".into(), "32".into(), "—".into()),
                 Access::Rw { bits, reset } => ("RW".into(), bits.to_string(), format!("{reset}")),
                 Access::Wo => ("WO".into(), "32".into(), "—".into()),
             };
