@@ -527,10 +527,21 @@ pub fn metaroce_hosts<M: HostMemory>(
     mut memory: impl FnMut(HostId) -> M,
 ) -> Result<Vec<MetaRoceHost<M>>, FabricError> {
     config.validate()?;
+    let qp = QpConfig {
+        paths: config.paths,
+        streams: 1,
+        cc: config.cc.clone().into(),
+        honor_rate_hint: config.honor_rate_hint,
+        conn_window_bytes: config.conn_window_bytes,
+        rto_min_ns: config.rto_min_ns,
+        rto_initial_ns: config.rto_initial_ns,
+        recv_window: config.recv_window,
+        ..QpConfig::default()
+    };
     let mut hosts: Vec<MetaRoceHost<M>> = (0..host_count)
         .map(|index| {
             let host = HostId(index as u32);
-            MetaRoceHost::new(config, seed, host, memory(host))
+            MetaRoceHost::new(config, qp.clone(), seed, host, memory(host))
         })
         .collect();
     let access = Access::LOCAL_WRITE | Access::REMOTE_WRITE | Access::REMOTE_READ;
@@ -555,20 +566,10 @@ pub fn metaroce_hosts<M: HostMemory>(
 }
 
 impl<M: HostMemory> MetaRoceHost<M> {
-    /// Host `host` with its engine (no QPs yet) and memory `mem`.
-    fn new(config: &MetaRoceConfig, seed: u64, host: HostId, mem: M) -> Self {
+    /// Host `host` with its engine (no QPs yet, `qp` their settings) and
+    /// memory `mem`.
+    fn new(config: &MetaRoceConfig, qp: QpConfig, seed: u64, host: HostId, mem: M) -> Self {
         let line_rate_mbps = u32::try_from(config.line_rate_bps / 1_000_000).unwrap_or(u32::MAX);
-        let qp = QpConfig {
-            paths: config.paths,
-            streams: 1,
-            cc: config.cc.clone().into(),
-            honor_rate_hint: config.honor_rate_hint,
-            conn_window_bytes: config.conn_window_bytes,
-            rto_min_ns: config.rto_min_ns,
-            rto_initial_ns: config.rto_initial_ns,
-            recv_window: config.recv_window,
-            ..QpConfig::default()
-        };
         MetaRoceHost {
             nic: Nic::new(NicConfig {
                 local_ip: host_ip(host),
