@@ -23,7 +23,7 @@ use metaroce_proto::{Opcode, Packet, PseudoHeader, Repr};
 
 use crate::target::{
     Completion, Device, MrAccess, MrInfo, PeerParams, QpOptions, QpStateName, SendWork, Target,
-    TargetResult, WorkOp,
+    TargetResult,
 };
 
 /// A fault the shim injects into everything the soft NIC transmits.
@@ -333,21 +333,7 @@ impl Device for SoftDevice {
 
     fn post_send(&mut self, qpn: u32, w: &SendWork) -> TargetResult<()> {
         let sge = self.mr(w.mr)?.sge(w.offset as usize, w.len);
-        let op = match w.op {
-            WorkOp::Write { remote_va, rkey } => SendOp::Write { remote_va, rkey },
-            WorkOp::WriteImm {
-                remote_va,
-                rkey,
-                imm,
-            } => SendOp::WriteImm {
-                remote_va,
-                rkey,
-                imm,
-            },
-            WorkOp::Send => SendOp::Send,
-            WorkOp::SendImm { imm } => SendOp::SendImm { imm },
-            WorkOp::Read { remote_va, rkey } => SendOp::Read { remote_va, rkey },
-        };
+        let op = SendOp::from(w.op);
         let mut wr = SendRequest::new(w.wr_id, op, metaroce_driver::verbs::Payload::Sge(sge))
             .on_stream(w.stream);
         wr.solicited = w.solicited;

@@ -10,6 +10,7 @@
 
 use std::net::SocketAddr;
 
+use metaroce_driver::verbs::SendOp;
 use serde::{Deserialize, Serialize};
 
 /// Result of a target operation; the error is a human-readable reason.
@@ -165,6 +166,26 @@ pub enum WorkOp {
         /// Peer key.
         rkey: u32,
     },
+}
+
+impl From<WorkOp> for SendOp {
+    fn from(op: WorkOp) -> Self {
+        match op {
+            WorkOp::Write { remote_va, rkey } => SendOp::Write { remote_va, rkey },
+            WorkOp::WriteImm {
+                remote_va,
+                rkey,
+                imm,
+            } => SendOp::WriteImm {
+                remote_va,
+                rkey,
+                imm,
+            },
+            WorkOp::Send => SendOp::Send,
+            WorkOp::SendImm { imm } => SendOp::SendImm { imm },
+            WorkOp::Read { remote_va, rkey } => SendOp::Read { remote_va, rkey },
+        }
+    }
 }
 
 /// A work completion, reduced to what the suite checks.

@@ -21,7 +21,7 @@ use std::time::Instant;
 use metaroce_compliance::soft::{opcode_name, status_name};
 use metaroce_compliance::target::{
     Completion, Device, MrAccess, MrInfo, PeerParams, QpOptions, QpStateName, SendWork, Target,
-    TargetResult, WorkOp,
+    TargetResult,
 };
 use metaroce_firmware::{
     Access, Event, Memory, QpConfig, QpState, QpTransition, RecvWr, RemoteEnd, SendOp, SendWr, Sge,
@@ -370,21 +370,7 @@ impl Device for HwDevice {
 
     fn post_send(&mut self, qpn: u32, w: &SendWork) -> TargetResult<()> {
         let (addr, lkey) = self.at(w.mr, w.offset, w.len.into())?;
-        let op = match w.op {
-            WorkOp::Write { remote_va, rkey } => SendOp::Write { remote_va, rkey },
-            WorkOp::WriteImm {
-                remote_va,
-                rkey,
-                imm,
-            } => SendOp::WriteImm {
-                remote_va,
-                rkey,
-                imm,
-            },
-            WorkOp::Send => SendOp::Send,
-            WorkOp::SendImm { imm } => SendOp::SendImm { imm },
-            WorkOp::Read { remote_va, rkey } => SendOp::Read { remote_va, rkey },
-        };
+        let op = SendOp::from(w.op);
         let wr = SendWr {
             wr_id: w.wr_id,
             op,

@@ -76,9 +76,7 @@ use crate::tx_check::EngineItems;
 
 /// The device's register map and queue constants (generated from
 /// `metaroce_hdl::host_if`).
-pub mod regs {
-    include!(concat!(env!("OUT_DIR"), "/host_regs.rs"));
-}
+pub use metaroce_driver::hw::codes::regs;
 
 /// The UDP destination port of the firmware datagrams the bench posts.
 const FWTX_PORT: u16 = 7777;

@@ -39,9 +39,7 @@ pub(crate) use ports::{ResultPorts, TablePorts};
 pub use tb::TxPathTb;
 
 /// `op_code` values (generated from `metaroce_hdl::TxOp`).
-pub mod code {
-    include!(concat!(env!("OUT_DIR"), "/tx_ops.rs"));
-}
+pub use metaroce_driver::hw::codes::tx_op as code;
 
 /// Slots of the Verilated model: 2 QPs × [`crate::rx_path::PATHS`] paths.
 pub const SLOTS: usize = 16;
@@ -140,6 +138,42 @@ impl From<TableOp> for Op {
             TableOp::Move { entropy } => Op::Move { entropy },
             TableOp::Window { bytes } => Op::Window { window: bytes },
             TableOp::Lose { path_psn } => Op::Lose { path_psn },
+        }
+    }
+}
+
+impl From<&Op> for TableOp {
+    /// The bench's operation as the engine's (the byte count, which only the
+    /// golden model uses, is dropped).
+    fn from(op: &Op) -> Self {
+        match *op {
+            Op::Init { entropy } => TableOp::Init { entropy },
+            Op::Send {
+                conn_psn,
+                len,
+                probe,
+                retx,
+            } => TableOp::Send {
+                conn_psn,
+                len,
+                probe,
+                retx,
+            },
+            Op::Ack { path_cum, sack } => TableOp::Ack { path_cum, sack },
+            Op::Feedback {
+                rtt_ns,
+                ce_count,
+                acked,
+                ..
+            } => TableOp::Feedback {
+                rtt_ns: rtt_ns.map(u64::from),
+                ce_count,
+                acked,
+            },
+            Op::Timeout { entropy } => TableOp::Timeout { entropy },
+            Op::Move { entropy } => TableOp::Move { entropy },
+            Op::Window { window } => TableOp::Window { bytes: window },
+            Op::Lose { path_psn } => TableOp::Lose { path_psn },
         }
     }
 }

@@ -1,11 +1,11 @@
 //! The table's operation, result and read ports, named alike in the
 //! standalone table and in `NicCore`.
 
-use metaroce_firmware::SlotFate;
+use metaroce_driver::hw::tables::OpInputs;
+use metaroce_firmware::{SlotFate, TableOp};
 use metaroce_hdl::tx_path::VIEW_BITS;
-use metaroce_proto::Sack;
 
-use super::{Op, OpResult, SlotState, code};
+use super::{Op, OpResult, SlotState};
 use crate::{Port, Sim, SimError};
 
 /// The table's result port and fate stream, named alike in the standalone
@@ -124,74 +124,17 @@ impl TablePorts {
         })
     }
 
-    /// Drives the operation inputs for `op` on `slot` (not `op_valid`).
+    /// Drives the operation inputs for `op` on `slot` (not `op_valid`), encoded
+    /// as the host driver encodes the engine's operations.
     pub(crate) fn drive(&self, sim: &mut Sim, slot: usize, op: &Op) {
-        let none = Inputs::default();
-        let i = match *op {
-            Op::Init { entropy } => Inputs {
-                code: code::INIT,
-                value: entropy.into(),
-                ..none
-            },
-            Op::Send {
-                conn_psn,
-                len,
-                probe,
-                retx,
-            } => Inputs {
-                code: code::SEND,
-                psn: conn_psn,
-                len,
-                probe,
-                retx,
-                ..none
-            },
-            Op::Ack { path_cum, sack } => Inputs {
-                code: code::ACK,
-                psn: path_cum,
-                sack,
-                ..none
-            },
-            Op::Feedback {
-                rtt_ns,
-                ce_count,
-                acked,
-                ..
-            } => Inputs {
-                code: code::FEEDBACK,
-                rtt: rtt_ns,
-                ce: ce_count,
-                acked,
-                ..none
-            },
-            Op::Timeout { entropy } => Inputs {
-                code: code::TIMEOUT,
-                value: entropy.into(),
-                ..none
-            },
-            Op::Move { entropy } => Inputs {
-                code: code::MOVE,
-                value: entropy.into(),
-                ..none
-            },
-            Op::Window { window } => Inputs {
-                code: code::WINDOW,
-                value: window,
-                ..none
-            },
-            Op::Lose { path_psn } => Inputs {
-                code: code::LOSE,
-                psn: path_psn,
-                ..none
-            },
-        };
+        let i = OpInputs::from_op(&TableOp::from(op));
         sim.set(self.op_code, i.code.into());
         sim.set(self.op_slot, slot as u64);
         sim.set(self.op_psn, i.psn.into());
         sim.set(self.op_len, i.len.into());
         sim.set(self.op_probe, i.probe.into());
         sim.set(self.op_retx, i.retx.into());
-        sim.set_bytes(self.op_sack, &i.sack.to_bytes());
+        sim.set_bytes(self.op_sack, &i.sack);
         sim.set(self.op_rtt_valid, i.rtt.is_some().into());
         sim.set(self.op_rtt, i.rtt.unwrap_or(0).into());
         sim.set(self.op_ce_count, i.ce.into());
@@ -255,21 +198,6 @@ impl TablePorts {
         let b: [u64; 8] = std::array::from_fn(|k| if k < 4 { word(5 + k) } else { 0 });
         SlotState::from_event(&a, &b)
     }
-}
-
-/// Values of the `op_*` inputs for one operation (zero where unused).
-#[derive(Default)]
-struct Inputs {
-    code: u8,
-    psn: u32,
-    len: u16,
-    probe: bool,
-    retx: bool,
-    sack: Sack,
-    rtt: Option<u32>,
-    ce: u32,
-    acked: u32,
-    value: u32,
 }
 
 /// Read-port outputs, in [`SlotState`] field order.
