@@ -138,3 +138,90 @@ impl Axis {
         Some(last)
     }
 }
+
+/// What became of the beat a [`FrameFeed`] offered this cycle.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fed {
+    /// No beat was offered.
+    Nothing,
+    /// The model did not take the offered beat (a bubble).
+    Refused,
+    /// The model took the beat.
+    Taken {
+        /// The frame it belongs to.
+        frame: usize,
+        /// It was the frame's last.
+        last: bool,
+    },
+}
+
+/// Feeds a list of frames into a port the model receives on, beat by beat:
+/// `tkeep` covers the frame's bytes and the lanes past them carry junk, so
+/// the model must ignore them.
+#[derive(Clone, Debug)]
+pub struct FrameFeed {
+    frame: usize,
+    off: usize,
+    beat: Vec<u8>,
+    junk: u8,
+    offered: Option<(usize, bool)>,
+}
+
+impl FrameFeed {
+    /// A feed of `lanes`-byte beats; `junk` seeds the bytes outside `tkeep`.
+    pub fn new(lanes: usize, junk: u8) -> Self {
+        Self {
+            frame: 0,
+            off: 0,
+            beat: vec![0; lanes],
+            junk,
+            offered: None,
+        }
+    }
+
+    /// The frame the next beat belongs to (the frame count once all are taken).
+    pub fn frame(&self) -> usize {
+        self.frame
+    }
+
+    /// Whether the next beat is a frame's first.
+    pub fn at_frame_start(&self) -> bool {
+        self.off == 0
+    }
+
+    /// Offers the next beat of `bytes`, the current frame's bytes (non-empty),
+    /// on `port`; idles the port when `bytes` is `None`.
+    pub fn drive(&mut self, sim: &mut Sim, port: &Axis, bytes: Option<&[u8]>) {
+        let Some(f) = bytes else {
+            self.offered = None;
+            port.idle(sim);
+            return;
+        };
+        let n = (f.len() - self.off).min(self.beat.len());
+        let last = self.off + n == f.len();
+        self.beat[..n].copy_from_slice(&f[self.off..self.off + n]);
+        for (i, b) in self.beat[n..].iter_mut().enumerate() {
+            *b = self.junk ^ (i as u8).wrapping_mul(37);
+        }
+        port.offer(sim, &self.beat, n, last);
+        self.offered = Some((n, last));
+    }
+
+    /// After the model has been evaluated: whether it took the offered beat
+    /// (`tready`), moving past it if so.
+    pub fn settle(&mut self, sim: &mut Sim, port: &Axis) -> Fed {
+        let Some((n, last)) = self.offered.take() else {
+            return Fed::Nothing;
+        };
+        if !port.ready(sim) {
+            return Fed::Refused;
+        }
+        let frame = self.frame;
+        self.off += n;
+        if last {
+            self.frame += 1;
+            self.off = 0;
+        }
+        Fed::Taken { frame, last }
+    }
+}

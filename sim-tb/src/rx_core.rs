@@ -6,7 +6,7 @@
 //! transmit ports in the same cycles and the MAC TX port's frames are
 //! collected whole.
 
-use crate::axis::Axis;
+use crate::axis::{Axis, Fed, FrameFeed};
 use crate::frame::peer_frame;
 use crate::rx_parser::Frame;
 use crate::{Model, Port, Sim, SimError};
@@ -342,8 +342,7 @@ impl RxCoreTb {
         let lanes = self.lanes;
         let start = self.sim.cycles();
         let mut out = CoreOutput::default();
-        let (mut frame, mut off) = (0usize, 0usize);
-        let mut beat = vec![0u8; lanes];
+        let mut feed = FrameFeed::new(lanes, 0x5A);
         let mut open: Option<(u64, usize, Vec<u8>)> = None;
         let mut ack = Vec::new();
         let (mut idle, mut stuck) = (0u32, 0u32);
@@ -356,23 +355,13 @@ impl RxCoreTb {
         );
         while out.verdicts.len() < frames.len() || idle < drain || !side.done() {
             let (offer, ready, ack_ready) = knobs();
-            let valid = offer && frame < frames.len() && !side.hold_input();
-            let (mut n, mut last) = (0, false);
-            if valid {
-                if let (0, Some(ports)) = (off, self.p.pseudo) {
-                    self.drive_pseudo(ports, &frames[frame], ce[frame]);
-                }
-                let f = wire.get(frame).unwrap_or(&frames[frame].bytes);
-                n = (f.len() - off).min(lanes);
-                last = off + n == f.len();
-                beat[..n].copy_from_slice(&f[off..off + n]);
-                for (i, b) in beat[n..].iter_mut().enumerate() {
-                    *b = 0x5A ^ (i as u8).wrapping_mul(29);
-                }
-                self.p.s.offer(&mut self.sim, &beat, n, last);
-            } else {
-                self.p.s.idle(&mut self.sim);
+            let frame = feed.frame();
+            let next = frames.get(frame).filter(|_| offer && !side.hold_input());
+            if let (Some(f), true, Some(ports)) = (next, feed.at_frame_start(), self.p.pseudo) {
+                self.drive_pseudo(ports, f, ce[frame]);
             }
+            let bytes = next.map(|f| wire.get(frame).unwrap_or(&f.bytes).as_slice());
+            feed.drive(&mut self.sim, &self.p.s, bytes);
             self.p.dma.set_ready(&mut self.sim, ready);
             self.p.ack.set_ready(&mut self.sim, ack_ready);
             let now = self.sim.cycles();
@@ -381,10 +370,6 @@ impl RxCoreTb {
             self.sim.eval();
             side.observe(&mut self.sim);
 
-            let tready = self.p.s.ready(&mut self.sim);
-            if valid && !tready {
-                out.bubbles += 1;
-            }
             let dma = self.p.dma.valid(&mut self.sim);
             let acking = self.p.ack.valid(&mut self.sim);
             idle = if dma || open.is_some() || acking {
@@ -417,14 +402,15 @@ impl RxCoreTb {
                 // Its write, if any, is still to come.
                 idle = 0;
             }
-            if valid && tready {
-                out.beats += 1;
-                off += n;
-                if last {
-                    side.frame_taken(frame);
-                    frame += 1;
-                    off = 0;
+            match feed.settle(&mut self.sim, &self.p.s) {
+                Fed::Refused => out.bubbles += 1,
+                Fed::Taken { frame, last } => {
+                    out.beats += 1;
+                    if last {
+                        side.frame_taken(frame);
+                    }
                 }
+                Fed::Nothing => {}
             }
             self.sim.tick();
             stuck += 1;

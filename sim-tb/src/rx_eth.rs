@@ -22,7 +22,7 @@ use etherparse::{
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
-use crate::axis::Axis;
+use crate::axis::{Axis, Fed, FrameFeed};
 use crate::frame::{self, Headers, MIN_FRAME, peer_frame};
 use crate::rx_parser::Frame;
 use crate::{Model, Port, Sim, SimError};
@@ -489,33 +489,16 @@ impl RxEthTb {
         let lanes = self.lanes;
         let start = self.sim.cycles();
         let mut out = EthOutput::default();
-        let (mut frame, mut off) = (0usize, 0usize);
-        let mut beat = vec![0u8; lanes];
+        let mut feed = FrameFeed::new(lanes, 0xC3);
         let mut open: Option<Datagram> = None;
         let (mut idle, mut stuck) = (0u32, 0u32);
         while out.reasons.len() < frames.len() || idle < 16 {
             let (offer, ready) = knobs();
-            let valid = offer && frame < frames.len();
-            let (mut n, mut last) = (0, false);
-            if valid {
-                let f = &frames[frame];
-                n = (f.len() - off).min(lanes);
-                last = off + n == f.len();
-                beat[..n].copy_from_slice(&f[off..off + n]);
-                for (i, b) in beat[n..].iter_mut().enumerate() {
-                    *b = 0xC3 ^ (i as u8).wrapping_mul(41);
-                }
-                self.p.s.offer(&mut self.sim, &beat, n, last);
-            } else {
-                self.p.s.idle(&mut self.sim);
-            }
+            let next = frames.get(feed.frame()).filter(|_| offer);
+            feed.drive(&mut self.sim, &self.p.s, next.map(Vec::as_slice));
             self.p.m.set_ready(&mut self.sim, ready);
             self.sim.eval();
 
-            let tready = self.p.s.ready(&mut self.sim);
-            if valid && !tready {
-                out.bubbles += 1;
-            }
             let m_valid = self.p.m.valid(&mut self.sim);
             idle = if m_valid { 0 } else { idle + 1 };
             if m_valid && ready {
@@ -554,13 +537,10 @@ impl RxEthTb {
                 // Its datagram, if any, is still to come.
                 idle = 0;
             }
-            if valid && tready {
-                out.beats += 1;
-                off += n;
-                if last {
-                    frame += 1;
-                    off = 0;
-                }
+            match feed.settle(&mut self.sim, &self.p.s) {
+                Fed::Refused => out.bubbles += 1,
+                Fed::Taken { .. } => out.beats += 1,
+                Fed::Nothing => {}
             }
             self.sim.tick();
             stuck += 1;

@@ -4,7 +4,7 @@
 
 use metaroce_proto::PseudoHeader;
 
-use crate::axis::Axis;
+use crate::axis::{Axis, Fed, FrameFeed};
 use crate::{Model, Port, Sim, SimError};
 
 /// One frame for the parser: the UDP payload and the IP/UDP fields its ICRC
@@ -203,37 +203,21 @@ impl RxParserTb {
         let lanes = self.lanes;
         let start = self.sim.cycles();
         let mut out = RunOutput::default();
-        let (mut frame, mut off) = (0usize, 0usize);
-        let mut beat = vec![0u8; lanes];
+        let mut feed = FrameFeed::new(lanes, 0xA5);
         let mut cur_payload = Vec::new();
         let mut idle = 0u32;
         while out.metas.len() < frames.len() || self.p.m.valid(&mut self.sim) {
             let (offer, ready) = knobs();
-            let valid = offer && frame < frames.len();
-            let mut last = false;
-            let mut n = 0;
-            if valid {
-                if off == 0 {
-                    self.drive_pseudo(&frames[frame]);
-                }
-                let f = &frames[frame].bytes;
-                n = (f.len() - off).min(lanes);
-                last = off + n == f.len();
-                beat[..n].copy_from_slice(&f[off..off + n]);
-                for (i, b) in beat[n..].iter_mut().enumerate() {
-                    *b = 0xA5 ^ (i as u8).wrapping_mul(37);
-                }
-                self.p.s.offer(&mut self.sim, &beat, n, last);
-            } else {
-                self.p.s.idle(&mut self.sim);
+            let next = frames.get(feed.frame()).filter(|_| offer);
+            if let Some(f) = next
+                && feed.at_frame_start()
+            {
+                self.drive_pseudo(f);
             }
+            feed.drive(&mut self.sim, &self.p.s, next.map(|f| f.bytes.as_slice()));
             self.p.m.set_ready(&mut self.sim, ready);
             self.sim.eval();
 
-            let tready = self.p.s.ready(&mut self.sim);
-            if valid && !tready {
-                out.bubbles += 1;
-            }
             if ready && let Some(b) = self.p.m.watch(&mut self.sim, &mut cur_payload) {
                 out.protocol_errors.extend(b.violation(true));
                 if b.last {
@@ -243,16 +227,13 @@ impl RxParserTb {
             if self.sim.get(self.p.meta_valid) == 1 {
                 out.metas.push(self.read_meta());
             }
-            if valid && tready {
-                out.beats += 1;
-                off += n;
-                if last {
-                    frame += 1;
-                    off = 0;
-                }
+            match feed.settle(&mut self.sim, &self.p.s) {
+                Fed::Refused => out.bubbles += 1,
+                Fed::Taken { .. } => out.beats += 1,
+                Fed::Nothing => {}
             }
             self.sim.tick();
-            if frame == frames.len() {
+            if feed.frame() == frames.len() {
                 idle += 1;
                 assert!(idle < 10_000, "RX parser stopped producing output");
             }
