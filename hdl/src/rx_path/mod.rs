@@ -1,0 +1,435 @@
+//! Per-path receive tracking: for each path, the cumulative path PSN
+//! (`cum`, the first PSN not yet received), the 256-bit SACK bitmap above it
+//! (bit `i` is PSN `cum + 1 + i`, as `metaroce_proto::Sack`), and the
+//! received and CE-marked packet counters, updated per arrival with the
+//! rules of the engine's `RxPath::mark` and `Rx::on_path_arrival`
+//! ([`PathMark`], shared by both blocks here).
+//!
+//! * [`RxPathTable`]: the tracker of the receive core, one entry per
+//!   (QP slot, path) in block RAM, with the ACK fields the engine keeps per
+//!   path (echo timestamp, reply port, ECE) and the pending-ACK queue;
+//! * [`RxPathRegs`]: one QP's paths in registers, a standalone block that
+//!   checks the mark rules alone ([`rx_path_verilog`], `metaroce-sim-tb`'s
+//!   `rx_path` bench).
+//!
+//! Native rust-hdl: kernels, rust-hdl's `RAM` for the state and
+//! [`LutRam`] for the ACK queue; rust-hdl's own simulator runs both blocks
+//! (the tests below, against the engine). Verified under Verilator
+//! (`metaroce-sim-tb`) against the engine.
+
+use rust_hdl::prelude::*;
+
+use crate::helpers::LutRam;
+use crate::rx_place::QPS;
+
+/// Paths per QP: the engine's `metaroce_firmware::MAX_PATHS`.
+pub const MAX_PATHS: usize = 64;
+
+/// Verdict per arrival of the standalone tracker (`res_code`), the engine's
+/// `PathMark`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum PathVerdict {
+    /// First arrival: state updated, counted.
+    New = 0,
+    /// Behind `cum` or already in the bitmap: counted, state unchanged.
+    Duplicate = 1,
+    /// 2^30 or more ahead of `cum`: dropped, nothing changes.
+    OutOfWindow = 2,
+}
+
+impl PathVerdict {
+    /// Every verdict.
+    pub const ALL: [PathVerdict; 3] = [Self::New, Self::Duplicate, Self::OutOfWindow];
+}
+
+mod lead_ones;
+mod mark;
+mod regs;
+#[cfg(test)]
+mod tests;
+
+pub use lead_ones::LeadOnes;
+pub use mark::{MarkPost, MarkPre, PathMark};
+pub use regs::{PathFile, RxPathRegs};
+
+/// Verilog source of the standalone tracker ([`RxPathRegs`]) for `paths`
+/// paths of one QP (a power of two, 2 to [`MAX_PATHS`]); top module `top`,
+/// ports as the block's fields.
+///
+/// # Panics
+/// If `paths` is not a power of two in 2..=[`MAX_PATHS`].
+pub fn rx_path_verilog(paths: usize) -> String {
+    fn emit<U: Block>(mut uut: U) -> String {
+        uut.connect_all();
+        generate_verilog(&uut)
+    }
+    match paths {
+        2 => emit(RxPathRegs::<2, 1>::default()),
+        4 => emit(RxPathRegs::<4, 2>::default()),
+        8 => emit(RxPathRegs::<8, 3>::default()),
+        16 => emit(RxPathRegs::<16, 4>::default()),
+        32 => emit(RxPathRegs::<32, 5>::default()),
+        64 => emit(RxPathRegs::<64, 6>::default()),
+        other => panic!("unsupported path count {other}"),
+    }
+}
+
+/// Entries of [`RxPathTable`]: one per (QP slot, path).
+pub const ENTRIES: usize = QPS * MAX_PATHS;
+
+/// Bits of an entry's state in RAM: {echo_ts\[63:0\], ce\[31:0\], rx\[31:0\],
+/// sack\[255:0\], cum\[31:0\]}.
+const SW: usize = 416;
+
+/// Bits of an entry's state in the pipeline (S2, W1), the bitmap's shift
+/// pending ([`PathMark`]): {echo_ts\[63:0\], ce\[31:0\], rx\[31:0\], k\[8:0\],
+/// raw\[511:0\], cum\[31:0\]}.
+const UW: usize = 681;
+
+/// The receive core's path tracker: one entry per (QP slot, path), address
+/// `qp << 6 | path`, in two block RAMs (rust-hdl `RAM`, registered reads)
+/// with one write port (both written alike) and one read port each: A for
+/// arrivals, B for ACKs.
+///
+/// Pipeline, one arrival per cycle, in step with `RxPlace`:
+/// * S0: `rd_addr` (the packet's QP slot and path) is read from RAM A;
+/// * S1: `rd_cum` is the entry's `cum`, forwarded from the S2 update in
+///   flight, then from the two updates not yet in the RAM read of S0 (the
+///   write-back registers W1 and W2), so back-to-back arrivals on one entry
+///   see each other; `RxPlace` decides the path window from it;
+/// * S2: the event (`ev_*`, `RxPlace`'s verdict event): when `ev_track`, the
+///   entry is updated as `Rx::on_path_arrival` does ([`PathMark`],
+///   `rx_count` + 1, `ce_count` + CE, echo timestamp = max, reply port,
+///   ECE) into W1, and queued for an ACK unless already queued.
+///   `ev_qhit` records `ev_conn_cum` as the QP's connection cumulative PSN
+///   and `ev_live` as whether the QP still receives (sends ACKs);
+/// * W1: the update is written to both RAMs (a register between the mark
+///   and the RAMs' inputs); W2 holds it one more cycle for S1's forwarding.
+///
+/// The mark itself is one cycle (S2 to S2 through S1's forwarding): an
+/// arrival needs the state its predecessor on the same entry left, and
+/// `RxPlace` needs the resulting `cum` in the next cycle.
+///
+/// ACK port: `aq_valid` says the queue is not empty; `aq_pop` takes its
+/// head, and in the next cycle (only) `ak_*` hold that entry's fields as of
+/// before this cycle's arrival (so an arrival in the same cycle re-queues
+/// it), its ECE flag (cleared), and its QP's connection cumulative PSN and
+/// liveness.
+#[derive(LogicBlock, Default)]
+pub struct RxPathTable {
+    /// Clock.
+    pub clock: Signal<In, Clock>,
+    /// Synchronous reset: every entry back to zero, queue empty.
+    pub rst: Signal<In, Bit>,
+    /// S0: entry to read (`qp << 6 | path`).
+    pub rd_addr: Signal<In, Bits<8>>,
+    /// S0: a read this cycle (`RxPlace::trk_rd_en`); S1's forwarding mux
+    /// and `rd_cum` are computed only after one (`rd_cum` is 0 otherwise).
+    pub rd_en: Signal<In, Bit>,
+    /// S1: that entry's cumulative path PSN.
+    pub rd_cum: Signal<Out, Bits<32>>,
+    /// S2: verdict event.
+    pub ev_valid: Signal<In, Bit>,
+    /// S2: the engine path-tracks this packet (not out of window).
+    pub ev_track: Signal<In, Bit>,
+    /// S2: the packet's QP was found; `ev_conn_cum` is valid.
+    pub ev_qhit: Signal<In, Bit>,
+    /// S2: path PSN.
+    pub ev_psn: Signal<In, Bits<32>>,
+    /// S2: sender timestamp.
+    pub ev_ts: Signal<In, Bits<64>>,
+    /// S2: UDP source port (the ACK's destination port).
+    pub ev_port: Signal<In, Bits<16>>,
+    /// S2: IP ECN CE mark.
+    pub ev_ce: Signal<In, Bit>,
+    /// S2: the QP's connection cumulative PSN after the verdict.
+    pub ev_conn_cum: Signal<In, Bits<32>>,
+    /// S2: the QP is still RTR or RTS after the verdict.
+    pub ev_live: Signal<In, Bit>,
+    /// An entry waits for an ACK.
+    pub aq_valid: Signal<Out, Bit>,
+    /// Take the head of the ACK queue.
+    pub aq_pop: Signal<In, Bit>,
+    /// ACK: QP slot.
+    pub ak_qp: Signal<Out, Bits<2>>,
+    /// ACK: path.
+    pub ak_path: Signal<Out, Bits<6>>,
+    /// ACK: cumulative path PSN.
+    pub ak_cum: Signal<Out, Bits<32>>,
+    /// ACK: SACK bitmap.
+    pub ak_sack: Signal<Out, Bits<256>>,
+    /// ACK: packets received on the path.
+    pub ak_rx: Signal<Out, Bits<32>>,
+    /// ACK: CE-marked packets received on the path.
+    pub ak_ce: Signal<Out, Bits<32>>,
+    /// ACK: largest timestamp received on the path.
+    pub ak_ts: Signal<Out, Bits<64>>,
+    /// ACK: UDP source port of the path's last packet.
+    pub ak_port: Signal<Out, Bits<16>>,
+    /// ACK: a CE mark arrived since the path's last ACK.
+    pub ak_ece: Signal<Out, Bit>,
+    /// ACK: the QP's connection cumulative PSN.
+    pub ak_conn_cum: Signal<Out, Bits<32>>,
+    /// ACK: the QP was still RTR or RTS at its last event (else no ACK:
+    /// the engine's failed QP sends none).
+    pub ak_live: Signal<Out, Bit>,
+    // State RAMs: A = state word, B = {reply port, state word}.
+    ram_a: RAM<Bits<SW>, 8>,
+    ram_b: RAM<Bits<{ SW + 16 }>, 8>,
+    // Pending-ACK queue: each entry at most once, so it never overflows.
+    queue: LutRam<8, 8>,
+    mark: PathMark,
+    // S1: the address read in S0, and whether the entry was ever written.
+    a1: DFF<Bits<8>>,
+    rd_seen: DFF<Bit>,
+    rd_v: DFF<Bit>,
+    // S2: the entry and its state before the event.
+    a2: DFF<Bits<8>>,
+    old: DFF<Bits<UW>>,
+    // Write-back: W1 (being written to the RAMs), W2 (written last edge).
+    w1: DFF<Bits<{ UW + 16 }>>,
+    w1_addr: DFF<Bits<8>>,
+    w1_v: DFF<Bit>,
+    w2: DFF<Bits<SW>>,
+    w2_addr: DFF<Bits<8>>,
+    w2_v: DFF<Bit>,
+    // Per entry: written since reset, queued, CE since the last ACK.
+    seen: DFF<Bits<ENTRIES>>,
+    pend: DFF<Bits<ENTRIES>>,
+    ece: DFF<Bits<ENTRIES>>,
+    // Per QP slot: connection cumulative PSN, still receiving.
+    conn_cum: [DFF<Bits<32>>; QPS],
+    live: DFF<Bits<QPS>>,
+    q_wr: DFF<Bits<9>>,
+    q_rd: DFF<Bits<9>>,
+    // ACK fields taken at a pop; `k_fwd`: the entry's state is W1's.
+    k_qp: DFF<Bits<2>>,
+    k_path: DFF<Bits<6>>,
+    k_ece: DFF<Bit>,
+    k_conn: DFF<Bits<32>>,
+    k_live: DFF<Bit>,
+    k_fwd: DFF<Bit>,
+    k_w: DFF<Bits<{ SW + 16 }>>,
+    rx_n: Signal<Local, Bits<32>>,
+    ce_n: Signal<Local, Bits<32>>,
+    ts_n: Signal<Local, Bits<64>>,
+    upd: Signal<Local, Bits<UW>>,
+    s1: Signal<Local, Bits<UW>>,
+    nw: Signal<Local, Bits<SW>>,
+    wn: Signal<Local, Bits<{ SW + 16 }>>,
+    shifted: Signal<Local, Bits<256>>,
+    head: Signal<Local, Bits<8>>,
+    pop: Signal<Local, Bit>,
+    push: Signal<Local, Bit>,
+    fl: Signal<Local, Bits<ENTRIES>>,
+    kd: Signal<Local, Bits<{ SW + 16 }>>,
+}
+
+impl Logic for RxPathTable {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(
+            self, clock, a1, rd_seen, rd_v, a2, old, w1, w1_addr, w1_v, w2, w2_addr, w2_v, seen,
+            pend, ece, live, q_wr, q_rd, k_qp, k_path, k_ece, k_conn, k_live, k_fwd, k_w
+        );
+        for i in 0..QPS {
+            self.conn_cum[i].clock.next = self.clock.val();
+            self.conn_cum[i].d.next = self.conn_cum[i].q.val();
+        }
+        self.ram_a.read_clock.next = self.clock.val();
+        self.ram_a.write_clock.next = self.clock.val();
+        self.ram_b.read_clock.next = self.clock.val();
+        self.ram_b.write_clock.next = self.clock.val();
+        self.queue.clock.next = self.clock.val();
+
+        // ---- S2: the update of a tracked event (`ev_valid & ev_track`). ----
+        // Written out from the ports wherever it is used, never through a
+        // local: Verilator splits the kernel into groups of statements
+        // linked by the locals they share, and a shared "tracked" local
+        // would tie the mark's inputs to its outputs (UNOPTFLAT) and this
+        // stage to the ACK port's input-driven logic, evaluated again at
+        // every input change. The wide work (mark, `upd`) is done only
+        // for a tracked event; `upd` is 0 otherwise (not used then).
+        self.mark.en.next = self.ev_valid.val() & self.ev_track.val();
+        self.mark.cum.next = self.old.q.val().get_bits::<32>(0);
+        self.mark.raw.next = self.old.q.val().get_bits::<512>(32);
+        self.mark.k.next = self.old.q.val().get_bits::<9>(544);
+        self.mark.psn.next = self.ev_psn.val();
+        self.rx_n.next = 0.into();
+        self.ce_n.next = 0.into();
+        self.ts_n.next = 0.into();
+        self.upd.next = 0.into();
+        if self.ev_valid.val() & self.ev_track.val() {
+            self.rx_n.next = self.old.q.val().get_bits::<32>(553) + 1;
+            self.ce_n.next = self.old.q.val().get_bits::<32>(585);
+            if self.ev_ce.val() {
+                self.ce_n.next = self.old.q.val().get_bits::<32>(585) + 1;
+            }
+            self.ts_n.next = self.old.q.val().get_bits::<64>(617);
+            if self.ev_ts.val() > self.old.q.val().get_bits::<64>(617) {
+                self.ts_n.next = self.ev_ts.val();
+            }
+            self.upd.next = bit_cast::<UW, 553>(self.old.q.val().get_bits::<553>(0));
+            if self.mark.code.val() == 0 {
+                self.upd.next = bit_cast::<UW, 32>(self.mark.new_cum.val())
+                    | (bit_cast::<UW, 512>(self.mark.new_raw.val()) << 32)
+                    | (bit_cast::<UW, 9>(self.mark.new_k.val()) << 544);
+            }
+            self.upd.next = self.upd.val()
+                | (bit_cast::<UW, 32>(self.rx_n.val()) << 553)
+                | (bit_cast::<UW, 32>(self.ce_n.val()) << 585)
+                | (bit_cast::<UW, 64>(self.ts_n.val()) << 617);
+        }
+
+        // ---- S1: the freshest state of the entry read in S0 (after a read only). ----
+        self.nw.next = 0.into();
+        self.s1.next = 0.into();
+        if self.rd_v.q.val() {
+            if self.rd_seen.q.val() {
+                self.nw.next = self.ram_a.read_data.val();
+            }
+            if self.w2_v.q.val() & (self.w2_addr.q.val() == self.a1.q.val()) {
+                self.nw.next = self.w2.q.val();
+            }
+            // From the RAM side: the bitmap's shift done (k = 0).
+            self.s1.next = bit_cast::<UW, 288>(self.nw.val().get_bits::<288>(0))
+                | (bit_cast::<UW, 128>(self.nw.val().get_bits::<128>(288)) << 553);
+            if self.w1_v.q.val() & (self.w1_addr.q.val() == self.a1.q.val()) {
+                self.s1.next = self.w1.q.val().get_bits::<UW>(0);
+            }
+            if self.ev_valid.val() & self.ev_track.val() & (self.a2.q.val() == self.a1.q.val()) {
+                self.s1.next = self.upd.val();
+            }
+        }
+        self.rd_cum.next = self.s1.val().get_bits::<32>(0);
+        self.old.d.next = self.s1.val();
+        self.a2.d.next = self.a1.q.val();
+
+        // ---- S0: read. ----
+        self.a1.d.next = self.rd_addr.val();
+        self.rd_v.d.next = self.rd_en.val();
+        self.rd_seen.d.next = self.seen.q.val().get_bit(self.rd_addr.val().index());
+        self.ram_a.read_address.next = self.rd_addr.val();
+
+        // ---- Write-back: W1 applies the pending shift. ----
+        // W1 is loaded, and `wn` computed (else 0), only when valid: both
+        // are used only then (the RAM writes, W2 and the ACK port's `k_w`
+        // all follow `w1_v`).
+        if self.ev_valid.val() & self.ev_track.val() {
+            self.w1.d.next = bit_cast::<{ UW + 16 }, UW>(self.upd.val())
+                | (bit_cast::<{ UW + 16 }, 16>(self.ev_port.val()) << 681);
+        }
+        self.w1_addr.d.next = self.a2.q.val();
+        self.w1_v.d.next = self.ev_valid.val() & self.ev_track.val();
+        self.shifted.next = 0.into();
+        self.wn.next = 0.into();
+        if self.w1_v.q.val() {
+            self.shifted.next = bit_cast::<256, 512>(
+                self.w1.q.val().get_bits::<512>(32) >> self.w1.q.val().get_bits::<9>(544),
+            );
+            self.wn.next = bit_cast::<{ SW + 16 }, 32>(self.w1.q.val().get_bits::<32>(0))
+                | (bit_cast::<{ SW + 16 }, 256>(self.shifted.val()) << 32)
+                | (bit_cast::<{ SW + 16 }, 144>(self.w1.q.val().get_bits::<144>(553)) << 288);
+        }
+        self.w2.d.next = self.wn.val().get_bits::<SW>(0);
+        self.w2_addr.d.next = self.w1_addr.q.val();
+        self.w2_v.d.next = self.w1_v.q.val();
+        self.ram_a.write_enable.next = self.w1_v.q.val();
+        self.ram_a.write_address.next = self.w1_addr.q.val();
+        self.ram_a.write_data.next = self.wn.val().get_bits::<SW>(0);
+        self.ram_b.write_enable.next = self.w1_v.q.val();
+        self.ram_b.write_address.next = self.w1_addr.q.val();
+        self.ram_b.write_data.next = self.wn.val();
+        if self.ev_valid.val() & self.ev_track.val() {
+            self.seen.d.next = self.seen.q.val().replace_bit(self.a2.q.val().index(), true);
+        }
+        if self.ev_valid.val() & self.ev_qhit.val() {
+            for i in 0..QPS {
+                if self.a2.q.val().get_bits::<2>(6).index() == i {
+                    self.conn_cum[i].d.next = self.ev_conn_cum.val();
+                }
+            }
+            self.live.d.next = self
+                .live
+                .q
+                .val()
+                .replace_bit(self.a2.q.val().get_bits::<2>(6).index(), self.ev_live.val());
+        }
+
+        // ---- ACK queue: a pop in the same cycle as an arrival comes first. ----
+        self.head.next = self.queue.read_data.val();
+        self.aq_valid.next = self.q_wr.q.val() != self.q_rd.q.val();
+        self.pop.next = self.aq_pop.val() & (self.q_wr.q.val() != self.q_rd.q.val());
+        self.push.next = self.ev_valid.val()
+            & self.ev_track.val()
+            & (!self.pend.q.val().get_bit(self.a2.q.val().index())
+                | (self.pop.val() & (self.head.val() == self.a2.q.val())));
+        self.queue.read_address.next = self.q_rd.q.val().get_bits::<8>(0);
+        self.queue.write_enable.next = self.push.val();
+        self.queue.write_address.next = self.q_wr.q.val().get_bits::<8>(0);
+        self.queue.write_data.next = self.a2.q.val();
+        self.ram_b.read_address.next = self.head.val();
+        self.fl.next = self.pend.q.val();
+        if self.pop.val() {
+            self.fl.next = self.fl.val().replace_bit(self.head.val().index(), false);
+        }
+        if self.push.val() {
+            self.fl.next = self.fl.val().replace_bit(self.a2.q.val().index(), true);
+            self.q_wr.d.next = self.q_wr.q.val() + 1;
+        }
+        self.pend.d.next = self.fl.val();
+        self.fl.next = self.ece.q.val();
+        if self.pop.val() {
+            self.fl.next = self.fl.val().replace_bit(self.head.val().index(), false);
+        }
+        if self.ev_valid.val() & self.ev_track.val() & self.ev_ce.val() {
+            self.fl.next = self.fl.val().replace_bit(self.a2.q.val().index(), true);
+        }
+        self.ece.d.next = self.fl.val();
+        if self.pop.val() {
+            self.q_rd.d.next = self.q_rd.q.val() + 1;
+            self.k_qp.d.next = self.head.val().get_bits::<2>(6);
+            self.k_path.d.next = self.head.val().get_bits::<6>(0);
+            self.k_ece.d.next = self.ece.q.val().get_bit(self.head.val().index());
+            for i in 0..QPS {
+                if self.head.val().get_bits::<2>(6).index() == i {
+                    self.k_conn.d.next = self.conn_cum[i].q.val();
+                }
+            }
+            self.k_live.d.next = self
+                .live
+                .q
+                .val()
+                .get_bit(self.head.val().get_bits::<2>(6).index());
+            self.k_fwd.d.next = self.w1_v.q.val() & (self.w1_addr.q.val() == self.head.val());
+            self.k_w.d.next = self.wn.val();
+        }
+        self.kd.next = self.ram_b.read_data.val();
+        if self.k_fwd.q.val() {
+            self.kd.next = self.k_w.q.val();
+        }
+        self.ak_qp.next = self.k_qp.q.val();
+        self.ak_path.next = self.k_path.q.val();
+        self.ak_ece.next = self.k_ece.q.val();
+        self.ak_conn_cum.next = self.k_conn.q.val();
+        self.ak_live.next = self.k_live.q.val();
+        self.ak_cum.next = self.kd.val().get_bits::<32>(0);
+        self.ak_sack.next = self.kd.val().get_bits::<256>(32);
+        self.ak_rx.next = self.kd.val().get_bits::<32>(288);
+        self.ak_ce.next = self.kd.val().get_bits::<32>(320);
+        self.ak_ts.next = self.kd.val().get_bits::<64>(352);
+        self.ak_port.next = self.kd.val().get_bits::<16>(416);
+
+        if self.rst.val() {
+            self.seen.d.next = 0.into();
+            self.pend.d.next = 0.into();
+            self.ece.d.next = 0.into();
+            self.live.d.next = 0.into();
+            self.q_wr.d.next = 0.into();
+            self.q_rd.d.next = 0.into();
+            self.w1_v.d.next = false;
+            self.w2_v.d.next = false;
+        }
+    }
+}

@@ -1,0 +1,94 @@
+//! The constant CRC matrices the block is built with (computed in Rust at construction).
+
+use rust_hdl::prelude::*;
+
+use super::{DSTART, UNZ_BITS};
+use crate::icrc::{Affine, advance, beat_map, feed, le32, rows};
+
+/// The register after the 40 pseudo-header bytes (source and destination
+/// IP, network order, IPv4 mapped into IPv6; UDP ports and length; two zero
+/// bytes) from the initial value: `metaroce_proto`'s ICRC seed.
+fn pseudo_seed(src: u128, dst: u128, sport: u16, dport: u16, ulen: u16) -> u32 {
+    let mut ph = [0u8; 40];
+    ph[..16].copy_from_slice(&src.to_be_bytes());
+    ph[16..32].copy_from_slice(&dst.to_be_bytes());
+    ph[32..34].copy_from_slice(&sport.to_be_bytes());
+    ph[34..36].copy_from_slice(&dport.to_be_bytes());
+    ph[36..38].copy_from_slice(&ulen.to_be_bytes());
+    feed(u32::MAX, &ph)
+}
+
+/// A `u128` from input bytes (bit `i` of the value = input bit `i`).
+fn le128(x: &[u8]) -> u128 {
+    u128::from_le_bytes(x.try_into().expect("16 bytes"))
+}
+
+/// A `u16` from two input bytes.
+fn le16(x: &[u8]) -> u16 {
+    u16::from_le_bytes([x[0], x[1]])
+}
+
+/// The matrices of the block at `B` lanes, as constant rows (see the
+/// module docs for where each is used).
+pub(super) struct Matrices<const W: usize> {
+    /// `Z`: `B` zero bytes into the CRC register.
+    pub(super) beat_z: [Constant<Bits<32>>; 32],
+    /// The beat's share (register 0).
+    pub(super) beat_d: [Constant<Bits<W>>; 32],
+    /// `Z^-m` for the trailing-zero count `m`, row `o` at bits `32m..`.
+    pub(super) unz: [Constant<Bits<UNZ_BITS>>; 32],
+    /// Pseudo-header seed: row `o` of group `g` at `32g + o`, the groups
+    /// being source IP bits 63..0 and 127..64, destination IP bits 63..0
+    /// and 127..64, destination port.
+    pub(super) ph: [Constant<Bits<64>>; 160],
+    /// The seed of an all-zero pseudo-header.
+    pub(super) seed0: Constant<Bits<32>>,
+    /// The seed moved to the register at the end of a frame's first beat,
+    /// IPv4 and IPv6: `Z^(B - DSTART)`.
+    pub(super) first4: [Constant<Bits<32>>; 32],
+    pub(super) first6: [Constant<Bits<32>>; 32],
+    /// The share of `ulen << 16 | sport` in that register, IPv4 and IPv6.
+    pub(super) port4: [Constant<Bits<32>>; 32],
+    pub(super) port6: [Constant<Bits<32>>; 32],
+}
+
+impl<const W: usize> Matrices<W> {
+    pub(super) fn new() -> Self {
+        let b = W / 8;
+        let beat = beat_map(b);
+        let unz: Vec<Affine> = (0..b)
+            .map(|m| Affine::of(32, |x| advance(le32(x), -(m as isize))))
+            .collect();
+        let ph = Affine::of(320, |x| {
+            pseudo_seed(le128(&x[..16]), le128(&x[16..32]), 0, le16(&x[32..]), 0)
+        });
+        let first = |d: usize| Affine::of(32, |x| advance(le32(x), b as isize - d as isize));
+        let port = |d: usize| {
+            Affine::of(32, |x| {
+                let seed = pseudo_seed(0, 0, le16(&x[..2]), 0, le16(&x[2..]));
+                advance(seed, b as isize - d as isize)
+            })
+        };
+        Self {
+            beat_z: rows(&beat, 0),
+            beat_d: rows(&beat, 32),
+            unz: std::array::from_fn(|o| {
+                let mut row = Bits::<UNZ_BITS>::default();
+                for (m, map) in unz.iter().enumerate() {
+                    for i in 0..32 {
+                        if map.row::<32>(o, 0).get_bit(i) {
+                            row = row.replace_bit(32 * m + i, true);
+                        }
+                    }
+                }
+                Constant::new(row)
+            }),
+            ph: std::array::from_fn(|i| Constant::new(ph.row::<64>(i % 32, 64 * (i / 32)))),
+            seed0: Constant::new(u64::from(ph.k).to_bits()),
+            first4: rows(&first(DSTART[0]), 0),
+            first6: rows(&first(DSTART[1]), 0),
+            port4: rows(&port(DSTART[0]), 0),
+            port6: rows(&port(DSTART[1]), 0),
+        }
+    }
+}
