@@ -15,12 +15,39 @@
 //! `METAROCE_SIM_ONLY=prefix,prefix` (developers iterating on one block)
 //! Verilates only the named models; the others get a stub whose `new`
 //! returns null, so `Sim::new` reports them as not built.
+//!
+//! # Model cache
+//! Cargo runs this script once per profile and per wrapper (`cargo clippy`
+//! and `cargo test` each in their own `OUT_DIR`), and Verilating and
+//! compiling the models is most of the build (about 10 min here). So the
+//! compiled objects of each model, of Verilator's runtime, and the pass of
+//! each lint-only model are kept in a content-addressed cache
+//! (`build/cache.rs`) shared by every run on the same target dir:
+//! `$METAROCE_VERILATOR_CACHE`, else `<target>/metaroce-verilator-cache`.
+//! An entry's key is the SHA-256 of the model's Verilog and of the recipe:
+//! this script's source (flags, shim and stub generators), `csrc/vshim.h`,
+//! the lint waivers, Verilator's version and root, and the C++ compiler's
+//! `-###` report of its flags (which names its version and the CPU
+//! `-march=native` resolves to) and target. So editing one block's Verilog
+//! rebuilds only the models that contain it, and editing this script
+//! rebuilds them all. `METAROCE_SIM_ONLY` only decides which models are
+//! looked up (a left-out model's stub is compiled each run; it takes a
+//! second). On a hit the objects are archived into `OUT_DIR` with the
+//! stubs, so the `cargo:` lines are the same as after a build. Each name
+//! keeps its three most recently used entries; `cargo clean` (or removing
+//! the directory) clears it. The script's output file
+//! (`target/<profile>/build/metaroce-sim-tb-*/output`) says which entries
+//! were hits and which were built.
 
 use std::env;
 use std::fmt::Write as _;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+
+#[path = "build/cache.rs"]
+mod cache;
+use cache::{Cache, objects_in};
 
 /// One Verilated model: its `--prefix` (also the C symbol prefix) and source.
 struct ModelSpec {
@@ -114,13 +141,7 @@ fn main() {
     println!("cargo::rustc-check-cfg=cfg(verilator)");
     let out = PathBuf::from(env::var_os("OUT_DIR").expect("OUT_DIR"));
 
-    let mut sources = Vec::new();
-    for m in MODELS {
-        let path = out.join(format!("{}.v", m.prefix));
-        let text = (m.verilog)();
-        fs::write(&path, &text).expect("write Verilog");
-        sources.push((m, path, text));
-    }
+    let sources: Vec<_> = MODELS.iter().map(|m| (m, (m.verilog)())).collect();
 
     // Codes, table addresses and register offsets (`metaroce_hdl::codegen`).
     for (name, generate) in metaroce_hdl::codegen::FILES {
@@ -150,34 +171,92 @@ fn main() {
     };
     println!("cargo::rustc-cfg=verilator");
 
-    let mut build = cc_build(&root.join("include"));
+    println!("cargo::rerun-if-env-changed=METAROCE_VERILATOR_CACHE");
+    let include = root.join("include");
+    let cache = Cache::new(&out, &recipe(&verilator, &root, &cc_build(&include)));
     let only = env::var("METAROCE_SIM_ONLY").ok();
     let selected = |prefix: &str| {
         only.as_deref()
             .is_none_or(|list| list.split(',').any(|p| p.trim() == prefix))
     };
     for m in LINT_ONLY.iter().filter(|m| selected(m.prefix)) {
-        lint(&verilator, &out, m);
+        let text = (m.verilog)();
+        let name = format!("lint-{}", m.prefix);
+        cache.get_or_fill(&name, text.as_bytes(), |dir| lint(&verilator, dir, &text));
     }
+    let runtime = cache.get_or_fill("verilated-runtime", b"", |dir| {
+        let mut build = cc_build(&include);
+        build.files(RUNTIME.iter().map(|f| include.join(f)));
+        build.out_dir(dir).compile_intermediates();
+    });
+    let mut objects = objects_in(&runtime);
+    let mut stubs = Vec::new();
     let mut tables = Vec::new();
-    for (m, path, text) in &sources {
+    for (m, text) in &sources {
         let ports = parse_ports(text);
         if selected(m.prefix) {
-            verilate(&verilator, &out, m, path, &ports, &mut build);
+            let entry = cache.get_or_fill(m.prefix, text.as_bytes(), |dir| {
+                verilate(&verilator, &include, dir, m.prefix, text, &ports);
+            });
+            objects.extend(objects_in(&entry));
         } else {
             let stub = out.join(format!("stub_{}.cpp", m.prefix));
             fs::write(&stub, stub_source(m.prefix)).expect("write stub");
-            build.file(&stub);
+            stubs.push(stub);
         }
         tables.push((m.prefix, ports));
     }
-    build.compile("metaroce_vmodels");
+    let mut build = cc_build(&include);
+    build.files(stubs);
+    objects.extend(build.compile_intermediates());
+    let library = build.create_archive("metaroce_vmodels", &objects);
+    cc::emit_link_directives(&build, &library);
     println!("cargo::rustc-link-lib=pthread");
+    cache.prune();
     write_port_tables(&out, &tables);
 }
 
-/// The C++ build of the models: Verilator's runtime from `include`, tuned
-/// for the machine that runs them.
+/// Verilator's runtime sources (in its `include` directory) the models need.
+const RUNTIME: [&str; 3] = [
+    "verilated.cpp",
+    "verilated_threads.cpp",
+    "verilated_vcd_c.cpp",
+];
+
+/// What the cache keys every entry by besides its own source (see the crate
+/// doc): this script, the shim, the waivers, Verilator and the compiler.
+fn recipe(verilator: &Path, root: &Path, build: &cc::Build) -> Vec<Vec<u8>> {
+    let version = Command::new(verilator)
+        .arg("--version")
+        .output()
+        .expect("run verilator --version")
+        .stdout;
+    // The compiler's own report of what it runs: its version and every
+    // flag, with `-march=native` resolved to this CPU's.
+    let tool = build.get_compiler();
+    let report = tool
+        .to_command()
+        .args(["-###", "-E", "-x", "c++", "/dev/null"])
+        .output()
+        .expect("run the C++ compiler with -###");
+    let waivers: String = metaroce_hdl::LINT_WAIVERS
+        .iter()
+        .map(|(flag, _)| format!("{flag} "))
+        .collect();
+    vec![
+        include_bytes!("build.rs").to_vec(),
+        include_bytes!("csrc/vshim.h").to_vec(),
+        waivers.into_bytes(),
+        version,
+        root.as_os_str().as_encoded_bytes().to_vec(),
+        tool.path().as_os_str().as_encoded_bytes().to_vec(),
+        report.stderr,
+        env::var("TARGET").unwrap_or_default().into_bytes(),
+    ]
+}
+
+/// The C++ build settings of the models (Verilator's headers in
+/// `include`), tuned for the machine that runs them.
 fn cc_build(include: &Path) -> cc::Build {
     let mut build = cc::Build::new();
     build
@@ -198,21 +277,14 @@ fn cc_build(include: &Path) -> cc::Build {
         .define("VM_TRACE", "1")
         .define("VM_TRACE_FST", "0")
         .define("VM_TRACE_VCD", "1");
-    for f in [
-        "verilated.cpp",
-        "verilated_threads.cpp",
-        "verilated_vcd_c.cpp",
-    ] {
-        build.file(include.join(f));
-    }
     build
 }
 
-/// Lints model `m` (`verilator --lint-only -Wall` with the crate's
-/// waivers); panics on a warning.
-fn lint(verilator: &Path, out: &Path, m: &ModelSpec) {
-    let path = out.join(format!("{}.v", m.prefix));
-    fs::write(&path, (m.verilog)()).expect("write Verilog");
+/// Lints `verilog` in `dir` (`verilator --lint-only -Wall` with the
+/// crate's waivers); panics on a warning.
+fn lint(verilator: &Path, dir: &Path, verilog: &str) {
+    let path = dir.join("top.v");
+    fs::write(&path, verilog).expect("write Verilog");
     let status = Command::new(verilator)
         .args(["--lint-only", "-Wall"])
         .args(metaroce_hdl::LINT_WAIVERS.iter().map(|(flag, _)| flag))
@@ -227,19 +299,21 @@ fn lint(verilator: &Path, out: &Path, m: &ModelSpec) {
     );
 }
 
-/// Verilates model `m` (its Verilog at `path`, its `ports`) and adds its
-/// C++ and shim to `build`.
+/// Verilates model `prefix` (its `verilog`, its `ports`) in `dir` and
+/// compiles its C++ and shim there (Verilator's headers in `include`),
+/// leaving in `dir` the objects and the Verilog.
 fn verilate(
     verilator: &Path,
-    out: &Path,
-    m: &ModelSpec,
-    path: &Path,
+    include: &Path,
+    dir: &Path,
+    prefix: &str,
+    verilog: &str,
     ports: &[(String, usize)],
-    build: &mut cc::Build,
 ) {
-    let mdir = out.join(format!("obj_{}", m.prefix));
-    let _ = fs::remove_dir_all(&mdir);
-    let class = format!("V{}", m.prefix);
+    let path = dir.join(format!("{prefix}.v"));
+    fs::write(&path, verilog).expect("write Verilog");
+    let mdir = dir.join("obj");
+    let class = format!("V{prefix}");
     let status = Command::new(verilator)
         .args(["--cc", "-Wall"])
         .args(metaroce_hdl::LINT_WAIVERS.iter().map(|(flag, _)| flag))
@@ -253,7 +327,7 @@ fn verilate(
         ])
         .args(["--top-module", "top", "--prefix", &class, "--Mdir"])
         .arg(&mdir)
-        .arg(path)
+        .arg(&path)
         .status()
         .expect("run verilator");
     assert!(status.success(), "verilator failed on {}", path.display());
@@ -265,10 +339,13 @@ fn verilate(
         .collect();
     cpps.sort();
     let steps = has_edge_steps(&class, &cpps);
-    let shim = out.join(format!("shim_{}.cpp", m.prefix));
-    fs::write(&shim, shim_source(m.prefix, &class, ports, steps)).expect("write shim");
-    build.include(&mdir).file(&shim);
-    build.files(cpps);
+    let shim = mdir.join(format!("shim_{prefix}.cpp"));
+    fs::write(&shim, shim_source(prefix, &class, ports, steps)).expect("write shim");
+    let mut build = cc_build(include);
+    build.include(&mdir).file(&shim).files(cpps);
+    build.out_dir(dir).compile_intermediates();
+    // The objects are all the entry needs: the generated C++ goes.
+    fs::remove_dir_all(&mdir).expect("remove Verilator's C++");
 }
 
 /// `VERILATOR_ROOT` as reported by the `verilator` binary, if it runs.

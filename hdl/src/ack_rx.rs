@@ -42,9 +42,8 @@
 //! register (constant slices per beat index) and writes the datagram's
 //! entry into the pairing FIFO at its last beat. At its event the entry is
 //! decoded (network order to values) and queued with the highest path PSN
-//! it reports (the SACK's highest bit, found by halving: 8 levels of a 2:1
-//! choice rather than a 256-step chain, computed here so the evidence
-//! check at the queue's head only subtracts and compares); the queue and
+//! it reports ([`AckHigh`], the TX table's too; computed here so the
+//! evidence check at the queue's head only subtracts and compares); the queue and
 //! the pairing FIFO are [`LutRam`]s (asynchronous reads), the slot map and
 //! the newest `rx_count` per slot registers searched by loop-and-compare.
 //! A slot map write is registered first and applies one cycle after
@@ -58,6 +57,7 @@
 
 use rust_hdl::prelude::*;
 
+use crate::AckHigh;
 use crate::helpers::{LutRam, byte_mask, konst, native_block};
 
 /// First datagram byte kept (the base header's `path_psn`).
@@ -236,17 +236,8 @@ native_block! {
         e_rx: Signal<Local, Bits<32>>,
         e_ack: Signal<Local, Bit>,
         e_same: Signal<Local, Bit>,
-        // The highest path PSN the ACK reports: the SACK halved level by
-        // level (the half holding its highest bit) and that bit's index.
-        w128: Signal<Local, Bits<128>>,
-        w64: Signal<Local, Bits<64>>,
-        w32: Signal<Local, Bits<32>>,
-        w16: Signal<Local, Bits<16>>,
-        w8: Signal<Local, Bits<8>>,
-        w4: Signal<Local, Bits<4>>,
-        w2: Signal<Local, Bits<2>>,
-        top_bit: Signal<Local, Bits<8>>,
-        e_high: Signal<Local, Bits<32>>,
+        // The highest path PSN the ACK reports.
+        highest: AckHigh,
         // A slot map write, registered. The slot map: TX table slot s
         // holds (QPN, path) when valid; the newest rx_count applied on it.
         map_we: DFF<Bit>,
@@ -461,62 +452,20 @@ impl<const W: usize, const B: usize, const SB: usize> Logic for AckRx<W, B, SB> 
         // The event is the captured datagram's (the check guards the pairing).
         self.e_same.next = (self.e_psn.val() == self.ev_path_psn.val())
             & (self.e_ts.val() == self.ev_timestamp.val());
-        // The highest path PSN it reports: the SACK's highest bit
-        // (`metaroce_proto::Sack::highest`; bit i is PSN cum + 1 + i), else
-        // cum - 1. Only an ACK's event computes it.
-        self.w128.next = 0.into();
-        self.w64.next = 0.into();
-        self.w32.next = 0.into();
-        self.w16.next = 0.into();
-        self.w8.next = 0.into();
-        self.w4.next = 0.into();
-        self.w2.next = 0.into();
-        self.top_bit.next = 0.into();
-        self.e_high.next = 0.into();
-        if self.e_ack.val() {
-            self.w128.next = self.pf.read_data.val().get_bits::<128>(160);
-            if self.pf.read_data.val().get_bits::<128>(288).any() {
-                self.top_bit.next = self.top_bit.val() | 128;
-                self.w128.next = self.pf.read_data.val().get_bits::<128>(288);
-            }
-            self.w64.next = self.w128.val().get_bits::<64>(0);
-            if self.w128.val().get_bits::<64>(64).any() {
-                self.top_bit.next = self.top_bit.val() | 64;
-                self.w64.next = self.w128.val().get_bits::<64>(64);
-            }
-            self.w32.next = self.w64.val().get_bits::<32>(0);
-            if self.w64.val().get_bits::<32>(32).any() {
-                self.top_bit.next = self.top_bit.val() | 32;
-                self.w32.next = self.w64.val().get_bits::<32>(32);
-            }
-            self.w16.next = self.w32.val().get_bits::<16>(0);
-            if self.w32.val().get_bits::<16>(16).any() {
-                self.top_bit.next = self.top_bit.val() | 16;
-                self.w16.next = self.w32.val().get_bits::<16>(16);
-            }
-            self.w8.next = self.w16.val().get_bits::<8>(0);
-            if self.w16.val().get_bits::<8>(8).any() {
-                self.top_bit.next = self.top_bit.val() | 8;
-                self.w8.next = self.w16.val().get_bits::<8>(8);
-            }
-            self.w4.next = self.w8.val().get_bits::<4>(0);
-            if self.w8.val().get_bits::<4>(4).any() {
-                self.top_bit.next = self.top_bit.val() | 4;
-                self.w4.next = self.w8.val().get_bits::<4>(4);
-            }
-            self.w2.next = self.w4.val().get_bits::<2>(0);
-            if self.w4.val().get_bits::<2>(2).any() {
-                self.top_bit.next = self.top_bit.val() | 2;
-                self.w2.next = self.w4.val().get_bits::<2>(2);
-            }
-            if self.w2.val().get_bit(1) {
-                self.top_bit.next = self.top_bit.val() | 1;
-            }
-            self.e_high.next = self.e_cum.val() - 1;
-            if self.w2.val().any() {
-                self.e_high.next = self.e_cum.val() + bit_cast::<32, 8>(self.top_bit.val()) + 1;
-            }
-        }
+        // The highest path PSN it reports (`AckHigh`; only an ACK's event
+        // computes it). Its inputs come from ports and the pairing FIFO's
+        // read alone, not from the decode above (whose shared `octet`
+        // temporary would tie them to the queue entry that reads the
+        // output: Verilator would see a loop), so Verilator orders them apart.
+        self.highest.en.next = self.ev_valid.val()
+            & (self.ev_code.val() == self.k_firmware.val())
+            & (self.ev_opcode.val() == self.k_op_ack.val());
+        self.highest.cum.next = (bit_cast::<32, 8>(self.pf.read_data.val().get_bits::<8>(128))
+            << 24)
+            | (bit_cast::<32, 8>(self.pf.read_data.val().get_bits::<8>(136)) << 16)
+            | (bit_cast::<32, 8>(self.pf.read_data.val().get_bits::<8>(144)) << 8)
+            | bit_cast::<32, 8>(self.pf.read_data.val().get_bits::<8>(152));
+        self.highest.sack.next = self.pf.read_data.val().get_bits::<256>(160);
         // Lowest matching slot wins; only an ACK's event searches.
         self.hit.next = false;
         self.hit_slot.next = 0.into();
@@ -542,7 +491,7 @@ impl<const W: usize, const B: usize, const SB: usize> Logic for AckRx<W, B, SB> 
             | (bit_cast::<Q_BITS, 64>(self.e_echo.val()) << 320)
             | (bit_cast::<Q_BITS, 32>(self.e_ce.val()) << 384)
             | (bit_cast::<Q_BITS, 32>(self.e_rx.val()) << 416)
-            | (bit_cast::<Q_BITS, 32>(self.e_high.val()) << 448);
+            | (bit_cast::<Q_BITS, 32>(self.highest.high.val()) << 448);
         self.qs.write_data.next = self.hit_slot.val();
         self.q.write_enable.next = false;
         self.qs.write_enable.next = false;
