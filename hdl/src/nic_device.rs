@@ -17,7 +17,7 @@
 
 use rust_hdl::prelude::*;
 
-use crate::host_if::{HostIf, IrqModerator, RegFile};
+use crate::host_if::{FwTxQueue, HostIf, IrqModerator, RegFile};
 use crate::nic_core::NicCore;
 
 /// The device top at `W`-bit beats (`B = W / 8` lanes; 64 or 512).
@@ -110,6 +110,7 @@ pub struct NicDevice<const W: usize, const B: usize> {
 
     regs: RegFile<W>,
     hif: HostIf<W, B>,
+    ftq: FwTxQueue<W, B>,
     core: NicCore<W, B>,
     irq0: IrqModerator,
     irq1: IrqModerator,
@@ -120,9 +121,11 @@ impl<const W: usize, const B: usize> Logic for NicDevice<W, B> {
     #[hdl_gen]
     fn update(&mut self) {
         self.regs.clock.next = self.clock.val();
+        self.ftq.clock.next = self.clock.val();
         self.hif.clock.next = self.clock.val();
         self.core.clock.next = self.clock.val();
         self.regs.rst.next = self.rst.val();
+        self.ftq.rst.next = self.rst.val();
         self.hif.rst.next = self.rst.val();
         self.core.rst.next = self.rst.val();
         self.core.now.next = self.now.val();
@@ -358,14 +361,34 @@ impl<const W: usize, const B: usize> Logic for NicDevice<W, B> {
         self.hif.c_m_fw_src_port.next = self.core.m_fw_src_port.val();
         self.hif.c_fw_cnt_up.next = self.core.fw_cnt_up.val();
         self.hif.c_fw_cnt_trunc.next = self.core.fw_cnt_trunc.val();
-        self.core.s_fwtx_tdata.next = self.hif.c_s_fwtx_tdata.val();
-        self.core.s_fwtx_tkeep.next = self.hif.c_s_fwtx_tkeep.val();
-        self.core.s_fwtx_tvalid.next = self.hif.c_s_fwtx_tvalid.val();
-        self.hif.c_s_fwtx_tready.next = self.core.s_fwtx_tready.val();
-        self.core.s_fwtx_tlast.next = self.hif.c_s_fwtx_tlast.val();
-        self.core.s_fwtx_dst_ip.next = self.hif.c_s_fwtx_dst_ip.val();
-        self.core.s_fwtx_src_port.next = self.hif.c_s_fwtx_src_port.val();
-        self.core.s_fwtx_dst_port.next = self.hif.c_s_fwtx_dst_port.val();
+
+        // Firmware TX queue: its registers and DMA read requests through
+        // the host interface, its completions from the outside, its
+        // datagrams to the core's ACK framer.
+        self.ftq.ctrl.next = self.hif.ftq_ctrl.val();
+        self.ftq.prod.next = self.hif.ftq_prod.val();
+        self.ftq.base.next = self.hif.ftq_base.val();
+        self.ftq.size_log2.next = self.hif.ftq_size_log2.val();
+        self.hif.ftq_req_hdr.next = self.ftq.req_hdr.val();
+        self.hif.ftq_req_data.next = self.ftq.req_data.val();
+        self.hif.ftq_req_addr.next = self.ftq.addr.val();
+        self.hif.ftq_req_len.next = self.ftq.len.val();
+        self.ftq.grant.next = self.hif.ftq_grant.val();
+        self.ftq.c_tdata.next = self.s_dmac_tdata.val();
+        self.ftq.c_tvalid.next = self.s_dmac_tvalid.val();
+        self.ftq.c_tlast.next = self.s_dmac_tlast.val();
+        self.ftq.c_tag.next = self.s_dmac_tag.val();
+        self.hif.ftq_adv.next = self.ftq.adv.val();
+        self.hif.ftq_cons.next = self.ftq.cons.val();
+        self.hif.cnt_ftq_bad.next = self.ftq.bad.val();
+        self.core.s_fwtx_tdata.next = self.ftq.m_tdata.val();
+        self.core.s_fwtx_tkeep.next = self.ftq.m_tkeep.val();
+        self.core.s_fwtx_tvalid.next = self.ftq.m_tvalid.val();
+        self.ftq.m_tready.next = self.core.s_fwtx_tready.val();
+        self.core.s_fwtx_tlast.next = self.ftq.m_tlast.val();
+        self.core.s_fwtx_dst_ip.next = self.ftq.m_dst_ip.val();
+        self.core.s_fwtx_src_port.next = self.ftq.m_src_port.val();
+        self.core.s_fwtx_dst_port.next = self.ftq.m_dst_port.val();
         self.hif.c_fwtx_cnt_frames.next = self.core.fwtx_cnt_frames.val();
     }
 }

@@ -41,13 +41,20 @@
 //!   `m_irq_*` port (a vector number with a valid/ready handshake, for the
 //!   shim to turn into an MSI-X message).
 //!
+//! The firmware transmit queue's engine is [`FwTxQueue`], a native
+//! rust-hdl block beside `HostIf` in [`crate::NicDevice`]: it asks
+//! `HostIf`'s DMA read arbiter for its reads and hands `HostIf` its
+//! consumer index and counter.
+//!
 //! `HostIf` is hand-written Verilog (`host_if.v.in`) with its wiring to
 //! the register file generated from [`regs::BLOCKS`]; no rust-hdl model
 //! (`update` is empty): it is verified under Verilator inside
 //! [`crate::NicDevice`] (`metaroce-sim-tb`, `nic_device`). The register
-//! file has a rust-hdl model and test ([`reg_file`]). `docs/hardware.md` §18 describes the
+//! file and the firmware transmit queue have rust-hdl models and tests
+//! ([`reg_file`], [`fw_tx_queue`]). `docs/hardware.md` §18 describes the
 //! entry formats and what a vendor shim must provide.
 
+pub mod fw_tx_queue;
 pub mod irq;
 pub mod reg_file;
 pub mod regs;
@@ -63,6 +70,7 @@ use crate::tx_path::VIEW_BITS;
 use reg_file::{RO_BITS, RW_BITS, WO_REGS};
 use regs::{storage, strobe};
 
+pub use fw_tx_queue::FwTxQueue;
 pub use irq::IrqModerator;
 pub use reg_file::RegFile;
 
@@ -507,22 +515,30 @@ pub struct HostIf<const W: usize, const B: usize> {
     pub c_fw_cnt_up: Signal<In, Bits<32>>,
     /// Core side: `NicCore::fw_cnt_trunc`.
     pub c_fw_cnt_trunc: Signal<In, Bits<32>>,
-    /// Core side: `NicCore::s_fwtx_tdata`.
-    pub c_s_fwtx_tdata: Signal<Out, Bits<W>>,
-    /// Core side: `NicCore::s_fwtx_tkeep`.
-    pub c_s_fwtx_tkeep: Signal<Out, Bits<B>>,
-    /// Core side: `NicCore::s_fwtx_tvalid`.
-    pub c_s_fwtx_tvalid: Signal<Out, Bit>,
-    /// Core side: `NicCore::s_fwtx_tready`.
-    pub c_s_fwtx_tready: Signal<In, Bit>,
-    /// Core side: `NicCore::s_fwtx_tlast`.
-    pub c_s_fwtx_tlast: Signal<Out, Bit>,
-    /// Core side: `NicCore::s_fwtx_dst_ip`.
-    pub c_s_fwtx_dst_ip: Signal<Out, Bits<128>>,
-    /// Core side: `NicCore::s_fwtx_src_port`.
-    pub c_s_fwtx_src_port: Signal<Out, Bits<16>>,
-    /// Core side: `NicCore::s_fwtx_dst_port`.
-    pub c_s_fwtx_dst_port: Signal<Out, Bits<16>>,
+    /// `FTQ.CTRL` for the firmware TX queue ([`FwTxQueue::ctrl`]).
+    pub ftq_ctrl: Signal<Out, Bit>,
+    /// `FTQ.PROD`.
+    pub ftq_prod: Signal<Out, Bits<32>>,
+    /// `FTQ.BASE_HI:BASE_LO`.
+    pub ftq_base: Signal<Out, Bits<64>>,
+    /// `FTQ.SIZE_LOG2`.
+    pub ftq_size_log2: Signal<Out, Bits<5>>,
+    /// The firmware TX queue's header read waits ([`FwTxQueue::req_hdr`]).
+    pub ftq_req_hdr: Signal<In, Bit>,
+    /// Its datagram read waits.
+    pub ftq_req_data: Signal<In, Bit>,
+    /// The waiting read's address.
+    pub ftq_req_addr: Signal<In, Bits<64>>,
+    /// The waiting read's bytes.
+    pub ftq_req_len: Signal<In, Bits<16>>,
+    /// The DMA read arbiter issues the firmware TX queue's read this cycle.
+    pub ftq_grant: Signal<Out, Bit>,
+    /// A firmware TX entry is consumed this cycle.
+    pub ftq_adv: Signal<In, Bit>,
+    /// `FTQ.CONS`.
+    pub ftq_cons: Signal<In, Bits<32>>,
+    /// `CNT.FTQ_BAD`.
+    pub cnt_ftq_bad: Signal<In, Bits<32>>,
     /// Core side: `NicCore::fwtx_cnt_frames`.
     pub c_fwtx_cnt_frames: Signal<In, Bits<32>>,
 }
@@ -615,13 +631,11 @@ impl<const W: usize, const B: usize> Logic for HostIf<W, B> {
         self.c_rd_len.connect();
         self.c_cap_slot.connect();
         self.c_m_fw_tready.connect();
-        self.c_s_fwtx_tdata.connect();
-        self.c_s_fwtx_tkeep.connect();
-        self.c_s_fwtx_tvalid.connect();
-        self.c_s_fwtx_tlast.connect();
-        self.c_s_fwtx_dst_ip.connect();
-        self.c_s_fwtx_src_port.connect();
-        self.c_s_fwtx_dst_port.connect();
+        self.ftq_ctrl.connect();
+        self.ftq_prod.connect();
+        self.ftq_base.connect();
+        self.ftq_size_log2.connect();
+        self.ftq_grant.connect();
     }
 
     fn hdl(&self) -> Verilog {
@@ -679,21 +693,11 @@ fn host_if_body(w: usize, b: usize) -> String {
             .join("\n")
     };
     let ds_write = cases(10usize.div_ceil(wpb), 4, &|k| words(k, 10, "pf_buf"));
-    let fs_hdr_write = cases(4usize.div_ceil(wpb), 5, &|k| words(k, 4, "fs_buf"));
-    let fs_data_write = cases(1024 / w, 5, &|k| {
-        format!("fs_data[{k}*{w} +: {w}] <= s_dmac_tdata;")
-    });
-    let fs_data_read = cases(1024 / w, 5, &|k| {
-        format!("c_s_fwtx_tdata = fs_data[{k}*{w} +: {w}];")
-    });
     let ew_read = cases(512 / w, 4, &|k| {
         format!("ew_word = ew_entry[{k}*{w} +: {w}];")
     });
     include_str!("host_if.v.in")
         .replace("@DS_WRITE@", &ds_write)
-        .replace("@FS_HDR_WRITE@", &fs_hdr_write)
-        .replace("@FS_DATA_WRITE@", &fs_data_write)
-        .replace("@FS_DATA_READ@", &fs_data_read)
         .replace("@EW_READ@", &ew_read)
         .replace("@REG_DECLS@", &decls)
         .replace("@STROBES@", &strobes)
