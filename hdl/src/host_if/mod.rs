@@ -41,19 +41,22 @@
 //!   `m_irq_*` port (a vector number with a valid/ready handshake, for the
 //!   shim to turn into an MSI-X message).
 //!
-//! The firmware transmit queue's engine is [`FwTxQueue`], a native
-//! rust-hdl block beside `HostIf` in [`crate::NicDevice`]: it asks
-//! `HostIf`'s DMA read arbiter for its reads and hands `HostIf` its
-//! consumer index and counter.
+//! The firmware transmit queue's engine [`FwTxQueue`] and the firmware
+//! receive ring's writer [`FwRxRing`] are native rust-hdl blocks beside
+//! `HostIf` in [`crate::NicDevice`]: `HostIf` hands them their registers,
+//! takes their DMA requests into its read and write arbiters, and reads
+//! their indices and counter back for the registers and interrupts.
 //!
 //! `HostIf` is hand-written Verilog (`host_if.v.in`) with its wiring to
 //! the register file generated from [`regs::BLOCKS`]; no rust-hdl model
 //! (`update` is empty): it is verified under Verilator inside
 //! [`crate::NicDevice`] (`metaroce-sim-tb`, `nic_device`). The register
-//! file and the firmware transmit queue have rust-hdl models and tests
-//! ([`reg_file`], [`fw_tx_queue`]). `docs/hardware.md` §18 describes the
+//! file, the firmware transmit queue and the firmware receive ring's
+//! writer have rust-hdl models and tests ([`reg_file`], [`fw_tx_queue`],
+//! [`fw_rx_ring`]). `docs/hardware.md` §18 describes the
 //! entry formats and what a vendor shim must provide.
 
+pub mod fw_rx_ring;
 pub mod fw_tx_queue;
 pub mod irq;
 pub mod reg_file;
@@ -70,6 +73,7 @@ use crate::tx_path::VIEW_BITS;
 use reg_file::{RO_BITS, RW_BITS, WO_REGS};
 use regs::{storage, strobe};
 
+pub use fw_rx_ring::FwRxRing;
 pub use fw_tx_queue::FwTxQueue;
 pub use irq::IrqModerator;
 pub use reg_file::RegFile;
@@ -495,22 +499,34 @@ pub struct HostIf<const W: usize, const B: usize> {
     pub c_ackrx_cnt_pair_err: Signal<In, Bits<32>>,
     /// Core side: `NicCore::ackrx_cnt_refused`.
     pub c_ackrx_cnt_refused: Signal<In, Bits<32>>,
-    /// Core side: `NicCore::m_fw_tdata`.
-    pub c_m_fw_tdata: Signal<In, Bits<W>>,
-    /// Core side: `NicCore::m_fw_tkeep`.
-    pub c_m_fw_tkeep: Signal<In, Bits<B>>,
-    /// Core side: `NicCore::m_fw_tvalid`.
-    pub c_m_fw_tvalid: Signal<In, Bit>,
-    /// Core side: `NicCore::m_fw_tready`.
-    pub c_m_fw_tready: Signal<Out, Bit>,
-    /// Core side: `NicCore::m_fw_tlast`.
-    pub c_m_fw_tlast: Signal<In, Bit>,
-    /// Core side: `NicCore::m_fw_len`.
-    pub c_m_fw_len: Signal<In, Bits<16>>,
-    /// Core side: `NicCore::m_fw_trunc`.
-    pub c_m_fw_trunc: Signal<In, Bit>,
-    /// Core side: `NicCore::m_fw_src_port`.
-    pub c_m_fw_src_port: Signal<In, Bits<16>>,
+    /// `FRQ.CTRL` for the firmware receive ring's writer ([`FwRxRing::ctrl`]).
+    pub frq_ctrl: Signal<Out, Bit>,
+    /// `FRQ.BASE_HI:BASE_LO`.
+    pub frq_base: Signal<Out, Bits<64>>,
+    /// `FRQ.SIZE_LOG2`.
+    pub frq_size_log2: Signal<Out, Bits<5>>,
+    /// `FRQ.CONS`.
+    pub frq_cons: Signal<Out, Bits<32>>,
+    /// The firmware receive ring's DMA write: address ([`FwRxRing::w_addr`]).
+    pub frw_addr: Signal<In, Bits<64>>,
+    /// Its bytes.
+    pub frw_len: Signal<In, Bits<16>>,
+    /// Its first beat.
+    pub frw_first: Signal<In, Bit>,
+    /// Its data.
+    pub frw_tdata: Signal<In, Bits<W>>,
+    /// Its byte enables.
+    pub frw_tkeep: Signal<In, Bits<B>>,
+    /// Its beat valid.
+    pub frw_tvalid: Signal<In, Bit>,
+    /// The DMA write arbiter gives the writer the port and the beat is taken.
+    pub frw_tready: Signal<Out, Bit>,
+    /// Its last beat.
+    pub frw_tlast: Signal<In, Bit>,
+    /// `FRQ.PROD`.
+    pub frq_prod: Signal<In, Bits<32>>,
+    /// A firmware receive entry was written (the vector's count).
+    pub frq_inc: Signal<In, Bit>,
     /// Core side: `NicCore::fw_cnt_up`.
     pub c_fw_cnt_up: Signal<In, Bits<32>>,
     /// Core side: `NicCore::fw_cnt_trunc`.
@@ -630,7 +646,11 @@ impl<const W: usize, const B: usize> Logic for HostIf<W, B> {
         self.c_rd_slot.connect();
         self.c_rd_len.connect();
         self.c_cap_slot.connect();
-        self.c_m_fw_tready.connect();
+        self.frq_ctrl.connect();
+        self.frq_base.connect();
+        self.frq_size_log2.connect();
+        self.frq_cons.connect();
+        self.frw_tready.connect();
         self.ftq_ctrl.connect();
         self.ftq_prod.connect();
         self.ftq_base.connect();
@@ -703,7 +723,6 @@ fn host_if_body(w: usize, b: usize) -> String {
         .replace("@STROBES@", &strobes)
         .replace("@RW_UNUSED@", &unused.join(", "))
         .replace("@RO_BUS@", &ro_bus)
-        .replace("@FW_SLOT@", &crate::fw_rx::SLOT_BYTES.to_string())
         .replace("@EV_HOLD@", &EV_HOLD.to_string())
         .replace("@TT_HOLD@", &TT_HOLD.to_string())
         .replace("@EV_BEATS@", &(EVQ_ENTRY / b).to_string())
