@@ -217,10 +217,18 @@ impl<const D: usize, const N: usize> Default for LutRam<D, N> {
 
 impl<const D: usize, const N: usize> Logic for LutRam<D, N> {
     fn update(&mut self) {
+        // As the Verilog: with fewer words than addresses, a write beyond
+        // them is ignored and a read beyond them gives 0.
         if self.clock.pos_edge() && self.write_enable.val() {
-            self._mem[self.write_address.val().index()] = self.write_data.val();
+            if let Some(w) = self._mem.get_mut(self.write_address.val().index()) {
+                *w = self.write_data.val();
+            }
         }
-        self.read_data.next = self._mem[self.read_address.val().index()];
+        self.read_data.next = self
+            ._mem
+            .get(self.read_address.val().index())
+            .copied()
+            .unwrap_or_default();
     }
 
     fn connect(&mut self) {

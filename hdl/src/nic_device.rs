@@ -1,5 +1,7 @@
-//! The NIC as a PCIe device sees it: [`HostIf`] and its BAR0 register
-//! file [`RegFile`] around [`NicCore`].
+//! The NIC as a PCIe device sees it: [`HostIf`], its BAR0 register file
+//! [`RegFile`], the firmware transmit queue's engine [`FwTxQueue`] and the
+//! firmware receive ring's writer [`FwRxRing`] around [`NicCore`] (in the
+//! drawing the last two are inside `HostIf`: its `s_fwtx_*` and `m_fw_*`).
 //!
 //! ```text
 //!   BAR0 bar_* ─► RegFile ─► ┌────────┐ cfg_*, cnt_*, op_*/res_*/rd_*  ┌─────────┐
@@ -17,7 +19,7 @@
 
 use rust_hdl::prelude::*;
 
-use crate::host_if::{HostIf, IrqModerator, RegFile};
+use crate::host_if::{FwRxRing, FwTxQueue, HostIf, IrqModerator, RegFile};
 use crate::nic_core::NicCore;
 
 /// The device top at `W`-bit beats (`B = W / 8` lanes; 64 or 512).
@@ -110,6 +112,8 @@ pub struct NicDevice<const W: usize, const B: usize> {
 
     regs: RegFile<W>,
     hif: HostIf<W, B>,
+    ftq: FwTxQueue<W, B>,
+    frq: FwRxRing<W, B>,
     core: NicCore<W, B>,
     irq0: IrqModerator,
     irq1: IrqModerator,
@@ -120,9 +124,13 @@ impl<const W: usize, const B: usize> Logic for NicDevice<W, B> {
     #[hdl_gen]
     fn update(&mut self) {
         self.regs.clock.next = self.clock.val();
+        self.ftq.clock.next = self.clock.val();
+        self.frq.clock.next = self.clock.val();
         self.hif.clock.next = self.clock.val();
         self.core.clock.next = self.clock.val();
         self.regs.rst.next = self.rst.val();
+        self.ftq.rst.next = self.rst.val();
+        self.frq.rst.next = self.rst.val();
         self.hif.rst.next = self.rst.val();
         self.core.rst.next = self.rst.val();
         self.core.now.next = self.now.val();
@@ -348,24 +356,60 @@ impl<const W: usize, const B: usize> Logic for NicDevice<W, B> {
         self.hif.c_ackrx_cnt_overflow.next = self.core.ackrx_cnt_overflow.val();
         self.hif.c_ackrx_cnt_pair_err.next = self.core.ackrx_cnt_pair_err.val();
         self.hif.c_ackrx_cnt_refused.next = self.core.ackrx_cnt_refused.val();
-        self.hif.c_m_fw_tdata.next = self.core.m_fw_tdata.val();
-        self.hif.c_m_fw_tkeep.next = self.core.m_fw_tkeep.val();
-        self.hif.c_m_fw_tvalid.next = self.core.m_fw_tvalid.val();
-        self.core.m_fw_tready.next = self.hif.c_m_fw_tready.val();
-        self.hif.c_m_fw_tlast.next = self.core.m_fw_tlast.val();
-        self.hif.c_m_fw_len.next = self.core.m_fw_len.val();
-        self.hif.c_m_fw_trunc.next = self.core.m_fw_trunc.val();
-        self.hif.c_m_fw_src_port.next = self.core.m_fw_src_port.val();
+        // Firmware receive ring: the core's datagrams through its writer,
+        // its registers and DMA writes through the host interface.
+        self.frq.ctrl.next = self.hif.frq_ctrl.val();
+        self.frq.base.next = self.hif.frq_base.val();
+        self.frq.size_log2.next = self.hif.frq_size_log2.val();
+        self.frq.cons.next = self.hif.frq_cons.val();
+        self.frq.s_tdata.next = self.core.m_fw_tdata.val();
+        self.frq.s_tkeep.next = self.core.m_fw_tkeep.val();
+        self.frq.s_tvalid.next = self.core.m_fw_tvalid.val();
+        self.core.m_fw_tready.next = self.frq.s_tready.val();
+        self.frq.s_tlast.next = self.core.m_fw_tlast.val();
+        self.frq.s_len.next = self.core.m_fw_len.val();
+        self.frq.s_trunc.next = self.core.m_fw_trunc.val();
+        self.frq.s_src_port.next = self.core.m_fw_src_port.val();
+        self.hif.frw_addr.next = self.frq.w_addr.val();
+        self.hif.frw_len.next = self.frq.w_len.val();
+        self.hif.frw_first.next = self.frq.w_first.val();
+        self.hif.frw_tdata.next = self.frq.w_tdata.val();
+        self.hif.frw_tkeep.next = self.frq.w_tkeep.val();
+        self.hif.frw_tvalid.next = self.frq.w_tvalid.val();
+        self.frq.w_tready.next = self.hif.frw_tready.val();
+        self.hif.frw_tlast.next = self.frq.w_tlast.val();
+        self.hif.frq_prod.next = self.frq.prod.val();
+        self.hif.frq_inc.next = self.frq.inc.val();
         self.hif.c_fw_cnt_up.next = self.core.fw_cnt_up.val();
         self.hif.c_fw_cnt_trunc.next = self.core.fw_cnt_trunc.val();
-        self.core.s_fwtx_tdata.next = self.hif.c_s_fwtx_tdata.val();
-        self.core.s_fwtx_tkeep.next = self.hif.c_s_fwtx_tkeep.val();
-        self.core.s_fwtx_tvalid.next = self.hif.c_s_fwtx_tvalid.val();
-        self.hif.c_s_fwtx_tready.next = self.core.s_fwtx_tready.val();
-        self.core.s_fwtx_tlast.next = self.hif.c_s_fwtx_tlast.val();
-        self.core.s_fwtx_dst_ip.next = self.hif.c_s_fwtx_dst_ip.val();
-        self.core.s_fwtx_src_port.next = self.hif.c_s_fwtx_src_port.val();
-        self.core.s_fwtx_dst_port.next = self.hif.c_s_fwtx_dst_port.val();
+
+        // Firmware TX queue: its registers and DMA read requests through
+        // the host interface, its completions from the outside, its
+        // datagrams to the core's ACK framer.
+        self.ftq.ctrl.next = self.hif.ftq_ctrl.val();
+        self.ftq.prod.next = self.hif.ftq_prod.val();
+        self.ftq.base.next = self.hif.ftq_base.val();
+        self.ftq.size_log2.next = self.hif.ftq_size_log2.val();
+        self.hif.ftq_req_hdr.next = self.ftq.req_hdr.val();
+        self.hif.ftq_req_data.next = self.ftq.req_data.val();
+        self.hif.ftq_req_addr.next = self.ftq.addr.val();
+        self.hif.ftq_req_len.next = self.ftq.len.val();
+        self.ftq.grant.next = self.hif.ftq_grant.val();
+        self.ftq.c_tdata.next = self.s_dmac_tdata.val();
+        self.ftq.c_tvalid.next = self.s_dmac_tvalid.val();
+        self.ftq.c_tlast.next = self.s_dmac_tlast.val();
+        self.ftq.c_tag.next = self.s_dmac_tag.val();
+        self.hif.ftq_adv.next = self.ftq.adv.val();
+        self.hif.ftq_cons.next = self.ftq.cons.val();
+        self.hif.cnt_ftq_bad.next = self.ftq.bad.val();
+        self.core.s_fwtx_tdata.next = self.ftq.m_tdata.val();
+        self.core.s_fwtx_tkeep.next = self.ftq.m_tkeep.val();
+        self.core.s_fwtx_tvalid.next = self.ftq.m_tvalid.val();
+        self.ftq.m_tready.next = self.core.s_fwtx_tready.val();
+        self.core.s_fwtx_tlast.next = self.ftq.m_tlast.val();
+        self.core.s_fwtx_dst_ip.next = self.ftq.m_dst_ip.val();
+        self.core.s_fwtx_src_port.next = self.ftq.m_src_port.val();
+        self.core.s_fwtx_dst_port.next = self.ftq.m_dst_port.val();
         self.hif.c_fwtx_cnt_frames.next = self.core.fwtx_cnt_frames.val();
     }
 }

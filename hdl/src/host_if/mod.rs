@@ -41,13 +41,23 @@
 //!   `m_irq_*` port (a vector number with a valid/ready handshake, for the
 //!   shim to turn into an MSI-X message).
 //!
+//! The firmware transmit queue's engine [`FwTxQueue`] and the firmware
+//! receive ring's writer [`FwRxRing`] are native rust-hdl blocks beside
+//! `HostIf` in [`crate::NicDevice`]: `HostIf` hands them their registers,
+//! takes their DMA requests into its read and write arbiters, and reads
+//! their indices and counter back for the registers and interrupts.
+//!
 //! `HostIf` is hand-written Verilog (`host_if.v.in`) with its wiring to
 //! the register file generated from [`regs::BLOCKS`]; no rust-hdl model
 //! (`update` is empty): it is verified under Verilator inside
 //! [`crate::NicDevice`] (`metaroce-sim-tb`, `nic_device`). The register
-//! file has a rust-hdl model and test ([`reg_file`]). `docs/hardware.md` §18 describes the
+//! file, the firmware transmit queue and the firmware receive ring's
+//! writer have rust-hdl models and tests ([`reg_file`], [`fw_tx_queue`],
+//! [`fw_rx_ring`]). `docs/hardware.md` §18 describes the
 //! entry formats and what a vendor shim must provide.
 
+pub mod fw_rx_ring;
+pub mod fw_tx_queue;
 pub mod irq;
 pub mod reg_file;
 pub mod regs;
@@ -63,6 +73,8 @@ use crate::tx_path::VIEW_BITS;
 use reg_file::{RO_BITS, RW_BITS, WO_REGS};
 use regs::{storage, strobe};
 
+pub use fw_rx_ring::FwRxRing;
+pub use fw_tx_queue::FwTxQueue;
 pub use irq::IrqModerator;
 pub use reg_file::RegFile;
 
@@ -487,42 +499,62 @@ pub struct HostIf<const W: usize, const B: usize> {
     pub c_ackrx_cnt_pair_err: Signal<In, Bits<32>>,
     /// Core side: `NicCore::ackrx_cnt_refused`.
     pub c_ackrx_cnt_refused: Signal<In, Bits<32>>,
-    /// Core side: `NicCore::m_fw_tdata`.
-    pub c_m_fw_tdata: Signal<In, Bits<W>>,
-    /// Core side: `NicCore::m_fw_tkeep`.
-    pub c_m_fw_tkeep: Signal<In, Bits<B>>,
-    /// Core side: `NicCore::m_fw_tvalid`.
-    pub c_m_fw_tvalid: Signal<In, Bit>,
-    /// Core side: `NicCore::m_fw_tready`.
-    pub c_m_fw_tready: Signal<Out, Bit>,
-    /// Core side: `NicCore::m_fw_tlast`.
-    pub c_m_fw_tlast: Signal<In, Bit>,
-    /// Core side: `NicCore::m_fw_len`.
-    pub c_m_fw_len: Signal<In, Bits<16>>,
-    /// Core side: `NicCore::m_fw_trunc`.
-    pub c_m_fw_trunc: Signal<In, Bit>,
-    /// Core side: `NicCore::m_fw_src_port`.
-    pub c_m_fw_src_port: Signal<In, Bits<16>>,
+    /// `FRQ.CTRL` for the firmware receive ring's writer ([`FwRxRing::ctrl`]).
+    pub frq_ctrl: Signal<Out, Bit>,
+    /// `FRQ.BASE_HI:BASE_LO`.
+    pub frq_base: Signal<Out, Bits<64>>,
+    /// `FRQ.SIZE_LOG2`.
+    pub frq_size_log2: Signal<Out, Bits<5>>,
+    /// `FRQ.CONS`.
+    pub frq_cons: Signal<Out, Bits<32>>,
+    /// The firmware receive ring's DMA write: address ([`FwRxRing::w_addr`]).
+    pub frw_addr: Signal<In, Bits<64>>,
+    /// Its bytes.
+    pub frw_len: Signal<In, Bits<16>>,
+    /// Its first beat.
+    pub frw_first: Signal<In, Bit>,
+    /// Its data.
+    pub frw_tdata: Signal<In, Bits<W>>,
+    /// Its byte enables.
+    pub frw_tkeep: Signal<In, Bits<B>>,
+    /// Its beat valid.
+    pub frw_tvalid: Signal<In, Bit>,
+    /// The DMA write arbiter gives the writer the port and the beat is taken.
+    pub frw_tready: Signal<Out, Bit>,
+    /// Its last beat.
+    pub frw_tlast: Signal<In, Bit>,
+    /// `FRQ.PROD`.
+    pub frq_prod: Signal<In, Bits<32>>,
+    /// A firmware receive entry was written (the vector's count).
+    pub frq_inc: Signal<In, Bit>,
     /// Core side: `NicCore::fw_cnt_up`.
     pub c_fw_cnt_up: Signal<In, Bits<32>>,
     /// Core side: `NicCore::fw_cnt_trunc`.
     pub c_fw_cnt_trunc: Signal<In, Bits<32>>,
-    /// Core side: `NicCore::s_fwtx_tdata`.
-    pub c_s_fwtx_tdata: Signal<Out, Bits<W>>,
-    /// Core side: `NicCore::s_fwtx_tkeep`.
-    pub c_s_fwtx_tkeep: Signal<Out, Bits<B>>,
-    /// Core side: `NicCore::s_fwtx_tvalid`.
-    pub c_s_fwtx_tvalid: Signal<Out, Bit>,
-    /// Core side: `NicCore::s_fwtx_tready`.
-    pub c_s_fwtx_tready: Signal<In, Bit>,
-    /// Core side: `NicCore::s_fwtx_tlast`.
-    pub c_s_fwtx_tlast: Signal<Out, Bit>,
-    /// Core side: `NicCore::s_fwtx_dst_ip`.
-    pub c_s_fwtx_dst_ip: Signal<Out, Bits<128>>,
-    /// Core side: `NicCore::s_fwtx_src_port`.
-    pub c_s_fwtx_src_port: Signal<Out, Bits<16>>,
-    /// Core side: `NicCore::s_fwtx_dst_port`.
-    pub c_s_fwtx_dst_port: Signal<Out, Bits<16>>,
+    /// `FTQ.CTRL` for the firmware TX queue ([`FwTxQueue::ctrl`]).
+    pub ftq_ctrl: Signal<Out, Bit>,
+    /// `FTQ.PROD`.
+    pub ftq_prod: Signal<Out, Bits<32>>,
+    /// `FTQ.BASE_HI:BASE_LO`.
+    pub ftq_base: Signal<Out, Bits<64>>,
+    /// `FTQ.SIZE_LOG2`.
+    pub ftq_size_log2: Signal<Out, Bits<5>>,
+    /// The firmware TX queue's header read waits ([`FwTxQueue::req_hdr`]).
+    pub ftq_req_hdr: Signal<In, Bit>,
+    /// Its datagram read waits.
+    pub ftq_req_data: Signal<In, Bit>,
+    /// The waiting read's address.
+    pub ftq_req_addr: Signal<In, Bits<64>>,
+    /// The waiting read's bytes.
+    pub ftq_req_len: Signal<In, Bits<16>>,
+    /// The DMA read arbiter issues the firmware TX queue's read this cycle.
+    pub ftq_grant: Signal<Out, Bit>,
+    /// A firmware TX entry is consumed this cycle.
+    pub ftq_adv: Signal<In, Bit>,
+    /// `FTQ.CONS`.
+    pub ftq_cons: Signal<In, Bits<32>>,
+    /// `CNT.FTQ_BAD`.
+    pub cnt_ftq_bad: Signal<In, Bits<32>>,
     /// Core side: `NicCore::fwtx_cnt_frames`.
     pub c_fwtx_cnt_frames: Signal<In, Bits<32>>,
 }
@@ -614,14 +646,16 @@ impl<const W: usize, const B: usize> Logic for HostIf<W, B> {
         self.c_rd_slot.connect();
         self.c_rd_len.connect();
         self.c_cap_slot.connect();
-        self.c_m_fw_tready.connect();
-        self.c_s_fwtx_tdata.connect();
-        self.c_s_fwtx_tkeep.connect();
-        self.c_s_fwtx_tvalid.connect();
-        self.c_s_fwtx_tlast.connect();
-        self.c_s_fwtx_dst_ip.connect();
-        self.c_s_fwtx_src_port.connect();
-        self.c_s_fwtx_dst_port.connect();
+        self.frq_ctrl.connect();
+        self.frq_base.connect();
+        self.frq_size_log2.connect();
+        self.frq_cons.connect();
+        self.frw_tready.connect();
+        self.ftq_ctrl.connect();
+        self.ftq_prod.connect();
+        self.ftq_base.connect();
+        self.ftq_size_log2.connect();
+        self.ftq_grant.connect();
     }
 
     fn hdl(&self) -> Verilog {
@@ -679,27 +713,16 @@ fn host_if_body(w: usize, b: usize) -> String {
             .join("\n")
     };
     let ds_write = cases(10usize.div_ceil(wpb), 4, &|k| words(k, 10, "pf_buf"));
-    let fs_hdr_write = cases(4usize.div_ceil(wpb), 5, &|k| words(k, 4, "fs_buf"));
-    let fs_data_write = cases(1024 / w, 5, &|k| {
-        format!("fs_data[{k}*{w} +: {w}] <= s_dmac_tdata;")
-    });
-    let fs_data_read = cases(1024 / w, 5, &|k| {
-        format!("c_s_fwtx_tdata = fs_data[{k}*{w} +: {w}];")
-    });
     let ew_read = cases(512 / w, 4, &|k| {
         format!("ew_word = ew_entry[{k}*{w} +: {w}];")
     });
     include_str!("host_if.v.in")
         .replace("@DS_WRITE@", &ds_write)
-        .replace("@FS_HDR_WRITE@", &fs_hdr_write)
-        .replace("@FS_DATA_WRITE@", &fs_data_write)
-        .replace("@FS_DATA_READ@", &fs_data_read)
         .replace("@EW_READ@", &ew_read)
         .replace("@REG_DECLS@", &decls)
         .replace("@STROBES@", &strobes)
         .replace("@RW_UNUSED@", &unused.join(", "))
         .replace("@RO_BUS@", &ro_bus)
-        .replace("@FW_SLOT@", &crate::fw_rx::SLOT_BYTES.to_string())
         .replace("@EV_HOLD@", &EV_HOLD.to_string())
         .replace("@TT_HOLD@", &TT_HOLD.to_string())
         .replace("@EV_BEATS@", &(EVQ_ENTRY / b).to_string())
