@@ -266,6 +266,10 @@ fn cc_build(include: &Path) -> cc::Build {
         // The models are built on the machine that runs them: tune for it.
         // -O3 and -march=native together measured ~3 % faster than -O2.
         .opt_level(3)
+        // No debug info: the models are debugged through their VCD traces,
+        // and `-g` makes GCC give up variable tracking on the large models'
+        // trace functions (printed as build warnings) after spending the time.
+        .debug(false)
         .flag_if_supported("-march=native")
         // The models clear and copy wide temporaries of a few hundred
         // bytes every evaluation: vector stores instead of `rep stos`.
