@@ -45,7 +45,7 @@ pub(crate) struct Qp {
     /// Destroyed and lingering: only (re-)acknowledges what it accepted.
     pub closed: bool,
     /// The deadline under which the NIC's timer index holds this QP (the
-    /// NIC's bookkeeping: see `Timers::rearm` in `nic.rs`).
+    /// NIC's bookkeeping: see `Timers::rearm` in `nic/timing.rs`).
     pub timer_due: Option<u64>,
     /// Authenticated mode (spec §11.2).
     pub auth: Option<Box<QpAuth>>,
