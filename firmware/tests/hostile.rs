@@ -93,162 +93,126 @@ fn expect(b: &mut Bench, what: &str, bytes: Vec<u8>, m: RxMeta, counter: &str) {
     );
 }
 
+/// A valid WRITE of [`PAYLOAD`] to the region's start, changed by `f`, as a
+/// datagram from `m`.
+fn write_with(b: &Bench, m: &RxMeta, f: impl FnOnce(&mut Repr)) -> Vec<u8> {
+    let mut r = write_repr(b, TARGET, PAYLOAD.len() as u32);
+    f(&mut r);
+    datagram(&r, &PAYLOAD, m)
+}
+
+/// The message extension of a WRITE built by [`write_repr`].
+fn msg(r: &mut Repr) -> &mut MsgRepr {
+    match r.ext {
+        Ext::Msg(ref mut x) => x,
+        _ => unreachable!("write_repr builds a WRITE"),
+    }
+}
+
+/// The payload of the valid WRITE the hostile variants start from.
+const PAYLOAD: [u8; 64] = [0xAB; 64];
+
+/// A hostile variant of a valid WRITE: what it is, the drop counter it must
+/// move, and how to build it (datagram and metadata) from the valid one's
+/// metadata.
+type Hostile = (
+    &'static str,
+    &'static str,
+    fn(&Bench, RxMeta) -> (Vec<u8>, RxMeta),
+);
+
+/// Every hostile variant, one per validation step the engine applies.
+fn hostile_variants() -> Vec<Hostile> {
+    vec![
+        ("bad ICRC", "bad_icrc", |b, m| {
+            let mut bytes = write_with(b, &m, |_| {});
+            let last = bytes.len() - 10;
+            bytes[last] ^= 1;
+            (bytes, m)
+        }),
+        ("forged rkey", "remote_access", |b, m| {
+            (write_with(b, &m, |r| msg(r).rkey ^= 0x5555), m)
+        }),
+        ("out of bounds", "remote_access", |b, m| {
+            (
+                write_with(b, &m, |r| msg(r).remote_va = TARGET + TARGET_LEN - 32),
+                m,
+            )
+        }),
+        ("before the region", "remote_access", |b, m| {
+            (write_with(b, &m, |r| msg(r).remote_va = TARGET - 1), m)
+        }),
+        ("unknown QP", "unknown_qp", |b, m| {
+            (write_with(b, &m, |r| r.dst_qpn = 0xdead), m)
+        }),
+        ("wrong peer QPN", "wrong_peer", |b, m| {
+            (write_with(b, &m, |r| r.src_qpn ^= 1), m)
+        }),
+        ("wrong peer address", "wrong_peer", |b, mut m| {
+            m.src_ip = "10.9.9.9".parse().unwrap();
+            (write_with(b, &m, |_| {}), m)
+        }),
+        ("conn PSN outside the window", "conn_window", |b, m| {
+            (write_with(b, &m, |r| r.conn_psn = 1000 + 1_000_000), m)
+        }),
+        ("path id", "bad_path", |b, m| {
+            (write_with(b, &m, |r| r.path = 200), m)
+        }),
+        ("path PSN far outside the window", "path_window", |b, m| {
+            (write_with(b, &m, |r| r.path_psn = (1 << 30) + 100), m)
+        }),
+        ("payload above the MTU", "bad_length", |b, m| {
+            (datagram(&write_repr(b, TARGET, 4097), &[1; 4097], &m), m)
+        }),
+        ("payload beyond msg_len", "bad_length", |b, m| {
+            (write_with(b, &m, |r| msg(r).msg_len = 16), m)
+        }),
+        ("truncated", "truncated", |b, m| {
+            (write_with(b, &m, |_| {})[..20].to_vec(), m)
+        }),
+        ("truncated extension", "truncated", |b, m| {
+            (write_with(b, &m, |_| {})[..50].to_vec(), m)
+        }),
+        ("bad version", "bad_version", |b, m| {
+            let mut bytes = write_with(b, &m, |_| {});
+            bytes[0] = 2;
+            (bytes, m)
+        }),
+        ("unknown opcode", "bad_opcode", |b, m| {
+            let mut bytes = write_with(b, &m, |_| {});
+            bytes[1] = 0x7e;
+            (bytes, m)
+        }),
+        (
+            "READ without remote read access",
+            "remote_access",
+            |b, m| {
+                let mut read = write_repr(b, TARGET, 64);
+                read.opcode = Opcode::ReadReq;
+                msg(&mut read).msg_len = 64;
+                (datagram(&read, &[], &m), m)
+            },
+        ),
+    ]
+}
+
 #[test]
 fn hostile_packets_never_touch_memory_and_are_counted() {
     let mut b = bench();
     let m = meta(&b, 50000);
-    let payload = [0xAB; 64];
-
-    let mut bytes = datagram(&write_repr(&b, TARGET, 64), &payload, &m);
-    let last = bytes.len() - 10;
-    bytes[last] ^= 1;
-    expect(&mut b, "bad ICRC", bytes, m, "bad_icrc");
-
-    let mut forged = write_repr(&b, TARGET, 64);
-    if let Ext::Msg(ref mut x) = forged.ext {
-        x.rkey ^= 0x5555;
+    for (what, counter, build) in hostile_variants() {
+        let (bytes, m) = build(&b, m);
+        expect(&mut b, what, bytes, m, counter);
     }
-    expect(
-        &mut b,
-        "forged rkey",
-        datagram(&forged, &payload, &m),
-        m,
-        "remote_access",
-    );
-
-    let past_end = write_repr(&b, TARGET + TARGET_LEN - 32, 64);
-    expect(
-        &mut b,
-        "out of bounds",
-        datagram(&past_end, &payload, &m),
-        m,
-        "remote_access",
-    );
-    let before_start = write_repr(&b, TARGET - 1, 64);
-    expect(
-        &mut b,
-        "before the region",
-        datagram(&before_start, &payload, &m),
-        m,
-        "remote_access",
-    );
-
-    let mut wrong_qp = write_repr(&b, TARGET, 64);
-    wrong_qp.dst_qpn = 0xdead;
-    expect(
-        &mut b,
-        "unknown QP",
-        datagram(&wrong_qp, &payload, &m),
-        m,
-        "unknown_qp",
-    );
-
-    let mut wrong_peer = write_repr(&b, TARGET, 64);
-    wrong_peer.src_qpn ^= 1;
-    expect(
-        &mut b,
-        "wrong peer QPN",
-        datagram(&wrong_peer, &payload, &m),
-        m,
-        "wrong_peer",
-    );
-    let mut spoofed = m;
-    spoofed.src_ip = "10.9.9.9".parse().unwrap();
-    let spoofed_bytes = datagram(&write_repr(&b, TARGET, 64), &payload, &spoofed);
-    expect(
-        &mut b,
-        "wrong peer address",
-        spoofed_bytes,
-        spoofed,
-        "wrong_peer",
-    );
-
-    let mut far = write_repr(&b, TARGET, 64);
-    far.conn_psn = 1000 + 1_000_000;
-    expect(
-        &mut b,
-        "conn PSN outside the window",
-        datagram(&far, &payload, &m),
-        m,
-        "conn_window",
-    );
-
-    let mut bad_path = write_repr(&b, TARGET, 64);
-    bad_path.path = 200;
-    expect(
-        &mut b,
-        "path id",
-        datagram(&bad_path, &payload, &m),
-        m,
-        "bad_path",
-    );
-
-    let mut jump = write_repr(&b, TARGET, 64);
-    jump.path_psn = (1 << 30) + 100;
-    expect(
-        &mut b,
-        "path PSN far outside the window",
-        datagram(&jump, &payload, &m),
-        m,
-        "path_window",
-    );
-
-    let big = vec![1u8; 4097];
-    let oversized = write_repr(&b, TARGET, 4097);
-    expect(
-        &mut b,
-        "payload above the MTU",
-        datagram(&oversized, &big, &m),
-        m,
-        "bad_length",
-    );
-
-    let beyond_msg = write_repr(&b, TARGET, 16);
-    expect(
-        &mut b,
-        "payload beyond msg_len",
-        datagram(&beyond_msg, &payload, &m),
-        m,
-        "bad_length",
-    );
-
-    let full = datagram(&write_repr(&b, TARGET, 64), &payload, &m);
-    expect(&mut b, "truncated", full[..20].to_vec(), m, "truncated");
-    expect(
-        &mut b,
-        "truncated extension",
-        full[..50].to_vec(),
-        m,
-        "truncated",
-    );
-    let mut v2 = full.clone();
-    v2[0] = 2;
-    expect(&mut b, "bad version", v2, m, "bad_version");
-    let mut op = full.clone();
-    op[1] = 0x7e;
-    expect(&mut b, "unknown opcode", op, m, "bad_opcode");
-
-    let mut read = write_repr(&b, TARGET, 64);
-    read.opcode = Opcode::ReadReq;
-    if let Ext::Msg(ref mut x) = read.ext {
-        x.msg_len = 64;
-    }
-    expect(
-        &mut b,
-        "READ without remote read access",
-        datagram(&read, &[], &m),
-        m,
-        "remote_access",
-    );
 
     // The control: the same valid packet is placed, so the bench can fail.
-    let valid = datagram(&write_repr(&b, TARGET, 64), &payload, &m);
+    let valid = write_with(&b, &m, |_| {});
     let (moved, touched) = inject(&mut b, valid, m);
     assert!(
         touched && moved.is_empty(),
         "a valid WRITE must land: {moved:?}"
     );
-    assert_eq!(b.pair.b.mem.slice(TARGET, 64), &payload[..]);
+    assert_eq!(b.pair.b.mem.slice(TARGET, 64), &PAYLOAD[..]);
 }
 
 #[test]
