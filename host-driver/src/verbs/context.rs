@@ -1,17 +1,14 @@
 //! The device context (`ibv_context`): the backend and the event router.
 
-use std::collections::VecDeque;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
 
-use super::cq::{ChannelInner, CqInner};
 use super::router::{Router, lock};
 use super::{
     AsyncEvent, CompChannel, CompletionQueue, Drops, ProtectionDomain, QpConfig, Result, Stats,
 };
 use crate::backend::{Backend, Control, DatapathStats, EventSink};
-use crate::eventfd::EventFd;
 
 /// What the context's handles share: the backend and the event router.
 pub(super) struct CtxInner {
@@ -92,27 +89,12 @@ impl Context {
     /// counts how often it did.
     pub fn create_cq(&self, cqe: usize, channel: Option<&CompChannel>) -> CompletionQueue {
         let id = self.inner.next_cq.fetch_add(1, Ordering::Relaxed);
-        CompletionQueue {
-            inner: Arc::new(CqInner {
-                id,
-                cqe: cqe.max(1),
-                queue: Mutex::new(VecDeque::with_capacity(cqe.max(1))),
-                overflows: AtomicU64::new(0),
-                armed: AtomicBool::new(false),
-                solicited_only: AtomicBool::new(false),
-                channel: channel.map(|c| Arc::clone(&c.inner)),
-            }),
-        }
+        CompletionQueue::new(id, cqe, channel)
     }
 
     /// Creates a completion channel (backed by an eventfd).
     pub fn create_comp_channel(&self) -> Result<CompChannel> {
-        Ok(CompChannel {
-            inner: Arc::new(ChannelInner {
-                fd: EventFd::new()?,
-                fired: Mutex::new(VecDeque::new()),
-            }),
-        })
+        CompChannel::new()
     }
 
     /// The next asynchronous event, if any.

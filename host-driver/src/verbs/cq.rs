@@ -11,13 +11,13 @@ use crate::eventfd::EventFd;
 
 /// A completion queue's state, shared by its handle and the QPs whose completions it takes.
 pub(super) struct CqInner {
-    pub(super) id: u32,
-    pub(super) cqe: usize,
-    pub(super) queue: Mutex<VecDeque<Wc>>,
-    pub(super) overflows: AtomicU64,
-    pub(super) armed: AtomicBool,
-    pub(super) solicited_only: AtomicBool,
-    pub(super) channel: Option<Arc<ChannelInner>>,
+    id: u32,
+    cqe: usize,
+    queue: Mutex<VecDeque<Wc>>,
+    overflows: AtomicU64,
+    armed: AtomicBool,
+    solicited_only: AtomicBool,
+    channel: Option<Arc<ChannelInner>>,
 }
 
 impl CqInner {
@@ -55,6 +55,21 @@ impl std::fmt::Debug for CompletionQueue {
 }
 
 impl CompletionQueue {
+    /// A queue numbered `id` of `cqe` entries (at least 1), tied to `channel` if any.
+    pub(super) fn new(id: u32, cqe: usize, channel: Option<&CompChannel>) -> Self {
+        CompletionQueue {
+            inner: Arc::new(CqInner {
+                id,
+                cqe: cqe.max(1),
+                queue: Mutex::new(VecDeque::with_capacity(cqe.max(1))),
+                overflows: AtomicU64::new(0),
+                armed: AtomicBool::new(false),
+                solicited_only: AtomicBool::new(false),
+                channel: channel.map(|c| Arc::clone(&c.inner)),
+            }),
+        }
+    }
+
     /// Moves up to `out.len()` completions into `out`; returns how many (`ibv_poll_cq`).
     pub fn poll(&self, out: &mut [Wc]) -> usize {
         let mut q = lock(&self.inner.queue);
@@ -97,15 +112,15 @@ impl CompletionQueue {
 
 /// A completion channel's eventfd and the CQs that fired since it was last read.
 pub(super) struct ChannelInner {
-    pub(super) fd: EventFd,
-    pub(super) fired: Mutex<VecDeque<u32>>,
+    fd: EventFd,
+    fired: Mutex<VecDeque<u32>>,
 }
 
 /// A completion channel (`ibv_comp_channel`), backed by an eventfd: its descriptor can
 /// join any `poll`/`epoll` loop.
 #[derive(Clone)]
 pub struct CompChannel {
-    pub(super) inner: Arc<ChannelInner>,
+    inner: Arc<ChannelInner>,
 }
 
 impl std::fmt::Debug for CompChannel {
@@ -118,6 +133,16 @@ impl std::fmt::Debug for CompChannel {
 }
 
 impl CompChannel {
+    /// A channel with a new eventfd.
+    pub(super) fn new() -> Result<Self> {
+        Ok(CompChannel {
+            inner: Arc::new(ChannelInner {
+                fd: EventFd::new()?,
+                fired: Mutex::new(VecDeque::new()),
+            }),
+        })
+    }
+
     /// Waits up to `timeout` (`None`: forever) for an armed CQ to fire; returns its
     /// [`CompletionQueue::id`], or `None` on timeout (`ibv_get_cq_event`).
     pub fn get_cq_event(&self, timeout: Option<Duration>) -> Result<Option<u32>> {
