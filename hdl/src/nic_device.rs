@@ -1,7 +1,8 @@
 //! The NIC as a PCIe device sees it: [`HostIf`], its BAR0 register file
-//! [`RegFile`], the firmware transmit queue's engine [`FwTxQueue`] and the
-//! firmware receive ring's writer [`FwRxRing`] around [`NicCore`] (in the
-//! drawing the last two are inside `HostIf`: its `s_fwtx_*` and `m_fw_*`).
+//! [`RegFile`], the firmware transmit queue's engine [`FwTxQueue`], the
+//! firmware receive ring's writer [`FwRxRing`] and the event path
+//! [`EvRing`] around [`NicCore`] (in the drawing the last three are inside
+//! `HostIf`: its `s_fwtx_*`, `m_fw_*` and `m_ev_*`/`m_ackrx_*`/`m_fate_*`).
 //!
 //! ```text
 //!   BAR0 bar_* ─► RegFile ─► ┌────────┐ cfg_*, cnt_*, op_*/res_*/rd_*  ┌─────────┐
@@ -19,7 +20,7 @@
 
 use rust_hdl::prelude::*;
 
-use crate::host_if::{FwRxRing, FwTxQueue, HostIf, IrqModerator, RegFile};
+use crate::host_if::{EvRing, FwRxRing, FwTxQueue, HostIf, IrqModerator, RegFile};
 use crate::nic_core::NicCore;
 
 /// The device top at `W`-bit beats (`B = W / 8` lanes; 64 or 512).
@@ -114,6 +115,7 @@ pub struct NicDevice<const W: usize, const B: usize> {
     hif: HostIf<W, B>,
     ftq: FwTxQueue<W, B>,
     frq: FwRxRing<W, B>,
+    evq: EvRing<W, B>,
     core: NicCore<W, B>,
     irq0: IrqModerator,
     irq1: IrqModerator,
@@ -126,11 +128,13 @@ impl<const W: usize, const B: usize> Logic for NicDevice<W, B> {
         self.regs.clock.next = self.clock.val();
         self.ftq.clock.next = self.clock.val();
         self.frq.clock.next = self.clock.val();
+        self.evq.clock.next = self.clock.val();
         self.hif.clock.next = self.clock.val();
         self.core.clock.next = self.clock.val();
         self.regs.rst.next = self.rst.val();
         self.ftq.rst.next = self.rst.val();
         self.frq.rst.next = self.rst.val();
+        self.evq.rst.next = self.rst.val();
         self.hif.rst.next = self.rst.val();
         self.core.rst.next = self.rst.val();
         self.core.now.next = self.now.val();
@@ -243,24 +247,6 @@ impl<const W: usize, const B: usize> Logic for NicDevice<W, B> {
         self.hif.c_m_dma_tvalid.next = self.core.m_dma_tvalid.val();
         self.core.m_dma_tready.next = self.hif.c_m_dma_tready.val();
         self.hif.c_m_dma_tlast.next = self.core.m_dma_tlast.val();
-        self.hif.c_m_ev_valid.next = self.core.m_ev_valid.val();
-        self.hif.c_m_ev_code.next = self.core.m_ev_code.val();
-        self.hif.c_m_ev_version.next = self.core.m_ev_version.val();
-        self.hif.c_m_ev_opcode.next = self.core.m_ev_opcode.val();
-        self.hif.c_m_ev_flags.next = self.core.m_ev_flags.val();
-        self.hif.c_m_ev_dst_qpn.next = self.core.m_ev_dst_qpn.val();
-        self.hif.c_m_ev_path.next = self.core.m_ev_path.val();
-        self.hif.c_m_ev_path_psn.next = self.core.m_ev_path_psn.val();
-        self.hif.c_m_ev_timestamp.next = self.core.m_ev_timestamp.val();
-        self.hif.c_m_ev_msn.next = self.core.m_ev_msn.val();
-        self.hif.c_m_ev_recv_idx.next = self.core.m_ev_recv_idx.val();
-        self.hif.c_m_ev_imm.next = self.core.m_ev_imm.val();
-        self.hif.c_m_ev_stream.next = self.core.m_ev_stream.val();
-        self.hif.c_m_ev_conn_psn.next = self.core.m_ev_conn_psn.val();
-        self.hif.c_m_ev_src_port.next = self.core.m_ev_src_port.val();
-        self.hif.c_m_ev_offset.next = self.core.m_ev_offset.val();
-        self.hif.c_m_ev_msg_len.next = self.core.m_ev_msg_len.val();
-        self.hif.c_m_ev_len.next = self.core.m_ev_len.val();
         self.core.cnt_sel.next = self.hif.c_cnt_sel.val();
         self.hif.c_cnt_val.next = self.core.cnt_val.val();
         self.core.s_desc_valid.next = self.hif.c_s_desc_valid.val();
@@ -316,10 +302,6 @@ impl<const W: usize, const B: usize> Logic for NicDevice<W, B> {
         self.hif.c_res_psn.next = self.core.res_psn.val();
         self.hif.c_res_pkts.next = self.core.res_pkts.val();
         self.hif.c_res_bytes.next = self.core.res_bytes.val();
-        self.hif.c_m_fate_valid.next = self.core.m_fate_valid.val();
-        self.core.m_fate_ready.next = self.hif.c_m_fate_ready.val();
-        self.hif.c_m_fate_lost.next = self.core.m_fate_lost.val();
-        self.hif.c_m_fate_conn_psn.next = self.core.m_fate_conn_psn.val();
         self.core.rd_slot.next = self.hif.c_rd_slot.val();
         self.core.rd_len.next = self.hif.c_rd_len.val();
         self.hif.c_rd_entropy.next = self.core.rd_entropy.val();
@@ -344,18 +326,73 @@ impl<const W: usize, const B: usize> Logic for NicDevice<W, B> {
         self.hif.c_rd_backoff.next = self.core.rd_backoff.val();
         self.hif.c_rd_can_send.next = self.core.rd_can_send.val();
         self.core.cap_slot.next = self.hif.c_cap_slot.val();
-        self.hif.c_cap_view.next = self.core.cap_view.val();
-        self.hif.c_m_fate_hw.next = self.core.m_fate_hw.val();
         self.hif.c_m_ackrx_valid.next = self.core.m_ackrx_valid.val();
         self.hif.c_m_ackrx_slot.next = self.core.m_ackrx_slot.val();
-        self.hif.c_m_ackrx_pkts.next = self.core.m_ackrx_pkts.val();
-        self.hif.c_m_ackrx_bytes.next = self.core.m_ackrx_bytes.val();
-        self.hif.c_m_ackrx_conn_cum.next = self.core.m_ackrx_conn_cum.val();
         self.hif.c_ackrx_cnt_applied.next = self.core.ackrx_cnt_applied.val();
         self.hif.c_ackrx_cnt_unmapped.next = self.core.ackrx_cnt_unmapped.val();
         self.hif.c_ackrx_cnt_overflow.next = self.core.ackrx_cnt_overflow.val();
         self.hif.c_ackrx_cnt_pair_err.next = self.core.ackrx_cnt_pair_err.val();
         self.hif.c_ackrx_cnt_refused.next = self.core.ackrx_cnt_refused.val();
+        // Event path: the core's events and results into the event FIFOs,
+        // the ring's registers and DMA writes through the host interface.
+        self.evq.ctrl.next = self.hif.evq_ctrl.val();
+        self.evq.base.next = self.hif.evq_base.val();
+        self.evq.size_log2.next = self.hif.evq_size_log2.val();
+        self.evq.cons.next = self.hif.evq_cons.val();
+        self.evq.ev_valid.next = self.core.m_ev_valid.val();
+        self.evq.ev_code.next = self.core.m_ev_code.val();
+        self.evq.ev_version.next = self.core.m_ev_version.val();
+        self.evq.ev_opcode.next = self.core.m_ev_opcode.val();
+        self.evq.ev_flags.next = self.core.m_ev_flags.val();
+        self.evq.ev_dst_qpn.next = self.core.m_ev_dst_qpn.val();
+        self.evq.ev_path.next = self.core.m_ev_path.val();
+        self.evq.ev_path_psn.next = self.core.m_ev_path_psn.val();
+        self.evq.ev_timestamp.next = self.core.m_ev_timestamp.val();
+        self.evq.ev_msn.next = self.core.m_ev_msn.val();
+        self.evq.ev_recv_idx.next = self.core.m_ev_recv_idx.val();
+        self.evq.ev_imm.next = self.core.m_ev_imm.val();
+        self.evq.ev_stream.next = self.core.m_ev_stream.val();
+        self.evq.ev_conn_psn.next = self.core.m_ev_conn_psn.val();
+        self.evq.ev_src_port.next = self.core.m_ev_src_port.val();
+        self.evq.ev_offset.next = self.core.m_ev_offset.val();
+        self.evq.ev_msg_len.next = self.core.m_ev_msg_len.val();
+        self.evq.ev_len.next = self.core.m_ev_len.val();
+        self.evq.fate_valid.next = self.core.m_fate_valid.val();
+        self.core.m_fate_ready.next = self.evq.fate_ready.val();
+        self.evq.fate_lost.next = self.core.m_fate_lost.val();
+        self.evq.fate_hw.next = self.core.m_fate_hw.val();
+        self.evq.fate_conn_psn.next = self.core.m_fate_conn_psn.val();
+        self.evq.ackrx_valid.next = self.core.m_ackrx_valid.val();
+        self.evq.ackrx_slot.next = self.core.m_ackrx_slot.val();
+        self.evq.ackrx_pkts.next = self.core.m_ackrx_pkts.val();
+        self.evq.ackrx_bytes.next = self.core.m_ackrx_bytes.val();
+        self.evq.ackrx_conn_cum.next = self.core.m_ackrx_conn_cum.val();
+        self.evq.qres_valid.next = self.hif.qres_valid.val();
+        self.evq.qop_code.next = self.hif.qop_code.val();
+        self.evq.qop_slot.next = self.hif.qop_slot.val();
+        self.evq.res_ok.next = self.core.res_ok.val();
+        self.evq.res_psn.next = self.core.res_psn.val();
+        self.evq.res_pkts.next = self.core.res_pkts.val();
+        self.evq.res_bytes.next = self.core.res_bytes.val();
+        self.evq.cap_view.next = self.core.cap_view.val();
+        self.evq.pl_tvalid.next = self.core.m_dma_tvalid.val();
+        self.evq.pl_tready.next = self.hif.c_m_dma_tready.val();
+        self.evq.pl_first.next = self.core.m_dma_first.val();
+        self.evq.pl_tlast.next = self.core.m_dma_tlast.val();
+        self.evq.pl_addr.next = self.core.m_dma_addr.val();
+        self.hif.evw_addr.next = self.evq.w_addr.val();
+        self.hif.evw_len.next = self.evq.w_len.val();
+        self.hif.evw_first.next = self.evq.w_first.val();
+        self.hif.evw_tdata.next = self.evq.w_tdata.val();
+        self.hif.evw_tkeep.next = self.evq.w_tkeep.val();
+        self.hif.evw_tvalid.next = self.evq.w_tvalid.val();
+        self.evq.w_tready.next = self.hif.evw_tready.val();
+        self.hif.evw_tlast.next = self.evq.w_tlast.val();
+        self.hif.evq_prod.next = self.evq.prod.val();
+        self.hif.evq_inc.next = self.evq.inc.val();
+        self.hif.cnt_ev_lost.next = self.evq.lost.val();
+        self.hif.ev_hold.next = self.evq.hold.val();
+        self.hif.ev_qop_room.next = self.evq.qop_room.val();
         // Firmware receive ring: the core's datagrams through its writer,
         // its registers and DMA writes through the host interface.
         self.frq.ctrl.next = self.hif.frq_ctrl.val();

@@ -41,21 +41,28 @@
 //!   `m_irq_*` port (a vector number with a valid/ready handshake, for the
 //!   shim to turn into an MSI-X message).
 //!
-//! The firmware transmit queue's engine [`FwTxQueue`] and the firmware
-//! receive ring's writer [`FwRxRing`] are native rust-hdl blocks beside
-//! `HostIf` in [`crate::NicDevice`]: `HostIf` hands them their registers,
-//! takes their DMA requests into its read and write arbiters, and reads
-//! their indices and counter back for the registers and interrupts.
+//! The firmware transmit queue's engine [`FwTxQueue`], the firmware
+//! receive ring's writer [`FwRxRing`] and the event path [`EvRing`] (the
+//! event FIFOs and the event ring's writer) are native rust-hdl blocks
+//! beside `HostIf` in [`crate::NicDevice`]: `HostIf` hands them their
+//! registers, takes their DMA requests into its read and write arbiters,
+//! and reads their indices and counters back for the registers and
+//! interrupts; `EvRing`'s FIFO fill holds the MAC RX port and the TX
+//! queue's table operations here, and `HostIf` gives it the running
+//! queued operation's result.
 //!
-//! `HostIf` is hand-written Verilog (`host_if.v.in`) with its wiring to
-//! the register file generated from [`regs::BLOCKS`]; no rust-hdl model
-//! (`update` is empty): it is verified under Verilator inside
-//! [`crate::NicDevice`] (`metaroce-sim-tb`, `nic_device`). The register
-//! file, the firmware transmit queue and the firmware receive ring's
-//! writer have rust-hdl models and tests ([`reg_file`], [`fw_tx_queue`],
-//! [`fw_rx_ring`]). `docs/hardware.md` §18 describes the
+//! `HostIf` is hand-written Verilog (`host_if.v.in`: the TX queue, the
+//! DMA arbiters, the TX table's operation port, the MAC RX hold and the
+//! counters) with its wiring to the register file generated from
+//! [`regs::BLOCKS`]; no rust-hdl model (`update` is empty): it is
+//! verified under Verilator inside [`crate::NicDevice`]
+//! (`metaroce-sim-tb`, `nic_device`). The register file, the firmware
+//! transmit queue, the firmware receive ring's writer and the event path
+//! have rust-hdl models and tests ([`reg_file`], [`fw_tx_queue`],
+//! [`fw_rx_ring`], [`ev_ring`]). `docs/hardware.md` §18 describes the
 //! entry formats and what a vendor shim must provide.
 
+pub mod ev_ring;
 pub mod fw_rx_ring;
 pub mod fw_tx_queue;
 pub mod irq;
@@ -69,10 +76,10 @@ use rust_hdl::prelude::*;
 use crate::helpers::hand_written;
 
 use crate::nic_core::TX_SLOT_BITS;
-use crate::tx_path::VIEW_BITS;
 use reg_file::{RO_BITS, RW_BITS, WO_REGS};
 use regs::{storage, strobe};
 
+pub use ev_ring::EvRing;
 pub use fw_rx_ring::FwRxRing;
 pub use fw_tx_queue::FwTxQueue;
 pub use irq::IrqModerator;
@@ -273,42 +280,6 @@ pub struct HostIf<const W: usize, const B: usize> {
     pub c_m_dma_tready: Signal<Out, Bit>,
     /// Core side: `NicCore::m_dma_tlast`.
     pub c_m_dma_tlast: Signal<In, Bit>,
-    /// Core side: `NicCore::m_ev_valid`.
-    pub c_m_ev_valid: Signal<In, Bit>,
-    /// Core side: `NicCore::m_ev_code`.
-    pub c_m_ev_code: Signal<In, Bits<5>>,
-    /// Core side: `NicCore::m_ev_version`.
-    pub c_m_ev_version: Signal<In, Bits<8>>,
-    /// Core side: `NicCore::m_ev_opcode`.
-    pub c_m_ev_opcode: Signal<In, Bits<8>>,
-    /// Core side: `NicCore::m_ev_flags`.
-    pub c_m_ev_flags: Signal<In, Bits<16>>,
-    /// Core side: `NicCore::m_ev_dst_qpn`.
-    pub c_m_ev_dst_qpn: Signal<In, Bits<32>>,
-    /// Core side: `NicCore::m_ev_path`.
-    pub c_m_ev_path: Signal<In, Bits<16>>,
-    /// Core side: `NicCore::m_ev_path_psn`.
-    pub c_m_ev_path_psn: Signal<In, Bits<32>>,
-    /// Core side: `NicCore::m_ev_timestamp`.
-    pub c_m_ev_timestamp: Signal<In, Bits<64>>,
-    /// Core side: `NicCore::m_ev_msn`.
-    pub c_m_ev_msn: Signal<In, Bits<32>>,
-    /// Core side: `NicCore::m_ev_recv_idx`.
-    pub c_m_ev_recv_idx: Signal<In, Bits<32>>,
-    /// Core side: `NicCore::m_ev_imm`.
-    pub c_m_ev_imm: Signal<In, Bits<32>>,
-    /// Core side: `NicCore::m_ev_stream`.
-    pub c_m_ev_stream: Signal<In, Bits<16>>,
-    /// Core side: `NicCore::m_ev_conn_psn`.
-    pub c_m_ev_conn_psn: Signal<In, Bits<32>>,
-    /// Core side: `NicCore::m_ev_src_port`.
-    pub c_m_ev_src_port: Signal<In, Bits<16>>,
-    /// Core side: `NicCore::m_ev_offset`.
-    pub c_m_ev_offset: Signal<In, Bits<32>>,
-    /// Core side: `NicCore::m_ev_msg_len`.
-    pub c_m_ev_msg_len: Signal<In, Bits<32>>,
-    /// Core side: `NicCore::m_ev_len`.
-    pub c_m_ev_len: Signal<In, Bits<16>>,
     /// Core side: `NicCore::cnt_sel`.
     pub c_cnt_sel: Signal<Out, Bits<5>>,
     /// Core side: `NicCore::cnt_val`.
@@ -419,14 +390,6 @@ pub struct HostIf<const W: usize, const B: usize> {
     pub c_res_pkts: Signal<In, Bits<32>>,
     /// Core side: `NicCore::res_bytes`.
     pub c_res_bytes: Signal<In, Bits<32>>,
-    /// Core side: `NicCore::m_fate_valid`.
-    pub c_m_fate_valid: Signal<In, Bit>,
-    /// Core side: `NicCore::m_fate_ready`.
-    pub c_m_fate_ready: Signal<Out, Bit>,
-    /// Core side: `NicCore::m_fate_lost`.
-    pub c_m_fate_lost: Signal<In, Bit>,
-    /// Core side: `NicCore::m_fate_conn_psn`.
-    pub c_m_fate_conn_psn: Signal<In, Bits<32>>,
     /// Core side: `NicCore::rd_slot`.
     pub c_rd_slot: Signal<Out, Bits<TX_SLOT_BITS>>,
     /// Core side: `NicCore::rd_len`.
@@ -475,20 +438,10 @@ pub struct HostIf<const W: usize, const B: usize> {
     pub c_rd_can_send: Signal<In, Bit>,
     /// Core side: `NicCore::cap_slot`.
     pub c_cap_slot: Signal<Out, Bits<TX_SLOT_BITS>>,
-    /// Core side: `NicCore::cap_view`.
-    pub c_cap_view: Signal<In, Bits<VIEW_BITS>>,
-    /// Core side: `NicCore::m_fate_hw`.
-    pub c_m_fate_hw: Signal<In, Bit>,
     /// Core side: `NicCore::m_ackrx_valid`.
     pub c_m_ackrx_valid: Signal<In, Bit>,
     /// Core side: `NicCore::m_ackrx_slot`.
     pub c_m_ackrx_slot: Signal<In, Bits<TX_SLOT_BITS>>,
-    /// Core side: `NicCore::m_ackrx_pkts`.
-    pub c_m_ackrx_pkts: Signal<In, Bits<32>>,
-    /// Core side: `NicCore::m_ackrx_bytes`.
-    pub c_m_ackrx_bytes: Signal<In, Bits<32>>,
-    /// Core side: `NicCore::m_ackrx_conn_cum`.
-    pub c_m_ackrx_conn_cum: Signal<In, Bits<32>>,
     /// Core side: `NicCore::ackrx_cnt_applied`.
     pub c_ackrx_cnt_applied: Signal<In, Bits<32>>,
     /// Core side: `NicCore::ackrx_cnt_unmapped`.
@@ -499,6 +452,48 @@ pub struct HostIf<const W: usize, const B: usize> {
     pub c_ackrx_cnt_pair_err: Signal<In, Bits<32>>,
     /// Core side: `NicCore::ackrx_cnt_refused`.
     pub c_ackrx_cnt_refused: Signal<In, Bits<32>>,
+    /// `EVQ.CTRL` for the event ring's writer ([`EvRing::ctrl`]).
+    pub evq_ctrl: Signal<Out, Bit>,
+    /// `EVQ.BASE_HI:BASE_LO`.
+    pub evq_base: Signal<Out, Bits<64>>,
+    /// `EVQ.SIZE_LOG2`.
+    pub evq_size_log2: Signal<Out, Bits<5>>,
+    /// `EVQ.CONS`.
+    pub evq_cons: Signal<Out, Bits<32>>,
+    /// The event ring's DMA write: address ([`EvRing::w_addr`]).
+    pub evw_addr: Signal<In, Bits<64>>,
+    /// Its bytes.
+    pub evw_len: Signal<In, Bits<16>>,
+    /// Its first beat.
+    pub evw_first: Signal<In, Bit>,
+    /// Its data.
+    pub evw_tdata: Signal<In, Bits<W>>,
+    /// Its byte enables.
+    pub evw_tkeep: Signal<In, Bits<B>>,
+    /// Its beat valid (from the writer's state alone).
+    pub evw_tvalid: Signal<In, Bit>,
+    /// The DMA write arbiter gives the writer the port and the beat is taken.
+    pub evw_tready: Signal<Out, Bit>,
+    /// Its last beat.
+    pub evw_tlast: Signal<In, Bit>,
+    /// `EVQ.PROD`.
+    pub evq_prod: Signal<In, Bits<32>>,
+    /// An event entry was written (the vector's count).
+    pub evq_inc: Signal<In, Bit>,
+    /// `CNT.EV_LOST` ([`EvRing::lost`]).
+    pub cnt_ev_lost: Signal<In, Bits<32>>,
+    /// An event FIFO is filling: the MAC RX port is held ([`EvRing::hold`]).
+    pub ev_hold: Signal<In, Bit>,
+    /// The TX-table FIFO has room for a queued operation's result
+    /// ([`EvRing::qop_room`]).
+    pub ev_qop_room: Signal<In, Bit>,
+    /// A queued table operation's result is on the table's result port
+    /// ([`EvRing::qres_valid`]).
+    pub qres_valid: Signal<Out, Bit>,
+    /// The running queued operation's slot.
+    pub qop_slot: Signal<Out, Bits<TX_SLOT_BITS>>,
+    /// The running queued operation's code.
+    pub qop_code: Signal<Out, Bits<3>>,
     /// `FRQ.CTRL` for the firmware receive ring's writer ([`FwRxRing::ctrl`]).
     pub frq_ctrl: Signal<Out, Bit>,
     /// `FRQ.BASE_HI:BASE_LO`.
@@ -642,10 +637,17 @@ impl<const W: usize, const B: usize> Logic for HostIf<W, B> {
         self.c_op_ce_count.connect();
         self.c_op_acked.connect();
         self.c_op_value.connect();
-        self.c_m_fate_ready.connect();
         self.c_rd_slot.connect();
         self.c_rd_len.connect();
         self.c_cap_slot.connect();
+        self.evq_ctrl.connect();
+        self.evq_base.connect();
+        self.evq_size_log2.connect();
+        self.evq_cons.connect();
+        self.evw_tready.connect();
+        self.qres_valid.connect();
+        self.qop_slot.connect();
+        self.qop_code.connect();
         self.frq_ctrl.connect();
         self.frq_base.connect();
         self.frq_size_log2.connect();
@@ -713,20 +715,12 @@ fn host_if_body(w: usize, b: usize) -> String {
             .join("\n")
     };
     let ds_write = cases(10usize.div_ceil(wpb), 4, &|k| words(k, 10, "pf_buf"));
-    let ew_read = cases(512 / w, 4, &|k| {
-        format!("ew_word = ew_entry[{k}*{w} +: {w}];")
-    });
     include_str!("host_if.v.in")
         .replace("@DS_WRITE@", &ds_write)
-        .replace("@EW_READ@", &ew_read)
         .replace("@REG_DECLS@", &decls)
         .replace("@STROBES@", &strobes)
         .replace("@RW_UNUSED@", &unused.join(", "))
         .replace("@RO_BUS@", &ro_bus)
-        .replace("@EV_HOLD@", &EV_HOLD.to_string())
-        .replace("@TT_HOLD@", &TT_HOLD.to_string())
-        .replace("@EV_BEATS@", &(EVQ_ENTRY / b).to_string())
-        .replace("@VIEW_BITS@", &VIEW_BITS.to_string())
         .replace("@W@", &w.to_string())
         .replace("@B@", &b.to_string())
 }
