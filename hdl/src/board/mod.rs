@@ -7,6 +7,7 @@
 pub mod butterstick;
 pub mod ecp5;
 pub mod local_mem;
+pub mod mgmt;
 mod rgmii;
 pub mod uart;
 
