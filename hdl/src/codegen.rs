@@ -20,6 +20,7 @@ pub const FILES: &[(&str, Generator)] = &[
     ("eth_reasons.rs", eth_reasons),
     ("tx_codes.rs", tx_codes),
     ("ack_rx_codes.rs", ack_rx_codes),
+    ("mgmt_codes.rs", mgmt_codes),
 ];
 
 /// `drop_reasons.rs`: the RX parser's `m_meta_reason` codes, taken from
@@ -339,5 +340,37 @@ pub fn ack_rx_codes() -> String {
         cfg::PATH_SHIFT,
         cfg::VALID_BIT,
     );
+    rs
+}
+
+/// `mgmt_codes.rs`: the management protocol's constants, taken from
+/// `metaroce_hdl::board::mgmt::proto` so the driver's UART device does not
+/// restate them.
+pub fn mgmt_codes() -> String {
+    use crate::board::mgmt::proto as p;
+    let mut rs = String::new();
+    for (name, ty, v) in [
+        ("SYNC_REQ", "u8", u64::from(p::SYNC_REQ)),
+        ("SYNC_RESP", "u8", u64::from(p::SYNC_RESP)),
+        ("REG_READ", "u8", u64::from(p::REG_READ)),
+        ("REG_WRITE", "u8", u64::from(p::REG_WRITE)),
+        ("MEM_READ", "u8", u64::from(p::MEM_READ)),
+        ("MEM_WRITE", "u8", u64::from(p::MEM_WRITE)),
+        ("OK", "u8", u64::from(p::OK)),
+        ("BAD_CRC", "u8", u64::from(p::BAD_CRC)),
+        ("BAD_OP", "u8", u64::from(p::BAD_OP)),
+        ("BAD_ARG", "u8", u64::from(p::BAD_ARG)),
+        ("MAX_BURST", "usize", p::MAX_BURST as u64),
+        ("HEADER", "usize", p::HEADER as u64),
+        ("CNT_JUNK", "u32", u64::from(p::CNT_JUNK)),
+        ("CNT_BAD", "u32", u64::from(p::CNT_BAD)),
+        ("CNT_TIMEOUT", "u32", u64::from(p::CNT_TIMEOUT)),
+    ] {
+        writeln!(
+            rs,
+            "/// `board::mgmt::proto::{name}`.\npub const {name}: {ty} = {v:#x};"
+        )
+        .unwrap();
+    }
     rs
 }

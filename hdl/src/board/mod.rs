@@ -1,9 +1,14 @@
 //! Board tops: the vendor primitives a board needs ([`ecp5`]), the RGMII
-//! pins ([`RgmiiIo`]) and the Ethernet echo top of the ButterStick
-//! ([`butterstick`]).
+//! pins ([`RgmiiIo`]), the Ethernet echo top of the ButterStick
+//! ([`butterstick`]), and the pieces of the management path from a host
+//! (`docs/hardware.md` §19): a UART ([`uart`]) and block RAM as the NIC's
+//! local memory ([`local_mem`]).
 
 pub mod butterstick;
 pub mod ecp5;
+pub mod local_mem;
+pub mod mgmt;
 mod rgmii;
+pub mod uart;
 
 pub use rgmii::RgmiiIo;

@@ -34,6 +34,18 @@ unsafe impl Sync for DmaRegion {}
 impl DmaRegion {
     /// `len` bytes (rounded up to pages) of a new memfd, mapped shared and zeroed.
     pub fn new(len: usize) -> Result<Self, DeviceError> {
+        Self::create(len, None)
+    }
+
+    /// As [`DmaRegion::new`], mapped at `addr` (page-aligned), which must be free in
+    /// this process: for a device whose memory window sits at a fixed address, so
+    /// the region's address here is its device address too
+    /// ([`super::uart::UartDevice`]).
+    pub fn new_at(addr: u64, len: usize) -> Result<Self, DeviceError> {
+        Self::create(len, Some(addr))
+    }
+
+    fn create(len: usize, at: Option<u64>) -> Result<Self, DeviceError> {
         let len = len.max(1).div_ceil(PAGE) * PAGE;
         // SAFETY: plain FFI call with a NUL-terminated name; the result is checked.
         let fd = unsafe {
@@ -69,14 +81,21 @@ impl DmaRegion {
                 std::io::Error::last_os_error(),
             ));
         }
-        // SAFETY: mapping a file we own, of the length we just gave it; the result is
-        // checked and unmapped in `drop`.
+        // A fixed address never replaces a mapping: MAP_FIXED_NOREPLACE fails instead
+        // (and a kernel older than 4.17, which ignores the flag, maps elsewhere:
+        // refused below).
+        let (hint, fixed) = match at {
+            Some(a) => (a as *mut libc::c_void, libc::MAP_FIXED_NOREPLACE),
+            None => (std::ptr::null_mut(), 0),
+        };
+        // SAFETY: mapping a file we own, of the length we just gave it, where nothing
+        // is mapped (no MAP_FIXED); the result is checked and unmapped in `drop`.
         let p = unsafe {
             libc::mmap(
-                std::ptr::null_mut(),
+                hint,
                 len,
                 libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_SHARED,
+                libc::MAP_SHARED | fixed,
                 file.as_raw_fd(),
                 0,
             )
@@ -86,6 +105,14 @@ impl DmaRegion {
                 "mmap of DMA memory",
                 std::io::Error::last_os_error(),
             ));
+        }
+        if at.is_some_and(|a| a != p as u64) {
+            // SAFETY: unmapping the mapping just made, once.
+            unsafe { libc::munmap(p, len) };
+            return Err(DeviceError::Unusable(format!(
+                "DMA memory asked for at {:#x} was mapped at {p:p} (kernel without MAP_FIXED_NOREPLACE)",
+                at.unwrap_or(0)
+            )));
         }
         let ptr = NonNull::new(p.cast::<u8>()).expect("mmap returned a non-null mapping");
         Ok(DmaRegion { ptr, len, file })

@@ -7,7 +7,9 @@
 //!
 //! * [`vfio_user`]: a device process (`metaroce device serve`, the Verilated NIC) over the
 //!   vfio-user protocol — the protocol of QEMU's `vfio-user-pci` and libvfio-user;
-//! * [`vfio`]: a real board bound to the kernel's `vfio-pci` driver.
+//! * [`vfio`]: a real board bound to the kernel's `vfio-pci` driver;
+//! * [`uart`]: a board without PCIe, over the management protocol on a serial line
+//!   (its memory is the board's own, reached by copies: see there).
 //!
 //! Everything above this trait — discovering the register blocks, running the firmware
 //! (the transport engine) on the host CPU, rings, tables, interrupts — is one driver,
@@ -25,6 +27,7 @@
 
 pub mod board;
 pub mod dma;
+pub mod uart;
 pub mod vfio;
 pub mod vfio_user;
 

@@ -26,3 +26,8 @@ pub mod tx_op {
 pub mod regs {
     include!(concat!(env!("OUT_DIR"), "/host_regs.rs"));
 }
+
+/// The management protocol over a UART (`metaroce_hdl::board::mgmt::proto`).
+pub mod mgmt {
+    include!(concat!(env!("OUT_DIR"), "/mgmt_codes.rs"));
+}
