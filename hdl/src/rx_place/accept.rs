@@ -11,12 +11,16 @@ use crate::rx_path::LeadOnes;
 /// No rotation: the run ends at the first clear bit at or above `cum`'s
 /// bit, or, when every bit from there up is set, at the first clear bit
 /// below it (the run wraps); all bits set is a run of 256. Two leading-ones
-/// counts ([`LeadOnes`]) between [`AccPre`] and [`AccPost`]. Only while
-/// `en` (the PSN is accepted): otherwise `new_cum` is `cum` and `new_bm` 0.
+/// counts ([`LeadOnes`]) between [`AccPre`] and [`AccPost`]. Computed
+/// while `en` (a datagram is in the verdict stage), whether or not its PSN
+/// is accepted, so the verdict reaches only the last multiplexer (`take`):
+/// otherwise `new_cum` is `cum` and `new_bm` 0.
 #[derive(LogicBlock, Default)]
 pub struct ConnAccept {
-    /// Accept this cycle.
+    /// Compute this cycle.
     pub en: Signal<In, Bit>,
+    /// The PSN is accepted: else `new_cum` is `cum`.
+    pub take: Signal<In, Bit>,
     /// Cumulative connection PSN before.
     pub cum: Signal<In, Bits<32>>,
     /// Bitmap before.
@@ -45,6 +49,7 @@ impl Logic for ConnAccept {
         self.hi.en.next = self.en.val();
         self.hi.v.next = self.pre.b_hi.val();
         self.post.en.next = self.en.val();
+        self.post.take.next = self.take.val();
         self.post.cum.next = self.cum.val();
         self.post.b.next = self.pre.b.val();
         self.post.ge.next = self.pre.ge.val();
@@ -99,6 +104,8 @@ impl Logic for AccPre {
 pub struct AccPost {
     /// Compute (else `new_cum` = `cum`, `new_bm` = 0).
     pub en: Signal<In, Bit>,
+    /// The PSN is accepted (else `new_cum` = `cum`).
+    pub take: Signal<In, Bit>,
     /// Cumulative connection PSN before.
     pub cum: Signal<In, Bits<32>>,
     /// [`AccPre::b`].
@@ -143,6 +150,9 @@ impl Logic for AccPost {
             } else {
                 self.new_cum.next = self.cum.val() + bit_cast::<32, 8>(self.run.val());
                 self.new_bm.next = self.b.val() & !(self.ge.val() & self.lt.val());
+            }
+            if !self.take.val() {
+                self.new_cum.next = self.cum.val();
             }
         }
     }

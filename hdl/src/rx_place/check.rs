@@ -1,15 +1,15 @@
-//! S1's checks of one datagram ([`PlaceCheck`]).
+//! S2's checks of one datagram ([`PlaceCheck`]).
 
 use rust_hdl::prelude::*;
 
-/// S1 of [`RxPlace`](super::RxPlace): the receive checks of one datagram in the engine's
+/// S2 of [`RxPlace`](super::RxPlace): the receive checks of one datagram in the engine's
 /// order (first failure wins), from its registered metadata and the table
 /// entries selected for it (QP, outstanding READ, MR, ring slot, MSN heads),
-/// combinational. Computed only while `en` is high (a datagram in S1);
+/// combinational. Computed only while `en` is high (a datagram in S2);
 /// otherwise every output is 0, so Verilator skips it in idle cycles.
 #[derive(LogicBlock, Default)]
 pub struct PlaceCheck {
-    /// A datagram is in S1.
+    /// A datagram is in S2.
     pub en: Signal<In, Bit>,
     /// Parser: drop.
     pub drop: Signal<In, Bit>,

@@ -3,9 +3,10 @@
 //!
 //! [`RxPlace`] sits behind [`crate::RxParser`] (see [`crate::RxCore`]). For
 //! every frame the parser reports (`meta_*`, one pulse after the frame's
-//! last beat) it looks the QP up (S0, which also addresses the path tracker
-//! [`crate::RxPathTable`] with `trk_rd_addr`) and decides in the next cycle
-//! (S1, with the tracker's `trk_cum`), in the engine's order
+//! last beat) it looks the QP up (S0), then its outstanding READ and its MR
+//! (S1, which also addresses the path tracker [`crate::RxPathTable`] with
+//! `trk_rd_addr`), and decides in the cycle after (S2, with the tracker's
+//! `trk_cum`), in the engine's order
 //! (`metaroce_firmware` `Nic::handle_datagram`, `Qp::on_packet`,
 //! `Qp::on_message`; first failure wins):
 //!
@@ -64,7 +65,7 @@
 //! new packet of a completed message (an MSN before its stream's head), is
 //! verdict 4.
 //!
-//! The verdict event (`m_ev_*`, the cycle after S1) carries what the path
+//! The verdict event (`m_ev_*`, the cycle after S2) carries what the path
 //! tracker and the firmware need: `m_ev_track` (the engine path-tracks the
 //! packet: placed, duplicate, remote access, 18–22, and PROBE), the QP's
 //! connection cumulative PSN after the verdict, whether the QP is still
@@ -112,10 +113,20 @@
 //! # Structure
 //! Native rust-hdl. The QP, MR and outstanding-READ tables are arrays of
 //! registers, looked up by loop-and-compare (small CAMs); the receive rings
-//! and MSN heads are rust-hdl `RAM`s (registered reads in S0). S1 is split
-//! in three: the table selections for the datagram (in [`RxPlace`]'s
-//! kernel), the checks ([`PlaceCheck`]) and the connection window's update
-//! ([`ConnAccept`]), each computed only with a datagram in S1. The data
+//! and MSN heads are rust-hdl `RAM`s (registered reads in S0). Three
+//! stages: S0 the QP lookup and the RAM reads; S1 the outstanding-READ
+//! lookup, the key and the MR lookup, registered; S2 the verdict, split in
+//! three: the QP entry's selections (in [`RxPlace`]'s kernel), the checks
+//! ([`PlaceCheck`]) and the connection window's update ([`ConnAccept`]),
+//! each computed only with a datagram in S2.
+//!
+//! Forwarding between the stages: S1's lookups see the table write of their
+//! own cycle (write-through: a firmware write to the datagram's QP's READ
+//! words or to an MR lands in S2's registers too), so the verdict uses the
+//! MR, READ and QP entries of its own cycle, as when all three were read in
+//! one cycle. The QP entry and its connection state (cumulative PSN,
+//! bitmap, state) are read in S2 itself, where the previous datagram's
+//! verdict wrote them a cycle before: nothing to forward. The data
 //! FIFO and the output side are [`PlaceOut`]; the data FIFO is in
 //! [`BlockRam`](crate::helpers::BlockRam)s (block RAM, read a cycle ahead), the verdict FIFO in a
 //! [`LutRam`] (asynchronous read). rust-hdl's own simulator runs the
@@ -222,9 +233,9 @@ pub struct RxPlace<const W: usize, const B: usize> {
     pub meta_src_port: Signal<In, Bits<16>>,
     /// IP ECN CE mark of the datagram.
     pub meta_ce: Signal<In, Bit>,
-    /// S0: path tracker entry to read (`qp << 6 | path`).
+    /// S1: path tracker entry to read (`qp << 6 | path`), registered.
     pub trk_rd_addr: Signal<Out, Bits<8>>,
-    /// S1: that entry's cumulative path PSN (from [`crate::RxPathTable`]).
+    /// S2: that entry's cumulative path PSN (from [`crate::RxPathTable`]).
     pub trk_cum: Signal<In, Bits<32>>,
     /// Parser payload beats (headers stripped, ICRC still at the end).
     pub s_tdata: Signal<In, Bits<W>>,
@@ -327,8 +338,8 @@ pub struct RxPlace<const W: usize, const B: usize> {
     pub cnt_sel: Signal<In, Bits<5>>,
     /// The selected counter, one cycle after `cnt_sel`.
     pub cnt_val: Signal<Out, Bits<32>>,
-    /// S0: a datagram's metadata is here (`meta_valid`): the tracker reads
-    /// `trk_rd_addr` and computes its S1 forwarding only then.
+    /// S1: a datagram is here: the tracker reads `trk_rd_addr` and
+    /// computes its forwarding for the next cycle only then.
     pub trk_rd_en: Signal<Out, Bit>,
     // ---- tables (registers; the rings and MSN heads in RAMs) ----
     q_valid: DFF<Bits<QPS>>,
@@ -403,6 +414,46 @@ pub struct RxPlace<const W: usize, const B: usize> {
     p_imm: DFF<Bits<32>>,
     qhit: DFF<Bit>,
     qi: DFF<Bits<2>>,
+    // ---- S2: the metadata, the ring words and S1's READ and MR lookups,
+    // registered ----
+    x_valid: DFF<Bit>,
+    x_drop: DFF<Bit>,
+    x_reason: DFF<Bits<3>>,
+    x_len: DFF<Bits<16>>,
+    x_is_msg: DFF<Bit>,
+    x_version: DFF<Bits<8>>,
+    x_opcode: DFF<Bits<8>>,
+    x_flags: DFF<Bits<16>>,
+    x_dst_qpn: DFF<Bits<32>>,
+    x_src_qpn: DFF<Bits<32>>,
+    x_src_ip: DFF<Bits<128>>,
+    x_src_port: DFF<Bits<16>>,
+    x_ce: DFF<Bit>,
+    x_stream: DFF<Bits<16>>,
+    x_path: DFF<Bits<16>>,
+    x_conn_psn: DFF<Bits<32>>,
+    x_path_psn: DFF<Bits<32>>,
+    x_timestamp: DFF<Bits<64>>,
+    x_msn: DFF<Bits<32>>,
+    x_recv_idx: DFF<Bits<32>>,
+    x_msg_len: DFF<Bits<32>>,
+    x_offset: DFF<Bits<32>>,
+    x_remote_va: DFF<Bits<64>>,
+    x_imm: DFF<Bits<32>>,
+    x_qhit: DFF<Bit>,
+    x_qi: DFF<Bits<2>>,
+    x_rq_ctl: DFF<Bits<36>>,
+    x_rq_addr: DFF<Bits<64>>,
+    x_rq_len: DFF<Bits<32>>,
+    x_heads: DFF<Bits<64>>,
+    x_rdhit: DFF<Bit>,
+    x_rd_addr: DFF<Bits<64>>,
+    x_rd_len: DFF<Bits<32>>,
+    x_mhit: DFF<Bit>,
+    x_m_access: DFF<Bits<4>>,
+    x_m_pd: DFF<Bits<32>>,
+    x_m_base: DFF<Bits<64>>,
+    x_m_len: DFF<Bits<64>>,
     check: PlaceCheck,
     acc: ConnAccept,
     // ---- the event (S2) ----
@@ -438,15 +489,36 @@ pub struct RxPlace<const W: usize, const B: usize> {
     // S0 locals (the QP lookup).
     qhit0: Signal<Local, Bit>,
     qi0: Signal<Local, Bits<2>>,
-    // S1 locals (the table selections feeding `check` and `acc`).
-    s_cum: Signal<Local, Bits<32>>,
-    s_bm: Signal<Local, Bits<256>>,
+    // S1 locals (the READ and MR lookups, written through with this
+    // cycle's table write).
+    s_qw: Signal<Local, Bit>,
+    s_r0_v: Signal<Local, Bit>,
+    s_r0_at: Signal<Local, Bit>,
+    s_r0_stream: Signal<Local, Bits<16>>,
+    s_r0_msn: Signal<Local, Bits<32>>,
+    s_r0_addr: Signal<Local, Bits<64>>,
+    s_r0_len: Signal<Local, Bits<32>>,
+    s_r0_lkey: Signal<Local, Bits<32>>,
+    s_r1_v: Signal<Local, Bit>,
+    s_r1_at: Signal<Local, Bit>,
+    s_r1_stream: Signal<Local, Bits<16>>,
+    s_r1_msn: Signal<Local, Bits<32>>,
+    s_r1_addr: Signal<Local, Bits<64>>,
+    s_r1_len: Signal<Local, Bits<32>>,
+    s_r1_lkey: Signal<Local, Bits<32>>,
     s_rdhit: Signal<Local, Bit>,
     s_rd_addr: Signal<Local, Bits<64>>,
     s_rd_len: Signal<Local, Bits<32>>,
     s_rd_lkey: Signal<Local, Bits<32>>,
     s_key: Signal<Local, Bits<32>>,
+    s_mw: Signal<Local, Bit>,
+    s_mv: Signal<Local, Bit>,
+    s_mk: Signal<Local, Bits<32>>,
     s_mhit: Signal<Local, Bit>,
+    s_mi: Signal<Local, Bits<2>>,
+    // S2 locals (the QP entry's selections feeding `check` and `acc`).
+    s_cum: Signal<Local, Bits<32>>,
+    s_bm: Signal<Local, Bits<256>>,
     vqd: Signal<Local, Bits<VQ_BITS>>,
     // Output side.
     v_count: Signal<Local, Bits<7>>,
@@ -519,6 +591,44 @@ impl<const W: usize, const B: usize> Logic for RxPlace<W, B> {
             p_imm,
             qhit,
             qi,
+            x_valid,
+            x_drop,
+            x_reason,
+            x_len,
+            x_is_msg,
+            x_version,
+            x_opcode,
+            x_flags,
+            x_dst_qpn,
+            x_src_qpn,
+            x_src_ip,
+            x_src_port,
+            x_ce,
+            x_stream,
+            x_path,
+            x_conn_psn,
+            x_path_psn,
+            x_timestamp,
+            x_msn,
+            x_recv_idx,
+            x_msg_len,
+            x_offset,
+            x_remote_va,
+            x_imm,
+            x_qhit,
+            x_qi,
+            x_rq_ctl,
+            x_rq_addr,
+            x_rq_len,
+            x_heads,
+            x_rdhit,
+            x_rd_addr,
+            x_rd_len,
+            x_mhit,
+            x_m_access,
+            x_m_pd,
+            x_m_base,
+            x_m_len,
             e_valid,
             e_code,
             e_track,
@@ -621,12 +731,12 @@ impl<const W: usize, const B: usize> Logic for RxPlace<W, B> {
         self.out.rst.next = self.rst.val();
 
         // Statements are kept in groups that share no local: the table
-        // selections feeding `check` and `acc` (S1 below) never share one
+        // selections feeding `check` and `acc` (S2 below) never share one
         // with the statements that take their results, so Verilator can
         // order them apart (one group both feeding and reading a
         // sub-block would be a combinational loop to it).
 
-        // ---- S0: QP lookup, the tracker's read address, the RAM reads ----
+        // ---- S0: QP lookup, the RAM reads ----
         self.qhit0.next = false;
         self.qi0.next = 0.into();
         for i in 0..QPS {
@@ -636,9 +746,6 @@ impl<const W: usize, const B: usize> Logic for RxPlace<W, B> {
                 self.qi0.next = i.to_bits::<2>();
             }
         }
-        self.trk_rd_addr.next = (bit_cast::<8, 2>(self.qi0.val()) << 6)
-            | bit_cast::<8, 6>(self.meta_path.val().get_bits::<6>(0));
-        self.trk_rd_en.next = self.meta_valid.val();
         // The ring's control word of (QP, stream), the slot of `recv_idx`
         // (a stream >= RQ_STREAMS never uses them) and the MSN heads' word.
         self.rq_ctl.read_address.next = (bit_cast::<4, 2>(self.qi0.val()) << 2)
@@ -681,86 +788,110 @@ impl<const W: usize, const B: usize> Logic for RxPlace<W, B> {
             self.qi.d.next = self.qi0.val();
         }
 
-        // ---- S1: the table selections (only with a datagram in S1) ----
-        self.check.en.next = self.p_valid.q.val();
-        self.check.drop.next = self.p_drop.q.val();
-        self.check.reason.next = self.p_reason.q.val();
-        self.check.len.next = self.p_len.q.val();
-        self.check.opcode.next = self.p_opcode.q.val();
-        self.check.src_qpn.next = self.p_src_qpn.q.val();
-        self.check.src_ip.next = self.p_src_ip.q.val();
-        self.check.stream.next = self.p_stream.q.val();
-        self.check.path.next = self.p_path.q.val();
-        self.check.conn_psn.next = self.p_conn_psn.q.val();
-        self.check.path_psn.next = self.p_path_psn.q.val();
-        self.check.msn.next = self.p_msn.q.val();
-        self.check.recv_idx.next = self.p_recv_idx.q.val();
-        self.check.msg_len.next = self.p_msg_len.q.val();
-        self.check.offset.next = self.p_offset.q.val();
-        self.check.remote_va.next = self.p_remote_va.q.val();
-        self.check.is_msg.next = self.p_is_msg.q.val();
-        self.check.qhit.next = self.qhit.q.val();
-        self.check.mtu.next = self.mtu.q.val();
-        self.check.trk_cum.next = self.trk_cum.val();
-        self.check.rq_ctl.next = self.rq_ctl.read_data.val();
-        self.check.rq_addr.next = self.rq_addr.read_data.val();
-        self.check.rq_len.next = self.rq_ll.read_data.val().get_bits::<32>(0);
-        self.check.heads.next = self.msn_heads.read_data.val();
-        self.check.q_state.next = 0.into();
-        self.check.q_peer.next = 0.into();
-        self.check.q_peer_ip.next = 0.into();
-        self.check.q_pd.next = 0.into();
-        self.check.q_streams.next = 0.into();
-        self.s_cum.next = 0.into();
-        self.s_bm.next = 0.into();
+        // ---- S1: the tracker's read, the READ and MR lookups ----
+        self.trk_rd_addr.next = (bit_cast::<8, 2>(self.qi.q.val()) << 6)
+            | bit_cast::<8, 6>(self.p_path.q.val().get_bits::<6>(0));
+        self.trk_rd_en.next = self.p_valid.q.val();
+        // Both lookups see this cycle's table write (write-through), as the
+        // verdict in S2 would have seen it in its table registers.
+        self.s_qw.next = self.cfg_we.val()
+            & (self.cfg_addr.val().get_bits::<3>(6) == 0)
+            & (self.cfg_addr.val().get_bits::<2>(4) == self.qi.q.val());
+        self.s_mw.next = self.cfg_we.val() & (self.cfg_addr.val().get_bits::<3>(6) == 1);
+        self.s_r0_v.next = false;
+        self.s_r0_at.next = false;
+        self.s_r0_stream.next = 0.into();
+        self.s_r0_msn.next = 0.into();
+        self.s_r0_addr.next = 0.into();
+        self.s_r0_len.next = 0.into();
+        self.s_r0_lkey.next = 0.into();
+        self.s_r1_v.next = false;
+        self.s_r1_at.next = false;
+        self.s_r1_stream.next = 0.into();
+        self.s_r1_msn.next = 0.into();
+        self.s_r1_addr.next = 0.into();
+        self.s_r1_len.next = 0.into();
+        self.s_r1_lkey.next = 0.into();
         self.s_rdhit.next = false;
         self.s_rd_addr.next = 0.into();
         self.s_rd_len.next = 0.into();
         self.s_rd_lkey.next = 0.into();
         self.s_key.next = 0.into();
+        self.s_mv.next = false;
+        self.s_mk.next = 0.into();
         self.s_mhit.next = false;
-        self.check.m_access.next = 0.into();
-        self.check.m_pd.next = 0.into();
-        self.check.m_base.next = 0.into();
-        self.check.m_len.next = 0.into();
+        self.s_mi.next = 0.into();
+        self.x_valid.d.next = self.p_valid.q.val() & !self.rst.val();
         if self.p_valid.q.val() {
+            // The QP's outstanding READs (words 9..11 and 12..14), then the
+            // one the response matches (`tx.reads[(stream,
+            // msn)]`, of the response's kind); the first entry when none
+            // matches (then unused).
             for i in 0..QPS {
                 if self.qi.q.val().index() == i {
-                    self.check.q_state.next = self.q_state[i].q.val();
-                    self.check.q_peer.next = self.q_peer[i].q.val();
-                    self.check.q_peer_ip.next = self.q_peer_ip[i].q.val();
-                    self.check.q_pd.next = self.q_pd[i].q.val();
-                    self.check.q_streams.next = self.q_streams[i].q.val();
-                    self.s_cum.next = self.q_cum[i].q.val();
-                    self.s_bm.next = self.q_bm[i].q.val();
+                    self.s_r0_stream.next = self.rd0_stream[i].q.val();
+                    self.s_r0_msn.next = self.rd0_msn[i].q.val();
+                    self.s_r0_addr.next = self.rd0_addr[i].q.val();
+                    self.s_r0_len.next = self.rd0_len[i].q.val();
+                    self.s_r0_lkey.next = self.rd0_lkey[i].q.val();
+                    self.s_r1_stream.next = self.rd1_stream[i].q.val();
+                    self.s_r1_msn.next = self.rd1_msn[i].q.val();
+                    self.s_r1_addr.next = self.rd1_addr[i].q.val();
+                    self.s_r1_len.next = self.rd1_len[i].q.val();
+                    self.s_r1_lkey.next = self.rd1_lkey[i].q.val();
                 }
             }
-            // The outstanding READ or atomic of a response (`tx.reads[(stream,
-            // msn)]`, of the response's kind); the QP's first entry when
-            // none matches (then unused).
-            for i in 0..QPS {
-                if self.qi.q.val().index() == i {
-                    self.s_rd_addr.next = self.rd0_addr[i].q.val();
-                    self.s_rd_len.next = self.rd0_len[i].q.val();
-                    self.s_rd_lkey.next = self.rd0_lkey[i].q.val();
-                    if self.rd0_valid.q.val().get_bit(i)
-                        & (self.rd0_stream[i].q.val() == self.p_stream.q.val())
-                        & (self.rd0_msn[i].q.val() == self.p_msn.q.val())
-                        & (self.rd0_atomic.q.val().get_bit(i) == (self.p_opcode.q.val() == 0x0A))
-                    {
-                        self.s_rdhit.next = true;
-                    }
-                    if self.rd1_valid.q.val().get_bit(i)
-                        & (self.rd1_stream[i].q.val() == self.p_stream.q.val())
-                        & (self.rd1_msn[i].q.val() == self.p_msn.q.val())
-                        & (self.rd1_atomic.q.val().get_bit(i) == (self.p_opcode.q.val() == 0x0A))
-                    {
-                        self.s_rdhit.next = true;
-                        self.s_rd_addr.next = self.rd1_addr[i].q.val();
-                        self.s_rd_len.next = self.rd1_len[i].q.val();
-                        self.s_rd_lkey.next = self.rd1_lkey[i].q.val();
-                    }
+            self.s_r0_v.next = self.rd0_valid.q.val().get_bit(self.qi.q.val().index());
+            self.s_r0_at.next = self.rd0_atomic.q.val().get_bit(self.qi.q.val().index());
+            self.s_r1_v.next = self.rd1_valid.q.val().get_bit(self.qi.q.val().index());
+            self.s_r1_at.next = self.rd1_atomic.q.val().get_bit(self.qi.q.val().index());
+            if self.s_qw.val() {
+                if self.cfg_addr.val().get_bits::<4>(0) == 9 {
+                    self.s_r0_v.next = self.cfg_data.val().get_bit(63);
+                    self.s_r0_at.next = self.cfg_data.val().get_bit(62);
+                    self.s_r0_stream.next = self.cfg_data.val().get_bits::<16>(32);
+                    self.s_r0_msn.next = self.cfg_data.val().get_bits::<32>(0);
                 }
+                if self.cfg_addr.val().get_bits::<4>(0) == 10 {
+                    self.s_r0_addr.next = self.cfg_data.val();
+                }
+                if self.cfg_addr.val().get_bits::<4>(0) == 11 {
+                    self.s_r0_len.next = self.cfg_data.val().get_bits::<32>(0);
+                    self.s_r0_lkey.next = self.cfg_data.val().get_bits::<32>(32);
+                }
+                if self.cfg_addr.val().get_bits::<4>(0) == 12 {
+                    self.s_r1_v.next = self.cfg_data.val().get_bit(63);
+                    self.s_r1_at.next = self.cfg_data.val().get_bit(62);
+                    self.s_r1_stream.next = self.cfg_data.val().get_bits::<16>(32);
+                    self.s_r1_msn.next = self.cfg_data.val().get_bits::<32>(0);
+                }
+                if self.cfg_addr.val().get_bits::<4>(0) == 13 {
+                    self.s_r1_addr.next = self.cfg_data.val();
+                }
+                if self.cfg_addr.val().get_bits::<4>(0) == 14 {
+                    self.s_r1_len.next = self.cfg_data.val().get_bits::<32>(0);
+                    self.s_r1_lkey.next = self.cfg_data.val().get_bits::<32>(32);
+                }
+            }
+            self.s_rd_addr.next = self.s_r0_addr.val();
+            self.s_rd_len.next = self.s_r0_len.val();
+            self.s_rd_lkey.next = self.s_r0_lkey.val();
+            if self.s_r0_v.val()
+                & (self.s_r0_stream.val() == self.p_stream.q.val())
+                & (self.s_r0_msn.val() == self.p_msn.q.val())
+                & (self.s_r0_at.val() == (self.p_opcode.q.val() == 0x0A))
+            {
+                self.s_rdhit.next = true;
+            }
+            if self.s_r1_v.val()
+                & (self.s_r1_stream.val() == self.p_stream.q.val())
+                & (self.s_r1_msn.val() == self.p_msn.q.val())
+                & (self.s_r1_at.val() == (self.p_opcode.q.val() == 0x0A))
+            {
+                self.s_rdhit.next = true;
+                self.s_rd_addr.next = self.s_r1_addr.val();
+                self.s_rd_len.next = self.s_r1_len.val();
+                self.s_rd_lkey.next = self.s_r1_lkey.val();
             }
             // The MR key: the rkey of WRITE, WRITE_IMM, READ and atomic
             // requests, the READ's lkey for a READ_RESP, else the
@@ -777,31 +908,148 @@ impl<const W: usize, const B: usize> Logic for RxPlace<W, B> {
             {
                 self.s_key.next = self.p_rkey.q.val();
             }
+            // The MR with the key (the last one when several have it).
             for i in 0..MRS {
-                if self.r_valid.q.val().get_bit(i) & (self.r_rkey[i].q.val() == self.s_key.val()) {
+                self.s_mv.next = self.r_valid.q.val().get_bit(i);
+                self.s_mk.next = self.r_rkey[i].q.val();
+                if self.s_mw.val() & (self.cfg_addr.val().get_bits::<2>(4).index() == i) {
+                    if self.cfg_addr.val().get_bits::<4>(0) == 0 {
+                        self.s_mv.next = self.cfg_data.val().get_bit(0);
+                    }
+                    if self.cfg_addr.val().get_bits::<4>(0) == 1 {
+                        self.s_mk.next = self.cfg_data.val().get_bits::<32>(0);
+                    }
+                }
+                if self.s_mv.val() & (self.s_mk.val() == self.s_key.val()) {
                     self.s_mhit.next = true;
-                    self.check.m_access.next = self.r_access[i].q.val();
-                    self.check.m_pd.next = self.r_pd[i].q.val();
-                    self.check.m_base.next = self.r_base[i].q.val();
-                    self.check.m_len.next = self.r_len[i].q.val();
+                    self.s_mi.next = i.to_bits::<2>();
+                }
+            }
+            self.x_rdhit.d.next = self.s_rdhit.val();
+            self.x_rd_addr.d.next = self.s_rd_addr.val();
+            self.x_rd_len.d.next = self.s_rd_len.val();
+            self.x_mhit.d.next = self.s_mhit.val();
+            for i in 0..MRS {
+                if self.s_mi.val().index() == i {
+                    self.x_m_access.d.next = self.r_access[i].q.val();
+                    self.x_m_pd.d.next = self.r_pd[i].q.val();
+                    self.x_m_base.d.next = self.r_base[i].q.val();
+                    self.x_m_len.d.next = self.r_len[i].q.val();
+                }
+            }
+            if self.s_mw.val() & (self.cfg_addr.val().get_bits::<2>(4) == self.s_mi.val()) {
+                if self.cfg_addr.val().get_bits::<4>(0) == 0 {
+                    self.x_m_access.d.next = self.cfg_data.val().get_bits::<4>(1);
+                }
+                if self.cfg_addr.val().get_bits::<4>(0) == 1 {
+                    self.x_m_pd.d.next = self.cfg_data.val().get_bits::<32>(32);
+                }
+                if self.cfg_addr.val().get_bits::<4>(0) == 2 {
+                    self.x_m_base.d.next = self.cfg_data.val();
+                }
+                if self.cfg_addr.val().get_bits::<4>(0) == 3 {
+                    self.x_m_len.d.next = self.cfg_data.val();
+                }
+            }
+            // The ring words and the metadata, on to S2.
+            self.x_rq_ctl.d.next = self.rq_ctl.read_data.val();
+            self.x_rq_addr.d.next = self.rq_addr.read_data.val();
+            self.x_rq_len.d.next = self.rq_ll.read_data.val().get_bits::<32>(0);
+            self.x_heads.d.next = self.msn_heads.read_data.val();
+            self.x_drop.d.next = self.p_drop.q.val();
+            self.x_reason.d.next = self.p_reason.q.val();
+            self.x_len.d.next = self.p_len.q.val();
+            self.x_is_msg.d.next = self.p_is_msg.q.val();
+            self.x_version.d.next = self.p_version.q.val();
+            self.x_opcode.d.next = self.p_opcode.q.val();
+            self.x_flags.d.next = self.p_flags.q.val();
+            self.x_dst_qpn.d.next = self.p_dst_qpn.q.val();
+            self.x_src_qpn.d.next = self.p_src_qpn.q.val();
+            self.x_src_ip.d.next = self.p_src_ip.q.val();
+            self.x_src_port.d.next = self.p_src_port.q.val();
+            self.x_ce.d.next = self.p_ce.q.val();
+            self.x_stream.d.next = self.p_stream.q.val();
+            self.x_path.d.next = self.p_path.q.val();
+            self.x_conn_psn.d.next = self.p_conn_psn.q.val();
+            self.x_path_psn.d.next = self.p_path_psn.q.val();
+            self.x_timestamp.d.next = self.p_timestamp.q.val();
+            self.x_msn.d.next = self.p_msn.q.val();
+            self.x_recv_idx.d.next = self.p_recv_idx.q.val();
+            self.x_msg_len.d.next = self.p_msg_len.q.val();
+            self.x_offset.d.next = self.p_offset.q.val();
+            self.x_remote_va.d.next = self.p_remote_va.q.val();
+            self.x_imm.d.next = self.p_imm.q.val();
+            self.x_qhit.d.next = self.qhit.q.val();
+            self.x_qi.d.next = self.qi.q.val();
+        }
+
+        // ---- S2: the QP entry's selections (only with a datagram in S2) ----
+        self.check.en.next = self.x_valid.q.val();
+        self.check.drop.next = self.x_drop.q.val();
+        self.check.reason.next = self.x_reason.q.val();
+        self.check.len.next = self.x_len.q.val();
+        self.check.opcode.next = self.x_opcode.q.val();
+        self.check.src_qpn.next = self.x_src_qpn.q.val();
+        self.check.src_ip.next = self.x_src_ip.q.val();
+        self.check.stream.next = self.x_stream.q.val();
+        self.check.path.next = self.x_path.q.val();
+        self.check.conn_psn.next = self.x_conn_psn.q.val();
+        self.check.path_psn.next = self.x_path_psn.q.val();
+        self.check.msn.next = self.x_msn.q.val();
+        self.check.recv_idx.next = self.x_recv_idx.q.val();
+        self.check.msg_len.next = self.x_msg_len.q.val();
+        self.check.offset.next = self.x_offset.q.val();
+        self.check.remote_va.next = self.x_remote_va.q.val();
+        self.check.is_msg.next = self.x_is_msg.q.val();
+        self.check.qhit.next = self.x_qhit.q.val();
+        self.check.mtu.next = self.mtu.q.val();
+        self.check.trk_cum.next = self.trk_cum.val();
+        self.check.rq_ctl.next = self.x_rq_ctl.q.val();
+        self.check.rq_addr.next = self.x_rq_addr.q.val();
+        self.check.rq_len.next = self.x_rq_len.q.val();
+        self.check.heads.next = self.x_heads.q.val();
+        self.check.rdhit.next = self.x_rdhit.q.val();
+        self.check.rd_addr.next = self.x_rd_addr.q.val();
+        self.check.rd_len.next = self.x_rd_len.q.val();
+        self.check.mhit.next = self.x_mhit.q.val();
+        self.check.m_access.next = self.x_m_access.q.val();
+        self.check.m_pd.next = self.x_m_pd.q.val();
+        self.check.m_base.next = self.x_m_base.q.val();
+        self.check.m_len.next = self.x_m_len.q.val();
+        self.check.q_state.next = 0.into();
+        self.check.q_peer.next = 0.into();
+        self.check.q_peer_ip.next = 0.into();
+        self.check.q_pd.next = 0.into();
+        self.check.q_streams.next = 0.into();
+        self.s_cum.next = 0.into();
+        self.s_bm.next = 0.into();
+        // The QP entry and its connection state from the registers: the
+        // previous datagram's verdict wrote them in the cycle before.
+        if self.x_valid.q.val() {
+            for i in 0..QPS {
+                if self.x_qi.q.val().index() == i {
+                    self.check.q_state.next = self.q_state[i].q.val();
+                    self.check.q_peer.next = self.q_peer[i].q.val();
+                    self.check.q_peer_ip.next = self.q_peer_ip[i].q.val();
+                    self.check.q_pd.next = self.q_pd[i].q.val();
+                    self.check.q_streams.next = self.q_streams[i].q.val();
+                    self.s_cum.next = self.q_cum[i].q.val();
+                    self.s_bm.next = self.q_bm[i].q.val();
                 }
             }
         }
-        self.check.rdhit.next = self.s_rdhit.val();
-        self.check.rd_addr.next = self.s_rd_addr.val();
-        self.check.rd_len.next = self.s_rd_len.val();
-        self.check.mhit.next = self.s_mhit.val();
         self.check.q_cum.next = self.s_cum.val();
         self.check.q_bm.next = self.s_bm.val();
         self.acc.cum.next = self.s_cum.val();
         self.acc.bm.next = self.s_bm.val();
-        self.acc.psn.next = self.p_conn_psn.q.val().get_bits::<8>(0);
-        self.acc.en.next = self.check.accept.val();
+        self.acc.psn.next = self.x_conn_psn.q.val().get_bits::<8>(0);
+        self.acc.en.next = self.x_valid.q.val();
+        self.acc.take.next = self.check.accept.val();
 
-        // ---- S1 results: the event, the connection state, the verdict FIFO ----
-        self.e_valid.d.next = self.p_valid.q.val();
-        self.c_valid.d.next = self.p_valid.q.val();
-        self.vq.write_enable.next = self.p_valid.q.val();
+        // ---- S2 results: the event, the connection state, the verdict FIFO ----
+        self.e_valid.d.next = self.x_valid.q.val();
+        self.c_valid.d.next = self.x_valid.q.val();
+        self.vq.write_enable.next = self.x_valid.q.val();
         self.vq.write_address.next = self.v_wr.q.val().get_bits::<6>(0);
         self.vqd.next = (bit_cast::<VQ_BITS, 16>(self.check.plen.val()) << 2)
             | (bit_cast::<VQ_BITS, 64>(self.check.dest.val()) << 18);
@@ -812,35 +1060,35 @@ impl<const W: usize, const B: usize> Logic for RxPlace<W, B> {
             self.vqd.next = self.vqd.val().replace_bit(1, true);
         }
         self.vq.write_data.next = self.vqd.val();
-        if self.p_valid.q.val() {
+        if self.x_valid.q.val() {
             self.c_code.d.next = self.check.code.val();
             self.e_code.d.next = self.check.code.val();
             self.e_track.d.next = self.check.track.val();
-            self.e_qhit.d.next = self.qhit.q.val();
+            self.e_qhit.d.next = self.x_qhit.q.val();
             self.e_conn_cum.d.next = self.acc.new_cum.val();
             self.e_live.d.next = self.check.live.val();
-            self.e_stream.d.next = self.p_stream.q.val();
-            self.e_conn_psn.d.next = self.p_conn_psn.q.val();
-            self.e_offset.d.next = self.p_offset.q.val();
-            self.e_msg_len.d.next = self.p_msg_len.q.val();
+            self.e_stream.d.next = self.x_stream.q.val();
+            self.e_conn_psn.d.next = self.x_conn_psn.q.val();
+            self.e_offset.d.next = self.x_offset.q.val();
+            self.e_msg_len.d.next = self.x_msg_len.q.val();
             self.e_len.d.next = 0.into();
-            if self.p_is_msg.q.val() {
+            if self.x_is_msg.q.val() {
                 self.e_len.d.next = self.check.plen.val();
             }
-            self.e_version.d.next = self.p_version.q.val();
-            self.e_opcode.d.next = self.p_opcode.q.val();
-            self.e_flags.d.next = self.p_flags.q.val();
-            self.e_dst_qpn.d.next = self.p_dst_qpn.q.val();
-            self.e_path.d.next = self.p_path.q.val();
-            self.e_path_psn.d.next = self.p_path_psn.q.val();
-            self.e_timestamp.d.next = self.p_timestamp.q.val();
-            self.e_src_port.d.next = self.p_src_port.q.val();
-            self.e_ce.d.next = self.p_ce.q.val();
-            self.e_msn.d.next = self.p_msn.q.val();
-            self.e_recv_idx.d.next = self.p_recv_idx.q.val();
-            self.e_imm.d.next = self.p_imm.q.val();
+            self.e_version.d.next = self.x_version.q.val();
+            self.e_opcode.d.next = self.x_opcode.q.val();
+            self.e_flags.d.next = self.x_flags.q.val();
+            self.e_dst_qpn.d.next = self.x_dst_qpn.q.val();
+            self.e_path.d.next = self.x_path.q.val();
+            self.e_path_psn.d.next = self.x_path_psn.q.val();
+            self.e_timestamp.d.next = self.x_timestamp.q.val();
+            self.e_src_port.d.next = self.x_src_port.q.val();
+            self.e_ce.d.next = self.x_ce.q.val();
+            self.e_msn.d.next = self.x_msn.q.val();
+            self.e_recv_idx.d.next = self.x_recv_idx.q.val();
+            self.e_imm.d.next = self.x_imm.q.val();
             for i in 0..QPS {
-                if self.qi.q.val().index() == i {
+                if self.x_qi.q.val().index() == i {
                     // The bitmap and cumulative PSN in the verdict's cycle,
                     // so the next datagram of the QP sees them.
                     if self.check.accept.val() {

@@ -20,7 +20,7 @@ struct Write {
 }
 
 /// One cycle's inputs.
-type Step = Box<dyn Fn(&mut RxPlace<64, 8>)>;
+type Step = Box<dyn Fn(&mut RxPlace<64, 8>) + Send + Sync + std::panic::RefUnwindSafe>;
 
 /// What the block reported: verdict events `(code, conn_cum)`, DMA
 /// beats `(first, addr, len, data, keep, last)` and counters by code.
@@ -29,6 +29,146 @@ struct Seen {
     events: Vec<(u64, u64)>,
     beats: Vec<(bool, u64, u64, u64, u64, bool)>,
     counters: Vec<u64>,
+}
+
+/// The test's QP (RTS, PD `PD`, one stream, cumulative PSN 100), its MR
+/// (`RKEY`: REMOTE_WRITE over 4 KiB at `BASE`) and the MTU: one table
+/// write per cycle.
+fn setup() -> Vec<Step> {
+    let qp = |w| u64::from(cfg::addr(cfg::QP, 0, w));
+    let mr = |w| u64::from(cfg::addr(cfg::MR, 0, w));
+    [
+        (qp(cfg::QP_CTRL), 1 | u64::from(cfg::STATE_RTS) << 1),
+        (qp(cfg::QP_QPNS), QPN | PEER << 32),
+        (qp(cfg::QP_PEER_IP_HI), 0),
+        (qp(cfg::QP_PEER_IP_LO), PEER_IP),
+        (qp(cfg::QP_PD_STREAMS), PD | 1 << 32),
+        (qp(cfg::QP_CONN_PSN), 100),
+        // Valid, REMOTE_WRITE.
+        (mr(cfg::MR_CTRL), 1 | 2 << 1),
+        (mr(cfg::MR_KEY_PD), RKEY | PD << 32),
+        (mr(cfg::MR_BASE), BASE),
+        (mr(cfg::MR_LEN), 0x1000),
+        (u64::from(cfg::addr(cfg::GLOBAL, 0, cfg::GLOBAL_MTU)), 4096),
+    ]
+    .into_iter()
+    .map(|(a, d)| table_write(a, d))
+    .collect()
+}
+
+/// One cycle with the table write `d` to `a`.
+fn table_write(a: u64, d: u64) -> Step {
+    Box::new(move |x| {
+        x.cfg_we.next = true;
+        x.cfg_addr.next = a.into();
+        x.cfg_data.next = d.into();
+    })
+}
+
+/// The MR entry's word `w` (`cfg::MR_*`).
+fn mr_word(w: u8) -> u64 {
+    u64::from(cfg::addr(cfg::MR, 0, w))
+}
+
+/// Datagram `n`'s three payload beats (16 bytes and the ICRC), one a cycle.
+fn payload(n: usize) -> Vec<Step> {
+    [(0u64, 0xffu64, false), (1, 0xff, false), (2, 0x0f, true)]
+        .into_iter()
+        .map(|(beat, keep, last)| -> Step {
+            Box::new(move |x| {
+                x.s_tvalid.next = true;
+                x.s_tdata.next = (n as u64 * 16 + beat).into();
+                x.s_tkeep.next = keep.into();
+                x.s_tlast.next = last;
+            })
+        })
+        .collect()
+}
+
+/// The metadata pulse of WRITE `w` (16 payload bytes).
+fn meta(w: Write) -> Step {
+    Box::new(move |x| {
+        x.meta_valid.next = true;
+        x.meta_len.next = (68 + 16).into();
+        x.meta_is_msg.next = true;
+        x.meta_opcode.next = 0x01.into();
+        x.meta_dst_qpn.next = w.qpn.into();
+        x.meta_src_qpn.next = PEER.into();
+        x.meta_src_ip.next = PEER_IP.into();
+        x.meta_conn_psn.next = w.psn.into();
+        x.meta_msg_len.next = 16.into();
+        x.meta_remote_va.next = w.va.into();
+        x.meta_rkey.next = w.rkey.into();
+    })
+}
+
+/// A WRITE to the test's QP at `BASE`, the `n`-th 16 bytes.
+fn write(psn: u64, rkey: u64, n: u64) -> Write {
+    Write {
+        qpn: QPN,
+        psn,
+        rkey,
+        va: BASE + 16 * n,
+    }
+}
+
+/// Runs `script` (one step per cycle) after a reset with the DMA port
+/// always ready, then 12 idle cycles, then reads every counter.
+fn run(mut script: Vec<Step>) -> Seen {
+    for _ in 0..12 {
+        script.push(Box::new(|_| {}));
+    }
+    // Each counter: `cnt_val` shows it after the edge that took `cnt_sel`.
+    let count_from = script.len();
+    for code in 0..COUNTERS as u64 {
+        script.push(Box::new(move |x| x.cnt_sel.next = code.into()));
+    }
+    let seen = Arc::new(Mutex::new(Seen::default()));
+    let out = seen.clone();
+    let mut sim = Simulation::new();
+    sim.add_clock(5, |x: &mut Box<RxPlace<64, 8>>| {
+        x.clock.next = !x.clock.val()
+    });
+    sim.add_testbench(move |mut sim: Sim<RxPlace<64, 8>>| {
+        let mut x = sim.init()?;
+        x.rst.next = true;
+        wait_clock_cycles!(sim, clock, x, 2);
+        wait_clock_false!(sim, clock, x);
+        x.rst.next = false;
+        x.m_dma_tready.next = true;
+        for (k, step) in script.iter().enumerate() {
+            x.cfg_we.next = false;
+            x.s_tvalid.next = false;
+            x.meta_valid.next = false;
+            step(&mut x);
+            wait_clock_true!(sim, clock, x);
+            wait_clock_false!(sim, clock, x);
+            let mut s = out.lock().unwrap();
+            if x.m_ev_valid.val() {
+                s.events.push((
+                    x.m_ev_code.val().index() as u64,
+                    x.m_ev_conn_cum.val().index() as u64,
+                ));
+            }
+            if x.m_dma_tvalid.val() {
+                s.beats.push((
+                    x.m_dma_first.val(),
+                    x.m_dma_addr.val().get_bits::<32>(0).index() as u64,
+                    x.m_dma_len.val().index() as u64,
+                    x.m_dma_tdata.val().get_bits::<32>(0).index() as u64,
+                    x.m_dma_tkeep.val().index() as u64,
+                    x.m_dma_tlast.val(),
+                ));
+            }
+            if k >= count_from {
+                s.counters.push(x.cnt_val.val().index() as u64);
+            }
+        }
+        sim.done(x)
+    });
+    sim.run(Box::new(RxPlace::<64, 8>::default()), 100_000)
+        .unwrap();
+    Arc::try_unwrap(seen).ok().unwrap().into_inner().unwrap()
 }
 
 #[test]
@@ -83,109 +223,14 @@ fn rust_hdl_model_places_writes_and_tracks_the_connection_window() {
             va: BASE,
         },
     ];
-    let seen = Arc::new(Mutex::new(Seen::default()));
-    let out = seen.clone();
-    let mut sim = Simulation::new();
-    sim.add_clock(5, |x: &mut Box<RxPlace<64, 8>>| {
-        x.clock.next = !x.clock.val()
-    });
-    sim.add_testbench(move |mut sim: Sim<RxPlace<64, 8>>| {
-        let mut x = sim.init()?;
-        x.rst.next = true;
-        wait_clock_cycles!(sim, clock, x, 2);
-        wait_clock_false!(sim, clock, x);
-        x.rst.next = false;
-        x.m_dma_tready.next = true;
-        let qp = |w| u64::from(cfg::addr(cfg::QP, 0, w));
-        let mr = |w| u64::from(cfg::addr(cfg::MR, 0, w));
-        let table = [
-            (qp(cfg::QP_CTRL), 1 | u64::from(cfg::STATE_RTS) << 1),
-            (qp(cfg::QP_QPNS), QPN | PEER << 32),
-            (qp(cfg::QP_PEER_IP_HI), 0),
-            (qp(cfg::QP_PEER_IP_LO), PEER_IP),
-            (qp(cfg::QP_PD_STREAMS), PD | 1 << 32),
-            (qp(cfg::QP_CONN_PSN), 100),
-            // Valid, REMOTE_WRITE.
-            (mr(cfg::MR_CTRL), 1 | 2 << 1),
-            (mr(cfg::MR_KEY_PD), RKEY | PD << 32),
-            (mr(cfg::MR_BASE), BASE),
-            (mr(cfg::MR_LEN), 0x1000),
-            (u64::from(cfg::addr(cfg::GLOBAL, 0, cfg::GLOBAL_MTU)), 4096),
-        ];
-        // Per cycle: table writes, then each datagram's three payload
-        // beats (16 bytes and the ICRC) and its metadata after them.
-        let mut script: Vec<Step> = Vec::new();
-        for (a, d) in table {
-            script.push(Box::new(move |x| {
-                x.cfg_we.next = true;
-                x.cfg_addr.next = a.into();
-                x.cfg_data.next = d.into();
-            }));
-        }
-        for (n, w) in writes.iter().copied().enumerate() {
-            for (beat, keep, last) in [(0u64, 0xffu64, false), (1, 0xff, false), (2, 0x0f, true)] {
-                script.push(Box::new(move |x| {
-                    x.s_tvalid.next = true;
-                    x.s_tdata.next = (n as u64 * 16 + beat).into();
-                    x.s_tkeep.next = keep.into();
-                    x.s_tlast.next = last;
-                }));
-            }
-            script.push(Box::new(move |x| {
-                x.meta_valid.next = true;
-                x.meta_len.next = (68 + 16).into();
-                x.meta_is_msg.next = true;
-                x.meta_opcode.next = 0x01.into();
-                x.meta_dst_qpn.next = w.qpn.into();
-                x.meta_src_qpn.next = PEER.into();
-                x.meta_src_ip.next = PEER_IP.into();
-                x.meta_conn_psn.next = w.psn.into();
-                x.meta_msg_len.next = 16.into();
-                x.meta_remote_va.next = w.va.into();
-                x.meta_rkey.next = w.rkey.into();
-            }));
-        }
-        for _ in 0..12 {
-            script.push(Box::new(|_| {}));
-        }
-        // Each counter: `cnt_val` shows it after the edge that took `cnt_sel`.
-        let count_from = script.len();
-        for code in 0..COUNTERS as u64 {
-            script.push(Box::new(move |x| x.cnt_sel.next = code.into()));
-        }
-        for (k, step) in script.iter().enumerate() {
-            x.cfg_we.next = false;
-            x.s_tvalid.next = false;
-            x.meta_valid.next = false;
-            step(&mut x);
-            wait_clock_true!(sim, clock, x);
-            wait_clock_false!(sim, clock, x);
-            let mut s = out.lock().unwrap();
-            if x.m_ev_valid.val() {
-                s.events.push((
-                    x.m_ev_code.val().index() as u64,
-                    x.m_ev_conn_cum.val().index() as u64,
-                ));
-            }
-            if x.m_dma_tvalid.val() {
-                s.beats.push((
-                    x.m_dma_first.val(),
-                    x.m_dma_addr.val().get_bits::<32>(0).index() as u64,
-                    x.m_dma_len.val().index() as u64,
-                    x.m_dma_tdata.val().get_bits::<32>(0).index() as u64,
-                    x.m_dma_tkeep.val().index() as u64,
-                    x.m_dma_tlast.val(),
-                ));
-            }
-            if k >= count_from {
-                s.counters.push(x.cnt_val.val().index() as u64);
-            }
-        }
-        sim.done(x)
-    });
-    sim.run(Box::new(RxPlace::<64, 8>::default()), 100_000)
-        .unwrap();
-    let s = seen.lock().unwrap();
+    // Per cycle: table writes, then each datagram's payload beats and its
+    // metadata after them.
+    let mut script = setup();
+    for (n, w) in writes.iter().copied().enumerate() {
+        script.extend(payload(n));
+        script.push(meta(w));
+    }
+    let s = run(script);
     let codes: Vec<_> = s.events.iter().map(|e| e.0).collect();
     assert_eq!(codes, [0, 14, 15, 0, 0, 0, 6]);
     let cums: Vec<_> = s.events[..6].iter().map(|e| e.1).collect();
@@ -213,4 +258,48 @@ fn rust_hdl_model_places_writes_and_tracks_the_connection_window() {
     counters[Verdict::RemoteAccess as usize] = 1;
     counters[Verdict::UnknownQp as usize] = 1;
     assert_eq!(s.counters, counters);
+}
+
+/// The codes and cumulative PSNs of `s`'s events.
+fn verdicts(s: &Seen) -> (Vec<u64>, Vec<u64>) {
+    s.events.iter().copied().unzip()
+}
+
+#[test]
+fn rust_hdl_model_looks_the_mr_up_with_a_table_write_between_the_stages() {
+    let mut script = setup();
+    // Deregistered while the WRITE is in S1 (the MR lookup): remote access.
+    script.extend(payload(0));
+    script.push(meta(write(100, RKEY, 0)));
+    script.push(table_write(mr_word(cfg::MR_CTRL), 0));
+    // Valid again under its old key; the WRITE names a new key, written
+    // while it is in S1: placed.
+    script.push(table_write(mr_word(cfg::MR_CTRL), 1 | 2 << 1));
+    script.extend(payload(1));
+    script.push(meta(write(100, RKEY + 1, 1)));
+    script.push(table_write(mr_word(cfg::MR_KEY_PD), (RKEY + 1) | PD << 32));
+    // Deregistered in the WRITE's verdict cycle (S2): too late, placed.
+    script.extend(payload(2));
+    script.push(meta(write(101, RKEY + 1, 2)));
+    script.push(Box::new(|_| {}));
+    script.push(table_write(mr_word(cfg::MR_CTRL), 0));
+    let s = run(script);
+    assert_eq!(verdicts(&s), (vec![15, 0, 0], vec![100, 101, 102]));
+    let firsts: Vec<_> = s.beats.iter().filter(|b| b.0).map(|b| b.1).collect();
+    assert_eq!(firsts, [BASE + 16, BASE + 32]);
+}
+
+#[test]
+fn rust_hdl_model_sees_the_previous_verdict_of_the_qp_back_to_back() {
+    let mut script = setup();
+    for n in 0..4 {
+        script.extend(payload(n));
+    }
+    // Metadata on consecutive cycles: each verdict sees the connection
+    // state its predecessor left the cycle before.
+    for (n, psn) in [100, 100, 101, 101].into_iter().enumerate() {
+        script.push(meta(write(psn, RKEY, n as u64)));
+    }
+    let s = run(script);
+    assert_eq!(verdicts(&s), (vec![0, 14, 0, 14], vec![101, 101, 102, 102]));
 }
