@@ -384,6 +384,12 @@ pub fn tx_retransmit_after_timeout_and_probe(ctx: &mut Ctx) -> Verdict {
         gap >= 2_000_000,
         "resent {gap} ns after the original (sender clock), before the 2 ms RTO"
     );
+    check!(
+        r.path != o.path,
+        "resent on path {} (path PSN {}), the path that timed out: it is quarantined and carries no data",
+        r.path,
+        r.path_psn
+    );
     let my = c.my_qpn;
     let probe = ctx.peer.wait(REPLY_WAIT, |rx| {
         rx.repr.opcode == Opcode::Probe && rx.repr.dst_qpn == my
