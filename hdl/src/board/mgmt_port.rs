@@ -6,6 +6,7 @@ use rust_hdl::prelude::*;
 use super::local_mem::LocalMem;
 use super::mgmt::MgmtEngine;
 use super::uart::{UartRx, UartTx};
+use crate::host_if::RegFile;
 
 /// [`UartRx`] → [`MgmtEngine<M>`] → [`UartTx`] on the serial line, the
 /// engine's byte port on a [`LocalMem<N>`] (`8 · 2^N` bytes, so `M` must be
@@ -173,6 +174,119 @@ impl<const N: usize, const M: usize> Logic for MgmtPort<N, M> {
         self.mem.m_dmaw_tkeep.next = self.m_dmaw_tkeep.val();
         self.mem.m_dmaw_tvalid.next = self.m_dmaw_tvalid.val();
         self.m_dmaw_tready.next = self.mem.m_dmaw_tready.val();
+    }
+}
+
+/// The management path as a host sees it, for simulations: a host's UART
+/// (`host_*` bytes in, `back_*` bytes out) on the line of a [`MgmtPort`]
+/// whose BAR0 is the real register file ([`RegFile`], no device behind
+/// it), its DMA read port outside (`dmar_*`, completions always taken,
+/// tag 5), its DMA write port idle. The host driver's serial-line tests
+/// run on it.
+#[derive(LogicBlock)]
+pub struct HostLink<const N: usize, const M: usize> {
+    /// Clock.
+    pub clock: Signal<In, Clock>,
+    /// A byte for the host's UART to send.
+    pub host_data: Signal<In, Bits<8>>,
+    /// The byte is offered.
+    pub host_valid: Signal<In, Bit>,
+    /// The host's UART takes it.
+    pub host_ready: Signal<Out, Bit>,
+    /// A byte the host's UART received.
+    pub back_data: Signal<Out, Bits<8>>,
+    /// High for one clock per byte received.
+    pub back_valid: Signal<Out, Bit>,
+    /// DMA read request: valid.
+    pub dmar_valid: Signal<In, Bit>,
+    /// DMA read request: taken.
+    pub dmar_ready: Signal<Out, Bit>,
+    /// DMA read request: byte address.
+    pub dmar_addr: Signal<In, Bits<64>>,
+    /// DMA read request: bytes.
+    pub dmar_len: Signal<In, Bits<16>>,
+    /// DMA read completion: data.
+    pub dmac_tdata: Signal<Out, Bits<64>>,
+    /// DMA read completion: byte enables.
+    pub dmac_tkeep: Signal<Out, Bits<8>>,
+    /// DMA read completion: beat valid.
+    pub dmac_tvalid: Signal<Out, Bit>,
+    /// DMA read completion: tag.
+    pub dmac_tag: Signal<Out, Bits<4>>,
+    host_tx: UartTx,
+    host_rx: UartRx,
+    port: MgmtPort<N, M>,
+    regs: RegFile<64>,
+}
+
+impl<const N: usize, const M: usize> HostLink<N, M> {
+    /// Both UARTs at `clocks_per_bit` clocks per bit.
+    pub fn new(clocks_per_bit: usize) -> Self {
+        Self {
+            clock: Default::default(),
+            host_data: Default::default(),
+            host_valid: Default::default(),
+            host_ready: Default::default(),
+            back_data: Default::default(),
+            back_valid: Default::default(),
+            dmar_valid: Default::default(),
+            dmar_ready: Default::default(),
+            dmar_addr: Default::default(),
+            dmar_len: Default::default(),
+            dmac_tdata: Default::default(),
+            dmac_tkeep: Default::default(),
+            dmac_tvalid: Default::default(),
+            dmac_tag: Default::default(),
+            host_tx: UartTx::new(clocks_per_bit),
+            host_rx: UartRx::new(clocks_per_bit),
+            port: MgmtPort::new(clocks_per_bit),
+            regs: Default::default(),
+        }
+    }
+}
+
+impl<const N: usize, const M: usize> Logic for HostLink<N, M> {
+    #[hdl_gen]
+    fn update(&mut self) {
+        self.host_tx.clock.next = self.clock.val();
+        self.host_rx.clock.next = self.clock.val();
+        self.port.clock.next = self.clock.val();
+        self.regs.clock.next = self.clock.val();
+        self.host_tx.rst.next = false;
+        self.host_rx.rst.next = false;
+        self.port.rst.next = false;
+        self.regs.rst.next = false;
+        self.host_tx.data.next = self.host_data.val();
+        self.host_tx.valid.next = self.host_valid.val();
+        self.host_ready.next = self.host_tx.ready.val();
+        self.port.rxd.next = self.host_tx.txd.val();
+        self.host_rx.rxd.next = self.port.txd.val();
+        self.back_data.next = self.host_rx.data.val();
+        self.back_valid.next = self.host_rx.valid.val();
+        self.regs.bar_wr_valid.next = self.port.bar_wr_valid.val();
+        self.regs.bar_wr_addr.next = self.port.bar_wr_addr.val();
+        self.regs.bar_wr_data.next = self.port.bar_wr_data.val();
+        self.regs.bar_rd_valid.next = self.port.bar_rd_valid.val();
+        self.regs.bar_rd_addr.next = self.port.bar_rd_addr.val();
+        self.port.bar_rd_resp_valid.next = self.regs.bar_rd_resp_valid.val();
+        self.port.bar_rd_resp_data.next = self.regs.bar_rd_resp_data.val();
+        self.regs.ro.next = 0.into();
+        // The DMA read port is the test's; the write port idles.
+        self.port.m_dmar_valid.next = self.dmar_valid.val();
+        self.dmar_ready.next = self.port.m_dmar_ready.val();
+        self.port.m_dmar_addr.next = self.dmar_addr.val();
+        self.port.m_dmar_len.next = self.dmar_len.val();
+        self.port.m_dmar_tag.next = 5.into();
+        self.dmac_tdata.next = self.port.s_dmac_tdata.val();
+        self.dmac_tkeep.next = self.port.s_dmac_tkeep.val();
+        self.dmac_tvalid.next = self.port.s_dmac_tvalid.val();
+        self.dmac_tag.next = self.port.s_dmac_tag.val();
+        self.port.s_dmac_tready.next = true;
+        self.port.m_dmaw_addr.next = 0.into();
+        self.port.m_dmaw_first.next = false;
+        self.port.m_dmaw_tdata.next = 0.into();
+        self.port.m_dmaw_tkeep.next = 0.into();
+        self.port.m_dmaw_tvalid.next = false;
     }
 }
 
