@@ -56,6 +56,7 @@ pub mod rx_eth;
 pub mod rx_parser;
 pub mod rx_path;
 pub mod rx_place;
+pub mod shim;
 pub mod tx_arb;
 pub mod tx_build;
 pub mod tx_path;
