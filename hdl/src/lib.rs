@@ -258,6 +258,21 @@ pub fn butterstick_echo_verilog() -> String {
     emit(board::butterstick::EthEcho::default)
 }
 
+/// Verilog source of a vendor shim ([`shim`]) at 512 bits (the Alveo
+/// project's width; the AXI4-Lite adapter has no width), top module `top`:
+/// `axil_bar`, `dma_read` or `dma_write`.
+///
+/// # Panics
+/// If `name` is none of those.
+pub fn shim_verilog(name: &str) -> String {
+    match name {
+        "axil_bar" => emit(shim::AxilBar::default),
+        "dma_read" => emit(shim::DmaRead::<512, 64, 1024>::default),
+        "dma_write" => emit(shim::DmaWrite::<512, 64, 1024>::default),
+        other => panic!("unknown shim {other}; use axil_bar, dma_read or dma_write"),
+    }
+}
+
 /// Stack of the thread that builds and emits a block: the tops are
 /// large values, built and moved on the stack (several MiB in a debug
 /// build, beyond a test thread's 2 MiB).

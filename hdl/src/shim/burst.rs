@@ -50,12 +50,13 @@ native_block! {
         act: DFF<Bit>,
         // The next burst's address and the request's end (exclusive).
         cur: DFF<Bits<64>>,
-        end: DFF<Bits<64>>,
+        stop: DFF<Bits<64>>,
         // Temporaries: bytes from `cur` to the end and to the boundary,
-        // this burst's beats, it is the request's last.
+        // this burst's beats and beats − 1, it is the request's last.
         span: Signal<Local, Bits<32>>,
         room: Signal<Local, Bits<32>>,
         beats: Signal<Local, Bits<32>>,
+        bm1: Signal<Local, Bits<32>>,
         last: Signal<Local, Bit>,
     }
     consts {
@@ -70,8 +71,8 @@ native_block! {
 impl<const B: usize> Logic for BurstSplit<B> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, act, cur, end);
-        self.span.next = self.end.q.val().get_bits::<32>(0) - self.cur.q.val().get_bits::<32>(0);
+        dff_setup!(self, clock, act, cur, stop);
+        self.span.next = self.stop.q.val().get_bits::<32>(0) - self.cur.q.val().get_bits::<32>(0);
         self.room.next = self.k_s.val() - (self.cur.q.val().get_bits::<32>(0) & self.k_sm1.val());
         self.last.next = self.span.val() <= self.room.val();
         self.beats.next = self.room.val() >> self.k_lg.val();
@@ -81,7 +82,8 @@ impl<const B: usize> Logic for BurstSplit<B> {
         self.busy.next = self.act.q.val();
         self.valid.next = self.act.q.val();
         self.baddr.next = self.cur.q.val();
-        self.blen.next = (self.beats.val() - 1).get_bits::<8>(0);
+        self.bm1.next = self.beats.val() - 1;
+        self.blen.next = self.bm1.val().get_bits::<8>(0);
         if self.act.q.val() & self.ready.val() {
             self.cur.d.next =
                 self.cur.q.val() + (bit_cast::<64, 32>(self.beats.val()) << self.k_lg.val());
@@ -92,7 +94,7 @@ impl<const B: usize> Logic for BurstSplit<B> {
         if self.load.val() {
             self.act.d.next = true;
             self.cur.d.next = self.addr.val() & self.k_align.val();
-            self.end.d.next = self.addr.val() + bit_cast::<64, 16>(self.len.val());
+            self.stop.d.next = self.addr.val() + bit_cast::<64, 16>(self.len.val());
         }
         if self.rst.val() {
             self.act.d.next = false;
