@@ -294,7 +294,24 @@ pub fn stale_path_psn_is_reacknowledged(ctx: &mut Ctx) -> Verdict {
     Ok(())
 }
 
+/// Rounds [`rate_hint_fair_share`] runs at most before it concludes that
+/// the target never shares its line rate between two senders.
+const FAIR_SHARE_ROUNDS: u64 = 20;
+
 /// §6.9 (Policy): the rate hint divides the line rate among active senders.
+///
+/// Two connections count as active together only if the target sees their
+/// packets within its 100 µs fair-share window on its own clock, which the
+/// suite cannot stop: a target on a loaded host (a model stepped in real
+/// time) may stall between two packets sent back to back. So the case runs
+/// rounds: both connections idle for longer than the window (a sleep can
+/// only make that longer), then one packet on each, back to back; a correct
+/// target recounts at the first packet of each (a new sender changes
+/// everyone's share at once). Every ACK must carry the whole or half the
+/// line rate, and one must carry half within [`FAIR_SHARE_ROUNDS`] rounds.
+/// The ACK of the second packet may still carry the share counted before
+/// it (a hardware ACK generator with a rate register the firmware writes
+/// after its own count): the next round's first ACK carries it then.
 pub fn rate_hint_fair_share(ctx: &mut Ctx) -> Verdict {
     let Some(rate) = ctx.dev.line_rate_mbps() else {
         return Err(Fail::Skip(
@@ -309,25 +326,33 @@ pub fn rate_hint_fair_share(ctx: &mut Ctx) -> Verdict {
         "one active sender: rate_hint {}, expected {rate}",
         a.rate_hint
     );
-    // Let the fair-share window pass, then two senders.
-    std::thread::sleep(std::time::Duration::from_millis(1));
     let mut c2 = ctx.conn()?;
-    let p1 = c1.write(&mut ctx.peer, 0, 8, b"1");
-    let p2 = c2.write(&mut ctx.peer, 0, 8, b"2");
-    ctx.send(&p1)?;
-    ctx.send(&p2)?;
-    let (_, a2) = ctx.ack_at_least(&c2, 0, p2.repr.timestamp)?;
-    std::thread::sleep(std::time::Duration::from_micros(200));
-    let p3 = c2.write(&mut ctx.peer, 0, 16, b"3");
-    let (_, a3) = ctx.send_and_ack(&c2, &p3)?;
-    check!(
-        a2.rate_hint == rate / 2 || a3.rate_hint == rate / 2,
-        "two active senders: rate_hints {} and {}, expected {}",
-        a2.rate_hint,
-        a3.rate_hint,
+    let mut hints = Vec::new();
+    for round in 1..=FAIR_SHARE_ROUNDS {
+        // Well past the window: neither connection is active any more.
+        std::thread::sleep(std::time::Duration::from_millis(1));
+        let p1 = c1.write(&mut ctx.peer, 0, 8 * round, b"1");
+        let p2 = c2.write(&mut ctx.peer, 0, 8 * round, b"2");
+        ctx.send(&p1)?;
+        ctx.send(&p2)?;
+        let (_, a1) = ctx.ack_at_least(&c1, 0, p1.repr.timestamp)?;
+        let (_, a2) = ctx.ack_at_least(&c2, 0, p2.repr.timestamp)?;
+        for h in [a1.rate_hint, a2.rate_hint] {
+            check!(
+                h == rate || h == rate / 2,
+                "two connections: rate_hint {h}, expected {rate} or {}",
+                rate / 2
+            );
+            hints.push(h);
+        }
+        if hints.contains(&(rate / 2)) {
+            return Ok(());
+        }
+    }
+    Err(Fail::Fail(format!(
+        "two active senders: rate hints {hints:?} in {FAIR_SHARE_ROUNDS} rounds, none {}",
         rate / 2
-    );
-    Ok(())
+    )))
 }
 
 /// §3.5, §6.5: `credit` is the configured receive window.
