@@ -246,6 +246,18 @@ fn nic() -> Nic {
     }
 }
 
+/// Waits until `cond` holds (up to 10 s); false if it never did.
+fn wait_for(cond: impl Fn() -> bool) -> bool {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !cond() {
+        if Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    true
+}
+
 fn wait_wc(n: &Nic, want: usize) -> Vec<Wc> {
     let deadline = Instant::now() + Duration::from_secs(10);
     let mut out = Vec::new();
@@ -281,12 +293,8 @@ fn the_dissector_decodes_a_relay_capture_of_every_opcode_the_engine_sends() {
         a.qp.post_send(&SendRequest::send(100 + i, a.mr.sge(0, 100)))
             .unwrap();
     }
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while b.ctx.drops().receiver_not_ready == 0 && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(1));
-    }
     assert!(
-        b.ctx.drops().receiver_not_ready > 0,
+        wait_for(|| b.ctx.drops().receiver_not_ready > 0),
         "no SEND was refused for lack of a receive"
     );
     for i in 0..5 {
@@ -330,9 +338,10 @@ fn the_dissector_decodes_a_relay_capture_of_every_opcode_the_engine_sends() {
     let wc = wait_wc(&a, 7);
     assert_eq!(wc.len(), 7, "{wc:?}");
     assert!(wc.iter().all(|w| w.status == WcStatus::Success), "{wc:?}");
-    // A 30 ms outage of the whole fabric (well inside the connection's retry budget):
-    // every path's RTO fires, the paths are quarantined, and PROBEs go out until the
-    // fabric is back.
+    // An outage of the whole fabric until the sender has sent a PROBE (well
+    // inside the connection's retry budget): path RTOs fire, the paths are
+    // quarantined, and PROBEs go out until the fabric is back.
+    let probes = a.ctx.stats().probes_sent;
     for p in 0..4 {
         relay.blackhole(p).unwrap();
     }
@@ -345,7 +354,10 @@ fn the_dissector_decodes_a_relay_capture_of_every_opcode_the_engine_sends() {
         ))
         .unwrap();
     }
-    std::thread::sleep(Duration::from_millis(30));
+    assert!(
+        wait_for(|| a.ctx.stats().probes_sent > probes),
+        "no PROBE during the outage"
+    );
     for p in 0..4 {
         relay.restore(p).unwrap();
     }
@@ -359,7 +371,11 @@ fn the_dissector_decodes_a_relay_capture_of_every_opcode_the_engine_sends() {
     std::thread::sleep(Duration::from_millis(5));
     let qpn = a.qp.qpn();
     a.backend.control(&mut |c| c.nic.disconnect(qpn).unwrap());
-    std::thread::sleep(Duration::from_millis(20));
+    // The peer's QP leaves RTS when the DISCONNECT reached it through the relay.
+    assert!(
+        wait_for(|| b.qp.state() == QpState::Error),
+        "the DISCONNECT did not reach the peer"
+    );
     relay.stop().unwrap();
 
     let rows = tshark(&file);
