@@ -14,8 +14,9 @@
 //! counter, and each counter at the end to equal that number (every
 //! FETCH_ADD executed exactly once);
 //! the peer's application posts the receive each SEND or WRITE_IMM
-//! consumes just before the message (or a set time after it, so the
-//! receiver first refuses it with an RNR NACK). Source buffers are filled
+//! consumes just before the message (or, with
+//! [`TrafficConfig::late_receives`], only once the receiver has refused a
+//! packet for want of a receive: an RNR NACK). Source buffers are filled
 //! with a pattern unique to the message; on completion the destination
 //! bytes are compared with it: the peer's for a WRITE at the requester's
 //! completion (an RTL NIC sends an ACK only after the DMA writes of the
@@ -88,6 +89,9 @@ pub trait TrafficNic {
     fn post_send(&mut self, conn: usize, wr: SendWr) -> Result<(), NicError>;
     /// Posts a receive on connection `conn`'s QP.
     fn post_recv(&mut self, conn: usize, wr: RecvWr) -> Result<(), NicError>;
+    /// Packets this NIC has refused so far because no receive was posted
+    /// for them (each answered with an RNR NACK).
+    fn rnr_refusals(&self) -> u64;
     /// Appends the completions and QP errors that are waiting to `out`.
     fn poll(&mut self, out: &mut Vec<Event>);
 }
@@ -131,9 +135,13 @@ pub struct TrafficConfig {
     /// Streams per connection (at least 1); SEND and WRITE_IMM use the
     /// first 4 at most.
     pub streams: u16,
-    /// Post each receive a SEND or WRITE_IMM consumes this long (in the
-    /// time [`Traffic::step`] is given) after its message; 0: just before.
-    pub late_receive_ns: u64,
+    /// Hold each receive a SEND or WRITE_IMM consumes until the receiving
+    /// NIC has refused a packet for want of a receive
+    /// ([`TrafficNic::rnr_refusals`]) since the message was posted; false:
+    /// post it just before the message. Decided by the NICs' own events,
+    /// not by time: however fast or slow either NIC runs, the first such
+    /// message to each NIC is refused (RNR NACK) and retried.
+    pub late_receives: bool,
     /// A quarter of the WRITEs are FETCH_ADDs instead (both NICs must
     /// implement atomics and their regions allow them; needs `max_size` ≥ 8).
     pub atomics: bool,
@@ -221,10 +229,11 @@ pub struct Traffic {
     /// Free source and destination slots of each NIC.
     free_src: [Vec<usize>; 2],
     free_dst: [Vec<usize>; 2],
-    /// Receives to post later (`late_receive_ns`): when, NIC, connection;
-    /// in the order of their messages (a stream's receives are consumed in
-    /// the order they were posted).
-    late: VecDeque<(u64, usize, usize, RecvWr)>,
+    /// Receives each NIC gets later (`late_receives`): its refusal count
+    /// when the message was posted, connection; in the order of their
+    /// messages (a stream's receives are consumed in the order they were
+    /// posted).
+    late: [VecDeque<(u64, usize, RecvWr)>; 2],
     /// Events being handled (kept for its allocation).
     events: Vec<Event>,
     counters: TrafficCounters,
@@ -245,7 +254,7 @@ impl Traffic {
             posted: 0,
             free_src: [slots(), slots()],
             free_dst: [slots(), slots()],
-            late: VecDeque::new(),
+            late: Default::default(),
             events: Vec::new(),
             counters: TrafficCounters::default(),
             fetch_adds_to: [0; 2],
@@ -270,13 +279,10 @@ impl Traffic {
     }
 
     /// Takes the NICs' completions and verifies them, posts the late
-    /// receives due at `now_ns`, and posts new messages while slots allow.
-    /// `nics` are NIC 0 and NIC 1, the same two at every call.
-    pub fn step(
-        &mut self,
-        mut nics: [&mut dyn TrafficNic; 2],
-        now_ns: u64,
-    ) -> Result<(), PostError> {
+    /// receives whose NIC has refused a packet since their message was
+    /// posted, and posts new messages while slots allow. `nics` are NIC 0
+    /// and NIC 1, the same two at every call.
+    pub fn step(&mut self, mut nics: [&mut dyn TrafficNic; 2]) -> Result<(), PostError> {
         let mut events = std::mem::take(&mut self.events);
         for at in 0..2 {
             nics[at].poll(&mut events);
@@ -290,16 +296,22 @@ impl Traffic {
             }
         }
         self.events = events;
-        while let Some(&(due, nic, conn, wr)) = self.late.front() {
-            if due > now_ns {
-                break;
+        for nic in 0..2 {
+            if self.late[nic].is_empty() {
+                continue;
             }
-            self.late.pop_front();
-            post_recv(&mut nics, nic, conn, wr)?;
+            let refused = nics[nic].rnr_refusals();
+            while let Some(&(at, conn, wr)) = self.late[nic].front() {
+                if refused <= at {
+                    break;
+                }
+                self.late[nic].pop_front();
+                post_recv(&mut nics, nic, conn, wr)?;
+            }
         }
         while !self.all_posted() {
             let from = self.rng.gen_range(0..2);
-            if !self.post(&mut nics, from, now_ns)? {
+            if !self.post(&mut nics, from)? {
                 break;
             }
         }
@@ -385,7 +397,6 @@ impl Traffic {
         &mut self,
         nics: &mut [&mut dyn TrafficNic; 2],
         from: usize,
-        now_ns: u64,
     ) -> Result<bool, PostError> {
         let to = 1 - from;
         let conn = self.rng.gen_range(0..self.cfg.conns);
@@ -436,9 +447,9 @@ impl Traffic {
                 .into(),
                 stream,
             };
-            if self.cfg.late_receive_ns > 0 {
-                let due = now_ns + self.cfg.late_receive_ns;
-                self.late.push_back((due, to, conn, wr));
+            if self.cfg.late_receives {
+                let at = nics[to].rnr_refusals();
+                self.late[to].push_back((at, conn, wr));
             } else {
                 post_recv(nics, to, conn, wr)?;
             }
@@ -676,6 +687,11 @@ impl TrafficNic for HwEnd {
     fn post_recv(&mut self, conn: usize, wr: RecvWr) -> Result<(), NicError> {
         let qpn = self.qpn(conn)?;
         Ok(self.nic.post_recv(qpn, wr)?)
+    }
+
+    fn rnr_refusals(&self) -> u64 {
+        // The firmware counts each RNR verdict of the RTL it handles.
+        self.nic.engine().drops().receiver_not_ready
     }
 
     fn poll(&mut self, out: &mut Vec<Event>) {

@@ -36,8 +36,9 @@ pub struct InteropArgs {
     /// collide with a port of its peer; see the docs).
     #[arg(long, default_value = "127.0.0.2")]
     rtl_ip: Ipv4Addr,
-    /// Post each receive 5 ms after the SEND or WRITE_IMM that consumes it,
-    /// so receivers NACK first (RNR) and senders retry.
+    /// Post each receive only after the SEND or WRITE_IMM that consumes it
+    /// has been refused for want of it, so receivers NACK first (RNR) and
+    /// senders retry.
     #[arg(long)]
     late_receives: bool,
     /// A quarter of the WRITEs are FETCH_ADDs on a counter of the peer's,

@@ -22,7 +22,9 @@
 //! (`metaroce_sim_tb::traffic`, the traffic of `metaroce hdl run` too: at
 //! most 8 messages in flight from each side, at most 2 READs, SEND and
 //! WRITE_IMM on the RTL's ring streams 0–3). With `late_receives` each
-//! receive is posted after its message, so both NICs NACK (RNR) and retry.
+//! receive is held until its NIC has refused a packet for want of one
+//! (an RNR NACK) since its message was posted, so both NICs NACK and
+//! retry whatever the speed of the Verilated model.
 //! With `atomics` a quarter of the WRITEs are FETCH_ADDs on a counter of
 //! the peer's, each checked to execute exactly once.
 //! Every drop either NIC, the bridge or the relay counts, beyond the RNR
@@ -67,8 +69,6 @@ const POLL_CYCLES: u64 = 64;
 /// Real time the NICs keep running after the last completion, so late
 /// ACKs and retransmissions settle before the counters are read.
 const SETTLE: Duration = Duration::from_millis(20);
-/// With `late_receives`, how long after its message a receive is posted.
-const LATE_RECEIVE: Duration = Duration::from_millis(5);
 /// The soft NIC's linger after close (its default is 1 s).
 const LINGER_NS: u64 = 20_000_000;
 
@@ -92,10 +92,11 @@ pub struct InteropConfig {
     /// bind it and the ACK is lost. With 127.0.0.1 for both NICs every RTL
     /// ACK meets that fate.
     pub rtl_ip: IpAddr,
-    /// Post each receive a SEND or WRITE_IMM consumes [`LATE_RECEIVE`]
-    /// after the message instead of before it: the receiver first answers
-    /// with an RNR NACK (the RTL's firmware builds its own), the sender
-    /// waits and tries again.
+    /// Post each receive a SEND or WRITE_IMM consumes after the message
+    /// instead of before it, once the receiving NIC has refused a packet
+    /// for want of a receive (`TrafficConfig::late_receives`): the
+    /// receiver first answers with an RNR NACK (the RTL's firmware builds
+    /// its own), the sender waits and tries again.
     pub late_receives: bool,
     /// FETCH_ADDs in the traffic (`TrafficConfig::atomics`).
     pub atomics: bool,
@@ -273,11 +274,7 @@ pub fn run_interop(cfg: &InteropConfig) -> anyhow::Result<InteropReport> {
         fixed_size: false,
         conns: 1,
         streams: STREAMS,
-        late_receive_ns: if cfg.late_receives {
-            LATE_RECEIVE.as_nanos() as u64
-        } else {
-            0
-        },
+        late_receives: cfg.late_receives,
         atomics: cfg.atomics,
         seed: cfg.seed,
     });
@@ -303,7 +300,7 @@ pub fn run_interop(cfg: &InteropConfig) -> anyhow::Result<InteropReport> {
         }
         // Completions are still taken while settling: a late or repeated
         // one counts as an error.
-        t.step([&mut rtl, &mut soft], now)?;
+        t.step([&mut rtl, &mut soft])?;
         match settle_from {
             None if t.finished() || start.elapsed() > cfg.max_time => {
                 finished = t.finished();
@@ -317,7 +314,7 @@ pub fn run_interop(cfg: &InteropConfig) -> anyhow::Result<InteropReport> {
     drain_model(&mut rtl, &mut bridge, &mut out, start);
     // The soft NIC's answers to the last frames, and any stray completion.
     std::thread::sleep(Duration::from_millis(5));
-    t.step([&mut rtl, &mut soft], start.elapsed().as_nanos() as u64)?;
+    t.step([&mut rtl, &mut soft])?;
     let traffic = *t.counters();
     let stats = soft.ctx.stats();
     let mut r = InteropReport {

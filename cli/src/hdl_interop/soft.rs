@@ -60,6 +60,10 @@ impl TrafficNic for Soft {
         Ok(())
     }
 
+    fn rnr_refusals(&self) -> u64 {
+        self.ctx.drops().receiver_not_ready
+    }
+
     fn poll(&mut self, out: &mut Vec<Event>) {
         let mut wcs = [Wc::default(); 32];
         for (cq, is_recv) in [(&self.send_cq, false), (&self.recv_cq, true)] {
