@@ -1,10 +1,18 @@
 //! The simulated hardware NIC as a compliance target
 //! (`metaroce_compliance::Target`): a Verilated `NicCore` driven by its
 //! firmware ([`HwNic`]) whose frames leave and enter through real UDP
-//! sockets ([`UdpBridge`]), stepped in real time by a thread of its own, so
-//! the black-box suite talks to the RTL over the wire exactly as it talks
-//! to the soft NIC. The model lives and runs on that thread only; the
+//! sockets ([`UdpBridge`]), stepped against real time by a thread of its
+//! own, so the black-box suite talks to the RTL over the wire exactly as it
+//! talks to the soft NIC. The model lives and runs on that thread only; the
 //! suite's calls run there as jobs between its clock cycles.
+//!
+//! The device's clock ([`DeviceClock`]) follows the wall clock while the
+//! model is idle, so its timers run in real time as the suite waits; while
+//! a frame or a job is on its way through the model each cycle takes one
+//! clock period, however slowly a loaded host runs the model, so what the
+//! NIC does with packets that arrive together (counting active senders,
+//! sending a retransmission and its PROBE) takes nanoseconds on its clock,
+//! as on a real NIC's, not whatever the host's scheduler made of it.
 //!
 //! What the RTL's tables impose, a case gets as an error from the call that
 //! needs more (and the suite skips or fails it): 4 QPs and 4 memory regions
@@ -42,6 +50,8 @@ const CYCLES_PER_TURN: usize = 64;
 const RECV_WINDOW: u32 = 256;
 /// Regions are aligned to this.
 const MR_ALIGN: u64 = 64;
+/// The model's clock period, ns.
+const CLOCK_NS: u64 = 1;
 
 /// The simulated hardware NIC as a compliance target (see the module docs).
 #[derive(Debug, Clone)]
@@ -66,11 +76,39 @@ impl Target for HwTarget {
     }
 }
 
+/// The device's time, ns since it opened (see the module docs): one clock
+/// period a cycle while the model is busy, the wall clock while it is
+/// idle; never going back, never ahead of the wall clock.
+struct DeviceClock {
+    start: Instant,
+    now: u64,
+}
+
+impl DeviceClock {
+    fn new() -> Self {
+        DeviceClock {
+            start: Instant::now(),
+            now: 0,
+        }
+    }
+
+    /// The time of the next cycle of a model that is `busy` (or not).
+    fn tick(&mut self, busy: bool) -> u64 {
+        let wall = (self.start.elapsed().as_nanos() as u64).max(self.now);
+        self.now = if busy {
+            (self.now + CLOCK_NS).min(wall)
+        } else {
+            wall
+        };
+        self.now
+    }
+}
+
 /// The simulated NIC and its sockets, owned by the stepping thread.
 struct Board {
     nic: HwNic,
     bridge: UdpBridge,
-    start: Instant,
+    clock: DeviceClock,
     /// Completions taken from the engine, by QP, until the suite polls them.
     completions: HashMap<u32, Vec<Completion>>,
 }
@@ -103,7 +141,7 @@ impl Board {
             peer_udp_port: addr.port(),
             mem_base: MEM_BASE,
             mem_len: MEM_LEN,
-            clock_ps: 1_000,
+            clock_ps: CLOCK_NS * 1_000,
             line_rate_mbps: LINE_RATE_MBPS,
             seed: u64::from(addr.port()),
         })
@@ -111,16 +149,16 @@ impl Board {
         Ok(Board {
             nic,
             bridge,
-            start: Instant::now(),
+            clock: DeviceClock::new(),
             completions: HashMap::new(),
         })
     }
 
-    /// Runs the model for a few cycles at the current time and moves frames
-    /// both ways.
+    /// Runs the model for a few cycles on the device's clock and moves
+    /// frames both ways.
     fn turn(&mut self, out: &mut Vec<Vec<u8>>, inbox: &mut Vec<Vec<u8>>) {
         for _ in 0..CYCLES_PER_TURN {
-            let now = self.start.elapsed().as_nanos() as u64;
+            let now = self.clock.tick(self.nic.busy());
             self.nic.step_at(now, out);
             for f in out.drain(..) {
                 self.bridge.send_frame(&f);

@@ -239,4 +239,14 @@ impl HwNic {
             && self.inbox.is_empty()
             && !self.table_busy()
     }
+
+    /// A frame or a job is on its way through the model: [`HwNic::idle`]
+    /// is false, or a received frame is inside the RTL, before its front-end
+    /// or verdict event or on the firmware receive queue.
+    pub fn busy(&self) -> bool {
+        !self.idle()
+            || !self.rx_entered.is_empty()
+            || !self.held.is_empty()
+            || !self.fw_expect.is_empty()
+    }
 }
