@@ -449,7 +449,9 @@ pub fn tx_retransmit_after_timeout_and_probe(ctx: &mut Ctx) -> Verdict {
 pub fn tx_path_window_respected(ctx: &mut Ctx) -> Verdict {
     let opts = QpOptions {
         paths: 1,
-        rto_initial_ns: 400_000_000,
+        // No path timeout (the one path quarantined, nothing more sent)
+        // while the case waits for a slow target's 256 packets.
+        rto_initial_ns: 2 * SEND_WAIT.as_nanos() as u64,
         ..QpOptions::default()
     };
     let c = ctx.conn_with(opts, 0x10, 0x20)?;
