@@ -6,7 +6,7 @@
 //! talks to the soft NIC. The model lives and runs on that thread only; the
 //! suite's calls run there as jobs between its clock cycles.
 //!
-//! The device's clock ([`DeviceClock`]) follows the wall clock while the
+//! The device's clock (`DeviceClock`) follows the wall clock while the
 //! model is idle, so its timers run in real time as the suite waits; while
 //! a frame or a job is on its way through the model each cycle takes one
 //! clock period, however slowly a loaded host runs the model, so what the

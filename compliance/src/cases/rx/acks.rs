@@ -308,7 +308,7 @@ const FAIR_SHARE_ROUNDS: u64 = 20;
 /// only make that longer), then one packet on each, back to back; a correct
 /// target recounts at the first packet of each (a new sender changes
 /// everyone's share at once). Every ACK must carry the whole or half the
-/// line rate, and one must carry half within [`FAIR_SHARE_ROUNDS`] rounds.
+/// line rate, and one must carry half within `FAIR_SHARE_ROUNDS` rounds.
 /// The ACK of the second packet may still carry the share counted before
 /// it (a hardware ACK generator with a rate register the firmware writes
 /// after its own count): the next round's first ACK carries it then.
