@@ -2,15 +2,18 @@
 //! a Microchip KSZ9031 Gigabit PHY on RGMII): [`NicBoard`], the NIC with
 //! its management path over a UART, and [`EthEcho`], a top that sends back
 //! every good frame it receives, to bring up the MAC and the PHY; the
+//! clocks, resets and Ethernet port they share ([`EthPhy`]); the
 //! width converters between the MAC's bytes and the NIC's beats
 //! ([`beats`]).
 
 pub mod beats;
 mod echo;
 mod nic;
+mod phy;
 
 pub use echo::EthEcho;
 pub use nic::NicBoard;
+pub use phy::EthPhy;
 
 /// The board's FPGA, as nextpnr-ecp5 names it.
 pub const DEVICE: &str = "um5g-85k";

@@ -3,12 +3,11 @@
 use rust_hdl::prelude::*;
 
 use super::beats::{BeatWord, RxPack, TxCross};
+use super::phy::EthPhy;
 use super::{CORE_MHZ, GMII_MHZ, OSCILLATOR_MHZ, UART_BAUD};
 use crate::NicDevice;
-use crate::board::RgmiiIo;
-use crate::board::ecp5::{Pll, PllSettings};
+use crate::board::ecp5::PllSettings;
 use crate::board::mgmt_port::MgmtPort;
-use crate::mac::{MacRx, MacTx};
 
 /// Word address bits of the board's memory: 8 · 2^12 = 32 KiB of block RAM.
 const MEM_N: usize = 12;
@@ -34,16 +33,16 @@ fn vccio_duty(volts: f64) -> usize {
 /// [`MgmtPort`] on a UART (115,200 bit/s 8N1, on the SYZYGY0 port), and the
 /// RGMII PHY through the native MAC.
 ///
-/// Clocks: one PLL makes 125 MHz (the GMII transmit clock, and the same a
-/// quarter period late for the forwarded clock) and 20 MHz (the core) from
-/// the 30 MHz oscillator, both from a 500 MHz VCO; the receive MAC runs on
-/// the PHY's receive clock. Receive: [`MacRx`] → [`RxPack`] (bytes to
+/// Clocks: [`EthPhy`]'s PLL makes 125 MHz (the GMII transmit clock) and
+/// 20 MHz (the core) from the 30 MHz oscillator, both from a 500 MHz VCO;
+/// the receive MAC runs on the PHY's receive clock. Receive: the MAC →
+/// [`RxPack`] (bytes to
 /// beats, in the PHY's clock) → an asynchronous FIFO of 64 beats → the
 /// device. Transmit: the device → [`TxCross`] (an 8 KiB asynchronous FIFO;
-/// a frame starts only when it is whole in it) → [`MacTx`].
+/// a frame starts only when it is whole in it) → the MAC.
 ///
-/// Reset as [`super::EthEcho`]: the PHY is held for 2^20 GMII clocks after
-/// the PLL locks, everything else for 2^21 (synchronised into each clock).
+/// Reset as [`EthPhy`]'s: the PHY is held for 2^20 GMII clocks after the
+/// PLL locks, everything else for 2^21 (synchronised into each clock).
 /// The SYZYGY banks' regulators (`vccio_pdm`, `vccio_en`) are set to 3.3 V
 /// (ports A and B) and 1.8 V (port C, the USB PHY's minimum) by pulse
 /// density and enabled 2^23 core clocks (0.42 s) after configuration,
@@ -79,17 +78,12 @@ pub struct NicBoard {
     pub led_a: Signal<Out, Bits<7>>,
     /// LED colour cathodes.
     pub led_c: Signal<Out, Bits<3>>,
-    pll: Pll,
-    io: RgmiiIo,
-    rx: MacRx,
-    tx: MacTx,
+    phy: EthPhy,
     pack: RxPack,
     rx_fifo: AsynchronousFIFO<BeatWord, 6, 7, 1>,
     tx_cross: TxCross,
     dev: NicDevice<64, 8>,
     mgmt: MgmtPort<MEM_N, MEM_M>,
-    por: DFF<Bits<22>>,
-    rx_rst: BitSynchronizer,
     core_rst: BitSynchronizer,
     now: DFF<Bits<64>>,
     pwm: DFF<Bits<PDM_BITS>>,
@@ -121,17 +115,12 @@ impl Default for NicBoard {
             vccio_en: Default::default(),
             led_a: Default::default(),
             led_c: Default::default(),
-            pll: Pll::new(pll),
-            io: Default::default(),
-            rx: Default::default(),
-            tx: Default::default(),
+            phy: EthPhy::new(pll),
             pack: Default::default(),
             rx_fifo: Default::default(),
             tx_cross: Default::default(),
             dev: Default::default(),
             mgmt: MgmtPort::new((core_hz + baud / 2) / baud),
-            por: Default::default(),
-            rx_rst: Default::default(),
             core_rst: Default::default(),
             now: Default::default(),
             pwm: Default::default(),
@@ -147,44 +136,25 @@ impl Default for NicBoard {
 impl Logic for NicBoard {
     #[hdl_gen]
     fn update(&mut self) {
-        // Clocks and resets.
-        self.pll.clock_in.next = self.clk30.val();
-        self.por.clock.next = self.pll.clk.val();
-        self.por.d.next = self.por.q.val();
-        if !self.por.q.val().get_bit(21) {
-            self.por.d.next = self.por.q.val() + 1;
-        }
-        if !self.pll.locked.val() {
-            self.por.d.next = 0.into();
-        }
-        self.eth_rst_n.next = self.por.q.val().get_bit(20);
-        self.rx_rst.clock.next = self.rgmii_rxc.val();
-        self.rx_rst.sig_in.next = !self.por.q.val().get_bit(21);
-        self.core_rst.clock.next = self.pll.clk2.val();
-        self.core_rst.sig_in.next = !self.por.q.val().get_bit(21);
-
-        // Pins.
-        self.io.clock.next = self.pll.clk.val();
-        self.io.clock90.next = self.pll.clk90.val();
-        self.io.rgmii_rxc.next = self.rgmii_rxc.val();
-        self.io.rgmii_rxd.next = self.rgmii_rxd.val();
-        self.io.rgmii_rx_ctl.next = self.rgmii_rx_ctl.val();
-        self.rgmii_txc.next = self.io.rgmii_txc.val();
-        self.rgmii_txd.next = self.io.rgmii_txd.val();
-        self.rgmii_tx_ctl.next = self.io.rgmii_tx_ctl.val();
+        // Pins, and the core clock's reset.
+        self.phy.clk30.next = self.clk30.val();
+        self.phy.rgmii_rxc.next = self.rgmii_rxc.val();
+        self.phy.rgmii_rxd.next = self.rgmii_rxd.val();
+        self.phy.rgmii_rx_ctl.next = self.rgmii_rx_ctl.val();
+        self.rgmii_txc.next = self.phy.rgmii_txc.val();
+        self.rgmii_txd.next = self.phy.rgmii_txd.val();
+        self.rgmii_tx_ctl.next = self.phy.rgmii_tx_ctl.val();
+        self.eth_rst_n.next = self.phy.eth_rst_n.val();
+        self.core_rst.clock.next = self.phy.clk2.val();
+        self.core_rst.sig_in.next = self.phy.rst.val();
 
         // Receive, in the PHY's clock: the MAC's bytes into beats, across.
-        self.rx.clock.next = self.rgmii_rxc.val();
-        self.rx.rst.next = self.rx_rst.sig_out.val();
-        self.rx.gmii_rxd.next = self.io.gmii_rxd.val();
-        self.rx.gmii_rx_dv.next = self.io.gmii_rx_dv.val();
-        self.rx.gmii_rx_er.next = self.io.gmii_rx_er.val();
         self.pack.clock.next = self.rgmii_rxc.val();
-        self.pack.rst.next = self.rx_rst.sig_out.val();
-        self.pack.s_data.next = self.rx.m_axis_tdata.val();
-        self.pack.s_valid.next = self.rx.m_axis_tvalid.val();
-        self.pack.s_last.next = self.rx.m_axis_tlast.val();
-        self.rx.m_axis_tready.next = self.pack.s_ready.val();
+        self.pack.rst.next = self.phy.rx_rst.val();
+        self.pack.s_data.next = self.phy.rx_data.val();
+        self.pack.s_valid.next = self.phy.rx_valid.val();
+        self.pack.s_last.next = self.phy.rx_last.val();
+        self.phy.rx_ready.next = self.pack.s_ready.val();
         self.rx_fifo.write_clock.next = self.rgmii_rxc.val();
         self.rx_fifo.data_in.next = bit_cast::<73, 64>(self.pack.m_tdata.val())
             | (bit_cast::<73, 8>(self.pack.m_tkeep.val()) << 64)
@@ -193,12 +163,12 @@ impl Logic for NicBoard {
         self.pack.m_tready.next = !self.rx_fifo.full.val();
 
         // The device, on the core clock.
-        self.dev.clock.next = self.pll.clk2.val();
+        self.dev.clock.next = self.phy.clk2.val();
         self.dev.rst.next = self.core_rst.sig_out.val();
-        self.now.clock.next = self.pll.clk2.val();
+        self.now.clock.next = self.phy.clk2.val();
         self.now.d.next = self.now.q.val() + self.c_ns.val();
         self.dev.now.next = self.now.q.val();
-        self.rx_fifo.read_clock.next = self.pll.clk2.val();
+        self.rx_fifo.read_clock.next = self.phy.clk2.val();
         self.dev.s_axis_tdata.next = self.rx_fifo.data_out.val().get_bits::<64>(0);
         self.dev.s_axis_tkeep.next = self.rx_fifo.data_out.val().get_bits::<8>(64);
         self.dev.s_axis_tlast.next = self.rx_fifo.data_out.val().get_bit(72);
@@ -208,7 +178,7 @@ impl Logic for NicBoard {
         self.dev.m_irq_ready.next = true;
 
         // The management path: BAR0 and the device's host memory.
-        self.mgmt.clock.next = self.pll.clk2.val();
+        self.mgmt.clock.next = self.phy.clk2.val();
         self.mgmt.rst.next = self.core_rst.sig_out.val();
         self.mgmt.rxd.next = self.uart_rx.val();
         self.uart_tx.next = self.mgmt.txd.val();
@@ -238,29 +208,24 @@ impl Logic for NicBoard {
         self.dev.m_dmaw_tready.next = self.mgmt.m_dmaw_tready.val();
 
         // Transmit: the device's beats across to the GMII clock, as bytes.
-        self.tx_cross.wclock.next = self.pll.clk2.val();
+        self.tx_cross.wclock.next = self.phy.clk2.val();
         self.tx_cross.wrst.next = self.core_rst.sig_out.val();
-        self.tx_cross.rclock.next = self.pll.clk.val();
-        self.tx_cross.rrst.next = !self.por.q.val().get_bit(21);
+        self.tx_cross.rclock.next = self.phy.clk.val();
+        self.tx_cross.rrst.next = self.phy.rst.val();
         self.tx_cross.s_tdata.next = self.dev.m_axis_tdata.val();
         self.tx_cross.s_tkeep.next = self.dev.m_axis_tkeep.val();
         self.tx_cross.s_tvalid.next = self.dev.m_axis_tvalid.val();
         self.dev.m_axis_tready.next = self.tx_cross.s_tready.val();
         self.tx_cross.s_tlast.next = self.dev.m_axis_tlast.val();
-        self.tx.clock.next = self.pll.clk.val();
-        self.tx.rst.next = !self.por.q.val().get_bit(21);
-        self.tx.s_axis_tdata.next = self.tx_cross.m_data.val();
-        self.tx.s_axis_tvalid.next = self.tx_cross.m_valid.val();
-        self.tx.s_axis_tlast.next = self.tx_cross.m_last.val();
-        self.tx_cross.m_ready.next = self.tx.s_axis_tready.val();
-        self.io.gmii_txd.next = self.tx.gmii_txd.val();
-        self.io.gmii_tx_en.next = self.tx.gmii_tx_en.val();
-        self.io.gmii_tx_er.next = self.tx.gmii_tx_er.val();
+        self.phy.tx_data.next = self.tx_cross.m_data.val();
+        self.phy.tx_valid.next = self.tx_cross.m_valid.val();
+        self.phy.tx_last.next = self.tx_cross.m_last.val();
+        self.tx_cross.m_ready.next = self.phy.tx_ready.val();
 
         // SYZYGY VCCIO: pulse density per bank, enabled once settled.
-        self.pwm.clock.next = self.pll.clk2.val();
+        self.pwm.clock.next = self.phy.clk2.val();
         self.pwm.d.next = self.pwm.q.val() + 1;
-        self.settle.clock.next = self.pll.clk2.val();
+        self.settle.clock.next = self.phy.clk2.val();
         self.settle.d.next = self.settle.q.val();
         if !self.settle.q.val().get_bit(23) {
             self.settle.d.next = self.settle.q.val() + 1;
@@ -277,8 +242,8 @@ impl Logic for NicBoard {
 
         // LEDs: heartbeat (bit 29 of the ns count: about 0.5 s), frames.
         self.led_a.next = bit_cast::<7, 1>(self.now.q.val().get_bit(29).into())
-            | (bit_cast::<7, 3>(self.rx.frames.val().get_bits::<3>(0)) << 1)
-            | (bit_cast::<7, 3>(self.tx.frames.val().get_bits::<3>(0)) << 4);
+            | (bit_cast::<7, 3>(self.phy.rx_frames.val().get_bits::<3>(0)) << 1)
+            | (bit_cast::<7, 3>(self.phy.tx_frames.val().get_bits::<3>(0)) << 4);
         self.led_c.next = self.c_blue.val();
     }
 }
