@@ -96,8 +96,9 @@ pub struct LocalMem<const N: usize> {
     // Temporaries: the beat the lanes read for at this edge; the write
     // beat's address; the lanes' bytes side by side, twice (for the
     // rotation); one lane's byte; the write beat twice, its bytes and
-    // enables rotated to their lanes; one lane's read and write word; the
-    // byte port reads; the read beat is taken.
+    // enables rotated to their lanes; the lanes below the read and the
+    // write beat's first byte (they hold the next word); one lane's read
+    // and write word; the byte port reads; the read beat is taken.
     r_base: Signal<Local, Bits<32>>,
     w_base: Signal<Local, Bits<32>>,
     cat: Signal<Local, Bits<128>>,
@@ -105,6 +106,8 @@ pub struct LocalMem<const N: usize> {
     wide: Signal<Local, Bits<128>>,
     w_rot: Signal<Local, Bits<64>>,
     k_rot: Signal<Local, Bits<16>>,
+    r_low: Signal<Local, Bits<8>>,
+    w_low: Signal<Local, Bits<8>>,
     r_word: Signal<Local, Bits<N>>,
     w_word: Signal<Local, Bits<N>>,
     u_rd: Signal<Local, Bit>,
@@ -156,6 +159,8 @@ impl<const N: usize> Default for LocalMem<N> {
             wide: Default::default(),
             w_rot: Default::default(),
             k_rot: Default::default(),
+            r_low: Default::default(),
+            w_low: Default::default(),
             r_word: Default::default(),
             w_word: Default::default(),
             u_rd: Default::default(),
@@ -248,11 +253,17 @@ impl<const N: usize> Logic for LocalMem<N> {
             self.w_cur.d.next = self.w_base.val() + 8;
         }
 
+        // Lanes below the first byte's lane hold the next word (a mask, not
+        // a comparison per lane: lane 7's would be constant).
+        self.r_low.next =
+            !(self.c_full.val() << bit_cast::<8, 3>(self.r_base.val().get_bits::<3>(0)));
+        self.w_low.next =
+            !(self.c_full.val() << bit_cast::<8, 3>(self.w_base.val().get_bits::<3>(0)));
         for l in 0..8 {
             self.lanes[l].clock.next = self.clock.val();
-            // Read: lanes below the first byte's lane hold the next word.
+            // Read.
             self.r_word.next = self.r_base.val().get_bits::<N>(3);
-            if self.k_lane[l].val() < self.r_base.val().get_bits::<3>(0) {
+            if self.r_low.val().get_bit(l) {
                 self.r_word.next = self.r_base.val().get_bits::<N>(3) + 1;
             }
             if self.u_rd.val() {
@@ -261,7 +272,7 @@ impl<const N: usize> Logic for LocalMem<N> {
             self.lanes[l].read_address.next = self.r_word.val();
             // Write.
             self.w_word.next = self.w_base.val().get_bits::<N>(3);
-            if self.k_lane[l].val() < self.w_base.val().get_bits::<3>(0) {
+            if self.w_low.val().get_bit(l) {
                 self.w_word.next = self.w_base.val().get_bits::<N>(3) + 1;
             }
             self.lanes[l].write_address.next = self.w_word.val();

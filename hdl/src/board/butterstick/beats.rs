@@ -122,10 +122,8 @@ pub struct TxUnpack {
     o_last: DFF<Bit>,
     o_valid: DFF<Bit>,
     free: Signal<Local, Bit>,
-    // (`end` is a Verilog keyword; a bit of an expression is not Verilog.)
+    // (`end` is a Verilog keyword.)
     beat_end: Signal<Local, Bit>,
-    keep_at: Signal<Local, Bits<8>>,
-    data_at: Signal<Local, Bits<64>>,
 }
 
 impl Logic for TxUnpack {
@@ -139,13 +137,19 @@ impl Logic for TxUnpack {
         if self.m_ready.val() {
             self.o_valid.d.next = false;
         }
-        // This lane is the beat's last: the next lane's enable is off.
-        self.keep_at.next = self.s_tkeep.val() >> bit_cast::<8, 3>(self.idx.q.val());
-        self.beat_end.next = !self.keep_at.val().get_bit(1);
-        self.data_at.next = self.s_tdata.val() >> (bit_cast::<64, 3>(self.idx.q.val()) << 3);
-        self.s_tready.next = self.free.val() & self.beat_end.val();
+        // This lane is the beat's last: the next lane's enable is off
+        // (`s_tkeep` is packed, so the enables from this lane up are 1 or 0).
+        self.beat_end.next = (self.s_tkeep.val() >> bit_cast::<8, 3>(self.idx.q.val())) < 2;
+        // The same written out from the ports and registers: through the
+        // locals above, which the beat's update below shares, Verilator
+        // would see a loop from `s_tvalid` to `s_tready` (UNOPTFLAT).
+        self.s_tready.next = (!self.o_valid.q.val() | self.m_ready.val())
+            & ((self.s_tkeep.val() >> bit_cast::<8, 3>(self.idx.q.val())) < 2);
         if self.free.val() & self.s_tvalid.val() {
-            self.o_data.d.next = self.data_at.val().get_bits::<8>(0);
+            self.o_data.d.next = self
+                .s_tdata
+                .val()
+                .get_bits::<8>(bit_cast::<6, 3>(self.idx.q.val()).index() << 3);
             self.o_last.d.next = self.s_tlast.val() & self.beat_end.val();
             self.o_valid.d.next = true;
             self.idx.d.next = self.idx.q.val() + 1;

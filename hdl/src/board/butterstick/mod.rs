@@ -33,3 +33,6 @@ pub const GMII_MHZ: u32 = 125;
 pub const CORE_MHZ: u32 = 20;
 /// The management UART's rate, bit/s.
 pub const UART_BAUD: u32 = 115_200;
+
+#[cfg(test)]
+mod tests;
