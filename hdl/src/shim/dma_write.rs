@@ -83,12 +83,14 @@ native_block! {
     }
     state {
         bursts: BurstSplit<B>,
-        // A request is being written: its first byte's lane, the bytes
+        // A request is being written: its first byte's lane (6 bits: at
+        // most 64 lanes; a 17-bit lane made the shifter's index unbounded
+        // for yosys, `docs/bitstreams.md`), the bytes
         // from the current W beat's start to its end, the bytes still to
         // take from the device, the W beat is its first, the W beat's
         // address (low bits); `hold` has the device's previous beat.
         act: DFF<Bit>,
-        off: DFF<Bits<17>>,
+        off: DFF<Bits<6>>,
         left: DFF<Bits<17>>,
         in_left: DFF<Bits<17>>,
         firstb: DFF<Bit>,
@@ -96,7 +98,8 @@ native_block! {
         hold: DFF<Bits<W>>,
         errs: DFF<Bits<16>>,
         // Temporaries: a request starts; the W beat is its last; the
-        // device's beat (0 past its end) above `hold`; the strobes from
+        // device's beat (0 past its end) above `hold` but its lane 0 (no
+        // request takes it: the shift is 1 to B lanes); the strobes from
         // the first byte on; a W beat goes.
         start: Signal<Local, Bit>,
         head: Signal<Local, Bits<B>>,
@@ -109,9 +112,11 @@ native_block! {
         k_b: Constant<Bits<17>> = konst(B),
         k_b32: Constant<Bits<32>> = konst(B),
         k_lanes: Constant<Bits<64>> = konst(B - 1),
+        k_lane: Constant<Bits<6>> = konst(B - 1),
         k_align: Constant<Bits<32>> = konst(0xFFFF_FFFF & !(B - 1)),
         k_sm1: Constant<Bits<32>> = konst(burst_bytes(B) - 1),
-        k_w: Constant<Bits<16>> = konst(W),
+        k_8: Constant<Bits<16>> = konst(8),
+        k_w8: Constant<Bits<16>> = konst(W - 8),
         k_size: Constant<Bits<3>> = konst(B.trailing_zeros() as usize),
         k_incr: Constant<Bits<2>> = konst(1),
         k_keep: Constant<Bits<B>> = Constant::new(Bits::<B>::mask()),
@@ -142,7 +147,7 @@ impl<const W: usize, const B: usize, const D: usize> Logic for DmaWrite<W, B, D>
         self.m_axi_awburst.next = self.k_incr.val();
         if self.start.val() {
             self.act.d.next = true;
-            self.off.d.next = bit_cast::<17, 64>(self.m_dmaw_addr.val() & self.k_lanes.val());
+            self.off.d.next = bit_cast::<6, 64>(self.m_dmaw_addr.val() & self.k_lanes.val());
             self.left.d.next = bit_cast::<17, 64>(self.m_dmaw_addr.val() & self.k_lanes.val())
                 + bit_cast::<17, 16>(self.m_dmaw_len.val());
             self.in_left.d.next = bit_cast::<17, 16>(self.m_dmaw_len.val());
@@ -151,17 +156,20 @@ impl<const W: usize, const B: usize, const D: usize> Logic for DmaWrite<W, B, D>
         }
 
         // ---- W beats: the device's bytes shifted up by the first lane ----
+        // (by B − off lanes down from `hold`'s: B − 1 − off from `cat`'s,
+        // which leaves out `hold`'s lane 0, and that is the lane bits of
+        // `off` inverted, an index yosys bounds to B values)
         self.lastb.next = self.left.q.val() <= self.k_b.val();
         self.data.next = 0.into();
         if self.in_left.q.val() != 0 {
             self.data.next = self.m_dmaw_tdata.val();
         }
-        self.cat.next = bit_cast::<D, W>(self.hold.q.val())
-            | (bit_cast::<D, W>(self.data.val()) << self.k_w.val());
+        self.cat.next = (bit_cast::<D, W>(self.hold.q.val()) >> self.k_8.val())
+            | (bit_cast::<D, W>(self.data.val()) << self.k_w8.val());
         self.m_axi_wdata.next = self
             .cat
             .val()
-            .get_bits::<W>((self.k_b.val() - self.off.q.val()).index() << 3);
+            .get_bits::<W>(bit_cast::<16, 6>(!self.off.q.val() & self.k_lane.val()).index() << 3);
         self.head.next = self.k_keep.val();
         if self.firstb.q.val() {
             self.head.next = self.k_keep.val() << self.off.q.val();
