@@ -10,13 +10,7 @@
 
 // Output DDR register: D0 on the pin while SCLK is high, D1 while it is
 // low, both taken at the rising edge.
-module ODDRX1F (
-    input  wire D0,
-    input  wire D1,
-    input  wire SCLK,
-    input  wire RST,
-    output wire Q
-);
+module ODDRX1F (input wire D0, D1, SCLK, RST, output wire Q);
     reg r0 = 1'b0;
     reg r1 = 1'b0;
     always @(posedge SCLK) begin
@@ -28,13 +22,7 @@ endmodule
 
 // Input DDR register: Q0 the pin at a rising edge, Q1 at the falling edge
 // after it, both presented at the next rising edge.
-module IDDRX1F (
-    input  wire D,
-    input  wire SCLK,
-    input  wire RST,
-    output reg  Q0,
-    output reg  Q1
-);
+module IDDRX1F (input wire D, SCLK, RST, output reg Q0, Q1);
     reg rise = 1'b0;
     reg fall = 1'b0;
     always @(negedge SCLK) fall <= D;
@@ -62,21 +50,10 @@ module EHXPLLL #(
     // The stand-in has no feedback loop and no control: these pins are
     // taken and not read.
     /* verilator lint_off UNUSEDSIGNAL */
-    input  wire CLKFB,
-    input  wire RST,
-    input  wire STDBY,
-    input  wire PHASESEL0,
-    input  wire PHASESEL1,
-    input  wire PHASEDIR,
-    input  wire PHASESTEP,
-    input  wire PHASELOADREG,
-    input  wire PLLWAKESYNC,
-    input  wire ENCLKOP,
+    input  wire CLKFB, RST, STDBY, PLLWAKESYNC, ENCLKOP,
+    input  wire PHASESEL0, PHASESEL1, PHASEDIR, PHASESTEP, PHASELOADREG,
     /* verilator lint_on UNUSEDSIGNAL */
-    output wire CLKOP,
-    output wire CLKOS,
-    output wire CLKOS2,
-    output wire LOCK
+    output wire CLKOP, CLKOS, CLKOS2, LOCK
 );
     assign CLKOP = CLKI;
     assign CLKOS = CLKI;
