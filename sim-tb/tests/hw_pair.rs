@@ -166,3 +166,64 @@ fn hostile_frames_change_nothing() {
         );
     }
 }
+
+/// Reading a counter clocks the model with every handshake closed: a frame
+/// whose last beat was just taken is not taken again as one-beat frames
+/// (the front end would count them `Truncated`).
+#[test]
+fn counter_reads_take_no_beat() {
+    use metaroce_hdl::rx_eth::EthDrop;
+    use metaroce_sim_tb::frame::udp_frame;
+    use metaroce_sim_tb::hw_nic::{HwNic, HwNicConfig};
+    use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+
+    let ip = |last| IpAddr::V4(Ipv4Addr::new(10, 0, 0, last));
+    let mut nic = match HwNic::new(HwNicConfig {
+        mac: [2, 0, 0, 0, 0, 2],
+        peer_mac: [2, 0, 0, 0, 0, 1],
+        ip: ip(2),
+        peer_ip: ip(1),
+        udp_port: 4791,
+        peer_udp_port: 4791,
+        mem_base: 0x1_0000,
+        mem_len: 4096,
+        clock_ps: 4_000,
+        line_rate_mbps: 16_000,
+        seed: 1,
+    }) {
+        Ok(n) => n,
+        Err(e @ SimError::VerilatorMissing) => return eprintln!("SKIP: {e}"),
+        Err(e) => panic!("{e}"),
+    };
+    let mut out = Vec::new();
+    while !nic.idle() {
+        nic.step(&mut out);
+    }
+    // A frame to another UDP port: the front end drops it (`Port`).
+    let frame = udp_frame(
+        [2, 0, 0, 0, 0, 1],
+        [2, 0, 0, 0, 0, 2],
+        SocketAddr::new(ip(1), 5000),
+        SocketAddr::new(ip(2), 4000),
+        &[0x5a; 100],
+        0,
+    )
+    .expect("a frame");
+    nic.receive_frame(frame);
+    // Stop right after the cycle that took the frame's last beat.
+    while !nic.idle() {
+        nic.step(&mut out);
+    }
+    for _ in 0..50 {
+        nic.rtl_eth_counter(EthDrop::Truncated as u8);
+    }
+    for _ in 0..100 {
+        nic.step(&mut out);
+    }
+    let counts: Vec<(EthDrop, u64)> = EthDrop::ALL
+        .iter()
+        .map(|&d| (d, nic.rtl_eth_counter(d as u8)))
+        .filter(|&(_, n)| n > 0)
+        .collect();
+    assert_eq!(counts, [(EthDrop::Port, 1)], "front-end counters");
+}

@@ -68,25 +68,45 @@ impl HwNic {
         }
     }
 
-    /// The RTL's receive counter of verdict `code` (takes two cycles of
-    /// its own: call between runs).
+    /// The RTL's receive counter of verdict `code` (takes a clock of its
+    /// own, every port idle: call between runs).
     pub fn rtl_counter(&mut self, code: u8) -> u64 {
         self.sim.set(self.p.cnt_sel, code.into());
-        self.sim.tick();
-        self.sim.eval();
+        self.quiet_tick();
         self.sim.get(self.p.cnt_val)
     }
 
     /// The RTL front end's counter of frames with drop reason `reason`
-    /// (`metaroce_hdl::rx_eth::EthDrop`; takes two cycles of its own: call
-    /// between runs).
+    /// (`metaroce_hdl::rx_eth::EthDrop`; takes a clock of its own, every
+    /// port idle: call between runs).
     pub fn rtl_eth_counter(&mut self, reason: u8) -> u64 {
         let sel = self.sim.port("eth_cnt_sel").expect("NicCore port");
         let val = self.sim.port("eth_cnt_val").expect("NicCore port");
         self.sim.set(sel, reason.into());
-        self.sim.tick();
-        self.sim.eval();
+        self.quiet_tick();
         self.sim.get(val)
+    }
+
+    /// The clock of a counter read, with every handshake closed: the
+    /// harness watches no port in it, so nothing may be offered (a MAC RX
+    /// port left valid on a frame's last beat would take that beat again
+    /// as a one-beat frame, counted `Truncated`) and nothing taken.
+    fn quiet_tick(&mut self) {
+        self.p.rx.idle(&mut self.sim);
+        self.p.fw_tx.idle(&mut self.sim);
+        self.feed.pay.idle(&mut self.sim);
+        for port in [
+            self.feed.cfg_we,
+            self.feed.desc_valid,
+            self.feed.rd_ready,
+            self.table.op_valid,
+        ] {
+            self.sim.set(port, 0);
+        }
+        self.set_outputs_ready(false);
+        self.sim.tick();
+        self.set_outputs_ready(true);
+        self.sim.eval();
     }
 
     /// ACK frames the RTL sent.

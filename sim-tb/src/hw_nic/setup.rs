@@ -112,13 +112,19 @@ impl HwNic {
         self.sim.set(port, self.cfg.udp_port.into());
         self.sim.tick();
         self.sim.set(port_we, 0);
-        self.sim.set(self.table.res.fate_ready, 1);
-        // The firmware takes its receive queue's beats as they come.
-        self.p.fw.set_ready(&mut self.sim, true);
-        self.p.dma.set_ready(&mut self.sim, true);
-        self.p.tx.set_ready(&mut self.sim, true);
+        self.set_outputs_ready(true);
         self.write_addresses();
         let q = &mut self.cfg_queue;
         Tables::write_globals(self.cfg.ip, MTU, &mut |a, d| q.push_back((a, d)));
+    }
+
+    /// Whether the harness takes what the model's output ports offer: the
+    /// TX table's fates, the firmware receive queue's beats (as they come),
+    /// DMA writes and MAC TX beats.
+    pub(super) fn set_outputs_ready(&mut self, ready: bool) {
+        self.sim.set(self.table.res.fate_ready, ready.into());
+        self.p.fw.set_ready(&mut self.sim, ready);
+        self.p.dma.set_ready(&mut self.sim, ready);
+        self.p.tx.set_ready(&mut self.sim, ready);
     }
 }
