@@ -165,6 +165,7 @@ const _: () = assert!(RQ_SLOTS == 8 && RQ_STREAMS == 4 && READS == 2 && MSN_STRE
 mod accept;
 pub mod cfg;
 mod check;
+mod decide;
 mod out;
 #[cfg(test)]
 mod tests;
@@ -172,6 +173,7 @@ mod verdict;
 
 pub use accept::{AccPost, AccPre, ConnAccept};
 pub use check::PlaceCheck;
+pub use decide::PlaceDecide;
 pub use out::PlaceOut;
 pub use verdict::Verdict;
 
@@ -443,11 +445,10 @@ pub struct RxPlace<const W: usize, const B: usize> {
     x_qhit: DFF<Bit>,
     x_qi: DFF<Bits<2>>,
     x_rq_ctl: DFF<Bits<36>>,
-    x_rq_addr: DFF<Bits<64>>,
+    x_laddr: DFF<Bits<65>>,
     x_rq_len: DFF<Bits<32>>,
     x_heads: DFF<Bits<64>>,
     x_rdhit: DFF<Bit>,
-    x_rd_addr: DFF<Bits<64>>,
     x_rd_len: DFF<Bits<32>>,
     x_mhit: DFF<Bit>,
     x_m_access: DFF<Bits<4>>,
@@ -455,8 +456,31 @@ pub struct RxPlace<const W: usize, const B: usize> {
     x_m_base: DFF<Bits<64>>,
     x_m_len: DFF<Bits<64>>,
     check: PlaceCheck,
+    // ---- S3: the metadata the verdict and the event need, registered
+    // (S2's checks are registered in `check`) ----
+    y_valid: DFF<Bit>,
+    y_qhit: DFF<Bit>,
+    y_qi: DFF<Bits<2>>,
+    y_is_msg: DFF<Bit>,
+    y_version: DFF<Bits<8>>,
+    y_opcode: DFF<Bits<8>>,
+    y_flags: DFF<Bits<16>>,
+    y_dst_qpn: DFF<Bits<32>>,
+    y_src_port: DFF<Bits<16>>,
+    y_ce: DFF<Bit>,
+    y_stream: DFF<Bits<16>>,
+    y_path: DFF<Bits<16>>,
+    y_conn_psn: DFF<Bits<32>>,
+    y_path_psn: DFF<Bits<32>>,
+    y_timestamp: DFF<Bits<64>>,
+    y_msn: DFF<Bits<32>>,
+    y_recv_idx: DFF<Bits<32>>,
+    y_msg_len: DFF<Bits<32>>,
+    y_offset: DFF<Bits<32>>,
+    y_imm: DFF<Bits<32>>,
+    decide: PlaceDecide,
     acc: ConnAccept,
-    // ---- the event (S2) ----
+    // ---- the event (S3) ----
     e_valid: DFF<Bit>,
     e_code: DFF<Bits<5>>,
     e_track: DFF<Bit>,
@@ -516,7 +540,7 @@ pub struct RxPlace<const W: usize, const B: usize> {
     s_mk: Signal<Local, Bits<32>>,
     s_mhit: Signal<Local, Bit>,
     s_mi: Signal<Local, Bits<2>>,
-    // S2 locals (the QP entry's selections feeding `check` and `acc`).
+    // S3 locals (the connection state feeding `decide` and `acc`).
     s_cum: Signal<Local, Bits<32>>,
     s_bm: Signal<Local, Bits<256>>,
     vqd: Signal<Local, Bits<VQ_BITS>>,
@@ -538,6 +562,11 @@ pub const fn data_fifo_depth(bytes_per_beat: usize) -> usize {
 /// 5-beat PROBEs arrive meanwhile). 32 gave 291 refused beats in 5.1 M
 /// cycles of the bench's mix at 64 bits; 64 gives none.
 const VERDICTS: usize = 64;
+/// Verdicts that can still be written after `can_accept` falls: the four
+/// pipeline stages (S0..S3) and the frame the parser is finishing.
+const IN_FLIGHT: usize = 4 + 1;
+// `can_accept`'s bound (a literal in the kernel).
+const _: () = assert!(VERDICTS - IN_FLIGHT == 59);
 /// Bits of a verdict FIFO entry: place (bit 0), has beats (1), length
 /// (2..18), address (18..82).
 const VQ_BITS: usize = 82;
@@ -618,17 +647,36 @@ impl<const W: usize, const B: usize> Logic for RxPlace<W, B> {
             x_qhit,
             x_qi,
             x_rq_ctl,
-            x_rq_addr,
+            x_laddr,
             x_rq_len,
             x_heads,
             x_rdhit,
-            x_rd_addr,
             x_rd_len,
             x_mhit,
             x_m_access,
             x_m_pd,
             x_m_base,
             x_m_len,
+            y_valid,
+            y_qhit,
+            y_qi,
+            y_is_msg,
+            y_version,
+            y_opcode,
+            y_flags,
+            y_dst_qpn,
+            y_src_port,
+            y_ce,
+            y_stream,
+            y_path,
+            y_conn_psn,
+            y_path_psn,
+            y_timestamp,
+            y_msn,
+            y_recv_idx,
+            y_msg_len,
+            y_offset,
+            y_imm,
             e_valid,
             e_code,
             e_track,
@@ -788,10 +836,7 @@ impl<const W: usize, const B: usize> Logic for RxPlace<W, B> {
             self.qi.d.next = self.qi0.val();
         }
 
-        // ---- S1: the tracker's read, the READ and MR lookups ----
-        self.trk_rd_addr.next = (bit_cast::<8, 2>(self.qi.q.val()) << 6)
-            | bit_cast::<8, 6>(self.p_path.q.val().get_bits::<6>(0));
-        self.trk_rd_en.next = self.p_valid.q.val();
+        // ---- S1: the READ and MR lookups, the local address ----
         // Both lookups see this cycle's table write (write-through), as the
         // verdict in S2 would have seen it in its table registers.
         self.s_qw.next = self.cfg_we.val()
@@ -926,7 +971,15 @@ impl<const W: usize, const B: usize> Logic for RxPlace<W, B> {
                 }
             }
             self.x_rdhit.d.next = self.s_rdhit.val();
-            self.x_rd_addr.d.next = self.s_rd_addr.val();
+            // The local address: the READ's (a READ_RESP) or the receive's
+            // SGE, plus the offset (65 bits).
+            if self.p_opcode.q.val() == 0x06 {
+                self.x_laddr.d.next = bit_cast::<65, 64>(self.s_rd_addr.val())
+                    + bit_cast::<65, 32>(self.p_offset.q.val());
+            } else {
+                self.x_laddr.d.next = bit_cast::<65, 64>(self.rq_addr.read_data.val())
+                    + bit_cast::<65, 32>(self.p_offset.q.val());
+            }
             self.x_rd_len.d.next = self.s_rd_len.val();
             self.x_mhit.d.next = self.s_mhit.val();
             for i in 0..MRS {
@@ -953,7 +1006,6 @@ impl<const W: usize, const B: usize> Logic for RxPlace<W, B> {
             }
             // The ring words and the metadata, on to S2.
             self.x_rq_ctl.d.next = self.rq_ctl.read_data.val();
-            self.x_rq_addr.d.next = self.rq_addr.read_data.val();
             self.x_rq_len.d.next = self.rq_ll.read_data.val().get_bits::<32>(0);
             self.x_heads.d.next = self.msn_heads.read_data.val();
             self.x_drop.d.next = self.p_drop.q.val();
@@ -983,7 +1035,12 @@ impl<const W: usize, const B: usize> Logic for RxPlace<W, B> {
             self.x_qi.d.next = self.qi.q.val();
         }
 
-        // ---- S2: the QP entry's selections (only with a datagram in S2) ----
+        // ---- S2: the tracker's read, the state-free checks (registered in
+        // `check`), the metadata on to S3 ----
+        self.trk_rd_addr.next = (bit_cast::<8, 2>(self.x_qi.q.val()) << 6)
+            | bit_cast::<8, 6>(self.x_path.q.val().get_bits::<6>(0));
+        self.trk_rd_en.next = self.x_valid.q.val();
+        self.check.clock.next = self.clock.val();
         self.check.en.next = self.x_valid.q.val();
         self.check.drop.next = self.x_drop.q.val();
         self.check.reason.next = self.x_reason.q.val();
@@ -993,8 +1050,6 @@ impl<const W: usize, const B: usize> Logic for RxPlace<W, B> {
         self.check.src_ip.next = self.x_src_ip.q.val();
         self.check.stream.next = self.x_stream.q.val();
         self.check.path.next = self.x_path.q.val();
-        self.check.conn_psn.next = self.x_conn_psn.q.val();
-        self.check.path_psn.next = self.x_path_psn.q.val();
         self.check.msn.next = self.x_msn.q.val();
         self.check.recv_idx.next = self.x_recv_idx.q.val();
         self.check.msg_len.next = self.x_msg_len.q.val();
@@ -1003,101 +1058,148 @@ impl<const W: usize, const B: usize> Logic for RxPlace<W, B> {
         self.check.is_msg.next = self.x_is_msg.q.val();
         self.check.qhit.next = self.x_qhit.q.val();
         self.check.mtu.next = self.mtu.q.val();
-        self.check.trk_cum.next = self.trk_cum.val();
         self.check.rq_ctl.next = self.x_rq_ctl.q.val();
-        self.check.rq_addr.next = self.x_rq_addr.q.val();
+        self.check.laddr.next = self.x_laddr.q.val();
         self.check.rq_len.next = self.x_rq_len.q.val();
         self.check.heads.next = self.x_heads.q.val();
         self.check.rdhit.next = self.x_rdhit.q.val();
-        self.check.rd_addr.next = self.x_rd_addr.q.val();
         self.check.rd_len.next = self.x_rd_len.q.val();
         self.check.mhit.next = self.x_mhit.q.val();
         self.check.m_access.next = self.x_m_access.q.val();
         self.check.m_pd.next = self.x_m_pd.q.val();
         self.check.m_base.next = self.x_m_base.q.val();
         self.check.m_len.next = self.x_m_len.q.val();
-        self.check.q_state.next = 0.into();
         self.check.q_peer.next = 0.into();
         self.check.q_peer_ip.next = 0.into();
         self.check.q_pd.next = 0.into();
         self.check.q_streams.next = 0.into();
-        self.s_cum.next = 0.into();
-        self.s_bm.next = 0.into();
-        // The QP entry and its connection state from the registers: the
-        // previous datagram's verdict wrote them in the cycle before.
+        // The QP entry's fields that only the firmware writes.
         if self.x_valid.q.val() {
             for i in 0..QPS {
                 if self.x_qi.q.val().index() == i {
-                    self.check.q_state.next = self.q_state[i].q.val();
                     self.check.q_peer.next = self.q_peer[i].q.val();
                     self.check.q_peer_ip.next = self.q_peer_ip[i].q.val();
                     self.check.q_pd.next = self.q_pd[i].q.val();
                     self.check.q_streams.next = self.q_streams[i].q.val();
+                }
+            }
+        }
+        self.y_valid.d.next = self.x_valid.q.val() & !self.rst.val();
+        if self.x_valid.q.val() {
+            self.y_qhit.d.next = self.x_qhit.q.val();
+            self.y_qi.d.next = self.x_qi.q.val();
+            self.y_is_msg.d.next = self.x_is_msg.q.val();
+            self.y_version.d.next = self.x_version.q.val();
+            self.y_opcode.d.next = self.x_opcode.q.val();
+            self.y_flags.d.next = self.x_flags.q.val();
+            self.y_dst_qpn.d.next = self.x_dst_qpn.q.val();
+            self.y_src_port.d.next = self.x_src_port.q.val();
+            self.y_ce.d.next = self.x_ce.q.val();
+            self.y_stream.d.next = self.x_stream.q.val();
+            self.y_path.d.next = self.x_path.q.val();
+            self.y_conn_psn.d.next = self.x_conn_psn.q.val();
+            self.y_path_psn.d.next = self.x_path_psn.q.val();
+            self.y_timestamp.d.next = self.x_timestamp.q.val();
+            self.y_msn.d.next = self.x_msn.q.val();
+            self.y_recv_idx.d.next = self.x_recv_idx.q.val();
+            self.y_msg_len.d.next = self.x_msg_len.q.val();
+            self.y_offset.d.next = self.x_offset.q.val();
+            self.y_imm.d.next = self.x_imm.q.val();
+        }
+
+        // ---- S3: the connection state (only with a datagram in S3) ----
+        self.decide.en.next = self.y_valid.q.val();
+        self.decide.qhit.next = self.y_qhit.q.val();
+        self.decide.head_hit.next = self.check.head_hit.val();
+        self.decide.head.next = self.check.head.val();
+        self.decide.mid_hit.next = self.check.mid_hit.val();
+        self.decide.mid.next = self.check.mid.val();
+        self.decide.probe.next = self.check.probe.val();
+        self.decide.bad_len.next = self.check.bad_len.val();
+        self.decide.resp.next = self.check.resp.val();
+        self.decide.rd_ok.next = self.check.rd_ok.val();
+        self.decide.msn_before.next = self.check.msn_before.val();
+        self.decide.msn_far.next = self.check.msn_far.val();
+        self.decide.tail.next = self.check.tail.val();
+        self.decide.fwmsg.next = self.check.fwmsg.val();
+        self.decide.conn_psn.next = self.y_conn_psn.q.val();
+        self.decide.path_psn.next = self.y_path_psn.q.val();
+        self.decide.trk_cum.next = self.trk_cum.val();
+        self.decide.q_state.next = 0.into();
+        self.s_cum.next = 0.into();
+        self.s_bm.next = 0.into();
+        // The QP's state and connection window from the registers: the
+        // previous datagram's verdict (S3) wrote them in the cycle before,
+        // so a datagram a cycle behind of the same QP sees its effect.
+        if self.y_valid.q.val() {
+            for i in 0..QPS {
+                if self.y_qi.q.val().index() == i {
+                    self.decide.q_state.next = self.q_state[i].q.val();
                     self.s_cum.next = self.q_cum[i].q.val();
                     self.s_bm.next = self.q_bm[i].q.val();
                 }
             }
         }
-        self.check.q_cum.next = self.s_cum.val();
-        self.check.q_bm.next = self.s_bm.val();
+        self.decide.q_cum.next = self.s_cum.val();
+        self.decide.q_bm.next = self.s_bm.val();
         self.acc.cum.next = self.s_cum.val();
         self.acc.bm.next = self.s_bm.val();
-        self.acc.psn.next = self.x_conn_psn.q.val().get_bits::<8>(0);
-        self.acc.en.next = self.x_valid.q.val();
-        self.acc.take.next = self.check.accept.val();
+        self.acc.psn.next = self.y_conn_psn.q.val().get_bits::<8>(0);
+        self.acc.en.next = self.y_valid.q.val();
+        self.acc.take.next = self.decide.accept.val();
 
-        // ---- S2 results: the event, the connection state, the verdict FIFO ----
-        self.e_valid.d.next = self.x_valid.q.val();
-        self.c_valid.d.next = self.x_valid.q.val();
-        self.vq.write_enable.next = self.x_valid.q.val();
+        // ---- S3 results: the event, the connection state, the verdict FIFO ----
+        self.e_valid.d.next = self.y_valid.q.val();
+        self.c_valid.d.next = self.y_valid.q.val();
+        self.vq.write_enable.next = self.y_valid.q.val();
         self.vq.write_address.next = self.v_wr.q.val().get_bits::<6>(0);
         self.vqd.next = (bit_cast::<VQ_BITS, 16>(self.check.plen.val()) << 2)
             | (bit_cast::<VQ_BITS, 64>(self.check.dest.val()) << 18);
-        if self.check.placed.val() {
+        if self.decide.placed.val() {
             self.vqd.next = self.vqd.val().replace_bit(0, true);
         }
         if self.check.has_beats.val() {
             self.vqd.next = self.vqd.val().replace_bit(1, true);
         }
         self.vq.write_data.next = self.vqd.val();
-        if self.x_valid.q.val() {
-            self.c_code.d.next = self.check.code.val();
-            self.e_code.d.next = self.check.code.val();
-            self.e_track.d.next = self.check.track.val();
-            self.e_qhit.d.next = self.x_qhit.q.val();
+        if self.y_valid.q.val() {
+            self.c_code.d.next = self.decide.code.val();
+            self.e_code.d.next = self.decide.code.val();
+            self.e_track.d.next = self.decide.track.val();
+            self.e_qhit.d.next = self.y_qhit.q.val();
             self.e_conn_cum.d.next = self.acc.new_cum.val();
-            self.e_live.d.next = self.check.live.val();
-            self.e_stream.d.next = self.x_stream.q.val();
-            self.e_conn_psn.d.next = self.x_conn_psn.q.val();
-            self.e_offset.d.next = self.x_offset.q.val();
-            self.e_msg_len.d.next = self.x_msg_len.q.val();
+            self.e_live.d.next = self.decide.live.val();
+            self.e_stream.d.next = self.y_stream.q.val();
+            self.e_conn_psn.d.next = self.y_conn_psn.q.val();
+            self.e_offset.d.next = self.y_offset.q.val();
+            self.e_msg_len.d.next = self.y_msg_len.q.val();
             self.e_len.d.next = 0.into();
-            if self.x_is_msg.q.val() {
+            if self.y_is_msg.q.val() {
                 self.e_len.d.next = self.check.plen.val();
             }
-            self.e_version.d.next = self.x_version.q.val();
-            self.e_opcode.d.next = self.x_opcode.q.val();
-            self.e_flags.d.next = self.x_flags.q.val();
-            self.e_dst_qpn.d.next = self.x_dst_qpn.q.val();
-            self.e_path.d.next = self.x_path.q.val();
-            self.e_path_psn.d.next = self.x_path_psn.q.val();
-            self.e_timestamp.d.next = self.x_timestamp.q.val();
-            self.e_src_port.d.next = self.x_src_port.q.val();
-            self.e_ce.d.next = self.x_ce.q.val();
-            self.e_msn.d.next = self.x_msn.q.val();
-            self.e_recv_idx.d.next = self.x_recv_idx.q.val();
-            self.e_imm.d.next = self.x_imm.q.val();
+            self.e_version.d.next = self.y_version.q.val();
+            self.e_opcode.d.next = self.y_opcode.q.val();
+            self.e_flags.d.next = self.y_flags.q.val();
+            self.e_dst_qpn.d.next = self.y_dst_qpn.q.val();
+            self.e_path.d.next = self.y_path.q.val();
+            self.e_path_psn.d.next = self.y_path_psn.q.val();
+            self.e_timestamp.d.next = self.y_timestamp.q.val();
+            self.e_src_port.d.next = self.y_src_port.q.val();
+            self.e_ce.d.next = self.y_ce.q.val();
+            self.e_msn.d.next = self.y_msn.q.val();
+            self.e_recv_idx.d.next = self.y_recv_idx.q.val();
+            self.e_imm.d.next = self.y_imm.q.val();
             for i in 0..QPS {
-                if self.x_qi.q.val().index() == i {
+                if self.y_qi.q.val().index() == i {
                     // The bitmap and cumulative PSN in the verdict's cycle,
                     // so the next datagram of the QP sees them.
-                    if self.check.accept.val() {
+                    if self.decide.accept.val() {
                         self.q_bm[i].d.next = self.acc.new_bm.val();
                         self.q_cum[i].d.next = self.acc.new_cum.val();
                     }
                     // A response that fails its lkey check fails its READ
                     // and the QP (ERR).
-                    if self.check.code.val() == 22 {
+                    if self.decide.code.val() == 22 {
                         self.q_state[i].d.next = 0.into();
                     }
                 }
@@ -1180,7 +1282,11 @@ impl<const W: usize, const B: usize> Logic for RxPlace<W, B> {
         self.out.s_tlast.next = self.s_tlast.val();
         self.s_tready.next = self.out.s_tready.val();
         self.v_used.next = self.v_wr.q.val() - self.v_rd.q.val();
-        self.can_accept.next = self.out.room.val() & (self.v_used.val() < 60);
+        // Room for every verdict that can still come after `can_accept`
+        // falls: one per stage in flight (S0..S3, 4 datagrams whose
+        // metadata was taken) and the frame the parser is finishing (its
+        // metadata still to come): 64 - (4 + 1) = 59.
+        self.can_accept.next = self.out.room.val() & (self.v_used.val() < 59);
         self.out.m_dma_tready.next = self.m_dma_tready.val();
         self.m_dma_first.next = self.out.m_dma_first.val();
         self.m_dma_tdata.next = self.out.m_dma_tdata.val();
