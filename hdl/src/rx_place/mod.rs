@@ -4,9 +4,10 @@
 //! [`RxPlace`] sits behind [`crate::RxParser`] (see [`crate::RxCore`]). For
 //! every frame the parser reports (`meta_*`, one pulse after the frame's
 //! last beat) it looks the QP up (S0), then its outstanding READ and its MR
-//! (S1, which also addresses the path tracker [`crate::RxPathTable`] with
-//! `trk_rd_addr`), and decides in the cycle after (S2, with the tracker's
-//! `trk_cum`), in the engine's order
+//! (S1), runs the checks that read no connection state (S2, which also
+//! addresses the path tracker [`crate::RxPathTable`] with `trk_rd_addr`),
+//! and decides in the cycle after (S3, with the tracker's `trk_cum`), in
+//! the engine's order
 //! (`metaroce_firmware` `Nic::handle_datagram`, `Qp::on_packet`,
 //! `Qp::on_message`; first failure wins):
 //!
@@ -65,7 +66,7 @@
 //! new packet of a completed message (an MSN before its stream's head), is
 //! verdict 4.
 //!
-//! The verdict event (`m_ev_*`, the cycle after S2) carries what the path
+//! The verdict event (`m_ev_*`, the cycle after S3) carries what the path
 //! tracker and the firmware need: `m_ev_track` (the engine path-tracks the
 //! packet: placed, duplicate, remote access, 18–22, and PROBE), the QP's
 //! connection cumulative PSN after the verdict, whether the QP is still
@@ -113,20 +114,21 @@
 //! # Structure
 //! Native rust-hdl. The QP, MR and outstanding-READ tables are arrays of
 //! registers, looked up by loop-and-compare (small CAMs); the receive rings
-//! and MSN heads are rust-hdl `RAM`s (registered reads in S0). Three
+//! and MSN heads are rust-hdl `RAM`s (registered reads in S0). Four
 //! stages: S0 the QP lookup and the RAM reads; S1 the outstanding-READ
-//! lookup, the key and the MR lookup, registered; S2 the verdict, split in
-//! three: the QP entry's selections (in [`RxPlace`]'s kernel), the checks
-//! ([`PlaceCheck`]) and the connection window's update ([`ConnAccept`]),
-//! each computed only with a datagram in S2.
+//! lookup, the key, the MR lookup and the local address, registered; S2
+//! the checks that read no connection state ([`PlaceCheck`], registered);
+//! S3 the verdict ([`PlaceDecide`]) and the connection window's update
+//! ([`ConnAccept`]), each computed only with a datagram in its stage.
 //!
 //! Forwarding between the stages: S1's lookups see the table write of their
 //! own cycle (write-through: a firmware write to the datagram's QP's READ
-//! words or to an MR lands in S2's registers too), so the verdict uses the
-//! MR, READ and QP entries of its own cycle, as when all three were read in
-//! one cycle. The QP entry and its connection state (cumulative PSN,
-//! bitmap, state) are read in S2 itself, where the previous datagram's
-//! verdict wrote them a cycle before: nothing to forward. The data
+//! words or to an MR lands in S2's registers too); S2 reads the QP entry's
+//! peer, PD and streams from the registers (writes up to S1). The QP state
+//! and connection window (cumulative PSN, bitmap) are read in S3 itself,
+//! where the previous datagram's verdict wrote them a cycle before, so
+//! back-to-back datagrams of one QP see each other with no forwarding
+//! multiplexer (and a firmware write in S2 is seen). The data
 //! FIFO and the output side are [`PlaceOut`]; the data FIFO is in
 //! [`BlockRam`](crate::helpers::BlockRam)s (block RAM, read a cycle ahead), the verdict FIFO in a
 //! [`LutRam`] (asynchronous read). rust-hdl's own simulator runs the
@@ -235,9 +237,9 @@ pub struct RxPlace<const W: usize, const B: usize> {
     pub meta_src_port: Signal<In, Bits<16>>,
     /// IP ECN CE mark of the datagram.
     pub meta_ce: Signal<In, Bit>,
-    /// S1: path tracker entry to read (`qp << 6 | path`), registered.
+    /// S2: path tracker entry to read (`qp << 6 | path`).
     pub trk_rd_addr: Signal<Out, Bits<8>>,
-    /// S2: that entry's cumulative path PSN (from [`crate::RxPathTable`]).
+    /// S3: that entry's cumulative path PSN (from [`crate::RxPathTable`]).
     pub trk_cum: Signal<In, Bits<32>>,
     /// Parser payload beats (headers stripped, ICRC still at the end).
     pub s_tdata: Signal<In, Bits<W>>,
@@ -340,7 +342,7 @@ pub struct RxPlace<const W: usize, const B: usize> {
     pub cnt_sel: Signal<In, Bits<5>>,
     /// The selected counter, one cycle after `cnt_sel`.
     pub cnt_val: Signal<Out, Bits<32>>,
-    /// S1: a datagram is here: the tracker reads `trk_rd_addr` and
+    /// S2: a datagram is here: the tracker reads `trk_rd_addr` and
     /// computes its forwarding for the next cycle only then.
     pub trk_rd_en: Signal<Out, Bit>,
     // ---- tables (registers; the rings and MSN heads in RAMs) ----
@@ -779,7 +781,7 @@ impl<const W: usize, const B: usize> Logic for RxPlace<W, B> {
         self.out.rst.next = self.rst.val();
 
         // Statements are kept in groups that share no local: the table
-        // selections feeding `check` and `acc` (S2 below) never share one
+        // selections feeding `decide` and `acc` (S3 below) never share one
         // with the statements that take their results, so Verilator can
         // order them apart (one group both feeding and reading a
         // sub-block would be a combinational loop to it).
@@ -837,8 +839,8 @@ impl<const W: usize, const B: usize> Logic for RxPlace<W, B> {
         }
 
         // ---- S1: the READ and MR lookups, the local address ----
-        // Both lookups see this cycle's table write (write-through), as the
-        // verdict in S2 would have seen it in its table registers.
+        // Both lookups see this cycle's table write (write-through), as a
+        // read of the table registers in S2 would have seen it.
         self.s_qw.next = self.cfg_we.val()
             & (self.cfg_addr.val().get_bits::<3>(6) == 0)
             & (self.cfg_addr.val().get_bits::<2>(4) == self.qi.q.val());
