@@ -40,9 +40,13 @@ pub struct BitstreamArgs {
 /// Boards with a bitstream.
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 enum Board {
-    /// ButterStick r1.0 (LFE5UM5G-85F-8BG381C, KSZ9031 RGMII PHY): the
-    /// Ethernet echo top (`metaroce_hdl::board::butterstick::EthEcho`).
+    /// ButterStick r1.0 (LFE5UM5G-85F-8BG381C, KSZ9031 RGMII PHY): the NIC
+    /// top (`metaroce_hdl::board::butterstick::NicBoard`), driven over a
+    /// UART on the SYZYGY0 port.
     Butterstick,
+    /// ButterStick r1.0: the Ethernet echo top
+    /// (`metaroce_hdl::board::butterstick::EthEcho`), to bring up the PHY.
+    ButterstickEcho,
 }
 
 /// What the flow needs to know of a board.
@@ -58,7 +62,7 @@ struct BoardSpec {
     /// Speed grade.
     speed: u32,
     /// The pin file (LPF).
-    lpf: &'static str,
+    lpf: String,
     /// The top's Verilog (top module `top`).
     verilog: fn() -> String,
     /// Target of every clock without its own constraint, MHz.
@@ -68,17 +72,31 @@ struct BoardSpec {
 impl Board {
     fn spec(self) -> BoardSpec {
         use metaroce_hdl::board::butterstick as b;
-        match self {
-            Board::Butterstick => BoardSpec {
-                name: "butterstick",
-                part: "LFE5UM5G-85F-8BG381C",
-                device: b::DEVICE,
-                package: b::PACKAGE,
-                speed: b::SPEED,
-                lpf: include_str!("../../bitstreams/ecp5/butterstick.lpf"),
-                verilog: metaroce_hdl::butterstick_echo_verilog,
-                target_mhz: f64::from(b::GMII_MHZ),
-            },
+        const PINS: &str = include_str!("../../bitstreams/ecp5/butterstick.lpf");
+        const UART_PINS: &str = include_str!("../../bitstreams/ecp5/butterstick_uart.lpf");
+        let (name, lpf, verilog): (_, _, fn() -> String) = match self {
+            Board::Butterstick => (
+                "butterstick",
+                format!("{PINS}\n{UART_PINS}"),
+                metaroce_hdl::butterstick_nic_verilog,
+            ),
+            Board::ButterstickEcho => (
+                "butterstick-echo",
+                PINS.to_string(),
+                metaroce_hdl::butterstick_echo_verilog,
+            ),
+        };
+        BoardSpec {
+            name,
+            part: "LFE5UM5G-85F-8BG381C",
+            device: b::DEVICE,
+            package: b::PACKAGE,
+            speed: b::SPEED,
+            lpf,
+            verilog,
+            // nextpnr derives the PLL outputs' constraints from the
+            // oscillator's (the pin file); this is the PHY's clock.
+            target_mhz: f64::from(b::GMII_MHZ),
         }
     }
 }
@@ -157,7 +175,7 @@ pub fn run(args: &BitstreamArgs) -> anyhow::Result<()> {
     // WebAssembly sandbox that reaches only the working directory.
     let lpf = format!("{}.lpf", spec.name);
     std::fs::write(out.join("top.v"), (spec.verilog)())?;
-    std::fs::write(out.join(&lpf), spec.lpf)?;
+    std::fs::write(out.join(&lpf), &spec.lpf)?;
 
     let bar = report::progress(3, &format!("{}: yosys", spec.name));
     tool(Command::new("yosys").current_dir(out).args([
@@ -353,5 +371,27 @@ mod tests {
         assert!(!r.timing_met);
         assert_eq!(r.clocks.len(), 2);
         assert!(summarise("{\"utilization\": {}}", &spec, "b.bit".into(), None, 1.0).is_err());
+    }
+
+    #[test]
+    fn boards_by_name() {
+        #[derive(clap::Parser)]
+        struct Cli {
+            #[command(flatten)]
+            args: BitstreamArgs,
+        }
+        use clap::Parser;
+        let board = |argv: &[&str]| Cli::try_parse_from(argv).map(|c| c.args.board);
+        assert_eq!(board(&["x"]).unwrap(), Board::Butterstick);
+        assert_eq!(
+            board(&["x", "--board", "butterstick-echo"]).unwrap(),
+            Board::ButterstickEcho
+        );
+        assert!(board(&["x", "--board", "ulx3s"]).is_err());
+        let nic = Board::Butterstick.spec();
+        assert!(nic.lpf.contains("\"uart_tx\"") && nic.lpf.contains("\"clk30\""));
+        let echo = Board::ButterstickEcho.spec();
+        assert!(echo.lpf.contains("\"clk30\"") && !echo.lpf.contains("uart_tx"));
+        assert_ne!(nic.name, echo.name);
     }
 }

@@ -4,7 +4,7 @@
 //!
 //! Blocks: `rx_parser` (the default), `rx_eth`, `rx_core`, `rx_place`,
 //! `nic_rx`, `tx_build`, `rx_path_table` (no width), `nic_core`, `mac_tx`
-//! and `mac_rx` (GMII, no width), `butterstick_echo` (a board top); width 64
+//! and `mac_rx` (GMII, no width), `butterstick_nic` and `butterstick_echo` (board tops); width 64
 //! (the default) or 512.
 fn main() {
     let mut args = std::env::args().skip(1);
@@ -24,10 +24,11 @@ fn main() {
         "nic_core" => metaroce_hdl::nic_core_verilog(width),
         "mac_tx" => metaroce_hdl::mac_tx_verilog(),
         "mac_rx" => metaroce_hdl::mac_rx_verilog(),
+        "butterstick_nic" => metaroce_hdl::butterstick_nic_verilog(),
         "butterstick_echo" => metaroce_hdl::butterstick_echo_verilog(),
         other => {
             eprintln!(
-                "unknown block {other}: use rx_parser, rx_eth, rx_core, rx_place, nic_rx, tx_build, rx_path_table, nic_core, mac_tx, mac_rx or butterstick_echo"
+                "unknown block {other}: use rx_parser, rx_eth, rx_core, rx_place, nic_rx, tx_build, rx_path_table, nic_core, mac_tx, mac_rx, butterstick_nic or butterstick_echo"
             );
             std::process::exit(2);
         }

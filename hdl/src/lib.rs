@@ -251,6 +251,12 @@ pub fn mac_rx_verilog() -> String {
     emit(MacRx::default)
 }
 
+/// Verilog source of the ButterStick's NIC top
+/// ([`board::butterstick::NicBoard`]); top module `top`, ports as its fields.
+pub fn butterstick_nic_verilog() -> String {
+    emit(board::butterstick::NicBoard::default)
+}
+
 /// Verilog source of the ButterStick's Ethernet echo top
 /// ([`board::butterstick::EthEcho`]); top module `top`, ports as its fields.
 pub fn butterstick_echo_verilog() -> String {

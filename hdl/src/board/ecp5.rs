@@ -88,7 +88,8 @@ impl Logic for Iddr {
 
 /// Settings of an `EHXPLLL` making `out` MHz from `input` MHz: the input
 /// divider, the feedback divider and the output divider (feedback from the
-/// primary output), with the VCO at `out * op` in 400..=800 MHz.
+/// primary output), with the VCO at `out * op` in 400..=800 MHz; and, for
+/// a third output of another frequency, its divider of the same VCO.
 #[derive(Copy, Clone, Debug, PartialEq)]
 pub struct PllSettings {
     /// `CLKI_DIV`.
@@ -97,6 +98,8 @@ pub struct PllSettings {
     pub clkfb_div: u32,
     /// `CLKOP_DIV` (and `CLKOS_DIV`: the second output has the same frequency).
     pub clkop_div: u32,
+    /// `CLKOS2_DIV`, when the third output is used.
+    pub clkos2_div: Option<u32>,
 }
 
 impl PllSettings {
@@ -104,6 +107,16 @@ impl PllSettings {
     /// any: input 8..=400 MHz, phase detector at least 3.125 MHz, VCO
     /// 400..=800 MHz (the ECP5 family data sheet's ranges).
     pub fn exact(input: u32, out: u32) -> Option<Self> {
+        Self::exact_with(input, out, None)
+    }
+
+    /// As [`Self::exact`], with a third output of exactly `second` MHz from
+    /// the same VCO (which must then be a multiple of both).
+    pub fn exact_two(input: u32, out: u32, second: u32) -> Option<Self> {
+        Self::exact_with(input, out, Some(second))
+    }
+
+    fn exact_with(input: u32, out: u32, second: Option<u32>) -> Option<Self> {
         (1..=128u32).find_map(|clki_div| {
             let fb = out * clki_div;
             if fb % input != 0 || f64::from(input) / f64::from(clki_div) < 3.125 {
@@ -113,11 +126,13 @@ impl PllSettings {
             // The VCO nearest 600 MHz, as Project Trellis' `ecppll` picks.
             let clkop_div = (1..=128u32)
                 .filter(|d| (400..=800).contains(&(out * d)))
+                .filter(|d| second.is_none_or(|s| (out * d) % s == 0 && out * d / s <= 128))
                 .min_by_key(|d| (out * d).abs_diff(600))?;
             (clkfb_div <= 80).then_some(Self {
                 clki_div,
                 clkfb_div,
                 clkop_div,
+                clkos2_div: second.map(|s| out * clkop_div / s),
             })
         })
     }
@@ -130,9 +145,10 @@ impl PllSettings {
 
 /// A PLL (`EHXPLLL`) with two outputs of the same frequency: `clk` and
 /// `clk90`, a quarter period later (for a forwarded clock centred in its
-/// data), and `locked`.
+/// data), `clk2` at the third output's frequency (when the settings have
+/// one; otherwise low), and `locked`.
 ///
-/// Model: both outputs follow the input clock (the simulator cannot change
+/// Model: the outputs follow the input clock (the simulator cannot change
 /// frequency) and `locked` is high.
 #[derive(LogicBlock)]
 pub struct Pll {
@@ -142,6 +158,8 @@ pub struct Pll {
     pub clk: Signal<Out, Clock>,
     /// The same, a quarter period later.
     pub clk90: Signal<Out, Clock>,
+    /// The third output (`PllSettings::clkos2_div`).
+    pub clk2: Signal<Out, Clock>,
     /// The outputs are stable.
     pub locked: Signal<Out, Bit>,
     _settings: PllSettings,
@@ -154,6 +172,7 @@ impl Pll {
             clock_in: Default::default(),
             clk: Default::default(),
             clk90: Default::default(),
+            clk2: Default::default(),
             locked: Default::default(),
             _settings: settings,
         }
@@ -164,12 +183,14 @@ impl Logic for Pll {
     fn update(&mut self) {
         self.clk.next = self.clock_in.val();
         self.clk90.next = self.clock_in.val();
+        self.clk2.next = self.clock_in.val();
         self.locked.next = true;
     }
 
     fn connect(&mut self) {
         self.clk.connect();
         self.clk90.connect();
+        self.clk2.connect();
         self.locked.connect();
     }
 
@@ -178,14 +199,21 @@ impl Logic for Pll {
             clki_div,
             clkfb_div,
             clkop_div,
+            clkos2_div,
         } = self._settings;
         // Phases count VCO periods (CPHASE) and eighths of one (FPHASE), as
         // Project Trellis' `ecppll` sets them: CLKOP at (div - 1) / 2, CLKOS
         // a quarter of the output period (div / 4 VCO periods) after it.
         let op_phase = (clkop_div - 1) / 2;
         let quarter_eighths = 2 * clkop_div;
+        // The third output, in phase with CLKOP's (its own CPHASE, as
+        // `ecppll` sets a secondary output), or off.
+        let (os2_enable, os2_div) = match clkos2_div {
+            Some(d) => ("ENABLED", d),
+            None => ("DISABLED", 1),
+        };
         hand_written(format!(
-            "wire clkop, clkos, lock;
+            "wire clkop, clkos, clkos2, lock;
 (* ICP_CURRENT=\"12\" *) (* LPF_RESISTOR=\"8\" *) (* MFG_ENABLE_FILTEROPAMP=\"1\" *)
 (* MFG_GMCREF_SEL=\"2\" *)
 EHXPLLL #(
@@ -194,20 +222,24 @@ EHXPLLL #(
     .CLKOP_ENABLE(\"ENABLED\"), .CLKOS_ENABLE(\"ENABLED\"),
     .CLKI_DIV({clki_div}), .CLKFB_DIV({clkfb_div}), .FEEDBK_PATH(\"CLKOP\"),
     .CLKOP_DIV({clkop_div}), .CLKOP_CPHASE({op_phase}), .CLKOP_FPHASE(0),
-    .CLKOS_DIV({clkop_div}), .CLKOS_CPHASE({os_c}), .CLKOS_FPHASE({os_f})
+    .CLKOS_DIV({clkop_div}), .CLKOS_CPHASE({os_c}), .CLKOS_FPHASE({os_f}),
+    .CLKOS2_ENABLE(\"{os2_enable}\"), .CLKOS2_DIV({os2_div}), .CLKOS2_CPHASE({os2_c}),
+    .CLKOS2_FPHASE(0)
 ) cell (
-    .CLKI(clock_in), .CLKFB(clkop), .CLKOP(clkop), .CLKOS(clkos), .LOCK(lock),
+    .CLKI(clock_in), .CLKFB(clkop), .CLKOP(clkop), .CLKOS(clkos), .CLKOS2(clkos2), .LOCK(lock),
     .RST(1'b0), .STDBY(1'b0), .PHASESEL0(1'b0), .PHASESEL1(1'b0), .PHASEDIR(1'b1),
     .PHASESTEP(1'b1), .PHASELOADREG(1'b1), .PLLWAKESYNC(1'b0), .ENCLKOP(1'b0)
 );
 always @(*) begin
     clk = clkop;
     clk90 = clkos;
+    clk2 = clkos2;
     locked = lock;
 end
 ",
             os_c = op_phase + quarter_eighths / 8,
             os_f = quarter_eighths % 8,
+            os2_c = (os2_div - 1) / 2,
         ))
     }
 }
@@ -221,5 +253,16 @@ mod tests {
         let s = PllSettings::exact(30, 125).expect("30 MHz to 125 MHz");
         assert_eq!(30 * s.clkfb_div, 125 * s.clki_div);
         assert!((400..=800).contains(&s.vco(125)));
+        assert_eq!(s.clkos2_div, None);
+    }
+
+    #[test]
+    fn pll_settings_with_a_core_clock() {
+        let s = PllSettings::exact_two(30, 125, 20).expect("125 and 20 MHz from 30");
+        assert_eq!(30 * s.clkfb_div, 125 * s.clki_div);
+        let vco = s.vco(125);
+        assert!((400..=800).contains(&vco));
+        assert_eq!(vco, 20 * s.clkos2_div.expect("a third output"));
+        assert_eq!(PllSettings::exact_two(30, 125, 7), None);
     }
 }

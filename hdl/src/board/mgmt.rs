@@ -513,4 +513,4 @@ impl<const M: usize> Logic for MgmtEngine<M> {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -90,7 +90,7 @@ fn sealed(mut body: Vec<u8>) -> Vec<u8> {
 }
 
 /// A request frame.
-fn request(op: u8, addr: u32, len: u16, data: &[u8]) -> Vec<u8> {
+pub(crate) fn request(op: u8, addr: u32, len: u16, data: &[u8]) -> Vec<u8> {
     let mut f = vec![SYNC_REQ, op];
     f.extend_from_slice(&addr.to_le_bytes());
     f.extend_from_slice(&len.to_le_bytes());
@@ -99,7 +99,7 @@ fn request(op: u8, addr: u32, len: u16, data: &[u8]) -> Vec<u8> {
 }
 
 /// The response frame the protocol asks for.
-fn response(op: u8, status: u8, data: &[u8]) -> Vec<u8> {
+pub(crate) fn response(op: u8, status: u8, data: &[u8]) -> Vec<u8> {
     let mut f = vec![SYNC_RESP, op, status];
     f.extend_from_slice(data);
     sealed(f)

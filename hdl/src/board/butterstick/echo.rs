@@ -1,23 +1,12 @@
-//! The ButterStick r1.0 (Lattice LFE5UM5G-85F-8BG381C, a 30 MHz oscillator,
-//! a Microchip KSZ9031 Gigabit PHY on RGMII): [`EthEcho`], a top that sends
-//! back every good frame it receives, to bring up the MAC and the PHY.
+//! [`EthEcho`]: the ButterStick top that sends back every good frame it
+//! receives, to bring up the MAC and the PHY.
 
 use rust_hdl::prelude::*;
 
-use super::RgmiiIo;
-use super::ecp5::{Pll, PllSettings};
+use super::{GMII_MHZ, OSCILLATOR_MHZ};
+use crate::board::RgmiiIo;
+use crate::board::ecp5::{Pll, PllSettings};
 use crate::mac::{MacRx, MacTx};
-
-/// The board's FPGA, as nextpnr-ecp5 names it.
-pub const DEVICE: &str = "um5g-85k";
-/// Its package.
-pub const PACKAGE: &str = "CABGA381";
-/// Its speed grade.
-pub const SPEED: u32 = 8;
-/// The oscillator, MHz.
-pub const OSCILLATOR_MHZ: u32 = 30;
-/// The GMII clock, MHz.
-pub const GMII_MHZ: u32 = 125;
 
 /// Ethernet echo: every frame [`MacRx`] takes from the PHY (FCS right, 64
 /// bytes or more) goes back out through [`MacTx`] unchanged, with a fresh

@@ -1,0 +1,314 @@
+//! Between the MAC's bytes and the NIC's 64-bit beats: [`RxPack`] (bytes
+//! into beats with `tkeep`/`tlast`), [`TxUnpack`] (beats back into bytes),
+//! [`TxGate`] (a frame starts only when it is whole in the FIFO) and
+//! [`TxCross`], the transmit path from the core's clock to the GMII clock
+//! built of them.
+
+use rust_hdl::prelude::*;
+
+/// A beat in an asynchronous FIFO: the data, `tkeep` above it, `tlast` on top.
+pub type BeatWord = Bits<73>;
+
+/// Bytes (one per clock at most, `s_*`, a frame ends with `s_last`) into
+/// 64-bit beats (`m_*`): lane 0 the first byte, `m_tkeep` packed (all
+/// eight lanes but on a frame's last beat), unused lanes zero. The beat
+/// leaves from a register; a byte is taken while that register is free
+/// or being taken, so a full-rate byte stream passes without a gap while
+/// the beats are taken.
+#[derive(LogicBlock, Default)]
+pub struct RxPack {
+    /// Clock.
+    pub clock: Signal<In, Clock>,
+    /// Synchronous reset: no byte held, no beat offered.
+    pub rst: Signal<In, Bit>,
+    /// Byte in.
+    pub s_data: Signal<In, Bits<8>>,
+    /// Byte valid.
+    pub s_valid: Signal<In, Bit>,
+    /// The frame's last byte.
+    pub s_last: Signal<In, Bit>,
+    /// The byte is taken.
+    pub s_ready: Signal<Out, Bit>,
+    /// Beat data.
+    pub m_tdata: Signal<Out, Bits<64>>,
+    /// Beat byte enables (packed).
+    pub m_tkeep: Signal<Out, Bits<8>>,
+    /// Beat valid.
+    pub m_tvalid: Signal<Out, Bit>,
+    /// The beat is taken.
+    pub m_tready: Signal<In, Bit>,
+    /// The frame's last beat.
+    pub m_tlast: Signal<Out, Bit>,
+    acc: DFF<Bits<64>>,
+    n: DFF<Bits<3>>,
+    // One bit per byte held in `acc`.
+    k: DFF<Bits<8>>,
+    o_data: DFF<Bits<64>>,
+    o_keep: DFF<Bits<8>>,
+    o_last: DFF<Bit>,
+    o_valid: DFF<Bit>,
+    free: Signal<Local, Bit>,
+    word: Signal<Local, Bits<64>>,
+}
+
+impl Logic for RxPack {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(self, clock, acc, n, k, o_data, o_keep, o_last, o_valid);
+        self.m_tdata.next = self.o_data.q.val();
+        self.m_tkeep.next = self.o_keep.q.val();
+        self.m_tlast.next = self.o_last.q.val();
+        self.m_tvalid.next = self.o_valid.q.val();
+        self.free.next = !self.o_valid.q.val() | self.m_tready.val();
+        self.s_ready.next = self.free.val();
+        if self.m_tready.val() {
+            self.o_valid.d.next = false;
+        }
+        self.word.next = self.acc.q.val()
+            | (bit_cast::<64, 8>(self.s_data.val()) << (bit_cast::<64, 3>(self.n.q.val()) << 3));
+        if self.s_valid.val() & self.free.val() {
+            self.acc.d.next = self.word.val();
+            self.n.d.next = self.n.q.val() + 1;
+            self.k.d.next = (self.k.q.val() << 1) + 1;
+            if self.s_last.val() | (self.n.q.val() == 7) {
+                self.o_data.d.next = self.word.val();
+                self.o_keep.d.next = (self.k.q.val() << 1) + 1;
+                self.o_last.d.next = self.s_last.val();
+                self.o_valid.d.next = true;
+                self.acc.d.next = 0.into();
+                self.n.d.next = 0.into();
+                self.k.d.next = 0.into();
+            }
+        }
+        if self.rst.val() {
+            self.acc.d.next = 0.into();
+            self.n.d.next = 0.into();
+            self.k.d.next = 0.into();
+            self.o_valid.d.next = false;
+        }
+    }
+}
+
+/// 64-bit beats (`s_*`, `s_tkeep` packed) back into bytes (`m_*`, one per
+/// clock while `m_ready`), `m_last` on the frame's last byte. The byte
+/// leaves from a register; a beat is taken (`s_tready`) in the clock its
+/// last byte moves into it.
+#[derive(LogicBlock, Default)]
+pub struct TxUnpack {
+    /// Clock.
+    pub clock: Signal<In, Clock>,
+    /// Synchronous reset: at a beat's first byte, no byte offered.
+    pub rst: Signal<In, Bit>,
+    /// Beat data.
+    pub s_tdata: Signal<In, Bits<64>>,
+    /// Beat byte enables (packed, at least one).
+    pub s_tkeep: Signal<In, Bits<8>>,
+    /// Beat valid.
+    pub s_tvalid: Signal<In, Bit>,
+    /// The beat is taken.
+    pub s_tready: Signal<Out, Bit>,
+    /// The frame's last beat.
+    pub s_tlast: Signal<In, Bit>,
+    /// Byte out.
+    pub m_data: Signal<Out, Bits<8>>,
+    /// Byte valid.
+    pub m_valid: Signal<Out, Bit>,
+    /// The frame's last byte.
+    pub m_last: Signal<Out, Bit>,
+    /// The byte is taken.
+    pub m_ready: Signal<In, Bit>,
+    idx: DFF<Bits<3>>,
+    o_data: DFF<Bits<8>>,
+    o_last: DFF<Bit>,
+    o_valid: DFF<Bit>,
+    free: Signal<Local, Bit>,
+    end: Signal<Local, Bit>,
+}
+
+impl Logic for TxUnpack {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(self, clock, idx, o_data, o_last, o_valid);
+        self.m_data.next = self.o_data.q.val();
+        self.m_last.next = self.o_last.q.val();
+        self.m_valid.next = self.o_valid.q.val();
+        self.free.next = !self.o_valid.q.val() | self.m_ready.val();
+        if self.m_ready.val() {
+            self.o_valid.d.next = false;
+        }
+        // This lane is the beat's last: the next lane's enable is off.
+        self.end.next = !(self.s_tkeep.val() >> bit_cast::<8, 3>(self.idx.q.val())).get_bit(1);
+        self.s_tready.next = self.free.val() & self.end.val();
+        if self.free.val() & self.s_tvalid.val() {
+            self.o_data.d.next = (self.s_tdata.val()
+                >> (bit_cast::<64, 3>(self.idx.q.val()) << 3))
+                .get_bits::<8>(0);
+            self.o_last.d.next = self.s_tlast.val() & self.end.val();
+            self.o_valid.d.next = true;
+            self.idx.d.next = self.idx.q.val() + 1;
+            if self.end.val() {
+                self.idx.d.next = 0.into();
+            }
+        }
+        if self.rst.val() {
+            self.idx.d.next = 0.into();
+            self.o_valid.d.next = false;
+        }
+    }
+}
+
+/// The transmit gate: a frame's beats are offered (`open`) only once the
+/// whole frame is in the FIFO, so the bytes after it never wait inside a
+/// frame (GMII cannot pause). Each frame's beat count arrives in a token
+/// (`tok_*`, written with the frame's last beat); a frame starts when a
+/// token waits and the FIFO's fill (`fill`, `F` bits, as the read side
+/// sees it, which lags the writes) holds that many beats. The decision is
+/// a register (off the fill arithmetic), cleared in the clock a frame
+/// starts; it cannot be stale, as the fill only grows between frames.
+#[derive(LogicBlock, Default)]
+pub struct TxGate<const F: usize> {
+    /// Clock.
+    pub clock: Signal<In, Clock>,
+    /// Synchronous reset: between frames.
+    pub rst: Signal<In, Bit>,
+    /// Beats in the FIFO.
+    pub fill: Signal<In, Bits<F>>,
+    /// No token waits.
+    pub tok_empty: Signal<In, Bit>,
+    /// The waiting token: its frame's beats.
+    pub tok_beats: Signal<In, Bits<F>>,
+    /// Take the token (the frame's first beat is taken).
+    pub tok_read: Signal<Out, Bit>,
+    /// A beat is taken from the FIFO this clock.
+    pub take: Signal<In, Bit>,
+    /// It is its frame's last.
+    pub take_last: Signal<In, Bit>,
+    /// Beats may be offered.
+    pub open: Signal<Out, Bit>,
+    in_frame: DFF<Bit>,
+    may_start: DFF<Bit>,
+    start: Signal<Local, Bit>,
+}
+
+impl<const F: usize> Logic for TxGate<F> {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(self, clock, in_frame, may_start);
+        self.open.next = self.in_frame.q.val() | self.may_start.q.val();
+        self.start.next = self.take.val() & !self.in_frame.q.val();
+        self.tok_read.next = self.start.val();
+        self.may_start.d.next = !self.tok_empty.val()
+            & (self.fill.val() >= self.tok_beats.val())
+            & !self.start.val();
+        if self.take.val() {
+            self.in_frame.d.next = !self.take_last.val();
+        }
+        if self.rst.val() {
+            self.in_frame.d.next = false;
+            self.may_start.d.next = false;
+        }
+    }
+}
+
+/// Bits of a frame's beat count: frames up to 1,024 beats (8 KiB).
+const COUNT_BITS: usize = 11;
+
+/// The transmit path across clocks: 64-bit beats (`s_*`) in the core's
+/// clock (`wclock`) into an asynchronous FIFO of 1,024 beats (8 KiB) and
+/// each frame's beat count into a token FIFO; in the GMII clock
+/// (`rclock`), [`TxGate`] and [`TxUnpack`] give the bytes (`m_*`) of
+/// whole frames only, one per clock while `m_ready`. A frame must fit the
+/// FIFO (1,024 beats; a longer one never starts and blocks the path).
+#[derive(LogicBlock, Default)]
+pub struct TxCross {
+    /// The beats' clock.
+    pub wclock: Signal<In, Clock>,
+    /// Reset in `wclock`'s domain.
+    pub wrst: Signal<In, Bit>,
+    /// The bytes' clock.
+    pub rclock: Signal<In, Clock>,
+    /// Reset in `rclock`'s domain.
+    pub rrst: Signal<In, Bit>,
+    /// Beat data.
+    pub s_tdata: Signal<In, Bits<64>>,
+    /// Beat byte enables (packed).
+    pub s_tkeep: Signal<In, Bits<8>>,
+    /// Beat valid.
+    pub s_tvalid: Signal<In, Bit>,
+    /// The beat is taken.
+    pub s_tready: Signal<Out, Bit>,
+    /// The frame's last beat.
+    pub s_tlast: Signal<In, Bit>,
+    /// Byte out.
+    pub m_data: Signal<Out, Bits<8>>,
+    /// Byte valid.
+    pub m_valid: Signal<Out, Bit>,
+    /// The frame's last byte.
+    pub m_last: Signal<Out, Bit>,
+    /// The byte is taken.
+    pub m_ready: Signal<In, Bit>,
+    fifo: AsynchronousFIFO<BeatWord, 10, 11, 1>,
+    tokens: AsynchronousFIFO<Bits<COUNT_BITS>, 4, 5, 1>,
+    count: DFF<Bits<COUNT_BITS>>,
+    gate: TxGate<COUNT_BITS>,
+    unpack: TxUnpack,
+    put: Signal<Local, Bit>,
+    offer: Signal<Local, Bit>,
+    take: Signal<Local, Bit>,
+}
+
+impl Logic for TxCross {
+    #[hdl_gen]
+    fn update(&mut self) {
+        // Write side: beats in, and the frame's beat count with its last.
+        self.count.clock.next = self.wclock.val();
+        self.count.d.next = self.count.q.val();
+        self.fifo.write_clock.next = self.wclock.val();
+        self.tokens.write_clock.next = self.wclock.val();
+        self.s_tready.next = !self.fifo.full.val() & !self.tokens.full.val();
+        self.put.next = self.s_tvalid.val() & !self.fifo.full.val() & !self.tokens.full.val();
+        self.fifo.write.next = self.put.val();
+        self.fifo.data_in.next = bit_cast::<73, 64>(self.s_tdata.val())
+            | (bit_cast::<73, 8>(self.s_tkeep.val()) << 64)
+            | (bit_cast::<73, 1>(self.s_tlast.val().into()) << 72);
+        self.tokens.write.next = self.put.val() & self.s_tlast.val();
+        self.tokens.data_in.next = self.count.q.val() + 1;
+        if self.put.val() {
+            self.count.d.next = self.count.q.val() + 1;
+            if self.s_tlast.val() {
+                self.count.d.next = 0.into();
+            }
+        }
+        if self.wrst.val() {
+            self.count.d.next = 0.into();
+        }
+
+        // Read side: whole frames only, into bytes.
+        self.fifo.read_clock.next = self.rclock.val();
+        self.tokens.read_clock.next = self.rclock.val();
+        self.gate.clock.next = self.rclock.val();
+        self.unpack.clock.next = self.rclock.val();
+        self.gate.rst.next = self.rrst.val();
+        self.unpack.rst.next = self.rrst.val();
+        self.gate.fill.next = self.fifo.read_fill.val();
+        self.gate.tok_empty.next = self.tokens.empty.val();
+        self.gate.tok_beats.next = self.tokens.data_out.val();
+        self.tokens.read.next = self.gate.tok_read.val();
+        self.offer.next = self.gate.open.val() & !self.fifo.empty.val();
+        self.unpack.s_tvalid.next = self.offer.val();
+        self.unpack.s_tdata.next = self.fifo.data_out.val().get_bits::<64>(0);
+        self.unpack.s_tkeep.next = self.fifo.data_out.val().get_bits::<8>(64);
+        self.unpack.s_tlast.next = self.fifo.data_out.val().get_bit(72);
+        self.take.next = self.offer.val() & self.unpack.s_tready.val();
+        self.fifo.read.next = self.take.val();
+        self.gate.take.next = self.take.val();
+        self.gate.take_last.next = self.fifo.data_out.val().get_bit(72);
+        self.m_data.next = self.unpack.m_data.val();
+        self.m_valid.next = self.unpack.m_valid.val();
+        self.m_last.next = self.unpack.m_last.val();
+        self.unpack.m_ready.next = self.m_ready.val();
+    }
+}
+
+#[cfg(test)]
+mod tests;
