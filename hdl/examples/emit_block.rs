@@ -4,8 +4,9 @@
 //!
 //! Blocks: `rx_parser` (the default), `rx_eth`, `rx_core`, `rx_place`,
 //! `nic_rx`, `tx_build`, `rx_path_table` (no width), `nic_core`, `mac_tx`
-//! and `mac_rx` (GMII, no width), `butterstick_nic` and `butterstick_echo` (board tops); width 64
-//! (the default) or 512.
+//! and `mac_rx` (GMII, no width), `butterstick_nic` and `butterstick_echo`
+//! (board tops); width 64 (the default) or 512; the vendor shims `axil_bar`,
+//! `dma_read` and `dma_write` (512 bits, no width argument).
 fn main() {
     let mut args = std::env::args().skip(1);
     let block = args.next().unwrap_or_else(|| "rx_parser".into());
@@ -26,9 +27,10 @@ fn main() {
         "mac_rx" => metaroce_hdl::mac_rx_verilog(),
         "butterstick_nic" => metaroce_hdl::butterstick_nic_verilog(),
         "butterstick_echo" => metaroce_hdl::butterstick_echo_verilog(),
+        "axil_bar" | "dma_read" | "dma_write" => metaroce_hdl::shim_verilog(&block),
         other => {
             eprintln!(
-                "unknown block {other}: use rx_parser, rx_eth, rx_core, rx_place, nic_rx, tx_build, rx_path_table, nic_core, mac_tx, mac_rx, butterstick_nic or butterstick_echo"
+                "unknown block {other}: use rx_parser, rx_eth, rx_core, rx_place, nic_rx, tx_build, rx_path_table, nic_core, mac_tx, mac_rx, butterstick_nic, butterstick_echo, axil_bar, dma_read or dma_write"
             );
             std::process::exit(2);
         }

@@ -56,6 +56,7 @@ pub mod rx_eth;
 pub mod rx_parser;
 pub mod rx_path;
 pub mod rx_place;
+pub mod shim;
 pub mod tx_arb;
 pub mod tx_build;
 pub mod tx_path;
@@ -261,6 +262,21 @@ pub fn butterstick_nic_verilog() -> String {
 /// ([`board::butterstick::EthEcho`]); top module `top`, ports as its fields.
 pub fn butterstick_echo_verilog() -> String {
     emit(board::butterstick::EthEcho::default)
+}
+
+/// Verilog source of a vendor shim ([`shim`]) at 512 bits (the Alveo
+/// project's width; the AXI4-Lite adapter has no width), top module `top`:
+/// `axil_bar`, `dma_read` or `dma_write`.
+///
+/// # Panics
+/// If `name` is none of those.
+pub fn shim_verilog(name: &str) -> String {
+    match name {
+        "axil_bar" => emit(shim::AxilBar::default),
+        "dma_read" => emit(shim::DmaRead::<512, 64, 1024>::default),
+        "dma_write" => emit(shim::DmaWrite::<512, 64, 1024>::default),
+        other => panic!("unknown shim {other}; use axil_bar, dma_read or dma_write"),
+    }
 }
 
 /// Stack of the thread that builds and emits a block: the tops are
