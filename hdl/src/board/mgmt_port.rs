@@ -82,7 +82,11 @@ pub struct MgmtPort<const N: usize, const M: usize> {
 impl<const N: usize, const M: usize> MgmtPort<N, M> {
     /// The path at `clocks_per_bit` clocks per bit on the line.
     pub fn new(clocks_per_bit: usize) -> Self {
-        assert_eq!(M, N + 3, "MgmtPort: the engine's window (2^M) must be the memory (8 · 2^N)");
+        assert_eq!(
+            M,
+            N + 3,
+            "MgmtPort: the engine's window (2^M) must be the memory (8 · 2^N)"
+        );
         Self {
             clock: Default::default(),
             rst: Default::default(),

@@ -140,9 +140,8 @@ impl Logic for TxUnpack {
         self.end.next = !(self.s_tkeep.val() >> bit_cast::<8, 3>(self.idx.q.val())).get_bit(1);
         self.s_tready.next = self.free.val() & self.end.val();
         if self.free.val() & self.s_tvalid.val() {
-            self.o_data.d.next = (self.s_tdata.val()
-                >> (bit_cast::<64, 3>(self.idx.q.val()) << 3))
-                .get_bits::<8>(0);
+            self.o_data.d.next =
+                (self.s_tdata.val() >> (bit_cast::<64, 3>(self.idx.q.val()) << 3)).get_bits::<8>(0);
             self.o_last.d.next = self.s_tlast.val() & self.end.val();
             self.o_valid.d.next = true;
             self.idx.d.next = self.idx.q.val() + 1;
@@ -197,9 +196,8 @@ impl<const F: usize> Logic for TxGate<F> {
         self.open.next = self.in_frame.q.val() | self.may_start.q.val();
         self.start.next = self.take.val() & !self.in_frame.q.val();
         self.tok_read.next = self.start.val();
-        self.may_start.d.next = !self.tok_empty.val()
-            & (self.fill.val() >= self.tok_beats.val())
-            & !self.start.val();
+        self.may_start.d.next =
+            !self.tok_empty.val() & (self.fill.val() >= self.tok_beats.val()) & !self.start.val();
         if self.take.val() {
             self.in_frame.d.next = !self.take_last.val();
         }

@@ -46,7 +46,9 @@ fn exchange(
 #[test]
 fn registers_and_memory_over_the_line() {
     let mut sim = Simulation::new();
-    sim.add_clock(5, |x: &mut Box<HostLink<5, 8>>| x.clock.next = !x.clock.val());
+    sim.add_clock(5, |x: &mut Box<HostLink<5, 8>>| {
+        x.clock.next = !x.clock.val()
+    });
     sim.add_testbench(move |mut sim: Sim<HostLink<5, 8>>| {
         let mut x = sim.init()?;
         wait_clock_false!(sim, clock, x);

@@ -55,8 +55,7 @@ impl Logic for Bench {
         self.cross.s_tlast.next = self.pack.m_tlast.val();
         self.cross.s_tvalid.next = self.pack.m_tvalid.val() & self.link.val();
         self.pack.m_tready.next = self.cross.s_tready.val() & self.link.val();
-        self.mid_fire.next =
-            self.pack.m_tvalid.val() & self.link.val() & self.cross.s_tready.val();
+        self.mid_fire.next = self.pack.m_tvalid.val() & self.link.val() & self.cross.s_tready.val();
         self.mid_tdata.next = self.pack.m_tdata.val();
         self.mid_tkeep.next = self.pack.m_tkeep.val();
         self.mid_tlast.next = self.pack.m_tlast.val();
