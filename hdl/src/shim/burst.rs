@@ -13,7 +13,7 @@ pub const fn burst_bytes(b: usize) -> usize {
 native_block! {
     /// Splits a request of `len` bytes at `addr` into AXI4 INCR bursts of
     /// `B`-byte beats: the first starts at `addr` rounded down to a beat,
-    /// each ends at the next [`burst_bytes`] boundary or at the beat that
+    /// each ends at the next `min(4096, 64·B)`-byte boundary or at the beat that
     /// holds the request's last byte, so no burst crosses 4 KiB and none
     /// is longer than 64 beats. A request is taken with `load` while
     /// `busy` is low; its bursts are offered one after the other
