@@ -40,7 +40,7 @@ impl Logic for Oddr {
 
     fn hdl(&self) -> Verilog {
         hand_written(
-            "wire pin;\nODDRX1F cell(.D0(d0), .D1(d1), .SCLK(clock), .RST(1'b0), .Q(pin));\n\
+            "wire pin;\nODDRX1F prim(.D0(d0), .D1(d1), .SCLK(clock), .RST(1'b0), .Q(pin));\n\
              always @(*) q = pin;\n",
         )
     }
@@ -80,7 +80,7 @@ impl Logic for Iddr {
 
     fn hdl(&self) -> Verilog {
         hand_written(
-            "wire rise, fall;\nIDDRX1F cell(.D(d), .SCLK(clock), .RST(1'b0), .Q0(rise), .Q1(fall));\n\
+            "wire rise, fall;\nIDDRX1F prim(.D(d), .SCLK(clock), .RST(1'b0), .Q0(rise), .Q1(fall));\n\
              always @(*) begin\n    q0 = rise;\n    q1 = fall;\nend\n",
         )
     }
@@ -225,7 +225,7 @@ EHXPLLL #(
     .CLKOS_DIV({clkop_div}), .CLKOS_CPHASE({os_c}), .CLKOS_FPHASE({os_f}),
     .CLKOS2_ENABLE(\"{os2_enable}\"), .CLKOS2_DIV({os2_div}), .CLKOS2_CPHASE({os2_c}),
     .CLKOS2_FPHASE(0)
-) cell (
+) prim (
     .CLKI(clock_in), .CLKFB(clkop), .CLKOP(clkop), .CLKOS(clkos), .CLKOS2(clkos2), .LOCK(lock),
     .RST(1'b0), .STDBY(1'b0), .PHASESEL0(1'b0), .PHASESEL1(1'b0), .PHASEDIR(1'b1),
     .PHASESTEP(1'b1), .PHASELOADREG(1'b1), .PLLWAKESYNC(1'b0), .ENCLKOP(1'b0)

@@ -122,7 +122,10 @@ pub struct TxUnpack {
     o_last: DFF<Bit>,
     o_valid: DFF<Bit>,
     free: Signal<Local, Bit>,
-    end: Signal<Local, Bit>,
+    // (`end` is a Verilog keyword; a bit of an expression is not Verilog.)
+    beat_end: Signal<Local, Bit>,
+    keep_at: Signal<Local, Bits<8>>,
+    data_at: Signal<Local, Bits<64>>,
 }
 
 impl Logic for TxUnpack {
@@ -137,15 +140,16 @@ impl Logic for TxUnpack {
             self.o_valid.d.next = false;
         }
         // This lane is the beat's last: the next lane's enable is off.
-        self.end.next = !(self.s_tkeep.val() >> bit_cast::<8, 3>(self.idx.q.val())).get_bit(1);
-        self.s_tready.next = self.free.val() & self.end.val();
+        self.keep_at.next = self.s_tkeep.val() >> bit_cast::<8, 3>(self.idx.q.val());
+        self.beat_end.next = !self.keep_at.val().get_bit(1);
+        self.data_at.next = self.s_tdata.val() >> (bit_cast::<64, 3>(self.idx.q.val()) << 3);
+        self.s_tready.next = self.free.val() & self.beat_end.val();
         if self.free.val() & self.s_tvalid.val() {
-            self.o_data.d.next =
-                (self.s_tdata.val() >> (bit_cast::<64, 3>(self.idx.q.val()) << 3)).get_bits::<8>(0);
-            self.o_last.d.next = self.s_tlast.val() & self.end.val();
+            self.o_data.d.next = self.data_at.val().get_bits::<8>(0);
+            self.o_last.d.next = self.s_tlast.val() & self.beat_end.val();
             self.o_valid.d.next = true;
             self.idx.d.next = self.idx.q.val() + 1;
-            if self.end.val() {
+            if self.beat_end.val() {
                 self.idx.d.next = 0.into();
             }
         }
