@@ -5,9 +5,9 @@ use rust_hdl::prelude::*;
 /// S3 of [`RxPlace`](super::RxPlace): the verdict, in the engine's order
 /// (first failure wins), from S2's registered state-free checks
 /// ([`PlaceCheck`](super::PlaceCheck)) and the state read in S3 itself:
-/// the QP's state, its connection cumulative PSN and bitmap (written by the
-/// previous datagram's verdict at the end of its S3, so a datagram of the
-/// same QP a cycle behind sees them) and the path tracker's cumulative PSN.
+/// the QP's state, its connection cumulative PSN and bitmap (from S3's
+/// registers, loaded in S2 with the previous datagram's result when it was
+/// of the same QP) and the path tracker's cumulative PSN.
 /// Combinational; computed only while `en` is high (a datagram in S3),
 /// otherwise every output is 0.
 #[derive(LogicBlock, Default)]

@@ -99,7 +99,8 @@
 //! Each QP keeps its connection receive state: the cumulative connection PSN
 //! and a 256-bit bitmap of accepted PSNs above it (the engine's
 //! `ConnBitmap` with a 256-packet window), updated in the cycle of the
-//! verdict so back-to-back packets of one QP see each other.
+//! verdict (in a bypass register, the table a cycle later) so
+//! back-to-back packets of one QP see each other.
 //!
 //! # Counters
 //! One 32-bit counter per verdict code, counted a cycle after the verdict
@@ -125,10 +126,13 @@
 //! own cycle (write-through: a firmware write to the datagram's QP's READ
 //! words or to an MR lands in S2's registers too); S2 reads the QP entry's
 //! peer, PD and streams from the registers (writes up to S1). The QP state
-//! and connection window (cumulative PSN, bitmap) are read in S3 itself,
-//! where the previous datagram's verdict wrote them a cycle before, so
-//! back-to-back datagrams of one QP see each other with no forwarding
-//! multiplexer (and a firmware write in S2 is seen). The data
+//! and connection window (cumulative PSN, bitmap) are loaded in S2 into
+//! S3's registers (the bypass): S3's own result when S3 holds a datagram
+//! of the same QP, else the write-back pending this cycle when it is that
+//! QP's, else the table, with this cycle's firmware write (so one in S2 is
+//! seen). S3's result goes to write-back registers and into the table a
+//! cycle later, before that cycle's firmware write (the firmware wins), so
+//! the verdict's loop has no table selection or write decode in it. The data
 //! FIFO and the output side are [`PlaceOut`]; the data FIFO is in
 //! [`BlockRam`](crate::helpers::BlockRam)s (block RAM, read a cycle ahead), the verdict FIFO in a
 //! [`LutRam`] (asynchronous read). rust-hdl's own simulator runs the
@@ -480,6 +484,12 @@ pub struct RxPlace<const W: usize, const B: usize> {
     y_msg_len: DFF<Bits<32>>,
     y_offset: DFF<Bits<32>>,
     y_imm: DFF<Bits<32>>,
+    // The window and state of the datagram's QP, loaded in S2 (the
+    // bypass): the table entry, the pending write-back, or S3's result.
+    y_state: DFF<Bits<2>>,
+    y_cum: DFF<Bits<32>>,
+    y_bm: DFF<Bits<256>>,
+    y_ge: DFF<Bits<256>>,
     decide: PlaceDecide,
     acc: ConnAccept,
     // ---- the event (S3) ----
@@ -507,6 +517,12 @@ pub struct RxPlace<const W: usize, const B: usize> {
     e_recv_idx: DFF<Bits<32>>,
     e_imm: DFF<Bits<32>>,
     cnt: DFF<Bits<32>>,
+    // ---- the write-back of S3's window and state (a cycle after) ----
+    w_pend: DFF<Bit>,
+    w_qi: DFF<Bits<2>>,
+    w_state: DFF<Bits<2>>,
+    w_cum: DFF<Bits<32>>,
+    w_bm: DFF<Bits<256>>,
     // ---- verdict FIFO ({addr, len, beats, place}) and the output side ----
     vq: LutRam<VQ_BITS, 6>,
     v_wr: DFF<Bits<7>>,
@@ -542,9 +558,22 @@ pub struct RxPlace<const W: usize, const B: usize> {
     s_mk: Signal<Local, Bits<32>>,
     s_mhit: Signal<Local, Bit>,
     s_mi: Signal<Local, Bits<2>>,
-    // S3 locals (the connection state feeding `decide` and `acc`).
-    s_cum: Signal<Local, Bits<32>>,
-    s_bm: Signal<Local, Bits<256>>,
+    // S2 locals (the window of the QP entering S3: firmware write hits,
+    // the table or the pending write-back).
+    s_cq: Signal<Local, Bit>,
+    s_x0: Signal<Local, Bit>,
+    s_x5: Signal<Local, Bit>,
+    s_xstate: Signal<Local, Bits<2>>,
+    s_xcum: Signal<Local, Bits<32>>,
+    s_xbm: Signal<Local, Bits<256>>,
+    s_xge: Signal<Local, Bits<256>>,
+    // S3 locals (the window after the verdict, with this cycle's firmware
+    // write).
+    s_y0: Signal<Local, Bit>,
+    s_y5: Signal<Local, Bit>,
+    s_nstate: Signal<Local, Bits<2>>,
+    s_ncum: Signal<Local, Bits<32>>,
+    s_nbm: Signal<Local, Bits<256>>,
     vqd: Signal<Local, Bits<VQ_BITS>>,
     // Output side.
     v_count: Signal<Local, Bits<7>>,
@@ -679,6 +708,15 @@ impl<const W: usize, const B: usize> Logic for RxPlace<W, B> {
             y_msg_len,
             y_offset,
             y_imm,
+            y_state,
+            y_cum,
+            y_bm,
+            y_ge,
+            w_pend,
+            w_qi,
+            w_state,
+            w_cum,
+            w_bm,
             e_valid,
             e_code,
             e_track,
@@ -1127,25 +1165,14 @@ impl<const W: usize, const B: usize> Logic for RxPlace<W, B> {
         self.decide.conn_psn.next = self.y_conn_psn.q.val();
         self.decide.path_psn.next = self.y_path_psn.q.val();
         self.decide.trk_cum.next = self.trk_cum.val();
-        self.decide.q_state.next = 0.into();
-        self.s_cum.next = 0.into();
-        self.s_bm.next = 0.into();
-        // The QP's state and connection window from the registers: the
-        // previous datagram's verdict (S3) wrote them in the cycle before,
-        // so a datagram a cycle behind of the same QP sees its effect.
-        if self.y_valid.q.val() {
-            for i in 0..QPS {
-                if self.y_qi.q.val().index() == i {
-                    self.decide.q_state.next = self.q_state[i].q.val();
-                    self.s_cum.next = self.q_cum[i].q.val();
-                    self.s_bm.next = self.q_bm[i].q.val();
-                }
-            }
-        }
-        self.decide.q_cum.next = self.s_cum.val();
-        self.decide.q_bm.next = self.s_bm.val();
-        self.acc.cum.next = self.s_cum.val();
-        self.acc.bm.next = self.s_bm.val();
+        // The QP's state and connection window, loaded in S2 (the bypass
+        // below): no table selection in the verdict's loop.
+        self.decide.q_state.next = self.y_state.q.val();
+        self.decide.q_cum.next = self.y_cum.q.val();
+        self.decide.q_bm.next = self.y_bm.q.val();
+        self.acc.cum.next = self.y_cum.q.val();
+        self.acc.bm.next = self.y_bm.q.val();
+        self.acc.ge.next = self.y_ge.q.val();
         self.acc.psn.next = self.y_conn_psn.q.val().get_bits::<8>(0);
         self.acc.en.next = self.y_valid.q.val();
         self.acc.take.next = self.decide.accept.val();
@@ -1191,22 +1218,87 @@ impl<const W: usize, const B: usize> Logic for RxPlace<W, B> {
             self.e_msn.d.next = self.y_msn.q.val();
             self.e_recv_idx.d.next = self.y_recv_idx.q.val();
             self.e_imm.d.next = self.y_imm.q.val();
-            for i in 0..QPS {
-                if self.y_qi.q.val().index() == i {
-                    // The bitmap and cumulative PSN in the verdict's cycle,
-                    // so the next datagram of the QP sees them.
-                    if self.decide.accept.val() {
-                        self.q_bm[i].d.next = self.acc.new_bm.val();
-                        self.q_cum[i].d.next = self.acc.new_cum.val();
-                    }
-                    // A response that fails its lkey check fails its READ
-                    // and the QP (ERR).
-                    if self.decide.code.val() == 22 {
-                        self.q_state[i].d.next = 0.into();
-                    }
+            self.v_wr.d.next = self.v_wr.q.val() + 1;
+        }
+        // The QP's window and state after the verdict (a response that
+        // fails its lkey check fails its READ and the QP: ERR), then this
+        // cycle's firmware write to them (the firmware wins): written back
+        // to the table a cycle later, and the next datagram's if of this QP.
+        self.s_cq.next = self.cfg_we.val() & (self.cfg_addr.val().get_bits::<3>(6) == 0);
+        self.s_y0.next = self.s_cq.val()
+            & (self.cfg_addr.val().get_bits::<2>(4) == self.y_qi.q.val())
+            & (self.cfg_addr.val().get_bits::<4>(0) == 0);
+        self.s_y5.next = self.s_cq.val()
+            & (self.cfg_addr.val().get_bits::<2>(4) == self.y_qi.q.val())
+            & (self.cfg_addr.val().get_bits::<4>(0) == 5);
+        self.s_nstate.next = self.y_state.q.val();
+        if self.decide.code.val() == 22 {
+            self.s_nstate.next = 0.into();
+        }
+        self.s_ncum.next = self.acc.new_cum.val();
+        self.s_nbm.next = self.acc.new_bm.val();
+        if self.s_y0.val() {
+            self.s_nstate.next = self.cfg_data.val().get_bits::<2>(1);
+        }
+        if self.s_y5.val() {
+            self.s_ncum.next = self.cfg_data.val().get_bits::<32>(0);
+            self.s_nbm.next = 0.into();
+        }
+        self.w_pend.d.next = self.y_valid.q.val();
+        self.w_qi.d.next = self.y_qi.q.val();
+        self.w_state.d.next = self.s_nstate.val();
+        self.w_cum.d.next = self.s_ncum.val();
+        self.w_bm.d.next = self.s_nbm.val();
+
+        // ---- the bypass: S2 loads the window and state of its datagram's
+        // QP for S3 ----
+        // From the table, or the write-back pending this cycle, then this
+        // cycle's firmware write; or S3's result when S3 holds a datagram
+        // of the same QP (back to back).
+        self.s_x0.next = self.s_cq.val()
+            & (self.cfg_addr.val().get_bits::<2>(4) == self.x_qi.q.val())
+            & (self.cfg_addr.val().get_bits::<4>(0) == 0);
+        self.s_x5.next = self.s_cq.val()
+            & (self.cfg_addr.val().get_bits::<2>(4) == self.x_qi.q.val())
+            & (self.cfg_addr.val().get_bits::<4>(0) == 5);
+        self.s_xstate.next = 0.into();
+        self.s_xcum.next = 0.into();
+        self.s_xbm.next = 0.into();
+        for i in 0..QPS {
+            if self.x_qi.q.val().index() == i {
+                self.s_xstate.next = self.q_state[i].q.val();
+                self.s_xcum.next = self.q_cum[i].q.val();
+                self.s_xbm.next = self.q_bm[i].q.val();
+            }
+        }
+        if self.w_pend.q.val() & (self.w_qi.q.val() == self.x_qi.q.val()) {
+            self.s_xstate.next = self.w_state.q.val();
+            self.s_xcum.next = self.w_cum.q.val();
+            self.s_xbm.next = self.w_bm.q.val();
+        }
+        if self.s_x0.val() {
+            self.s_xstate.next = self.cfg_data.val().get_bits::<2>(1);
+        }
+        if self.s_x5.val() {
+            self.s_xcum.next = self.cfg_data.val().get_bits::<32>(0);
+            self.s_xbm.next = 0.into();
+        }
+        // The mask of the bits at or above the cumulative point's.
+        self.s_xge.next = 0.into();
+        self.s_xge.next = (!self.s_xge.val()) << self.s_xcum.val().get_bits::<8>(0);
+        if self.x_valid.q.val() {
+            self.y_state.d.next = self.s_xstate.val();
+            self.y_cum.d.next = self.s_xcum.val();
+            self.y_bm.d.next = self.s_xbm.val();
+            self.y_ge.d.next = self.s_xge.val();
+            if self.y_valid.q.val() & (self.y_qi.q.val() == self.x_qi.q.val()) {
+                self.y_state.d.next = self.s_nstate.val();
+                self.y_cum.d.next = self.s_ncum.val();
+                self.y_bm.d.next = self.s_nbm.val();
+                if !self.s_x5.val() {
+                    self.y_ge.d.next = self.acc.new_ge.val();
                 }
             }
-            self.v_wr.d.next = self.v_wr.q.val() + 1;
         }
         // Counters, a cycle after the verdict.
         if self.c_valid.q.val() {
@@ -1296,7 +1388,18 @@ impl<const W: usize, const B: usize> Logic for RxPlace<W, B> {
         self.m_dma_tvalid.next = self.out.m_dma_tvalid.val();
         self.m_dma_tlast.next = self.out.m_dma_tlast.val();
 
-        // ---- table writes (after the verdict's update: the firmware wins) ----
+        // ---- the write-back of the window S3 left a cycle before ----
+        if self.w_pend.q.val() {
+            for i in 0..QPS {
+                if self.w_qi.q.val().index() == i {
+                    self.q_state[i].d.next = self.w_state.q.val();
+                    self.q_cum[i].d.next = self.w_cum.q.val();
+                    self.q_bm[i].d.next = self.w_bm.q.val();
+                }
+            }
+        }
+
+        // ---- table writes (after the write-back: the firmware wins) ----
         self.ip_half.next = 0.into();
         // Table 3 (entry = QP): words 0..RQ_STREAMS the ring control words,
         // words 8..15 the MSN heads; `cfg_addr[8]` the ring slots (`1 << 8 |

@@ -373,3 +373,62 @@ fn rust_hdl_model_sees_the_window_written_in_s2_and_the_mr_only_up_to_s1() {
     let s = run(script);
     assert_eq!(verdicts(&s), (vec![14, 0, 14, 0], vec![105, 106, 200, 201]));
 }
+
+/// A second QP (entry 1, QPN `QPN + 1`, cumulative PSN 500) beside the
+/// test's, with the same peer, PD and stream.
+fn second_qp() -> Vec<Step> {
+    let qp = |w| u64::from(cfg::addr(cfg::QP, 1, w));
+    [
+        (qp(cfg::QP_CTRL), 1 | u64::from(cfg::STATE_RTS) << 1),
+        (qp(cfg::QP_QPNS), (QPN + 1) | PEER << 32),
+        (qp(cfg::QP_PEER_IP_HI), 0),
+        (qp(cfg::QP_PEER_IP_LO), PEER_IP),
+        (qp(cfg::QP_PD_STREAMS), PD | 1 << 32),
+        (qp(cfg::QP_CONN_PSN), 500),
+    ]
+    .into_iter()
+    .map(|(a, d)| table_write(a, d))
+    .collect()
+}
+
+#[test]
+fn rust_hdl_model_forwards_the_window_whose_write_back_is_pending() {
+    let mut script = setup();
+    script.extend(second_qp());
+    for n in 0..6 {
+        script.extend(payload(n));
+    }
+    // Consecutive cycles, the two QPs in turn: each verdict's window is
+    // written back while the other QP's datagram is decided, so the next
+    // datagram of the QP takes it from the pending write-back.
+    let psns = [(QPN, 100), (QPN + 1, 500), (QPN, 100), (QPN + 1, 500)];
+    let psns = psns.into_iter().chain([(QPN, 101), (QPN + 1, 501)]);
+    for (n, (qpn, psn)) in psns.enumerate() {
+        script.push(meta(Write {
+            qpn,
+            psn,
+            rkey: RKEY,
+            va: BASE + 16 * n as u64,
+        }));
+    }
+    let s = run(script);
+    assert_eq!(
+        verdicts(&s),
+        (
+            vec![0, 0, 14, 14, 0, 0],
+            vec![101, 501, 101, 501, 102, 502]
+        )
+    );
+}
+
+#[test]
+fn rust_hdl_model_lets_the_firmware_win_over_the_pending_write_back() {
+    let mut script = setup();
+    // Moved to 300 in the cycle after the WRITE's verdict (its window's
+    // write-back): the firmware's value stays, the WRITE at 300 is placed.
+    script.extend(write_then_table(0, 100, 3, qp_word(cfg::QP_CONN_PSN), 300));
+    script.extend(payload(1));
+    script.push(meta(write(300, RKEY, 1)));
+    let s = run(script);
+    assert_eq!(verdicts(&s), (vec![0, 0], vec![101, 301]));
+}
