@@ -158,13 +158,12 @@ impl Logic for AccPost {
                     self.new_bm.next = 0.into();
                 } else if self.z_hi.val().get_bit(8) {
                     // Wrapped: the new `cum` is `z` in the next 256.
-                    self.new_cum.next = (bit_cast::<32, 24>(self.up.val()) << 8)
-                        | bit_cast::<32, 8>(self.z.val());
+                    self.new_cum.next =
+                        (bit_cast::<32, 24>(self.up.val()) << 8) | bit_cast::<32, 8>(self.z.val());
                     self.new_bm.next = self.b.val() & !(self.ge.val() | self.lt.val());
                     self.new_ge.next = !self.lt.val();
                 } else {
-                    self.new_cum.next = (bit_cast::<32, 24>(self.cum.val().get_bits::<24>(8))
-                        << 8)
+                    self.new_cum.next = (bit_cast::<32, 24>(self.cum.val().get_bits::<24>(8)) << 8)
                         | bit_cast::<32, 8>(self.z.val());
                     self.new_bm.next = self.b.val() & !(self.ge.val() & self.lt.val());
                     self.new_ge.next = !self.lt.val();

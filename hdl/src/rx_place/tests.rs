@@ -414,10 +414,7 @@ fn rust_hdl_model_forwards_the_window_whose_write_back_is_pending() {
     let s = run(script);
     assert_eq!(
         verdicts(&s),
-        (
-            vec![0, 0, 14, 14, 0, 0],
-            vec![101, 501, 101, 501, 102, 502]
-        )
+        (vec![0, 0, 14, 14, 0, 0], vec![101, 501, 101, 501, 102, 502])
     );
 }
 
