@@ -215,7 +215,7 @@ impl<const W: usize, const B: usize> Logic for RxCore<W, B> {
         self.place.meta_rkey.next = self.parser.m_meta_rkey.val();
         self.place.meta_imm.next = self.parser.m_meta_imm.val();
 
-        // Placement and path tracker: read in S1, cum in S2 (the verdict), event after it.
+        // Placement and path tracker: read in S2, cum in S3 (the verdict), event after it.
         self.track.rd_addr.next = self.place.trk_rd_addr.val();
         self.track.rd_en.next = self.place.trk_rd_en.val();
         self.place.trk_cum.next = self.track.rd_cum.val();

@@ -1,14 +1,22 @@
-//! S2's checks of one datagram ([`PlaceCheck`]).
+//! S2's state-free checks of one datagram ([`PlaceCheck`]).
 
 use rust_hdl::prelude::*;
 
-/// S2 of [`RxPlace`](super::RxPlace): the receive checks of one datagram in the engine's
-/// order (first failure wins), from its registered metadata and the table
+/// S2 of [`RxPlace`](super::RxPlace): the receive checks of one datagram
+/// that do not read the connection state (cumulative PSN, bitmap, QP
+/// state) or the path tracker, from its registered metadata and the table
 /// entries selected for it (QP, outstanding READ, MR, ring slot, MSN heads),
-/// combinational. Computed only while `en` is high (a datagram in S2);
-/// otherwise every output is 0, so Verilator skips it in idle cycles.
+/// registered for S3 ([`PlaceDecide`](super::PlaceDecide), which puts them
+/// in the engine's order with the stateful ones). The checks are split at
+/// the stateful ones of the engine's order: `head` before the QP state,
+/// `mid` from the peer to the stream checks, then the flags the chain
+/// needs, and `tail`, the opcode's own checks after the duplicate check.
+/// The combinational part is computed only while `en` is high (a datagram
+/// in S2), otherwise 0, so Verilator skips it in idle cycles.
 #[derive(LogicBlock, Default)]
 pub struct PlaceCheck {
+    /// Clock (the outputs are registered).
+    pub clock: Signal<In, Clock>,
     /// A datagram is in S2.
     pub en: Signal<In, Bit>,
     /// Parser: drop.
@@ -29,10 +37,6 @@ pub struct PlaceCheck {
     pub stream: Signal<In, Bits<16>>,
     /// Path id.
     pub path: Signal<In, Bits<16>>,
-    /// Connection PSN.
-    pub conn_psn: Signal<In, Bits<32>>,
-    /// Path PSN.
-    pub path_psn: Signal<In, Bits<32>>,
     /// MSN.
     pub msn: Signal<In, Bits<32>>,
     /// Posted-receive index.
@@ -45,8 +49,6 @@ pub struct PlaceCheck {
     pub remote_va: Signal<In, Bits<64>>,
     /// The QP was found.
     pub qhit: Signal<In, Bit>,
-    /// QP: state.
-    pub q_state: Signal<In, Bits<2>>,
     /// QP: the peer's QPN.
     pub q_peer: Signal<In, Bits<32>>,
     /// QP: the peer's IP.
@@ -55,26 +57,19 @@ pub struct PlaceCheck {
     pub q_pd: Signal<In, Bits<32>>,
     /// QP: streams.
     pub q_streams: Signal<In, Bits<16>>,
-    /// QP: connection cumulative PSN.
-    pub q_cum: Signal<In, Bits<32>>,
-    /// QP: connection bitmap (bit `p` for PSNs `p` mod 256).
-    pub q_bm: Signal<In, Bits<256>>,
     /// MTU.
     pub mtu: Signal<In, Bits<16>>,
-    /// The path tracker's cumulative PSN of the datagram's path.
-    pub trk_cum: Signal<In, Bits<32>>,
     /// Ring control word of (QP, stream): {count, base `recv_idx`}.
     pub rq_ctl: Signal<In, Bits<36>>,
-    /// Ring slot of `recv_idx`: SGE address.
-    pub rq_addr: Signal<In, Bits<64>>,
+    /// The local address (the SGE's or the READ's, plus the offset; 65
+    /// bits), summed in S1.
+    pub laddr: Signal<In, Bits<65>>,
     /// Ring slot of `recv_idx`: SGE length.
     pub rq_len: Signal<In, Bits<32>>,
     /// MSN heads of the stream pair.
     pub heads: Signal<In, Bits<64>>,
     /// An outstanding READ (atomic) matches the response.
     pub rdhit: Signal<In, Bit>,
-    /// Its local address.
-    pub rd_addr: Signal<In, Bits<64>>,
     /// Its length.
     pub rd_len: Signal<In, Bits<32>>,
     /// An MR has the key (rkey or lkey by opcode).
@@ -87,22 +82,57 @@ pub struct PlaceCheck {
     pub m_base: Signal<In, Bits<64>>,
     /// That MR's length.
     pub m_len: Signal<In, Bits<64>>,
-    /// [`Verdict`](super::Verdict) code.
-    pub code: Signal<Out, Bits<5>>,
-    /// The engine path-tracks the packet.
-    pub track: Signal<Out, Bit>,
-    /// The connection PSN is accepted.
-    pub accept: Signal<Out, Bit>,
-    /// Placed (verdict 0).
-    pub placed: Signal<Out, Bit>,
-    /// The QP still receives after the verdict.
-    pub live: Signal<Out, Bit>,
-    /// Payload bytes (length - 68).
+    /// Registered: a code from the checks before the QP state (parser
+    /// drop, unknown QP) is in `head`.
+    pub head_hit: Signal<Out, Bit>,
+    /// Registered: that code.
+    pub head: Signal<Out, Bits<5>>,
+    /// Registered: a code from the checks after the QP state and before
+    /// the connection window (peer, path, opcode, stream) is in `mid`.
+    pub mid_hit: Signal<Out, Bit>,
+    /// Registered: that code.
+    pub mid: Signal<Out, Bits<5>>,
+    /// Registered: a PROBE that passed `mid` (its code is 12, 16 or 17).
+    pub probe: Signal<Out, Bit>,
+    /// Registered: the length checks fail (13).
+    pub bad_len: Signal<Out, Bit>,
+    /// Registered: a READ or atomic response.
+    pub resp: Signal<Out, Bit>,
+    /// Registered: the response matches an outstanding READ (atomic) and
+    /// fits it.
+    pub rd_ok: Signal<Out, Bit>,
+    /// Registered: the MSN is before its stream's head (4 when new).
+    pub msn_before: Signal<Out, Bit>,
+    /// Registered: the MSN is a window or more after its stream's head (23
+    /// when new).
+    pub msn_far: Signal<Out, Bit>,
+    /// Registered: the opcode's own checks after the duplicate check (0:
+    /// placed).
+    pub tail: Signal<Out, Bits<5>>,
+    /// Registered: a READ request, atomic request or ATOMIC_RESP (tracked
+    /// and accepted when handed up).
+    pub fwmsg: Signal<Out, Bit>,
+    /// Registered: payload bytes (length - 68).
     pub plen: Signal<Out, Bits<16>>,
-    /// The frame has payload beats.
+    /// Registered: the frame has payload beats.
     pub has_beats: Signal<Out, Bit>,
-    /// Where the payload goes.
+    /// Registered: where the payload goes.
     pub dest: Signal<Out, Bits<64>>,
+    r_head_hit: DFF<Bit>,
+    r_head: DFF<Bits<5>>,
+    r_mid_hit: DFF<Bit>,
+    r_mid: DFF<Bits<5>>,
+    r_probe: DFF<Bit>,
+    r_bad_len: DFF<Bit>,
+    r_resp: DFF<Bit>,
+    r_rd_ok: DFF<Bit>,
+    r_msn_before: DFF<Bit>,
+    r_msn_far: DFF<Bit>,
+    r_tail: DFF<Bits<5>>,
+    r_fwmsg: DFF<Bit>,
+    r_plen: DFF<Bits<16>>,
+    r_has_beats: DFF<Bit>,
+    r_dest: DFF<Bits<64>>,
     is_write: Signal<Local, Bit>,
     is_send: Signal<Local, Bit>,
     is_wimm: Signal<Local, Bit>,
@@ -112,36 +142,58 @@ pub struct PlaceCheck {
     is_rreq: Signal<Local, Bit>,
     is_areq: Signal<Local, Bit>,
     is_aresp: Signal<Local, Bit>,
-    is_fwmsg: Signal<Local, Bit>,
     pl: Signal<Local, Bits<16>>,
     rq_off: Signal<Local, Bits<32>>,
     rq_hit: Signal<Local, Bit>,
-    laddr: Signal<Local, Bits<65>>,
     maddr: Signal<Local, Bits<65>>,
     need: Signal<Local, Bits<4>>,
     rlen: Signal<Local, Bits<32>>,
-    d: Signal<Local, Bits<32>>,
-    d256: Signal<Local, Bits<32>>,
-    dup: Signal<Local, Bit>,
-    oow: Signal<Local, Bit>,
-    probe_far: Signal<Local, Bit>,
-    dp: Signal<Local, Bits<32>>,
-    path_oow: Signal<Local, Bit>,
     end_off: Signal<Local, Bits<33>>,
     wend: Signal<Local, Bits<66>>,
     mend: Signal<Local, Bits<65>>,
     mr_ok: Signal<Local, Bit>,
     rd_fits: Signal<Local, Bit>,
     dm: Signal<Local, Bits<32>>,
-    msn_far: Signal<Local, Bit>,
-    bad_len: Signal<Local, Bit>,
-    receiving: Signal<Local, Bit>,
-    c: Signal<Local, Bits<5>>,
+    bl: Signal<Local, Bit>,
 }
 
 impl Logic for PlaceCheck {
     #[hdl_gen]
     fn update(&mut self) {
+        dff_setup!(
+            self,
+            clock,
+            r_head_hit,
+            r_head,
+            r_mid_hit,
+            r_mid,
+            r_probe,
+            r_bad_len,
+            r_resp,
+            r_rd_ok,
+            r_msn_before,
+            r_msn_far,
+            r_tail,
+            r_fwmsg,
+            r_plen,
+            r_has_beats,
+            r_dest
+        );
+        self.head_hit.next = self.r_head_hit.q.val();
+        self.head.next = self.r_head.q.val();
+        self.mid_hit.next = self.r_mid_hit.q.val();
+        self.mid.next = self.r_mid.q.val();
+        self.probe.next = self.r_probe.q.val();
+        self.bad_len.next = self.r_bad_len.q.val();
+        self.resp.next = self.r_resp.q.val();
+        self.rd_ok.next = self.r_rd_ok.q.val();
+        self.msn_before.next = self.r_msn_before.q.val();
+        self.msn_far.next = self.r_msn_far.q.val();
+        self.tail.next = self.r_tail.q.val();
+        self.fwmsg.next = self.r_fwmsg.q.val();
+        self.plen.next = self.r_plen.q.val();
+        self.has_beats.next = self.r_has_beats.q.val();
+        self.dest.next = self.r_dest.q.val();
         self.is_write.next = false;
         self.is_send.next = false;
         self.is_wimm.next = false;
@@ -151,39 +203,34 @@ impl Logic for PlaceCheck {
         self.is_rreq.next = false;
         self.is_areq.next = false;
         self.is_aresp.next = false;
-        self.is_fwmsg.next = false;
         self.pl.next = 0.into();
         self.rq_off.next = 0.into();
         self.rq_hit.next = false;
-        self.laddr.next = 0.into();
         self.maddr.next = 0.into();
         self.need.next = 0.into();
         self.rlen.next = 0.into();
-        self.d.next = 0.into();
-        self.d256.next = 0.into();
-        self.dup.next = false;
-        self.oow.next = false;
-        self.probe_far.next = false;
-        self.dp.next = 0.into();
-        self.path_oow.next = false;
         self.end_off.next = 0.into();
         self.wend.next = 0.into();
         self.mend.next = 0.into();
         self.mr_ok.next = false;
         self.rd_fits.next = false;
         self.dm.next = 0.into();
-        self.msn_far.next = false;
-        self.bad_len.next = false;
-        self.receiving.next = false;
-        self.c.next = 0.into();
-        self.code.next = 0.into();
-        self.track.next = false;
-        self.accept.next = false;
-        self.placed.next = false;
-        self.live.next = false;
-        self.plen.next = 0.into();
-        self.has_beats.next = false;
-        self.dest.next = 0.into();
+        self.bl.next = false;
+        self.r_head_hit.d.next = false;
+        self.r_head.d.next = 0.into();
+        self.r_mid_hit.d.next = false;
+        self.r_mid.d.next = 0.into();
+        self.r_probe.d.next = false;
+        self.r_bad_len.d.next = false;
+        self.r_resp.d.next = false;
+        self.r_rd_ok.d.next = false;
+        self.r_msn_before.d.next = false;
+        self.r_msn_far.d.next = false;
+        self.r_tail.d.next = 0.into();
+        self.r_fwmsg.d.next = false;
+        self.r_plen.d.next = 0.into();
+        self.r_has_beats.d.next = false;
+        self.r_dest.d.next = 0.into();
         if self.en.val() {
             self.pl.next = self.len.val() - 68;
             self.is_write.next = self.opcode.val() == 0x01;
@@ -201,23 +248,18 @@ impl Logic for PlaceCheck {
             // a response matched like a READ response; both handed up.
             self.is_areq.next = (self.opcode.val() == 0x08) | (self.opcode.val() == 0x09);
             self.is_aresp.next = self.opcode.val() == 0x0A;
-            self.is_fwmsg.next = self.is_rreq.val() | self.is_areq.val() | self.is_aresp.val();
+            self.r_fwmsg.d.next = self.is_rreq.val() | self.is_areq.val() | self.is_aresp.val();
+            self.r_resp.d.next = self.is_rresp.val() | self.is_aresp.val();
             // The posted receive the message consumes (`receive_for`).
             self.rq_off.next = self.recv_idx.val() - self.rq_ctl.val().get_bits::<32>(0);
             self.rq_hit.next =
                 self.rq_off.val() < bit_cast::<32, 4>(self.rq_ctl.val().get_bits::<4>(32));
             // Where the bytes go: the WRITE's address, or the local SGE +
-            // offset (65 bits: a sum past 2^64 never passes the MR check).
-            if self.is_rresp.val() {
-                self.laddr.next =
-                    bit_cast::<65, 64>(self.rd_addr.val()) + bit_cast::<65, 32>(self.offset.val());
-            } else {
-                self.laddr.next =
-                    bit_cast::<65, 64>(self.rq_addr.val()) + bit_cast::<65, 32>(self.offset.val());
-            }
-            self.dest.next = self.laddr.val().get_bits::<64>(0);
+            // offset (65 bits, from S1: a sum past 2^64 never passes the MR
+            // check).
+            self.r_dest.d.next = self.laddr.val().get_bits::<64>(0);
             if self.is_rkey.val() {
-                self.dest.next = self.remote_va.val();
+                self.r_dest.d.next = self.remote_va.val();
             }
             // One MR check (`MrTable::check`) for every opcode: the rkey
             // with REMOTE_WRITE (WRITE, WRITE_IMM), REMOTE_READ over the
@@ -238,21 +280,6 @@ impl Logic for PlaceCheck {
                 self.need.next = 8.into();
                 self.rlen.next = 8.into();
             }
-            self.d.next = self.conn_psn.val() - self.q_cum.val();
-            self.dup.next = self.d.val().get_bit(31)
-                | self
-                    .q_bm
-                    .val()
-                    .get_bit(self.conn_psn.val().get_bits::<8>(0).index());
-            self.oow.next = !self.d.val().get_bit(31) & (self.d.val() >= 256);
-            // A PROBE's connection PSN (the sender's next one, spec §3.7)
-            // lies within one window either side of the cumulative PSN
-            // (`Qp::probe_current`); 32-bit wrap-around.
-            self.d256.next = self.d.val() + 256;
-            self.probe_far.next = self.d256.val() > 512;
-            // The engine's path window (`PathMark::OutOfWindow`).
-            self.dp.next = self.path_psn.val() - self.trk_cum.val();
-            self.path_oow.next = (self.dp.val() >= 0x4000_0000) & !self.dp.val().get_bit(31);
             self.end_off.next =
                 bit_cast::<33, 32>(self.offset.val()) + bit_cast::<33, 16>(self.pl.val());
             self.wend.next =
@@ -268,6 +295,7 @@ impl Logic for PlaceCheck {
             // The response fits its READ (`Tx::read_response_fits`).
             self.rd_fits.next = (self.msg_len.val() == self.rd_len.val())
                 & (self.end_off.val() <= bit_cast::<33, 32>(self.rd_len.val()));
+            self.r_rd_ok.d.next = self.rdhit.val() & self.rd_fits.val();
             // The MSN window (spec §6.5): before the stream's head is a
             // completed message, a window or more after it too far.
             if self.stream.val().get_bit(0) {
@@ -275,147 +303,105 @@ impl Logic for PlaceCheck {
             } else {
                 self.dm.next = self.msn.val() - self.heads.val().get_bits::<32>(0);
             }
-            self.msn_far.next = !self.dm.val().get_bit(31) & (self.dm.val() >= 256);
+            self.r_msn_before.d.next = self.dm.val().get_bit(31);
+            self.r_msn_far.d.next = !self.dm.val().get_bit(31) & (self.dm.val() >= 256);
             // An atomic request's payload is its operands (8 bytes, 16 for
             // COMPARE_SWAP), its offset 0 and its message length 8.
             if self.is_areq.val() {
                 if self.opcode.val() == 0x09 {
-                    self.bad_len.next = self.pl.val() != 16;
+                    self.bl.next = self.pl.val() != 16;
                 } else {
-                    self.bad_len.next = self.pl.val() != 8;
+                    self.bl.next = self.pl.val() != 8;
                 }
-                self.bad_len.next =
-                    self.bad_len.val() | (self.offset.val() != 0) | (self.msg_len.val() != 8);
+                self.r_bad_len.d.next =
+                    self.bl.val() | (self.offset.val() != 0) | (self.msg_len.val() != 8);
             } else {
-                self.bad_len.next = (self.pl.val() > self.mtu.val())
+                self.r_bad_len.d.next = (self.pl.val() > self.mtu.val())
                     | (self.end_off.val() > bit_cast::<33, 32>(self.msg_len.val()))
                     | (self.is_rreq.val() & ((self.pl.val() != 0) | (self.offset.val() != 0)));
             }
-            self.receiving.next = (self.q_state.val() == 1) | (self.q_state.val() == 2);
+            // Before the QP state (7, S3's).
             if self.drop.val() {
-                self.c.next = bit_cast::<5, 3>(self.reason.val());
+                self.r_head_hit.d.next = true;
+                self.r_head.d.next = bit_cast::<5, 3>(self.reason.val());
             } else if !self.qhit.val() {
-                self.c.next = 6.into();
-            } else if !self.receiving.val() {
-                self.c.next = 7.into();
-            } else if (self.src_qpn.val() != self.q_peer.val())
+                self.r_head_hit.d.next = true;
+                self.r_head.d.next = 6.into();
+            }
+            // After it, before the connection window (12, S3's).
+            self.r_mid_hit.d.next = true;
+            if (self.src_qpn.val() != self.q_peer.val())
                 | (self.src_ip.val() != self.q_peer_ip.val())
             {
-                self.c.next = 8.into();
+                self.r_mid.d.next = 8.into();
             } else if self.path.val() >= 64 {
-                self.c.next = 9.into();
+                self.r_mid.d.next = 9.into();
             } else if self.opcode.val() == 0x12 {
-                if self.probe_far.val() {
-                    self.c.next = 12.into();
-                } else if self.path_oow.val() {
-                    self.c.next = 16.into();
-                } else {
-                    self.c.next = 17.into();
-                }
+                self.r_mid_hit.d.next = false;
+                self.r_probe.d.next = true;
             } else if !self.is_write.val()
                 & !self.is_recv.val()
                 & !self.is_rresp.val()
-                & !self.is_fwmsg.val()
+                & !self.is_areq.val()
+                & !self.is_aresp.val()
+                & !self.is_rreq.val()
             {
-                self.c.next = 10.into();
+                self.r_mid.d.next = 10.into();
             } else if self.stream.val() >= self.q_streams.val() {
-                self.c.next = 11.into();
+                self.r_mid.d.next = 11.into();
             } else if self.is_recv.val() & (self.stream.val() >= 4) {
                 // Receives of streams without a ring are the firmware's.
-                self.c.next = 10.into();
-            } else if self.oow.val() {
-                self.c.next = 12.into();
-            } else if self.bad_len.val() {
-                self.c.next = 13.into();
-            } else if (self.is_rresp.val() | self.is_aresp.val())
-                & !self.dup.val()
-                & !(self.rdhit.val() & self.rd_fits.val())
-            {
-                // A new response is matched to its request before anything
-                // else takes note of it (spec §6.8).
-                self.c.next = 21.into();
-            } else if !self.is_rresp.val()
-                & !self.is_aresp.val()
-                & !self.dup.val()
-                & self.dm.val().get_bit(31)
-            {
-                // A new packet of a completed message (spec §6.5).
-                self.c.next = 4.into();
-            } else if !self.is_rresp.val()
-                & !self.is_aresp.val()
-                & !self.dup.val()
-                & self.msn_far.val()
-            {
-                self.c.next = 23.into();
-            } else if self.path_oow.val() {
-                self.c.next = 16.into();
-            } else if self.dup.val() {
-                self.c.next = 14.into();
-            } else if self.is_write.val() {
+                self.r_mid.d.next = 10.into();
+            } else {
+                self.r_mid_hit.d.next = false;
+            }
+            // The opcode's own checks, after the duplicate check.
+            if self.is_write.val() {
                 if (self.pl.val() != 0) & !self.mr_ok.val() {
-                    self.c.next = 15.into();
+                    self.r_tail.d.next = 15.into();
                 }
             } else if self.is_rreq.val() {
                 // The rkey check, then up to the firmware, PSN accepted.
                 if (self.msg_len.val() != 0) & !self.mr_ok.val() {
-                    self.c.next = 15.into();
+                    self.r_tail.d.next = 15.into();
                 } else {
-                    self.c.next = 10.into();
+                    self.r_tail.d.next = 10.into();
                 }
             } else if self.is_areq.val() {
                 // The rkey check, then 8-byte alignment, then up.
                 if !self.mr_ok.val() {
-                    self.c.next = 15.into();
+                    self.r_tail.d.next = 15.into();
                 } else if self.remote_va.val().get_bits::<3>(0) != 0 {
-                    self.c.next = 19.into();
+                    self.r_tail.d.next = 19.into();
                 } else {
-                    self.c.next = 10.into();
+                    self.r_tail.d.next = 10.into();
                 }
             } else if self.is_aresp.val() {
-                self.c.next = 10.into();
+                self.r_tail.d.next = 10.into();
             } else if self.is_wimm.val() {
                 // A posted receive first (its completion), then the rkey.
                 if !self.rq_hit.val() {
-                    self.c.next = 18.into();
+                    self.r_tail.d.next = 18.into();
                 } else if (self.pl.val() != 0) & !self.mr_ok.val() {
-                    self.c.next = 15.into();
+                    self.r_tail.d.next = 15.into();
                 }
             } else if self.is_send.val() {
                 if !self.rq_hit.val() {
-                    self.c.next = 18.into();
+                    self.r_tail.d.next = 18.into();
                 } else if self.msg_len.val() > self.rq_len.val() {
-                    self.c.next = 19.into();
+                    self.r_tail.d.next = 19.into();
                 } else if (self.pl.val() != 0) & !self.mr_ok.val() {
-                    self.c.next = 20.into();
+                    self.r_tail.d.next = 20.into();
                 }
             } else if (self.pl.val() != 0) & !self.mr_ok.val() {
                 // A READ response that fits its READ: the lkey check.
-                self.c.next = 22.into();
+                self.r_tail.d.next = 22.into();
             }
-            self.code.next = self.c.val();
-            // The engine path-tracks (and ACKs) every message that passed
-            // the checks up to the path window, and PROBEs.
-            self.track.next = (self.c.val() == 0)
-                | (self.c.val() == 14)
-                | (self.c.val() == 15)
-                | (self.c.val() == 17)
-                | (self.c.val() == 18)
-                | (self.c.val() == 19)
-                | (self.c.val() == 20)
-                | (self.c.val() == 22)
-                | (self.is_fwmsg.val() & (self.c.val() == 10));
-            // Connection PSN accepted: placed, a READ response matched to
-            // its READ whatever its lkey check, the messages handed up.
-            self.accept.next = (self.c.val() == 0)
-                | (self.c.val() == 22)
-                | (self.is_fwmsg.val() & (self.c.val() == 10));
-            self.placed.next = self.c.val() == 0;
-            self.live.next = self.qhit.val() & (self.c.val() != 22) & self.receiving.val();
-            self.plen.next = self.pl.val();
+            self.r_plen.d.next = self.pl.val();
             if self.is_msg.val() {
-                self.has_beats.next = self.len.val() > 64;
+                self.r_has_beats.d.next = self.len.val() > 64;
             } else {
-                self.has_beats.next = self.len.val() > 32;
+                self.r_has_beats.d.next = self.len.val() > 32;
             }
         }
     }

@@ -4,9 +4,10 @@
 //! [`RxPlace`] sits behind [`crate::RxParser`] (see [`crate::RxCore`]). For
 //! every frame the parser reports (`meta_*`, one pulse after the frame's
 //! last beat) it looks the QP up (S0), then its outstanding READ and its MR
-//! (S1, which also addresses the path tracker [`crate::RxPathTable`] with
-//! `trk_rd_addr`), and decides in the cycle after (S2, with the tracker's
-//! `trk_cum`), in the engine's order
+//! (S1), runs the checks that read no connection state (S2, which also
+//! addresses the path tracker [`crate::RxPathTable`] with `trk_rd_addr`),
+//! and decides in the cycle after (S3, with the tracker's `trk_cum`), in
+//! the engine's order
 //! (`metaroce_firmware` `Nic::handle_datagram`, `Qp::on_packet`,
 //! `Qp::on_message`; first failure wins):
 //!
@@ -65,7 +66,7 @@
 //! new packet of a completed message (an MSN before its stream's head), is
 //! verdict 4.
 //!
-//! The verdict event (`m_ev_*`, the cycle after S2) carries what the path
+//! The verdict event (`m_ev_*`, the cycle after S3) carries what the path
 //! tracker and the firmware need: `m_ev_track` (the engine path-tracks the
 //! packet: placed, duplicate, remote access, 18–22, and PROBE), the QP's
 //! connection cumulative PSN after the verdict, whether the QP is still
@@ -98,7 +99,8 @@
 //! Each QP keeps its connection receive state: the cumulative connection PSN
 //! and a 256-bit bitmap of accepted PSNs above it (the engine's
 //! `ConnBitmap` with a 256-packet window), updated in the cycle of the
-//! verdict so back-to-back packets of one QP see each other.
+//! verdict (in a bypass register, the table a cycle later) so
+//! back-to-back packets of one QP see each other.
 //!
 //! # Counters
 //! One 32-bit counter per verdict code, counted a cycle after the verdict
@@ -113,20 +115,24 @@
 //! # Structure
 //! Native rust-hdl. The QP, MR and outstanding-READ tables are arrays of
 //! registers, looked up by loop-and-compare (small CAMs); the receive rings
-//! and MSN heads are rust-hdl `RAM`s (registered reads in S0). Three
+//! and MSN heads are rust-hdl `RAM`s (registered reads in S0). Four
 //! stages: S0 the QP lookup and the RAM reads; S1 the outstanding-READ
-//! lookup, the key and the MR lookup, registered; S2 the verdict, split in
-//! three: the QP entry's selections (in [`RxPlace`]'s kernel), the checks
-//! ([`PlaceCheck`]) and the connection window's update ([`ConnAccept`]),
-//! each computed only with a datagram in S2.
+//! lookup, the key, the MR lookup and the local address, registered; S2
+//! the checks that read no connection state ([`PlaceCheck`], registered);
+//! S3 the verdict ([`PlaceDecide`]) and the connection window's update
+//! ([`ConnAccept`]), each computed only with a datagram in its stage.
 //!
 //! Forwarding between the stages: S1's lookups see the table write of their
 //! own cycle (write-through: a firmware write to the datagram's QP's READ
-//! words or to an MR lands in S2's registers too), so the verdict uses the
-//! MR, READ and QP entries of its own cycle, as when all three were read in
-//! one cycle. The QP entry and its connection state (cumulative PSN,
-//! bitmap, state) are read in S2 itself, where the previous datagram's
-//! verdict wrote them a cycle before: nothing to forward. The data
+//! words or to an MR lands in S2's registers too); S2 reads the QP entry's
+//! peer, PD and streams from the registers (writes up to S1). The QP state
+//! and connection window (cumulative PSN, bitmap) are loaded in S2 into
+//! S3's registers (the bypass): S3's own result when S3 holds a datagram
+//! of the same QP, else the write-back pending this cycle when it is that
+//! QP's, else the table, with this cycle's firmware write (so one in S2 is
+//! seen). S3's result goes to write-back registers and into the table a
+//! cycle later, before that cycle's firmware write (the firmware wins), so
+//! the verdict's loop has no table selection or write decode in it. The data
 //! FIFO and the output side are [`PlaceOut`]; the data FIFO is in
 //! [`BlockRam`](crate::helpers::BlockRam)s (block RAM, read a cycle ahead), the verdict FIFO in a
 //! [`LutRam`] (asynchronous read). rust-hdl's own simulator runs the
@@ -165,6 +171,7 @@ const _: () = assert!(RQ_SLOTS == 8 && RQ_STREAMS == 4 && READS == 2 && MSN_STRE
 mod accept;
 pub mod cfg;
 mod check;
+mod decide;
 mod out;
 #[cfg(test)]
 mod tests;
@@ -172,6 +179,7 @@ mod verdict;
 
 pub use accept::{AccPost, AccPre, ConnAccept};
 pub use check::PlaceCheck;
+pub use decide::PlaceDecide;
 pub use out::PlaceOut;
 pub use verdict::Verdict;
 
@@ -233,9 +241,9 @@ pub struct RxPlace<const W: usize, const B: usize> {
     pub meta_src_port: Signal<In, Bits<16>>,
     /// IP ECN CE mark of the datagram.
     pub meta_ce: Signal<In, Bit>,
-    /// S1: path tracker entry to read (`qp << 6 | path`), registered.
+    /// S2: path tracker entry to read (`qp << 6 | path`).
     pub trk_rd_addr: Signal<Out, Bits<8>>,
-    /// S2: that entry's cumulative path PSN (from [`crate::RxPathTable`]).
+    /// S3: that entry's cumulative path PSN (from [`crate::RxPathTable`]).
     pub trk_cum: Signal<In, Bits<32>>,
     /// Parser payload beats (headers stripped, ICRC still at the end).
     pub s_tdata: Signal<In, Bits<W>>,
@@ -338,7 +346,7 @@ pub struct RxPlace<const W: usize, const B: usize> {
     pub cnt_sel: Signal<In, Bits<5>>,
     /// The selected counter, one cycle after `cnt_sel`.
     pub cnt_val: Signal<Out, Bits<32>>,
-    /// S1: a datagram is here: the tracker reads `trk_rd_addr` and
+    /// S2: a datagram is here: the tracker reads `trk_rd_addr` and
     /// computes its forwarding for the next cycle only then.
     pub trk_rd_en: Signal<Out, Bit>,
     // ---- tables (registers; the rings and MSN heads in RAMs) ----
@@ -443,11 +451,10 @@ pub struct RxPlace<const W: usize, const B: usize> {
     x_qhit: DFF<Bit>,
     x_qi: DFF<Bits<2>>,
     x_rq_ctl: DFF<Bits<36>>,
-    x_rq_addr: DFF<Bits<64>>,
+    x_laddr: DFF<Bits<65>>,
     x_rq_len: DFF<Bits<32>>,
     x_heads: DFF<Bits<64>>,
     x_rdhit: DFF<Bit>,
-    x_rd_addr: DFF<Bits<64>>,
     x_rd_len: DFF<Bits<32>>,
     x_mhit: DFF<Bit>,
     x_m_access: DFF<Bits<4>>,
@@ -455,8 +462,37 @@ pub struct RxPlace<const W: usize, const B: usize> {
     x_m_base: DFF<Bits<64>>,
     x_m_len: DFF<Bits<64>>,
     check: PlaceCheck,
+    // ---- S3: the metadata the verdict and the event need, registered
+    // (S2's checks are registered in `check`) ----
+    y_valid: DFF<Bit>,
+    y_qhit: DFF<Bit>,
+    y_qi: DFF<Bits<2>>,
+    y_is_msg: DFF<Bit>,
+    y_version: DFF<Bits<8>>,
+    y_opcode: DFF<Bits<8>>,
+    y_flags: DFF<Bits<16>>,
+    y_dst_qpn: DFF<Bits<32>>,
+    y_src_port: DFF<Bits<16>>,
+    y_ce: DFF<Bit>,
+    y_stream: DFF<Bits<16>>,
+    y_path: DFF<Bits<16>>,
+    y_conn_psn: DFF<Bits<32>>,
+    y_path_psn: DFF<Bits<32>>,
+    y_timestamp: DFF<Bits<64>>,
+    y_msn: DFF<Bits<32>>,
+    y_recv_idx: DFF<Bits<32>>,
+    y_msg_len: DFF<Bits<32>>,
+    y_offset: DFF<Bits<32>>,
+    y_imm: DFF<Bits<32>>,
+    // The window and state of the datagram's QP, loaded in S2 (the
+    // bypass): the table entry, the pending write-back, or S3's result.
+    y_state: DFF<Bits<2>>,
+    y_cum: DFF<Bits<32>>,
+    y_bm: DFF<Bits<256>>,
+    y_ge: DFF<Bits<256>>,
+    decide: PlaceDecide,
     acc: ConnAccept,
-    // ---- the event (S2) ----
+    // ---- the event (S3) ----
     e_valid: DFF<Bit>,
     e_code: DFF<Bits<5>>,
     e_track: DFF<Bit>,
@@ -481,6 +517,12 @@ pub struct RxPlace<const W: usize, const B: usize> {
     e_recv_idx: DFF<Bits<32>>,
     e_imm: DFF<Bits<32>>,
     cnt: DFF<Bits<32>>,
+    // ---- the write-back of S3's window and state (a cycle after) ----
+    w_pend: DFF<Bit>,
+    w_qi: DFF<Bits<2>>,
+    w_state: DFF<Bits<2>>,
+    w_cum: DFF<Bits<32>>,
+    w_bm: DFF<Bits<256>>,
     // ---- verdict FIFO ({addr, len, beats, place}) and the output side ----
     vq: LutRam<VQ_BITS, 6>,
     v_wr: DFF<Bits<7>>,
@@ -516,9 +558,22 @@ pub struct RxPlace<const W: usize, const B: usize> {
     s_mk: Signal<Local, Bits<32>>,
     s_mhit: Signal<Local, Bit>,
     s_mi: Signal<Local, Bits<2>>,
-    // S2 locals (the QP entry's selections feeding `check` and `acc`).
-    s_cum: Signal<Local, Bits<32>>,
-    s_bm: Signal<Local, Bits<256>>,
+    // S2 locals (the window of the QP entering S3: firmware write hits,
+    // the table or the pending write-back).
+    s_cq: Signal<Local, Bit>,
+    s_x0: Signal<Local, Bit>,
+    s_x5: Signal<Local, Bit>,
+    s_xstate: Signal<Local, Bits<2>>,
+    s_xcum: Signal<Local, Bits<32>>,
+    s_xbm: Signal<Local, Bits<256>>,
+    s_xge: Signal<Local, Bits<256>>,
+    // S3 locals (the window after the verdict, with this cycle's firmware
+    // write).
+    s_y0: Signal<Local, Bit>,
+    s_y5: Signal<Local, Bit>,
+    s_nstate: Signal<Local, Bits<2>>,
+    s_ncum: Signal<Local, Bits<32>>,
+    s_nbm: Signal<Local, Bits<256>>,
     vqd: Signal<Local, Bits<VQ_BITS>>,
     // Output side.
     v_count: Signal<Local, Bits<7>>,
@@ -538,6 +593,11 @@ pub const fn data_fifo_depth(bytes_per_beat: usize) -> usize {
 /// 5-beat PROBEs arrive meanwhile). 32 gave 291 refused beats in 5.1 M
 /// cycles of the bench's mix at 64 bits; 64 gives none.
 const VERDICTS: usize = 64;
+/// Verdicts that can still be written after `can_accept` falls: the four
+/// pipeline stages (S0..S3) and the frame the parser is finishing.
+const IN_FLIGHT: usize = 4 + 1;
+// `can_accept`'s bound (a literal in the kernel).
+const _: () = assert!(VERDICTS - IN_FLIGHT == 59);
 /// Bits of a verdict FIFO entry: place (bit 0), has beats (1), length
 /// (2..18), address (18..82).
 const VQ_BITS: usize = 82;
@@ -618,17 +678,45 @@ impl<const W: usize, const B: usize> Logic for RxPlace<W, B> {
             x_qhit,
             x_qi,
             x_rq_ctl,
-            x_rq_addr,
+            x_laddr,
             x_rq_len,
             x_heads,
             x_rdhit,
-            x_rd_addr,
             x_rd_len,
             x_mhit,
             x_m_access,
             x_m_pd,
             x_m_base,
             x_m_len,
+            y_valid,
+            y_qhit,
+            y_qi,
+            y_is_msg,
+            y_version,
+            y_opcode,
+            y_flags,
+            y_dst_qpn,
+            y_src_port,
+            y_ce,
+            y_stream,
+            y_path,
+            y_conn_psn,
+            y_path_psn,
+            y_timestamp,
+            y_msn,
+            y_recv_idx,
+            y_msg_len,
+            y_offset,
+            y_imm,
+            y_state,
+            y_cum,
+            y_bm,
+            y_ge,
+            w_pend,
+            w_qi,
+            w_state,
+            w_cum,
+            w_bm,
             e_valid,
             e_code,
             e_track,
@@ -731,7 +819,7 @@ impl<const W: usize, const B: usize> Logic for RxPlace<W, B> {
         self.out.rst.next = self.rst.val();
 
         // Statements are kept in groups that share no local: the table
-        // selections feeding `check` and `acc` (S2 below) never share one
+        // selections feeding `decide` and `acc` (S3 below) never share one
         // with the statements that take their results, so Verilator can
         // order them apart (one group both feeding and reading a
         // sub-block would be a combinational loop to it).
@@ -788,12 +876,9 @@ impl<const W: usize, const B: usize> Logic for RxPlace<W, B> {
             self.qi.d.next = self.qi0.val();
         }
 
-        // ---- S1: the tracker's read, the READ and MR lookups ----
-        self.trk_rd_addr.next = (bit_cast::<8, 2>(self.qi.q.val()) << 6)
-            | bit_cast::<8, 6>(self.p_path.q.val().get_bits::<6>(0));
-        self.trk_rd_en.next = self.p_valid.q.val();
-        // Both lookups see this cycle's table write (write-through), as the
-        // verdict in S2 would have seen it in its table registers.
+        // ---- S1: the READ and MR lookups, the local address ----
+        // Both lookups see this cycle's table write (write-through), as a
+        // read of the table registers in S2 would have seen it.
         self.s_qw.next = self.cfg_we.val()
             & (self.cfg_addr.val().get_bits::<3>(6) == 0)
             & (self.cfg_addr.val().get_bits::<2>(4) == self.qi.q.val());
@@ -926,7 +1011,15 @@ impl<const W: usize, const B: usize> Logic for RxPlace<W, B> {
                 }
             }
             self.x_rdhit.d.next = self.s_rdhit.val();
-            self.x_rd_addr.d.next = self.s_rd_addr.val();
+            // The local address: the READ's (a READ_RESP) or the receive's
+            // SGE, plus the offset (65 bits).
+            if self.p_opcode.q.val() == 0x06 {
+                self.x_laddr.d.next = bit_cast::<65, 64>(self.s_rd_addr.val())
+                    + bit_cast::<65, 32>(self.p_offset.q.val());
+            } else {
+                self.x_laddr.d.next = bit_cast::<65, 64>(self.rq_addr.read_data.val())
+                    + bit_cast::<65, 32>(self.p_offset.q.val());
+            }
             self.x_rd_len.d.next = self.s_rd_len.val();
             self.x_mhit.d.next = self.s_mhit.val();
             for i in 0..MRS {
@@ -953,7 +1046,6 @@ impl<const W: usize, const B: usize> Logic for RxPlace<W, B> {
             }
             // The ring words and the metadata, on to S2.
             self.x_rq_ctl.d.next = self.rq_ctl.read_data.val();
-            self.x_rq_addr.d.next = self.rq_addr.read_data.val();
             self.x_rq_len.d.next = self.rq_ll.read_data.val().get_bits::<32>(0);
             self.x_heads.d.next = self.msn_heads.read_data.val();
             self.x_drop.d.next = self.p_drop.q.val();
@@ -983,7 +1075,12 @@ impl<const W: usize, const B: usize> Logic for RxPlace<W, B> {
             self.x_qi.d.next = self.qi.q.val();
         }
 
-        // ---- S2: the QP entry's selections (only with a datagram in S2) ----
+        // ---- S2: the tracker's read, the state-free checks (registered in
+        // `check`), the metadata on to S3 ----
+        self.trk_rd_addr.next = (bit_cast::<8, 2>(self.x_qi.q.val()) << 6)
+            | bit_cast::<8, 6>(self.x_path.q.val().get_bits::<6>(0));
+        self.trk_rd_en.next = self.x_valid.q.val();
+        self.check.clock.next = self.clock.val();
         self.check.en.next = self.x_valid.q.val();
         self.check.drop.next = self.x_drop.q.val();
         self.check.reason.next = self.x_reason.q.val();
@@ -993,8 +1090,6 @@ impl<const W: usize, const B: usize> Logic for RxPlace<W, B> {
         self.check.src_ip.next = self.x_src_ip.q.val();
         self.check.stream.next = self.x_stream.q.val();
         self.check.path.next = self.x_path.q.val();
-        self.check.conn_psn.next = self.x_conn_psn.q.val();
-        self.check.path_psn.next = self.x_path_psn.q.val();
         self.check.msn.next = self.x_msn.q.val();
         self.check.recv_idx.next = self.x_recv_idx.q.val();
         self.check.msg_len.next = self.x_msg_len.q.val();
@@ -1003,106 +1098,207 @@ impl<const W: usize, const B: usize> Logic for RxPlace<W, B> {
         self.check.is_msg.next = self.x_is_msg.q.val();
         self.check.qhit.next = self.x_qhit.q.val();
         self.check.mtu.next = self.mtu.q.val();
-        self.check.trk_cum.next = self.trk_cum.val();
         self.check.rq_ctl.next = self.x_rq_ctl.q.val();
-        self.check.rq_addr.next = self.x_rq_addr.q.val();
+        self.check.laddr.next = self.x_laddr.q.val();
         self.check.rq_len.next = self.x_rq_len.q.val();
         self.check.heads.next = self.x_heads.q.val();
         self.check.rdhit.next = self.x_rdhit.q.val();
-        self.check.rd_addr.next = self.x_rd_addr.q.val();
         self.check.rd_len.next = self.x_rd_len.q.val();
         self.check.mhit.next = self.x_mhit.q.val();
         self.check.m_access.next = self.x_m_access.q.val();
         self.check.m_pd.next = self.x_m_pd.q.val();
         self.check.m_base.next = self.x_m_base.q.val();
         self.check.m_len.next = self.x_m_len.q.val();
-        self.check.q_state.next = 0.into();
         self.check.q_peer.next = 0.into();
         self.check.q_peer_ip.next = 0.into();
         self.check.q_pd.next = 0.into();
         self.check.q_streams.next = 0.into();
-        self.s_cum.next = 0.into();
-        self.s_bm.next = 0.into();
-        // The QP entry and its connection state from the registers: the
-        // previous datagram's verdict wrote them in the cycle before.
+        // The QP entry's fields that only the firmware writes.
         if self.x_valid.q.val() {
             for i in 0..QPS {
                 if self.x_qi.q.val().index() == i {
-                    self.check.q_state.next = self.q_state[i].q.val();
                     self.check.q_peer.next = self.q_peer[i].q.val();
                     self.check.q_peer_ip.next = self.q_peer_ip[i].q.val();
                     self.check.q_pd.next = self.q_pd[i].q.val();
                     self.check.q_streams.next = self.q_streams[i].q.val();
-                    self.s_cum.next = self.q_cum[i].q.val();
-                    self.s_bm.next = self.q_bm[i].q.val();
                 }
             }
         }
-        self.check.q_cum.next = self.s_cum.val();
-        self.check.q_bm.next = self.s_bm.val();
-        self.acc.cum.next = self.s_cum.val();
-        self.acc.bm.next = self.s_bm.val();
-        self.acc.psn.next = self.x_conn_psn.q.val().get_bits::<8>(0);
-        self.acc.en.next = self.x_valid.q.val();
-        self.acc.take.next = self.check.accept.val();
+        self.y_valid.d.next = self.x_valid.q.val() & !self.rst.val();
+        if self.x_valid.q.val() {
+            self.y_qhit.d.next = self.x_qhit.q.val();
+            self.y_qi.d.next = self.x_qi.q.val();
+            self.y_is_msg.d.next = self.x_is_msg.q.val();
+            self.y_version.d.next = self.x_version.q.val();
+            self.y_opcode.d.next = self.x_opcode.q.val();
+            self.y_flags.d.next = self.x_flags.q.val();
+            self.y_dst_qpn.d.next = self.x_dst_qpn.q.val();
+            self.y_src_port.d.next = self.x_src_port.q.val();
+            self.y_ce.d.next = self.x_ce.q.val();
+            self.y_stream.d.next = self.x_stream.q.val();
+            self.y_path.d.next = self.x_path.q.val();
+            self.y_conn_psn.d.next = self.x_conn_psn.q.val();
+            self.y_path_psn.d.next = self.x_path_psn.q.val();
+            self.y_timestamp.d.next = self.x_timestamp.q.val();
+            self.y_msn.d.next = self.x_msn.q.val();
+            self.y_recv_idx.d.next = self.x_recv_idx.q.val();
+            self.y_msg_len.d.next = self.x_msg_len.q.val();
+            self.y_offset.d.next = self.x_offset.q.val();
+            self.y_imm.d.next = self.x_imm.q.val();
+        }
 
-        // ---- S2 results: the event, the connection state, the verdict FIFO ----
-        self.e_valid.d.next = self.x_valid.q.val();
-        self.c_valid.d.next = self.x_valid.q.val();
-        self.vq.write_enable.next = self.x_valid.q.val();
+        // ---- S3: the connection state (only with a datagram in S3) ----
+        self.decide.en.next = self.y_valid.q.val();
+        self.decide.qhit.next = self.y_qhit.q.val();
+        self.decide.head_hit.next = self.check.head_hit.val();
+        self.decide.head.next = self.check.head.val();
+        self.decide.mid_hit.next = self.check.mid_hit.val();
+        self.decide.mid.next = self.check.mid.val();
+        self.decide.probe.next = self.check.probe.val();
+        self.decide.bad_len.next = self.check.bad_len.val();
+        self.decide.resp.next = self.check.resp.val();
+        self.decide.rd_ok.next = self.check.rd_ok.val();
+        self.decide.msn_before.next = self.check.msn_before.val();
+        self.decide.msn_far.next = self.check.msn_far.val();
+        self.decide.tail.next = self.check.tail.val();
+        self.decide.fwmsg.next = self.check.fwmsg.val();
+        self.decide.conn_psn.next = self.y_conn_psn.q.val();
+        self.decide.path_psn.next = self.y_path_psn.q.val();
+        self.decide.trk_cum.next = self.trk_cum.val();
+        // The QP's state and connection window, loaded in S2 (the bypass
+        // below): no table selection in the verdict's loop.
+        self.decide.q_state.next = self.y_state.q.val();
+        self.decide.q_cum.next = self.y_cum.q.val();
+        self.decide.q_bm.next = self.y_bm.q.val();
+        self.acc.cum.next = self.y_cum.q.val();
+        self.acc.bm.next = self.y_bm.q.val();
+        self.acc.ge.next = self.y_ge.q.val();
+        self.acc.psn.next = self.y_conn_psn.q.val().get_bits::<8>(0);
+        self.acc.en.next = self.y_valid.q.val();
+        self.acc.take.next = self.decide.accept.val();
+
+        // ---- S3 results: the event, the connection state, the verdict FIFO ----
+        self.e_valid.d.next = self.y_valid.q.val();
+        self.c_valid.d.next = self.y_valid.q.val();
+        self.vq.write_enable.next = self.y_valid.q.val();
         self.vq.write_address.next = self.v_wr.q.val().get_bits::<6>(0);
         self.vqd.next = (bit_cast::<VQ_BITS, 16>(self.check.plen.val()) << 2)
             | (bit_cast::<VQ_BITS, 64>(self.check.dest.val()) << 18);
-        if self.check.placed.val() {
+        if self.decide.placed.val() {
             self.vqd.next = self.vqd.val().replace_bit(0, true);
         }
         if self.check.has_beats.val() {
             self.vqd.next = self.vqd.val().replace_bit(1, true);
         }
         self.vq.write_data.next = self.vqd.val();
-        if self.x_valid.q.val() {
-            self.c_code.d.next = self.check.code.val();
-            self.e_code.d.next = self.check.code.val();
-            self.e_track.d.next = self.check.track.val();
-            self.e_qhit.d.next = self.x_qhit.q.val();
+        if self.y_valid.q.val() {
+            self.c_code.d.next = self.decide.code.val();
+            self.e_code.d.next = self.decide.code.val();
+            self.e_track.d.next = self.decide.track.val();
+            self.e_qhit.d.next = self.y_qhit.q.val();
             self.e_conn_cum.d.next = self.acc.new_cum.val();
-            self.e_live.d.next = self.check.live.val();
-            self.e_stream.d.next = self.x_stream.q.val();
-            self.e_conn_psn.d.next = self.x_conn_psn.q.val();
-            self.e_offset.d.next = self.x_offset.q.val();
-            self.e_msg_len.d.next = self.x_msg_len.q.val();
+            self.e_live.d.next = self.decide.live.val();
+            self.e_stream.d.next = self.y_stream.q.val();
+            self.e_conn_psn.d.next = self.y_conn_psn.q.val();
+            self.e_offset.d.next = self.y_offset.q.val();
+            self.e_msg_len.d.next = self.y_msg_len.q.val();
             self.e_len.d.next = 0.into();
-            if self.x_is_msg.q.val() {
+            if self.y_is_msg.q.val() {
                 self.e_len.d.next = self.check.plen.val();
             }
-            self.e_version.d.next = self.x_version.q.val();
-            self.e_opcode.d.next = self.x_opcode.q.val();
-            self.e_flags.d.next = self.x_flags.q.val();
-            self.e_dst_qpn.d.next = self.x_dst_qpn.q.val();
-            self.e_path.d.next = self.x_path.q.val();
-            self.e_path_psn.d.next = self.x_path_psn.q.val();
-            self.e_timestamp.d.next = self.x_timestamp.q.val();
-            self.e_src_port.d.next = self.x_src_port.q.val();
-            self.e_ce.d.next = self.x_ce.q.val();
-            self.e_msn.d.next = self.x_msn.q.val();
-            self.e_recv_idx.d.next = self.x_recv_idx.q.val();
-            self.e_imm.d.next = self.x_imm.q.val();
-            for i in 0..QPS {
-                if self.x_qi.q.val().index() == i {
-                    // The bitmap and cumulative PSN in the verdict's cycle,
-                    // so the next datagram of the QP sees them.
-                    if self.check.accept.val() {
-                        self.q_bm[i].d.next = self.acc.new_bm.val();
-                        self.q_cum[i].d.next = self.acc.new_cum.val();
-                    }
-                    // A response that fails its lkey check fails its READ
-                    // and the QP (ERR).
-                    if self.check.code.val() == 22 {
-                        self.q_state[i].d.next = 0.into();
-                    }
+            self.e_version.d.next = self.y_version.q.val();
+            self.e_opcode.d.next = self.y_opcode.q.val();
+            self.e_flags.d.next = self.y_flags.q.val();
+            self.e_dst_qpn.d.next = self.y_dst_qpn.q.val();
+            self.e_path.d.next = self.y_path.q.val();
+            self.e_path_psn.d.next = self.y_path_psn.q.val();
+            self.e_timestamp.d.next = self.y_timestamp.q.val();
+            self.e_src_port.d.next = self.y_src_port.q.val();
+            self.e_ce.d.next = self.y_ce.q.val();
+            self.e_msn.d.next = self.y_msn.q.val();
+            self.e_recv_idx.d.next = self.y_recv_idx.q.val();
+            self.e_imm.d.next = self.y_imm.q.val();
+            self.v_wr.d.next = self.v_wr.q.val() + 1;
+        }
+        // The QP's window and state after the verdict (a response that
+        // fails its lkey check fails its READ and the QP: ERR), then this
+        // cycle's firmware write to them (the firmware wins): written back
+        // to the table a cycle later, and the next datagram's if of this QP.
+        self.s_cq.next = self.cfg_we.val() & (self.cfg_addr.val().get_bits::<3>(6) == 0);
+        self.s_y0.next = self.s_cq.val()
+            & (self.cfg_addr.val().get_bits::<2>(4) == self.y_qi.q.val())
+            & (self.cfg_addr.val().get_bits::<4>(0) == 0);
+        self.s_y5.next = self.s_cq.val()
+            & (self.cfg_addr.val().get_bits::<2>(4) == self.y_qi.q.val())
+            & (self.cfg_addr.val().get_bits::<4>(0) == 5);
+        self.s_nstate.next = self.y_state.q.val();
+        if self.decide.code.val() == 22 {
+            self.s_nstate.next = 0.into();
+        }
+        self.s_ncum.next = self.acc.new_cum.val();
+        self.s_nbm.next = self.acc.new_bm.val();
+        if self.s_y0.val() {
+            self.s_nstate.next = self.cfg_data.val().get_bits::<2>(1);
+        }
+        if self.s_y5.val() {
+            self.s_ncum.next = self.cfg_data.val().get_bits::<32>(0);
+            self.s_nbm.next = 0.into();
+        }
+        self.w_pend.d.next = self.y_valid.q.val();
+        self.w_qi.d.next = self.y_qi.q.val();
+        self.w_state.d.next = self.s_nstate.val();
+        self.w_cum.d.next = self.s_ncum.val();
+        self.w_bm.d.next = self.s_nbm.val();
+
+        // ---- the bypass: S2 loads the window and state of its datagram's
+        // QP for S3 ----
+        // From the table, or the write-back pending this cycle, then this
+        // cycle's firmware write; or S3's result when S3 holds a datagram
+        // of the same QP (back to back).
+        self.s_x0.next = self.s_cq.val()
+            & (self.cfg_addr.val().get_bits::<2>(4) == self.x_qi.q.val())
+            & (self.cfg_addr.val().get_bits::<4>(0) == 0);
+        self.s_x5.next = self.s_cq.val()
+            & (self.cfg_addr.val().get_bits::<2>(4) == self.x_qi.q.val())
+            & (self.cfg_addr.val().get_bits::<4>(0) == 5);
+        self.s_xstate.next = 0.into();
+        self.s_xcum.next = 0.into();
+        self.s_xbm.next = 0.into();
+        for i in 0..QPS {
+            if self.x_qi.q.val().index() == i {
+                self.s_xstate.next = self.q_state[i].q.val();
+                self.s_xcum.next = self.q_cum[i].q.val();
+                self.s_xbm.next = self.q_bm[i].q.val();
+            }
+        }
+        if self.w_pend.q.val() & (self.w_qi.q.val() == self.x_qi.q.val()) {
+            self.s_xstate.next = self.w_state.q.val();
+            self.s_xcum.next = self.w_cum.q.val();
+            self.s_xbm.next = self.w_bm.q.val();
+        }
+        if self.s_x0.val() {
+            self.s_xstate.next = self.cfg_data.val().get_bits::<2>(1);
+        }
+        if self.s_x5.val() {
+            self.s_xcum.next = self.cfg_data.val().get_bits::<32>(0);
+            self.s_xbm.next = 0.into();
+        }
+        // The mask of the bits at or above the cumulative point's.
+        self.s_xge.next = 0.into();
+        self.s_xge.next = (!self.s_xge.val()) << self.s_xcum.val().get_bits::<8>(0);
+        if self.x_valid.q.val() {
+            self.y_state.d.next = self.s_xstate.val();
+            self.y_cum.d.next = self.s_xcum.val();
+            self.y_bm.d.next = self.s_xbm.val();
+            self.y_ge.d.next = self.s_xge.val();
+            if self.y_valid.q.val() & (self.y_qi.q.val() == self.x_qi.q.val()) {
+                self.y_state.d.next = self.s_nstate.val();
+                self.y_cum.d.next = self.s_ncum.val();
+                self.y_bm.d.next = self.s_nbm.val();
+                if !self.s_x5.val() {
+                    self.y_ge.d.next = self.acc.new_ge.val();
                 }
             }
-            self.v_wr.d.next = self.v_wr.q.val() + 1;
         }
         // Counters, a cycle after the verdict.
         if self.c_valid.q.val() {
@@ -1180,7 +1376,11 @@ impl<const W: usize, const B: usize> Logic for RxPlace<W, B> {
         self.out.s_tlast.next = self.s_tlast.val();
         self.s_tready.next = self.out.s_tready.val();
         self.v_used.next = self.v_wr.q.val() - self.v_rd.q.val();
-        self.can_accept.next = self.out.room.val() & (self.v_used.val() < 60);
+        // Room for every verdict that can still come after `can_accept`
+        // falls: one per stage in flight (S0..S3, 4 datagrams whose
+        // metadata was taken) and the frame the parser is finishing (its
+        // metadata still to come): 64 - (4 + 1) = 59.
+        self.can_accept.next = self.out.room.val() & (self.v_used.val() < 59);
         self.out.m_dma_tready.next = self.m_dma_tready.val();
         self.m_dma_first.next = self.out.m_dma_first.val();
         self.m_dma_tdata.next = self.out.m_dma_tdata.val();
@@ -1188,7 +1388,18 @@ impl<const W: usize, const B: usize> Logic for RxPlace<W, B> {
         self.m_dma_tvalid.next = self.out.m_dma_tvalid.val();
         self.m_dma_tlast.next = self.out.m_dma_tlast.val();
 
-        // ---- table writes (after the verdict's update: the firmware wins) ----
+        // ---- the write-back of the window S3 left a cycle before ----
+        if self.w_pend.q.val() {
+            for i in 0..QPS {
+                if self.w_qi.q.val().index() == i {
+                    self.q_state[i].d.next = self.w_state.q.val();
+                    self.q_cum[i].d.next = self.w_cum.q.val();
+                    self.q_bm[i].d.next = self.w_bm.q.val();
+                }
+            }
+        }
+
+        // ---- table writes (after the write-back: the firmware wins) ----
         self.ip_half.next = 0.into();
         // Table 3 (entry = QP): words 0..RQ_STREAMS the ring control words,
         // words 8..15 the MSN heads; `cfg_addr[8]` the ring slots (`1 << 8 |

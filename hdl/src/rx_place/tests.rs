@@ -278,7 +278,7 @@ fn rust_hdl_model_looks_the_mr_up_with_a_table_write_between_the_stages() {
     script.extend(payload(1));
     script.push(meta(write(100, RKEY + 1, 1)));
     script.push(table_write(mr_word(cfg::MR_KEY_PD), (RKEY + 1) | PD << 32));
-    // Deregistered in the WRITE's verdict cycle (S2): too late, placed.
+    // Deregistered in the WRITE's S2 (its MR looked up in S1): placed.
     script.extend(payload(2));
     script.push(meta(write(101, RKEY + 1, 2)));
     script.push(Box::new(|_| {}));
@@ -302,4 +302,130 @@ fn rust_hdl_model_sees_the_previous_verdict_of_the_qp_back_to_back() {
     }
     let s = run(script);
     assert_eq!(verdicts(&s), (vec![0, 14, 0, 14], vec![101, 101, 102, 102]));
+}
+
+#[test]
+fn rust_hdl_model_forwards_the_connection_window_between_back_to_back_verdicts() {
+    let mut script = setup();
+    for n in 0..5 {
+        script.extend(payload(n));
+    }
+    // Consecutive cycles: 102 waits in the bitmap, 101 moves the
+    // cumulative PSN over it, then 102 and 100 are duplicates (one by the
+    // bitmap's cleared run, one below the cumulative PSN).
+    for (n, psn) in [100, 102, 101, 102, 100].into_iter().enumerate() {
+        script.push(meta(write(psn, RKEY, n as u64)));
+    }
+    let s = run(script);
+    assert_eq!(
+        verdicts(&s),
+        (vec![0, 0, 0, 14, 14], vec![101, 101, 103, 103, 103])
+    );
+}
+
+/// The QP entry's word `w` (`cfg::QP_*`).
+fn qp_word(w: u8) -> u64 {
+    u64::from(cfg::addr(cfg::QP, 0, w))
+}
+
+/// WRITE `n` at `psn`, then `idle` idle cycles, then the table write of
+/// `d` to `a`: with `idle` 1 it lands while the WRITE is in S2, with 2 in
+/// S3 (its verdict cycle).
+fn write_then_table(n: usize, psn: u64, idle: usize, a: u64, d: u64) -> Vec<Step> {
+    let mut v = payload(n);
+    v.push(meta(write(psn, RKEY, n as u64)));
+    for _ in 0..idle {
+        v.push(Box::new(|_| {}));
+    }
+    v.push(table_write(a, d));
+    v
+}
+
+#[test]
+fn rust_hdl_model_sees_the_qp_state_written_in_s2_not_in_s3() {
+    let err = 1 | u64::from(cfg::STATE_IDLE) << 1;
+    let rts = 1 | u64::from(cfg::STATE_RTS) << 1;
+    let mut script = setup();
+    // Moved out of RTS in S2: the verdict (S3) sees it.
+    script.extend(write_then_table(0, 100, 1, qp_word(cfg::QP_CTRL), err));
+    script.push(table_write(qp_word(cfg::QP_CTRL), rts));
+    // In S3: too late, placed; the firmware's write wins over nothing
+    // (the verdict does not touch the state), so the next WRITE is refused.
+    script.extend(write_then_table(1, 100, 2, qp_word(cfg::QP_CTRL), err));
+    script.extend(payload(2));
+    script.push(meta(write(101, RKEY, 2)));
+    let s = run(script);
+    assert_eq!(verdicts(&s), (vec![7, 0, 7], vec![100, 101, 101]));
+}
+
+#[test]
+fn rust_hdl_model_sees_the_window_written_in_s2_and_the_mr_only_up_to_s1() {
+    let mut script = setup();
+    // The cumulative PSN moved to 105 in S2: the WRITE at 100 is a duplicate.
+    script.extend(write_then_table(0, 100, 1, qp_word(cfg::QP_CONN_PSN), 105));
+    // Moved to 200 in S3: the WRITE at 105 is placed (cum 106 in its
+    // event), then the firmware's write wins: 106 is a duplicate.
+    script.extend(write_then_table(1, 105, 2, qp_word(cfg::QP_CONN_PSN), 200));
+    script.extend(payload(2));
+    script.push(meta(write(106, RKEY, 2)));
+    // The MR deregistered in S2: looked up in S1, placed.
+    script.extend(write_then_table(3, 200, 1, mr_word(cfg::MR_CTRL), 0));
+    let s = run(script);
+    assert_eq!(verdicts(&s), (vec![14, 0, 14, 0], vec![105, 106, 200, 201]));
+}
+
+/// A second QP (entry 1, QPN `QPN + 1`, cumulative PSN 500) beside the
+/// test's, with the same peer, PD and stream.
+fn second_qp() -> Vec<Step> {
+    let qp = |w| u64::from(cfg::addr(cfg::QP, 1, w));
+    [
+        (qp(cfg::QP_CTRL), 1 | u64::from(cfg::STATE_RTS) << 1),
+        (qp(cfg::QP_QPNS), (QPN + 1) | PEER << 32),
+        (qp(cfg::QP_PEER_IP_HI), 0),
+        (qp(cfg::QP_PEER_IP_LO), PEER_IP),
+        (qp(cfg::QP_PD_STREAMS), PD | 1 << 32),
+        (qp(cfg::QP_CONN_PSN), 500),
+    ]
+    .into_iter()
+    .map(|(a, d)| table_write(a, d))
+    .collect()
+}
+
+#[test]
+fn rust_hdl_model_forwards_the_window_whose_write_back_is_pending() {
+    let mut script = setup();
+    script.extend(second_qp());
+    for n in 0..6 {
+        script.extend(payload(n));
+    }
+    // Consecutive cycles, the two QPs in turn: each verdict's window is
+    // written back while the other QP's datagram is decided, so the next
+    // datagram of the QP takes it from the pending write-back.
+    let psns = [(QPN, 100), (QPN + 1, 500), (QPN, 100), (QPN + 1, 500)];
+    let psns = psns.into_iter().chain([(QPN, 101), (QPN + 1, 501)]);
+    for (n, (qpn, psn)) in psns.enumerate() {
+        script.push(meta(Write {
+            qpn,
+            psn,
+            rkey: RKEY,
+            va: BASE + 16 * n as u64,
+        }));
+    }
+    let s = run(script);
+    assert_eq!(
+        verdicts(&s),
+        (vec![0, 0, 14, 14, 0, 0], vec![101, 501, 101, 501, 102, 502])
+    );
+}
+
+#[test]
+fn rust_hdl_model_lets_the_firmware_win_over_the_pending_write_back() {
+    let mut script = setup();
+    // Moved to 300 in the cycle after the WRITE's verdict (its window's
+    // write-back): the firmware's value stays, the WRITE at 300 is placed.
+    script.extend(write_then_table(0, 100, 3, qp_word(cfg::QP_CONN_PSN), 300));
+    script.extend(payload(1));
+    script.push(meta(write(300, RKEY, 1)));
+    let s = run(script);
+    assert_eq!(verdicts(&s), (vec![0, 0], vec![101, 301]));
 }
