@@ -21,10 +21,13 @@ fn metaroce(args: &[&str]) -> Output {
 /// Runs a command that must succeed and print one JSON document on stdout.
 fn json(args: &[&str]) -> Value {
     let out = metaroce(args);
+    // A --json command reports its failures on stdout (compliance's
+    // `failures`), so both streams go into the message.
     assert!(
         out.status.success(),
-        "metaroce {args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
+        "metaroce {args:?} failed: {}\nstdout: {}",
+        String::from_utf8_lossy(&out.stderr),
+        String::from_utf8_lossy(&out.stdout)
     );
     serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
         panic!(
