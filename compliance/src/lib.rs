@@ -91,10 +91,23 @@ impl Default for RunOptions {
     }
 }
 
-/// How long the suite waits for a reply that must come.
-pub const REPLY_WAIT: Duration = Duration::from_millis(500);
-/// How long the suite listens to conclude that nothing is sent.
+/// How long the suite waits for a reply (or a stream of packets) that must
+/// come before it concludes it never comes. Every wait ends as soon as what
+/// it waits for arrives, so only a failing case waits this out; it is long
+/// because a target starved by a loaded host (a soft NIC's threads, a
+/// Verilated model) can take seconds to answer.
+pub const REPLY_WAIT: Duration = Duration::from_secs(10);
+/// How long the suite listens to conclude that nothing is sent. Every
+/// passing case that checks an absence waits this out, so it stays short: a
+/// target slowed past it by a loaded host can pass such a check falsely, but
+/// never fail one.
 pub const QUIET_WAIT: Duration = Duration::from_millis(60);
+
+/// How often the suite polls the target's completions and counters while it
+/// waits for them (the [`Device`] calls have no blocking form: a vendor's
+/// target may answer them over a control channel). A poll interval, not a
+/// deadline: the deadlines are [`REPLY_WAIT`] and [`QUIET_WAIT`].
+const POLL: Duration = Duration::from_micros(500);
 
 /// Everything a case works with: the device under test and the suite's endpoint.
 pub struct Ctx {
@@ -303,10 +316,18 @@ impl Ctx {
         Some(now.wrapping_sub(before))
     }
 
-    /// If the target exposes counters, checks that `name` is `want`.
+    /// If the target exposes counters, checks that `name` is `want`. A target
+    /// starved by a loaded host may count a packet the suite sent well after
+    /// a quiet wait, so the check waits until the counter reaches `want`
+    /// (up to [`REPLY_WAIT`], waited out only by a failing case).
     pub fn expect_counter(&mut self, name: &str, want: u64) -> Verdict {
-        if let Some(v) = self.counter(name) {
-            check!(v == want, "drop counter {name} = {v}, expected {want}");
+        let deadline = Instant::now() + REPLY_WAIT;
+        while let Some(v) = self.counter(name) {
+            if v >= want || Instant::now() >= deadline {
+                check!(v == want, "drop counter {name} = {v}, expected {want}");
+                break;
+            }
+            std::thread::sleep(POLL);
         }
         Ok(())
     }
@@ -325,7 +346,7 @@ impl Ctx {
             if out.len() >= n || Instant::now() >= deadline {
                 return out;
             }
-            std::thread::sleep(Duration::from_micros(500));
+            std::thread::sleep(POLL);
         }
     }
 }
