@@ -88,6 +88,7 @@ pub fn run(a: &InteropArgs) -> anyhow::Result<()> {
         late_receives: a.late_receives,
         atomics: a.atomics,
         max_time: Duration::from_secs(a.max_seconds),
+        max_cycles: u64::MAX,
         seed: a.seed,
     };
     let run = match run_interop(&cfg) {

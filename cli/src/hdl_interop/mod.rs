@@ -67,8 +67,14 @@ const RTL_PSN: u32 = 5000;
 /// Poll the bridge and the applications every this many cycles.
 const POLL_CYCLES: u64 = 64;
 /// Real time the NICs keep running after the last completion, so late
-/// ACKs and retransmissions settle before the counters are read.
+/// ACKs and retransmissions settle before the counters are read: the soft
+/// NIC's threads run on the wall clock...
 const SETTLE: Duration = Duration::from_millis(20);
+/// ... and the model on its own clock, however slowly a loaded host runs it
+/// (about 20 ms at the 200k cycles/s of an idle host). A settle cut short
+/// can only leave late events out of the counters (a false pass), never add
+/// one.
+const SETTLE_CYCLES: u64 = 4096;
 /// The soft NIC's linger after close (its default is 1 s).
 const LINGER_NS: u64 = 20_000_000;
 
@@ -102,6 +108,9 @@ pub struct InteropConfig {
     pub atomics: bool,
     /// Give up after this much wall time.
     pub max_time: Duration,
+    /// Give up after this many cycles of the RTL NIC's clock: a bound a
+    /// loaded host does not shorten, as it does `max_time`'s.
+    pub max_cycles: u64,
     /// Seed of the traffic, the relay and the engines.
     pub seed: u64,
 }
@@ -118,6 +127,7 @@ impl Default for InteropConfig {
             late_receives: false,
             atomics: false,
             max_time: Duration::from_secs(60),
+            max_cycles: u64::MAX,
             seed: 1,
         }
     }
@@ -282,7 +292,8 @@ pub fn run_interop(cfg: &InteropConfig) -> anyhow::Result<InteropReport> {
     let mut out = Vec::new();
     let mut inbox = Vec::new();
     let mut cycles = 0u64;
-    let mut settle_from: Option<Instant> = None;
+    // When and at which cycle the settling began.
+    let mut settle_from: Option<(Instant, u64)> = None;
     let (mut finished, mut wall_seconds) = (false, 0.0);
     loop {
         let now = start.elapsed().as_nanos() as u64;
@@ -302,12 +313,12 @@ pub fn run_interop(cfg: &InteropConfig) -> anyhow::Result<InteropReport> {
         // one counts as an error.
         t.step([&mut rtl, &mut soft])?;
         match settle_from {
-            None if t.finished() || start.elapsed() > cfg.max_time => {
+            None if t.finished() || start.elapsed() > cfg.max_time || cycles > cfg.max_cycles => {
                 finished = t.finished();
                 wall_seconds = start.elapsed().as_secs_f64();
-                settle_from = Some(Instant::now());
+                settle_from = Some((Instant::now(), cycles));
             }
-            Some(s) if s.elapsed() > SETTLE => break,
+            Some((s, c)) if s.elapsed() > SETTLE && cycles - c > SETTLE_CYCLES => break,
             _ => {}
         }
     }

@@ -3,6 +3,11 @@ use metaroce_sim_tb::SimError;
 use super::check::expected;
 use super::*;
 
+/// How long a test's run may take, on the model's clock: a loaded host
+/// stretches a run's wall time, not its cycles (runs here take 70k–260k
+/// cycles; this is about 15 s of an idle host).
+const MAX_CYCLES: u64 = 3_000_000;
+
 /// Runs `cfg`, or `None` (with a message) without Verilator.
 fn run_or_skip(cfg: &InteropConfig) -> Option<InteropReport> {
     match run_interop(cfg) {
@@ -87,7 +92,8 @@ fn check(what: &str, cfg: &InteropConfig, r: &InteropReport) {
 fn hdl_interop_direct() {
     let cfg = InteropConfig {
         messages: 200,
-        max_time: Duration::from_secs(15),
+        max_cycles: MAX_CYCLES,
+        max_time: Duration::MAX,
         ..InteropConfig::default()
     };
     if let Some(r) = run_or_skip(&cfg) {
@@ -105,7 +111,8 @@ fn hdl_interop_relay_1pct_loss_4_paths() {
         // Its own address: the tests run in parallel, and two RTL NICs
         // with one seed pick the same source ports.
         rtl_ip: IpAddr::V4(Ipv4Addr::new(127, 0, 0, 3)),
-        max_time: Duration::from_secs(15),
+        max_cycles: MAX_CYCLES,
+        max_time: Duration::MAX,
         ..InteropConfig::default()
     };
     if let Some(r) = run_or_skip(&cfg) {
@@ -124,7 +131,8 @@ fn hdl_interop_atomics_through_relay_at_1pct_loss() {
         loss: 0.01,
         atomics: true,
         rtl_ip: IpAddr::V4(Ipv4Addr::new(127, 0, 0, 5)),
-        max_time: Duration::from_secs(15),
+        max_cycles: MAX_CYCLES,
+        max_time: Duration::MAX,
         ..InteropConfig::default()
     };
     if let Some(r) = run_or_skip(&cfg) {
@@ -141,7 +149,8 @@ fn hdl_interop_late_receives_rnr_nacks() {
         messages: 100,
         late_receives: true,
         rtl_ip: IpAddr::V4(Ipv4Addr::new(127, 0, 0, 4)),
-        max_time: Duration::from_secs(15),
+        max_cycles: MAX_CYCLES,
+        max_time: Duration::MAX,
         ..InteropConfig::default()
     };
     if let Some(r) = run_or_skip(&cfg) {
