@@ -528,7 +528,7 @@ fn hdl_report_json_checks_every_block() {
 #[test]
 fn device_serve_and_probe_json() {
     use metaroce_driver::device::board::BoardCounter;
-    use std::time::{Duration, Instant};
+    use std::io::BufRead;
     if !verilated_models("device_serve_and_probe_json") {
         return;
     }
@@ -536,7 +536,7 @@ fn device_serve_and_probe_json() {
     std::fs::create_dir_all(&dir).unwrap();
     let sock = dir.join("nic.sock");
     let sock_s = sock.to_str().unwrap();
-    let server = Command::new(env!("CARGO_BIN_EXE_metaroce"))
+    let mut server = Command::new(env!("CARGO_BIN_EXE_metaroce"))
         .args(["device", "serve", "--socket", sock_s, "--json"])
         .env_remove("RUST_BACKTRACE")
         .stdin(Stdio::null())
@@ -544,10 +544,29 @@ fn device_serve_and_probe_json() {
         .stderr(Stdio::piped())
         .spawn()
         .expect("spawn device serve");
-    let until = Instant::now() + Duration::from_secs(20);
-    while !sock.exists() && Instant::now() < until {
-        std::thread::sleep(Duration::from_millis(20));
+    // The server announces itself on stderr once it listens (however long a
+    // loaded host takes to build the model); the rest of stderr is kept for
+    // the failure messages below.
+    // (Its stderr ends only when it exits, so a server that fails is not left
+    // behind.)
+    let stderr = std::io::BufReader::new(server.stderr.take().unwrap());
+    let mut lines = stderr.lines().map_while(Result::ok);
+    let mut before = Vec::new();
+    for line in lines.by_ref() {
+        let up = line.contains("served over vfio-user");
+        before.push(line);
+        if up {
+            break;
+        }
     }
+    assert!(
+        before
+            .last()
+            .is_some_and(|l| l.contains("served over vfio-user")),
+        "device serve did not start: {}",
+        before.join("\n")
+    );
+    let rest = std::thread::spawn(move || before.into_iter().chain(lines).collect::<Vec<_>>());
     let reads = 200;
     let probe = metaroce(&[
         "device",
@@ -564,17 +583,14 @@ fn device_serve_and_probe_json() {
     // its pid is still ours).
     unsafe { libc::kill(server.id() as libc::pid_t, libc::SIGTERM) };
     let served = server.wait_with_output().unwrap();
+    let served_stderr = rest.join().unwrap().join("\n");
     let _ = std::fs::remove_dir_all(&dir);
     assert!(
         probe.status.success(),
         "{}",
         String::from_utf8_lossy(&probe.stderr)
     );
-    assert!(
-        served.status.success(),
-        "{}",
-        String::from_utf8_lossy(&served.stderr)
-    );
+    assert!(served.status.success(), "{served_stderr}");
 
     let p: Value = serde_json::from_slice(&probe.stdout).expect("probe JSON");
     let f = |v: &Value, k: &str| {
