@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use metaroce_driver::backend::Backend;
 use metaroce_driver::soft::{SoftBackend, SoftConfig};
 use metaroce_driver::verbs::*;
-use metaroce_relay::{Relay, RelayConfig};
+use metaroce_relay::{Relay, RelayConfig, RelayHandle};
 
 fn dissector() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../tools/wireshark/metaroce.lua")
@@ -288,6 +288,20 @@ fn the_dissector_decodes_a_relay_capture_of_every_opcode_the_engine_sends() {
     a.qp.connect(&eb, &ConnectOptions::default()).unwrap();
     b.qp.connect(&ea, &ConnectOptions::default()).unwrap();
 
+    every_message_op(&a, &b, &relay);
+    outage_until_probe(&a, &b, &relay);
+    disconnect(&a, &b, &relay);
+    relay.stop().unwrap();
+
+    let rows = tshark(&file);
+    let _ = std::fs::remove_file(&file);
+    check_capture(&rows);
+}
+
+/// A SEND refused for want of a receive (RNR NACKs), then at 5% loss (so
+/// retransmissions, RETX, show up too) a WRITE, a SEND_IMM, a WRITE_IMM and
+/// a READ, all completed.
+fn every_message_op(a: &Nic, b: &Nic, relay: &RelayHandle) {
     // A SEND before its receive is posted: RNR NACKs until b posts it.
     for i in 0..3 {
         a.qp.post_send(&SendRequest::send(100 + i, a.mr.sge(0, 100)))
@@ -305,7 +319,6 @@ fn the_dissector_decodes_a_relay_capture_of_every_opcode_the_engine_sends() {
         })
         .unwrap();
     }
-    // Loss for the rest, so retransmissions (RETX) show up too.
     for p in 0..4 {
         relay.set_loss(p, 0.05).unwrap();
     }
@@ -335,12 +348,15 @@ fn the_dissector_decodes_a_relay_capture_of_every_opcode_the_engine_sends() {
         b.mr.rkey(),
     ))
     .unwrap();
-    let wc = wait_wc(&a, 7);
+    let wc = wait_wc(a, 7);
     assert_eq!(wc.len(), 7, "{wc:?}");
     assert!(wc.iter().all(|w| w.status == WcStatus::Success), "{wc:?}");
-    // An outage of the whole fabric until the sender has sent a PROBE (well
-    // inside the connection's retry budget): path RTOs fire, the paths are
-    // quarantined, and PROBEs go out until the fabric is back.
+}
+
+/// An outage of the whole fabric until the sender has sent a PROBE (well
+/// inside the connection's retry budget): path RTOs fire, the paths are
+/// quarantined, and PROBEs go out until the fabric is back.
+fn outage_until_probe(a: &Nic, b: &Nic, relay: &RelayHandle) {
     let probes = a.ctx.stats().probes_sent;
     for p in 0..4 {
         relay.blackhole(p).unwrap();
@@ -361,9 +377,13 @@ fn the_dissector_decodes_a_relay_capture_of_every_opcode_the_engine_sends() {
     for p in 0..4 {
         relay.restore(p).unwrap();
     }
-    let wc = wait_wc(&a, 8);
+    let wc = wait_wc(a, 8);
     assert_eq!(wc.len(), 8, "{wc:?}");
     assert!(wc.iter().all(|w| w.status == WcStatus::Success), "{wc:?}");
+}
+
+/// A DISCONNECT from `a`, which reaches `b` through the relay.
+fn disconnect(a: &Nic, b: &Nic, relay: &RelayHandle) {
     // The DISCONNECT is sent once and never repeated (§9.4): no loss for it.
     // (The relay draws a datagram's loss as it arrives, from the probability
     // `set_loss` has set by the time it returns.)
@@ -377,13 +397,15 @@ fn the_dissector_decodes_a_relay_capture_of_every_opcode_the_engine_sends() {
         wait_for(|| b.qp.state() == QpState::Error),
         "the DISCONNECT did not reach the peer"
     );
-    relay.stop().unwrap();
+}
 
-    let rows = tshark(&file);
-    let _ = std::fs::remove_file(&file);
+/// Every captured packet decoded as MetaRoCE with a good ICRC, nothing
+/// malformed or above a chat-level expert note, and every opcode the engine
+/// sends among them.
+fn check_capture(rows: &[Vec<String>]) {
     assert!(rows.len() > 20, "{} packets captured", rows.len());
     let mut seen = std::collections::BTreeSet::new();
-    for row in &rows {
+    for row in rows {
         assert!(
             !row[1].is_empty(),
             "packet {} not decoded as MetaRoCE: {row:?}",
