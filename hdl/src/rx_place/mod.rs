@@ -117,7 +117,9 @@
 //! registers, looked up by loop-and-compare (small CAMs); the receive rings
 //! and MSN heads are rust-hdl `RAM`s (registered reads in S0). Four
 //! stages: S0 the QP lookup and the RAM reads; S1 the outstanding-READ
-//! lookup, the key, the MR lookup and the local address, registered; S2
+//! lookup beside the MR lookup (every MR's key against all four candidate
+//! keys, the READ match and the opcode choosing the hits) and the local
+//! address, registered; S2
 //! the checks that read no connection state ([`PlaceCheck`], registered);
 //! S3 the verdict ([`PlaceDecide`]) and the connection window's update
 //! ([`ConnAccept`]), each computed only with a datagram in its stage.
