@@ -117,7 +117,9 @@
 //! registers, looked up by loop-and-compare (small CAMs); the receive rings
 //! and MSN heads are rust-hdl `RAM`s (registered reads in S0). Four
 //! stages: S0 the QP lookup and the RAM reads; S1 the outstanding-READ
-//! lookup, the key, the MR lookup and the local address, registered; S2
+//! lookup beside the MR lookup (every MR's key against all four candidate
+//! keys, the READ match and the opcode choosing the hits) and the local
+//! address, registered; S2
 //! the checks that read no connection state ([`PlaceCheck`], registered);
 //! S3 the verdict ([`PlaceDecide`]) and the connection window's update
 //! ([`ConnAccept`]), each computed only with a datagram in its stage.
@@ -548,14 +550,20 @@ pub struct RxPlace<const W: usize, const B: usize> {
     s_r1_addr: Signal<Local, Bits<64>>,
     s_r1_len: Signal<Local, Bits<32>>,
     s_r1_lkey: Signal<Local, Bits<32>>,
+    s_rd1: Signal<Local, Bit>,
     s_rdhit: Signal<Local, Bit>,
-    s_rd_addr: Signal<Local, Bits<64>>,
-    s_rd_len: Signal<Local, Bits<32>>,
-    s_rd_lkey: Signal<Local, Bits<32>>,
-    s_key: Signal<Local, Bits<32>>,
+    s_la0: Signal<Local, Bits<65>>,
+    s_la1: Signal<Local, Bits<65>>,
     s_mw: Signal<Local, Bit>,
     s_mv: Signal<Local, Bit>,
     s_mk: Signal<Local, Bits<32>>,
+    // The MRs' hits per candidate key: the rkey, the receive's lkey, the
+    // lkeys of READ entries 0 and 1; the one chosen by opcode.
+    s_hp: Signal<Local, Bits<MRS>>,
+    s_hl: Signal<Local, Bits<MRS>>,
+    s_h0: Signal<Local, Bits<MRS>>,
+    s_h1: Signal<Local, Bits<MRS>>,
+    s_hv: Signal<Local, Bits<MRS>>,
     s_mhit: Signal<Local, Bit>,
     s_mi: Signal<Local, Bits<2>>,
     // S2 locals (the window of the QP entering S3: firmware write hits,
@@ -897,11 +905,15 @@ impl<const W: usize, const B: usize> Logic for RxPlace<W, B> {
         self.s_r1_addr.next = 0.into();
         self.s_r1_len.next = 0.into();
         self.s_r1_lkey.next = 0.into();
+        self.s_rd1.next = false;
         self.s_rdhit.next = false;
-        self.s_rd_addr.next = 0.into();
-        self.s_rd_len.next = 0.into();
-        self.s_rd_lkey.next = 0.into();
-        self.s_key.next = 0.into();
+        self.s_la0.next = 0.into();
+        self.s_la1.next = 0.into();
+        self.s_hp.next = 0.into();
+        self.s_hl.next = 0.into();
+        self.s_h0.next = 0.into();
+        self.s_h1.next = 0.into();
+        self.s_hv.next = 0.into();
         self.s_mv.next = false;
         self.s_mk.next = 0.into();
         self.s_mhit.next = false;
@@ -958,42 +970,21 @@ impl<const W: usize, const B: usize> Logic for RxPlace<W, B> {
                     self.s_r1_lkey.next = self.cfg_data.val().get_bits::<32>(32);
                 }
             }
-            self.s_rd_addr.next = self.s_r0_addr.val();
-            self.s_rd_len.next = self.s_r0_len.val();
-            self.s_rd_lkey.next = self.s_r0_lkey.val();
-            if self.s_r0_v.val()
-                & (self.s_r0_stream.val() == self.p_stream.q.val())
-                & (self.s_r0_msn.val() == self.p_msn.q.val())
-                & (self.s_r0_at.val() == (self.p_opcode.q.val() == 0x0A))
-            {
-                self.s_rdhit.next = true;
-            }
-            if self.s_r1_v.val()
+            // Entry 1 matches (it wins over entry 0, as the engine's lookup
+            // of one (stream, MSN) finds one entry).
+            self.s_rd1.next = self.s_r1_v.val()
                 & (self.s_r1_stream.val() == self.p_stream.q.val())
                 & (self.s_r1_msn.val() == self.p_msn.q.val())
-                & (self.s_r1_at.val() == (self.p_opcode.q.val() == 0x0A))
-            {
-                self.s_rdhit.next = true;
-                self.s_rd_addr.next = self.s_r1_addr.val();
-                self.s_rd_len.next = self.s_r1_len.val();
-                self.s_rd_lkey.next = self.s_r1_lkey.val();
-            }
-            // The MR key: the rkey of WRITE, WRITE_IMM, READ and atomic
-            // requests, the READ's lkey for a READ_RESP, else the
-            // receive's lkey.
-            self.s_key.next = self.rq_ll.read_data.val().get_bits::<32>(32);
-            if self.p_opcode.q.val() == 0x06 {
-                self.s_key.next = self.s_rd_lkey.val();
-            }
-            if (self.p_opcode.q.val() == 0x01)
-                | (self.p_opcode.q.val() == 0x02)
-                | (self.p_opcode.q.val() == 0x05)
-                | (self.p_opcode.q.val() == 0x08)
-                | (self.p_opcode.q.val() == 0x09)
-            {
-                self.s_key.next = self.p_rkey.q.val();
-            }
-            // The MR with the key (the last one when several have it).
+                & (self.s_r1_at.val() == (self.p_opcode.q.val() == 0x0A));
+            self.s_rdhit.next = self.s_rd1.val()
+                | (self.s_r0_v.val()
+                    & (self.s_r0_stream.val() == self.p_stream.q.val())
+                    & (self.s_r0_msn.val() == self.p_msn.q.val())
+                    & (self.s_r0_at.val() == (self.p_opcode.q.val() == 0x0A)));
+            // Every MR's key (written through) against the four candidate
+            // keys at once: the rkey, the receive's lkey and the lkeys of
+            // both READ entries, so the READ match and the opcode only
+            // choose a hit vector below, after the compares.
             for i in 0..MRS {
                 self.s_mv.next = self.r_valid.q.val().get_bit(i);
                 self.s_mk.next = self.r_rkey[i].q.val();
@@ -1005,43 +996,93 @@ impl<const W: usize, const B: usize> Logic for RxPlace<W, B> {
                         self.s_mk.next = self.cfg_data.val().get_bits::<32>(0);
                     }
                 }
-                if self.s_mv.val() & (self.s_mk.val() == self.s_key.val()) {
+                self.s_hp.next = self.s_hp.val().replace_bit(
+                    i,
+                    self.s_mv.val() & (self.s_mk.val() == self.p_rkey.q.val()),
+                );
+                self.s_hl.next = self.s_hl.val().replace_bit(
+                    i,
+                    self.s_mv.val()
+                        & (self.s_mk.val() == self.rq_ll.read_data.val().get_bits::<32>(32)),
+                );
+                self.s_h0.next = self.s_h0.val().replace_bit(
+                    i,
+                    self.s_mv.val() & (self.s_mk.val() == self.s_r0_lkey.val()),
+                );
+                self.s_h1.next = self.s_h1.val().replace_bit(
+                    i,
+                    self.s_mv.val() & (self.s_mk.val() == self.s_r1_lkey.val()),
+                );
+            }
+            // The MR key's hits: the rkey's for WRITE, WRITE_IMM, READ and
+            // atomic requests, the matched READ's lkey for a READ_RESP
+            // (entry 0's when none matches: then unused), else the
+            // receive's lkey.
+            self.s_hv.next = self.s_hl.val();
+            if self.p_opcode.q.val() == 0x06 {
+                self.s_hv.next = self.s_h0.val();
+                if self.s_rd1.val() {
+                    self.s_hv.next = self.s_h1.val();
+                }
+            }
+            if (self.p_opcode.q.val() == 0x01)
+                | (self.p_opcode.q.val() == 0x02)
+                | (self.p_opcode.q.val() == 0x05)
+                | (self.p_opcode.q.val() == 0x08)
+                | (self.p_opcode.q.val() == 0x09)
+            {
+                self.s_hv.next = self.s_hp.val();
+            }
+            // The MR with the key (the last one when several have it).
+            for i in 0..MRS {
+                if self.s_hv.val().get_bit(i) {
                     self.s_mhit.next = true;
                     self.s_mi.next = i.to_bits::<2>();
                 }
             }
             self.x_rdhit.d.next = self.s_rdhit.val();
-            // The local address: the READ's (a READ_RESP) or the receive's
-            // SGE, plus the offset (65 bits).
+            // The local address: the matched READ's SGE (a READ_RESP) or
+            // the receive's, plus the offset (65 bits); the three sums
+            // beside the READ match, which only selects one.
+            self.s_la0.next = bit_cast::<65, 64>(self.s_r0_addr.val())
+                + bit_cast::<65, 32>(self.p_offset.q.val());
+            self.s_la1.next = bit_cast::<65, 64>(self.s_r1_addr.val())
+                + bit_cast::<65, 32>(self.p_offset.q.val());
+            self.x_laddr.d.next = bit_cast::<65, 64>(self.rq_addr.read_data.val())
+                + bit_cast::<65, 32>(self.p_offset.q.val());
+            self.x_rd_len.d.next = self.s_r0_len.val();
             if self.p_opcode.q.val() == 0x06 {
-                self.x_laddr.d.next = bit_cast::<65, 64>(self.s_rd_addr.val())
-                    + bit_cast::<65, 32>(self.p_offset.q.val());
-            } else {
-                self.x_laddr.d.next = bit_cast::<65, 64>(self.rq_addr.read_data.val())
-                    + bit_cast::<65, 32>(self.p_offset.q.val());
+                self.x_laddr.d.next = self.s_la0.val();
+                if self.s_rd1.val() {
+                    self.x_laddr.d.next = self.s_la1.val();
+                }
             }
-            self.x_rd_len.d.next = self.s_rd_len.val();
+            if self.s_rd1.val() {
+                self.x_rd_len.d.next = self.s_r1_len.val();
+            }
             self.x_mhit.d.next = self.s_mhit.val();
+            // The chosen MR's fields, each written through per MR (so the
+            // write decode is beside the lookup, not behind it).
             for i in 0..MRS {
                 if self.s_mi.val().index() == i {
                     self.x_m_access.d.next = self.r_access[i].q.val();
                     self.x_m_pd.d.next = self.r_pd[i].q.val();
                     self.x_m_base.d.next = self.r_base[i].q.val();
                     self.x_m_len.d.next = self.r_len[i].q.val();
-                }
-            }
-            if self.s_mw.val() & (self.cfg_addr.val().get_bits::<2>(4) == self.s_mi.val()) {
-                if self.cfg_addr.val().get_bits::<4>(0) == 0 {
-                    self.x_m_access.d.next = self.cfg_data.val().get_bits::<4>(1);
-                }
-                if self.cfg_addr.val().get_bits::<4>(0) == 1 {
-                    self.x_m_pd.d.next = self.cfg_data.val().get_bits::<32>(32);
-                }
-                if self.cfg_addr.val().get_bits::<4>(0) == 2 {
-                    self.x_m_base.d.next = self.cfg_data.val();
-                }
-                if self.cfg_addr.val().get_bits::<4>(0) == 3 {
-                    self.x_m_len.d.next = self.cfg_data.val();
+                    if self.s_mw.val() & (self.cfg_addr.val().get_bits::<2>(4).index() == i) {
+                        if self.cfg_addr.val().get_bits::<4>(0) == 0 {
+                            self.x_m_access.d.next = self.cfg_data.val().get_bits::<4>(1);
+                        }
+                        if self.cfg_addr.val().get_bits::<4>(0) == 1 {
+                            self.x_m_pd.d.next = self.cfg_data.val().get_bits::<32>(32);
+                        }
+                        if self.cfg_addr.val().get_bits::<4>(0) == 2 {
+                            self.x_m_base.d.next = self.cfg_data.val();
+                        }
+                        if self.cfg_addr.val().get_bits::<4>(0) == 3 {
+                            self.x_m_len.d.next = self.cfg_data.val();
+                        }
+                    }
                 }
             }
             // The ring words and the metadata, on to S2.
