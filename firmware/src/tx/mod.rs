@@ -231,7 +231,10 @@ impl Tx {
         if self.has_data() {
             self.timers.arm(now, self.policy.timeout_ns);
         }
-        if self.pacing.holds(now, self.cfg.honor_rate_hint) {
+        if self
+            .pacing
+            .holds(now, self.cfg.honor_rate_hint, ports.count(), self.mtu)
+        {
             return None;
         }
         if self.paths.inflight() >= self.cfg.conn_window_bytes {
