@@ -217,12 +217,14 @@ impl Tx {
     }
 
     /// Next data packet (retransmissions first), if windows and pacing allow.
-    /// `ports`: the NIC ports that can take a packet now.
+    /// `ports`: the NIC ports that can take a packet now; `line_rate_mbps`:
+    /// the NIC's rate over all its ports.
     pub fn poll_data(
         &mut self,
         now: u64,
         stats: &mut Stats,
         ports: PortsReady,
+        line_rate_mbps: u32,
     ) -> Option<DataPlan> {
         // Data that waits is covered by the connection timer even while nothing
         // lets it out (every path quarantined with its probes unanswered, or no
@@ -231,10 +233,13 @@ impl Tx {
         if self.has_data() {
             self.timers.arm(now, self.policy.timeout_ns);
         }
-        if self
-            .pacing
-            .holds(now, self.cfg.honor_rate_hint, ports.count(), self.mtu)
-        {
+        if self.pacing.holds(
+            now,
+            self.cfg.honor_rate_hint,
+            ports.count(),
+            self.mtu,
+            line_rate_mbps,
+        ) {
             return None;
         }
         if self.paths.inflight() >= self.cfg.conn_window_bytes {
