@@ -233,13 +233,7 @@ impl Tx {
         if self.has_data() {
             self.timers.arm(now, self.policy.timeout_ns);
         }
-        if self.pacing.holds(
-            now,
-            self.cfg.honor_rate_hint,
-            ports.count(),
-            self.mtu,
-            line_rate_mbps,
-        ) {
+        if self.pacing.holds(now, self.cfg.honor_rate_hint) {
             return None;
         }
         if self.paths.inflight() >= self.cfg.conn_window_bytes {
@@ -249,7 +243,10 @@ impl Tx {
             .poll_retransmission(now, stats, ports)
             .or_else(|| self.poll_new(now, stats, ports))
             .or_else(|| self.poll_tail_copy(now, stats, ports))?;
-        self.pacing.on_send(now, plan.len);
+        let allowance = self
+            .pacing
+            .allowance_ns(ports.count(), self.mtu, line_rate_mbps);
+        self.pacing.on_send(now, plan.len, allowance);
         Some(plan)
     }
 

@@ -9,9 +9,6 @@ pub(super) struct Pacing {
     pub rate_hint_mbps: u32,
     /// The earliest time the next packet may go under the rate hint, ns.
     pub next_send_ns: u64,
-    /// How far ahead of `next_send_ns` a packet may go, ns: one full
-    /// packet's gap per NIC port beyond the first, as of the latest poll.
-    burst_ns: u64,
 }
 
 impl Pacing {
@@ -21,7 +18,6 @@ impl Pacing {
             credit,
             rate_hint_mbps: 0,
             next_send_ns: 0,
-            burst_ns: 0,
         }
     }
 
@@ -31,25 +27,9 @@ impl Pacing {
         self.rate_hint_mbps = rate_hint_mbps;
     }
 
-    /// True when the rate hint (if `honor`ed) holds the next packet back at
-    /// `now`, on a NIC with `ports` ports and `line_rate_mbps` in all, for
-    /// packets of up to `mtu` bytes. The hint can be the NIC's whole rate,
-    /// the sum of its ports, so a packet may go as early as the NIC at that
-    /// rate takes to start one packet on each of its other ports: without
-    /// that allowance the second port of a burst idles for a packet's gap
-    /// while the first sends (spec §5.4). A connection paced to a share of
-    /// the NIC gains only that much time, not a burst at its own pace.
-    pub fn holds(
-        &mut self,
-        now: u64,
-        honor: bool,
-        ports: u8,
-        mtu: u32,
-        line_rate_mbps: u32,
-    ) -> bool {
-        let rate = self.rate_hint_mbps.max(line_rate_mbps);
-        self.burst_ns = u64::from(ports.saturating_sub(1)) * gap_ns(mtu, rate);
-        honor && self.rate_hint_mbps > 0 && now + self.burst_ns < self.next_send_ns
+    /// True when the rate hint (if `honor`ed) holds the next packet back at `now`.
+    pub fn holds(&self, now: u64, honor: bool) -> bool {
+        honor && self.rate_hint_mbps > 0 && now < self.next_send_ns
     }
 
     /// The conn PSN the peer's receive window ends at: its credit, at most
@@ -59,19 +39,33 @@ impl Pacing {
     }
 
     /// A packet of `len` payload bytes went at `now`: the next one waits
-    /// its time at the hinted rate.
-    pub fn on_send(&mut self, now: u64, len: u32) {
+    /// its time at the hinted rate, counted from no earlier than
+    /// `allowance_ns` before `now` ([`Pacing::allowance_ns`]).
+    pub fn on_send(&mut self, now: u64, len: u32, allowance_ns: u64) {
         if self.rate_hint_mbps > 0 {
-            self.next_send_ns = self.next_send_ns.max(now) + gap_ns(len, self.rate_hint_mbps);
+            let from = self.next_send_ns.max(now.saturating_sub(allowance_ns));
+            self.next_send_ns = from + gap_ns(len, self.rate_hint_mbps);
         }
     }
 
-    /// The pacing deadline (the burst allowance of the latest poll taken
-    /// off), while data waits (`has_data`) and the rate hint holds it later
-    /// than the last timer firing (`fired`).
+    /// How far the pacing clock may lag behind the time of a send, ns, on a
+    /// NIC with `ports` ports and `line_rate_mbps` in all, for packets of up
+    /// to `mtu` bytes: as long as the NIC at the larger of that rate and
+    /// the hint takes to start one packet on each of its other ports. The
+    /// hint can be the NIC's whole rate, the sum of its ports; without the
+    /// allowance the second port of a burst idles for a packet's gap while
+    /// the first sends (spec §5.4). A connection paced to a share of the
+    /// NIC gains only that much time, not a burst at its own pace.
+    pub fn allowance_ns(&self, ports: u8, mtu: u32, line_rate_mbps: u32) -> u64 {
+        let rate = self.rate_hint_mbps.max(line_rate_mbps);
+        u64::from(ports.saturating_sub(1)) * gap_ns(mtu, rate)
+    }
+
+    /// The pacing deadline, while data waits (`has_data`) and the rate hint
+    /// holds it later than the last timer firing (`fired`).
     pub fn deadline(&self, has_data: bool, fired: u64) -> Option<u64> {
-        let due = self.next_send_ns.saturating_sub(self.burst_ns);
-        (has_data && self.rate_hint_mbps > 0 && due > fired).then_some(due)
+        (has_data && self.rate_hint_mbps > 0 && self.next_send_ns > fired)
+            .then_some(self.next_send_ns)
     }
 }
 
@@ -88,25 +82,33 @@ fn gap_ns(len: u32, rate_mbps: u32) -> u64 {
 mod tests {
     use super::*;
 
+    /// Sends a packet of 4096 bytes at `now` on a 2-port NIC of 200 Gbit/s.
+    fn send(pacing: &mut Pacing, now: u64, ports: u8) {
+        let allowance = pacing.allowance_ns(ports, 4096, 200_000);
+        pacing.on_send(now, 4096, allowance);
+    }
+
     #[test]
     fn one_packet_per_port_may_start_at_once() {
-        let mut pacing = Pacing::new(64);
-        pacing.on_ack(64, 200_000);
         // One port: the second packet waits its gap, (4096 + 100) · 8 bits
         // at 200 Gbit/s.
-        pacing.on_send(1_000, 4096);
-        assert!(pacing.holds(1_000, true, 1, 4096, 200_000));
+        let mut pacing = Pacing::new(64);
+        pacing.on_ack(64, 200_000);
+        send(&mut pacing, 1_000, 1);
+        assert!(pacing.holds(1_000, true));
         assert_eq!(pacing.deadline(true, 0), Some(1_000 + 167));
         // Two ports: the second packet starts with the first, the third
         // waits until the pair's first gap has passed.
-        assert!(!pacing.holds(1_000, true, 2, 4096, 200_000));
-        assert_eq!(pacing.deadline(true, 0), Some(1_000));
-        pacing.on_send(1_000, 4096);
-        assert!(pacing.holds(1_000, true, 2, 4096, 200_000));
-        assert!(!pacing.holds(1_000 + 167, true, 2, 4096, 200_000));
+        let mut pacing = Pacing::new(64);
+        pacing.on_ack(64, 200_000);
+        send(&mut pacing, 1_000, 2);
+        assert!(!pacing.holds(1_000, true));
+        send(&mut pacing, 1_000, 2);
+        assert!(pacing.holds(1_000, true));
+        assert_eq!(pacing.deadline(true, 0), Some(1_000 + 167));
         // Not honoured, or no hint: nothing is held.
-        assert!(!pacing.holds(1_000, false, 2, 4096, 200_000));
-        assert!(!Pacing::new(64).holds(0, true, 2, 4096, 200_000));
+        assert!(!pacing.holds(1_000, false));
+        assert!(!Pacing::new(64).holds(0, true));
     }
 
     #[test]
@@ -115,8 +117,10 @@ mod tests {
         // second packet may go 167 ns (a packet at the NIC's rate) early.
         let mut pacing = Pacing::new(64);
         pacing.on_ack(64, 20_000);
-        pacing.on_send(0, 4096);
-        assert!(pacing.holds(1_678 - 168, true, 2, 4096, 200_000));
-        assert!(!pacing.holds(1_678 - 167, true, 2, 4096, 200_000));
+        send(&mut pacing, 1_000, 2);
+        assert_eq!(pacing.deadline(true, 0), Some(1_000 + 1_678 - 167));
+        // The allowance does not accumulate: a sender on time stays on time.
+        send(&mut pacing, 1_000 + 1_678 - 167, 2);
+        assert_eq!(pacing.deadline(true, 0), Some(1_000 + 2 * 1_678 - 167));
     }
 }
