@@ -24,6 +24,11 @@ impl PortsReady {
             .then_some(PortsReady { ports, ready })
     }
 
+    /// The NIC's port count.
+    pub fn count(&self) -> u8 {
+        self.ports
+    }
+
     /// True when a packet with source port (entropy value) `entropy` can go now.
     pub fn takes(&self, entropy: u16) -> bool {
         self.ready >> (entropy % u16::from(self.ports)) & 1 == 1

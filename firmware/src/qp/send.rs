@@ -102,7 +102,8 @@ impl Qp {
                 }
             });
         }
-        let plan = self.tx.poll_data(now, ctx.stats, ports)?;
+        let line_rate_mbps = local.cfg.line_rate_mbps;
+        let plan = self.tx.poll_data(now, ctx.stats, ports, line_rate_mbps)?;
         let out = self.data_packet(ctx, &plan, &remote, local, buf, datapath);
         if out.is_none() {
             self.tx.fatal = Some(WcStatus::LocProtErr);

@@ -217,12 +217,14 @@ impl Tx {
     }
 
     /// Next data packet (retransmissions first), if windows and pacing allow.
-    /// `ports`: the NIC ports that can take a packet now.
+    /// `ports`: the NIC ports that can take a packet now; `line_rate_mbps`:
+    /// the NIC's rate over all its ports.
     pub fn poll_data(
         &mut self,
         now: u64,
         stats: &mut Stats,
         ports: PortsReady,
+        line_rate_mbps: u32,
     ) -> Option<DataPlan> {
         // Data that waits is covered by the connection timer even while nothing
         // lets it out (every path quarantined with its probes unanswered, or no
@@ -241,7 +243,10 @@ impl Tx {
             .poll_retransmission(now, stats, ports)
             .or_else(|| self.poll_new(now, stats, ports))
             .or_else(|| self.poll_tail_copy(now, stats, ports))?;
-        self.pacing.on_send(now, plan.len);
+        let allowance = self
+            .pacing
+            .allowance_ns(ports.count(), self.mtu, line_rate_mbps);
+        self.pacing.on_send(now, plan.len, allowance);
         Some(plan)
     }
 
