@@ -580,6 +580,55 @@ fn hdl_run_json_verifies_every_message() {
     assert!((ratio - lossy / lossless).abs() < 1e-9, "{d}");
 }
 
+/// `metaroce hdl interop --json`: the Verilated NIC and a soft NIC through the
+/// relay at 1 % loss, with FETCH_ADDs. The arguments come back, every message
+/// completes with its bytes verified, nothing was corrupted on the way (ICRC,
+/// checksums), and the run lists no disagreement between the two NICs.
+#[cfg(feature = "hdl")]
+#[test]
+fn hdl_interop_json_agrees_through_the_relay() {
+    if !verilated_models("hdl_interop_json_agrees_through_the_relay") {
+        fails_with(
+            &["hdl", "interop", "--messages", "1"],
+            "this metaroce has no Verilated NIC models",
+        );
+        return;
+    }
+    let d = json(&[
+        "hdl",
+        "interop",
+        "--json",
+        "--messages",
+        "60",
+        "--relay",
+        "--loss",
+        "0.01",
+        "--atomics",
+    ]);
+    assert_eq!(d["mode"], "relay", "{d}");
+    assert_eq!(d["paths"].as_u64(), Some(4));
+    assert_eq!(d["loss"].as_f64(), Some(0.01));
+    assert_eq!(d["finished"], true, "{d}");
+    assert!(d["messages"].as_u64().unwrap() >= 60, "{d}");
+    assert!(d["bytes_verified"].as_u64().unwrap() > 0, "{d}");
+    for zero in [
+        "/bytes_wrong",
+        "/completions_error",
+        "/qp_errors",
+        "/atomic_errors",
+        "/rtl/interface_errors",
+        "/relay/bad_icrc",
+        "/bridge/bad_checksums",
+    ] {
+        assert_eq!(
+            d.pointer(zero).and_then(Value::as_u64),
+            Some(0),
+            "{zero}: {d}"
+        );
+    }
+    assert_eq!(d["disagreements"], serde_json::json!([]), "{d}");
+}
+
 #[cfg(feature = "hdl")]
 #[test]
 fn device_serve_and_probe_json() {
