@@ -302,7 +302,7 @@ impl Engine {
 /// Random arrival streams over [`PATHS`] paths: in order, lost, reordered
 /// within ±64, repeated, jumps of 257..2000 and of up to 2^30 (so PSNs wrap
 /// through 2^32), stale PSNs far behind, and absurd jumps ≥ 2^30.
-pub struct Traffic {
+pub struct ArrivalStreams {
     rng: SmallRng,
     head: [u32; PATHS],
     recent: [[u32; 16]; PATHS],
@@ -311,10 +311,10 @@ pub struct Traffic {
     pub kinds: [u64; 7],
 }
 
-impl Traffic {
+impl ArrivalStreams {
     /// A generator seeded with `seed`.
     pub fn new(seed: u64) -> Self {
-        Traffic {
+        ArrivalStreams {
             rng: SmallRng::seed_from_u64(seed),
             head: [0; PATHS],
             recent: [[0; 16]; PATHS],
@@ -373,7 +373,7 @@ pub struct PathRun {
     pub events: u64,
     /// Verdict counts (RTL): new, duplicate, out of window.
     pub by_verdict: [u64; 3],
-    /// Event kinds generated (see [`Traffic::kinds`]).
+    /// Event kinds generated (see [`ArrivalStreams::kinds`]).
     pub kinds: [u64; 7],
     /// State read-backs compared (event path and one other path per event,
     /// plus every path at the end).
@@ -388,7 +388,7 @@ pub struct PathRun {
 /// engine, one event per cycle, comparing every verdict and state.
 pub fn run_against_engine(tb: &mut RxPathTb, events: usize, seed: u64) -> PathRun {
     let mut engine = Engine::new();
-    let mut traffic = Traffic::new(seed);
+    let mut traffic = ArrivalStreams::new(seed);
     let mut known = [PathState::default(); PATHS];
     let mut run = PathRun::default();
     let start = tb.sim().cycles();

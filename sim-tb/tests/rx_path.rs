@@ -3,7 +3,9 @@
 //!
 //! Without Verilator every test prints why it skipped and passes.
 
-use metaroce_sim_tb::rx_path::{Arrival, Engine, RxPathTb, Traffic, code, run_against_engine};
+use metaroce_sim_tb::rx_path::{
+    Arrival, ArrivalStreams, Engine, RxPathTb, code, run_against_engine,
+};
 use metaroce_sim_tb::{SimError, assert_no_mismatches};
 
 fn tracker() -> Option<RxPathTb> {
@@ -43,7 +45,7 @@ fn random_arrivals_match_the_engine() {
 #[test]
 fn the_engine_reference_sees_every_kind_of_arrival() {
     // Guards the generator and the golden model without Verilator.
-    let mut t = Traffic::new(1);
+    let mut t = ArrivalStreams::new(1);
     let mut e = Engine::new();
     let (mut oow, mut acks) = (0, 0);
     for i in 0..5000u16 {

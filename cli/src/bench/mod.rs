@@ -23,7 +23,7 @@ use serde::Serialize;
 use crate::cpu::cpu_seconds;
 use crate::report;
 use crate::traffic::{
-    LossRow, Op, Pair, PairSetup, PathRow, RelayRow, Remote, Side, Traffic, TrafficResult,
+    LossRow, Op, Pair, PairSetup, PathRow, RelayRow, Remote, Side, TrafficResult, TrafficSpec,
     path_rows, relay_rows, run_traffic_to,
 };
 
@@ -249,7 +249,7 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
 
 /// The traffic of a one-process run over `pair`.
 fn local_run(args: &BenchArgs, pair: &Pair) -> anyhow::Result<(TrafficResult, f64)> {
-    let t = Traffic {
+    let t = TrafficSpec {
         op: args.op,
         size: args.size as usize,
         depth: args.depth.max(1),
@@ -279,7 +279,7 @@ fn random_key() -> AuthKey {
 
 /// Runs `f` with a progress bar; returns its result and the CPU seconds it took.
 fn measured(
-    t: &Traffic,
+    t: &TrafficSpec,
     f: impl FnOnce(&mut dyn FnMut(u64)) -> anyhow::Result<TrafficResult>,
 ) -> anyhow::Result<(TrafficResult, f64)> {
     let bar = report::progress((t.duration.as_millis() / 100) as u64, "bench");

@@ -19,7 +19,7 @@ use serde::Serialize;
 use super::{BenchArgs, finish, measured, path_table};
 use crate::report;
 use crate::traffic::{
-    LossRow, Op, PairSetup, PathRow, Patterns, Remote, Traffic, make_side, path_rows,
+    LossRow, Op, PairSetup, PathRow, Patterns, Remote, TrafficSpec, make_side, path_rows,
     prepare_receiver, receive, run_traffic_to, soft_context,
 };
 
@@ -65,7 +65,7 @@ pub(super) fn client(
     let mut w = tcp.try_clone()?;
     let mut r = BufReader::new(tcp);
     let me = a.qp.endpoint();
-    let t = Traffic {
+    let t = TrafficSpec {
         op: args.op,
         size: args.size as usize,
         depth: args.depth.max(1),
@@ -126,14 +126,17 @@ struct ServerReport {
 
 /// The client's `hello` line: the traffic it will run and its QP's endpoint
 /// (its address replaced by `via` when the server reaches it through a relay).
-fn parse_hello(hello: &[String], via: Option<SocketAddr>) -> anyhow::Result<(Traffic, QpEndpoint)> {
+fn parse_hello(
+    hello: &[String],
+    via: Option<SocketAddr>,
+) -> anyhow::Result<(TrafficSpec, QpEndpoint)> {
     let op = match word::<String>(hello, 1)?.as_str() {
         "write" => Op::Write,
         "send" => Op::Send,
         "read" => Op::Read,
         other => bail!("unknown operation {other:?}"),
     };
-    let t = Traffic {
+    let t = TrafficSpec {
         op,
         size: word(hello, 2)?,
         depth: word::<usize>(hello, 3)?.max(1),

@@ -69,7 +69,7 @@ fn wait_any(cqs: &[&CompletionQueue], wcs: &mut Vec<Wc>) -> usize {
 
 /// What a traffic run moves.
 #[derive(Debug, Clone, Copy)]
-pub struct Traffic {
+pub struct TrafficSpec {
     /// Operation.
     pub op: Op,
     /// Message size, bytes.
@@ -103,7 +103,7 @@ pub fn run_traffic(
         va: pair.b.mr.addr(),
         rkey: pair.b.mr.rkey(),
     };
-    let t = Traffic {
+    let t = TrafficSpec {
         op,
         size,
         depth,
@@ -120,7 +120,7 @@ pub fn run_traffic_to(
     a: &Side,
     remote: Remote,
     b: Option<&Side>,
-    t: &Traffic,
+    t: &TrafficSpec,
     mut tick: impl FnMut(u64),
 ) -> anyhow::Result<(TrafficResult, u64)> {
     let (op, size, duration) = (t.op, t.size, t.duration);
@@ -235,7 +235,7 @@ pub fn run_traffic_to(
 }
 
 /// Gets the receiving side ready: READ sources filled, SEND receives posted.
-pub fn prepare_receiver(b: &Side, pat: &mut Patterns, t: &Traffic) -> anyhow::Result<()> {
+pub fn prepare_receiver(b: &Side, pat: &mut Patterns, t: &TrafficSpec) -> anyhow::Result<()> {
     let (size, depth) = (t.size, t.depth.max(1));
     if t.op == Op::Read {
         // B holds fixed contents; A reads them back slot by slot.
@@ -257,7 +257,13 @@ pub fn prepare_receiver(b: &Side, pat: &mut Patterns, t: &Traffic) -> anyhow::Re
 
 /// Checks receive number `m` (one stream: receives complete in order; the immediate
 /// says which message arrived) and posts its buffer again; true if it verified.
-pub fn receive(b: &Side, pat: &mut Patterns, t: &Traffic, m: u64, wc: &Wc) -> anyhow::Result<bool> {
+pub fn receive(
+    b: &Side,
+    pat: &mut Patterns,
+    t: &TrafficSpec,
+    m: u64,
+    wc: &Wc,
+) -> anyhow::Result<bool> {
     let (size, depth) = (t.size, t.depth.max(1) as u64);
     let rs = (m % (2 * depth)) as usize;
     let ok = wc.imm == Some(m as u32)

@@ -8,7 +8,7 @@ use rand::{Rng, SeedableRng};
 
 use super::engine::{Action, Engine};
 use super::metaroce_hdl_codes::*;
-use super::traffic::{ConnTraffic, Traffic, seal, traffic};
+use super::traffic::{ConnTraffic, DatagramSource, seal, traffic};
 use super::{Family, INITIAL_PSN, MEM_BASE, MEM_LEN, MTU, STREAMS};
 use crate::rx_core::RxCoreTb;
 use crate::rx_parser::Frame;
@@ -64,7 +64,7 @@ impl HostRxCase {
             .collect();
         let mut rng = SmallRng::seed_from_u64(seed ^ 0xF1F0);
         let conn = engine.conns[0];
-        let mut t = Traffic {
+        let mut t = DatagramSource {
             rng: SmallRng::seed_from_u64(seed ^ 0xF1F1),
             conns: vec![ConnTraffic {
                 next_psn: INITIAL_PSN,

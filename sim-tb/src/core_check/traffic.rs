@@ -36,12 +36,13 @@ pub(super) struct ConnTraffic {
     pub(super) next_recv: [u32; RQ_STREAMS],
 }
 
-pub(super) struct Traffic {
+/// The random datagrams of a core check: one sender state per connection.
+pub(super) struct DatagramSource {
     pub(super) rng: SmallRng,
     pub(super) conns: Vec<ConnTraffic>,
 }
 
-impl Traffic {
+impl DatagramSource {
     /// A path (half of the time one of 0–3, so arrivals on one path come
     /// close together) and its next path PSN; now and then the sender's
     /// path PSN moves far ahead (257–2000, or 2^20–2^30).
@@ -320,7 +321,7 @@ pub(super) fn traffic(
     hostile_share: f64,
     mixed: bool,
 ) -> (Vec<Frame>, Vec<bool>) {
-    let mut t = Traffic {
+    let mut t = DatagramSource {
         rng: SmallRng::seed_from_u64(seed),
         conns: (0..e.conns.len())
             .map(|_| ConnTraffic {
