@@ -386,6 +386,17 @@ fn verilated_models(test: &str) -> bool {
     }
 }
 
+/// [`verilated_models`]; without the models, also checks that `args` are refused
+/// with the message a user gets instead.
+#[cfg(feature = "hdl")]
+fn verilated_models_or_refusal(test: &str, args: &[&str]) -> bool {
+    let there = verilated_models(test);
+    if !there {
+        fails_with(args, "this metaroce has no Verilated NIC models");
+    }
+    there
+}
+
 /// `metaroce hdl report --json` (small runs, no synthesis). Checked against: the
 /// arguments (packets per width, `--synth none`), the tools (`verilator --version`,
 /// `metaroce_hdl::LINT_WAIVERS`), the fixed sizes of the report's own runs (TX frames
@@ -397,12 +408,10 @@ fn verilated_models(test: &str) -> bool {
 #[cfg(feature = "hdl")]
 #[test]
 fn hdl_report_json_checks_every_block() {
-    if !verilated_models("hdl_report_json_checks_every_block") {
-        // What the user gets instead.
-        fails_with(
-            &["hdl", "report", "--synth", "none", "--packets", "1"],
-            "this metaroce has no Verilated NIC models",
-        );
+    if !verilated_models_or_refusal(
+        "hdl_report_json_checks_every_block",
+        &["hdl", "report", "--synth", "none", "--packets", "1"],
+    ) {
         return;
     }
     let packets = 300;
@@ -518,12 +527,6 @@ fn hdl_report_json_checks_every_block() {
     );
 }
 
-/// `metaroce device serve --json` and `metaroce device probe --json` against it: the
-/// probe's figures against its arguments (`--reads`) and each other (rates = cycles /
-/// seconds, cycles per read, round-trip percentiles in order), and the server's
-/// counters on SIGTERM against `BoardCounter::ALL` (every counter, nothing else) and
-/// the run (one connection, at least the probe's reads as busy cycles, at least the
-/// probe's cycles, nothing refused, no frames).
 /// `metaroce hdl run --json`: two Verilated NICs, each driven by its firmware,
 /// over a 2-path fabric at 1 % loss with a lossless baseline. The arguments
 /// come back, every message completes with its bytes verified, the RTL placed
@@ -532,11 +535,10 @@ fn hdl_report_json_checks_every_block() {
 #[cfg(feature = "hdl")]
 #[test]
 fn hdl_run_json_verifies_every_message() {
-    if !verilated_models("hdl_run_json_verifies_every_message") {
-        fails_with(
-            &["hdl", "run", "--messages", "1"],
-            "this metaroce has no Verilated NIC models",
-        );
+    if !verilated_models_or_refusal(
+        "hdl_run_json_verifies_every_message",
+        &["hdl", "run", "--messages", "1"],
+    ) {
         return;
     }
     let d = json(&[
@@ -587,11 +589,10 @@ fn hdl_run_json_verifies_every_message() {
 #[cfg(feature = "hdl")]
 #[test]
 fn hdl_interop_json_agrees_through_the_relay() {
-    if !verilated_models("hdl_interop_json_agrees_through_the_relay") {
-        fails_with(
-            &["hdl", "interop", "--messages", "1"],
-            "this metaroce has no Verilated NIC models",
-        );
+    if !verilated_models_or_refusal(
+        "hdl_interop_json_agrees_through_the_relay",
+        &["hdl", "interop", "--messages", "1"],
+    ) {
         return;
     }
     let d = json(&[
@@ -629,6 +630,12 @@ fn hdl_interop_json_agrees_through_the_relay() {
     assert_eq!(d["disagreements"], serde_json::json!([]), "{d}");
 }
 
+/// `metaroce device serve --json` and `metaroce device probe --json` against it: the
+/// probe's figures against its arguments (`--reads`) and each other (rates = cycles /
+/// seconds, cycles per read, round-trip percentiles in order), and the server's
+/// counters on SIGTERM against `BoardCounter::ALL` (every counter, nothing else) and
+/// the run (one connection, at least the probe's reads as busy cycles, at least the
+/// probe's cycles, nothing refused, no frames).
 #[cfg(feature = "hdl")]
 #[test]
 fn device_serve_and_probe_json() {
