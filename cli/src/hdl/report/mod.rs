@@ -7,9 +7,10 @@ mod tools;
 
 use std::path::Path;
 use std::process::Command;
-use std::time::Instant;
 
-use super::*;
+use serde::Serialize;
+
+use super::{Block, ReportArgs, Synth, TX_PATH_OPS, WIDTHS};
 use crate::report;
 use anyhow::{Context, bail};
 use metaroce_hdl::census::Census;

@@ -1,6 +1,8 @@
 //! The human-readable tables of `metaroce hdl report`.
 
-use super::*;
+use clap::ValueEnum;
+
+use super::{NicCoreCheck, Report};
 use crate::report;
 
 /// The report's tables, in the order they are printed.

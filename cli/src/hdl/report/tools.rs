@@ -1,6 +1,12 @@
 //! The tools `metaroce hdl report` runs: Verilator's lint and yosys.
 
-use super::*;
+use std::path::Path;
+use std::process::Command;
+use std::time::Instant;
+
+use anyhow::{Context, bail};
+
+use super::{NO_VERILATOR, NO_YOSYS, Synthesis};
 use crate::report;
 
 /// `verilator --lint-only -Wall` with the documented waivers; returns the
