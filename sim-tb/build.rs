@@ -38,6 +38,16 @@
 //! the directory) clears it. The script's output file
 //! (`target/<profile>/build/metaroce-sim-tb-*/output`) says which entries
 //! were hits and which were built.
+//!
+//! # Port names
+//! A block's ports are its fields; a bus field (`crate::bus` in
+//! `metaroce-hdl`, e.g. `m_ev: VerdictOut`) gives one port per bus field,
+//! which rust-hdl names `bus$field` in the Verilog (`m_ev$valid`). Verilator
+//! writes `$` in a C++ identifier as `__024`, so the shim reads
+//! `top->m_ev__024valid` (`cxx_port`); the Rust port table, which the
+//! benches look up with `Sim::port`, names it with `$` read as `_`
+//! (`m_ev_valid`, `bench_port`), the flat name such a port had before
+//! the buses.
 
 use std::env;
 use std::fmt::Write as _;
@@ -432,6 +442,7 @@ fn has_edge_steps(class: &str, cpps: &[PathBuf]) -> bool {
 fn shim_source(prefix: &str, class: &str, ports: &[(String, usize)], steps: bool) -> String {
     let mut cases = String::new();
     for (i, (name, _)) in ports.iter().enumerate() {
+        let name = cxx_port(name);
         write!(
             cases,
             "case {i}: *bytes = sizeof(top->{name}); return &top->{name}; "
@@ -455,6 +466,17 @@ fn shim_source(prefix: &str, class: &str, ports: &[(String, usize)], steps: bool
     )
 }
 
+/// The C++ member Verilator declares for Verilog port `name` (`$` is
+/// written `__024`).
+fn cxx_port(name: &str) -> String {
+    name.replace('$', "__024")
+}
+
+/// The name the benches look port `name` up by (`$` read as `_`).
+fn bench_port(name: &str) -> String {
+    name.replace('$', "_")
+}
+
 /// A model left out by `METAROCE_SIM_ONLY`: the shim's symbols, `new`
 /// returning null.
 fn stub_source(prefix: &str) -> String {
@@ -473,6 +495,11 @@ fn stub_source(prefix: &str) -> String {
 fn write_port_tables(out: &Path, tables: &[(&str, Vec<(String, usize)>)]) {
     let mut rs = String::new();
     for (prefix, ports) in tables {
+        let ports: Vec<_> = ports.iter().map(|(n, b)| (bench_port(n), *b)).collect();
+        let mut names: Vec<_> = ports.iter().map(|(n, _)| n).collect();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), ports.len(), "{prefix}: two ports named alike");
         writeln!(
             rs,
             "/// Ports of `{prefix}`: (name, bits), index = shim port id.\n\

@@ -28,7 +28,7 @@
 //! pulse per verdict event that starts a DMA write) and finished DMA writes
 //! (`dma_done`, one pulse per last beat taken), both modulo 2^32; at the
 //! pop it notes the placed count including that cycle's event, and shows
-//! the ACK (`m_ack_tvalid`) once the finished count has reached it. The
+//! the ACK (`m_ack.tvalid`) once the finished count has reached it. The
 //! placement FIFO writes in verdict order, so the wait is at most the DMA
 //! of the packets ahead of it.
 //!
@@ -36,9 +36,8 @@
 //! (`aq_valid`, `aq_pop`, `ak_*`), the QP's table fields (`qpn`,
 //! `peer_qpn`, `peer_ip`, `peer_port`, `rate`, `credit`, `local_ip`, from
 //! `RxPlace`'s ACK read port, selected by `ak_qp`), and the output: an
-//! AXI-Stream of the UDP payload (`m_ack_t*`, packed `tkeep`) with, held for
-//! the frame, the addressing fields `m_ack_dst_ip`, `m_ack_src_port`,
-//! `m_ack_dst_port` and `m_ack_ece`.
+//! AXI-Stream of the UDP payload with, held for the frame, the addressing
+//! fields and ECE: the bus [`AckOut`] (`m_ack`).
 //!
 //! Native rust-hdl: the ICRC is one XOR matrix of constant rows over the
 //! pseudo-header and the 96 bytes (a reduction XOR per output bit), the
@@ -48,6 +47,7 @@
 
 use rust_hdl::prelude::*;
 
+use crate::bus::AckOut;
 use crate::helpers::{konst, native_block};
 use crate::icrc::{crc_map, rows};
 
@@ -140,24 +140,8 @@ native_block! {
         credit: Signal<In, Bits<32>>,
         #[doc = "The local IP."]
         local_ip: Signal<In, Bits<128>>,
-        #[doc = "ACK datagram beats, lane order."]
-        m_ack_tdata: Signal<Out, Bits<W>>,
-        #[doc = "Byte enables (packed)."]
-        m_ack_tkeep: Signal<Out, Bits<B>>,
-        #[doc = "Beat valid."]
-        m_ack_tvalid: Signal<Out, Bit>,
-        #[doc = "The consumer takes the beat."]
-        m_ack_tready: Signal<In, Bit>,
-        #[doc = "Last beat of the datagram."]
-        m_ack_tlast: Signal<Out, Bit>,
-        #[doc = "Destination IP (the peer)."]
-        m_ack_dst_ip: Signal<Out, Bits<128>>,
-        #[doc = "UDP source port (the acknowledged path's reply port)."]
-        m_ack_src_port: Signal<Out, Bits<16>>,
-        #[doc = "UDP destination port (the peer's)."]
-        m_ack_dst_port: Signal<Out, Bits<16>>,
-        #[doc = "The ACK carries ECE."]
-        m_ack_ece: Signal<Out, Bit>,
+        #[doc = "ACK datagrams (the peer's IP and port, the path's reply port as source)."]
+        m_ack: AckOut<W, B>,
     }
     state {
         // 0 idle, 1 load (build and ICRC), 2 send.
@@ -213,20 +197,20 @@ impl<const W: usize, const B: usize> Logic for AckGen<W, B> {
         // done (counts modulo 2^32). Written out again where the beat
         // advances: a temporary shared by the two would make Verilator see
         // a loop through the consumer's `tready`.
-        self.m_ack_tvalid.next = (self.phase.q.val() == 2)
+        self.m_ack.tvalid.next = (self.phase.q.val() == 2)
             & ((self.dma_cnt.q.val() - self.fence.q.val()) < self.c_half.val());
         self.at.next = bit_cast::<10, 8>(self.beat.q.val()) << self.c_wshift.val();
-        self.m_ack_tdata.next = self.frame.q.val().get_bits::<W>(self.at.val().index());
-        self.m_ack_tlast.next = self.beat.q.val() == self.c_nbm1.val();
-        self.m_ack_tkeep.next = self.c_all_keep.val();
+        self.m_ack.tdata.next = self.frame.q.val().get_bits::<W>(self.at.val().index());
+        self.m_ack.tlast.next = self.beat.q.val() == self.c_nbm1.val();
+        self.m_ack.tkeep.next = self.c_all_keep.val();
         if self.beat.q.val() == self.c_nbm1.val() {
-            self.m_ack_tkeep.next = self.c_last_keep.val();
+            self.m_ack.tkeep.next = self.c_last_keep.val();
         }
         self.aq_pop.next = (self.phase.q.val() == 0) & self.aq_valid.val();
-        self.m_ack_dst_ip.next = self.dst_ip.q.val();
-        self.m_ack_src_port.next = self.src_port.q.val();
-        self.m_ack_dst_port.next = self.dst_port.q.val();
-        self.m_ack_ece.next = self.ece.q.val();
+        self.m_ack.dst_ip.next = self.dst_ip.q.val();
+        self.m_ack.src_port.next = self.src_port.q.val();
+        self.m_ack.dst_port.next = self.dst_port.q.val();
+        self.m_ack.ece.next = self.ece.q.val();
 
         self.placed_next.next = self.placed_cnt.q.val();
         if self.placed.val() {
@@ -315,7 +299,7 @@ impl<const W: usize, const B: usize> Logic for AckGen<W, B> {
                 self.beat.d.next = 0.into();
                 self.phase.d.next = 2.into();
             }
-        } else if self.m_ack_tready.val() & self.data_in.val() {
+        } else if self.m_ack.tready.val() & self.data_in.val() {
             self.beat.d.next = self.beat.q.val() + 1;
             if self.beat.q.val() == self.c_nbm1.val() {
                 self.phase.d.next = 0.into();
@@ -414,7 +398,7 @@ mod tests {
                 x.peer_port.next = u64::from(e.peer_port).to_bits();
                 x.rate.next = u64::from(e.ack.rate_hint).to_bits();
                 x.credit.next = u64::from(e.ack.credit).to_bits();
-                x.m_ack_tready.next = cycle % 3 != 2;
+                x.m_ack.tready.next = cycle % 3 != 2;
                 x = sim.wait(1, x)?;
                 // The entry goes at its pop; it is shown one cycle more,
                 // while the frame is built.
@@ -423,18 +407,18 @@ mod tests {
                     loading = Some(next);
                     next += 1;
                 }
-                if x.m_ack_tvalid.val() && x.m_ack_tready.val() {
+                if x.m_ack.tvalid.val() && x.m_ack.tready.val() {
                     if open.is_empty() {
                         first_at = cycle;
                     }
-                    let n = x.m_ack_tkeep.val().to_u64().count_ones() as usize;
-                    open.extend_from_slice(&x.m_ack_tdata.val().to_u64().to_le_bytes()[..n]);
-                    if x.m_ack_tlast.val() {
+                    let n = x.m_ack.tkeep.val().to_u64().count_ones() as usize;
+                    open.extend_from_slice(&x.m_ack.tdata.val().to_u64().to_le_bytes()[..n]);
+                    if x.m_ack.tlast.val() {
                         let addr = (
-                            x.m_ack_dst_ip.val(),
-                            x.m_ack_src_port.val().to_u64(),
-                            x.m_ack_dst_port.val().to_u64(),
-                            x.m_ack_ece.val(),
+                            x.m_ack.dst_ip.val(),
+                            x.m_ack.src_port.val().to_u64(),
+                            x.m_ack.dst_port.val().to_u64(),
+                            x.m_ack.ece.val(),
                         );
                         out.lock()
                             .unwrap()

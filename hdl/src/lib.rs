@@ -41,6 +41,7 @@ pub mod ack_gen;
 pub mod ack_high;
 pub mod ack_rx;
 pub mod board;
+pub mod bus;
 pub mod census;
 pub mod codegen;
 pub mod fw_rx;

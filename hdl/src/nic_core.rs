@@ -30,6 +30,7 @@ use rust_hdl::prelude::*;
 
 use crate::ack_frame::AckFrame;
 use crate::ack_rx::AckRx;
+use crate::bus::{AxisIn, AxisOut, CfgIn, CounterPort, DmaWriteOut, EthEvOut, VerdictOut};
 use crate::fw_rx::FwRx;
 use crate::nic_rx::NicRx;
 use crate::tx_arb::TxArb;
@@ -55,94 +56,28 @@ pub struct NicCore<const W: usize, const B: usize> {
     pub clock: Signal<In, Clock>,
     /// Synchronous reset (configuration registers of the TX builder are kept).
     pub rst: Signal<In, Bit>,
-    /// Configuration write strobe.
-    pub cfg_we: Signal<In, Bit>,
-    /// Configuration address: bit 9 selects the TX builder's map
-    /// ([`CFG_TX_BIT`]; bit 8 then clear, bits 7..0 the address within
+    /// Configuration write port: address bit 9 selects the TX builder's
+    /// map ([`CFG_TX_BIT`]; bit 8 then clear, bits 7..0 the address within
     /// it), else bits 8..0 are the receive core's address.
-    pub cfg_addr: Signal<In, Bits<10>>,
-    /// Configuration data.
-    pub cfg_data: Signal<In, Bits<64>>,
-    /// MAC RX: Ethernet frame beats (FCS stripped).
-    pub s_axis_tdata: Signal<In, Bits<W>>,
-    /// MAC RX: byte enables (packed).
-    pub s_axis_tkeep: Signal<In, Bits<B>>,
-    /// MAC RX: beat valid.
-    pub s_axis_tvalid: Signal<In, Bit>,
-    /// MAC RX: the front end takes the beat.
-    pub s_axis_tready: Signal<Out, Bit>,
-    /// MAC RX: last beat of the frame.
-    pub s_axis_tlast: Signal<In, Bit>,
+    pub cfg: CfgIn<10>,
+    /// MAC RX: Ethernet frames (FCS stripped).
+    pub s_axis: AxisIn<W, B>,
     /// Front end: write the accepted UDP port.
     pub eth_cfg_port_we: Signal<In, Bit>,
     /// Front end: the UDP port.
     pub eth_cfg_port: Signal<In, Bits<16>>,
-    /// Front end: counter select (`EthDrop` code).
-    pub eth_cnt_sel: Signal<In, Bits<4>>,
-    /// Front end: selected counter.
-    pub eth_cnt_val: Signal<Out, Bits<32>>,
-    /// Front end: one pulse per Ethernet frame.
-    pub m_eth_ev_valid: Signal<Out, Bit>,
-    /// Front end: its `EthDrop` code.
-    pub m_eth_ev_reason: Signal<Out, Bits<4>>,
+    /// Front end: counters per `EthDrop` code.
+    pub eth_cnt: CounterPort<4>,
+    /// Front end: one event per Ethernet frame.
+    pub m_eth_ev: EthEvOut,
     /// Time in ns (timestamps the ACKs).
     pub now: Signal<In, Bits<64>>,
-    /// DMA write first beat.
-    pub m_dma_first: Signal<Out, Bit>,
-    /// DMA write address.
-    pub m_dma_addr: Signal<Out, Bits<64>>,
-    /// DMA write length.
-    pub m_dma_len: Signal<Out, Bits<16>>,
-    /// DMA write data.
-    pub m_dma_tdata: Signal<Out, Bits<W>>,
-    /// DMA write byte enables.
-    pub m_dma_tkeep: Signal<Out, Bits<B>>,
-    /// DMA write beat valid.
-    pub m_dma_tvalid: Signal<Out, Bit>,
-    /// DMA engine takes the beat.
-    pub m_dma_tready: Signal<In, Bit>,
-    /// Last DMA beat.
-    pub m_dma_tlast: Signal<Out, Bit>,
-    /// Verdict pulse per datagram.
-    pub m_ev_valid: Signal<Out, Bit>,
-    /// Verdict code.
-    pub m_ev_code: Signal<Out, Bits<5>>,
-    /// Event version.
-    pub m_ev_version: Signal<Out, Bits<8>>,
-    /// Event opcode.
-    pub m_ev_opcode: Signal<Out, Bits<8>>,
-    /// Event flags.
-    pub m_ev_flags: Signal<Out, Bits<16>>,
-    /// Event destination QPN.
-    pub m_ev_dst_qpn: Signal<Out, Bits<32>>,
-    /// Event path.
-    pub m_ev_path: Signal<Out, Bits<16>>,
-    /// Event path PSN.
-    pub m_ev_path_psn: Signal<Out, Bits<32>>,
-    /// Event timestamp.
-    pub m_ev_timestamp: Signal<Out, Bits<64>>,
-    /// Event MSN.
-    pub m_ev_msn: Signal<Out, Bits<32>>,
-    /// Event receive index.
-    pub m_ev_recv_idx: Signal<Out, Bits<32>>,
-    /// Event immediate.
-    pub m_ev_imm: Signal<Out, Bits<32>>,
-    /// Event: stream id.
-    pub m_ev_stream: Signal<Out, Bits<16>>,
-    /// Event: connection PSN.
-    pub m_ev_conn_psn: Signal<Out, Bits<32>>,
-    /// Event: UDP source port.
-    pub m_ev_src_port: Signal<Out, Bits<16>>,
-    /// Event: MSG offset.
-    pub m_ev_offset: Signal<Out, Bits<32>>,
-    /// Event: MSG message length.
-    pub m_ev_msg_len: Signal<Out, Bits<32>>,
-    /// Event: payload bytes.
-    pub m_ev_len: Signal<Out, Bits<16>>,
-    /// Receive core: counter select (verdict code).
-    pub cnt_sel: Signal<In, Bits<5>>,
-    /// Receive core: selected counter.
-    pub cnt_val: Signal<Out, Bits<32>>,
+    /// DMA writes of placed payload.
+    pub m_dma: DmaWriteOut<W, B>,
+    /// Verdict events, one per datagram.
+    pub m_ev: VerdictOut,
+    /// Receive core: counters per verdict code.
+    pub cnt: CounterPort<5>,
     /// Descriptor valid.
     pub s_desc_valid: Signal<In, Bit>,
     /// Descriptor taken.
@@ -211,16 +146,8 @@ pub struct NicCore<const W: usize, const B: usize> {
     pub ack_cnt_ece: Signal<Out, Bits<32>>,
     /// ACK frames sent as IPv6 (of `ack_cnt_frames`).
     pub ack_cnt_v6: Signal<Out, Bits<32>>,
-    /// MAC TX: frame beats (data and ACK frames).
-    pub m_axis_tdata: Signal<Out, Bits<W>>,
-    /// MAC TX: byte enables (packed).
-    pub m_axis_tkeep: Signal<Out, Bits<B>>,
-    /// MAC TX: beat valid.
-    pub m_axis_tvalid: Signal<Out, Bit>,
-    /// MAC TX: the MAC takes the beat.
-    pub m_axis_tready: Signal<In, Bit>,
-    /// MAC TX: last beat of a frame.
-    pub m_axis_tlast: Signal<Out, Bit>,
+    /// MAC TX: frames (data and ACK frames).
+    pub m_axis: AxisOut<W, B>,
     /// Operation valid.
     pub op_valid: Signal<In, Bit>,
     /// The table takes an operation (none running).
@@ -410,73 +337,42 @@ impl<const W: usize, const B: usize> Logic for NicCore<W, B> {
         self.ackrx.rst.next = self.rst.val();
 
         // One configuration port, two maps.
-        self.rx.cfg_we.next = self.cfg_we.val() & !self.cfg_addr.val().get_bit(9);
+        self.rx.cfg.we.next = self.cfg.we.val() & !self.cfg.addr.val().get_bit(9);
         self.tx.cfg_we.next =
-            self.cfg_we.val() & self.cfg_addr.val().get_bit(9) & !self.cfg_addr.val().get_bit(8);
-        self.rx.cfg_addr.next = self.cfg_addr.val().get_bits::<9>(0);
-        self.tx.cfg_addr.next = self.cfg_addr.val().get_bits::<8>(0);
-        self.rx.cfg_data.next = self.cfg_data.val();
-        self.tx.cfg_data.next = self.cfg_data.val();
-        self.ackrx.cfg_we.next = self.cfg_we.val()
-            & self.cfg_addr.val().get_bit(9)
-            & !self.cfg_addr.val().get_bit(8)
-            & self.cfg_addr.val().get_bit(7)
-            & !self.cfg_addr.val().get_bit(6);
-        self.ackrx.cfg_addr.next = self.cfg_addr.val().get_bits::<6>(0);
-        self.ackrx.cfg_data.next = self.cfg_data.val().get_bits::<49>(0);
+            self.cfg.we.val() & self.cfg.addr.val().get_bit(9) & !self.cfg.addr.val().get_bit(8);
+        self.rx.cfg.addr.next = self.cfg.addr.val().get_bits::<9>(0);
+        self.tx.cfg_addr.next = self.cfg.addr.val().get_bits::<8>(0);
+        self.rx.cfg.data.next = self.cfg.data.val();
+        self.tx.cfg_data.next = self.cfg.data.val();
+        self.ackrx.cfg_we.next = self.cfg.we.val()
+            & self.cfg.addr.val().get_bit(9)
+            & !self.cfg.addr.val().get_bit(8)
+            & self.cfg.addr.val().get_bit(7)
+            & !self.cfg.addr.val().get_bit(6);
+        self.ackrx.cfg_addr.next = self.cfg.addr.val().get_bits::<6>(0);
+        self.ackrx.cfg_data.next = self.cfg.data.val().get_bits::<49>(0);
 
         // Receive side.
-        self.rx.s_axis_tdata.next = self.s_axis_tdata.val();
-        self.rx.s_axis_tkeep.next = self.s_axis_tkeep.val();
-        self.rx.s_axis_tvalid.next = self.s_axis_tvalid.val();
-        self.s_axis_tready.next = self.rx.s_axis_tready.val();
-        self.rx.s_axis_tlast.next = self.s_axis_tlast.val();
+        AxisIn::<W, B>::link(&mut self.s_axis, &mut self.rx.s_axis);
         self.rx.eth_cfg_port_we.next = self.eth_cfg_port_we.val();
         self.rx.eth_cfg_port.next = self.eth_cfg_port.val();
-        self.rx.eth_cnt_sel.next = self.eth_cnt_sel.val();
-        self.eth_cnt_val.next = self.rx.eth_cnt_val.val();
-        self.m_eth_ev_valid.next = self.rx.m_eth_ev_valid.val();
-        self.m_eth_ev_reason.next = self.rx.m_eth_ev_reason.val();
+        CounterPort::<4>::link(&mut self.eth_cnt, &mut self.rx.eth_cnt);
+        EthEvOut::link(&mut self.m_eth_ev, &mut self.rx.m_eth_ev);
         self.rx.now.next = self.now.val();
-        self.m_dma_first.next = self.rx.m_dma_first.val();
-        self.m_dma_addr.next = self.rx.m_dma_addr.val();
-        self.m_dma_len.next = self.rx.m_dma_len.val();
-        self.m_dma_tdata.next = self.rx.m_dma_tdata.val();
-        self.m_dma_tkeep.next = self.rx.m_dma_tkeep.val();
-        self.m_dma_tvalid.next = self.rx.m_dma_tvalid.val();
-        self.rx.m_dma_tready.next = self.m_dma_tready.val();
-        self.m_dma_tlast.next = self.rx.m_dma_tlast.val();
-        self.m_ev_valid.next = self.rx.m_ev_valid.val();
-        self.m_ev_code.next = self.rx.m_ev_code.val();
-        self.m_ev_version.next = self.rx.m_ev_version.val();
-        self.m_ev_opcode.next = self.rx.m_ev_opcode.val();
-        self.m_ev_flags.next = self.rx.m_ev_flags.val();
-        self.m_ev_dst_qpn.next = self.rx.m_ev_dst_qpn.val();
-        self.m_ev_path.next = self.rx.m_ev_path.val();
-        self.m_ev_path_psn.next = self.rx.m_ev_path_psn.val();
-        self.m_ev_timestamp.next = self.rx.m_ev_timestamp.val();
-        self.m_ev_msn.next = self.rx.m_ev_msn.val();
-        self.m_ev_recv_idx.next = self.rx.m_ev_recv_idx.val();
-        self.m_ev_imm.next = self.rx.m_ev_imm.val();
-        self.m_ev_stream.next = self.rx.m_ev_stream.val();
-        self.m_ev_conn_psn.next = self.rx.m_ev_conn_psn.val();
-        self.m_ev_src_port.next = self.rx.m_ev_src_port.val();
-        self.m_ev_offset.next = self.rx.m_ev_offset.val();
-        self.m_ev_msg_len.next = self.rx.m_ev_msg_len.val();
-        self.m_ev_len.next = self.rx.m_ev_len.val();
-        self.rx.cnt_sel.next = self.cnt_sel.val();
-        self.cnt_val.next = self.rx.cnt_val.val();
+        DmaWriteOut::<W, B>::link(&mut self.m_dma, &mut self.rx.m_dma);
+        VerdictOut::link(&mut self.m_ev, &mut self.rx.m_ev);
+        CounterPort::<5>::link(&mut self.cnt, &mut self.rx.cnt);
 
         // ACK datagrams into the framer, with the TX builder's addresses.
-        self.ackf.s_ack_tdata.next = self.rx.m_ack_tdata.val();
-        self.ackf.s_ack_tkeep.next = self.rx.m_ack_tkeep.val();
-        self.ackf.s_ack_tvalid.next = self.rx.m_ack_tvalid.val();
-        self.rx.m_ack_tready.next = self.ackf.s_ack_tready.val();
-        self.ackf.s_ack_tlast.next = self.rx.m_ack_tlast.val();
-        self.ackf.s_ack_dst_ip.next = self.rx.m_ack_dst_ip.val();
-        self.ackf.s_ack_src_port.next = self.rx.m_ack_src_port.val();
-        self.ackf.s_ack_dst_port.next = self.rx.m_ack_dst_port.val();
-        self.ackf.s_ack_ece.next = self.rx.m_ack_ece.val();
+        self.ackf.s_ack_tdata.next = self.rx.m_ack.tdata.val();
+        self.ackf.s_ack_tkeep.next = self.rx.m_ack.tkeep.val();
+        self.ackf.s_ack_tvalid.next = self.rx.m_ack.tvalid.val();
+        self.rx.m_ack.tready.next = self.ackf.s_ack_tready.val();
+        self.ackf.s_ack_tlast.next = self.rx.m_ack.tlast.val();
+        self.ackf.s_ack_dst_ip.next = self.rx.m_ack.dst_ip.val();
+        self.ackf.s_ack_src_port.next = self.rx.m_ack.src_port.val();
+        self.ackf.s_ack_dst_port.next = self.rx.m_ack.dst_port.val();
+        self.ackf.s_ack_ece.next = self.rx.m_ack.ece.val();
         self.ackf.reg_local_mac.next = self.tx.reg_local_mac.val();
         self.ackf.reg_peer_mac.next = self.tx.reg_peer_mac.val();
         self.ackf.reg_local_ip.next = self.tx.reg_local_ip.val();
@@ -541,23 +437,23 @@ impl<const W: usize, const B: usize> Logic for NicCore<W, B> {
         self.arb.s_data_tvalid.next = self.tx.m_axis_tvalid.val();
         self.tx.m_axis_tready.next = self.arb.s_data_tready.val();
         self.arb.s_data_tlast.next = self.tx.m_axis_tlast.val();
-        self.m_axis_tdata.next = self.arb.m_axis_tdata.val();
-        self.m_axis_tkeep.next = self.arb.m_axis_tkeep.val();
-        self.m_axis_tvalid.next = self.arb.m_axis_tvalid.val();
-        self.arb.m_axis_tready.next = self.m_axis_tready.val();
-        self.m_axis_tlast.next = self.arb.m_axis_tlast.val();
+        self.arb.m_axis_tready.next = self.m_axis.tready.val();
+        self.m_axis.tdata.next = self.arb.m_axis_tdata.val();
+        self.m_axis.tkeep.next = self.arb.m_axis_tkeep.val();
+        self.m_axis.tvalid.next = self.arb.m_axis_tvalid.val();
+        self.m_axis.tlast.next = self.arb.m_axis_tlast.val();
 
         // Firmware receive queue: the core's input and events; it holds the
         // input while full.
         self.fwrx.clock.next = self.clock.val();
         self.fwrx.rst.next = self.rst.val();
-        self.fwrx.s_tdata.next = self.rx.m_tap_tdata.val();
-        self.fwrx.s_tkeep.next = self.rx.m_tap_tkeep.val();
-        self.fwrx.s_tvalid.next = self.rx.m_tap_tvalid.val();
-        self.fwrx.s_tlast.next = self.rx.m_tap_tlast.val();
-        self.fwrx.ev_valid.next = self.rx.m_ev_valid.val();
-        self.fwrx.ev_code.next = self.rx.m_ev_code.val();
-        self.fwrx.ev_src_port.next = self.rx.m_ev_src_port.val();
+        self.fwrx.s_tdata.next = self.rx.m_tap.tdata.val();
+        self.fwrx.s_tkeep.next = self.rx.m_tap.tkeep.val();
+        self.fwrx.s_tvalid.next = self.rx.m_tap.tvalid.val();
+        self.fwrx.s_tlast.next = self.rx.m_tap.tlast.val();
+        self.fwrx.ev_valid.next = self.m_ev.valid.val();
+        self.fwrx.ev_code.next = self.m_ev.code.val();
+        self.fwrx.ev_src_port.next = self.m_ev.src_port.val();
         self.rx.s_hold.next = self.fwrx.hold.val();
         self.m_fw_tdata.next = self.fwrx.m_fw_tdata.val();
         self.m_fw_tkeep.next = self.fwrx.m_fw_tkeep.val();
@@ -571,16 +467,16 @@ impl<const W: usize, const B: usize> Logic for NicCore<W, B> {
         self.fw_cnt_trunc.next = self.fwrx.cnt_trunc.val();
 
         // ACK receiver: the core's input and events.
-        self.ackrx.s_tdata.next = self.rx.m_tap_tdata.val();
-        self.ackrx.s_tvalid.next = self.rx.m_tap_tvalid.val();
-        self.ackrx.s_tlast.next = self.rx.m_tap_tlast.val();
-        self.ackrx.ev_valid.next = self.rx.m_ev_valid.val();
-        self.ackrx.ev_code.next = self.rx.m_ev_code.val();
-        self.ackrx.ev_opcode.next = self.rx.m_ev_opcode.val();
-        self.ackrx.ev_dst_qpn.next = self.rx.m_ev_dst_qpn.val();
-        self.ackrx.ev_path.next = self.rx.m_ev_path.val();
-        self.ackrx.ev_path_psn.next = self.rx.m_ev_path_psn.val();
-        self.ackrx.ev_timestamp.next = self.rx.m_ev_timestamp.val();
+        self.ackrx.s_tdata.next = self.rx.m_tap.tdata.val();
+        self.ackrx.s_tvalid.next = self.rx.m_tap.tvalid.val();
+        self.ackrx.s_tlast.next = self.rx.m_tap.tlast.val();
+        self.ackrx.ev_valid.next = self.m_ev.valid.val();
+        self.ackrx.ev_code.next = self.m_ev.code.val();
+        self.ackrx.ev_opcode.next = self.m_ev.opcode.val();
+        self.ackrx.ev_dst_qpn.next = self.m_ev.dst_qpn.val();
+        self.ackrx.ev_path.next = self.m_ev.path.val();
+        self.ackrx.ev_path_psn.next = self.m_ev.path_psn.val();
+        self.ackrx.ev_timestamp.next = self.m_ev.timestamp.val();
         self.ackrx.now.next = self.now.val();
         self.ackrx.fw_op_valid.next = self.op_valid.val();
         self.ackrx.t_op_ready.next = self.paths.op_ready.val();
@@ -677,7 +573,7 @@ mod tests {
         for w in [64, 512] {
             let v = crate::nic_core_verilog(w);
             assert!(v.contains("module top("), "width {w}");
-            assert!(v.contains("[9:0] cfg_addr;"), "width {w}");
+            assert!(v.contains("[9:0] cfg$addr;"), "width {w}");
             for p in ["@HDR_FN@", "@CAPB@", "@OUTB@", "@W@", "@B@"] {
                 assert!(!v.contains(p), "{p} left at {w}");
             }
