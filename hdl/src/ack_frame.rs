@@ -55,6 +55,7 @@
 
 use rust_hdl::prelude::*;
 
+use crate::bus::{AckIn, AxisOut, DatagramIn};
 use crate::helpers::{byte_mask, konst, native_block};
 
 /// Largest datagram the framer stores.
@@ -80,24 +81,8 @@ native_block! {
         clock: Signal<In, Clock>,
         #[doc = "Synchronous reset: drops the stored datagram and the frame in flight, clears the counters."]
         rst: Signal<In, Bit>,
-        #[doc = "ACK datagram beats."]
-        s_ack_tdata: Signal<In, Bits<W>>,
-        #[doc = "ACK byte enables (packed)."]
-        s_ack_tkeep: Signal<In, Bits<B>>,
-        #[doc = "ACK beat valid."]
-        s_ack_tvalid: Signal<In, Bit>,
-        #[doc = "The framer takes the beat."]
-        s_ack_tready: Signal<Out, Bit>,
-        #[doc = "Last beat of the datagram."]
-        s_ack_tlast: Signal<In, Bit>,
-        #[doc = "Destination IP (IPv6, or IPv4 mapped into IPv6: selects the frame's IP version), sampled with the first beat."]
-        s_ack_dst_ip: Signal<In, Bits<128>>,
-        #[doc = "UDP source port, sampled with the first beat."]
-        s_ack_src_port: Signal<In, Bits<16>>,
-        #[doc = "UDP destination port, sampled with the first beat."]
-        s_ack_dst_port: Signal<In, Bits<16>>,
-        #[doc = "The ACK carries ECE (counted), sampled with the first beat."]
-        s_ack_ece: Signal<In, Bit>,
+        #[doc = "ACK datagrams (addressing and ECE sampled with the first beat; the destination IP selects the frame's IP version)."]
+        s_ack: AckIn<W, B>,
         #[doc = "Local MAC (Ethernet source)."]
         reg_local_mac: Signal<In, Bits<48>>,
         #[doc = "Next-hop MAC (Ethernet destination)."]
@@ -110,38 +95,16 @@ native_block! {
         reg_ttl: Signal<In, Bits<8>>,
         #[doc = "DSCP (IPv4 TOS / IPv6 traffic class bits 7..2)."]
         reg_dscp: Signal<In, Bits<6>>,
-        #[doc = "Frame data."]
-        m_axis_tdata: Signal<Out, Bits<W>>,
-        #[doc = "Frame byte enables (packed)."]
-        m_axis_tkeep: Signal<Out, Bits<B>>,
-        #[doc = "Frame beat valid."]
-        m_axis_tvalid: Signal<Out, Bit>,
-        #[doc = "Frame beat taken."]
-        m_axis_tready: Signal<In, Bit>,
-        #[doc = "Last beat of the frame."]
-        m_axis_tlast: Signal<Out, Bit>,
+        #[doc = "Frames (packed `tkeep`)."]
+        m_axis: AxisOut<W, B>,
         #[doc = "ACK frames sent (IPv4 and IPv6)."]
         cnt_frames: Signal<Out, Bits<32>>,
         #[doc = "ACK frames sent whose ACK carried ECE."]
         cnt_ece: Signal<Out, Bits<32>>,
         #[doc = "ACK frames sent as IPv6 (destination not IPv4-mapped)."]
         cnt_v6: Signal<Out, Bits<32>>,
-        #[doc = "Firmware datagram beats (up to [`CAP_BYTES`] a datagram)."]
-        s_fw_tdata: Signal<In, Bits<W>>,
-        #[doc = "Firmware byte enables (packed)."]
-        s_fw_tkeep: Signal<In, Bits<B>>,
-        #[doc = "Firmware beat valid."]
-        s_fw_tvalid: Signal<In, Bit>,
-        #[doc = "The framer takes the firmware's beat."]
-        s_fw_tready: Signal<Out, Bit>,
-        #[doc = "Last beat of the firmware's datagram."]
-        s_fw_tlast: Signal<In, Bit>,
-        #[doc = "Its destination IP (IPv6, or IPv4 mapped), with the first beat."]
-        s_fw_dst_ip: Signal<In, Bits<128>>,
-        #[doc = "Its UDP source port, with the first beat."]
-        s_fw_src_port: Signal<In, Bits<16>>,
-        #[doc = "Its UDP destination port, with the first beat."]
-        s_fw_dst_port: Signal<In, Bits<16>>,
+        #[doc = "Firmware datagrams (up to [`CAP_BYTES`] each)."]
+        s_fw: DatagramIn<W, B>,
         #[doc = "Frames sent of datagrams from the firmware."]
         cnt_fw: Signal<Out, Bits<32>>,
     }
@@ -250,21 +213,21 @@ impl<const W: usize, const B: usize> Logic for AckFrame<W, B> {
         if self.cap_n.q.val() != 0 {
             self.use_fw.next = self.cap_fw.q.val();
         } else {
-            self.use_fw.next = !self.s_ack_tvalid.val() & self.s_fw_tvalid.val();
+            self.use_fw.next = !self.s_ack.tvalid.val() & self.s_fw.tvalid.val();
         }
         if self.use_fw.val() {
-            self.i_tdata.next = self.s_fw_tdata.val();
-            self.i_tkeep.next = self.s_fw_tkeep.val();
-            self.i_tvalid.next = self.s_fw_tvalid.val();
-            self.i_tlast.next = self.s_fw_tlast.val();
+            self.i_tdata.next = self.s_fw.tdata.val();
+            self.i_tkeep.next = self.s_fw.tkeep.val();
+            self.i_tvalid.next = self.s_fw.tvalid.val();
+            self.i_tlast.next = self.s_fw.tlast.val();
         } else {
-            self.i_tdata.next = self.s_ack_tdata.val();
-            self.i_tkeep.next = self.s_ack_tkeep.val();
-            self.i_tvalid.next = self.s_ack_tvalid.val();
-            self.i_tlast.next = self.s_ack_tlast.val();
+            self.i_tdata.next = self.s_ack.tdata.val();
+            self.i_tkeep.next = self.s_ack.tkeep.val();
+            self.i_tvalid.next = self.s_ack.tvalid.val();
+            self.i_tlast.next = self.s_ack.tlast.val();
         }
-        self.s_ack_tready.next = !self.cap_full.q.val() & !self.use_fw.val();
-        self.s_fw_tready.next = !self.cap_full.q.val() & self.use_fw.val();
+        self.s_ack.tready.next = !self.cap_full.q.val() & !self.use_fw.val();
+        self.s_fw.tready.next = !self.cap_full.q.val() & self.use_fw.val();
         self.take.next = self.i_tvalid.val() & !self.cap_full.q.val();
         // Bytes in the beat (packed keep); the plain sum of its 16-bit
         // words, lane 2k the high byte (every beat but the last is whole
@@ -302,15 +265,15 @@ impl<const W: usize, const B: usize> Logic for AckFrame<W, B> {
                 self.cap_fw.d.next = self.use_fw.val();
                 self.cap_sum.d.next = self.in_sum.val();
                 if self.use_fw.val() {
-                    self.cap_dip.d.next = self.s_fw_dst_ip.val();
-                    self.cap_sport.d.next = self.s_fw_src_port.val();
-                    self.cap_dport.d.next = self.s_fw_dst_port.val();
+                    self.cap_dip.d.next = self.s_fw.dst_ip.val();
+                    self.cap_sport.d.next = self.s_fw.src_port.val();
+                    self.cap_dport.d.next = self.s_fw.dst_port.val();
                     self.cap_ece.d.next = false;
                 } else {
-                    self.cap_dip.d.next = self.s_ack_dst_ip.val();
-                    self.cap_sport.d.next = self.s_ack_src_port.val();
-                    self.cap_dport.d.next = self.s_ack_dst_port.val();
-                    self.cap_ece.d.next = self.s_ack_ece.val();
+                    self.cap_dip.d.next = self.s_ack.dst_ip.val();
+                    self.cap_sport.d.next = self.s_ack.src_port.val();
+                    self.cap_dport.d.next = self.s_ack.dst_port.val();
+                    self.cap_ece.d.next = self.s_ack.ece.val();
                 }
             } else {
                 self.cap_sum.d.next = self.cap_sum.q.val() + self.in_sum.val();
@@ -376,20 +339,21 @@ impl<const W: usize, const B: usize> Logic for AckFrame<W, B> {
 
         // ---- output: the frame, a beat a cycle ----
         self.o_done.next = self.o_active.q.val()
-            & self.m_axis_tready.val()
+            & self.m_axis.tready.val()
             & (self.o_left.q.val() <= self.k_b.val());
         self.load.next = (self.ck_st.q.val() == 2) & (!self.o_active.q.val() | self.o_done.val());
-        self.m_axis_tvalid.next = self.o_active.q.val();
-        self.m_axis_tdata.next = self.o_buf.q.val().get_bits::<W>(0);
-        self.m_axis_tlast.next = self.o_left.q.val() <= self.k_b.val();
-        self.m_axis_tkeep.next = 0.into();
+        self.m_axis.tvalid.next = self.o_active.q.val();
+        self.m_axis.tdata.next = self.o_buf.q.val().get_bits::<W>(0);
+        self.m_axis.tlast.next = self.o_left.q.val() <= self.k_b.val();
+        self.m_axis.tkeep.next = 0.into();
         for i in 0..B {
-            self.m_axis_tkeep.next = self
-                .m_axis_tkeep
+            self.m_axis.tkeep.next = self
+                .m_axis
+                .tkeep
                 .val()
                 .replace_bit(i, self.o_left.q.val() > i.to_bits::<9>());
         }
-        if self.o_active.q.val() & self.m_axis_tready.val() {
+        if self.o_active.q.val() & self.m_axis.tready.val() {
             self.o_buf.d.next = self.o_buf.q.val() >> self.k_w.val();
             self.o_left.d.next = self.o_left.q.val() - self.k_b.val();
             if self.o_done.val() {
@@ -545,20 +509,20 @@ mod tests {
                 cycle += 1;
                 // Mid-cycle: the outputs show this cycle's handshake.
                 let ready = cycle % 3 != 0;
-                if x.m_axis_tvalid.val() && ready {
-                    let n = x.m_axis_tkeep.val().to_u64().count_ones() as usize;
-                    open.extend_from_slice(&x.m_axis_tdata.val().to_u64().to_le_bytes()[..n]);
-                    if x.m_axis_tlast.val() {
+                if x.m_axis.tvalid.val() && ready {
+                    let n = x.m_axis.tkeep.val().to_u64().count_ones() as usize;
+                    open.extend_from_slice(&x.m_axis.tdata.val().to_u64().to_le_bytes()[..n]);
+                    if x.m_axis.tlast.val() {
                         run.lock().unwrap().frames.push(std::mem::take(&mut open));
                     }
                 }
-                x.m_axis_tready.next = ready;
+                x.m_axis.tready.next = ready;
                 // A beat taken in the previous cycle moves its port on.
-                for (p, taken) in [x.s_ack_tready.val(), x.s_fw_tready.val()]
+                for (p, taken) in [x.s_ack.tready.val(), x.s_fw.tready.val()]
                     .into_iter()
                     .enumerate()
                 {
-                    let offered = [x.s_ack_tvalid.val(), x.s_fw_tvalid.val()][p];
+                    let offered = [x.s_ack.tvalid.val(), x.s_fw.tvalid.val()][p];
                     let (g, off) = &mut at[p];
                     if offered && taken {
                         *off += 8;
@@ -572,9 +536,9 @@ mod tests {
                     let (g, off) = at[p];
                     let Some(d) = q.get(g) else {
                         if p == 0 {
-                            x.s_ack_tvalid.next = false;
+                            x.s_ack.tvalid.next = false;
                         } else {
-                            x.s_fw_tvalid.next = false;
+                            x.s_fw.tvalid.next = false;
                         }
                         continue;
                     };
@@ -587,22 +551,22 @@ mod tests {
                     );
                     let last = off + n == d.bytes.len();
                     if p == 0 {
-                        x.s_ack_tdata.next = data;
-                        x.s_ack_tkeep.next = keep;
-                        x.s_ack_tvalid.next = true;
-                        x.s_ack_tlast.next = last;
-                        x.s_ack_dst_ip.next = d.dst.to_bits();
-                        x.s_ack_src_port.next = (d.ports.0 as u64).to_bits();
-                        x.s_ack_dst_port.next = (d.ports.1 as u64).to_bits();
-                        x.s_ack_ece.next = d.ece;
+                        x.s_ack.tdata.next = data;
+                        x.s_ack.tkeep.next = keep;
+                        x.s_ack.tvalid.next = true;
+                        x.s_ack.tlast.next = last;
+                        x.s_ack.dst_ip.next = d.dst.to_bits();
+                        x.s_ack.src_port.next = (d.ports.0 as u64).to_bits();
+                        x.s_ack.dst_port.next = (d.ports.1 as u64).to_bits();
+                        x.s_ack.ece.next = d.ece;
                     } else {
-                        x.s_fw_tdata.next = data;
-                        x.s_fw_tkeep.next = keep;
-                        x.s_fw_tvalid.next = true;
-                        x.s_fw_tlast.next = last;
-                        x.s_fw_dst_ip.next = d.dst.to_bits();
-                        x.s_fw_src_port.next = (d.ports.0 as u64).to_bits();
-                        x.s_fw_dst_port.next = (d.ports.1 as u64).to_bits();
+                        x.s_fw.tdata.next = data;
+                        x.s_fw.tkeep.next = keep;
+                        x.s_fw.tvalid.next = true;
+                        x.s_fw.tlast.next = last;
+                        x.s_fw.dst_ip.next = d.dst.to_bits();
+                        x.s_fw.src_port.next = (d.ports.0 as u64).to_bits();
+                        x.s_fw.dst_port.next = (d.ports.1 as u64).to_bits();
                     }
                 }
                 wait_clock_true!(sim, clock, x);

@@ -1,6 +1,9 @@
 //! The NIC's buses, each declared once as a rust-hdl interface
 //! (`#[derive(LogicInterface)]`) and used as one port field at every level
-//! that carries it ([`crate::RxCore`], [`crate::NicRx`], [`crate::NicCore`]).
+//! that carries it ([`crate::RxCore`], [`crate::NicRx`], [`crate::NicCore`]
+//! and, inside it, [`crate::AckGen`], [`crate::TxBuild`],
+//! [`crate::AckFrame`], [`crate::TxArb`], [`crate::FwRx`],
+//! [`crate::TxPathTable`]).
 //!
 //! A bus's direction is the owning block's view: `…Out` buses are driven by
 //! the block (a master, `m_*`), `…In` buses by its user (a slave, `s_*`),
@@ -157,6 +160,7 @@ pub struct VerdictOut {
 /// ACK datagrams of the receive core: UDP payload beats and, held for the
 /// datagram, its addressing and ECE mark.
 #[derive(LogicInterface, Default)]
+#[join = "AckIn"]
 pub struct AckOut<const W: usize, const B: usize> {
     /// Datagram beats (UDP payload, lane order).
     pub tdata: Signal<Out, Bits<W>>,
@@ -178,6 +182,75 @@ pub struct AckOut<const W: usize, const B: usize> {
     pub ece: Signal<Out, Bit>,
 }
 
+/// ACK datagrams into the ACK framer: [`AckOut`] seen from its receiver
+/// (the addressing and ECE sampled with the first beat).
+#[derive(LogicInterface, Default)]
+#[join = "AckOut"]
+pub struct AckIn<const W: usize, const B: usize> {
+    /// Datagram beats (UDP payload, lane order).
+    pub tdata: Signal<In, Bits<W>>,
+    /// Byte enables (packed).
+    pub tkeep: Signal<In, Bits<B>>,
+    /// Beat valid.
+    pub tvalid: Signal<In, Bit>,
+    /// The framer takes the beat.
+    pub tready: Signal<Out, Bit>,
+    /// Last beat of an ACK.
+    pub tlast: Signal<In, Bit>,
+    /// Destination IP (IPv6, or IPv4 mapped into IPv6: selects the IP version).
+    pub dst_ip: Signal<In, Bits<128>>,
+    /// UDP source port.
+    pub src_port: Signal<In, Bits<16>>,
+    /// UDP destination port.
+    pub dst_port: Signal<In, Bits<16>>,
+    /// The ACK carries ECE.
+    pub ece: Signal<In, Bit>,
+}
+
+/// Whole UDP datagrams the firmware built (NACK, DISCONNECT), into the
+/// ACK framer: payload beats and, with the first beat, the addressing.
+#[derive(LogicInterface, Default)]
+pub struct DatagramIn<const W: usize, const B: usize> {
+    /// Datagram beats (UDP payload, lane 0 first).
+    pub tdata: Signal<In, Bits<W>>,
+    /// Byte enables (packed).
+    pub tkeep: Signal<In, Bits<B>>,
+    /// Beat valid.
+    pub tvalid: Signal<In, Bit>,
+    /// The framer takes the beat.
+    pub tready: Signal<Out, Bit>,
+    /// Last beat of the datagram.
+    pub tlast: Signal<In, Bit>,
+    /// Destination IP (IPv6, or IPv4 mapped into IPv6), with the first beat.
+    pub dst_ip: Signal<In, Bits<128>>,
+    /// UDP source port, with the first beat.
+    pub src_port: Signal<In, Bits<16>>,
+    /// UDP destination port, with the first beat.
+    pub dst_port: Signal<In, Bits<16>>,
+}
+
+/// The firmware receive queue's output: the datagrams handed up, with
+/// their length, truncation mark and UDP source port.
+#[derive(LogicInterface, Default)]
+pub struct FwRxOut<const W: usize, const B: usize> {
+    /// Datagram beats, lane 0 first.
+    pub tdata: Signal<Out, Bits<W>>,
+    /// Byte enables (packed).
+    pub tkeep: Signal<Out, Bits<B>>,
+    /// Beat valid.
+    pub tvalid: Signal<Out, Bit>,
+    /// The firmware takes the beat.
+    pub tready: Signal<In, Bit>,
+    /// Last beat.
+    pub tlast: Signal<Out, Bit>,
+    /// The datagram's length in bytes.
+    pub len: Signal<Out, Bits<16>>,
+    /// Only the datagram's first bytes came up.
+    pub trunc: Signal<Out, Bit>,
+    /// The datagram's UDP source port.
+    pub src_port: Signal<Out, Bits<16>>,
+}
+
 /// The Ethernet front end's per-frame events (`crate::EthDrop` codes).
 #[derive(LogicInterface, Default)]
 pub struct EthEvOut {
@@ -189,6 +262,7 @@ pub struct EthEvOut {
 
 /// A copy of the beats the receive core takes (no back-pressure).
 #[derive(LogicInterface, Default)]
+#[join = "TapIn"]
 pub struct TapOut<const W: usize, const B: usize> {
     /// Beat data.
     pub tdata: Signal<Out, Bits<W>>,
@@ -198,4 +272,146 @@ pub struct TapOut<const W: usize, const B: usize> {
     pub tvalid: Signal<Out, Bit>,
     /// It is the datagram's last beat.
     pub tlast: Signal<Out, Bit>,
+}
+
+/// The receive core's input tap seen from a block that watches it.
+#[derive(LogicInterface, Default)]
+#[join = "TapOut"]
+pub struct TapIn<const W: usize, const B: usize> {
+    /// Beat data.
+    pub tdata: Signal<In, Bits<W>>,
+    /// Byte enables (packed).
+    pub tkeep: Signal<In, Bits<B>>,
+    /// The core takes a beat this cycle.
+    pub tvalid: Signal<In, Bit>,
+    /// It is the datagram's last beat.
+    pub tlast: Signal<In, Bit>,
+}
+
+/// Send descriptors into the TX builder: one datagram's header fields and
+/// where its payload is in host memory.
+#[derive(LogicInterface, Default)]
+pub struct DescIn {
+    /// Descriptor valid.
+    pub valid: Signal<In, Bit>,
+    /// The builder takes the descriptor.
+    pub ready: Signal<Out, Bit>,
+    /// Opcode; 0x01..=0x06 carry the MSG extension.
+    pub opcode: Signal<In, Bits<8>>,
+    /// Base-header flags.
+    pub flags: Signal<In, Bits<16>>,
+    /// Destination QPN.
+    pub dst_qpn: Signal<In, Bits<32>>,
+    /// Source QPN.
+    pub src_qpn: Signal<In, Bits<32>>,
+    /// Stream id.
+    pub stream: Signal<In, Bits<16>>,
+    /// Path index: selects the entropy (UDP source port).
+    pub path: Signal<In, Bits<16>>,
+    /// Connection PSN.
+    pub conn_psn: Signal<In, Bits<32>>,
+    /// Path PSN.
+    pub path_psn: Signal<In, Bits<32>>,
+    /// Timestamp (ns).
+    pub timestamp: Signal<In, Bits<64>>,
+    /// MSG: message sequence number.
+    pub msn: Signal<In, Bits<32>>,
+    /// MSG: receive index.
+    pub recv_idx: Signal<In, Bits<32>>,
+    /// MSG: message length.
+    pub msg_len: Signal<In, Bits<32>>,
+    /// MSG: offset of the payload in the message.
+    pub offset: Signal<In, Bits<32>>,
+    /// MSG: remote address.
+    pub remote_va: Signal<In, Bits<64>>,
+    /// MSG: rkey.
+    pub rkey: Signal<In, Bits<32>>,
+    /// MSG: immediate data.
+    pub imm: Signal<In, Bits<32>>,
+    /// Payload bytes (0: no fetch).
+    pub len: Signal<In, Bits<16>>,
+    /// Host address of the payload.
+    pub addr: Signal<In, Bits<64>>,
+    /// Send ECN-capable: ECT(0) in the IP header.
+    pub ecn: Signal<In, Bit>,
+}
+
+/// Payload fetch requests (host memory reads) of the TX builder; the data
+/// comes back on an [`AxisIn`].
+#[derive(LogicInterface, Default)]
+pub struct ReadReqOut {
+    /// Request valid.
+    pub valid: Signal<Out, Bit>,
+    /// The memory takes the request.
+    pub ready: Signal<In, Bit>,
+    /// Host address.
+    pub addr: Signal<Out, Bits<64>>,
+    /// Bytes.
+    pub len: Signal<Out, Bits<16>>,
+}
+
+/// Read port of the per-path TX table (`crate::TxPathTable`): a slot (of
+/// `SB` bits) in, its state out, combinationally.
+#[derive(LogicInterface, Default)]
+pub struct TxReadPort<const SB: usize> {
+    /// Slot to read.
+    pub slot: Signal<In, Bits<SB>>,
+    /// Length for `can_send`.
+    pub len: Signal<In, Bits<16>>,
+    /// Entropy (UDP source port).
+    pub entropy: Signal<Out, Bits<16>>,
+    /// Next path PSN.
+    pub next_psn: Signal<Out, Bits<32>>,
+    /// Oldest unresolved path PSN.
+    pub una: Signal<Out, Bits<32>>,
+    /// Bytes in flight.
+    pub inflight: Signal<Out, Bits<32>>,
+    /// Window (bytes).
+    pub window: Signal<Out, Bits<32>>,
+    /// Smoothed RTT, ns.
+    pub srtt: Signal<Out, Bits<32>>,
+    /// RTT variation, ns.
+    pub rttvar: Signal<Out, Bits<32>>,
+    /// An RTT sample was taken.
+    pub rtt_valid: Signal<Out, Bit>,
+    /// ECN EWMA (16.16).
+    pub ecn_ewma: Signal<Out, Bits<32>>,
+    /// Loss EWMA (16.16).
+    pub loss_ewma: Signal<Out, Bits<32>>,
+    /// Acked packets since the last move.
+    pub samples: Signal<Out, Bits<32>>,
+    /// Data packets sent.
+    pub sent: Signal<Out, Bits<32>>,
+    /// Retransmissions sent.
+    pub retransmitted: Signal<Out, Bits<32>>,
+    /// Packets acknowledged.
+    pub acked: Signal<Out, Bits<32>>,
+    /// Packets lost.
+    pub lost: Signal<Out, Bits<32>>,
+    /// CE marks counted.
+    pub ce_marked: Signal<Out, Bits<32>>,
+    /// Moves.
+    pub repaths: Signal<Out, Bits<32>>,
+    /// Timeouts.
+    pub timeouts: Signal<Out, Bits<32>>,
+    /// Quarantined.
+    pub quarantined: Signal<Out, Bit>,
+    /// Probe backoff multiplier.
+    pub backoff: Signal<Out, Bits<4>>,
+    /// `TxPath::can_send(len)`.
+    pub can_send: Signal<Out, Bit>,
+}
+
+/// Fate events of the per-path TX table: each transmission, once acked or
+/// lost, with its connection PSN.
+#[derive(LogicInterface, Default)]
+pub struct FateOut {
+    /// Fate event valid.
+    pub valid: Signal<Out, Bit>,
+    /// The firmware takes the event.
+    pub ready: Signal<In, Bit>,
+    /// Lost (1) or acked (0).
+    pub lost: Signal<Out, Bit>,
+    /// Connection PSN of the transmission.
+    pub conn_psn: Signal<Out, Bits<32>>,
 }

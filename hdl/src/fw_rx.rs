@@ -28,6 +28,7 @@
 
 use rust_hdl::prelude::*;
 
+use crate::bus::{FwRxOut, TapIn};
 use crate::helpers::LutRam;
 use crate::helpers::{konst, native_block};
 use crate::rx_place::Verdict;
@@ -50,14 +51,8 @@ native_block! {
         clock: Signal<In, Clock>,
         #[doc = "Synchronous reset: empties the slots, clears the counters."]
         rst: Signal<In, Bit>,
-        #[doc = "Tap: a datagram beat the receive core takes."]
-        s_tdata: Signal<In, Bits<W>>,
-        #[doc = "Tap: its byte enables (packed)."]
-        s_tkeep: Signal<In, Bits<B>>,
-        #[doc = "Tap: the core takes the beat this cycle."]
-        s_tvalid: Signal<In, Bit>,
-        #[doc = "Tap: last beat of the datagram."]
-        s_tlast: Signal<In, Bit>,
+        #[doc = "The receive core's input as it takes it (`NicRx`'s tap)."]
+        s_tap: TapIn<W, B>,
         #[doc = "Core event pulse (one per datagram, in order)."]
         ev_valid: Signal<In, Bit>,
         #[doc = "Core event verdict."]
@@ -66,22 +61,8 @@ native_block! {
         ev_src_port: Signal<In, Bits<16>>,
         #[doc = "No slot is free: the core must not start another datagram."]
         hold: Signal<Out, Bit>,
-        #[doc = "Handed up: data."]
-        m_fw_tdata: Signal<Out, Bits<W>>,
-        #[doc = "Handed up: byte enables (packed)."]
-        m_fw_tkeep: Signal<Out, Bits<B>>,
-        #[doc = "Handed up: beat valid."]
-        m_fw_tvalid: Signal<Out, Bit>,
-        #[doc = "The firmware takes the beat."]
-        m_fw_tready: Signal<In, Bit>,
-        #[doc = "Handed up: last beat."]
-        m_fw_tlast: Signal<Out, Bit>,
-        #[doc = "The datagram's length in bytes (held for the datagram)."]
-        m_fw_len: Signal<Out, Bits<16>>,
-        #[doc = "It was longer than a slot: only its first [`SLOT_BYTES`] come up."]
-        m_fw_trunc: Signal<Out, Bit>,
-        #[doc = "Its UDP source port."]
-        m_fw_src_port: Signal<Out, Bits<16>>,
+        #[doc = "Datagrams handed up to the firmware."]
+        m_fw: FwRxOut<W, B>,
         #[doc = "Datagrams handed up."]
         cnt_up: Signal<Out, Bits<32>>,
         #[doc = "Of which cut to a slot."]
@@ -150,34 +131,35 @@ impl<const W: usize, const B: usize> Logic for FwRx<W, B> {
         // ---- output: the oldest decided slot, handed up or freed ----
         self.r_len.next = 0.into();
         self.r_up.next = false;
-        self.m_fw_src_port.next = 0.into();
+        self.m_fw.src_port.next = 0.into();
         for i in 0..SLOTS {
             if self.rd.val().get_bits::<3>(0) == i.to_bits::<3>() {
                 self.r_len.next = self.s_len[i].q.val();
                 self.r_up.next = self.s_up.q.val().get_bit(i);
-                self.m_fw_src_port.next = self.s_port[i].q.val();
+                self.m_fw.src_port.next = self.s_port[i].q.val();
             }
         }
-        self.m_fw_trunc.next = self.r_len.val() > self.k_slot_bytes.val();
+        self.m_fw.trunc.next = self.r_len.val() > self.k_slot_bytes.val();
         self.r_bytes.next = self.r_len.val();
-        if self.m_fw_trunc.val() {
+        if self.m_fw.trunc.val() {
             self.r_bytes.next = self.k_slot_bytes.val();
         }
         self.r_rem.next = self.r_bytes.val() - (self.obeat.val() << self.k_b_shift.val());
-        self.m_fw_tvalid.next = (self.rd.val() != self.ev.q.val()) & self.r_up.val();
+        self.m_fw.tvalid.next = (self.rd.val() != self.ev.q.val()) & self.r_up.val();
         self.slots.read_address.next = (bit_cast::<7, 3>(self.rd.val().get_bits::<3>(0))
             << self.k_slot_shift.val())
             | bit_cast::<7, 16>(self.obeat.val());
-        self.m_fw_tdata.next = self.slots.read_data.val();
-        self.m_fw_tlast.next = self.r_rem.val() <= self.k_b.val();
-        self.m_fw_tkeep.next = 0.into();
+        self.m_fw.tdata.next = self.slots.read_data.val();
+        self.m_fw.tlast.next = self.r_rem.val() <= self.k_b.val();
+        self.m_fw.tkeep.next = 0.into();
         for i in 0..B {
-            self.m_fw_tkeep.next = self
-                .m_fw_tkeep
+            self.m_fw.tkeep.next = self
+                .m_fw
+                .tkeep
                 .val()
                 .replace_bit(i, self.r_rem.val() > i.to_bits::<16>());
         }
-        self.m_fw_len.next = self.r_len.val();
+        self.m_fw.len.next = self.r_len.val();
         self.cnt_up.next = self.n_up.q.val();
         self.cnt_trunc.next = self.n_trunc.q.val();
 
@@ -185,18 +167,18 @@ impl<const W: usize, const B: usize> Logic for FwRx<W, B> {
         // Bytes of the input beat (packed keep: the highest lane set + 1).
         self.kb.next = 0.into();
         for i in 0..B {
-            if self.s_tkeep.val().get_bit(i) {
+            if self.s_tap.tkeep.val().get_bit(i) {
                 self.kb.next = (i + 1).to_bits::<16>();
             }
         }
         self.slots.write_address.next = (bit_cast::<7, 3>(self.wr.q.val().get_bits::<3>(0))
             << self.k_slot_shift.val())
             | bit_cast::<7, 16>(self.beat.q.val());
-        self.slots.write_data.next = self.s_tdata.val();
+        self.slots.write_data.next = self.s_tap.tdata.val();
         self.slots.write_enable.next =
-            self.s_tvalid.val() & (self.beat.q.val() < self.k_sbeats.val());
-        if self.s_tvalid.val() {
-            if self.s_tlast.val() {
+            self.s_tap.tvalid.val() & (self.beat.q.val() < self.k_sbeats.val());
+        if self.s_tap.tvalid.val() {
+            if self.s_tap.tlast.val() {
                 for i in 0..SLOTS {
                     if self.wr.q.val().get_bits::<3>(0) == i.to_bits::<3>() {
                         self.s_len[i].d.next = self.len.q.val() + self.kb.val();
@@ -240,8 +222,8 @@ impl<const W: usize, const B: usize> Logic for FwRx<W, B> {
         self.reader.rst.next = self.rst.val();
         self.reader.pending.next = self.rd.val() != self.ev.q.val();
         self.reader.up.next = self.r_up.val();
-        self.reader.last.next = self.m_fw_tlast.val();
-        self.reader.ready.next = self.m_fw_tready.val();
+        self.reader.last.next = self.m_fw.tlast.val();
+        self.reader.ready.next = self.m_fw.tready.val();
 
         if self.rst.val() {
             self.wr.d.next = 0.into();
@@ -355,36 +337,36 @@ mod tests {
                 let mut r = run.lock().unwrap();
                 // Mid-cycle: the outputs show the registers' state.
                 let ready = cycle > stall && cycle % 2 == 0;
-                if x.m_fw_tvalid.val() && ready {
-                    let n = x.m_fw_tkeep.val().to_u64().count_ones() as usize;
-                    open.extend_from_slice(&x.m_fw_tdata.val().to_u64().to_le_bytes()[..n]);
-                    if x.m_fw_tlast.val() {
+                if x.m_fw.tvalid.val() && ready {
+                    let n = x.m_fw.tkeep.val().to_u64().count_ones() as usize;
+                    open.extend_from_slice(&x.m_fw.tdata.val().to_u64().to_le_bytes()[..n]);
+                    if x.m_fw.tlast.val() {
                         r.up.push((
                             std::mem::take(&mut open),
-                            x.m_fw_len.val().to_u64(),
-                            x.m_fw_trunc.val(),
-                            x.m_fw_src_port.val().to_u64(),
+                            x.m_fw.len.val().to_u64(),
+                            x.m_fw.trunc.val(),
+                            x.m_fw.src_port.val().to_u64(),
                         ));
                     }
                 }
-                x.m_fw_tready.next = ready;
+                x.m_fw.tready.next = ready;
                 x.ev_valid.next = false;
                 if let Some(e) = events.pop_front() {
                     x.ev_valid.next = true;
                     x.ev_code.next = grams[e].code.to_bits();
                     x.ev_src_port.next = grams[e].port.to_bits();
                 }
-                x.s_tvalid.next = false;
+                x.s_tap.tvalid.next = false;
                 if g < grams.len() && (off > 0 || !x.hold.val()) {
                     let b = &grams[g].bytes;
                     let n = (b.len() - off).min(8);
                     let mut beat = [0u8; 8];
                     beat[..n].copy_from_slice(&b[off..off + n]);
-                    x.s_tdata.next = u64::from_le_bytes(beat).to_bits();
-                    x.s_tkeep.next = ((1u64 << n) - 1).to_bits();
-                    x.s_tvalid.next = true;
+                    x.s_tap.tdata.next = u64::from_le_bytes(beat).to_bits();
+                    x.s_tap.tkeep.next = ((1u64 << n) - 1).to_bits();
+                    x.s_tap.tvalid.next = true;
                     off += n;
-                    x.s_tlast.next = off == b.len();
+                    x.s_tap.tlast.next = off == b.len();
                     if off == b.len() {
                         events.push_back(g);
                         g += 1;

@@ -30,7 +30,10 @@ use rust_hdl::prelude::*;
 
 use crate::ack_frame::AckFrame;
 use crate::ack_rx::AckRx;
-use crate::bus::{AxisIn, AxisOut, CfgIn, CounterPort, DmaWriteOut, EthEvOut, VerdictOut};
+use crate::bus::{
+    AckOut, AxisIn, AxisOut, CfgIn, CounterPort, DatagramIn, DescIn, DmaWriteOut, EthEvOut,
+    FateOut, FwRxOut, ReadReqOut, TapOut, TxReadPort, VerdictOut,
+};
 use crate::fw_rx::FwRx;
 use crate::nic_rx::NicRx;
 use crate::tx_arb::TxArb;
@@ -78,66 +81,12 @@ pub struct NicCore<const W: usize, const B: usize> {
     pub m_ev: VerdictOut,
     /// Receive core: counters per verdict code.
     pub cnt: CounterPort<5>,
-    /// Descriptor valid.
-    pub s_desc_valid: Signal<In, Bit>,
-    /// Descriptor taken.
-    pub s_desc_ready: Signal<Out, Bit>,
-    /// Descriptor: opcode.
-    pub s_desc_opcode: Signal<In, Bits<8>>,
-    /// Descriptor: flags.
-    pub s_desc_flags: Signal<In, Bits<16>>,
-    /// Descriptor: destination QPN.
-    pub s_desc_dst_qpn: Signal<In, Bits<32>>,
-    /// Descriptor: source QPN.
-    pub s_desc_src_qpn: Signal<In, Bits<32>>,
-    /// Descriptor: stream.
-    pub s_desc_stream: Signal<In, Bits<16>>,
-    /// Descriptor: path (selects the entropy).
-    pub s_desc_path: Signal<In, Bits<16>>,
-    /// Descriptor: connection PSN.
-    pub s_desc_conn_psn: Signal<In, Bits<32>>,
-    /// Descriptor: path PSN.
-    pub s_desc_path_psn: Signal<In, Bits<32>>,
-    /// Descriptor: timestamp.
-    pub s_desc_timestamp: Signal<In, Bits<64>>,
-    /// Descriptor: MSN.
-    pub s_desc_msn: Signal<In, Bits<32>>,
-    /// Descriptor: receive index.
-    pub s_desc_recv_idx: Signal<In, Bits<32>>,
-    /// Descriptor: message length.
-    pub s_desc_msg_len: Signal<In, Bits<32>>,
-    /// Descriptor: offset.
-    pub s_desc_offset: Signal<In, Bits<32>>,
-    /// Descriptor: remote address.
-    pub s_desc_remote_va: Signal<In, Bits<64>>,
-    /// Descriptor: rkey.
-    pub s_desc_rkey: Signal<In, Bits<32>>,
-    /// Descriptor: immediate.
-    pub s_desc_imm: Signal<In, Bits<32>>,
-    /// Descriptor: payload bytes.
-    pub s_desc_len: Signal<In, Bits<16>>,
-    /// Descriptor: payload host address.
-    pub s_desc_addr: Signal<In, Bits<64>>,
-    /// Descriptor: ECN-capable.
-    pub s_desc_ecn: Signal<In, Bit>,
-    /// Payload fetch request valid.
-    pub m_rd_valid: Signal<Out, Bit>,
-    /// Fetch request taken.
-    pub m_rd_ready: Signal<In, Bit>,
-    /// Fetch request: host address.
-    pub m_rd_addr: Signal<Out, Bits<64>>,
-    /// Fetch request: bytes.
-    pub m_rd_len: Signal<Out, Bits<16>>,
-    /// Fetched payload data.
-    pub s_pay_tdata: Signal<In, Bits<W>>,
-    /// Fetched payload byte enables.
-    pub s_pay_tkeep: Signal<In, Bits<B>>,
-    /// Fetched payload beat valid.
-    pub s_pay_tvalid: Signal<In, Bit>,
-    /// Fetched payload beat taken.
-    pub s_pay_tready: Signal<Out, Bit>,
-    /// Last beat of a fetch.
-    pub s_pay_tlast: Signal<In, Bit>,
+    /// Send descriptors into the TX builder.
+    pub s_desc: DescIn,
+    /// Payload fetch requests.
+    pub m_rd: ReadReqOut,
+    /// Fetched payload (`tlast`: the last beat of a fetch).
+    pub s_pay: AxisIn<W, B>,
     /// Sticky: a fetched beat disagreed with its request.
     pub m_err: Signal<Out, Bit>,
     /// ACK frames sent.
@@ -186,60 +135,10 @@ pub struct NicCore<const W: usize, const B: usize> {
     pub res_pkts: Signal<Out, Bits<32>>,
     /// `Ack`: bytes acknowledged.
     pub res_bytes: Signal<Out, Bits<32>>,
-    /// Fate event valid.
-    pub m_fate_valid: Signal<Out, Bit>,
-    /// The firmware takes the fate event.
-    pub m_fate_ready: Signal<In, Bit>,
-    /// Fate: lost (1) or acked (0).
-    pub m_fate_lost: Signal<Out, Bit>,
-    /// Fate: connection PSN of the transmission.
-    pub m_fate_conn_psn: Signal<Out, Bits<32>>,
-    /// Slot to read.
-    pub rd_slot: Signal<In, Bits<TX_SLOT_BITS>>,
-    /// Length for `rd_can_send`.
-    pub rd_len: Signal<In, Bits<16>>,
-    /// Read: entropy.
-    pub rd_entropy: Signal<Out, Bits<16>>,
-    /// Read: next path PSN.
-    pub rd_next_psn: Signal<Out, Bits<32>>,
-    /// Read: oldest unresolved path PSN.
-    pub rd_una: Signal<Out, Bits<32>>,
-    /// Read: bytes in flight.
-    pub rd_inflight: Signal<Out, Bits<32>>,
-    /// Read: window (bytes).
-    pub rd_window: Signal<Out, Bits<32>>,
-    /// Read: smoothed RTT, ns.
-    pub rd_srtt: Signal<Out, Bits<32>>,
-    /// Read: RTT variation, ns.
-    pub rd_rttvar: Signal<Out, Bits<32>>,
-    /// Read: an RTT sample was taken.
-    pub rd_rtt_valid: Signal<Out, Bit>,
-    /// Read: ECN EWMA (16.16).
-    pub rd_ecn_ewma: Signal<Out, Bits<32>>,
-    /// Read: loss EWMA (16.16).
-    pub rd_loss_ewma: Signal<Out, Bits<32>>,
-    /// Read: acked packets since the last move.
-    pub rd_samples: Signal<Out, Bits<32>>,
-    /// Read: data packets sent.
-    pub rd_sent: Signal<Out, Bits<32>>,
-    /// Read: retransmissions sent.
-    pub rd_retransmitted: Signal<Out, Bits<32>>,
-    /// Read: packets acknowledged.
-    pub rd_acked: Signal<Out, Bits<32>>,
-    /// Read: packets lost.
-    pub rd_lost: Signal<Out, Bits<32>>,
-    /// Read: CE marks counted.
-    pub rd_ce_marked: Signal<Out, Bits<32>>,
-    /// Read: moves.
-    pub rd_repaths: Signal<Out, Bits<32>>,
-    /// Read: timeouts.
-    pub rd_timeouts: Signal<Out, Bits<32>>,
-    /// Read: quarantined.
-    pub rd_quarantined: Signal<Out, Bit>,
-    /// Read: probe backoff multiplier.
-    pub rd_backoff: Signal<Out, Bits<4>>,
-    /// Read: `TxPath::can_send(rd_len)`.
-    pub rd_can_send: Signal<Out, Bit>,
+    /// Fate events of the TX table.
+    pub m_fate: FateOut,
+    /// TX table read port: a slot's state.
+    pub rd: TxReadPort<TX_SLOT_BITS>,
     /// Slot the TX table's capture port shows (a second read port).
     pub cap_slot: Signal<In, Bits<TX_SLOT_BITS>>,
     /// Capture port: the slot's fields packed (`crate::tx_path::VIEW_BITS`).
@@ -269,45 +168,14 @@ pub struct NicCore<const W: usize, const B: usize> {
     /// nothing applied, no `m_ackrx_valid`); it counts in the cycle after
     /// the refused ACK's turn.
     pub ackrx_cnt_refused: Signal<Out, Bits<32>>,
-    /// Firmware receive queue: the bytes of a datagram handed up (verdict 10).
-    pub m_fw_tdata: Signal<Out, Bits<W>>,
-    /// Firmware receive queue: byte enables (packed).
-    pub m_fw_tkeep: Signal<Out, Bits<B>>,
-    /// Firmware receive queue: beat valid.
-    pub m_fw_tvalid: Signal<Out, Bit>,
-    /// Firmware receive queue: the firmware takes the beat.
-    pub m_fw_tready: Signal<In, Bit>,
-    /// Firmware receive queue: last beat.
-    pub m_fw_tlast: Signal<Out, Bit>,
-    /// Firmware receive queue: the datagram's length in bytes.
-    pub m_fw_len: Signal<Out, Bits<16>>,
-    /// Firmware receive queue: only the datagram's first bytes came up.
-    pub m_fw_trunc: Signal<Out, Bit>,
-    /// Firmware receive queue: the datagram's UDP source port.
-    pub m_fw_src_port: Signal<Out, Bits<16>>,
+    /// Firmware receive queue: the datagrams handed up (verdict 10).
+    pub m_fw: FwRxOut<W, B>,
     /// Datagrams handed to the firmware.
     pub fw_cnt_up: Signal<Out, Bits<32>>,
     /// Of which cut to the queue's slot size.
     pub fw_cnt_trunc: Signal<Out, Bits<32>>,
-    /// Firmware transmit port: a datagram the firmware built whole (NACK,
-    /// DISCONNECT; up to 128 bytes), lane 0 first, packed `tkeep`; framed
-    /// by the ACK framer between ACKs.
-    pub s_fwtx_tdata: Signal<In, Bits<W>>,
-    /// Firmware transmit port: byte enables.
-    pub s_fwtx_tkeep: Signal<In, Bits<B>>,
-    /// Firmware transmit port: beat valid.
-    pub s_fwtx_tvalid: Signal<In, Bit>,
-    /// Firmware transmit port: the framer takes the beat.
-    pub s_fwtx_tready: Signal<Out, Bit>,
-    /// Firmware transmit port: last beat.
-    pub s_fwtx_tlast: Signal<In, Bit>,
-    /// Firmware transmit port: destination IP (IPv4 mapped into IPv6),
-    /// with the first beat.
-    pub s_fwtx_dst_ip: Signal<In, Bits<128>>,
-    /// Firmware transmit port: UDP source port, with the first beat.
-    pub s_fwtx_src_port: Signal<In, Bits<16>>,
-    /// Firmware transmit port: UDP destination port, with the first beat.
-    pub s_fwtx_dst_port: Signal<In, Bits<16>>,
+    /// Firmware transmit port: datagrams the firmware built whole (NACK, DISCONNECT; up to 128 bytes), framed by the ACK framer between ACKs.
+    pub s_fwtx: DatagramIn<W, B>,
     /// Frames of datagrams from the firmware sent (of `ack_cnt_frames`).
     pub fwtx_cnt_frames: Signal<Out, Bits<32>>,
 
@@ -338,12 +206,12 @@ impl<const W: usize, const B: usize> Logic for NicCore<W, B> {
 
         // One configuration port, two maps.
         self.rx.cfg.we.next = self.cfg.we.val() & !self.cfg.addr.val().get_bit(9);
-        self.tx.cfg_we.next =
+        self.tx.cfg.we.next =
             self.cfg.we.val() & self.cfg.addr.val().get_bit(9) & !self.cfg.addr.val().get_bit(8);
         self.rx.cfg.addr.next = self.cfg.addr.val().get_bits::<9>(0);
-        self.tx.cfg_addr.next = self.cfg.addr.val().get_bits::<8>(0);
+        self.tx.cfg.addr.next = self.cfg.addr.val().get_bits::<8>(0);
         self.rx.cfg.data.next = self.cfg.data.val();
-        self.tx.cfg_data.next = self.cfg.data.val();
+        self.tx.cfg.data.next = self.cfg.data.val();
         self.ackrx.cfg_we.next = self.cfg.we.val()
             & self.cfg.addr.val().get_bit(9)
             & !self.cfg.addr.val().get_bit(8)
@@ -364,15 +232,7 @@ impl<const W: usize, const B: usize> Logic for NicCore<W, B> {
         CounterPort::<5>::link(&mut self.cnt, &mut self.rx.cnt);
 
         // ACK datagrams into the framer, with the TX builder's addresses.
-        self.ackf.s_ack_tdata.next = self.rx.m_ack.tdata.val();
-        self.ackf.s_ack_tkeep.next = self.rx.m_ack.tkeep.val();
-        self.ackf.s_ack_tvalid.next = self.rx.m_ack.tvalid.val();
-        self.rx.m_ack.tready.next = self.ackf.s_ack_tready.val();
-        self.ackf.s_ack_tlast.next = self.rx.m_ack.tlast.val();
-        self.ackf.s_ack_dst_ip.next = self.rx.m_ack.dst_ip.val();
-        self.ackf.s_ack_src_port.next = self.rx.m_ack.src_port.val();
-        self.ackf.s_ack_dst_port.next = self.rx.m_ack.dst_port.val();
-        self.ackf.s_ack_ece.next = self.rx.m_ack.ece.val();
+        AckOut::<W, B>::join(&mut self.rx.m_ack, &mut self.ackf.s_ack);
         self.ackf.reg_local_mac.next = self.tx.reg_local_mac.val();
         self.ackf.reg_peer_mac.next = self.tx.reg_peer_mac.val();
         self.ackf.reg_local_ip.next = self.tx.reg_local_ip.val();
@@ -383,86 +243,30 @@ impl<const W: usize, const B: usize> Logic for NicCore<W, B> {
         self.ack_cnt_ece.next = self.ackf.cnt_ece.val();
         self.ack_cnt_v6.next = self.ackf.cnt_v6.val();
         // The firmware's own datagrams (NACK, DISCONNECT), framed between ACKs.
-        self.ackf.s_fw_tdata.next = self.s_fwtx_tdata.val();
-        self.ackf.s_fw_tkeep.next = self.s_fwtx_tkeep.val();
-        self.ackf.s_fw_tvalid.next = self.s_fwtx_tvalid.val();
-        self.s_fwtx_tready.next = self.ackf.s_fw_tready.val();
-        self.ackf.s_fw_tlast.next = self.s_fwtx_tlast.val();
-        self.ackf.s_fw_dst_ip.next = self.s_fwtx_dst_ip.val();
-        self.ackf.s_fw_src_port.next = self.s_fwtx_src_port.val();
-        self.ackf.s_fw_dst_port.next = self.s_fwtx_dst_port.val();
+        DatagramIn::<W, B>::link(&mut self.s_fwtx, &mut self.ackf.s_fw);
         self.fwtx_cnt_frames.next = self.ackf.cnt_fw.val();
 
         // TX builder.
-        self.tx.s_desc_valid.next = self.s_desc_valid.val();
-        self.s_desc_ready.next = self.tx.s_desc_ready.val();
-        self.tx.s_desc_opcode.next = self.s_desc_opcode.val();
-        self.tx.s_desc_flags.next = self.s_desc_flags.val();
-        self.tx.s_desc_dst_qpn.next = self.s_desc_dst_qpn.val();
-        self.tx.s_desc_src_qpn.next = self.s_desc_src_qpn.val();
-        self.tx.s_desc_stream.next = self.s_desc_stream.val();
-        self.tx.s_desc_path.next = self.s_desc_path.val();
-        self.tx.s_desc_conn_psn.next = self.s_desc_conn_psn.val();
-        self.tx.s_desc_path_psn.next = self.s_desc_path_psn.val();
-        self.tx.s_desc_timestamp.next = self.s_desc_timestamp.val();
-        self.tx.s_desc_msn.next = self.s_desc_msn.val();
-        self.tx.s_desc_recv_idx.next = self.s_desc_recv_idx.val();
-        self.tx.s_desc_msg_len.next = self.s_desc_msg_len.val();
-        self.tx.s_desc_offset.next = self.s_desc_offset.val();
-        self.tx.s_desc_remote_va.next = self.s_desc_remote_va.val();
-        self.tx.s_desc_rkey.next = self.s_desc_rkey.val();
-        self.tx.s_desc_imm.next = self.s_desc_imm.val();
-        self.tx.s_desc_len.next = self.s_desc_len.val();
-        self.tx.s_desc_addr.next = self.s_desc_addr.val();
-        self.tx.s_desc_ecn.next = self.s_desc_ecn.val();
-        self.m_rd_valid.next = self.tx.m_rd_valid.val();
-        self.tx.m_rd_ready.next = self.m_rd_ready.val();
-        self.m_rd_addr.next = self.tx.m_rd_addr.val();
-        self.m_rd_len.next = self.tx.m_rd_len.val();
-        self.tx.s_pay_tdata.next = self.s_pay_tdata.val();
-        self.tx.s_pay_tkeep.next = self.s_pay_tkeep.val();
-        self.tx.s_pay_tvalid.next = self.s_pay_tvalid.val();
-        self.s_pay_tready.next = self.tx.s_pay_tready.val();
-        self.tx.s_pay_tlast.next = self.s_pay_tlast.val();
+        DescIn::link(&mut self.s_desc, &mut self.tx.s_desc);
+        ReadReqOut::link(&mut self.m_rd, &mut self.tx.m_rd);
+        AxisIn::<W, B>::link(&mut self.s_pay, &mut self.tx.s_pay);
         self.m_err.next = self.tx.m_err.val();
 
         // Both frame sources into the arbiter, the arbiter to the MAC.
-        self.arb.s_ack_tdata.next = self.ackf.m_axis_tdata.val();
-        self.arb.s_ack_tkeep.next = self.ackf.m_axis_tkeep.val();
-        self.arb.s_ack_tvalid.next = self.ackf.m_axis_tvalid.val();
-        self.ackf.m_axis_tready.next = self.arb.s_ack_tready.val();
-        self.arb.s_ack_tlast.next = self.ackf.m_axis_tlast.val();
-        self.arb.s_data_tdata.next = self.tx.m_axis_tdata.val();
-        self.arb.s_data_tkeep.next = self.tx.m_axis_tkeep.val();
-        self.arb.s_data_tvalid.next = self.tx.m_axis_tvalid.val();
-        self.tx.m_axis_tready.next = self.arb.s_data_tready.val();
-        self.arb.s_data_tlast.next = self.tx.m_axis_tlast.val();
-        self.arb.m_axis_tready.next = self.m_axis.tready.val();
-        self.m_axis.tdata.next = self.arb.m_axis_tdata.val();
-        self.m_axis.tkeep.next = self.arb.m_axis_tkeep.val();
-        self.m_axis.tvalid.next = self.arb.m_axis_tvalid.val();
-        self.m_axis.tlast.next = self.arb.m_axis_tlast.val();
+        AxisOut::<W, B>::join(&mut self.ackf.m_axis, &mut self.arb.s_ack);
+        AxisOut::<W, B>::join(&mut self.tx.m_axis, &mut self.arb.s_data);
+        AxisOut::<W, B>::link(&mut self.m_axis, &mut self.arb.m_axis);
 
         // Firmware receive queue: the core's input and events; it holds the
         // input while full.
         self.fwrx.clock.next = self.clock.val();
         self.fwrx.rst.next = self.rst.val();
-        self.fwrx.s_tdata.next = self.rx.m_tap.tdata.val();
-        self.fwrx.s_tkeep.next = self.rx.m_tap.tkeep.val();
-        self.fwrx.s_tvalid.next = self.rx.m_tap.tvalid.val();
-        self.fwrx.s_tlast.next = self.rx.m_tap.tlast.val();
+        TapOut::<W, B>::join(&mut self.rx.m_tap, &mut self.fwrx.s_tap);
         self.fwrx.ev_valid.next = self.m_ev.valid.val();
         self.fwrx.ev_code.next = self.m_ev.code.val();
         self.fwrx.ev_src_port.next = self.m_ev.src_port.val();
         self.rx.s_hold.next = self.fwrx.hold.val();
-        self.m_fw_tdata.next = self.fwrx.m_fw_tdata.val();
-        self.m_fw_tkeep.next = self.fwrx.m_fw_tkeep.val();
-        self.m_fw_tvalid.next = self.fwrx.m_fw_tvalid.val();
-        self.fwrx.m_fw_tready.next = self.m_fw_tready.val();
-        self.m_fw_tlast.next = self.fwrx.m_fw_tlast.val();
-        self.m_fw_len.next = self.fwrx.m_fw_len.val();
-        self.m_fw_trunc.next = self.fwrx.m_fw_trunc.val();
-        self.m_fw_src_port.next = self.fwrx.m_fw_src_port.val();
+        FwRxOut::<W, B>::link(&mut self.m_fw, &mut self.fwrx.m_fw);
         self.fw_cnt_up.next = self.fwrx.cnt_up.val();
         self.fw_cnt_trunc.next = self.fwrx.cnt_trunc.val();
 
@@ -534,35 +338,10 @@ impl<const W: usize, const B: usize> Logic for NicCore<W, B> {
         self.res_psn.next = self.paths.res_psn.val();
         self.res_pkts.next = self.paths.res_pkts.val();
         self.res_bytes.next = self.paths.res_bytes.val();
-        self.m_fate_valid.next = self.paths.m_fate_valid.val();
-        self.paths.m_fate_ready.next = self.m_fate_ready.val();
-        self.m_fate_lost.next = self.paths.m_fate_lost.val();
-        self.m_fate_conn_psn.next = self.paths.m_fate_conn_psn.val();
-        self.paths.rd_slot.next = self.rd_slot.val();
+        FateOut::link(&mut self.m_fate, &mut self.paths.m_fate);
         self.paths.cap_slot.next = self.cap_slot.val();
         self.cap_view.next = self.paths.cap_view.val();
-        self.paths.rd_len.next = self.rd_len.val();
-        self.rd_entropy.next = self.paths.rd_entropy.val();
-        self.rd_next_psn.next = self.paths.rd_next_psn.val();
-        self.rd_una.next = self.paths.rd_una.val();
-        self.rd_inflight.next = self.paths.rd_inflight.val();
-        self.rd_window.next = self.paths.rd_window.val();
-        self.rd_srtt.next = self.paths.rd_srtt.val();
-        self.rd_rttvar.next = self.paths.rd_rttvar.val();
-        self.rd_rtt_valid.next = self.paths.rd_rtt_valid.val();
-        self.rd_ecn_ewma.next = self.paths.rd_ecn_ewma.val();
-        self.rd_loss_ewma.next = self.paths.rd_loss_ewma.val();
-        self.rd_samples.next = self.paths.rd_samples.val();
-        self.rd_sent.next = self.paths.rd_sent.val();
-        self.rd_retransmitted.next = self.paths.rd_retransmitted.val();
-        self.rd_acked.next = self.paths.rd_acked.val();
-        self.rd_lost.next = self.paths.rd_lost.val();
-        self.rd_ce_marked.next = self.paths.rd_ce_marked.val();
-        self.rd_repaths.next = self.paths.rd_repaths.val();
-        self.rd_timeouts.next = self.paths.rd_timeouts.val();
-        self.rd_quarantined.next = self.paths.rd_quarantined.val();
-        self.rd_backoff.next = self.paths.rd_backoff.val();
-        self.rd_can_send.next = self.paths.rd_can_send.val();
+        TxReadPort::<TX_SLOT_BITS>::link(&mut self.rd, &mut self.paths.rd);
     }
 }
 

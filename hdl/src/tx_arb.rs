@@ -1,8 +1,8 @@
 //! MAC transmit arbiter: two frame sources share one AXI-Stream, frame by
 //! frame.
 //!
-//! [`TxArb`] forwards whole frames from `s_ack_*` (ACK frames) and
-//! `s_data_*` (data frames from the TX builder) to `m_axis_*`, one beat per
+//! [`TxArb`] forwards whole frames from `s_ack` (ACK frames) and
+//! `s_data` (data frames from the TX builder) to `m_axis`, one beat per
 //! cycle, never mixing beats of two frames. **Policy: round robin per
 //! frame.** When both sources have a frame waiting at a frame boundary,
 //! the one not served last goes; a lone source goes at once. So an ACK
@@ -10,7 +10,7 @@
 //!
 //! The choice is made from the sources' `tvalid` only and is locked from
 //! the cycle the first beat is shown until the last beat is taken, so a
-//! beat, once offered on `m_axis_*`, stays until it is taken (AXI-Stream),
+//! beat, once offered on `m_axis`, stays until it is taken (AXI-Stream),
 //! even if the other source becomes valid meanwhile. The path is
 //! combinational (multiplexer, no register): no bubble between frames and
 //! no added latency.
@@ -20,6 +20,8 @@
 
 use rust_hdl::prelude::*;
 
+use crate::bus::{AxisIn, AxisOut};
+
 /// The arbiter at `W`-bit beats (`B = W / 8` lanes).
 #[derive(LogicBlock, Default)]
 pub struct TxArb<const W: usize, const B: usize> {
@@ -27,37 +29,13 @@ pub struct TxArb<const W: usize, const B: usize> {
     pub clock: Signal<In, Clock>,
     /// Synchronous reset: no frame in progress, ACKs first next.
     pub rst: Signal<In, Bit>,
-    /// ACK frame beats.
-    pub s_ack_tdata: Signal<In, Bits<W>>,
-    /// ACK byte enables.
-    pub s_ack_tkeep: Signal<In, Bits<B>>,
-    /// ACK beat valid.
-    pub s_ack_tvalid: Signal<In, Bit>,
-    /// ACK beat taken.
-    pub s_ack_tready: Signal<Out, Bit>,
-    /// Last beat of an ACK frame.
-    pub s_ack_tlast: Signal<In, Bit>,
-    /// Data frame beats.
-    pub s_data_tdata: Signal<In, Bits<W>>,
-    /// Data byte enables.
-    pub s_data_tkeep: Signal<In, Bits<B>>,
-    /// Data beat valid.
-    pub s_data_tvalid: Signal<In, Bit>,
-    /// Data beat taken.
-    pub s_data_tready: Signal<Out, Bit>,
-    /// Last beat of a data frame.
-    pub s_data_tlast: Signal<In, Bit>,
-    /// MAC beats.
-    pub m_axis_tdata: Signal<Out, Bits<W>>,
-    /// MAC byte enables.
-    pub m_axis_tkeep: Signal<Out, Bits<B>>,
-    /// MAC beat valid.
-    pub m_axis_tvalid: Signal<Out, Bit>,
-    /// The MAC takes the beat.
-    pub m_axis_tready: Signal<In, Bit>,
-    /// Last beat of a frame.
-    pub m_axis_tlast: Signal<Out, Bit>,
-    /// A frame is in progress on `m_axis_*`.
+    /// ACK frames.
+    pub s_ack: AxisIn<W, B>,
+    /// Data frames.
+    pub s_data: AxisIn<W, B>,
+    /// Frames to the MAC.
+    pub m_axis: AxisOut<W, B>,
+    /// A frame is in progress on `m_axis`.
     locked: DFF<Bit>,
     /// Its source: ACK (high) or data.
     owner: DFF<Bit>,
@@ -71,29 +49,29 @@ impl<const W: usize, const B: usize> Logic for TxArb<W, B> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(self, clock, locked, owner, last_ack);
-        self.pick.next = self.s_ack_tvalid.val();
-        if self.s_ack_tvalid.val() & self.s_data_tvalid.val() {
+        self.pick.next = self.s_ack.tvalid.val();
+        if self.s_ack.tvalid.val() & self.s_data.tvalid.val() {
             self.pick.next = !self.last_ack.q.val();
         }
         if self.locked.q.val() {
             self.pick.next = self.owner.q.val();
         }
-        self.m_axis_tvalid.next = self.s_data_tvalid.val();
-        self.m_axis_tdata.next = self.s_data_tdata.val();
-        self.m_axis_tkeep.next = self.s_data_tkeep.val();
-        self.m_axis_tlast.next = self.s_data_tlast.val();
+        self.m_axis.tvalid.next = self.s_data.tvalid.val();
+        self.m_axis.tdata.next = self.s_data.tdata.val();
+        self.m_axis.tkeep.next = self.s_data.tkeep.val();
+        self.m_axis.tlast.next = self.s_data.tlast.val();
         if self.pick.val() {
-            self.m_axis_tvalid.next = self.s_ack_tvalid.val();
-            self.m_axis_tdata.next = self.s_ack_tdata.val();
-            self.m_axis_tkeep.next = self.s_ack_tkeep.val();
-            self.m_axis_tlast.next = self.s_ack_tlast.val();
+            self.m_axis.tvalid.next = self.s_ack.tvalid.val();
+            self.m_axis.tdata.next = self.s_ack.tdata.val();
+            self.m_axis.tkeep.next = self.s_ack.tkeep.val();
+            self.m_axis.tlast.next = self.s_ack.tlast.val();
         }
-        self.s_ack_tready.next = self.pick.val() & self.m_axis_tready.val();
-        self.s_data_tready.next = !self.pick.val() & self.m_axis_tready.val();
-        if self.m_axis_tvalid.val() {
+        self.s_ack.tready.next = self.pick.val() & self.m_axis.tready.val();
+        self.s_data.tready.next = !self.pick.val() & self.m_axis.tready.val();
+        if self.m_axis.tvalid.val() {
             self.owner.d.next = self.pick.val();
-            self.locked.d.next = !(self.m_axis_tready.val() & self.m_axis_tlast.val());
-            if self.m_axis_tready.val() & self.m_axis_tlast.val() {
+            self.locked.d.next = !(self.m_axis.tready.val() & self.m_axis.tlast.val());
+            if self.m_axis.tready.val() & self.m_axis.tlast.val() {
                 self.last_ack.d.next = self.pick.val();
             }
         }
@@ -150,27 +128,27 @@ mod tests {
                         None => (0, false),
                     };
                     if s == 1 {
-                        x.s_ack_tvalid.next = valid[s];
-                        x.s_ack_tdata.next = data.to_bits();
-                        x.s_ack_tkeep.next = 0xFFu64.to_bits();
-                        x.s_ack_tlast.next = last;
+                        x.s_ack.tvalid.next = valid[s];
+                        x.s_ack.tdata.next = data.to_bits();
+                        x.s_ack.tkeep.next = 0xFFu64.to_bits();
+                        x.s_ack.tlast.next = last;
                     } else {
-                        x.s_data_tvalid.next = valid[s];
-                        x.s_data_tdata.next = data.to_bits();
-                        x.s_data_tkeep.next = 0xFFu64.to_bits();
-                        x.s_data_tlast.next = last;
+                        x.s_data.tvalid.next = valid[s];
+                        x.s_data.tdata.next = data.to_bits();
+                        x.s_data.tkeep.next = 0xFFu64.to_bits();
+                        x.s_data.tlast.next = last;
                     }
                 }
-                x.m_axis_tready.next = rng.gen_bool(0.6);
+                x.m_axis.tready.next = rng.gen_bool(0.6);
                 x = sim.wait(1, x)?;
                 let mut o = out.lock().unwrap();
-                if x.m_axis_tvalid.val() {
-                    let beat = x.m_axis_tdata.val().to_u64();
+                if x.m_axis.tvalid.val() {
+                    let beat = x.m_axis.tdata.val().to_u64();
                     if shown.is_some_and(|b| b != beat) {
                         o.1 = true;
                     }
                     shown = Some(beat);
-                    if x.m_axis_tready.val() {
+                    if x.m_axis.tready.val() {
                         o.0.push(beat);
                         shown = None;
                     }
@@ -178,7 +156,7 @@ mod tests {
                     o.1 = true;
                 }
                 drop(o);
-                for (s, taken) in [x.s_data_tready.val(), x.s_ack_tready.val()]
+                for (s, taken) in [x.s_data.tready.val(), x.s_ack.tready.val()]
                     .into_iter()
                     .enumerate()
                 {

@@ -61,6 +61,8 @@ mod walk;
 
 use rust_hdl::prelude::*;
 
+use crate::bus::{FateOut, TxReadPort};
+
 use crate::AckHigh;
 use crate::helpers::{BlockRam, konst, native_block};
 use slots::{SlotFile, SlotUpdate};
@@ -204,60 +206,10 @@ native_block! {
         res_pkts: Signal<Out, Bits<32>>,
         #[doc = "`Ack`: bytes acknowledged."]
         res_bytes: Signal<Out, Bits<32>>,
-        #[doc = "Fate event valid."]
-        m_fate_valid: Signal<Out, Bit>,
-        #[doc = "The firmware takes the fate event."]
-        m_fate_ready: Signal<In, Bit>,
-        #[doc = "Fate: lost (1) or acked (0)."]
-        m_fate_lost: Signal<Out, Bit>,
-        #[doc = "Fate: connection PSN of the transmission."]
-        m_fate_conn_psn: Signal<Out, Bits<32>>,
-        #[doc = "Slot to read."]
-        rd_slot: Signal<In, Bits<SB>>,
-        #[doc = "Length for `rd_can_send`."]
-        rd_len: Signal<In, Bits<16>>,
-        #[doc = "Read: entropy."]
-        rd_entropy: Signal<Out, Bits<16>>,
-        #[doc = "Read: next path PSN."]
-        rd_next_psn: Signal<Out, Bits<32>>,
-        #[doc = "Read: oldest unresolved path PSN."]
-        rd_una: Signal<Out, Bits<32>>,
-        #[doc = "Read: bytes in flight."]
-        rd_inflight: Signal<Out, Bits<32>>,
-        #[doc = "Read: window (bytes)."]
-        rd_window: Signal<Out, Bits<32>>,
-        #[doc = "Read: smoothed RTT, ns."]
-        rd_srtt: Signal<Out, Bits<32>>,
-        #[doc = "Read: RTT variation, ns."]
-        rd_rttvar: Signal<Out, Bits<32>>,
-        #[doc = "Read: an RTT sample was taken."]
-        rd_rtt_valid: Signal<Out, Bit>,
-        #[doc = "Read: ECN EWMA (16.16)."]
-        rd_ecn_ewma: Signal<Out, Bits<32>>,
-        #[doc = "Read: loss EWMA (16.16)."]
-        rd_loss_ewma: Signal<Out, Bits<32>>,
-        #[doc = "Read: acked packets since the last move."]
-        rd_samples: Signal<Out, Bits<32>>,
-        #[doc = "Read: data packets sent."]
-        rd_sent: Signal<Out, Bits<32>>,
-        #[doc = "Read: retransmissions sent."]
-        rd_retransmitted: Signal<Out, Bits<32>>,
-        #[doc = "Read: packets acknowledged."]
-        rd_acked: Signal<Out, Bits<32>>,
-        #[doc = "Read: packets lost."]
-        rd_lost: Signal<Out, Bits<32>>,
-        #[doc = "Read: CE marks counted."]
-        rd_ce_marked: Signal<Out, Bits<32>>,
-        #[doc = "Read: moves."]
-        rd_repaths: Signal<Out, Bits<32>>,
-        #[doc = "Read: timeouts."]
-        rd_timeouts: Signal<Out, Bits<32>>,
-        #[doc = "Read: quarantined."]
-        rd_quarantined: Signal<Out, Bit>,
-        #[doc = "Read: probe backoff multiplier."]
-        rd_backoff: Signal<Out, Bits<4>>,
-        #[doc = "Read: `TxPath::can_send(rd_len)`."]
-        rd_can_send: Signal<Out, Bit>,
+        #[doc = "Fate events (acked or lost transmissions)."]
+        m_fate: FateOut,
+        #[doc = "Read port: a slot's state, combinationally."]
+        rd: TxReadPort<SB>,
         #[doc = "Slot the capture port shows."]
         cap_slot: Signal<In, Bits<SB>>,
         #[doc = "Capture port: the slot's fields packed ([`VIEW_BITS`])."]
@@ -402,7 +354,7 @@ impl<const SB: usize> Logic for TxPathTable<SB> {
         self.file.we.next =
             !self.rst.val() & (self.accept.val() | (self.state.q.val() != self.s_idle.val()));
         self.file.wdata.next = self.upd.wdata.val();
-        self.file.rd_slot.next = self.rd_slot.val();
+        self.file.rd_slot.next = self.rd.slot.val();
         self.file.cap_slot.next = self.cap_slot.val();
         self.file.ck_slot.next = self.ck_slot.val();
         self.upd.cur.next = self.file.cur.val();
@@ -434,11 +386,11 @@ impl<const SB: usize> Logic for TxPathTable<SB> {
         self.walk.una.next = self.file.cur.val().get_bits::<32>(32);
         self.walk.live.next = self.ring.read_data.val().get_bit(49);
         self.walk.probe.next = self.ring.read_data.val().get_bit(48);
-        self.m_fate_valid.next = self.walk.fate_valid.val();
-        self.m_fate_lost.next = self.walk.fate_lost.val();
-        self.m_fate_conn_psn.next = self.ring.read_data.val().get_bits::<32>(0);
+        self.m_fate.valid.next = self.walk.fate_valid.val();
+        self.m_fate.lost.next = self.walk.fate_lost.val();
+        self.m_fate.conn_psn.next = self.ring.read_data.val().get_bits::<32>(0);
         // A fate event the firmware does not take stalls the walk.
-        self.stall.next = self.walk.fate_valid.val() & !self.m_fate_ready.val();
+        self.stall.next = self.walk.fate_valid.val() & !self.m_fate.ready.val();
 
         // The walker's next position: the ring's read address.
         self.p_n.next = self.p.q.val();
@@ -683,31 +635,31 @@ impl<const SB: usize> Logic for TxPathTable<SB> {
         self.res_bytes.next = self.r_bytes.q.val();
 
         // Read ports: the copies' words, and `TxPath::can_send`.
-        self.rd_next_psn.next = self.file.rd.val().get_bits::<32>(0);
-        self.rd_una.next = self.file.rd.val().get_bits::<32>(32);
-        self.rd_inflight.next = self.file.rd.val().get_bits::<32>(64);
-        self.rd_window.next = self.file.rd.val().get_bits::<32>(96);
-        self.rd_srtt.next = self.file.rd.val().get_bits::<32>(128);
-        self.rd_rttvar.next = self.file.rd.val().get_bits::<32>(160);
-        self.rd_ecn_ewma.next = self.file.rd.val().get_bits::<32>(192);
-        self.rd_loss_ewma.next = self.file.rd.val().get_bits::<32>(224);
-        self.rd_samples.next = self.file.rd.val().get_bits::<32>(256);
-        self.rd_sent.next = self.file.rd.val().get_bits::<32>(288);
-        self.rd_retransmitted.next = self.file.rd.val().get_bits::<32>(320);
-        self.rd_acked.next = self.file.rd.val().get_bits::<32>(352);
-        self.rd_lost.next = self.file.rd.val().get_bits::<32>(384);
-        self.rd_ce_marked.next = self.file.rd.val().get_bits::<32>(416);
-        self.rd_repaths.next = self.file.rd.val().get_bits::<32>(448);
-        self.rd_timeouts.next = self.file.rd.val().get_bits::<32>(480);
-        self.rd_entropy.next = self.file.rd.val().get_bits::<16>(512);
-        self.rd_rtt_valid.next = self.file.rd.val().get_bit(528);
-        self.rd_quarantined.next = self.file.rd.val().get_bit(529);
-        self.rd_backoff.next = self.file.rd.val().get_bits::<4>(530);
+        self.rd.next_psn.next = self.file.rd.val().get_bits::<32>(0);
+        self.rd.una.next = self.file.rd.val().get_bits::<32>(32);
+        self.rd.inflight.next = self.file.rd.val().get_bits::<32>(64);
+        self.rd.window.next = self.file.rd.val().get_bits::<32>(96);
+        self.rd.srtt.next = self.file.rd.val().get_bits::<32>(128);
+        self.rd.rttvar.next = self.file.rd.val().get_bits::<32>(160);
+        self.rd.ecn_ewma.next = self.file.rd.val().get_bits::<32>(192);
+        self.rd.loss_ewma.next = self.file.rd.val().get_bits::<32>(224);
+        self.rd.samples.next = self.file.rd.val().get_bits::<32>(256);
+        self.rd.sent.next = self.file.rd.val().get_bits::<32>(288);
+        self.rd.retransmitted.next = self.file.rd.val().get_bits::<32>(320);
+        self.rd.acked.next = self.file.rd.val().get_bits::<32>(352);
+        self.rd.lost.next = self.file.rd.val().get_bits::<32>(384);
+        self.rd.ce_marked.next = self.file.rd.val().get_bits::<32>(416);
+        self.rd.repaths.next = self.file.rd.val().get_bits::<32>(448);
+        self.rd.timeouts.next = self.file.rd.val().get_bits::<32>(480);
+        self.rd.entropy.next = self.file.rd.val().get_bits::<16>(512);
+        self.rd.rtt_valid.next = self.file.rd.val().get_bit(528);
+        self.rd.quarantined.next = self.file.rd.val().get_bit(529);
+        self.rd.backoff.next = self.file.rd.val().get_bits::<4>(530);
         self.rd_count.next =
             self.file.rd.val().get_bits::<32>(0) - self.file.rd.val().get_bits::<32>(32);
         self.rd_sum.next = bit_cast::<33, 32>(self.file.rd.val().get_bits::<32>(64))
-            + bit_cast::<33, 16>(self.rd_len.val());
-        self.rd_can_send.next = !self.file.rd.val().get_bit(529)
+            + bit_cast::<33, 16>(self.rd.len.val());
+        self.rd.can_send.next = !self.file.rd.val().get_bit(529)
             & (self.rd_count.val() < 256)
             & ((self.file.rd.val().get_bits::<32>(64) == 0)
                 | (self.rd_sum.val() <= bit_cast::<33, 32>(self.file.rd.val().get_bits::<32>(96))));

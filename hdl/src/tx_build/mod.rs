@@ -4,9 +4,9 @@
 //! [`TxBuild`] takes one descriptor per cycle (the MetaRoCE base header
 //! fields, the MSG extension for opcodes 0x01..=0x06, the payload's host
 //! address and length, ECN-capable), asks a DMA engine for the payload
-//! (`m_rd_*`), takes it back as an AXI-Stream (`s_pay_*`) and streams out
+//! (`m_rd`), takes it back as an AXI-Stream (`s_pay`) and streams out
 //! Ethernet II + IPv4 + UDP + MetaRoCE headers + payload + ICRC
-//! (`m_axis_*`), one beat per cycle. IPv4 or IPv6 ([`cfg::PEER`] bit 62):
+//! (`m_axis`), one beat per cycle. IPv4 or IPv6 ([`cfg::PEER`] bit 62):
 //!
 //! * **UDP source-port rewrite**: the UDP source port is the entry of a
 //!   per-path entropy table ([`cfg::ENTROPY`], written by the firmware) for
@@ -74,6 +74,7 @@
 
 use rust_hdl::prelude::*;
 
+use crate::bus::{AxisIn, AxisOut, CfgIn, DescIn, ReadReqOut};
 use crate::helpers::{LutRam, konst, native_block};
 
 use matrices::Matrices;
@@ -125,82 +126,16 @@ native_block! {
         clock: Signal<In, Clock>,
         #[doc = "Synchronous reset: empties the FIFO and the pipeline, clears `m_err`."]
         rst: Signal<In, Bit>,
-        #[doc = "Configuration write strobe."]
-        cfg_we: Signal<In, Bit>,
-        #[doc = "Configuration address ([`cfg::addr`])."]
-        cfg_addr: Signal<In, Bits<8>>,
-        #[doc = "Configuration data."]
-        cfg_data: Signal<In, Bits<64>>,
-        #[doc = "Descriptor valid."]
-        s_desc_valid: Signal<In, Bit>,
-        #[doc = "Descriptor taken (a register: the FIFO has room and no register write is in its cycle or settling, [`CFG_SETTLE`])."]
-        s_desc_ready: Signal<Out, Bit>,
-        #[doc = "Opcode; 0x01..=0x06 carry the MSG extension."]
-        s_desc_opcode: Signal<In, Bits<8>>,
-        #[doc = "Base-header flags."]
-        s_desc_flags: Signal<In, Bits<16>>,
-        #[doc = "Destination QPN."]
-        s_desc_dst_qpn: Signal<In, Bits<32>>,
-        #[doc = "Source QPN."]
-        s_desc_src_qpn: Signal<In, Bits<32>>,
-        #[doc = "Stream id."]
-        s_desc_stream: Signal<In, Bits<16>>,
-        #[doc = "Path index: selects the entropy (UDP source port)."]
-        s_desc_path: Signal<In, Bits<16>>,
-        #[doc = "Connection PSN."]
-        s_desc_conn_psn: Signal<In, Bits<32>>,
-        #[doc = "Path PSN."]
-        s_desc_path_psn: Signal<In, Bits<32>>,
-        #[doc = "Timestamp (ns)."]
-        s_desc_timestamp: Signal<In, Bits<64>>,
-        #[doc = "MSG: message sequence number."]
-        s_desc_msn: Signal<In, Bits<32>>,
-        #[doc = "MSG: receive index."]
-        s_desc_recv_idx: Signal<In, Bits<32>>,
-        #[doc = "MSG: message length."]
-        s_desc_msg_len: Signal<In, Bits<32>>,
-        #[doc = "MSG: offset of the payload in the message."]
-        s_desc_offset: Signal<In, Bits<32>>,
-        #[doc = "MSG: remote address."]
-        s_desc_remote_va: Signal<In, Bits<64>>,
-        #[doc = "MSG: rkey."]
-        s_desc_rkey: Signal<In, Bits<32>>,
-        #[doc = "MSG: immediate data."]
-        s_desc_imm: Signal<In, Bits<32>>,
-        #[doc = "Payload bytes (0: no fetch)."]
-        s_desc_len: Signal<In, Bits<16>>,
-        #[doc = "Host address of the payload."]
-        s_desc_addr: Signal<In, Bits<64>>,
-        #[doc = "Send ECN-capable: ECT(0) in the IP header."]
-        s_desc_ecn: Signal<In, Bit>,
-        #[doc = "Fetch request valid."]
-        m_rd_valid: Signal<Out, Bit>,
-        #[doc = "Fetch request taken."]
-        m_rd_ready: Signal<In, Bit>,
-        #[doc = "Fetch request: host address."]
-        m_rd_addr: Signal<Out, Bits<64>>,
-        #[doc = "Fetch request: bytes."]
-        m_rd_len: Signal<Out, Bits<16>>,
-        #[doc = "Fetched payload data."]
-        s_pay_tdata: Signal<In, Bits<W>>,
-        #[doc = "Fetched payload byte enables (packed)."]
-        s_pay_tkeep: Signal<In, Bits<B>>,
-        #[doc = "Fetched payload beat valid."]
-        s_pay_tvalid: Signal<In, Bit>,
-        #[doc = "Fetched payload beat taken."]
-        s_pay_tready: Signal<Out, Bit>,
-        #[doc = "Last beat of a fetch."]
-        s_pay_tlast: Signal<In, Bit>,
-        #[doc = "Frame data."]
-        m_axis_tdata: Signal<Out, Bits<W>>,
-        #[doc = "Frame byte enables (packed)."]
-        m_axis_tkeep: Signal<Out, Bits<B>>,
-        #[doc = "Frame beat valid."]
-        m_axis_tvalid: Signal<Out, Bit>,
-        #[doc = "Frame beat taken."]
-        m_axis_tready: Signal<In, Bit>,
-        #[doc = "Last beat of a frame."]
-        m_axis_tlast: Signal<Out, Bit>,
+        #[doc = "Configuration write port ([`cfg::addr`])."]
+        cfg: CfgIn<8>,
+        #[doc = "Send descriptors (taken while the FIFO has room and no register write is in its cycle or settling, [`CFG_SETTLE`])."]
+        s_desc: DescIn,
+        #[doc = "Payload fetch requests."]
+        m_rd: ReadReqOut,
+        #[doc = "Fetched payload (`tlast`: the last beat of a fetch)."]
+        s_pay: AxisIn<W, B>,
+        #[doc = "Frames (packed `tkeep`)."]
+        m_axis: AxisOut<W, B>,
         #[doc = "Sticky: a fetched beat's `tkeep`/`tlast` disagreed with the request."]
         m_err: Signal<Out, Bit>,
         #[doc = "Configured local MAC ([`cfg::LOCAL`]), for other frame sources of the same port (the ACK framer)."]
@@ -474,46 +409,46 @@ impl<const W: usize, const B: usize> Logic for TxBuild<W, B> {
         if self.upd.q.val() != 0 {
             self.upd.d.next = self.upd.q.val() - 1;
         }
-        self.regw.next = self.cfg_we.val() & (self.cfg_addr.val().get_bits::<2>(6) == 0);
+        self.regw.next = self.cfg.we.val() & (self.cfg.addr.val().get_bits::<2>(6) == 0);
         if self.regw.val() {
             self.upd.d.next = self.c_settle.val();
         }
-        if self.cfg_we.val() {
-            if self.cfg_addr.val() == 0 {
-                self.local_mac.d.next = self.cfg_data.val().get_bits::<48>(0);
-                self.dport.d.next = self.cfg_data.val().get_bits::<16>(48);
+        if self.cfg.we.val() {
+            if self.cfg.addr.val() == 0 {
+                self.local_mac.d.next = self.cfg.data.val().get_bits::<48>(0);
+                self.dport.d.next = self.cfg.data.val().get_bits::<16>(48);
             }
-            if self.cfg_addr.val() == 1 {
-                self.peer_mac.d.next = self.cfg_data.val().get_bits::<48>(0);
-                self.ttl.d.next = self.cfg_data.val().get_bits::<8>(48);
-                self.dscp.d.next = self.cfg_data.val().get_bits::<6>(56);
-                self.ipv6.d.next = self.cfg_data.val().get_bit(62);
+            if self.cfg.addr.val() == 1 {
+                self.peer_mac.d.next = self.cfg.data.val().get_bits::<48>(0);
+                self.ttl.d.next = self.cfg.data.val().get_bits::<8>(48);
+                self.dscp.d.next = self.cfg.data.val().get_bits::<6>(56);
+                self.ipv6.d.next = self.cfg.data.val().get_bit(62);
             }
-            if self.cfg_addr.val() == 2 {
-                self.local_ip.d.next = self.cfg_data.val().get_bits::<32>(0);
-                self.peer_ip.d.next = self.cfg_data.val().get_bits::<32>(32);
+            if self.cfg.addr.val() == 2 {
+                self.local_ip.d.next = self.cfg.data.val().get_bits::<32>(0);
+                self.peer_ip.d.next = self.cfg.data.val().get_bits::<32>(32);
             }
-            if self.cfg_addr.val() == 3 {
+            if self.cfg.addr.val() == 3 {
                 self.local_ip6.d.next = (self.local_ip6.q.val() & self.c_lo64.val())
-                    | (bit_cast::<128, 64>(self.cfg_data.val()) << 64);
+                    | (bit_cast::<128, 64>(self.cfg.data.val()) << 64);
             }
-            if self.cfg_addr.val() == 4 {
+            if self.cfg.addr.val() == 4 {
                 self.local_ip6.d.next = (self.local_ip6.q.val() & self.c_hi64.val())
-                    | bit_cast::<128, 64>(self.cfg_data.val());
+                    | bit_cast::<128, 64>(self.cfg.data.val());
             }
-            if self.cfg_addr.val() == 5 {
+            if self.cfg.addr.val() == 5 {
                 self.peer_ip6.d.next = (self.peer_ip6.q.val() & self.c_lo64.val())
-                    | (bit_cast::<128, 64>(self.cfg_data.val()) << 64);
+                    | (bit_cast::<128, 64>(self.cfg.data.val()) << 64);
             }
-            if self.cfg_addr.val() == 6 {
+            if self.cfg.addr.val() == 6 {
                 self.peer_ip6.d.next = (self.peer_ip6.q.val() & self.c_hi64.val())
-                    | bit_cast::<128, 64>(self.cfg_data.val());
+                    | bit_cast::<128, 64>(self.cfg.data.val());
             }
         }
         self.ent.write_enable.next =
-            self.cfg_we.val() & (self.cfg_addr.val().get_bits::<2>(6) == 1);
-        self.ent.write_address.next = self.cfg_addr.val().get_bits::<6>(0);
-        self.ent.write_data.next = self.cfg_data.val().get_bits::<16>(0);
+            self.cfg.we.val() & (self.cfg.addr.val().get_bits::<2>(6) == 1);
+        self.ent.write_address.next = self.cfg.addr.val().get_bits::<6>(0);
+        self.ent.write_data.next = self.cfg.data.val().get_bits::<16>(0);
         self.reg_local_mac.next = self.local_mac.q.val();
         self.reg_peer_mac.next = self.peer_mac.q.val();
         self.reg_local_ip.next = self.local_ip.q.val();
@@ -613,29 +548,29 @@ impl<const W: usize, const B: usize> Logic for TxBuild<W, B> {
         // ---- Descriptor in: the FIFO entry, D1. ----
         // `s_desc_ready` is a register (set below), so that no path runs
         // from this block's inputs to it.
-        self.s_desc_ready.next = self.rdy.q.val();
-        self.accept.next = self.s_desc_valid.val() & self.rdy.q.val();
+        self.s_desc.ready.next = self.rdy.q.val();
+        self.accept.next = self.s_desc.valid.val() & self.rdy.q.val();
         self.be.next = 0.into();
         self.mr.next = 0.into();
         if self.accept.val() {
             // The headers after the version byte, network order (first
             // byte in the top bits), then in lane order.
-            self.be.next = (bit_cast::<MR_BITS, 8>(self.s_desc_opcode.val()) << 496)
-                | (bit_cast::<MR_BITS, 16>(self.s_desc_flags.val()) << 480)
-                | (bit_cast::<MR_BITS, 32>(self.s_desc_dst_qpn.val()) << 448)
-                | (bit_cast::<MR_BITS, 32>(self.s_desc_src_qpn.val()) << 416)
-                | (bit_cast::<MR_BITS, 16>(self.s_desc_stream.val()) << 400)
-                | (bit_cast::<MR_BITS, 16>(self.s_desc_path.val()) << 384)
-                | (bit_cast::<MR_BITS, 32>(self.s_desc_conn_psn.val()) << 352)
-                | (bit_cast::<MR_BITS, 32>(self.s_desc_path_psn.val()) << 320)
-                | (bit_cast::<MR_BITS, 64>(self.s_desc_timestamp.val()) << 256)
-                | (bit_cast::<MR_BITS, 32>(self.s_desc_msn.val()) << 224)
-                | (bit_cast::<MR_BITS, 32>(self.s_desc_recv_idx.val()) << 192)
-                | (bit_cast::<MR_BITS, 32>(self.s_desc_msg_len.val()) << 160)
-                | (bit_cast::<MR_BITS, 32>(self.s_desc_offset.val()) << 128)
-                | (bit_cast::<MR_BITS, 64>(self.s_desc_remote_va.val()) << 64)
-                | (bit_cast::<MR_BITS, 32>(self.s_desc_rkey.val()) << 32)
-                | bit_cast::<MR_BITS, 32>(self.s_desc_imm.val());
+            self.be.next = (bit_cast::<MR_BITS, 8>(self.s_desc.opcode.val()) << 496)
+                | (bit_cast::<MR_BITS, 16>(self.s_desc.flags.val()) << 480)
+                | (bit_cast::<MR_BITS, 32>(self.s_desc.dst_qpn.val()) << 448)
+                | (bit_cast::<MR_BITS, 32>(self.s_desc.src_qpn.val()) << 416)
+                | (bit_cast::<MR_BITS, 16>(self.s_desc.stream.val()) << 400)
+                | (bit_cast::<MR_BITS, 16>(self.s_desc.path.val()) << 384)
+                | (bit_cast::<MR_BITS, 32>(self.s_desc.conn_psn.val()) << 352)
+                | (bit_cast::<MR_BITS, 32>(self.s_desc.path_psn.val()) << 320)
+                | (bit_cast::<MR_BITS, 64>(self.s_desc.timestamp.val()) << 256)
+                | (bit_cast::<MR_BITS, 32>(self.s_desc.msn.val()) << 224)
+                | (bit_cast::<MR_BITS, 32>(self.s_desc.recv_idx.val()) << 192)
+                | (bit_cast::<MR_BITS, 32>(self.s_desc.msg_len.val()) << 160)
+                | (bit_cast::<MR_BITS, 32>(self.s_desc.offset.val()) << 128)
+                | (bit_cast::<MR_BITS, 64>(self.s_desc.remote_va.val()) << 64)
+                | (bit_cast::<MR_BITS, 32>(self.s_desc.rkey.val()) << 32)
+                | bit_cast::<MR_BITS, 32>(self.s_desc.imm.val());
             for j in 0..63 {
                 self.octet.next = self.be.val().get_bits::<8>(496 - 8 * j);
                 self.mr.next = self.mr.val()
@@ -647,9 +582,9 @@ impl<const W: usize, const B: usize> Logic for TxBuild<W, B> {
         self.f_mr.write_data.next = self.mr.val();
         self.f_fetch.write_enable.next = self.accept.val();
         self.f_fetch.write_address.next = self.f_wr.q.val().get_bits::<2>(0);
-        self.f_fetch.write_data.next = bit_cast::<80, 64>(self.s_desc_addr.val())
-            | (bit_cast::<80, 16>(self.s_desc_len.val()) << 64);
-        self.ent.read_address.next = self.s_desc_path.val().get_bits::<6>(0);
+        self.f_fetch.write_data.next = bit_cast::<80, 64>(self.s_desc.addr.val())
+            | (bit_cast::<80, 16>(self.s_desc.len.val()) << 64);
+        self.ent.read_address.next = self.s_desc.path.val().get_bits::<6>(0);
         self.okn.next = self.f_ok.q.val();
         self.d1_v.d.next = self.accept.val();
         if self.accept.val() {
@@ -659,10 +594,10 @@ impl<const W: usize, const B: usize> Logic for TxBuild<W, B> {
                 .val()
                 .replace_bit(self.f_wr.q.val().get_bits::<2>(0).index(), false);
             self.d1_idx.d.next = self.f_wr.q.val().get_bits::<2>(0);
-            self.d1_plen.d.next = self.s_desc_len.val();
+            self.d1_plen.d.next = self.s_desc.len.val();
             self.d1_msg.d.next =
-                (self.s_desc_opcode.val() >= 0x01) & (self.s_desc_opcode.val() <= 0x06);
-            self.d1_ecn.d.next = self.s_desc_ecn.val();
+                (self.s_desc.opcode.val() >= 0x01) & (self.s_desc.opcode.val() <= 0x06);
+            self.d1_ecn.d.next = self.s_desc.ecn.val();
         }
 
         // ---- Fetch requests, from the FIFO ahead of the frame. ----
@@ -670,13 +605,13 @@ impl<const W: usize, const B: usize> Logic for TxBuild<W, B> {
         // The outputs read registers and the FIFO only: Verilator splits
         // them off this block, so no loop appears through a DMA engine
         // whose `m_rd_ready` depends on `m_rd_valid`.
-        self.m_rd_addr.next = self.f_fetch.read_data.val().get_bits::<64>(0);
-        self.m_rd_len.next = self.f_fetch.read_data.val().get_bits::<16>(64);
-        self.m_rd_valid.next = (self.f_fe.q.val() != self.f_wr.q.val())
+        self.m_rd.addr.next = self.f_fetch.read_data.val().get_bits::<64>(0);
+        self.m_rd.len.next = self.f_fetch.read_data.val().get_bits::<16>(64);
+        self.m_rd.valid.next = (self.f_fe.q.val() != self.f_wr.q.val())
             & self.f_fetch.read_data.val().get_bits::<16>(64).any();
         self.fe_wait.next = self.f_fe.q.val() != self.f_wr.q.val();
         if self.fe_wait.val()
-            & (!self.f_fetch.read_data.val().get_bits::<16>(64).any() | self.m_rd_ready.val())
+            & (!self.f_fetch.read_data.val().get_bits::<16>(64).any() | self.m_rd.ready.val())
         {
             self.f_fe.d.next = self.f_fe.q.val() + 1;
         }
@@ -783,11 +718,11 @@ impl<const W: usize, const B: usize> Logic for TxBuild<W, B> {
                 .q
                 .val()
                 .get_bit(self.f_rd.q.val().get_bits::<2>(0).index());
-        self.adv.next = !self.o_v.q.val() | self.m_axis_tready.val();
+        self.adv.next = !self.o_v.q.val() | self.m_axis.tready.val();
         self.need.next = self.g_active.q.val() & self.g_pay.q.val() & self.g_pnz.q.val();
         self.go.next =
-            self.g_active.q.val() & self.adv.val() & (!self.need.val() | self.s_pay_tvalid.val());
-        self.s_pay_tready.next = self.go.val() & self.need.val();
+            self.g_active.q.val() & self.adv.val() & (!self.need.val() | self.s_pay.tvalid.val());
+        self.s_pay.tready.next = self.go.val() & self.need.val();
         self.take.next =
             self.head_ok.val() & (!self.g_active.q.val() | (self.go.val() & self.g_last.q.val()));
 
@@ -823,7 +758,7 @@ impl<const W: usize, const B: usize> Logic for TxBuild<W, B> {
             for j in 0..4 {
                 if self.g_kind.q.val() == j.to_bits::<2>() {
                     self.pay.next = (self.g_prev.q.val() >> self.c_psr[j].val())
-                        | (self.s_pay_tdata.val() << self.c_psl[j].val());
+                        | (self.s_pay.tdata.val() << self.c_psl[j].val());
                 }
             }
             for i in 0..B {
@@ -875,7 +810,7 @@ impl<const W: usize, const B: usize> Logic for TxBuild<W, B> {
                 self.g_trem.d.next = self.g_trem.q.val() - self.c_b.val();
             }
             if self.need.val() {
-                self.g_prev.d.next = self.s_pay_tdata.val();
+                self.g_prev.d.next = self.s_pay.tdata.val();
                 self.g_pnz.d.next = self.g_prem.q.val() > self.c_b.val();
                 self.g_prem.d.next = 0.into();
                 if self.g_prem.q.val() > self.c_b.val() {
@@ -889,8 +824,8 @@ impl<const W: usize, const B: usize> Logic for TxBuild<W, B> {
         // The payload beat taken is checked against the request a cycle
         // later: `tkeep` packed to the bytes left, `tlast` on the last.
         self.e_v.d.next = self.go.val() & self.need.val();
-        self.e_keep.d.next = self.s_pay_tkeep.val();
-        self.e_last.d.next = self.s_pay_tlast.val();
+        self.e_keep.d.next = self.s_pay.tkeep.val();
+        self.e_last.d.next = self.s_pay.tlast.val();
         self.e_prem.d.next = self.g_prem.q.val();
         self.wk.next = 0.into();
         for i in 0..B {
@@ -1105,10 +1040,10 @@ impl<const W: usize, const B: usize> Logic for TxBuild<W, B> {
                 self.o_last.d.next = self.u_last.q.val();
             }
         }
-        self.m_axis_tvalid.next = self.o_v.q.val();
-        self.m_axis_tdata.next = self.o_data.q.val();
-        self.m_axis_tkeep.next = self.o_keep.q.val();
-        self.m_axis_tlast.next = self.o_last.q.val();
+        self.m_axis.tvalid.next = self.o_v.q.val();
+        self.m_axis.tdata.next = self.o_data.q.val();
+        self.m_axis.tkeep.next = self.o_keep.q.val();
+        self.m_axis.tlast.next = self.o_last.q.val();
 
         // Room for a descriptor next cycle: the FIFO's fill after this
         // cycle's accept and take, and no register write in this cycle or

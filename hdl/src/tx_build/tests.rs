@@ -154,13 +154,13 @@ fn simulate(local: IpAddr, peer: IpAddr, items: Vec<Item>) -> Bench {
             writes.push((cfg::addr(cfg::ENTROPY, path), u64::from(it.entropy)));
         }
         for (addr, data) in writes {
-            x.cfg_we.next = true;
-            x.cfg_addr.next = addr.to_bits();
-            x.cfg_data.next = data.to_bits();
+            x.cfg.we.next = true;
+            x.cfg.addr.next = addr.to_bits();
+            x.cfg.data.next = data.to_bits();
             wait_clock_true!(sim, clock, x);
             wait_clock_false!(sim, clock, x);
         }
-        x.cfg_we.next = false;
+        x.cfg.we.next = false;
         let (mut next, mut cycle, mut accepted) = (0usize, 0u64, 0u64);
         let mut fetches: VecDeque<usize> = VecDeque::new();
         let mut pay: VecDeque<(usize, usize)> = VecDeque::new();
@@ -169,61 +169,61 @@ fn simulate(local: IpAddr, peer: IpAddr, items: Vec<Item>) -> Bench {
             cycle += 1;
             let ready = cycle % 3 != 0;
             // The registered output beat is taken at the next edge.
-            if x.m_axis_tvalid.val() {
+            if x.m_axis.tvalid.val() {
                 let mut b = bench.lock().unwrap();
                 b.latency.get_or_insert(cycle - accepted);
             }
-            if x.m_axis_tvalid.val() && ready {
-                let n = x.m_axis_tkeep.val().to_u64().count_ones() as usize;
-                open.extend_from_slice(&x.m_axis_tdata.val().to_u64().to_le_bytes()[..n]);
-                if x.m_axis_tlast.val() {
+            if x.m_axis.tvalid.val() && ready {
+                let n = x.m_axis.tkeep.val().to_u64().count_ones() as usize;
+                open.extend_from_slice(&x.m_axis.tdata.val().to_u64().to_le_bytes()[..n]);
+                if x.m_axis.tlast.val() {
                     bench.lock().unwrap().frames.push(std::mem::take(&mut open));
                 }
             }
-            x.m_axis_tready.next = ready;
-            x.s_desc_valid.next = next < items.len();
+            x.m_axis.tready.next = ready;
+            x.s_desc.valid.next = next < items.len();
             if let Some(it) = items.get(next) {
                 let r = &it.repr;
                 let m = match r.ext {
                     Ext::Msg(m) => m,
                     _ => MsgRepr::default(),
                 };
-                x.s_desc_opcode.next = (r.opcode as u64).to_bits();
-                x.s_desc_flags.next = u64::from(r.flags.bits()).to_bits();
-                x.s_desc_dst_qpn.next = u64::from(r.dst_qpn).to_bits();
-                x.s_desc_src_qpn.next = u64::from(r.src_qpn).to_bits();
-                x.s_desc_stream.next = u64::from(r.stream).to_bits();
-                x.s_desc_path.next = u64::from(r.path).to_bits();
-                x.s_desc_conn_psn.next = u64::from(r.conn_psn).to_bits();
-                x.s_desc_path_psn.next = u64::from(r.path_psn).to_bits();
-                x.s_desc_timestamp.next = r.timestamp.to_bits();
-                x.s_desc_msn.next = u64::from(m.msn).to_bits();
-                x.s_desc_recv_idx.next = u64::from(m.recv_idx).to_bits();
-                x.s_desc_msg_len.next = u64::from(m.msg_len).to_bits();
-                x.s_desc_offset.next = u64::from(m.offset).to_bits();
-                x.s_desc_remote_va.next = m.remote_va.to_bits();
-                x.s_desc_rkey.next = u64::from(m.rkey).to_bits();
-                x.s_desc_imm.next = u64::from(m.imm).to_bits();
-                x.s_desc_len.next = (it.payload.len() as u64).to_bits();
-                x.s_desc_addr.next = it.addr.to_bits();
-                x.s_desc_ecn.next = it.ecn;
+                x.s_desc.opcode.next = (r.opcode as u64).to_bits();
+                x.s_desc.flags.next = u64::from(r.flags.bits()).to_bits();
+                x.s_desc.dst_qpn.next = u64::from(r.dst_qpn).to_bits();
+                x.s_desc.src_qpn.next = u64::from(r.src_qpn).to_bits();
+                x.s_desc.stream.next = u64::from(r.stream).to_bits();
+                x.s_desc.path.next = u64::from(r.path).to_bits();
+                x.s_desc.conn_psn.next = u64::from(r.conn_psn).to_bits();
+                x.s_desc.path_psn.next = u64::from(r.path_psn).to_bits();
+                x.s_desc.timestamp.next = r.timestamp.to_bits();
+                x.s_desc.msn.next = u64::from(m.msn).to_bits();
+                x.s_desc.recv_idx.next = u64::from(m.recv_idx).to_bits();
+                x.s_desc.msg_len.next = u64::from(m.msg_len).to_bits();
+                x.s_desc.offset.next = u64::from(m.offset).to_bits();
+                x.s_desc.remote_va.next = m.remote_va.to_bits();
+                x.s_desc.rkey.next = u64::from(m.rkey).to_bits();
+                x.s_desc.imm.next = u64::from(m.imm).to_bits();
+                x.s_desc.len.next = (it.payload.len() as u64).to_bits();
+                x.s_desc.addr.next = it.addr.to_bits();
+                x.s_desc.ecn.next = it.ecn;
             }
-            x.m_rd_ready.next = true;
+            x.m_rd.ready.next = true;
             // The payload of the oldest request, 8 bytes a beat.
-            x.s_pay_tvalid.next = false;
+            x.s_pay.tvalid.next = false;
             if let Some(&(i, off)) = pay.front().filter(|_| cycle % 5 != 0) {
                 let p = &items[i].payload;
                 let n = (p.len() - off).min(8);
                 let mut beat = [0xA5u8; 8];
                 beat[..n].copy_from_slice(&p[off..off + n]);
-                x.s_pay_tdata.next = u64::from_le_bytes(beat).to_bits();
-                x.s_pay_tkeep.next = ((1u64 << n) - 1).to_bits();
-                x.s_pay_tlast.next = off + n == p.len();
-                x.s_pay_tvalid.next = true;
+                x.s_pay.tdata.next = u64::from_le_bytes(beat).to_bits();
+                x.s_pay.tkeep.next = ((1u64 << n) - 1).to_bits();
+                x.s_pay.tlast.next = off + n == p.len();
+                x.s_pay.tvalid.next = true;
             }
             x = sim.wait(1, x)?;
             // What the block takes at the next edge.
-            if x.s_desc_valid.val() && x.s_desc_ready.val() {
+            if x.s_desc.valid.val() && x.s_desc.ready.val() {
                 if next == 0 {
                     accepted = cycle;
                 }
@@ -232,13 +232,13 @@ fn simulate(local: IpAddr, peer: IpAddr, items: Vec<Item>) -> Bench {
                 }
                 next += 1;
             }
-            if x.m_rd_valid.val() {
+            if x.m_rd.valid.val() {
                 let i = fetches.pop_front().expect("a fetch for a descriptor");
-                assert_eq!(x.m_rd_addr.val().to_u64(), items[i].addr);
-                assert_eq!(x.m_rd_len.val().to_u64(), items[i].payload.len() as u64);
+                assert_eq!(x.m_rd.addr.val().to_u64(), items[i].addr);
+                assert_eq!(x.m_rd.len.val().to_u64(), items[i].payload.len() as u64);
                 pay.push_back((i, 0));
             }
-            if x.s_pay_tvalid.val() && x.s_pay_tready.val() {
+            if x.s_pay.tvalid.val() && x.s_pay.tready.val() {
                 let (i, off) = pay.pop_front().unwrap();
                 if off + 8 < items[i].payload.len() {
                     pay.push_front((i, off + 8));

@@ -216,28 +216,28 @@ fn drive(x: &mut Uut, slot: usize, op: &TableOp) {
 
 /// The slot's fields on the `rd_*` port, in `cap_view`'s order.
 fn rd_view(x: &Uut) -> [u64; 20] {
-    let quar = x.rd_quarantined.val();
+    let quar = x.rd.quarantined.val();
     [
-        x.rd_next_psn.val().to_u64(),
-        x.rd_una.val().to_u64(),
-        x.rd_inflight.val().to_u64(),
-        x.rd_window.val().to_u64(),
-        x.rd_srtt.val().to_u64(),
-        x.rd_rttvar.val().to_u64(),
-        x.rd_ecn_ewma.val().to_u64(),
-        x.rd_loss_ewma.val().to_u64(),
-        x.rd_samples.val().to_u64(),
-        x.rd_sent.val().to_u64(),
-        x.rd_retransmitted.val().to_u64(),
-        x.rd_acked.val().to_u64(),
-        x.rd_lost.val().to_u64(),
-        x.rd_ce_marked.val().to_u64(),
-        x.rd_repaths.val().to_u64(),
-        x.rd_timeouts.val().to_u64(),
-        x.rd_entropy.val().to_u64(),
-        x.rd_rtt_valid.val().into(),
+        x.rd.next_psn.val().to_u64(),
+        x.rd.una.val().to_u64(),
+        x.rd.inflight.val().to_u64(),
+        x.rd.window.val().to_u64(),
+        x.rd.srtt.val().to_u64(),
+        x.rd.rttvar.val().to_u64(),
+        x.rd.ecn_ewma.val().to_u64(),
+        x.rd.loss_ewma.val().to_u64(),
+        x.rd.samples.val().to_u64(),
+        x.rd.sent.val().to_u64(),
+        x.rd.retransmitted.val().to_u64(),
+        x.rd.acked.val().to_u64(),
+        x.rd.lost.val().to_u64(),
+        x.rd.ce_marked.val().to_u64(),
+        x.rd.repaths.val().to_u64(),
+        x.rd.timeouts.val().to_u64(),
+        x.rd.entropy.val().to_u64(),
+        x.rd.rtt_valid.val().into(),
         quar.into(),
-        if quar { x.rd_backoff.val().to_u64() } else { 0 },
+        if quar { x.rd.backoff.val().to_u64() } else { 0 },
     ]
 }
 
@@ -288,10 +288,10 @@ fn run(steps: Vec<Step>, seed: u64) -> (Vec<String>, u64) {
             let mut n = 0;
             while !x.res_valid.val() && n < 2000 {
                 let ready = rng.gen_bool(0.7);
-                x.m_fate_ready.next = ready;
-                if ready && x.m_fate_valid.val() {
-                    let conn_psn = x.m_fate_conn_psn.val().to_u64() as u32;
-                    fates.push(if x.m_fate_lost.val() {
+                x.m_fate.ready.next = ready;
+                if ready && x.m_fate.valid.val() {
+                    let conn_psn = x.m_fate.conn_psn.val().to_u64() as u32;
+                    fates.push(if x.m_fate.lost.val() {
                         SlotFate::Lost { conn_psn }
                     } else {
                         SlotFate::Acked { conn_psn }
@@ -314,10 +314,10 @@ fn run(steps: Vec<Step>, seed: u64) -> (Vec<String>, u64) {
             if fates != s.fates {
                 bad.push(format!("fates {fates:?}, engine {:?}", s.fates));
             }
-            x.rd_slot.next = (s.slot as u64).into();
+            x.rd.slot.next = (s.slot as u64).into();
             x.cap_slot.next = (s.slot as u64).into();
             x.ck_slot.next = (s.slot as u64).into();
-            x.rd_len.next = u64::from(s.rd_len).into();
+            x.rd.len.next = u64::from(s.rd_len).into();
             x = sim.wait(1, x)?;
             if rd_view(&x) != s.view {
                 bad.push(format!("rd {:?}, engine {:?}", rd_view(&x), s.view));
@@ -325,8 +325,8 @@ fn run(steps: Vec<Step>, seed: u64) -> (Vec<String>, u64) {
             if cap_view(&x) != s.view {
                 bad.push(format!("cap {:?}, engine {:?}", cap_view(&x), s.view));
             }
-            if x.rd_can_send.val() != s.can_send {
-                bad.push(format!("can_send({}) {}", s.rd_len, x.rd_can_send.val()));
+            if x.rd.can_send.val() != s.can_send {
+                bad.push(format!("can_send({}) {}", s.rd_len, x.rd.can_send.val()));
             }
             let ck = (
                 x.ck_next_psn.val().to_u64(),
