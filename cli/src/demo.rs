@@ -11,7 +11,7 @@ use metaroce_relay::PathConfig;
 use serde::Serialize;
 
 use crate::report;
-use crate::traffic::{self, LossRow, Op, Pair, PairSetup, PathRow, RelayRow};
+use crate::traffic::{self, LossRow, NicPair, NicPairSetup, Op, PathRow, RelayRow};
 
 /// Options of `metaroce demo`.
 #[derive(Args, Debug)]
@@ -100,7 +100,7 @@ fn relay_paths(args: &DemoArgs) -> Vec<PathConfig> {
 }
 
 fn one_run(args: &DemoArgs, name: &str, paths: u16) -> anyhow::Result<Run> {
-    let setup = PairSetup {
+    let setup = NicPairSetup {
         ip: "127.0.0.1".parse()?,
         nic_port: 0,
         paths,
@@ -112,7 +112,7 @@ fn one_run(args: &DemoArgs, name: &str, paths: u16) -> anyhow::Result<Run> {
         device: None,
         auth: None,
     };
-    let pair = Pair::new(&setup)?;
+    let pair = NicPair::new(&setup)?;
     let mut phases = Vec::new();
     for op in [Op::Write, Op::Send] {
         let ticks = (args.seconds * 10.0).max(1.0) as u64;

@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use super::{BenchArgs, local_run, random_key};
 use crate::report;
-use crate::traffic::{Op, Pair, PairSetup};
+use crate::traffic::{NicPair, NicPairSetup, Op};
 
 /// One side of `--auth-compare`.
 #[derive(Serialize)]
@@ -35,14 +35,14 @@ struct AuthCompareReport {
 }
 
 /// `--auth-compare`: the same run without and with authenticated mode.
-pub(super) fn auth_compare(args: &BenchArgs, setup: &PairSetup) -> anyhow::Result<()> {
+pub(super) fn auth_compare(args: &BenchArgs, setup: &NicPairSetup) -> anyhow::Result<()> {
     let mut runs = Vec::new();
     for auth in [false, true] {
-        let s = PairSetup {
+        let s = NicPairSetup {
             auth: auth.then(random_key),
             ..setup.clone()
         };
-        let pair = Pair::new(&s)?;
+        let pair = NicPair::new(&s)?;
         let (res, cpu) = local_run(args, &pair)?;
         let gb = res.bytes as f64 / 1e9;
         runs.push(AuthCompareRow {

@@ -23,8 +23,8 @@ use serde::Serialize;
 use crate::cpu::cpu_seconds;
 use crate::report;
 use crate::traffic::{
-    LossRow, Op, Pair, PairSetup, PathRow, RelayRow, Remote, Side, TrafficResult, TrafficSpec,
-    path_rows, relay_rows, run_traffic_to,
+    LossRow, NicPair, NicPairSetup, Op, PathRow, RelayRow, Remote, Side, TrafficResult,
+    TrafficSpec, path_rows, relay_rows, run_traffic_to,
 };
 
 mod auth_compare;
@@ -196,7 +196,7 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
     }
     let size = args.size as usize;
     let depth = args.depth.max(1);
-    let setup = PairSetup {
+    let setup = NicPairSetup {
         ip: args.ip,
         nic_port: args.nic_port,
         paths: args.paths,
@@ -229,7 +229,7 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
     if let Some(addr) = args.connect {
         return remote::client(args, &setup, addr);
     }
-    let pair = Pair::new(&setup)?;
+    let pair = NicPair::new(&setup)?;
     let before = pair.device_timing()?;
     let (res, cpu) = local_run(args, &pair)?;
     let timing = match (before, pair.device_timing()?) {
@@ -248,7 +248,7 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
 }
 
 /// The traffic of a one-process run over `pair`.
-fn local_run(args: &BenchArgs, pair: &Pair) -> anyhow::Result<(TrafficResult, f64)> {
+fn local_run(args: &BenchArgs, pair: &NicPair) -> anyhow::Result<(TrafficResult, f64)> {
     let t = TrafficSpec {
         op: args.op,
         size: args.size as usize,

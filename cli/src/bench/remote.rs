@@ -19,7 +19,7 @@ use serde::Serialize;
 use super::{BenchArgs, finish, measured, path_table};
 use crate::report;
 use crate::traffic::{
-    LossRow, Op, PairSetup, PathRow, Patterns, Remote, TrafficSpec, make_side, path_rows,
+    LossRow, NicPairSetup, Op, PathRow, Patterns, Remote, TrafficSpec, make_side, path_rows,
     prepare_receiver, receive, run_traffic_to, soft_context,
 };
 
@@ -56,7 +56,7 @@ where
 /// `--connect`: the sender here, the receiver the `--server` at `server`.
 pub(super) fn client(
     args: &BenchArgs,
-    setup: &PairSetup,
+    setup: &NicPairSetup,
     server: SocketAddr,
 ) -> anyhow::Result<()> {
     let a = make_side(setup, soft_context(setup, 0xa11ce)?)?;
@@ -178,7 +178,7 @@ fn server_table(rep: &ServerReport) -> comfy_table::Table {
 }
 
 /// `--server`: waits for one client and is its receiver, checking every message.
-pub(super) fn serve(args: &BenchArgs, setup: &PairSetup) -> anyhow::Result<()> {
+pub(super) fn serve(args: &BenchArgs, setup: &NicPairSetup) -> anyhow::Result<()> {
     let listener = TcpListener::bind(SocketAddr::new(args.ip, args.port))?;
     eprintln!(
         "metaroce bench server: waiting on {}",

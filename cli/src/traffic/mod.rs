@@ -17,7 +17,7 @@ mod pair;
 mod patterns;
 mod rows;
 
-pub use pair::{Pair, PairSetup, Side};
+pub use pair::{NicPair, NicPairSetup, Side};
 pub(crate) use pair::{make_side, soft_context};
 pub use patterns::Patterns;
 pub use rows::{LossRow, PathRow, RelayRow, path_rows, relay_rows};
@@ -92,7 +92,7 @@ pub struct Remote {
 /// Moves `op` messages of `size` bytes from A to B for `duration`, `depth` in flight,
 /// verifying each; `tick` is called with the bytes done so far about every 100 ms.
 pub fn run_traffic(
-    pair: &Pair,
+    pair: &NicPair,
     op: Op,
     size: usize,
     depth: usize,

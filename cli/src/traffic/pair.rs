@@ -24,9 +24,9 @@ pub struct Side {
     _pd: ProtectionDomain,
 }
 
-/// How to build a pair.
+/// How to build a [`NicPair`].
 #[derive(Debug, Clone)]
-pub struct PairSetup {
+pub struct NicPairSetup {
     /// Address of both NICs.
     pub ip: IpAddr,
     /// UDP port of a soft NIC (0: the kernel picks one); one NIC per process only.
@@ -51,7 +51,7 @@ pub struct PairSetup {
 }
 
 /// Two connected NICs (A sends, B receives) and the relay between them, if any.
-pub struct Pair {
+pub struct NicPair {
     /// Sender.
     pub a: Side,
     /// Receiver.
@@ -63,7 +63,7 @@ pub struct Pair {
 }
 
 /// A context on a soft NIC.
-pub(crate) fn soft_context(s: &PairSetup, seed: u64) -> anyhow::Result<Context> {
+pub(crate) fn soft_context(s: &NicPairSetup, seed: u64) -> anyhow::Result<Context> {
     let mut cfg = SoftConfig::new(SocketAddr::new(s.ip, s.nic_port));
     cfg.busy_poll = s.busy_poll;
     cfg.nic.mtu = s.mtu;
@@ -76,7 +76,7 @@ pub(crate) fn soft_context(s: &PairSetup, seed: u64) -> anyhow::Result<Context> 
 /// A context on the hardware NIC `spec` (its own address from its board information,
 /// else `local`), and its driver.
 fn device_context(
-    s: &PairSetup,
+    s: &NicPairSetup,
     spec: &str,
     local: Option<SocketAddr>,
     seed: u64,
@@ -91,7 +91,7 @@ fn device_context(
 
 /// One side on `ctx`: its PD, CQ, connected-to-be QP (authenticated when `s` says so)
 /// and registered memory.
-pub(crate) fn make_side(s: &PairSetup, ctx: Context) -> anyhow::Result<Side> {
+pub(crate) fn make_side(s: &NicPairSetup, ctx: Context) -> anyhow::Result<Side> {
     let pd = ctx.alloc_pd();
     let cq = ctx.create_cq(4096, None);
     let init = QpInit::new(&cq, &cq);
@@ -120,9 +120,9 @@ pub(crate) fn make_side(s: &PairSetup, ctx: Context) -> anyhow::Result<Side> {
     })
 }
 
-impl Pair {
+impl NicPair {
     /// Starts both NICs (and the relay) and connects the QPs.
-    pub fn new(s: &PairSetup) -> anyhow::Result<Pair> {
+    pub fn new(s: &NicPairSetup) -> anyhow::Result<NicPair> {
         let (a, device) = match &s.device {
             Some((spec, local)) => {
                 let (ctx, dev) = device_context(s, spec, *local, 0xa11ce)?;
@@ -152,7 +152,7 @@ impl Pair {
         let opts = ConnectOptions::default();
         a.qp.connect(&eb, &opts)?;
         b.qp.connect(&ea, &opts)?;
-        Ok(Pair {
+        Ok(NicPair {
             a,
             b,
             relay,

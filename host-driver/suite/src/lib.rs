@@ -1,7 +1,7 @@
 //! The Verbs API test suite of `metaroce-driver`, written once and run on every kind
 //! of NIC.
 //!
-//! Each case ([`cases`]) is a function of a [`Pair`]: the kind of NIC on side A and on
+//! Each case ([`cases`]) is a function of a [`CaseKinds`]: the kind of NIC on side A and on
 //! side B ([`NicKind`]: a soft NIC, the simulated board, a real board...). A case
 //! starts its NICs through the kinds, so the same body runs soft NIC ↔ soft NIC (the
 //! tests of `metaroce-driver`) and board ↔ soft NIC or board ↔ board (the tests of
@@ -10,7 +10,7 @@
 //!
 //! A kind states its [`Limits`] (the hardware's table sizes, what it cannot do, how
 //! much data a case should move on it); a case scales to them, or skips and says why
-//! on the test's standard error, uncaptured ([`Pair::skip`]) — never silently.
+//! on the test's standard error, uncaptured ([`CaseKinds::skip`]) — never silently.
 
 pub mod cases;
 mod kinds;
@@ -18,7 +18,8 @@ mod side;
 
 pub use kinds::{Family, Limits, NicKind, Soft};
 pub use side::{
-    DEADLINE, Pair, Side, SideOpts, connect_direct, pattern, wait_until, wait_wcs, write_all_pieces,
+    CaseKinds, DEADLINE, Side, SideOpts, connect_direct, pattern, wait_until, wait_wcs,
+    write_all_pieces,
 };
 
 /// One `#[test]` per case of the suite for the pair of kinds `$a` (side A) and `$b`
@@ -32,9 +33,9 @@ macro_rules! verbs_suite {
     };
     ($a:expr, $b:expr, $hold:expr) => {
         $crate::verbs_suite!(@cases $a, $b, $hold;
-            write_send_read_ipv4 => |p: &$crate::Pair<'_>| $crate::cases::verbs::write_send_read(p, $crate::Family::V4, false),
-            write_send_read_busy_polling => |p: &$crate::Pair<'_>| $crate::cases::verbs::write_send_read(p, $crate::Family::V4, true),
-            write_send_read_ipv6 => |p: &$crate::Pair<'_>| $crate::cases::verbs::write_send_read(p, $crate::Family::V6, false),
+            write_send_read_ipv4 => |p: &$crate::CaseKinds<'_>| $crate::cases::verbs::write_send_read(p, $crate::Family::V4, false),
+            write_send_read_busy_polling => |p: &$crate::CaseKinds<'_>| $crate::cases::verbs::write_send_read(p, $crate::Family::V4, true),
+            write_send_read_ipv6 => |p: &$crate::CaseKinds<'_>| $crate::cases::verbs::write_send_read(p, $crate::Family::V6, false),
             reads_answered_from_rtr => $crate::cases::verbs::reads_answered_from_rtr,
             completion_channel_fires_once_armed => $crate::cases::verbs::completion_channel_fires_once_armed,
             gather_and_scatter_lists_over_two_regions => $crate::cases::verbs::gather_and_scatter_lists_over_two_regions,
@@ -51,8 +52,8 @@ macro_rules! verbs_suite {
             closing_the_device_right_after_the_last_receive_still_answers_the_sender => $crate::cases::linger::closing_the_device_right_after_the_last_receive_still_answers_the_sender,
             authenticated_pair_moves_verified_data_and_drops_forgeries => $crate::cases::auth::authenticated_pair_moves_verified_data_and_drops_forgeries,
             a_peer_with_another_key_gets_nothing_through => $crate::cases::auth::a_peer_with_another_key_gets_nothing_through,
-            integrity_under_loss_reordering_and_duplication_ipv4 => |p: &$crate::Pair<'_>| $crate::cases::relay::integrity(p, $crate::Family::V4),
-            integrity_under_loss_reordering_and_duplication_ipv6 => |p: &$crate::Pair<'_>| $crate::cases::relay::integrity(p, $crate::Family::V6),
+            integrity_under_loss_reordering_and_duplication_ipv4 => |p: &$crate::CaseKinds<'_>| $crate::cases::relay::integrity(p, $crate::Family::V4),
+            integrity_under_loss_reordering_and_duplication_ipv6 => |p: &$crate::CaseKinds<'_>| $crate::cases::relay::integrity(p, $crate::Family::V6),
             malformed_datagrams_are_dropped_and_counted => $crate::cases::relay::malformed_datagrams_are_dropped_and_counted,
             vanished_peer_ends_in_retry_exceeded => $crate::cases::relay::vanished_peer_ends_in_retry_exceeded,
         );
@@ -63,7 +64,7 @@ macro_rules! verbs_suite {
             fn $name() {
                 let _held = $hold;
                 let (a, b) = ($a, $b);
-                let pair = $crate::Pair::new(&a, &b, stringify!($name));
+                let pair = $crate::CaseKinds::new(&a, &b, stringify!($name));
                 ($body)(&pair);
             }
         )*

@@ -83,7 +83,7 @@ impl Side {
 }
 
 /// The kinds of NIC on a case's two sides, and the case's name for messages.
-pub struct Pair<'a> {
+pub struct CaseKinds<'a> {
     /// Side A's kind.
     pub a: &'a dyn NicKind,
     /// Side B's kind.
@@ -92,10 +92,10 @@ pub struct Pair<'a> {
     pub case: &'static str,
 }
 
-impl<'a> Pair<'a> {
+impl<'a> CaseKinds<'a> {
     /// Case `case` with side A on `a` and side B on `b`.
     pub fn new(a: &'a dyn NicKind, b: &'a dyn NicKind, case: &'static str) -> Self {
-        Pair { a, b, case }
+        CaseKinds { a, b, case }
     }
 
     /// Says on standard error, uncaptured by the test harness, why (part of) the case
@@ -129,7 +129,7 @@ impl<'a> Pair<'a> {
         Side::start(self.a, o).map_err(|why| self.skip(why)).ok()
     }
 
-    /// Side B, as [`Pair::side_a`].
+    /// Side B, as [`CaseKinds::side_a`].
     pub fn side_b(&self, o: &SideOpts) -> Option<Side> {
         Side::start(self.b, o).map_err(|why| self.skip(why)).ok()
     }

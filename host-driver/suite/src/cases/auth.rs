@@ -7,9 +7,9 @@ use std::time::{Duration, Instant};
 
 use metaroce_driver::verbs::*;
 
-use crate::{Family, Pair, Side, SideOpts, connect_direct, pattern, write_all_pieces};
+use crate::{CaseKinds, Family, Side, SideOpts, connect_direct, pattern, write_all_pieces};
 
-fn auth_opts(p: &Pair<'_>, key: [u8; 32]) -> SideOpts {
+fn auth_opts(p: &CaseKinds<'_>, key: [u8; 32]) -> SideOpts {
     let mut o = p.opts(Family::V4);
     o.qp = Some(QpConfig {
         paths: 4,
@@ -22,7 +22,7 @@ fn auth_opts(p: &Pair<'_>, key: [u8; 32]) -> SideOpts {
 /// Both sides with authenticated QPs under `ka` and `kb`; `None` (skipped, saying
 /// why) when a kind has no authentication, after checking that it refuses an
 /// authenticated QP with EINVAL.
-fn auth_sides(p: &Pair<'_>, ka: [u8; 32], kb: [u8; 32]) -> Option<(Side, Side)> {
+fn auth_sides(p: &CaseKinds<'_>, ka: [u8; 32], kb: [u8; 32]) -> Option<(Side, Side)> {
     for kind in [p.a, p.b] {
         let Some(why) = kind.limits().no_auth else {
             continue;
@@ -45,7 +45,7 @@ fn auth_sides(p: &Pair<'_>, ka: [u8; 32], kb: [u8; 32]) -> Option<(Side, Side)> 
 
 /// Verified data gets through; 200 forged datagrams naming B's QP are dropped and
 /// counted as bad tags, and nothing else is dropped.
-pub fn authenticated_pair_moves_verified_data_and_drops_forgeries(p: &Pair<'_>) {
+pub fn authenticated_pair_moves_verified_data_and_drops_forgeries(p: &CaseKinds<'_>) {
     let Some((a, b)) = auth_sides(p, [9; 32], [9; 32]) else {
         return;
     };
@@ -76,7 +76,7 @@ pub fn authenticated_pair_moves_verified_data_and_drops_forgeries(p: &Pair<'_>) 
 }
 
 /// A peer under another key places nothing and its datagrams count as bad tags.
-pub fn a_peer_with_another_key_gets_nothing_through(p: &Pair<'_>) {
+pub fn a_peer_with_another_key_gets_nothing_through(p: &CaseKinds<'_>) {
     let Some((a, b)) = auth_sides(p, [1; 32], [2; 32]) else {
         return;
     };

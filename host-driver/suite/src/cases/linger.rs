@@ -12,13 +12,13 @@ use std::sync::mpsc;
 use metaroce_driver::verbs::*;
 use metaroce_relay::{LinkConfig, PathConfig, Relay, RelayConfig, RelayHandle};
 
-use crate::{Family, Pair, Side, pattern, wait_until, wait_wcs};
+use crate::{CaseKinds, Family, Side, pattern, wait_until, wait_wcs};
 
 /// The ACK timeout: long enough that a loaded machine's hiccups do not exhaust the
 /// retries while the ACKs are blackholed (the sender gives up after 15 timeouts without
 /// an answer: 1 + 2 + 4 + 8); the receiver lingers 4 timeouts after its destroy. 50 ms,
 /// or a slower kind's short timeout.
-fn opts(p: &Pair<'_>) -> ConnectOptions {
+fn opts(p: &CaseKinds<'_>) -> ConnectOptions {
     let slowest =
         p.a.limits()
             .short_timeout_ns
@@ -101,7 +101,7 @@ fn the_sender_completes_after_resending(a: &Side) {
 }
 
 /// A QP destroyed right after its last receive answers the retransmission of it.
-pub fn a_destroyed_qp_answers_the_retransmission_of_its_last_receive(p: &Pair<'_>) {
+pub fn a_destroyed_qp_answers_the_retransmission_of_its_last_receive(p: &CaseKinds<'_>) {
     let Some((a, b)) = p.sides(&p.opts(Family::V4)) else {
         return;
     };
@@ -119,7 +119,7 @@ pub fn a_destroyed_qp_answers_the_retransmission_of_its_last_receive(p: &Pair<'_
 /// Closing the whole device right after the last receive (like a program's exit)
 /// still answers the sender; the close returns once the destroyed QP stopped
 /// lingering.
-pub fn closing_the_device_right_after_the_last_receive_still_answers_the_sender(p: &Pair<'_>) {
+pub fn closing_the_device_right_after_the_last_receive_still_answers_the_sender(p: &CaseKinds<'_>) {
     let Some((a, b)) = p.sides(&p.opts(Family::V4)) else {
         return;
     };

@@ -4,7 +4,7 @@ use std::net::SocketAddr;
 
 use metaroce_driver::verbs::*;
 
-use crate::{Family, Pair, connect_direct, wait_until, wait_wcs};
+use crate::{CaseKinds, Family, connect_direct, wait_until, wait_wcs};
 
 const EINVAL: i32 = 22;
 const ENOMEM: i32 = 12;
@@ -15,7 +15,7 @@ fn errno(r: Result<()>) -> i32 {
 
 /// Posting before RTS is EINVAL; RTS straight from INIT is refused; nothing is left
 /// half-posted.
-pub fn posting_in_wrong_state_is_einval(p: &Pair<'_>) {
+pub fn posting_in_wrong_state_is_einval(p: &CaseKinds<'_>) {
     let Some((a, b)) = p.sides(&p.opts(Family::V4)) else {
         return;
     };
@@ -44,7 +44,7 @@ pub fn posting_in_wrong_state_is_einval(p: &Pair<'_>) {
 
 /// A local address outside every region completes with LOC_PROT_ERR (even
 /// unsignaled) and moves the QP to ERR; a receive into unregistered memory is EINVAL.
-pub fn unregistered_memory_completes_with_local_protection_error(p: &Pair<'_>) {
+pub fn unregistered_memory_completes_with_local_protection_error(p: &CaseKinds<'_>) {
     let Some((a, b)) = p.sides(&p.opts(Family::V4)) else {
         return;
     };
@@ -80,7 +80,7 @@ pub fn unregistered_memory_completes_with_local_protection_error(p: &Pair<'_>) {
 }
 
 /// A WRITE under a wrong rkey completes with REM_ACCESS_ERR, and B counts the refusal.
-pub fn bad_remote_key_completes_with_remote_access_error(p: &Pair<'_>) {
+pub fn bad_remote_key_completes_with_remote_access_error(p: &CaseKinds<'_>) {
     let Some((a, b)) = p.sides(&p.opts(Family::V4)) else {
         return;
     };
@@ -100,7 +100,7 @@ pub fn bad_remote_key_completes_with_remote_access_error(p: &Pair<'_>) {
 /// Oversized, inline-too-long, inline READ and unknown-stream requests are EINVAL; a
 /// SEND longer than the receive is REM_INV_REQ_ERR at the sender; bad registrations
 /// are refused.
-pub fn oversized_and_invalid_requests_are_refused(p: &Pair<'_>) {
+pub fn oversized_and_invalid_requests_are_refused(p: &CaseKinds<'_>) {
     let Some((a, b)) = p.sides(&p.opts(Family::V4)) else {
         return;
     };
@@ -161,7 +161,7 @@ pub fn oversized_and_invalid_requests_are_refused(p: &Pair<'_>) {
 }
 
 /// A zero-length WRITE with a null SGE succeeds, as in ibverbs.
-pub fn zero_length_write_is_legal_as_in_ibverbs(p: &Pair<'_>) {
+pub fn zero_length_write_is_legal_as_in_ibverbs(p: &CaseKinds<'_>) {
     let Some((a, b)) = p.sides(&p.opts(Family::V4)) else {
         return;
     };
@@ -178,7 +178,7 @@ pub fn zero_length_write_is_legal_as_in_ibverbs(p: &Pair<'_>) {
 }
 
 /// A send queue of 4 towards a peer that never answers: the fifth post is ENOMEM.
-pub fn full_send_queue_is_enomem(p: &Pair<'_>) {
+pub fn full_send_queue_is_enomem(p: &CaseKinds<'_>) {
     let Some(a) = p.side_a(&p.opts(Family::V4)) else {
         return;
     };
@@ -209,7 +209,7 @@ pub fn full_send_queue_is_enomem(p: &Pair<'_>) {
 /// A source region dropped right after posting, and a destination region dropped
 /// while WRITEs into it are in flight: every request completes (successfully or
 /// cleanly failed), and both NICs still work for a fresh QP pair.
-pub fn dropping_regions_mid_transfer_never_touches_freed_memory(p: &Pair<'_>) {
+pub fn dropping_regions_mid_transfer_never_touches_freed_memory(p: &CaseKinds<'_>) {
     let bulk = p.bulk();
     let mut o = p.opts(Family::V4);
     o.mem = bulk;

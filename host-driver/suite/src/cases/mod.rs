@@ -1,4 +1,4 @@
-//! The cases, each a function of a [`Pair`](crate::Pair) of NIC kinds.
+//! The cases, each a function of the [`CaseKinds`](crate::CaseKinds) it runs on.
 //!
 //! * [`verbs`]: WRITE, SEND with immediate, READ and inline WRITE both ways;
 //!   completion channels;

@@ -7,7 +7,7 @@ use std::time::Duration;
 use metaroce_driver::verbs::*;
 use metaroce_relay::{LinkConfig, PathConfig, Relay, RelayConfig, RelayHandle};
 
-use crate::{Family, Pair, Side, pattern, wait_until, wait_wcs, write_all_pieces};
+use crate::{CaseKinds, Family, Side, pattern, wait_until, wait_wcs, write_all_pieces};
 
 /// A relay between `a` and `b` (ICRC re-seal on) on the family's loopback address
 /// (which no board takes), and both QPs connected through it.
@@ -61,7 +61,7 @@ fn rough_paths(n: usize, loss: f64, duplicate: f64) -> Vec<PathConfig> {
 /// 20,000 bytes (64 with the soft NIC's bulk of 1 MiB), then a READ, across 3% loss
 /// and 2% duplication on 4 paths of different delays: every byte intact, losses
 /// repaired, duplicates recognised, every ICRC verified.
-pub fn integrity(p: &Pair<'_>, family: Family) {
+pub fn integrity(p: &CaseKinds<'_>, family: Family) {
     let bulk = p.bulk();
     let mut o = p.opts(family);
     o.paths = 8;
@@ -151,7 +151,7 @@ pub fn integrity(p: &Pair<'_>, family: Family) {
 /// Datagrams straight at B (too short, garbage, a plausible header with a wrong ICRC)
 /// are dropped and counted; the relay does not forward one whose ICRC fails; the
 /// connection still works.
-pub fn malformed_datagrams_are_dropped_and_counted(p: &Pair<'_>) {
+pub fn malformed_datagrams_are_dropped_and_counted(p: &CaseKinds<'_>) {
     let family = Family::V4;
     let Some((a, b)) = p.sides(&p.opts(family)) else {
         return;
@@ -206,7 +206,7 @@ pub fn malformed_datagrams_are_dropped_and_counted(p: &Pair<'_>) {
 /// After the peer vanishes (everything towards it blackholed, its NIC closed), the
 /// outstanding WRITEs end in RETRY_EXC_ERR (then flushed), the QP goes to ERR with a
 /// fatal event, and posting to it is EINVAL.
-pub fn vanished_peer_ends_in_retry_exceeded(p: &Pair<'_>) {
+pub fn vanished_peer_ends_in_retry_exceeded(p: &CaseKinds<'_>) {
     let family = Family::V4;
     let Some((a, b)) = p.sides(&p.opts(family)) else {
         return;

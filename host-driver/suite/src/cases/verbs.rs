@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use metaroce_driver::verbs::*;
 
-use crate::{DEADLINE, Family, Pair, Side, connect_direct, pattern, wait_until, wait_wcs};
+use crate::{CaseKinds, DEADLINE, Family, Side, connect_direct, pattern, wait_until, wait_wcs};
 
 /// `from` WRITEs `data` (placed at `at` in its source region `src`) into the peer's
 /// buffer at `at`, in `pieces` messages of which only the last is signaled; the bytes
@@ -104,7 +104,7 @@ fn inline_write(from: &Side, to: &Side) {
 
 /// WRITE (16 pieces one way, 4 the other), SEND with immediate, READ and inline WRITE,
 /// each both ways, every byte checked; no datagram dropped on either side.
-pub fn write_send_read(p: &Pair<'_>, family: Family, busy_poll: bool) {
+pub fn write_send_read(p: &CaseKinds<'_>, family: Family, busy_poll: bool) {
     let bulk = p.bulk();
     let mut o = p.opts(family);
     o.busy_poll = busy_poll;
@@ -148,7 +148,7 @@ pub fn write_send_read(p: &Pair<'_>, family: Family, busy_poll: bool) {
 
 /// A completion channel fires once armed, and not again until re-armed; B's second
 /// QP receives through a CQ on the channel.
-pub fn completion_channel_fires_once_armed(p: &Pair<'_>) {
+pub fn completion_channel_fires_once_armed(p: &CaseKinds<'_>) {
     let o = p.opts(Family::V4);
     let Some((a, b)) = p.sides(&o) else {
         return;
@@ -200,7 +200,7 @@ pub fn completion_channel_fires_once_armed(p: &Pair<'_>) {
 /// a READ scattered back over two; more elements than the device takes are
 /// refused. Skipped where a side takes one element per request (the hardware
 /// data path).
-pub fn gather_and_scatter_lists_over_two_regions(p: &Pair<'_>) {
+pub fn gather_and_scatter_lists_over_two_regions(p: &CaseKinds<'_>) {
     let o = p.opts(Family::V4);
     let Some((a, b)) = p.sides(&o) else {
         return;
@@ -266,7 +266,7 @@ pub fn gather_and_scatter_lists_over_two_regions(p: &Pair<'_>) {
 /// A Verbs responder answers READs while still in RTR (perftest's `ib_read_bw` server
 /// never moves to RTS): A is only moved to RTR, B connects and READs A's buffer in two
 /// requests; both complete with A's bytes and A stays in RTR.
-pub fn reads_answered_from_rtr(p: &Pair<'_>) {
+pub fn reads_answered_from_rtr(p: &CaseKinds<'_>) {
     let Some((a, b)) = p.sides(&p.opts(Family::V4)) else {
         return;
     };
@@ -311,7 +311,7 @@ pub fn reads_answered_from_rtr(p: &Pair<'_>) {
 /// ends at the sum of the adds and then at the swapped value, a compare that fails
 /// leaves it unchanged; at last an atomic at an address that is not 8-byte aligned
 /// fails with a remote invalid-request error and changes nothing.
-pub fn atomics_fetch_add_and_compare_swap(p: &Pair<'_>) {
+pub fn atomics_fetch_add_and_compare_swap(p: &CaseKinds<'_>) {
     let o = p.opts(Family::V4);
     let Some((a, b)) = p.sides(&o) else {
         return;
@@ -389,7 +389,7 @@ fn found_value(found: &MemoryRegion, wr_id: u64) -> u64 {
 /// B's two QPs share one receive queue: A SENDs on its two QPs in turn, each message
 /// takes the receive queue's next receive in arrival order, and every message arrives
 /// whole, once, in a receive of the queue, completed on the QP it came to.
-pub fn shared_receive_queue_feeds_two_qps(p: &Pair<'_>) {
+pub fn shared_receive_queue_feeds_two_qps(p: &CaseKinds<'_>) {
     let o = p.opts(Family::V4);
     let Some((a, b)) = p.sides(&o) else {
         return;
