@@ -4,9 +4,10 @@ use rust_hdl::prelude::*;
 
 /// S2 of [`RxPlace`](super::RxPlace): the receive checks of one datagram
 /// that do not read the connection state (cumulative PSN, bitmap, QP
-/// state) or the path tracker, from its registered metadata and the table
-/// entries selected for it (QP, outstanding READ, MR, ring slot, MSN heads),
-/// registered for S3 ([`PlaceDecide`](super::PlaceDecide), which puts them
+/// state) or the path tracker, from its registered metadata, S1's sums
+/// ([`PlaceSums`](super::PlaceSums): the MR check's range, the ring's
+/// checks) and the table entries selected for it (QP, outstanding READ,
+/// MR, MSN heads), registered for S3 ([`PlaceDecide`](super::PlaceDecide), which puts them
 /// in the engine's order with the stateful ones). The checks are split at
 /// the stateful ones of the engine's order: `head` before the QP state,
 /// `mid` from the peer to the stream checks, then the flags the chain
@@ -25,6 +26,10 @@ pub struct PlaceCheck {
     pub reason: Signal<In, Bits<3>>,
     /// Datagram length.
     pub len: Signal<In, Bits<16>>,
+    /// Payload bytes (length - 68, from S0).
+    pub pl: Signal<In, Bits<16>>,
+    /// Offset + payload bytes (33 bits, from S0).
+    pub end_off: Signal<In, Bits<33>>,
     /// MSG opcode (64 header bytes).
     pub is_msg: Signal<In, Bit>,
     /// Opcode.
@@ -39,14 +44,12 @@ pub struct PlaceCheck {
     pub path: Signal<In, Bits<16>>,
     /// MSN.
     pub msn: Signal<In, Bits<32>>,
-    /// Posted-receive index.
-    pub recv_idx: Signal<In, Bits<32>>,
     /// Message length.
     pub msg_len: Signal<In, Bits<32>>,
     /// Offset.
     pub offset: Signal<In, Bits<32>>,
-    /// Remote address.
-    pub remote_va: Signal<In, Bits<64>>,
+    /// The remote address's low 3 bits (an atomic's alignment).
+    pub va_low: Signal<In, Bits<3>>,
     /// The QP was found.
     pub qhit: Signal<In, Bit>,
     /// QP: the peer's QPN.
@@ -59,13 +62,16 @@ pub struct PlaceCheck {
     pub q_streams: Signal<In, Bits<16>>,
     /// MTU.
     pub mtu: Signal<In, Bits<16>>,
-    /// Ring control word of (QP, stream): {count, base `recv_idx`}.
-    pub rq_ctl: Signal<In, Bits<36>>,
-    /// The local address (the SGE's or the READ's, plus the offset; 65
-    /// bits), summed in S1.
-    pub laddr: Signal<In, Bits<65>>,
-    /// Ring slot of `recv_idx`: SGE length.
-    pub rq_len: Signal<In, Bits<32>>,
+    /// `recv_idx` has a posted receive in its ring (from S1).
+    pub rq_hit: Signal<In, Bit>,
+    /// The message is longer than that receive (from S1).
+    pub rq_long: Signal<In, Bit>,
+    /// Where the payload goes (from S1).
+    pub dest_s1: Signal<In, Bits<64>>,
+    /// The MR check's start address (65 bits, from S1).
+    pub maddr: Signal<In, Bits<65>>,
+    /// The MR check's end address (66 bits, from S1).
+    pub wend: Signal<In, Bits<66>>,
     /// MSN heads of the stream pair.
     pub heads: Signal<In, Bits<64>>,
     /// An outstanding READ (atomic) matches the response.
@@ -80,8 +86,8 @@ pub struct PlaceCheck {
     pub m_pd: Signal<In, Bits<32>>,
     /// That MR's base.
     pub m_base: Signal<In, Bits<64>>,
-    /// That MR's length.
-    pub m_len: Signal<In, Bits<64>>,
+    /// That MR's end: base + length (65 bits).
+    pub m_end: Signal<In, Bits<65>>,
     /// Registered: a code from the checks before the QP state (parser
     /// drop, unknown QP) is in `head`.
     pub head_hit: Signal<Out, Bit>,
@@ -142,15 +148,7 @@ pub struct PlaceCheck {
     is_rreq: Signal<Local, Bit>,
     is_areq: Signal<Local, Bit>,
     is_aresp: Signal<Local, Bit>,
-    pl: Signal<Local, Bits<16>>,
-    rq_off: Signal<Local, Bits<32>>,
-    rq_hit: Signal<Local, Bit>,
-    maddr: Signal<Local, Bits<65>>,
     need: Signal<Local, Bits<4>>,
-    rlen: Signal<Local, Bits<32>>,
-    end_off: Signal<Local, Bits<33>>,
-    wend: Signal<Local, Bits<66>>,
-    mend: Signal<Local, Bits<65>>,
     mr_ok: Signal<Local, Bit>,
     rd_fits: Signal<Local, Bit>,
     dm: Signal<Local, Bits<32>>,
@@ -203,15 +201,7 @@ impl Logic for PlaceCheck {
         self.is_rreq.next = false;
         self.is_areq.next = false;
         self.is_aresp.next = false;
-        self.pl.next = 0.into();
-        self.rq_off.next = 0.into();
-        self.rq_hit.next = false;
-        self.maddr.next = 0.into();
         self.need.next = 0.into();
-        self.rlen.next = 0.into();
-        self.end_off.next = 0.into();
-        self.wend.next = 0.into();
-        self.mend.next = 0.into();
         self.mr_ok.next = false;
         self.rd_fits.next = false;
         self.dm.next = 0.into();
@@ -232,7 +222,6 @@ impl Logic for PlaceCheck {
         self.r_has_beats.d.next = false;
         self.r_dest.d.next = 0.into();
         if self.en.val() {
-            self.pl.next = self.len.val() - 68;
             self.is_write.next = self.opcode.val() == 0x01;
             self.is_send.next = (self.opcode.val() == 0x03) | (self.opcode.val() == 0x04);
             self.is_wimm.next = self.opcode.val() == 0x02;
@@ -250,47 +239,25 @@ impl Logic for PlaceCheck {
             self.is_aresp.next = self.opcode.val() == 0x0A;
             self.r_fwmsg.d.next = self.is_rreq.val() | self.is_areq.val() | self.is_aresp.val();
             self.r_resp.d.next = self.is_rresp.val() | self.is_aresp.val();
-            // The posted receive the message consumes (`receive_for`).
-            self.rq_off.next = self.recv_idx.val() - self.rq_ctl.val().get_bits::<32>(0);
-            self.rq_hit.next =
-                self.rq_off.val() < bit_cast::<32, 4>(self.rq_ctl.val().get_bits::<4>(32));
-            // Where the bytes go: the WRITE's address, or the local SGE +
-            // offset (65 bits, from S1: a sum past 2^64 never passes the MR
-            // check).
-            self.r_dest.d.next = self.laddr.val().get_bits::<64>(0);
-            if self.is_rkey.val() {
-                self.r_dest.d.next = self.remote_va.val();
-            }
-            // One MR check (`MrTable::check`) for every opcode: the rkey
-            // with REMOTE_WRITE (WRITE, WRITE_IMM), REMOTE_READ over the
-            // message (READ request), REMOTE_ATOMIC over 8 bytes (atomic
-            // request), or the SGE's lkey with LOCAL_WRITE (`check_local`).
-            self.maddr.next = self.laddr.val();
-            if self.is_rkey.val() | self.is_rreq.val() | self.is_areq.val() {
-                self.maddr.next = bit_cast::<65, 64>(self.remote_va.val());
-            }
+            self.r_dest.d.next = self.dest_s1.val();
+            // One MR check (`MrTable::check`) for every opcode, over the
+            // range summed in S1 (`PlaceSums`): the rkey with REMOTE_WRITE
+            // (WRITE, WRITE_IMM), REMOTE_READ over the message (READ
+            // request), REMOTE_ATOMIC over 8 bytes (atomic request), or
+            // the SGE's lkey with LOCAL_WRITE (`check_local`).
             self.need.next = 1.into();
-            self.rlen.next = bit_cast::<32, 16>(self.pl.val());
             if self.is_rkey.val() {
                 self.need.next = 2.into();
             } else if self.is_rreq.val() {
                 self.need.next = 4.into();
-                self.rlen.next = self.msg_len.val();
             } else if self.is_areq.val() {
                 self.need.next = 8.into();
-                self.rlen.next = 8.into();
             }
-            self.end_off.next =
-                bit_cast::<33, 32>(self.offset.val()) + bit_cast::<33, 16>(self.pl.val());
-            self.wend.next =
-                bit_cast::<66, 65>(self.maddr.val()) + bit_cast::<66, 32>(self.rlen.val());
-            self.mend.next =
-                bit_cast::<65, 64>(self.m_base.val()) + bit_cast::<65, 64>(self.m_len.val());
             self.mr_ok.next = self.mhit.val()
                 & (self.m_pd.val() == self.q_pd.val())
                 & !self.maddr.val().get_bit(64)
                 & (self.maddr.val().get_bits::<64>(0) >= self.m_base.val())
-                & (self.wend.val() <= bit_cast::<66, 65>(self.mend.val()))
+                & (self.wend.val() <= bit_cast::<66, 65>(self.m_end.val()))
                 & ((self.m_access.val() & self.need.val()) == self.need.val());
             // The response fits its READ (`Tx::read_response_fits`).
             self.rd_fits.next = (self.msg_len.val() == self.rd_len.val())
@@ -371,7 +338,7 @@ impl Logic for PlaceCheck {
                 // The rkey check, then 8-byte alignment, then up.
                 if !self.mr_ok.val() {
                     self.r_tail.d.next = 15.into();
-                } else if self.remote_va.val().get_bits::<3>(0) != 0 {
+                } else if self.va_low.val() != 0 {
                     self.r_tail.d.next = 19.into();
                 } else {
                     self.r_tail.d.next = 10.into();
@@ -388,7 +355,7 @@ impl Logic for PlaceCheck {
             } else if self.is_send.val() {
                 if !self.rq_hit.val() {
                     self.r_tail.d.next = 18.into();
-                } else if self.msg_len.val() > self.rq_len.val() {
+                } else if self.rq_long.val() {
                     self.r_tail.d.next = 19.into();
                 } else if (self.pl.val() != 0) & !self.mr_ok.val() {
                     self.r_tail.d.next = 20.into();

@@ -116,10 +116,12 @@
 //! Native rust-hdl. The QP, MR and outstanding-READ tables are arrays of
 //! registers, looked up by loop-and-compare (small CAMs); the receive rings
 //! and MSN heads are rust-hdl `RAM`s (registered reads in S0). Four
-//! stages: S0 the QP lookup and the RAM reads; S1 the outstanding-READ
-//! lookup beside the MR lookup (every MR's key against all four candidate
-//! keys, the READ match and the opcode choosing the hits) and the local
-//! address, registered; S2
+//! stages: S0 the QP lookup, the RAM reads and the payload's length and
+//! end offset; S1 the outstanding-READ lookup beside the MR lookup (every
+//! MR's key against all four candidate keys, the READ match and the opcode
+//! choosing the hits) and the sums S2 compares ([`PlaceSums`]: the local
+//! address, the MR check's start and end, the ring's checks; each MR's end
+//! is summed when the firmware writes its base or length), registered; S2
 //! the checks that read no connection state ([`PlaceCheck`], registered);
 //! S3 the verdict ([`PlaceDecide`]) and the connection window's update
 //! ([`ConnAccept`]), each computed only with a datagram in its stage.
@@ -175,6 +177,7 @@ pub mod cfg;
 mod check;
 mod decide;
 mod out;
+mod sums;
 #[cfg(test)]
 mod tests;
 mod verdict;
@@ -183,6 +186,7 @@ pub use accept::{AccPost, AccPre, ConnAccept};
 pub use check::PlaceCheck;
 pub use decide::PlaceDecide;
 pub use out::PlaceOut;
+pub use sums::PlaceSums;
 pub use verdict::Verdict;
 
 /// The placement block at `W`-bit beats (`B = W / 8` lanes).
@@ -372,6 +376,9 @@ pub struct RxPlace<const W: usize, const B: usize> {
     r_pd: [DFF<Bits<32>>; MRS],
     r_base: [DFF<Bits<64>>; MRS],
     r_len: [DFF<Bits<64>>; MRS],
+    // Each MR's end (base + length, 65 bits), summed when base or length
+    // is written, so S1 selects it like the other fields.
+    r_end: [DFF<Bits<65>>; MRS],
     // Outstanding READs per QP: entry 0 (QP words 9..11) and 1 (12..14).
     rd0_valid: DFF<Bits<QPS>>,
     rd0_atomic: DFF<Bits<QPS>>,
@@ -422,6 +429,10 @@ pub struct RxPlace<const W: usize, const B: usize> {
     p_remote_va: DFF<Bits<64>>,
     p_rkey: DFF<Bits<32>>,
     p_imm: DFF<Bits<32>>,
+    // Payload bytes (length - 68) and offset + payload (33 bits), summed
+    // in S0 for S1's range ends.
+    p_pl: DFF<Bits<16>>,
+    p_end_off: DFF<Bits<33>>,
     qhit: DFF<Bit>,
     qi: DFF<Bits<2>>,
     // ---- S2: the metadata, the ring words and S1's READ and MR lookups,
@@ -448,13 +459,12 @@ pub struct RxPlace<const W: usize, const B: usize> {
     x_recv_idx: DFF<Bits<32>>,
     x_msg_len: DFF<Bits<32>>,
     x_offset: DFF<Bits<32>>,
-    x_remote_va: DFF<Bits<64>>,
+    x_va_low: DFF<Bits<3>>,
     x_imm: DFF<Bits<32>>,
+    x_pl: DFF<Bits<16>>,
+    x_end_off: DFF<Bits<33>>,
     x_qhit: DFF<Bit>,
     x_qi: DFF<Bits<2>>,
-    x_rq_ctl: DFF<Bits<36>>,
-    x_laddr: DFF<Bits<65>>,
-    x_rq_len: DFF<Bits<32>>,
     x_heads: DFF<Bits<64>>,
     x_rdhit: DFF<Bit>,
     x_rd_len: DFF<Bits<32>>,
@@ -462,7 +472,10 @@ pub struct RxPlace<const W: usize, const B: usize> {
     x_m_access: DFF<Bits<4>>,
     x_m_pd: DFF<Bits<32>>,
     x_m_base: DFF<Bits<64>>,
-    x_m_len: DFF<Bits<64>>,
+    x_m_end: DFF<Bits<65>>,
+    // S1's sums (the placement address, the MR check's range, the ring's
+    // checks), registered in `sums`.
+    sums: PlaceSums,
     check: PlaceCheck,
     // ---- S3: the metadata the verdict and the event need, registered
     // (S2's checks are registered in `check`) ----
@@ -530,9 +543,10 @@ pub struct RxPlace<const W: usize, const B: usize> {
     v_wr: DFF<Bits<7>>,
     v_rd: DFF<Bits<7>>,
     out: PlaceOut<W, B>,
-    // S0 locals (the QP lookup).
+    // S0 locals (the QP lookup, the payload bytes).
     qhit0: Signal<Local, Bit>,
     qi0: Signal<Local, Bits<2>>,
+    pl0: Signal<Local, Bits<16>>,
     // S1 locals (the READ and MR lookups, written through with this
     // cycle's table write).
     s_qw: Signal<Local, Bit>,
@@ -552,8 +566,6 @@ pub struct RxPlace<const W: usize, const B: usize> {
     s_r1_lkey: Signal<Local, Bits<32>>,
     s_rd1: Signal<Local, Bit>,
     s_rdhit: Signal<Local, Bit>,
-    s_la0: Signal<Local, Bits<65>>,
-    s_la1: Signal<Local, Bits<65>>,
     s_mw: Signal<Local, Bit>,
     s_mv: Signal<Local, Bit>,
     s_mk: Signal<Local, Bits<32>>,
@@ -586,8 +598,11 @@ pub struct RxPlace<const W: usize, const B: usize> {
     // Output side.
     v_count: Signal<Local, Bits<7>>,
     v_used: Signal<Local, Bits<7>>,
-    // Table writes: the half of an IP address kept.
+    // Table writes: the half of an IP address kept; the written MR's end
+    // (the written word plus the kept one of base and length).
     ip_half: Signal<Local, Bits<64>>,
+    mr_kept: Signal<Local, Bits<64>>,
+    mr_end: Signal<Local, Bits<65>>,
 }
 
 /// Depth of the data FIFO in beats: two capped frames plus slack, rounded
@@ -657,6 +672,8 @@ impl<const W: usize, const B: usize> Logic for RxPlace<W, B> {
             p_remote_va,
             p_rkey,
             p_imm,
+            p_pl,
+            p_end_off,
             qhit,
             qi,
             x_valid,
@@ -681,13 +698,12 @@ impl<const W: usize, const B: usize> Logic for RxPlace<W, B> {
             x_recv_idx,
             x_msg_len,
             x_offset,
-            x_remote_va,
+            x_va_low,
             x_imm,
+            x_pl,
+            x_end_off,
             x_qhit,
             x_qi,
-            x_rq_ctl,
-            x_laddr,
-            x_rq_len,
             x_heads,
             x_rdhit,
             x_rd_len,
@@ -695,7 +711,7 @@ impl<const W: usize, const B: usize> Logic for RxPlace<W, B> {
             x_m_access,
             x_m_pd,
             x_m_base,
-            x_m_len,
+            x_m_end,
             y_valid,
             y_qhit,
             y_qi,
@@ -787,6 +803,8 @@ impl<const W: usize, const B: usize> Logic for RxPlace<W, B> {
             self.r_base[i].d.next = self.r_base[i].q.val();
             self.r_len[i].clock.next = self.clock.val();
             self.r_len[i].d.next = self.r_len[i].q.val();
+            self.r_end[i].clock.next = self.clock.val();
+            self.r_end[i].d.next = self.r_end[i].q.val();
         }
         for i in 0..QPS {
             self.rd0_stream[i].clock.next = self.clock.val();
@@ -854,8 +872,12 @@ impl<const W: usize, const B: usize> Logic for RxPlace<W, B> {
             | bit_cast::<7, 3>(self.meta_recv_idx.val().get_bits::<3>(0));
         self.msn_heads.read_address.next = (bit_cast::<5, 2>(self.qi0.val()) << 3)
             | bit_cast::<5, 3>(self.meta_stream.val().get_bits::<3>(1));
+        self.pl0.next = self.meta_len.val() - 68;
         self.p_valid.d.next = self.meta_valid.val() & !self.rst.val();
         if self.meta_valid.val() {
+            self.p_pl.d.next = self.pl0.val();
+            self.p_end_off.d.next =
+                bit_cast::<33, 32>(self.meta_offset.val()) + bit_cast::<33, 16>(self.pl0.val());
             self.p_drop.d.next = self.meta_drop.val();
             self.p_reason.d.next = self.meta_reason.val();
             self.p_len.d.next = self.meta_len.val();
@@ -884,7 +906,21 @@ impl<const W: usize, const B: usize> Logic for RxPlace<W, B> {
             self.qi.d.next = self.qi0.val();
         }
 
-        // ---- S1: the READ and MR lookups, the local address ----
+        // ---- S1: the READ and MR lookups, the sums ----
+        // The written MR's end: the new base plus its length, or its base
+        // plus the new length (to the table below, and through to S1's
+        // selection).
+        self.mr_kept.next = 0.into();
+        for i in 0..MRS {
+            if self.cfg_addr.val().get_bits::<2>(4).index() == i {
+                self.mr_kept.next = self.r_base[i].q.val();
+                if self.cfg_addr.val().get_bits::<4>(0) == 2 {
+                    self.mr_kept.next = self.r_len[i].q.val();
+                }
+            }
+        }
+        self.mr_end.next =
+            bit_cast::<65, 64>(self.cfg_data.val()) + bit_cast::<65, 64>(self.mr_kept.val());
         // Both lookups see this cycle's table write (write-through), as a
         // read of the table registers in S2 would have seen it.
         self.s_qw.next = self.cfg_we.val()
@@ -907,8 +943,6 @@ impl<const W: usize, const B: usize> Logic for RxPlace<W, B> {
         self.s_r1_lkey.next = 0.into();
         self.s_rd1.next = false;
         self.s_rdhit.next = false;
-        self.s_la0.next = 0.into();
-        self.s_la1.next = 0.into();
         self.s_hp.next = 0.into();
         self.s_hl.next = 0.into();
         self.s_h0.next = 0.into();
@@ -1041,22 +1075,7 @@ impl<const W: usize, const B: usize> Logic for RxPlace<W, B> {
                 }
             }
             self.x_rdhit.d.next = self.s_rdhit.val();
-            // The local address: the matched READ's SGE (a READ_RESP) or
-            // the receive's, plus the offset (65 bits); the three sums
-            // beside the READ match, which only selects one.
-            self.s_la0.next = bit_cast::<65, 64>(self.s_r0_addr.val())
-                + bit_cast::<65, 32>(self.p_offset.q.val());
-            self.s_la1.next = bit_cast::<65, 64>(self.s_r1_addr.val())
-                + bit_cast::<65, 32>(self.p_offset.q.val());
-            self.x_laddr.d.next = bit_cast::<65, 64>(self.rq_addr.read_data.val())
-                + bit_cast::<65, 32>(self.p_offset.q.val());
             self.x_rd_len.d.next = self.s_r0_len.val();
-            if self.p_opcode.q.val() == 0x06 {
-                self.x_laddr.d.next = self.s_la0.val();
-                if self.s_rd1.val() {
-                    self.x_laddr.d.next = self.s_la1.val();
-                }
-            }
             if self.s_rd1.val() {
                 self.x_rd_len.d.next = self.s_r1_len.val();
             }
@@ -1068,7 +1087,7 @@ impl<const W: usize, const B: usize> Logic for RxPlace<W, B> {
                     self.x_m_access.d.next = self.r_access[i].q.val();
                     self.x_m_pd.d.next = self.r_pd[i].q.val();
                     self.x_m_base.d.next = self.r_base[i].q.val();
-                    self.x_m_len.d.next = self.r_len[i].q.val();
+                    self.x_m_end.d.next = self.r_end[i].q.val();
                     if self.s_mw.val() & (self.cfg_addr.val().get_bits::<2>(4).index() == i) {
                         if self.cfg_addr.val().get_bits::<4>(0) == 0 {
                             self.x_m_access.d.next = self.cfg_data.val().get_bits::<4>(1);
@@ -1079,15 +1098,15 @@ impl<const W: usize, const B: usize> Logic for RxPlace<W, B> {
                         if self.cfg_addr.val().get_bits::<4>(0) == 2 {
                             self.x_m_base.d.next = self.cfg_data.val();
                         }
-                        if self.cfg_addr.val().get_bits::<4>(0) == 3 {
-                            self.x_m_len.d.next = self.cfg_data.val();
+                        if (self.cfg_addr.val().get_bits::<4>(0) == 2)
+                            | (self.cfg_addr.val().get_bits::<4>(0) == 3)
+                        {
+                            self.x_m_end.d.next = self.mr_end.val();
                         }
                     }
                 }
             }
-            // The ring words and the metadata, on to S2.
-            self.x_rq_ctl.d.next = self.rq_ctl.read_data.val();
-            self.x_rq_len.d.next = self.rq_ll.read_data.val().get_bits::<32>(0);
+            // The MSN heads' word and the metadata, on to S2.
             self.x_heads.d.next = self.msn_heads.read_data.val();
             self.x_drop.d.next = self.p_drop.q.val();
             self.x_reason.d.next = self.p_reason.q.val();
@@ -1110,11 +1129,31 @@ impl<const W: usize, const B: usize> Logic for RxPlace<W, B> {
             self.x_recv_idx.d.next = self.p_recv_idx.q.val();
             self.x_msg_len.d.next = self.p_msg_len.q.val();
             self.x_offset.d.next = self.p_offset.q.val();
-            self.x_remote_va.d.next = self.p_remote_va.q.val();
+            self.x_va_low.d.next = self.p_remote_va.q.val().get_bits::<3>(0);
             self.x_imm.d.next = self.p_imm.q.val();
+            self.x_pl.d.next = self.p_pl.q.val();
+            self.x_end_off.d.next = self.p_end_off.q.val();
             self.x_qhit.d.next = self.qhit.q.val();
             self.x_qi.d.next = self.qi.q.val();
         }
+
+        // S1's sums (the local address per SGE beside the READ match, the
+        // MR check's range, the ring's checks), registered in `sums`.
+        self.sums.clock.next = self.clock.val();
+        self.sums.en.next = self.p_valid.q.val();
+        self.sums.opcode.next = self.p_opcode.q.val();
+        self.sums.rd1.next = self.s_rd1.val();
+        self.sums.offset.next = self.p_offset.q.val();
+        self.sums.pl.next = self.p_pl.q.val();
+        self.sums.end_off.next = self.p_end_off.q.val();
+        self.sums.msg_len.next = self.p_msg_len.q.val();
+        self.sums.recv_idx.next = self.p_recv_idx.q.val();
+        self.sums.remote_va.next = self.p_remote_va.q.val();
+        self.sums.rq_ctl.next = self.rq_ctl.read_data.val();
+        self.sums.rq_addr.next = self.rq_addr.read_data.val();
+        self.sums.rq_len.next = self.rq_ll.read_data.val().get_bits::<32>(0);
+        self.sums.rd0_addr.next = self.s_r0_addr.val();
+        self.sums.rd1_addr.next = self.s_r1_addr.val();
 
         // ---- S2: the tracker's read, the state-free checks (registered in
         // `check`), the metadata on to S3 ----
@@ -1126,22 +1165,25 @@ impl<const W: usize, const B: usize> Logic for RxPlace<W, B> {
         self.check.drop.next = self.x_drop.q.val();
         self.check.reason.next = self.x_reason.q.val();
         self.check.len.next = self.x_len.q.val();
+        self.check.pl.next = self.x_pl.q.val();
+        self.check.end_off.next = self.x_end_off.q.val();
         self.check.opcode.next = self.x_opcode.q.val();
         self.check.src_qpn.next = self.x_src_qpn.q.val();
         self.check.src_ip.next = self.x_src_ip.q.val();
         self.check.stream.next = self.x_stream.q.val();
         self.check.path.next = self.x_path.q.val();
         self.check.msn.next = self.x_msn.q.val();
-        self.check.recv_idx.next = self.x_recv_idx.q.val();
         self.check.msg_len.next = self.x_msg_len.q.val();
         self.check.offset.next = self.x_offset.q.val();
-        self.check.remote_va.next = self.x_remote_va.q.val();
+        self.check.va_low.next = self.x_va_low.q.val();
         self.check.is_msg.next = self.x_is_msg.q.val();
         self.check.qhit.next = self.x_qhit.q.val();
         self.check.mtu.next = self.mtu.q.val();
-        self.check.rq_ctl.next = self.x_rq_ctl.q.val();
-        self.check.laddr.next = self.x_laddr.q.val();
-        self.check.rq_len.next = self.x_rq_len.q.val();
+        self.check.rq_hit.next = self.sums.rq_hit.val();
+        self.check.rq_long.next = self.sums.rq_long.val();
+        self.check.dest_s1.next = self.sums.dest.val();
+        self.check.maddr.next = self.sums.maddr.val();
+        self.check.wend.next = self.sums.wend.val();
         self.check.heads.next = self.x_heads.q.val();
         self.check.rdhit.next = self.x_rdhit.q.val();
         self.check.rd_len.next = self.x_rd_len.q.val();
@@ -1149,7 +1191,7 @@ impl<const W: usize, const B: usize> Logic for RxPlace<W, B> {
         self.check.m_access.next = self.x_m_access.q.val();
         self.check.m_pd.next = self.x_m_pd.q.val();
         self.check.m_base.next = self.x_m_base.q.val();
-        self.check.m_len.next = self.x_m_len.q.val();
+        self.check.m_end.next = self.x_m_end.q.val();
         self.check.q_peer.next = 0.into();
         self.check.q_peer_ip.next = 0.into();
         self.check.q_pd.next = 0.into();
@@ -1575,9 +1617,11 @@ impl<const W: usize, const B: usize> Logic for RxPlace<W, B> {
                     }
                     if self.cfg_addr.val().get_bits::<4>(0) == 2 {
                         self.r_base[i].d.next = self.cfg_data.val();
+                        self.r_end[i].d.next = self.mr_end.val();
                     }
                     if self.cfg_addr.val().get_bits::<4>(0) == 3 {
                         self.r_len[i].d.next = self.cfg_data.val();
+                        self.r_end[i].d.next = self.mr_end.val();
                     }
                 }
             }

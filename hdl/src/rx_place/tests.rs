@@ -429,3 +429,36 @@ fn rust_hdl_model_lets_the_firmware_win_over_the_pending_write_back() {
     let s = run(script);
     assert_eq!(verdicts(&s), (vec![0, 0], vec![101, 301]));
 }
+
+/// A 16-byte WRITE of the test's QP at `va` with connection PSN `psn`.
+fn write_at(psn: u64, va: u64) -> Write {
+    Write {
+        qpn: QPN,
+        psn,
+        rkey: RKEY,
+        va,
+    }
+}
+
+#[test]
+fn rust_hdl_model_checks_the_mr_bounds_with_base_and_length_written_in_s1() {
+    let mut script = setup();
+    // The MR's last 16 bytes: placed; 8 bytes past its end: remote access.
+    script.extend(payload(0));
+    script.push(meta(write_at(100, BASE + 0xff0)));
+    script.extend(payload(1));
+    script.push(meta(write_at(101, BASE + 0xff8)));
+    // Past the end, the MR's length grown by 16 while the WRITE is in S1
+    // (its end, summed when the length is written, goes through): placed.
+    script.extend(payload(2));
+    script.push(meta(write_at(101, BASE + 0x1000)));
+    script.push(table_write(mr_word(cfg::MR_LEN), 0x1010));
+    // Before the base, the base moved down by 16 in S1: placed.
+    script.extend(payload(3));
+    script.push(meta(write_at(102, BASE - 0x10)));
+    script.push(table_write(mr_word(cfg::MR_BASE), BASE - 0x10));
+    let s = run(script);
+    assert_eq!(verdicts(&s), (vec![0, 15, 0, 0], vec![101, 101, 102, 103]));
+    let firsts: Vec<_> = s.beats.iter().filter(|b| b.0).map(|b| b.1).collect();
+    assert_eq!(firsts, [BASE + 0xff0, BASE + 0x1000, BASE - 0x10]);
+}
