@@ -118,7 +118,8 @@ pub fn wo_bit(block: &str, reg: &str) -> usize {
 }
 
 /// The read-only registers on the `ro` bus, in bus order, each as the
-/// Verilog expression that feeds it.
+/// source the table gives it (the name of the host interface's signal
+/// that feeds it, or a constant `32'dN`).
 pub fn ro_sources() -> Vec<&'static str> {
     regs_of(Kind::Ro)
         .into_iter()

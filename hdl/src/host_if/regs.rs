@@ -10,7 +10,7 @@
 //! This table makes the register file (the read multiplexer, the write
 //! decoder, the register storage and its reset:
 //! [`crate::host_if::RegFile`]'s constants), the host interface's wiring
-//! to it ([`crate::host_if::HostIf`]'s Verilog) and `docs/regmap.md`
+//! to it ([`crate::host_if::HostIf`]'s kernel) and `docs/regmap.md`
 //! ([`regmap_markdown`]; `cargo test -p metaroce-hdl` fails when the
 //! committed document differs). Registers are 32 bits; accesses are whole,
 //! 4-byte aligned words.
@@ -31,10 +31,10 @@ pub enum Access {
     /// identification block: [`crate::host_if::reg_file::id_value`]).
     /// Writes are ignored and counted as bad accesses.
     Id,
-    /// Read-only: the value of a signal of the host interface (a Verilog
-    /// expression inside [`crate::host_if::HostIf`], which puts it on the
-    /// register file's `ro` bus). Writes are ignored and counted as bad
-    /// accesses.
+    /// Read-only: the value of a signal of the host interface (the name of
+    /// a signal of [`crate::host_if::HostIf`], which puts it on the
+    /// register file's `ro` bus, or a constant `32'dN`). Writes are ignored
+    /// and counted as bad accesses.
     Ro(&'static str),
     /// Read/write storage of `bits` bits (the upper bits read 0), reset to
     /// `reset`.
@@ -285,7 +285,7 @@ const CNT_REGS: &[Reg] = &[
     ro(
         "TX_ERR",
         0x44,
-        "{31'd0, c_m_err}",
+        "tx_err",
         "bit 0: sticky, a payload beat disagreed with its fetch request",
     ),
     ro(
@@ -373,7 +373,7 @@ const TXT_REGS: &[Reg] = &[
     ro(
         "OP_STATUS",
         0x4C,
-        "{29'd0, op_ok, op_done, op_busy}",
+        "op_status",
         "[0] busy (issued, no result yet), [1] done (a result since the last `OP_GO`), [2] `res_ok`",
     ),
     ro(
@@ -406,7 +406,7 @@ const TXT_REGS: &[Reg] = &[
         16,
         "`rd_len`: the length `RD_FLAGS.can_send` is for",
     ),
-    ro("RD_ENTROPY", 0x64, "{16'd0, c_rd_entropy}", "`rd_entropy`"),
+    ro("RD_ENTROPY", 0x64, "rd_entropy", "`rd_entropy`"),
     ro("RD_NEXT_PSN", 0x68, "c_rd_next_psn", "`rd_next_psn`"),
     ro("RD_UNA", 0x6C, "c_rd_una", "`rd_una`"),
     ro("RD_INFLIGHT", 0x70, "c_rd_inflight", "`rd_inflight`"),
@@ -431,7 +431,7 @@ const TXT_REGS: &[Reg] = &[
     ro(
         "RD_FLAGS",
         0xA8,
-        "{25'd0, c_rd_can_send, c_rd_backoff, c_rd_quarantined, c_rd_rtt_valid}",
+        "rd_flags",
         "[0] `rd_rtt_valid`, [1] `rd_quarantined`, [5:2] `rd_backoff`, [6] `rd_can_send`",
     ),
 ];
@@ -701,17 +701,6 @@ pub fn all_regs() -> Vec<(u16, &'static RegBlock, Reg)> {
     }
     v.sort_by_key(|(a, _, _)| *a);
     v
-}
-
-/// The Verilog name of a read/write register's storage.
-pub fn storage(block: &RegBlock, reg: &Reg) -> String {
-    format!("r_{}_{}", block.name, reg.name).to_lowercase()
-}
-
-/// The Verilog name of a write-only register's strobe (high in the cycle
-/// it is written; the data is `bar_wr_data`).
-pub fn strobe(block: &RegBlock, reg: &Reg) -> String {
-    format!("t_{}_{}", block.name, reg.name).to_lowercase()
 }
 
 /// The value a header word reads.
