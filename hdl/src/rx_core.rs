@@ -10,7 +10,7 @@
 //! first beat like the pseudo-header), the NIC clock `now` (the ACKs'
 //! timestamp), the table write port (`cfg`), DMA write port (`m_dma`),
 //! verdict events (`m_ev`), counters (`cnt`) and ACK datagrams (`m_ack`).
-//! [`RxPlace`] keeps flat ports; this block maps them onto the buses. The
+//! [`RxPlace`] has the same buses, linked through; the
 //! core takes input while the parser and the placement FIFOs have room, so
 //! with the DMA port ready it takes one beat per cycle; the ACK port never
 //! holds the input back (arrivals coalesce while ACKs wait). An ACK leaves
@@ -100,11 +100,11 @@ impl<const W: usize, const B: usize> Logic for RxCore<W, B> {
         }
 
         // Parser to placement: payload stream and metadata.
-        self.place.s_tdata.next = self.parser.m_axis_tdata.val();
-        self.place.s_tkeep.next = self.parser.m_axis_tkeep.val();
-        self.place.s_tvalid.next = self.parser.m_axis_tvalid.val();
-        self.place.s_tlast.next = self.parser.m_axis_tlast.val();
-        self.parser.m_axis_tready.next = self.place.s_tready.val();
+        self.place.s_axis.tdata.next = self.parser.m_axis_tdata.val();
+        self.place.s_axis.tkeep.next = self.parser.m_axis_tkeep.val();
+        self.place.s_axis.tvalid.next = self.parser.m_axis_tvalid.val();
+        self.place.s_axis.tlast.next = self.parser.m_axis_tlast.val();
+        self.parser.m_axis_tready.next = self.place.s_axis.tready.val();
         self.place.meta_valid.next = self.parser.m_meta_valid.val();
         self.place.meta_drop.next = self.parser.m_meta_drop.val();
         self.place.meta_reason.next = self.parser.m_meta_reason.val();
@@ -135,12 +135,12 @@ impl<const W: usize, const B: usize> Logic for RxCore<W, B> {
         self.track.rd_addr.next = self.place.trk_rd_addr.val();
         self.track.rd_en.next = self.place.trk_rd_en.val();
         self.place.trk_cum.next = self.track.rd_cum.val();
-        self.track.ev_valid.next = self.place.m_ev_valid.val();
+        self.track.ev_valid.next = self.m_ev.valid.val();
         self.track.ev_track.next = self.place.m_ev_track.val();
         self.track.ev_qhit.next = self.place.m_ev_qhit.val();
-        self.track.ev_psn.next = self.place.m_ev_path_psn.val();
-        self.track.ev_ts.next = self.place.m_ev_timestamp.val();
-        self.track.ev_port.next = self.place.m_ev_src_port.val();
+        self.track.ev_psn.next = self.m_ev.path_psn.val();
+        self.track.ev_ts.next = self.m_ev.timestamp.val();
+        self.track.ev_port.next = self.m_ev.src_port.val();
         self.track.ev_ce.next = self.place.m_ev_ce.val();
         self.track.ev_conn_cum.next = self.place.m_ev_conn_cum.val();
         self.track.ev_live.next = self.place.m_ev_live.val();
@@ -149,11 +149,10 @@ impl<const W: usize, const B: usize> Logic for RxCore<W, B> {
         self.ack.now.next = self.now.val();
         self.ack.aq_valid.next = self.track.aq_valid.val();
         // ACKs after the data: placed packets with a payload, DMA writes done.
-        self.ack.placed.next = self.place.m_ev_valid.val()
-            & (self.place.m_ev_code.val() == 0)
-            & (self.place.m_ev_len.val() != 0);
+        self.ack.placed.next =
+            self.m_ev.valid.val() & (self.m_ev.code.val() == 0) & (self.m_ev.len.val() != 0);
         self.ack.dma_done.next =
-            self.place.m_dma_tvalid.val() & self.m_dma.tready.val() & self.place.m_dma_tlast.val();
+            self.m_dma.tvalid.val() & self.m_dma.tready.val() & self.m_dma.tlast.val();
         self.track.aq_pop.next = self.ack.aq_pop.val();
         self.ack.ak_path.next = self.track.ak_path.val();
         self.ack.ak_cum.next = self.track.ak_cum.val();
@@ -176,36 +175,9 @@ impl<const W: usize, const B: usize> Logic for RxCore<W, B> {
         AckOut::<W, B>::link(&mut self.m_ack, &mut self.ack.m_ack);
 
         // Tables, DMA, events, counters.
-        self.place.cfg_we.next = self.cfg.we.val();
-        self.place.cfg_addr.next = self.cfg.addr.val();
-        self.place.cfg_data.next = self.cfg.data.val();
-        self.m_dma.first.next = self.place.m_dma_first.val();
-        self.m_dma.addr.next = self.place.m_dma_addr.val();
-        self.m_dma.len.next = self.place.m_dma_len.val();
-        self.m_dma.tdata.next = self.place.m_dma_tdata.val();
-        self.m_dma.tkeep.next = self.place.m_dma_tkeep.val();
-        self.m_dma.tvalid.next = self.place.m_dma_tvalid.val();
-        self.m_dma.tlast.next = self.place.m_dma_tlast.val();
-        self.place.m_dma_tready.next = self.m_dma.tready.val();
-        self.m_ev.valid.next = self.place.m_ev_valid.val();
-        self.m_ev.code.next = self.place.m_ev_code.val();
-        self.m_ev.version.next = self.place.m_ev_version.val();
-        self.m_ev.opcode.next = self.place.m_ev_opcode.val();
-        self.m_ev.flags.next = self.place.m_ev_flags.val();
-        self.m_ev.dst_qpn.next = self.place.m_ev_dst_qpn.val();
-        self.m_ev.path.next = self.place.m_ev_path.val();
-        self.m_ev.path_psn.next = self.place.m_ev_path_psn.val();
-        self.m_ev.timestamp.next = self.place.m_ev_timestamp.val();
-        self.m_ev.msn.next = self.place.m_ev_msn.val();
-        self.m_ev.recv_idx.next = self.place.m_ev_recv_idx.val();
-        self.m_ev.imm.next = self.place.m_ev_imm.val();
-        self.m_ev.stream.next = self.place.m_ev_stream.val();
-        self.m_ev.conn_psn.next = self.place.m_ev_conn_psn.val();
-        self.m_ev.src_port.next = self.place.m_ev_src_port.val();
-        self.m_ev.offset.next = self.place.m_ev_offset.val();
-        self.m_ev.msg_len.next = self.place.m_ev_msg_len.val();
-        self.m_ev.len.next = self.place.m_ev_len.val();
-        self.place.cnt_sel.next = self.cnt.sel.val();
-        self.cnt.val.next = self.place.cnt_val.val();
+        CfgIn::<9>::link(&mut self.cfg, &mut self.place.cfg);
+        DmaWriteOut::<W, B>::link(&mut self.m_dma, &mut self.place.m_dma);
+        VerdictOut::link(&mut self.m_ev, &mut self.place.m_ev);
+        CounterPort::<5>::link(&mut self.cnt, &mut self.place.cnt);
     }
 }

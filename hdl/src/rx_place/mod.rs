@@ -146,6 +146,7 @@
 
 use rust_hdl::prelude::*;
 
+use crate::bus::{AxisIn, CfgIn, CounterPort, DmaWriteOut, VerdictOut};
 use crate::helpers::LutRam;
 
 /// Payload bytes of one frame kept in the data FIFO; later beats of a
@@ -251,87 +252,30 @@ pub struct RxPlace<const W: usize, const B: usize> {
     pub trk_rd_addr: Signal<Out, Bits<8>>,
     /// S3: that entry's cumulative path PSN (from [`crate::RxPathTable`]).
     pub trk_cum: Signal<In, Bits<32>>,
-    /// Parser payload beats (headers stripped, ICRC still at the end).
-    pub s_tdata: Signal<In, Bits<W>>,
-    /// Payload byte enables.
-    pub s_tkeep: Signal<In, Bits<B>>,
-    /// Payload beat valid.
-    pub s_tvalid: Signal<In, Bit>,
-    /// Payload beat taken (the data FIFO has room).
-    pub s_tready: Signal<Out, Bit>,
-    /// Last payload beat of a frame.
-    pub s_tlast: Signal<In, Bit>,
+    /// Parser payload beats (headers stripped, ICRC still at the end);
+    /// `tready`: the data FIFO has room.
+    pub s_axis: AxisIn<W, B>,
     /// Both FIFOs have room for what an upstream frame in flight can add:
     /// the parent takes input only while this is high.
     pub can_accept: Signal<Out, Bit>,
-    /// Table write strobe.
-    pub cfg_we: Signal<In, Bit>,
-    /// Table write address ([`cfg::addr`], [`cfg::ring`]).
-    pub cfg_addr: Signal<In, Bits<9>>,
-    /// Table write data.
-    pub cfg_data: Signal<In, Bits<64>>,
-    /// DMA write: first beat of a write; `m_dma_addr`/`m_dma_len` are valid.
-    pub m_dma_first: Signal<Out, Bit>,
-    /// DMA write destination address.
-    pub m_dma_addr: Signal<Out, Bits<64>>,
-    /// DMA write length in bytes.
-    pub m_dma_len: Signal<Out, Bits<16>>,
-    /// DMA write data, packed from lane 0.
-    pub m_dma_tdata: Signal<Out, Bits<W>>,
-    /// DMA write byte enables (packed).
-    pub m_dma_tkeep: Signal<Out, Bits<B>>,
-    /// DMA write beat valid.
-    pub m_dma_tvalid: Signal<Out, Bit>,
-    /// DMA engine takes the beat.
-    pub m_dma_tready: Signal<In, Bit>,
-    /// Last beat of the write.
-    pub m_dma_tlast: Signal<Out, Bit>,
-    /// One-cycle pulse per frame: its verdict is in `m_ev_code`.
-    pub m_ev_valid: Signal<Out, Bit>,
-    /// [`Verdict`] code.
-    pub m_ev_code: Signal<Out, Bits<5>>,
+    /// Table write port ([`cfg::addr`], [`cfg::ring`]).
+    pub cfg: CfgIn<9>,
+    /// DMA writes of placed payload: `first` marks a write's first beat,
+    /// with `addr` and `len` valid; data packed from lane 0.
+    pub m_dma: DmaWriteOut<W, B>,
+    /// Verdict events: one `valid` pulse per frame with its [`Verdict`]
+    /// code and header fields.
+    pub m_ev: VerdictOut,
     /// The engine path-tracks this packet (feeds the path tracker).
     pub m_ev_track: Signal<Out, Bit>,
     /// The QP was found: `m_ev_conn_cum` is valid.
     pub m_ev_qhit: Signal<Out, Bit>,
     /// The QP's connection cumulative PSN after this verdict.
     pub m_ev_conn_cum: Signal<Out, Bits<32>>,
-    /// Event: version.
-    pub m_ev_version: Signal<Out, Bits<8>>,
-    /// Event: opcode.
-    pub m_ev_opcode: Signal<Out, Bits<8>>,
-    /// Event: flags.
-    pub m_ev_flags: Signal<Out, Bits<16>>,
-    /// Event: destination QPN.
-    pub m_ev_dst_qpn: Signal<Out, Bits<32>>,
-    /// Event: path id.
-    pub m_ev_path: Signal<Out, Bits<16>>,
-    /// Event: path PSN.
-    pub m_ev_path_psn: Signal<Out, Bits<32>>,
-    /// Event: sender timestamp.
-    pub m_ev_timestamp: Signal<Out, Bits<64>>,
-    /// Event: UDP source port.
-    pub m_ev_src_port: Signal<Out, Bits<16>>,
     /// Event: IP ECN CE mark.
     pub m_ev_ce: Signal<Out, Bit>,
-    /// Event: MSN.
-    pub m_ev_msn: Signal<Out, Bits<32>>,
-    /// Event: posted-receive index.
-    pub m_ev_recv_idx: Signal<Out, Bits<32>>,
-    /// Event: immediate.
-    pub m_ev_imm: Signal<Out, Bits<32>>,
     /// Event: the QP is still receiving (RTR or RTS) after this verdict.
     pub m_ev_live: Signal<Out, Bit>,
-    /// Event: stream id.
-    pub m_ev_stream: Signal<Out, Bits<16>>,
-    /// Event: connection PSN.
-    pub m_ev_conn_psn: Signal<Out, Bits<32>>,
-    /// Event: MSG offset.
-    pub m_ev_offset: Signal<Out, Bits<32>>,
-    /// Event: MSG message length.
-    pub m_ev_msg_len: Signal<Out, Bits<32>>,
-    /// Event: payload bytes (MSG opcodes; 0 otherwise).
-    pub m_ev_len: Signal<Out, Bits<16>>,
     /// ACK read port: QP entry.
     pub ack_qp: Signal<In, Bits<2>>,
     /// ACK read port: its QPN (the ACK's source QPN).
@@ -348,10 +292,9 @@ pub struct RxPlace<const W: usize, const B: usize> {
     pub ack_credit: Signal<Out, Bits<32>>,
     /// ACK read port: the local IP.
     pub ack_local_ip: Signal<Out, Bits<128>>,
-    /// Counter select (a [`Verdict`] code).
-    pub cnt_sel: Signal<In, Bits<5>>,
-    /// The selected counter, one cycle after `cnt_sel`.
-    pub cnt_val: Signal<Out, Bits<32>>,
+    /// Counter read port: `sel` a [`Verdict`] code, `val` its counter a
+    /// cycle later.
+    pub cnt: CounterPort<5>,
     /// S2: a datagram is here: the tracker reads `trk_rd_addr` and
     /// computes its forwarding for the next cycle only then.
     pub trk_rd_en: Signal<Out, Bit>,
@@ -531,7 +474,7 @@ pub struct RxPlace<const W: usize, const B: usize> {
     e_msn: DFF<Bits<32>>,
     e_recv_idx: DFF<Bits<32>>,
     e_imm: DFF<Bits<32>>,
-    cnt: DFF<Bits<32>>,
+    cnt_q: DFF<Bits<32>>,
     // ---- the write-back of S3's window and state (a cycle after) ----
     w_pend: DFF<Bit>,
     w_qi: DFF<Bits<2>>,
@@ -764,7 +707,7 @@ impl<const W: usize, const B: usize> Logic for RxPlace<W, B> {
             e_msn,
             e_recv_idx,
             e_imm,
-            cnt,
+            cnt_q,
             v_wr,
             v_rd
         );
@@ -912,21 +855,21 @@ impl<const W: usize, const B: usize> Logic for RxPlace<W, B> {
         // selection).
         self.mr_kept.next = 0.into();
         for i in 0..MRS {
-            if self.cfg_addr.val().get_bits::<2>(4).index() == i {
+            if self.cfg.addr.val().get_bits::<2>(4).index() == i {
                 self.mr_kept.next = self.r_base[i].q.val();
-                if self.cfg_addr.val().get_bits::<4>(0) == 2 {
+                if self.cfg.addr.val().get_bits::<4>(0) == 2 {
                     self.mr_kept.next = self.r_len[i].q.val();
                 }
             }
         }
         self.mr_end.next =
-            bit_cast::<65, 64>(self.cfg_data.val()) + bit_cast::<65, 64>(self.mr_kept.val());
+            bit_cast::<65, 64>(self.cfg.data.val()) + bit_cast::<65, 64>(self.mr_kept.val());
         // Both lookups see this cycle's table write (write-through), as a
         // read of the table registers in S2 would have seen it.
-        self.s_qw.next = self.cfg_we.val()
-            & (self.cfg_addr.val().get_bits::<3>(6) == 0)
-            & (self.cfg_addr.val().get_bits::<2>(4) == self.qi.q.val());
-        self.s_mw.next = self.cfg_we.val() & (self.cfg_addr.val().get_bits::<3>(6) == 1);
+        self.s_qw.next = self.cfg.we.val()
+            & (self.cfg.addr.val().get_bits::<3>(6) == 0)
+            & (self.cfg.addr.val().get_bits::<2>(4) == self.qi.q.val());
+        self.s_mw.next = self.cfg.we.val() & (self.cfg.addr.val().get_bits::<3>(6) == 1);
         self.s_r0_v.next = false;
         self.s_r0_at.next = false;
         self.s_r0_stream.next = 0.into();
@@ -977,31 +920,31 @@ impl<const W: usize, const B: usize> Logic for RxPlace<W, B> {
             self.s_r1_v.next = self.rd1_valid.q.val().get_bit(self.qi.q.val().index());
             self.s_r1_at.next = self.rd1_atomic.q.val().get_bit(self.qi.q.val().index());
             if self.s_qw.val() {
-                if self.cfg_addr.val().get_bits::<4>(0) == 9 {
-                    self.s_r0_v.next = self.cfg_data.val().get_bit(63);
-                    self.s_r0_at.next = self.cfg_data.val().get_bit(62);
-                    self.s_r0_stream.next = self.cfg_data.val().get_bits::<16>(32);
-                    self.s_r0_msn.next = self.cfg_data.val().get_bits::<32>(0);
+                if self.cfg.addr.val().get_bits::<4>(0) == 9 {
+                    self.s_r0_v.next = self.cfg.data.val().get_bit(63);
+                    self.s_r0_at.next = self.cfg.data.val().get_bit(62);
+                    self.s_r0_stream.next = self.cfg.data.val().get_bits::<16>(32);
+                    self.s_r0_msn.next = self.cfg.data.val().get_bits::<32>(0);
                 }
-                if self.cfg_addr.val().get_bits::<4>(0) == 10 {
-                    self.s_r0_addr.next = self.cfg_data.val();
+                if self.cfg.addr.val().get_bits::<4>(0) == 10 {
+                    self.s_r0_addr.next = self.cfg.data.val();
                 }
-                if self.cfg_addr.val().get_bits::<4>(0) == 11 {
-                    self.s_r0_len.next = self.cfg_data.val().get_bits::<32>(0);
-                    self.s_r0_lkey.next = self.cfg_data.val().get_bits::<32>(32);
+                if self.cfg.addr.val().get_bits::<4>(0) == 11 {
+                    self.s_r0_len.next = self.cfg.data.val().get_bits::<32>(0);
+                    self.s_r0_lkey.next = self.cfg.data.val().get_bits::<32>(32);
                 }
-                if self.cfg_addr.val().get_bits::<4>(0) == 12 {
-                    self.s_r1_v.next = self.cfg_data.val().get_bit(63);
-                    self.s_r1_at.next = self.cfg_data.val().get_bit(62);
-                    self.s_r1_stream.next = self.cfg_data.val().get_bits::<16>(32);
-                    self.s_r1_msn.next = self.cfg_data.val().get_bits::<32>(0);
+                if self.cfg.addr.val().get_bits::<4>(0) == 12 {
+                    self.s_r1_v.next = self.cfg.data.val().get_bit(63);
+                    self.s_r1_at.next = self.cfg.data.val().get_bit(62);
+                    self.s_r1_stream.next = self.cfg.data.val().get_bits::<16>(32);
+                    self.s_r1_msn.next = self.cfg.data.val().get_bits::<32>(0);
                 }
-                if self.cfg_addr.val().get_bits::<4>(0) == 13 {
-                    self.s_r1_addr.next = self.cfg_data.val();
+                if self.cfg.addr.val().get_bits::<4>(0) == 13 {
+                    self.s_r1_addr.next = self.cfg.data.val();
                 }
-                if self.cfg_addr.val().get_bits::<4>(0) == 14 {
-                    self.s_r1_len.next = self.cfg_data.val().get_bits::<32>(0);
-                    self.s_r1_lkey.next = self.cfg_data.val().get_bits::<32>(32);
+                if self.cfg.addr.val().get_bits::<4>(0) == 14 {
+                    self.s_r1_len.next = self.cfg.data.val().get_bits::<32>(0);
+                    self.s_r1_lkey.next = self.cfg.data.val().get_bits::<32>(32);
                 }
             }
             // Entry 1 matches (it wins over entry 0, as the engine's lookup
@@ -1022,12 +965,12 @@ impl<const W: usize, const B: usize> Logic for RxPlace<W, B> {
             for i in 0..MRS {
                 self.s_mv.next = self.r_valid.q.val().get_bit(i);
                 self.s_mk.next = self.r_rkey[i].q.val();
-                if self.s_mw.val() & (self.cfg_addr.val().get_bits::<2>(4).index() == i) {
-                    if self.cfg_addr.val().get_bits::<4>(0) == 0 {
-                        self.s_mv.next = self.cfg_data.val().get_bit(0);
+                if self.s_mw.val() & (self.cfg.addr.val().get_bits::<2>(4).index() == i) {
+                    if self.cfg.addr.val().get_bits::<4>(0) == 0 {
+                        self.s_mv.next = self.cfg.data.val().get_bit(0);
                     }
-                    if self.cfg_addr.val().get_bits::<4>(0) == 1 {
-                        self.s_mk.next = self.cfg_data.val().get_bits::<32>(0);
+                    if self.cfg.addr.val().get_bits::<4>(0) == 1 {
+                        self.s_mk.next = self.cfg.data.val().get_bits::<32>(0);
                     }
                 }
                 self.s_hp.next = self.s_hp.val().replace_bit(
@@ -1088,18 +1031,18 @@ impl<const W: usize, const B: usize> Logic for RxPlace<W, B> {
                     self.x_m_pd.d.next = self.r_pd[i].q.val();
                     self.x_m_base.d.next = self.r_base[i].q.val();
                     self.x_m_end.d.next = self.r_end[i].q.val();
-                    if self.s_mw.val() & (self.cfg_addr.val().get_bits::<2>(4).index() == i) {
-                        if self.cfg_addr.val().get_bits::<4>(0) == 0 {
-                            self.x_m_access.d.next = self.cfg_data.val().get_bits::<4>(1);
+                    if self.s_mw.val() & (self.cfg.addr.val().get_bits::<2>(4).index() == i) {
+                        if self.cfg.addr.val().get_bits::<4>(0) == 0 {
+                            self.x_m_access.d.next = self.cfg.data.val().get_bits::<4>(1);
                         }
-                        if self.cfg_addr.val().get_bits::<4>(0) == 1 {
-                            self.x_m_pd.d.next = self.cfg_data.val().get_bits::<32>(32);
+                        if self.cfg.addr.val().get_bits::<4>(0) == 1 {
+                            self.x_m_pd.d.next = self.cfg.data.val().get_bits::<32>(32);
                         }
-                        if self.cfg_addr.val().get_bits::<4>(0) == 2 {
-                            self.x_m_base.d.next = self.cfg_data.val();
+                        if self.cfg.addr.val().get_bits::<4>(0) == 2 {
+                            self.x_m_base.d.next = self.cfg.data.val();
                         }
-                        if (self.cfg_addr.val().get_bits::<4>(0) == 2)
-                            | (self.cfg_addr.val().get_bits::<4>(0) == 3)
+                        if (self.cfg.addr.val().get_bits::<4>(0) == 2)
+                            | (self.cfg.addr.val().get_bits::<4>(0) == 3)
                         {
                             self.x_m_end.d.next = self.mr_end.val();
                         }
@@ -1307,13 +1250,13 @@ impl<const W: usize, const B: usize> Logic for RxPlace<W, B> {
         // fails its lkey check fails its READ and the QP: ERR), then this
         // cycle's firmware write to them (the firmware wins): written back
         // to the table a cycle later, and the next datagram's if of this QP.
-        self.s_cq.next = self.cfg_we.val() & (self.cfg_addr.val().get_bits::<3>(6) == 0);
+        self.s_cq.next = self.cfg.we.val() & (self.cfg.addr.val().get_bits::<3>(6) == 0);
         self.s_y0.next = self.s_cq.val()
-            & (self.cfg_addr.val().get_bits::<2>(4) == self.y_qi.q.val())
-            & (self.cfg_addr.val().get_bits::<4>(0) == 0);
+            & (self.cfg.addr.val().get_bits::<2>(4) == self.y_qi.q.val())
+            & (self.cfg.addr.val().get_bits::<4>(0) == 0);
         self.s_y5.next = self.s_cq.val()
-            & (self.cfg_addr.val().get_bits::<2>(4) == self.y_qi.q.val())
-            & (self.cfg_addr.val().get_bits::<4>(0) == 5);
+            & (self.cfg.addr.val().get_bits::<2>(4) == self.y_qi.q.val())
+            & (self.cfg.addr.val().get_bits::<4>(0) == 5);
         self.s_nstate.next = self.y_state.q.val();
         if self.decide.code.val() == 22 {
             self.s_nstate.next = 0.into();
@@ -1321,10 +1264,10 @@ impl<const W: usize, const B: usize> Logic for RxPlace<W, B> {
         self.s_ncum.next = self.acc.new_cum.val();
         self.s_nbm.next = self.acc.new_bm.val();
         if self.s_y0.val() {
-            self.s_nstate.next = self.cfg_data.val().get_bits::<2>(1);
+            self.s_nstate.next = self.cfg.data.val().get_bits::<2>(1);
         }
         if self.s_y5.val() {
-            self.s_ncum.next = self.cfg_data.val().get_bits::<32>(0);
+            self.s_ncum.next = self.cfg.data.val().get_bits::<32>(0);
             self.s_nbm.next = 0.into();
         }
         self.w_pend.d.next = self.y_valid.q.val();
@@ -1339,11 +1282,11 @@ impl<const W: usize, const B: usize> Logic for RxPlace<W, B> {
         // cycle's firmware write; or S3's result when S3 holds a datagram
         // of the same QP (back to back).
         self.s_x0.next = self.s_cq.val()
-            & (self.cfg_addr.val().get_bits::<2>(4) == self.x_qi.q.val())
-            & (self.cfg_addr.val().get_bits::<4>(0) == 0);
+            & (self.cfg.addr.val().get_bits::<2>(4) == self.x_qi.q.val())
+            & (self.cfg.addr.val().get_bits::<4>(0) == 0);
         self.s_x5.next = self.s_cq.val()
-            & (self.cfg_addr.val().get_bits::<2>(4) == self.x_qi.q.val())
-            & (self.cfg_addr.val().get_bits::<4>(0) == 5);
+            & (self.cfg.addr.val().get_bits::<2>(4) == self.x_qi.q.val())
+            & (self.cfg.addr.val().get_bits::<4>(0) == 5);
         self.s_xstate.next = 0.into();
         self.s_xcum.next = 0.into();
         self.s_xbm.next = 0.into();
@@ -1360,10 +1303,10 @@ impl<const W: usize, const B: usize> Logic for RxPlace<W, B> {
             self.s_xbm.next = self.w_bm.q.val();
         }
         if self.s_x0.val() {
-            self.s_xstate.next = self.cfg_data.val().get_bits::<2>(1);
+            self.s_xstate.next = self.cfg.data.val().get_bits::<2>(1);
         }
         if self.s_x5.val() {
-            self.s_xcum.next = self.cfg_data.val().get_bits::<32>(0);
+            self.s_xcum.next = self.cfg.data.val().get_bits::<32>(0);
             self.s_xbm.next = 0.into();
         }
         // The mask of the bits at or above the cumulative point's.
@@ -1391,36 +1334,36 @@ impl<const W: usize, const B: usize> Logic for RxPlace<W, B> {
                 }
             }
         }
-        self.cnt.d.next = 0.into();
+        self.cnt_q.d.next = 0.into();
         for c in 0..COUNTERS {
-            if self.cnt_sel.val().index() == c {
-                self.cnt.d.next = self.counters[c].q.val();
+            if self.cnt.sel.val().index() == c {
+                self.cnt_q.d.next = self.counters[c].q.val();
             }
         }
-        self.cnt_val.next = self.cnt.q.val();
-        self.m_ev_valid.next = self.e_valid.q.val();
-        self.m_ev_code.next = self.e_code.q.val();
+        self.cnt.val.next = self.cnt_q.q.val();
+        self.m_ev.valid.next = self.e_valid.q.val();
+        self.m_ev.code.next = self.e_code.q.val();
         self.m_ev_track.next = self.e_track.q.val();
         self.m_ev_qhit.next = self.e_qhit.q.val();
         self.m_ev_conn_cum.next = self.e_conn_cum.q.val();
         self.m_ev_live.next = self.e_live.q.val();
-        self.m_ev_stream.next = self.e_stream.q.val();
-        self.m_ev_conn_psn.next = self.e_conn_psn.q.val();
-        self.m_ev_offset.next = self.e_offset.q.val();
-        self.m_ev_msg_len.next = self.e_msg_len.q.val();
-        self.m_ev_len.next = self.e_len.q.val();
-        self.m_ev_version.next = self.e_version.q.val();
-        self.m_ev_opcode.next = self.e_opcode.q.val();
-        self.m_ev_flags.next = self.e_flags.q.val();
-        self.m_ev_dst_qpn.next = self.e_dst_qpn.q.val();
-        self.m_ev_path.next = self.e_path.q.val();
-        self.m_ev_path_psn.next = self.e_path_psn.q.val();
-        self.m_ev_timestamp.next = self.e_timestamp.q.val();
-        self.m_ev_src_port.next = self.e_src_port.q.val();
+        self.m_ev.stream.next = self.e_stream.q.val();
+        self.m_ev.conn_psn.next = self.e_conn_psn.q.val();
+        self.m_ev.offset.next = self.e_offset.q.val();
+        self.m_ev.msg_len.next = self.e_msg_len.q.val();
+        self.m_ev.len.next = self.e_len.q.val();
+        self.m_ev.version.next = self.e_version.q.val();
+        self.m_ev.opcode.next = self.e_opcode.q.val();
+        self.m_ev.flags.next = self.e_flags.q.val();
+        self.m_ev.dst_qpn.next = self.e_dst_qpn.q.val();
+        self.m_ev.path.next = self.e_path.q.val();
+        self.m_ev.path_psn.next = self.e_path_psn.q.val();
+        self.m_ev.timestamp.next = self.e_timestamp.q.val();
+        self.m_ev.src_port.next = self.e_src_port.q.val();
         self.m_ev_ce.next = self.e_ce.q.val();
-        self.m_ev_msn.next = self.e_msn.q.val();
-        self.m_ev_recv_idx.next = self.e_recv_idx.q.val();
-        self.m_ev_imm.next = self.e_imm.q.val();
+        self.m_ev.msn.next = self.e_msn.q.val();
+        self.m_ev.recv_idx.next = self.e_recv_idx.q.val();
+        self.m_ev.imm.next = self.e_imm.q.val();
 
         // ---- ACK generator's read port ----
         self.ack_qpn.next = 0.into();
@@ -1448,28 +1391,28 @@ impl<const W: usize, const B: usize> Logic for RxPlace<W, B> {
         self.out.v_place.next = self.vq.read_data.val().get_bit(0);
         self.out.v_beats.next = self.vq.read_data.val().get_bit(1);
         self.out.v_len.next = self.vq.read_data.val().get_bits::<16>(2);
-        self.m_dma_addr.next = self.vq.read_data.val().get_bits::<64>(18);
-        self.m_dma_len.next = self.vq.read_data.val().get_bits::<16>(2);
+        self.m_dma.addr.next = self.vq.read_data.val().get_bits::<64>(18);
+        self.m_dma.len.next = self.vq.read_data.val().get_bits::<16>(2);
         if self.out.v_pop.val() {
             self.v_rd.d.next = self.v_rd.q.val() + 1;
         }
-        self.out.s_tdata.next = self.s_tdata.val();
-        self.out.s_tkeep.next = self.s_tkeep.val();
-        self.out.s_tvalid.next = self.s_tvalid.val();
-        self.out.s_tlast.next = self.s_tlast.val();
-        self.s_tready.next = self.out.s_tready.val();
+        self.out.s_tdata.next = self.s_axis.tdata.val();
+        self.out.s_tkeep.next = self.s_axis.tkeep.val();
+        self.out.s_tvalid.next = self.s_axis.tvalid.val();
+        self.out.s_tlast.next = self.s_axis.tlast.val();
+        self.s_axis.tready.next = self.out.s_tready.val();
         self.v_used.next = self.v_wr.q.val() - self.v_rd.q.val();
         // Room for every verdict that can still come after `can_accept`
         // falls: one per stage in flight (S0..S3, 4 datagrams whose
         // metadata was taken) and the frame the parser is finishing (its
         // metadata still to come): 64 - (4 + 1) = 59.
         self.can_accept.next = self.out.room.val() & (self.v_used.val() < 59);
-        self.out.m_dma_tready.next = self.m_dma_tready.val();
-        self.m_dma_first.next = self.out.m_dma_first.val();
-        self.m_dma_tdata.next = self.out.m_dma_tdata.val();
-        self.m_dma_tkeep.next = self.out.m_dma_tkeep.val();
-        self.m_dma_tvalid.next = self.out.m_dma_tvalid.val();
-        self.m_dma_tlast.next = self.out.m_dma_tlast.val();
+        self.out.m_dma_tready.next = self.m_dma.tready.val();
+        self.m_dma.first.next = self.out.m_dma_first.val();
+        self.m_dma.tdata.next = self.out.m_dma_tdata.val();
+        self.m_dma.tkeep.next = self.out.m_dma_tkeep.val();
+        self.m_dma.tvalid.next = self.out.m_dma_tvalid.val();
+        self.m_dma.tlast.next = self.out.m_dma_tlast.val();
 
         // ---- the write-back of the window S3 left a cycle before ----
         if self.w_pend.q.val() {
@@ -1487,157 +1430,157 @@ impl<const W: usize, const B: usize> Logic for RxPlace<W, B> {
         // Table 3 (entry = QP): words 0..RQ_STREAMS the ring control words,
         // words 8..15 the MSN heads; `cfg_addr[8]` the ring slots (`1 << 8 |
         // QP << 6 | stream << 4 | slot << 1 | word`: 0 address, 1 {lkey, length}).
-        self.rq_ctl.write_enable.next = self.cfg_we.val()
-            & (self.cfg_addr.val().get_bits::<3>(6) == 3)
-            & (self.cfg_addr.val().get_bits::<2>(2) == 0);
-        self.rq_ctl.write_address.next = (bit_cast::<4, 2>(self.cfg_addr.val().get_bits::<2>(4))
+        self.rq_ctl.write_enable.next = self.cfg.we.val()
+            & (self.cfg.addr.val().get_bits::<3>(6) == 3)
+            & (self.cfg.addr.val().get_bits::<2>(2) == 0);
+        self.rq_ctl.write_address.next = (bit_cast::<4, 2>(self.cfg.addr.val().get_bits::<2>(4))
             << 2)
-            | bit_cast::<4, 2>(self.cfg_addr.val().get_bits::<2>(0));
-        self.rq_ctl.write_data.next = self.cfg_data.val().get_bits::<36>(0);
-        self.msn_heads.write_enable.next = self.cfg_we.val()
-            & (self.cfg_addr.val().get_bits::<3>(6) == 3)
-            & self.cfg_addr.val().get_bit(3);
+            | bit_cast::<4, 2>(self.cfg.addr.val().get_bits::<2>(0));
+        self.rq_ctl.write_data.next = self.cfg.data.val().get_bits::<36>(0);
+        self.msn_heads.write_enable.next = self.cfg.we.val()
+            & (self.cfg.addr.val().get_bits::<3>(6) == 3)
+            & self.cfg.addr.val().get_bit(3);
         self.msn_heads.write_address.next =
-            (bit_cast::<5, 2>(self.cfg_addr.val().get_bits::<2>(4)) << 3)
-                | bit_cast::<5, 3>(self.cfg_addr.val().get_bits::<3>(0));
-        self.msn_heads.write_data.next = self.cfg_data.val();
+            (bit_cast::<5, 2>(self.cfg.addr.val().get_bits::<2>(4)) << 3)
+                | bit_cast::<5, 3>(self.cfg.addr.val().get_bits::<3>(0));
+        self.msn_heads.write_data.next = self.cfg.data.val();
         self.rq_addr.write_enable.next =
-            self.cfg_we.val() & self.cfg_addr.val().get_bit(8) & !self.cfg_addr.val().get_bit(0);
-        self.rq_addr.write_address.next = self.cfg_addr.val().get_bits::<7>(1);
-        self.rq_addr.write_data.next = self.cfg_data.val();
+            self.cfg.we.val() & self.cfg.addr.val().get_bit(8) & !self.cfg.addr.val().get_bit(0);
+        self.rq_addr.write_address.next = self.cfg.addr.val().get_bits::<7>(1);
+        self.rq_addr.write_data.next = self.cfg.data.val();
         self.rq_ll.write_enable.next =
-            self.cfg_we.val() & self.cfg_addr.val().get_bit(8) & self.cfg_addr.val().get_bit(0);
-        self.rq_ll.write_address.next = self.cfg_addr.val().get_bits::<7>(1);
-        self.rq_ll.write_data.next = self.cfg_data.val();
-        if self.cfg_we.val() & (self.cfg_addr.val().get_bits::<3>(6) == 0) {
+            self.cfg.we.val() & self.cfg.addr.val().get_bit(8) & self.cfg.addr.val().get_bit(0);
+        self.rq_ll.write_address.next = self.cfg.addr.val().get_bits::<7>(1);
+        self.rq_ll.write_data.next = self.cfg.data.val();
+        if self.cfg.we.val() & (self.cfg.addr.val().get_bits::<3>(6) == 0) {
             for i in 0..QPS {
-                if self.cfg_addr.val().get_bits::<2>(4).index() == i {
-                    if self.cfg_addr.val().get_bits::<4>(0) == 0 {
+                if self.cfg.addr.val().get_bits::<2>(4).index() == i {
+                    if self.cfg.addr.val().get_bits::<4>(0) == 0 {
                         self.q_valid.d.next = self
                             .q_valid
                             .q
                             .val()
-                            .replace_bit(i, self.cfg_data.val().get_bit(0));
-                        self.q_state[i].d.next = self.cfg_data.val().get_bits::<2>(1);
+                            .replace_bit(i, self.cfg.data.val().get_bit(0));
+                        self.q_state[i].d.next = self.cfg.data.val().get_bits::<2>(1);
                     }
-                    if self.cfg_addr.val().get_bits::<4>(0) == 1 {
-                        self.q_qpn[i].d.next = self.cfg_data.val().get_bits::<32>(0);
-                        self.q_peer[i].d.next = self.cfg_data.val().get_bits::<32>(32);
+                    if self.cfg.addr.val().get_bits::<4>(0) == 1 {
+                        self.q_qpn[i].d.next = self.cfg.data.val().get_bits::<32>(0);
+                        self.q_peer[i].d.next = self.cfg.data.val().get_bits::<32>(32);
                     }
-                    if self.cfg_addr.val().get_bits::<4>(0) == 2 {
+                    if self.cfg.addr.val().get_bits::<4>(0) == 2 {
                         self.ip_half.next = self.q_peer_ip[i].q.val().get_bits::<64>(0);
                         self.q_peer_ip[i].d.next = bit_cast::<128, 64>(self.ip_half.val())
-                            | (bit_cast::<128, 64>(self.cfg_data.val()) << 64);
+                            | (bit_cast::<128, 64>(self.cfg.data.val()) << 64);
                     }
-                    if self.cfg_addr.val().get_bits::<4>(0) == 3 {
+                    if self.cfg.addr.val().get_bits::<4>(0) == 3 {
                         self.ip_half.next = self.q_peer_ip[i].q.val().get_bits::<64>(64);
                         self.q_peer_ip[i].d.next = (bit_cast::<128, 64>(self.ip_half.val()) << 64)
-                            | bit_cast::<128, 64>(self.cfg_data.val());
+                            | bit_cast::<128, 64>(self.cfg.data.val());
                     }
-                    if self.cfg_addr.val().get_bits::<4>(0) == 4 {
-                        self.q_pd[i].d.next = self.cfg_data.val().get_bits::<32>(0);
-                        self.q_streams[i].d.next = self.cfg_data.val().get_bits::<16>(32);
+                    if self.cfg.addr.val().get_bits::<4>(0) == 4 {
+                        self.q_pd[i].d.next = self.cfg.data.val().get_bits::<32>(0);
+                        self.q_streams[i].d.next = self.cfg.data.val().get_bits::<16>(32);
                     }
-                    if self.cfg_addr.val().get_bits::<4>(0) == 5 {
-                        self.q_cum[i].d.next = self.cfg_data.val().get_bits::<32>(0);
+                    if self.cfg.addr.val().get_bits::<4>(0) == 5 {
+                        self.q_cum[i].d.next = self.cfg.data.val().get_bits::<32>(0);
                         self.q_bm[i].d.next = 0.into();
                     }
-                    if self.cfg_addr.val().get_bits::<4>(0) == 6 {
-                        self.q_port[i].d.next = self.cfg_data.val().get_bits::<16>(0);
+                    if self.cfg.addr.val().get_bits::<4>(0) == 6 {
+                        self.q_port[i].d.next = self.cfg.data.val().get_bits::<16>(0);
                     }
-                    if self.cfg_addr.val().get_bits::<4>(0) == 7 {
-                        self.q_rate[i].d.next = self.cfg_data.val().get_bits::<32>(0);
-                        self.q_credit[i].d.next = self.cfg_data.val().get_bits::<32>(32);
+                    if self.cfg.addr.val().get_bits::<4>(0) == 7 {
+                        self.q_rate[i].d.next = self.cfg.data.val().get_bits::<32>(0);
+                        self.q_credit[i].d.next = self.cfg.data.val().get_bits::<32>(32);
                     }
                 }
             }
             // READ entries: words 9 + 3e (valid, atomic, stream, MSN),
             // 10 + 3e (address), 11 + 3e (length, lkey).
             for i in 0..QPS {
-                if self.cfg_addr.val().get_bits::<2>(4).index() == i {
-                    if self.cfg_addr.val().get_bits::<4>(0) == 9 {
+                if self.cfg.addr.val().get_bits::<2>(4).index() == i {
+                    if self.cfg.addr.val().get_bits::<4>(0) == 9 {
                         self.rd0_valid.d.next = self
                             .rd0_valid
                             .q
                             .val()
-                            .replace_bit(i, self.cfg_data.val().get_bit(63));
+                            .replace_bit(i, self.cfg.data.val().get_bit(63));
                         self.rd0_atomic.d.next = self
                             .rd0_atomic
                             .q
                             .val()
-                            .replace_bit(i, self.cfg_data.val().get_bit(62));
-                        self.rd0_stream[i].d.next = self.cfg_data.val().get_bits::<16>(32);
-                        self.rd0_msn[i].d.next = self.cfg_data.val().get_bits::<32>(0);
+                            .replace_bit(i, self.cfg.data.val().get_bit(62));
+                        self.rd0_stream[i].d.next = self.cfg.data.val().get_bits::<16>(32);
+                        self.rd0_msn[i].d.next = self.cfg.data.val().get_bits::<32>(0);
                     }
-                    if self.cfg_addr.val().get_bits::<4>(0) == 10 {
-                        self.rd0_addr[i].d.next = self.cfg_data.val();
+                    if self.cfg.addr.val().get_bits::<4>(0) == 10 {
+                        self.rd0_addr[i].d.next = self.cfg.data.val();
                     }
-                    if self.cfg_addr.val().get_bits::<4>(0) == 11 {
-                        self.rd0_len[i].d.next = self.cfg_data.val().get_bits::<32>(0);
-                        self.rd0_lkey[i].d.next = self.cfg_data.val().get_bits::<32>(32);
+                    if self.cfg.addr.val().get_bits::<4>(0) == 11 {
+                        self.rd0_len[i].d.next = self.cfg.data.val().get_bits::<32>(0);
+                        self.rd0_lkey[i].d.next = self.cfg.data.val().get_bits::<32>(32);
                     }
-                    if self.cfg_addr.val().get_bits::<4>(0) == 12 {
+                    if self.cfg.addr.val().get_bits::<4>(0) == 12 {
                         self.rd1_valid.d.next = self
                             .rd1_valid
                             .q
                             .val()
-                            .replace_bit(i, self.cfg_data.val().get_bit(63));
+                            .replace_bit(i, self.cfg.data.val().get_bit(63));
                         self.rd1_atomic.d.next = self
                             .rd1_atomic
                             .q
                             .val()
-                            .replace_bit(i, self.cfg_data.val().get_bit(62));
-                        self.rd1_stream[i].d.next = self.cfg_data.val().get_bits::<16>(32);
-                        self.rd1_msn[i].d.next = self.cfg_data.val().get_bits::<32>(0);
+                            .replace_bit(i, self.cfg.data.val().get_bit(62));
+                        self.rd1_stream[i].d.next = self.cfg.data.val().get_bits::<16>(32);
+                        self.rd1_msn[i].d.next = self.cfg.data.val().get_bits::<32>(0);
                     }
-                    if self.cfg_addr.val().get_bits::<4>(0) == 13 {
-                        self.rd1_addr[i].d.next = self.cfg_data.val();
+                    if self.cfg.addr.val().get_bits::<4>(0) == 13 {
+                        self.rd1_addr[i].d.next = self.cfg.data.val();
                     }
-                    if self.cfg_addr.val().get_bits::<4>(0) == 14 {
-                        self.rd1_len[i].d.next = self.cfg_data.val().get_bits::<32>(0);
-                        self.rd1_lkey[i].d.next = self.cfg_data.val().get_bits::<32>(32);
+                    if self.cfg.addr.val().get_bits::<4>(0) == 14 {
+                        self.rd1_len[i].d.next = self.cfg.data.val().get_bits::<32>(0);
+                        self.rd1_lkey[i].d.next = self.cfg.data.val().get_bits::<32>(32);
                     }
                 }
             }
         }
-        if self.cfg_we.val() & (self.cfg_addr.val().get_bits::<3>(6) == 1) {
+        if self.cfg.we.val() & (self.cfg.addr.val().get_bits::<3>(6) == 1) {
             for i in 0..MRS {
-                if self.cfg_addr.val().get_bits::<2>(4).index() == i {
-                    if self.cfg_addr.val().get_bits::<4>(0) == 0 {
+                if self.cfg.addr.val().get_bits::<2>(4).index() == i {
+                    if self.cfg.addr.val().get_bits::<4>(0) == 0 {
                         self.r_valid.d.next = self
                             .r_valid
                             .q
                             .val()
-                            .replace_bit(i, self.cfg_data.val().get_bit(0));
-                        self.r_access[i].d.next = self.cfg_data.val().get_bits::<4>(1);
+                            .replace_bit(i, self.cfg.data.val().get_bit(0));
+                        self.r_access[i].d.next = self.cfg.data.val().get_bits::<4>(1);
                     }
-                    if self.cfg_addr.val().get_bits::<4>(0) == 1 {
-                        self.r_rkey[i].d.next = self.cfg_data.val().get_bits::<32>(0);
-                        self.r_pd[i].d.next = self.cfg_data.val().get_bits::<32>(32);
+                    if self.cfg.addr.val().get_bits::<4>(0) == 1 {
+                        self.r_rkey[i].d.next = self.cfg.data.val().get_bits::<32>(0);
+                        self.r_pd[i].d.next = self.cfg.data.val().get_bits::<32>(32);
                     }
-                    if self.cfg_addr.val().get_bits::<4>(0) == 2 {
-                        self.r_base[i].d.next = self.cfg_data.val();
+                    if self.cfg.addr.val().get_bits::<4>(0) == 2 {
+                        self.r_base[i].d.next = self.cfg.data.val();
                         self.r_end[i].d.next = self.mr_end.val();
                     }
-                    if self.cfg_addr.val().get_bits::<4>(0) == 3 {
-                        self.r_len[i].d.next = self.cfg_data.val();
+                    if self.cfg.addr.val().get_bits::<4>(0) == 3 {
+                        self.r_len[i].d.next = self.cfg.data.val();
                         self.r_end[i].d.next = self.mr_end.val();
                     }
                 }
             }
         }
-        if self.cfg_we.val() & (self.cfg_addr.val().get_bits::<3>(6) == 2) {
-            if self.cfg_addr.val().get_bits::<4>(0) == 0 {
-                self.mtu.d.next = self.cfg_data.val().get_bits::<16>(0);
+        if self.cfg.we.val() & (self.cfg.addr.val().get_bits::<3>(6) == 2) {
+            if self.cfg.addr.val().get_bits::<4>(0) == 0 {
+                self.mtu.d.next = self.cfg.data.val().get_bits::<16>(0);
             }
-            if self.cfg_addr.val().get_bits::<4>(0) == 1 {
+            if self.cfg.addr.val().get_bits::<4>(0) == 1 {
                 self.local_ip.d.next = bit_cast::<128, 64>(self.local_ip.q.val().get_bits::<64>(0))
-                    | (bit_cast::<128, 64>(self.cfg_data.val()) << 64);
+                    | (bit_cast::<128, 64>(self.cfg.data.val()) << 64);
             }
-            if self.cfg_addr.val().get_bits::<4>(0) == 2 {
+            if self.cfg.addr.val().get_bits::<4>(0) == 2 {
                 self.local_ip.d.next =
                     (bit_cast::<128, 64>(self.local_ip.q.val().get_bits::<64>(64)) << 64)
-                        | bit_cast::<128, 64>(self.cfg_data.val());
+                        | bit_cast::<128, 64>(self.cfg.data.val());
             }
         }
         if self.rst.val() {

@@ -59,9 +59,9 @@ fn setup() -> Vec<Step> {
 /// One cycle with the table write `d` to `a`.
 fn table_write(a: u64, d: u64) -> Step {
     Box::new(move |x| {
-        x.cfg_we.next = true;
-        x.cfg_addr.next = a.into();
-        x.cfg_data.next = d.into();
+        x.cfg.we.next = true;
+        x.cfg.addr.next = a.into();
+        x.cfg.data.next = d.into();
     })
 }
 
@@ -76,10 +76,10 @@ fn payload(n: usize) -> Vec<Step> {
         .into_iter()
         .map(|(beat, keep, last)| -> Step {
             Box::new(move |x| {
-                x.s_tvalid.next = true;
-                x.s_tdata.next = (n as u64 * 16 + beat).into();
-                x.s_tkeep.next = keep.into();
-                x.s_tlast.next = last;
+                x.s_axis.tvalid.next = true;
+                x.s_axis.tdata.next = (n as u64 * 16 + beat).into();
+                x.s_axis.tkeep.next = keep.into();
+                x.s_axis.tlast.next = last;
             })
         })
         .collect()
@@ -118,10 +118,10 @@ fn run(mut script: Vec<Step>) -> Seen {
     for _ in 0..12 {
         script.push(Box::new(|_| {}));
     }
-    // Each counter: `cnt_val` shows it after the edge that took `cnt_sel`.
+    // Each counter: `cnt.val` shows it after the edge that took `cnt.sel`.
     let count_from = script.len();
     for code in 0..COUNTERS as u64 {
-        script.push(Box::new(move |x| x.cnt_sel.next = code.into()));
+        script.push(Box::new(move |x| x.cnt.sel.next = code.into()));
     }
     let seen = Arc::new(Mutex::new(Seen::default()));
     let out = seen.clone();
@@ -135,33 +135,33 @@ fn run(mut script: Vec<Step>) -> Seen {
         wait_clock_cycles!(sim, clock, x, 2);
         wait_clock_false!(sim, clock, x);
         x.rst.next = false;
-        x.m_dma_tready.next = true;
+        x.m_dma.tready.next = true;
         for (k, step) in script.iter().enumerate() {
-            x.cfg_we.next = false;
-            x.s_tvalid.next = false;
+            x.cfg.we.next = false;
+            x.s_axis.tvalid.next = false;
             x.meta_valid.next = false;
             step(&mut x);
             wait_clock_true!(sim, clock, x);
             wait_clock_false!(sim, clock, x);
             let mut s = out.lock().unwrap();
-            if x.m_ev_valid.val() {
+            if x.m_ev.valid.val() {
                 s.events.push((
-                    x.m_ev_code.val().index() as u64,
+                    x.m_ev.code.val().index() as u64,
                     x.m_ev_conn_cum.val().index() as u64,
                 ));
             }
-            if x.m_dma_tvalid.val() {
+            if x.m_dma.tvalid.val() {
                 s.beats.push((
-                    x.m_dma_first.val(),
-                    x.m_dma_addr.val().get_bits::<32>(0).index() as u64,
-                    x.m_dma_len.val().index() as u64,
-                    x.m_dma_tdata.val().get_bits::<32>(0).index() as u64,
-                    x.m_dma_tkeep.val().index() as u64,
-                    x.m_dma_tlast.val(),
+                    x.m_dma.first.val(),
+                    x.m_dma.addr.val().get_bits::<32>(0).index() as u64,
+                    x.m_dma.len.val().index() as u64,
+                    x.m_dma.tdata.val().get_bits::<32>(0).index() as u64,
+                    x.m_dma.tkeep.val().index() as u64,
+                    x.m_dma.tlast.val(),
                 ));
             }
             if k >= count_from {
-                s.counters.push(x.cnt_val.val().index() as u64);
+                s.counters.push(x.cnt.val.val().index() as u64);
             }
         }
         sim.done(x)
