@@ -56,8 +56,6 @@ pub struct PlaceCheck {
     pub q_peer: Signal<In, Bits<32>>,
     /// QP: the peer's IP.
     pub q_peer_ip: Signal<In, Bits<128>>,
-    /// QP: protection domain.
-    pub q_pd: Signal<In, Bits<32>>,
     /// QP: streams.
     pub q_streams: Signal<In, Bits<16>>,
     /// MTU.
@@ -68,10 +66,6 @@ pub struct PlaceCheck {
     pub rq_long: Signal<In, Bit>,
     /// Where the payload goes (from S1).
     pub dest_s1: Signal<In, Bits<64>>,
-    /// The MR check's start address (65 bits, from S1).
-    pub maddr: Signal<In, Bits<65>>,
-    /// The MR check's end address (66 bits, from S1).
-    pub wend: Signal<In, Bits<66>>,
     /// MSN heads of the stream pair.
     pub heads: Signal<In, Bits<64>>,
     /// An outstanding READ (atomic) matches the response.
@@ -82,12 +76,10 @@ pub struct PlaceCheck {
     pub mhit: Signal<In, Bit>,
     /// That MR's access bits.
     pub m_access: Signal<In, Bits<4>>,
-    /// That MR's protection domain.
-    pub m_pd: Signal<In, Bits<32>>,
-    /// That MR's base.
-    pub m_base: Signal<In, Bits<64>>,
-    /// That MR's end: base + length (65 bits).
-    pub m_end: Signal<In, Bits<65>>,
+    /// That MR's protection domain is the QP's.
+    pub m_pd_ok: Signal<In, Bit>,
+    /// The MR check's range (S1's sums) lies inside that MR.
+    pub m_in_range: Signal<In, Bit>,
     /// Registered: a code from the checks before the QP state (parser
     /// drop, unknown QP) is in `head`.
     pub head_hit: Signal<Out, Bit>,
@@ -241,7 +233,7 @@ impl Logic for PlaceCheck {
             self.r_resp.d.next = self.is_rresp.val() | self.is_aresp.val();
             self.r_dest.d.next = self.dest_s1.val();
             // One MR check (`MrTable::check`) for every opcode, over the
-            // range summed in S1 (`PlaceSums`): the rkey with REMOTE_WRITE
+            // range summed in S1 (`PlaceSums`, compared in `MrTable`): the rkey with REMOTE_WRITE
             // (WRITE, WRITE_IMM), REMOTE_READ over the message (READ
             // request), REMOTE_ATOMIC over 8 bytes (atomic request), or
             // the SGE's lkey with LOCAL_WRITE (`check_local`).
@@ -254,10 +246,8 @@ impl Logic for PlaceCheck {
                 self.need.next = 8.into();
             }
             self.mr_ok.next = self.mhit.val()
-                & (self.m_pd.val() == self.q_pd.val())
-                & !self.maddr.val().get_bit(64)
-                & (self.maddr.val().get_bits::<64>(0) >= self.m_base.val())
-                & (self.wend.val() <= bit_cast::<66, 65>(self.m_end.val()))
+                & self.m_pd_ok.val()
+                & self.m_in_range.val()
                 & ((self.m_access.val() & self.need.val()) == self.need.val());
             // The response fits its READ (`Tx::read_response_fits`).
             self.rd_fits.next = (self.msg_len.val() == self.rd_len.val())

@@ -177,7 +177,9 @@ mod accept;
 pub mod cfg;
 mod check;
 mod decide;
+mod mr;
 mod out;
+mod read;
 mod sums;
 #[cfg(test)]
 mod tests;
@@ -186,7 +188,9 @@ mod verdict;
 pub use accept::{AccPost, AccPre, ConnAccept};
 pub use check::PlaceCheck;
 pub use decide::PlaceDecide;
+pub use mr::MrTable;
 pub use out::PlaceOut;
+pub use read::ReadTable;
 pub use sums::PlaceSums;
 pub use verdict::Verdict;
 
@@ -313,30 +317,10 @@ pub struct RxPlace<const W: usize, const B: usize> {
     q_credit: [DFF<Bits<32>>; QPS],
     local_ip: DFF<Bits<128>>,
     mtu: DFF<Bits<16>>,
-    r_valid: DFF<Bits<MRS>>,
-    r_access: [DFF<Bits<4>>; MRS],
-    r_rkey: [DFF<Bits<32>>; MRS],
-    r_pd: [DFF<Bits<32>>; MRS],
-    r_base: [DFF<Bits<64>>; MRS],
-    r_len: [DFF<Bits<64>>; MRS],
-    // Each MR's end (base + length, 65 bits), summed when base or length
-    // is written, so S1 selects it like the other fields.
-    r_end: [DFF<Bits<65>>; MRS],
-    // Outstanding READs per QP: entry 0 (QP words 9..11) and 1 (12..14).
-    rd0_valid: DFF<Bits<QPS>>,
-    rd0_atomic: DFF<Bits<QPS>>,
-    rd0_stream: [DFF<Bits<16>>; QPS],
-    rd0_msn: [DFF<Bits<32>>; QPS],
-    rd0_addr: [DFF<Bits<64>>; QPS],
-    rd0_len: [DFF<Bits<32>>; QPS],
-    rd0_lkey: [DFF<Bits<32>>; QPS],
-    rd1_valid: DFF<Bits<QPS>>,
-    rd1_atomic: DFF<Bits<QPS>>,
-    rd1_stream: [DFF<Bits<16>>; QPS],
-    rd1_msn: [DFF<Bits<32>>; QPS],
-    rd1_addr: [DFF<Bits<64>>; QPS],
-    rd1_len: [DFF<Bits<32>>; QPS],
-    rd1_lkey: [DFF<Bits<32>>; QPS],
+    // The MRs (looked up in S1, checked in S2) and the outstanding READs
+    // (selected in S0, matched in S1).
+    mrs: MrTable,
+    reads: ReadTable,
     // Receive rings and MSN heads: written by the firmware, read in S0.
     rq_ctl: RAM<Bits<36>, 4>,
     rq_addr: RAM<Bits<64>, 7>,
@@ -409,13 +393,6 @@ pub struct RxPlace<const W: usize, const B: usize> {
     x_qhit: DFF<Bit>,
     x_qi: DFF<Bits<2>>,
     x_heads: DFF<Bits<64>>,
-    x_rdhit: DFF<Bit>,
-    x_rd_len: DFF<Bits<32>>,
-    x_mhit: DFF<Bit>,
-    x_m_access: DFF<Bits<4>>,
-    x_m_pd: DFF<Bits<32>>,
-    x_m_base: DFF<Bits<64>>,
-    x_m_end: DFF<Bits<65>>,
     // S1's sums (the placement address, the MR check's range, the ring's
     // checks), registered in `sums`.
     sums: PlaceSums,
@@ -490,37 +467,6 @@ pub struct RxPlace<const W: usize, const B: usize> {
     qhit0: Signal<Local, Bit>,
     qi0: Signal<Local, Bits<2>>,
     pl0: Signal<Local, Bits<16>>,
-    // S1 locals (the READ and MR lookups, written through with this
-    // cycle's table write).
-    s_qw: Signal<Local, Bit>,
-    s_r0_v: Signal<Local, Bit>,
-    s_r0_at: Signal<Local, Bit>,
-    s_r0_stream: Signal<Local, Bits<16>>,
-    s_r0_msn: Signal<Local, Bits<32>>,
-    s_r0_addr: Signal<Local, Bits<64>>,
-    s_r0_len: Signal<Local, Bits<32>>,
-    s_r0_lkey: Signal<Local, Bits<32>>,
-    s_r1_v: Signal<Local, Bit>,
-    s_r1_at: Signal<Local, Bit>,
-    s_r1_stream: Signal<Local, Bits<16>>,
-    s_r1_msn: Signal<Local, Bits<32>>,
-    s_r1_addr: Signal<Local, Bits<64>>,
-    s_r1_len: Signal<Local, Bits<32>>,
-    s_r1_lkey: Signal<Local, Bits<32>>,
-    s_rd1: Signal<Local, Bit>,
-    s_rdhit: Signal<Local, Bit>,
-    s_mw: Signal<Local, Bit>,
-    s_mv: Signal<Local, Bit>,
-    s_mk: Signal<Local, Bits<32>>,
-    // The MRs' hits per candidate key: the rkey, the receive's lkey, the
-    // lkeys of READ entries 0 and 1; the one chosen by opcode.
-    s_hp: Signal<Local, Bits<MRS>>,
-    s_hl: Signal<Local, Bits<MRS>>,
-    s_h0: Signal<Local, Bits<MRS>>,
-    s_h1: Signal<Local, Bits<MRS>>,
-    s_hv: Signal<Local, Bits<MRS>>,
-    s_mhit: Signal<Local, Bit>,
-    s_mi: Signal<Local, Bits<2>>,
     // S2 locals (the window of the QP entering S3: firmware write hits,
     // the table or the pending write-back).
     s_cq: Signal<Local, Bit>,
@@ -541,11 +487,8 @@ pub struct RxPlace<const W: usize, const B: usize> {
     // Output side.
     v_count: Signal<Local, Bits<7>>,
     v_used: Signal<Local, Bits<7>>,
-    // Table writes: the half of an IP address kept; the written MR's end
-    // (the written word plus the kept one of base and length).
+    // Table writes: the half of an IP address kept.
     ip_half: Signal<Local, Bits<64>>,
-    mr_kept: Signal<Local, Bits<64>>,
-    mr_end: Signal<Local, Bits<65>>,
 }
 
 /// Depth of the data FIFO in beats: two capped frames plus slack, rounded
@@ -583,11 +526,6 @@ impl<const W: usize, const B: usize> Logic for RxPlace<W, B> {
             q_valid,
             local_ip,
             mtu,
-            r_valid,
-            rd0_valid,
-            rd0_atomic,
-            rd1_valid,
-            rd1_atomic,
             c_valid,
             c_code,
             p_valid,
@@ -648,13 +586,6 @@ impl<const W: usize, const B: usize> Logic for RxPlace<W, B> {
             x_qhit,
             x_qi,
             x_heads,
-            x_rdhit,
-            x_rd_len,
-            x_mhit,
-            x_m_access,
-            x_m_pd,
-            x_m_base,
-            x_m_end,
             y_valid,
             y_qhit,
             y_qi,
@@ -735,42 +666,6 @@ impl<const W: usize, const B: usize> Logic for RxPlace<W, B> {
             self.q_credit[i].clock.next = self.clock.val();
             self.q_credit[i].d.next = self.q_credit[i].q.val();
         }
-        for i in 0..MRS {
-            self.r_access[i].clock.next = self.clock.val();
-            self.r_access[i].d.next = self.r_access[i].q.val();
-            self.r_rkey[i].clock.next = self.clock.val();
-            self.r_rkey[i].d.next = self.r_rkey[i].q.val();
-            self.r_pd[i].clock.next = self.clock.val();
-            self.r_pd[i].d.next = self.r_pd[i].q.val();
-            self.r_base[i].clock.next = self.clock.val();
-            self.r_base[i].d.next = self.r_base[i].q.val();
-            self.r_len[i].clock.next = self.clock.val();
-            self.r_len[i].d.next = self.r_len[i].q.val();
-            self.r_end[i].clock.next = self.clock.val();
-            self.r_end[i].d.next = self.r_end[i].q.val();
-        }
-        for i in 0..QPS {
-            self.rd0_stream[i].clock.next = self.clock.val();
-            self.rd0_stream[i].d.next = self.rd0_stream[i].q.val();
-            self.rd0_msn[i].clock.next = self.clock.val();
-            self.rd0_msn[i].d.next = self.rd0_msn[i].q.val();
-            self.rd0_addr[i].clock.next = self.clock.val();
-            self.rd0_addr[i].d.next = self.rd0_addr[i].q.val();
-            self.rd0_len[i].clock.next = self.clock.val();
-            self.rd0_len[i].d.next = self.rd0_len[i].q.val();
-            self.rd0_lkey[i].clock.next = self.clock.val();
-            self.rd0_lkey[i].d.next = self.rd0_lkey[i].q.val();
-            self.rd1_stream[i].clock.next = self.clock.val();
-            self.rd1_stream[i].d.next = self.rd1_stream[i].q.val();
-            self.rd1_msn[i].clock.next = self.clock.val();
-            self.rd1_msn[i].d.next = self.rd1_msn[i].q.val();
-            self.rd1_addr[i].clock.next = self.clock.val();
-            self.rd1_addr[i].d.next = self.rd1_addr[i].q.val();
-            self.rd1_len[i].clock.next = self.clock.val();
-            self.rd1_len[i].d.next = self.rd1_len[i].q.val();
-            self.rd1_lkey[i].clock.next = self.clock.val();
-            self.rd1_lkey[i].d.next = self.rd1_lkey[i].q.val();
-        }
         for c in 0..COUNTERS {
             self.counters[c].clock.next = self.clock.val();
             self.counters[c].d.next = self.counters[c].q.val();
@@ -849,206 +744,34 @@ impl<const W: usize, const B: usize> Logic for RxPlace<W, B> {
             self.qi.d.next = self.qi0.val();
         }
 
-        // ---- S1: the READ and MR lookups, the sums ----
-        // The written MR's end: the new base plus its length, or its base
-        // plus the new length (to the table below, and through to S1's
-        // selection).
-        self.mr_kept.next = 0.into();
-        for i in 0..MRS {
-            if self.cfg.addr.val().get_bits::<2>(4).index() == i {
-                self.mr_kept.next = self.r_base[i].q.val();
-                if self.cfg.addr.val().get_bits::<4>(0) == 2 {
-                    self.mr_kept.next = self.r_len[i].q.val();
-                }
-            }
-        }
-        self.mr_end.next =
-            bit_cast::<65, 64>(self.cfg.data.val()) + bit_cast::<65, 64>(self.mr_kept.val());
-        // Both lookups see this cycle's table write (write-through), as a
-        // read of the table registers in S2 would have seen it.
-        self.s_qw.next = self.cfg.we.val()
-            & (self.cfg.addr.val().get_bits::<3>(6) == 0)
-            & (self.cfg.addr.val().get_bits::<2>(4) == self.qi.q.val());
-        self.s_mw.next = self.cfg.we.val() & (self.cfg.addr.val().get_bits::<3>(6) == 1);
-        self.s_r0_v.next = false;
-        self.s_r0_at.next = false;
-        self.s_r0_stream.next = 0.into();
-        self.s_r0_msn.next = 0.into();
-        self.s_r0_addr.next = 0.into();
-        self.s_r0_len.next = 0.into();
-        self.s_r0_lkey.next = 0.into();
-        self.s_r1_v.next = false;
-        self.s_r1_at.next = false;
-        self.s_r1_stream.next = 0.into();
-        self.s_r1_msn.next = 0.into();
-        self.s_r1_addr.next = 0.into();
-        self.s_r1_len.next = 0.into();
-        self.s_r1_lkey.next = 0.into();
-        self.s_rd1.next = false;
-        self.s_rdhit.next = false;
-        self.s_hp.next = 0.into();
-        self.s_hl.next = 0.into();
-        self.s_h0.next = 0.into();
-        self.s_h1.next = 0.into();
-        self.s_hv.next = 0.into();
-        self.s_mv.next = false;
-        self.s_mk.next = 0.into();
-        self.s_mhit.next = false;
-        self.s_mi.next = 0.into();
+        // ---- S1: the READ match and the MR key lookup (`reads`, `mrs`:
+        // written through with this cycle's table write), the sums ----
+        self.reads.clock.next = self.clock.val();
+        self.reads.rst.next = self.rst.val();
+        self.reads.cfg.we.next = self.cfg.we.val();
+        self.reads.cfg.addr.next = self.cfg.addr.val();
+        self.reads.cfg.data.next = self.cfg.data.val();
+        self.reads.en0.next = self.meta_valid.val();
+        self.reads.qi0.next = self.qi0.val();
+        self.reads.en1.next = self.p_valid.q.val();
+        self.reads.qi.next = self.qi.q.val();
+        self.reads.stream.next = self.p_stream.q.val();
+        self.reads.msn.next = self.p_msn.q.val();
+        self.reads.opcode.next = self.p_opcode.q.val();
+        self.mrs.clock.next = self.clock.val();
+        self.mrs.rst.next = self.rst.val();
+        self.mrs.cfg.we.next = self.cfg.we.val();
+        self.mrs.cfg.addr.next = self.cfg.addr.val();
+        self.mrs.cfg.data.next = self.cfg.data.val();
+        self.mrs.en.next = self.p_valid.q.val();
+        self.mrs.opcode.next = self.p_opcode.q.val();
+        self.mrs.rd1.next = self.reads.rd1.val();
+        self.mrs.rkey.next = self.p_rkey.q.val();
+        self.mrs.recv_lkey.next = self.rq_ll.read_data.val().get_bits::<32>(32);
+        self.mrs.lkey0.next = self.reads.lkey0.val();
+        self.mrs.lkey1.next = self.reads.lkey1.val();
         self.x_valid.d.next = self.p_valid.q.val() & !self.rst.val();
         if self.p_valid.q.val() {
-            // The QP's outstanding READs (words 9..11 and 12..14), then the
-            // one the response matches (`tx.reads[(stream,
-            // msn)]`, of the response's kind); the first entry when none
-            // matches (then unused).
-            for i in 0..QPS {
-                if self.qi.q.val().index() == i {
-                    self.s_r0_stream.next = self.rd0_stream[i].q.val();
-                    self.s_r0_msn.next = self.rd0_msn[i].q.val();
-                    self.s_r0_addr.next = self.rd0_addr[i].q.val();
-                    self.s_r0_len.next = self.rd0_len[i].q.val();
-                    self.s_r0_lkey.next = self.rd0_lkey[i].q.val();
-                    self.s_r1_stream.next = self.rd1_stream[i].q.val();
-                    self.s_r1_msn.next = self.rd1_msn[i].q.val();
-                    self.s_r1_addr.next = self.rd1_addr[i].q.val();
-                    self.s_r1_len.next = self.rd1_len[i].q.val();
-                    self.s_r1_lkey.next = self.rd1_lkey[i].q.val();
-                }
-            }
-            self.s_r0_v.next = self.rd0_valid.q.val().get_bit(self.qi.q.val().index());
-            self.s_r0_at.next = self.rd0_atomic.q.val().get_bit(self.qi.q.val().index());
-            self.s_r1_v.next = self.rd1_valid.q.val().get_bit(self.qi.q.val().index());
-            self.s_r1_at.next = self.rd1_atomic.q.val().get_bit(self.qi.q.val().index());
-            if self.s_qw.val() {
-                if self.cfg.addr.val().get_bits::<4>(0) == 9 {
-                    self.s_r0_v.next = self.cfg.data.val().get_bit(63);
-                    self.s_r0_at.next = self.cfg.data.val().get_bit(62);
-                    self.s_r0_stream.next = self.cfg.data.val().get_bits::<16>(32);
-                    self.s_r0_msn.next = self.cfg.data.val().get_bits::<32>(0);
-                }
-                if self.cfg.addr.val().get_bits::<4>(0) == 10 {
-                    self.s_r0_addr.next = self.cfg.data.val();
-                }
-                if self.cfg.addr.val().get_bits::<4>(0) == 11 {
-                    self.s_r0_len.next = self.cfg.data.val().get_bits::<32>(0);
-                    self.s_r0_lkey.next = self.cfg.data.val().get_bits::<32>(32);
-                }
-                if self.cfg.addr.val().get_bits::<4>(0) == 12 {
-                    self.s_r1_v.next = self.cfg.data.val().get_bit(63);
-                    self.s_r1_at.next = self.cfg.data.val().get_bit(62);
-                    self.s_r1_stream.next = self.cfg.data.val().get_bits::<16>(32);
-                    self.s_r1_msn.next = self.cfg.data.val().get_bits::<32>(0);
-                }
-                if self.cfg.addr.val().get_bits::<4>(0) == 13 {
-                    self.s_r1_addr.next = self.cfg.data.val();
-                }
-                if self.cfg.addr.val().get_bits::<4>(0) == 14 {
-                    self.s_r1_len.next = self.cfg.data.val().get_bits::<32>(0);
-                    self.s_r1_lkey.next = self.cfg.data.val().get_bits::<32>(32);
-                }
-            }
-            // Entry 1 matches (it wins over entry 0, as the engine's lookup
-            // of one (stream, MSN) finds one entry).
-            self.s_rd1.next = self.s_r1_v.val()
-                & (self.s_r1_stream.val() == self.p_stream.q.val())
-                & (self.s_r1_msn.val() == self.p_msn.q.val())
-                & (self.s_r1_at.val() == (self.p_opcode.q.val() == 0x0A));
-            self.s_rdhit.next = self.s_rd1.val()
-                | (self.s_r0_v.val()
-                    & (self.s_r0_stream.val() == self.p_stream.q.val())
-                    & (self.s_r0_msn.val() == self.p_msn.q.val())
-                    & (self.s_r0_at.val() == (self.p_opcode.q.val() == 0x0A)));
-            // Every MR's key (written through) against the four candidate
-            // keys at once: the rkey, the receive's lkey and the lkeys of
-            // both READ entries, so the READ match and the opcode only
-            // choose a hit vector below, after the compares.
-            for i in 0..MRS {
-                self.s_mv.next = self.r_valid.q.val().get_bit(i);
-                self.s_mk.next = self.r_rkey[i].q.val();
-                if self.s_mw.val() & (self.cfg.addr.val().get_bits::<2>(4).index() == i) {
-                    if self.cfg.addr.val().get_bits::<4>(0) == 0 {
-                        self.s_mv.next = self.cfg.data.val().get_bit(0);
-                    }
-                    if self.cfg.addr.val().get_bits::<4>(0) == 1 {
-                        self.s_mk.next = self.cfg.data.val().get_bits::<32>(0);
-                    }
-                }
-                self.s_hp.next = self.s_hp.val().replace_bit(
-                    i,
-                    self.s_mv.val() & (self.s_mk.val() == self.p_rkey.q.val()),
-                );
-                self.s_hl.next = self.s_hl.val().replace_bit(
-                    i,
-                    self.s_mv.val()
-                        & (self.s_mk.val() == self.rq_ll.read_data.val().get_bits::<32>(32)),
-                );
-                self.s_h0.next = self.s_h0.val().replace_bit(
-                    i,
-                    self.s_mv.val() & (self.s_mk.val() == self.s_r0_lkey.val()),
-                );
-                self.s_h1.next = self.s_h1.val().replace_bit(
-                    i,
-                    self.s_mv.val() & (self.s_mk.val() == self.s_r1_lkey.val()),
-                );
-            }
-            // The MR key's hits: the rkey's for WRITE, WRITE_IMM, READ and
-            // atomic requests, the matched READ's lkey for a READ_RESP
-            // (entry 0's when none matches: then unused), else the
-            // receive's lkey.
-            self.s_hv.next = self.s_hl.val();
-            if self.p_opcode.q.val() == 0x06 {
-                self.s_hv.next = self.s_h0.val();
-                if self.s_rd1.val() {
-                    self.s_hv.next = self.s_h1.val();
-                }
-            }
-            if (self.p_opcode.q.val() == 0x01)
-                | (self.p_opcode.q.val() == 0x02)
-                | (self.p_opcode.q.val() == 0x05)
-                | (self.p_opcode.q.val() == 0x08)
-                | (self.p_opcode.q.val() == 0x09)
-            {
-                self.s_hv.next = self.s_hp.val();
-            }
-            // The MR with the key (the last one when several have it).
-            for i in 0..MRS {
-                if self.s_hv.val().get_bit(i) {
-                    self.s_mhit.next = true;
-                    self.s_mi.next = i.to_bits::<2>();
-                }
-            }
-            self.x_rdhit.d.next = self.s_rdhit.val();
-            self.x_rd_len.d.next = self.s_r0_len.val();
-            if self.s_rd1.val() {
-                self.x_rd_len.d.next = self.s_r1_len.val();
-            }
-            self.x_mhit.d.next = self.s_mhit.val();
-            // The chosen MR's fields, each written through per MR (so the
-            // write decode is beside the lookup, not behind it).
-            for i in 0..MRS {
-                if self.s_mi.val().index() == i {
-                    self.x_m_access.d.next = self.r_access[i].q.val();
-                    self.x_m_pd.d.next = self.r_pd[i].q.val();
-                    self.x_m_base.d.next = self.r_base[i].q.val();
-                    self.x_m_end.d.next = self.r_end[i].q.val();
-                    if self.s_mw.val() & (self.cfg.addr.val().get_bits::<2>(4).index() == i) {
-                        if self.cfg.addr.val().get_bits::<4>(0) == 0 {
-                            self.x_m_access.d.next = self.cfg.data.val().get_bits::<4>(1);
-                        }
-                        if self.cfg.addr.val().get_bits::<4>(0) == 1 {
-                            self.x_m_pd.d.next = self.cfg.data.val().get_bits::<32>(32);
-                        }
-                        if self.cfg.addr.val().get_bits::<4>(0) == 2 {
-                            self.x_m_base.d.next = self.cfg.data.val();
-                        }
-                        if (self.cfg.addr.val().get_bits::<4>(0) == 2)
-                            | (self.cfg.addr.val().get_bits::<4>(0) == 3)
-                        {
-                            self.x_m_end.d.next = self.mr_end.val();
-                        }
-                    }
-                }
-            }
             // The MSN heads' word and the metadata, on to S2.
             self.x_heads.d.next = self.msn_heads.read_data.val();
             self.x_drop.d.next = self.p_drop.q.val();
@@ -1085,7 +808,7 @@ impl<const W: usize, const B: usize> Logic for RxPlace<W, B> {
         self.sums.clock.next = self.clock.val();
         self.sums.en.next = self.p_valid.q.val();
         self.sums.opcode.next = self.p_opcode.q.val();
-        self.sums.rd1.next = self.s_rd1.val();
+        self.sums.rd1.next = self.reads.rd1.val();
         self.sums.offset.next = self.p_offset.q.val();
         self.sums.pl.next = self.p_pl.q.val();
         self.sums.end_off.next = self.p_end_off.q.val();
@@ -1095,8 +818,8 @@ impl<const W: usize, const B: usize> Logic for RxPlace<W, B> {
         self.sums.rq_ctl.next = self.rq_ctl.read_data.val();
         self.sums.rq_addr.next = self.rq_addr.read_data.val();
         self.sums.rq_len.next = self.rq_ll.read_data.val().get_bits::<32>(0);
-        self.sums.rd0_addr.next = self.s_r0_addr.val();
-        self.sums.rd1_addr.next = self.s_r1_addr.val();
+        self.sums.rd0_addr.next = self.reads.addr0.val();
+        self.sums.rd1_addr.next = self.reads.addr1.val();
 
         // ---- S2: the tracker's read, the state-free checks (registered in
         // `check`), the metadata on to S3 ----
@@ -1125,19 +848,20 @@ impl<const W: usize, const B: usize> Logic for RxPlace<W, B> {
         self.check.rq_hit.next = self.sums.rq_hit.val();
         self.check.rq_long.next = self.sums.rq_long.val();
         self.check.dest_s1.next = self.sums.dest.val();
-        self.check.maddr.next = self.sums.maddr.val();
-        self.check.wend.next = self.sums.wend.val();
         self.check.heads.next = self.x_heads.q.val();
-        self.check.rdhit.next = self.x_rdhit.q.val();
-        self.check.rd_len.next = self.x_rd_len.q.val();
-        self.check.mhit.next = self.x_mhit.q.val();
-        self.check.m_access.next = self.x_m_access.q.val();
-        self.check.m_pd.next = self.x_m_pd.q.val();
-        self.check.m_base.next = self.x_m_base.q.val();
-        self.check.m_end.next = self.x_m_end.q.val();
+        self.check.rdhit.next = self.reads.hit.val();
+        self.check.rd_len.next = self.reads.len.val();
+        // The MR check's parts, the MR chosen in S1 (`mrs`).
+        self.mrs.en2.next = self.x_valid.q.val();
+        self.mrs.maddr.next = self.sums.maddr.val();
+        self.mrs.wend.next = self.sums.wend.val();
+        self.check.mhit.next = self.mrs.hit.val();
+        self.check.m_access.next = self.mrs.access.val();
+        self.check.m_pd_ok.next = self.mrs.pd_ok.val();
+        self.check.m_in_range.next = self.mrs.in_range.val();
         self.check.q_peer.next = 0.into();
         self.check.q_peer_ip.next = 0.into();
-        self.check.q_pd.next = 0.into();
+        self.mrs.q_pd.next = 0.into();
         self.check.q_streams.next = 0.into();
         // The QP entry's fields that only the firmware writes.
         if self.x_valid.q.val() {
@@ -1145,7 +869,7 @@ impl<const W: usize, const B: usize> Logic for RxPlace<W, B> {
                 if self.x_qi.q.val().index() == i {
                     self.check.q_peer.next = self.q_peer[i].q.val();
                     self.check.q_peer_ip.next = self.q_peer_ip[i].q.val();
-                    self.check.q_pd.next = self.q_pd[i].q.val();
+                    self.mrs.q_pd.next = self.q_pd[i].q.val();
                     self.check.q_streams.next = self.q_streams[i].q.val();
                 }
             }
@@ -1494,80 +1218,6 @@ impl<const W: usize, const B: usize> Logic for RxPlace<W, B> {
                     }
                 }
             }
-            // READ entries: words 9 + 3e (valid, atomic, stream, MSN),
-            // 10 + 3e (address), 11 + 3e (length, lkey).
-            for i in 0..QPS {
-                if self.cfg.addr.val().get_bits::<2>(4).index() == i {
-                    if self.cfg.addr.val().get_bits::<4>(0) == 9 {
-                        self.rd0_valid.d.next = self
-                            .rd0_valid
-                            .q
-                            .val()
-                            .replace_bit(i, self.cfg.data.val().get_bit(63));
-                        self.rd0_atomic.d.next = self
-                            .rd0_atomic
-                            .q
-                            .val()
-                            .replace_bit(i, self.cfg.data.val().get_bit(62));
-                        self.rd0_stream[i].d.next = self.cfg.data.val().get_bits::<16>(32);
-                        self.rd0_msn[i].d.next = self.cfg.data.val().get_bits::<32>(0);
-                    }
-                    if self.cfg.addr.val().get_bits::<4>(0) == 10 {
-                        self.rd0_addr[i].d.next = self.cfg.data.val();
-                    }
-                    if self.cfg.addr.val().get_bits::<4>(0) == 11 {
-                        self.rd0_len[i].d.next = self.cfg.data.val().get_bits::<32>(0);
-                        self.rd0_lkey[i].d.next = self.cfg.data.val().get_bits::<32>(32);
-                    }
-                    if self.cfg.addr.val().get_bits::<4>(0) == 12 {
-                        self.rd1_valid.d.next = self
-                            .rd1_valid
-                            .q
-                            .val()
-                            .replace_bit(i, self.cfg.data.val().get_bit(63));
-                        self.rd1_atomic.d.next = self
-                            .rd1_atomic
-                            .q
-                            .val()
-                            .replace_bit(i, self.cfg.data.val().get_bit(62));
-                        self.rd1_stream[i].d.next = self.cfg.data.val().get_bits::<16>(32);
-                        self.rd1_msn[i].d.next = self.cfg.data.val().get_bits::<32>(0);
-                    }
-                    if self.cfg.addr.val().get_bits::<4>(0) == 13 {
-                        self.rd1_addr[i].d.next = self.cfg.data.val();
-                    }
-                    if self.cfg.addr.val().get_bits::<4>(0) == 14 {
-                        self.rd1_len[i].d.next = self.cfg.data.val().get_bits::<32>(0);
-                        self.rd1_lkey[i].d.next = self.cfg.data.val().get_bits::<32>(32);
-                    }
-                }
-            }
-        }
-        if self.cfg.we.val() & (self.cfg.addr.val().get_bits::<3>(6) == 1) {
-            for i in 0..MRS {
-                if self.cfg.addr.val().get_bits::<2>(4).index() == i {
-                    if self.cfg.addr.val().get_bits::<4>(0) == 0 {
-                        self.r_valid.d.next = self
-                            .r_valid
-                            .q
-                            .val()
-                            .replace_bit(i, self.cfg.data.val().get_bit(0));
-                        self.r_access[i].d.next = self.cfg.data.val().get_bits::<4>(1);
-                    }
-                    if self.cfg.addr.val().get_bits::<4>(0) == 1 {
-                        self.r_rkey[i].d.next = self.cfg.data.val().get_bits::<32>(0);
-                        self.r_pd[i].d.next = self.cfg.data.val().get_bits::<32>(32);
-                    }
-                    if self.cfg.addr.val().get_bits::<4>(0) == 2 {
-                        self.r_base[i].d.next = self.cfg.data.val();
-                        self.r_end[i].d.next = self.mr_end.val();
-                    }
-                    if self.cfg.addr.val().get_bits::<4>(0) == 3 {
-                        self.r_len[i].d.next = self.cfg.data.val();
-                        self.r_end[i].d.next = self.mr_end.val();
-                    }
-                }
-            }
         }
         if self.cfg.we.val() & (self.cfg.addr.val().get_bits::<3>(6) == 2) {
             if self.cfg.addr.val().get_bits::<4>(0) == 0 {
@@ -1590,9 +1240,6 @@ impl<const W: usize, const B: usize> Logic for RxPlace<W, B> {
             self.c_valid.d.next = false;
             self.mtu.d.next = 0.into();
             self.q_valid.d.next = 0.into();
-            self.rd0_valid.d.next = 0.into();
-            self.rd1_valid.d.next = 0.into();
-            self.r_valid.d.next = 0.into();
             for c in 0..COUNTERS {
                 self.counters[c].d.next = 0.into();
             }

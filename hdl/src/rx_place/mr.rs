@@ -1,0 +1,248 @@
+//! The MR table and its lookup ([`MrTable`]).
+
+use rust_hdl::prelude::*;
+
+use super::MRS;
+use crate::bus::CfgIn;
+
+/// The memory regions of [`RxPlace`](super::RxPlace) (table 1, `cfg::MR_*`:
+/// valid and access; rkey and PD; base; length), written by the firmware
+/// through `cfg`, with each MR's end (base + length, 65 bits, kept in 66 for the compare) summed when
+/// the base or the length is written (one shared adder).
+///
+/// S1, the key lookup: every MR's key (with S1's own table write written
+/// through) is compared with the four candidate keys at once (the rkey,
+/// the receive's lkey, the lkeys of READ entries 0 and 1), and the opcode
+/// and the READ match (`rd1`) only choose one of the four hit vectors; the
+/// MR with the key (the last one when several have it) is registered as a
+/// one-hot vector for S2, so S1 ends at the compare and the choice.
+///
+/// S2, the check: each MR's PD is compared with the QP's and its bounds
+/// with the range S1 summed ([`PlaceSums`](super::PlaceSums)), all four
+/// side by side from the table registers; the one-hot vector only picks a
+/// result (and the MR's access bits). The registers hold S1's table write
+/// by then, so S2 sees the MR as it was after S1's write, as the key
+/// lookup did: a write in S2 or later is not seen.
+#[derive(LogicBlock, Default)]
+pub struct MrTable {
+    /// Clock.
+    pub clock: Signal<In, Clock>,
+    /// Synchronous reset: every MR invalid.
+    pub rst: Signal<In, Bit>,
+    /// Table write port (table 1).
+    pub cfg: CfgIn<9>,
+    /// S1: a datagram is here.
+    pub en: Signal<In, Bit>,
+    /// S1: opcode.
+    pub opcode: Signal<In, Bits<8>>,
+    /// S1: outstanding-READ entry 1 matches (a READ_RESP uses its lkey,
+    /// else entry 0's).
+    pub rd1: Signal<In, Bit>,
+    /// S1: the rkey (WRITE, WRITE_IMM, READ and atomic requests).
+    pub rkey: Signal<In, Bits<32>>,
+    /// S1: the receive's lkey (SEND, SEND_IMM and other opcodes).
+    pub recv_lkey: Signal<In, Bits<32>>,
+    /// S1: READ entry 0's lkey.
+    pub lkey0: Signal<In, Bits<32>>,
+    /// S1: READ entry 1's lkey.
+    pub lkey1: Signal<In, Bits<32>>,
+    /// S2: a datagram is here.
+    pub en2: Signal<In, Bit>,
+    /// S2: the QP's protection domain.
+    pub q_pd: Signal<In, Bits<32>>,
+    /// S2: the check's start address (65 bits, from S1's sums).
+    pub maddr: Signal<In, Bits<65>>,
+    /// S2: the check's end address (66 bits, from S1's sums).
+    pub wend: Signal<In, Bits<66>>,
+    /// S2 (registered in S1): an MR has the key.
+    pub hit: Signal<Out, Bit>,
+    /// S2: that MR's access bits.
+    pub access: Signal<Out, Bits<4>>,
+    /// S2: that MR's PD is the QP's.
+    pub pd_ok: Signal<Out, Bit>,
+    /// S2: the range lies inside that MR.
+    pub in_range: Signal<Out, Bit>,
+    valid: DFF<Bits<MRS>>,
+    r_access: [DFF<Bits<4>>; MRS],
+    r_rkey: [DFF<Bits<32>>; MRS],
+    r_pd: [DFF<Bits<32>>; MRS],
+    r_base: [DFF<Bits<64>>; MRS],
+    r_len: [DFF<Bits<64>>; MRS],
+    r_end: [DFF<Bits<66>>; MRS],
+    // S1's result: the MR with the key, one-hot.
+    x_hit: DFF<Bit>,
+    x_one: DFF<Bits<MRS>>,
+    // S1 locals.
+    mw: Signal<Local, Bit>,
+    mv: Signal<Local, Bit>,
+    mk: Signal<Local, Bits<32>>,
+    hp: Signal<Local, Bits<MRS>>,
+    hl: Signal<Local, Bits<MRS>>,
+    h0: Signal<Local, Bits<MRS>>,
+    h1: Signal<Local, Bits<MRS>>,
+    hv: Signal<Local, Bits<MRS>>,
+    one: Signal<Local, Bits<MRS>>,
+    // Table writes: the kept one of base and length, the written MR's end.
+    kept: Signal<Local, Bits<64>>,
+    end: Signal<Local, Bits<66>>,
+    // S2 locals: per MR, PD and bounds.
+    pd_v: Signal<Local, Bits<MRS>>,
+    rng_v: Signal<Local, Bits<MRS>>,
+}
+
+impl Logic for MrTable {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(self, clock, valid, x_hit, x_one);
+        for i in 0..MRS {
+            self.r_access[i].clock.next = self.clock.val();
+            self.r_access[i].d.next = self.r_access[i].q.val();
+            self.r_rkey[i].clock.next = self.clock.val();
+            self.r_rkey[i].d.next = self.r_rkey[i].q.val();
+            self.r_pd[i].clock.next = self.clock.val();
+            self.r_pd[i].d.next = self.r_pd[i].q.val();
+            self.r_base[i].clock.next = self.clock.val();
+            self.r_base[i].d.next = self.r_base[i].q.val();
+            self.r_len[i].clock.next = self.clock.val();
+            self.r_len[i].d.next = self.r_len[i].q.val();
+            self.r_end[i].clock.next = self.clock.val();
+            self.r_end[i].d.next = self.r_end[i].q.val();
+        }
+        self.mw.next = self.cfg.we.val() & (self.cfg.addr.val().get_bits::<3>(6) == 1);
+
+        // ---- S1: every MR's key (written through) against the four
+        // candidate keys ----
+        self.hp.next = 0.into();
+        self.hl.next = 0.into();
+        self.h0.next = 0.into();
+        self.h1.next = 0.into();
+        self.mv.next = false;
+        self.mk.next = 0.into();
+        for i in 0..MRS {
+            self.mv.next = self.valid.q.val().get_bit(i);
+            self.mk.next = self.r_rkey[i].q.val();
+            if self.mw.val() & (self.cfg.addr.val().get_bits::<2>(4).index() == i) {
+                if self.cfg.addr.val().get_bits::<4>(0) == 0 {
+                    self.mv.next = self.cfg.data.val().get_bit(0);
+                }
+                if self.cfg.addr.val().get_bits::<4>(0) == 1 {
+                    self.mk.next = self.cfg.data.val().get_bits::<32>(0);
+                }
+            }
+            self.hp.next = self
+                .hp
+                .val()
+                .replace_bit(i, self.mv.val() & (self.mk.val() == self.rkey.val()));
+            self.hl.next = self
+                .hl
+                .val()
+                .replace_bit(i, self.mv.val() & (self.mk.val() == self.recv_lkey.val()));
+            self.h0.next = self
+                .h0
+                .val()
+                .replace_bit(i, self.mv.val() & (self.mk.val() == self.lkey0.val()));
+            self.h1.next = self
+                .h1
+                .val()
+                .replace_bit(i, self.mv.val() & (self.mk.val() == self.lkey1.val()));
+        }
+        // The key's hits: the rkey's for WRITE, WRITE_IMM, READ and atomic
+        // requests, the matched READ's lkey for a READ_RESP (entry 0's when
+        // none matches: then unused), else the receive's lkey.
+        self.hv.next = self.hl.val();
+        if self.opcode.val() == 0x06 {
+            self.hv.next = self.h0.val();
+            if self.rd1.val() {
+                self.hv.next = self.h1.val();
+            }
+        }
+        if (self.opcode.val() == 0x01)
+            | (self.opcode.val() == 0x02)
+            | (self.opcode.val() == 0x05)
+            | (self.opcode.val() == 0x08)
+            | (self.opcode.val() == 0x09)
+        {
+            self.hv.next = self.hp.val();
+        }
+        // The last MR with the key, one-hot.
+        self.one.next = 0.into();
+        for i in 0..MRS {
+            if self.hv.val().get_bit(i) {
+                self.one.next = 0.into();
+                self.one.next = self.one.val().replace_bit(i, true);
+            }
+        }
+        if self.en.val() {
+            self.x_hit.d.next = self.hv.val().any();
+            self.x_one.d.next = self.one.val();
+        }
+
+        // ---- S2: the chosen MR's PD, bounds and access, from the table ----
+        self.pd_v.next = 0.into();
+        self.rng_v.next = 0.into();
+        self.access.next = 0.into();
+        if self.en2.val() {
+            for i in 0..MRS {
+                self.pd_v.next = self
+                    .pd_v
+                    .val()
+                    .replace_bit(i, self.r_pd[i].q.val() == self.q_pd.val());
+                self.rng_v.next = self.rng_v.val().replace_bit(
+                    i,
+                    (self.maddr.val().get_bits::<64>(0) >= self.r_base[i].q.val())
+                        & (self.wend.val() <= self.r_end[i].q.val()),
+                );
+                if self.x_one.q.val().get_bit(i) {
+                    self.access.next = self.r_access[i].q.val();
+                }
+            }
+        }
+        self.hit.next = self.x_hit.q.val();
+        self.pd_ok.next = (self.pd_v.val() & self.x_one.q.val()).any();
+        self.in_range.next =
+            !self.maddr.val().get_bit(64) & (self.rng_v.val() & self.x_one.q.val()).any();
+
+        // ---- table writes: the written MR's end is the new base plus its
+        // length, or its base plus the new length ----
+        self.kept.next = 0.into();
+        for i in 0..MRS {
+            if self.cfg.addr.val().get_bits::<2>(4).index() == i {
+                self.kept.next = self.r_base[i].q.val();
+                if self.cfg.addr.val().get_bits::<4>(0) == 2 {
+                    self.kept.next = self.r_len[i].q.val();
+                }
+            }
+        }
+        self.end.next =
+            bit_cast::<66, 64>(self.cfg.data.val()) + bit_cast::<66, 64>(self.kept.val());
+        if self.mw.val() {
+            for i in 0..MRS {
+                if self.cfg.addr.val().get_bits::<2>(4).index() == i {
+                    if self.cfg.addr.val().get_bits::<4>(0) == 0 {
+                        self.valid.d.next = self
+                            .valid
+                            .q
+                            .val()
+                            .replace_bit(i, self.cfg.data.val().get_bit(0));
+                        self.r_access[i].d.next = self.cfg.data.val().get_bits::<4>(1);
+                    }
+                    if self.cfg.addr.val().get_bits::<4>(0) == 1 {
+                        self.r_rkey[i].d.next = self.cfg.data.val().get_bits::<32>(0);
+                        self.r_pd[i].d.next = self.cfg.data.val().get_bits::<32>(32);
+                    }
+                    if self.cfg.addr.val().get_bits::<4>(0) == 2 {
+                        self.r_base[i].d.next = self.cfg.data.val();
+                        self.r_end[i].d.next = self.end.val();
+                    }
+                    if self.cfg.addr.val().get_bits::<4>(0) == 3 {
+                        self.r_len[i].d.next = self.cfg.data.val();
+                        self.r_end[i].d.next = self.end.val();
+                    }
+                }
+            }
+        }
+        if self.rst.val() {
+            self.valid.d.next = 0.into();
+        }
+    }
+}

@@ -1,0 +1,155 @@
+//! The outstanding-READ table and its lookup ([`ReadTable`]).
+
+use rust_hdl::prelude::*;
+
+use super::QPS;
+use crate::bus::CfgIn;
+
+/// Words per QP of the outstanding-READ entries (QP words 9–14: entry 0
+/// in 9..=11, entry 1 in 12..=14).
+const WORDS: usize = 6;
+
+/// The outstanding READs (and atomics) of [`RxPlace`](super::RxPlace):
+/// per QP two entries of three QP words (`cfg::QP_READ*`: valid, atomic,
+/// stream and MSN; the local address; length and lkey), written by the
+/// firmware through `cfg`.
+///
+/// S0 selects the datagram's QP's six words (`qi0`, known there) into
+/// registers, with S0's own table write written through; S1 writes its own
+/// cycle's write to that QP's words through again, so S1 sees the entry as
+/// it is after S1's write (as when S1 selected it from the table), with no
+/// selection by QP index in S1. From those words S1 matches the response
+/// (`rd1`: entry 1 has the packet's stream and MSN and the response's kind;
+/// `hit`: either entry does) and gives both entries' lkeys and addresses
+/// (the MR lookup compares both lkeys, the sums use both addresses; `rd1`
+/// only chooses). Registered for S2: `hit` and the matched entry's length.
+#[derive(LogicBlock, Default)]
+pub struct ReadTable {
+    /// Clock.
+    pub clock: Signal<In, Clock>,
+    /// Synchronous reset: every entry invalid.
+    pub rst: Signal<In, Bit>,
+    /// Table write port (QP words 9–14 of table 0).
+    pub cfg: CfgIn<9>,
+    /// S0: a datagram's metadata is here.
+    pub en0: Signal<In, Bit>,
+    /// S0: its QP entry.
+    pub qi0: Signal<In, Bits<2>>,
+    /// S1: a datagram is here.
+    pub en1: Signal<In, Bit>,
+    /// S1: its QP entry.
+    pub qi: Signal<In, Bits<2>>,
+    /// S1: stream id.
+    pub stream: Signal<In, Bits<16>>,
+    /// S1: MSN.
+    pub msn: Signal<In, Bits<32>>,
+    /// S1: opcode (0x0A, ATOMIC_RESP, matches atomic entries).
+    pub opcode: Signal<In, Bits<8>>,
+    /// S1: entry 1 matches (it wins over entry 0, as the engine's lookup of
+    /// one (stream, MSN) finds one entry).
+    pub rd1: Signal<Out, Bit>,
+    /// S1: entry 0's lkey.
+    pub lkey0: Signal<Out, Bits<32>>,
+    /// S1: entry 1's lkey.
+    pub lkey1: Signal<Out, Bits<32>>,
+    /// S1: entry 0's local address.
+    pub addr0: Signal<Out, Bits<64>>,
+    /// S1: entry 1's local address.
+    pub addr1: Signal<Out, Bits<64>>,
+    /// S2 (registered): an entry matches.
+    pub hit: Signal<Out, Bit>,
+    /// S2 (registered): the matched entry's length (entry 0's when none).
+    pub len: Signal<Out, Bits<32>>,
+    // The table: QP q's word 9 + k in `words[q * 6 + k]`.
+    words: [DFF<Bits<64>>; QPS * WORDS],
+    // S0's selection (S1's registers).
+    sel: [DFF<Bits<64>>; WORDS],
+    r_hit: DFF<Bit>,
+    r_len: DFF<Bits<64>>,
+    // S1: the selected words with S1's write through.
+    cur: [Signal<Local, Bits<64>>; WORDS],
+    w0: Signal<Local, Bit>,
+    w1: Signal<Local, Bit>,
+    m0: Signal<Local, Bit>,
+    m1: Signal<Local, Bit>,
+}
+
+impl Logic for ReadTable {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(self, clock, r_hit, r_len);
+        for i in 0..24 {
+            self.words[i].clock.next = self.clock.val();
+            self.words[i].d.next = self.words[i].q.val();
+        }
+        for k in 0..6 {
+            self.sel[k].clock.next = self.clock.val();
+            self.sel[k].d.next = self.sel[k].q.val();
+        }
+        // A write to QP words 9..14 of the S0 (S1) datagram's QP.
+        self.w0.next = self.cfg.we.val()
+            & (self.cfg.addr.val().get_bits::<3>(6) == 0)
+            & (self.cfg.addr.val().get_bits::<2>(4) == self.qi0.val());
+        self.w1.next = self.cfg.we.val()
+            & (self.cfg.addr.val().get_bits::<3>(6) == 0)
+            & (self.cfg.addr.val().get_bits::<2>(4) == self.qi.val());
+        for k in 0..6 {
+            // S0: the QP's word, written through.
+            if self.en0.val() {
+                for q in 0..4 {
+                    if self.qi0.val().index() == q {
+                        self.sel[k].d.next = self.words[q * 6 + k].q.val();
+                    }
+                }
+                if self.w0.val() & (self.cfg.addr.val().get_bits::<4>(0).index() == k + 9) {
+                    self.sel[k].d.next = self.cfg.data.val();
+                }
+            }
+            // S1: this cycle's write through.
+            self.cur[k].next = self.sel[k].q.val();
+            if self.w1.val() & (self.cfg.addr.val().get_bits::<4>(0).index() == k + 9) {
+                self.cur[k].next = self.cfg.data.val();
+            }
+            // The table write.
+            for q in 0..4 {
+                if self.cfg.we.val()
+                    & (self.cfg.addr.val().get_bits::<3>(6) == 0)
+                    & (self.cfg.addr.val().get_bits::<2>(4).index() == q)
+                    & (self.cfg.addr.val().get_bits::<4>(0).index() == k + 9)
+                {
+                    self.words[q * 6 + k].d.next = self.cfg.data.val();
+                }
+            }
+        }
+        // The match (`tx.reads[(stream, msn)]`, of the response's kind):
+        // word 0 of an entry is {valid 63, atomic 62, stream 32..48, MSN}.
+        self.m0.next = self.cur[0].val().get_bit(63)
+            & (self.cur[0].val().get_bits::<16>(32) == self.stream.val())
+            & (self.cur[0].val().get_bits::<32>(0) == self.msn.val())
+            & (self.cur[0].val().get_bit(62) == (self.opcode.val() == 0x0A));
+        self.m1.next = self.cur[3].val().get_bit(63)
+            & (self.cur[3].val().get_bits::<16>(32) == self.stream.val())
+            & (self.cur[3].val().get_bits::<32>(0) == self.msn.val())
+            & (self.cur[3].val().get_bit(62) == (self.opcode.val() == 0x0A));
+        self.rd1.next = self.m1.val();
+        self.addr0.next = self.cur[1].val();
+        self.addr1.next = self.cur[4].val();
+        self.lkey0.next = self.cur[2].val().get_bits::<32>(32);
+        self.lkey1.next = self.cur[5].val().get_bits::<32>(32);
+        if self.en1.val() {
+            self.r_hit.d.next = self.m0.val() | self.m1.val();
+            self.r_len.d.next = self.cur[2].val();
+            if self.m1.val() {
+                self.r_len.d.next = self.cur[5].val();
+            }
+        }
+        self.hit.next = self.r_hit.q.val();
+        self.len.next = self.r_len.q.val().get_bits::<32>(0);
+        if self.rst.val() {
+            for q in 0..4 {
+                self.words[q * 6].d.next = 0.into();
+                self.words[q * 6 + 3].d.next = 0.into();
+            }
+        }
+    }
+}
