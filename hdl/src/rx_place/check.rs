@@ -233,7 +233,7 @@ impl Logic for PlaceCheck {
             self.r_resp.d.next = self.is_rresp.val() | self.is_aresp.val();
             self.r_dest.d.next = self.dest_s1.val();
             // One MR check (`MrTable::check`) for every opcode, over the
-            // range summed in S1 (`PlaceSums`, compared in `MrTable`): the rkey with REMOTE_WRITE
+            // range summed in S1 (`PlaceSums`, compared in `PlaceMr`): the rkey with REMOTE_WRITE
             // (WRITE, WRITE_IMM), REMOTE_READ over the message (READ
             // request), REMOTE_ATOMIC over 8 bytes (atomic request), or
             // the SGE's lkey with LOCAL_WRITE (`check_local`).

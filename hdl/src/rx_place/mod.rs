@@ -116,19 +116,24 @@
 //! Native rust-hdl. The QP, MR and outstanding-READ tables are arrays of
 //! registers, looked up by loop-and-compare (small CAMs); the receive rings
 //! and MSN heads are rust-hdl `RAM`s (registered reads in S0). Four
-//! stages: S0 the QP lookup, the RAM reads and the payload's length and
-//! end offset; S1 the outstanding-READ lookup beside the MR lookup (every
-//! MR's key against all four candidate keys, the READ match and the opcode
-//! choosing the hits) and the sums S2 compares ([`PlaceSums`]: the local
-//! address, the MR check's start and end, the ring's checks; each MR's end
-//! is summed when the firmware writes its base or length), registered; S2
-//! the checks that read no connection state ([`PlaceCheck`], registered);
+//! stages: S0 the QP lookup, the RAM reads, the payload's length and end
+//! offset and the QP's outstanding-READ entries ([`PlaceReads`]); S1 the
+//! READ match beside the MR lookup ([`PlaceMr`]: every MR's key against
+//! all four candidate keys, the READ match and the opcode choosing the
+//! hits, the MR registered one-hot) and the sums S2 compares
+//! ([`PlaceSums`]: the local address, the MR check's start and end, the
+//! ring's checks; each MR's end is summed when the firmware writes its
+//! base or length), registered; S2 the checks that read no connection
+//! state ([`PlaceCheck`], with [`PlaceMr`]'s PD and bounds compares of
+//! every MR, picked by the one-hot index; registered);
 //! S3 the verdict ([`PlaceDecide`]) and the connection window's update
 //! ([`ConnAccept`]), each computed only with a datagram in its stage.
 //!
 //! Forwarding between the stages: S1's lookups see the table write of their
 //! own cycle (write-through: a firmware write to the datagram's QP's READ
-//! words or to an MR lands in S2's registers too); S2 reads the QP entry's
+//! words, in S0 or S1, or to an MR's key or valid bit lands in S1's
+//! result; S2 reads the MR's other fields from the table, which holds S1's
+//! write by then); S2 reads the QP entry's
 //! peer, PD and streams from the registers (writes up to S1). The QP state
 //! and connection window (cumulative PSN, bitmap) are loaded in S2 into
 //! S3's registers (the bypass): S3's own result when S3 holds a datagram
@@ -188,9 +193,9 @@ mod verdict;
 pub use accept::{AccPost, AccPre, ConnAccept};
 pub use check::PlaceCheck;
 pub use decide::PlaceDecide;
-pub use mr::MrTable;
+pub use mr::PlaceMr;
 pub use out::PlaceOut;
-pub use read::ReadTable;
+pub use read::PlaceReads;
 pub use sums::PlaceSums;
 pub use verdict::Verdict;
 
@@ -319,8 +324,8 @@ pub struct RxPlace<const W: usize, const B: usize> {
     mtu: DFF<Bits<16>>,
     // The MRs (looked up in S1, checked in S2) and the outstanding READs
     // (selected in S0, matched in S1).
-    mrs: MrTable,
-    reads: ReadTable,
+    mrs: PlaceMr,
+    reads: PlaceReads,
     // Receive rings and MSN heads: written by the firmware, read in S0.
     rq_ctl: RAM<Bits<36>, 4>,
     rq_addr: RAM<Bits<64>, 7>,

@@ -1,4 +1,4 @@
-//! The MR table and its lookup ([`MrTable`]).
+//! The MR table and its lookup ([`PlaceMr`]).
 
 use rust_hdl::prelude::*;
 
@@ -24,7 +24,7 @@ use crate::bus::CfgIn;
 /// by then, so S2 sees the MR as it was after S1's write, as the key
 /// lookup did: a write in S2 or later is not seen.
 #[derive(LogicBlock, Default)]
-pub struct MrTable {
+pub struct PlaceMr {
     /// Clock.
     pub clock: Signal<In, Clock>,
     /// Synchronous reset: every MR invalid.
@@ -84,13 +84,13 @@ pub struct MrTable {
     one: Signal<Local, Bits<MRS>>,
     // Table writes: the kept one of base and length, the written MR's end.
     kept: Signal<Local, Bits<64>>,
-    end: Signal<Local, Bits<66>>,
+    mend: Signal<Local, Bits<66>>,
     // S2 locals: per MR, PD and bounds.
     pd_v: Signal<Local, Bits<MRS>>,
     rng_v: Signal<Local, Bits<MRS>>,
 }
 
-impl Logic for MrTable {
+impl Logic for PlaceMr {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(self, clock, valid, x_hit, x_one);
@@ -213,7 +213,7 @@ impl Logic for MrTable {
                 }
             }
         }
-        self.end.next =
+        self.mend.next =
             bit_cast::<66, 64>(self.cfg.data.val()) + bit_cast::<66, 64>(self.kept.val());
         if self.mw.val() {
             for i in 0..MRS {
@@ -232,11 +232,11 @@ impl Logic for MrTable {
                     }
                     if self.cfg.addr.val().get_bits::<4>(0) == 2 {
                         self.r_base[i].d.next = self.cfg.data.val();
-                        self.r_end[i].d.next = self.end.val();
+                        self.r_end[i].d.next = self.mend.val();
                     }
                     if self.cfg.addr.val().get_bits::<4>(0) == 3 {
                         self.r_len[i].d.next = self.cfg.data.val();
-                        self.r_end[i].d.next = self.end.val();
+                        self.r_end[i].d.next = self.mend.val();
                     }
                 }
             }

@@ -1,4 +1,4 @@
-//! The outstanding-READ table and its lookup ([`ReadTable`]).
+//! The outstanding-READ table and its lookup ([`PlaceReads`]).
 
 use rust_hdl::prelude::*;
 
@@ -24,7 +24,7 @@ const WORDS: usize = 6;
 /// (the MR lookup compares both lkeys, the sums use both addresses; `rd1`
 /// only chooses). Registered for S2: `hit` and the matched entry's length.
 #[derive(LogicBlock, Default)]
-pub struct ReadTable {
+pub struct PlaceReads {
     /// Clock.
     pub clock: Signal<In, Clock>,
     /// Synchronous reset: every entry invalid.
@@ -74,7 +74,7 @@ pub struct ReadTable {
     m1: Signal<Local, Bit>,
 }
 
-impl Logic for ReadTable {
+impl Logic for PlaceReads {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(self, clock, r_hit, r_len);
