@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Wraps an emitted MetaRoCE core in a self-exercising board top.
 
-The core's ports are read from its Verilog (the first `module top(...)`); the
-core module is renamed `metaroce_core`. The wrapper drives every core input
+The core's ports are read from its Verilog (the first `module top(...)`),
+bus ports included (rust-hdl names a bus field `bus$field`); the core
+module is renamed `metaroce_core`. The wrapper drives every core input
 from a free-running 64-bit xorshift generator (reset from a power-on counter),
 folds every core output into a 32-bit signature register and shows its low
 byte on the board LEDs. Every output bit reaches a pin through the signature,
@@ -16,7 +17,7 @@ import re
 import sys
 from pathlib import Path
 
-PORT = re.compile(r"^\s*(input|output)\s+(?:wire|reg)?\s*(?:\[(\d+):0\])?\s*(\w+)\s*;")
+PORT = re.compile(r"^\s*(input|output)\s+(?:wire|reg)?\s*(?:\[(\d+):0\])?\s*(\w[\w$]*)\s*;")
 
 
 def core_ports(text):
