@@ -17,10 +17,9 @@ native_block! {
     /// seeded on a frame's first beat with `in_s1` (the pseudo-header CRC
     /// moved back over the lanes before the datagram), held on beats past
     /// the datagram; U: the trailing zero lanes of the last covered beat
-    /// taken back out (one matrix per count `in_m`) and the CRC inverted;
-    /// O: the ICRC bytes written into their lanes (in the last covered beat
-    /// and possibly the next), the output register. All stages advance
-    /// together while `adv` is high: the output register is free or taken.
+    /// taken back out and O: the ICRC into its lanes ([`TxIcrcOut`]). All
+    /// stages advance together while `adv` is high: the output register is
+    /// free or taken.
     TxCrcPipe [W, B]
     check { W == 8 * B, "TxCrcPipe<{W}, {B}>: W = 8 * B" }
     let rows = BeatRows::<W>::new();
@@ -85,32 +84,17 @@ native_block! {
         r_t: DFF<Bits<8>>,
         r_m: DFF<Bits<8>>,
         crc: DFF<Bits<32>>,
-        // U: the ICRC and the lanes of its bytes 0..3.
-        u_v: DFF<Bit>,
-        u_last: DFF<Bit>,
-        u_data: DFF<Bits<W>>,
-        u_keep: DFF<Bits<B>>,
-        u_ic: DFF<Bits<32>>,
-        u_sel: [DFF<Bits<B>>; 4],
-        // O: the output register.
-        o_v: DFF<Bit>,
-        o_last: DFF<Bit>,
-        o_data: DFF<Bits<W>>,
-        o_keep: DFF<Bits<B>>,
+        // U and O.
+        out: TxIcrcOut<W, B>,
         // Combinational temporaries.
         go: Signal<Local, Bit>,
         cd: Signal<Local, Bits<W>>,
         acc: Signal<Local, Bits<32>>,
-        unz: Signal<Local, Bits<11>>,
-        wk: Signal<Local, Bits<B>>,
-        icw: Signal<Local, Bits<W>>,
-        octet: Signal<Local, Bits<8>>,
     }
     consts {
         c_ff: Constant<Bits<W>> = konst(0xFF),
         c_beat_z: [Constant<Bits<32>>; 32] = rows.beat_z,
         c_beat_d: [Constant<Bits<W>>; 32] = rows.beat_d,
-        c_unz: [Constant<Bits<UNZ_BITS>>; 32] = rows.unz,
     }
 }
 
@@ -120,13 +104,12 @@ impl<const W: usize, const B: usize> Logic for TxCrcPipe<W, B> {
         dff_setup!(
             self, clock, a_v, a_first, a_last, a_hold, a_data, a_keep, a_cov, a_t, a_s1, a_m, p_v,
             p_first, p_last, p_hold, p_data, p_keep, p_t, p_s1, p_m, p_x, r_v, r_last, r_data,
-            r_keep, r_t, r_m, crc, u_v, u_last, u_data, u_keep, u_ic, o_v, o_last, o_data, o_keep
+            r_keep, r_t, r_m, crc
         );
-        for j in 0..4 {
-            self.u_sel[j].clock.next = self.clock.val();
-            self.u_sel[j].d.next = self.u_sel[j].q.val();
-        }
-        self.go.next = !self.o_v.q.val() | self.m_axis.tready.val();
+        self.out.clock.next = self.clock.val();
+        self.out.rst.next = self.rst.val();
+        AxisOut::<W, B>::link(&mut self.m_axis, &mut self.out.m_axis);
+        self.go.next = self.out.adv.val();
         self.adv.next = self.go.val();
 
         // ---- A: the beat in. ----
@@ -199,20 +182,113 @@ impl<const W: usize, const B: usize> Logic for TxCrcPipe<W, B> {
             }
         }
 
+        // ---- U and O. ----
+        self.out.r_v.next = self.r_v.q.val();
+        self.out.r_last.next = self.r_last.q.val();
+        self.out.r_data.next = self.r_data.q.val();
+        self.out.r_keep.next = self.r_keep.q.val();
+        self.out.r_t.next = self.r_t.q.val();
+        self.out.r_m.next = self.r_m.q.val();
+        self.out.crc.next = self.crc.q.val();
+
+        if self.rst.val() {
+            self.a_v.d.next = false;
+            self.p_v.d.next = false;
+            self.r_v.d.next = false;
+        }
+    }
+}
+
+native_block! {
+    /// Stages U and O of [`TxCrcPipe`] at `W`-bit beats (`B = W / 8`
+    /// lanes). U: the trailing zero lanes of the frame's last covered beat
+    /// (`r_m`) taken back out of the CRC register (`Z^-m`, one matrix per
+    /// count) and the CRC inverted: the ICRC; the lanes of its four bytes
+    /// from the bytes to the frame's end (`r_t`). O: the ICRC written
+    /// big-endian into its lanes (in the last covered beat and possibly the
+    /// next), the output register. `adv`: the stages move this cycle (the
+    /// output register is free or taken).
+    TxIcrcOut [W, B]
+    check { W == 8 * B, "TxIcrcOut<{W}, {B}>: W = 8 * B" }
+    let rows = BeatRows::<W>::new();
+    ports {
+        #[doc = "Clock."]
+        clock: Signal<In, Clock>,
+        #[doc = "Synchronous reset: empties the stages."]
+        rst: Signal<In, Bit>,
+        #[doc = "Stage R holds a beat."]
+        r_v: Signal<In, Bit>,
+        #[doc = "It is the frame's last."]
+        r_last: Signal<In, Bit>,
+        #[doc = "The beat."]
+        r_data: Signal<In, Bits<W>>,
+        #[doc = "Its `tkeep`."]
+        r_keep: Signal<In, Bits<B>>,
+        #[doc = "Bytes from it to the frame's end when below `B + 4`, else 0."]
+        r_t: Signal<In, Bits<8>>,
+        #[doc = "Trailing zero lanes of the frame's last covered beat."]
+        r_m: Signal<In, Bits<8>>,
+        #[doc = "The CRC register after the beat."]
+        crc: Signal<In, Bits<32>>,
+        #[doc = "The stages advance this cycle."]
+        adv: Signal<Out, Bit>,
+        #[doc = "Frames (packed `tkeep`)."]
+        m_axis: AxisOut<W, B>,
+    }
+    state {
+        // U: the ICRC and the lanes of its bytes 0..3.
+        u_v: DFF<Bit>,
+        u_last: DFF<Bit>,
+        u_data: DFF<Bits<W>>,
+        u_keep: DFF<Bits<B>>,
+        u_ic: DFF<Bits<32>>,
+        u_sel: [DFF<Bits<B>>; 4],
+        // O: the output register.
+        o_v: DFF<Bit>,
+        o_last: DFF<Bit>,
+        o_data: DFF<Bits<W>>,
+        o_keep: DFF<Bits<B>>,
+        // Combinational temporaries.
+        go: Signal<Local, Bit>,
+        acc: Signal<Local, Bits<32>>,
+        unz: Signal<Local, Bits<11>>,
+        wk: Signal<Local, Bits<B>>,
+        icw: Signal<Local, Bits<W>>,
+        octet: Signal<Local, Bits<8>>,
+    }
+    consts {
+        c_unz: [Constant<Bits<UNZ_BITS>>; 32] = rows.unz,
+    }
+}
+
+impl<const W: usize, const B: usize> Logic for TxIcrcOut<W, B> {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(
+            self, clock, u_v, u_last, u_data, u_keep, u_ic, o_v, o_last, o_data, o_keep
+        );
+        for j in 0..4 {
+            self.u_sel[j].clock.next = self.clock.val();
+            self.u_sel[j].d.next = self.u_sel[j].q.val();
+        }
+        self.go.next = !self.o_v.q.val() | self.m_axis.tready.val();
+        self.adv.next = self.go.val();
+        self.acc.next = 0.into();
+
         // ---- U: trailing zero lanes out, the ICRC and its lanes. ----
-        self.unz.next = bit_cast::<11, 8>(self.r_m.q.val()) << 5;
+        self.unz.next = bit_cast::<11, 8>(self.r_m.val()) << 5;
         self.wk.next = 0.into();
         if self.go.val() {
-            self.u_v.d.next = self.r_v.q.val();
-            self.u_last.d.next = self.r_last.q.val();
-            self.u_data.d.next = self.r_data.q.val();
-            self.u_keep.d.next = self.r_keep.q.val();
-            if self.r_v.q.val() {
+            self.u_v.d.next = self.r_v.val();
+            self.u_last.d.next = self.r_last.val();
+            self.u_data.d.next = self.r_data.val();
+            self.u_keep.d.next = self.r_keep.val();
+            if self.r_v.val() {
                 self.acc.next = 0.into();
                 for o in 0..32 {
                     self.acc.next = self.acc.val().replace_bit(
                         o,
-                        (self.crc.q.val()
+                        (self.crc.val()
                             & self.c_unz[o].val().get_bits::<32>(self.unz.val().index()))
                         .xor(),
                     );
@@ -226,7 +302,7 @@ impl<const W: usize, const B: usize> Logic for TxCrcPipe<W, B> {
                         self.wk.next = self
                             .wk
                             .val()
-                            .replace_bit(n, self.r_t.q.val() == (n + 4 - q).to_bits::<8>());
+                            .replace_bit(n, self.r_t.val() == (n + 4 - q).to_bits::<8>());
                     }
                     self.u_sel[q].d.next = self.wk.val();
                 }
@@ -259,9 +335,6 @@ impl<const W: usize, const B: usize> Logic for TxCrcPipe<W, B> {
         self.m_axis.tlast.next = self.o_last.q.val();
 
         if self.rst.val() {
-            self.a_v.d.next = false;
-            self.p_v.d.next = false;
-            self.r_v.d.next = false;
             self.u_v.d.next = false;
             self.o_v.d.next = false;
         }

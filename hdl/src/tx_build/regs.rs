@@ -12,17 +12,12 @@ native_block! {
     /// The configuration side of [`TxBuild`](super::TxBuild) at `B`-lane
     /// beats: the registers written through `cfg` ([`super::cfg`]), the
     /// per-path entropy table (a rust-hdl `RAM`, read one cycle after
-    /// `ent_addr`), and what depends on the registers alone, recomputed
-    /// in registers for [`CFG_SETTLE`] cycles after each register write:
-    /// the IPv4 header checksum of the configured words (an adder tree,
-    /// then folded), one per ECN and header-size choice, and the
-    /// pseudo-header CRC of the addresses and the destination port (five
-    /// partial XOR matrices, the seed) moved to the end of a frame's first
-    /// beat. `busy` is high in a register write's cycle and while its
-    /// results settle.
+    /// `ent_addr`), and what depends on the registers alone
+    /// ([`TxDerived`]), recomputed for [`CFG_SETTLE`] cycles after each
+    /// register write. `busy` is high in a register write's cycle and
+    /// while its results settle.
     TxRegs [B]
     check { (8..=64).contains(&B), "TxRegs<{B}>: B must be 8..=64 lanes" }
-    let rows = PseudoRows::new(B);
     ports {
         #[doc = "Clock."]
         clock: Signal<In, Clock>,
@@ -60,19 +55,153 @@ native_block! {
         busy: Signal<Out, Bit>,
     }
     state {
-        local_mac_r: DFF<Bits<48>>,
-        peer_mac_r: DFF<Bits<48>>,
-        local_ip_r: DFF<Bits<32>>,
-        peer_ip_r: DFF<Bits<32>>,
-        ipv6_r: DFF<Bit>,
-        local_ip6_r: DFF<Bits<128>>,
-        peer_ip6_r: DFF<Bits<128>>,
-        dport_r: DFF<Bits<16>>,
-        ttl_r: DFF<Bits<8>>,
-        dscp_r: DFF<Bits<6>>,
+        // The registers: local (`l_`) and peer (`p_`) addresses, IPv6,
+        // UDP destination port, TTL / hop limit, DSCP.
+        l_mac: DFF<Bits<48>>,
+        p_mac: DFF<Bits<48>>,
+        l_ip: DFF<Bits<32>>,
+        p_ip: DFF<Bits<32>>,
+        v6: DFF<Bit>,
+        l_ip6: DFF<Bits<128>>,
+        p_ip6: DFF<Bits<128>>,
+        dst_port: DFF<Bits<16>>,
+        hop: DFF<Bits<8>>,
+        ds: DFF<Bits<6>>,
         ent: RAM<Bits<16>, 6>,
         // Counts down after a register write while the rest settles.
         upd: DFF<Bits<4>>,
+        // What depends on the registers alone.
+        derived: TxDerived<B>,
+        // Combinational temporaries.
+        regw: Signal<Local, Bit>,
+    }
+    consts {
+        c_settle: Constant<Bits<4>> = konst(CFG_SETTLE),
+        c_lo64: Constant<Bits<128>> = Constant::new(Bits::<128>::mask() >> 64),
+        c_hi64: Constant<Bits<128>> = Constant::new(Bits::<128>::mask() << 64),
+    }
+}
+
+impl<const B: usize> Logic for TxRegs<B> {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(
+            self, clock, l_mac, p_mac, l_ip, p_ip, v6, l_ip6, p_ip6, dst_port, hop, ds, upd
+        );
+        self.derived.clock.next = self.clock.val();
+        self.ent.read_clock.next = self.clock.val();
+        self.ent.write_clock.next = self.clock.val();
+
+        // ---- Writes. ----
+        if self.upd.q.val() != 0 {
+            self.upd.d.next = self.upd.q.val() - 1;
+        }
+        self.regw.next = self.cfg.we.val() & (self.cfg.addr.val().get_bits::<2>(6) == 0);
+        if self.regw.val() {
+            self.upd.d.next = self.c_settle.val();
+        }
+        if self.cfg.we.val() {
+            if self.cfg.addr.val() == 0 {
+                self.l_mac.d.next = self.cfg.data.val().get_bits::<48>(0);
+                self.dst_port.d.next = self.cfg.data.val().get_bits::<16>(48);
+            }
+            if self.cfg.addr.val() == 1 {
+                self.p_mac.d.next = self.cfg.data.val().get_bits::<48>(0);
+                self.hop.d.next = self.cfg.data.val().get_bits::<8>(48);
+                self.ds.d.next = self.cfg.data.val().get_bits::<6>(56);
+                self.v6.d.next = self.cfg.data.val().get_bit(62);
+            }
+            if self.cfg.addr.val() == 2 {
+                self.l_ip.d.next = self.cfg.data.val().get_bits::<32>(0);
+                self.p_ip.d.next = self.cfg.data.val().get_bits::<32>(32);
+            }
+            if self.cfg.addr.val() == 3 {
+                self.l_ip6.d.next = (self.l_ip6.q.val() & self.c_lo64.val())
+                    | (bit_cast::<128, 64>(self.cfg.data.val()) << 64);
+            }
+            if self.cfg.addr.val() == 4 {
+                self.l_ip6.d.next = (self.l_ip6.q.val() & self.c_hi64.val())
+                    | bit_cast::<128, 64>(self.cfg.data.val());
+            }
+            if self.cfg.addr.val() == 5 {
+                self.p_ip6.d.next = (self.p_ip6.q.val() & self.c_lo64.val())
+                    | (bit_cast::<128, 64>(self.cfg.data.val()) << 64);
+            }
+            if self.cfg.addr.val() == 6 {
+                self.p_ip6.d.next = (self.p_ip6.q.val() & self.c_hi64.val())
+                    | bit_cast::<128, 64>(self.cfg.data.val());
+            }
+        }
+        self.ent.write_enable.next =
+            self.cfg.we.val() & (self.cfg.addr.val().get_bits::<2>(6) == 1);
+        self.ent.write_address.next = self.cfg.addr.val().get_bits::<6>(0);
+        self.ent.write_data.next = self.cfg.data.val().get_bits::<16>(0);
+        self.ent.read_address.next = self.ent_addr.val();
+        self.ent_data.next = self.ent.read_data.val();
+        self.local_mac.next = self.l_mac.q.val();
+        self.dport.next = self.dst_port.q.val();
+        self.peer_mac.next = self.p_mac.q.val();
+        self.ttl.next = self.hop.q.val();
+        self.dscp.next = self.ds.q.val();
+        self.ipv6.next = self.v6.q.val();
+        self.local_ip.next = self.l_ip.q.val();
+        self.peer_ip.next = self.p_ip.q.val();
+        self.local_ip6.next = self.l_ip6.q.val();
+        self.peer_ip6.next = self.p_ip6.q.val();
+        self.busy.next = self.regw.val() | (self.upd.q.val() > 1);
+
+        // ---- Derived (while `upd` counts). ----
+        self.derived.en.next = self.upd.q.val() != 0;
+        self.derived.ipv6.next = self.v6.q.val();
+        self.derived.local_ip.next = self.l_ip.q.val();
+        self.derived.peer_ip.next = self.p_ip.q.val();
+        self.derived.local_ip6.next = self.l_ip6.q.val();
+        self.derived.peer_ip6.next = self.p_ip6.q.val();
+        self.derived.dport.next = self.dst_port.q.val();
+        self.derived.ttl.next = self.hop.q.val();
+        self.derived.dscp.next = self.ds.q.val();
+        self.cks.next = self.derived.cks.val();
+        self.cr_first.next = self.derived.cr_first.val();
+    }
+}
+
+native_block! {
+    /// What [`TxRegs`] derives from the configuration registers alone, for
+    /// `B`-lane beats, recomputed in registers while `en` is high: the
+    /// IPv4 header checksum of the configured words (an adder tree, then
+    /// folded), one per ECN and header-size choice, and the pseudo-header
+    /// CRC of the addresses and the destination port (five partial XOR
+    /// matrices, the seed) moved to the end of a frame's first beat.
+    TxDerived [B]
+    check { (8..=64).contains(&B), "TxDerived<{B}>: B must be 8..=64 lanes" }
+    let rows = PseudoRows::new(B);
+    ports {
+        #[doc = "Clock."]
+        clock: Signal<In, Clock>,
+        #[doc = "Recompute (the registers changed recently)."]
+        en: Signal<In, Bit>,
+        #[doc = "IPv6, else IPv4."]
+        ipv6: Signal<In, Bit>,
+        #[doc = "Local IPv4 address."]
+        local_ip: Signal<In, Bits<32>>,
+        #[doc = "Peer IPv4 address."]
+        peer_ip: Signal<In, Bits<32>>,
+        #[doc = "Local IPv6 address."]
+        local_ip6: Signal<In, Bits<128>>,
+        #[doc = "Peer IPv6 address."]
+        peer_ip6: Signal<In, Bits<128>>,
+        #[doc = "UDP destination port."]
+        dport: Signal<In, Bits<16>>,
+        #[doc = "TTL / hop limit."]
+        ttl: Signal<In, Bits<8>>,
+        #[doc = "DSCP."]
+        dscp: Signal<In, Bits<6>>,
+        #[doc = "IPv4 header sums of everything but the payload length, ones' complement, one per `ecn << 1 | msg` at bits `16·j..`."]
+        cks: Signal<Out, Bits<64>>,
+        #[doc = "Pseudo-header CRC of the addresses and the destination port, moved to the end of a frame's first beat."]
+        cr_first: Signal<Out, Bits<32>>,
+    }
+    state {
         // IPv4 checksum: word pairs, their sum, the folded sum, one per
         // (ECN, MSG) choice.
         ck_s1: DFF<Bits<17>>,
@@ -87,9 +216,8 @@ native_block! {
         // moved to the end of the first beat.
         cr_p: [DFF<Bits<32>>; 5],
         cr_seed: DFF<Bits<32>>,
-        cr_first_r: DFF<Bits<32>>,
+        crc_first: DFF<Bits<32>>,
         // Combinational temporaries.
-        regw: Signal<Local, Bit>,
         src: Signal<Local, Bits<128>>,
         dst: Signal<Local, Bits<128>>,
         phv: Signal<Local, Bits<320>>,
@@ -100,9 +228,6 @@ native_block! {
         w16: Signal<Local, Bits<16>>,
     }
     consts {
-        c_settle: Constant<Bits<4>> = konst(CFG_SETTLE),
-        c_lo64: Constant<Bits<128>> = Constant::new(Bits::<128>::mask() >> 64),
-        c_hi64: Constant<Bits<128>> = Constant::new(Bits::<128>::mask() << 64),
         c_mapped: Constant<Bits<128>> = Constant::new(Bits::<128>::from(0xFFFFu64) << 32),
         c_cka: [Constant<Bits<16>>; 4] = [64, 96, 66, 98].map(konst),
         c_ph: [Constant<Bits<64>>; 160] = rows.ph,
@@ -112,13 +237,11 @@ native_block! {
     }
 }
 
-impl<const B: usize> Logic for TxRegs<B> {
+impl<const B: usize> Logic for TxDerived<B> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, local_mac_r, peer_mac_r, local_ip_r, peer_ip_r, ipv6_r, local_ip6_r,
-            peer_ip6_r, dport_r, ttl_r, dscp_r, upd, ck_s1, ck_s2, ck_s3, ck_x, ck_y, ck_sum, ck_f,
-            cr_seed, cr_first_r
+            self, clock, ck_s1, ck_s2, ck_s3, ck_x, ck_y, ck_sum, ck_f, cr_seed, crc_first
         );
         for j in 0..4 {
             self.ck_v[j].clock.next = self.clock.val();
@@ -128,98 +251,37 @@ impl<const B: usize> Logic for TxRegs<B> {
             self.cr_p[j].clock.next = self.clock.val();
             self.cr_p[j].d.next = self.cr_p[j].q.val();
         }
-        self.ent.read_clock.next = self.clock.val();
-        self.ent.write_clock.next = self.clock.val();
-
-        // ---- Writes. ----
-        if self.upd.q.val() != 0 {
-            self.upd.d.next = self.upd.q.val() - 1;
-        }
-        self.regw.next = self.cfg.we.val() & (self.cfg.addr.val().get_bits::<2>(6) == 0);
-        if self.regw.val() {
-            self.upd.d.next = self.c_settle.val();
-        }
-        if self.cfg.we.val() {
-            if self.cfg.addr.val() == 0 {
-                self.local_mac_r.d.next = self.cfg.data.val().get_bits::<48>(0);
-                self.dport_r.d.next = self.cfg.data.val().get_bits::<16>(48);
-            }
-            if self.cfg.addr.val() == 1 {
-                self.peer_mac_r.d.next = self.cfg.data.val().get_bits::<48>(0);
-                self.ttl_r.d.next = self.cfg.data.val().get_bits::<8>(48);
-                self.dscp_r.d.next = self.cfg.data.val().get_bits::<6>(56);
-                self.ipv6_r.d.next = self.cfg.data.val().get_bit(62);
-            }
-            if self.cfg.addr.val() == 2 {
-                self.local_ip_r.d.next = self.cfg.data.val().get_bits::<32>(0);
-                self.peer_ip_r.d.next = self.cfg.data.val().get_bits::<32>(32);
-            }
-            if self.cfg.addr.val() == 3 {
-                self.local_ip6_r.d.next = (self.local_ip6_r.q.val() & self.c_lo64.val())
-                    | (bit_cast::<128, 64>(self.cfg.data.val()) << 64);
-            }
-            if self.cfg.addr.val() == 4 {
-                self.local_ip6_r.d.next = (self.local_ip6_r.q.val() & self.c_hi64.val())
-                    | bit_cast::<128, 64>(self.cfg.data.val());
-            }
-            if self.cfg.addr.val() == 5 {
-                self.peer_ip6_r.d.next = (self.peer_ip6_r.q.val() & self.c_lo64.val())
-                    | (bit_cast::<128, 64>(self.cfg.data.val()) << 64);
-            }
-            if self.cfg.addr.val() == 6 {
-                self.peer_ip6_r.d.next = (self.peer_ip6_r.q.val() & self.c_hi64.val())
-                    | bit_cast::<128, 64>(self.cfg.data.val());
-            }
-        }
-        self.ent.write_enable.next =
-            self.cfg.we.val() & (self.cfg.addr.val().get_bits::<2>(6) == 1);
-        self.ent.write_address.next = self.cfg.addr.val().get_bits::<6>(0);
-        self.ent.write_data.next = self.cfg.data.val().get_bits::<16>(0);
-        self.ent.read_address.next = self.ent_addr.val();
-        self.ent_data.next = self.ent.read_data.val();
-        self.local_mac.next = self.local_mac_r.q.val();
-        self.dport.next = self.dport_r.q.val();
-        self.peer_mac.next = self.peer_mac_r.q.val();
-        self.ttl.next = self.ttl_r.q.val();
-        self.dscp.next = self.dscp_r.q.val();
-        self.ipv6.next = self.ipv6_r.q.val();
-        self.local_ip.next = self.local_ip_r.q.val();
-        self.peer_ip.next = self.peer_ip_r.q.val();
-        self.local_ip6.next = self.local_ip6_r.q.val();
-        self.peer_ip6.next = self.peer_ip6_r.q.val();
         self.cks.next = bit_cast::<64, 16>(self.ck_v[0].q.val())
             | (bit_cast::<64, 16>(self.ck_v[1].q.val()) << 16)
             | (bit_cast::<64, 16>(self.ck_v[2].q.val()) << 32)
             | (bit_cast::<64, 16>(self.ck_v[3].q.val()) << 48);
-        self.cr_first.next = self.cr_first_r.q.val();
-        self.busy.next = self.regw.val() | (self.upd.q.val() > 1);
+        self.cr_first.next = self.crc_first.q.val();
 
-        // ---- Derived (while `upd` counts). ----
         // The pseudo-header's addresses: IPv6, or IPv4 mapped into IPv6.
-        if self.ipv6_r.q.val() {
-            self.src.next = self.local_ip6_r.q.val();
-            self.dst.next = self.peer_ip6_r.q.val();
+        if self.ipv6.val() {
+            self.src.next = self.local_ip6.val();
+            self.dst.next = self.peer_ip6.val();
         } else {
-            self.src.next = bit_cast::<128, 32>(self.local_ip_r.q.val()) | self.c_mapped.val();
-            self.dst.next = bit_cast::<128, 32>(self.peer_ip_r.q.val()) | self.c_mapped.val();
+            self.src.next = bit_cast::<128, 32>(self.local_ip.val()) | self.c_mapped.val();
+            self.dst.next = bit_cast::<128, 32>(self.peer_ip.val()) | self.c_mapped.val();
         }
         self.phv.next = bit_cast::<320, 128>(self.src.val())
             | (bit_cast::<320, 128>(self.dst.val()) << 128)
-            | (bit_cast::<320, 16>(self.dport_r.q.val()) << 256);
+            | (bit_cast::<320, 16>(self.dport.val()) << 256);
         self.m32.next = 0.into();
         self.acc.next = 0.into();
         self.s17.next = 0.into();
         self.inc.next = 0.into();
         self.w16.next = 0.into();
-        if self.upd.q.val() != 0 {
+        if self.en.val() {
             // IPv4 header words that do not depend on the descriptor:
             // 0x4500 | DSCP << 2, 0x4000 (DF), TTL << 8 | 17, addresses.
-            self.ck_s1.d.next = bit_cast::<17, 16>(self.local_ip_r.q.val().get_bits::<16>(16))
-                + bit_cast::<17, 16>(self.local_ip_r.q.val().get_bits::<16>(0));
-            self.ck_s2.d.next = bit_cast::<17, 16>(self.peer_ip_r.q.val().get_bits::<16>(16))
-                + bit_cast::<17, 16>(self.peer_ip_r.q.val().get_bits::<16>(0));
-            self.ck_s3.d.next = ((bit_cast::<17, 8>(self.ttl_r.q.val()) << 8)
-                | (bit_cast::<17, 6>(self.dscp_r.q.val()) << 2))
+            self.ck_s1.d.next = bit_cast::<17, 16>(self.local_ip.val().get_bits::<16>(16))
+                + bit_cast::<17, 16>(self.local_ip.val().get_bits::<16>(0));
+            self.ck_s2.d.next = bit_cast::<17, 16>(self.peer_ip.val().get_bits::<16>(16))
+                + bit_cast::<17, 16>(self.peer_ip.val().get_bits::<16>(0));
+            self.ck_s3.d.next = ((bit_cast::<17, 8>(self.ttl.val()) << 8)
+                | (bit_cast::<17, 6>(self.dscp.val()) << 2))
                 + 0x8511;
             self.ck_x.d.next =
                 bit_cast::<18, 17>(self.ck_s1.q.val()) + bit_cast::<18, 17>(self.ck_s2.q.val());
@@ -271,7 +333,7 @@ impl<const B: usize> Logic for TxRegs<B> {
             self.acc.next = 0.into();
             for o in 0..32 {
                 self.m32.next = self.c_first4[o].val();
-                if self.ipv6_r.q.val() {
+                if self.ipv6.val() {
                     self.m32.next = self.c_first6[o].val();
                 }
                 self.acc.next = self
@@ -279,7 +341,7 @@ impl<const B: usize> Logic for TxRegs<B> {
                     .val()
                     .replace_bit(o, (self.cr_seed.q.val() & self.m32.val()).xor());
             }
-            self.cr_first_r.d.next = self.acc.val();
+            self.crc_first.d.next = self.acc.val();
         }
     }
 }
