@@ -35,7 +35,7 @@ native_block! {
         #[doc = "This cycle's payload beat."]
         pay_in: Signal<In, Bits<W>>,
         #[doc = "The beat."]
-        beat: Signal<Out, Bits<W>>,
+        data: Signal<Out, Bits<W>>,
         #[doc = "Its `tkeep`: lanes before the frame's end."]
         keep: Signal<Out, Bits<B>>,
         #[doc = "Lanes the ICRC covers: in the datagram, before the ICRC."]
@@ -102,7 +102,7 @@ impl<const W: usize, const B: usize> Logic for TxBeat<W, B> {
                 }
             }
         }
-        self.beat.next = self.acc.val();
+        self.data.next = self.acc.val();
         self.keep.next = self.km.val();
         self.cov.next = self.em.val() & !self.dm.val();
     }

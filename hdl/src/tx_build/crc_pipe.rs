@@ -18,8 +18,9 @@ native_block! {
     /// moved back over the lanes before the datagram), held on beats past
     /// the datagram; U: the trailing zero lanes of the last covered beat
     /// taken back out and O: the ICRC into its lanes ([`TxIcrcOut`]). All
-    /// stages advance together while `adv` is high: the output register is
-    /// free or taken.
+    /// stages advance together while `adv` is high; the parent computes it
+    /// from `m_axis` (the output register is free or taken), so no path runs
+    /// from this block's inputs to its outputs.
     TxCrcPipe [W, B]
     check { W == 8 * B, "TxCrcPipe<{W}, {B}>: W = 8 * B" }
     let rows = BeatRows::<W>::new();
@@ -48,8 +49,8 @@ native_block! {
         in_s1: Signal<In, Bits<32>>,
         #[doc = "Trailing zero lanes of the frame's last covered beat."]
         in_m: Signal<In, Bits<8>>,
-        #[doc = "The stages advance this cycle (a beat may enter)."]
-        adv: Signal<Out, Bit>,
+        #[doc = "The stages advance this cycle (a beat may enter): the output register is free or taken."]
+        adv: Signal<In, Bit>,
         #[doc = "Frames (packed `tkeep`)."]
         m_axis: AxisOut<W, B>,
     }
@@ -87,7 +88,6 @@ native_block! {
         // U and O.
         out: TxIcrcOut<W, B>,
         // Combinational temporaries.
-        go: Signal<Local, Bit>,
         cd: Signal<Local, Bits<W>>,
         acc: Signal<Local, Bits<32>>,
     }
@@ -109,11 +109,10 @@ impl<const W: usize, const B: usize> Logic for TxCrcPipe<W, B> {
         self.out.clock.next = self.clock.val();
         self.out.rst.next = self.rst.val();
         AxisOut::<W, B>::link(&mut self.m_axis, &mut self.out.m_axis);
-        self.go.next = self.out.adv.val();
-        self.adv.next = self.go.val();
+        Signal::<In, Bit>::link(&mut self.adv, &mut self.out.adv);
 
         // ---- A: the beat in. ----
-        if self.go.val() {
+        if self.adv.val() {
             self.a_v.d.next = self.in_valid.val();
             if self.in_valid.val() {
                 self.a_data.d.next = self.in_data.val();
@@ -131,7 +130,7 @@ impl<const W: usize, const B: usize> Logic for TxCrcPipe<W, B> {
         // ---- P: the beat's share of the CRC over its covered lanes. ----
         self.cd.next = 0.into();
         self.acc.next = 0.into();
-        if self.go.val() {
+        if self.adv.val() {
             self.p_v.d.next = self.a_v.q.val();
             self.p_first.d.next = self.a_first.q.val();
             self.p_last.d.next = self.a_last.q.val();
@@ -159,7 +158,7 @@ impl<const W: usize, const B: usize> Logic for TxCrcPipe<W, B> {
         }
 
         // ---- R: the CRC register. ----
-        if self.go.val() {
+        if self.adv.val() {
             self.r_v.d.next = self.p_v.q.val();
             self.r_last.d.next = self.p_last.q.val();
             self.r_data.d.next = self.p_data.q.val();
@@ -206,8 +205,7 @@ native_block! {
     /// count) and the CRC inverted: the ICRC; the lanes of its four bytes
     /// from the bytes to the frame's end (`r_t`). O: the ICRC written
     /// big-endian into its lanes (in the last covered beat and possibly the
-    /// next), the output register. `adv`: the stages move this cycle (the
-    /// output register is free or taken).
+    /// next), the output register.
     TxIcrcOut [W, B]
     check { W == 8 * B, "TxIcrcOut<{W}, {B}>: W = 8 * B" }
     let rows = BeatRows::<W>::new();
@@ -230,8 +228,8 @@ native_block! {
         r_m: Signal<In, Bits<8>>,
         #[doc = "The CRC register after the beat."]
         crc: Signal<In, Bits<32>>,
-        #[doc = "The stages advance this cycle."]
-        adv: Signal<Out, Bit>,
+        #[doc = "The stages advance this cycle: the output register is free or taken."]
+        adv: Signal<In, Bit>,
         #[doc = "Frames (packed `tkeep`)."]
         m_axis: AxisOut<W, B>,
     }
@@ -249,7 +247,6 @@ native_block! {
         o_data: DFF<Bits<W>>,
         o_keep: DFF<Bits<B>>,
         // Combinational temporaries.
-        go: Signal<Local, Bit>,
         acc: Signal<Local, Bits<32>>,
         unz: Signal<Local, Bits<11>>,
         wk: Signal<Local, Bits<B>>,
@@ -271,14 +268,12 @@ impl<const W: usize, const B: usize> Logic for TxIcrcOut<W, B> {
             self.u_sel[j].clock.next = self.clock.val();
             self.u_sel[j].d.next = self.u_sel[j].q.val();
         }
-        self.go.next = !self.o_v.q.val() | self.m_axis.tready.val();
-        self.adv.next = self.go.val();
         self.acc.next = 0.into();
 
         // ---- U: trailing zero lanes out, the ICRC and its lanes. ----
         self.unz.next = bit_cast::<11, 8>(self.r_m.val()) << 5;
         self.wk.next = 0.into();
-        if self.go.val() {
+        if self.adv.val() {
             self.u_v.d.next = self.r_v.val();
             self.u_last.d.next = self.r_last.val();
             self.u_data.d.next = self.r_data.val();
@@ -312,7 +307,7 @@ impl<const W: usize, const B: usize> Logic for TxIcrcOut<W, B> {
         // ---- O: the ICRC into its lanes; the output register. ----
         self.icw.next = 0.into();
         self.octet.next = 0.into();
-        if self.go.val() {
+        if self.adv.val() {
             self.o_v.d.next = self.u_v.q.val();
             if self.u_v.q.val() {
                 for q in 0..4 {

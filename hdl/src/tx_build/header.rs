@@ -2,23 +2,33 @@
 
 use rust_hdl::prelude::*;
 
-use super::{DSTART, HDR_BITS, HLEN, MR_BITS, SIDE_BITS};
+use super::{DSTART, HDR_BITS, HLEN, MR_BITS};
 use crate::helpers::{konst, native_block};
 
 native_block! {
     /// The headers of the frame [`TxBuild`](super::TxBuild)'s generator
     /// takes next, combinational: Ethernet, IPv4 or IPv6, UDP and the
     /// MetaRoCE headers in lane order (first byte in the low bits), from
-    /// the FIFO entry (its computed part `side` and its MetaRoCE headers
-    /// `mr`) and the configuration; with the header's length, the offset
-    /// of the datagram, and the frame's kind (`ipv6 << 1 | msg`). All 0
-    /// while `en` is low.
+    /// the FIFO's head entry (its lengths, checksum, source port, flags and
+    /// MetaRoCE headers) and the configuration; with the header's length,
+    /// the offset of the datagram, and the frame's kind (`ipv6 << 1 |
+    /// msg`). Its inputs are wired straight from the FIFO and the
+    /// registers, so that no path runs through the generator's kernel and
+    /// back.
     TxHeader []
     ports {
-        #[doc = "Compute (a frame is taken this cycle)."]
-        en: Signal<In, Bit>,
-        #[doc = "The entry's computed part ([`super::side::TxSide`]'s layout)."]
-        side: Signal<In, Bits<SIDE_BITS>>,
+        #[doc = "UDP source port."]
+        sport: Signal<In, Bits<16>>,
+        #[doc = "UDP length."]
+        ulen: Signal<In, Bits<16>>,
+        #[doc = "IP length field (IPv4 total length or IPv6 payload length)."]
+        l3len: Signal<In, Bits<16>>,
+        #[doc = "IPv4 header checksum."]
+        cks: Signal<In, Bits<16>>,
+        #[doc = "ECN-capable."]
+        ecn: Signal<In, Bit>,
+        #[doc = "MSG extension."]
+        msg: Signal<In, Bit>,
         #[doc = "The entry's MetaRoCE headers after the version byte, lane order."]
         mr: Signal<In, Bits<MR_BITS>>,
         #[doc = "Local MAC."]
@@ -77,77 +87,73 @@ native_block! {
 impl Logic for TxHeader {
     #[hdl_gen]
     fn update(&mut self) {
-        self.tos.next = 0.into();
         self.h4.next = 0.into();
         self.h6.next = 0.into();
         self.hl.next = 0.into();
         self.octet.next = 0.into();
         self.dstart.next = 0.into();
         self.hlen.next = 0.into();
-        self.kind.next = 0.into();
-        if self.en.val() {
-            self.tos.next = bit_cast::<8, 6>(self.dscp.val()) << 2;
-            if self.side.val().get_bit(152) {
-                self.tos.next = self.tos.val() | 2;
-            }
-            if self.ipv6.val() {
-                // Ethernet, IPv6 (version 6, traffic class, flow label 0,
-                // payload length, next header 17, hop limit), UDP:
-                // network order, first byte in the top bits.
-                self.h6.next = (bit_cast::<496, 48>(self.peer_mac.val()) << 448)
-                    | (bit_cast::<496, 48>(self.local_mac.val()) << 400)
-                    | self.c_fix6.val()
-                    | (bit_cast::<496, 8>(self.tos.val()) << 372)
-                    | (bit_cast::<496, 16>(self.side.val().get_bits::<16>(48)) << 336)
-                    | (bit_cast::<496, 8>(self.ttl.val()) << 320)
-                    | (bit_cast::<496, 128>(self.local_ip6.val()) << 192)
-                    | (bit_cast::<496, 128>(self.peer_ip6.val()) << 64)
-                    | (bit_cast::<496, 16>(self.side.val().get_bits::<16>(16)) << 48)
-                    | (bit_cast::<496, 16>(self.dport.val()) << 32)
-                    | (bit_cast::<496, 16>(self.side.val().get_bits::<16>(32)) << 16);
-                for j in 0..62 {
-                    self.octet.next = self.h6.val().get_bits::<8>(488 - 8 * j);
-                    self.hl.next = self.hl.val()
-                        | (bit_cast::<HDR_BITS, 8>(self.octet.val()) << (8 * j).to_bits::<16>());
-                }
-                // The version byte, then the headers from the FIFO.
+        self.tos.next = bit_cast::<8, 6>(self.dscp.val()) << 2;
+        if self.ecn.val() {
+            self.tos.next = self.tos.val() | 2;
+        }
+        if self.ipv6.val() {
+            // Ethernet, IPv6 (version 6, traffic class, flow label 0,
+            // payload length, next header 17, hop limit), UDP:
+            // network order, first byte in the top bits.
+            self.h6.next = (bit_cast::<496, 48>(self.peer_mac.val()) << 448)
+                | (bit_cast::<496, 48>(self.local_mac.val()) << 400)
+                | self.c_fix6.val()
+                | (bit_cast::<496, 8>(self.tos.val()) << 372)
+                | (bit_cast::<496, 16>(self.l3len.val()) << 336)
+                | (bit_cast::<496, 8>(self.ttl.val()) << 320)
+                | (bit_cast::<496, 128>(self.local_ip6.val()) << 192)
+                | (bit_cast::<496, 128>(self.peer_ip6.val()) << 64)
+                | (bit_cast::<496, 16>(self.sport.val()) << 48)
+                | (bit_cast::<496, 16>(self.dport.val()) << 32)
+                | (bit_cast::<496, 16>(self.ulen.val()) << 16);
+            for j in 0..62 {
+                self.octet.next = self.h6.val().get_bits::<8>(488 - 8 * j);
                 self.hl.next = self.hl.val()
-                    | self.c_ver6.val()
-                    | (bit_cast::<HDR_BITS, MR_BITS>(self.mr.val()) << 504);
-                self.dstart.next = self.c_dstart[1].val();
-            } else {
-                // Ethernet, IPv4 (0x45, TOS, total length, ID 0, DF,
-                // TTL, protocol 17, checksum, addresses), UDP.
-                self.h4.next = (bit_cast::<336, 48>(self.peer_mac.val()) << 288)
-                    | (bit_cast::<336, 48>(self.local_mac.val()) << 240)
-                    | self.c_fix4.val()
-                    | (bit_cast::<336, 8>(self.tos.val()) << 208)
-                    | (bit_cast::<336, 16>(self.side.val().get_bits::<16>(48)) << 192)
-                    | (bit_cast::<336, 8>(self.ttl.val()) << 152)
-                    | (bit_cast::<336, 16>(self.side.val().get_bits::<16>(64)) << 128)
-                    | (bit_cast::<336, 32>(self.local_ip.val()) << 96)
-                    | (bit_cast::<336, 32>(self.peer_ip.val()) << 64)
-                    | (bit_cast::<336, 16>(self.side.val().get_bits::<16>(16)) << 48)
-                    | (bit_cast::<336, 16>(self.dport.val()) << 32)
-                    | (bit_cast::<336, 16>(self.side.val().get_bits::<16>(32)) << 16);
-                for j in 0..42 {
-                    self.octet.next = self.h4.val().get_bits::<8>(328 - 8 * j);
-                    self.hl.next = self.hl.val()
-                        | (bit_cast::<HDR_BITS, 8>(self.octet.val()) << (8 * j).to_bits::<16>());
-                }
+                    | (bit_cast::<HDR_BITS, 8>(self.octet.val()) << (8 * j).to_bits::<16>());
+            }
+            // The version byte, then the headers from the FIFO.
+            self.hl.next = self.hl.val()
+                | self.c_ver6.val()
+                | (bit_cast::<HDR_BITS, MR_BITS>(self.mr.val()) << 504);
+            self.dstart.next = self.c_dstart[1].val();
+        } else {
+            // Ethernet, IPv4 (0x45, TOS, total length, ID 0, DF,
+            // TTL, protocol 17, checksum, addresses), UDP.
+            self.h4.next = (bit_cast::<336, 48>(self.peer_mac.val()) << 288)
+                | (bit_cast::<336, 48>(self.local_mac.val()) << 240)
+                | self.c_fix4.val()
+                | (bit_cast::<336, 8>(self.tos.val()) << 208)
+                | (bit_cast::<336, 16>(self.l3len.val()) << 192)
+                | (bit_cast::<336, 8>(self.ttl.val()) << 152)
+                | (bit_cast::<336, 16>(self.cks.val()) << 128)
+                | (bit_cast::<336, 32>(self.local_ip.val()) << 96)
+                | (bit_cast::<336, 32>(self.peer_ip.val()) << 64)
+                | (bit_cast::<336, 16>(self.sport.val()) << 48)
+                | (bit_cast::<336, 16>(self.dport.val()) << 32)
+                | (bit_cast::<336, 16>(self.ulen.val()) << 16);
+            for j in 0..42 {
+                self.octet.next = self.h4.val().get_bits::<8>(328 - 8 * j);
                 self.hl.next = self.hl.val()
-                    | self.c_ver4.val()
-                    | (bit_cast::<HDR_BITS, MR_BITS>(self.mr.val()) << 344);
-                self.dstart.next = self.c_dstart[0].val();
+                    | (bit_cast::<HDR_BITS, 8>(self.octet.val()) << (8 * j).to_bits::<16>());
             }
-            self.kind.next = bit_cast::<2, 1>(self.side.val().get_bit(153).into());
-            if self.ipv6.val() {
-                self.kind.next = self.kind.val() | 2;
-            }
-            for j in 0..4 {
-                if self.kind.val() == j.to_bits::<2>() {
-                    self.hlen.next = self.c_hlen[j].val();
-                }
+            self.hl.next = self.hl.val()
+                | self.c_ver4.val()
+                | (bit_cast::<HDR_BITS, MR_BITS>(self.mr.val()) << 344);
+            self.dstart.next = self.c_dstart[0].val();
+        }
+        self.kind.next = bit_cast::<2, 1>(self.msg.val().into());
+        if self.ipv6.val() {
+            self.kind.next = self.kind.val() | 2;
+        }
+        for j in 0..4 {
+            if self.kind.val() == j.to_bits::<2>() {
+                self.hlen.next = self.c_hlen[j].val();
             }
         }
         self.hdr.next = self.hl.val();

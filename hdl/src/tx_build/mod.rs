@@ -194,6 +194,7 @@ native_block! {
         e_prem: DFF<Bits<16>>,
         err: DFF<Bit>,
         // Combinational temporaries.
+        adv: Signal<Local, Bit>,
         need: Signal<Local, Bit>,
         go: Signal<Local, Bit>,
         take: Signal<Local, Bit>,
@@ -244,18 +245,40 @@ impl<const W: usize, const B: usize> Logic for TxBuild<W, B> {
         self.reg_local_ip6.next = self.regs.local_ip6.val();
         self.reg_ttl.next = self.regs.ttl.val();
         self.reg_dscp.next = self.regs.dscp.val();
+        // The next frame's headers, wired straight from the FIFO's head and
+        // the registers (no path through this kernel and back).
+        Signal::<Out, Bits<16>>::join(&mut self.fifo.head_sport, &mut self.header.sport);
+        Signal::<Out, Bits<16>>::join(&mut self.fifo.head_ulen, &mut self.header.ulen);
+        Signal::<Out, Bits<16>>::join(&mut self.fifo.head_l3len, &mut self.header.l3len);
+        Signal::<Out, Bits<16>>::join(&mut self.fifo.head_cks, &mut self.header.cks);
+        Signal::<Out, Bit>::join(&mut self.fifo.head_ecn, &mut self.header.ecn);
+        Signal::<Out, Bit>::join(&mut self.fifo.head_msg, &mut self.header.msg);
+        Signal::<Out, Bits<MR_BITS>>::join(&mut self.fifo.head_mr, &mut self.header.mr);
+        Signal::<Out, Bits<48>>::join(&mut self.regs.local_mac, &mut self.header.local_mac);
+        Signal::<Out, Bits<48>>::join(&mut self.regs.peer_mac, &mut self.header.peer_mac);
+        Signal::<Out, Bits<16>>::join(&mut self.regs.dport, &mut self.header.dport);
+        Signal::<Out, Bits<8>>::join(&mut self.regs.ttl, &mut self.header.ttl);
+        Signal::<Out, Bits<6>>::join(&mut self.regs.dscp, &mut self.header.dscp);
+        Signal::<Out, Bit>::join(&mut self.regs.ipv6, &mut self.header.ipv6);
+        Signal::<Out, Bits<32>>::join(&mut self.regs.local_ip, &mut self.header.local_ip);
+        Signal::<Out, Bits<32>>::join(&mut self.regs.peer_ip, &mut self.header.peer_ip);
+        Signal::<Out, Bits<128>>::join(&mut self.regs.local_ip6, &mut self.header.local_ip6);
+        Signal::<Out, Bits<128>>::join(&mut self.regs.peer_ip6, &mut self.header.peer_ip6);
 
         // ---- Generator. ----
+        // The stages behind it move while the output register is free or
+        // taken.
+        self.adv.next = !self.m_axis.tvalid.val() | self.m_axis.tready.val();
+        self.crc.adv.next = self.adv.val();
         self.need.next = self.g_active.q.val() & self.g_pay.q.val() & self.g_pnz.q.val();
-        self.go.next = self.g_active.q.val()
-            & self.crc.adv.val()
-            & (!self.need.val() | self.s_pay.tvalid.val());
+        self.go.next =
+            self.g_active.q.val() & self.adv.val() & (!self.need.val() | self.s_pay.tvalid.val());
         self.s_pay.tready.next = self.go.val() & self.need.val();
         self.take.next = self.fifo.head_ok.val()
             & (!self.g_active.q.val() | (self.go.val() & self.g_last.q.val()));
         self.fifo.take.next = self.take.val();
 
-        // The beat, into the ICRC stages.
+        // The beat, wired straight into the ICRC stages.
         self.beat.en.next = self.go.val();
         self.beat.hdr.next = self.g_hdr.q.val().get_bits::<W>(0);
         self.beat.hrem.next = self.g_hrem.q.val();
@@ -265,10 +288,10 @@ impl<const W: usize, const B: usize> Logic for TxBuild<W, B> {
         self.beat.kind.next = self.g_kind.q.val();
         self.beat.prev.next = self.g_prev.q.val();
         self.beat.pay_in.next = self.s_pay.tdata.val();
+        Signal::<Out, Bits<W>>::join(&mut self.beat.data, &mut self.crc.in_data);
+        Signal::<Out, Bits<B>>::join(&mut self.beat.keep, &mut self.crc.in_keep);
+        Signal::<Out, Bits<B>>::join(&mut self.beat.cov, &mut self.crc.in_cov);
         self.crc.in_valid.next = self.go.val();
-        self.crc.in_data.next = self.beat.beat.val();
-        self.crc.in_keep.next = self.beat.keep.val();
-        self.crc.in_cov.next = self.beat.cov.val();
         self.crc.in_first.next = self.g_first.q.val();
         self.crc.in_last.next = self.g_last.q.val();
         self.crc.in_hold.next = !self.g_erem.q.val().any();
@@ -336,19 +359,6 @@ impl<const W: usize, const B: usize> Logic for TxBuild<W, B> {
         self.m_err.next = self.err.q.val();
 
         // The next frame: its header in lane order, its counters.
-        self.header.en.next = self.take.val();
-        self.header.side.next = self.fifo.head.val();
-        self.header.mr.next = self.fifo.head_mr.val();
-        self.header.local_mac.next = self.regs.local_mac.val();
-        self.header.peer_mac.next = self.regs.peer_mac.val();
-        self.header.dport.next = self.regs.dport.val();
-        self.header.ttl.next = self.regs.ttl.val();
-        self.header.dscp.next = self.regs.dscp.val();
-        self.header.ipv6.next = self.regs.ipv6.val();
-        self.header.local_ip.next = self.regs.local_ip.val();
-        self.header.peer_ip.next = self.regs.peer_ip.val();
-        self.header.local_ip6.next = self.regs.local_ip6.val();
-        self.header.peer_ip6.next = self.regs.peer_ip6.val();
         if self.take.val() {
             self.g_active.d.next = true;
             self.g_first.d.next = true;
@@ -356,16 +366,16 @@ impl<const W: usize, const B: usize> Logic for TxBuild<W, B> {
             self.g_kind.d.next = self.header.kind.val();
             self.g_hrem.d.next = self.header.hlen.val();
             self.g_drem.d.next = self.header.dstart.val();
-            self.g_prem.d.next = self.fifo.head.val().get_bits::<16>(0);
-            self.g_pnz.d.next = self.fifo.head.val().get_bits::<16>(0).any();
+            self.g_prem.d.next = self.fifo.head_plen.val();
+            self.g_pnz.d.next = self.fifo.head_plen.val().any();
             // A header is longer than a beat (B <= 64 lanes): the first
             // beat holds no payload and is not the last.
             self.g_pay.d.next = false;
             self.g_last.d.next = false;
-            self.g_erem.d.next = self.fifo.head.val().get_bits::<16>(80);
-            self.g_trem.d.next = self.fifo.head.val().get_bits::<16>(96);
-            self.g_m.d.next = self.fifo.head.val().get_bits::<8>(112);
-            self.g_s1.d.next = self.fifo.head.val().get_bits::<32>(120);
+            self.g_erem.d.next = self.fifo.head_icrc.val();
+            self.g_trem.d.next = self.fifo.head_flen.val();
+            self.g_m.d.next = self.fifo.head_zeros.val();
+            self.g_s1.d.next = self.fifo.head_seed.val();
         }
 
         if self.rst.val() {

@@ -76,7 +76,7 @@ native_block! {
         // Combinational temporaries.
         kind: Signal<Local, Bits<2>>,
         sel: Signal<Local, Bits<2>>,
-        w64: Signal<Local, Bits<64>>,
+        w16: Signal<Local, Bits<16>>,
         s17: Signal<Local, Bits<17>>,
         inc: Signal<Local, Bits<16>>,
         ones: Signal<Local, Bits<16>>,
@@ -120,7 +120,7 @@ impl<const B: usize> Logic for TxSide<B> {
         }
         self.d2_v.d.next = self.d1_v.q.val();
         self.sel.next = 0.into();
-        self.w64.next = 0.into();
+        self.w16.next = 0.into();
         self.s17.next = 0.into();
         self.inc.next = 0.into();
         self.ones.next = 0.into();
@@ -146,9 +146,18 @@ impl<const B: usize> Logic for TxSide<B> {
             // the payload length, ones' complement, inverted.
             self.sel.next = bit_cast::<2, 1>(self.d1_msg.q.val().into())
                 | (bit_cast::<2, 1>(self.d1_ecn.q.val().into()) << 1);
-            self.w64.next = self.cks.val() >> (bit_cast::<64, 2>(self.sel.val()) << 4);
-            self.s17.next = bit_cast::<17, 16>(self.w64.val().get_bits::<16>(0))
-                + bit_cast::<17, 16>(self.d1_plen.q.val());
+            self.w16.next = self.cks.val().get_bits::<16>(0);
+            if self.sel.val() == 1 {
+                self.w16.next = self.cks.val().get_bits::<16>(16);
+            }
+            if self.sel.val() == 2 {
+                self.w16.next = self.cks.val().get_bits::<16>(32);
+            }
+            if self.sel.val() == 3 {
+                self.w16.next = self.cks.val().get_bits::<16>(48);
+            }
+            self.s17.next =
+                bit_cast::<17, 16>(self.w16.val()) + bit_cast::<17, 16>(self.d1_plen.q.val());
             self.inc.next = self.s17.val().get_bits::<16>(0) + 1;
             if self.s17.val().get_bit(16) {
                 self.ones.next = self.inc.val();
