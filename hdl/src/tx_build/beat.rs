@@ -3,6 +3,7 @@
 use rust_hdl::prelude::*;
 
 use super::HLEN;
+use super::links::BeatOut;
 use crate::helpers::{konst, native_block};
 
 native_block! {
@@ -34,12 +35,8 @@ native_block! {
         prev: Signal<In, Bits<W>>,
         #[doc = "This cycle's payload beat."]
         pay_in: Signal<In, Bits<W>>,
-        #[doc = "The beat."]
-        data: Signal<Out, Bits<W>>,
-        #[doc = "Its `tkeep`: lanes before the frame's end."]
-        keep: Signal<Out, Bits<B>>,
-        #[doc = "Lanes the ICRC covers: in the datagram, before the ICRC."]
-        cov: Signal<Out, Bits<B>>,
+        #[doc = "The beat, its `tkeep` (lanes before the frame's end) and the lanes the ICRC covers (in the datagram, before the ICRC)."]
+        m_beat: BeatOut<W, B>,
     }
     state {
         hm: Signal<Local, Bits<B>>,
@@ -102,8 +99,8 @@ impl<const W: usize, const B: usize> Logic for TxBeat<W, B> {
                 }
             }
         }
-        self.data.next = self.acc.val();
-        self.keep.next = self.km.val();
-        self.cov.next = self.em.val() & !self.dm.val();
+        self.m_beat.data.next = self.acc.val();
+        self.m_beat.keep.next = self.km.val();
+        self.m_beat.cov.next = self.em.val() & !self.dm.val();
     }
 }

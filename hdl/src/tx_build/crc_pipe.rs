@@ -3,6 +3,7 @@
 use rust_hdl::prelude::*;
 
 use super::UNZ_BITS;
+use super::links::BeatIn;
 use super::matrices::BeatRows;
 use crate::bus::AxisOut;
 use crate::helpers::{konst, native_block};
@@ -31,12 +32,8 @@ native_block! {
         rst: Signal<In, Bit>,
         #[doc = "A beat enters (only while `adv`)."]
         in_valid: Signal<In, Bit>,
-        #[doc = "The beat: header, payload and zero lanes, the ICRC's lanes zero."]
-        in_data: Signal<In, Bits<W>>,
-        #[doc = "The beat's `tkeep`."]
-        in_keep: Signal<In, Bits<B>>,
-        #[doc = "Lanes the ICRC covers (the datagram's bytes)."]
-        in_cov: Signal<In, Bits<B>>,
+        #[doc = "The beat, its `tkeep` and the lanes the ICRC covers."]
+        s_beat: BeatIn<W, B>,
         #[doc = "The frame's first beat (seeds the CRC register)."]
         in_first: Signal<In, Bit>,
         #[doc = "The frame's last beat."]
@@ -109,15 +106,14 @@ impl<const W: usize, const B: usize> Logic for TxCrcPipe<W, B> {
         self.out.clock.next = self.clock.val();
         self.out.rst.next = self.rst.val();
         AxisOut::<W, B>::link(&mut self.m_axis, &mut self.out.m_axis);
-        Signal::<In, Bit>::link(&mut self.adv, &mut self.out.adv);
 
         // ---- A: the beat in. ----
         if self.adv.val() {
             self.a_v.d.next = self.in_valid.val();
             if self.in_valid.val() {
-                self.a_data.d.next = self.in_data.val();
-                self.a_keep.d.next = self.in_keep.val();
-                self.a_cov.d.next = self.in_cov.val();
+                self.a_data.d.next = self.s_beat.data.val();
+                self.a_keep.d.next = self.s_beat.keep.val();
+                self.a_cov.d.next = self.s_beat.cov.val();
                 self.a_first.d.next = self.in_first.val();
                 self.a_last.d.next = self.in_last.val();
                 self.a_hold.d.next = self.in_hold.val();
@@ -205,7 +201,8 @@ native_block! {
     /// count) and the CRC inverted: the ICRC; the lanes of its four bytes
     /// from the bytes to the frame's end (`r_t`). O: the ICRC written
     /// big-endian into its lanes (in the last covered beat and possibly the
-    /// next), the output register.
+    /// next), the output register. The stages move while the output
+    /// register is free or taken, as [`TxCrcPipe`]'s (its `adv`).
     TxIcrcOut [W, B]
     check { W == 8 * B, "TxIcrcOut<{W}, {B}>: W = 8 * B" }
     let rows = BeatRows::<W>::new();
@@ -228,8 +225,6 @@ native_block! {
         r_m: Signal<In, Bits<8>>,
         #[doc = "The CRC register after the beat."]
         crc: Signal<In, Bits<32>>,
-        #[doc = "The stages advance this cycle: the output register is free or taken."]
-        adv: Signal<In, Bit>,
         #[doc = "Frames (packed `tkeep`)."]
         m_axis: AxisOut<W, B>,
     }
@@ -247,6 +242,7 @@ native_block! {
         o_data: DFF<Bits<W>>,
         o_keep: DFF<Bits<B>>,
         // Combinational temporaries.
+        go: Signal<Local, Bit>,
         acc: Signal<Local, Bits<32>>,
         unz: Signal<Local, Bits<11>>,
         wk: Signal<Local, Bits<B>>,
@@ -268,12 +264,13 @@ impl<const W: usize, const B: usize> Logic for TxIcrcOut<W, B> {
             self.u_sel[j].clock.next = self.clock.val();
             self.u_sel[j].d.next = self.u_sel[j].q.val();
         }
+        self.go.next = !self.o_v.q.val() | self.m_axis.tready.val();
         self.acc.next = 0.into();
 
         // ---- U: trailing zero lanes out, the ICRC and its lanes. ----
         self.unz.next = bit_cast::<11, 8>(self.r_m.val()) << 5;
         self.wk.next = 0.into();
-        if self.adv.val() {
+        if self.go.val() {
             self.u_v.d.next = self.r_v.val();
             self.u_last.d.next = self.r_last.val();
             self.u_data.d.next = self.r_data.val();
@@ -307,7 +304,7 @@ impl<const W: usize, const B: usize> Logic for TxIcrcOut<W, B> {
         // ---- O: the ICRC into its lanes; the output register. ----
         self.icw.next = 0.into();
         self.octet.next = 0.into();
-        if self.adv.val() {
+        if self.go.val() {
             self.o_v.d.next = self.u_v.q.val();
             if self.u_v.q.val() {
                 for q in 0..4 {

@@ -2,6 +2,7 @@
 
 use rust_hdl::prelude::*;
 
+use super::links::HeadOut;
 use super::side::TxSide;
 use super::{MR_BITS, SIDE_BITS};
 use crate::bus::{DescIn, ReadReqOut};
@@ -47,14 +48,6 @@ native_block! {
         head_ok: Signal<Out, Bit>,
         #[doc = "The head entry: payload bytes."]
         head_plen: Signal<Out, Bits<16>>,
-        #[doc = "The head entry: UDP source port."]
-        head_sport: Signal<Out, Bits<16>>,
-        #[doc = "The head entry: UDP length."]
-        head_ulen: Signal<Out, Bits<16>>,
-        #[doc = "The head entry: IP length field."]
-        head_l3len: Signal<Out, Bits<16>>,
-        #[doc = "The head entry: IPv4 header checksum."]
-        head_cks: Signal<Out, Bits<16>>,
         #[doc = "The head entry: frame offset of the ICRC."]
         head_icrc: Signal<Out, Bits<16>>,
         #[doc = "The head entry: frame length."]
@@ -63,12 +56,8 @@ native_block! {
         head_zeros: Signal<Out, Bits<8>>,
         #[doc = "The head entry: CRC seed at the end of the first beat."]
         head_seed: Signal<Out, Bits<32>>,
-        #[doc = "The head entry: ECN-capable."]
-        head_ecn: Signal<Out, Bit>,
-        #[doc = "The head entry: MSG extension."]
-        head_msg: Signal<Out, Bit>,
-        #[doc = "The head entry's MetaRoCE headers after the version byte, lane order."]
-        head_mr: Signal<Out, Bits<MR_BITS>>,
+        #[doc = "The head entry's fields for the headers."]
+        head: HeadOut,
     }
     state {
         side: TxSide<B>,
@@ -196,17 +185,17 @@ impl<const B: usize> Logic for TxFifo<B> {
         self.f_mr.read_address.next = self.f_rd.q.val().get_bits::<2>(0);
         self.f_side.read_address.next = self.f_rd.q.val().get_bits::<2>(0);
         self.head_plen.next = self.f_side.read_data.val().get_bits::<16>(0);
-        self.head_sport.next = self.f_side.read_data.val().get_bits::<16>(16);
-        self.head_ulen.next = self.f_side.read_data.val().get_bits::<16>(32);
-        self.head_l3len.next = self.f_side.read_data.val().get_bits::<16>(48);
-        self.head_cks.next = self.f_side.read_data.val().get_bits::<16>(64);
+        self.head.sport.next = self.f_side.read_data.val().get_bits::<16>(16);
+        self.head.ulen.next = self.f_side.read_data.val().get_bits::<16>(32);
+        self.head.l3len.next = self.f_side.read_data.val().get_bits::<16>(48);
+        self.head.cks.next = self.f_side.read_data.val().get_bits::<16>(64);
         self.head_icrc.next = self.f_side.read_data.val().get_bits::<16>(80);
         self.head_flen.next = self.f_side.read_data.val().get_bits::<16>(96);
         self.head_zeros.next = self.f_side.read_data.val().get_bits::<8>(112);
         self.head_seed.next = self.f_side.read_data.val().get_bits::<32>(120);
-        self.head_ecn.next = self.f_side.read_data.val().get_bit(152);
-        self.head_msg.next = self.f_side.read_data.val().get_bit(153);
-        self.head_mr.next = self.f_mr.read_data.val();
+        self.head.ecn.next = self.f_side.read_data.val().get_bit(152);
+        self.head.msg.next = self.f_side.read_data.val().get_bit(153);
+        self.head.mr.next = self.f_mr.read_data.val();
         self.head_ok.next = (self.f_rd.q.val() != self.f_fe.q.val())
             & self
                 .f_ok

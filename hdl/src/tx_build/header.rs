@@ -2,6 +2,7 @@
 
 use rust_hdl::prelude::*;
 
+use super::links::{AddrIn, HeadIn};
 use super::{DSTART, HDR_BITS, HLEN, MR_BITS};
 use crate::helpers::{konst, native_block};
 
@@ -17,40 +18,10 @@ native_block! {
     /// back.
     TxHeader []
     ports {
-        #[doc = "UDP source port."]
-        sport: Signal<In, Bits<16>>,
-        #[doc = "UDP length."]
-        ulen: Signal<In, Bits<16>>,
-        #[doc = "IP length field (IPv4 total length or IPv6 payload length)."]
-        l3len: Signal<In, Bits<16>>,
-        #[doc = "IPv4 header checksum."]
-        cks: Signal<In, Bits<16>>,
-        #[doc = "ECN-capable."]
-        ecn: Signal<In, Bit>,
-        #[doc = "MSG extension."]
-        msg: Signal<In, Bit>,
-        #[doc = "The entry's MetaRoCE headers after the version byte, lane order."]
-        mr: Signal<In, Bits<MR_BITS>>,
-        #[doc = "Local MAC."]
-        local_mac: Signal<In, Bits<48>>,
-        #[doc = "Peer MAC."]
-        peer_mac: Signal<In, Bits<48>>,
-        #[doc = "UDP destination port."]
-        dport: Signal<In, Bits<16>>,
-        #[doc = "TTL / hop limit."]
-        ttl: Signal<In, Bits<8>>,
-        #[doc = "DSCP."]
-        dscp: Signal<In, Bits<6>>,
-        #[doc = "IPv6, else IPv4."]
-        ipv6: Signal<In, Bit>,
-        #[doc = "Local IPv4 address."]
-        local_ip: Signal<In, Bits<32>>,
-        #[doc = "Peer IPv4 address."]
-        peer_ip: Signal<In, Bits<32>>,
-        #[doc = "Local IPv6 address."]
-        local_ip6: Signal<In, Bits<128>>,
-        #[doc = "Peer IPv6 address."]
-        peer_ip6: Signal<In, Bits<128>>,
+        #[doc = "The FIFO head entry's fields."]
+        head: HeadIn,
+        #[doc = "The configured addressing."]
+        addr: AddrIn,
         #[doc = "The headers in lane order."]
         hdr: Signal<Out, Bits<HDR_BITS>>,
         #[doc = "Header bytes."]
@@ -93,25 +64,25 @@ impl Logic for TxHeader {
         self.octet.next = 0.into();
         self.dstart.next = 0.into();
         self.hlen.next = 0.into();
-        self.tos.next = bit_cast::<8, 6>(self.dscp.val()) << 2;
-        if self.ecn.val() {
+        self.tos.next = bit_cast::<8, 6>(self.addr.dscp.val()) << 2;
+        if self.head.ecn.val() {
             self.tos.next = self.tos.val() | 2;
         }
-        if self.ipv6.val() {
+        if self.addr.ipv6.val() {
             // Ethernet, IPv6 (version 6, traffic class, flow label 0,
             // payload length, next header 17, hop limit), UDP:
             // network order, first byte in the top bits.
-            self.h6.next = (bit_cast::<496, 48>(self.peer_mac.val()) << 448)
-                | (bit_cast::<496, 48>(self.local_mac.val()) << 400)
+            self.h6.next = (bit_cast::<496, 48>(self.addr.peer_mac.val()) << 448)
+                | (bit_cast::<496, 48>(self.addr.local_mac.val()) << 400)
                 | self.c_fix6.val()
                 | (bit_cast::<496, 8>(self.tos.val()) << 372)
-                | (bit_cast::<496, 16>(self.l3len.val()) << 336)
-                | (bit_cast::<496, 8>(self.ttl.val()) << 320)
-                | (bit_cast::<496, 128>(self.local_ip6.val()) << 192)
-                | (bit_cast::<496, 128>(self.peer_ip6.val()) << 64)
-                | (bit_cast::<496, 16>(self.sport.val()) << 48)
-                | (bit_cast::<496, 16>(self.dport.val()) << 32)
-                | (bit_cast::<496, 16>(self.ulen.val()) << 16);
+                | (bit_cast::<496, 16>(self.head.l3len.val()) << 336)
+                | (bit_cast::<496, 8>(self.addr.ttl.val()) << 320)
+                | (bit_cast::<496, 128>(self.addr.local_ip6.val()) << 192)
+                | (bit_cast::<496, 128>(self.addr.peer_ip6.val()) << 64)
+                | (bit_cast::<496, 16>(self.head.sport.val()) << 48)
+                | (bit_cast::<496, 16>(self.addr.dport.val()) << 32)
+                | (bit_cast::<496, 16>(self.head.ulen.val()) << 16);
             for j in 0..62 {
                 self.octet.next = self.h6.val().get_bits::<8>(488 - 8 * j);
                 self.hl.next = self.hl.val()
@@ -120,23 +91,23 @@ impl Logic for TxHeader {
             // The version byte, then the headers from the FIFO.
             self.hl.next = self.hl.val()
                 | self.c_ver6.val()
-                | (bit_cast::<HDR_BITS, MR_BITS>(self.mr.val()) << 504);
+                | (bit_cast::<HDR_BITS, MR_BITS>(self.head.mr.val()) << 504);
             self.dstart.next = self.c_dstart[1].val();
         } else {
             // Ethernet, IPv4 (0x45, TOS, total length, ID 0, DF,
             // TTL, protocol 17, checksum, addresses), UDP.
-            self.h4.next = (bit_cast::<336, 48>(self.peer_mac.val()) << 288)
-                | (bit_cast::<336, 48>(self.local_mac.val()) << 240)
+            self.h4.next = (bit_cast::<336, 48>(self.addr.peer_mac.val()) << 288)
+                | (bit_cast::<336, 48>(self.addr.local_mac.val()) << 240)
                 | self.c_fix4.val()
                 | (bit_cast::<336, 8>(self.tos.val()) << 208)
-                | (bit_cast::<336, 16>(self.l3len.val()) << 192)
-                | (bit_cast::<336, 8>(self.ttl.val()) << 152)
-                | (bit_cast::<336, 16>(self.cks.val()) << 128)
-                | (bit_cast::<336, 32>(self.local_ip.val()) << 96)
-                | (bit_cast::<336, 32>(self.peer_ip.val()) << 64)
-                | (bit_cast::<336, 16>(self.sport.val()) << 48)
-                | (bit_cast::<336, 16>(self.dport.val()) << 32)
-                | (bit_cast::<336, 16>(self.ulen.val()) << 16);
+                | (bit_cast::<336, 16>(self.head.l3len.val()) << 192)
+                | (bit_cast::<336, 8>(self.addr.ttl.val()) << 152)
+                | (bit_cast::<336, 16>(self.head.cks.val()) << 128)
+                | (bit_cast::<336, 32>(self.addr.local_ip.val()) << 96)
+                | (bit_cast::<336, 32>(self.addr.peer_ip.val()) << 64)
+                | (bit_cast::<336, 16>(self.head.sport.val()) << 48)
+                | (bit_cast::<336, 16>(self.addr.dport.val()) << 32)
+                | (bit_cast::<336, 16>(self.head.ulen.val()) << 16);
             for j in 0..42 {
                 self.octet.next = self.h4.val().get_bits::<8>(328 - 8 * j);
                 self.hl.next = self.hl.val()
@@ -144,11 +115,11 @@ impl Logic for TxHeader {
             }
             self.hl.next = self.hl.val()
                 | self.c_ver4.val()
-                | (bit_cast::<HDR_BITS, MR_BITS>(self.mr.val()) << 344);
+                | (bit_cast::<HDR_BITS, MR_BITS>(self.head.mr.val()) << 344);
             self.dstart.next = self.c_dstart[0].val();
         }
-        self.kind.next = bit_cast::<2, 1>(self.msg.val().into());
-        if self.ipv6.val() {
+        self.kind.next = bit_cast::<2, 1>(self.head.msg.val().into());
+        if self.addr.ipv6.val() {
             self.kind.next = self.kind.val() | 2;
         }
         for j in 0..4 {

@@ -102,6 +102,7 @@ pub mod cfg;
 mod crc_pipe;
 mod fifo;
 mod header;
+mod links;
 mod matrices;
 mod regs;
 mod side;
@@ -235,35 +236,20 @@ impl<const W: usize, const B: usize> Logic for TxBuild<W, B> {
         AxisOut::<W, B>::link(&mut self.m_axis, &mut self.crc.m_axis);
         self.regs.ent_addr.next = self.fifo.ent_addr.val();
         self.fifo.ent_data.next = self.regs.ent_data.val();
-        self.fifo.ipv6.next = self.regs.ipv6.val();
+        self.fifo.ipv6.next = self.regs.addr.ipv6.val();
         self.fifo.cks.next = self.regs.cks.val();
         self.fifo.cr_first.next = self.regs.cr_first.val();
         self.fifo.busy.next = self.regs.busy.val();
-        self.reg_local_mac.next = self.regs.local_mac.val();
-        self.reg_peer_mac.next = self.regs.peer_mac.val();
-        self.reg_local_ip.next = self.regs.local_ip.val();
-        self.reg_local_ip6.next = self.regs.local_ip6.val();
-        self.reg_ttl.next = self.regs.ttl.val();
-        self.reg_dscp.next = self.regs.dscp.val();
+        self.reg_local_mac.next = self.regs.addr.local_mac.val();
+        self.reg_peer_mac.next = self.regs.addr.peer_mac.val();
+        self.reg_local_ip.next = self.regs.addr.local_ip.val();
+        self.reg_local_ip6.next = self.regs.addr.local_ip6.val();
+        self.reg_ttl.next = self.regs.addr.ttl.val();
+        self.reg_dscp.next = self.regs.addr.dscp.val();
         // The next frame's headers, wired straight from the FIFO's head and
         // the registers (no path through this kernel and back).
-        Signal::<Out, Bits<16>>::join(&mut self.fifo.head_sport, &mut self.header.sport);
-        Signal::<Out, Bits<16>>::join(&mut self.fifo.head_ulen, &mut self.header.ulen);
-        Signal::<Out, Bits<16>>::join(&mut self.fifo.head_l3len, &mut self.header.l3len);
-        Signal::<Out, Bits<16>>::join(&mut self.fifo.head_cks, &mut self.header.cks);
-        Signal::<Out, Bit>::join(&mut self.fifo.head_ecn, &mut self.header.ecn);
-        Signal::<Out, Bit>::join(&mut self.fifo.head_msg, &mut self.header.msg);
-        Signal::<Out, Bits<MR_BITS>>::join(&mut self.fifo.head_mr, &mut self.header.mr);
-        Signal::<Out, Bits<48>>::join(&mut self.regs.local_mac, &mut self.header.local_mac);
-        Signal::<Out, Bits<48>>::join(&mut self.regs.peer_mac, &mut self.header.peer_mac);
-        Signal::<Out, Bits<16>>::join(&mut self.regs.dport, &mut self.header.dport);
-        Signal::<Out, Bits<8>>::join(&mut self.regs.ttl, &mut self.header.ttl);
-        Signal::<Out, Bits<6>>::join(&mut self.regs.dscp, &mut self.header.dscp);
-        Signal::<Out, Bit>::join(&mut self.regs.ipv6, &mut self.header.ipv6);
-        Signal::<Out, Bits<32>>::join(&mut self.regs.local_ip, &mut self.header.local_ip);
-        Signal::<Out, Bits<32>>::join(&mut self.regs.peer_ip, &mut self.header.peer_ip);
-        Signal::<Out, Bits<128>>::join(&mut self.regs.local_ip6, &mut self.header.local_ip6);
-        Signal::<Out, Bits<128>>::join(&mut self.regs.peer_ip6, &mut self.header.peer_ip6);
+        links::HeadOut::join(&mut self.fifo.head, &mut self.header.head);
+        links::AddrOut::join(&mut self.regs.addr, &mut self.header.addr);
 
         // ---- Generator. ----
         // The stages behind it move while the output register is free or
@@ -288,9 +274,7 @@ impl<const W: usize, const B: usize> Logic for TxBuild<W, B> {
         self.beat.kind.next = self.g_kind.q.val();
         self.beat.prev.next = self.g_prev.q.val();
         self.beat.pay_in.next = self.s_pay.tdata.val();
-        Signal::<Out, Bits<W>>::join(&mut self.beat.data, &mut self.crc.in_data);
-        Signal::<Out, Bits<B>>::join(&mut self.beat.keep, &mut self.crc.in_keep);
-        Signal::<Out, Bits<B>>::join(&mut self.beat.cov, &mut self.crc.in_cov);
+        links::BeatOut::<W, B>::join(&mut self.beat.m_beat, &mut self.crc.s_beat);
         self.crc.in_valid.next = self.go.val();
         self.crc.in_first.next = self.g_first.q.val();
         self.crc.in_last.next = self.g_last.q.val();

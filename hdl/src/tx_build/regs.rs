@@ -4,6 +4,7 @@
 use rust_hdl::prelude::*;
 
 use super::CFG_SETTLE;
+use super::links::AddrOut;
 use super::matrices::PseudoRows;
 use crate::bus::CfgIn;
 use crate::helpers::{konst, native_block};
@@ -27,26 +28,8 @@ native_block! {
         ent_addr: Signal<In, Bits<6>>,
         #[doc = "Entropy table entry at the previous cycle's `ent_addr`: the UDP source port."]
         ent_data: Signal<Out, Bits<16>>,
-        #[doc = "Local MAC ([`super::cfg::LOCAL`])."]
-        local_mac: Signal<Out, Bits<48>>,
-        #[doc = "UDP destination port ([`super::cfg::LOCAL`])."]
-        dport: Signal<Out, Bits<16>>,
-        #[doc = "Peer MAC ([`super::cfg::PEER`])."]
-        peer_mac: Signal<Out, Bits<48>>,
-        #[doc = "TTL / hop limit ([`super::cfg::PEER`])."]
-        ttl: Signal<Out, Bits<8>>,
-        #[doc = "DSCP ([`super::cfg::PEER`])."]
-        dscp: Signal<Out, Bits<6>>,
-        #[doc = "IPv6, else IPv4 ([`super::cfg::PEER`])."]
-        ipv6: Signal<Out, Bit>,
-        #[doc = "Local IPv4 address ([`super::cfg::IPV4`])."]
-        local_ip: Signal<Out, Bits<32>>,
-        #[doc = "Peer IPv4 address ([`super::cfg::IPV4`])."]
-        peer_ip: Signal<Out, Bits<32>>,
-        #[doc = "Local IPv6 address ([`super::cfg::LOCAL_IPV6`])."]
-        local_ip6: Signal<Out, Bits<128>>,
-        #[doc = "Peer IPv6 address ([`super::cfg::PEER_IPV6`])."]
-        peer_ip6: Signal<Out, Bits<128>>,
+        #[doc = "The configured addressing ([`super::cfg::LOCAL`], [`super::cfg::PEER`], [`super::cfg::IPV4`], [`super::cfg::LOCAL_IPV6`], [`super::cfg::PEER_IPV6`])."]
+        addr: AddrOut,
         #[doc = "IPv4 header sums of everything but the payload length, ones' complement, one per `ecn << 1 | msg` at bits `16·j..`."]
         cks: Signal<Out, Bits<64>>,
         #[doc = "Pseudo-header CRC of the addresses and the destination port, moved to the end of a frame's first beat."]
@@ -138,16 +121,16 @@ impl<const B: usize> Logic for TxRegs<B> {
         self.ent.write_data.next = self.cfg.data.val().get_bits::<16>(0);
         self.ent.read_address.next = self.ent_addr.val();
         self.ent_data.next = self.ent.read_data.val();
-        self.local_mac.next = self.l_mac.q.val();
-        self.dport.next = self.dst_port.q.val();
-        self.peer_mac.next = self.p_mac.q.val();
-        self.ttl.next = self.hop.q.val();
-        self.dscp.next = self.ds.q.val();
-        self.ipv6.next = self.v6.q.val();
-        self.local_ip.next = self.l_ip.q.val();
-        self.peer_ip.next = self.p_ip.q.val();
-        self.local_ip6.next = self.l_ip6.q.val();
-        self.peer_ip6.next = self.p_ip6.q.val();
+        self.addr.local_mac.next = self.l_mac.q.val();
+        self.addr.dport.next = self.dst_port.q.val();
+        self.addr.peer_mac.next = self.p_mac.q.val();
+        self.addr.ttl.next = self.hop.q.val();
+        self.addr.dscp.next = self.ds.q.val();
+        self.addr.ipv6.next = self.v6.q.val();
+        self.addr.local_ip.next = self.l_ip.q.val();
+        self.addr.peer_ip.next = self.p_ip.q.val();
+        self.addr.local_ip6.next = self.l_ip6.q.val();
+        self.addr.peer_ip6.next = self.p_ip6.q.val();
         self.busy.next = self.regw.val() | (self.upd.q.val() > 1);
 
         // ---- Derived (while `upd` counts). ----
