@@ -25,7 +25,7 @@ macro_rules! native_block {
     (
         $(#[doc = $doc:literal])*
         $name:ident [$($g:ident),*]
-        check { $($check:tt)+ }
+        $(check { $($check:tt)+ })?
         $(let $bind:ident = $bindv:expr;)?
         ports { $( #[doc = $pd:literal] $p:ident : $pt:ty, )* }
         state { $( $s:ident : $st:ty $(= $sv:expr)?, )* }
@@ -41,7 +41,7 @@ macro_rules! native_block {
 
         impl<$(const $g: usize),*> Default for $name<$($g),*> {
             fn default() -> Self {
-                assert!($($check)+);
+                $( assert!($($check)+); )?
                 $( let $bind = $bindv; )?
                 Self {
                     $( $p: Default::default(), )*

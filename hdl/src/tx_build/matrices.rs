@@ -28,47 +28,24 @@ fn le16(x: &[u8]) -> u16 {
     u16::from_le_bytes([x[0], x[1]])
 }
 
-/// The matrices of the block at `B` lanes, as constant rows (see the
-/// module docs for where each is used).
-pub(super) struct Matrices<const W: usize> {
+/// The beat matrices of the ICRC stages ([`super::crc_pipe::TxCrcPipe`]) at
+/// `W`-bit beats.
+pub(super) struct BeatRows<const W: usize> {
     /// `Z`: `B` zero bytes into the CRC register.
     pub(super) beat_z: [Constant<Bits<32>>; 32],
     /// The beat's share (register 0).
     pub(super) beat_d: [Constant<Bits<W>>; 32],
     /// `Z^-m` for the trailing-zero count `m`, row `o` at bits `32m..`.
     pub(super) unz: [Constant<Bits<UNZ_BITS>>; 32],
-    /// Pseudo-header seed: row `o` of group `g` at `32g + o`, the groups
-    /// being source IP bits 63..0 and 127..64, destination IP bits 63..0
-    /// and 127..64, destination port.
-    pub(super) ph: [Constant<Bits<64>>; 160],
-    /// The seed of an all-zero pseudo-header.
-    pub(super) seed0: Constant<Bits<32>>,
-    /// The seed moved to the register at the end of a frame's first beat,
-    /// IPv4 and IPv6: `Z^(B - DSTART)`.
-    pub(super) first4: [Constant<Bits<32>>; 32],
-    pub(super) first6: [Constant<Bits<32>>; 32],
-    /// The share of `ulen << 16 | sport` in that register, IPv4 and IPv6.
-    pub(super) port4: [Constant<Bits<32>>; 32],
-    pub(super) port6: [Constant<Bits<32>>; 32],
 }
 
-impl<const W: usize> Matrices<W> {
+impl<const W: usize> BeatRows<W> {
     pub(super) fn new() -> Self {
         let b = W / 8;
         let beat = beat_map(b);
         let unz: Vec<Affine> = (0..b)
             .map(|m| Affine::of(32, |x| advance(le32(x), -(m as isize))))
             .collect();
-        let ph = Affine::of(320, |x| {
-            pseudo_seed(le128(&x[..16]), le128(&x[16..32]), 0, le16(&x[32..]), 0)
-        });
-        let first = |d: usize| Affine::of(32, |x| advance(le32(x), b as isize - d as isize));
-        let port = |d: usize| {
-            Affine::of(32, |x| {
-                let seed = pseudo_seed(0, 0, le16(&x[..2]), 0, le16(&x[2..]));
-                advance(seed, b as isize - d as isize)
-            })
-        };
         Self {
             beat_z: rows(&beat, 0),
             beat_d: rows(&beat, 32),
@@ -83,12 +60,51 @@ impl<const W: usize> Matrices<W> {
                 }
                 Constant::new(row)
             }),
+        }
+    }
+}
+
+/// The pseudo-header matrices of the configuration side
+/// ([`super::regs::TxRegs`]) for beats of `b` lanes.
+pub(super) struct PseudoRows {
+    /// Pseudo-header seed: row `o` of group `g` at `32g + o`, the groups
+    /// being source IP bits 63..0 and 127..64, destination IP bits 63..0
+    /// and 127..64, destination port.
+    pub(super) ph: [Constant<Bits<64>>; 160],
+    /// The seed of an all-zero pseudo-header.
+    pub(super) seed0: Constant<Bits<32>>,
+    /// The seed moved to the register at the end of a frame's first beat,
+    /// IPv4 and IPv6: `Z^(B - DSTART)`.
+    pub(super) first4: [Constant<Bits<32>>; 32],
+    pub(super) first6: [Constant<Bits<32>>; 32],
+}
+
+impl PseudoRows {
+    pub(super) fn new(b: usize) -> Self {
+        let ph = Affine::of(320, |x| {
+            pseudo_seed(le128(&x[..16]), le128(&x[16..32]), 0, le16(&x[32..]), 0)
+        });
+        let first = |d: usize| Affine::of(32, |x| advance(le32(x), b as isize - d as isize));
+        Self {
             ph: std::array::from_fn(|i| Constant::new(ph.row::<64>(i % 32, 64 * (i / 32)))),
             seed0: Constant::new(u64::from(ph.k).to_bits()),
             first4: rows(&first(DSTART[0]), 0),
             first6: rows(&first(DSTART[1]), 0),
-            port4: rows(&port(DSTART[0]), 0),
-            port6: rows(&port(DSTART[1]), 0),
         }
     }
+}
+
+/// The share of `ulen << 16 | sport` in the CRC register at the end of a
+/// frame's first beat, IPv4 and IPv6 (for the descriptor side,
+/// [`super::side::TxSide`]).
+pub(super) fn port_rows(b: usize) -> [[Constant<Bits<32>>; 32]; 2] {
+    DSTART.map(|d| {
+        rows(
+            &Affine::of(32, |x| {
+                let seed = pseudo_seed(0, 0, le16(&x[..2]), 0, le16(&x[2..]));
+                advance(seed, b as isize - d as isize)
+            }),
+            0,
+        )
+    })
 }

@@ -1,0 +1,106 @@
+//! One output beat of the generator ([`TxBeat`]).
+
+use rust_hdl::prelude::*;
+
+use super::HLEN;
+use super::links::BeatOut;
+use crate::helpers::{konst, native_block};
+
+native_block! {
+    /// The beat [`TxBuild`](super::TxBuild)'s generator makes this cycle,
+    /// combinational, at `W`-bit beats (`B = W / 8` lanes): header lanes
+    /// (the low `W` bits of the header shift register), then payload lanes
+    /// realigned by the header length mod `B` (the previous payload beat's
+    /// top lanes, then this one's bottom lanes: one constant shift per
+    /// header size), then zeros; lane masks from the down-counters,
+    /// compared lane by lane. All 0 while `en` is low.
+    TxBeat [W, B]
+    check { W == 8 * B, "TxBeat<{W}, {B}>: W = 8 * B" }
+    ports {
+        #[doc = "Make a beat (the generator moves this cycle)."]
+        en: Signal<In, Bit>,
+        #[doc = "The header shift register's low `W` bits."]
+        hdr: Signal<In, Bits<W>>,
+        #[doc = "Header bytes left."]
+        hrem: Signal<In, Bits<8>>,
+        #[doc = "Bytes left before the datagram."]
+        drem: Signal<In, Bits<8>>,
+        #[doc = "Bytes left before the ICRC."]
+        erem: Signal<In, Bits<16>>,
+        #[doc = "Bytes left to the frame's end."]
+        trem: Signal<In, Bits<16>>,
+        #[doc = "The frame's kind (`ipv6 << 1 | msg`): its header length."]
+        kind: Signal<In, Bits<2>>,
+        #[doc = "The previous payload beat."]
+        prev: Signal<In, Bits<W>>,
+        #[doc = "This cycle's payload beat."]
+        pay_in: Signal<In, Bits<W>>,
+        #[doc = "The beat, its `tkeep` (lanes before the frame's end) and the lanes the ICRC covers (in the datagram, before the ICRC)."]
+        m_beat: BeatOut<W, B>,
+    }
+    state {
+        hm: Signal<Local, Bits<B>>,
+        em: Signal<Local, Bits<B>>,
+        dm: Signal<Local, Bits<B>>,
+        km: Signal<Local, Bits<B>>,
+        pay: Signal<Local, Bits<W>>,
+        acc: Signal<Local, Bits<W>>,
+        lane: Signal<Local, Bits<W>>,
+    }
+    consts {
+        c_ff: Constant<Bits<W>> = konst(0xFF),
+        c_psr: [Constant<Bits<16>>; 4] = HLEN.map(|h| konst(W - 8 * (h % B))),
+        c_psl: [Constant<Bits<16>>; 4] = HLEN.map(|h| konst(8 * (h % B))),
+    }
+}
+
+impl<const W: usize, const B: usize> Logic for TxBeat<W, B> {
+    #[hdl_gen]
+    fn update(&mut self) {
+        self.hm.next = 0.into();
+        self.em.next = 0.into();
+        self.dm.next = 0.into();
+        self.km.next = 0.into();
+        self.pay.next = 0.into();
+        self.acc.next = 0.into();
+        self.lane.next = 0.into();
+        if self.en.val() {
+            for i in 0..B {
+                self.hm.next = self
+                    .hm
+                    .val()
+                    .replace_bit(i, self.hrem.val() > i.to_bits::<8>());
+                self.em.next = self
+                    .em
+                    .val()
+                    .replace_bit(i, self.erem.val() > i.to_bits::<16>());
+                self.dm.next = self
+                    .dm
+                    .val()
+                    .replace_bit(i, self.drem.val() > i.to_bits::<8>());
+                self.km.next = self
+                    .km
+                    .val()
+                    .replace_bit(i, self.trem.val() > i.to_bits::<16>());
+            }
+            // Payload byte j sits at frame offset hlen + j.
+            for j in 0..4 {
+                if self.kind.val() == j.to_bits::<2>() {
+                    self.pay.next = (self.prev.val() >> self.c_psr[j].val())
+                        | (self.pay_in.val() << self.c_psl[j].val());
+                }
+            }
+            for i in 0..B {
+                self.lane.next = self.c_ff.val() << (8 * i).to_bits::<16>();
+                if self.hm.val().get_bit(i) {
+                    self.acc.next = self.acc.val() | (self.hdr.val() & self.lane.val());
+                } else if self.em.val().get_bit(i) {
+                    self.acc.next = self.acc.val() | (self.pay.val() & self.lane.val());
+                }
+            }
+        }
+        self.m_beat.data.next = self.acc.val();
+        self.m_beat.keep.next = self.km.val();
+        self.m_beat.cov.next = self.em.val() & !self.dm.val();
+    }
+}

@@ -1,0 +1,231 @@
+//! The descriptor side: the FIFO of frames to build ([`TxFifo`]).
+
+use rust_hdl::prelude::*;
+
+use super::links::HeadOut;
+use super::side::TxSide;
+use super::{MR_BITS, SIDE_BITS};
+use crate::bus::{DescIn, ReadReqOut};
+use crate::helpers::{LutRam, native_block};
+
+native_block! {
+    /// The descriptor side of [`TxBuild`](super::TxBuild) for `B`-lane
+    /// beats: a 4-entry FIFO ([`LutRam`]s) of accepted descriptors. An
+    /// entry holds the MetaRoCE headers (lane order), the payload fetch
+    /// request, and the computed part that [`TxSide`] adds two cycles
+    /// after the accept; it is ready for the generator (`head_ok`) once
+    /// that part is written and its fetch request has left. Fetch requests
+    /// leave from the FIFO ahead of the frames (`m_rd`; a descriptor with
+    /// no payload makes none). `s_desc.ready` is a register: room in the
+    /// FIFO after this cycle's accept and take, and no configuration write
+    /// in this cycle or settling (`busy`).
+    TxFifo [B]
+    check { (8..=64).contains(&B), "TxFifo<{B}>: B must be 8..=64 lanes" }
+    ports {
+        #[doc = "Clock."]
+        clock: Signal<In, Clock>,
+        #[doc = "Synchronous reset: empties the FIFO."]
+        rst: Signal<In, Bit>,
+        #[doc = "Send descriptors."]
+        s_desc: DescIn,
+        #[doc = "Payload fetch requests."]
+        m_rd: ReadReqOut,
+        #[doc = "Entropy table read address: the accepted descriptor's path."]
+        ent_addr: Signal<Out, Bits<6>>,
+        #[doc = "Entropy table entry (the cycle after `ent_addr`)."]
+        ent_data: Signal<In, Bits<16>>,
+        #[doc = "IPv6, else IPv4 (configured)."]
+        ipv6: Signal<In, Bit>,
+        #[doc = "Configured IPv4 header sums."]
+        cks: Signal<In, Bits<64>>,
+        #[doc = "Configured pseudo-header CRC at the end of the first beat."]
+        cr_first: Signal<In, Bits<32>>,
+        #[doc = "A configuration write is in this cycle or settling."]
+        busy: Signal<In, Bit>,
+        #[doc = "The generator takes the head entry this cycle."]
+        take: Signal<In, Bit>,
+        #[doc = "The head entry is ready to take."]
+        head_ok: Signal<Out, Bit>,
+        #[doc = "The head entry: payload bytes."]
+        head_plen: Signal<Out, Bits<16>>,
+        #[doc = "The head entry: frame offset of the ICRC."]
+        head_icrc: Signal<Out, Bits<16>>,
+        #[doc = "The head entry: frame length."]
+        head_flen: Signal<Out, Bits<16>>,
+        #[doc = "The head entry: trailing zero lanes of the last covered beat."]
+        head_zeros: Signal<Out, Bits<8>>,
+        #[doc = "The head entry: CRC seed at the end of the first beat."]
+        head_seed: Signal<Out, Bits<32>>,
+        #[doc = "The head entry's fields for the headers."]
+        head: HeadOut,
+    }
+    state {
+        side: TxSide<B>,
+        // Pointers (3 bits for 4 entries): write, fetch, read; entry
+        // ready bits; the registered `s_desc.ready`.
+        f_wr: DFF<Bits<3>>,
+        f_fe: DFF<Bits<3>>,
+        f_rd: DFF<Bits<3>>,
+        f_ok: DFF<Bits<4>>,
+        rdy: DFF<Bit>,
+        f_mr: LutRam<MR_BITS, 2>,
+        f_fetch: LutRam<80, 2>,
+        f_side: LutRam<SIDE_BITS, 2>,
+        // Combinational temporaries.
+        accept: Signal<Local, Bit>,
+        be: Signal<Local, Bits<MR_BITS>>,
+        mr: Signal<Local, Bits<MR_BITS>>,
+        octet: Signal<Local, Bits<8>>,
+        okn: Signal<Local, Bits<4>>,
+        fe_wait: Signal<Local, Bit>,
+        fill: Signal<Local, Bits<3>>,
+        wr_n: Signal<Local, Bits<3>>,
+        rd_n: Signal<Local, Bits<3>>,
+    }
+    consts {}
+}
+
+impl<const B: usize> Logic for TxFifo<B> {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(self, clock, f_wr, f_fe, f_rd, f_ok, rdy);
+        self.side.clock.next = self.clock.val();
+        self.side.rst.next = self.rst.val();
+        self.f_mr.clock.next = self.clock.val();
+        self.f_fetch.clock.next = self.clock.val();
+        self.f_side.clock.next = self.clock.val();
+
+        // ---- Descriptor in. ----
+        self.s_desc.ready.next = self.rdy.q.val();
+        self.accept.next = self.s_desc.valid.val() & self.rdy.q.val();
+        self.be.next = 0.into();
+        self.mr.next = 0.into();
+        self.octet.next = 0.into();
+        if self.accept.val() {
+            // The headers after the version byte, network order (first
+            // byte in the top bits), then in lane order.
+            self.be.next = (bit_cast::<MR_BITS, 8>(self.s_desc.opcode.val()) << 496)
+                | (bit_cast::<MR_BITS, 16>(self.s_desc.flags.val()) << 480)
+                | (bit_cast::<MR_BITS, 32>(self.s_desc.dst_qpn.val()) << 448)
+                | (bit_cast::<MR_BITS, 32>(self.s_desc.src_qpn.val()) << 416)
+                | (bit_cast::<MR_BITS, 16>(self.s_desc.stream.val()) << 400)
+                | (bit_cast::<MR_BITS, 16>(self.s_desc.path.val()) << 384)
+                | (bit_cast::<MR_BITS, 32>(self.s_desc.conn_psn.val()) << 352)
+                | (bit_cast::<MR_BITS, 32>(self.s_desc.path_psn.val()) << 320)
+                | (bit_cast::<MR_BITS, 64>(self.s_desc.timestamp.val()) << 256)
+                | (bit_cast::<MR_BITS, 32>(self.s_desc.msn.val()) << 224)
+                | (bit_cast::<MR_BITS, 32>(self.s_desc.recv_idx.val()) << 192)
+                | (bit_cast::<MR_BITS, 32>(self.s_desc.msg_len.val()) << 160)
+                | (bit_cast::<MR_BITS, 32>(self.s_desc.offset.val()) << 128)
+                | (bit_cast::<MR_BITS, 64>(self.s_desc.remote_va.val()) << 64)
+                | (bit_cast::<MR_BITS, 32>(self.s_desc.rkey.val()) << 32)
+                | bit_cast::<MR_BITS, 32>(self.s_desc.imm.val());
+            for j in 0..63 {
+                self.octet.next = self.be.val().get_bits::<8>(496 - 8 * j);
+                self.mr.next = self.mr.val()
+                    | (bit_cast::<MR_BITS, 8>(self.octet.val()) << (8 * j).to_bits::<16>());
+            }
+        }
+        self.f_mr.write_enable.next = self.accept.val();
+        self.f_mr.write_address.next = self.f_wr.q.val().get_bits::<2>(0);
+        self.f_mr.write_data.next = self.mr.val();
+        self.f_fetch.write_enable.next = self.accept.val();
+        self.f_fetch.write_address.next = self.f_wr.q.val().get_bits::<2>(0);
+        self.f_fetch.write_data.next = bit_cast::<80, 64>(self.s_desc.addr.val())
+            | (bit_cast::<80, 16>(self.s_desc.len.val()) << 64);
+        self.ent_addr.next = self.s_desc.path.val().get_bits::<6>(0);
+        self.okn.next = self.f_ok.q.val();
+        if self.accept.val() {
+            self.f_wr.d.next = self.f_wr.q.val() + 1;
+            self.okn.next = self
+                .okn
+                .val()
+                .replace_bit(self.f_wr.q.val().get_bits::<2>(0).index(), false);
+        }
+
+        // ---- The entry's computed part, two cycles later. ----
+        self.side.in_v.next = self.accept.val();
+        self.side.in_idx.next = self.f_wr.q.val().get_bits::<2>(0);
+        self.side.in_plen.next = self.s_desc.len.val();
+        self.side.in_msg.next =
+            (self.s_desc.opcode.val() >= 0x01) & (self.s_desc.opcode.val() <= 0x06);
+        self.side.in_ecn.next = self.s_desc.ecn.val();
+        self.side.ent_data.next = self.ent_data.val();
+        self.side.ipv6.next = self.ipv6.val();
+        self.side.cks.next = self.cks.val();
+        self.side.cr_first.next = self.cr_first.val();
+        self.f_side.write_enable.next = self.side.out_v.val();
+        self.f_side.write_address.next = self.side.out_idx.val();
+        self.f_side.write_data.next = self.side.out_side.val();
+        if self.side.out_v.val() {
+            self.okn.next = self
+                .okn
+                .val()
+                .replace_bit(self.side.out_idx.val().index(), true);
+        }
+        self.f_ok.d.next = self.okn.val();
+
+        // ---- Fetch requests, from the FIFO ahead of the frame. ----
+        self.f_fetch.read_address.next = self.f_fe.q.val().get_bits::<2>(0);
+        // The outputs read registers and the FIFO only: Verilator splits
+        // them off this block, so no loop appears through a DMA engine
+        // whose `m_rd_ready` depends on `m_rd_valid`.
+        self.m_rd.addr.next = self.f_fetch.read_data.val().get_bits::<64>(0);
+        self.m_rd.len.next = self.f_fetch.read_data.val().get_bits::<16>(64);
+        self.m_rd.valid.next = (self.f_fe.q.val() != self.f_wr.q.val())
+            & self.f_fetch.read_data.val().get_bits::<16>(64).any();
+        self.fe_wait.next = self.f_fe.q.val() != self.f_wr.q.val();
+        if self.fe_wait.val()
+            & (!self.f_fetch.read_data.val().get_bits::<16>(64).any() | self.m_rd.ready.val())
+        {
+            self.f_fe.d.next = self.f_fe.q.val() + 1;
+        }
+
+        // ---- The head entry, for the generator. ----
+        self.f_mr.read_address.next = self.f_rd.q.val().get_bits::<2>(0);
+        self.f_side.read_address.next = self.f_rd.q.val().get_bits::<2>(0);
+        self.head_plen.next = self.f_side.read_data.val().get_bits::<16>(0);
+        self.head.sport.next = self.f_side.read_data.val().get_bits::<16>(16);
+        self.head.ulen.next = self.f_side.read_data.val().get_bits::<16>(32);
+        self.head.l3len.next = self.f_side.read_data.val().get_bits::<16>(48);
+        self.head.cks.next = self.f_side.read_data.val().get_bits::<16>(64);
+        self.head_icrc.next = self.f_side.read_data.val().get_bits::<16>(80);
+        self.head_flen.next = self.f_side.read_data.val().get_bits::<16>(96);
+        self.head_zeros.next = self.f_side.read_data.val().get_bits::<8>(112);
+        self.head_seed.next = self.f_side.read_data.val().get_bits::<32>(120);
+        self.head.ecn.next = self.f_side.read_data.val().get_bit(152);
+        self.head.msg.next = self.f_side.read_data.val().get_bit(153);
+        self.head.mr.next = self.f_mr.read_data.val();
+        self.head_ok.next = (self.f_rd.q.val() != self.f_fe.q.val())
+            & self
+                .f_ok
+                .q
+                .val()
+                .get_bit(self.f_rd.q.val().get_bits::<2>(0).index());
+        if self.take.val() {
+            self.f_rd.d.next = self.f_rd.q.val() + 1;
+        }
+
+        // Room for a descriptor next cycle: the FIFO's fill after this
+        // cycle's accept and take, and no register write in this cycle or
+        // settling after it.
+        self.wr_n.next = self.f_wr.q.val();
+        if self.accept.val() {
+            self.wr_n.next = self.f_wr.q.val() + 1;
+        }
+        self.rd_n.next = self.f_rd.q.val();
+        if self.take.val() {
+            self.rd_n.next = self.f_rd.q.val() + 1;
+        }
+        self.fill.next = self.wr_n.val() - self.rd_n.val();
+        self.rdy.d.next = (self.fill.val() != 4) & !self.busy.val();
+
+        if self.rst.val() {
+            self.rdy.d.next = !self.busy.val();
+            self.f_wr.d.next = 0.into();
+            self.f_fe.d.next = 0.into();
+            self.f_rd.d.next = 0.into();
+            self.f_ok.d.next = 0.into();
+        }
+    }
+}
