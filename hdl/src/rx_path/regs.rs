@@ -87,6 +87,8 @@ impl<const P: usize, const PB: usize> Logic for RxPathRegs<P, PB> {
         self.file.rst.next = self.rst.val();
         self.file.sel.next = self.ev_path.val();
         self.file.rd_sel.next = self.rd_path.val();
+        self.mark.clock.next = self.clock.val();
+        self.mark.rst.next = self.rst.val();
         self.mark.en.next = self.ev_valid.val();
         self.mark.cum.next = self.file.cur.val().get_bits::<32>(0);
         self.mark.raw.next = bit_cast::<512, 256>(self.file.cur.val().get_bits::<256>(32));
