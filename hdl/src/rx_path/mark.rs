@@ -56,9 +56,6 @@ pub struct PathMark {
     pub psn: Signal<In, Bits<32>>,
     /// The outputs below hold an arrival's result (else they are 0).
     pub valid: Signal<Out, Bit>,
-    /// Split: an arrival is in the stages after its `en` cycle, up to and
-    /// including its `valid` cycle (always 0 when combinational).
-    pub busy: Signal<Out, Bit>,
     /// Verdict ([`PathVerdict`](super::PathVerdict)).
     pub code: Signal<Out, Bits<2>>,
     /// Cumulative path PSN after the arrival.
@@ -109,7 +106,6 @@ impl PathMark {
             k: Default::default(),
             psn: Default::default(),
             valid: Default::default(),
-            busy: Default::default(),
             code: Default::default(),
             new_cum: Default::default(),
             new_raw: Default::default(),
@@ -184,7 +180,6 @@ impl Logic for PathMark {
         self.post.lo.next = self.lo.count.val();
         self.post.hi.next = self.hi.count.val();
         self.valid.next = self.en.val();
-        self.busy.next = false;
         // Split: stage B from A's registers, C from B's, the result from
         // all three (each holds until the next arrival).
         if self.c_split.val() {
@@ -210,7 +205,6 @@ impl Logic for PathMark {
             self.post.lo.next = self.c_lo.q.val();
             self.post.hi.next = self.c_hi.q.val();
             self.valid.next = self.vc.q.val();
-            self.busy.next = self.va.q.val() | self.vb.q.val() | self.vc.q.val();
             if self.en.val() {
                 self.a_raw.d.next = self.raw.val();
                 self.a_cum.d.next = self.cum.val();

@@ -87,17 +87,17 @@ const SW: usize = 416;
 /// raw\[511:0\], cum\[31:0\]}.
 const UW: usize = 681;
 
-/// The receive core's path tracker: one entry per (QP slot, path), address
-/// `qp << 6 | path`, in two block RAMs (rust-hdl `RAM`, registered reads)
-/// with one write port (both written alike) and one read port each: A for
-/// arrivals, B for ACKs.
+/// The receive core's path tracker at `W`-bit beats: one entry per (QP
+/// slot, path), address `qp << 6 | path`, in two block RAMs (rust-hdl
+/// `RAM`, registered reads) with one write port (both written alike) and
+/// one read port each: A for arrivals, B for ACKs.
 ///
 /// Pipeline, one arrival per cycle, in step with `RxPlace`:
 /// * S0: `rd_addr` (the packet's QP slot and path) is read from RAM A;
 /// * S1: `rd_cum` is the entry's `cum`, forwarded from the S2 update in
-///   flight, then from the two updates not yet in the RAM read of S0 (the
-///   write-back registers W1 and W2), so back-to-back arrivals on one entry
-///   see each other; `RxPlace` decides the path window from it;
+///   flight (one-cycle mark only), then from the two updates not yet in
+///   the RAM read of S0 (the write-back registers W1 and W2), so arrivals
+///   on one entry see each other; `RxPlace` decides the path window from it;
 /// * S2: the event (`ev_*`, `RxPlace`'s verdict event): when `ev_track`, the
 ///   entry is updated as `Rx::on_path_arrival` does ([`PathMark`],
 ///   `rx_count` + 1, `ce_count` + CE, echo timestamp = max, reply port,
@@ -107,9 +107,15 @@ const UW: usize = 681;
 /// * W1: the update is written to both RAMs (a register between the mark
 ///   and the RAMs' inputs); W2 holds it one more cycle for S1's forwarding.
 ///
-/// The mark itself is one cycle (S2 to S2 through S1's forwarding): an
-/// arrival needs the state its predecessor on the same entry left, and
-/// `RxPlace` needs the resulting `cum` in the next cycle.
+/// The mark is one cycle (S2 to S2 through S1's forwarding) where tracked
+/// datagrams can come back to back (`W` ≥ 128: a 36-byte datagram is 3
+/// beats or fewer). At `W` = 64 (5 beats at least, so tracked events are
+/// 5 cycles apart or more) it is split ([`PathMark::new`]): the update
+/// reaches W1 [`MARK_STAGES`] cycles after the event, which an arrival's
+/// S1 at least 4 cycles after it still sees through W1, and while an
+/// arrival is in the stages the ACK queue shows empty (`aq_valid` low).
+/// The queue, the ECE flag and the entry's `seen` bit change with the
+/// update; the QP's connection PSN and liveness at the event.
 ///
 /// ACK port: `aq_valid` says the queue is not empty; `aq_pop` takes its
 /// head, and in the next cycle (only) `ak_*` hold that entry's fields as of
@@ -183,6 +189,9 @@ pub struct RxPathTable<const W: usize> {
     c_split: Constant<Bit>,
     // Split: S2's `land`, taken with a tracked event.
     cap: DFF<Bits<153>>,
+    // Split: an arrival is in the mark's stages (after its event, up to
+    // and including its result's cycle).
+    busy: DFF<Bit>,
     // S1: the address read in S0, and whether the entry was ever written.
     a1: DFF<Bits<8>>,
     rd_seen: DFF<Bit>,
@@ -270,6 +279,7 @@ impl<const W: usize> Default for RxPathTable<W> {
             mark: PathMark::new(split),
             c_split: Constant::new(split),
             cap: Default::default(),
+            busy: Default::default(),
             a1: Default::default(),
             rd_seen: Default::default(),
             rd_v: Default::default(),
@@ -317,8 +327,9 @@ impl<const W: usize> Logic for RxPathTable<W> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, cap, a1, rd_seen, rd_v, a2, old, w1, w1_addr, w1_v, w2, w2_addr, w2_v, seen,
-            pend, ece, live, q_wr, q_rd, k_qp, k_path, k_ece, k_conn, k_live, k_fwd, k_w
+            self, clock, cap, busy, a1, rd_seen, rd_v, a2, old, w1, w1_addr, w1_v, w2, w2_addr,
+            w2_v, seen, pend, ece, live, q_wr, q_rd, k_qp, k_path, k_ece, k_conn, k_live, k_fwd,
+            k_w
         );
         for i in 0..QPS {
             self.conn_cum[i].clock.next = self.clock.val();
@@ -373,6 +384,10 @@ impl<const W: usize> Logic for RxPathTable<W> {
         if self.c_split.val() {
             if self.ev_valid.val() & self.ev_track.val() {
                 self.cap.d.next = self.land.val();
+                self.busy.d.next = true;
+            }
+            if self.mark.valid.val() {
+                self.busy.d.next = false;
             }
             self.land.next = self.cap.q.val();
         }
@@ -428,7 +443,9 @@ impl<const W: usize> Logic for RxPathTable<W> {
                 | (bit_cast::<{ UW + 16 }, 16>(self.land.val().get_bits::<16>(136)) << 681);
         }
         self.w1_addr.d.next = self.land.val().get_bits::<8>(128);
-        self.w1_v.d.next = self.mark.valid.val();
+        // (An arrival out of window changes nothing, as in the engine; RxPlace
+        // tracks none, its path window being decided on the same `cum`.)
+        self.w1_v.d.next = self.mark.valid.val() & (self.mark.code.val() != 2);
         self.shifted.next = 0.into();
         self.wn.next = 0.into();
         if self.w1_v.q.val() {
@@ -448,7 +465,7 @@ impl<const W: usize> Logic for RxPathTable<W> {
         self.ram_b.write_enable.next = self.w1_v.q.val();
         self.ram_b.write_address.next = self.w1_addr.q.val();
         self.ram_b.write_data.next = self.wn.val();
-        if self.mark.valid.val() {
+        if self.mark.valid.val() & (self.mark.code.val() != 2) {
             self.seen.d.next = self
                 .seen
                 .q
@@ -472,12 +489,13 @@ impl<const W: usize> Logic for RxPathTable<W> {
         self.head.next = self.queue.read_data.val();
         // Split, no ACK is taken while an arrival is in the mark's stages
         // (its snapshot would miss the arrival).
-        self.aq_valid.next = (self.q_wr.q.val() != self.q_rd.q.val()) & !self.mark.busy.val();
-        self.pop.next = self.aq_pop.val()
-            & (self.q_wr.q.val() != self.q_rd.q.val())
-            & !self.mark.busy.val();
+        self.aq_valid.next = (self.q_wr.q.val() != self.q_rd.q.val()) & !self.busy.q.val();
+        self.pop.next =
+            self.aq_pop.val() & (self.q_wr.q.val() != self.q_rd.q.val()) & !self.busy.q.val();
         self.push.next = self.mark.valid.val()
-            & (!self.pend
+            & (self.mark.code.val() != 2)
+            & (!self
+                .pend
                 .q
                 .val()
                 .get_bit(self.land.val().get_bits::<8>(128).index())
@@ -503,7 +521,7 @@ impl<const W: usize> Logic for RxPathTable<W> {
         if self.pop.val() {
             self.fl.next = self.fl.val().replace_bit(self.head.val().index(), false);
         }
-        if self.mark.valid.val() & self.land.val().get_bit(152) {
+        if self.mark.valid.val() & (self.mark.code.val() != 2) & self.land.val().get_bit(152) {
             self.fl.next = self
                 .fl
                 .val()
@@ -553,6 +571,7 @@ impl<const W: usize> Logic for RxPathTable<W> {
             self.q_rd.d.next = 0.into();
             self.w1_v.d.next = false;
             self.w2_v.d.next = false;
+            self.busy.d.next = false;
         }
     }
 }

@@ -264,7 +264,9 @@ fn table_matches_engine<const W: usize>(gap: usize, max_gap: usize) {
     let fails = Arc::new(Mutex::new(Vec::<String>::new()));
     let out = fails.clone();
     let mut sim = Simulation::new();
-    sim.add_clock(5, |x: &mut Box<RxPathTable<W>>| x.clock.next = !x.clock.val());
+    sim.add_clock(5, |x: &mut Box<RxPathTable<W>>| {
+        x.clock.next = !x.clock.val()
+    });
     sim.add_testbench(move |mut sim: Sim<RxPathTable<W>>| {
         let mut x = sim.init()?;
         x.rst.next = true;
@@ -456,7 +458,11 @@ fn split_table_takes_no_ack_while_a_mark_is_in_its_stages() {
     let acks: Vec<(u32, u32)> = log.iter().filter_map(|l| l.1).collect();
     let mut want = vec![false; MARK_STAGES];
     want.push(true);
-    assert_eq!(&valid[..=MARK_STAGES], &want[..], "aq_valid from the cycle after the event");
+    assert_eq!(
+        &valid[..=MARK_STAGES],
+        &want[..],
+        "aq_valid from the cycle after the event"
+    );
     assert!(!valid[MARK_STAGES + 1..].iter().any(|&v| v), "one ACK only");
     assert_eq!(acks, [(2, 2)], "the ACK (cum, rx_count) includes PSN 0");
 }
