@@ -196,9 +196,10 @@ pub fn rx_place_verilog(width: usize) -> String {
 }
 
 /// Verilog source of the receive core's path tracker ([`RxPathTable`])
-/// alone, for per-block synthesis; top module `top`.
+/// alone, as the 64-bit core has it (the mark split over its stages), for
+/// per-block synthesis; top module `top`.
 pub fn rx_path_table_verilog() -> String {
-    emit(RxPathTable::default)
+    emit(RxPathTable::<64>::default)
 }
 
 /// Verilog source of the NIC top ([`NicCore`]: receive side, ACK framer,

@@ -54,7 +54,7 @@ pub struct RxCore<const W: usize, const B: usize> {
 
     parser: RxParser<W, B>,
     place: RxPlace<W, B>,
-    track: RxPathTable,
+    track: RxPathTable<W>,
     ack: AckGen<W, B>,
     // Per-frame fields the parser does not carry, sampled with the first
     // beat as the parser samples the pseudo-header.

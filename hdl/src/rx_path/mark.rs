@@ -1,14 +1,18 @@
-//! One arrival's update of a path state ([`PathMark`] and its two halves).
+//! One arrival's update of a path state ([`PathMark`] and its parts).
 
 use rust_hdl::prelude::*;
 
 use super::LeadOnes;
 
-/// The engine's `RxPath::mark` for one arrival, combinational, on a path
-/// state kept with its bitmap shift deferred: the logical SACK bitmap is
-/// bits `k .. k + 256` of `raw` (512 bits, zero above), so the shift an
-/// arrival makes is applied by the next one, beside its leading-ones
-/// count rather than after it.
+/// Register stages of a split [`PathMark`] ([`PathMark::new`]): its result
+/// comes this many cycles after the arrival.
+pub const MARK_STAGES: usize = 3;
+
+/// The engine's `RxPath::mark` for one arrival, on a path state kept with
+/// its bitmap shift deferred: the logical SACK bitmap is bits `k .. k + 256`
+/// of `raw` (512 bits, zero above), so the shift an arrival makes is
+/// applied by the next one, beside its leading-ones count rather than
+/// after it.
 ///
 /// With `d = psn - cum`: `d ≥ 2^31` is a duplicate, `2^30 ≤ d < 2^31` out of
 /// window; `d = 0` moves `cum` over itself and the run of set bits after it;
@@ -19,14 +23,28 @@ use super::LeadOnes;
 /// leading-ones count of `raw` with the bits below `k` (plus `n` when
 /// sliding) set; the new state is `raw >> k` (the previous shift, from
 /// registers) with the PSN's bit `d - 1` set, and `k` = how far `cum`
-/// moved, except for slides past the whole bitmap.
-/// [`MarkPre`] comes before the count, [`MarkPost`] after it.
+/// moved, except for slides past the whole bitmap. A duplicate or an
+/// arrival out of window gives the state unchanged (`raw >> k`, `k` = 0).
 ///
-/// Computed only while `en` is high (an arrival); otherwise every output is
-/// 0, so Verilator skips the wide shifts and counts in idle cycles.
-#[derive(LogicBlock, Default)]
+/// Four parts: [`MarkPre`] (the distance, the case, `raw >> k`),
+/// [`MarkMask`] (the bitmap to count), two [`LeadOnes`], [`MarkPost`].
+/// Combinational by default (`valid` = `en`, the result in the arrival's
+/// cycle). Split ([`PathMark::new`]`(true)`), a register after each of
+/// the first three parts: the result comes [`MARK_STAGES`] cycles after
+/// `en`, with `valid`; the inputs are taken in `en`'s cycle only, and each
+/// stage register holds until the next arrival, so arrivals must be at
+/// least [`MARK_STAGES`] cycles apart.
+///
+/// Each part computes only while its enable is high (an arrival in that
+/// stage); otherwise its outputs are 0, so Verilator skips the wide shifts
+/// and counts in idle cycles.
+#[derive(LogicBlock)]
 pub struct PathMark {
-    /// An arrival this cycle: compute the mark (else every output is 0).
+    /// Clock (the stage registers, when split).
+    pub clock: Signal<In, Clock>,
+    /// Synchronous reset: no arrival in the stages.
+    pub rst: Signal<In, Bit>,
+    /// An arrival this cycle: compute the mark.
     pub en: Signal<In, Bit>,
     /// Cumulative path PSN before the arrival.
     pub cum: Signal<In, Bits<32>>,
@@ -36,43 +54,187 @@ pub struct PathMark {
     pub k: Signal<In, Bits<9>>,
     /// The arrival's path PSN.
     pub psn: Signal<In, Bits<32>>,
+    /// The outputs below hold an arrival's result (else they are 0).
+    pub valid: Signal<Out, Bit>,
     /// Verdict ([`PathVerdict`](super::PathVerdict)).
     pub code: Signal<Out, Bits<2>>,
-    /// Cumulative path PSN after a new arrival.
+    /// Cumulative path PSN after the arrival.
     pub new_cum: Signal<Out, Bits<32>>,
-    /// Bitmap after a new arrival, shift not yet applied.
+    /// Bitmap after the arrival, shift not yet applied.
     pub new_raw: Signal<Out, Bits<512>>,
     /// Its pending shift.
     pub new_k: Signal<Out, Bits<9>>,
     pre: MarkPre,
+    mask: MarkMask,
     lo: LeadOnes,
     hi: LeadOnes,
     post: MarkPost,
+    c_split: Constant<Bit>,
+    // Stage A (loaded in the arrival's cycle): its inputs, `MarkPre`'s outputs.
+    va: DFF<Bit>,
+    a_raw: DFF<Bits<512>>,
+    a_cum: DFF<Bits<32>>,
+    a_k: DFF<Bits<9>>,
+    a_psn: DFF<Bits<32>>,
+    a_d: DFF<Bits<32>>,
+    a_slide: DFF<Bit>,
+    a_sn: DFF<Bit>,
+    a_start: DFF<Bits<10>>,
+    a_idx: DFF<Bits<8>>,
+    a_norm: DFF<Bits<256>>,
+    // Stage B: `MarkMask`'s outputs.
+    vb: DFF<Bit>,
+    b_masked: DFF<Bits<512>>,
+    b_hit: DFF<Bit>,
+    b_seen: DFF<Bit>,
+    // Stage C: the counts.
+    vc: DFF<Bit>,
+    c_lo: DFF<Bits<9>>,
+    c_hi: DFF<Bits<9>>,
+}
+
+impl PathMark {
+    /// The mark, combinational (`split` false) or over [`MARK_STAGES`]
+    /// register stages (`split` true).
+    pub fn new(split: bool) -> Self {
+        Self {
+            clock: Default::default(),
+            rst: Default::default(),
+            en: Default::default(),
+            cum: Default::default(),
+            raw: Default::default(),
+            k: Default::default(),
+            psn: Default::default(),
+            valid: Default::default(),
+            code: Default::default(),
+            new_cum: Default::default(),
+            new_raw: Default::default(),
+            new_k: Default::default(),
+            pre: Default::default(),
+            mask: Default::default(),
+            lo: Default::default(),
+            hi: Default::default(),
+            post: Default::default(),
+            c_split: Constant::new(split),
+            va: Default::default(),
+            a_raw: Default::default(),
+            a_cum: Default::default(),
+            a_k: Default::default(),
+            a_psn: Default::default(),
+            a_d: Default::default(),
+            a_slide: Default::default(),
+            a_sn: Default::default(),
+            a_start: Default::default(),
+            a_idx: Default::default(),
+            a_norm: Default::default(),
+            vb: Default::default(),
+            b_masked: Default::default(),
+            b_hit: Default::default(),
+            b_seen: Default::default(),
+            vc: Default::default(),
+            c_lo: Default::default(),
+            c_hi: Default::default(),
+        }
+    }
+}
+
+impl Default for PathMark {
+    fn default() -> Self {
+        Self::new(false)
+    }
 }
 
 impl Logic for PathMark {
     #[hdl_gen]
     fn update(&mut self) {
+        dff_setup!(
+            self, clock, va, a_raw, a_cum, a_k, a_psn, a_d, a_slide, a_sn, a_start, a_idx, a_norm,
+            vb, b_masked, b_hit, b_seen, vc, c_lo, c_hi
+        );
+        // Stage A, the arrival's cycle.
         self.pre.en.next = self.en.val();
-        self.lo.en.next = self.en.val();
-        self.hi.en.next = self.en.val();
-        self.post.en.next = self.en.val();
         self.pre.cum.next = self.cum.val();
         self.pre.raw.next = self.raw.val();
         self.pre.k.next = self.k.val();
         self.pre.psn.next = self.psn.val();
-        self.lo.v.next = self.pre.masked.val().get_bits::<256>(0);
-        self.hi.v.next = self.pre.masked.val().get_bits::<256>(256);
+        // Combinational: every part in the same cycle.
+        self.mask.en.next = self.en.val();
+        self.mask.raw.next = self.raw.val();
+        self.mask.start.next = self.pre.start.val();
+        self.mask.norm.next = self.pre.norm.val();
+        self.mask.idx.next = self.pre.idx.val();
+        self.mask.sn.next = self.pre.sn.val();
+        self.lo.en.next = self.en.val();
+        self.hi.en.next = self.en.val();
+        self.lo.v.next = self.mask.masked.val().get_bits::<256>(0);
+        self.hi.v.next = self.mask.masked.val().get_bits::<256>(256);
+        self.post.en.next = self.en.val();
         self.post.cum.next = self.cum.val();
         self.post.k.next = self.k.val();
         self.post.psn.next = self.psn.val();
         self.post.d.next = self.pre.d.val();
-        self.post.hit.next = self.pre.hit.val();
         self.post.slide.next = self.pre.slide.val();
-        self.post.seen.next = self.pre.seen.val();
         self.post.norm.next = self.pre.norm.val();
+        self.post.hit.next = self.mask.hit.val();
+        self.post.seen.next = self.mask.seen.val();
         self.post.lo.next = self.lo.count.val();
         self.post.hi.next = self.hi.count.val();
+        self.valid.next = self.en.val();
+        // Split: stage B from A's registers, C from B's, the result from
+        // all three (each holds until the next arrival).
+        if self.c_split.val() {
+            self.mask.en.next = self.va.q.val();
+            self.mask.raw.next = self.a_raw.q.val();
+            self.mask.start.next = self.a_start.q.val();
+            self.mask.norm.next = self.a_norm.q.val();
+            self.mask.idx.next = self.a_idx.q.val();
+            self.mask.sn.next = self.a_sn.q.val();
+            self.lo.en.next = self.vb.q.val();
+            self.hi.en.next = self.vb.q.val();
+            self.lo.v.next = self.b_masked.q.val().get_bits::<256>(0);
+            self.hi.v.next = self.b_masked.q.val().get_bits::<256>(256);
+            self.post.en.next = self.vc.q.val();
+            self.post.cum.next = self.a_cum.q.val();
+            self.post.k.next = self.a_k.q.val();
+            self.post.psn.next = self.a_psn.q.val();
+            self.post.d.next = self.a_d.q.val();
+            self.post.slide.next = self.a_slide.q.val();
+            self.post.norm.next = self.a_norm.q.val();
+            self.post.hit.next = self.b_hit.q.val();
+            self.post.seen.next = self.b_seen.q.val();
+            self.post.lo.next = self.c_lo.q.val();
+            self.post.hi.next = self.c_hi.q.val();
+            self.valid.next = self.vc.q.val();
+            if self.en.val() {
+                self.a_raw.d.next = self.raw.val();
+                self.a_cum.d.next = self.cum.val();
+                self.a_k.d.next = self.k.val();
+                self.a_psn.d.next = self.psn.val();
+                self.a_d.d.next = self.pre.d.val();
+                self.a_slide.d.next = self.pre.slide.val();
+                self.a_sn.d.next = self.pre.sn.val();
+                self.a_start.d.next = self.pre.start.val();
+                self.a_idx.d.next = self.pre.idx.val();
+                self.a_norm.d.next = self.pre.norm.val();
+            }
+            if self.va.q.val() {
+                self.b_masked.d.next = self.mask.masked.val();
+                self.b_hit.d.next = self.mask.hit.val();
+                self.b_seen.d.next = self.mask.seen.val();
+            }
+            if self.vb.q.val() {
+                self.c_lo.d.next = self.lo.count.val();
+                self.c_hi.d.next = self.hi.count.val();
+            }
+        }
+        self.va.d.next = self.c_split.val() & self.en.val();
+        self.vb.d.next = self.va.q.val();
+        self.vc.d.next = self.vb.q.val();
+        if self.rst.val() {
+            self.va.d.next = false;
+            self.vb.d.next = false;
+            self.vc.d.next = false;
+        }
         self.code.next = self.post.code.val();
         self.new_cum.next = self.post.new_cum.val();
         self.new_raw.next = self.post.new_raw.val();
@@ -80,10 +242,10 @@ impl Logic for PathMark {
     }
 }
 
-/// First half of [`PathMark`]: the distance `d`, the case, the bitmap to
-/// count leading ones of (bits below `k`, or `k + n` when sliding by `n`,
-/// set), and the bitmap with its pending shift applied; all 0 unless `en`.
-#[derive(LogicBlock)]
+/// First part of [`PathMark`]: the distance `d`, the case, where the
+/// leading-ones count starts (`k`, or `k + n` when sliding by `n ≤ 256`),
+/// and the logical bitmap `raw >> k`; all 0 unless `en`.
+#[derive(LogicBlock, Default)]
 pub struct MarkPre {
     /// Compute this cycle (else every output is 0).
     pub en: Signal<In, Bit>,
@@ -97,46 +259,18 @@ pub struct MarkPre {
     pub psn: Signal<In, Bits<32>>,
     /// `psn - cum`.
     pub d: Signal<Out, Bits<32>>,
-    /// Logical bit `d - 1 mod 256` is set (the PSN, or `n - 1` when sliding).
-    pub hit: Signal<Out, Bit>,
     /// `256 < d < 2^30`.
     pub slide: Signal<Out, Bit>,
-    /// Sliding by `n ≤ 256` and PSN `cum + n` (the new `cum`) had arrived.
-    pub seen: Signal<Out, Bit>,
-    /// `raw` with its bits below the count's start set.
-    pub masked: Signal<Out, Bits<512>>,
+    /// Sliding by `n = d - 256 ≤ 256` (the old bit `n - 1` is in the bitmap).
+    pub sn: Signal<Out, Bit>,
+    /// First bit of `raw` the count looks at.
+    pub start: Signal<Out, Bits<10>>,
+    /// `d - 1 mod 256`: the PSN's logical bit, or `n - 1` when sliding by
+    /// `n ≤ 256` (the same bit).
+    pub idx: Signal<Out, Bits<8>>,
     /// The logical bitmap: `raw >> k`, 256 bits.
     pub norm: Signal<Out, Bits<256>>,
-    c_ones: Constant<Bits<512>>,
     dd: Signal<Local, Bits<32>>,
-    near: Signal<Local, Bit>,
-    start: Signal<Local, Bits<10>>,
-    idx: Signal<Local, Bits<8>>,
-    ridx: Signal<Local, Bits<10>>,
-}
-
-impl Default for MarkPre {
-    fn default() -> Self {
-        Self {
-            en: Default::default(),
-            cum: Default::default(),
-            raw: Default::default(),
-            k: Default::default(),
-            psn: Default::default(),
-            d: Default::default(),
-            hit: Default::default(),
-            slide: Default::default(),
-            seen: Default::default(),
-            masked: Default::default(),
-            norm: Default::default(),
-            c_ones: Constant::new(Bits::<512>::mask()),
-            dd: Default::default(),
-            near: Default::default(),
-            start: Default::default(),
-            idx: Default::default(),
-            ridx: Default::default(),
-        }
-    }
 }
 
 impl Logic for MarkPre {
@@ -146,46 +280,84 @@ impl Logic for MarkPre {
         self.d.next = 0.into();
         self.norm.next = 0.into();
         self.idx.next = 0.into();
-        self.ridx.next = 0.into();
-        self.hit.next = false;
         self.slide.next = false;
-        self.near.next = false;
+        self.sn.next = false;
         self.start.next = 0.into();
-        self.seen.next = false;
-        self.masked.next = 0.into();
         if self.en.val() {
             self.dd.next = self.psn.val() - self.cum.val();
             self.d.next = self.dd.val();
             self.norm.next = bit_cast::<256, 512>(self.raw.val() >> self.k.val());
-            // Logical bit d - 1 (in the window) and bit n - 1 (sliding by
-            // n = d - 256, 257 ≤ d ≤ 512) are the same bit: n - 1 ≡ d - 1 mod
-            // 256; raw bit k + that.
             // (8 bits first, as in the engine: d = 256 gives 255.)
             self.idx.next = self.dd.val().get_bits::<8>(0) - 1;
-            self.ridx.next = bit_cast::<10, 9>(self.k.val()) + bit_cast::<10, 8>(self.idx.val());
-            self.hit.next = false;
-            if !self.ridx.val().get_bit(9) {
-                self.hit.next = self
-                    .raw
-                    .val()
-                    .get_bit(self.ridx.val().get_bits::<9>(0).index());
-            }
             self.slide.next =
                 !self.dd.val().get_bit(31) & !self.dd.val().get_bit(30) & (self.dd.val() > 256);
-            self.near.next = self.dd.val() <= 512;
-            // The count starts at k, or at k + n when sliding by n ≤ 256.
+            self.sn.next = self.slide.val() & (self.dd.val() <= 512);
             self.start.next = bit_cast::<10, 9>(self.k.val());
-            if self.slide.val() & self.near.val() {
+            if self.sn.val() {
                 self.start.next =
                     bit_cast::<10, 9>(self.k.val()) + (self.dd.val().get_bits::<10>(0) - 256);
             }
-            self.seen.next = self.slide.val() & self.near.val() & self.hit.val();
+        }
+    }
+}
+
+/// Second part of [`PathMark`]: whether the logical bit `idx` is set, and
+/// `raw` with its bits below the count's start set; all 0 unless `en`.
+#[derive(LogicBlock)]
+pub struct MarkMask {
+    /// Compute this cycle (else every output is 0).
+    pub en: Signal<In, Bit>,
+    /// Bitmap, shift pending.
+    pub raw: Signal<In, Bits<512>>,
+    /// [`MarkPre::start`].
+    pub start: Signal<In, Bits<10>>,
+    /// [`MarkPre::norm`].
+    pub norm: Signal<In, Bits<256>>,
+    /// [`MarkPre::idx`].
+    pub idx: Signal<In, Bits<8>>,
+    /// [`MarkPre::sn`].
+    pub sn: Signal<In, Bit>,
+    /// Logical bit `idx` is set (the PSN, or `n - 1` when sliding).
+    pub hit: Signal<Out, Bit>,
+    /// Sliding by `n ≤ 256` and PSN `cum + n` (the new `cum`) had arrived.
+    pub seen: Signal<Out, Bit>,
+    /// `raw` with its bits below `start` set.
+    pub masked: Signal<Out, Bits<512>>,
+    c_ones: Constant<Bits<512>>,
+}
+
+impl Default for MarkMask {
+    fn default() -> Self {
+        Self {
+            en: Default::default(),
+            raw: Default::default(),
+            start: Default::default(),
+            norm: Default::default(),
+            idx: Default::default(),
+            sn: Default::default(),
+            hit: Default::default(),
+            seen: Default::default(),
+            masked: Default::default(),
+            c_ones: Constant::new(Bits::<512>::mask()),
+        }
+    }
+}
+
+impl Logic for MarkMask {
+    #[hdl_gen]
+    fn update(&mut self) {
+        self.hit.next = false;
+        self.seen.next = false;
+        self.masked.next = 0.into();
+        if self.en.val() {
+            self.hit.next = self.norm.val().get_bit(self.idx.val().index());
+            self.seen.next = self.sn.val() & self.hit.val();
             self.masked.next = self.raw.val() | !(self.c_ones.val() << self.start.val());
         }
     }
 }
 
-/// Second half of [`PathMark`]: from the leading-ones count, the new `cum`,
+/// Last part of [`PathMark`]: from the leading-ones count, the new `cum`,
 /// the new bitmap (shift pending) and the verdict; all 0 unless `en`.
 #[derive(LogicBlock)]
 pub struct MarkPost {
@@ -199,15 +371,15 @@ pub struct MarkPost {
     pub psn: Signal<In, Bits<32>>,
     /// [`MarkPre::d`].
     pub d: Signal<In, Bits<32>>,
-    /// [`MarkPre::hit`].
+    /// [`MarkMask::hit`].
     pub hit: Signal<In, Bit>,
     /// [`MarkPre::slide`].
     pub slide: Signal<In, Bit>,
-    /// [`MarkPre::seen`].
+    /// [`MarkMask::seen`].
     pub seen: Signal<In, Bit>,
     /// [`MarkPre::norm`].
     pub norm: Signal<In, Bits<256>>,
-    /// Leading ones of the low half of [`MarkPre::masked`].
+    /// Leading ones of the low half of [`MarkMask::masked`].
     pub lo: Signal<In, Bits<9>>,
     /// Leading ones of its high half.
     pub hi: Signal<In, Bits<9>>,
@@ -276,8 +448,11 @@ impl Logic for MarkPost {
             // The PSN's bit d - 1 of the logical bitmap before the shift (d ≤
             // 512 whenever it is used).
             self.pos.next = bit_cast::<9, 32>(self.d.val() - 1);
-            self.new_raw.next =
-                bit_cast::<512, 256>(self.norm.val()) | (self.c_one.val() << self.pos.val());
+            // (Not behind `cum` nor out of window: those leave the state.)
+            self.new_raw.next = bit_cast::<512, 256>(self.norm.val());
+            if !self.d.val().get_bit(31) & !self.d.val().get_bit(30) {
+                self.new_raw.next = self.new_raw.val() | (self.c_one.val() << self.pos.val());
+            }
             self.new_k.next = 0.into();
             self.new_cum.next = self.cum.val();
             if self.at_cum.val() {

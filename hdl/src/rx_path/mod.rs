@@ -50,7 +50,7 @@ mod regs;
 mod tests;
 
 pub use lead_ones::LeadOnes;
-pub use mark::{MarkPost, MarkPre, PathMark};
+pub use mark::{MARK_STAGES, MarkMask, MarkPost, MarkPre, PathMark};
 pub use regs::{PathFile, RxPathRegs};
 
 /// Verilog source of the standalone tracker ([`RxPathRegs`]) for `paths`
@@ -87,17 +87,17 @@ const SW: usize = 416;
 /// raw\[511:0\], cum\[31:0\]}.
 const UW: usize = 681;
 
-/// The receive core's path tracker: one entry per (QP slot, path), address
-/// `qp << 6 | path`, in two block RAMs (rust-hdl `RAM`, registered reads)
-/// with one write port (both written alike) and one read port each: A for
-/// arrivals, B for ACKs.
+/// The receive core's path tracker at `W`-bit beats: one entry per (QP
+/// slot, path), address `qp << 6 | path`, in two block RAMs (rust-hdl
+/// `RAM`, registered reads) with one write port (both written alike) and
+/// one read port each: A for arrivals, B for ACKs.
 ///
 /// Pipeline, one arrival per cycle, in step with `RxPlace`:
 /// * S0: `rd_addr` (the packet's QP slot and path) is read from RAM A;
 /// * S1: `rd_cum` is the entry's `cum`, forwarded from the S2 update in
-///   flight, then from the two updates not yet in the RAM read of S0 (the
-///   write-back registers W1 and W2), so back-to-back arrivals on one entry
-///   see each other; `RxPlace` decides the path window from it;
+///   flight (one-cycle mark only), then from the two updates not yet in
+///   the RAM read of S0 (the write-back registers W1 and W2), so arrivals
+///   on one entry see each other; `RxPlace` decides the path window from it;
 /// * S2: the event (`ev_*`, `RxPlace`'s verdict event): when `ev_track`, the
 ///   entry is updated as `Rx::on_path_arrival` does ([`PathMark`],
 ///   `rx_count` + 1, `ce_count` + CE, echo timestamp = max, reply port,
@@ -107,17 +107,23 @@ const UW: usize = 681;
 /// * W1: the update is written to both RAMs (a register between the mark
 ///   and the RAMs' inputs); W2 holds it one more cycle for S1's forwarding.
 ///
-/// The mark itself is one cycle (S2 to S2 through S1's forwarding): an
-/// arrival needs the state its predecessor on the same entry left, and
-/// `RxPlace` needs the resulting `cum` in the next cycle.
+/// The mark is one cycle (S2 to S2 through S1's forwarding) where tracked
+/// datagrams can come back to back (`W` ≥ 128: a 36-byte datagram is 3
+/// beats or fewer). At `W` = 64 (5 beats at least, so tracked events are
+/// 5 cycles apart or more) it is split ([`PathMark::new`]): the update
+/// reaches W1 [`MARK_STAGES`] cycles after the event, which an arrival's
+/// S1 at least 4 cycles after it still sees through W1, and while an
+/// arrival is in the stages the ACK queue shows empty (`aq_valid` low).
+/// The queue, the ECE flag and the entry's `seen` bit change with the
+/// update; the QP's connection PSN and liveness at the event.
 ///
 /// ACK port: `aq_valid` says the queue is not empty; `aq_pop` takes its
 /// head, and in the next cycle (only) `ak_*` hold that entry's fields as of
 /// before this cycle's arrival (so an arrival in the same cycle re-queues
 /// it), its ECE flag (cleared), and its QP's connection cumulative PSN and
 /// liveness.
-#[derive(LogicBlock, Default)]
-pub struct RxPathTable {
+#[derive(LogicBlock)]
+pub struct RxPathTable<const W: usize> {
     /// Clock.
     pub clock: Signal<In, Clock>,
     /// Synchronous reset: every entry back to zero, queue empty.
@@ -180,6 +186,12 @@ pub struct RxPathTable {
     // Pending-ACK queue: each entry at most once, so it never overflows.
     queue: LutRam<8, 8>,
     mark: PathMark,
+    c_split: Constant<Bit>,
+    // Split: S2's `land`, taken with a tracked event.
+    cap: DFF<Bits<153>>,
+    // Split: an arrival is in the mark's stages (after its event, up to
+    // and including its result's cycle).
+    busy: DFF<Bit>,
     // S1: the address read in S0, and whether the entry was ever written.
     a1: DFF<Bits<8>>,
     rd_seen: DFF<Bit>,
@@ -224,14 +236,100 @@ pub struct RxPathTable {
     push: Signal<Local, Bit>,
     fl: Signal<Local, Bits<ENTRIES>>,
     kd: Signal<Local, Bits<{ SW + 16 }>>,
+    land: Signal<Local, Bits<153>>,
 }
 
-impl Logic for RxPathTable {
+impl<const W: usize> Default for RxPathTable<W> {
+    fn default() -> Self {
+        // Tracked datagrams (base header and ICRC at least) are this many
+        // beats apart at W bits; split when the mark's stages fit between.
+        let gap = (metaroce_proto::BASE_LEN + metaroce_proto::ICRC_LEN) * 8;
+        let split = gap.div_ceil(W) >= MARK_STAGES + 2;
+        Self {
+            clock: Default::default(),
+            rst: Default::default(),
+            rd_addr: Default::default(),
+            rd_en: Default::default(),
+            rd_cum: Default::default(),
+            ev_valid: Default::default(),
+            ev_track: Default::default(),
+            ev_qhit: Default::default(),
+            ev_psn: Default::default(),
+            ev_ts: Default::default(),
+            ev_port: Default::default(),
+            ev_ce: Default::default(),
+            ev_conn_cum: Default::default(),
+            ev_live: Default::default(),
+            aq_valid: Default::default(),
+            aq_pop: Default::default(),
+            ak_qp: Default::default(),
+            ak_path: Default::default(),
+            ak_cum: Default::default(),
+            ak_sack: Default::default(),
+            ak_rx: Default::default(),
+            ak_ce: Default::default(),
+            ak_ts: Default::default(),
+            ak_port: Default::default(),
+            ak_ece: Default::default(),
+            ak_conn_cum: Default::default(),
+            ak_live: Default::default(),
+            ram_a: Default::default(),
+            ram_b: Default::default(),
+            queue: Default::default(),
+            mark: PathMark::new(split),
+            c_split: Constant::new(split),
+            cap: Default::default(),
+            busy: Default::default(),
+            a1: Default::default(),
+            rd_seen: Default::default(),
+            rd_v: Default::default(),
+            a2: Default::default(),
+            old: Default::default(),
+            w1: Default::default(),
+            w1_addr: Default::default(),
+            w1_v: Default::default(),
+            w2: Default::default(),
+            w2_addr: Default::default(),
+            w2_v: Default::default(),
+            seen: Default::default(),
+            pend: Default::default(),
+            ece: Default::default(),
+            conn_cum: std::array::from_fn(|_| Default::default()),
+            live: Default::default(),
+            q_wr: Default::default(),
+            q_rd: Default::default(),
+            k_qp: Default::default(),
+            k_path: Default::default(),
+            k_ece: Default::default(),
+            k_conn: Default::default(),
+            k_live: Default::default(),
+            k_fwd: Default::default(),
+            k_w: Default::default(),
+            rx_n: Default::default(),
+            ce_n: Default::default(),
+            ts_n: Default::default(),
+            upd: Default::default(),
+            s1: Default::default(),
+            nw: Default::default(),
+            wn: Default::default(),
+            shifted: Default::default(),
+            head: Default::default(),
+            pop: Default::default(),
+            push: Default::default(),
+            fl: Default::default(),
+            kd: Default::default(),
+            land: Default::default(),
+        }
+    }
+}
+
+impl<const W: usize> Logic for RxPathTable<W> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, a1, rd_seen, rd_v, a2, old, w1, w1_addr, w1_v, w2, w2_addr, w2_v, seen,
-            pend, ece, live, q_wr, q_rd, k_qp, k_path, k_ece, k_conn, k_live, k_fwd, k_w
+            self, clock, cap, busy, a1, rd_seen, rd_v, a2, old, w1, w1_addr, w1_v, w2, w2_addr,
+            w2_v, seen, pend, ece, live, q_wr, q_rd, k_qp, k_path, k_ece, k_conn, k_live, k_fwd,
+            k_w
         );
         for i in 0..QPS {
             self.conn_cum[i].clock.next = self.clock.val();
@@ -243,7 +341,7 @@ impl Logic for RxPathTable {
         self.ram_b.write_clock.next = self.clock.val();
         self.queue.clock.next = self.clock.val();
 
-        // ---- S2: the update of a tracked event (`ev_valid & ev_track`). ----
+        // ---- S2: the event; the mark of a tracked one (`ev_valid & ev_track`). ----
         // Written out from the ports wherever it is used, never through a
         // local: Verilator splits the kernel into groups of statements
         // linked by the locals they share, and a shared "tracked" local
@@ -251,6 +349,8 @@ impl Logic for RxPathTable {
         // stage to the ACK port's input-driven logic, evaluated again at
         // every input change. The wide work (mark, `upd`) is done only
         // for a tracked event; `upd` is 0 otherwise (not used then).
+        self.mark.clock.next = self.clock.val();
+        self.mark.rst.next = self.rst.val();
         self.mark.en.next = self.ev_valid.val() & self.ev_track.val();
         self.mark.cum.next = self.old.q.val().get_bits::<32>(0);
         self.mark.raw.next = self.old.q.val().get_bits::<512>(32);
@@ -259,7 +359,6 @@ impl Logic for RxPathTable {
         self.rx_n.next = 0.into();
         self.ce_n.next = 0.into();
         self.ts_n.next = 0.into();
-        self.upd.next = 0.into();
         if self.ev_valid.val() & self.ev_track.val() {
             self.rx_n.next = self.old.q.val().get_bits::<32>(553) + 1;
             self.ce_n.next = self.old.q.val().get_bits::<32>(585);
@@ -270,16 +369,34 @@ impl Logic for RxPathTable {
             if self.ev_ts.val() > self.old.q.val().get_bits::<64>(617) {
                 self.ts_n.next = self.ev_ts.val();
             }
-            self.upd.next = bit_cast::<UW, 553>(self.old.q.val().get_bits::<553>(0));
-            if self.mark.code.val() == 0 {
-                self.upd.next = bit_cast::<UW, 32>(self.mark.new_cum.val())
-                    | (bit_cast::<UW, 512>(self.mark.new_raw.val()) << 32)
-                    | (bit_cast::<UW, 9>(self.mark.new_k.val()) << 544);
+        }
+        // What lands with the mark's result (`mark.valid`): the counters,
+        // the entry, the reply port and the CE mark; from S2, or, split,
+        // taken with the event and held until its result.
+        self.land.next = bit_cast::<153, 32>(self.rx_n.val())
+            | (bit_cast::<153, 32>(self.ce_n.val()) << 32)
+            | (bit_cast::<153, 64>(self.ts_n.val()) << 64)
+            | (bit_cast::<153, 8>(self.a2.q.val()) << 128)
+            | (bit_cast::<153, 16>(self.ev_port.val()) << 136);
+        if self.ev_ce.val() {
+            self.land.next = self.land.val().replace_bit(152, true);
+        }
+        if self.c_split.val() {
+            if self.ev_valid.val() & self.ev_track.val() {
+                self.cap.d.next = self.land.val();
+                self.busy.d.next = true;
             }
-            self.upd.next = self.upd.val()
-                | (bit_cast::<UW, 32>(self.rx_n.val()) << 553)
-                | (bit_cast::<UW, 32>(self.ce_n.val()) << 585)
-                | (bit_cast::<UW, 64>(self.ts_n.val()) << 617);
+            if self.mark.valid.val() {
+                self.busy.d.next = false;
+            }
+            self.land.next = self.cap.q.val();
+        }
+        self.upd.next = 0.into();
+        if self.mark.valid.val() {
+            self.upd.next = bit_cast::<UW, 32>(self.mark.new_cum.val())
+                | (bit_cast::<UW, 512>(self.mark.new_raw.val()) << 32)
+                | (bit_cast::<UW, 9>(self.mark.new_k.val()) << 544)
+                | (bit_cast::<UW, 128>(self.land.val().get_bits::<128>(0)) << 553);
         }
 
         // ---- S1: the freshest state of the entry read in S0 (after a read only). ----
@@ -298,7 +415,12 @@ impl Logic for RxPathTable {
             if self.w1_v.q.val() & (self.w1_addr.q.val() == self.a1.q.val()) {
                 self.s1.next = self.w1.q.val().get_bits::<UW>(0);
             }
-            if self.ev_valid.val() & self.ev_track.val() & (self.a2.q.val() == self.a1.q.val()) {
+            // (Split, the next arrival on the entry comes after W1.)
+            if !self.c_split.val()
+                & self.ev_valid.val()
+                & self.ev_track.val()
+                & (self.a2.q.val() == self.a1.q.val())
+            {
                 self.s1.next = self.upd.val();
             }
         }
@@ -316,12 +438,14 @@ impl Logic for RxPathTable {
         // W1 is loaded, and `wn` computed (else 0), only when valid: both
         // are used only then (the RAM writes, W2 and the ACK port's `k_w`
         // all follow `w1_v`).
-        if self.ev_valid.val() & self.ev_track.val() {
+        if self.mark.valid.val() {
             self.w1.d.next = bit_cast::<{ UW + 16 }, UW>(self.upd.val())
-                | (bit_cast::<{ UW + 16 }, 16>(self.ev_port.val()) << 681);
+                | (bit_cast::<{ UW + 16 }, 16>(self.land.val().get_bits::<16>(136)) << 681);
         }
-        self.w1_addr.d.next = self.a2.q.val();
-        self.w1_v.d.next = self.ev_valid.val() & self.ev_track.val();
+        self.w1_addr.d.next = self.land.val().get_bits::<8>(128);
+        // (An arrival out of window changes nothing, as in the engine; RxPlace
+        // tracks none, its path window being decided on the same `cum`.)
+        self.w1_v.d.next = self.mark.valid.val() & (self.mark.code.val() != 2);
         self.shifted.next = 0.into();
         self.wn.next = 0.into();
         if self.w1_v.q.val() {
@@ -341,8 +465,12 @@ impl Logic for RxPathTable {
         self.ram_b.write_enable.next = self.w1_v.q.val();
         self.ram_b.write_address.next = self.w1_addr.q.val();
         self.ram_b.write_data.next = self.wn.val();
-        if self.ev_valid.val() & self.ev_track.val() {
-            self.seen.d.next = self.seen.q.val().replace_bit(self.a2.q.val().index(), true);
+        if self.mark.valid.val() & (self.mark.code.val() != 2) {
+            self.seen.d.next = self
+                .seen
+                .q
+                .val()
+                .replace_bit(self.land.val().get_bits::<8>(128).index(), true);
         }
         if self.ev_valid.val() & self.ev_qhit.val() {
             for i in 0..QPS {
@@ -359,23 +487,33 @@ impl Logic for RxPathTable {
 
         // ---- ACK queue: a pop in the same cycle as an arrival comes first. ----
         self.head.next = self.queue.read_data.val();
-        self.aq_valid.next = self.q_wr.q.val() != self.q_rd.q.val();
-        self.pop.next = self.aq_pop.val() & (self.q_wr.q.val() != self.q_rd.q.val());
-        self.push.next = self.ev_valid.val()
-            & self.ev_track.val()
-            & (!self.pend.q.val().get_bit(self.a2.q.val().index())
-                | (self.pop.val() & (self.head.val() == self.a2.q.val())));
+        // Split, no ACK is taken while an arrival is in the mark's stages
+        // (its snapshot would miss the arrival).
+        self.aq_valid.next = (self.q_wr.q.val() != self.q_rd.q.val()) & !self.busy.q.val();
+        self.pop.next =
+            self.aq_pop.val() & (self.q_wr.q.val() != self.q_rd.q.val()) & !self.busy.q.val();
+        self.push.next = self.mark.valid.val()
+            & (self.mark.code.val() != 2)
+            & (!self
+                .pend
+                .q
+                .val()
+                .get_bit(self.land.val().get_bits::<8>(128).index())
+                | (self.pop.val() & (self.head.val() == self.land.val().get_bits::<8>(128))));
         self.queue.read_address.next = self.q_rd.q.val().get_bits::<8>(0);
         self.queue.write_enable.next = self.push.val();
         self.queue.write_address.next = self.q_wr.q.val().get_bits::<8>(0);
-        self.queue.write_data.next = self.a2.q.val();
+        self.queue.write_data.next = self.land.val().get_bits::<8>(128);
         self.ram_b.read_address.next = self.head.val();
         self.fl.next = self.pend.q.val();
         if self.pop.val() {
             self.fl.next = self.fl.val().replace_bit(self.head.val().index(), false);
         }
         if self.push.val() {
-            self.fl.next = self.fl.val().replace_bit(self.a2.q.val().index(), true);
+            self.fl.next = self
+                .fl
+                .val()
+                .replace_bit(self.land.val().get_bits::<8>(128).index(), true);
             self.q_wr.d.next = self.q_wr.q.val() + 1;
         }
         self.pend.d.next = self.fl.val();
@@ -383,8 +521,11 @@ impl Logic for RxPathTable {
         if self.pop.val() {
             self.fl.next = self.fl.val().replace_bit(self.head.val().index(), false);
         }
-        if self.ev_valid.val() & self.ev_track.val() & self.ev_ce.val() {
-            self.fl.next = self.fl.val().replace_bit(self.a2.q.val().index(), true);
+        if self.mark.valid.val() & (self.mark.code.val() != 2) & self.land.val().get_bit(152) {
+            self.fl.next = self
+                .fl
+                .val()
+                .replace_bit(self.land.val().get_bits::<8>(128).index(), true);
         }
         self.ece.d.next = self.fl.val();
         if self.pop.val() {
@@ -430,6 +571,7 @@ impl Logic for RxPathTable {
             self.q_rd.d.next = 0.into();
             self.w1_v.d.next = false;
             self.w2_v.d.next = false;
+            self.busy.d.next = false;
         }
     }
 }

@@ -87,6 +87,8 @@ impl<const P: usize, const PB: usize> Logic for RxPathRegs<P, PB> {
         self.file.rst.next = self.rst.val();
         self.file.sel.next = self.ev_path.val();
         self.file.rd_sel.next = self.rd_path.val();
+        self.mark.clock.next = self.clock.val();
+        self.mark.rst.next = self.rst.val();
         self.mark.en.next = self.ev_valid.val();
         self.mark.cum.next = self.file.cur.val().get_bits::<32>(0);
         self.mark.raw.next = bit_cast::<512, 256>(self.file.cur.val().get_bits::<256>(32));
@@ -95,7 +97,7 @@ impl<const P: usize, const PB: usize> Logic for RxPathRegs<P, PB> {
         // Counted unless out of window; the state moves when new.
         self.upd.next = bit_cast::<352, 288>(self.file.cur.val().get_bits::<288>(0));
         self.shifted.next = 0.into();
-        if self.ev_valid.val() & (self.mark.code.val() == 0) {
+        if self.mark.valid.val() & (self.mark.code.val() == 0) {
             self.shifted.next =
                 bit_cast::<256, 512>(self.mark.new_raw.val() >> self.mark.new_k.val());
             self.upd.next = bit_cast::<352, 32>(self.mark.new_cum.val())
@@ -110,9 +112,9 @@ impl<const P: usize, const PB: usize> Logic for RxPathRegs<P, PB> {
             self.upd.next = (self.upd.val() & self.c_lo.val())
                 | (bit_cast::<352, 32>(self.file.cur.val().get_bits::<32>(320) + 1) << 320);
         }
-        self.file.we.next = self.ev_valid.val() & (self.mark.code.val() != 2);
+        self.file.we.next = self.mark.valid.val() & (self.mark.code.val() != 2);
         self.file.wdata.next = self.upd.val();
-        self.v.d.next = self.ev_valid.val();
+        self.v.d.next = self.mark.valid.val();
         self.path.d.next = self.ev_path.val();
         self.code.d.next = self.mark.code.val();
         if self.rst.val() {
