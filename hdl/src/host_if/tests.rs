@@ -1,6 +1,9 @@
 //! rust-hdl simulation of [`HostIf`]: the TX queue and a register operation.
 
+use super::reg_file::{RO_BITS, RW_BITS, WO_REGS, rw_bit, wo_bit};
+use super::wiring::ro_at;
 use super::*;
+use rust_hdl::prelude::*;
 use std::sync::{Arc, Mutex};
 
 /// `v` at bit `at` of a `N`-bit bus.

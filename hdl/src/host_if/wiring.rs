@@ -757,7 +757,7 @@ fn rw_at(block: &str, first: &str, last: &str, bits: usize) -> Constant<Bits<16>
 ///
 /// # Panics
 /// If no register, or more than one, names it.
-fn ro_at(src: &str) -> Constant<Bits<16>> {
+pub(super) fn ro_at(src: &str) -> Constant<Bits<16>> {
     let places: Vec<usize> = ro_sources()
         .iter()
         .enumerate()
