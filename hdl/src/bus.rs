@@ -24,57 +24,86 @@
 
 use rust_hdl::prelude::*;
 
-/// AXI-Stream beats driven by the block (frames, datagrams, payload).
-#[derive(LogicInterface, Default)]
-#[join = "AxisIn"]
-pub struct AxisOut<const W: usize, const B: usize> {
-    /// Beat data, lane 0 first.
-    pub tdata: Signal<Out, Bits<W>>,
-    /// Byte enables (packed).
-    pub tkeep: Signal<Out, Bits<B>>,
-    /// Beat valid.
-    pub tvalid: Signal<Out, Bit>,
-    /// The receiver takes the beat.
-    pub tready: Signal<In, Bit>,
-    /// Last beat of a frame.
-    pub tlast: Signal<Out, Bit>,
+/// Declares a bus and its mirror (the same bus seen from its other end:
+/// every direction flipped) from one field list, each field with its
+/// direction in the first and in the second (`valid: Out / In, Bit;`),
+/// the pair joined to each other (`#[join]`, which takes the names as
+/// strings).
+macro_rules! bus_pair {
+    (
+        $(#[doc = $adoc:literal])*
+        $a:ident = $an:literal
+        $(#[doc = $bdoc:literal])*
+        / $b:ident = $bn:literal
+        [$(const $g:ident : usize $(= $gd:literal)?),*]
+        { $( $(#[doc = $fdoc:literal])* $f:ident : $da:ident / $db:ident, $t:ty; )* }
+    ) => {
+        $(#[doc = $adoc])*
+        #[derive(LogicInterface, Default)]
+        #[join = $bn]
+        pub struct $a<$(const $g: usize $(= $gd)?),*> {
+            $( $(#[doc = $fdoc])* pub $f: Signal<$da, $t>, )*
+        }
+
+        $(#[doc = $bdoc])*
+        #[derive(LogicInterface, Default)]
+        #[join = $an]
+        pub struct $b<$(const $g: usize $(= $gd)?),*> {
+            $( $(#[doc = $fdoc])* pub $f: Signal<$db, $t>, )*
+        }
+    };
 }
 
-/// AXI-Stream beats into the block: [`AxisOut`] seen from its receiver.
-#[derive(LogicInterface, Default)]
-#[join = "AxisOut"]
-pub struct AxisIn<const W: usize, const B: usize> {
-    /// Beat data, lane 0 first.
-    pub tdata: Signal<In, Bits<W>>,
-    /// Byte enables (packed).
-    pub tkeep: Signal<In, Bits<B>>,
-    /// Beat valid.
-    pub tvalid: Signal<In, Bit>,
-    /// The block takes the beat.
-    pub tready: Signal<Out, Bit>,
-    /// Last beat of a frame.
-    pub tlast: Signal<In, Bit>,
+bus_pair! {
+    /// AXI-Stream beats driven by the block (frames, datagrams, payload).
+    AxisOut = "AxisOut"
+    /// AXI-Stream beats into the block: [`AxisOut`] seen from its receiver.
+    / AxisIn = "AxisIn"
+    [const W: usize, const B: usize]
+    {
+        /// Beat data, lane 0 first.
+        tdata: Out / In, Bits<W>;
+        /// Byte enables (packed).
+        tkeep: Out / In, Bits<B>;
+        /// Beat valid.
+        tvalid: Out / In, Bit;
+        /// The receiver takes the beat.
+        tready: In / Out, Bit;
+        /// Last beat of a frame.
+        tlast: Out / In, Bit;
+    }
 }
 
-/// Configuration write port with an `A`-bit address (table and register
-/// maps: `crate::rx_place::cfg`, `crate::nic_core::CFG_TX_BIT`).
-#[derive(LogicInterface, Default)]
-pub struct CfgIn<const A: usize> {
-    /// Write strobe.
-    pub we: Signal<In, Bit>,
-    /// Write address.
-    pub addr: Signal<In, Bits<A>>,
-    /// Write data.
-    pub data: Signal<In, Bits<64>>,
+bus_pair! {
+    /// Configuration write port with an `A`-bit address and `D`-bit data
+    /// (64 unless the map's words are narrower; table and register
+    /// maps: `crate::rx_place::cfg`, `crate::nic_core::CFG_TX_BIT`).
+    CfgIn = "CfgIn"
+    /// A configuration write port seen from its writer: [`CfgIn`] mirrored.
+    / CfgOut = "CfgOut"
+    [const A: usize, const D: usize = 64]
+    {
+        /// Write strobe.
+        we: In / Out, Bit;
+        /// Write address.
+        addr: In / Out, Bits<A>;
+        /// Write data (`D` bits: a map whose words are narrower takes only those).
+        data: In / Out, Bits<D>;
+    }
 }
 
-/// Counter read port: a select with `S` bits, the counter one cycle later.
-#[derive(LogicInterface, Default)]
-pub struct CounterPort<const S: usize> {
-    /// Counter select.
-    pub sel: Signal<In, Bits<S>>,
-    /// Selected counter (one cycle after `sel`).
-    pub val: Signal<Out, Bits<32>>,
+bus_pair! {
+    /// Counter read port: a select with `S` bits, the counter one cycle later.
+    CounterPort = "CounterPort"
+    /// A counter read port seen from its reader: [`CounterPort`] mirrored.
+    / CounterRead = "CounterRead"
+    [const S: usize]
+    {
+        /// Counter select.
+        sel: In / Out, Bits<S>;
+        /// Selected counter (one cycle after `sel`).
+        val: Out / In, Bits<32>;
+    }
 }
 
 /// ICRC pseudo-header of the datagram whose first beat enters the
@@ -93,325 +122,496 @@ pub struct PseudoIn {
     pub udp_len: Signal<In, Bits<16>>,
 }
 
-/// DMA write of placed payload: address and length with the first beat,
-/// then the data beats.
-#[derive(LogicInterface, Default)]
-pub struct DmaWriteOut<const W: usize, const B: usize> {
-    /// First beat: `addr` and `len` are valid.
-    pub first: Signal<Out, Bit>,
-    /// Host address of the write.
-    pub addr: Signal<Out, Bits<64>>,
-    /// Bytes of the write.
-    pub len: Signal<Out, Bits<16>>,
-    /// Write data, lane 0 first.
-    pub tdata: Signal<Out, Bits<W>>,
-    /// Byte enables (packed).
-    pub tkeep: Signal<Out, Bits<B>>,
-    /// Beat valid.
-    pub tvalid: Signal<Out, Bit>,
-    /// The DMA engine takes the beat.
-    pub tready: Signal<In, Bit>,
-    /// Last beat of a write.
-    pub tlast: Signal<Out, Bit>,
+bus_pair! {
+    /// DMA write of placed payload: address and length with the first beat,
+    /// then the data beats.
+    DmaWriteOut = "DmaWriteOut"
+    /// DMA writes into the block that takes them: [`DmaWriteOut`] mirrored.
+    / DmaWriteIn = "DmaWriteIn"
+    [const W: usize, const B: usize]
+    {
+        /// First beat: `addr` and `len` are valid.
+        first: Out / In, Bit;
+        /// Host address of the write.
+        addr: Out / In, Bits<64>;
+        /// Bytes of the write.
+        len: Out / In, Bits<16>;
+        /// Write data, lane 0 first.
+        tdata: Out / In, Bits<W>;
+        /// Byte enables (packed).
+        tkeep: Out / In, Bits<B>;
+        /// Beat valid.
+        tvalid: Out / In, Bit;
+        /// The DMA engine takes the beat.
+        tready: In / Out, Bit;
+        /// Last beat of a write.
+        tlast: Out / In, Bit;
+    }
 }
 
-/// Verdict events of the receive core: one `valid` pulse per datagram with
-/// its `crate::rx_place::Verdict` code and header fields.
-#[derive(LogicInterface, Default)]
-pub struct VerdictOut {
-    /// Verdict pulse, one per datagram (the fields below are valid with it).
-    pub valid: Signal<Out, Bit>,
-    /// Verdict code (`crate::rx_place::Verdict`).
-    pub code: Signal<Out, Bits<5>>,
-    /// Base header version.
-    pub version: Signal<Out, Bits<8>>,
-    /// Opcode.
-    pub opcode: Signal<Out, Bits<8>>,
-    /// Flags.
-    pub flags: Signal<Out, Bits<16>>,
-    /// Destination QPN.
-    pub dst_qpn: Signal<Out, Bits<32>>,
-    /// Path id.
-    pub path: Signal<Out, Bits<16>>,
-    /// Path PSN.
-    pub path_psn: Signal<Out, Bits<32>>,
-    /// Sender timestamp.
-    pub timestamp: Signal<Out, Bits<64>>,
-    /// MSG message sequence number.
-    pub msn: Signal<Out, Bits<32>>,
-    /// MSG posted-receive index.
-    pub recv_idx: Signal<Out, Bits<32>>,
-    /// MSG immediate data.
-    pub imm: Signal<Out, Bits<32>>,
-    /// Stream id.
-    pub stream: Signal<Out, Bits<16>>,
-    /// Connection PSN (a NACK's `conn_psn`).
-    pub conn_psn: Signal<Out, Bits<32>>,
-    /// UDP source port (a NACK's destination port).
-    pub src_port: Signal<Out, Bits<16>>,
-    /// MSG offset.
-    pub offset: Signal<Out, Bits<32>>,
-    /// MSG message length.
-    pub msg_len: Signal<Out, Bits<32>>,
-    /// Payload bytes (0 for other than MSG opcodes).
-    pub len: Signal<Out, Bits<16>>,
+bus_pair! {
+    /// Verdict events of the receive core: one `valid` pulse per datagram with
+    /// its `crate::rx_place::Verdict` code and header fields.
+    VerdictOut = "VerdictOut"
+    /// Verdict events seen from their user: [`VerdictOut`] mirrored.
+    / VerdictIn = "VerdictIn"
+    []
+    {
+        /// Verdict pulse, one per datagram (the fields below are valid with it).
+        valid: Out / In, Bit;
+        /// Verdict code (`crate::rx_place::Verdict`).
+        code: Out / In, Bits<5>;
+        /// Base header version.
+        version: Out / In, Bits<8>;
+        /// Opcode.
+        opcode: Out / In, Bits<8>;
+        /// Flags.
+        flags: Out / In, Bits<16>;
+        /// Destination QPN.
+        dst_qpn: Out / In, Bits<32>;
+        /// Path id.
+        path: Out / In, Bits<16>;
+        /// Path PSN.
+        path_psn: Out / In, Bits<32>;
+        /// Sender timestamp.
+        timestamp: Out / In, Bits<64>;
+        /// MSG message sequence number.
+        msn: Out / In, Bits<32>;
+        /// MSG posted-receive index.
+        recv_idx: Out / In, Bits<32>;
+        /// MSG immediate data.
+        imm: Out / In, Bits<32>;
+        /// Stream id.
+        stream: Out / In, Bits<16>;
+        /// Connection PSN (a NACK's `conn_psn`).
+        conn_psn: Out / In, Bits<32>;
+        /// UDP source port (a NACK's destination port).
+        src_port: Out / In, Bits<16>;
+        /// MSG offset.
+        offset: Out / In, Bits<32>;
+        /// MSG message length.
+        msg_len: Out / In, Bits<32>;
+        /// Payload bytes (0 for other than MSG opcodes).
+        len: Out / In, Bits<16>;
+    }
 }
 
-/// ACK datagrams of the receive core: UDP payload beats and, held for the
-/// datagram, its addressing and ECE mark.
-#[derive(LogicInterface, Default)]
-#[join = "AckIn"]
-pub struct AckOut<const W: usize, const B: usize> {
-    /// Datagram beats (UDP payload, lane order).
-    pub tdata: Signal<Out, Bits<W>>,
-    /// Byte enables (packed).
-    pub tkeep: Signal<Out, Bits<B>>,
-    /// Beat valid.
-    pub tvalid: Signal<Out, Bit>,
-    /// The transmitter takes the beat.
-    pub tready: Signal<In, Bit>,
-    /// Last beat of an ACK.
-    pub tlast: Signal<Out, Bit>,
-    /// Destination IP (IPv4 mapped into IPv6).
-    pub dst_ip: Signal<Out, Bits<128>>,
-    /// UDP source port.
-    pub src_port: Signal<Out, Bits<16>>,
-    /// UDP destination port.
-    pub dst_port: Signal<Out, Bits<16>>,
-    /// The ACK carries ECE.
-    pub ece: Signal<Out, Bit>,
+bus_pair! {
+    /// ACK datagrams of the receive core: UDP payload beats and, held for the
+    /// datagram, its addressing and ECE mark.
+    AckOut = "AckOut"
+    /// ACK datagrams into the ACK framer: [`AckOut`] seen from its receiver
+    /// (the addressing and ECE sampled with the first beat).
+    / AckIn = "AckIn"
+    [const W: usize, const B: usize]
+    {
+        /// Datagram beats (UDP payload, lane order).
+        tdata: Out / In, Bits<W>;
+        /// Byte enables (packed).
+        tkeep: Out / In, Bits<B>;
+        /// Beat valid.
+        tvalid: Out / In, Bit;
+        /// The transmitter takes the beat.
+        tready: In / Out, Bit;
+        /// Last beat of an ACK.
+        tlast: Out / In, Bit;
+        /// Destination IP (IPv4 mapped into IPv6).
+        dst_ip: Out / In, Bits<128>;
+        /// UDP source port.
+        src_port: Out / In, Bits<16>;
+        /// UDP destination port.
+        dst_port: Out / In, Bits<16>;
+        /// The ACK carries ECE.
+        ece: Out / In, Bit;
+    }
 }
 
-/// ACK datagrams into the ACK framer: [`AckOut`] seen from its receiver
-/// (the addressing and ECE sampled with the first beat).
-#[derive(LogicInterface, Default)]
-#[join = "AckOut"]
-pub struct AckIn<const W: usize, const B: usize> {
-    /// Datagram beats (UDP payload, lane order).
-    pub tdata: Signal<In, Bits<W>>,
-    /// Byte enables (packed).
-    pub tkeep: Signal<In, Bits<B>>,
-    /// Beat valid.
-    pub tvalid: Signal<In, Bit>,
-    /// The framer takes the beat.
-    pub tready: Signal<Out, Bit>,
-    /// Last beat of an ACK.
-    pub tlast: Signal<In, Bit>,
-    /// Destination IP (IPv6, or IPv4 mapped into IPv6: selects the IP version).
-    pub dst_ip: Signal<In, Bits<128>>,
-    /// UDP source port.
-    pub src_port: Signal<In, Bits<16>>,
-    /// UDP destination port.
-    pub dst_port: Signal<In, Bits<16>>,
-    /// The ACK carries ECE.
-    pub ece: Signal<In, Bit>,
+bus_pair! {
+    /// Whole UDP datagrams the firmware built (NACK, DISCONNECT), into the
+    /// ACK framer: payload beats and, with the first beat, the addressing.
+    DatagramIn = "DatagramIn"
+    /// Whole datagrams seen from their source: [`DatagramIn`] mirrored.
+    / DatagramOut = "DatagramOut"
+    [const W: usize, const B: usize]
+    {
+        /// Datagram beats (UDP payload, lane 0 first).
+        tdata: In / Out, Bits<W>;
+        /// Byte enables (packed).
+        tkeep: In / Out, Bits<B>;
+        /// Beat valid.
+        tvalid: In / Out, Bit;
+        /// The framer takes the beat.
+        tready: Out / In, Bit;
+        /// Last beat of the datagram.
+        tlast: In / Out, Bit;
+        /// Destination IP (IPv6, or IPv4 mapped into IPv6), with the first beat.
+        dst_ip: In / Out, Bits<128>;
+        /// UDP source port, with the first beat.
+        src_port: In / Out, Bits<16>;
+        /// UDP destination port, with the first beat.
+        dst_port: In / Out, Bits<16>;
+    }
 }
 
-/// Whole UDP datagrams the firmware built (NACK, DISCONNECT), into the
-/// ACK framer: payload beats and, with the first beat, the addressing.
-#[derive(LogicInterface, Default)]
-pub struct DatagramIn<const W: usize, const B: usize> {
-    /// Datagram beats (UDP payload, lane 0 first).
-    pub tdata: Signal<In, Bits<W>>,
-    /// Byte enables (packed).
-    pub tkeep: Signal<In, Bits<B>>,
-    /// Beat valid.
-    pub tvalid: Signal<In, Bit>,
-    /// The framer takes the beat.
-    pub tready: Signal<Out, Bit>,
-    /// Last beat of the datagram.
-    pub tlast: Signal<In, Bit>,
-    /// Destination IP (IPv6, or IPv4 mapped into IPv6), with the first beat.
-    pub dst_ip: Signal<In, Bits<128>>,
-    /// UDP source port, with the first beat.
-    pub src_port: Signal<In, Bits<16>>,
-    /// UDP destination port, with the first beat.
-    pub dst_port: Signal<In, Bits<16>>,
+bus_pair! {
+    /// The firmware receive queue's output: the datagrams handed up, with
+    /// their length, truncation mark and UDP source port.
+    FwRxOut = "FwRxOut"
+    /// The firmware receive queue's output seen from its reader: [`FwRxOut`] mirrored.
+    / FwRxIn = "FwRxIn"
+    [const W: usize, const B: usize]
+    {
+        /// Datagram beats, lane 0 first.
+        tdata: Out / In, Bits<W>;
+        /// Byte enables (packed).
+        tkeep: Out / In, Bits<B>;
+        /// Beat valid.
+        tvalid: Out / In, Bit;
+        /// The firmware takes the beat.
+        tready: In / Out, Bit;
+        /// Last beat.
+        tlast: Out / In, Bit;
+        /// The datagram's length in bytes.
+        len: Out / In, Bits<16>;
+        /// Only the datagram's first bytes came up.
+        trunc: Out / In, Bit;
+        /// The datagram's UDP source port.
+        src_port: Out / In, Bits<16>;
+    }
 }
 
-/// The firmware receive queue's output: the datagrams handed up, with
-/// their length, truncation mark and UDP source port.
-#[derive(LogicInterface, Default)]
-pub struct FwRxOut<const W: usize, const B: usize> {
-    /// Datagram beats, lane 0 first.
-    pub tdata: Signal<Out, Bits<W>>,
-    /// Byte enables (packed).
-    pub tkeep: Signal<Out, Bits<B>>,
-    /// Beat valid.
-    pub tvalid: Signal<Out, Bit>,
-    /// The firmware takes the beat.
-    pub tready: Signal<In, Bit>,
-    /// Last beat.
-    pub tlast: Signal<Out, Bit>,
-    /// The datagram's length in bytes.
-    pub len: Signal<Out, Bits<16>>,
-    /// Only the datagram's first bytes came up.
-    pub trunc: Signal<Out, Bit>,
-    /// The datagram's UDP source port.
-    pub src_port: Signal<Out, Bits<16>>,
+bus_pair! {
+    /// The Ethernet front end's per-frame events (`crate::EthDrop` codes).
+    EthEvOut = "EthEvOut"
+    /// The Ethernet front end's events seen from their user: [`EthEvOut`] mirrored.
+    / EthEvIn = "EthEvIn"
+    []
+    {
+        /// One pulse per Ethernet frame.
+        valid: Out / In, Bit;
+        /// Its `crate::EthDrop` code.
+        reason: Out / In, Bits<4>;
+    }
 }
 
-/// The Ethernet front end's per-frame events (`crate::EthDrop` codes).
-#[derive(LogicInterface, Default)]
-pub struct EthEvOut {
-    /// One pulse per Ethernet frame.
-    pub valid: Signal<Out, Bit>,
-    /// Its `crate::EthDrop` code.
-    pub reason: Signal<Out, Bits<4>>,
+bus_pair! {
+    /// A copy of the beats the receive core takes (no back-pressure).
+    TapOut = "TapOut"
+    /// The receive core's input tap seen from a block that watches it.
+    / TapIn = "TapIn"
+    [const W: usize, const B: usize]
+    {
+        /// Beat data.
+        tdata: Out / In, Bits<W>;
+        /// Byte enables (packed).
+        tkeep: Out / In, Bits<B>;
+        /// The core takes a beat this cycle.
+        tvalid: Out / In, Bit;
+        /// It is the datagram's last beat.
+        tlast: Out / In, Bit;
+    }
 }
 
-/// A copy of the beats the receive core takes (no back-pressure).
+bus_pair! {
+    /// Send descriptors into the TX builder: one datagram's header fields and
+    /// where its payload is in host memory.
+    DescIn = "DescIn"
+    /// Send descriptors seen from their source: [`DescIn`] mirrored.
+    / DescOut = "DescOut"
+    []
+    {
+        /// Descriptor valid.
+        valid: In / Out, Bit;
+        /// The builder takes the descriptor.
+        ready: Out / In, Bit;
+        /// Opcode; 0x01..=0x06 carry the MSG extension.
+        opcode: In / Out, Bits<8>;
+        /// Base-header flags.
+        flags: In / Out, Bits<16>;
+        /// Destination QPN.
+        dst_qpn: In / Out, Bits<32>;
+        /// Source QPN.
+        src_qpn: In / Out, Bits<32>;
+        /// Stream id.
+        stream: In / Out, Bits<16>;
+        /// Path index: selects the entropy (UDP source port).
+        path: In / Out, Bits<16>;
+        /// Connection PSN.
+        conn_psn: In / Out, Bits<32>;
+        /// Path PSN.
+        path_psn: In / Out, Bits<32>;
+        /// Timestamp (ns).
+        timestamp: In / Out, Bits<64>;
+        /// MSG: message sequence number.
+        msn: In / Out, Bits<32>;
+        /// MSG: receive index.
+        recv_idx: In / Out, Bits<32>;
+        /// MSG: message length.
+        msg_len: In / Out, Bits<32>;
+        /// MSG: offset of the payload in the message.
+        offset: In / Out, Bits<32>;
+        /// MSG: remote address.
+        remote_va: In / Out, Bits<64>;
+        /// MSG: rkey.
+        rkey: In / Out, Bits<32>;
+        /// MSG: immediate data.
+        imm: In / Out, Bits<32>;
+        /// Payload bytes (0: no fetch).
+        len: In / Out, Bits<16>;
+        /// Host address of the payload.
+        addr: In / Out, Bits<64>;
+        /// Send ECN-capable: ECT(0) in the IP header.
+        ecn: In / Out, Bit;
+    }
+}
+
+bus_pair! {
+    /// Payload fetch requests (host memory reads) of the TX builder; the data
+    /// comes back on an [`AxisIn`].
+    ReadReqOut = "ReadReqOut"
+    /// Payload fetch requests seen from the memory side: [`ReadReqOut`] mirrored.
+    / ReadReqIn = "ReadReqIn"
+    []
+    {
+        /// Request valid.
+        valid: Out / In, Bit;
+        /// The memory takes the request.
+        ready: In / Out, Bit;
+        /// Host address.
+        addr: Out / In, Bits<64>;
+        /// Bytes.
+        len: Out / In, Bits<16>;
+    }
+}
+
+bus_pair! {
+    /// Read port of the per-path TX table (`crate::TxPathTable`): a slot (of
+    /// `SB` bits) in, its state out, combinationally.
+    TxReadPort = "TxReadPort"
+    /// The TX table's read port seen from its reader: [`TxReadPort`] mirrored.
+    / TxRead = "TxRead"
+    [const SB: usize]
+    {
+        /// Slot to read.
+        slot: In / Out, Bits<SB>;
+        /// Length for `can_send`.
+        len: In / Out, Bits<16>;
+        /// Entropy (UDP source port).
+        entropy: Out / In, Bits<16>;
+        /// Next path PSN.
+        next_psn: Out / In, Bits<32>;
+        /// Oldest unresolved path PSN.
+        una: Out / In, Bits<32>;
+        /// Bytes in flight.
+        inflight: Out / In, Bits<32>;
+        /// Window (bytes).
+        window: Out / In, Bits<32>;
+        /// Smoothed RTT, ns.
+        srtt: Out / In, Bits<32>;
+        /// RTT variation, ns.
+        rttvar: Out / In, Bits<32>;
+        /// An RTT sample was taken.
+        rtt_valid: Out / In, Bit;
+        /// ECN EWMA (16.16).
+        ecn_ewma: Out / In, Bits<32>;
+        /// Loss EWMA (16.16).
+        loss_ewma: Out / In, Bits<32>;
+        /// Acked packets since the last move.
+        samples: Out / In, Bits<32>;
+        /// Data packets sent.
+        sent: Out / In, Bits<32>;
+        /// Retransmissions sent.
+        retransmitted: Out / In, Bits<32>;
+        /// Packets acknowledged.
+        acked: Out / In, Bits<32>;
+        /// Packets lost.
+        lost: Out / In, Bits<32>;
+        /// CE marks counted.
+        ce_marked: Out / In, Bits<32>;
+        /// Moves.
+        repaths: Out / In, Bits<32>;
+        /// Timeouts.
+        timeouts: Out / In, Bits<32>;
+        /// Quarantined.
+        quarantined: Out / In, Bit;
+        /// Probe backoff multiplier.
+        backoff: Out / In, Bits<4>;
+        /// `TxPath::can_send(len)`.
+        can_send: Out / In, Bit;
+    }
+}
+
+bus_pair! {
+    /// Fate events of the per-path TX table: each transmission, once acked or
+    /// lost, with its connection PSN.
+    FateOut = "FateOut"
+    /// TX table fate events seen from their user: [`FateOut`] mirrored.
+    / FateIn = "FateIn"
+    []
+    {
+        /// Fate event valid.
+        valid: Out / In, Bit;
+        /// The firmware takes the event.
+        ready: In / Out, Bit;
+        /// Lost (1) or acked (0).
+        lost: Out / In, Bit;
+        /// Connection PSN of the transmission.
+        conn_psn: Out / In, Bits<32>;
+    }
+}
+
+bus_pair! {
+    /// Operation port of the per-path TX table (`crate::TxPathTable`, the
+    /// `crate::TxOp` codes): one operation taken when `valid` meets `ready`,
+    /// its operands with it.
+    TxOpIn = "TxOpIn"
+    /// TX table operations seen from their issuer: [`TxOpIn`] mirrored.
+    / TxOpOut = "TxOpOut"
+    [const SB: usize]
+    {
+        /// Operation valid.
+        valid: In / Out, Bit;
+        /// The table takes an operation (none running).
+        ready: Out / In, Bit;
+        /// Operation (`crate::TxOp`).
+        code: In / Out, Bits<3>;
+        /// Slot operated on.
+        slot: In / Out, Bits<SB>;
+        /// `Send`: connection PSN; `Ack`: `path_cum`; `Lose`: path PSN.
+        psn: In / Out, Bits<32>;
+        /// `Send`: payload bytes.
+        len: In / Out, Bits<16>;
+        /// `Send`: a probe.
+        probe: In / Out, Bit;
+        /// `Send`: a retransmission.
+        retx: In / Out, Bit;
+        /// `Ack`: SACK bitmap.
+        sack: In / Out, Bits<256>;
+        /// `Feedback`: an RTT sample is given.
+        rtt_valid: In / Out, Bit;
+        /// `Feedback`: RTT sample, ns.
+        rtt: In / Out, Bits<32>;
+        /// `Feedback`: the ACK's cumulative CE count.
+        ce_count: In / Out, Bits<32>;
+        /// `Feedback`: packets the ACK acknowledged.
+        acked: In / Out, Bits<32>;
+        /// `Init`/`Timeout`/`Move`: entropy; `Window`: window in bytes.
+        value: In / Out, Bits<32>;
+    }
+}
+
+bus_pair! {
+    /// Results of the per-path TX table's operations: one `valid` pulse per
+    /// operation done, its results with it.
+    TxResOut = "TxResOut"
+    /// TX table results seen from the operation's issuer: [`TxResOut`] mirrored.
+    / TxResIn = "TxResIn"
+    []
+    {
+        /// Pulse: the operation is done.
+        valid: Out / In, Bit;
+        /// `Send`: the ring had room.
+        ok: Out / In, Bit;
+        /// `Send`: path PSN assigned.
+        psn: Out / In, Bits<32>;
+        /// `Ack`: data packets acknowledged.
+        pkts: Out / In, Bits<32>;
+        /// `Ack`: bytes acknowledged.
+        bytes: Out / In, Bits<32>;
+    }
+}
+
+bus_pair! {
+    /// Check port of the per-path TX table: what the ACK receiver's evidence
+    /// check reads of a slot (`crate::ack_rx`), combinationally.
+    TxCheckPort = "TxCheckPort"
+    /// The TX table's check port seen from its reader: [`TxCheckPort`] mirrored.
+    / TxCheck = "TxCheck"
+    [const SB: usize]
+    {
+        /// Slot to show.
+        slot: In / Out, Bits<SB>;
+        /// Its `una`.
+        una: Out / In, Bits<32>;
+        /// Its `next_psn`.
+        next_psn: Out / In, Bits<32>;
+        /// The last `ce_count` applied on it.
+        last_ce: Out / In, Bits<32>;
+        /// It is quarantined.
+        quarantined: Out / In, Bit;
+    }
+}
+
+bus_pair! {
+    /// ACKs the ACK receiver applied to the TX table (`crate::AckRx`): one
+    /// `valid` pulse per ACK, for the firmware's congestion controller and
+    /// connection state.
+    AckDoneOut = "AckDoneOut"
+    /// Applied ACKs seen from their user: [`AckDoneOut`] mirrored.
+    / AckDoneIn = "AckDoneIn"
+    [const SB: usize]
+    {
+        /// Pulse: an ACK was applied.
+        valid: Out / In, Bit;
+        /// Its TX table slot.
+        slot: Out / In, Bits<SB>;
+        /// Data packets it acknowledged.
+        pkts: Out / In, Bits<32>;
+        /// Bytes it acknowledged.
+        bytes: Out / In, Bits<32>;
+        /// The ACK's `conn_cum`.
+        conn_cum: Out / In, Bits<32>;
+    }
+}
+
+bus_pair! {
+    /// The ACK receiver's counters (`crate::AckRx`).
+    AckRxCntOut = "AckRxCntOut"
+    /// The ACK receiver's counters seen from their reader: [`AckRxCntOut`]
+    /// mirrored.
+    / AckRxCntIn = "AckRxCntIn"
+    []
+    {
+        /// ACKs applied.
+        applied: Out / In, Bits<32>;
+        /// Valid ACKs whose (QPN, path) has no slot (left to the firmware).
+        unmapped: Out / In, Bits<32>;
+        /// ACKs dropped because the queue (16) was full.
+        overflow: Out / In, Bits<32>;
+        /// Events whose path PSN or timestamp differed from the captured
+        /// datagram's (not applied; 0 unless the pairing broke).
+        pair_err: Out / In, Bits<32>;
+        /// ACKs refused by the evidence check (spec §5.5 step 0: nothing
+        /// applied, no done pulse); counted in the cycle after the refused
+        /// ACK's turn.
+        refused: Out / In, Bits<32>;
+    }
+}
+
+/// What the ACK receiver (`crate::AckRx`) watches of the receive core:
+/// the beats the core takes (no byte enables: an ACK fills every lane of
+/// the bytes it keeps) and, one per datagram in order, the verdict event
+/// fields that pair an event with its datagram and route an ACK.
 #[derive(LogicInterface, Default)]
-#[join = "TapIn"]
-pub struct TapOut<const W: usize, const B: usize> {
+pub struct AckTapIn<const W: usize> {
     /// Beat data.
-    pub tdata: Signal<Out, Bits<W>>,
-    /// Byte enables (packed).
-    pub tkeep: Signal<Out, Bits<B>>,
-    /// The core takes a beat this cycle.
-    pub tvalid: Signal<Out, Bit>,
-    /// It is the datagram's last beat.
-    pub tlast: Signal<Out, Bit>,
-}
-
-/// The receive core's input tap seen from a block that watches it.
-#[derive(LogicInterface, Default)]
-#[join = "TapOut"]
-pub struct TapIn<const W: usize, const B: usize> {
-    /// Beat data.
     pub tdata: Signal<In, Bits<W>>,
-    /// Byte enables (packed).
-    pub tkeep: Signal<In, Bits<B>>,
     /// The core takes a beat this cycle.
     pub tvalid: Signal<In, Bit>,
     /// It is the datagram's last beat.
     pub tlast: Signal<In, Bit>,
-}
-
-/// Send descriptors into the TX builder: one datagram's header fields and
-/// where its payload is in host memory.
-#[derive(LogicInterface, Default)]
-pub struct DescIn {
-    /// Descriptor valid.
-    pub valid: Signal<In, Bit>,
-    /// The builder takes the descriptor.
-    pub ready: Signal<Out, Bit>,
-    /// Opcode; 0x01..=0x06 carry the MSG extension.
-    pub opcode: Signal<In, Bits<8>>,
-    /// Base-header flags.
-    pub flags: Signal<In, Bits<16>>,
-    /// Destination QPN.
-    pub dst_qpn: Signal<In, Bits<32>>,
-    /// Source QPN.
-    pub src_qpn: Signal<In, Bits<32>>,
-    /// Stream id.
-    pub stream: Signal<In, Bits<16>>,
-    /// Path index: selects the entropy (UDP source port).
-    pub path: Signal<In, Bits<16>>,
-    /// Connection PSN.
-    pub conn_psn: Signal<In, Bits<32>>,
-    /// Path PSN.
-    pub path_psn: Signal<In, Bits<32>>,
-    /// Timestamp (ns).
-    pub timestamp: Signal<In, Bits<64>>,
-    /// MSG: message sequence number.
-    pub msn: Signal<In, Bits<32>>,
-    /// MSG: receive index.
-    pub recv_idx: Signal<In, Bits<32>>,
-    /// MSG: message length.
-    pub msg_len: Signal<In, Bits<32>>,
-    /// MSG: offset of the payload in the message.
-    pub offset: Signal<In, Bits<32>>,
-    /// MSG: remote address.
-    pub remote_va: Signal<In, Bits<64>>,
-    /// MSG: rkey.
-    pub rkey: Signal<In, Bits<32>>,
-    /// MSG: immediate data.
-    pub imm: Signal<In, Bits<32>>,
-    /// Payload bytes (0: no fetch).
-    pub len: Signal<In, Bits<16>>,
-    /// Host address of the payload.
-    pub addr: Signal<In, Bits<64>>,
-    /// Send ECN-capable: ECT(0) in the IP header.
-    pub ecn: Signal<In, Bit>,
-}
-
-/// Payload fetch requests (host memory reads) of the TX builder; the data
-/// comes back on an [`AxisIn`].
-#[derive(LogicInterface, Default)]
-pub struct ReadReqOut {
-    /// Request valid.
-    pub valid: Signal<Out, Bit>,
-    /// The memory takes the request.
-    pub ready: Signal<In, Bit>,
-    /// Host address.
-    pub addr: Signal<Out, Bits<64>>,
-    /// Bytes.
-    pub len: Signal<Out, Bits<16>>,
-}
-
-/// Read port of the per-path TX table (`crate::TxPathTable`): a slot (of
-/// `SB` bits) in, its state out, combinationally.
-#[derive(LogicInterface, Default)]
-pub struct TxReadPort<const SB: usize> {
-    /// Slot to read.
-    pub slot: Signal<In, Bits<SB>>,
-    /// Length for `can_send`.
-    pub len: Signal<In, Bits<16>>,
-    /// Entropy (UDP source port).
-    pub entropy: Signal<Out, Bits<16>>,
-    /// Next path PSN.
-    pub next_psn: Signal<Out, Bits<32>>,
-    /// Oldest unresolved path PSN.
-    pub una: Signal<Out, Bits<32>>,
-    /// Bytes in flight.
-    pub inflight: Signal<Out, Bits<32>>,
-    /// Window (bytes).
-    pub window: Signal<Out, Bits<32>>,
-    /// Smoothed RTT, ns.
-    pub srtt: Signal<Out, Bits<32>>,
-    /// RTT variation, ns.
-    pub rttvar: Signal<Out, Bits<32>>,
-    /// An RTT sample was taken.
-    pub rtt_valid: Signal<Out, Bit>,
-    /// ECN EWMA (16.16).
-    pub ecn_ewma: Signal<Out, Bits<32>>,
-    /// Loss EWMA (16.16).
-    pub loss_ewma: Signal<Out, Bits<32>>,
-    /// Acked packets since the last move.
-    pub samples: Signal<Out, Bits<32>>,
-    /// Data packets sent.
-    pub sent: Signal<Out, Bits<32>>,
-    /// Retransmissions sent.
-    pub retransmitted: Signal<Out, Bits<32>>,
-    /// Packets acknowledged.
-    pub acked: Signal<Out, Bits<32>>,
-    /// Packets lost.
-    pub lost: Signal<Out, Bits<32>>,
-    /// CE marks counted.
-    pub ce_marked: Signal<Out, Bits<32>>,
-    /// Moves.
-    pub repaths: Signal<Out, Bits<32>>,
-    /// Timeouts.
-    pub timeouts: Signal<Out, Bits<32>>,
-    /// Quarantined.
-    pub quarantined: Signal<Out, Bit>,
-    /// Probe backoff multiplier.
-    pub backoff: Signal<Out, Bits<4>>,
-    /// `TxPath::can_send(len)`.
-    pub can_send: Signal<Out, Bit>,
-}
-
-/// Fate events of the per-path TX table: each transmission, once acked or
-/// lost, with its connection PSN.
-#[derive(LogicInterface, Default)]
-pub struct FateOut {
-    /// Fate event valid.
-    pub valid: Signal<Out, Bit>,
-    /// The firmware takes the event.
-    pub ready: Signal<In, Bit>,
-    /// Lost (1) or acked (0).
-    pub lost: Signal<Out, Bit>,
-    /// Connection PSN of the transmission.
-    pub conn_psn: Signal<Out, Bits<32>>,
+    /// Verdict event pulse (one per datagram, in order).
+    pub ev_valid: Signal<In, Bit>,
+    /// Its verdict code.
+    pub ev_code: Signal<In, Bits<5>>,
+    /// Its opcode.
+    pub ev_opcode: Signal<In, Bits<8>>,
+    /// Its destination QPN.
+    pub ev_dst_qpn: Signal<In, Bits<32>>,
+    /// Its path.
+    pub ev_path: Signal<In, Bits<16>>,
+    /// Its path PSN (the pairing guard).
+    pub ev_path_psn: Signal<In, Bits<32>>,
+    /// Its timestamp (the pairing guard).
+    pub ev_timestamp: Signal<In, Bits<64>>,
 }

@@ -31,8 +31,9 @@ use rust_hdl::prelude::*;
 use crate::ack_frame::AckFrame;
 use crate::ack_rx::AckRx;
 use crate::bus::{
-    AckOut, AxisIn, AxisOut, CfgIn, CounterPort, DatagramIn, DescIn, DmaWriteOut, EthEvOut,
-    FateOut, FwRxOut, ReadReqOut, TapOut, TxReadPort, VerdictOut,
+    AckDoneOut, AckOut, AckRxCntOut, AxisIn, AxisOut, CfgIn, CounterPort, DatagramIn, DescIn,
+    DmaWriteOut, EthEvOut, FateOut, FwRxOut, ReadReqOut, TapOut, TxCheck, TxOpIn, TxOpOut,
+    TxReadPort, TxResOut, VerdictOut,
 };
 use crate::fw_rx::FwRx;
 use crate::nic_rx::NicRx;
@@ -97,44 +98,11 @@ pub struct NicCore<const W: usize, const B: usize> {
     pub ack_cnt_v6: Signal<Out, Bits<32>>,
     /// MAC TX: frames (data and ACK frames).
     pub m_axis: AxisOut<W, B>,
-    /// Operation valid.
-    pub op_valid: Signal<In, Bit>,
-    /// The table takes an operation (none running).
-    pub op_ready: Signal<Out, Bit>,
-    /// Operation (`TxOp`).
-    pub op_code: Signal<In, Bits<3>>,
-    /// Slot operated on.
-    pub op_slot: Signal<In, Bits<TX_SLOT_BITS>>,
-    /// `Send`: connection PSN; `Ack`: `path_cum`; `Lose`: path PSN.
-    pub op_psn: Signal<In, Bits<32>>,
-    /// `Send`: payload bytes.
-    pub op_len: Signal<In, Bits<16>>,
-    /// `Send`: a probe.
-    pub op_probe: Signal<In, Bit>,
-    /// `Send`: a retransmission.
-    pub op_retx: Signal<In, Bit>,
-    /// `Ack`: SACK bitmap.
-    pub op_sack: Signal<In, Bits<256>>,
-    /// `Feedback`: an RTT sample is given.
-    pub op_rtt_valid: Signal<In, Bit>,
-    /// `Feedback`: RTT sample, ns.
-    pub op_rtt: Signal<In, Bits<32>>,
-    /// `Feedback`: the ACK's cumulative CE count.
-    pub op_ce_count: Signal<In, Bits<32>>,
-    /// `Feedback`: packets the ACK acknowledged.
-    pub op_acked: Signal<In, Bits<32>>,
-    /// `Init`/`Timeout`/`Move`: entropy; `Window`: window in bytes.
-    pub op_value: Signal<In, Bits<32>>,
-    /// Pulse: the operation is done.
-    pub res_valid: Signal<Out, Bit>,
-    /// `Send`: the ring had room.
-    pub res_ok: Signal<Out, Bit>,
-    /// `Send`: path PSN assigned.
-    pub res_psn: Signal<Out, Bits<32>>,
-    /// `Ack`: data packets acknowledged.
-    pub res_pkts: Signal<Out, Bits<32>>,
-    /// `Ack`: bytes acknowledged.
-    pub res_bytes: Signal<Out, Bits<32>>,
+    /// TX table operations (the firmware's; `ready` low while the ACK
+    /// receiver holds the table).
+    pub op: TxOpIn<TX_SLOT_BITS>,
+    /// TX table results of the firmware's operations.
+    pub res: TxResOut,
     /// Fate events of the TX table.
     pub m_fate: FateOut,
     /// TX table read port: a slot's state.
@@ -146,28 +114,11 @@ pub struct NicCore<const W: usize, const B: usize> {
     /// Fate event (and `res_valid` suppressed) from an ACK the hardware
     /// applied; its slot is the next `m_ackrx_slot`.
     pub m_fate_hw: Signal<Out, Bit>,
-    /// Pulse: the ACK receiver applied an ACK to the table.
-    pub m_ackrx_valid: Signal<Out, Bit>,
-    /// Its TX table slot.
-    pub m_ackrx_slot: Signal<Out, Bits<TX_SLOT_BITS>>,
-    /// Data packets it acknowledged.
-    pub m_ackrx_pkts: Signal<Out, Bits<32>>,
-    /// Bytes it acknowledged.
-    pub m_ackrx_bytes: Signal<Out, Bits<32>>,
-    /// The ACK's `conn_cum`.
-    pub m_ackrx_conn_cum: Signal<Out, Bits<32>>,
-    /// ACKs applied by the hardware.
-    pub ackrx_cnt_applied: Signal<Out, Bits<32>>,
-    /// Valid ACKs for an unmapped (QPN, path): left to the firmware.
-    pub ackrx_cnt_unmapped: Signal<Out, Bits<32>>,
-    /// ACKs dropped: the ACK receiver's queue was full.
-    pub ackrx_cnt_overflow: Signal<Out, Bits<32>>,
-    /// ACKs not applied because the event did not match the tapped datagram.
-    pub ackrx_cnt_pair_err: Signal<Out, Bits<32>>,
-    /// ACKs the ACK receiver refused as impossible (spec §5.5 step 0;
-    /// nothing applied, no `m_ackrx_valid`); it counts in the cycle after
-    /// the refused ACK's turn.
-    pub ackrx_cnt_refused: Signal<Out, Bits<32>>,
+    /// ACKs the ACK receiver applied to the table, one pulse each.
+    pub m_ackrx: AckDoneOut<TX_SLOT_BITS>,
+    /// The ACK receiver's counters (unmapped: left to the firmware;
+    /// refused as impossible, spec §5.5 step 0).
+    pub ackrx_cnt: AckRxCntOut,
     /// Firmware receive queue: the datagrams handed up (verdict 10).
     pub m_fw: FwRxOut<W, B>,
     /// Datagrams handed to the firmware.
@@ -212,13 +163,13 @@ impl<const W: usize, const B: usize> Logic for NicCore<W, B> {
         self.tx.cfg.addr.next = self.cfg.addr.val().get_bits::<8>(0);
         self.rx.cfg.data.next = self.cfg.data.val();
         self.tx.cfg.data.next = self.cfg.data.val();
-        self.ackrx.cfg_we.next = self.cfg.we.val()
+        self.ackrx.cfg.we.next = self.cfg.we.val()
             & self.cfg.addr.val().get_bit(9)
             & !self.cfg.addr.val().get_bit(8)
             & self.cfg.addr.val().get_bit(7)
             & !self.cfg.addr.val().get_bit(6);
-        self.ackrx.cfg_addr.next = self.cfg.addr.val().get_bits::<6>(0);
-        self.ackrx.cfg_data.next = self.cfg.data.val().get_bits::<49>(0);
+        self.ackrx.cfg.addr.next = self.cfg.addr.val().get_bits::<6>(0);
+        self.ackrx.cfg.data.next = self.cfg.data.val().get_bits::<49>(0);
 
         // Receive side.
         AxisIn::<W, B>::link(&mut self.s_axis, &mut self.rx.s_axis);
@@ -271,73 +222,29 @@ impl<const W: usize, const B: usize> Logic for NicCore<W, B> {
         self.fw_cnt_trunc.next = self.fwrx.cnt_trunc.val();
 
         // ACK receiver: the core's input and events.
-        self.ackrx.s_tdata.next = self.rx.m_tap.tdata.val();
-        self.ackrx.s_tvalid.next = self.rx.m_tap.tvalid.val();
-        self.ackrx.s_tlast.next = self.rx.m_tap.tlast.val();
-        self.ackrx.ev_valid.next = self.m_ev.valid.val();
-        self.ackrx.ev_code.next = self.m_ev.code.val();
-        self.ackrx.ev_opcode.next = self.m_ev.opcode.val();
-        self.ackrx.ev_dst_qpn.next = self.m_ev.dst_qpn.val();
-        self.ackrx.ev_path.next = self.m_ev.path.val();
-        self.ackrx.ev_path_psn.next = self.m_ev.path_psn.val();
-        self.ackrx.ev_timestamp.next = self.m_ev.timestamp.val();
+        self.ackrx.s_tap.tdata.next = self.rx.m_tap.tdata.val();
+        self.ackrx.s_tap.tvalid.next = self.rx.m_tap.tvalid.val();
+        self.ackrx.s_tap.tlast.next = self.rx.m_tap.tlast.val();
+        self.ackrx.s_tap.ev_valid.next = self.m_ev.valid.val();
+        self.ackrx.s_tap.ev_code.next = self.m_ev.code.val();
+        self.ackrx.s_tap.ev_opcode.next = self.m_ev.opcode.val();
+        self.ackrx.s_tap.ev_dst_qpn.next = self.m_ev.dst_qpn.val();
+        self.ackrx.s_tap.ev_path.next = self.m_ev.path.val();
+        self.ackrx.s_tap.ev_path_psn.next = self.m_ev.path_psn.val();
+        self.ackrx.s_tap.ev_timestamp.next = self.m_ev.timestamp.val();
         self.ackrx.now.next = self.now.val();
-        self.ackrx.fw_op_valid.next = self.op_valid.val();
-        self.ackrx.t_op_ready.next = self.paths.op_ready.val();
-        self.ackrx.t_res_valid.next = self.paths.res_valid.val();
-        self.ackrx.t_res_pkts.next = self.paths.res_pkts.val();
-        self.ackrx.t_res_bytes.next = self.paths.res_bytes.val();
-        self.paths.ck_slot.next = self.ackrx.ck_slot.val();
-        self.ackrx.ck_una.next = self.paths.ck_una.val();
-        self.ackrx.ck_next_psn.next = self.paths.ck_next_psn.val();
-        self.ackrx.ck_last_ce.next = self.paths.ck_last_ce.val();
-        self.ackrx.ck_quarantined.next = self.paths.ck_quarantined.val();
-        self.ackrx_cnt_refused.next = self.ackrx.cnt_refused.val();
         self.m_fate_hw.next = self.ackrx.busy.val();
-        self.m_ackrx_valid.next = self.ackrx.m_done_valid.val();
-        self.m_ackrx_slot.next = self.ackrx.m_done_slot.val();
-        self.m_ackrx_pkts.next = self.ackrx.m_done_pkts.val();
-        self.m_ackrx_bytes.next = self.ackrx.m_done_bytes.val();
-        self.m_ackrx_conn_cum.next = self.ackrx.m_done_conn_cum.val();
-        self.ackrx_cnt_applied.next = self.ackrx.cnt_applied.val();
-        self.ackrx_cnt_unmapped.next = self.ackrx.cnt_unmapped.val();
-        self.ackrx_cnt_overflow.next = self.ackrx.cnt_overflow.val();
-        self.ackrx_cnt_pair_err.next = self.ackrx.cnt_pair_err.val();
+        AckDoneOut::<TX_SLOT_BITS>::link(&mut self.m_ackrx, &mut self.ackrx.m_done);
+        AckRxCntOut::link(&mut self.ackrx_cnt, &mut self.ackrx.cnt);
 
-        // Per-path TX table: the firmware's ports, or the ACK receiver's
-        // Ack/Feedback operands while it holds the table (`sel`); the
-        // firmware sees op_ready low then, and no res_valid for ours.
-        if self.ackrx.sel.val() {
-            self.paths.op_valid.next = self.ackrx.a_op_valid.val();
-            self.paths.op_code.next = self.ackrx.a_op_code.val();
-            self.paths.op_slot.next = self.ackrx.a_op_slot.val();
-            self.paths.op_psn.next = self.ackrx.a_op_psn.val();
-            self.paths.op_sack.next = self.ackrx.a_op_sack.val();
-            self.paths.op_rtt_valid.next = self.ackrx.a_op_rtt_valid.val();
-            self.paths.op_rtt.next = self.ackrx.a_op_rtt.val();
-            self.paths.op_ce_count.next = self.ackrx.a_op_ce_count.val();
-            self.paths.op_acked.next = self.ackrx.a_op_acked.val();
-        } else {
-            self.paths.op_valid.next = self.op_valid.val();
-            self.paths.op_code.next = self.op_code.val();
-            self.paths.op_slot.next = self.op_slot.val();
-            self.paths.op_psn.next = self.op_psn.val();
-            self.paths.op_sack.next = self.op_sack.val();
-            self.paths.op_rtt_valid.next = self.op_rtt_valid.val();
-            self.paths.op_rtt.next = self.op_rtt.val();
-            self.paths.op_ce_count.next = self.op_ce_count.val();
-            self.paths.op_acked.next = self.op_acked.val();
-        }
-        self.op_ready.next = self.paths.op_ready.val() & !self.ackrx.sel.val();
-        self.paths.op_len.next = self.op_len.val();
-        self.paths.op_probe.next = self.op_probe.val();
-        self.paths.op_retx.next = self.op_retx.val();
-        self.paths.op_value.next = self.op_value.val();
-        self.res_valid.next = self.paths.res_valid.val() & !self.ackrx.busy.val();
-        self.res_ok.next = self.paths.res_ok.val();
-        self.res_psn.next = self.paths.res_psn.val();
-        self.res_pkts.next = self.paths.res_pkts.val();
-        self.res_bytes.next = self.paths.res_bytes.val();
+        // Per-path TX table: its operation port through the ACK receiver
+        // (the firmware's operations, or its own Ack/Feedback pairs), the
+        // firmware's results from it.
+        TxOpIn::<TX_SLOT_BITS>::link(&mut self.op, &mut self.ackrx.s_op);
+        TxOpOut::<TX_SLOT_BITS>::join(&mut self.ackrx.m_op, &mut self.paths.op);
+        TxResOut::join(&mut self.paths.res, &mut self.ackrx.s_res);
+        TxResOut::link(&mut self.res, &mut self.ackrx.m_res);
+        TxCheck::<TX_SLOT_BITS>::join(&mut self.ackrx.ck, &mut self.paths.ck);
         FateOut::link(&mut self.m_fate, &mut self.paths.m_fate);
         self.paths.cap_slot.next = self.cap_slot.val();
         self.cap_view.next = self.paths.cap_view.val();

@@ -13,15 +13,24 @@
 //! ```
 //!
 //! `NicCore`'s ports and behaviour are unchanged: the device is a new top
-//! that instantiates it. The MAC ports and `now` (time in ns, for the
+//! that instantiates it. Inside, the blocks meet on the buses of
+//! [`crate::bus`]: each of `HostIf`'s core-side ports (`c_cfg`, `c_s_desc`,
+//! `c_op`, `c_rd`, ...) is the mirror of a `NicCore` bus and is joined to
+//! it, as are `EvRing`'s, `FwRxRing`'s and `FwTxQueue`'s core and DMA
+//! write ports; only `NicDevice`'s own ports stay flat (external Verilog
+//! instantiates it: `bitstreams/alveo/alveo_top.v`, the board tops). The MAC ports and `now` (time in ns, for the
 //! ACKs' timestamps) are the board's; everything the firmware used to
 //! drive on `NicCore`'s ports goes through BAR0 and the queues in host
 //! memory ([`crate::host_if`], `docs/hardware.md` §18, `docs/regmap.md`).
 
 use rust_hdl::prelude::*;
 
+use crate::bus::{
+    AckDoneOut, AckRxCntOut, AxisOut, CfgOut, CounterRead, DatagramOut, DescOut, DmaWriteOut,
+    EthEvOut, FateOut, FwRxOut, ReadReqOut, TxOpOut, TxRead, TxResOut, VerdictOut,
+};
 use crate::host_if::{EvRing, FwRxRing, FwTxQueue, HostIf, IrqModerator, RegFile};
-use crate::nic_core::NicCore;
+use crate::nic_core::{NicCore, TX_SLOT_BITS};
 
 /// The device top at `W`-bit beats (`B = W / 8` lanes; 64 or 512).
 #[derive(LogicBlock, Default)]
@@ -225,169 +234,52 @@ impl<const W: usize, const B: usize> Logic for NicDevice<W, B> {
         self.m_axis_tlast.next = self.core.m_axis.tlast.val();
 
         // Host interface ↔ core: every firmware port of the core.
-        self.core.cfg.we.next = self.hif.c_cfg_we.val();
-        self.core.cfg.addr.next = self.hif.c_cfg_addr.val();
-        self.core.cfg.data.next = self.hif.c_cfg_data.val();
-        self.core.s_axis.tdata.next = self.hif.c_s_axis_tdata.val();
-        self.core.s_axis.tkeep.next = self.hif.c_s_axis_tkeep.val();
-        self.core.s_axis.tvalid.next = self.hif.c_s_axis_tvalid.val();
-        self.hif.c_s_axis_tready.next = self.core.s_axis.tready.val();
-        self.core.s_axis.tlast.next = self.hif.c_s_axis_tlast.val();
+        CfgOut::<10>::join(&mut self.hif.c_cfg, &mut self.core.cfg);
+        AxisOut::<W, B>::join(&mut self.hif.c_s_axis, &mut self.core.s_axis);
         self.core.eth_cfg_port_we.next = self.hif.c_eth_cfg_port_we.val();
         self.core.eth_cfg_port.next = self.hif.c_eth_cfg_port.val();
-        self.core.eth_cnt.sel.next = self.hif.c_eth_cnt_sel.val();
-        self.hif.c_eth_cnt_val.next = self.core.eth_cnt.val.val();
-        self.hif.c_m_eth_ev_valid.next = self.core.m_eth_ev.valid.val();
-        self.hif.c_m_eth_ev_reason.next = self.core.m_eth_ev.reason.val();
-        self.hif.c_m_dma_first.next = self.core.m_dma.first.val();
-        self.hif.c_m_dma_addr.next = self.core.m_dma.addr.val();
-        self.hif.c_m_dma_len.next = self.core.m_dma.len.val();
-        self.hif.c_m_dma_tdata.next = self.core.m_dma.tdata.val();
-        self.hif.c_m_dma_tkeep.next = self.core.m_dma.tkeep.val();
-        self.hif.c_m_dma_tvalid.next = self.core.m_dma.tvalid.val();
-        self.core.m_dma.tready.next = self.hif.c_m_dma_tready.val();
-        self.hif.c_m_dma_tlast.next = self.core.m_dma.tlast.val();
-        self.core.cnt.sel.next = self.hif.c_cnt_sel.val();
-        self.hif.c_cnt_val.next = self.core.cnt.val.val();
-        self.core.s_desc.valid.next = self.hif.c_s_desc_valid.val();
-        self.hif.c_s_desc_ready.next = self.core.s_desc.ready.val();
-        self.core.s_desc.opcode.next = self.hif.c_s_desc_opcode.val();
-        self.core.s_desc.flags.next = self.hif.c_s_desc_flags.val();
-        self.core.s_desc.dst_qpn.next = self.hif.c_s_desc_dst_qpn.val();
-        self.core.s_desc.src_qpn.next = self.hif.c_s_desc_src_qpn.val();
-        self.core.s_desc.stream.next = self.hif.c_s_desc_stream.val();
-        self.core.s_desc.path.next = self.hif.c_s_desc_path.val();
-        self.core.s_desc.conn_psn.next = self.hif.c_s_desc_conn_psn.val();
-        self.core.s_desc.path_psn.next = self.hif.c_s_desc_path_psn.val();
-        self.core.s_desc.timestamp.next = self.hif.c_s_desc_timestamp.val();
-        self.core.s_desc.msn.next = self.hif.c_s_desc_msn.val();
-        self.core.s_desc.recv_idx.next = self.hif.c_s_desc_recv_idx.val();
-        self.core.s_desc.msg_len.next = self.hif.c_s_desc_msg_len.val();
-        self.core.s_desc.offset.next = self.hif.c_s_desc_offset.val();
-        self.core.s_desc.remote_va.next = self.hif.c_s_desc_remote_va.val();
-        self.core.s_desc.rkey.next = self.hif.c_s_desc_rkey.val();
-        self.core.s_desc.imm.next = self.hif.c_s_desc_imm.val();
-        self.core.s_desc.len.next = self.hif.c_s_desc_len.val();
-        self.core.s_desc.addr.next = self.hif.c_s_desc_addr.val();
-        self.core.s_desc.ecn.next = self.hif.c_s_desc_ecn.val();
-        self.hif.c_m_rd_valid.next = self.core.m_rd.valid.val();
-        self.core.m_rd.ready.next = self.hif.c_m_rd_ready.val();
-        self.hif.c_m_rd_addr.next = self.core.m_rd.addr.val();
-        self.hif.c_m_rd_len.next = self.core.m_rd.len.val();
-        self.core.s_pay.tdata.next = self.hif.c_s_pay_tdata.val();
-        self.core.s_pay.tkeep.next = self.hif.c_s_pay_tkeep.val();
-        self.core.s_pay.tvalid.next = self.hif.c_s_pay_tvalid.val();
-        self.hif.c_s_pay_tready.next = self.core.s_pay.tready.val();
-        self.core.s_pay.tlast.next = self.hif.c_s_pay_tlast.val();
+        CounterRead::<4>::join(&mut self.hif.c_eth_cnt, &mut self.core.eth_cnt);
+        EthEvOut::join(&mut self.core.m_eth_ev, &mut self.hif.c_m_eth_ev);
+        DmaWriteOut::<W, B>::join(&mut self.core.m_dma, &mut self.hif.c_m_dma);
+        CounterRead::<5>::join(&mut self.hif.c_cnt, &mut self.core.cnt);
+        DescOut::join(&mut self.hif.c_s_desc, &mut self.core.s_desc);
+        ReadReqOut::join(&mut self.core.m_rd, &mut self.hif.c_m_rd);
+        AxisOut::<W, B>::join(&mut self.hif.c_s_pay, &mut self.core.s_pay);
         self.hif.c_m_err.next = self.core.m_err.val();
         self.hif.c_ack_cnt_frames.next = self.core.ack_cnt_frames.val();
         self.hif.c_ack_cnt_ece.next = self.core.ack_cnt_ece.val();
         self.hif.c_ack_cnt_v6.next = self.core.ack_cnt_v6.val();
-        self.core.op_valid.next = self.hif.c_op_valid.val();
-        self.hif.c_op_ready.next = self.core.op_ready.val();
-        self.core.op_code.next = self.hif.c_op_code.val();
-        self.core.op_slot.next = self.hif.c_op_slot.val();
-        self.core.op_psn.next = self.hif.c_op_psn.val();
-        self.core.op_len.next = self.hif.c_op_len.val();
-        self.core.op_probe.next = self.hif.c_op_probe.val();
-        self.core.op_retx.next = self.hif.c_op_retx.val();
-        self.core.op_sack.next = self.hif.c_op_sack.val();
-        self.core.op_rtt_valid.next = self.hif.c_op_rtt_valid.val();
-        self.core.op_rtt.next = self.hif.c_op_rtt.val();
-        self.core.op_ce_count.next = self.hif.c_op_ce_count.val();
-        self.core.op_acked.next = self.hif.c_op_acked.val();
-        self.core.op_value.next = self.hif.c_op_value.val();
-        self.hif.c_res_valid.next = self.core.res_valid.val();
-        self.hif.c_res_ok.next = self.core.res_ok.val();
-        self.hif.c_res_psn.next = self.core.res_psn.val();
-        self.hif.c_res_pkts.next = self.core.res_pkts.val();
-        self.hif.c_res_bytes.next = self.core.res_bytes.val();
-        self.core.rd.slot.next = self.hif.c_rd_slot.val();
-        self.core.rd.len.next = self.hif.c_rd_len.val();
-        self.hif.c_rd_entropy.next = self.core.rd.entropy.val();
-        self.hif.c_rd_next_psn.next = self.core.rd.next_psn.val();
-        self.hif.c_rd_una.next = self.core.rd.una.val();
-        self.hif.c_rd_inflight.next = self.core.rd.inflight.val();
-        self.hif.c_rd_window.next = self.core.rd.window.val();
-        self.hif.c_rd_srtt.next = self.core.rd.srtt.val();
-        self.hif.c_rd_rttvar.next = self.core.rd.rttvar.val();
-        self.hif.c_rd_rtt_valid.next = self.core.rd.rtt_valid.val();
-        self.hif.c_rd_ecn_ewma.next = self.core.rd.ecn_ewma.val();
-        self.hif.c_rd_loss_ewma.next = self.core.rd.loss_ewma.val();
-        self.hif.c_rd_samples.next = self.core.rd.samples.val();
-        self.hif.c_rd_sent.next = self.core.rd.sent.val();
-        self.hif.c_rd_retransmitted.next = self.core.rd.retransmitted.val();
-        self.hif.c_rd_acked.next = self.core.rd.acked.val();
-        self.hif.c_rd_lost.next = self.core.rd.lost.val();
-        self.hif.c_rd_ce_marked.next = self.core.rd.ce_marked.val();
-        self.hif.c_rd_repaths.next = self.core.rd.repaths.val();
-        self.hif.c_rd_timeouts.next = self.core.rd.timeouts.val();
-        self.hif.c_rd_quarantined.next = self.core.rd.quarantined.val();
-        self.hif.c_rd_backoff.next = self.core.rd.backoff.val();
-        self.hif.c_rd_can_send.next = self.core.rd.can_send.val();
+        TxOpOut::<TX_SLOT_BITS>::join(&mut self.hif.c_op, &mut self.core.op);
+        TxResOut::join(&mut self.core.res, &mut self.hif.c_res);
+        TxRead::<TX_SLOT_BITS>::join(&mut self.hif.c_rd, &mut self.core.rd);
         self.core.cap_slot.next = self.hif.c_cap_slot.val();
-        self.hif.c_m_ackrx_valid.next = self.core.m_ackrx_valid.val();
-        self.hif.c_m_ackrx_slot.next = self.core.m_ackrx_slot.val();
-        self.hif.c_ackrx_cnt_applied.next = self.core.ackrx_cnt_applied.val();
-        self.hif.c_ackrx_cnt_unmapped.next = self.core.ackrx_cnt_unmapped.val();
-        self.hif.c_ackrx_cnt_overflow.next = self.core.ackrx_cnt_overflow.val();
-        self.hif.c_ackrx_cnt_pair_err.next = self.core.ackrx_cnt_pair_err.val();
-        self.hif.c_ackrx_cnt_refused.next = self.core.ackrx_cnt_refused.val();
+        self.hif.c_m_ackrx_valid.next = self.core.m_ackrx.valid.val();
+        self.hif.c_m_ackrx_slot.next = self.core.m_ackrx.slot.val();
+        AckRxCntOut::join(&mut self.core.ackrx_cnt, &mut self.hif.c_ackrx_cnt);
         // Event path: the core's events and results into the event FIFOs,
         // the ring's registers and DMA writes through the host interface.
         self.evq.ctrl.next = self.hif.evq_ctrl.val();
         self.evq.base.next = self.hif.evq_base.val();
         self.evq.size_log2.next = self.hif.evq_size_log2.val();
         self.evq.cons.next = self.hif.evq_cons.val();
-        self.evq.ev_valid.next = self.core.m_ev.valid.val();
-        self.evq.ev_code.next = self.core.m_ev.code.val();
-        self.evq.ev_version.next = self.core.m_ev.version.val();
-        self.evq.ev_opcode.next = self.core.m_ev.opcode.val();
-        self.evq.ev_flags.next = self.core.m_ev.flags.val();
-        self.evq.ev_dst_qpn.next = self.core.m_ev.dst_qpn.val();
-        self.evq.ev_path.next = self.core.m_ev.path.val();
-        self.evq.ev_path_psn.next = self.core.m_ev.path_psn.val();
-        self.evq.ev_timestamp.next = self.core.m_ev.timestamp.val();
-        self.evq.ev_msn.next = self.core.m_ev.msn.val();
-        self.evq.ev_recv_idx.next = self.core.m_ev.recv_idx.val();
-        self.evq.ev_imm.next = self.core.m_ev.imm.val();
-        self.evq.ev_stream.next = self.core.m_ev.stream.val();
-        self.evq.ev_conn_psn.next = self.core.m_ev.conn_psn.val();
-        self.evq.ev_src_port.next = self.core.m_ev.src_port.val();
-        self.evq.ev_offset.next = self.core.m_ev.offset.val();
-        self.evq.ev_msg_len.next = self.core.m_ev.msg_len.val();
-        self.evq.ev_len.next = self.core.m_ev.len.val();
-        self.evq.fate_valid.next = self.core.m_fate.valid.val();
-        self.core.m_fate.ready.next = self.evq.fate_ready.val();
-        self.evq.fate_lost.next = self.core.m_fate.lost.val();
+        VerdictOut::join(&mut self.core.m_ev, &mut self.evq.ev);
+        FateOut::join(&mut self.core.m_fate, &mut self.evq.fate);
         self.evq.fate_hw.next = self.core.m_fate_hw.val();
-        self.evq.fate_conn_psn.next = self.core.m_fate.conn_psn.val();
-        self.evq.ackrx_valid.next = self.core.m_ackrx_valid.val();
-        self.evq.ackrx_slot.next = self.core.m_ackrx_slot.val();
-        self.evq.ackrx_pkts.next = self.core.m_ackrx_pkts.val();
-        self.evq.ackrx_bytes.next = self.core.m_ackrx_bytes.val();
-        self.evq.ackrx_conn_cum.next = self.core.m_ackrx_conn_cum.val();
+        AckDoneOut::<TX_SLOT_BITS>::join(&mut self.core.m_ackrx, &mut self.evq.ackrx);
         self.evq.qres_valid.next = self.hif.qres_valid.val();
         self.evq.qop_code.next = self.hif.qop_code.val();
         self.evq.qop_slot.next = self.hif.qop_slot.val();
-        self.evq.res_ok.next = self.core.res_ok.val();
-        self.evq.res_psn.next = self.core.res_psn.val();
-        self.evq.res_pkts.next = self.core.res_pkts.val();
-        self.evq.res_bytes.next = self.core.res_bytes.val();
+        self.evq.res_ok.next = self.core.res.ok.val();
+        self.evq.res_psn.next = self.core.res.psn.val();
+        self.evq.res_pkts.next = self.core.res.pkts.val();
+        self.evq.res_bytes.next = self.core.res.bytes.val();
         self.evq.cap_view.next = self.core.cap_view.val();
         self.evq.pl_tvalid.next = self.core.m_dma.tvalid.val();
-        self.evq.pl_tready.next = self.hif.c_m_dma_tready.val();
+        self.evq.pl_tready.next = self.hif.c_m_dma.tready.val();
         self.evq.pl_first.next = self.core.m_dma.first.val();
         self.evq.pl_tlast.next = self.core.m_dma.tlast.val();
         self.evq.pl_addr.next = self.core.m_dma.addr.val();
-        self.hif.evw_addr.next = self.evq.w_addr.val();
-        self.hif.evw_len.next = self.evq.w_len.val();
-        self.hif.evw_first.next = self.evq.w_first.val();
-        self.hif.evw_tdata.next = self.evq.w_tdata.val();
-        self.hif.evw_tkeep.next = self.evq.w_tkeep.val();
-        self.hif.evw_tvalid.next = self.evq.w_tvalid.val();
-        self.evq.w_tready.next = self.hif.evw_tready.val();
-        self.hif.evw_tlast.next = self.evq.w_tlast.val();
+        DmaWriteOut::<W, B>::join(&mut self.evq.w, &mut self.hif.evw);
         self.hif.evq_prod.next = self.evq.prod.val();
         self.hif.evq_inc.next = self.evq.inc.val();
         self.hif.cnt_ev_lost.next = self.evq.lost.val();
@@ -399,22 +291,8 @@ impl<const W: usize, const B: usize> Logic for NicDevice<W, B> {
         self.frq.base.next = self.hif.frq_base.val();
         self.frq.size_log2.next = self.hif.frq_size_log2.val();
         self.frq.cons.next = self.hif.frq_cons.val();
-        self.frq.s_tdata.next = self.core.m_fw.tdata.val();
-        self.frq.s_tkeep.next = self.core.m_fw.tkeep.val();
-        self.frq.s_tvalid.next = self.core.m_fw.tvalid.val();
-        self.core.m_fw.tready.next = self.frq.s_tready.val();
-        self.frq.s_tlast.next = self.core.m_fw.tlast.val();
-        self.frq.s_len.next = self.core.m_fw.len.val();
-        self.frq.s_trunc.next = self.core.m_fw.trunc.val();
-        self.frq.s_src_port.next = self.core.m_fw.src_port.val();
-        self.hif.frw_addr.next = self.frq.w_addr.val();
-        self.hif.frw_len.next = self.frq.w_len.val();
-        self.hif.frw_first.next = self.frq.w_first.val();
-        self.hif.frw_tdata.next = self.frq.w_tdata.val();
-        self.hif.frw_tkeep.next = self.frq.w_tkeep.val();
-        self.hif.frw_tvalid.next = self.frq.w_tvalid.val();
-        self.frq.w_tready.next = self.hif.frw_tready.val();
-        self.hif.frw_tlast.next = self.frq.w_tlast.val();
+        FwRxOut::<W, B>::join(&mut self.core.m_fw, &mut self.frq.s);
+        DmaWriteOut::<W, B>::join(&mut self.frq.w, &mut self.hif.frw);
         self.hif.frq_prod.next = self.frq.prod.val();
         self.hif.frq_inc.next = self.frq.inc.val();
         self.hif.c_fw_cnt_up.next = self.core.fw_cnt_up.val();
@@ -439,14 +317,7 @@ impl<const W: usize, const B: usize> Logic for NicDevice<W, B> {
         self.hif.ftq_adv.next = self.ftq.adv.val();
         self.hif.ftq_cons.next = self.ftq.cons.val();
         self.hif.cnt_ftq_bad.next = self.ftq.bad.val();
-        self.core.s_fwtx.tdata.next = self.ftq.m_tdata.val();
-        self.core.s_fwtx.tkeep.next = self.ftq.m_tkeep.val();
-        self.core.s_fwtx.tvalid.next = self.ftq.m_tvalid.val();
-        self.ftq.m_tready.next = self.core.s_fwtx.tready.val();
-        self.core.s_fwtx.tlast.next = self.ftq.m_tlast.val();
-        self.core.s_fwtx.dst_ip.next = self.ftq.m_dst_ip.val();
-        self.core.s_fwtx.src_port.next = self.ftq.m_src_port.val();
-        self.core.s_fwtx.dst_port.next = self.ftq.m_dst_port.val();
+        DatagramOut::<W, B>::join(&mut self.ftq.m, &mut self.core.s_fwtx);
         self.hif.c_fwtx_cnt_frames.next = self.core.fwtx_cnt_frames.val();
     }
 }

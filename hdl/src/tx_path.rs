@@ -7,13 +7,14 @@
 //!
 //! [`TxPathTable`]'s ports:
 //!
-//! * `op_valid`/`op_ready`, `op_code` ([`TxOp`]), `op_slot` and the
+//! * `op` ([`TxOpIn`], Verilog `op$valid`, …): `op_valid`/`op_ready`,
+//!   `op_code` ([`TxOp`]), `op_slot` and the
 //!   operands `op_psn` (connection PSN of a send, `path_cum` of an ACK,
 //!   path PSN of a `Lose`),
 //!   `op_len` (16), `op_probe`, `op_retx`, `op_sack` (256, the layout of
 //!   `metaroce_proto::Sack`), `op_rtt_valid`, `op_rtt` (32, ns),
 //!   `op_ce_count`, `op_acked`, `op_value` (entropy or window);
-//! * `res_valid` (one pulse when the operation is done), `res_ok` (a send
+//! * `res` ([`TxResOut`]): `res_valid` (one pulse when the operation is done), `res_ok` (a send
 //!   found room in the ring), `res_psn` (the send's path PSN), `res_pkts`,
 //!   `res_bytes` (what an ACK acknowledged);
 //! * `m_fate_valid`/`m_fate_ready`, `m_fate_lost`, `m_fate_conn_psn`: one
@@ -25,7 +26,7 @@
 //!   but `can_send`) packed into [`VIEW_BITS`] bits, for the host interface
 //!   to capture a slot in the cycle an operation's result appears while the
 //!   `rd_*` port stays the register port's (`docs/hardware.md` §18);
-//! * `ck_slot` in; `ck_una`, `ck_next_psn`, `ck_last_ce`, `ck_quarantined`
+//! * `ck` ([`TxCheckPort`]): `ck_slot` in; `ck_una`, `ck_next_psn`, `ck_last_ce`, `ck_quarantined`
 //!   out: a third read, of what the ACK receiver's evidence check (spec
 //!   §5.5 step 0) needs (`docs/hardware.md` §16).
 //!
@@ -61,7 +62,7 @@ mod walk;
 
 use rust_hdl::prelude::*;
 
-use crate::bus::{FateOut, TxReadPort};
+use crate::bus::{FateOut, TxCheckPort, TxOpIn, TxReadPort, TxResOut};
 
 use crate::AckHigh;
 use crate::helpers::{BlockRam, konst, native_block};
@@ -168,44 +169,10 @@ native_block! {
         clock: Signal<In, Clock>,
         #[doc = "Synchronous reset: the control goes idle (no slot is cleared: `Init` does)."]
         rst: Signal<In, Bit>,
-        #[doc = "Operation valid."]
-        op_valid: Signal<In, Bit>,
-        #[doc = "The table takes an operation (none running)."]
-        op_ready: Signal<Out, Bit>,
-        #[doc = "Operation ([`TxOp`])."]
-        op_code: Signal<In, Bits<3>>,
-        #[doc = "Slot operated on."]
-        op_slot: Signal<In, Bits<SB>>,
-        #[doc = "`Send`: connection PSN; `Ack`: `path_cum`; `Lose`: path PSN."]
-        op_psn: Signal<In, Bits<32>>,
-        #[doc = "`Send`: payload bytes."]
-        op_len: Signal<In, Bits<16>>,
-        #[doc = "`Send`: a probe."]
-        op_probe: Signal<In, Bit>,
-        #[doc = "`Send`: a retransmission."]
-        op_retx: Signal<In, Bit>,
-        #[doc = "`Ack`: SACK bitmap."]
-        op_sack: Signal<In, Bits<256>>,
-        #[doc = "`Feedback`: an RTT sample is given."]
-        op_rtt_valid: Signal<In, Bit>,
-        #[doc = "`Feedback`: RTT sample, ns."]
-        op_rtt: Signal<In, Bits<32>>,
-        #[doc = "`Feedback`: the ACK's cumulative CE count."]
-        op_ce_count: Signal<In, Bits<32>>,
-        #[doc = "`Feedback`: packets the ACK acknowledged."]
-        op_acked: Signal<In, Bits<32>>,
-        #[doc = "`Init`/`Timeout`/`Move`: entropy; `Window`: window in bytes."]
-        op_value: Signal<In, Bits<32>>,
-        #[doc = "Pulse: the operation is done."]
-        res_valid: Signal<Out, Bit>,
-        #[doc = "`Send`: the ring had room."]
-        res_ok: Signal<Out, Bit>,
-        #[doc = "`Send`: path PSN assigned."]
-        res_psn: Signal<Out, Bits<32>>,
-        #[doc = "`Ack`: data packets acknowledged."]
-        res_pkts: Signal<Out, Bits<32>>,
-        #[doc = "`Ack`: bytes acknowledged."]
-        res_bytes: Signal<Out, Bits<32>>,
+        #[doc = "Operation port."]
+        op: TxOpIn<SB>,
+        #[doc = "Results: one pulse per operation done."]
+        res: TxResOut,
         #[doc = "Fate events (acked or lost transmissions)."]
         m_fate: FateOut,
         #[doc = "Read port: a slot's state, combinationally."]
@@ -214,16 +181,8 @@ native_block! {
         cap_slot: Signal<In, Bits<SB>>,
         #[doc = "Capture port: the slot's fields packed ([`VIEW_BITS`])."]
         cap_view: Signal<Out, Bits<VIEW_BITS>>,
-        #[doc = "Slot the check port shows (the ACK receiver's)."]
-        ck_slot: Signal<In, Bits<SB>>,
-        #[doc = "Check port: `una`."]
-        ck_una: Signal<Out, Bits<32>>,
-        #[doc = "Check port: `next_psn`."]
-        ck_next_psn: Signal<Out, Bits<32>>,
-        #[doc = "Check port: the last `ce_count` applied."]
-        ck_last_ce: Signal<Out, Bits<32>>,
-        #[doc = "Check port: quarantined."]
-        ck_quarantined: Signal<Out, Bit>,
+        #[doc = "Check port: a slot's state for the ACK receiver's evidence check."]
+        ck: TxCheckPort<SB>,
     }
     state {
         file: SlotFile<SB>,
@@ -339,36 +298,36 @@ impl<const SB: usize> Logic for TxPathTable<SB> {
         // from ports and registers alone, as is AckHigh's input: no
         // temporary ties it to what is computed from the slot's word, so
         // Verilator orders it apart.)
-        self.op_ready.next = self.state.q.val() == self.s_idle.val();
-        self.accept.next = self.op_valid.val() & (self.state.q.val() == self.s_idle.val());
+        self.op.ready.next = self.state.q.val() == self.s_idle.val();
+        self.accept.next = self.op.valid.val() & (self.state.q.val() == self.s_idle.val());
         self.file.ws.next = self.cs.q.val();
-        if self.op_valid.val() & (self.state.q.val() == self.s_idle.val()) {
-            self.file.ws.next = self.op_slot.val();
+        if self.op.valid.val() & (self.state.q.val() == self.s_idle.val()) {
+            self.file.ws.next = self.op.slot.val();
         }
-        self.highest.en.next = self.op_valid.val()
+        self.highest.en.next = self.op.valid.val()
             & (self.state.q.val() == self.s_idle.val())
-            & (self.op_code.val() == self.k_ack.val());
-        self.highest.cum.next = self.op_psn.val();
-        self.highest.sack.next = self.op_sack.val();
+            & (self.op.code.val() == self.k_ack.val());
+        self.highest.cum.next = self.op.psn.val();
+        self.highest.sack.next = self.op.sack.val();
         self.file.clock.next = self.clock.val();
         self.file.we.next =
             !self.rst.val() & (self.accept.val() | (self.state.q.val() != self.s_idle.val()));
         self.file.wdata.next = self.upd.wdata.val();
         self.file.rd_slot.next = self.rd.slot.val();
         self.file.cap_slot.next = self.cap_slot.val();
-        self.file.ck_slot.next = self.ck_slot.val();
+        self.file.ck_slot.next = self.ck.slot.val();
         self.upd.cur.next = self.file.cur.val();
 
         // Decode, from the slot's state: ring room, CE delta.
         self.o_room.next =
             (self.file.cur.val().get_bits::<32>(0) - self.file.cur.val().get_bits::<32>(32)) < 256;
-        self.o_dce.next = self.op_ce_count.val() - self.file.cur.val().get_bits::<32>(534);
+        self.o_dce.next = self.op.ce_count.val() - self.file.cur.val().get_bits::<32>(534);
         self.o_new_ce.next = self.o_dce.val();
         if self.o_dce.val().get_bit(31) {
             self.o_new_ce.next = 0.into();
         }
-        self.o_min_ce.next = self.op_acked.val();
-        if self.o_new_ce.val() < self.op_acked.val() {
+        self.o_min_ce.next = self.op.acked.val();
+        if self.o_new_ce.val() < self.op.acked.val() {
             self.o_min_ce.next = self.o_new_ce.val();
         }
 
@@ -396,8 +355,8 @@ impl<const SB: usize> Logic for TxPathTable<SB> {
         self.p_n.next = self.p.q.val();
         if self.accept.val() {
             self.p_n.next = self.file.cur.val().get_bits::<32>(32);
-            if self.op_code.val() == self.k_lose.val() {
-                self.p_n.next = self.op_psn.val();
+            if self.op.code.val() == self.k_lose.val() {
+                self.p_n.next = self.op.psn.val();
             }
         } else if self.stall.val() {
             self.p_n.next = self.p.q.val();
@@ -410,14 +369,14 @@ impl<const SB: usize> Logic for TxPathTable<SB> {
         self.ring.read_address.next = (bit_cast::<RING_ADDR, SB>(self.cs.q.val()) << 8)
             | bit_cast::<RING_ADDR, 8>(self.p_n.val().get_bits::<8>(0));
         if self.accept.val() {
-            self.ring.read_address.next = (bit_cast::<RING_ADDR, SB>(self.op_slot.val()) << 8)
+            self.ring.read_address.next = (bit_cast::<RING_ADDR, SB>(self.op.slot.val()) << 8)
                 | bit_cast::<RING_ADDR, 8>(self.p_n.val().get_bits::<8>(0));
         }
         // The ring's one write port: Send writes the entry at next_psn
         // (only while idle), the walkers clear the live bit of the entry
         // they resolve.
         self.send_w.next =
-            self.accept.val() & (self.op_code.val() == self.k_send.val()) & self.o_room.val();
+            self.accept.val() & (self.op.code.val() == self.k_send.val()) & self.o_room.val();
         self.ring.write_enable.next = !self.rst.val()
             & (self.send_w.val()
                 | (!self.stall.val()
@@ -428,12 +387,12 @@ impl<const SB: usize> Logic for TxPathTable<SB> {
             | bit_cast::<RING_ADDR, 8>(self.p.q.val().get_bits::<8>(0));
         self.ring.write_data.next = self.ring.read_data.val() & self.k_dead.val();
         if self.send_w.val() {
-            self.ring.write_address.next = (bit_cast::<RING_ADDR, SB>(self.op_slot.val()) << 8)
+            self.ring.write_address.next = (bit_cast::<RING_ADDR, SB>(self.op.slot.val()) << 8)
                 | bit_cast::<RING_ADDR, 8>(self.file.cur.val().get_bits::<8>(0));
             self.ring.write_data.next = self.k_data_entry.val()
-                | (bit_cast::<ENTRY_BITS, 16>(self.op_len.val()) << 32)
-                | bit_cast::<ENTRY_BITS, 32>(self.op_psn.val());
-            if self.op_probe.val() {
+                | (bit_cast::<ENTRY_BITS, 16>(self.op.len.val()) << 32)
+                | bit_cast::<ENTRY_BITS, 32>(self.op.psn.val());
+            if self.op.probe.val() {
                 self.ring.write_data.next = self.k_probe_entry.val();
             }
         }
@@ -458,29 +417,29 @@ impl<const SB: usize> Logic for TxPathTable<SB> {
             & !self.stall.val()
             & self.ring.read_data.val().get_bit(49)
             & !self.ring.read_data.val().get_bit(48);
-        self.upd.init.next = self.accept.val() & (self.op_code.val() == self.k_init.val());
+        self.upd.init.next = self.accept.val() & (self.op.code.val() == self.k_init.val());
         self.upd.next_inc.next = self.send_w.val();
-        self.upd.data_sent.next = self.send_w.val() & !self.op_probe.val();
-        self.upd.len.next = self.op_len.val();
-        self.upd.retx.next = self.op_retx.val();
+        self.upd.data_sent.next = self.send_w.val() & !self.op.probe.val();
+        self.upd.len.next = self.op.len.val();
+        self.upd.retx.next = self.op.retx.val();
         self.upd.rtt.next = self.accept.val()
-            & (self.op_code.val() == self.k_feedback.val())
-            & self.op_rtt_valid.val();
-        self.upd.rtt_sample.next = self.op_rtt.val();
-        self.upd.ce.next = self.accept.val() & (self.op_code.val() == self.k_feedback.val());
+            & (self.op.code.val() == self.k_feedback.val())
+            & self.op.rtt_valid.val();
+        self.upd.rtt_sample.next = self.op.rtt.val();
+        self.upd.ce.next = self.accept.val() & (self.op.code.val() == self.k_feedback.val());
         self.upd.ce_fresh.next = !self.o_dce.val().get_bit(31);
-        self.upd.ce_count.next = self.op_ce_count.val();
+        self.upd.ce_count.next = self.op.ce_count.val();
         self.upd.new_ce.next = self.o_new_ce.val();
         self.upd.tmo_end.next =
             (self.state.q.val() == self.s_timeout.val()) & self.walk.at_end.val();
-        self.upd.repath.next = (self.accept.val() & (self.op_code.val() == self.k_move.val()))
+        self.upd.repath.next = (self.accept.val() & (self.op.code.val() == self.k_move.val()))
             | ((self.state.q.val() == self.s_timeout.val()) & self.walk.at_end.val());
-        self.upd.entropy.next = self.op_value.val().get_bits::<16>(0);
+        self.upd.entropy.next = self.op.value.val().get_bits::<16>(0);
         if self.state.q.val() == self.s_timeout.val() {
             self.upd.entropy.next = self.c_entropy.q.val();
         }
-        self.upd.win.next = self.accept.val() & (self.op_code.val() == self.k_window.val());
-        self.upd.value.next = self.op_value.val();
+        self.upd.win.next = self.accept.val() & (self.op.code.val() == self.k_window.val());
+        self.upd.value.next = self.op.value.val();
         self.upd.sub_len.next = self.data_res.val() | self.lose_data.val() | self.tmo_data.val();
         self.upd.e_len.next = self.ring.read_data.val().get_bits::<16>(32);
         self.upd.lost_one.next = (self.data_res.val() & !self.walk.is_acked.val())
@@ -520,43 +479,43 @@ impl<const SB: usize> Logic for TxPathTable<SB> {
             self.r_valid.d.next = false;
             self.p.d.next = self.p_n.val();
             if self.accept.val() {
-                self.cs.d.next = self.op_slot.val();
+                self.cs.d.next = self.op.slot.val();
                 self.r_ok.d.next = true;
                 self.r_psn.d.next = 0.into();
                 self.r_pkts.d.next = 0.into();
                 self.r_bytes.d.next = 0.into();
-                self.r_valid.d.next = (self.op_code.val() == self.k_init.val())
-                    | (self.op_code.val() == self.k_send.val())
-                    | (self.op_code.val() == self.k_move.val())
-                    | (self.op_code.val() == self.k_window.val());
-                if self.op_code.val() == self.k_send.val() {
+                self.r_valid.d.next = (self.op.code.val() == self.k_init.val())
+                    | (self.op.code.val() == self.k_send.val())
+                    | (self.op.code.val() == self.k_move.val())
+                    | (self.op.code.val() == self.k_window.val());
+                if self.op.code.val() == self.k_send.val() {
                     self.r_ok.d.next = self.o_room.val();
                     self.r_psn.d.next = self.file.cur.val().get_bits::<32>(0);
                 }
-                if (self.op_code.val() == self.k_ack.val())
-                    | (self.op_code.val() == self.k_lose.val())
+                if (self.op.code.val() == self.k_ack.val())
+                    | (self.op.code.val() == self.k_lose.val())
                 {
                     self.c_pkts.d.next = 0.into();
                     self.c_bytes.d.next = 0.into();
                     self.c_probe_acked.d.next = false;
                 }
-                if self.op_code.val() == self.k_lose.val() {
+                if self.op.code.val() == self.k_lose.val() {
                     self.state.d.next = self.s_lose.val();
                 }
-                if self.op_code.val() == self.k_ack.val() {
-                    self.c_cum.d.next = self.op_psn.val();
-                    self.c_sack.d.next = self.op_sack.val();
+                if self.op.code.val() == self.k_ack.val() {
+                    self.c_cum.d.next = self.op.psn.val();
+                    self.c_sack.d.next = self.op.sack.val();
                     self.c_high.d.next = self.highest.high.val();
                     self.walking.d.next = true;
                     self.pfx.d.next = true;
                     self.state.d.next = self.s_ack.val();
                 }
-                if self.op_code.val() == self.k_feedback.val() {
-                    if self.op_acked.val() != 0 {
-                        self.c_acked.d.next = self.op_acked.val();
+                if self.op.code.val() == self.k_feedback.val() {
+                    if self.op.acked.val() != 0 {
+                        self.c_acked.d.next = self.op.acked.val();
                         self.c_rem.d.next = self.o_min_ce.val();
                         self.c_q.d.next = 0.into();
-                        if self.o_min_ce.val() == self.op_acked.val() {
+                        if self.o_min_ce.val() == self.op.acked.val() {
                             self.c_rem.d.next = 0.into();
                             self.c_q.d.next = 1.into();
                         }
@@ -566,8 +525,8 @@ impl<const SB: usize> Logic for TxPathTable<SB> {
                         self.r_valid.d.next = true;
                     }
                 }
-                if self.op_code.val() == self.k_timeout.val() {
-                    self.c_entropy.d.next = self.op_value.val().get_bits::<16>(0);
+                if self.op.code.val() == self.k_timeout.val() {
+                    self.c_entropy.d.next = self.op.value.val().get_bits::<16>(0);
                     self.state.d.next = self.s_timeout.val();
                 }
             }
@@ -628,11 +587,11 @@ impl<const SB: usize> Logic for TxPathTable<SB> {
                 }
             }
         }
-        self.res_valid.next = self.r_valid.q.val();
-        self.res_ok.next = self.r_ok.q.val();
-        self.res_psn.next = self.r_psn.q.val();
-        self.res_pkts.next = self.r_pkts.q.val();
-        self.res_bytes.next = self.r_bytes.q.val();
+        self.res.valid.next = self.r_valid.q.val();
+        self.res.ok.next = self.r_ok.q.val();
+        self.res.psn.next = self.r_psn.q.val();
+        self.res.pkts.next = self.r_pkts.q.val();
+        self.res.bytes.next = self.r_bytes.q.val();
 
         // Read ports: the copies' words, and `TxPath::can_send`.
         self.rd.next_psn.next = self.file.rd.val().get_bits::<32>(0);
@@ -664,10 +623,10 @@ impl<const SB: usize> Logic for TxPathTable<SB> {
             & ((self.file.rd.val().get_bits::<32>(64) == 0)
                 | (self.rd_sum.val() <= bit_cast::<33, 32>(self.file.rd.val().get_bits::<32>(96))));
         self.cap_view.next = self.file.cap.val();
-        self.ck_next_psn.next = self.file.ck.val().get_bits::<32>(0);
-        self.ck_una.next = self.file.ck.val().get_bits::<32>(32);
-        self.ck_quarantined.next = self.file.ck.val().get_bit(64);
-        self.ck_last_ce.next = self.file.ck.val().get_bits::<32>(65);
+        self.ck.next_psn.next = self.file.ck.val().get_bits::<32>(0);
+        self.ck.una.next = self.file.ck.val().get_bits::<32>(32);
+        self.ck.quarantined.next = self.file.ck.val().get_bit(64);
+        self.ck.last_ce.next = self.file.ck.val().get_bits::<32>(65);
     }
 }
 

@@ -19,6 +19,8 @@
 
 use rust_hdl::prelude::*;
 
+use crate::bus::{DmaWriteOut, FwRxIn};
+
 use crate::fw_rx::SLOT_BYTES;
 use crate::helpers::{konst, native_block};
 
@@ -54,38 +56,10 @@ native_block! {
         size_log2: Signal<In, Bits<5>>,
         #[doc = "`FRQ.CONS`: the host's consumer index."]
         cons: Signal<In, Bits<32>>,
-        #[doc = "From the core: data."]
-        s_tdata: Signal<In, Bits<W>>,
-        #[doc = "From the core: byte enables (packed)."]
-        s_tkeep: Signal<In, Bits<B>>,
-        #[doc = "From the core: beat valid."]
-        s_tvalid: Signal<In, Bit>,
-        #[doc = "To the core: the beat is taken."]
-        s_tready: Signal<Out, Bit>,
-        #[doc = "From the core: last beat."]
-        s_tlast: Signal<In, Bit>,
-        #[doc = "From the core: the datagram's length (held for the datagram)."]
-        s_len: Signal<In, Bits<16>>,
-        #[doc = "From the core: it was cut to a slot."]
-        s_trunc: Signal<In, Bit>,
-        #[doc = "From the core: its UDP source port."]
-        s_src_port: Signal<In, Bits<16>>,
-        #[doc = "DMA write: the request's host address (with its first beat)."]
-        w_addr: Signal<Out, Bits<64>>,
-        #[doc = "DMA write: the request's bytes."]
-        w_len: Signal<Out, Bits<16>>,
-        #[doc = "DMA write: the request's first beat."]
-        w_first: Signal<Out, Bit>,
-        #[doc = "DMA write: data."]
-        w_tdata: Signal<Out, Bits<W>>,
-        #[doc = "DMA write: byte enables (packed)."]
-        w_tkeep: Signal<Out, Bits<B>>,
-        #[doc = "DMA write: beat valid."]
-        w_tvalid: Signal<Out, Bit>,
-        #[doc = "DMA write: the arbiter gives this block the port and the beat is taken."]
-        w_tready: Signal<In, Bit>,
-        #[doc = "DMA write: the request's last beat."]
-        w_tlast: Signal<Out, Bit>,
+        #[doc = "The core's handed-up datagrams (`NicCore::m_fw`)."]
+        s: FwRxIn<W, B>,
+        #[doc = "The ring's DMA writes, through the host interface's write arbiter."]
+        w: DmaWriteOut<W, B>,
         #[doc = "`FRQ.PROD`: entries written (free-running)."]
         prod: Signal<Out, Bits<32>>,
         #[doc = "An entry was written in the cycle before (the vector's count)."]
@@ -123,23 +97,23 @@ impl<const W: usize, const B: usize> Logic for FwRxRing<W, B> {
         self.mask.next = (self.k_one.val() << self.size_log2.val()) - 1;
         self.seq.clock.next = self.clock.val();
         self.seq.rst.next = self.rst.val();
-        self.seq.start.next = self.s_tvalid.val()
+        self.seq.start.next = self.s.tvalid.val()
             & self.ctrl.val()
             & ((self.seq.prod.val() - self.cons.val())
                 < (self.k_one.val() << self.size_log2.val()));
-        self.seq.w_tready.next = self.w_tready.val();
-        self.seq.s_tvalid.next = self.s_tvalid.val();
-        self.seq.s_tlast.next = self.s_tlast.val();
+        self.seq.w_tready.next = self.w.tready.val();
+        self.seq.s_tvalid.next = self.s.tvalid.val();
+        self.seq.s_tlast.next = self.s.tlast.val();
         if self.seq.load.val() {
             self.addr.d.next =
                 self.base.val() + (bit_cast::<64, 32>(self.seq.prod.val() & self.mask.val()) << 8);
-            self.len.d.next = self.s_len.val();
-            if self.s_trunc.val() | (self.s_len.val() > self.k_slot.val()) {
+            self.len.d.next = self.s.len.val();
+            if self.s.trunc.val() | (self.s.len.val() > self.k_slot.val()) {
                 self.len.d.next = self.k_slot.val();
             }
-            self.glen.d.next = self.s_len.val();
-            self.src.d.next = self.s_src_port.val();
-            self.trunc.d.next = self.s_trunc.val();
+            self.glen.d.next = self.s.len.val();
+            self.src.d.next = self.s.src_port.val();
+            self.trunc.d.next = self.s.trunc.val();
         }
 
         // ---- the DMA write requests: the bytes, then the header ----
@@ -150,23 +124,23 @@ impl<const W: usize, const B: usize> Logic for FwRxRing<W, B> {
             63,
             !self.seq.prod.val().get_bit(self.size_log2.val().index()),
         );
-        self.w_addr.next = self.addr.q.val();
-        self.w_len.next = self.len.q.val();
-        self.w_first.next = self.seq.first.val();
-        self.w_tdata.next = self.s_tdata.val();
-        self.w_tkeep.next = self.s_tkeep.val();
-        self.w_tlast.next = self.s_tlast.val();
-        self.w_tvalid.next = (self.seq.st.val() == FrrState::Data) & self.s_tvalid.val();
+        self.w.addr.next = self.addr.q.val();
+        self.w.len.next = self.len.q.val();
+        self.w.first.next = self.seq.first.val();
+        self.w.tdata.next = self.s.tdata.val();
+        self.w.tkeep.next = self.s.tkeep.val();
+        self.w.tlast.next = self.s.tlast.val();
+        self.w.tvalid.next = (self.seq.st.val() == FrrState::Data) & self.s.tvalid.val();
         if self.seq.st.val() == FrrState::Header {
-            self.w_addr.next = self.addr.q.val() + self.k_slot64.val();
-            self.w_len.next = self.k_hdr_bytes.val();
-            self.w_first.next = true;
-            self.w_tdata.next = self.hdr.val();
-            self.w_tkeep.next = self.k_hdr_keep.val();
-            self.w_tlast.next = true;
-            self.w_tvalid.next = true;
+            self.w.addr.next = self.addr.q.val() + self.k_slot64.val();
+            self.w.len.next = self.k_hdr_bytes.val();
+            self.w.first.next = true;
+            self.w.tdata.next = self.hdr.val();
+            self.w.tkeep.next = self.k_hdr_keep.val();
+            self.w.tlast.next = true;
+            self.w.tvalid.next = true;
         }
-        self.s_tready.next = (self.seq.st.val() == FrrState::Data) & self.w_tready.val();
+        self.s.tready.next = (self.seq.st.val() == FrrState::Data) & self.w.tready.val();
         self.prod.next = self.seq.prod.val();
         self.inc.next = self.seq.inc.val();
     }
@@ -308,21 +282,21 @@ mod tests {
             for cycle in 0..2000usize {
                 x.cons.next = (if cycle >= free_at { 4u64 } else { 0 }).to_bits();
                 // The core's beat.
-                x.s_tvalid.next = false;
+                x.s.tvalid.next = false;
                 if let Some(g) = grams.front() {
                     let chunks: Vec<&[u8]> = g.bytes.chunks(8).collect();
                     let c = chunks[beat];
                     let mut w = [0u8; 8];
                     w[..c.len()].copy_from_slice(c);
-                    x.s_tdata.next = u64::from_le_bytes(w).to_bits();
-                    x.s_tkeep.next = ((1u64 << c.len()) - 1).to_bits();
-                    x.s_tlast.next = beat + 1 == chunks.len();
-                    x.s_len.next = u64::from(g.len).to_bits();
-                    x.s_trunc.next = g.trunc;
-                    x.s_src_port.next = u64::from(g.src).to_bits();
-                    x.s_tvalid.next = cycle % 2 == 0;
+                    x.s.tdata.next = u64::from_le_bytes(w).to_bits();
+                    x.s.tkeep.next = ((1u64 << c.len()) - 1).to_bits();
+                    x.s.tlast.next = beat + 1 == chunks.len();
+                    x.s.len.next = u64::from(g.len).to_bits();
+                    x.s.trunc.next = g.trunc;
+                    x.s.src_port.next = u64::from(g.src).to_bits();
+                    x.s.tvalid.next = cycle % 2 == 0;
                 }
-                x.w_tready.next = cycle % 3 != 1;
+                x.w.tready.next = cycle % 3 != 1;
                 // Let the inputs settle: the outputs show this cycle's
                 // handshakes.
                 x = sim.wait(1, x)?;
@@ -330,21 +304,21 @@ mod tests {
                 if x.inc.val() {
                     r.incs += 1;
                 }
-                if x.w_tvalid.val() && x.w_tready.val() {
-                    if x.w_first.val() {
+                if x.w.tvalid.val() && x.w.tready.val() {
+                    if x.w.first.val() {
                         assert!(open.is_none(), "a request started inside another");
-                        open = Some((x.w_addr.val().to_u64(), x.w_len.val().to_u64(), vec![]));
+                        open = Some((x.w.addr.val().to_u64(), x.w.len.val().to_u64(), vec![]));
                     }
-                    let k = x.w_tkeep.val().to_u64().count_ones() as usize;
+                    let k = x.w.tkeep.val().to_u64().count_ones() as usize;
                     let w = open.as_mut().expect("a beat outside a request");
-                    w.2.extend_from_slice(&x.w_tdata.val().to_u64().to_le_bytes()[..k]);
-                    if x.w_tlast.val() {
+                    w.2.extend_from_slice(&x.w.tdata.val().to_u64().to_le_bytes()[..k]);
+                    if x.w.tlast.val() {
                         r.writes.extend(open.take());
                     }
                 }
-                if x.s_tvalid.val() && x.s_tready.val() {
+                if x.s.tvalid.val() && x.s.tready.val() {
                     beat += 1;
-                    if x.s_tlast.val() {
+                    if x.s.tlast.val() {
                         beat = 0;
                         grams.pop_front();
                         r.taken.push(cycle);

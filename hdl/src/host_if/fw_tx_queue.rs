@@ -21,6 +21,8 @@
 
 use rust_hdl::prelude::*;
 
+use crate::bus::DatagramOut;
+
 use crate::fw_rx::SLOT_BYTES;
 use crate::helpers::{LutRam, konst, native_block};
 
@@ -88,22 +90,8 @@ native_block! {
         c_tlast: Signal<In, Bit>,
         #[doc = "DMA read completion: the request's tag."]
         c_tag: Signal<In, Bits<4>>,
-        #[doc = "To the framer: data."]
-        m_tdata: Signal<Out, Bits<W>>,
-        #[doc = "To the framer: byte enables (packed)."]
-        m_tkeep: Signal<Out, Bits<B>>,
-        #[doc = "To the framer: beat valid."]
-        m_tvalid: Signal<Out, Bit>,
-        #[doc = "The framer takes the beat."]
-        m_tready: Signal<In, Bit>,
-        #[doc = "To the framer: last beat."]
-        m_tlast: Signal<Out, Bit>,
-        #[doc = "To the framer: destination IP (header bytes 0..16)."]
-        m_dst_ip: Signal<Out, Bits<128>>,
-        #[doc = "To the framer: UDP source port (header bytes 16..18)."]
-        m_src_port: Signal<Out, Bits<16>>,
-        #[doc = "To the framer: UDP destination port (header bytes 18..20)."]
-        m_dst_port: Signal<Out, Bits<16>>,
+        #[doc = "The datagrams, with their addressing, to the ACK framer (`NicCore::s_fwtx`)."]
+        m: DatagramOut<W, B>,
         #[doc = "`FTQ.CONS`: entries consumed (free-running)."]
         cons: Signal<Out, Bits<32>>,
         #[doc = "`CNT.FTQ_BAD`: entries skipped for a bad header."]
@@ -173,20 +161,21 @@ impl<const W: usize, const B: usize> Logic for FwTxQueue<W, B> {
         self.rem.next =
             self.flen.val() - (bit_cast::<16, 5>(self.seq.beat.val()) << self.k_b_shift.val());
         self.data.read_address.next = self.seq.beat.val();
-        self.m_tdata.next = self.data.read_data.val();
-        self.m_tvalid.next = self.seq.st.val() == FtqState::Send;
-        self.m_tlast.next = self.rem.val() <= self.k_b.val();
-        self.m_tkeep.next = 0.into();
+        self.m.tdata.next = self.data.read_data.val();
+        self.m.tvalid.next = self.seq.st.val() == FtqState::Send;
+        self.m.tlast.next = self.rem.val() <= self.k_b.val();
+        self.m.tkeep.next = 0.into();
         for i in 0..B {
-            self.m_tkeep.next = self
-                .m_tkeep
+            self.m.tkeep.next = self
+                .m
+                .tkeep
                 .val()
                 .replace_bit(i, self.rem.val() > i.to_bits::<16>());
         }
-        self.m_dst_ip.next = (bit_cast::<128, 64>(self.hdr[1].q.val()) << 64)
+        self.m.dst_ip.next = (bit_cast::<128, 64>(self.hdr[1].q.val()) << 64)
             | bit_cast::<128, 64>(self.hdr[0].q.val());
-        self.m_src_port.next = self.hdr[2].q.val().get_bits::<16>(0);
-        self.m_dst_port.next = self.hdr[2].q.val().get_bits::<16>(16);
+        self.m.src_port.next = self.hdr[2].q.val().get_bits::<16>(0);
+        self.m.dst_port.next = self.hdr[2].q.val().get_bits::<16>(16);
         self.cons.next = self.seq.cons.val();
         self.bad.next = self.seq.bad.val();
 
@@ -218,8 +207,8 @@ impl<const W: usize, const B: usize> Logic for FwTxQueue<W, B> {
         self.seq.data_beat.next = self.data_beat.val();
         self.seq.c_tlast.next = self.c_tlast.val();
         self.seq.ebad.next = self.ebad.val();
-        self.seq.m_tready.next = self.m_tready.val();
-        self.seq.m_tlast.next = self.m_tlast.val();
+        self.seq.m_tready.next = self.m.tready.val();
+        self.seq.m_tlast.next = self.m.tlast.val();
         self.adv.next = self.seq.adv.val();
     }
 }
@@ -442,19 +431,19 @@ mod tests {
                     x.c_tag.next = tag.to_bits();
                 }
                 let ready = cycle % 2 == 0;
-                x.m_tready.next = ready;
-                if x.m_tvalid.val() && ready {
-                    let k = x.m_tkeep.val().to_u64().count_ones() as usize;
-                    open.extend_from_slice(&x.m_tdata.val().to_u64().to_le_bytes()[..k]);
-                    if x.m_tlast.val() {
-                        let ip = x.m_dst_ip.val();
+                x.m.tready.next = ready;
+                if x.m.tvalid.val() && ready {
+                    let k = x.m.tkeep.val().to_u64().count_ones() as usize;
+                    open.extend_from_slice(&x.m.tdata.val().to_u64().to_le_bytes()[..k]);
+                    if x.m.tlast.val() {
+                        let ip = x.m.dst_ip.val();
                         let ip = u128::from(ip.get_bits::<64>(0).to_u64())
                             | u128::from(ip.get_bits::<64>(64).to_u64()) << 64;
                         r.sent.push((
                             std::mem::take(&mut open),
                             ip,
-                            x.m_src_port.val().to_u64() as u16,
-                            x.m_dst_port.val().to_u64() as u16,
+                            x.m.src_port.val().to_u64() as u16,
+                            x.m.dst_port.val().to_u64() as u16,
                         ));
                     }
                 }

@@ -181,25 +181,25 @@ fn drive(x: &mut Uut, slot: usize, op: &TableOp) {
         TableOp::Window { bytes } => (TxOp::Window, 0, bytes),
         TableOp::Lose { path_psn } => (TxOp::Lose, path_psn, 0),
     };
-    x.op_valid.next = true;
-    x.op_code.next = (code as u64).into();
-    x.op_slot.next = (slot as u64).into();
-    x.op_psn.next = u64::from(psn).into();
-    x.op_value.next = u64::from(value).into();
+    x.op.valid.next = true;
+    x.op.code.next = (code as u64).into();
+    x.op.slot.next = (slot as u64).into();
+    x.op.psn.next = u64::from(psn).into();
+    x.op.value.next = u64::from(value).into();
     if let TableOp::Send {
         len, probe, retx, ..
     } = *op
     {
-        x.op_len.next = u64::from(len).into();
-        x.op_probe.next = probe;
-        x.op_retx.next = retx;
+        x.op.len.next = u64::from(len).into();
+        x.op.probe.next = probe;
+        x.op.retx.next = retx;
     }
     if let TableOp::Ack { sack, .. } = op {
         let mut bits = Bits::<256>::default();
         for i in 0..256 {
             bits = bits.replace_bit(i, sack.get(i as u32));
         }
-        x.op_sack.next = bits;
+        x.op.sack.next = bits;
     }
     if let TableOp::Feedback {
         rtt_ns,
@@ -207,10 +207,10 @@ fn drive(x: &mut Uut, slot: usize, op: &TableOp) {
         acked,
     } = *op
     {
-        x.op_rtt_valid.next = rtt_ns.is_some();
-        x.op_rtt.next = rtt_ns.unwrap_or(0).into();
-        x.op_ce_count.next = u64::from(ce_count).into();
-        x.op_acked.next = u64::from(acked).into();
+        x.op.rtt_valid.next = rtt_ns.is_some();
+        x.op.rtt.next = rtt_ns.unwrap_or(0).into();
+        x.op.ce_count.next = u64::from(ce_count).into();
+        x.op.acked.next = u64::from(acked).into();
     }
 }
 
@@ -277,16 +277,16 @@ fn run(steps: Vec<Step>, seed: u64) -> (Vec<String>, u64) {
         let mut cycles = 0u64;
         for (i, s) in steps.iter().enumerate() {
             let mut bad = Vec::new();
-            if !x.op_ready.val() {
+            if !x.op.ready.val() {
                 bad.push("op_ready low while idle".to_string());
             }
             drive(&mut x, s.slot, &s.op);
             wait_clock_true!(sim, clock, x);
             wait_clock_false!(sim, clock, x);
-            x.op_valid.next = false;
+            x.op.valid.next = false;
             let mut fates = Vec::new();
             let mut n = 0;
-            while !x.res_valid.val() && n < 2000 {
+            while !x.res.valid.val() && n < 2000 {
                 let ready = rng.gen_bool(0.7);
                 x.m_fate.ready.next = ready;
                 if ready && x.m_fate.valid.val() {
@@ -303,10 +303,10 @@ fn run(steps: Vec<Step>, seed: u64) -> (Vec<String>, u64) {
             }
             cycles += n + 1;
             let got = (
-                x.res_ok.val(),
-                x.res_psn.val().to_u64() as u32,
-                x.res_pkts.val().to_u64() as u32,
-                x.res_bytes.val().to_u64() as u32,
+                x.res.ok.val(),
+                x.res.psn.val().to_u64() as u32,
+                x.res.pkts.val().to_u64() as u32,
+                x.res.bytes.val().to_u64() as u32,
             );
             if got != (s.out.ok, s.out.psn, s.out.pkts, s.out.bytes) {
                 bad.push(format!("result {got:?}, engine {:?}", s.out));
@@ -316,7 +316,7 @@ fn run(steps: Vec<Step>, seed: u64) -> (Vec<String>, u64) {
             }
             x.rd.slot.next = (s.slot as u64).into();
             x.cap_slot.next = (s.slot as u64).into();
-            x.ck_slot.next = (s.slot as u64).into();
+            x.ck.slot.next = (s.slot as u64).into();
             x.rd.len.next = u64::from(s.rd_len).into();
             x = sim.wait(1, x)?;
             if rd_view(&x) != s.view {
@@ -329,10 +329,10 @@ fn run(steps: Vec<Step>, seed: u64) -> (Vec<String>, u64) {
                 bad.push(format!("can_send({}) {}", s.rd_len, x.rd.can_send.val()));
             }
             let ck = (
-                x.ck_next_psn.val().to_u64(),
-                x.ck_una.val().to_u64(),
-                x.ck_quarantined.val(),
-                x.ck_last_ce.val().to_u64() as u32,
+                x.ck.next_psn.val().to_u64(),
+                x.ck.una.val().to_u64(),
+                x.ck.quarantined.val(),
+                x.ck.last_ce.val().to_u64() as u32,
             );
             if ck != (s.view[0], s.view[1], s.view[18] == 1, s.last_ce) {
                 bad.push(format!("check port {ck:?}"));
@@ -387,7 +387,7 @@ fn tx_path_verilog_emits_each_slot_count_with_its_slot_width() {
         assert!(v.contains("module top("), "{slots} slots");
         let msb = bits - 1;
         assert!(
-            v.contains(&format!("input wire  [{msb}:0] op_slot;")),
+            v.contains(&format!("input wire  [{msb}:0] op$slot;")),
             "{slots} slots"
         );
     }

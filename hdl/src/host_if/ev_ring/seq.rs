@@ -1,0 +1,243 @@
+//! [`EvSeq`], the event ring writer's sequencer (a block of its own: see
+//! its doc).
+
+use rust_hdl::prelude::*;
+
+use super::*;
+
+native_block! {
+    /// The sequencer of [`EvRing`]: the writer's state, beat and producer
+    /// index, the FIFOs' pointers, the fence's counts, the skid's flag and
+    /// the lost counter, with the transitions the DMA write port's ready and
+    /// the core's handshakes decide. A block of its own so that those reach
+    /// only these registers' inputs, and its outputs are registers' (the
+    /// arbiter's ready depends on `EvRing::w_tvalid`, the core's handshakes
+    /// on `fate_ready` and `qop_room`; in one kernel with them Verilator
+    /// would see a combinational loop).
+    EvSeq[B]
+    check {
+        EVQ_ENTRY % B == 0 && EVQ_ENTRY / B <= 16,
+        "EvSeq<{B}>: an entry is at most 16 beats"
+    }
+    ports {
+        #[doc = "Clock."]
+        clock: Signal<In, Clock>,
+        #[doc = "Synchronous reset: idle, FIFOs empty, counters 0."]
+        rst: Signal<In, Bit>,
+        #[doc = "A verdict event comes."]
+        ev_valid: Signal<In, Bit>,
+        #[doc = "An entry for the TX-table FIFO comes."]
+        tt_push: Signal<In, Bit>,
+        #[doc = "A result waits in the skid for the next cycle."]
+        skid_load: Signal<In, Bit>,
+        #[doc = "A placement write's first beat is taken."]
+        pa_push: Signal<In, Bit>,
+        #[doc = "A placement write's last beat is taken."]
+        pl_last: Signal<In, Bit>,
+        #[doc = "The ring is enabled, has room, and a FIFO holds an entry."]
+        start: Signal<In, Bit>,
+        #[doc = "The ring has room."]
+        room: Signal<In, Bit>,
+        #[doc = "The verdict FIFO's head waits for its placement write."]
+        fence: Signal<In, Bit>,
+        #[doc = "The TX-table FIFO's head is a result (a view entry follows)."]
+        vpend_in: Signal<In, Bit>,
+        #[doc = "The DMA write port takes the beat."]
+        w_tready: Signal<In, Bit>,
+        #[doc = "The writer's state."]
+        st: Signal<Out, EvState>,
+        #[doc = "The beat going out."]
+        beat: Signal<Out, Bits<4>>,
+        #[doc = "It is the entry's last."]
+        last: Signal<Out, Bit>,
+        #[doc = "Entries written."]
+        prod: Signal<Out, Bits<32>>,
+        #[doc = "An entry was written in the cycle before."]
+        inc: Signal<Out, Bit>,
+        #[doc = "Events lost."]
+        lost: Signal<Out, Bits<32>>,
+        #[doc = "The verdict FIFO's write address (its write pointer's slot)."]
+        evf_wr: Signal<Out, Bits<6>>,
+        #[doc = "Its read address."]
+        evf_rd: Signal<Out, Bits<6>>,
+        #[doc = "Its fill."]
+        evf_count: Signal<Out, Bits<7>>,
+        #[doc = "The TX-table FIFO's write address."]
+        ttf_wr: Signal<Out, Bits<6>>,
+        #[doc = "Its read address."]
+        ttf_rd: Signal<Out, Bits<6>>,
+        #[doc = "Its fill."]
+        ttf_count: Signal<Out, Bits<7>>,
+        #[doc = "The placement addresses' write address."]
+        pa_wr: Signal<Out, Bits<6>>,
+        #[doc = "Their read address."]
+        pa_rd: Signal<Out, Bits<6>>,
+        #[doc = "Their fill."]
+        pa_count: Signal<Out, Bits<7>>,
+        #[doc = "The skid holds a result."]
+        skid_v: Signal<Out, Bit>,
+        #[doc = "The TX-table FIFO's head is loaded into the entry this cycle."]
+        load_tt: Signal<Out, Bit>,
+        #[doc = "The verdict FIFO's head is (it is written unless fenced)."]
+        load_ev: Signal<Out, Bit>,
+        #[doc = "The view entry is (it is written when the ring has room)."]
+        load_view: Signal<Out, Bit>,
+    }
+    state {
+        // The writer: state, the FIFO taken (1: TX-table) and the one
+        // taken before, beat, a view entry to follow, `prod`, `inc`.
+        s: DFF<EvState>,
+        src: DFF<Bit>,
+        last_src: DFF<Bit>,
+        b: DFF<Bits<4>>,
+        vpend: DFF<Bit>,
+        n_prod: DFF<Bits<32>>,
+        i: DFF<Bit>,
+        n_lost: DFF<Bits<32>>,
+        // The FIFOs' pointers (7 bits: full and empty apart), the
+        // placement writes finished and the fenced events written, the
+        // skid's flag.
+        ewr: DFF<Bits<7>>,
+        erd: DFF<Bits<7>>,
+        twr: DFF<Bits<7>>,
+        trd: DFF<Bits<7>>,
+        pwr: DFF<Bits<7>>,
+        prd: DFF<Bits<7>>,
+        pl_done: DFF<Bits<32>>,
+        pl_ev: DFF<Bits<32>>,
+        sv: DFF<Bit>,
+    }
+    consts {
+        k_last: Constant<Bits<4>> = konst(EVQ_ENTRY / B - 1),
+        k_depth: Constant<Bits<7>> = konst(DEPTH),
+    }
+}
+
+impl<const B: usize> Logic for EvSeq<B> {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(
+            self, clock, s, src, last_src, b, vpend, n_prod, i, n_lost, ewr, erd, twr, trd, pwr,
+            prd, pl_done, pl_ev, sv
+        );
+        self.st.next = self.s.q.val();
+        self.beat.next = self.b.q.val();
+        self.last.next = self.b.q.val() == self.k_last.val();
+        self.prod.next = self.n_prod.q.val();
+        self.inc.next = self.i.q.val();
+        self.lost.next = self.n_lost.q.val();
+        self.evf_wr.next = self.ewr.q.val().get_bits::<6>(0);
+        self.evf_rd.next = self.erd.q.val().get_bits::<6>(0);
+        self.evf_count.next = self.ewr.q.val() - self.erd.q.val();
+        self.ttf_wr.next = self.twr.q.val().get_bits::<6>(0);
+        self.ttf_rd.next = self.trd.q.val().get_bits::<6>(0);
+        self.ttf_count.next = self.twr.q.val() - self.trd.q.val();
+        self.pa_wr.next = self.pwr.q.val().get_bits::<6>(0);
+        self.pa_rd.next = self.prd.q.val().get_bits::<6>(0);
+        self.pa_count.next = self.pwr.q.val() - self.prd.q.val();
+        self.skid_v.next = self.sv.q.val();
+        self.load_tt.next = (self.s.q.val() == EvState::Load) & self.src.q.val();
+        self.load_ev.next = (self.s.q.val() == EvState::Load) & !self.src.q.val();
+        self.load_view.next = self.s.q.val() == EvState::View;
+
+        self.i.d.next = false;
+        match self.s.q.val() {
+            EvState::Idle => {
+                if self.start.val() {
+                    self.src.d.next = (self.twr.q.val() != self.trd.q.val())
+                        & ((self.ewr.q.val() == self.erd.q.val()) | !self.last_src.q.val());
+                    self.s.d.next = EvState::Load;
+                }
+            }
+            EvState::Load => {
+                self.b.d.next = 0.into();
+                self.last_src.d.next = self.src.q.val();
+                if self.src.q.val() {
+                    self.vpend.d.next = self.vpend_in.val();
+                    self.trd.d.next = self.trd.q.val() + 1;
+                    self.s.d.next = EvState::Write;
+                } else if !self.fence.val() | (self.pl_done.q.val() != self.pl_ev.q.val()) {
+                    self.erd.d.next = self.erd.q.val() + 1;
+                    if self.fence.val() {
+                        self.pl_ev.d.next = self.pl_ev.q.val() + 1;
+                        if self.pwr.q.val() != self.prd.q.val() {
+                            self.prd.d.next = self.prd.q.val() + 1;
+                        }
+                    }
+                    self.vpend.d.next = false;
+                    self.s.d.next = EvState::Write;
+                } else {
+                    // Its data is not written yet: serve the other FIFO.
+                    self.s.d.next = EvState::Idle;
+                }
+            }
+            EvState::Write => {
+                if self.w_tready.val() {
+                    self.b.d.next = self.b.q.val() + 1;
+                    if self.b.q.val() == self.k_last.val() {
+                        self.n_prod.d.next = self.n_prod.q.val() + 1;
+                        self.i.d.next = true;
+                        self.s.d.next = EvState::Idle;
+                        if self.vpend.q.val() {
+                            self.s.d.next = EvState::View;
+                        }
+                    }
+                }
+            }
+            _ => {
+                // The result's view entry.
+                if self.room.val() {
+                    self.vpend.d.next = false;
+                    self.b.d.next = 0.into();
+                    self.s.d.next = EvState::Write;
+                }
+            }
+        }
+        if self.ev_valid.val() {
+            if (self.ewr.q.val() - self.erd.q.val()) != self.k_depth.val() {
+                self.ewr.d.next = self.ewr.q.val() + 1;
+            } else {
+                self.n_lost.d.next = self.n_lost.q.val() + 1;
+            }
+        }
+        if self.tt_push.val() {
+            if (self.twr.q.val() - self.trd.q.val()) != self.k_depth.val() {
+                self.twr.d.next = self.twr.q.val() + 1;
+            } else {
+                self.n_lost.d.next = self.n_lost.q.val() + 1;
+            }
+        }
+        // A placement address that found its FIFO full (never, by the MAC
+        // RX hold: at most the events in the verdict FIFO and the core's).
+        if self.pa_push.val() {
+            if (self.pwr.q.val() - self.prd.q.val()) != self.k_depth.val() {
+                self.pwr.d.next = self.pwr.q.val() + 1;
+            } else {
+                self.n_lost.d.next = self.n_lost.q.val() + 1;
+            }
+        }
+        if self.pl_last.val() {
+            self.pl_done.d.next = self.pl_done.q.val() + 1;
+        }
+        self.sv.d.next = self.skid_load.val();
+        if self.rst.val() {
+            self.s.d.next = EvState::Idle;
+            self.src.d.next = false;
+            self.last_src.d.next = false;
+            self.b.d.next = 0.into();
+            self.vpend.d.next = false;
+            self.n_prod.d.next = 0.into();
+            self.i.d.next = false;
+            self.n_lost.d.next = 0.into();
+            self.ewr.d.next = 0.into();
+            self.erd.d.next = 0.into();
+            self.twr.d.next = 0.into();
+            self.trd.d.next = 0.into();
+            self.pwr.d.next = 0.into();
+            self.prd.d.next = 0.into();
+            self.pl_done.d.next = 0.into();
+            self.pl_ev.d.next = 0.into();
+            self.sv.d.next = false;
+        }
+    }
+}
