@@ -53,6 +53,7 @@ macro_rules! bus_pair {
         }
     };
 }
+pub(crate) use bus_pair;
 
 bus_pair! {
     /// AXI-Stream beats driven by the block (frames, datagrams, payload).
