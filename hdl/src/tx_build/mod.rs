@@ -33,7 +33,7 @@
 //!   the addresses and the destination port (XOR matrices in two stages)
 //!   moved to the end of a frame's first beat (below).
 //! * **Descriptor side.** An accepted descriptor's MetaRoCE headers (lane
-//!   order) and fetch request go into a 4-entry FIFO ([`LutRam`]s); the
+//!   order) and fetch request go into a 4-entry FIFO (`LutRam`s, in `TxFifo`); the
 //!   fetch request leaves from it ahead of the frame. Beside the FIFO, two
 //!   stages work out the rest of the entry: D1 reads the path's entropy
 //!   (the entropy table is a rust-hdl `RAM`) and computes the lengths and
@@ -68,7 +68,7 @@
 //! stays on until reset) when a payload beat's `tkeep` or `tlast` disagrees.
 //!
 //! Native rust-hdl: kernels, rust-hdl's `RAM` (the entropy table) and one
-//! custom leaf, [`LutRam`] (the FIFO), with a Rust model; rust-hdl's own
+//! custom leaf, `LutRam` (the FIFO, `helpers.rs`), with a Rust model; rust-hdl's own
 //! simulator runs the block (the tests below). Verified under Verilator
 //! (`metaroce-sim-tb`) against the engine and `metaroce-proto`.
 
