@@ -4,7 +4,7 @@ use rust_hdl::prelude::*;
 
 use super::UNZ_BITS;
 use super::links::BeatIn;
-use super::matrices::BeatRows;
+use super::matrices::{BeatRows, unzero_rows};
 use crate::bus::AxisOut;
 use crate::helpers::{konst, native_block};
 
@@ -205,7 +205,7 @@ native_block! {
     /// register is free or taken, as [`TxCrcPipe`]'s (its `adv`).
     TxIcrcOut [W, B]
     check { W == 8 * B, "TxIcrcOut<{W}, {B}>: W = 8 * B" }
-    let rows = BeatRows::<W>::new();
+    let unz = unzero_rows(B);
     ports {
         #[doc = "Clock."]
         clock: Signal<In, Clock>,
@@ -250,7 +250,7 @@ native_block! {
         octet: Signal<Local, Bits<8>>,
     }
     consts {
-        c_unz: [Constant<Bits<UNZ_BITS>>; 32] = rows.unz,
+        c_unz: [Constant<Bits<UNZ_BITS>>; 32] = unz,
     }
 }
 

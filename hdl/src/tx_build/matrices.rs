@@ -28,40 +28,42 @@ fn le16(x: &[u8]) -> u16 {
     u16::from_le_bytes([x[0], x[1]])
 }
 
-/// The beat matrices of the ICRC stages ([`super::crc_pipe::TxCrcPipe`]) at
-/// `W`-bit beats.
+/// The beat matrices of the CRC register stages
+/// ([`super::crc_pipe::TxCrcPipe`]) at `W`-bit beats.
 pub(super) struct BeatRows<const W: usize> {
     /// `Z`: `B` zero bytes into the CRC register.
     pub(super) beat_z: [Constant<Bits<32>>; 32],
     /// The beat's share (register 0).
     pub(super) beat_d: [Constant<Bits<W>>; 32],
-    /// `Z^-m` for the trailing-zero count `m`, row `o` at bits `32m..`.
-    pub(super) unz: [Constant<Bits<UNZ_BITS>>; 32],
 }
 
 impl<const W: usize> BeatRows<W> {
     pub(super) fn new() -> Self {
-        let b = W / 8;
-        let beat = beat_map(b);
-        let unz: Vec<Affine> = (0..b)
-            .map(|m| Affine::of(32, |x| advance(le32(x), -(m as isize))))
-            .collect();
+        let beat = beat_map(W / 8);
         Self {
             beat_z: rows(&beat, 0),
             beat_d: rows(&beat, 32),
-            unz: std::array::from_fn(|o| {
-                let mut row = Bits::<UNZ_BITS>::default();
-                for (m, map) in unz.iter().enumerate() {
-                    for i in 0..32 {
-                        if map.row::<32>(o, 0).get_bit(i) {
-                            row = row.replace_bit(32 * m + i, true);
-                        }
-                    }
-                }
-                Constant::new(row)
-            }),
         }
     }
+}
+
+/// `Z^-m` for the trailing-zero count `m` of a beat of `b` lanes, row `o`
+/// at bits `32m..` (for [`super::crc_pipe::TxIcrcOut`]).
+pub(super) fn unzero_rows(b: usize) -> [Constant<Bits<UNZ_BITS>>; 32] {
+    let unz: Vec<Affine> = (0..b)
+        .map(|m| Affine::of(32, |x| advance(le32(x), -(m as isize))))
+        .collect();
+    std::array::from_fn(|o| {
+        let mut row = Bits::<UNZ_BITS>::default();
+        for (m, map) in unz.iter().enumerate() {
+            for i in 0..32 {
+                if map.row::<32>(o, 0).get_bit(i) {
+                    row = row.replace_bit(32 * m + i, true);
+                }
+            }
+        }
+        Constant::new(row)
+    })
 }
 
 /// The pseudo-header matrices of the configuration side
