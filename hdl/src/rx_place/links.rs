@@ -1,9 +1,10 @@
-//! [`RxPlace`](super::RxPlace)'s internal bus: the verdict FIFO's head,
+//! [`RxPlace`](super::RxPlace)'s internal buses: the verdict FIFO's head,
 //! joined from [`super::PlaceVerdicts`] straight to [`super::PlaceOut`]
-//! (one `X::join`, no path through the parent's kernel, whose logic
-//! Verilator orders per kernel). `…Out` is the driver's side, `…In` the
-//! receiver's ([`crate::bus`]'s `bus_pair!` declares both from one field
-//! list).
+//! (no path through the parent's kernel, whose logic Verilator orders per
+//! kernel), and S3's header fields, from [`super::PlaceHdr`] to
+//! [`super::PlaceEvent`]; one `X::join` each. `…Out` is the driver's side,
+//! `…In` the receiver's ([`crate::bus`]'s `bus_pair!` declares both from
+//! one field list).
 
 use rust_hdl::prelude::*;
 
@@ -26,5 +27,52 @@ bus_pair! {
         len: Out / In, Bits<16>;
         /// Pop the head.
         pop: In / Out, Bit;
+    }
+}
+
+bus_pair! {
+    /// S3's copy of a datagram's header fields, driven by
+    /// [`super::PlaceHdr`].
+    HdrOut = "HdrOut"
+    /// [`HdrOut`] seen from [`super::PlaceEvent`].
+    / HdrIn = "HdrIn"
+    []
+    {
+        /// The QP was found.
+        qhit: Out / In, Bit;
+        /// MSG opcode.
+        is_msg: Out / In, Bit;
+        /// Base header version.
+        version: Out / In, Bits<8>;
+        /// Opcode.
+        opcode: Out / In, Bits<8>;
+        /// Flags.
+        flags: Out / In, Bits<16>;
+        /// Destination QPN.
+        dst_qpn: Out / In, Bits<32>;
+        /// UDP source port.
+        src_port: Out / In, Bits<16>;
+        /// IP ECN CE mark.
+        ce: Out / In, Bit;
+        /// Stream id.
+        stream: Out / In, Bits<16>;
+        /// Path id.
+        path: Out / In, Bits<16>;
+        /// Connection PSN.
+        conn_psn: Out / In, Bits<32>;
+        /// Path PSN.
+        path_psn: Out / In, Bits<32>;
+        /// Sender timestamp.
+        timestamp: Out / In, Bits<64>;
+        /// MSN.
+        msn: Out / In, Bits<32>;
+        /// Posted-receive index.
+        recv_idx: Out / In, Bits<32>;
+        /// Message length.
+        msg_len: Out / In, Bits<32>;
+        /// Offset.
+        offset: Out / In, Bits<32>;
+        /// Immediate.
+        imm: Out / In, Bits<32>;
     }
 }

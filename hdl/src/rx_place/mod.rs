@@ -143,8 +143,21 @@
 //! cycle later, before that cycle's firmware write (the firmware wins), so
 //! the verdict's loop has no table selection or write decode in it. The data
 //! FIFO and the output side are [`PlaceOut`]; the data FIFO is in
-//! [`BlockRam`](crate::helpers::BlockRam)s (block RAM, read a cycle ahead), the verdict FIFO in a
-//! [`LutRam`] (asynchronous read). rust-hdl's own simulator runs the
+//! [`BlockRam`](crate::helpers::BlockRam)s (block RAM, read a cycle ahead), the verdict FIFO
+//! ([`PlaceVerdicts`]) in a [`LutRam`](crate::helpers::LutRam)
+//! (asynchronous read).
+//!
+//! Sub-blocks, one concern each: the QP entries' firmware-written fields
+//! and their lookups ([`PlaceQps`]), the global registers
+//! ([`PlaceGlobals`]), the connection state with its write-back and bypass
+//! ([`PlaceConn`]), the ring and MSN-head RAMs ([`PlaceRings`]), the
+//! outstanding READs ([`PlaceReads`]), the MRs ([`PlaceMr`] over one
+//! [`MrEntry`] each), S1's sums, S2's checks ([`PlaceCheck`]: [`CheckHead`],
+//! [`CheckLen`], [`CheckTail`]), S3's verdict and window, S3's header
+//! fields ([`PlaceHdr`]) and the event ([`PlaceEvent`]), the counters
+//! ([`PlaceCounters`]), the verdict FIFO and the data side; this kernel
+//! keeps S1's and S2's metadata registers and the wiring. Every port is
+//! cycle for cycle what it was before the split. rust-hdl's own simulator runs the
 //! block (`tests.rs`); it is verified under Verilator
 //! (`metaroce-sim-tb`, the `rx_core` bench and the benches above it)
 //! against the engine.
@@ -180,12 +193,18 @@ const _: () = assert!(RQ_SLOTS == 8 && RQ_STREAMS == 4 && READS == 2 && MSN_STRE
 mod accept;
 pub mod cfg;
 mod check;
+mod check_head;
+mod check_len;
+mod check_tail;
 mod conn;
 mod counters;
 mod decide;
 mod event;
+mod globals;
+mod hdr;
 mod links;
 mod mr;
+mod mr_entry;
 mod out;
 mod qps;
 mod read;
@@ -198,11 +217,17 @@ mod verdicts;
 
 pub use accept::{AccPost, AccPre, ConnAccept};
 pub use check::PlaceCheck;
+pub use check_head::CheckHead;
+pub use check_len::CheckLen;
+pub use check_tail::CheckTail;
 pub use conn::PlaceConn;
 pub use counters::PlaceCounters;
 pub use decide::PlaceDecide;
 pub use event::PlaceEvent;
+pub use globals::PlaceGlobals;
+pub use hdr::PlaceHdr;
 pub use mr::PlaceMr;
+pub use mr_entry::MrEntry;
 pub use out::PlaceOut;
 pub use qps::PlaceQps;
 pub use read::PlaceReads;
@@ -320,9 +345,10 @@ pub struct RxPlace<const W: usize, const B: usize> {
     /// S2: a datagram is here: the tracker reads `trk_rd_addr` and
     /// computes its forwarding for the next cycle only then.
     pub trk_rd_en: Signal<Out, Bit>,
-    // ---- tables (registers; the rings and MSN heads in RAMs) ----
+    // ---- tables (registers; the rings and MSN heads in RAMs), counters ----
     // The QP entries' firmware-written fields, the global registers.
     qps: PlaceQps,
+    globals: PlaceGlobals,
     // The MRs (looked up in S1, checked in S2) and the outstanding READs
     // (selected in S0, matched in S1).
     mrs: PlaceMr,
@@ -397,8 +423,8 @@ pub struct RxPlace<const W: usize, const B: usize> {
     // checks), registered in `sums`.
     sums: PlaceSums,
     check: PlaceCheck,
-    // ---- S3: the metadata the verdict and the event need, registered
-    // (S2's checks are registered in `check`) ----
+    // ---- S3: the datagram and its QP entry (its header fields in `hdr`,
+    // S2's checks registered in `check`) ----
     y_valid: DFF<Bit>,
     y_qi: DFF<Bits<2>>,
     // The QPs' connection state and window, loaded in S2 for S3 (the
@@ -407,8 +433,9 @@ pub struct RxPlace<const W: usize, const B: usize> {
     decide: PlaceDecide,
     acc: ConnAccept,
     // The header fields on to S3 and the event.
+    hdr: PlaceHdr,
     ev: PlaceEvent,
-    // ---- verdict FIFO ({addr, len, beats, place}) and the output side ----
+    // ---- the verdict FIFO and the output side ----
     verdicts: PlaceVerdicts,
     out: PlaceOut<W, B>,
     // S0 locals (the QP lookup, the payload bytes).
@@ -513,6 +540,11 @@ impl<const W: usize, const B: usize> Logic for RxPlace<W, B> {
         self.qps.cfg.we.next = self.cfg.we.val();
         self.qps.cfg.addr.next = self.cfg.addr.val();
         self.qps.cfg.data.next = self.cfg.data.val();
+        self.globals.clock.next = self.clock.val();
+        self.globals.rst.next = self.rst.val();
+        self.globals.cfg.we.next = self.cfg.we.val() & (self.cfg.addr.val().get_bits::<3>(6) == 2);
+        self.globals.cfg.addr.next = self.cfg.addr.val().get_bits::<4>(0);
+        self.globals.cfg.data.next = self.cfg.data.val();
         self.qps.dst_qpn.next = self.meta_dst_qpn.val();
         self.qhit0.next = self.qps.hit0.val();
         self.qi0.next = self.qps.qi0.val();
@@ -659,7 +691,7 @@ impl<const W: usize, const B: usize> Logic for RxPlace<W, B> {
         self.check.va_low.next = self.x_va_low.q.val();
         self.check.is_msg.next = self.x_is_msg.q.val();
         self.check.qhit.next = self.x_qhit.q.val();
-        self.check.mtu.next = self.qps.mtu.val();
+        self.check.mtu.next = self.globals.mtu.val();
         self.check.rq_hit.next = self.sums.rq_hit.val();
         self.check.rq_long.next = self.sums.rq_long.val();
         self.check.dest_s1.next = self.sums.dest.val();
@@ -687,29 +719,30 @@ impl<const W: usize, const B: usize> Logic for RxPlace<W, B> {
         }
         self.ev.clock.next = self.clock.val();
         self.ev.rst.next = self.rst.val();
-        self.ev.en2.next = self.x_valid.q.val();
-        self.ev.qhit.next = self.x_qhit.q.val();
-        self.ev.is_msg.next = self.x_is_msg.q.val();
-        self.ev.version.next = self.x_version.q.val();
-        self.ev.opcode.next = self.x_opcode.q.val();
-        self.ev.flags.next = self.x_flags.q.val();
-        self.ev.dst_qpn.next = self.x_dst_qpn.q.val();
-        self.ev.src_port.next = self.x_src_port.q.val();
-        self.ev.ce.next = self.x_ce.q.val();
-        self.ev.stream.next = self.x_stream.q.val();
-        self.ev.path.next = self.x_path.q.val();
-        self.ev.conn_psn.next = self.x_conn_psn.q.val();
-        self.ev.path_psn.next = self.x_path_psn.q.val();
-        self.ev.timestamp.next = self.x_timestamp.q.val();
-        self.ev.msn.next = self.x_msn.q.val();
-        self.ev.recv_idx.next = self.x_recv_idx.q.val();
-        self.ev.msg_len.next = self.x_msg_len.q.val();
-        self.ev.offset.next = self.x_offset.q.val();
-        self.ev.imm.next = self.x_imm.q.val();
+        self.hdr.clock.next = self.clock.val();
+        self.hdr.en.next = self.x_valid.q.val();
+        self.hdr.qhit.next = self.x_qhit.q.val();
+        self.hdr.is_msg.next = self.x_is_msg.q.val();
+        self.hdr.version.next = self.x_version.q.val();
+        self.hdr.opcode.next = self.x_opcode.q.val();
+        self.hdr.flags.next = self.x_flags.q.val();
+        self.hdr.dst_qpn.next = self.x_dst_qpn.q.val();
+        self.hdr.src_port.next = self.x_src_port.q.val();
+        self.hdr.ce.next = self.x_ce.q.val();
+        self.hdr.stream.next = self.x_stream.q.val();
+        self.hdr.path.next = self.x_path.q.val();
+        self.hdr.conn_psn.next = self.x_conn_psn.q.val();
+        self.hdr.path_psn.next = self.x_path_psn.q.val();
+        self.hdr.timestamp.next = self.x_timestamp.q.val();
+        self.hdr.msn.next = self.x_msn.q.val();
+        self.hdr.recv_idx.next = self.x_recv_idx.q.val();
+        self.hdr.msg_len.next = self.x_msg_len.q.val();
+        self.hdr.offset.next = self.x_offset.q.val();
+        self.hdr.imm.next = self.x_imm.q.val();
 
         // ---- S3: the connection state (only with a datagram in S3) ----
         self.decide.en.next = self.y_valid.q.val();
-        self.decide.qhit.next = self.ev.s3_qhit.val();
+        self.decide.qhit.next = self.hdr.m.qhit.val();
         self.decide.head_hit.next = self.check.head_hit.val();
         self.decide.head.next = self.check.head.val();
         self.decide.mid_hit.next = self.check.mid_hit.val();
@@ -722,8 +755,8 @@ impl<const W: usize, const B: usize> Logic for RxPlace<W, B> {
         self.decide.msn_far.next = self.check.msn_far.val();
         self.decide.tail.next = self.check.tail.val();
         self.decide.fwmsg.next = self.check.fwmsg.val();
-        self.decide.conn_psn.next = self.ev.s3_conn_psn.val();
-        self.decide.path_psn.next = self.ev.s3_path_psn.val();
+        self.decide.conn_psn.next = self.hdr.m.conn_psn.val();
+        self.decide.path_psn.next = self.hdr.m.path_psn.val();
         self.decide.trk_cum.next = self.trk_cum.val();
         // The QP's state and connection window, loaded in S2 (the bypass
         // below): no table selection in the verdict's loop.
@@ -733,7 +766,7 @@ impl<const W: usize, const B: usize> Logic for RxPlace<W, B> {
         self.acc.cum.next = self.conn.cum.val();
         self.acc.bm.next = self.conn.bm.val();
         self.acc.ge.next = self.conn.ge.val();
-        self.acc.psn.next = self.ev.s3_conn_psn.val().get_bits::<8>(0);
+        self.acc.psn.next = self.hdr.m.conn_psn.val().get_bits::<8>(0);
         self.acc.en.next = self.y_valid.q.val();
         self.acc.take.next = self.decide.accept.val();
 
@@ -748,6 +781,7 @@ impl<const W: usize, const B: usize> Logic for RxPlace<W, B> {
         self.verdicts.len.next = self.check.plen.val();
         self.verdicts.addr.next = self.check.dest.val();
         VerdictOut::link(&mut self.m_ev, &mut self.ev.m_ev);
+        links::HdrOut::join(&mut self.hdr.m, &mut self.ev.s_hdr);
         self.ev.en3.next = self.y_valid.q.val();
         self.ev.code.next = self.decide.code.val();
         self.ev.track.next = self.decide.track.val();
@@ -782,7 +816,7 @@ impl<const W: usize, const B: usize> Logic for RxPlace<W, B> {
         self.ack_peer_port.next = self.qps.ack_peer_port.val();
         self.ack_rate.next = self.qps.ack_rate.val();
         self.ack_credit.next = self.qps.ack_credit.val();
-        self.ack_local_ip.next = self.qps.ack_local_ip.val();
+        self.ack_local_ip.next = self.globals.local_ip.val();
 
         // ---- output side: the verdict FIFO's head to `out` ----
         links::HeadOut::join(&mut self.verdicts.head, &mut self.out.v);

@@ -1,5 +1,4 @@
-//! The QP table's firmware-written fields and the global registers
-//! ([`PlaceQps`]).
+//! The QP table's firmware-written fields ([`PlaceQps`]).
 
 use rust_hdl::prelude::*;
 
@@ -10,23 +9,22 @@ use crate::bus::CfgIn;
 /// them (table 0: valid, QPN and peer QPN, peer IP, PD and streams, peer
 /// UDP port, rate hint and credit; the state and connection window are
 /// [`PlaceConn`](super::PlaceConn)'s, the outstanding READs
-/// [`PlaceReads`](super::PlaceReads)') and the global registers (table 2:
-/// MTU, local IP), with their three read ports, all combinational from the
-/// registers (a write shows the next cycle):
+/// [`PlaceReads`](super::PlaceReads)'), with their three read ports, all
+/// combinational from the registers (a write shows the next cycle):
 ///
 /// * S0, the lookup: the entry valid with `dst_qpn` (the last one when
 ///   several have it), by loop-and-compare (a small CAM).
 /// * S2: the peer, PD and streams of the datagram's entry (0 without a
 ///   datagram), which only the firmware writes: S2 sees writes up to S1.
 /// * The ACK generator's port: `ack_qp`'s QPNs, peer address and port,
-///   rate hint and credit, and the local IP.
+///   rate hint and credit.
 #[derive(LogicBlock, Default)]
 pub struct PlaceQps {
     /// Clock.
     pub clock: Signal<In, Clock>,
-    /// Synchronous reset: every entry invalid, MTU 0.
+    /// Synchronous reset: every entry invalid.
     pub rst: Signal<In, Bit>,
-    /// Table write port (tables 0 and 2).
+    /// Table write port (table 0).
     pub cfg: CfgIn<9>,
     /// S0: the destination QPN to look up.
     pub dst_qpn: Signal<In, Bits<32>>,
@@ -46,8 +44,6 @@ pub struct PlaceQps {
     pub pd: Signal<Out, Bits<32>>,
     /// S2: the streams.
     pub streams: Signal<Out, Bits<16>>,
-    /// The MTU.
-    pub mtu: Signal<Out, Bits<16>>,
     /// ACK read port: QP entry.
     pub ack_qp: Signal<In, Bits<2>>,
     /// ACK read port: its QPN.
@@ -62,8 +58,6 @@ pub struct PlaceQps {
     pub ack_rate: Signal<Out, Bits<32>>,
     /// ACK read port: credit.
     pub ack_credit: Signal<Out, Bits<32>>,
-    /// ACK read port: the local IP.
-    pub ack_local_ip: Signal<Out, Bits<128>>,
     q_valid: DFF<Bits<QPS>>,
     q_qpn: [DFF<Bits<32>>; QPS],
     q_peer: [DFF<Bits<32>>; QPS],
@@ -73,8 +67,6 @@ pub struct PlaceQps {
     q_port: [DFF<Bits<16>>; QPS],
     q_rate: [DFF<Bits<32>>; QPS],
     q_credit: [DFF<Bits<32>>; QPS],
-    local_ip: DFF<Bits<128>>,
-    r_mtu: DFF<Bits<16>>,
     // Table writes: the half of an IP address kept.
     ip_half: Signal<Local, Bits<64>>,
 }
@@ -82,7 +74,7 @@ pub struct PlaceQps {
 impl Logic for PlaceQps {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, q_valid, local_ip, r_mtu);
+        dff_setup!(self, clock, q_valid);
         for i in 0..QPS {
             self.q_qpn[i].clock.next = self.clock.val();
             self.q_qpn[i].d.next = self.q_qpn[i].q.val();
@@ -101,7 +93,6 @@ impl Logic for PlaceQps {
             self.q_credit[i].clock.next = self.clock.val();
             self.q_credit[i].d.next = self.q_credit[i].q.val();
         }
-        self.mtu.next = self.r_mtu.q.val();
         // ---- S0: the lookup ----
         self.hit0.next = false;
         self.qi0.next = 0.into();
@@ -143,7 +134,6 @@ impl Logic for PlaceQps {
                 self.ack_credit.next = self.q_credit[i].q.val();
             }
         }
-        self.ack_local_ip.next = self.local_ip.q.val();
         // ---- table writes ----
         self.ip_half.next = 0.into();
         if self.cfg.we.val() & (self.cfg.addr.val().get_bits::<3>(6) == 0) {
@@ -184,22 +174,7 @@ impl Logic for PlaceQps {
                 }
             }
         }
-        if self.cfg.we.val() & (self.cfg.addr.val().get_bits::<3>(6) == 2) {
-            if self.cfg.addr.val().get_bits::<4>(0) == 0 {
-                self.r_mtu.d.next = self.cfg.data.val().get_bits::<16>(0);
-            }
-            if self.cfg.addr.val().get_bits::<4>(0) == 1 {
-                self.local_ip.d.next = bit_cast::<128, 64>(self.local_ip.q.val().get_bits::<64>(0))
-                    | (bit_cast::<128, 64>(self.cfg.data.val()) << 64);
-            }
-            if self.cfg.addr.val().get_bits::<4>(0) == 2 {
-                self.local_ip.d.next =
-                    (bit_cast::<128, 64>(self.local_ip.q.val().get_bits::<64>(64)) << 64)
-                        | bit_cast::<128, 64>(self.cfg.data.val());
-            }
-        }
         if self.rst.val() {
-            self.r_mtu.d.next = 0.into();
             self.q_valid.d.next = 0.into();
         }
     }
