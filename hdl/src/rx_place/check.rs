@@ -2,6 +2,8 @@
 
 use rust_hdl::prelude::*;
 
+use super::{CheckHead, CheckLen, CheckTail};
+
 /// S2 of [`RxPlace`](super::RxPlace): the receive checks of one datagram
 /// that do not read the connection state (cumulative PSN, bitmap, QP
 /// state) or the path tracker, from its registered metadata, S1's sums
@@ -116,17 +118,12 @@ pub struct PlaceCheck {
     pub has_beats: Signal<Out, Bit>,
     /// Registered: where the payload goes.
     pub dest: Signal<Out, Bits<64>>,
-    r_head_hit: DFF<Bit>,
-    r_head: DFF<Bits<5>>,
-    r_mid_hit: DFF<Bit>,
-    r_mid: DFF<Bits<5>>,
-    r_probe: DFF<Bit>,
-    r_bad_len: DFF<Bit>,
+    // The checks before the window, on lengths and numbers, after the
+    // duplicate check.
+    c_head: CheckHead,
+    c_len: CheckLen,
+    c_tail: CheckTail,
     r_resp: DFF<Bit>,
-    r_rd_ok: DFF<Bit>,
-    r_msn_before: DFF<Bit>,
-    r_msn_far: DFF<Bit>,
-    r_tail: DFF<Bits<5>>,
     r_fwmsg: DFF<Bit>,
     r_plen: DFF<Bits<16>>,
     r_has_beats: DFF<Bit>,
@@ -140,46 +137,13 @@ pub struct PlaceCheck {
     is_rreq: Signal<Local, Bit>,
     is_areq: Signal<Local, Bit>,
     is_aresp: Signal<Local, Bit>,
-    need: Signal<Local, Bits<4>>,
-    mr_ok: Signal<Local, Bit>,
-    rd_fits: Signal<Local, Bit>,
-    dm: Signal<Local, Bits<32>>,
-    bl: Signal<Local, Bit>,
 }
 
 impl Logic for PlaceCheck {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(
-            self,
-            clock,
-            r_head_hit,
-            r_head,
-            r_mid_hit,
-            r_mid,
-            r_probe,
-            r_bad_len,
-            r_resp,
-            r_rd_ok,
-            r_msn_before,
-            r_msn_far,
-            r_tail,
-            r_fwmsg,
-            r_plen,
-            r_has_beats,
-            r_dest
-        );
-        self.head_hit.next = self.r_head_hit.q.val();
-        self.head.next = self.r_head.q.val();
-        self.mid_hit.next = self.r_mid_hit.q.val();
-        self.mid.next = self.r_mid.q.val();
-        self.probe.next = self.r_probe.q.val();
-        self.bad_len.next = self.r_bad_len.q.val();
+        dff_setup!(self, clock, r_resp, r_fwmsg, r_plen, r_has_beats, r_dest);
         self.resp.next = self.r_resp.q.val();
-        self.rd_ok.next = self.r_rd_ok.q.val();
-        self.msn_before.next = self.r_msn_before.q.val();
-        self.msn_far.next = self.r_msn_far.q.val();
-        self.tail.next = self.r_tail.q.val();
         self.fwmsg.next = self.r_fwmsg.q.val();
         self.plen.next = self.r_plen.q.val();
         self.has_beats.next = self.r_has_beats.q.val();
@@ -193,22 +157,7 @@ impl Logic for PlaceCheck {
         self.is_rreq.next = false;
         self.is_areq.next = false;
         self.is_aresp.next = false;
-        self.need.next = 0.into();
-        self.mr_ok.next = false;
-        self.rd_fits.next = false;
-        self.dm.next = 0.into();
-        self.bl.next = false;
-        self.r_head_hit.d.next = false;
-        self.r_head.d.next = 0.into();
-        self.r_mid_hit.d.next = false;
-        self.r_mid.d.next = 0.into();
-        self.r_probe.d.next = false;
-        self.r_bad_len.d.next = false;
         self.r_resp.d.next = false;
-        self.r_rd_ok.d.next = false;
-        self.r_msn_before.d.next = false;
-        self.r_msn_far.d.next = false;
-        self.r_tail.d.next = 0.into();
         self.r_fwmsg.d.next = false;
         self.r_plen.d.next = 0.into();
         self.r_has_beats.d.next = false;
@@ -232,128 +181,6 @@ impl Logic for PlaceCheck {
             self.r_fwmsg.d.next = self.is_rreq.val() | self.is_areq.val() | self.is_aresp.val();
             self.r_resp.d.next = self.is_rresp.val() | self.is_aresp.val();
             self.r_dest.d.next = self.dest_s1.val();
-            // One MR check (`MrTable::check`) for every opcode, over the
-            // range summed in S1 (`PlaceSums`, compared in `PlaceMr`): the rkey with REMOTE_WRITE
-            // (WRITE, WRITE_IMM), REMOTE_READ over the message (READ
-            // request), REMOTE_ATOMIC over 8 bytes (atomic request), or
-            // the SGE's lkey with LOCAL_WRITE (`check_local`).
-            self.need.next = 1.into();
-            if self.is_rkey.val() {
-                self.need.next = 2.into();
-            } else if self.is_rreq.val() {
-                self.need.next = 4.into();
-            } else if self.is_areq.val() {
-                self.need.next = 8.into();
-            }
-            self.mr_ok.next = self.mhit.val()
-                & self.m_pd_ok.val()
-                & self.m_in_range.val()
-                & ((self.m_access.val() & self.need.val()) == self.need.val());
-            // The response fits its READ (`Tx::read_response_fits`).
-            self.rd_fits.next = (self.msg_len.val() == self.rd_len.val())
-                & (self.end_off.val() <= bit_cast::<33, 32>(self.rd_len.val()));
-            self.r_rd_ok.d.next = self.rdhit.val() & self.rd_fits.val();
-            // The MSN window (spec §6.5): before the stream's head is a
-            // completed message, a window or more after it too far.
-            if self.stream.val().get_bit(0) {
-                self.dm.next = self.msn.val() - self.heads.val().get_bits::<32>(32);
-            } else {
-                self.dm.next = self.msn.val() - self.heads.val().get_bits::<32>(0);
-            }
-            self.r_msn_before.d.next = self.dm.val().get_bit(31);
-            self.r_msn_far.d.next = !self.dm.val().get_bit(31) & (self.dm.val() >= 256);
-            // An atomic request's payload is its operands (8 bytes, 16 for
-            // COMPARE_SWAP), its offset 0 and its message length 8.
-            if self.is_areq.val() {
-                if self.opcode.val() == 0x09 {
-                    self.bl.next = self.pl.val() != 16;
-                } else {
-                    self.bl.next = self.pl.val() != 8;
-                }
-                self.r_bad_len.d.next =
-                    self.bl.val() | (self.offset.val() != 0) | (self.msg_len.val() != 8);
-            } else {
-                self.r_bad_len.d.next = (self.pl.val() > self.mtu.val())
-                    | (self.end_off.val() > bit_cast::<33, 32>(self.msg_len.val()))
-                    | (self.is_rreq.val() & ((self.pl.val() != 0) | (self.offset.val() != 0)));
-            }
-            // Before the QP state (7, S3's).
-            if self.drop.val() {
-                self.r_head_hit.d.next = true;
-                self.r_head.d.next = bit_cast::<5, 3>(self.reason.val());
-            } else if !self.qhit.val() {
-                self.r_head_hit.d.next = true;
-                self.r_head.d.next = 6.into();
-            }
-            // After it, before the connection window (12, S3's).
-            self.r_mid_hit.d.next = true;
-            if (self.src_qpn.val() != self.q_peer.val())
-                | (self.src_ip.val() != self.q_peer_ip.val())
-            {
-                self.r_mid.d.next = 8.into();
-            } else if self.path.val() >= 64 {
-                self.r_mid.d.next = 9.into();
-            } else if self.opcode.val() == 0x12 {
-                self.r_mid_hit.d.next = false;
-                self.r_probe.d.next = true;
-            } else if !self.is_write.val()
-                & !self.is_recv.val()
-                & !self.is_rresp.val()
-                & !self.is_areq.val()
-                & !self.is_aresp.val()
-                & !self.is_rreq.val()
-            {
-                self.r_mid.d.next = 10.into();
-            } else if self.stream.val() >= self.q_streams.val() {
-                self.r_mid.d.next = 11.into();
-            } else if self.is_recv.val() & (self.stream.val() >= 4) {
-                // Receives of streams without a ring are the firmware's.
-                self.r_mid.d.next = 10.into();
-            } else {
-                self.r_mid_hit.d.next = false;
-            }
-            // The opcode's own checks, after the duplicate check.
-            if self.is_write.val() {
-                if (self.pl.val() != 0) & !self.mr_ok.val() {
-                    self.r_tail.d.next = 15.into();
-                }
-            } else if self.is_rreq.val() {
-                // The rkey check, then up to the firmware, PSN accepted.
-                if (self.msg_len.val() != 0) & !self.mr_ok.val() {
-                    self.r_tail.d.next = 15.into();
-                } else {
-                    self.r_tail.d.next = 10.into();
-                }
-            } else if self.is_areq.val() {
-                // The rkey check, then 8-byte alignment, then up.
-                if !self.mr_ok.val() {
-                    self.r_tail.d.next = 15.into();
-                } else if self.va_low.val() != 0 {
-                    self.r_tail.d.next = 19.into();
-                } else {
-                    self.r_tail.d.next = 10.into();
-                }
-            } else if self.is_aresp.val() {
-                self.r_tail.d.next = 10.into();
-            } else if self.is_wimm.val() {
-                // A posted receive first (its completion), then the rkey.
-                if !self.rq_hit.val() {
-                    self.r_tail.d.next = 18.into();
-                } else if (self.pl.val() != 0) & !self.mr_ok.val() {
-                    self.r_tail.d.next = 15.into();
-                }
-            } else if self.is_send.val() {
-                if !self.rq_hit.val() {
-                    self.r_tail.d.next = 18.into();
-                } else if self.rq_long.val() {
-                    self.r_tail.d.next = 19.into();
-                } else if (self.pl.val() != 0) & !self.mr_ok.val() {
-                    self.r_tail.d.next = 20.into();
-                }
-            } else if (self.pl.val() != 0) & !self.mr_ok.val() {
-                // A READ response that fits its READ: the lkey check.
-                self.r_tail.d.next = 22.into();
-            }
             self.r_plen.d.next = self.pl.val();
             if self.is_msg.val() {
                 self.r_has_beats.d.next = self.len.val() > 64;
@@ -361,5 +188,71 @@ impl Logic for PlaceCheck {
                 self.r_has_beats.d.next = self.len.val() > 32;
             }
         }
+        // Before the connection window.
+        self.c_head.clock.next = self.clock.val();
+        self.c_head.en.next = self.en.val();
+        self.c_head.drop.next = self.drop.val();
+        self.c_head.reason.next = self.reason.val();
+        self.c_head.qhit.next = self.qhit.val();
+        self.c_head.src_qpn.next = self.src_qpn.val();
+        self.c_head.src_ip.next = self.src_ip.val();
+        self.c_head.q_peer.next = self.q_peer.val();
+        self.c_head.q_peer_ip.next = self.q_peer_ip.val();
+        self.c_head.path.next = self.path.val();
+        self.c_head.opcode.next = self.opcode.val();
+        self.c_head.known.next = self.is_write.val()
+            | self.is_recv.val()
+            | self.is_rresp.val()
+            | self.is_areq.val()
+            | self.is_aresp.val()
+            | self.is_rreq.val();
+        self.c_head.is_recv.next = self.is_recv.val();
+        self.c_head.stream.next = self.stream.val();
+        self.c_head.q_streams.next = self.q_streams.val();
+        self.head_hit.next = self.c_head.head_hit.val();
+        self.head.next = self.c_head.head.val();
+        self.mid_hit.next = self.c_head.mid_hit.val();
+        self.mid.next = self.c_head.mid.val();
+        self.probe.next = self.c_head.probe.val();
+        // Lengths, the READ's fit, the MSN window.
+        self.c_len.clock.next = self.clock.val();
+        self.c_len.en.next = self.en.val();
+        self.c_len.opcode.next = self.opcode.val();
+        self.c_len.is_rreq.next = self.is_rreq.val();
+        self.c_len.is_areq.next = self.is_areq.val();
+        self.c_len.pl.next = self.pl.val();
+        self.c_len.end_off.next = self.end_off.val();
+        self.c_len.mtu.next = self.mtu.val();
+        self.c_len.msg_len.next = self.msg_len.val();
+        self.c_len.offset.next = self.offset.val();
+        self.c_len.rdhit.next = self.rdhit.val();
+        self.c_len.rd_len.next = self.rd_len.val();
+        self.c_len.msn.next = self.msn.val();
+        self.c_len.odd.next = self.stream.val().get_bit(0);
+        self.c_len.heads.next = self.heads.val();
+        self.bad_len.next = self.c_len.bad_len.val();
+        self.rd_ok.next = self.c_len.rd_ok.val();
+        self.msn_before.next = self.c_len.msn_before.val();
+        self.msn_far.next = self.c_len.msn_far.val();
+        // After the duplicate check.
+        self.c_tail.clock.next = self.clock.val();
+        self.c_tail.en.next = self.en.val();
+        self.c_tail.is_write.next = self.is_write.val();
+        self.c_tail.is_send.next = self.is_send.val();
+        self.c_tail.is_wimm.next = self.is_wimm.val();
+        self.c_tail.is_rkey.next = self.is_rkey.val();
+        self.c_tail.is_rreq.next = self.is_rreq.val();
+        self.c_tail.is_areq.next = self.is_areq.val();
+        self.c_tail.is_aresp.next = self.is_aresp.val();
+        self.c_tail.pl.next = self.pl.val();
+        self.c_tail.msg_len.next = self.msg_len.val();
+        self.c_tail.va_low.next = self.va_low.val();
+        self.c_tail.rq_hit.next = self.rq_hit.val();
+        self.c_tail.rq_long.next = self.rq_long.val();
+        self.c_tail.mhit.next = self.mhit.val();
+        self.c_tail.m_access.next = self.m_access.val();
+        self.c_tail.m_pd_ok.next = self.m_pd_ok.val();
+        self.c_tail.m_in_range.next = self.m_in_range.val();
+        self.tail.next = self.c_tail.tail.val();
     }
 }

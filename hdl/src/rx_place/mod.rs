@@ -143,8 +143,21 @@
 //! cycle later, before that cycle's firmware write (the firmware wins), so
 //! the verdict's loop has no table selection or write decode in it. The data
 //! FIFO and the output side are [`PlaceOut`]; the data FIFO is in
-//! [`BlockRam`](crate::helpers::BlockRam)s (block RAM, read a cycle ahead), the verdict FIFO in a
-//! [`LutRam`] (asynchronous read). rust-hdl's own simulator runs the
+//! [`BlockRam`](crate::helpers::BlockRam)s (block RAM, read a cycle ahead), the verdict FIFO
+//! ([`PlaceVerdicts`]) in a [`LutRam`](crate::helpers::LutRam)
+//! (asynchronous read).
+//!
+//! Sub-blocks, one concern each: the QP entries' firmware-written fields
+//! and their lookups ([`PlaceQps`]), the global registers
+//! ([`PlaceGlobals`]), the connection state with its write-back and bypass
+//! ([`PlaceConn`]), the ring and MSN-head RAMs ([`PlaceRings`]), the
+//! outstanding READs ([`PlaceReads`]), the MRs ([`PlaceMr`] over one
+//! [`MrEntry`] each), S1's sums, S2's checks ([`PlaceCheck`]: [`CheckHead`],
+//! [`CheckLen`], [`CheckTail`]), S3's verdict and window, S3's header
+//! fields ([`PlaceHdr`]) and the event ([`PlaceEvent`]), the counters
+//! ([`PlaceCounters`]), the verdict FIFO and the data side; this kernel
+//! keeps S1's and S2's metadata registers and the wiring. Every port is
+//! cycle for cycle what it was before the split. rust-hdl's own simulator runs the
 //! block (`tests.rs`); it is verified under Verilator
 //! (`metaroce-sim-tb`, the `rx_core` bench and the benches above it)
 //! against the engine.
@@ -152,7 +165,6 @@
 use rust_hdl::prelude::*;
 
 use crate::bus::{AxisIn, CfgIn, CounterPort, DmaWriteOut, VerdictOut};
-use crate::helpers::LutRam;
 
 /// Payload bytes of one frame kept in the data FIFO; later beats of a
 /// longer (hence `bad_length`) frame are dropped on the way in, except the
@@ -181,23 +193,49 @@ const _: () = assert!(RQ_SLOTS == 8 && RQ_STREAMS == 4 && READS == 2 && MSN_STRE
 mod accept;
 pub mod cfg;
 mod check;
+mod check_head;
+mod check_len;
+mod check_tail;
+mod conn;
+mod counters;
 mod decide;
+mod event;
+mod globals;
+mod hdr;
+mod links;
 mod mr;
+mod mr_entry;
 mod out;
+mod qps;
 mod read;
+mod rings;
 mod sums;
 #[cfg(test)]
 mod tests;
 mod verdict;
+mod verdicts;
 
 pub use accept::{AccPost, AccPre, ConnAccept};
 pub use check::PlaceCheck;
+pub use check_head::CheckHead;
+pub use check_len::CheckLen;
+pub use check_tail::CheckTail;
+pub use conn::PlaceConn;
+pub use counters::PlaceCounters;
 pub use decide::PlaceDecide;
+pub use event::PlaceEvent;
+pub use globals::PlaceGlobals;
+pub use hdr::PlaceHdr;
 pub use mr::PlaceMr;
+pub use mr_entry::MrEntry;
 pub use out::PlaceOut;
+pub use qps::PlaceQps;
 pub use read::PlaceReads;
+pub use rings::PlaceRings;
 pub use sums::PlaceSums;
 pub use verdict::Verdict;
+pub use verdicts::PlaceVerdicts;
+use verdicts::VERDICTS;
 
 /// The placement block at `W`-bit beats (`B = W / 8` lanes).
 #[derive(LogicBlock, Default)]
@@ -307,34 +345,17 @@ pub struct RxPlace<const W: usize, const B: usize> {
     /// S2: a datagram is here: the tracker reads `trk_rd_addr` and
     /// computes its forwarding for the next cycle only then.
     pub trk_rd_en: Signal<Out, Bit>,
-    // ---- tables (registers; the rings and MSN heads in RAMs) ----
-    q_valid: DFF<Bits<QPS>>,
-    q_state: [DFF<Bits<2>>; QPS],
-    q_qpn: [DFF<Bits<32>>; QPS],
-    q_peer: [DFF<Bits<32>>; QPS],
-    q_peer_ip: [DFF<Bits<128>>; QPS],
-    q_pd: [DFF<Bits<32>>; QPS],
-    q_streams: [DFF<Bits<16>>; QPS],
-    q_cum: [DFF<Bits<32>>; QPS],
-    q_bm: [DFF<Bits<256>>; QPS],
-    q_port: [DFF<Bits<16>>; QPS],
-    q_rate: [DFF<Bits<32>>; QPS],
-    q_credit: [DFF<Bits<32>>; QPS],
-    local_ip: DFF<Bits<128>>,
-    mtu: DFF<Bits<16>>,
+    // ---- tables (registers; the rings and MSN heads in RAMs), counters ----
+    // The QP entries' firmware-written fields, the global registers.
+    qps: PlaceQps,
+    globals: PlaceGlobals,
     // The MRs (looked up in S1, checked in S2) and the outstanding READs
     // (selected in S0, matched in S1).
     mrs: PlaceMr,
     reads: PlaceReads,
     // Receive rings and MSN heads: written by the firmware, read in S0.
-    rq_ctl: RAM<Bits<36>, 4>,
-    rq_addr: RAM<Bits<64>, 7>,
-    rq_ll: RAM<Bits<64>, 7>,
-    msn_heads: RAM<Bits<64>, 5>,
-    counters: [DFF<Bits<32>>; COUNTERS],
-    // Counters a cycle late: the verdict to count.
-    c_valid: DFF<Bit>,
-    c_code: DFF<Bits<5>>,
+    rings: PlaceRings,
+    counters: PlaceCounters,
     // ---- S1: the metadata and the QP lookup, registered ----
     p_valid: DFF<Bit>,
     p_drop: DFF<Bit>,
@@ -402,98 +423,25 @@ pub struct RxPlace<const W: usize, const B: usize> {
     // checks), registered in `sums`.
     sums: PlaceSums,
     check: PlaceCheck,
-    // ---- S3: the metadata the verdict and the event need, registered
-    // (S2's checks are registered in `check`) ----
+    // ---- S3: the datagram and its QP entry (its header fields in `hdr`,
+    // S2's checks registered in `check`) ----
     y_valid: DFF<Bit>,
-    y_qhit: DFF<Bit>,
     y_qi: DFF<Bits<2>>,
-    y_is_msg: DFF<Bit>,
-    y_version: DFF<Bits<8>>,
-    y_opcode: DFF<Bits<8>>,
-    y_flags: DFF<Bits<16>>,
-    y_dst_qpn: DFF<Bits<32>>,
-    y_src_port: DFF<Bits<16>>,
-    y_ce: DFF<Bit>,
-    y_stream: DFF<Bits<16>>,
-    y_path: DFF<Bits<16>>,
-    y_conn_psn: DFF<Bits<32>>,
-    y_path_psn: DFF<Bits<32>>,
-    y_timestamp: DFF<Bits<64>>,
-    y_msn: DFF<Bits<32>>,
-    y_recv_idx: DFF<Bits<32>>,
-    y_msg_len: DFF<Bits<32>>,
-    y_offset: DFF<Bits<32>>,
-    y_imm: DFF<Bits<32>>,
-    // The window and state of the datagram's QP, loaded in S2 (the
-    // bypass): the table entry, the pending write-back, or S3's result.
-    y_state: DFF<Bits<2>>,
-    y_cum: DFF<Bits<32>>,
-    y_bm: DFF<Bits<256>>,
-    y_ge: DFF<Bits<256>>,
+    // The QPs' connection state and window, loaded in S2 for S3 (the
+    // bypass) and written back after S3.
+    conn: PlaceConn,
     decide: PlaceDecide,
     acc: ConnAccept,
-    // ---- the event (S3) ----
-    e_valid: DFF<Bit>,
-    e_code: DFF<Bits<5>>,
-    e_track: DFF<Bit>,
-    e_qhit: DFF<Bit>,
-    e_conn_cum: DFF<Bits<32>>,
-    e_live: DFF<Bit>,
-    e_stream: DFF<Bits<16>>,
-    e_conn_psn: DFF<Bits<32>>,
-    e_offset: DFF<Bits<32>>,
-    e_msg_len: DFF<Bits<32>>,
-    e_len: DFF<Bits<16>>,
-    e_version: DFF<Bits<8>>,
-    e_opcode: DFF<Bits<8>>,
-    e_flags: DFF<Bits<16>>,
-    e_dst_qpn: DFF<Bits<32>>,
-    e_path: DFF<Bits<16>>,
-    e_path_psn: DFF<Bits<32>>,
-    e_timestamp: DFF<Bits<64>>,
-    e_src_port: DFF<Bits<16>>,
-    e_ce: DFF<Bit>,
-    e_msn: DFF<Bits<32>>,
-    e_recv_idx: DFF<Bits<32>>,
-    e_imm: DFF<Bits<32>>,
-    cnt_q: DFF<Bits<32>>,
-    // ---- the write-back of S3's window and state (a cycle after) ----
-    w_pend: DFF<Bit>,
-    w_qi: DFF<Bits<2>>,
-    w_state: DFF<Bits<2>>,
-    w_cum: DFF<Bits<32>>,
-    w_bm: DFF<Bits<256>>,
-    // ---- verdict FIFO ({addr, len, beats, place}) and the output side ----
-    vq: LutRam<VQ_BITS, 6>,
-    v_wr: DFF<Bits<7>>,
-    v_rd: DFF<Bits<7>>,
+    // The header fields on to S3 and the event.
+    hdr: PlaceHdr,
+    ev: PlaceEvent,
+    // ---- the verdict FIFO and the output side ----
+    verdicts: PlaceVerdicts,
     out: PlaceOut<W, B>,
     // S0 locals (the QP lookup, the payload bytes).
     qhit0: Signal<Local, Bit>,
     qi0: Signal<Local, Bits<2>>,
     pl0: Signal<Local, Bits<16>>,
-    // S2 locals (the window of the QP entering S3: firmware write hits,
-    // the table or the pending write-back).
-    s_cq: Signal<Local, Bit>,
-    s_x0: Signal<Local, Bit>,
-    s_x5: Signal<Local, Bit>,
-    s_xstate: Signal<Local, Bits<2>>,
-    s_xcum: Signal<Local, Bits<32>>,
-    s_xbm: Signal<Local, Bits<256>>,
-    s_xge: Signal<Local, Bits<256>>,
-    // S3 locals (the window after the verdict, with this cycle's firmware
-    // write).
-    s_y0: Signal<Local, Bit>,
-    s_y5: Signal<Local, Bit>,
-    s_nstate: Signal<Local, Bits<2>>,
-    s_ncum: Signal<Local, Bits<32>>,
-    s_nbm: Signal<Local, Bits<256>>,
-    vqd: Signal<Local, Bits<VQ_BITS>>,
-    // Output side.
-    v_count: Signal<Local, Bits<7>>,
-    v_used: Signal<Local, Bits<7>>,
-    // Table writes: the half of an IP address kept.
-    ip_half: Signal<Local, Bits<64>>,
 }
 
 /// Depth of the data FIFO in beats: two capped frames plus slack, rounded
@@ -502,21 +450,6 @@ pub const fn data_fifo_depth(bytes_per_beat: usize) -> usize {
     (2 * (CAP_BYTES.div_ceil(bytes_per_beat) + 4)).next_power_of_two()
 }
 
-/// Depth of the verdict FIFO: the verdicts of the small frames that arrive
-/// while a long write leaves (at 64 bits, a 4 KiB write takes 512 cycles;
-/// 5-beat PROBEs arrive meanwhile). 32 gave 291 refused beats in 5.1 M
-/// cycles of the bench's mix at 64 bits; 64 gives none.
-const VERDICTS: usize = 64;
-/// Verdicts that can still be written after `can_accept` falls: the four
-/// pipeline stages (S0..S3) and the frame the parser is finishing.
-const IN_FLIGHT: usize = 4 + 1;
-// `can_accept`'s bound (a literal in the kernel).
-const _: () = assert!(VERDICTS - IN_FLIGHT == 59);
-/// Bits of a verdict FIFO entry: place (bit 0), has beats (1), length
-/// (2..18), address (18..82).
-const VQ_BITS: usize = 82;
-/// Counters: one per verdict code in use.
-const COUNTERS: usize = Verdict::ALL.len();
 /// Address bits of the data FIFO's memories (the deepest FIFO, at 64 bits:
 /// 2,048 beats).
 const DATA_ABITS: usize = 11;
@@ -528,11 +461,6 @@ impl<const W: usize, const B: usize> Logic for RxPlace<W, B> {
         dff_setup!(
             self,
             clock,
-            q_valid,
-            local_ip,
-            mtu,
-            c_valid,
-            c_code,
             p_valid,
             p_drop,
             p_reason,
@@ -592,98 +520,11 @@ impl<const W: usize, const B: usize> Logic for RxPlace<W, B> {
             x_qi,
             x_heads,
             y_valid,
-            y_qhit,
-            y_qi,
-            y_is_msg,
-            y_version,
-            y_opcode,
-            y_flags,
-            y_dst_qpn,
-            y_src_port,
-            y_ce,
-            y_stream,
-            y_path,
-            y_conn_psn,
-            y_path_psn,
-            y_timestamp,
-            y_msn,
-            y_recv_idx,
-            y_msg_len,
-            y_offset,
-            y_imm,
-            y_state,
-            y_cum,
-            y_bm,
-            y_ge,
-            w_pend,
-            w_qi,
-            w_state,
-            w_cum,
-            w_bm,
-            e_valid,
-            e_code,
-            e_track,
-            e_qhit,
-            e_conn_cum,
-            e_live,
-            e_stream,
-            e_conn_psn,
-            e_offset,
-            e_msg_len,
-            e_len,
-            e_version,
-            e_opcode,
-            e_flags,
-            e_dst_qpn,
-            e_path,
-            e_path_psn,
-            e_timestamp,
-            e_src_port,
-            e_ce,
-            e_msn,
-            e_recv_idx,
-            e_imm,
-            cnt_q,
-            v_wr,
-            v_rd
+            y_qi
         );
-        for i in 0..QPS {
-            self.q_state[i].clock.next = self.clock.val();
-            self.q_state[i].d.next = self.q_state[i].q.val();
-            self.q_qpn[i].clock.next = self.clock.val();
-            self.q_qpn[i].d.next = self.q_qpn[i].q.val();
-            self.q_peer[i].clock.next = self.clock.val();
-            self.q_peer[i].d.next = self.q_peer[i].q.val();
-            self.q_peer_ip[i].clock.next = self.clock.val();
-            self.q_peer_ip[i].d.next = self.q_peer_ip[i].q.val();
-            self.q_pd[i].clock.next = self.clock.val();
-            self.q_pd[i].d.next = self.q_pd[i].q.val();
-            self.q_streams[i].clock.next = self.clock.val();
-            self.q_streams[i].d.next = self.q_streams[i].q.val();
-            self.q_cum[i].clock.next = self.clock.val();
-            self.q_cum[i].d.next = self.q_cum[i].q.val();
-            self.q_bm[i].clock.next = self.clock.val();
-            self.q_bm[i].d.next = self.q_bm[i].q.val();
-            self.q_port[i].clock.next = self.clock.val();
-            self.q_port[i].d.next = self.q_port[i].q.val();
-            self.q_rate[i].clock.next = self.clock.val();
-            self.q_rate[i].d.next = self.q_rate[i].q.val();
-            self.q_credit[i].clock.next = self.clock.val();
-            self.q_credit[i].d.next = self.q_credit[i].q.val();
-        }
-        for c in 0..COUNTERS {
-            self.counters[c].clock.next = self.clock.val();
-            self.counters[c].d.next = self.counters[c].q.val();
-        }
-        self.rq_ctl.read_clock.next = self.clock.val();
-        self.rq_ctl.write_clock.next = self.clock.val();
-        self.rq_addr.read_clock.next = self.clock.val();
-        self.rq_addr.write_clock.next = self.clock.val();
-        self.rq_ll.read_clock.next = self.clock.val();
-        self.rq_ll.write_clock.next = self.clock.val();
-        self.msn_heads.read_clock.next = self.clock.val();
-        self.msn_heads.write_clock.next = self.clock.val();
-        self.vq.clock.next = self.clock.val();
+        self.counters.clock.next = self.clock.val();
+        self.counters.rst.next = self.rst.val();
+        CounterPort::<5>::link(&mut self.cnt, &mut self.counters.cnt);
         self.out.clock.next = self.clock.val();
         self.out.rst.next = self.rst.val();
 
@@ -694,27 +535,28 @@ impl<const W: usize, const B: usize> Logic for RxPlace<W, B> {
         // sub-block would be a combinational loop to it).
 
         // ---- S0: QP lookup, the RAM reads ----
-        self.qhit0.next = false;
-        self.qi0.next = 0.into();
-        for i in 0..QPS {
-            if self.q_valid.q.val().get_bit(i) & (self.q_qpn[i].q.val() == self.meta_dst_qpn.val())
-            {
-                self.qhit0.next = true;
-                self.qi0.next = i.to_bits::<2>();
-            }
-        }
+        self.qps.clock.next = self.clock.val();
+        self.qps.rst.next = self.rst.val();
+        self.qps.cfg.we.next = self.cfg.we.val();
+        self.qps.cfg.addr.next = self.cfg.addr.val();
+        self.qps.cfg.data.next = self.cfg.data.val();
+        self.globals.clock.next = self.clock.val();
+        self.globals.rst.next = self.rst.val();
+        self.globals.cfg.we.next = self.cfg.we.val() & (self.cfg.addr.val().get_bits::<3>(6) == 2);
+        self.globals.cfg.addr.next = self.cfg.addr.val().get_bits::<4>(0);
+        self.globals.cfg.data.next = self.cfg.data.val();
+        self.qps.dst_qpn.next = self.meta_dst_qpn.val();
+        self.qhit0.next = self.qps.hit0.val();
+        self.qi0.next = self.qps.qi0.val();
         // The ring's control word of (QP, stream), the slot of `recv_idx`
         // (a stream >= RQ_STREAMS never uses them) and the MSN heads' word.
-        self.rq_ctl.read_address.next = (bit_cast::<4, 2>(self.qi0.val()) << 2)
-            | bit_cast::<4, 2>(self.meta_stream.val().get_bits::<2>(0));
-        self.rq_addr.read_address.next = (bit_cast::<7, 2>(self.qi0.val()) << 5)
-            | (bit_cast::<7, 2>(self.meta_stream.val().get_bits::<2>(0)) << 3)
-            | bit_cast::<7, 3>(self.meta_recv_idx.val().get_bits::<3>(0));
-        self.rq_ll.read_address.next = (bit_cast::<7, 2>(self.qi0.val()) << 5)
-            | (bit_cast::<7, 2>(self.meta_stream.val().get_bits::<2>(0)) << 3)
-            | bit_cast::<7, 3>(self.meta_recv_idx.val().get_bits::<3>(0));
-        self.msn_heads.read_address.next = (bit_cast::<5, 2>(self.qi0.val()) << 3)
-            | bit_cast::<5, 3>(self.meta_stream.val().get_bits::<3>(1));
+        self.rings.clock.next = self.clock.val();
+        self.rings.cfg.we.next = self.cfg.we.val();
+        self.rings.cfg.addr.next = self.cfg.addr.val();
+        self.rings.cfg.data.next = self.cfg.data.val();
+        self.rings.qi0.next = self.qi0.val();
+        self.rings.stream.next = self.meta_stream.val().get_bits::<4>(0);
+        self.rings.slot.next = self.meta_recv_idx.val().get_bits::<3>(0);
         self.pl0.next = self.meta_len.val() - 68;
         self.p_valid.d.next = self.meta_valid.val() & !self.rst.val();
         if self.meta_valid.val() {
@@ -772,13 +614,13 @@ impl<const W: usize, const B: usize> Logic for RxPlace<W, B> {
         self.mrs.opcode.next = self.p_opcode.q.val();
         self.mrs.rd1.next = self.reads.rd1.val();
         self.mrs.rkey.next = self.p_rkey.q.val();
-        self.mrs.recv_lkey.next = self.rq_ll.read_data.val().get_bits::<32>(32);
+        self.mrs.recv_lkey.next = self.rings.sge_ll.val().get_bits::<32>(32);
         self.mrs.lkey0.next = self.reads.lkey0.val();
         self.mrs.lkey1.next = self.reads.lkey1.val();
         self.x_valid.d.next = self.p_valid.q.val() & !self.rst.val();
         if self.p_valid.q.val() {
             // The MSN heads' word and the metadata, on to S2.
-            self.x_heads.d.next = self.msn_heads.read_data.val();
+            self.x_heads.d.next = self.rings.heads.val();
             self.x_drop.d.next = self.p_drop.q.val();
             self.x_reason.d.next = self.p_reason.q.val();
             self.x_len.d.next = self.p_len.q.val();
@@ -820,9 +662,9 @@ impl<const W: usize, const B: usize> Logic for RxPlace<W, B> {
         self.sums.msg_len.next = self.p_msg_len.q.val();
         self.sums.recv_idx.next = self.p_recv_idx.q.val();
         self.sums.remote_va.next = self.p_remote_va.q.val();
-        self.sums.rq_ctl.next = self.rq_ctl.read_data.val();
-        self.sums.rq_addr.next = self.rq_addr.read_data.val();
-        self.sums.rq_len.next = self.rq_ll.read_data.val().get_bits::<32>(0);
+        self.sums.rq_ctl.next = self.rings.ctl.val();
+        self.sums.rq_addr.next = self.rings.sge_addr.val();
+        self.sums.rq_len.next = self.rings.sge_ll.val().get_bits::<32>(0);
         self.sums.rd0_addr.next = self.reads.addr0.val();
         self.sums.rd1_addr.next = self.reads.addr1.val();
 
@@ -849,7 +691,7 @@ impl<const W: usize, const B: usize> Logic for RxPlace<W, B> {
         self.check.va_low.next = self.x_va_low.q.val();
         self.check.is_msg.next = self.x_is_msg.q.val();
         self.check.qhit.next = self.x_qhit.q.val();
-        self.check.mtu.next = self.mtu.q.val();
+        self.check.mtu.next = self.globals.mtu.val();
         self.check.rq_hit.next = self.sums.rq_hit.val();
         self.check.rq_long.next = self.sums.rq_long.val();
         self.check.dest_s1.next = self.sums.dest.val();
@@ -864,47 +706,43 @@ impl<const W: usize, const B: usize> Logic for RxPlace<W, B> {
         self.check.m_access.next = self.mrs.access.val();
         self.check.m_pd_ok.next = self.mrs.pd_ok.val();
         self.check.m_in_range.next = self.mrs.in_range.val();
-        self.check.q_peer.next = 0.into();
-        self.check.q_peer_ip.next = 0.into();
-        self.mrs.q_pd.next = 0.into();
-        self.check.q_streams.next = 0.into();
         // The QP entry's fields that only the firmware writes.
-        if self.x_valid.q.val() {
-            for i in 0..QPS {
-                if self.x_qi.q.val().index() == i {
-                    self.check.q_peer.next = self.q_peer[i].q.val();
-                    self.check.q_peer_ip.next = self.q_peer_ip[i].q.val();
-                    self.mrs.q_pd.next = self.q_pd[i].q.val();
-                    self.check.q_streams.next = self.q_streams[i].q.val();
-                }
-            }
-        }
+        self.qps.en2.next = self.x_valid.q.val();
+        self.qps.qi2.next = self.x_qi.q.val();
+        self.check.q_peer.next = self.qps.peer.val();
+        self.check.q_peer_ip.next = self.qps.peer_ip.val();
+        self.mrs.q_pd.next = self.qps.pd.val();
+        self.check.q_streams.next = self.qps.streams.val();
         self.y_valid.d.next = self.x_valid.q.val() & !self.rst.val();
         if self.x_valid.q.val() {
-            self.y_qhit.d.next = self.x_qhit.q.val();
             self.y_qi.d.next = self.x_qi.q.val();
-            self.y_is_msg.d.next = self.x_is_msg.q.val();
-            self.y_version.d.next = self.x_version.q.val();
-            self.y_opcode.d.next = self.x_opcode.q.val();
-            self.y_flags.d.next = self.x_flags.q.val();
-            self.y_dst_qpn.d.next = self.x_dst_qpn.q.val();
-            self.y_src_port.d.next = self.x_src_port.q.val();
-            self.y_ce.d.next = self.x_ce.q.val();
-            self.y_stream.d.next = self.x_stream.q.val();
-            self.y_path.d.next = self.x_path.q.val();
-            self.y_conn_psn.d.next = self.x_conn_psn.q.val();
-            self.y_path_psn.d.next = self.x_path_psn.q.val();
-            self.y_timestamp.d.next = self.x_timestamp.q.val();
-            self.y_msn.d.next = self.x_msn.q.val();
-            self.y_recv_idx.d.next = self.x_recv_idx.q.val();
-            self.y_msg_len.d.next = self.x_msg_len.q.val();
-            self.y_offset.d.next = self.x_offset.q.val();
-            self.y_imm.d.next = self.x_imm.q.val();
         }
+        self.ev.clock.next = self.clock.val();
+        self.ev.rst.next = self.rst.val();
+        self.hdr.clock.next = self.clock.val();
+        self.hdr.en.next = self.x_valid.q.val();
+        self.hdr.qhit.next = self.x_qhit.q.val();
+        self.hdr.is_msg.next = self.x_is_msg.q.val();
+        self.hdr.version.next = self.x_version.q.val();
+        self.hdr.opcode.next = self.x_opcode.q.val();
+        self.hdr.flags.next = self.x_flags.q.val();
+        self.hdr.dst_qpn.next = self.x_dst_qpn.q.val();
+        self.hdr.src_port.next = self.x_src_port.q.val();
+        self.hdr.ce.next = self.x_ce.q.val();
+        self.hdr.stream.next = self.x_stream.q.val();
+        self.hdr.path.next = self.x_path.q.val();
+        self.hdr.conn_psn.next = self.x_conn_psn.q.val();
+        self.hdr.path_psn.next = self.x_path_psn.q.val();
+        self.hdr.timestamp.next = self.x_timestamp.q.val();
+        self.hdr.msn.next = self.x_msn.q.val();
+        self.hdr.recv_idx.next = self.x_recv_idx.q.val();
+        self.hdr.msg_len.next = self.x_msg_len.q.val();
+        self.hdr.offset.next = self.x_offset.q.val();
+        self.hdr.imm.next = self.x_imm.q.val();
 
         // ---- S3: the connection state (only with a datagram in S3) ----
         self.decide.en.next = self.y_valid.q.val();
-        self.decide.qhit.next = self.y_qhit.q.val();
+        self.decide.qhit.next = self.hdr.m.qhit.val();
         self.decide.head_hit.next = self.check.head_hit.val();
         self.decide.head.next = self.check.head.val();
         self.decide.mid_hit.next = self.check.mid_hit.val();
@@ -917,337 +755,84 @@ impl<const W: usize, const B: usize> Logic for RxPlace<W, B> {
         self.decide.msn_far.next = self.check.msn_far.val();
         self.decide.tail.next = self.check.tail.val();
         self.decide.fwmsg.next = self.check.fwmsg.val();
-        self.decide.conn_psn.next = self.y_conn_psn.q.val();
-        self.decide.path_psn.next = self.y_path_psn.q.val();
+        self.decide.conn_psn.next = self.hdr.m.conn_psn.val();
+        self.decide.path_psn.next = self.hdr.m.path_psn.val();
         self.decide.trk_cum.next = self.trk_cum.val();
         // The QP's state and connection window, loaded in S2 (the bypass
         // below): no table selection in the verdict's loop.
-        self.decide.q_state.next = self.y_state.q.val();
-        self.decide.q_cum.next = self.y_cum.q.val();
-        self.decide.q_bm.next = self.y_bm.q.val();
-        self.acc.cum.next = self.y_cum.q.val();
-        self.acc.bm.next = self.y_bm.q.val();
-        self.acc.ge.next = self.y_ge.q.val();
-        self.acc.psn.next = self.y_conn_psn.q.val().get_bits::<8>(0);
+        self.decide.q_state.next = self.conn.state.val();
+        self.decide.q_cum.next = self.conn.cum.val();
+        self.decide.q_bm.next = self.conn.bm.val();
+        self.acc.cum.next = self.conn.cum.val();
+        self.acc.bm.next = self.conn.bm.val();
+        self.acc.ge.next = self.conn.ge.val();
+        self.acc.psn.next = self.hdr.m.conn_psn.val().get_bits::<8>(0);
         self.acc.en.next = self.y_valid.q.val();
         self.acc.take.next = self.decide.accept.val();
 
         // ---- S3 results: the event, the connection state, the verdict FIFO ----
-        self.e_valid.d.next = self.y_valid.q.val();
-        self.c_valid.d.next = self.y_valid.q.val();
-        self.vq.write_enable.next = self.y_valid.q.val();
-        self.vq.write_address.next = self.v_wr.q.val().get_bits::<6>(0);
-        self.vqd.next = (bit_cast::<VQ_BITS, 16>(self.check.plen.val()) << 2)
-            | (bit_cast::<VQ_BITS, 64>(self.check.dest.val()) << 18);
-        if self.decide.placed.val() {
-            self.vqd.next = self.vqd.val().replace_bit(0, true);
-        }
-        if self.check.has_beats.val() {
-            self.vqd.next = self.vqd.val().replace_bit(1, true);
-        }
-        self.vq.write_data.next = self.vqd.val();
-        if self.y_valid.q.val() {
-            self.c_code.d.next = self.decide.code.val();
-            self.e_code.d.next = self.decide.code.val();
-            self.e_track.d.next = self.decide.track.val();
-            self.e_qhit.d.next = self.y_qhit.q.val();
-            self.e_conn_cum.d.next = self.acc.new_cum.val();
-            self.e_live.d.next = self.decide.live.val();
-            self.e_stream.d.next = self.y_stream.q.val();
-            self.e_conn_psn.d.next = self.y_conn_psn.q.val();
-            self.e_offset.d.next = self.y_offset.q.val();
-            self.e_msg_len.d.next = self.y_msg_len.q.val();
-            self.e_len.d.next = 0.into();
-            if self.y_is_msg.q.val() {
-                self.e_len.d.next = self.check.plen.val();
-            }
-            self.e_version.d.next = self.y_version.q.val();
-            self.e_opcode.d.next = self.y_opcode.q.val();
-            self.e_flags.d.next = self.y_flags.q.val();
-            self.e_dst_qpn.d.next = self.y_dst_qpn.q.val();
-            self.e_path.d.next = self.y_path.q.val();
-            self.e_path_psn.d.next = self.y_path_psn.q.val();
-            self.e_timestamp.d.next = self.y_timestamp.q.val();
-            self.e_src_port.d.next = self.y_src_port.q.val();
-            self.e_ce.d.next = self.y_ce.q.val();
-            self.e_msn.d.next = self.y_msn.q.val();
-            self.e_recv_idx.d.next = self.y_recv_idx.q.val();
-            self.e_imm.d.next = self.y_imm.q.val();
-            self.v_wr.d.next = self.v_wr.q.val() + 1;
-        }
+        self.counters.valid.next = self.y_valid.q.val();
+        self.counters.code.next = self.decide.code.val();
+        self.verdicts.clock.next = self.clock.val();
+        self.verdicts.rst.next = self.rst.val();
+        self.verdicts.push.next = self.y_valid.q.val();
+        self.verdicts.place.next = self.decide.placed.val();
+        self.verdicts.beats.next = self.check.has_beats.val();
+        self.verdicts.len.next = self.check.plen.val();
+        self.verdicts.addr.next = self.check.dest.val();
+        VerdictOut::link(&mut self.m_ev, &mut self.ev.m_ev);
+        links::HdrOut::join(&mut self.hdr.m, &mut self.ev.s_hdr);
+        self.ev.en3.next = self.y_valid.q.val();
+        self.ev.code.next = self.decide.code.val();
+        self.ev.track.next = self.decide.track.val();
+        self.ev.live.next = self.decide.live.val();
+        self.ev.conn_cum.next = self.acc.new_cum.val();
+        self.ev.plen.next = self.check.plen.val();
+        self.m_ev_track.next = self.ev.m_track.val();
+        self.m_ev_qhit.next = self.ev.m_qhit.val();
+        self.m_ev_conn_cum.next = self.ev.m_conn_cum.val();
+        self.m_ev_live.next = self.ev.m_live.val();
+        self.m_ev_ce.next = self.ev.m_ce.val();
         // The QP's window and state after the verdict (a response that
-        // fails its lkey check fails its READ and the QP: ERR), then this
-        // cycle's firmware write to them (the firmware wins): written back
-        // to the table a cycle later, and the next datagram's if of this QP.
-        self.s_cq.next = self.cfg.we.val() & (self.cfg.addr.val().get_bits::<3>(6) == 0);
-        self.s_y0.next = self.s_cq.val()
-            & (self.cfg.addr.val().get_bits::<2>(4) == self.y_qi.q.val())
-            & (self.cfg.addr.val().get_bits::<4>(0) == 0);
-        self.s_y5.next = self.s_cq.val()
-            & (self.cfg.addr.val().get_bits::<2>(4) == self.y_qi.q.val())
-            & (self.cfg.addr.val().get_bits::<4>(0) == 5);
-        self.s_nstate.next = self.y_state.q.val();
-        if self.decide.code.val() == 22 {
-            self.s_nstate.next = 0.into();
-        }
-        self.s_ncum.next = self.acc.new_cum.val();
-        self.s_nbm.next = self.acc.new_bm.val();
-        if self.s_y0.val() {
-            self.s_nstate.next = self.cfg.data.val().get_bits::<2>(1);
-        }
-        if self.s_y5.val() {
-            self.s_ncum.next = self.cfg.data.val().get_bits::<32>(0);
-            self.s_nbm.next = 0.into();
-        }
-        self.w_pend.d.next = self.y_valid.q.val();
-        self.w_qi.d.next = self.y_qi.q.val();
-        self.w_state.d.next = self.s_nstate.val();
-        self.w_cum.d.next = self.s_ncum.val();
-        self.w_bm.d.next = self.s_nbm.val();
-
-        // ---- the bypass: S2 loads the window and state of its datagram's
-        // QP for S3 ----
-        // From the table, or the write-back pending this cycle, then this
-        // cycle's firmware write; or S3's result when S3 holds a datagram
-        // of the same QP (back to back).
-        self.s_x0.next = self.s_cq.val()
-            & (self.cfg.addr.val().get_bits::<2>(4) == self.x_qi.q.val())
-            & (self.cfg.addr.val().get_bits::<4>(0) == 0);
-        self.s_x5.next = self.s_cq.val()
-            & (self.cfg.addr.val().get_bits::<2>(4) == self.x_qi.q.val())
-            & (self.cfg.addr.val().get_bits::<4>(0) == 5);
-        self.s_xstate.next = 0.into();
-        self.s_xcum.next = 0.into();
-        self.s_xbm.next = 0.into();
-        for i in 0..QPS {
-            if self.x_qi.q.val().index() == i {
-                self.s_xstate.next = self.q_state[i].q.val();
-                self.s_xcum.next = self.q_cum[i].q.val();
-                self.s_xbm.next = self.q_bm[i].q.val();
-            }
-        }
-        if self.w_pend.q.val() & (self.w_qi.q.val() == self.x_qi.q.val()) {
-            self.s_xstate.next = self.w_state.q.val();
-            self.s_xcum.next = self.w_cum.q.val();
-            self.s_xbm.next = self.w_bm.q.val();
-        }
-        if self.s_x0.val() {
-            self.s_xstate.next = self.cfg.data.val().get_bits::<2>(1);
-        }
-        if self.s_x5.val() {
-            self.s_xcum.next = self.cfg.data.val().get_bits::<32>(0);
-            self.s_xbm.next = 0.into();
-        }
-        // The mask of the bits at or above the cumulative point's.
-        self.s_xge.next = 0.into();
-        self.s_xge.next = (!self.s_xge.val()) << self.s_xcum.val().get_bits::<8>(0);
-        if self.x_valid.q.val() {
-            self.y_state.d.next = self.s_xstate.val();
-            self.y_cum.d.next = self.s_xcum.val();
-            self.y_bm.d.next = self.s_xbm.val();
-            self.y_ge.d.next = self.s_xge.val();
-            if self.y_valid.q.val() & (self.y_qi.q.val() == self.x_qi.q.val()) {
-                self.y_state.d.next = self.s_nstate.val();
-                self.y_cum.d.next = self.s_ncum.val();
-                self.y_bm.d.next = self.s_nbm.val();
-                if !self.s_x5.val() {
-                    self.y_ge.d.next = self.acc.new_ge.val();
-                }
-            }
-        }
-        // Counters, a cycle after the verdict.
-        if self.c_valid.q.val() {
-            for c in 0..COUNTERS {
-                if self.c_code.q.val().index() == c {
-                    self.counters[c].d.next = self.counters[c].q.val() + 1;
-                }
-            }
-        }
-        self.cnt_q.d.next = 0.into();
-        for c in 0..COUNTERS {
-            if self.cnt.sel.val().index() == c {
-                self.cnt_q.d.next = self.counters[c].q.val();
-            }
-        }
-        self.cnt.val.next = self.cnt_q.q.val();
-        self.m_ev.valid.next = self.e_valid.q.val();
-        self.m_ev.code.next = self.e_code.q.val();
-        self.m_ev_track.next = self.e_track.q.val();
-        self.m_ev_qhit.next = self.e_qhit.q.val();
-        self.m_ev_conn_cum.next = self.e_conn_cum.q.val();
-        self.m_ev_live.next = self.e_live.q.val();
-        self.m_ev.stream.next = self.e_stream.q.val();
-        self.m_ev.conn_psn.next = self.e_conn_psn.q.val();
-        self.m_ev.offset.next = self.e_offset.q.val();
-        self.m_ev.msg_len.next = self.e_msg_len.q.val();
-        self.m_ev.len.next = self.e_len.q.val();
-        self.m_ev.version.next = self.e_version.q.val();
-        self.m_ev.opcode.next = self.e_opcode.q.val();
-        self.m_ev.flags.next = self.e_flags.q.val();
-        self.m_ev.dst_qpn.next = self.e_dst_qpn.q.val();
-        self.m_ev.path.next = self.e_path.q.val();
-        self.m_ev.path_psn.next = self.e_path_psn.q.val();
-        self.m_ev.timestamp.next = self.e_timestamp.q.val();
-        self.m_ev.src_port.next = self.e_src_port.q.val();
-        self.m_ev_ce.next = self.e_ce.q.val();
-        self.m_ev.msn.next = self.e_msn.q.val();
-        self.m_ev.recv_idx.next = self.e_recv_idx.q.val();
-        self.m_ev.imm.next = self.e_imm.q.val();
-
+        // fails its lkey check fails its READ and the QP: ERR): written
+        // back, and loaded in S2 for the next datagram of this QP.
+        self.conn.clock.next = self.clock.val();
+        self.conn.cfg.we.next = self.cfg.we.val();
+        self.conn.cfg.addr.next = self.cfg.addr.val();
+        self.conn.cfg.data.next = self.cfg.data.val().get_bits::<32>(0);
+        self.conn.x_valid.next = self.x_valid.q.val();
+        self.conn.x_qi.next = self.x_qi.q.val();
+        self.conn.y_valid.next = self.y_valid.q.val();
+        self.conn.y_qi.next = self.y_qi.q.val();
+        self.conn.fail.next = self.decide.code.val() == 22;
+        self.conn.new_cum.next = self.acc.new_cum.val();
+        self.conn.new_bm.next = self.acc.new_bm.val();
+        self.conn.new_ge.next = self.acc.new_ge.val();
         // ---- ACK generator's read port ----
-        self.ack_qpn.next = 0.into();
-        self.ack_peer_qpn.next = 0.into();
-        self.ack_peer_ip.next = 0.into();
-        self.ack_peer_port.next = 0.into();
-        self.ack_rate.next = 0.into();
-        self.ack_credit.next = 0.into();
-        for i in 0..QPS {
-            if self.ack_qp.val().index() == i {
-                self.ack_qpn.next = self.q_qpn[i].q.val();
-                self.ack_peer_qpn.next = self.q_peer[i].q.val();
-                self.ack_peer_ip.next = self.q_peer_ip[i].q.val();
-                self.ack_peer_port.next = self.q_port[i].q.val();
-                self.ack_rate.next = self.q_rate[i].q.val();
-                self.ack_credit.next = self.q_credit[i].q.val();
-            }
-        }
-        self.ack_local_ip.next = self.local_ip.q.val();
+        self.qps.ack_qp.next = self.ack_qp.val();
+        self.ack_qpn.next = self.qps.ack_qpn.val();
+        self.ack_peer_qpn.next = self.qps.ack_peer_qpn.val();
+        self.ack_peer_ip.next = self.qps.ack_peer_ip.val();
+        self.ack_peer_port.next = self.qps.ack_peer_port.val();
+        self.ack_rate.next = self.qps.ack_rate.val();
+        self.ack_credit.next = self.qps.ack_credit.val();
+        self.ack_local_ip.next = self.globals.local_ip.val();
 
         // ---- output side: the verdict FIFO's head to `out` ----
-        self.vq.read_address.next = self.v_rd.q.val().get_bits::<6>(0);
-        self.v_count.next = self.v_wr.q.val() - self.v_rd.q.val();
-        self.out.v_valid.next = self.v_count.val() != 0;
-        self.out.v_place.next = self.vq.read_data.val().get_bit(0);
-        self.out.v_beats.next = self.vq.read_data.val().get_bit(1);
-        self.out.v_len.next = self.vq.read_data.val().get_bits::<16>(2);
-        self.m_dma.addr.next = self.vq.read_data.val().get_bits::<64>(18);
-        self.m_dma.len.next = self.vq.read_data.val().get_bits::<16>(2);
-        if self.out.v_pop.val() {
-            self.v_rd.d.next = self.v_rd.q.val() + 1;
-        }
+        links::HeadOut::join(&mut self.verdicts.head, &mut self.out.v);
+        self.m_dma.addr.next = self.verdicts.head_addr.val();
+        self.m_dma.len.next = self.verdicts.head.len.val();
         self.out.s_tdata.next = self.s_axis.tdata.val();
         self.out.s_tkeep.next = self.s_axis.tkeep.val();
         self.out.s_tvalid.next = self.s_axis.tvalid.val();
         self.out.s_tlast.next = self.s_axis.tlast.val();
         self.s_axis.tready.next = self.out.s_tready.val();
-        self.v_used.next = self.v_wr.q.val() - self.v_rd.q.val();
-        // Room for every verdict that can still come after `can_accept`
-        // falls: one per stage in flight (S0..S3, 4 datagrams whose
-        // metadata was taken) and the frame the parser is finishing (its
-        // metadata still to come): 64 - (4 + 1) = 59.
-        self.can_accept.next = self.out.room.val() & (self.v_used.val() < 59);
+        self.can_accept.next = self.out.room.val() & self.verdicts.room.val();
         self.out.m_dma_tready.next = self.m_dma.tready.val();
         self.m_dma.first.next = self.out.m_dma_first.val();
         self.m_dma.tdata.next = self.out.m_dma_tdata.val();
         self.m_dma.tkeep.next = self.out.m_dma_tkeep.val();
         self.m_dma.tvalid.next = self.out.m_dma_tvalid.val();
         self.m_dma.tlast.next = self.out.m_dma_tlast.val();
-
-        // ---- the write-back of the window S3 left a cycle before ----
-        if self.w_pend.q.val() {
-            for i in 0..QPS {
-                if self.w_qi.q.val().index() == i {
-                    self.q_state[i].d.next = self.w_state.q.val();
-                    self.q_cum[i].d.next = self.w_cum.q.val();
-                    self.q_bm[i].d.next = self.w_bm.q.val();
-                }
-            }
-        }
-
-        // ---- table writes (after the write-back: the firmware wins) ----
-        self.ip_half.next = 0.into();
-        // Table 3 (entry = QP): words 0..RQ_STREAMS the ring control words,
-        // words 8..15 the MSN heads; `cfg_addr[8]` the ring slots (`1 << 8 |
-        // QP << 6 | stream << 4 | slot << 1 | word`: 0 address, 1 {lkey, length}).
-        self.rq_ctl.write_enable.next = self.cfg.we.val()
-            & (self.cfg.addr.val().get_bits::<3>(6) == 3)
-            & (self.cfg.addr.val().get_bits::<2>(2) == 0);
-        self.rq_ctl.write_address.next = (bit_cast::<4, 2>(self.cfg.addr.val().get_bits::<2>(4))
-            << 2)
-            | bit_cast::<4, 2>(self.cfg.addr.val().get_bits::<2>(0));
-        self.rq_ctl.write_data.next = self.cfg.data.val().get_bits::<36>(0);
-        self.msn_heads.write_enable.next = self.cfg.we.val()
-            & (self.cfg.addr.val().get_bits::<3>(6) == 3)
-            & self.cfg.addr.val().get_bit(3);
-        self.msn_heads.write_address.next =
-            (bit_cast::<5, 2>(self.cfg.addr.val().get_bits::<2>(4)) << 3)
-                | bit_cast::<5, 3>(self.cfg.addr.val().get_bits::<3>(0));
-        self.msn_heads.write_data.next = self.cfg.data.val();
-        self.rq_addr.write_enable.next =
-            self.cfg.we.val() & self.cfg.addr.val().get_bit(8) & !self.cfg.addr.val().get_bit(0);
-        self.rq_addr.write_address.next = self.cfg.addr.val().get_bits::<7>(1);
-        self.rq_addr.write_data.next = self.cfg.data.val();
-        self.rq_ll.write_enable.next =
-            self.cfg.we.val() & self.cfg.addr.val().get_bit(8) & self.cfg.addr.val().get_bit(0);
-        self.rq_ll.write_address.next = self.cfg.addr.val().get_bits::<7>(1);
-        self.rq_ll.write_data.next = self.cfg.data.val();
-        if self.cfg.we.val() & (self.cfg.addr.val().get_bits::<3>(6) == 0) {
-            for i in 0..QPS {
-                if self.cfg.addr.val().get_bits::<2>(4).index() == i {
-                    if self.cfg.addr.val().get_bits::<4>(0) == 0 {
-                        self.q_valid.d.next = self
-                            .q_valid
-                            .q
-                            .val()
-                            .replace_bit(i, self.cfg.data.val().get_bit(0));
-                        self.q_state[i].d.next = self.cfg.data.val().get_bits::<2>(1);
-                    }
-                    if self.cfg.addr.val().get_bits::<4>(0) == 1 {
-                        self.q_qpn[i].d.next = self.cfg.data.val().get_bits::<32>(0);
-                        self.q_peer[i].d.next = self.cfg.data.val().get_bits::<32>(32);
-                    }
-                    if self.cfg.addr.val().get_bits::<4>(0) == 2 {
-                        self.ip_half.next = self.q_peer_ip[i].q.val().get_bits::<64>(0);
-                        self.q_peer_ip[i].d.next = bit_cast::<128, 64>(self.ip_half.val())
-                            | (bit_cast::<128, 64>(self.cfg.data.val()) << 64);
-                    }
-                    if self.cfg.addr.val().get_bits::<4>(0) == 3 {
-                        self.ip_half.next = self.q_peer_ip[i].q.val().get_bits::<64>(64);
-                        self.q_peer_ip[i].d.next = (bit_cast::<128, 64>(self.ip_half.val()) << 64)
-                            | bit_cast::<128, 64>(self.cfg.data.val());
-                    }
-                    if self.cfg.addr.val().get_bits::<4>(0) == 4 {
-                        self.q_pd[i].d.next = self.cfg.data.val().get_bits::<32>(0);
-                        self.q_streams[i].d.next = self.cfg.data.val().get_bits::<16>(32);
-                    }
-                    if self.cfg.addr.val().get_bits::<4>(0) == 5 {
-                        self.q_cum[i].d.next = self.cfg.data.val().get_bits::<32>(0);
-                        self.q_bm[i].d.next = 0.into();
-                    }
-                    if self.cfg.addr.val().get_bits::<4>(0) == 6 {
-                        self.q_port[i].d.next = self.cfg.data.val().get_bits::<16>(0);
-                    }
-                    if self.cfg.addr.val().get_bits::<4>(0) == 7 {
-                        self.q_rate[i].d.next = self.cfg.data.val().get_bits::<32>(0);
-                        self.q_credit[i].d.next = self.cfg.data.val().get_bits::<32>(32);
-                    }
-                }
-            }
-        }
-        if self.cfg.we.val() & (self.cfg.addr.val().get_bits::<3>(6) == 2) {
-            if self.cfg.addr.val().get_bits::<4>(0) == 0 {
-                self.mtu.d.next = self.cfg.data.val().get_bits::<16>(0);
-            }
-            if self.cfg.addr.val().get_bits::<4>(0) == 1 {
-                self.local_ip.d.next = bit_cast::<128, 64>(self.local_ip.q.val().get_bits::<64>(0))
-                    | (bit_cast::<128, 64>(self.cfg.data.val()) << 64);
-            }
-            if self.cfg.addr.val().get_bits::<4>(0) == 2 {
-                self.local_ip.d.next =
-                    (bit_cast::<128, 64>(self.local_ip.q.val().get_bits::<64>(64)) << 64)
-                        | bit_cast::<128, 64>(self.cfg.data.val());
-            }
-        }
-        if self.rst.val() {
-            self.v_wr.d.next = 0.into();
-            self.v_rd.d.next = 0.into();
-            self.e_valid.d.next = false;
-            self.c_valid.d.next = false;
-            self.mtu.d.next = 0.into();
-            self.q_valid.d.next = 0.into();
-            for c in 0..COUNTERS {
-                self.counters[c].d.next = 0.into();
-            }
-        }
     }
 }

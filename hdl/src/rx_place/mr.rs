@@ -3,6 +3,7 @@
 use rust_hdl::prelude::*;
 
 use super::MRS;
+use super::MrEntry;
 use crate::bus::CfgIn;
 
 /// The memory regions of [`RxPlace`](super::RxPlace) (table 1, `cfg::MR_*`:
@@ -62,20 +63,13 @@ pub struct PlaceMr {
     pub pd_ok: Signal<Out, Bit>,
     /// S2: the range lies inside that MR.
     pub in_range: Signal<Out, Bit>,
-    valid: DFF<Bits<MRS>>,
-    r_access: [DFF<Bits<4>>; MRS],
-    r_rkey: [DFF<Bits<32>>; MRS],
-    r_pd: [DFF<Bits<32>>; MRS],
-    r_base: [DFF<Bits<64>>; MRS],
-    r_len: [DFF<Bits<64>>; MRS],
-    r_end: [DFF<Bits<66>>; MRS],
+    // The table.
+    mrs: [MrEntry; MRS],
     // S1's result: the MR with the key, one-hot.
     x_hit: DFF<Bit>,
     x_one: DFF<Bits<MRS>>,
-    // S1 locals.
+    // S1 locals: per candidate key, the MRs with it.
     mw: Signal<Local, Bit>,
-    mv: Signal<Local, Bit>,
-    mk: Signal<Local, Bits<32>>,
     hp: Signal<Local, Bits<MRS>>,
     hl: Signal<Local, Bits<MRS>>,
     h0: Signal<Local, Bits<MRS>>,
@@ -93,22 +87,38 @@ pub struct PlaceMr {
 impl Logic for PlaceMr {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, valid, x_hit, x_one);
-        for i in 0..MRS {
-            self.r_access[i].clock.next = self.clock.val();
-            self.r_access[i].d.next = self.r_access[i].q.val();
-            self.r_rkey[i].clock.next = self.clock.val();
-            self.r_rkey[i].d.next = self.r_rkey[i].q.val();
-            self.r_pd[i].clock.next = self.clock.val();
-            self.r_pd[i].d.next = self.r_pd[i].q.val();
-            self.r_base[i].clock.next = self.clock.val();
-            self.r_base[i].d.next = self.r_base[i].q.val();
-            self.r_len[i].clock.next = self.clock.val();
-            self.r_len[i].d.next = self.r_len[i].q.val();
-            self.r_end[i].clock.next = self.clock.val();
-            self.r_end[i].d.next = self.r_end[i].q.val();
-        }
+        dff_setup!(self, clock, x_hit, x_one);
         self.mw.next = self.cfg.we.val() & (self.cfg.addr.val().get_bits::<3>(6) == 1);
+        // Table writes: the written MR's end is the new base plus its
+        // length, or its base plus the new length (one adder).
+        self.kept.next = 0.into();
+        for i in 0..MRS {
+            if self.cfg.addr.val().get_bits::<2>(4).index() == i {
+                self.kept.next = self.mrs[i].base.val();
+                if self.cfg.addr.val().get_bits::<4>(0) == 2 {
+                    self.kept.next = self.mrs[i].len.val();
+                }
+            }
+        }
+        self.mend.next =
+            bit_cast::<66, 64>(self.cfg.data.val()) + bit_cast::<66, 64>(self.kept.val());
+        for i in 0..MRS {
+            self.mrs[i].clock.next = self.clock.val();
+            self.mrs[i].rst.next = self.rst.val();
+            self.mrs[i].cfg.we.next =
+                self.mw.val() & (self.cfg.addr.val().get_bits::<2>(4).index() == i);
+            self.mrs[i].cfg.addr.next = self.cfg.addr.val().get_bits::<4>(0);
+            self.mrs[i].cfg.data.next = self.cfg.data.val();
+            self.mrs[i].mend.next = self.mend.val();
+            self.mrs[i].rkey.next = self.rkey.val();
+            self.mrs[i].recv_lkey.next = self.recv_lkey.val();
+            self.mrs[i].lkey0.next = self.lkey0.val();
+            self.mrs[i].lkey1.next = self.lkey1.val();
+            self.mrs[i].en2.next = self.en2.val();
+            self.mrs[i].q_pd.next = self.q_pd.val();
+            self.mrs[i].maddr.next = self.maddr.val().get_bits::<64>(0);
+            self.mrs[i].wend.next = self.wend.val();
+        }
 
         // ---- S1: every MR's key (written through) against the four
         // candidate keys ----
@@ -116,35 +126,23 @@ impl Logic for PlaceMr {
         self.hl.next = 0.into();
         self.h0.next = 0.into();
         self.h1.next = 0.into();
-        self.mv.next = false;
-        self.mk.next = 0.into();
         for i in 0..MRS {
-            self.mv.next = self.valid.q.val().get_bit(i);
-            self.mk.next = self.r_rkey[i].q.val();
-            if self.mw.val() & (self.cfg.addr.val().get_bits::<2>(4).index() == i) {
-                if self.cfg.addr.val().get_bits::<4>(0) == 0 {
-                    self.mv.next = self.cfg.data.val().get_bit(0);
-                }
-                if self.cfg.addr.val().get_bits::<4>(0) == 1 {
-                    self.mk.next = self.cfg.data.val().get_bits::<32>(0);
-                }
-            }
             self.hp.next = self
                 .hp
                 .val()
-                .replace_bit(i, self.mv.val() & (self.mk.val() == self.rkey.val()));
+                .replace_bit(i, self.mrs[i].hits.val().get_bit(0));
             self.hl.next = self
                 .hl
                 .val()
-                .replace_bit(i, self.mv.val() & (self.mk.val() == self.recv_lkey.val()));
+                .replace_bit(i, self.mrs[i].hits.val().get_bit(1));
             self.h0.next = self
                 .h0
                 .val()
-                .replace_bit(i, self.mv.val() & (self.mk.val() == self.lkey0.val()));
+                .replace_bit(i, self.mrs[i].hits.val().get_bit(2));
             self.h1.next = self
                 .h1
                 .val()
-                .replace_bit(i, self.mv.val() & (self.mk.val() == self.lkey1.val()));
+                .replace_bit(i, self.mrs[i].hits.val().get_bit(3));
         }
         // The key's hits: the rkey's for WRITE, WRITE_IMM, READ and atomic
         // requests, the matched READ's lkey for a READ_RESP (entry 0's when
@@ -183,17 +181,10 @@ impl Logic for PlaceMr {
         self.access.next = 0.into();
         if self.en2.val() {
             for i in 0..MRS {
-                self.pd_v.next = self
-                    .pd_v
-                    .val()
-                    .replace_bit(i, self.r_pd[i].q.val() == self.q_pd.val());
-                self.rng_v.next = self.rng_v.val().replace_bit(
-                    i,
-                    (self.maddr.val().get_bits::<64>(0) >= self.r_base[i].q.val())
-                        & (self.wend.val() <= self.r_end[i].q.val()),
-                );
+                self.pd_v.next = self.pd_v.val().replace_bit(i, self.mrs[i].pd_ok.val());
+                self.rng_v.next = self.rng_v.val().replace_bit(i, self.mrs[i].in_range.val());
                 if self.x_one.q.val().get_bit(i) {
-                    self.access.next = self.r_access[i].q.val();
+                    self.access.next = self.mrs[i].access.val();
                 }
             }
         }
@@ -201,48 +192,5 @@ impl Logic for PlaceMr {
         self.pd_ok.next = (self.pd_v.val() & self.x_one.q.val()).any();
         self.in_range.next =
             !self.maddr.val().get_bit(64) & (self.rng_v.val() & self.x_one.q.val()).any();
-
-        // ---- table writes: the written MR's end is the new base plus its
-        // length, or its base plus the new length ----
-        self.kept.next = 0.into();
-        for i in 0..MRS {
-            if self.cfg.addr.val().get_bits::<2>(4).index() == i {
-                self.kept.next = self.r_base[i].q.val();
-                if self.cfg.addr.val().get_bits::<4>(0) == 2 {
-                    self.kept.next = self.r_len[i].q.val();
-                }
-            }
-        }
-        self.mend.next =
-            bit_cast::<66, 64>(self.cfg.data.val()) + bit_cast::<66, 64>(self.kept.val());
-        if self.mw.val() {
-            for i in 0..MRS {
-                if self.cfg.addr.val().get_bits::<2>(4).index() == i {
-                    if self.cfg.addr.val().get_bits::<4>(0) == 0 {
-                        self.valid.d.next = self
-                            .valid
-                            .q
-                            .val()
-                            .replace_bit(i, self.cfg.data.val().get_bit(0));
-                        self.r_access[i].d.next = self.cfg.data.val().get_bits::<4>(1);
-                    }
-                    if self.cfg.addr.val().get_bits::<4>(0) == 1 {
-                        self.r_rkey[i].d.next = self.cfg.data.val().get_bits::<32>(0);
-                        self.r_pd[i].d.next = self.cfg.data.val().get_bits::<32>(32);
-                    }
-                    if self.cfg.addr.val().get_bits::<4>(0) == 2 {
-                        self.r_base[i].d.next = self.cfg.data.val();
-                        self.r_end[i].d.next = self.mend.val();
-                    }
-                    if self.cfg.addr.val().get_bits::<4>(0) == 3 {
-                        self.r_len[i].d.next = self.cfg.data.val();
-                        self.r_end[i].d.next = self.mend.val();
-                    }
-                }
-            }
-        }
-        if self.rst.val() {
-            self.valid.d.next = 0.into();
-        }
     }
 }

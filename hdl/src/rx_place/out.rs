@@ -2,6 +2,7 @@
 
 use rust_hdl::prelude::*;
 
+use super::links::HeadIn;
 use super::{CAP_BYTES, DATA_ABITS, data_fifo_depth};
 use crate::helpers::BlockRam;
 
@@ -26,16 +27,8 @@ pub struct PlaceOut<const W: usize, const B: usize> {
     pub s_tready: Signal<Out, Bit>,
     /// The data FIFO has room for 4 more beats.
     pub room: Signal<Out, Bit>,
-    /// The verdict FIFO is not empty; its head:
-    pub v_valid: Signal<In, Bit>,
-    /// placed,
-    pub v_place: Signal<In, Bit>,
-    /// the frame has beats,
-    pub v_beats: Signal<In, Bit>,
-    /// payload bytes.
-    pub v_len: Signal<In, Bits<16>>,
-    /// Pop the verdict FIFO's head.
-    pub v_pop: Signal<Out, Bit>,
+    /// The verdict FIFO's head (joined to [`PlaceVerdicts`](super::PlaceVerdicts)), popped here.
+    pub v: HeadIn,
     /// DMA: first beat of a write.
     pub m_dma_first: Signal<Out, Bit>,
     /// DMA: data.
@@ -91,11 +84,7 @@ impl<const W: usize, const B: usize> Default for PlaceOut<W, B> {
             s_tlast: Default::default(),
             s_tready: Default::default(),
             room: Default::default(),
-            v_valid: Default::default(),
-            v_place: Default::default(),
-            v_beats: Default::default(),
-            v_len: Default::default(),
-            v_pop: Default::default(),
+            v: Default::default(),
             m_dma_first: Default::default(),
             m_dma_tdata: Default::default(),
             m_dma_tkeep: Default::default(),
@@ -178,9 +167,9 @@ impl<const W: usize, const B: usize> Logic for PlaceOut<W, B> {
         // pop below, which also depends on `m_dma_tready`: a DMA engine
         // may decide `tready` from `tvalid`).
         self.o_count.next = self.d_wr.q.val() - self.d_rd.q.val();
-        self.o_start.next = !self.busy.q.val() & self.v_valid.val();
-        self.o_rem.next = self.v_len.val();
-        self.o_fwd.next = self.v_place.val() & self.v_beats.val();
+        self.o_start.next = !self.busy.q.val() & self.v.valid.val();
+        self.o_rem.next = self.v.len.val();
+        self.o_fwd.next = self.v.place.val() & self.v.beats.val();
         if self.busy.q.val() {
             self.o_rem.next = self.b_rem.q.val();
             self.o_fwd.next = self.b_place.q.val();
@@ -205,10 +194,10 @@ impl<const W: usize, const B: usize> Logic for PlaceOut<W, B> {
         self.m_dma_tlast.next = self.o_rem.val() <= self.lanes.val();
         // Pop a verdict (with its first beat), then beats to tlast.
         self.d_count.next = self.d_wr.q.val() - self.d_rd.q.val();
-        self.start.next = !self.busy.q.val() & self.v_valid.val();
-        self.in_frame.next = self.busy.q.val() | (self.start.val() & self.v_beats.val());
-        self.cur_place.next = self.v_place.val();
-        self.cur_rem.next = self.v_len.val();
+        self.start.next = !self.busy.q.val() & self.v.valid.val();
+        self.in_frame.next = self.busy.q.val() | (self.start.val() & self.v.beats.val());
+        self.cur_place.next = self.v.place.val();
+        self.cur_rem.next = self.v.len.val();
         if self.busy.q.val() {
             self.cur_place.next = self.b_place.q.val();
             self.cur_rem.next = self.b_rem.q.val();
@@ -217,7 +206,7 @@ impl<const W: usize, const B: usize> Logic for PlaceOut<W, B> {
         self.pop.next = self.in_frame.val()
             & (self.d_count.val() != 0)
             & (!self.fwd.val() | self.m_dma_tready.val());
-        self.v_pop.next = self.start.val() & (!self.v_beats.val() | self.pop.val());
+        self.v.pop.next = self.start.val() & (!self.v.beats.val() | self.pop.val());
         if self.pop.val() {
             self.d_rd.d.next = self.d_rd.q.val() + 1;
             self.busy.d.next = self.d_last.read_data.val() == 0;

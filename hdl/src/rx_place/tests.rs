@@ -1,3 +1,4 @@
+use super::counters::COUNTERS;
 use super::*;
 use std::sync::{Arc, Mutex};
 

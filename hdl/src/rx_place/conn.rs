@@ -1,0 +1,212 @@
+//! The QPs' connection state: table, write-back and bypass ([`PlaceConn`]).
+
+use rust_hdl::prelude::*;
+
+use super::QPS;
+use crate::bus::CfgIn;
+
+/// Each QP's connection receive state in [`RxPlace`](super::RxPlace): its
+/// state (QP word 0, bits 2..1), cumulative connection PSN (word 5) and
+/// 256-bit bitmap of accepted PSNs above it, with the two registers that
+/// let back-to-back datagrams of one QP see each other:
+///
+/// * S2 (`x_*`) loads the state and window of its datagram's QP into S3's
+///   registers (`state`, `cum`, `bm`, and `ge`, the mask of the bits at or
+///   above `cum`'s): S3's own result when S3 holds a datagram of the same
+///   QP, else the write-back pending this cycle when it is that QP's, else
+///   the table; then this cycle's firmware write to them (so one in S2 is
+///   seen).
+/// * S3 (`y_*`) gives the state after the verdict (`fail`: ERR, 0) and the
+///   window after it (`new_*`, from [`ConnAccept`](super::ConnAccept)),
+///   then this cycle's firmware write (the firmware wins), to the
+///   write-back registers; the table takes them a cycle later, before that
+///   cycle's firmware write (the firmware wins again).
+///
+/// Every output is a register, so the verdict's loop has no table
+/// selection or write decode in it.
+#[derive(LogicBlock, Default)]
+pub struct PlaceConn {
+    /// Clock.
+    pub clock: Signal<In, Clock>,
+    /// Table write port (QP words 0 and 5 of table 0; their data in bits
+    /// 31..0).
+    pub cfg: CfgIn<9, 32>,
+    /// S2: a datagram is here.
+    pub x_valid: Signal<In, Bit>,
+    /// S2: its QP entry.
+    pub x_qi: Signal<In, Bits<2>>,
+    /// S3: a datagram is here.
+    pub y_valid: Signal<In, Bit>,
+    /// S3: its QP entry.
+    pub y_qi: Signal<In, Bits<2>>,
+    /// S3: the verdict fails the QP (ERR).
+    pub fail: Signal<In, Bit>,
+    /// S3: the cumulative connection PSN after the verdict.
+    pub new_cum: Signal<In, Bits<32>>,
+    /// S3: the bitmap after the verdict.
+    pub new_bm: Signal<In, Bits<256>>,
+    /// S3: the mask after the verdict (of `new_cum`).
+    pub new_ge: Signal<In, Bits<256>>,
+    /// S3 (registered): the QP's state.
+    pub state: Signal<Out, Bits<2>>,
+    /// S3 (registered): its cumulative connection PSN.
+    pub cum: Signal<Out, Bits<32>>,
+    /// S3 (registered): its bitmap.
+    pub bm: Signal<Out, Bits<256>>,
+    /// S3 (registered): the bits at or above `cum`'s (`!0 << cum[7:0]`).
+    pub ge: Signal<Out, Bits<256>>,
+    // The table.
+    q_state: [DFF<Bits<2>>; QPS],
+    q_cum: [DFF<Bits<32>>; QPS],
+    q_bm: [DFF<Bits<256>>; QPS],
+    // S3's registers, loaded in S2 (the bypass).
+    y_state: DFF<Bits<2>>,
+    y_cum: DFF<Bits<32>>,
+    y_bm: DFF<Bits<256>>,
+    y_ge: DFF<Bits<256>>,
+    // The write-back of S3's result (a cycle after).
+    w_pend: DFF<Bit>,
+    w_qi: DFF<Bits<2>>,
+    w_state: DFF<Bits<2>>,
+    w_cum: DFF<Bits<32>>,
+    w_bm: DFF<Bits<256>>,
+    // A firmware write to QP table words.
+    s_cq: Signal<Local, Bit>,
+    // S2 locals (the window of the QP entering S3: firmware write hits,
+    // the table or the pending write-back).
+    s_x0: Signal<Local, Bit>,
+    s_x5: Signal<Local, Bit>,
+    s_xstate: Signal<Local, Bits<2>>,
+    s_xcum: Signal<Local, Bits<32>>,
+    s_xbm: Signal<Local, Bits<256>>,
+    s_xge: Signal<Local, Bits<256>>,
+    // S3 locals (the window after the verdict, with this cycle's firmware
+    // write).
+    s_y0: Signal<Local, Bit>,
+    s_y5: Signal<Local, Bit>,
+    s_nstate: Signal<Local, Bits<2>>,
+    s_ncum: Signal<Local, Bits<32>>,
+    s_nbm: Signal<Local, Bits<256>>,
+}
+
+impl Logic for PlaceConn {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(
+            self, clock, y_state, y_cum, y_bm, y_ge, w_pend, w_qi, w_state, w_cum, w_bm
+        );
+        for i in 0..QPS {
+            self.q_state[i].clock.next = self.clock.val();
+            self.q_state[i].d.next = self.q_state[i].q.val();
+            self.q_cum[i].clock.next = self.clock.val();
+            self.q_cum[i].d.next = self.q_cum[i].q.val();
+            self.q_bm[i].clock.next = self.clock.val();
+            self.q_bm[i].d.next = self.q_bm[i].q.val();
+        }
+        self.state.next = self.y_state.q.val();
+        self.cum.next = self.y_cum.q.val();
+        self.bm.next = self.y_bm.q.val();
+        self.ge.next = self.y_ge.q.val();
+        // ---- S3: the QP's window and state after the verdict, then this
+        // cycle's firmware write to them (the firmware wins): written back
+        // a cycle later, and the next datagram's if of this QP ----
+        self.s_cq.next = self.cfg.we.val() & (self.cfg.addr.val().get_bits::<3>(6) == 0);
+        self.s_y0.next = self.s_cq.val()
+            & (self.cfg.addr.val().get_bits::<2>(4) == self.y_qi.val())
+            & (self.cfg.addr.val().get_bits::<4>(0) == 0);
+        self.s_y5.next = self.s_cq.val()
+            & (self.cfg.addr.val().get_bits::<2>(4) == self.y_qi.val())
+            & (self.cfg.addr.val().get_bits::<4>(0) == 5);
+        self.s_nstate.next = self.y_state.q.val();
+        if self.fail.val() {
+            self.s_nstate.next = 0.into();
+        }
+        self.s_ncum.next = self.new_cum.val();
+        self.s_nbm.next = self.new_bm.val();
+        if self.s_y0.val() {
+            self.s_nstate.next = self.cfg.data.val().get_bits::<2>(1);
+        }
+        if self.s_y5.val() {
+            self.s_ncum.next = self.cfg.data.val().get_bits::<32>(0);
+            self.s_nbm.next = 0.into();
+        }
+        self.w_pend.d.next = self.y_valid.val();
+        self.w_qi.d.next = self.y_qi.val();
+        self.w_state.d.next = self.s_nstate.val();
+        self.w_cum.d.next = self.s_ncum.val();
+        self.w_bm.d.next = self.s_nbm.val();
+
+        // ---- S2: the bypass loads the window and state of its datagram's
+        // QP for S3 ----
+        self.s_x0.next = self.s_cq.val()
+            & (self.cfg.addr.val().get_bits::<2>(4) == self.x_qi.val())
+            & (self.cfg.addr.val().get_bits::<4>(0) == 0);
+        self.s_x5.next = self.s_cq.val()
+            & (self.cfg.addr.val().get_bits::<2>(4) == self.x_qi.val())
+            & (self.cfg.addr.val().get_bits::<4>(0) == 5);
+        self.s_xstate.next = 0.into();
+        self.s_xcum.next = 0.into();
+        self.s_xbm.next = 0.into();
+        for i in 0..QPS {
+            if self.x_qi.val().index() == i {
+                self.s_xstate.next = self.q_state[i].q.val();
+                self.s_xcum.next = self.q_cum[i].q.val();
+                self.s_xbm.next = self.q_bm[i].q.val();
+            }
+        }
+        if self.w_pend.q.val() & (self.w_qi.q.val() == self.x_qi.val()) {
+            self.s_xstate.next = self.w_state.q.val();
+            self.s_xcum.next = self.w_cum.q.val();
+            self.s_xbm.next = self.w_bm.q.val();
+        }
+        if self.s_x0.val() {
+            self.s_xstate.next = self.cfg.data.val().get_bits::<2>(1);
+        }
+        if self.s_x5.val() {
+            self.s_xcum.next = self.cfg.data.val().get_bits::<32>(0);
+            self.s_xbm.next = 0.into();
+        }
+        // The mask of the bits at or above the cumulative point's.
+        self.s_xge.next = 0.into();
+        self.s_xge.next = (!self.s_xge.val()) << self.s_xcum.val().get_bits::<8>(0);
+        if self.x_valid.val() {
+            self.y_state.d.next = self.s_xstate.val();
+            self.y_cum.d.next = self.s_xcum.val();
+            self.y_bm.d.next = self.s_xbm.val();
+            self.y_ge.d.next = self.s_xge.val();
+            if self.y_valid.val() & (self.y_qi.val() == self.x_qi.val()) {
+                self.y_state.d.next = self.s_nstate.val();
+                self.y_cum.d.next = self.s_ncum.val();
+                self.y_bm.d.next = self.s_nbm.val();
+                if !self.s_x5.val() {
+                    self.y_ge.d.next = self.new_ge.val();
+                }
+            }
+        }
+
+        // ---- the write-back of the window S3 left a cycle before, then
+        // the firmware's writes (the firmware wins) ----
+        if self.w_pend.q.val() {
+            for i in 0..QPS {
+                if self.w_qi.q.val().index() == i {
+                    self.q_state[i].d.next = self.w_state.q.val();
+                    self.q_cum[i].d.next = self.w_cum.q.val();
+                    self.q_bm[i].d.next = self.w_bm.q.val();
+                }
+            }
+        }
+        if self.s_cq.val() {
+            for i in 0..QPS {
+                if self.cfg.addr.val().get_bits::<2>(4).index() == i {
+                    if self.cfg.addr.val().get_bits::<4>(0) == 0 {
+                        self.q_state[i].d.next = self.cfg.data.val().get_bits::<2>(1);
+                    }
+                    if self.cfg.addr.val().get_bits::<4>(0) == 5 {
+                        self.q_cum[i].d.next = self.cfg.data.val().get_bits::<32>(0);
+                        self.q_bm[i].d.next = 0.into();
+                    }
+                }
+            }
+        }
+    }
+}
