@@ -3,7 +3,7 @@
 use rust_hdl::prelude::*;
 
 use super::HLEN;
-use super::links::BeatOut;
+use super::links::{BeatOut, GenIn};
 use crate::helpers::{konst, native_block};
 
 native_block! {
@@ -13,28 +13,12 @@ native_block! {
     /// realigned by the header length mod `B` (the previous payload beat's
     /// top lanes, then this one's bottom lanes: one constant shift per
     /// header size), then zeros; lane masks from the down-counters,
-    /// compared lane by lane. All 0 while `en` is low.
+    /// compared lane by lane. All 0 while `s_gen.en` is low.
     TxBeat [W, B]
     check { W == 8 * B, "TxBeat<{W}, {B}>: W = 8 * B" }
     ports {
-        #[doc = "Make a beat (the generator moves this cycle)."]
-        en: Signal<In, Bit>,
-        #[doc = "The header shift register's low `W` bits."]
-        hdr: Signal<In, Bits<W>>,
-        #[doc = "Header bytes left."]
-        hrem: Signal<In, Bits<8>>,
-        #[doc = "Bytes left before the datagram."]
-        drem: Signal<In, Bits<8>>,
-        #[doc = "Bytes left before the ICRC."]
-        erem: Signal<In, Bits<16>>,
-        #[doc = "Bytes left to the frame's end."]
-        trem: Signal<In, Bits<16>>,
-        #[doc = "The frame's kind (`ipv6 << 1 | msg`): its header length."]
-        kind: Signal<In, Bits<2>>,
-        #[doc = "The previous payload beat."]
-        prev: Signal<In, Bits<W>>,
-        #[doc = "This cycle's payload beat."]
-        pay_in: Signal<In, Bits<W>>,
+        #[doc = "What the beat is made of (the generator's state)."]
+        s_gen: GenIn<W>,
         #[doc = "The beat, its `tkeep` (lanes before the frame's end) and the lanes the ICRC covers (in the datagram, before the ICRC)."]
         m_beat: BeatOut<W, B>,
     }
@@ -64,36 +48,36 @@ impl<const W: usize, const B: usize> Logic for TxBeat<W, B> {
         self.pay.next = 0.into();
         self.acc.next = 0.into();
         self.lane.next = 0.into();
-        if self.en.val() {
+        if self.s_gen.en.val() {
             for i in 0..B {
                 self.hm.next = self
                     .hm
                     .val()
-                    .replace_bit(i, self.hrem.val() > i.to_bits::<8>());
+                    .replace_bit(i, self.s_gen.hrem.val() > i.to_bits::<8>());
                 self.em.next = self
                     .em
                     .val()
-                    .replace_bit(i, self.erem.val() > i.to_bits::<16>());
+                    .replace_bit(i, self.s_gen.erem.val() > i.to_bits::<16>());
                 self.dm.next = self
                     .dm
                     .val()
-                    .replace_bit(i, self.drem.val() > i.to_bits::<8>());
+                    .replace_bit(i, self.s_gen.drem.val() > i.to_bits::<8>());
                 self.km.next = self
                     .km
                     .val()
-                    .replace_bit(i, self.trem.val() > i.to_bits::<16>());
+                    .replace_bit(i, self.s_gen.trem.val() > i.to_bits::<16>());
             }
             // Payload byte j sits at frame offset hlen + j.
             for j in 0..4 {
-                if self.kind.val() == j.to_bits::<2>() {
-                    self.pay.next = (self.prev.val() >> self.c_psr[j].val())
-                        | (self.pay_in.val() << self.c_psl[j].val());
+                if self.s_gen.kind.val() == j.to_bits::<2>() {
+                    self.pay.next = (self.s_gen.prev.val() >> self.c_psr[j].val())
+                        | (self.s_gen.pay_in.val() << self.c_psl[j].val());
                 }
             }
             for i in 0..B {
                 self.lane.next = self.c_ff.val() << (8 * i).to_bits::<16>();
                 if self.hm.val().get_bit(i) {
-                    self.acc.next = self.acc.val() | (self.hdr.val() & self.lane.val());
+                    self.acc.next = self.acc.val() | (self.s_gen.hdr.val() & self.lane.val());
                 } else if self.em.val().get_bit(i) {
                     self.acc.next = self.acc.val() | (self.pay.val() & self.lane.val());
                 }

@@ -3,7 +3,7 @@
 use rust_hdl::prelude::*;
 
 use super::UNZ_BITS;
-use super::links::BeatIn;
+use super::links::{BeatIn, CrcCtlIn};
 use super::matrices::{BeatRows, unzero_rows};
 use crate::bus::AxisOut;
 use crate::helpers::{konst, native_block};
@@ -15,7 +15,7 @@ native_block! {
     /// registered; P: the beat's share of the CRC, the XOR matrix of the
     /// whole beat over its covered lanes (uncovered lanes zeroed); R: the
     /// CRC register, `Z·crc ^ share` (`Z` = the matrix of `B` zero bytes),
-    /// seeded on a frame's first beat with `in_s1` (the pseudo-header CRC
+    /// seeded on a frame's first beat with `s_ctl.s1` (the pseudo-header CRC
     /// moved back over the lanes before the datagram), held on beats past
     /// the datagram; U: the trailing zero lanes of the last covered beat
     /// taken back out and O: the ICRC into its lanes ([`TxIcrcOut`]). All
@@ -30,22 +30,10 @@ native_block! {
         clock: Signal<In, Clock>,
         #[doc = "Synchronous reset: empties the stages."]
         rst: Signal<In, Bit>,
-        #[doc = "A beat enters (only while `adv`)."]
-        in_valid: Signal<In, Bit>,
         #[doc = "The beat, its `tkeep` and the lanes the ICRC covers."]
         s_beat: BeatIn<W, B>,
-        #[doc = "The frame's first beat (seeds the CRC register)."]
-        in_first: Signal<In, Bit>,
-        #[doc = "The frame's last beat."]
-        in_last: Signal<In, Bit>,
-        #[doc = "Past the datagram: the CRC register holds."]
-        in_hold: Signal<In, Bit>,
-        #[doc = "Bytes from this beat to the frame's end when below `B + 4`, else 0 (where the ICRC's bytes go)."]
-        in_t: Signal<In, Bits<8>>,
-        #[doc = "The frame's CRC seed at the end of its first beat."]
-        in_s1: Signal<In, Bits<32>>,
-        #[doc = "Trailing zero lanes of the frame's last covered beat."]
-        in_m: Signal<In, Bits<8>>,
+        #[doc = "The beat's place in its frame (`valid` only while `adv`; `first` seeds the CRC register, `hold` holds it)."]
+        s_ctl: CrcCtlIn,
         #[doc = "The stages advance this cycle (a beat may enter): the output register is free or taken."]
         adv: Signal<In, Bit>,
         #[doc = "Frames (packed `tkeep`)."]
@@ -109,17 +97,17 @@ impl<const W: usize, const B: usize> Logic for TxCrcPipe<W, B> {
 
         // ---- A: the beat in. ----
         if self.adv.val() {
-            self.a_v.d.next = self.in_valid.val();
-            if self.in_valid.val() {
+            self.a_v.d.next = self.s_ctl.valid.val();
+            if self.s_ctl.valid.val() {
                 self.a_data.d.next = self.s_beat.data.val();
                 self.a_keep.d.next = self.s_beat.keep.val();
                 self.a_cov.d.next = self.s_beat.cov.val();
-                self.a_first.d.next = self.in_first.val();
-                self.a_last.d.next = self.in_last.val();
-                self.a_hold.d.next = self.in_hold.val();
-                self.a_t.d.next = self.in_t.val();
-                self.a_s1.d.next = self.in_s1.val();
-                self.a_m.d.next = self.in_m.val();
+                self.a_first.d.next = self.s_ctl.first.val();
+                self.a_last.d.next = self.s_ctl.last.val();
+                self.a_hold.d.next = self.s_ctl.hold.val();
+                self.a_t.d.next = self.s_ctl.t.val();
+                self.a_s1.d.next = self.s_ctl.s1.val();
+                self.a_m.d.next = self.s_ctl.m.val();
             }
         }
 

@@ -2,7 +2,8 @@
 
 use rust_hdl::prelude::*;
 
-use super::links::HeadOut;
+use super::fifo_ptrs::TxFifoPtrs;
+use super::links::{FrameOut, HeadOut, RegsIn};
 use super::side::TxSide;
 use super::{MR_BITS, SIDE_BITS};
 use crate::bus::{DescIn, ReadReqOut};
@@ -10,7 +11,8 @@ use crate::helpers::{LutRam, native_block};
 
 native_block! {
     /// The descriptor side of [`TxBuild`](super::TxBuild) for `B`-lane
-    /// beats: a 4-entry FIFO ([`LutRam`]s) of accepted descriptors. An
+    /// beats: a 4-entry FIFO ([`LutRam`]s, its pointers and ready bits in
+    /// [`TxFifoPtrs`]) of accepted descriptors. An
     /// entry holds the MetaRoCE headers (lane order), the payload fetch
     /// request, and the computed part that [`TxSide`] adds two cycles
     /// after the accept; it is ready for the generator (`head_ok`) once
@@ -30,44 +32,20 @@ native_block! {
         s_desc: DescIn,
         #[doc = "Payload fetch requests."]
         m_rd: ReadReqOut,
-        #[doc = "Entropy table read address: the accepted descriptor's path."]
-        ent_addr: Signal<Out, Bits<6>>,
-        #[doc = "Entropy table entry (the cycle after `ent_addr`)."]
-        ent_data: Signal<In, Bits<16>>,
-        #[doc = "IPv6, else IPv4 (configured)."]
-        ipv6: Signal<In, Bit>,
-        #[doc = "Configured IPv4 header sums."]
-        cks: Signal<In, Bits<64>>,
-        #[doc = "Configured pseudo-header CRC at the end of the first beat."]
-        cr_first: Signal<In, Bits<32>>,
-        #[doc = "A configuration write is in this cycle or settling."]
-        busy: Signal<In, Bit>,
+        #[doc = "The entropy table (read address: the accepted descriptor's path) and the configuration."]
+        regs: RegsIn,
         #[doc = "The generator takes the head entry this cycle."]
         take: Signal<In, Bit>,
         #[doc = "The head entry is ready to take."]
         head_ok: Signal<Out, Bit>,
-        #[doc = "The head entry: payload bytes."]
-        head_plen: Signal<Out, Bits<16>>,
-        #[doc = "The head entry: frame offset of the ICRC."]
-        head_icrc: Signal<Out, Bits<16>>,
-        #[doc = "The head entry: frame length."]
-        head_flen: Signal<Out, Bits<16>>,
-        #[doc = "The head entry: trailing zero lanes of the last covered beat."]
-        head_zeros: Signal<Out, Bits<8>>,
-        #[doc = "The head entry: CRC seed at the end of the first beat."]
-        head_seed: Signal<Out, Bits<32>>,
+        #[doc = "The head entry's lengths and CRC seed, for the generator."]
+        m_frame: FrameOut,
         #[doc = "The head entry's fields for the headers."]
         head: HeadOut,
     }
     state {
         side: TxSide<B>,
-        // Pointers (3 bits for 4 entries): write, fetch, read; entry
-        // ready bits; the registered `s_desc.ready`.
-        f_wr: DFF<Bits<3>>,
-        f_fe: DFF<Bits<3>>,
-        f_rd: DFF<Bits<3>>,
-        f_ok: DFF<Bits<4>>,
-        rdy: DFF<Bit>,
+        ptrs: TxFifoPtrs,
         f_mr: LutRam<MR_BITS, 2>,
         f_fetch: LutRam<80, 2>,
         f_side: LutRam<SIDE_BITS, 2>,
@@ -76,11 +54,6 @@ native_block! {
         be: Signal<Local, Bits<MR_BITS>>,
         mr: Signal<Local, Bits<MR_BITS>>,
         octet: Signal<Local, Bits<8>>,
-        okn: Signal<Local, Bits<4>>,
-        fe_wait: Signal<Local, Bit>,
-        fill: Signal<Local, Bits<3>>,
-        wr_n: Signal<Local, Bits<3>>,
-        rd_n: Signal<Local, Bits<3>>,
     }
     consts {}
 }
@@ -88,16 +61,20 @@ native_block! {
 impl<const B: usize> Logic for TxFifo<B> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, f_wr, f_fe, f_rd, f_ok, rdy);
         self.side.clock.next = self.clock.val();
         self.side.rst.next = self.rst.val();
+        self.ptrs.clock.next = self.clock.val();
+        self.ptrs.rst.next = self.rst.val();
+        self.ptrs.busy.next = self.regs.busy.val();
+        self.ptrs.take.next = self.take.val();
         self.f_mr.clock.next = self.clock.val();
         self.f_fetch.clock.next = self.clock.val();
         self.f_side.clock.next = self.clock.val();
 
         // ---- Descriptor in. ----
-        self.s_desc.ready.next = self.rdy.q.val();
-        self.accept.next = self.s_desc.valid.val() & self.rdy.q.val();
+        self.s_desc.ready.next = self.ptrs.ready.val();
+        self.accept.next = self.s_desc.valid.val() & self.ptrs.ready.val();
+        self.ptrs.accept.next = self.accept.val();
         self.be.next = 0.into();
         self.mr.next = 0.into();
         self.octet.next = 0.into();
@@ -127,105 +104,58 @@ impl<const B: usize> Logic for TxFifo<B> {
             }
         }
         self.f_mr.write_enable.next = self.accept.val();
-        self.f_mr.write_address.next = self.f_wr.q.val().get_bits::<2>(0);
+        self.f_mr.write_address.next = self.ptrs.wr.val();
         self.f_mr.write_data.next = self.mr.val();
         self.f_fetch.write_enable.next = self.accept.val();
-        self.f_fetch.write_address.next = self.f_wr.q.val().get_bits::<2>(0);
+        self.f_fetch.write_address.next = self.ptrs.wr.val();
         self.f_fetch.write_data.next = bit_cast::<80, 64>(self.s_desc.addr.val())
             | (bit_cast::<80, 16>(self.s_desc.len.val()) << 64);
-        self.ent_addr.next = self.s_desc.path.val().get_bits::<6>(0);
-        self.okn.next = self.f_ok.q.val();
-        if self.accept.val() {
-            self.f_wr.d.next = self.f_wr.q.val() + 1;
-            self.okn.next = self
-                .okn
-                .val()
-                .replace_bit(self.f_wr.q.val().get_bits::<2>(0).index(), false);
-        }
+        self.regs.ent_addr.next = self.s_desc.path.val().get_bits::<6>(0);
 
         // ---- The entry's computed part, two cycles later. ----
         self.side.in_v.next = self.accept.val();
-        self.side.in_idx.next = self.f_wr.q.val().get_bits::<2>(0);
+        self.side.in_idx.next = self.ptrs.wr.val();
         self.side.in_plen.next = self.s_desc.len.val();
         self.side.in_msg.next =
             (self.s_desc.opcode.val() >= 0x01) & (self.s_desc.opcode.val() <= 0x06);
         self.side.in_ecn.next = self.s_desc.ecn.val();
-        self.side.ent_data.next = self.ent_data.val();
-        self.side.ipv6.next = self.ipv6.val();
-        self.side.cks.next = self.cks.val();
-        self.side.cr_first.next = self.cr_first.val();
+        self.side.ent_data.next = self.regs.ent_data.val();
+        self.side.ipv6.next = self.regs.ipv6.val();
+        self.side.cks.next = self.regs.cks.val();
+        self.side.cr_first.next = self.regs.cr_first.val();
         self.f_side.write_enable.next = self.side.out_v.val();
         self.f_side.write_address.next = self.side.out_idx.val();
         self.f_side.write_data.next = self.side.out_side.val();
-        if self.side.out_v.val() {
-            self.okn.next = self
-                .okn
-                .val()
-                .replace_bit(self.side.out_idx.val().index(), true);
-        }
-        self.f_ok.d.next = self.okn.val();
+        self.ptrs.side_v.next = self.side.out_v.val();
+        self.ptrs.side_idx.next = self.side.out_idx.val();
 
         // ---- Fetch requests, from the FIFO ahead of the frame. ----
-        self.f_fetch.read_address.next = self.f_fe.q.val().get_bits::<2>(0);
+        self.f_fetch.read_address.next = self.ptrs.fe.val();
         // The outputs read registers and the FIFO only: Verilator splits
         // them off this block, so no loop appears through a DMA engine
         // whose `m_rd_ready` depends on `m_rd_valid`.
         self.m_rd.addr.next = self.f_fetch.read_data.val().get_bits::<64>(0);
         self.m_rd.len.next = self.f_fetch.read_data.val().get_bits::<16>(64);
-        self.m_rd.valid.next = (self.f_fe.q.val() != self.f_wr.q.val())
-            & self.f_fetch.read_data.val().get_bits::<16>(64).any();
-        self.fe_wait.next = self.f_fe.q.val() != self.f_wr.q.val();
-        if self.fe_wait.val()
-            & (!self.f_fetch.read_data.val().get_bits::<16>(64).any() | self.m_rd.ready.val())
-        {
-            self.f_fe.d.next = self.f_fe.q.val() + 1;
-        }
+        self.m_rd.valid.next =
+            self.ptrs.fe_pending.val() & self.f_fetch.read_data.val().get_bits::<16>(64).any();
+        self.ptrs.fetched.next = self.ptrs.fe_pending.val()
+            & (!self.f_fetch.read_data.val().get_bits::<16>(64).any() | self.m_rd.ready.val());
 
         // ---- The head entry, for the generator. ----
-        self.f_mr.read_address.next = self.f_rd.q.val().get_bits::<2>(0);
-        self.f_side.read_address.next = self.f_rd.q.val().get_bits::<2>(0);
-        self.head_plen.next = self.f_side.read_data.val().get_bits::<16>(0);
+        self.f_mr.read_address.next = self.ptrs.rd.val();
+        self.f_side.read_address.next = self.ptrs.rd.val();
+        self.m_frame.plen.next = self.f_side.read_data.val().get_bits::<16>(0);
         self.head.sport.next = self.f_side.read_data.val().get_bits::<16>(16);
         self.head.ulen.next = self.f_side.read_data.val().get_bits::<16>(32);
         self.head.l3len.next = self.f_side.read_data.val().get_bits::<16>(48);
         self.head.cks.next = self.f_side.read_data.val().get_bits::<16>(64);
-        self.head_icrc.next = self.f_side.read_data.val().get_bits::<16>(80);
-        self.head_flen.next = self.f_side.read_data.val().get_bits::<16>(96);
-        self.head_zeros.next = self.f_side.read_data.val().get_bits::<8>(112);
-        self.head_seed.next = self.f_side.read_data.val().get_bits::<32>(120);
+        self.m_frame.icrc.next = self.f_side.read_data.val().get_bits::<16>(80);
+        self.m_frame.flen.next = self.f_side.read_data.val().get_bits::<16>(96);
+        self.m_frame.zeros.next = self.f_side.read_data.val().get_bits::<8>(112);
+        self.m_frame.seed.next = self.f_side.read_data.val().get_bits::<32>(120);
         self.head.ecn.next = self.f_side.read_data.val().get_bit(152);
         self.head.msg.next = self.f_side.read_data.val().get_bit(153);
         self.head.mr.next = self.f_mr.read_data.val();
-        self.head_ok.next = (self.f_rd.q.val() != self.f_fe.q.val())
-            & self
-                .f_ok
-                .q
-                .val()
-                .get_bit(self.f_rd.q.val().get_bits::<2>(0).index());
-        if self.take.val() {
-            self.f_rd.d.next = self.f_rd.q.val() + 1;
-        }
-
-        // Room for a descriptor next cycle: the FIFO's fill after this
-        // cycle's accept and take, and no register write in this cycle or
-        // settling after it.
-        self.wr_n.next = self.f_wr.q.val();
-        if self.accept.val() {
-            self.wr_n.next = self.f_wr.q.val() + 1;
-        }
-        self.rd_n.next = self.f_rd.q.val();
-        if self.take.val() {
-            self.rd_n.next = self.f_rd.q.val() + 1;
-        }
-        self.fill.next = self.wr_n.val() - self.rd_n.val();
-        self.rdy.d.next = (self.fill.val() != 4) & !self.busy.val();
-
-        if self.rst.val() {
-            self.rdy.d.next = !self.busy.val();
-            self.f_wr.d.next = 0.into();
-            self.f_fe.d.next = 0.into();
-            self.f_rd.d.next = 0.into();
-            self.f_ok.d.next = 0.into();
-        }
+        self.head_ok.next = self.ptrs.head_ok.val();
     }
 }

@@ -2,7 +2,7 @@
 
 use rust_hdl::prelude::*;
 
-use super::links::{AddrIn, HeadIn};
+use super::links::{AddrIn, HdrOut, HeadIn};
 use super::{DSTART, HDR_BITS, HLEN, MR_BITS};
 use crate::helpers::{konst, native_block};
 
@@ -22,14 +22,8 @@ native_block! {
         head: HeadIn,
         #[doc = "The configured addressing."]
         addr: AddrIn,
-        #[doc = "The headers in lane order."]
-        hdr: Signal<Out, Bits<HDR_BITS>>,
-        #[doc = "Header bytes."]
-        hlen: Signal<Out, Bits<8>>,
-        #[doc = "Frame offset of the datagram (the first byte the ICRC covers)."]
-        dstart: Signal<Out, Bits<8>>,
-        #[doc = "`ipv6 << 1 | msg`."]
-        kind: Signal<Out, Bits<2>>,
+        #[doc = "The headers in lane order, their length, the datagram's offset, the kind."]
+        m_hdr: HdrOut,
     }
     state {
         tos: Signal<Local, Bits<8>>,
@@ -62,8 +56,8 @@ impl Logic for TxHeader {
         self.h6.next = 0.into();
         self.hl.next = 0.into();
         self.octet.next = 0.into();
-        self.dstart.next = 0.into();
-        self.hlen.next = 0.into();
+        self.m_hdr.dstart.next = 0.into();
+        self.m_hdr.hlen.next = 0.into();
         self.tos.next = bit_cast::<8, 6>(self.addr.dscp.val()) << 2;
         if self.head.ecn.val() {
             self.tos.next = self.tos.val() | 2;
@@ -92,7 +86,7 @@ impl Logic for TxHeader {
             self.hl.next = self.hl.val()
                 | self.c_ver6.val()
                 | (bit_cast::<HDR_BITS, MR_BITS>(self.head.mr.val()) << 504);
-            self.dstart.next = self.c_dstart[1].val();
+            self.m_hdr.dstart.next = self.c_dstart[1].val();
         } else {
             // Ethernet, IPv4 (0x45, TOS, total length, ID 0, DF,
             // TTL, protocol 17, checksum, addresses), UDP.
@@ -116,17 +110,17 @@ impl Logic for TxHeader {
             self.hl.next = self.hl.val()
                 | self.c_ver4.val()
                 | (bit_cast::<HDR_BITS, MR_BITS>(self.head.mr.val()) << 344);
-            self.dstart.next = self.c_dstart[0].val();
+            self.m_hdr.dstart.next = self.c_dstart[0].val();
         }
-        self.kind.next = bit_cast::<2, 1>(self.head.msg.val().into());
+        self.m_hdr.kind.next = bit_cast::<2, 1>(self.head.msg.val().into());
         if self.addr.ipv6.val() {
-            self.kind.next = self.kind.val() | 2;
+            self.m_hdr.kind.next = self.m_hdr.kind.val() | 2;
         }
         for j in 0..4 {
-            if self.kind.val() == j.to_bits::<2>() {
-                self.hlen.next = self.c_hlen[j].val();
+            if self.m_hdr.kind.val() == j.to_bits::<2>() {
+                self.m_hdr.hlen.next = self.c_hlen[j].val();
             }
         }
-        self.hdr.next = self.hl.val();
+        self.m_hdr.hdr.next = self.hl.val();
     }
 }

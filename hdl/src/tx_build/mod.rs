@@ -65,7 +65,8 @@
 //!
 //! The fetch engine must return exactly `len` bytes per request, in
 //! request order, packed, `tlast` on the last beat; `m_err` turns on (and
-//! stays on until reset) when a payload beat's `tkeep` or `tlast` disagrees.
+//! stays on until reset) when a payload beat's `tkeep` or `tlast` disagrees
+//! (`TxPayCheck`, a cycle after the beat is taken).
 //!
 //! Native rust-hdl: kernels, rust-hdl's `RAM` (the entropy table) and one
 //! custom leaf, `LutRam` (the FIFO, `helpers.rs`), with a Rust model; rust-hdl's own
@@ -75,12 +76,14 @@
 use rust_hdl::prelude::*;
 
 use crate::bus::{AxisIn, AxisOut, CfgIn, DescIn, ReadReqOut};
-use crate::helpers::{konst, native_block};
+use crate::helpers::native_block;
 
 use beat::TxBeat;
 use crc_pipe::TxCrcPipe;
 use fifo::TxFifo;
+use generator::TxGen;
 use header::TxHeader;
+use pay_check::TxPayCheck;
 use regs::TxRegs;
 
 /// Entries of the per-path entropy table (the engine's `MAX_PATHS`); the
@@ -101,9 +104,12 @@ mod beat;
 pub mod cfg;
 mod crc_pipe;
 mod fifo;
+mod fifo_ptrs;
+mod generator;
 mod header;
 mod links;
 mod matrices;
+mod pay_check;
 mod regs;
 mod side;
 #[cfg(test)]
@@ -167,48 +173,16 @@ native_block! {
         header: TxHeader,
         beat: TxBeat<W, B>,
         crc: TxCrcPipe<W, B>,
-        // Generator: the frame being made, its header in lane order
-        // (shifted one beat per beat), down-counters of header bytes,
-        // bytes to the datagram, to the ICRC and to the frame's end,
-        // payload bytes not yet taken, the last payload beat taken; flags
-        // of the current beat: it holds payload lanes, payload is left to
-        // take, it is the frame's last.
-        g_active: DFF<Bit>,
-        g_first: DFF<Bit>,
-        g_hdr: DFF<Bits<HDR_BITS>>,
-        g_hrem: DFF<Bits<8>>,
-        g_drem: DFF<Bits<8>>,
-        g_erem: DFF<Bits<16>>,
-        g_trem: DFF<Bits<16>>,
-        g_prem: DFF<Bits<16>>,
-        g_pay: DFF<Bit>,
-        g_pnz: DFF<Bit>,
-        g_last: DFF<Bit>,
-        g_kind: DFF<Bits<2>>,
-        g_prev: DFF<Bits<W>>,
-        g_s1: DFF<Bits<32>>,
-        g_m: DFF<Bits<8>>,
+        // The generator: the frame being made.
+        frame: TxGen<W, B>,
         // The payload beat taken, checked a cycle later (`m_err`).
-        e_v: DFF<Bit>,
-        e_last: DFF<Bit>,
-        e_keep: DFF<Bits<B>>,
-        e_prem: DFF<Bits<16>>,
-        err: DFF<Bit>,
+        pay_check: TxPayCheck<B>,
         // Combinational temporaries.
         adv: Signal<Local, Bit>,
-        need: Signal<Local, Bit>,
         go: Signal<Local, Bit>,
         take: Signal<Local, Bit>,
-        wk: Signal<Local, Bits<B>>,
     }
-    consts {
-        c_w: Constant<Bits<16>> = konst(W),
-        c_b: Constant<Bits<16>> = konst(B),
-        c_b8: Constant<Bits<8>> = konst(B),
-        c_b2: Constant<Bits<16>> = konst(2 * B),
-        c_b2_8: Constant<Bits<8>> = konst(2 * B),
-        c_bt: Constant<Bits<16>> = konst(B + 4),
-    }
+    consts {}
 }
 
 /// 64-bit beats.
@@ -219,153 +193,63 @@ pub type TxBuild512 = TxBuild<512, 64>;
 impl<const W: usize, const B: usize> Logic for TxBuild<W, B> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(
-            self, clock, g_active, g_first, g_hdr, g_hrem, g_drem, g_erem, g_trem, g_prem, g_pay,
-            g_pnz, g_last, g_kind, g_prev, g_s1, g_m, e_v, e_last, e_keep, e_prem, err
-        );
         self.regs.clock.next = self.clock.val();
         self.fifo.clock.next = self.clock.val();
+        self.frame.clock.next = self.clock.val();
         self.crc.clock.next = self.clock.val();
+        self.pay_check.clock.next = self.clock.val();
         self.fifo.rst.next = self.rst.val();
+        self.frame.rst.next = self.rst.val();
         self.crc.rst.next = self.rst.val();
+        self.pay_check.rst.next = self.rst.val();
 
         // ---- Configuration, descriptor side, output. ----
         CfgIn::<8>::link(&mut self.cfg, &mut self.regs.cfg);
         DescIn::link(&mut self.s_desc, &mut self.fifo.s_desc);
         ReadReqOut::link(&mut self.m_rd, &mut self.fifo.m_rd);
         AxisOut::<W, B>::link(&mut self.m_axis, &mut self.crc.m_axis);
-        self.regs.ent_addr.next = self.fifo.ent_addr.val();
-        self.fifo.ent_data.next = self.regs.ent_data.val();
-        self.fifo.ipv6.next = self.regs.addr.ipv6.val();
-        self.fifo.cks.next = self.regs.cks.val();
-        self.fifo.cr_first.next = self.regs.cr_first.val();
-        self.fifo.busy.next = self.regs.busy.val();
+        links::RegsOut::join(&mut self.regs.side, &mut self.fifo.regs);
         self.reg_local_mac.next = self.regs.addr.local_mac.val();
         self.reg_peer_mac.next = self.regs.addr.peer_mac.val();
         self.reg_local_ip.next = self.regs.addr.local_ip.val();
         self.reg_local_ip6.next = self.regs.addr.local_ip6.val();
         self.reg_ttl.next = self.regs.addr.ttl.val();
         self.reg_dscp.next = self.regs.addr.dscp.val();
-        // The next frame's headers, wired straight from the FIFO's head and
-        // the registers (no path through this kernel and back).
+        // The next frame's headers and fields, the beat and its place in
+        // the frame: wired straight from their sources (no path through
+        // this kernel and back).
         links::HeadOut::join(&mut self.fifo.head, &mut self.header.head);
         links::AddrOut::join(&mut self.regs.addr, &mut self.header.addr);
+        links::HdrOut::join(&mut self.header.m_hdr, &mut self.frame.s_hdr);
+        links::FrameOut::join(&mut self.fifo.m_frame, &mut self.frame.s_frame);
+        links::GenOut::<W>::join(&mut self.frame.m_beat, &mut self.beat.s_gen);
+        links::BeatOut::<W, B>::join(&mut self.beat.m_beat, &mut self.crc.s_beat);
+        links::CrcCtlOut::join(&mut self.frame.m_crc, &mut self.crc.s_ctl);
 
-        // ---- Generator. ----
-        // The stages behind it move while the output register is free or
-        // taken.
+        // ---- Handshakes. ----
+        // The generator and the stages behind it move while the output
+        // register is free or taken, and the payload beat the current beat
+        // needs is offered; the next frame is taken when the FIFO's head is
+        // ready and the current frame's last beat leaves (or none is being
+        // made).
         self.adv.next = !self.m_axis.tvalid.val() | self.m_axis.tready.val();
         self.crc.adv.next = self.adv.val();
-        self.need.next = self.g_active.q.val() & self.g_pay.q.val() & self.g_pnz.q.val();
-        self.go.next =
-            self.g_active.q.val() & self.adv.val() & (!self.need.val() | self.s_pay.tvalid.val());
-        self.s_pay.tready.next = self.go.val() & self.need.val();
+        self.go.next = self.frame.active.val()
+            & self.adv.val()
+            & (!self.frame.need.val() | self.s_pay.tvalid.val());
+        self.s_pay.tready.next = self.go.val() & self.frame.need.val();
         self.take.next = self.fifo.head_ok.val()
-            & (!self.g_active.q.val() | (self.go.val() & self.g_last.q.val()));
+            & (!self.frame.active.val() | (self.go.val() & self.frame.last.val()));
         self.fifo.take.next = self.take.val();
+        self.frame.go.next = self.go.val();
+        self.frame.take.next = self.take.val();
+        self.frame.pay.next = self.s_pay.tdata.val();
 
-        // The beat, wired straight into the ICRC stages.
-        self.beat.en.next = self.go.val();
-        self.beat.hdr.next = self.g_hdr.q.val().get_bits::<W>(0);
-        self.beat.hrem.next = self.g_hrem.q.val();
-        self.beat.drem.next = self.g_drem.q.val();
-        self.beat.erem.next = self.g_erem.q.val();
-        self.beat.trem.next = self.g_trem.q.val();
-        self.beat.kind.next = self.g_kind.q.val();
-        self.beat.prev.next = self.g_prev.q.val();
-        self.beat.pay_in.next = self.s_pay.tdata.val();
-        links::BeatOut::<W, B>::join(&mut self.beat.m_beat, &mut self.crc.s_beat);
-        self.crc.in_valid.next = self.go.val();
-        self.crc.in_first.next = self.g_first.q.val();
-        self.crc.in_last.next = self.g_last.q.val();
-        self.crc.in_hold.next = !self.g_erem.q.val().any();
-        self.crc.in_t.next = 0.into();
-        if self.g_trem.q.val() < self.c_bt.val() {
-            self.crc.in_t.next = self.g_trem.q.val().get_bits::<8>(0);
-        }
-        self.crc.in_s1.next = self.g_s1.q.val();
-        self.crc.in_m.next = self.g_m.q.val();
-
-        // The counters move one beat on (saturating at 0); the flags are
-        // those of the next beat.
-        if self.go.val() {
-            self.g_first.d.next = false;
-            self.g_pay.d.next = self.g_hrem.q.val() < self.c_b2_8.val();
-            self.g_last.d.next = self.g_trem.q.val() <= self.c_b2.val();
-            self.g_hdr.d.next = self.g_hdr.q.val() >> self.c_w.val();
-            self.g_hrem.d.next = 0.into();
-            if self.g_hrem.q.val() > self.c_b8.val() {
-                self.g_hrem.d.next = self.g_hrem.q.val() - self.c_b8.val();
-            }
-            self.g_drem.d.next = 0.into();
-            if self.g_drem.q.val() > self.c_b8.val() {
-                self.g_drem.d.next = self.g_drem.q.val() - self.c_b8.val();
-            }
-            self.g_erem.d.next = 0.into();
-            if self.g_erem.q.val() > self.c_b.val() {
-                self.g_erem.d.next = self.g_erem.q.val() - self.c_b.val();
-            }
-            self.g_trem.d.next = 0.into();
-            if self.g_trem.q.val() > self.c_b.val() {
-                self.g_trem.d.next = self.g_trem.q.val() - self.c_b.val();
-            }
-            if self.need.val() {
-                self.g_prev.d.next = self.s_pay.tdata.val();
-                self.g_pnz.d.next = self.g_prem.q.val() > self.c_b.val();
-                self.g_prem.d.next = 0.into();
-                if self.g_prem.q.val() > self.c_b.val() {
-                    self.g_prem.d.next = self.g_prem.q.val() - self.c_b.val();
-                }
-            }
-            if self.g_last.q.val() {
-                self.g_active.d.next = false;
-            }
-        }
-        // The payload beat taken is checked against the request a cycle
-        // later: `tkeep` packed to the bytes left, `tlast` on the last.
-        self.e_v.d.next = self.go.val() & self.need.val();
-        self.e_keep.d.next = self.s_pay.tkeep.val();
-        self.e_last.d.next = self.s_pay.tlast.val();
-        self.e_prem.d.next = self.g_prem.q.val();
-        self.wk.next = 0.into();
-        for i in 0..B {
-            self.wk.next = self
-                .wk
-                .val()
-                .replace_bit(i, self.e_prem.q.val() > i.to_bits::<16>());
-        }
-        if self.e_v.q.val()
-            & ((self.e_keep.q.val() != self.wk.val())
-                | (self.e_last.q.val() != (self.e_prem.q.val() <= self.c_b.val())))
-        {
-            self.err.d.next = true;
-        }
-        self.m_err.next = self.err.q.val();
-
-        // The next frame: its header in lane order, its counters.
-        if self.take.val() {
-            self.g_active.d.next = true;
-            self.g_first.d.next = true;
-            self.g_hdr.d.next = self.header.hdr.val();
-            self.g_kind.d.next = self.header.kind.val();
-            self.g_hrem.d.next = self.header.hlen.val();
-            self.g_drem.d.next = self.header.dstart.val();
-            self.g_prem.d.next = self.fifo.head_plen.val();
-            self.g_pnz.d.next = self.fifo.head_plen.val().any();
-            // A header is longer than a beat (B <= 64 lanes): the first
-            // beat holds no payload and is not the last.
-            self.g_pay.d.next = false;
-            self.g_last.d.next = false;
-            self.g_erem.d.next = self.fifo.head_icrc.val();
-            self.g_trem.d.next = self.fifo.head_flen.val();
-            self.g_m.d.next = self.fifo.head_zeros.val();
-            self.g_s1.d.next = self.fifo.head_seed.val();
-        }
-
-        if self.rst.val() {
-            self.g_active.d.next = false;
-            self.e_v.d.next = false;
-            self.err.d.next = false;
-        }
+        // The payload beat taken is checked against the request.
+        self.pay_check.take.next = self.go.val() & self.frame.need.val();
+        self.pay_check.keep.next = self.s_pay.tkeep.val();
+        self.pay_check.last.next = self.s_pay.tlast.val();
+        self.pay_check.left.next = self.frame.prem.val();
+        self.m_err.next = self.pay_check.err.val();
     }
 }

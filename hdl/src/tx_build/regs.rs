@@ -4,7 +4,7 @@
 use rust_hdl::prelude::*;
 
 use super::CFG_SETTLE;
-use super::links::AddrOut;
+use super::links::{AddrOut, RegsOut};
 use super::matrices::PseudoRows;
 use crate::bus::CfgIn;
 use crate::helpers::{konst, native_block};
@@ -24,18 +24,10 @@ native_block! {
         clock: Signal<In, Clock>,
         #[doc = "Configuration write port ([`super::cfg::addr`])."]
         cfg: CfgIn<8>,
-        #[doc = "Entropy table read address (a path's low 6 bits)."]
-        ent_addr: Signal<In, Bits<6>>,
-        #[doc = "Entropy table entry at the previous cycle's `ent_addr`: the UDP source port."]
-        ent_data: Signal<Out, Bits<16>>,
         #[doc = "The configured addressing ([`super::cfg::LOCAL`], [`super::cfg::PEER`], [`super::cfg::IPV4`], [`super::cfg::LOCAL_IPV6`], [`super::cfg::PEER_IPV6`])."]
         addr: AddrOut,
-        #[doc = "IPv4 header sums of everything but the payload length, ones' complement, one per `ecn << 1 | msg` at bits `16·j..`."]
-        cks: Signal<Out, Bits<64>>,
-        #[doc = "Pseudo-header CRC of the addresses and the destination port, moved to the end of a frame's first beat."]
-        cr_first: Signal<Out, Bits<32>>,
-        #[doc = "A register write is in this cycle or settling after it."]
-        busy: Signal<Out, Bit>,
+        #[doc = "The entropy table and what the descriptor side needs of the configuration."]
+        side: RegsOut,
     }
     state {
         // The registers: local (`l_`) and peer (`p_`) addresses, IPv6,
@@ -119,19 +111,20 @@ impl<const B: usize> Logic for TxRegs<B> {
             self.cfg.we.val() & (self.cfg.addr.val().get_bits::<2>(6) == 1);
         self.ent.write_address.next = self.cfg.addr.val().get_bits::<6>(0);
         self.ent.write_data.next = self.cfg.data.val().get_bits::<16>(0);
-        self.ent.read_address.next = self.ent_addr.val();
-        self.ent_data.next = self.ent.read_data.val();
+        self.ent.read_address.next = self.side.ent_addr.val();
+        self.side.ent_data.next = self.ent.read_data.val();
         self.addr.local_mac.next = self.l_mac.q.val();
         self.addr.dport.next = self.dst_port.q.val();
         self.addr.peer_mac.next = self.p_mac.q.val();
         self.addr.ttl.next = self.hop.q.val();
         self.addr.dscp.next = self.ds.q.val();
         self.addr.ipv6.next = self.v6.q.val();
+        self.side.ipv6.next = self.v6.q.val();
         self.addr.local_ip.next = self.l_ip.q.val();
         self.addr.peer_ip.next = self.p_ip.q.val();
         self.addr.local_ip6.next = self.l_ip6.q.val();
         self.addr.peer_ip6.next = self.p_ip6.q.val();
-        self.busy.next = self.regw.val() | (self.upd.q.val() > 1);
+        self.side.busy.next = self.regw.val() | (self.upd.q.val() > 1);
 
         // ---- Derived (while `upd` counts). ----
         self.derived.en.next = self.upd.q.val() != 0;
@@ -143,8 +136,8 @@ impl<const B: usize> Logic for TxRegs<B> {
         self.derived.dport.next = self.dst_port.q.val();
         self.derived.ttl.next = self.hop.q.val();
         self.derived.dscp.next = self.ds.q.val();
-        self.cks.next = self.derived.cks.val();
-        self.cr_first.next = self.derived.cr_first.val();
+        self.side.cks.next = self.derived.cks.val();
+        self.side.cr_first.next = self.derived.cr_first.val();
     }
 }
 

@@ -1,0 +1,170 @@
+//! The generator's state: the frame being made ([`TxGen`]).
+
+use rust_hdl::prelude::*;
+
+use super::HDR_BITS;
+use super::links::{CrcCtlOut, FrameIn, GenOut, HdrIn};
+use crate::helpers::{konst, native_block};
+
+native_block! {
+    /// The frame [`TxBuild`](super::TxBuild)'s generator is making, at
+    /// `W`-bit beats (`B = W / 8` lanes): its header in lane order (a
+    /// shift register, one beat per beat), down-counters of header bytes,
+    /// bytes to the datagram, to the ICRC and to the frame's end, payload
+    /// bytes not yet taken, the last payload beat taken, and the flags of
+    /// the current beat (it holds payload lanes, payload is left to take,
+    /// it is the frame's last). The counters move one beat on (saturating
+    /// at 0) in each cycle the beat is made (`go`); the next frame loads
+    /// when it is taken (`take`). Its outputs are registers, except the
+    /// beat's `en` and `pay_in` and the ICRC's `valid`, which pass `go` and
+    /// `pay` through.
+    TxGen [W, B]
+    check { W == 8 * B, "TxGen<{W}, {B}>: W = 8 * B" }
+    ports {
+        #[doc = "Clock."]
+        clock: Signal<In, Clock>,
+        #[doc = "Synchronous reset: no frame is being made."]
+        rst: Signal<In, Bit>,
+        #[doc = "The current beat is made this cycle."]
+        go: Signal<In, Bit>,
+        #[doc = "The next frame is taken this cycle."]
+        take: Signal<In, Bit>,
+        #[doc = "The payload beat offered (taken when `go` and `need`)."]
+        pay: Signal<In, Bits<W>>,
+        #[doc = "The next frame's header."]
+        s_hdr: HdrIn,
+        #[doc = "The next frame's lengths and CRC seed."]
+        s_frame: FrameIn,
+        #[doc = "A frame is being made."]
+        active: Signal<Out, Bit>,
+        #[doc = "The current beat takes a payload beat."]
+        need: Signal<Out, Bit>,
+        #[doc = "The current beat is its frame's last."]
+        last: Signal<Out, Bit>,
+        #[doc = "Payload bytes not yet taken."]
+        prem: Signal<Out, Bits<16>>,
+        #[doc = "What the current beat is made of."]
+        m_beat: GenOut<W>,
+        #[doc = "The current beat's place in its frame, for the ICRC."]
+        m_crc: CrcCtlOut,
+    }
+    state {
+        g_active: DFF<Bit>,
+        g_first: DFF<Bit>,
+        g_hdr: DFF<Bits<HDR_BITS>>,
+        g_hrem: DFF<Bits<8>>,
+        g_drem: DFF<Bits<8>>,
+        g_erem: DFF<Bits<16>>,
+        g_trem: DFF<Bits<16>>,
+        g_prem: DFF<Bits<16>>,
+        g_pay: DFF<Bit>,
+        g_pnz: DFF<Bit>,
+        g_last: DFF<Bit>,
+        g_kind: DFF<Bits<2>>,
+        g_prev: DFF<Bits<W>>,
+        g_s1: DFF<Bits<32>>,
+        g_m: DFF<Bits<8>>,
+    }
+    consts {
+        c_w: Constant<Bits<16>> = konst(W),
+        c_b: Constant<Bits<16>> = konst(B),
+        c_b8: Constant<Bits<8>> = konst(B),
+        c_b2: Constant<Bits<16>> = konst(2 * B),
+        c_b2_8: Constant<Bits<8>> = konst(2 * B),
+        c_bt: Constant<Bits<16>> = konst(B + 4),
+    }
+}
+
+impl<const W: usize, const B: usize> Logic for TxGen<W, B> {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(
+            self, clock, g_active, g_first, g_hdr, g_hrem, g_drem, g_erem, g_trem, g_prem, g_pay,
+            g_pnz, g_last, g_kind, g_prev, g_s1, g_m
+        );
+        self.active.next = self.g_active.q.val();
+        self.need.next = self.g_active.q.val() & self.g_pay.q.val() & self.g_pnz.q.val();
+        self.last.next = self.g_last.q.val();
+        self.prem.next = self.g_prem.q.val();
+
+        // ---- The current beat. ----
+        self.m_beat.en.next = self.go.val();
+        self.m_beat.hdr.next = self.g_hdr.q.val().get_bits::<W>(0);
+        self.m_beat.hrem.next = self.g_hrem.q.val();
+        self.m_beat.drem.next = self.g_drem.q.val();
+        self.m_beat.erem.next = self.g_erem.q.val();
+        self.m_beat.trem.next = self.g_trem.q.val();
+        self.m_beat.kind.next = self.g_kind.q.val();
+        self.m_beat.prev.next = self.g_prev.q.val();
+        self.m_beat.pay_in.next = self.pay.val();
+        self.m_crc.valid.next = self.go.val();
+        self.m_crc.first.next = self.g_first.q.val();
+        self.m_crc.last.next = self.g_last.q.val();
+        self.m_crc.hold.next = !self.g_erem.q.val().any();
+        self.m_crc.t.next = 0.into();
+        if self.g_trem.q.val() < self.c_bt.val() {
+            self.m_crc.t.next = self.g_trem.q.val().get_bits::<8>(0);
+        }
+        self.m_crc.s1.next = self.g_s1.q.val();
+        self.m_crc.m.next = self.g_m.q.val();
+
+        // ---- One beat on: the flags are those of the next beat. ----
+        if self.go.val() {
+            self.g_first.d.next = false;
+            self.g_pay.d.next = self.g_hrem.q.val() < self.c_b2_8.val();
+            self.g_last.d.next = self.g_trem.q.val() <= self.c_b2.val();
+            self.g_hdr.d.next = self.g_hdr.q.val() >> self.c_w.val();
+            self.g_hrem.d.next = 0.into();
+            if self.g_hrem.q.val() > self.c_b8.val() {
+                self.g_hrem.d.next = self.g_hrem.q.val() - self.c_b8.val();
+            }
+            self.g_drem.d.next = 0.into();
+            if self.g_drem.q.val() > self.c_b8.val() {
+                self.g_drem.d.next = self.g_drem.q.val() - self.c_b8.val();
+            }
+            self.g_erem.d.next = 0.into();
+            if self.g_erem.q.val() > self.c_b.val() {
+                self.g_erem.d.next = self.g_erem.q.val() - self.c_b.val();
+            }
+            self.g_trem.d.next = 0.into();
+            if self.g_trem.q.val() > self.c_b.val() {
+                self.g_trem.d.next = self.g_trem.q.val() - self.c_b.val();
+            }
+            if self.g_active.q.val() & self.g_pay.q.val() & self.g_pnz.q.val() {
+                self.g_prev.d.next = self.pay.val();
+                self.g_pnz.d.next = self.g_prem.q.val() > self.c_b.val();
+                self.g_prem.d.next = 0.into();
+                if self.g_prem.q.val() > self.c_b.val() {
+                    self.g_prem.d.next = self.g_prem.q.val() - self.c_b.val();
+                }
+            }
+            if self.g_last.q.val() {
+                self.g_active.d.next = false;
+            }
+        }
+
+        // ---- The next frame: its header in lane order, its counters. ----
+        if self.take.val() {
+            self.g_active.d.next = true;
+            self.g_first.d.next = true;
+            self.g_hdr.d.next = self.s_hdr.hdr.val();
+            self.g_kind.d.next = self.s_hdr.kind.val();
+            self.g_hrem.d.next = self.s_hdr.hlen.val();
+            self.g_drem.d.next = self.s_hdr.dstart.val();
+            self.g_prem.d.next = self.s_frame.plen.val();
+            self.g_pnz.d.next = self.s_frame.plen.val().any();
+            // A header is longer than a beat (B <= 64 lanes): the first
+            // beat holds no payload and is not the last.
+            self.g_pay.d.next = false;
+            self.g_last.d.next = false;
+            self.g_erem.d.next = self.s_frame.icrc.val();
+            self.g_trem.d.next = self.s_frame.flen.val();
+            self.g_m.d.next = self.s_frame.zeros.val();
+            self.g_s1.d.next = self.s_frame.seed.val();
+        }
+
+        if self.rst.val() {
+            self.g_active.d.next = false;
+        }
+    }
+}
