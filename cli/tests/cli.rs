@@ -438,80 +438,103 @@ fn hdl_report_json_checks_every_block() {
         .map(|w| (w["flag"].as_str().unwrap(), w["why"].as_str().unwrap()))
         .collect();
     assert_eq!(waivers, metaroce_hdl::LINT_WAIVERS);
-    let n = |v: &Value, k: &str| {
-        v[k].as_u64()
-            .unwrap_or_else(|| panic!("{k} is not a count: {v}"))
-    };
     let widths = d["widths"].as_array().expect("widths");
     let beats: Vec<f64> = widths
         .iter()
-        .map(|w| {
-            let width = n(w, "width");
-            assert_eq!(n(w, "packets_checked"), packets, "{width}");
-            assert_eq!(n(&w["parser"], "packets_checked"), packets);
-            assert_eq!(n(&w["eth_front_end"], "checked"), packets);
-            assert_eq!(n(&w["tx_build"], "frames_checked"), packets / 10);
-            for (v, k) in [
-                (w, "mismatches"),
-                (w, "hostile_writes_outside_mr"),
-                (w, "lint_warnings"),
-                (&w["parser"], "mismatches"),
-                (&w["eth_front_end"], "mismatches"),
-                (&w["tx_build"], "mismatches"),
-                (&w["tx_build"], "line_rate_bubbles"),
-            ] {
-                assert_eq!(n(v, k), 0, "{width}-bit {k}: {w}");
-            }
-            assert!(
-                n(w, "hostile_packets") + n(w, "placed_send") + n(w, "placed_read_resp") <= packets,
-                "{w}"
-            );
-            assert!(n(w, "acks_checked") > 0, "{w}");
-            assert!(w["cycles_per_second"].as_f64().unwrap() > 0.0, "{w}");
-            assert_eq!(w["synthesis"], Value::Null);
-            let cycles = w["tx_build"]["line_rate_cycles_per_packet"]
-                .as_f64()
-                .unwrap();
-            assert!(cycles * width as f64 / 8.0 >= 4096.0, "{w}");
-            cycles
-        })
+        .map(|w| check_width_report(w, packets))
         .collect();
     assert_eq!(
-        widths.iter().map(|w| n(w, "width")).collect::<Vec<_>>(),
+        widths.iter().map(|w| count(w, "width")).collect::<Vec<_>>(),
         [64, 512]
     );
     assert!(beats[1] < beats[0], "512-bit frames take fewer cycles");
     assert_eq!(
         (
-            n(&d["tx_path_table"], "checked"),
-            n(&d["tx_path_table"], "mismatches")
+            count(&d["tx_path_table"], "checked"),
+            count(&d["tx_path_table"], "mismatches")
         ),
         (100_000, 0)
     );
-    let core = &d["nic_core"];
-    assert_eq!(n(core, "width"), 64);
-    assert_eq!(n(core, "datagrams_in"), packets / 10);
-    assert_eq!(n(core, "data_frames_checked"), packets / 30);
+    check_nic_core_report(&d["nic_core"], packets);
+    check_census_report(&d);
+}
+
+/// A JSON count (panics with the key when it is not one).
+#[cfg(feature = "hdl")]
+fn count(v: &Value, k: &str) -> u64 {
+    v[k].as_u64()
+        .unwrap_or_else(|| panic!("{k} is not a count: {v}"))
+}
+
+/// One width's part of `hdl report --json`: every bench checked `packets`
+/// and found nothing; returns the TX builder's cycles per frame.
+#[cfg(feature = "hdl")]
+fn check_width_report(w: &Value, packets: u64) -> f64 {
+    let width = count(w, "width");
+    assert_eq!(count(w, "packets_checked"), packets, "{width}");
+    assert_eq!(count(&w["parser"], "packets_checked"), packets);
+    assert_eq!(count(&w["eth_front_end"], "checked"), packets);
+    assert_eq!(count(&w["tx_build"], "frames_checked"), packets / 10);
+    for (v, k) in [
+        (w, "mismatches"),
+        (w, "hostile_writes_outside_mr"),
+        (w, "lint_warnings"),
+        (&w["parser"], "mismatches"),
+        (&w["eth_front_end"], "mismatches"),
+        (&w["tx_build"], "mismatches"),
+        (&w["tx_build"], "line_rate_bubbles"),
+    ] {
+        assert_eq!(count(v, k), 0, "{width}-bit {k}: {w}");
+    }
     assert!(
-        (1..=packets / 30).contains(&n(core, "acks_applied_checked")),
+        count(w, "hostile_packets") + count(w, "placed_send") + count(w, "placed_read_resp")
+            <= packets,
+        "{w}"
+    );
+    assert!(count(w, "acks_checked") > 0, "{w}");
+    assert!(w["cycles_per_second"].as_f64().unwrap() > 0.0, "{w}");
+    assert_eq!(w["synthesis"], Value::Null);
+    let cycles = w["tx_build"]["line_rate_cycles_per_packet"]
+        .as_f64()
+        .unwrap();
+    assert!(cycles * width as f64 / 8.0 >= 4096.0, "{w}");
+    cycles
+}
+
+/// `hdl report --json`'s `nic_core` part: the whole core's bench.
+#[cfg(feature = "hdl")]
+fn check_nic_core_report(core: &Value, packets: u64) {
+    assert_eq!(count(core, "width"), 64);
+    assert_eq!(count(core, "datagrams_in"), packets / 10);
+    assert_eq!(count(core, "data_frames_checked"), packets / 30);
+    assert!(
+        (1..=packets / 30).contains(&count(core, "acks_applied_checked")),
         "{core}"
     );
-    assert!(n(core, "acks_checked") > 0, "{core}");
+    assert!(count(core, "acks_checked") > 0, "{core}");
     assert_eq!(
-        (n(core, "mismatches"), n(core, "hostile_writes_outside_mr")),
+        (
+            count(core, "mismatches"),
+            count(core, "hostile_writes_outside_mr")
+        ),
         (0, 0),
         "{core}"
     );
     let busy = core["mac_tx_utilisation"].as_f64().unwrap();
     assert!(busy > 0.0 && busy <= 1.0, "{core}");
+}
+
+/// `hdl report --json`'s census fields, as the library counts them.
+#[cfg(feature = "hdl")]
+fn check_census_report(d: &Value) {
     // The census of the 64-bit device, as the library counts it.
     let census = metaroce_hdl::census::Census::of(&metaroce_hdl::nic_device_verilog(64));
     assert_eq!(
         [
-            n(&d, "custom_verilog_lines"),
-            n(&d, "rust_hdl_verilog_lines"),
-            n(&d, "custom_blocks"),
-            n(&d, "rust_hdl_blocks"),
+            count(d, "custom_verilog_lines"),
+            count(d, "rust_hdl_verilog_lines"),
+            count(d, "custom_blocks"),
+            count(d, "rust_hdl_blocks"),
         ],
         [
             census.custom_lines,
