@@ -3,7 +3,8 @@
 //! `cargo run -p metaroce-hdl --example emit_block -- rx_eth 64`.
 //!
 //! Blocks: `rx_parser` (the default), `rx_eth`, `rx_core`, `rx_place`,
-//! `nic_rx`, `tx_build`, `rx_path_table` (no width), `nic_core`, `mac_tx`
+//! `nic_rx`, `tx_build`, `rx_path_table` (no width), `tx_path` (the width
+//! argument is its slot count, 2 to 64), `nic_core`, `mac_tx`
 //! and `mac_rx` (GMII, no width), `butterstick_nic` and `butterstick_echo`
 //! (board tops); width 64 (the default) or 512; the vendor shims `axil_bar`,
 //! `dma_read` and `dma_write` (512 bits, no width argument).
@@ -22,6 +23,7 @@ fn main() {
         "nic_rx" => metaroce_hdl::nic_rx_verilog(width),
         "tx_build" => metaroce_hdl::tx_build_verilog(width),
         "rx_path_table" => metaroce_hdl::rx_path_table_verilog(),
+        "tx_path" => metaroce_hdl::tx_path_verilog(width),
         "nic_core" => metaroce_hdl::nic_core_verilog(width),
         "mac_tx" => metaroce_hdl::mac_tx_verilog(),
         "mac_rx" => metaroce_hdl::mac_rx_verilog(),
@@ -30,7 +32,7 @@ fn main() {
         "axil_bar" | "dma_read" | "dma_write" => metaroce_hdl::shim_verilog(&block),
         other => {
             eprintln!(
-                "unknown block {other}: use rx_parser, rx_eth, rx_core, rx_place, nic_rx, tx_build, rx_path_table, nic_core, mac_tx, mac_rx, butterstick_nic, butterstick_echo, axil_bar, dma_read or dma_write"
+                "unknown block {other}: use rx_parser, rx_eth, rx_core, rx_place, nic_rx, tx_build, rx_path_table, tx_path, nic_core, mac_tx, mac_rx, butterstick_nic, butterstick_echo, axil_bar, dma_read or dma_write"
             );
             std::process::exit(2);
         }

@@ -39,9 +39,11 @@
 //! AXI-Stream of the UDP payload with, held for the frame, the addressing
 //! fields and ECE: the bus [`AckOut`] (`m_ack`).
 //!
-//! Native rust-hdl: the ICRC is one XOR matrix of constant rows over the
-//! pseudo-header and the 96 bytes (a reduction XOR per output bit), the
-//! frame a register of the beats; rust-hdl's own simulator runs the block
+//! Native rust-hdl: the datagram and its ICRC are `AckDgram`
+//! (`dgram.rs`, combinational; the ICRC one XOR matrix of constant rows
+//! over the pseudo-header and the 96 bytes, a reduction XOR per output
+//! bit), registered as the frame in cycle 1; this file holds the queue's
+//! handshake, the wait for the data and the beats; rust-hdl's own simulator runs the block
 //! (the test below, against `metaroce_proto`'s parser); it is verified
 //! under Verilator inside [`crate::RxCore`].
 
@@ -49,20 +51,12 @@ use rust_hdl::prelude::*;
 
 use crate::bus::AckOut;
 use crate::helpers::{konst, native_block};
-use crate::icrc::{crc_map, rows};
+use dgram::AckDgram;
+
+mod dgram;
 
 /// Bytes of an ACK datagram: base header, ACK extension, ICRC.
 pub const ACK_LEN: usize = 32 + 64 + 4;
-/// Wire version the ACKs carry (`metaroce_proto::VERSION`).
-const ACK_VERSION: usize = 1;
-/// Opcode of an ACK (`metaroce_proto::Opcode::Ack`).
-const ACK_OPCODE: usize = 0x10;
-/// Bits of the datagram before its ICRC.
-const DG_BITS: usize = 8 * (ACK_LEN - 4);
-/// Bits of the pseudo-header.
-const PH_BITS: usize = 320;
-/// Bits of the ICRC's input: the pseudo-header, then the datagram.
-const CRC_BITS: usize = PH_BITS + DG_BITS;
 /// Bits of the frame register: whole beats of the datagram at any width
 /// (13 at 64 bits, 2 at 512: at most 1024 bits).
 const FRAME_BITS: usize = 1024;
@@ -78,11 +72,6 @@ fn low_bits<const N: usize>(n: usize) -> Constant<Bits<N>> {
     Constant::new((0..n).fold(Bits::default(), |m, i| m.replace_bit(i, true)))
 }
 
-/// A constant of `N` bits with bit `i` set.
-fn bit<const N: usize>(i: usize) -> Constant<Bits<N>> {
-    Constant::new(Bits::default().replace_bit(i, true))
-}
-
 native_block! {
     /// The ACK generator at `W`-bit beats (`B = W / 8` lanes, 8 to 64).
     AckGen[W, B]
@@ -90,7 +79,6 @@ native_block! {
         W == 8 * B && B.is_power_of_two() && (8..=64).contains(&B),
         "AckGen<{W}, {B}>: W must be 8 * B, B 8 to 64"
     }
-    let crc = crc_map(PH_BITS / 8 + DG_BITS / 8);
     ports {
         #[doc = "Clock."]
         clock: Signal<In, Clock>,
@@ -162,27 +150,15 @@ native_block! {
         src_port: DFF<Bits<16>>,
         dst_port: DFF<Bits<16>>,
         ece: DFF<Bit>,
-        // The SACK field on the wire, the datagram and the ICRC's input
-        // (network order, byte 0 in the top bits), the ICRC, the frame.
-        octet: Signal<Local, Bits<8>>,
-        sack_wire: Signal<Local, Bits<256>>,
-        dg: Signal<Local, Bits<DG_BITS>>,
-        x: Signal<Local, Bits<CRC_BITS>>,
-        icrc: Signal<Local, Bits<32>>,
-        lanes: Signal<Local, Bits<FRAME_BITS>>,
+        // The datagram and its ICRC in lane order.
+        dgram: AckDgram,
     }
     consts {
-        c_crc: [Constant<Bits<CRC_BITS>>; 32] = rows(&crc, 0),
-        c_crc0: Constant<Bits<32>> = konst(crc.k as usize),
-        c_version: Constant<Bits<DG_BITS>> = konst(ACK_VERSION),
-        c_opcode: Constant<Bits<DG_BITS>> = konst(ACK_OPCODE),
-        c_udp_len: Constant<Bits<PH_BITS>> = konst(8 + ACK_LEN),
         c_wshift: Constant<Bits<4>> = konst(B.trailing_zeros() as usize + 3),
         c_half: Constant<Bits<32>> = konst(1 << 31),
         c_nbm1: Constant<Bits<8>> = konst(beats(B) - 1),
         c_last_keep: Constant<Bits<B>> = low_bits(ACK_LEN - (beats(B) - 1) * B),
         c_all_keep: Constant<Bits<B>> = low_bits(B),
-        c_ece: Constant<Bits<DG_BITS>> = bit(741),
     }
 }
 
@@ -212,6 +188,26 @@ impl<const W: usize, const B: usize> Logic for AckGen<W, B> {
         self.m_ack.dst_port.next = self.dst_port.q.val();
         self.m_ack.ece.next = self.ece.q.val();
 
+        // The datagram of the entry the tracker shows, with the timestamp
+        // taken with it.
+        self.dgram.path.next = self.ak_path.val();
+        self.dgram.cum.next = self.ak_cum.val();
+        self.dgram.sack.next = self.ak_sack.val();
+        self.dgram.rx.next = self.ak_rx.val();
+        self.dgram.ce.next = self.ak_ce.val();
+        self.dgram.ts.next = self.ak_ts.val();
+        self.dgram.port.next = self.ak_port.val();
+        self.dgram.ece.next = self.ak_ece.val();
+        self.dgram.conn_cum.next = self.ak_conn_cum.val();
+        self.dgram.now.next = self.now_q.q.val();
+        self.dgram.qpn.next = self.qpn.val();
+        self.dgram.peer_qpn.next = self.peer_qpn.val();
+        self.dgram.peer_ip.next = self.peer_ip.val();
+        self.dgram.peer_port.next = self.peer_port.val();
+        self.dgram.rate.next = self.rate.val();
+        self.dgram.credit.next = self.credit.val();
+        self.dgram.local_ip.next = self.local_ip.val();
+
         self.placed_next.next = self.placed_cnt.q.val();
         if self.placed.val() {
             self.placed_next.next = self.placed_cnt.q.val() + 1;
@@ -221,12 +217,6 @@ impl<const W: usize, const B: usize> Logic for AckGen<W, B> {
             self.dma_cnt.d.next = self.dma_cnt.q.val() + 1;
         }
         self.data_in.next = (self.dma_cnt.q.val() - self.fence.q.val()) < self.c_half.val();
-        self.octet.next = 0.into();
-        self.sack_wire.next = 0.into();
-        self.dg.next = 0.into();
-        self.x.next = 0.into();
-        self.icrc.next = 0.into();
-        self.lanes.next = 0.into();
         if self.phase.q.val() == 0 {
             if self.aq_valid.val() {
                 self.now_q.d.next = self.now.val();
@@ -237,61 +227,7 @@ impl<const W: usize, const B: usize> Logic for AckGen<W, B> {
             if !self.ak_live.val() {
                 self.phase.d.next = 0.into();
             } else {
-                // Base header (stream, connection and path PSN zero;
-                // timestamp = when the ACK was taken) and ACK extension,
-                // network order; the SACK's byte 0 (bits 7..0) first.
-                for i in 0..32 {
-                    self.octet.next = self.ak_sack.val().get_bits::<8>(8 * i);
-                    self.sack_wire.next = self.sack_wire.val()
-                        | (bit_cast::<256, 8>(self.octet.val()) << (248 - 8 * i).to_bits::<16>());
-                }
-                self.dg.next = bit_cast::<DG_BITS, 32>(self.ak_rx.val())
-                    | (bit_cast::<DG_BITS, 32>(self.credit.val()) << 32)
-                    | (bit_cast::<DG_BITS, 32>(self.rate.val()) << 64)
-                    | (bit_cast::<DG_BITS, 32>(self.ak_ce.val()) << 96)
-                    | (bit_cast::<DG_BITS, 64>(self.ak_ts.val()) << 128)
-                    | (bit_cast::<DG_BITS, 256>(self.sack_wire.val()) << 192)
-                    | (bit_cast::<DG_BITS, 32>(self.ak_cum.val()) << 448)
-                    | (bit_cast::<DG_BITS, 32>(self.ak_conn_cum.val()) << 480)
-                    | (bit_cast::<DG_BITS, 64>(self.now_q.q.val()) << 512)
-                    | (bit_cast::<DG_BITS, 6>(self.ak_path.val()) << 640)
-                    | (bit_cast::<DG_BITS, 32>(self.qpn.val()) << 672)
-                    | (bit_cast::<DG_BITS, 32>(self.peer_qpn.val()) << 704)
-                    | (self.c_opcode.val() << 752)
-                    | (self.c_version.val() << 760);
-                if self.ak_ece.val() {
-                    self.dg.next = self.dg.val() | self.c_ece.val();
-                }
-                // The ICRC over the pseudo-header (local IP, peer IP, reply
-                // port, peer port, UDP length, 0: from bit 768 + 192 down to
-                // 768) and the datagram.
-                self.x.next = bit_cast::<CRC_BITS, DG_BITS>(self.dg.val())
-                    | (bit_cast::<CRC_BITS, PH_BITS>(self.c_udp_len.val()) << 784)
-                    | (bit_cast::<CRC_BITS, 16>(self.peer_port.val()) << 800)
-                    | (bit_cast::<CRC_BITS, 16>(self.ak_port.val()) << 816)
-                    | (bit_cast::<CRC_BITS, 128>(self.peer_ip.val()) << 832)
-                    | (bit_cast::<CRC_BITS, 128>(self.local_ip.val()) << 960);
-                for o in 0..32 {
-                    self.icrc.next = self
-                        .icrc
-                        .val()
-                        .replace_bit(o, (self.x.val() & self.c_crc[o].val()).xor());
-                }
-                self.icrc.next = self.icrc.val() ^ self.c_crc0.val();
-                // Lane order: datagram byte i (bits 767 - 8i down) in lane
-                // i, then the ICRC big-endian in lanes 96..99.
-                for i in 0..96 {
-                    self.octet.next = self.dg.val().get_bits::<8>(760 - 8 * i);
-                    self.lanes.next = self.lanes.val()
-                        | (bit_cast::<FRAME_BITS, 8>(self.octet.val()) << (8 * i).to_bits::<16>());
-                }
-                for q in 0..4 {
-                    self.octet.next = self.icrc.val().get_bits::<8>(24 - 8 * q);
-                    self.lanes.next = self.lanes.val()
-                        | (bit_cast::<FRAME_BITS, 8>(self.octet.val())
-                            << (768 + 8 * q).to_bits::<16>());
-                }
-                self.frame.d.next = self.lanes.val();
+                self.frame.d.next = self.dgram.lanes.val();
                 self.dst_ip.d.next = self.peer_ip.val();
                 self.src_port.d.next = self.ak_port.val();
                 self.dst_port.d.next = self.peer_port.val();

@@ -1,0 +1,205 @@
+//! The TX table's rings of transmissions and their walker: one
+//! [`BlockRam`] of `{live, probe, len, connection PSN}` entries at
+//! `slot << 8 | path PSN mod 256`, read at the walker's next position so
+//! the walker ([`TxWalk`]) sees entry `p` in the cycle it is at `p`; the
+//! running `Ack`'s operands (`path_cum`, SACK, the highest PSN it knows,
+//! from [`AckHigh`] when it is taken); the ring's one write port (`Send`
+//! writes the entry at `next_psn` while the table is idle, a walker
+//! clears the live bit of the entry it resolves); the fate events; and
+//! what the walk changes in the slot this cycle ([`WalkEvOut`]) and
+//! acknowledges ([`AckedOut`]). A fate event the firmware does not take
+//! stalls the walk.
+
+use rust_hdl::prelude::*;
+
+use super::links::{AckedOut, RingOpIn, WalkEvOut};
+use super::walk::TxWalk;
+use super::{ENTRY_BITS, RING, RING_ADDR, S_ACK, S_LOSE, S_TIMEOUT, TxOp};
+use crate::AckHigh;
+use crate::bus::FateOut;
+use crate::helpers::{BlockRam, konst, native_block};
+
+native_block! {
+    /// The rings and the walker for `2^SB` slots.
+    TxRing[SB]
+    ports {
+        #[doc = "Clock."]
+        clock: Signal<In, Clock>,
+        #[doc = "Synchronous reset: the registers hold, the ring is not written."]
+        rst: Signal<In, Bit>,
+        #[doc = "The operation taken."]
+        op: RingOpIn<SB>,
+        #[doc = "The control's state."]
+        state: Signal<In, Bits<3>>,
+        #[doc = "The running operation's slot."]
+        cs: Signal<In, Bits<SB>>,
+        #[doc = "The slot's `next_psn` (the taken operation's slot while idle)."]
+        next_psn: Signal<In, Bits<32>>,
+        #[doc = "The slot's `una`."]
+        una: Signal<In, Bits<32>>,
+        #[doc = "Fate events."]
+        m_fate: FateOut,
+        #[doc = "The walk's changes to the slot."]
+        ev: WalkEvOut,
+        #[doc = "What the ACK walk acknowledges."]
+        acked: AckedOut,
+        #[doc = "The walker is at `next_psn`."]
+        at_end: Signal<Out, Bit>,
+        #[doc = "A fate event waits: the walk stalls."]
+        stall: Signal<Out, Bit>,
+    }
+    state {
+        ring: BlockRam<ENTRY_BITS, RING_ADDR> = BlockRam::with_words(RING << SB),
+        walk: TxWalk,
+        highest: AckHigh,
+        // The walker's path PSN; the ACK's operands and the highest PSN it
+        // knows; not yet beyond `c_high`; every entry walked so far
+        // resolved (so `una` follows).
+        p: DFF<Bits<32>>,
+        c_cum: DFF<Bits<32>>,
+        c_sack: DFF<Bits<256>>,
+        c_high: DFF<Bits<32>>,
+        walking: DFF<Bit>,
+        pfx: DFF<Bit>,
+        // The walker's next path PSN (the ring's read address); a data
+        // entry resolved, lost by `Lose`, lost by the timeout.
+        p_n: Signal<Local, Bits<32>>,
+        data_res: Signal<Local, Bit>,
+        lose_data: Signal<Local, Bit>,
+        tmo_data: Signal<Local, Bit>,
+    }
+    consts {
+        s_ack: Constant<Bits<3>> = konst(S_ACK),
+        s_timeout: Constant<Bits<3>> = konst(S_TIMEOUT),
+        s_lose: Constant<Bits<3>> = konst(S_LOSE),
+        k_ack: Constant<Bits<3>> = konst(TxOp::Ack as usize),
+        k_lose: Constant<Bits<3>> = konst(TxOp::Lose as usize),
+        k_probe_entry: Constant<Bits<ENTRY_BITS>> = konst(3 << 48),
+        k_data_entry: Constant<Bits<ENTRY_BITS>> = konst(1 << 49),
+        k_dead: Constant<Bits<ENTRY_BITS>> = Constant::new(Bits::<ENTRY_BITS>::mask() >> 1),
+    }
+}
+
+impl<const SB: usize> Logic for TxRing<SB> {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(self, clock, p, c_cum, c_sack, c_high, walking, pfx);
+        self.highest.en.next = self.op.accept.val() & (self.op.code.val() == self.k_ack.val());
+        self.highest.cum.next = self.op.psn.val();
+        self.highest.sack.next = self.op.sack.val();
+        // The walker at entry p of slot cs (read at p_n the cycle before).
+        self.walk.in_ack.next = self.state.val() == self.s_ack.val();
+        self.walk.in_tmo.next = self.state.val() == self.s_timeout.val();
+        self.walk.in_lose.next = self.state.val() == self.s_lose.val();
+        self.walk.p.next = self.p.q.val();
+        self.walk.cum.next = self.c_cum.q.val();
+        self.walk.sack.next = self.c_sack.q.val();
+        self.walk.high.next = self.c_high.q.val();
+        self.walk.walking.next = self.walking.q.val();
+        self.walk.pfx.next = self.pfx.q.val();
+        self.walk.next_psn.next = self.next_psn.val();
+        self.walk.una.next = self.una.val();
+        self.walk.live.next = self.ring.read_data.val().get_bit(49);
+        self.walk.probe.next = self.ring.read_data.val().get_bit(48);
+        self.at_end.next = self.walk.at_end.val();
+        self.m_fate.valid.next = self.walk.fate_valid.val();
+        self.m_fate.lost.next = self.walk.fate_lost.val();
+        self.m_fate.conn_psn.next = self.ring.read_data.val().get_bits::<32>(0);
+        self.stall.next = self.walk.fate_valid.val() & !self.m_fate.ready.val();
+        self.p_n.next = self.p.q.val();
+        if self.op.accept.val() {
+            self.p_n.next = self.una.val();
+            if self.op.code.val() == self.k_lose.val() {
+                self.p_n.next = self.op.psn.val();
+            }
+        } else if self.stall.val() {
+            self.p_n.next = self.p.q.val();
+        } else if self.walk.walk_now.val() | self.walk.pop_on.val() | self.walk.tmo_now.val() {
+            self.p_n.next = self.p.q.val() + 1;
+        } else if self.state.val() == self.s_lose.val() {
+            self.p_n.next = self.una.val();
+        }
+        self.ring.clock.next = self.clock.val();
+        self.ring.read_address.next = (bit_cast::<RING_ADDR, SB>(self.cs.val()) << 8)
+            | bit_cast::<RING_ADDR, 8>(self.p_n.val().get_bits::<8>(0));
+        if self.op.accept.val() {
+            self.ring.read_address.next = (bit_cast::<RING_ADDR, SB>(self.op.slot.val()) << 8)
+                | bit_cast::<RING_ADDR, 8>(self.p_n.val().get_bits::<8>(0));
+        }
+        self.ring.write_enable.next = !self.rst.val()
+            & (self.op.send.val()
+                | (!self.stall.val()
+                    & ((self.walk.walk_now.val() & self.walk.resolve.val())
+                        | self.walk.lose_now.val()
+                        | (self.walk.tmo_now.val() & self.ring.read_data.val().get_bit(49)))));
+        self.ring.write_address.next = (bit_cast::<RING_ADDR, SB>(self.cs.val()) << 8)
+            | bit_cast::<RING_ADDR, 8>(self.p.q.val().get_bits::<8>(0));
+        self.ring.write_data.next = self.ring.read_data.val() & self.k_dead.val();
+        if self.op.send.val() {
+            self.ring.write_address.next = (bit_cast::<RING_ADDR, SB>(self.op.slot.val()) << 8)
+                | bit_cast::<RING_ADDR, 8>(self.next_psn.val().get_bits::<8>(0));
+            self.ring.write_data.next = self.k_data_entry.val()
+                | (bit_cast::<ENTRY_BITS, 16>(self.op.len.val()) << 32)
+                | bit_cast::<ENTRY_BITS, 32>(self.op.psn.val());
+            if self.op.probe.val() {
+                self.ring.write_data.next = self.k_probe_entry.val();
+            }
+        }
+        // The walk's changes to the slot; none while a fate event waits.
+        self.data_res.next =
+            self.walk.resolve.val() & !self.stall.val() & !self.ring.read_data.val().get_bit(48);
+        self.lose_data.next = self.walk.lose_now.val() & !self.stall.val();
+        self.tmo_data.next = self.walk.tmo_now.val()
+            & !self.stall.val()
+            & self.ring.read_data.val().get_bit(49)
+            & !self.ring.read_data.val().get_bit(48);
+        self.ev.sub_len.next = self.data_res.val() | self.lose_data.val() | self.tmo_data.val();
+        self.ev.e_len.next = self.ring.read_data.val().get_bits::<16>(32);
+        self.ev.lost_one.next = (self.data_res.val() & !self.walk.is_acked.val())
+            | self.lose_data.val()
+            | self.tmo_data.val();
+        self.ev.loss_up.next =
+            (self.data_res.val() & !self.walk.is_acked.val()) | self.lose_data.val();
+        self.ev.una_set.next = (self.walk.tmo_now.val() & !self.stall.val())
+            | (self.walk.pop_on.val() & !self.stall.val())
+            | (self.walk.walk_now.val()
+                & !self.stall.val()
+                & self.pfx.q.val()
+                & (!self.ring.read_data.val().get_bit(49) | self.walk.resolve.val()));
+        self.ev.una_new.next = self.p.q.val() + 1;
+        self.ev.tmo_end.next = (self.state.val() == self.s_timeout.val()) & self.walk.at_end.val();
+        self.acked.one.next = self.walk.walk_now.val()
+            & !self.stall.val()
+            & self.walk.resolve.val()
+            & self.walk.is_acked.val();
+        self.acked.probe.next = self.ring.read_data.val().get_bit(48);
+        self.acked.len.next = self.ring.read_data.val().get_bits::<16>(32);
+        self.acked.done.next = (self.state.val() == self.s_ack.val())
+            & !self.stall.val()
+            & !self.walk.walk_now.val()
+            & !self.walk.pop_on.val();
+        if !self.rst.val() {
+            self.p.d.next = self.p_n.val();
+            if self.op.accept.val() & (self.op.code.val() == self.k_ack.val()) {
+                self.c_cum.d.next = self.op.psn.val();
+                self.c_sack.d.next = self.op.sack.val();
+                self.c_high.d.next = self.highest.high.val();
+                self.walking.d.next = true;
+                self.pfx.d.next = true;
+            }
+            if (self.state.val() == self.s_ack.val()) & !self.stall.val() {
+                if self.walk.walk_now.val() {
+                    if self.ring.read_data.val().get_bit(49) & !self.walk.resolve.val() {
+                        self.pfx.d.next = false;
+                    }
+                } else if self.walk.pop_on.val() {
+                    self.walking.d.next = false;
+                }
+            }
+            if (self.state.val() == self.s_lose.val()) & !self.stall.val() {
+                self.walking.d.next = false;
+                self.pfx.d.next = true;
+            }
+        }
+    }
+}
