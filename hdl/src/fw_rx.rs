@@ -83,10 +83,8 @@ native_block! {
         // Beat of the datagram being filled, its bytes so far.
         beat: DFF<Bits<16>>,
         len: DFF<Bits<16>>,
-        // The next slot to hand up or free, and its beat.
+        // The next slot to hand up or free, and its beat (`rd`, `obeat`).
         reader: FwRxRead,
-        rd: Signal<Local, Bits<4>>,
-        obeat: Signal<Local, Bits<16>>,
         n_up: DFF<Bits<32>>,
         n_trunc: DFF<Bits<32>>,
         // Temporaries: bytes of the input beat; the slot `rd` names
@@ -121,19 +119,17 @@ impl<const W: usize, const B: usize> Logic for FwRx<W, B> {
             self.s_port[i].d.next = self.s_port[i].q.val();
         }
         self.slots.clock.next = self.clock.val();
-        self.rd.next = self.reader.rd.val();
-        self.obeat.next = self.reader.obeat.val();
 
         // A new datagram needs a free slot: hold the core's input while
         // none is.
-        self.hold.next = (self.wr.q.val() - self.rd.val()) == self.k_full.val();
+        self.hold.next = (self.wr.q.val() - self.reader.rd.val()) == self.k_full.val();
 
         // ---- output: the oldest decided slot, handed up or freed ----
         self.r_len.next = 0.into();
         self.r_up.next = false;
         self.m_fw.src_port.next = 0.into();
         for i in 0..SLOTS {
-            if self.rd.val().get_bits::<3>(0) == i.to_bits::<3>() {
+            if self.reader.rd.val().get_bits::<3>(0) == i.to_bits::<3>() {
                 self.r_len.next = self.s_len[i].q.val();
                 self.r_up.next = self.s_up.q.val().get_bit(i);
                 self.m_fw.src_port.next = self.s_port[i].q.val();
@@ -144,11 +140,11 @@ impl<const W: usize, const B: usize> Logic for FwRx<W, B> {
         if self.m_fw.trunc.val() {
             self.r_bytes.next = self.k_slot_bytes.val();
         }
-        self.r_rem.next = self.r_bytes.val() - (self.obeat.val() << self.k_b_shift.val());
-        self.m_fw.tvalid.next = (self.rd.val() != self.ev.q.val()) & self.r_up.val();
-        self.slots.read_address.next = (bit_cast::<7, 3>(self.rd.val().get_bits::<3>(0))
+        self.r_rem.next = self.r_bytes.val() - (self.reader.obeat.val() << self.k_b_shift.val());
+        self.m_fw.tvalid.next = (self.reader.rd.val() != self.ev.q.val()) & self.r_up.val();
+        self.slots.read_address.next = (bit_cast::<7, 3>(self.reader.rd.val().get_bits::<3>(0))
             << self.k_slot_shift.val())
-            | bit_cast::<7, 16>(self.obeat.val());
+            | bit_cast::<7, 16>(self.reader.obeat.val());
         self.m_fw.tdata.next = self.slots.read_data.val();
         self.m_fw.tlast.next = self.r_rem.val() <= self.k_b.val();
         self.m_fw.tkeep.next = 0.into();
@@ -220,7 +216,7 @@ impl<const W: usize, const B: usize> Logic for FwRx<W, B> {
         // ---- hand up (a beat a cycle) or free ----
         self.reader.clock.next = self.clock.val();
         self.reader.rst.next = self.rst.val();
-        self.reader.pending.next = self.rd.val() != self.ev.q.val();
+        self.reader.pending.next = self.reader.rd.val() != self.ev.q.val();
         self.reader.up.next = self.r_up.val();
         self.reader.last.next = self.m_fw.tlast.val();
         self.reader.ready.next = self.m_fw.tready.val();

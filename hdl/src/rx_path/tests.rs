@@ -248,6 +248,73 @@ fn rust_hdl_model_of_the_split_table_matches_the_engine() {
     table_matches_engine::<64>(5, 8);
 }
 
+/// Issue cycles (S0; S2 two cycles later) of `n` events, `gap` cycles
+/// apart or (one in five) up to `max_gap`; the cycles of the untracked
+/// datagrams between them; the cycle the run ends.
+fn schedule(
+    rng: &mut SmallRng,
+    n: usize,
+    gap: usize,
+    max_gap: usize,
+) -> (Vec<usize>, std::collections::BTreeSet<usize>, usize) {
+    let mut at = Vec::new();
+    let mut junk = std::collections::BTreeSet::new();
+    let mut c = 0usize;
+    for _ in 0..n {
+        at.push(c);
+        let step = if rng.gen_bool(0.8) {
+            gap
+        } else {
+            rng.gen_range(gap + 1..=max_gap)
+        };
+        for j in c + 1..c + step {
+            if rng.gen_bool(0.3) {
+                junk.insert(j);
+            }
+        }
+        c += step;
+    }
+    (at, junk, c + 2 + 300)
+}
+
+/// A tracked event's (cycle, path, (state, timestamp, port)) after it.
+type Hist = (usize, u16, (State, u64, u16));
+
+/// Checks the ACK popped in cycle `pc` (its fields shown now) against
+/// its path's state after the events before `pc`; the mismatch, if any.
+fn check_ack<const W: usize>(
+    x: &RxPathTable<W>,
+    hist: &[Hist],
+    pc: usize,
+    slot: u64,
+) -> Option<String> {
+    let p = x.ak_path.val().index() as u16;
+    let want = hist
+        .iter()
+        .rev()
+        .find(|h| h.1 == p && h.0 < pc)
+        .map(|h| h.2)
+        .unwrap_or_default();
+    let got = (
+        x.ak_cum.val().index() as u32,
+        x.ak_sack.val(),
+        x.ak_rx.val().index() as u32,
+        x.ak_ce.val().index() as u32,
+        x.ak_ts.val().to_u64(),
+        x.ak_port.val().index() as u16,
+    );
+    let w = &want.0;
+    (x.ak_qp.val().index() as u64 != slot
+        || !x.ak_live.val()
+        || got != (w.cum, sack_bits(&w.sack), w.rx, w.ce, want.1, want.2))
+        .then(|| {
+            format!(
+                "ACK of path {p} popped in cycle {pc}: cum {:#x} rx {} want cum {:#x} rx {}",
+                got.0, got.2, w.cum, w.rx
+            )
+        })
+}
+
 /// One engine QP behind QP slot 2; arrivals in RxPlace's timing (read in
 /// S0, `cum` checked in S1, event in S2), `gap` cycles apart or up to
 /// `max_gap`, and between them (where the gap leaves room) untracked
@@ -288,26 +355,9 @@ fn table_matches_engine<const W: usize>(gap: usize, max_gap: usize) {
         }
         // Issue cycle of each event (S0; S2 two cycles later), and of
         // the untracked datagrams between them.
-        let mut at = Vec::new();
-        let mut junk = std::collections::BTreeSet::new();
-        let mut c = 0usize;
-        for _ in &evs {
-            at.push(c);
-            let step = if rng.gen_bool(0.8) {
-                gap
-            } else {
-                rng.gen_range(gap + 1..=max_gap)
-            };
-            for j in c + 1..c + step {
-                if rng.gen_bool(0.3) {
-                    junk.insert(j);
-                }
-            }
-            c += step;
-        }
-        let end = c + 2 + 300;
+        let (at, junk, end) = schedule(&mut rng, evs.len(), gap, max_gap);
         // (cycle, path, state, ts, port) after each tracked event.
-        let mut hist: Vec<(usize, u16, (State, u64, u16))> = Vec::new();
+        let mut hist: Vec<Hist> = Vec::new();
         let mut now: Vec<(State, u64, u16)> = vec![(State::default(), 0, 0); 8];
         let (mut s0, mut s1, mut s2) = (0usize, 0usize, 0usize);
         let mut popped: Option<usize> = None;
@@ -356,31 +406,7 @@ fn table_matches_engine<const W: usize>(gap: usize, max_gap: usize) {
             }
             // The ACK popped in the previous cycle.
             if let Some(pc) = popped.take() {
-                let p = x.ak_path.val().index() as u16;
-                let want = hist
-                    .iter()
-                    .rev()
-                    .find(|h| h.1 == p && h.0 < pc)
-                    .map(|h| h.2)
-                    .unwrap_or_default();
-                let got = (
-                    x.ak_cum.val().index() as u32,
-                    x.ak_sack.val(),
-                    x.ak_rx.val().index() as u32,
-                    x.ak_ce.val().index() as u32,
-                    x.ak_ts.val().to_u64(),
-                    x.ak_port.val().index() as u16,
-                );
-                let w = &want.0;
-                if x.ak_qp.val().index() as u64 != slot
-                    || !x.ak_live.val()
-                    || got != (w.cum, sack_bits(&w.sack), w.rx, w.ce, want.1, want.2)
-                {
-                    out.lock().unwrap().push(format!(
-                        "ACK of path {p} popped in cycle {pc}: cum {:#x} rx {} want cum {:#x} rx {}",
-                        got.0, got.2, w.cum, w.rx
-                    ));
-                }
+                out.lock().unwrap().extend(check_ack(&x, &hist, pc, slot));
             }
             if pop {
                 popped = Some(cycle);

@@ -46,13 +46,23 @@ use crate::helpers::{BlockRam, LutRam, konst, native_block};
 use crate::nic_core::TX_SLOT_BITS;
 use crate::tx_path::VIEW_BITS;
 
+mod entry;
+mod ptrs;
+mod result;
 mod seq;
+mod verdicts;
+pub use entry::EvEntry;
+pub use ptrs::EvPtrs;
+pub use result::EvResult;
 pub use seq::EvSeq;
+pub use verdicts::EvVerdicts;
 
 /// Bits of a verdict FIFO entry: words 0..5 and bits 36..0 of word 6.
 pub const EVF_BITS: usize = 421;
 /// Bits of a TX-table FIFO entry: `{type[3:0], slot view, payload[127:0]}`.
 pub const TT_BITS: usize = 4 + VIEW_BITS + 128;
+/// Bits of a TX-table FIFO entry below its type.
+const TT_LO: usize = TT_BITS - 4;
 /// Bits of a slot view that a result entry carries (words 2..6).
 const VIEW_LO: usize = 320;
 /// Bits of a slot view that its view entry carries.
@@ -151,11 +161,11 @@ native_block! {
     }
     state {
         seq: EvSeq<B>,
-        evf: BlockRam<EVF_BITS, 6> = BlockRam::with_words(DEPTH),
+        evf: EvVerdicts,
         ttf: BlockRam<TT_BITS, 6> = BlockRam::with_words(DEPTH),
         pa: LutRam<64, 6>,
-        entry: DFF<Bits<ENTRY_BITS>>,
-        vhi: DFF<Bits<VHI_BITS>>,
+        entry: EvEntry,
+        result: EvResult,
         skid: DFF<Bits<TT_BITS>>,
         // Temporaries of the outputs (of registers and the ring's
         // registers only): the ring's index mask, the beat's offset.
@@ -163,10 +173,8 @@ native_block! {
         sel: Signal<Local, Bits<9>>,
         // Temporaries of the registers' inputs, none read by an output
         // (the arbiter's ready and the core's handshakes depend on those):
-        // the FIFOs' inputs, a fate or a result comes, the ring has room,
-        // the verdict event is fenced and has its address, the entry.
-        ev_in: Signal<Local, Bits<EVF_BITS>>,
-        res_in: Signal<Local, Bits<TT_BITS>>,
+        // the TX-table FIFO's inputs, a fate or a result comes, the ring
+        // has room, the verdict event is fenced and has its address.
         tt_in: Signal<Local, Bits<TT_BITS>>,
         fate_take: Signal<Local, Bit>,
         res_push: Signal<Local, Bit>,
@@ -175,7 +183,6 @@ native_block! {
         fence: Signal<Local, Bit>,
         pa_ok: Signal<Local, Bit>,
         ttype: Signal<Local, Bits<4>>,
-        ent: Signal<Local, Bits<ENTRY_BITS>>,
     }
     consts {
         k_one: Constant<Bits<32>> = konst(1),
@@ -188,21 +195,20 @@ native_block! {
         k_entry: Constant<Bits<16>> = konst(EVQ_ENTRY),
         k_keep: Constant<Bits<B>> = Constant::new(Bits::<B>::mask()),
         k_ttype_at: Constant<Bits<16>> = konst(TT_BITS - 4),
-        k_verdict: Constant<Bits<4>> = konst(usize::from(ev_type::VERDICT)),
         k_ackrx: Constant<Bits<4>> = konst(usize::from(ev_type::ACKRX)),
         k_fate: Constant<Bits<4>> = konst(usize::from(ev_type::FATE)),
         k_op_result: Constant<Bits<4>> = konst(usize::from(ev_type::OP_RESULT)),
-        k_view: Constant<Bits<4>> = konst(usize::from(ev_type::VIEW)),
     }
 }
 
 impl<const W: usize, const B: usize> Logic for EvRing<W, B> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, entry, vhi, skid);
+        dff_setup!(self, clock, skid);
         self.seq.clock.next = self.clock.val();
         self.seq.rst.next = self.rst.val();
         self.evf.clock.next = self.clock.val();
+        self.entry.clock.next = self.clock.val();
         self.ttf.clock.next = self.clock.val();
         self.pa.clock.next = self.clock.val();
 
@@ -213,7 +219,7 @@ impl<const W: usize, const B: usize> Logic for EvRing<W, B> {
         self.w.len.next = self.k_entry.val();
         self.w.first.next = self.seq.beat.val() == 0;
         self.sel.next = bit_cast::<9, 4>(self.seq.beat.val()) << self.k_w_shift.val();
-        self.w.tdata.next = self.entry.q.val().get_bits::<W>(self.sel.val().index());
+        self.w.tdata.next = self.entry.word.val().get_bits::<W>(self.sel.val().index());
         self.w.tkeep.next = self.k_keep.val();
         self.w.tvalid.next = self.seq.st.val() == EvState::Write;
         self.w.tlast.next = self.seq.last.val();
@@ -227,52 +233,26 @@ impl<const W: usize, const B: usize> Logic for EvRing<W, B> {
         self.lost.next = self.seq.lost.val();
 
         // ---- the verdict FIFO ----
-        self.ev_in.next = bit_cast::<EVF_BITS, 32>(self.ev.dst_qpn.val())
-            | (bit_cast::<EVF_BITS, 8>(self.ev.opcode.val()) << 32)
-            | (bit_cast::<EVF_BITS, 8>(self.ev.version.val()) << 40)
-            | (bit_cast::<EVF_BITS, 16>(self.ev.flags.val()) << 48)
-            | (bit_cast::<EVF_BITS, 32>(self.ev.path_psn.val()) << 64)
-            | (bit_cast::<EVF_BITS, 16>(self.ev.path.val()) << 96)
-            | (bit_cast::<EVF_BITS, 16>(self.ev.stream.val()) << 112)
-            | (bit_cast::<EVF_BITS, 64>(self.ev.timestamp.val()) << 128)
-            | (bit_cast::<EVF_BITS, 32>(self.ev.msn.val()) << 192)
-            | (bit_cast::<EVF_BITS, 32>(self.ev.recv_idx.val()) << 224)
-            | (bit_cast::<EVF_BITS, 32>(self.ev.imm.val()) << 256)
-            | (bit_cast::<EVF_BITS, 32>(self.ev.conn_psn.val()) << 288)
-            | (bit_cast::<EVF_BITS, 32>(self.ev.offset.val()) << 320)
-            | (bit_cast::<EVF_BITS, 32>(self.ev.msg_len.val()) << 352)
-            | (bit_cast::<EVF_BITS, 16>(self.ev.len.val()) << 384)
-            | (bit_cast::<EVF_BITS, 16>(self.ev.src_port.val()) << 400)
-            | (bit_cast::<EVF_BITS, 5>(self.ev.code.val()) << 416);
-        self.evf.write_enable.next =
-            self.ev.valid.val() & (self.seq.evf_count.val() != self.k_depth.val());
-        self.evf.write_address.next = self.seq.evf_wr.val();
-        self.evf.write_data.next = self.ev_in.val();
-        self.evf.read_address.next = self.seq.evf_rd.val();
+        VerdictIn::link(&mut self.ev, &mut self.evf.ev);
+        self.evf.full.next = self.seq.evf_count.val() == self.k_depth.val();
+        self.evf.wr.next = self.seq.evf_wr.val();
+        self.evf.rd.next = self.seq.evf_rd.val();
         self.seq.ev_valid.next = self.ev.valid.val();
 
         // ---- the TX-table FIFO: the skid, else a fate, else a result ----
-        self.res_in.next = (bit_cast::<TT_BITS, 3>(self.qop_code.val()) << 101)
-            | (bit_cast::<TT_BITS, TX_SLOT_BITS>(self.qop_slot.val()) << 96)
-            | (bit_cast::<TT_BITS, 32>(self.res_psn.val()) << 64)
-            | (bit_cast::<TT_BITS, 32>(self.res_bytes.val()) << 32)
-            | bit_cast::<TT_BITS, 32>(self.res_pkts.val())
-            | (bit_cast::<TT_BITS, 4>(self.k_op_result.val()) << self.k_ttype_at.val());
-        self.res_in.next = self.res_in.val().replace_bit(100, self.res_ok.val());
-        if self.ackrx.valid.val() {
-            self.res_in.next = (bit_cast::<TT_BITS, TX_SLOT_BITS>(self.ackrx.slot.val()) << 96)
-                | (bit_cast::<TT_BITS, 32>(self.ackrx.conn_cum.val()) << 64)
-                | (bit_cast::<TT_BITS, 32>(self.ackrx.bytes.val()) << 32)
-                | bit_cast::<TT_BITS, 32>(self.ackrx.pkts.val())
-                | (bit_cast::<TT_BITS, 4>(self.k_ackrx.val()) << self.k_ttype_at.val());
-        }
-        self.res_in.next =
-            self.res_in.val() | (bit_cast::<TT_BITS, VIEW_BITS>(self.cap_view.val()) << 128);
+        AckDoneIn::<TX_SLOT_BITS>::link(&mut self.ackrx, &mut self.result.ackrx);
+        self.result.qop_code.next = self.qop_code.val();
+        self.result.qop_slot.next = self.qop_slot.val();
+        self.result.res_ok.next = self.res_ok.val();
+        self.result.res_psn.next = self.res_psn.val();
+        self.result.res_pkts.next = self.res_pkts.val();
+        self.result.res_bytes.next = self.res_bytes.val();
+        self.result.cap_view.next = self.cap_view.val();
         self.fate_take.next = self.fate.valid.val()
             & (self.seq.ttf_count.val() < self.k_tt_fate.val())
             & !self.seq.skid_v.val();
         self.res_push.next = self.ackrx.valid.val() | self.qres_valid.val();
-        self.tt_in.next = self.res_in.val();
+        self.tt_in.next = self.result.entry.val();
         if self.fate_take.val() {
             self.tt_in.next = bit_cast::<TT_BITS, 32>(self.fate.conn_psn.val())
                 | (bit_cast::<TT_BITS, 4>(self.k_fate.val()) << self.k_ttype_at.val());
@@ -288,7 +268,7 @@ impl<const W: usize, const B: usize> Logic for EvRing<W, B> {
             (self.seq.skid_v.val() | self.fate_take.val()) & self.res_push.val();
         self.seq.tt_push.next = self.seq.skid_v.val() | self.fate_take.val() | self.res_push.val();
         if (self.seq.skid_v.val() | self.fate_take.val()) & self.res_push.val() {
-            self.skid.d.next = self.res_in.val();
+            self.skid.d.next = self.result.entry.val();
         }
         self.ttf.write_enable.next =
             (self.seq.skid_v.val() | self.fate_take.val() | self.res_push.val())
@@ -317,8 +297,8 @@ impl<const W: usize, const B: usize> Logic for EvRing<W, B> {
         self.seq.w_tready.next = self.w.tready.val();
         // A placed packet with a payload: its event waits for its DMA
         // write, and carries the write's address when it fits in 48 bits.
-        self.fence.next = (self.evf.read_data.val().get_bits::<5>(416) == 0)
-            & (self.evf.read_data.val().get_bits::<16>(384) != 0);
+        self.fence.next = (self.evf.head.val().get_bits::<5>(416) == 0)
+            & (self.evf.head.val().get_bits::<16>(384) != 0);
         self.seq.fence.next = self.fence.val();
         self.pa_ok.next = self.fence.val()
             & (self.seq.pa_count.val() != 0)
@@ -330,43 +310,16 @@ impl<const W: usize, const B: usize> Logic for EvRing<W, B> {
             .get_bits::<4>(self.k_ttype_at.val().index());
         self.seq.vpend_in.next =
             (self.ttype.val() == self.k_ackrx.val()) | (self.ttype.val() == self.k_op_result.val());
-        // Word 7: the entry's index in bits 31..0, its type in 59..56, the
-        // phase in 63.
-        self.ent.next = bit_cast::<ENTRY_BITS, 32>(self.seq.prod.val()) << 448;
-        self.ent.next = self.ent.val().replace_bit(
-            511,
-            !self.seq.prod.val().get_bit(self.size_log2.val().index()),
-        );
-        if self.seq.load_tt.val() {
-            // Words 2..6 carry the first part of a result's slot view
-            // (zeros for a fate); the rest follows in a view entry.
-            self.ent.next = self.ent.val()
-                | (bit_cast::<ENTRY_BITS, 4>(self.ttype.val()) << 504)
-                | bit_cast::<ENTRY_BITS, 448>(self.ttf.read_data.val().get_bits::<448>(0));
-            self.vhi.d.next = self.ttf.read_data.val().get_bits::<VHI_BITS>(448);
-        }
-        if self.seq.load_ev.val() {
-            // The placement address: bits 23..0 in w6[63:40], 47..24 in
-            // w7[55:32], w6[37] set when it is there.
-            self.ent.next = self.ent.val()
-                | (bit_cast::<ENTRY_BITS, 4>(self.k_verdict.val()) << 504)
-                | bit_cast::<ENTRY_BITS, EVF_BITS>(self.evf.read_data.val());
-            if self.pa_ok.val() {
-                self.ent.next = self.ent.val().replace_bit(421, true)
-                    | (bit_cast::<ENTRY_BITS, 24>(self.pa.read_data.val().get_bits::<24>(0))
-                        << 424)
-                    | (bit_cast::<ENTRY_BITS, 24>(self.pa.read_data.val().get_bits::<24>(24))
-                        << 480);
-            }
-        }
-        if self.seq.load_view.val() {
-            self.ent.next = self.ent.val()
-                | (bit_cast::<ENTRY_BITS, 4>(self.k_view.val()) << 504)
-                | bit_cast::<ENTRY_BITS, VHI_BITS>(self.vhi.q.val());
-        }
-        if self.seq.load_tt.val() | self.seq.load_ev.val() | self.seq.load_view.val() {
-            self.entry.d.next = self.ent.val();
-        }
+        self.entry.size_log2.next = self.size_log2.val();
+        self.entry.prod.next = self.seq.prod.val();
+        self.entry.load_tt.next = self.seq.load_tt.val();
+        self.entry.load_ev.next = self.seq.load_ev.val();
+        self.entry.load_view.next = self.seq.load_view.val();
+        self.entry.tt.next = self.ttf.read_data.val().get_bits::<TT_LO>(0);
+        self.entry.ttype.next = self.ttype.val();
+        self.entry.ev.next = self.evf.head.val();
+        self.entry.pa_ok.next = self.pa_ok.val();
+        self.entry.pa.next = self.pa.read_data.val().get_bits::<48>(0);
     }
 }
 

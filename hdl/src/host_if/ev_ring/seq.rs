@@ -94,22 +94,18 @@ native_block! {
         n_prod: DFF<Bits<32>>,
         i: DFF<Bit>,
         n_lost: DFF<Bits<32>>,
-        // The FIFOs' pointers (7 bits: full and empty apart), the
-        // placement writes finished and the fenced events written, the
-        // skid's flag.
-        ewr: DFF<Bits<7>>,
-        erd: DFF<Bits<7>>,
-        twr: DFF<Bits<7>>,
-        trd: DFF<Bits<7>>,
-        pwr: DFF<Bits<7>>,
-        prd: DFF<Bits<7>>,
+        // The FIFOs' pointers: verdicts, TX-table, placement addresses.
+        evf: EvPtrs,
+        ttf: EvPtrs,
+        pa: EvPtrs,
+        // The placement writes finished and the fenced events written,
+        // the skid's flag.
         pl_done: DFF<Bits<32>>,
         pl_ev: DFF<Bits<32>>,
         sv: DFF<Bit>,
     }
     consts {
         k_last: Constant<Bits<4>> = konst(EVQ_ENTRY / B - 1),
-        k_depth: Constant<Bits<7>> = konst(DEPTH),
     }
 }
 
@@ -117,24 +113,35 @@ impl<const B: usize> Logic for EvSeq<B> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, s, src, last_src, b, vpend, n_prod, i, n_lost, ewr, erd, twr, trd, pwr,
-            prd, pl_done, pl_ev, sv
+            self, clock, s, src, last_src, b, vpend, n_prod, i, n_lost, pl_done, pl_ev, sv
         );
+        self.evf.clock.next = self.clock.val();
+        self.evf.rst.next = self.rst.val();
+        self.evf.push.next = self.ev_valid.val();
+        self.evf.pop.next = false;
+        self.ttf.clock.next = self.clock.val();
+        self.ttf.rst.next = self.rst.val();
+        self.ttf.push.next = self.tt_push.val();
+        self.ttf.pop.next = false;
+        self.pa.clock.next = self.clock.val();
+        self.pa.rst.next = self.rst.val();
+        self.pa.push.next = self.pa_push.val();
+        self.pa.pop.next = false;
         self.st.next = self.s.q.val();
         self.beat.next = self.b.q.val();
         self.last.next = self.b.q.val() == self.k_last.val();
         self.prod.next = self.n_prod.q.val();
         self.inc.next = self.i.q.val();
         self.lost.next = self.n_lost.q.val();
-        self.evf_wr.next = self.ewr.q.val().get_bits::<6>(0);
-        self.evf_rd.next = self.erd.q.val().get_bits::<6>(0);
-        self.evf_count.next = self.ewr.q.val() - self.erd.q.val();
-        self.ttf_wr.next = self.twr.q.val().get_bits::<6>(0);
-        self.ttf_rd.next = self.trd.q.val().get_bits::<6>(0);
-        self.ttf_count.next = self.twr.q.val() - self.trd.q.val();
-        self.pa_wr.next = self.pwr.q.val().get_bits::<6>(0);
-        self.pa_rd.next = self.prd.q.val().get_bits::<6>(0);
-        self.pa_count.next = self.pwr.q.val() - self.prd.q.val();
+        self.evf_wr.next = self.evf.wr.val();
+        self.evf_rd.next = self.evf.rd.val();
+        self.evf_count.next = self.evf.count.val();
+        self.ttf_wr.next = self.ttf.wr.val();
+        self.ttf_rd.next = self.ttf.rd.val();
+        self.ttf_count.next = self.ttf.count.val();
+        self.pa_wr.next = self.pa.wr.val();
+        self.pa_rd.next = self.pa.rd.val();
+        self.pa_count.next = self.pa.count.val();
         self.skid_v.next = self.sv.q.val();
         self.load_tt.next = (self.s.q.val() == EvState::Load) & self.src.q.val();
         self.load_ev.next = (self.s.q.val() == EvState::Load) & !self.src.q.val();
@@ -144,8 +151,8 @@ impl<const B: usize> Logic for EvSeq<B> {
         match self.s.q.val() {
             EvState::Idle => {
                 if self.start.val() {
-                    self.src.d.next = (self.twr.q.val() != self.trd.q.val())
-                        & ((self.ewr.q.val() == self.erd.q.val()) | !self.last_src.q.val());
+                    self.src.d.next = self.ttf.count.val().any()
+                        & (!self.evf.count.val().any() | !self.last_src.q.val());
                     self.s.d.next = EvState::Load;
                 }
             }
@@ -154,15 +161,13 @@ impl<const B: usize> Logic for EvSeq<B> {
                 self.last_src.d.next = self.src.q.val();
                 if self.src.q.val() {
                     self.vpend.d.next = self.vpend_in.val();
-                    self.trd.d.next = self.trd.q.val() + 1;
+                    self.ttf.pop.next = true;
                     self.s.d.next = EvState::Write;
                 } else if !self.fence.val() | (self.pl_done.q.val() != self.pl_ev.q.val()) {
-                    self.erd.d.next = self.erd.q.val() + 1;
+                    self.evf.pop.next = true;
                     if self.fence.val() {
                         self.pl_ev.d.next = self.pl_ev.q.val() + 1;
-                        if self.pwr.q.val() != self.prd.q.val() {
-                            self.prd.d.next = self.prd.q.val() + 1;
-                        }
+                        self.pa.pop.next = self.pa.count.val().any();
                     }
                     self.vpend.d.next = false;
                     self.s.d.next = EvState::Write;
@@ -193,28 +198,14 @@ impl<const B: usize> Logic for EvSeq<B> {
                 }
             }
         }
-        if self.ev_valid.val() {
-            if (self.ewr.q.val() - self.erd.q.val()) != self.k_depth.val() {
-                self.ewr.d.next = self.ewr.q.val() + 1;
-            } else {
-                self.n_lost.d.next = self.n_lost.q.val() + 1;
-            }
-        }
-        if self.tt_push.val() {
-            if (self.twr.q.val() - self.trd.q.val()) != self.k_depth.val() {
-                self.twr.d.next = self.twr.q.val() + 1;
-            } else {
-                self.n_lost.d.next = self.n_lost.q.val() + 1;
-            }
-        }
-        // A placement address that found its FIFO full (never, by the MAC
-        // RX hold: at most the events in the verdict FIFO and the core's).
-        if self.pa_push.val() {
-            if (self.pwr.q.val() - self.prd.q.val()) != self.k_depth.val() {
-                self.pwr.d.next = self.pwr.q.val() + 1;
-            } else {
-                self.n_lost.d.next = self.n_lost.q.val() + 1;
-            }
+        // An event that found its FIFO full (a placement address never
+        // does, by the MAC RX hold: at most the events in the verdict FIFO
+        // and the core's).
+        if (self.ev_valid.val() & self.evf.full.val())
+            | (self.tt_push.val() & self.ttf.full.val())
+            | (self.pa_push.val() & self.pa.full.val())
+        {
+            self.n_lost.d.next = self.n_lost.q.val() + 1;
         }
         if self.pl_last.val() {
             self.pl_done.d.next = self.pl_done.q.val() + 1;
@@ -229,12 +220,6 @@ impl<const B: usize> Logic for EvSeq<B> {
             self.n_prod.d.next = 0.into();
             self.i.d.next = false;
             self.n_lost.d.next = 0.into();
-            self.ewr.d.next = 0.into();
-            self.erd.d.next = 0.into();
-            self.twr.d.next = 0.into();
-            self.trd.d.next = 0.into();
-            self.pwr.d.next = 0.into();
-            self.prd.d.next = 0.into();
             self.pl_done.d.next = 0.into();
             self.pl_ev.d.next = 0.into();
             self.sv.d.next = false;

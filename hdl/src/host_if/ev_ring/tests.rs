@@ -174,6 +174,109 @@ fn wide<const N: usize>(bit: impl Fn(usize) -> bool) -> Bits<N> {
     (0..N).fold(Bits::default(), |b, i| b.replace_bit(i, bit(i)))
 }
 
+/// Drives verdict event `k` (none when `None`) onto the block's `ev_*`.
+fn drive_verdict(x: &mut EvRing<64, 8>, k: Option<usize>) {
+    x.ev.valid.next = k.is_some();
+    let f = |i: usize| ev_field(k.unwrap_or(0), i);
+    x.ev.code.next = f(0).to_bits();
+    x.ev.version.next = f(1).to_bits();
+    x.ev.opcode.next = f(2).to_bits();
+    x.ev.flags.next = f(3).to_bits();
+    x.ev.dst_qpn.next = f(4).to_bits();
+    x.ev.path.next = f(5).to_bits();
+    x.ev.path_psn.next = f(6).to_bits();
+    x.ev.timestamp.next = f(7).to_bits();
+    x.ev.msn.next = f(8).to_bits();
+    x.ev.recv_idx.next = f(9).to_bits();
+    x.ev.imm.next = f(10).to_bits();
+    x.ev.stream.next = f(11).to_bits();
+    x.ev.conn_psn.next = f(12).to_bits();
+    x.ev.src_port.next = f(13).to_bits();
+    x.ev.offset.next = f(14).to_bits();
+    x.ev.msg_len.next = f(15).to_bits();
+    x.ev.len.next = f(16).to_bits();
+}
+
+/// Drives the fate due by `cycle` (the first waiting) and the result due
+/// at `cycle`, if any; returns them.
+fn drive_tts(
+    x: &mut EvRing<64, 8>,
+    tts: &VecDeque<(usize, Tt)>,
+    cycle: usize,
+) -> (Option<Tt>, Option<Tt>) {
+    x.fate.valid.next = false;
+    x.ackrx.valid.next = false;
+    x.qres_valid.next = false;
+    let mut fate = None;
+    let mut res = None;
+    for &(at, t) in tts.iter().filter(|(at, _)| *at <= cycle) {
+        match t {
+            Tt::Fate(lost, hw, psn) if fate.is_none() => {
+                fate = Some(t);
+                x.fate.valid.next = true;
+                x.fate.lost.next = lost;
+                x.fate_hw.next = hw;
+                x.fate.conn_psn.next = u64::from(psn).to_bits();
+            }
+            Tt::Ackrx(j, slot, pkts, bytes, cum) if at == cycle => {
+                res = Some(t);
+                x.ackrx.valid.next = true;
+                x.ackrx.slot.next = u64::from(slot).to_bits();
+                x.ackrx.pkts.next = u64::from(pkts).to_bits();
+                x.ackrx.bytes.next = u64::from(bytes).to_bits();
+                x.ackrx.conn_cum.next = u64::from(cum).to_bits();
+                x.cap_view.next = wide(|i| view_bit(j, i));
+            }
+            Tt::Qres(j, code, ok, slot, psn, pkts, bytes) if at == cycle => {
+                res = Some(t);
+                x.qres_valid.next = true;
+                x.qop_code.next = u64::from(code).to_bits();
+                x.res_ok.next = ok;
+                x.qop_slot.next = u64::from(slot).to_bits();
+                x.res_psn.next = u64::from(psn).to_bits();
+                x.res_pkts.next = u64::from(pkts).to_bits();
+                x.res_bytes.next = u64::from(bytes).to_bits();
+                x.cap_view.next = wide(|i| view_bit(j, i));
+            }
+            _ => {}
+        }
+    }
+    (fate, res)
+}
+
+/// Takes the event writer's beat the DMA port accepts at `cycle` into
+/// `open` (a new request on its first beat); true on the entry's last.
+fn take_beat(
+    x: &EvRing<64, 8>,
+    open: &mut Option<Written>,
+    ev_beat: &mut usize,
+    cycle: usize,
+    cons: u64,
+) -> bool {
+    assert!(x.w.tvalid.val(), "the event writer's request broke off");
+    assert_eq!(
+        (x.w.len.val().to_u64(), x.w.tkeep.val().to_u64()),
+        (64, 0xFF)
+    );
+    if x.w.first.val() {
+        assert!(open.is_none(), "a request started inside another");
+        *open = Some(Written {
+            addr: x.w.addr.val().to_u64(),
+            entry: Entry::zero(),
+            cycle,
+            cons,
+        });
+    }
+    let w = open.as_mut().expect("a beat outside a request");
+    w.entry.0[8 * *ev_beat..8 * *ev_beat + 8]
+        .copy_from_slice(&x.w.tdata.val().to_u64().to_le_bytes());
+    *ev_beat += 1;
+    if x.w.tlast.val() {
+        assert_eq!(*ev_beat, 8, "an entry is 8 beats");
+    }
+    x.w.tlast.val()
+}
+
 /// Runs the 64-bit block: `EVENTS` verdict events, a burst while the
 /// ring is stalled; fates, ACK results and queued operations' results
 /// (some in the cycle a fate is taken); placement writes before and
@@ -214,63 +317,9 @@ fn simulate(events: usize, tts: Vec<(usize, Tt)>) -> Run {
             // A verdict event.
             let k = (cycle >= 10 && (cycle - 10) % 3 == 0).then(|| (cycle - 10) / 3);
             let k = k.filter(|&k| k < events);
-            x.ev.valid.next = k.is_some();
-            let f = |i: usize| ev_field(k.unwrap_or(0), i);
-            x.ev.code.next = f(0).to_bits();
-            x.ev.version.next = f(1).to_bits();
-            x.ev.opcode.next = f(2).to_bits();
-            x.ev.flags.next = f(3).to_bits();
-            x.ev.dst_qpn.next = f(4).to_bits();
-            x.ev.path.next = f(5).to_bits();
-            x.ev.path_psn.next = f(6).to_bits();
-            x.ev.timestamp.next = f(7).to_bits();
-            x.ev.msn.next = f(8).to_bits();
-            x.ev.recv_idx.next = f(9).to_bits();
-            x.ev.imm.next = f(10).to_bits();
-            x.ev.stream.next = f(11).to_bits();
-            x.ev.conn_psn.next = f(12).to_bits();
-            x.ev.src_port.next = f(13).to_bits();
-            x.ev.offset.next = f(14).to_bits();
-            x.ev.msg_len.next = f(15).to_bits();
-            x.ev.len.next = f(16).to_bits();
+            drive_verdict(&mut x, k);
             // Fates wait for `fate_ready`; results come when due.
-            x.fate.valid.next = false;
-            x.ackrx.valid.next = false;
-            x.qres_valid.next = false;
-            let mut fate = None;
-            let mut res = None;
-            for &(at, t) in tts.iter().filter(|(at, _)| *at <= cycle) {
-                match t {
-                    Tt::Fate(lost, hw, psn) if fate.is_none() => {
-                        fate = Some(t);
-                        x.fate.valid.next = true;
-                        x.fate.lost.next = lost;
-                        x.fate_hw.next = hw;
-                        x.fate.conn_psn.next = u64::from(psn).to_bits();
-                    }
-                    Tt::Ackrx(j, slot, pkts, bytes, cum) if at == cycle => {
-                        res = Some(t);
-                        x.ackrx.valid.next = true;
-                        x.ackrx.slot.next = u64::from(slot).to_bits();
-                        x.ackrx.pkts.next = u64::from(pkts).to_bits();
-                        x.ackrx.bytes.next = u64::from(bytes).to_bits();
-                        x.ackrx.conn_cum.next = u64::from(cum).to_bits();
-                        x.cap_view.next = wide(|i| view_bit(j, i));
-                    }
-                    Tt::Qres(j, code, ok, slot, psn, pkts, bytes) if at == cycle => {
-                        res = Some(t);
-                        x.qres_valid.next = true;
-                        x.qop_code.next = u64::from(code).to_bits();
-                        x.res_ok.next = ok;
-                        x.qop_slot.next = u64::from(slot).to_bits();
-                        x.res_psn.next = u64::from(psn).to_bits();
-                        x.res_pkts.next = u64::from(pkts).to_bits();
-                        x.res_bytes.next = u64::from(bytes).to_bits();
-                        x.cap_view.next = wide(|i| view_bit(j, i));
-                    }
-                    _ => {}
-                }
-            }
+            let (fate, res) = drive_tts(&mut x, &tts, cycle);
             // The DMA write arbiter: a request at a time, the
             // placement first; the port takes two beats of three.
             let pl = pls.front().copied().filter(|&(at, _)| at <= cycle);
@@ -316,26 +365,7 @@ fn simulate(events: usize, tts: Vec<(usize, Tt)>) -> Run {
                 }
             }
             if owner == 2 && ready {
-                assert!(x.w.tvalid.val(), "the event writer's request broke off");
-                assert_eq!(
-                    (x.w.len.val().to_u64(), x.w.tkeep.val().to_u64()),
-                    (64, 0xFF)
-                );
-                if x.w.first.val() {
-                    assert!(open.is_none(), "a request started inside another");
-                    open = Some(Written {
-                        addr: x.w.addr.val().to_u64(),
-                        entry: Entry::zero(),
-                        cycle,
-                        cons,
-                    });
-                }
-                let w = open.as_mut().expect("a beat outside a request");
-                w.entry.0[8 * ev_beat..8 * ev_beat + 8]
-                    .copy_from_slice(&x.w.tdata.val().to_u64().to_le_bytes());
-                ev_beat += 1;
-                if x.w.tlast.val() {
-                    assert_eq!(ev_beat, 8, "an entry is 8 beats");
+                if take_beat(&x, &mut open, &mut ev_beat, cycle, cons) {
                     r.written.extend(open.take());
                     (ev_beat, owner) = (0, 0);
                 }

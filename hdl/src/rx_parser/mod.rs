@@ -42,10 +42,21 @@
 //! placed into a 512-bit register holding the first 64 bytes in network order
 //! (byte 0 at bits 511..504). A field at byte offset `o` of `n` bytes is then
 //! `hdr[512 - 8*(o+n) +: 8*n]`, one slice per field, at every width.
+//!
+//! # Sub-blocks
+//! [`ParserHdr`] the header capture, [`ParserOut`] the payload path and
+//! output register, [`ParserCheck`] the validation (combinational).
 
 use crate::helpers::{ByteSwap, KeepCount};
 use crate::icrc::IcrcCheck;
 use rust_hdl::prelude::*;
+
+mod check;
+mod hdr;
+mod out;
+pub use check::ParserCheck;
+pub use hdr::ParserHdr;
+pub use out::ParserOut;
 
 /// Version byte accepted by this parser (spec v0.1).
 pub const VERSION: u8 = 1;
@@ -180,58 +191,25 @@ pub struct RxParser<const W: usize, const B: usize> {
     beat_idx: DFF<Bits<16>>,
     // Bytes accepted in the current frame before this beat.
     byte_cnt: DFF<Bits<16>>,
-    // First 64 bytes of the frame, network order (byte 0 at the top).
-    hdr: DFF<Bits<512>>,
-    // Where the next header beat goes in `hdr`.
-    hdr_shift: DFF<Bits<16>>,
-    // The current frame has a MSG opcode.
-    msg_r: DFF<Bit>,
+    // First 64 bytes of the frame, network order (byte 0 at the top),
+    // its opcode class and source IP.
+    capture: ParserHdr<W>,
     // Length of the frame that just ended.
     len_r: DFF<Bits<16>>,
-    // Source IP of the current frame.
-    src_ip: DFF<Bits<128>>,
     meta_v: DFF<Bit>,
-    // Realignment (32-byte strip at 512 bits): upper half of the last beat.
-    hold: DFF<Bits<W>>,
-    hold_keep: DFF<Bits<B>>,
-    // `hold` is the frame's final payload beat and is still to be sent.
-    flush: DFF<Bit>,
-    // Output register.
-    out_data: DFF<Bits<W>>,
-    out_keep: DFF<Bits<B>>,
-    out_valid: DFF<Bit>,
-    out_last: DFF<Bit>,
+    // The payload path and the validation.
+    out: ParserOut<W, B>,
+    check: ParserCheck,
 
     first: Signal<Local, Bit>,
     accept: Signal<Local, Bit>,
     out_free: Signal<Local, Bit>,
     cur_op: Signal<Local, Bits<8>>,
     cur_msg: Signal<Local, Bit>,
-    realign: Signal<Local, Bit>,
-    strip_beats: Signal<Local, Bits<16>>,
     op: Signal<Local, Bits<8>>,
-    known: Signal<Local, Bit>,
-    has_payload: Signal<Local, Bit>,
-    min_len: Signal<Local, Bits<16>>,
-    reason: Signal<Local, Bits<3>>,
 
     c_beat_bytes: Constant<Bits<16>>,
-    c_width: Constant<Bits<16>>,
-    c_half: Constant<Bits<16>>,
-    c_half_bytes: Constant<Bits<16>>,
-    c_hdr_beats: Constant<Bits<16>>,
-    c_hdr_top: Constant<Bits<16>>,
     c_op_pos: Constant<Bits<16>>,
-    c_msg_beats: Constant<Bits<16>>,
-    c_base_beats: Constant<Bits<16>>,
-    c_base_realign: Constant<Bit>,
-    c_version: Constant<Bits<8>>,
-    c_truncated: Constant<Bits<3>>,
-    c_bad_version: Constant<Bits<3>>,
-    c_bad_opcode: Constant<Bits<3>>,
-    c_unexpected_payload: Constant<Bits<3>>,
-    c_bad_icrc: Constant<Bits<3>>,
-    c_min_len: Constant<Bits<16>>,
 }
 
 /// 64-bit beats (1G/10G class).
@@ -291,48 +269,19 @@ impl<const W: usize, const B: usize> Default for RxParser<W, B> {
             icrc: Default::default(),
             beat_idx: Default::default(),
             byte_cnt: Default::default(),
-            hdr: Default::default(),
-            hdr_shift: Default::default(),
-            msg_r: Default::default(),
+            capture: Default::default(),
             len_r: Default::default(),
-            src_ip: Default::default(),
             meta_v: Default::default(),
-            hold: Default::default(),
-            hold_keep: Default::default(),
-            flush: Default::default(),
-            out_data: Default::default(),
-            out_keep: Default::default(),
-            out_valid: Default::default(),
-            out_last: Default::default(),
+            out: Default::default(),
+            check: Default::default(),
             first: Default::default(),
             accept: Default::default(),
             out_free: Default::default(),
             cur_op: Default::default(),
             cur_msg: Default::default(),
-            realign: Default::default(),
-            strip_beats: Default::default(),
             op: Default::default(),
-            known: Default::default(),
-            has_payload: Default::default(),
-            min_len: Default::default(),
-            reason: Default::default(),
             c_beat_bytes: Constant::new(B.to_bits()),
-            c_width: Constant::new(W.to_bits()),
-            c_half: Constant::new((W / 2).to_bits()),
-            c_half_bytes: Constant::new((B / 2).to_bits()),
-            c_hdr_beats: Constant::new((512 / W).to_bits()),
-            c_hdr_top: Constant::new((512 - W).to_bits()),
             c_op_pos: Constant::new((W - 16).to_bits()),
-            c_msg_beats: Constant::new((64 / B).to_bits()),
-            c_base_beats: Constant::new((32 / B).to_bits()),
-            c_base_realign: Constant::new(32 % B != 0),
-            c_version: Constant::new((VERSION as usize).to_bits()),
-            c_truncated: Constant::new((DropReason::Truncated as usize).to_bits()),
-            c_bad_version: Constant::new((DropReason::BadVersion as usize).to_bits()),
-            c_bad_opcode: Constant::new((DropReason::BadOpcode as usize).to_bits()),
-            c_unexpected_payload: Constant::new((DropReason::UnexpectedPayload as usize).to_bits()),
-            c_bad_icrc: Constant::new((DropReason::BadIcrc as usize).to_bits()),
-            c_min_len: Constant::new(36usize.to_bits()),
         }
     }
 }
@@ -340,16 +289,13 @@ impl<const W: usize, const B: usize> Default for RxParser<W, B> {
 impl<const W: usize, const B: usize> Logic for RxParser<W, B> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(
-            self, clock, beat_idx, byte_cnt, hdr, hdr_shift, msg_r, len_r, src_ip, meta_v, hold,
-            hold_keep, flush, out_data, out_keep, out_valid, out_last
-        );
+        dff_setup!(self, clock, beat_idx, byte_cnt, len_r, meta_v);
         self.swap.data_in.next = self.s_axis_tdata.val();
         self.keep_count.keep.next = self.s_axis_tkeep.val();
 
         // Handshake: take a beat whenever the output register is free or
         // drains this cycle.
-        self.out_free.next = !self.out_valid.q.val() | self.m_axis_tready.val();
+        self.out_free.next = !self.out.m_tvalid.val() | self.m_axis_tready.val();
         self.s_axis_tready.next = self.out_free.val();
         self.accept.next = self.s_axis_tvalid.val() & self.out_free.val();
         self.first.next = self.beat_idx.q.val() == 0;
@@ -379,29 +325,9 @@ impl<const W: usize, const B: usize> Logic for RxParser<W, B> {
             self.cur_msg.next = ((self.cur_op.val() >= 0x01) & (self.cur_op.val() <= 0x06))
                 | ((self.cur_op.val() >= 0x08) & (self.cur_op.val() <= 0x0A));
         } else {
-            self.cur_msg.next = self.msg_r.q.val();
+            self.cur_msg.next = self.capture.msg.val();
         }
-        if self.cur_msg.val() {
-            self.strip_beats.next = self.c_msg_beats.val();
-            self.realign.next = false;
-        } else {
-            self.strip_beats.next = self.c_base_beats.val();
-            self.realign.next = self.c_base_realign.val();
-        }
-
         self.meta_v.d.next = false;
-        if self.m_axis_tready.val() {
-            self.out_valid.d.next = false;
-        }
-        // A pending final beat goes out first. It is only pending between a
-        // frame's end and the next frame's first beat, which emits nothing.
-        if self.flush.q.val() & self.out_free.val() {
-            self.out_data.d.next = self.hold.q.val();
-            self.out_keep.d.next = self.hold_keep.q.val();
-            self.out_last.d.next = true;
-            self.out_valid.d.next = true;
-            self.flush.d.next = false;
-        }
 
         if self.accept.val() {
             if self.s_axis_tlast.val() {
@@ -415,139 +341,69 @@ impl<const W: usize, const B: usize> Logic for RxParser<W, B> {
                 }
                 self.byte_cnt.d.next = self.byte_cnt.q.val() + self.c_beat_bytes.val();
             }
-
-            // Header capture into network order.
-            if self.first.val() {
-                self.msg_r.d.next = self.cur_msg.val();
-                self.src_ip.d.next = self.s_pseudo_src_ip.val();
-                self.hdr.d.next =
-                    bit_cast::<512, W>(self.swap.data_out.val()) << self.c_hdr_top.val();
-                self.hdr_shift.d.next = self.c_hdr_top.val() - self.c_width.val();
-            } else if self.beat_idx.q.val() < self.c_hdr_beats.val() {
-                self.hdr.d.next = self.hdr.q.val()
-                    | (bit_cast::<512, W>(self.swap.data_out.val()) << self.hdr_shift.q.val());
-                self.hdr_shift.d.next = self.hdr_shift.q.val() - self.c_width.val();
-            }
-
-            // Payload.
-            if self.realign.val() {
-                // Strip half a beat: out = upper half of the previous beat
-                // followed by the lower half of this one.
-                self.hold.d.next = self.s_axis_tdata.val() >> self.c_half.val();
-                self.hold_keep.d.next = self.s_axis_tkeep.val() >> self.c_half_bytes.val();
-                if !self.first.val() {
-                    self.out_data.d.next =
-                        self.hold.q.val() | (self.s_axis_tdata.val() << self.c_half.val());
-                    self.out_keep.d.next = self.hold_keep.q.val()
-                        | (self.s_axis_tkeep.val() << self.c_half_bytes.val());
-                    self.out_last.d.next = self.s_axis_tlast.val()
-                        & !self
-                            .s_axis_tkeep
-                            .val()
-                            .get_bit(self.c_half_bytes.val().index());
-                    self.out_valid.d.next = true;
-                }
-                if self.s_axis_tlast.val()
-                    & self
-                        .s_axis_tkeep
-                        .val()
-                        .get_bit(self.c_half_bytes.val().index())
-                {
-                    self.flush.d.next = true;
-                }
-            } else if self.beat_idx.q.val() >= self.strip_beats.val() {
-                self.out_data.d.next = self.s_axis_tdata.val();
-                self.out_keep.d.next = self.s_axis_tkeep.val();
-                self.out_last.d.next = self.s_axis_tlast.val();
-                self.out_valid.d.next = true;
-            }
         }
 
-        self.m_axis_tdata.next = self.out_data.q.val();
-        self.m_axis_tkeep.next = self.out_keep.q.val();
-        self.m_axis_tvalid.next = self.out_valid.q.val();
-        self.m_axis_tlast.next = self.out_last.q.val();
+        // Header capture into network order.
+        self.capture.clock.next = self.clock.val();
+        self.capture.accept.next = self.accept.val();
+        self.capture.first.next = self.first.val();
+        self.capture.beat_idx.next = self.beat_idx.q.val();
+        self.capture.swapped.next = self.swap.data_out.val();
+        self.capture.msg_in.next = self.cur_msg.val();
+        self.capture.src_ip_in.next = self.s_pseudo_src_ip.val();
+
+        // Payload: from the beats after the stripped headers.
+        self.out.clock.next = self.clock.val();
+        self.out.rst.next = self.rst.val();
+        self.out.accept.next = self.accept.val();
+        self.out.first.next = self.first.val();
+        self.out.msg.next = self.cur_msg.val();
+        self.out.beat_idx.next = self.beat_idx.q.val();
+        self.out.tdata.next = self.s_axis_tdata.val();
+        self.out.tkeep.next = self.s_axis_tkeep.val();
+        self.out.tlast.next = self.s_axis_tlast.val();
+        self.out.ready.next = self.m_axis_tready.val();
+        self.m_axis_tdata.next = self.out.m_tdata.val();
+        self.m_axis_tkeep.next = self.out.m_tkeep.val();
+        self.m_axis_tvalid.next = self.out.m_tvalid.val();
+        self.m_axis_tlast.next = self.out.m_tlast.val();
 
         // Metadata: slices of the captured header (see module docs).
-        self.op.next = self.hdr.q.val().get_bits::<8>(496);
+        self.op.next = self.capture.hdr.val().get_bits::<8>(496);
         self.m_meta_valid.next = self.meta_v.q.val();
         self.m_meta_len.next = self.len_r.q.val();
-        self.m_meta_src_ip.next = self.src_ip.q.val();
-        self.m_meta_version.next = self.hdr.q.val().get_bits::<8>(504);
+        self.m_meta_src_ip.next = self.capture.src_ip.val();
+        self.m_meta_version.next = self.capture.hdr.val().get_bits::<8>(504);
         self.m_meta_opcode.next = self.op.val();
-        self.m_meta_flags.next = self.hdr.q.val().get_bits::<16>(480);
-        self.m_meta_dst_qpn.next = self.hdr.q.val().get_bits::<32>(448);
-        self.m_meta_src_qpn.next = self.hdr.q.val().get_bits::<32>(416);
-        self.m_meta_stream.next = self.hdr.q.val().get_bits::<16>(400);
-        self.m_meta_path.next = self.hdr.q.val().get_bits::<16>(384);
-        self.m_meta_conn_psn.next = self.hdr.q.val().get_bits::<32>(352);
-        self.m_meta_path_psn.next = self.hdr.q.val().get_bits::<32>(320);
-        self.m_meta_timestamp.next = self.hdr.q.val().get_bits::<64>(256);
-        self.m_meta_msn.next = self.hdr.q.val().get_bits::<32>(224);
-        self.m_meta_recv_idx.next = self.hdr.q.val().get_bits::<32>(192);
-        self.m_meta_msg_len.next = self.hdr.q.val().get_bits::<32>(160);
-        self.m_meta_offset.next = self.hdr.q.val().get_bits::<32>(128);
-        self.m_meta_remote_va.next = self.hdr.q.val().get_bits::<64>(64);
-        self.m_meta_rkey.next = self.hdr.q.val().get_bits::<32>(32);
-        self.m_meta_imm.next = self.hdr.q.val().get_bits::<32>(0);
+        self.m_meta_flags.next = self.capture.hdr.val().get_bits::<16>(480);
+        self.m_meta_dst_qpn.next = self.capture.hdr.val().get_bits::<32>(448);
+        self.m_meta_src_qpn.next = self.capture.hdr.val().get_bits::<32>(416);
+        self.m_meta_stream.next = self.capture.hdr.val().get_bits::<16>(400);
+        self.m_meta_path.next = self.capture.hdr.val().get_bits::<16>(384);
+        self.m_meta_conn_psn.next = self.capture.hdr.val().get_bits::<32>(352);
+        self.m_meta_path_psn.next = self.capture.hdr.val().get_bits::<32>(320);
+        self.m_meta_timestamp.next = self.capture.hdr.val().get_bits::<64>(256);
+        self.m_meta_msn.next = self.capture.hdr.val().get_bits::<32>(224);
+        self.m_meta_recv_idx.next = self.capture.hdr.val().get_bits::<32>(192);
+        self.m_meta_msg_len.next = self.capture.hdr.val().get_bits::<32>(160);
+        self.m_meta_offset.next = self.capture.hdr.val().get_bits::<32>(128);
+        self.m_meta_remote_va.next = self.capture.hdr.val().get_bits::<64>(64);
+        self.m_meta_rkey.next = self.capture.hdr.val().get_bits::<32>(32);
+        self.m_meta_imm.next = self.capture.hdr.val().get_bits::<32>(0);
 
-        // Length needed per opcode: 32 + extension + 4 (ICRC).
-        self.known.next = false;
-        self.has_payload.next = false;
-        self.min_len.next = self.c_min_len.val();
-        self.m_meta_is_msg.next = false;
-        if (self.op.val() >= 0x01) & (self.op.val() <= 0x06) {
-            self.known.next = true;
-            self.has_payload.next = self.op.val() != 0x05;
-            self.min_len.next = 68.into();
-            self.m_meta_is_msg.next = true;
-        }
-        // Atomics (FETCH_ADD, COMPARE_SWAP, ATOMIC_RESP): MSG opcodes whose
-        // payload is the operands or the value found.
-        if (self.op.val() >= 0x08) & (self.op.val() <= 0x0A) {
-            self.known.next = true;
-            self.has_payload.next = true;
-            self.min_len.next = 68.into();
-            self.m_meta_is_msg.next = true;
-        }
-        if self.op.val() == 0x10 {
-            self.known.next = true;
-            self.min_len.next = 100.into();
-        }
-        if self.op.val() == 0x11 {
-            self.known.next = true;
-            self.min_len.next = 52.into();
-        }
-        if self.op.val() == 0x12 {
-            self.known.next = true;
-        }
-        if (self.op.val() >= 0x20) & (self.op.val() <= 0x22) {
-            self.known.next = true;
-            self.min_len.next = 68.into();
-        }
-        self.reason.next = 0.into();
-        if self.len_r.q.val() < self.c_min_len.val() {
-            self.reason.next = self.c_truncated.val();
-        } else if self.hdr.q.val().get_bits::<8>(504) != self.c_version.val() {
-            self.reason.next = self.c_bad_version.val();
-        } else if !self.known.val() {
-            self.reason.next = self.c_bad_opcode.val();
-        } else if self.len_r.q.val() < self.min_len.val() {
-            self.reason.next = self.c_truncated.val();
-        } else if !self.has_payload.val() & (self.len_r.q.val() > self.min_len.val()) {
-            self.reason.next = self.c_unexpected_payload.val();
-        } else if !self.icrc.ok.val() {
-            self.reason.next = self.c_bad_icrc.val();
-        }
-        self.m_meta_reason.next = self.reason.val();
-        self.m_meta_drop.next = self.reason.val().any();
+        // Validation of the frame that ended.
+        self.check.version.next = self.capture.hdr.val().get_bits::<8>(504);
+        self.check.op.next = self.op.val();
+        self.check.len.next = self.len_r.q.val();
+        self.check.icrc_ok.next = self.icrc.ok.val();
+        self.m_meta_is_msg.next = self.check.is_msg.val();
+        self.m_meta_reason.next = self.check.reason.val();
+        self.m_meta_drop.next = self.check.drop.val();
 
         if self.rst.val() {
             self.beat_idx.d.next = 0.into();
             self.byte_cnt.d.next = 0.into();
             self.meta_v.d.next = false;
-            self.flush.d.next = false;
-            self.out_valid.d.next = false;
         }
     }
 }
