@@ -364,11 +364,9 @@ fn simulate(events: usize, tts: Vec<(usize, Tt)>) -> Run {
                     (pl_beat, owner) = (0, 0);
                 }
             }
-            if owner == 2 && ready {
-                if take_beat(&x, &mut open, &mut ev_beat, cycle, cons) {
-                    r.written.extend(open.take());
-                    (ev_beat, owner) = (0, 0);
-                }
+            if owner == 2 && ready && take_beat(&x, &mut open, &mut ev_beat, cycle, cons) {
+                r.written.extend(open.take());
+                (ev_beat, owner) = (0, 0);
             }
             drop(r);
             wait_clock_true!(sim, clock, x);
