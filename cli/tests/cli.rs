@@ -37,6 +37,12 @@ fn json(args: &[&str]) -> Value {
     })
 }
 
+/// A JSON count (panics with the key when it is not one).
+fn count(v: &Value, k: &str) -> u64 {
+    v[k].as_u64()
+        .unwrap_or_else(|| panic!("{k} is not a count: {v}"))
+}
+
 /// Asserts that `v` is an object holding every key of `keys`.
 fn has_keys(v: &Value, keys: &[&str], what: &str) {
     let obj = v
@@ -271,7 +277,7 @@ fn compliance_json_counts_add_up() {
         ],
         "compliance",
     );
-    let n = |k: &str| d[k].as_u64().unwrap();
+    let n = |k: &str| count(&d, k);
     assert!(n("total") > 0);
     assert_eq!(n("passed") + n("failed") + n("skipped"), n("total"));
     assert_eq!(d["cases"].as_array().unwrap().len() as u64, n("total"));
@@ -457,13 +463,6 @@ fn hdl_report_json_checks_every_block() {
     );
     check_nic_core_report(&d["nic_core"], packets);
     check_census_report(&d);
-}
-
-/// A JSON count (panics with the key when it is not one).
-#[cfg(feature = "hdl")]
-fn count(v: &Value, k: &str) -> u64 {
-    v[k].as_u64()
-        .unwrap_or_else(|| panic!("{k} is not a count: {v}"))
 }
 
 /// One width's part of `hdl report --json`: every bench checked `packets`
@@ -768,7 +767,7 @@ fn device_serve_and_probe_json() {
     names.sort_unstable();
     want.sort_unstable();
     assert_eq!(names, want);
-    let n = |k: &str| c[k].as_u64().unwrap_or_else(|| panic!("{k} in {c}"));
+    let n = |k: &str| count(&c, k);
     assert_eq!(n("connections"), 1, "{c}");
     assert!(
         n("busy_cycles") >= reads,

@@ -130,6 +130,9 @@ impl<const W: usize, const B: usize> Logic for TxGen<W, B> {
             if self.g_trem.q.val() > self.c_b.val() {
                 self.g_trem.d.next = self.g_trem.q.val() - self.c_b.val();
             }
+            // `need`, recomputed from the registers: reading the output
+            // back here would close a false loop through the parent's `go`
+            // (Verilator UNOPTFLAT).
             if self.g_active.q.val() & self.g_pay.q.val() & self.g_pnz.q.val() {
                 self.g_prev.d.next = self.pay.val();
                 self.g_pnz.d.next = self.g_prem.q.val() > self.c_b.val();
