@@ -23,7 +23,6 @@ mod lean;
 mod relay;
 mod report;
 mod sim;
-mod sim_scale;
 mod traffic;
 
 use clap::{Parser, Subcommand};

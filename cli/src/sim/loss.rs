@@ -9,6 +9,7 @@ use metaroce_fabric::time::SimTime;
 use plotters::prelude::*;
 use serde::Serialize;
 
+use super::plot::{self, Axes};
 use super::{CommonArgs, check_losses, events_per_cpu_second, round, sim_time};
 use crate::cpu::cpu_seconds;
 use crate::report;
@@ -206,24 +207,18 @@ fn plot_loss(path: &Path, rows: &[LossRow]) -> anyhow::Result<()> {
         .fold(0.0, f64::max)
         .max(1.0)
         * 1.1;
-    let root = SVGBackend::new(path, (800, 500)).into_drawing_area();
-    root.fill(&WHITE)?;
-    let mut chart = ChartBuilder::on(&root)
-        .caption(
-            "Goodput vs random loss (one connection, 8 paths, 100 Gbit/s)",
-            ("sans-serif", 20),
-        )
-        .margin(15)
-        .x_label_area_size(40)
-        .y_label_area_size(55)
-        .build_cartesian_2d(0.0..max_loss, 0.0..max_goodput)?;
-    chart
-        .configure_mesh()
-        .x_desc("loss (%)")
-        .y_desc("goodput (Gbit/s)")
-        .draw()?;
-    let colours = [RED, BLUE, GREEN];
-    for (index, kind) in TransportKind::ALL.iter().enumerate() {
+    let root = plot::figure(path)?;
+    let mut chart = plot::chart(
+        &root,
+        "Goodput vs random loss (one connection, 8 paths, 100 Gbit/s)",
+        0.0..max_loss,
+        0.0..max_goodput,
+        Axes {
+            x: "loss (%)",
+            y: "goodput (Gbit/s)",
+        },
+    )?;
+    for kind in TransportKind::ALL {
         let points: Vec<(f64, f64)> = rows
             .iter()
             .filter(|r| r.transport == kind.name())
@@ -232,19 +227,8 @@ fn plot_loss(path: &Path, rows: &[LossRow]) -> anyhow::Result<()> {
         if points.is_empty() {
             continue;
         }
-        let colour = colours[index % colours.len()];
-        chart
-            .draw_series(LineSeries::new(points.clone(), colour.stroke_width(2)))?
-            .label(kind.name())
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], colour));
-        chart.draw_series(points.iter().map(|&p| Circle::new(p, 3, colour.filled())))?;
+        let label = kind.name().to_string();
+        plot::line(&mut chart, points, plot::colour(kind), 2, label, true)?;
     }
-    chart
-        .configure_series_labels()
-        .border_style(BLACK)
-        .background_style(WHITE)
-        .draw()?;
-    root.present()
-        .with_context(|| format!("writing {}", path.display()))?;
-    Ok(())
+    plot::finish(chart, &root, SeriesLabelPosition::MiddleRight, path)
 }

@@ -1,8 +1,9 @@
 //! `metaroce sim <scenario>`: the discrete-event fabric simulator running the
 //! real MetaRoCE engine beside the RoCEv2 and IRN baselines, side by side.
 //! Scenarios: `loss`, `failover`, `hotlink`, `incast`, `allreduce`,
-//! `scale-across`, `kv-incast` and `scale` (the last three in `sim_scale.rs`);
-//! one file per scenario here, with the options and helpers they share.
+//! `scale-across`, `kv-incast` and `scale`; one file per scenario here
+//! (`path_event.rs` has `failover` and `hotlink`), the plots' common frame in
+//! `plot.rs`, and in this file the options and helpers they share.
 
 use anyhow::ensure;
 use clap::{Args, Subcommand, ValueEnum};
@@ -11,17 +12,23 @@ use metaroce_fabric::time::SimTime;
 use metaroce_firmware::cc::{CcAlgorithm, EcnAimdParams, SwiftParams};
 
 use crate::cpu::cpu_seconds;
-use crate::sim_scale::{KvIncastArgs, ScaleAcrossArgs, ScaleArgs};
 
 mod allreduce;
 mod incast;
+mod kv_incast;
 mod loss;
 mod path_event;
+mod plot;
+mod scale;
+mod scale_across;
 
 use allreduce::{AllreduceArgs, allreduce};
 use incast::{IncastArgs, incast};
+use kv_incast::{KvIncastArgs, kv_incast};
 use loss::{LossArgs, loss};
 use path_event::{HotlinkArgs, PathArgs, failover, hotlink};
+use scale::{ScaleArgs, scale};
+use scale_across::{ScaleAcrossArgs, scale_across};
 
 /// Options of `metaroce sim`.
 #[derive(Args, Debug)]
@@ -180,9 +187,9 @@ pub fn run(args: &SimArgs) -> anyhow::Result<()> {
         Scenario::Hotlink(a) => hotlink(a),
         Scenario::Incast(a) => incast(a),
         Scenario::Allreduce(a) => allreduce(a),
-        Scenario::ScaleAcross(a) => crate::sim_scale::scale_across(a),
-        Scenario::KvIncast(a) => crate::sim_scale::kv_incast(a),
-        Scenario::Scale(a) => crate::sim_scale::scale(a),
+        Scenario::ScaleAcross(a) => scale_across(a),
+        Scenario::KvIncast(a) => kv_incast(a),
+        Scenario::Scale(a) => scale(a),
     }
 }
 

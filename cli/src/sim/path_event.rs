@@ -11,6 +11,7 @@ use metaroce_fabric::time::to_secs;
 use plotters::prelude::*;
 use serde::Serialize;
 
+use super::plot::{self, Axes};
 use super::{
     CcArgs, CommonArgs, cc_column, cc_name, events_per_cpu_second, round, sim_time, timed,
 };
@@ -220,44 +221,27 @@ fn plot_series(path: &Path, name: &str, runs: &[(String, PhasedReport)]) -> anyh
         .flat_map(|(_, r)| r.series.gbps[0].iter().copied())
         .fold(1.0, f64::max)
         * 1.1;
-    let root = SVGBackend::new(path, (800, 500)).into_drawing_area();
-    root.fill(&WHITE)?;
-    let mut chart = ChartBuilder::on(&root)
-        .caption(
-            format!("{name}: goodput after the event"),
-            ("sans-serif", 20),
-        )
-        .margin(15)
-        .x_label_area_size(40)
-        .y_label_area_size(55)
-        .build_cartesian_2d(0.0..span_us, 0.0..top)?;
-    chart
-        .configure_mesh()
-        .x_desc("time since the event (µs)")
-        .y_desc("goodput (Gbit/s)")
-        .draw()?;
-    let colours = [RED, BLUE, GREEN];
-    for (index, (label, r)) in runs.iter().enumerate() {
+    let root = plot::figure(path)?;
+    let mut chart = plot::chart(
+        &root,
+        &format!("{name}: goodput after the event"),
+        0.0..span_us,
+        0.0..top,
+        Axes {
+            x: "time since the event (µs)",
+            y: "goodput (Gbit/s)",
+        },
+    )?;
+    for ((label, r), colour) in runs.iter().zip(plot::PALETTE.iter().cycle()) {
         let bin_us = to_secs(r.series.bin) * 1e6;
         let points: Vec<(f64, f64)> = r.series.gbps[0]
             .iter()
             .enumerate()
             .map(|(i, &g)| ((i as f64 + 0.5) * bin_us, g))
             .collect();
-        let colour = colours[index % colours.len()];
-        chart
-            .draw_series(LineSeries::new(points, colour.stroke_width(2)))?
-            .label(label.as_str())
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], colour));
+        plot::line(&mut chart, points, *colour, 2, label.clone(), false)?;
     }
-    chart
-        .configure_series_labels()
-        .border_style(BLACK)
-        .background_style(WHITE)
-        .draw()?;
-    root.present()
-        .with_context(|| format!("writing {}", path.display()))?;
-    Ok(())
+    plot::finish(chart, &root, SeriesLabelPosition::MiddleRight, path)
 }
 
 pub(super) fn failover(args: &PathArgs) -> anyhow::Result<()> {
