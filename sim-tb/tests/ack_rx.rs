@@ -2,7 +2,9 @@
 //! the Verilated `NicCore` (64 bits), against the engine
 //! (`metaroce_sim_tb::ack_rx`).
 //!
-//! Without Verilator the test prints why it skipped and passes.
+//! Built with the opt-out `METAROCE_SKIP_VERILATOR=1` (no models), the test
+//! prints why it skipped and passes; without that opt-out a build without
+//! Verilator fails instead.
 
 use metaroce_sim_tb::ack_rx::run_against_engine;
 use metaroce_sim_tb::{SimError, assert_no_mismatches};

@@ -1,7 +1,9 @@
 //! Path tracker bench: the Verilated `rx_path_verilog(8)` against the
 //! engine's ACKs (`metaroce_sim_tb::rx_path`).
 //!
-//! Without Verilator every test prints why it skipped and passes.
+//! Built with the opt-out `METAROCE_SKIP_VERILATOR=1` (no models), every test
+//! prints why it skipped and passes; without that opt-out a build without
+//! Verilator fails instead.
 
 use metaroce_sim_tb::rx_path::{
     Arrival, ArrivalStreams, Engine, RxPathTb, code, run_against_engine,

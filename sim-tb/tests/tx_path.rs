@@ -1,7 +1,9 @@
 //! TX table bench: the Verilated `tx_path_verilog(16)` against the engine's
 //! `TxPath` (`metaroce_sim_tb::tx_path`).
 //!
-//! Without Verilator every test prints why it skipped and passes.
+//! Built with the opt-out `METAROCE_SKIP_VERILATOR=1` (no models), every test
+//! prints why it skipped and passes; without that opt-out a build without
+//! Verilator fails instead.
 
 use metaroce_firmware::SlotFate;
 use metaroce_proto::Sack;

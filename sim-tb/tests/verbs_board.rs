@@ -9,7 +9,8 @@
 //! ACKs leave from the UDP source port of the packet they acknowledge, and the UDP
 //! bridge sends each frame from a socket bound to the board's IP and that port, which
 //! on a soft NIC's (or a relay's) IP is taken. Tests run one at a time (each device
-//! process clocks its model on a core of its own). Skips without Verilator.
+//! process clocks its model on a core of its own). Skips only when built with the
+//! opt-out `METAROCE_SKIP_VERILATOR=1` (no models).
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::atomic::{AtomicU8, Ordering};
