@@ -209,6 +209,7 @@ mod out;
 mod qps;
 mod read;
 mod rings;
+mod stage;
 mod sums;
 #[cfg(test)]
 mod tests;
@@ -232,6 +233,7 @@ pub use out::PlaceOut;
 pub use qps::PlaceQps;
 pub use read::PlaceReads;
 pub use rings::PlaceRings;
+pub use stage::PlaceStage;
 pub use sums::PlaceSums;
 pub use verdict::Verdict;
 pub use verdicts::PlaceVerdicts;
@@ -356,74 +358,20 @@ pub struct RxPlace<const W: usize, const B: usize> {
     // Receive rings and MSN heads: written by the firmware, read in S0.
     rings: PlaceRings,
     counters: PlaceCounters,
-    // ---- S1: the metadata and the QP lookup, registered ----
-    p_valid: DFF<Bit>,
-    p_drop: DFF<Bit>,
-    p_reason: DFF<Bits<3>>,
-    p_len: DFF<Bits<16>>,
-    p_is_msg: DFF<Bit>,
-    p_version: DFF<Bits<8>>,
-    p_opcode: DFF<Bits<8>>,
-    p_flags: DFF<Bits<16>>,
-    p_dst_qpn: DFF<Bits<32>>,
-    p_src_qpn: DFF<Bits<32>>,
-    p_src_ip: DFF<Bits<128>>,
-    p_src_port: DFF<Bits<16>>,
-    p_ce: DFF<Bit>,
-    p_stream: DFF<Bits<16>>,
-    p_path: DFF<Bits<16>>,
-    p_conn_psn: DFF<Bits<32>>,
-    p_path_psn: DFF<Bits<32>>,
-    p_timestamp: DFF<Bits<64>>,
-    p_msn: DFF<Bits<32>>,
-    p_recv_idx: DFF<Bits<32>>,
-    p_msg_len: DFF<Bits<32>>,
-    p_offset: DFF<Bits<32>>,
+    // ---- S1 and S2: the header fields (`hdr1`, `hdr2`), the fields only
+    // the checks read and the QP entry (`s1`, `s2`), registered; S1's
+    // remote address and rkey ----
+    hdr1: PlaceHdr,
+    s1: PlaceStage,
     p_remote_va: DFF<Bits<64>>,
     p_rkey: DFF<Bits<32>>,
-    p_imm: DFF<Bits<32>>,
-    // Payload bytes (length - 68) and offset + payload (33 bits), summed
-    // in S0 for S1's range ends.
-    p_pl: DFF<Bits<16>>,
-    p_end_off: DFF<Bits<33>>,
-    qhit: DFF<Bit>,
-    qi: DFF<Bits<2>>,
-    // ---- S2: the metadata, the ring words and S1's READ and MR lookups,
-    // registered ----
-    x_valid: DFF<Bit>,
-    x_drop: DFF<Bit>,
-    x_reason: DFF<Bits<3>>,
-    x_len: DFF<Bits<16>>,
-    x_is_msg: DFF<Bit>,
-    x_version: DFF<Bits<8>>,
-    x_opcode: DFF<Bits<8>>,
-    x_flags: DFF<Bits<16>>,
-    x_dst_qpn: DFF<Bits<32>>,
-    x_src_qpn: DFF<Bits<32>>,
-    x_src_ip: DFF<Bits<128>>,
-    x_src_port: DFF<Bits<16>>,
-    x_ce: DFF<Bit>,
-    x_stream: DFF<Bits<16>>,
-    x_path: DFF<Bits<16>>,
-    x_conn_psn: DFF<Bits<32>>,
-    x_path_psn: DFF<Bits<32>>,
-    x_timestamp: DFF<Bits<64>>,
-    x_msn: DFF<Bits<32>>,
-    x_recv_idx: DFF<Bits<32>>,
-    x_msg_len: DFF<Bits<32>>,
-    x_offset: DFF<Bits<32>>,
-    x_va_low: DFF<Bits<3>>,
-    x_imm: DFF<Bits<32>>,
-    x_pl: DFF<Bits<16>>,
-    x_end_off: DFF<Bits<33>>,
-    x_qhit: DFF<Bit>,
-    x_qi: DFF<Bits<2>>,
-    x_heads: DFF<Bits<64>>,
+    hdr2: PlaceHdr,
+    s2: PlaceStage,
     // S1's sums (the placement address, the MR check's range, the ring's
     // checks), registered in `sums`.
     sums: PlaceSums,
     check: PlaceCheck,
-    // ---- S3: the datagram and its QP entry (its header fields in `hdr`,
+    // ---- S3: the datagram and its QP entry (its header fields in `hdr3`,
     // S2's checks registered in `check`) ----
     y_valid: DFF<Bit>,
     y_qi: DFF<Bits<2>>,
@@ -432,15 +380,13 @@ pub struct RxPlace<const W: usize, const B: usize> {
     conn: PlaceConn,
     decide: PlaceDecide,
     acc: ConnAccept,
-    // The header fields on to S3 and the event.
-    hdr: PlaceHdr,
+    // The header fields in S3 and the event.
+    hdr3: PlaceHdr,
     ev: PlaceEvent,
     // ---- the verdict FIFO and the output side ----
     verdicts: PlaceVerdicts,
     out: PlaceOut<W, B>,
-    // S0 locals (the QP lookup, the payload bytes).
-    qhit0: Signal<Local, Bit>,
-    qi0: Signal<Local, Bits<2>>,
+    // S0: the payload bytes.
     pl0: Signal<Local, Bits<16>>,
 }
 
@@ -458,70 +404,7 @@ const _: () = assert!(data_fifo_depth(8) <= 1 << DATA_ABITS && VERDICTS == 64);
 impl<const W: usize, const B: usize> Logic for RxPlace<W, B> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(
-            self,
-            clock,
-            p_valid,
-            p_drop,
-            p_reason,
-            p_len,
-            p_is_msg,
-            p_version,
-            p_opcode,
-            p_flags,
-            p_dst_qpn,
-            p_src_qpn,
-            p_src_ip,
-            p_src_port,
-            p_ce,
-            p_stream,
-            p_path,
-            p_conn_psn,
-            p_path_psn,
-            p_timestamp,
-            p_msn,
-            p_recv_idx,
-            p_msg_len,
-            p_offset,
-            p_remote_va,
-            p_rkey,
-            p_imm,
-            p_pl,
-            p_end_off,
-            qhit,
-            qi,
-            x_valid,
-            x_drop,
-            x_reason,
-            x_len,
-            x_is_msg,
-            x_version,
-            x_opcode,
-            x_flags,
-            x_dst_qpn,
-            x_src_qpn,
-            x_src_ip,
-            x_src_port,
-            x_ce,
-            x_stream,
-            x_path,
-            x_conn_psn,
-            x_path_psn,
-            x_timestamp,
-            x_msn,
-            x_recv_idx,
-            x_msg_len,
-            x_offset,
-            x_va_low,
-            x_imm,
-            x_pl,
-            x_end_off,
-            x_qhit,
-            x_qi,
-            x_heads,
-            y_valid,
-            y_qi
-        );
+        dff_setup!(self, clock, p_remote_va, p_rkey, y_valid, y_qi);
         self.counters.clock.next = self.clock.val();
         self.counters.rst.next = self.rst.val();
         CounterPort::<5>::link(&mut self.cnt, &mut self.counters.cnt);
@@ -537,130 +420,105 @@ impl<const W: usize, const B: usize> Logic for RxPlace<W, B> {
         // ---- S0: QP lookup, the RAM reads ----
         self.qps.clock.next = self.clock.val();
         self.qps.rst.next = self.rst.val();
-        self.qps.cfg.we.next = self.cfg.we.val();
-        self.qps.cfg.addr.next = self.cfg.addr.val();
-        self.qps.cfg.data.next = self.cfg.data.val();
+        CfgIn::<9>::link(&mut self.cfg, &mut self.qps.cfg);
         self.globals.clock.next = self.clock.val();
         self.globals.rst.next = self.rst.val();
         self.globals.cfg.we.next = self.cfg.we.val() & (self.cfg.addr.val().get_bits::<3>(6) == 2);
         self.globals.cfg.addr.next = self.cfg.addr.val().get_bits::<4>(0);
         self.globals.cfg.data.next = self.cfg.data.val();
         self.qps.dst_qpn.next = self.meta_dst_qpn.val();
-        self.qhit0.next = self.qps.hit0.val();
-        self.qi0.next = self.qps.qi0.val();
         // The ring's control word of (QP, stream), the slot of `recv_idx`
         // (a stream >= RQ_STREAMS never uses them) and the MSN heads' word.
         self.rings.clock.next = self.clock.val();
-        self.rings.cfg.we.next = self.cfg.we.val();
-        self.rings.cfg.addr.next = self.cfg.addr.val();
-        self.rings.cfg.data.next = self.cfg.data.val();
-        self.rings.qi0.next = self.qi0.val();
+        CfgIn::<9>::link(&mut self.cfg, &mut self.rings.cfg);
+        self.rings.qi0.next = self.qps.qi0.val();
         self.rings.stream.next = self.meta_stream.val().get_bits::<4>(0);
         self.rings.slot.next = self.meta_recv_idx.val().get_bits::<3>(0);
+        self.rings.en1.next = self.s1.m.valid.val();
+        // The metadata and the QP lookup into S1's registers.
+        self.hdr1.clock.next = self.clock.val();
+        self.hdr1.en.next = self.meta_valid.val();
+        self.hdr1.d.qhit.next = self.qps.hit0.val();
+        self.hdr1.d.is_msg.next = self.meta_is_msg.val();
+        self.hdr1.d.version.next = self.meta_version.val();
+        self.hdr1.d.opcode.next = self.meta_opcode.val();
+        self.hdr1.d.flags.next = self.meta_flags.val();
+        self.hdr1.d.dst_qpn.next = self.meta_dst_qpn.val();
+        self.hdr1.d.src_port.next = self.meta_src_port.val();
+        self.hdr1.d.ce.next = self.meta_ce.val();
+        self.hdr1.d.stream.next = self.meta_stream.val();
+        self.hdr1.d.path.next = self.meta_path.val();
+        self.hdr1.d.conn_psn.next = self.meta_conn_psn.val();
+        self.hdr1.d.path_psn.next = self.meta_path_psn.val();
+        self.hdr1.d.timestamp.next = self.meta_timestamp.val();
+        self.hdr1.d.msn.next = self.meta_msn.val();
+        self.hdr1.d.recv_idx.next = self.meta_recv_idx.val();
+        self.hdr1.d.msg_len.next = self.meta_msg_len.val();
+        self.hdr1.d.offset.next = self.meta_offset.val();
+        self.hdr1.d.imm.next = self.meta_imm.val();
+        self.s1.clock.next = self.clock.val();
+        self.s1.rst.next = self.rst.val();
+        self.s1.qi.next = self.qps.qi0.val();
+        self.s1.d.valid.next = self.meta_valid.val();
+        self.s1.d.drop.next = self.meta_drop.val();
+        self.s1.d.reason.next = self.meta_reason.val();
+        self.s1.d.len.next = self.meta_len.val();
+        self.s1.d.src_qpn.next = self.meta_src_qpn.val();
+        self.s1.d.src_ip.next = self.meta_src_ip.val();
+        self.s1.d.va_low.next = self.meta_remote_va.val().get_bits::<3>(0);
+        // Payload bytes (length - 68) and offset + payload (33 bits),
+        // summed in S0 for S1's range ends.
         self.pl0.next = self.meta_len.val() - 68;
-        self.p_valid.d.next = self.meta_valid.val() & !self.rst.val();
+        self.s1.d.pl.next = self.pl0.val();
+        self.s1.d.end_off.next =
+            bit_cast::<33, 32>(self.meta_offset.val()) + bit_cast::<33, 16>(self.pl0.val());
         if self.meta_valid.val() {
-            self.p_pl.d.next = self.pl0.val();
-            self.p_end_off.d.next =
-                bit_cast::<33, 32>(self.meta_offset.val()) + bit_cast::<33, 16>(self.pl0.val());
-            self.p_drop.d.next = self.meta_drop.val();
-            self.p_reason.d.next = self.meta_reason.val();
-            self.p_len.d.next = self.meta_len.val();
-            self.p_is_msg.d.next = self.meta_is_msg.val();
-            self.p_version.d.next = self.meta_version.val();
-            self.p_opcode.d.next = self.meta_opcode.val();
-            self.p_flags.d.next = self.meta_flags.val();
-            self.p_dst_qpn.d.next = self.meta_dst_qpn.val();
-            self.p_src_qpn.d.next = self.meta_src_qpn.val();
-            self.p_src_ip.d.next = self.meta_src_ip.val();
-            self.p_src_port.d.next = self.meta_src_port.val();
-            self.p_ce.d.next = self.meta_ce.val();
-            self.p_stream.d.next = self.meta_stream.val();
-            self.p_path.d.next = self.meta_path.val();
-            self.p_conn_psn.d.next = self.meta_conn_psn.val();
-            self.p_path_psn.d.next = self.meta_path_psn.val();
-            self.p_timestamp.d.next = self.meta_timestamp.val();
-            self.p_msn.d.next = self.meta_msn.val();
-            self.p_recv_idx.d.next = self.meta_recv_idx.val();
-            self.p_msg_len.d.next = self.meta_msg_len.val();
-            self.p_offset.d.next = self.meta_offset.val();
             self.p_remote_va.d.next = self.meta_remote_va.val();
             self.p_rkey.d.next = self.meta_rkey.val();
-            self.p_imm.d.next = self.meta_imm.val();
-            self.qhit.d.next = self.qhit0.val();
-            self.qi.d.next = self.qi0.val();
         }
 
         // ---- S1: the READ match and the MR key lookup (`reads`, `mrs`:
         // written through with this cycle's table write), the sums ----
         self.reads.clock.next = self.clock.val();
         self.reads.rst.next = self.rst.val();
-        self.reads.cfg.we.next = self.cfg.we.val();
-        self.reads.cfg.addr.next = self.cfg.addr.val();
-        self.reads.cfg.data.next = self.cfg.data.val();
+        CfgIn::<9>::link(&mut self.cfg, &mut self.reads.cfg);
         self.reads.en0.next = self.meta_valid.val();
-        self.reads.qi0.next = self.qi0.val();
-        self.reads.en1.next = self.p_valid.q.val();
-        self.reads.qi.next = self.qi.q.val();
-        self.reads.stream.next = self.p_stream.q.val();
-        self.reads.msn.next = self.p_msn.q.val();
-        self.reads.opcode.next = self.p_opcode.q.val();
+        self.reads.qi0.next = self.qps.qi0.val();
+        self.reads.en1.next = self.s1.m.valid.val();
+        self.reads.qi.next = self.s1.m_qi.val();
+        self.reads.stream.next = self.hdr1.m.stream.val();
+        self.reads.msn.next = self.hdr1.m.msn.val();
+        self.reads.opcode.next = self.hdr1.m.opcode.val();
         self.mrs.clock.next = self.clock.val();
         self.mrs.rst.next = self.rst.val();
-        self.mrs.cfg.we.next = self.cfg.we.val();
-        self.mrs.cfg.addr.next = self.cfg.addr.val();
-        self.mrs.cfg.data.next = self.cfg.data.val();
-        self.mrs.en.next = self.p_valid.q.val();
-        self.mrs.opcode.next = self.p_opcode.q.val();
+        CfgIn::<9>::link(&mut self.cfg, &mut self.mrs.cfg);
+        self.mrs.en.next = self.s1.m.valid.val();
+        self.mrs.opcode.next = self.hdr1.m.opcode.val();
         self.mrs.rd1.next = self.reads.rd1.val();
         self.mrs.rkey.next = self.p_rkey.q.val();
         self.mrs.recv_lkey.next = self.rings.sge_ll.val().get_bits::<32>(32);
         self.mrs.lkey0.next = self.reads.lkey0.val();
         self.mrs.lkey1.next = self.reads.lkey1.val();
-        self.x_valid.d.next = self.p_valid.q.val() & !self.rst.val();
-        if self.p_valid.q.val() {
-            // The MSN heads' word and the metadata, on to S2.
-            self.x_heads.d.next = self.rings.heads.val();
-            self.x_drop.d.next = self.p_drop.q.val();
-            self.x_reason.d.next = self.p_reason.q.val();
-            self.x_len.d.next = self.p_len.q.val();
-            self.x_is_msg.d.next = self.p_is_msg.q.val();
-            self.x_version.d.next = self.p_version.q.val();
-            self.x_opcode.d.next = self.p_opcode.q.val();
-            self.x_flags.d.next = self.p_flags.q.val();
-            self.x_dst_qpn.d.next = self.p_dst_qpn.q.val();
-            self.x_src_qpn.d.next = self.p_src_qpn.q.val();
-            self.x_src_ip.d.next = self.p_src_ip.q.val();
-            self.x_src_port.d.next = self.p_src_port.q.val();
-            self.x_ce.d.next = self.p_ce.q.val();
-            self.x_stream.d.next = self.p_stream.q.val();
-            self.x_path.d.next = self.p_path.q.val();
-            self.x_conn_psn.d.next = self.p_conn_psn.q.val();
-            self.x_path_psn.d.next = self.p_path_psn.q.val();
-            self.x_timestamp.d.next = self.p_timestamp.q.val();
-            self.x_msn.d.next = self.p_msn.q.val();
-            self.x_recv_idx.d.next = self.p_recv_idx.q.val();
-            self.x_msg_len.d.next = self.p_msg_len.q.val();
-            self.x_offset.d.next = self.p_offset.q.val();
-            self.x_va_low.d.next = self.p_remote_va.q.val().get_bits::<3>(0);
-            self.x_imm.d.next = self.p_imm.q.val();
-            self.x_pl.d.next = self.p_pl.q.val();
-            self.x_end_off.d.next = self.p_end_off.q.val();
-            self.x_qhit.d.next = self.qhit.q.val();
-            self.x_qi.d.next = self.qi.q.val();
-        }
+        // The metadata on to S2.
+        self.hdr2.clock.next = self.clock.val();
+        self.hdr2.en.next = self.s1.m.valid.val();
+        links::HdrOut::join(&mut self.hdr1.m, &mut self.hdr2.d);
+        self.s2.clock.next = self.clock.val();
+        self.s2.rst.next = self.rst.val();
+        self.s2.qi.next = self.s1.m_qi.val();
+        links::MetaOut::join(&mut self.s1.m, &mut self.s2.d);
 
         // S1's sums (the local address per SGE beside the READ match, the
         // MR check's range, the ring's checks), registered in `sums`.
         self.sums.clock.next = self.clock.val();
-        self.sums.en.next = self.p_valid.q.val();
-        self.sums.opcode.next = self.p_opcode.q.val();
+        self.sums.en.next = self.s1.m.valid.val();
+        self.sums.opcode.next = self.hdr1.m.opcode.val();
         self.sums.rd1.next = self.reads.rd1.val();
-        self.sums.offset.next = self.p_offset.q.val();
-        self.sums.pl.next = self.p_pl.q.val();
-        self.sums.end_off.next = self.p_end_off.q.val();
-        self.sums.msg_len.next = self.p_msg_len.q.val();
-        self.sums.recv_idx.next = self.p_recv_idx.q.val();
+        self.sums.offset.next = self.hdr1.m.offset.val();
+        self.sums.pl.next = self.s1.m.pl.val();
+        self.sums.end_off.next = self.s1.m.end_off.val();
+        self.sums.msg_len.next = self.hdr1.m.msg_len.val();
+        self.sums.recv_idx.next = self.hdr1.m.recv_idx.val();
         self.sums.remote_va.next = self.p_remote_va.q.val();
         self.sums.rq_ctl.next = self.rings.ctl.val();
         self.sums.rq_addr.next = self.rings.sge_addr.val();
@@ -670,36 +528,28 @@ impl<const W: usize, const B: usize> Logic for RxPlace<W, B> {
 
         // ---- S2: the tracker's read, the state-free checks (registered in
         // `check`), the metadata on to S3 ----
-        self.trk_rd_addr.next = (bit_cast::<8, 2>(self.x_qi.q.val()) << 6)
-            | bit_cast::<8, 6>(self.x_path.q.val().get_bits::<6>(0));
-        self.trk_rd_en.next = self.x_valid.q.val();
+        self.trk_rd_addr.next = (bit_cast::<8, 2>(self.s2.m_qi.val()) << 6)
+            | bit_cast::<8, 6>(self.hdr2.m.path.val().get_bits::<6>(0));
+        self.trk_rd_en.next = self.s2.m.valid.val();
         self.check.clock.next = self.clock.val();
-        self.check.en.next = self.x_valid.q.val();
-        self.check.drop.next = self.x_drop.q.val();
-        self.check.reason.next = self.x_reason.q.val();
-        self.check.len.next = self.x_len.q.val();
-        self.check.pl.next = self.x_pl.q.val();
-        self.check.end_off.next = self.x_end_off.q.val();
-        self.check.opcode.next = self.x_opcode.q.val();
-        self.check.src_qpn.next = self.x_src_qpn.q.val();
-        self.check.src_ip.next = self.x_src_ip.q.val();
-        self.check.stream.next = self.x_stream.q.val();
-        self.check.path.next = self.x_path.q.val();
-        self.check.msn.next = self.x_msn.q.val();
-        self.check.msg_len.next = self.x_msg_len.q.val();
-        self.check.offset.next = self.x_offset.q.val();
-        self.check.va_low.next = self.x_va_low.q.val();
-        self.check.is_msg.next = self.x_is_msg.q.val();
-        self.check.qhit.next = self.x_qhit.q.val();
+        links::MetaOut::join(&mut self.s2.m, &mut self.check.m);
+        self.check.is_msg.next = self.hdr2.m.is_msg.val();
+        self.check.opcode.next = self.hdr2.m.opcode.val();
+        self.check.stream.next = self.hdr2.m.stream.val();
+        self.check.path.next = self.hdr2.m.path.val();
+        self.check.msn.next = self.hdr2.m.msn.val();
+        self.check.msg_len.next = self.hdr2.m.msg_len.val();
+        self.check.offset.next = self.hdr2.m.offset.val();
+        self.check.qhit.next = self.hdr2.m.qhit.val();
         self.check.mtu.next = self.globals.mtu.val();
         self.check.rq_hit.next = self.sums.rq_hit.val();
         self.check.rq_long.next = self.sums.rq_long.val();
         self.check.dest_s1.next = self.sums.dest.val();
-        self.check.heads.next = self.x_heads.q.val();
+        self.check.heads.next = self.rings.heads.val();
         self.check.rdhit.next = self.reads.hit.val();
         self.check.rd_len.next = self.reads.len.val();
         // The MR check's parts, the MR chosen in S1 (`mrs`).
-        self.mrs.en2.next = self.x_valid.q.val();
+        self.mrs.en2.next = self.s2.m.valid.val();
         self.mrs.maddr.next = self.sums.maddr.val();
         self.mrs.wend.next = self.sums.wend.val();
         self.check.mhit.next = self.mrs.hit.val();
@@ -707,56 +557,28 @@ impl<const W: usize, const B: usize> Logic for RxPlace<W, B> {
         self.check.m_pd_ok.next = self.mrs.pd_ok.val();
         self.check.m_in_range.next = self.mrs.in_range.val();
         // The QP entry's fields that only the firmware writes.
-        self.qps.en2.next = self.x_valid.q.val();
-        self.qps.qi2.next = self.x_qi.q.val();
+        self.qps.en2.next = self.s2.m.valid.val();
+        self.qps.qi2.next = self.s2.m_qi.val();
         self.check.q_peer.next = self.qps.peer.val();
         self.check.q_peer_ip.next = self.qps.peer_ip.val();
         self.mrs.q_pd.next = self.qps.pd.val();
         self.check.q_streams.next = self.qps.streams.val();
-        self.y_valid.d.next = self.x_valid.q.val() & !self.rst.val();
-        if self.x_valid.q.val() {
-            self.y_qi.d.next = self.x_qi.q.val();
+        self.y_valid.d.next = self.s2.m.valid.val() & !self.rst.val();
+        if self.s2.m.valid.val() {
+            self.y_qi.d.next = self.s2.m_qi.val();
         }
         self.ev.clock.next = self.clock.val();
         self.ev.rst.next = self.rst.val();
-        self.hdr.clock.next = self.clock.val();
-        self.hdr.en.next = self.x_valid.q.val();
-        self.hdr.qhit.next = self.x_qhit.q.val();
-        self.hdr.is_msg.next = self.x_is_msg.q.val();
-        self.hdr.version.next = self.x_version.q.val();
-        self.hdr.opcode.next = self.x_opcode.q.val();
-        self.hdr.flags.next = self.x_flags.q.val();
-        self.hdr.dst_qpn.next = self.x_dst_qpn.q.val();
-        self.hdr.src_port.next = self.x_src_port.q.val();
-        self.hdr.ce.next = self.x_ce.q.val();
-        self.hdr.stream.next = self.x_stream.q.val();
-        self.hdr.path.next = self.x_path.q.val();
-        self.hdr.conn_psn.next = self.x_conn_psn.q.val();
-        self.hdr.path_psn.next = self.x_path_psn.q.val();
-        self.hdr.timestamp.next = self.x_timestamp.q.val();
-        self.hdr.msn.next = self.x_msn.q.val();
-        self.hdr.recv_idx.next = self.x_recv_idx.q.val();
-        self.hdr.msg_len.next = self.x_msg_len.q.val();
-        self.hdr.offset.next = self.x_offset.q.val();
-        self.hdr.imm.next = self.x_imm.q.val();
+        self.hdr3.clock.next = self.clock.val();
+        self.hdr3.en.next = self.s2.m.valid.val();
+        links::HdrOut::join(&mut self.hdr2.m, &mut self.hdr3.d);
 
         // ---- S3: the connection state (only with a datagram in S3) ----
         self.decide.en.next = self.y_valid.q.val();
-        self.decide.qhit.next = self.hdr.m.qhit.val();
-        self.decide.head_hit.next = self.check.head_hit.val();
-        self.decide.head.next = self.check.head.val();
-        self.decide.mid_hit.next = self.check.mid_hit.val();
-        self.decide.mid.next = self.check.mid.val();
-        self.decide.probe.next = self.check.probe.val();
-        self.decide.bad_len.next = self.check.bad_len.val();
-        self.decide.resp.next = self.check.resp.val();
-        self.decide.rd_ok.next = self.check.rd_ok.val();
-        self.decide.msn_before.next = self.check.msn_before.val();
-        self.decide.msn_far.next = self.check.msn_far.val();
-        self.decide.tail.next = self.check.tail.val();
-        self.decide.fwmsg.next = self.check.fwmsg.val();
-        self.decide.conn_psn.next = self.hdr.m.conn_psn.val();
-        self.decide.path_psn.next = self.hdr.m.path_psn.val();
+        self.decide.qhit.next = self.hdr3.m.qhit.val();
+        links::ChecksOut::join(&mut self.check.v, &mut self.decide.chk);
+        self.decide.conn_psn.next = self.hdr3.m.conn_psn.val();
+        self.decide.path_psn.next = self.hdr3.m.path_psn.val();
         self.decide.trk_cum.next = self.trk_cum.val();
         // The QP's state and connection window, loaded in S2 (the bypass
         // below): no table selection in the verdict's loop.
@@ -766,7 +588,7 @@ impl<const W: usize, const B: usize> Logic for RxPlace<W, B> {
         self.acc.cum.next = self.conn.cum.val();
         self.acc.bm.next = self.conn.bm.val();
         self.acc.ge.next = self.conn.ge.val();
-        self.acc.psn.next = self.hdr.m.conn_psn.val().get_bits::<8>(0);
+        self.acc.psn.next = self.hdr3.m.conn_psn.val().get_bits::<8>(0);
         self.acc.en.next = self.y_valid.q.val();
         self.acc.take.next = self.decide.accept.val();
 
@@ -781,7 +603,7 @@ impl<const W: usize, const B: usize> Logic for RxPlace<W, B> {
         self.verdicts.len.next = self.check.plen.val();
         self.verdicts.addr.next = self.check.dest.val();
         VerdictOut::link(&mut self.m_ev, &mut self.ev.m_ev);
-        links::HdrOut::join(&mut self.hdr.m, &mut self.ev.s_hdr);
+        links::HdrOut::join(&mut self.hdr3.m, &mut self.ev.s_hdr);
         self.ev.en3.next = self.y_valid.q.val();
         self.ev.code.next = self.decide.code.val();
         self.ev.track.next = self.decide.track.val();
@@ -800,8 +622,8 @@ impl<const W: usize, const B: usize> Logic for RxPlace<W, B> {
         self.conn.cfg.we.next = self.cfg.we.val();
         self.conn.cfg.addr.next = self.cfg.addr.val();
         self.conn.cfg.data.next = self.cfg.data.val().get_bits::<32>(0);
-        self.conn.x_valid.next = self.x_valid.q.val();
-        self.conn.x_qi.next = self.x_qi.q.val();
+        self.conn.x_valid.next = self.s2.m.valid.val();
+        self.conn.x_qi.next = self.s2.m_qi.val();
         self.conn.y_valid.next = self.y_valid.q.val();
         self.conn.y_qi.next = self.y_qi.q.val();
         self.conn.fail.next = self.decide.code.val() == 22;
