@@ -191,6 +191,7 @@ pub const MSN_STREAMS: usize = 16;
 const _: () = assert!(RQ_SLOTS == 8 && RQ_STREAMS == 4 && READS == 2 && MSN_STREAMS == 16);
 
 mod accept;
+mod back;
 pub mod cfg;
 mod check;
 mod check_head;
@@ -203,6 +204,7 @@ mod event;
 mod globals;
 mod hdr;
 mod links;
+mod lookup;
 mod mr;
 mod mr_entry;
 mod out;
@@ -217,6 +219,7 @@ mod verdict;
 mod verdicts;
 
 pub use accept::{AccPost, AccPre, ConnAccept};
+pub use back::PlaceBack;
 pub use check::PlaceCheck;
 pub use check_head::CheckHead;
 pub use check_len::CheckLen;
@@ -227,6 +230,7 @@ pub use decide::PlaceDecide;
 pub use event::PlaceEvent;
 pub use globals::PlaceGlobals;
 pub use hdr::PlaceHdr;
+pub use lookup::PlaceLookup;
 pub use mr::PlaceMr;
 pub use mr_entry::MrEntry;
 pub use out::PlaceOut;
@@ -347,45 +351,17 @@ pub struct RxPlace<const W: usize, const B: usize> {
     /// S2: a datagram is here: the tracker reads `trk_rd_addr` and
     /// computes its forwarding for the next cycle only then.
     pub trk_rd_en: Signal<Out, Bit>,
-    // ---- tables (registers; the rings and MSN heads in RAMs), counters ----
-    // The QP entries' firmware-written fields, the global registers.
-    qps: PlaceQps,
-    globals: PlaceGlobals,
-    // The MRs (looked up in S1, checked in S2) and the outstanding READs
-    // (selected in S0, matched in S1).
-    mrs: PlaceMr,
-    reads: PlaceReads,
-    // Receive rings and MSN heads: written by the firmware, read in S0.
-    rings: PlaceRings,
-    counters: PlaceCounters,
     // ---- S1 and S2: the header fields (`hdr1`, `hdr2`), the fields only
-    // the checks read and the QP entry (`s1`, `s2`), registered; S1's
-    // remote address and rkey ----
+    // the checks read and the QP entry (`s1`, `s2`), registered ----
     hdr1: PlaceHdr,
     s1: PlaceStage,
-    p_remote_va: DFF<Bits<64>>,
-    p_rkey: DFF<Bits<32>>,
     hdr2: PlaceHdr,
     s2: PlaceStage,
-    // S1's sums (the placement address, the MR check's range, the ring's
-    // checks), registered in `sums`.
-    sums: PlaceSums,
-    check: PlaceCheck,
-    // ---- S3: the datagram and its QP entry (its header fields in `hdr3`,
-    // S2's checks registered in `check`) ----
-    y_valid: DFF<Bit>,
-    y_qi: DFF<Bits<2>>,
-    // The QPs' connection state and window, loaded in S2 for S3 (the
-    // bypass) and written back after S3.
-    conn: PlaceConn,
-    decide: PlaceDecide,
-    acc: ConnAccept,
-    // The header fields in S3 and the event.
-    hdr3: PlaceHdr,
-    ev: PlaceEvent,
-    // ---- the verdict FIFO and the output side ----
-    verdicts: PlaceVerdicts,
-    out: PlaceOut<W, B>,
+    // ---- the tables, S0's to S2's lookups, sums and checks ----
+    lookup: PlaceLookup,
+    // ---- S3 and the output side: the verdict, the connection window, the
+    // event, the counters, the verdict and data FIFOs ----
+    back: PlaceBack<W, B>,
     // S0: the payload bytes.
     pl0: Signal<Local, Bits<16>>,
 }
@@ -404,41 +380,20 @@ const _: () = assert!(data_fifo_depth(8) <= 1 << DATA_ABITS && VERDICTS == 64);
 impl<const W: usize, const B: usize> Logic for RxPlace<W, B> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, p_remote_va, p_rkey, y_valid, y_qi);
-        self.counters.clock.next = self.clock.val();
-        self.counters.rst.next = self.rst.val();
-        CounterPort::<5>::link(&mut self.cnt, &mut self.counters.cnt);
-        self.out.clock.next = self.clock.val();
-        self.out.rst.next = self.rst.val();
-
-        // Statements are kept in groups that share no local: the table
-        // selections feeding `decide` and `acc` (S3 below) never share one
-        // with the statements that take their results, so Verilator can
-        // order them apart (one group both feeding and reading a
-        // sub-block would be a combinational loop to it).
-
-        // ---- S0: QP lookup, the RAM reads ----
-        self.qps.clock.next = self.clock.val();
-        self.qps.rst.next = self.rst.val();
-        CfgIn::<9>::link(&mut self.cfg, &mut self.qps.cfg);
-        self.globals.clock.next = self.clock.val();
-        self.globals.rst.next = self.rst.val();
-        self.globals.cfg.we.next = self.cfg.we.val() & (self.cfg.addr.val().get_bits::<3>(6) == 2);
-        self.globals.cfg.addr.next = self.cfg.addr.val().get_bits::<4>(0);
-        self.globals.cfg.data.next = self.cfg.data.val();
-        self.qps.dst_qpn.next = self.meta_dst_qpn.val();
-        // The ring's control word of (QP, stream), the slot of `recv_idx`
-        // (a stream >= RQ_STREAMS never uses them) and the MSN heads' word.
-        self.rings.clock.next = self.clock.val();
-        CfgIn::<9>::link(&mut self.cfg, &mut self.rings.cfg);
-        self.rings.qi0.next = self.qps.qi0.val();
-        self.rings.stream.next = self.meta_stream.val().get_bits::<4>(0);
-        self.rings.slot.next = self.meta_recv_idx.val().get_bits::<3>(0);
-        self.rings.en1.next = self.s1.m.valid.val();
-        // The metadata and the QP lookup into S1's registers.
+        // ---- S0: the QP lookup and the RAM reads (`lookup`), the
+        // metadata into S1's registers ----
+        self.lookup.clock.next = self.clock.val();
+        self.lookup.rst.next = self.rst.val();
+        CfgIn::<9>::link(&mut self.cfg, &mut self.lookup.cfg);
+        self.lookup.en0.next = self.meta_valid.val();
+        self.lookup.dst_qpn0.next = self.meta_dst_qpn.val();
+        self.lookup.stream0.next = self.meta_stream.val().get_bits::<4>(0);
+        self.lookup.slot0.next = self.meta_recv_idx.val().get_bits::<3>(0);
+        self.lookup.remote_va0.next = self.meta_remote_va.val();
+        self.lookup.rkey0.next = self.meta_rkey.val();
         self.hdr1.clock.next = self.clock.val();
         self.hdr1.en.next = self.meta_valid.val();
-        self.hdr1.d.qhit.next = self.qps.hit0.val();
+        self.hdr1.d.qhit.next = self.lookup.hit0.val();
         self.hdr1.d.is_msg.next = self.meta_is_msg.val();
         self.hdr1.d.version.next = self.meta_version.val();
         self.hdr1.d.opcode.next = self.meta_opcode.val();
@@ -458,7 +413,7 @@ impl<const W: usize, const B: usize> Logic for RxPlace<W, B> {
         self.hdr1.d.imm.next = self.meta_imm.val();
         self.s1.clock.next = self.clock.val();
         self.s1.rst.next = self.rst.val();
-        self.s1.qi.next = self.qps.qi0.val();
+        self.s1.qi.next = self.lookup.qi0.val();
         self.s1.d.valid.next = self.meta_valid.val();
         self.s1.d.drop.next = self.meta_drop.val();
         self.s1.d.reason.next = self.meta_reason.val();
@@ -472,34 +427,19 @@ impl<const W: usize, const B: usize> Logic for RxPlace<W, B> {
         self.s1.d.pl.next = self.pl0.val();
         self.s1.d.end_off.next =
             bit_cast::<33, 32>(self.meta_offset.val()) + bit_cast::<33, 16>(self.pl0.val());
-        if self.meta_valid.val() {
-            self.p_remote_va.d.next = self.meta_remote_va.val();
-            self.p_rkey.d.next = self.meta_rkey.val();
-        }
 
-        // ---- S1: the READ match and the MR key lookup (`reads`, `mrs`:
-        // written through with this cycle's table write), the sums ----
-        self.reads.clock.next = self.clock.val();
-        self.reads.rst.next = self.rst.val();
-        CfgIn::<9>::link(&mut self.cfg, &mut self.reads.cfg);
-        self.reads.en0.next = self.meta_valid.val();
-        self.reads.qi0.next = self.qps.qi0.val();
-        self.reads.en1.next = self.s1.m.valid.val();
-        self.reads.qi.next = self.s1.m_qi.val();
-        self.reads.stream.next = self.hdr1.m.stream.val();
-        self.reads.msn.next = self.hdr1.m.msn.val();
-        self.reads.opcode.next = self.hdr1.m.opcode.val();
-        self.mrs.clock.next = self.clock.val();
-        self.mrs.rst.next = self.rst.val();
-        CfgIn::<9>::link(&mut self.cfg, &mut self.mrs.cfg);
-        self.mrs.en.next = self.s1.m.valid.val();
-        self.mrs.opcode.next = self.hdr1.m.opcode.val();
-        self.mrs.rd1.next = self.reads.rd1.val();
-        self.mrs.rkey.next = self.p_rkey.q.val();
-        self.mrs.recv_lkey.next = self.rings.sge_ll.val().get_bits::<32>(32);
-        self.mrs.lkey0.next = self.reads.lkey0.val();
-        self.mrs.lkey1.next = self.reads.lkey1.val();
-        // The metadata on to S2.
+        // ---- S1: the READ match, the MR key lookup and the sums; the
+        // metadata on to S2 ----
+        self.lookup.en1.next = self.s1.m.valid.val();
+        self.lookup.qi1.next = self.s1.m_qi.val();
+        self.lookup.opcode1.next = self.hdr1.m.opcode.val();
+        self.lookup.stream1.next = self.hdr1.m.stream.val();
+        self.lookup.msn1.next = self.hdr1.m.msn.val();
+        self.lookup.offset1.next = self.hdr1.m.offset.val();
+        self.lookup.msg_len1.next = self.hdr1.m.msg_len.val();
+        self.lookup.recv_idx1.next = self.hdr1.m.recv_idx.val();
+        self.lookup.pl1.next = self.s1.m.pl.val();
+        self.lookup.end_off1.next = self.s1.m.end_off.val();
         self.hdr2.clock.next = self.clock.val();
         self.hdr2.en.next = self.s1.m.valid.val();
         links::HdrOut::join(&mut self.hdr1.m, &mut self.hdr2.d);
@@ -508,153 +448,53 @@ impl<const W: usize, const B: usize> Logic for RxPlace<W, B> {
         self.s2.qi.next = self.s1.m_qi.val();
         links::MetaOut::join(&mut self.s1.m, &mut self.s2.d);
 
-        // S1's sums (the local address per SGE beside the READ match, the
-        // MR check's range, the ring's checks), registered in `sums`.
-        self.sums.clock.next = self.clock.val();
-        self.sums.en.next = self.s1.m.valid.val();
-        self.sums.opcode.next = self.hdr1.m.opcode.val();
-        self.sums.rd1.next = self.reads.rd1.val();
-        self.sums.offset.next = self.hdr1.m.offset.val();
-        self.sums.pl.next = self.s1.m.pl.val();
-        self.sums.end_off.next = self.s1.m.end_off.val();
-        self.sums.msg_len.next = self.hdr1.m.msg_len.val();
-        self.sums.recv_idx.next = self.hdr1.m.recv_idx.val();
-        self.sums.remote_va.next = self.p_remote_va.q.val();
-        self.sums.rq_ctl.next = self.rings.ctl.val();
-        self.sums.rq_addr.next = self.rings.sge_addr.val();
-        self.sums.rq_len.next = self.rings.sge_ll.val().get_bits::<32>(0);
-        self.sums.rd0_addr.next = self.reads.addr0.val();
-        self.sums.rd1_addr.next = self.reads.addr1.val();
-
         // ---- S2: the tracker's read, the state-free checks (registered in
-        // `check`), the metadata on to S3 ----
+        // `lookup`) ----
         self.trk_rd_addr.next = (bit_cast::<8, 2>(self.s2.m_qi.val()) << 6)
             | bit_cast::<8, 6>(self.hdr2.m.path.val().get_bits::<6>(0));
         self.trk_rd_en.next = self.s2.m.valid.val();
-        self.check.clock.next = self.clock.val();
-        links::MetaOut::join(&mut self.s2.m, &mut self.check.m);
-        self.check.is_msg.next = self.hdr2.m.is_msg.val();
-        self.check.opcode.next = self.hdr2.m.opcode.val();
-        self.check.stream.next = self.hdr2.m.stream.val();
-        self.check.path.next = self.hdr2.m.path.val();
-        self.check.msn.next = self.hdr2.m.msn.val();
-        self.check.msg_len.next = self.hdr2.m.msg_len.val();
-        self.check.offset.next = self.hdr2.m.offset.val();
-        self.check.qhit.next = self.hdr2.m.qhit.val();
-        self.check.mtu.next = self.globals.mtu.val();
-        self.check.rq_hit.next = self.sums.rq_hit.val();
-        self.check.rq_long.next = self.sums.rq_long.val();
-        self.check.dest_s1.next = self.sums.dest.val();
-        self.check.heads.next = self.rings.heads.val();
-        self.check.rdhit.next = self.reads.hit.val();
-        self.check.rd_len.next = self.reads.len.val();
-        // The MR check's parts, the MR chosen in S1 (`mrs`).
-        self.mrs.en2.next = self.s2.m.valid.val();
-        self.mrs.maddr.next = self.sums.maddr.val();
-        self.mrs.wend.next = self.sums.wend.val();
-        self.check.mhit.next = self.mrs.hit.val();
-        self.check.m_access.next = self.mrs.access.val();
-        self.check.m_pd_ok.next = self.mrs.pd_ok.val();
-        self.check.m_in_range.next = self.mrs.in_range.val();
-        // The QP entry's fields that only the firmware writes.
-        self.qps.en2.next = self.s2.m.valid.val();
-        self.qps.qi2.next = self.s2.m_qi.val();
-        self.check.q_peer.next = self.qps.peer.val();
-        self.check.q_peer_ip.next = self.qps.peer_ip.val();
-        self.mrs.q_pd.next = self.qps.pd.val();
-        self.check.q_streams.next = self.qps.streams.val();
-        self.y_valid.d.next = self.s2.m.valid.val() & !self.rst.val();
-        if self.s2.m.valid.val() {
-            self.y_qi.d.next = self.s2.m_qi.val();
-        }
-        self.ev.clock.next = self.clock.val();
-        self.ev.rst.next = self.rst.val();
-        self.hdr3.clock.next = self.clock.val();
-        self.hdr3.en.next = self.s2.m.valid.val();
-        links::HdrOut::join(&mut self.hdr2.m, &mut self.hdr3.d);
+        links::MetaOut::join(&mut self.s2.m, &mut self.lookup.m2);
+        self.lookup.qi2.next = self.s2.m_qi.val();
+        self.lookup.qhit2.next = self.hdr2.m.qhit.val();
+        self.lookup.is_msg2.next = self.hdr2.m.is_msg.val();
+        self.lookup.opcode2.next = self.hdr2.m.opcode.val();
+        self.lookup.stream2.next = self.hdr2.m.stream.val();
+        self.lookup.path2.next = self.hdr2.m.path.val();
+        self.lookup.msn2.next = self.hdr2.m.msn.val();
+        self.lookup.msg_len2.next = self.hdr2.m.msg_len.val();
+        self.lookup.offset2.next = self.hdr2.m.offset.val();
 
-        // ---- S3: the connection state (only with a datagram in S3) ----
-        self.decide.en.next = self.y_valid.q.val();
-        self.decide.qhit.next = self.hdr3.m.qhit.val();
-        links::ChecksOut::join(&mut self.check.v, &mut self.decide.chk);
-        self.decide.conn_psn.next = self.hdr3.m.conn_psn.val();
-        self.decide.path_psn.next = self.hdr3.m.path_psn.val();
-        self.decide.trk_cum.next = self.trk_cum.val();
-        // The QP's state and connection window, loaded in S2 (the bypass
-        // below): no table selection in the verdict's loop.
-        self.decide.q_state.next = self.conn.state.val();
-        self.decide.q_cum.next = self.conn.cum.val();
-        self.decide.q_bm.next = self.conn.bm.val();
-        self.acc.cum.next = self.conn.cum.val();
-        self.acc.bm.next = self.conn.bm.val();
-        self.acc.ge.next = self.conn.ge.val();
-        self.acc.psn.next = self.hdr3.m.conn_psn.val().get_bits::<8>(0);
-        self.acc.en.next = self.y_valid.q.val();
-        self.acc.take.next = self.decide.accept.val();
+        // ---- S3 and the output side (`back`) ----
+        self.back.clock.next = self.clock.val();
+        self.back.rst.next = self.rst.val();
+        CfgIn::<9>::link(&mut self.cfg, &mut self.back.cfg);
+        self.back.x_valid.next = self.s2.m.valid.val();
+        self.back.x_qi.next = self.s2.m_qi.val();
+        links::HdrOut::join(&mut self.hdr2.m, &mut self.back.s_hdr);
+        links::ChecksOut::join(&mut self.lookup.v, &mut self.back.chk);
+        self.back.plen.next = self.lookup.plen.val();
+        self.back.has_beats.next = self.lookup.has_beats.val();
+        self.back.dest.next = self.lookup.dest.val();
+        self.back.trk_cum.next = self.trk_cum.val();
+        AxisIn::<W, B>::link(&mut self.s_axis, &mut self.back.s_axis);
+        self.can_accept.next = self.back.can_accept.val();
+        DmaWriteOut::<W, B>::link(&mut self.m_dma, &mut self.back.m_dma);
+        VerdictOut::link(&mut self.m_ev, &mut self.back.m_ev);
+        self.m_ev_track.next = self.back.m_ev_track.val();
+        self.m_ev_qhit.next = self.back.m_ev_qhit.val();
+        self.m_ev_conn_cum.next = self.back.m_ev_conn_cum.val();
+        self.m_ev_live.next = self.back.m_ev_live.val();
+        self.m_ev_ce.next = self.back.m_ev_ce.val();
+        CounterPort::<5>::link(&mut self.cnt, &mut self.back.cnt);
 
-        // ---- S3 results: the event, the connection state, the verdict FIFO ----
-        self.counters.valid.next = self.y_valid.q.val();
-        self.counters.code.next = self.decide.code.val();
-        self.verdicts.clock.next = self.clock.val();
-        self.verdicts.rst.next = self.rst.val();
-        self.verdicts.push.next = self.y_valid.q.val();
-        self.verdicts.place.next = self.decide.placed.val();
-        self.verdicts.beats.next = self.check.has_beats.val();
-        self.verdicts.len.next = self.check.plen.val();
-        self.verdicts.addr.next = self.check.dest.val();
-        VerdictOut::link(&mut self.m_ev, &mut self.ev.m_ev);
-        links::HdrOut::join(&mut self.hdr3.m, &mut self.ev.s_hdr);
-        self.ev.en3.next = self.y_valid.q.val();
-        self.ev.code.next = self.decide.code.val();
-        self.ev.track.next = self.decide.track.val();
-        self.ev.live.next = self.decide.live.val();
-        self.ev.conn_cum.next = self.acc.new_cum.val();
-        self.ev.plen.next = self.check.plen.val();
-        self.m_ev_track.next = self.ev.m_track.val();
-        self.m_ev_qhit.next = self.ev.m_qhit.val();
-        self.m_ev_conn_cum.next = self.ev.m_conn_cum.val();
-        self.m_ev_live.next = self.ev.m_live.val();
-        self.m_ev_ce.next = self.ev.m_ce.val();
-        // The QP's window and state after the verdict (a response that
-        // fails its lkey check fails its READ and the QP: ERR): written
-        // back, and loaded in S2 for the next datagram of this QP.
-        self.conn.clock.next = self.clock.val();
-        self.conn.cfg.we.next = self.cfg.we.val();
-        self.conn.cfg.addr.next = self.cfg.addr.val();
-        self.conn.cfg.data.next = self.cfg.data.val().get_bits::<32>(0);
-        self.conn.x_valid.next = self.s2.m.valid.val();
-        self.conn.x_qi.next = self.s2.m_qi.val();
-        self.conn.y_valid.next = self.y_valid.q.val();
-        self.conn.y_qi.next = self.y_qi.q.val();
-        self.conn.fail.next = self.decide.code.val() == 22;
-        self.conn.new_cum.next = self.acc.new_cum.val();
-        self.conn.new_bm.next = self.acc.new_bm.val();
-        self.conn.new_ge.next = self.acc.new_ge.val();
-        // ---- ACK generator's read port ----
-        self.qps.ack_qp.next = self.ack_qp.val();
-        self.ack_qpn.next = self.qps.ack_qpn.val();
-        self.ack_peer_qpn.next = self.qps.ack_peer_qpn.val();
-        self.ack_peer_ip.next = self.qps.ack_peer_ip.val();
-        self.ack_peer_port.next = self.qps.ack_peer_port.val();
-        self.ack_rate.next = self.qps.ack_rate.val();
-        self.ack_credit.next = self.qps.ack_credit.val();
-        self.ack_local_ip.next = self.globals.local_ip.val();
-
-        // ---- output side: the verdict FIFO's head to `out` ----
-        links::HeadOut::join(&mut self.verdicts.head, &mut self.out.v);
-        self.m_dma.addr.next = self.verdicts.head_addr.val();
-        self.m_dma.len.next = self.verdicts.head.len.val();
-        self.out.s_tdata.next = self.s_axis.tdata.val();
-        self.out.s_tkeep.next = self.s_axis.tkeep.val();
-        self.out.s_tvalid.next = self.s_axis.tvalid.val();
-        self.out.s_tlast.next = self.s_axis.tlast.val();
-        self.s_axis.tready.next = self.out.s_tready.val();
-        self.can_accept.next = self.out.room.val() & self.verdicts.room.val();
-        self.out.m_dma_tready.next = self.m_dma.tready.val();
-        self.m_dma.first.next = self.out.m_dma_first.val();
-        self.m_dma.tdata.next = self.out.m_dma_tdata.val();
-        self.m_dma.tkeep.next = self.out.m_dma_tkeep.val();
-        self.m_dma.tvalid.next = self.out.m_dma_tvalid.val();
-        self.m_dma.tlast.next = self.out.m_dma_tlast.val();
+        // ---- the ACK generator's read port ----
+        self.lookup.ack_qp.next = self.ack_qp.val();
+        self.ack_qpn.next = self.lookup.ack_qpn.val();
+        self.ack_peer_qpn.next = self.lookup.ack_peer_qpn.val();
+        self.ack_peer_ip.next = self.lookup.ack_peer_ip.val();
+        self.ack_peer_port.next = self.lookup.ack_peer_port.val();
+        self.ack_rate.next = self.lookup.ack_rate.val();
+        self.ack_credit.next = self.lookup.ack_credit.val();
+        self.ack_local_ip.next = self.lookup.ack_local_ip.val();
     }
 }
