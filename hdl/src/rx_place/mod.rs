@@ -153,11 +153,16 @@
 //! ([`PlaceConn`]), the ring and MSN-head RAMs ([`PlaceRings`]), the
 //! outstanding READs ([`PlaceReads`]), the MRs ([`PlaceMr`] over one
 //! [`MrEntry`] each), S1's sums, S2's checks ([`PlaceCheck`]: [`CheckHead`],
-//! [`CheckLen`], [`CheckTail`]), S3's verdict and window, S3's header
-//! fields ([`PlaceHdr`]) and the event ([`PlaceEvent`]), the counters
-//! ([`PlaceCounters`]), the verdict FIFO and the data side; this kernel
-//! keeps S1's and S2's metadata registers and the wiring. Every port is
-//! cycle for cycle what it was before the split. rust-hdl's own simulator runs the
+//! [`CheckLen`], [`CheckTail`]), S3's verdict and window, the header
+//! fields of S1, S2 and S3 ([`PlaceHdr`], three joined in a row) and the
+//! fields only the checks read ([`PlaceStage`], S1 and S2), the event
+//! ([`PlaceEvent`]), the counters ([`PlaceCounters`]), the verdict FIFO
+//! and the data side. Two of them only group others: [`PlaceLookup`] (the
+//! tables, S0's to S2's lookups, sums and checks, the ACK read port) and
+//! [`PlaceBack`] (S3, the event, the counters, both FIFOs and the output
+//! side); this kernel wires them to the ports and the S1 and S2 stages.
+//! Every port is cycle for cycle what it was before the split. rust-hdl's
+//! own simulator runs the
 //! block (`tests.rs`); it is verified under Verilator
 //! (`metaroce-sim-tb`, the `rx_core` bench and the benches above it)
 //! against the engine.
