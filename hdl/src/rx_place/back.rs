@@ -40,25 +40,25 @@ pub struct PlaceBack<const W: usize, const B: usize> {
     pub dest: Signal<In, Bits<64>>,
     /// S3: the path tracker's cumulative PSN of the datagram's path.
     pub trk_cum: Signal<In, Bits<32>>,
-    /// Payload beats into the data FIFO.
+    /// `RxPlace::s_axis`.
     pub s_axis: AxisIn<W, B>,
-    /// Both FIFOs have room.
+    /// `RxPlace::can_accept`.
     pub can_accept: Signal<Out, Bit>,
-    /// DMA writes of placed payload.
+    /// `RxPlace::m_dma`.
     pub m_dma: DmaWriteOut<W, B>,
-    /// Verdict events.
+    /// `RxPlace::m_ev`.
     pub m_ev: VerdictOut,
-    /// Event: the engine path-tracks this packet.
+    /// `RxPlace::m_ev_track`.
     pub m_ev_track: Signal<Out, Bit>,
-    /// Event: the QP was found.
+    /// `RxPlace::m_ev_qhit`.
     pub m_ev_qhit: Signal<Out, Bit>,
-    /// Event: the QP's connection cumulative PSN after this verdict.
+    /// `RxPlace::m_ev_conn_cum`.
     pub m_ev_conn_cum: Signal<Out, Bits<32>>,
-    /// Event: IP ECN CE mark.
+    /// `RxPlace::m_ev_ce`.
     pub m_ev_ce: Signal<Out, Bit>,
-    /// Event: the QP is still receiving after this verdict.
+    /// `RxPlace::m_ev_live`.
     pub m_ev_live: Signal<Out, Bit>,
-    /// Counter read port.
+    /// `RxPlace::cnt`.
     pub cnt: CounterPort<5>,
     // S3: the datagram, its QP entry and header fields.
     y_valid: DFF<Bit>,

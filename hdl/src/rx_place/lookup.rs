@@ -32,9 +32,9 @@ pub struct PlaceLookup {
     pub remote_va0: Signal<In, Bits<64>>,
     /// S0: rkey.
     pub rkey0: Signal<In, Bits<32>>,
-    /// S0: a QP has `dst_qpn0`.
+    /// S0: `dst_qpn0` is in the QP table.
     pub hit0: Signal<Out, Bit>,
-    /// S0: its entry.
+    /// S0: the QP table entry holding it.
     pub qi0: Signal<Out, Bits<2>>,
     /// S1: a datagram is here.
     pub en1: Signal<In, Bit>,
@@ -84,21 +84,21 @@ pub struct PlaceLookup {
     pub has_beats: Signal<Out, Bit>,
     /// S3: where the payload goes.
     pub dest: Signal<Out, Bits<64>>,
-    /// ACK read port: QP entry.
+    /// `RxPlace::ack_qp`.
     pub ack_qp: Signal<In, Bits<2>>,
-    /// ACK read port: its QPN.
+    /// `RxPlace::ack_qpn`.
     pub ack_qpn: Signal<Out, Bits<32>>,
-    /// ACK read port: the peer's QPN.
+    /// `RxPlace::ack_peer_qpn`.
     pub ack_peer_qpn: Signal<Out, Bits<32>>,
-    /// ACK read port: the peer's IP.
+    /// `RxPlace::ack_peer_ip`.
     pub ack_peer_ip: Signal<Out, Bits<128>>,
-    /// ACK read port: the peer's UDP port.
+    /// `RxPlace::ack_peer_port`.
     pub ack_peer_port: Signal<Out, Bits<16>>,
-    /// ACK read port: rate hint.
+    /// `RxPlace::ack_rate`.
     pub ack_rate: Signal<Out, Bits<32>>,
-    /// ACK read port: credit.
+    /// `RxPlace::ack_credit`.
     pub ack_credit: Signal<Out, Bits<32>>,
-    /// ACK read port: the local IP.
+    /// `RxPlace::ack_local_ip`.
     pub ack_local_ip: Signal<Out, Bits<128>>,
     // The QP entries' firmware-written fields, the global registers.
     qps: PlaceQps,
