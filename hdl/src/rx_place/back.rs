@@ -22,8 +22,8 @@ pub struct PlaceBack<const W: usize, const B: usize> {
     pub clock: Signal<In, Clock>,
     /// Synchronous reset.
     pub rst: Signal<In, Bit>,
-    /// Table write port (the connection state's words).
-    pub cfg: CfgIn<9>,
+    /// Table write port (the connection state's words, 32 bits).
+    pub cfg: CfgIn<9, 32>,
     /// S2: a datagram is here.
     pub x_valid: Signal<In, Bit>,
     /// S2: its QP entry.
@@ -139,9 +139,7 @@ impl<const W: usize, const B: usize> Logic for PlaceBack<W, B> {
         // fails its lkey check fails its READ and the QP: ERR): written
         // back, and loaded in S2 for the next datagram of this QP.
         self.conn.clock.next = self.clock.val();
-        self.conn.cfg.we.next = self.cfg.we.val();
-        self.conn.cfg.addr.next = self.cfg.addr.val();
-        self.conn.cfg.data.next = self.cfg.data.val().get_bits::<32>(0);
+        CfgIn::<9, 32>::link(&mut self.cfg, &mut self.conn.cfg);
         self.conn.x_valid.next = self.x_valid.val();
         self.conn.x_qi.next = self.x_qi.val();
         self.conn.y_valid.next = self.y_valid.q.val();

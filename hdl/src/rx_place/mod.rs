@@ -367,7 +367,8 @@ pub struct RxPlace<const W: usize, const B: usize> {
     // ---- S3 and the output side: the verdict, the connection window, the
     // event, the counters, the verdict and data FIFOs ----
     back: PlaceBack<W, B>,
-    // S0: the payload bytes.
+    // S0: the payload bytes (length - 68), summed with the offset for
+    // S1's range ends.
     pl0: Signal<Local, Bits<16>>,
 }
 
@@ -426,8 +427,6 @@ impl<const W: usize, const B: usize> Logic for RxPlace<W, B> {
         self.s1.d.src_qpn.next = self.meta_src_qpn.val();
         self.s1.d.src_ip.next = self.meta_src_ip.val();
         self.s1.d.va_low.next = self.meta_remote_va.val().get_bits::<3>(0);
-        // Payload bytes (length - 68) and offset + payload (33 bits),
-        // summed in S0 for S1's range ends.
         self.pl0.next = self.meta_len.val() - 68;
         self.s1.d.pl.next = self.pl0.val();
         self.s1.d.end_off.next =
@@ -472,7 +471,9 @@ impl<const W: usize, const B: usize> Logic for RxPlace<W, B> {
         // ---- S3 and the output side (`back`) ----
         self.back.clock.next = self.clock.val();
         self.back.rst.next = self.rst.val();
-        CfgIn::<9>::link(&mut self.cfg, &mut self.back.cfg);
+        self.back.cfg.we.next = self.cfg.we.val();
+        self.back.cfg.addr.next = self.cfg.addr.val();
+        self.back.cfg.data.next = self.cfg.data.val().get_bits::<32>(0);
         self.back.x_valid.next = self.s2.m.valid.val();
         self.back.x_qi.next = self.s2.m_qi.val();
         links::HdrOut::join(&mut self.hdr2.m, &mut self.back.s_hdr);
