@@ -2,6 +2,7 @@
 
 use rust_hdl::prelude::*;
 
+use super::links::{ChecksOut, MetaIn};
 use super::{CheckHead, CheckLen, CheckTail};
 
 /// S2 of [`RxPlace`](super::RxPlace): the receive checks of one datagram
@@ -14,32 +15,19 @@ use super::{CheckHead, CheckLen, CheckTail};
 /// the stateful ones of the engine's order: `head` before the QP state,
 /// `mid` from the peer to the stream checks, then the flags the chain
 /// needs, and `tail`, the opcode's own checks after the duplicate check.
-/// The combinational part is computed only while `en` is high (a datagram
+/// The combinational part is computed only while `m.valid` is high (a datagram
 /// in S2), otherwise 0, so Verilator skips it in idle cycles.
 #[derive(LogicBlock, Default)]
 pub struct PlaceCheck {
     /// Clock (the outputs are registered).
     pub clock: Signal<In, Clock>,
-    /// A datagram is in S2.
-    pub en: Signal<In, Bit>,
-    /// Parser: drop.
-    pub drop: Signal<In, Bit>,
-    /// Parser: drop reason.
-    pub reason: Signal<In, Bits<3>>,
-    /// Datagram length.
-    pub len: Signal<In, Bits<16>>,
-    /// Payload bytes (length - 68, from S0).
-    pub pl: Signal<In, Bits<16>>,
-    /// Offset + payload bytes (33 bits, from S0).
-    pub end_off: Signal<In, Bits<33>>,
+    /// S2: the datagram's fields that only the checks read (`valid`: a
+    /// datagram is here).
+    pub m: MetaIn,
     /// MSG opcode (64 header bytes).
     pub is_msg: Signal<In, Bit>,
     /// Opcode.
     pub opcode: Signal<In, Bits<8>>,
-    /// Source QPN.
-    pub src_qpn: Signal<In, Bits<32>>,
-    /// Source IP.
-    pub src_ip: Signal<In, Bits<128>>,
     /// Stream id.
     pub stream: Signal<In, Bits<16>>,
     /// Path id.
@@ -50,8 +38,6 @@ pub struct PlaceCheck {
     pub msg_len: Signal<In, Bits<32>>,
     /// Offset.
     pub offset: Signal<In, Bits<32>>,
-    /// The remote address's low 3 bits (an atomic's alignment).
-    pub va_low: Signal<In, Bits<3>>,
     /// The QP was found.
     pub qhit: Signal<In, Bit>,
     /// QP: the peer's QPN.
@@ -82,36 +68,8 @@ pub struct PlaceCheck {
     pub m_pd_ok: Signal<In, Bit>,
     /// The MR check's range (S1's sums) lies inside that MR.
     pub m_in_range: Signal<In, Bit>,
-    /// Registered: a code from the checks before the QP state (parser
-    /// drop, unknown QP) is in `head`.
-    pub head_hit: Signal<Out, Bit>,
-    /// Registered: that code.
-    pub head: Signal<Out, Bits<5>>,
-    /// Registered: a code from the checks after the QP state and before
-    /// the connection window (peer, path, opcode, stream) is in `mid`.
-    pub mid_hit: Signal<Out, Bit>,
-    /// Registered: that code.
-    pub mid: Signal<Out, Bits<5>>,
-    /// Registered: a PROBE that passed `mid` (its code is 12, 16 or 17).
-    pub probe: Signal<Out, Bit>,
-    /// Registered: the length checks fail (13).
-    pub bad_len: Signal<Out, Bit>,
-    /// Registered: a READ or atomic response.
-    pub resp: Signal<Out, Bit>,
-    /// Registered: the response matches an outstanding READ (atomic) and
-    /// fits it.
-    pub rd_ok: Signal<Out, Bit>,
-    /// Registered: the MSN is before its stream's head (4 when new).
-    pub msn_before: Signal<Out, Bit>,
-    /// Registered: the MSN is a window or more after its stream's head (23
-    /// when new).
-    pub msn_far: Signal<Out, Bit>,
-    /// Registered: the opcode's own checks after the duplicate check (0:
-    /// placed).
-    pub tail: Signal<Out, Bits<5>>,
-    /// Registered: a READ request, atomic request or ATOMIC_RESP (tracked
-    /// and accepted when handed up).
-    pub fwmsg: Signal<Out, Bit>,
+    /// Registered: the checks, for S3's verdict.
+    pub v: ChecksOut,
     /// Registered: payload bytes (length - 68).
     pub plen: Signal<Out, Bits<16>>,
     /// Registered: the frame has payload beats.
@@ -143,8 +101,8 @@ impl Logic for PlaceCheck {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(self, clock, r_resp, r_fwmsg, r_plen, r_has_beats, r_dest);
-        self.resp.next = self.r_resp.q.val();
-        self.fwmsg.next = self.r_fwmsg.q.val();
+        self.v.resp.next = self.r_resp.q.val();
+        self.v.fwmsg.next = self.r_fwmsg.q.val();
         self.plen.next = self.r_plen.q.val();
         self.has_beats.next = self.r_has_beats.q.val();
         self.dest.next = self.r_dest.q.val();
@@ -162,7 +120,7 @@ impl Logic for PlaceCheck {
         self.r_plen.d.next = 0.into();
         self.r_has_beats.d.next = false;
         self.r_dest.d.next = 0.into();
-        if self.en.val() {
+        if self.m.valid.val() {
             self.is_write.next = self.opcode.val() == 0x01;
             self.is_send.next = (self.opcode.val() == 0x03) | (self.opcode.val() == 0x04);
             self.is_wimm.next = self.opcode.val() == 0x02;
@@ -181,21 +139,21 @@ impl Logic for PlaceCheck {
             self.r_fwmsg.d.next = self.is_rreq.val() | self.is_areq.val() | self.is_aresp.val();
             self.r_resp.d.next = self.is_rresp.val() | self.is_aresp.val();
             self.r_dest.d.next = self.dest_s1.val();
-            self.r_plen.d.next = self.pl.val();
+            self.r_plen.d.next = self.m.pl.val();
             if self.is_msg.val() {
-                self.r_has_beats.d.next = self.len.val() > 64;
+                self.r_has_beats.d.next = self.m.len.val() > 64;
             } else {
-                self.r_has_beats.d.next = self.len.val() > 32;
+                self.r_has_beats.d.next = self.m.len.val() > 32;
             }
         }
         // Before the connection window.
         self.c_head.clock.next = self.clock.val();
-        self.c_head.en.next = self.en.val();
-        self.c_head.drop.next = self.drop.val();
-        self.c_head.reason.next = self.reason.val();
+        self.c_head.en.next = self.m.valid.val();
+        self.c_head.drop.next = self.m.drop.val();
+        self.c_head.reason.next = self.m.reason.val();
         self.c_head.qhit.next = self.qhit.val();
-        self.c_head.src_qpn.next = self.src_qpn.val();
-        self.c_head.src_ip.next = self.src_ip.val();
+        self.c_head.src_qpn.next = self.m.src_qpn.val();
+        self.c_head.src_ip.next = self.m.src_ip.val();
         self.c_head.q_peer.next = self.q_peer.val();
         self.c_head.q_peer_ip.next = self.q_peer_ip.val();
         self.c_head.path.next = self.path.val();
@@ -209,19 +167,19 @@ impl Logic for PlaceCheck {
         self.c_head.is_recv.next = self.is_recv.val();
         self.c_head.stream.next = self.stream.val();
         self.c_head.q_streams.next = self.q_streams.val();
-        self.head_hit.next = self.c_head.head_hit.val();
-        self.head.next = self.c_head.head.val();
-        self.mid_hit.next = self.c_head.mid_hit.val();
-        self.mid.next = self.c_head.mid.val();
-        self.probe.next = self.c_head.probe.val();
+        self.v.head_hit.next = self.c_head.head_hit.val();
+        self.v.head.next = self.c_head.head.val();
+        self.v.mid_hit.next = self.c_head.mid_hit.val();
+        self.v.mid.next = self.c_head.mid.val();
+        self.v.probe.next = self.c_head.probe.val();
         // Lengths, the READ's fit, the MSN window.
         self.c_len.clock.next = self.clock.val();
-        self.c_len.en.next = self.en.val();
+        self.c_len.en.next = self.m.valid.val();
         self.c_len.opcode.next = self.opcode.val();
         self.c_len.is_rreq.next = self.is_rreq.val();
         self.c_len.is_areq.next = self.is_areq.val();
-        self.c_len.pl.next = self.pl.val();
-        self.c_len.end_off.next = self.end_off.val();
+        self.c_len.pl.next = self.m.pl.val();
+        self.c_len.end_off.next = self.m.end_off.val();
         self.c_len.mtu.next = self.mtu.val();
         self.c_len.msg_len.next = self.msg_len.val();
         self.c_len.offset.next = self.offset.val();
@@ -230,13 +188,13 @@ impl Logic for PlaceCheck {
         self.c_len.msn.next = self.msn.val();
         self.c_len.odd.next = self.stream.val().get_bit(0);
         self.c_len.heads.next = self.heads.val();
-        self.bad_len.next = self.c_len.bad_len.val();
-        self.rd_ok.next = self.c_len.rd_ok.val();
-        self.msn_before.next = self.c_len.msn_before.val();
-        self.msn_far.next = self.c_len.msn_far.val();
+        self.v.bad_len.next = self.c_len.bad_len.val();
+        self.v.rd_ok.next = self.c_len.rd_ok.val();
+        self.v.msn_before.next = self.c_len.msn_before.val();
+        self.v.msn_far.next = self.c_len.msn_far.val();
         // After the duplicate check.
         self.c_tail.clock.next = self.clock.val();
-        self.c_tail.en.next = self.en.val();
+        self.c_tail.en.next = self.m.valid.val();
         self.c_tail.is_write.next = self.is_write.val();
         self.c_tail.is_send.next = self.is_send.val();
         self.c_tail.is_wimm.next = self.is_wimm.val();
@@ -244,15 +202,15 @@ impl Logic for PlaceCheck {
         self.c_tail.is_rreq.next = self.is_rreq.val();
         self.c_tail.is_areq.next = self.is_areq.val();
         self.c_tail.is_aresp.next = self.is_aresp.val();
-        self.c_tail.pl.next = self.pl.val();
+        self.c_tail.pl.next = self.m.pl.val();
         self.c_tail.msg_len.next = self.msg_len.val();
-        self.c_tail.va_low.next = self.va_low.val();
+        self.c_tail.va_low.next = self.m.va_low.val();
         self.c_tail.rq_hit.next = self.rq_hit.val();
         self.c_tail.rq_long.next = self.rq_long.val();
         self.c_tail.mhit.next = self.mhit.val();
         self.c_tail.m_access.next = self.m_access.val();
         self.c_tail.m_pd_ok.next = self.m_pd_ok.val();
         self.c_tail.m_in_range.next = self.m_in_range.val();
-        self.tail.next = self.c_tail.tail.val();
+        self.v.tail.next = self.c_tail.tail.val();
     }
 }

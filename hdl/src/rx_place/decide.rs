@@ -2,6 +2,8 @@
 
 use rust_hdl::prelude::*;
 
+use super::links::ChecksIn;
+
 /// S3 of [`RxPlace`](super::RxPlace): the verdict, in the engine's order
 /// (first failure wins), from S2's registered state-free checks
 /// ([`PlaceCheck`](super::PlaceCheck)) and the state read in S3 itself:
@@ -16,30 +18,8 @@ pub struct PlaceDecide {
     pub en: Signal<In, Bit>,
     /// The QP was found.
     pub qhit: Signal<In, Bit>,
-    /// [`PlaceCheck::head_hit`](super::PlaceCheck::head_hit).
-    pub head_hit: Signal<In, Bit>,
-    /// [`PlaceCheck::head`](super::PlaceCheck::head).
-    pub head: Signal<In, Bits<5>>,
-    /// [`PlaceCheck::mid_hit`](super::PlaceCheck::mid_hit).
-    pub mid_hit: Signal<In, Bit>,
-    /// [`PlaceCheck::mid`](super::PlaceCheck::mid).
-    pub mid: Signal<In, Bits<5>>,
-    /// [`PlaceCheck::probe`](super::PlaceCheck::probe).
-    pub probe: Signal<In, Bit>,
-    /// [`PlaceCheck::bad_len`](super::PlaceCheck::bad_len).
-    pub bad_len: Signal<In, Bit>,
-    /// [`PlaceCheck::resp`](super::PlaceCheck::resp).
-    pub resp: Signal<In, Bit>,
-    /// [`PlaceCheck::rd_ok`](super::PlaceCheck::rd_ok).
-    pub rd_ok: Signal<In, Bit>,
-    /// [`PlaceCheck::msn_before`](super::PlaceCheck::msn_before).
-    pub msn_before: Signal<In, Bit>,
-    /// [`PlaceCheck::msn_far`](super::PlaceCheck::msn_far).
-    pub msn_far: Signal<In, Bit>,
-    /// [`PlaceCheck::tail`](super::PlaceCheck::tail).
-    pub tail: Signal<In, Bits<5>>,
-    /// [`PlaceCheck::fwmsg`](super::PlaceCheck::fwmsg).
-    pub fwmsg: Signal<In, Bit>,
+    /// [`PlaceCheck`](super::PlaceCheck)'s checks.
+    pub chk: ChecksIn,
     /// QP: state.
     pub q_state: Signal<In, Bits<2>>,
     /// QP: connection cumulative PSN.
@@ -107,13 +87,13 @@ impl Logic for PlaceDecide {
             self.dp.next = self.path_psn.val() - self.trk_cum.val();
             self.path_oow.next = (self.dp.val() >= 0x4000_0000) & !self.dp.val().get_bit(31);
             self.receiving.next = (self.q_state.val() == 1) | (self.q_state.val() == 2);
-            if self.head_hit.val() {
-                self.c.next = self.head.val();
+            if self.chk.head_hit.val() {
+                self.c.next = self.chk.head.val();
             } else if !self.receiving.val() {
                 self.c.next = 7.into();
-            } else if self.mid_hit.val() {
-                self.c.next = self.mid.val();
-            } else if self.probe.val() {
+            } else if self.chk.mid_hit.val() {
+                self.c.next = self.chk.mid.val();
+            } else if self.chk.probe.val() {
                 if self.probe_far.val() {
                     self.c.next = 12.into();
                 } else if self.path_oow.val() {
@@ -123,23 +103,23 @@ impl Logic for PlaceDecide {
                 }
             } else if self.oow.val() {
                 self.c.next = 12.into();
-            } else if self.bad_len.val() {
+            } else if self.chk.bad_len.val() {
                 self.c.next = 13.into();
-            } else if self.resp.val() & !self.dup.val() & !self.rd_ok.val() {
+            } else if self.chk.resp.val() & !self.dup.val() & !self.chk.rd_ok.val() {
                 // A new response is matched to its request before anything
                 // else takes note of it (spec §6.8).
                 self.c.next = 21.into();
-            } else if !self.resp.val() & !self.dup.val() & self.msn_before.val() {
+            } else if !self.chk.resp.val() & !self.dup.val() & self.chk.msn_before.val() {
                 // A new packet of a completed message (spec §6.5).
                 self.c.next = 4.into();
-            } else if !self.resp.val() & !self.dup.val() & self.msn_far.val() {
+            } else if !self.chk.resp.val() & !self.dup.val() & self.chk.msn_far.val() {
                 self.c.next = 23.into();
             } else if self.path_oow.val() {
                 self.c.next = 16.into();
             } else if self.dup.val() {
                 self.c.next = 14.into();
             } else {
-                self.c.next = self.tail.val();
+                self.c.next = self.chk.tail.val();
             }
             self.code.next = self.c.val();
             // The engine path-tracks (and ACKs) every message that passed
@@ -152,12 +132,12 @@ impl Logic for PlaceDecide {
                 | (self.c.val() == 19)
                 | (self.c.val() == 20)
                 | (self.c.val() == 22)
-                | (self.fwmsg.val() & (self.c.val() == 10));
+                | (self.chk.fwmsg.val() & (self.c.val() == 10));
             // Connection PSN accepted: placed, a READ response matched to
             // its READ whatever its lkey check, the messages handed up.
             self.accept.next = (self.c.val() == 0)
                 | (self.c.val() == 22)
-                | (self.fwmsg.val() & (self.c.val() == 10));
+                | (self.chk.fwmsg.val() & (self.c.val() == 10));
             self.placed.next = self.c.val() == 0;
             self.live.next = self.qhit.val() & (self.c.val() != 22) & self.receiving.val();
         }

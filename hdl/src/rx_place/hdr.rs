@@ -1,56 +1,23 @@
-//! S3's copy of the header fields ([`PlaceHdr`]).
+//! One stage of the header fields ([`PlaceHdr`]).
 
 use rust_hdl::prelude::*;
 
-use super::links::HdrOut;
+use super::links::{HdrIn, HdrOut};
 
-/// The header fields of the datagram in S3 of [`RxPlace`](super::RxPlace)
-/// that the verdict and the event need, taken from S2's registers when S2
-/// holds a datagram (`en`), registered (`m`, joined to
-/// [`PlaceEvent`](super::PlaceEvent)).
+/// The header fields of a datagram in [`RxPlace`](super::RxPlace)'s
+/// pipeline that the lookups, checks, verdict and event need, taken from
+/// the stage before when it holds a datagram (`en`), registered (`m`).
+/// Three in a row (S1, S2, S3), each one's `m` joined to the next one's
+/// `d`; S3's to [`PlaceEvent`](super::PlaceEvent).
 #[derive(LogicBlock, Default)]
 pub struct PlaceHdr {
     /// Clock.
     pub clock: Signal<In, Clock>,
-    /// S2: a datagram is here.
+    /// A datagram is in the stage before: take `d`.
     pub en: Signal<In, Bit>,
-    /// S2: the QP was found.
-    pub qhit: Signal<In, Bit>,
-    /// S2: MSG opcode.
-    pub is_msg: Signal<In, Bit>,
-    /// S2: base header version.
-    pub version: Signal<In, Bits<8>>,
-    /// S2: opcode.
-    pub opcode: Signal<In, Bits<8>>,
-    /// S2: flags.
-    pub flags: Signal<In, Bits<16>>,
-    /// S2: destination QPN.
-    pub dst_qpn: Signal<In, Bits<32>>,
-    /// S2: UDP source port.
-    pub src_port: Signal<In, Bits<16>>,
-    /// S2: IP ECN CE mark.
-    pub ce: Signal<In, Bit>,
-    /// S2: stream id.
-    pub stream: Signal<In, Bits<16>>,
-    /// S2: path id.
-    pub path: Signal<In, Bits<16>>,
-    /// S2: connection PSN.
-    pub conn_psn: Signal<In, Bits<32>>,
-    /// S2: path PSN.
-    pub path_psn: Signal<In, Bits<32>>,
-    /// S2: sender timestamp.
-    pub timestamp: Signal<In, Bits<64>>,
-    /// S2: MSN.
-    pub msn: Signal<In, Bits<32>>,
-    /// S2: posted-receive index.
-    pub recv_idx: Signal<In, Bits<32>>,
-    /// S2: message length.
-    pub msg_len: Signal<In, Bits<32>>,
-    /// S2: offset.
-    pub offset: Signal<In, Bits<32>>,
-    /// S2: immediate.
-    pub imm: Signal<In, Bits<32>>,
-    /// S3: the fields.
+    /// The fields in the stage before.
+    pub d: HdrIn,
+    /// The fields, registered.
     pub m: HdrOut,
     y_qhit: DFF<Bit>,
     y_is_msg: DFF<Bit>,
@@ -98,24 +65,24 @@ impl Logic for PlaceHdr {
             y_imm
         );
         if self.en.val() {
-            self.y_qhit.d.next = self.qhit.val();
-            self.y_is_msg.d.next = self.is_msg.val();
-            self.y_version.d.next = self.version.val();
-            self.y_opcode.d.next = self.opcode.val();
-            self.y_flags.d.next = self.flags.val();
-            self.y_dst_qpn.d.next = self.dst_qpn.val();
-            self.y_src_port.d.next = self.src_port.val();
-            self.y_ce.d.next = self.ce.val();
-            self.y_stream.d.next = self.stream.val();
-            self.y_path.d.next = self.path.val();
-            self.y_conn_psn.d.next = self.conn_psn.val();
-            self.y_path_psn.d.next = self.path_psn.val();
-            self.y_timestamp.d.next = self.timestamp.val();
-            self.y_msn.d.next = self.msn.val();
-            self.y_recv_idx.d.next = self.recv_idx.val();
-            self.y_msg_len.d.next = self.msg_len.val();
-            self.y_offset.d.next = self.offset.val();
-            self.y_imm.d.next = self.imm.val();
+            self.y_qhit.d.next = self.d.qhit.val();
+            self.y_is_msg.d.next = self.d.is_msg.val();
+            self.y_version.d.next = self.d.version.val();
+            self.y_opcode.d.next = self.d.opcode.val();
+            self.y_flags.d.next = self.d.flags.val();
+            self.y_dst_qpn.d.next = self.d.dst_qpn.val();
+            self.y_src_port.d.next = self.d.src_port.val();
+            self.y_ce.d.next = self.d.ce.val();
+            self.y_stream.d.next = self.d.stream.val();
+            self.y_path.d.next = self.d.path.val();
+            self.y_conn_psn.d.next = self.d.conn_psn.val();
+            self.y_path_psn.d.next = self.d.path_psn.val();
+            self.y_timestamp.d.next = self.d.timestamp.val();
+            self.y_msn.d.next = self.d.msn.val();
+            self.y_recv_idx.d.next = self.d.recv_idx.val();
+            self.y_msg_len.d.next = self.d.msg_len.val();
+            self.y_offset.d.next = self.d.offset.val();
+            self.y_imm.d.next = self.d.imm.val();
         }
         self.m.qhit.next = self.y_qhit.q.val();
         self.m.is_msg.next = self.y_is_msg.q.val();

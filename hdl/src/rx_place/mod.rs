@@ -153,11 +153,16 @@
 //! ([`PlaceConn`]), the ring and MSN-head RAMs ([`PlaceRings`]), the
 //! outstanding READs ([`PlaceReads`]), the MRs ([`PlaceMr`] over one
 //! [`MrEntry`] each), S1's sums, S2's checks ([`PlaceCheck`]: [`CheckHead`],
-//! [`CheckLen`], [`CheckTail`]), S3's verdict and window, S3's header
-//! fields ([`PlaceHdr`]) and the event ([`PlaceEvent`]), the counters
-//! ([`PlaceCounters`]), the verdict FIFO and the data side; this kernel
-//! keeps S1's and S2's metadata registers and the wiring. Every port is
-//! cycle for cycle what it was before the split. rust-hdl's own simulator runs the
+//! [`CheckLen`], [`CheckTail`]), S3's verdict and window, the header
+//! fields of S1, S2 and S3 ([`PlaceHdr`], three joined in a row) and the
+//! fields only the checks read ([`PlaceStage`], S1 and S2), the event
+//! ([`PlaceEvent`]), the counters ([`PlaceCounters`]), the verdict FIFO
+//! and the data side. Two of them only group others: [`PlaceLookup`] (the
+//! tables, S0's to S2's lookups, sums and checks, the ACK read port) and
+//! [`PlaceBack`] (S3, the event, the counters, both FIFOs and the output
+//! side); this kernel wires them to the ports and the S1 and S2 stages.
+//! Every port is cycle for cycle what it was before the split. rust-hdl's
+//! own simulator runs the
 //! block (`tests.rs`); it is verified under Verilator
 //! (`metaroce-sim-tb`, the `rx_core` bench and the benches above it)
 //! against the engine.
@@ -191,6 +196,7 @@ pub const MSN_STREAMS: usize = 16;
 const _: () = assert!(RQ_SLOTS == 8 && RQ_STREAMS == 4 && READS == 2 && MSN_STREAMS == 16);
 
 mod accept;
+mod back;
 pub mod cfg;
 mod check;
 mod check_head;
@@ -203,12 +209,14 @@ mod event;
 mod globals;
 mod hdr;
 mod links;
+mod lookup;
 mod mr;
 mod mr_entry;
 mod out;
 mod qps;
 mod read;
 mod rings;
+mod stage;
 mod sums;
 #[cfg(test)]
 mod tests;
@@ -216,6 +224,7 @@ mod verdict;
 mod verdicts;
 
 pub use accept::{AccPost, AccPre, ConnAccept};
+pub use back::PlaceBack;
 pub use check::PlaceCheck;
 pub use check_head::CheckHead;
 pub use check_len::CheckLen;
@@ -226,12 +235,14 @@ pub use decide::PlaceDecide;
 pub use event::PlaceEvent;
 pub use globals::PlaceGlobals;
 pub use hdr::PlaceHdr;
+pub use lookup::PlaceLookup;
 pub use mr::PlaceMr;
 pub use mr_entry::MrEntry;
 pub use out::PlaceOut;
 pub use qps::PlaceQps;
 pub use read::PlaceReads;
 pub use rings::PlaceRings;
+pub use stage::PlaceStage;
 pub use sums::PlaceSums;
 pub use verdict::Verdict;
 pub use verdicts::PlaceVerdicts;
@@ -345,102 +356,19 @@ pub struct RxPlace<const W: usize, const B: usize> {
     /// S2: a datagram is here: the tracker reads `trk_rd_addr` and
     /// computes its forwarding for the next cycle only then.
     pub trk_rd_en: Signal<Out, Bit>,
-    // ---- tables (registers; the rings and MSN heads in RAMs), counters ----
-    // The QP entries' firmware-written fields, the global registers.
-    qps: PlaceQps,
-    globals: PlaceGlobals,
-    // The MRs (looked up in S1, checked in S2) and the outstanding READs
-    // (selected in S0, matched in S1).
-    mrs: PlaceMr,
-    reads: PlaceReads,
-    // Receive rings and MSN heads: written by the firmware, read in S0.
-    rings: PlaceRings,
-    counters: PlaceCounters,
-    // ---- S1: the metadata and the QP lookup, registered ----
-    p_valid: DFF<Bit>,
-    p_drop: DFF<Bit>,
-    p_reason: DFF<Bits<3>>,
-    p_len: DFF<Bits<16>>,
-    p_is_msg: DFF<Bit>,
-    p_version: DFF<Bits<8>>,
-    p_opcode: DFF<Bits<8>>,
-    p_flags: DFF<Bits<16>>,
-    p_dst_qpn: DFF<Bits<32>>,
-    p_src_qpn: DFF<Bits<32>>,
-    p_src_ip: DFF<Bits<128>>,
-    p_src_port: DFF<Bits<16>>,
-    p_ce: DFF<Bit>,
-    p_stream: DFF<Bits<16>>,
-    p_path: DFF<Bits<16>>,
-    p_conn_psn: DFF<Bits<32>>,
-    p_path_psn: DFF<Bits<32>>,
-    p_timestamp: DFF<Bits<64>>,
-    p_msn: DFF<Bits<32>>,
-    p_recv_idx: DFF<Bits<32>>,
-    p_msg_len: DFF<Bits<32>>,
-    p_offset: DFF<Bits<32>>,
-    p_remote_va: DFF<Bits<64>>,
-    p_rkey: DFF<Bits<32>>,
-    p_imm: DFF<Bits<32>>,
-    // Payload bytes (length - 68) and offset + payload (33 bits), summed
-    // in S0 for S1's range ends.
-    p_pl: DFF<Bits<16>>,
-    p_end_off: DFF<Bits<33>>,
-    qhit: DFF<Bit>,
-    qi: DFF<Bits<2>>,
-    // ---- S2: the metadata, the ring words and S1's READ and MR lookups,
-    // registered ----
-    x_valid: DFF<Bit>,
-    x_drop: DFF<Bit>,
-    x_reason: DFF<Bits<3>>,
-    x_len: DFF<Bits<16>>,
-    x_is_msg: DFF<Bit>,
-    x_version: DFF<Bits<8>>,
-    x_opcode: DFF<Bits<8>>,
-    x_flags: DFF<Bits<16>>,
-    x_dst_qpn: DFF<Bits<32>>,
-    x_src_qpn: DFF<Bits<32>>,
-    x_src_ip: DFF<Bits<128>>,
-    x_src_port: DFF<Bits<16>>,
-    x_ce: DFF<Bit>,
-    x_stream: DFF<Bits<16>>,
-    x_path: DFF<Bits<16>>,
-    x_conn_psn: DFF<Bits<32>>,
-    x_path_psn: DFF<Bits<32>>,
-    x_timestamp: DFF<Bits<64>>,
-    x_msn: DFF<Bits<32>>,
-    x_recv_idx: DFF<Bits<32>>,
-    x_msg_len: DFF<Bits<32>>,
-    x_offset: DFF<Bits<32>>,
-    x_va_low: DFF<Bits<3>>,
-    x_imm: DFF<Bits<32>>,
-    x_pl: DFF<Bits<16>>,
-    x_end_off: DFF<Bits<33>>,
-    x_qhit: DFF<Bit>,
-    x_qi: DFF<Bits<2>>,
-    x_heads: DFF<Bits<64>>,
-    // S1's sums (the placement address, the MR check's range, the ring's
-    // checks), registered in `sums`.
-    sums: PlaceSums,
-    check: PlaceCheck,
-    // ---- S3: the datagram and its QP entry (its header fields in `hdr`,
-    // S2's checks registered in `check`) ----
-    y_valid: DFF<Bit>,
-    y_qi: DFF<Bits<2>>,
-    // The QPs' connection state and window, loaded in S2 for S3 (the
-    // bypass) and written back after S3.
-    conn: PlaceConn,
-    decide: PlaceDecide,
-    acc: ConnAccept,
-    // The header fields on to S3 and the event.
-    hdr: PlaceHdr,
-    ev: PlaceEvent,
-    // ---- the verdict FIFO and the output side ----
-    verdicts: PlaceVerdicts,
-    out: PlaceOut<W, B>,
-    // S0 locals (the QP lookup, the payload bytes).
-    qhit0: Signal<Local, Bit>,
-    qi0: Signal<Local, Bits<2>>,
+    // ---- S1 and S2: the header fields (`hdr1`, `hdr2`), the fields only
+    // the checks read and the QP entry (`s1`, `s2`), registered ----
+    hdr1: PlaceHdr,
+    s1: PlaceStage,
+    hdr2: PlaceHdr,
+    s2: PlaceStage,
+    // ---- the tables, S0's to S2's lookups, sums and checks ----
+    lookup: PlaceLookup,
+    // ---- S3 and the output side: the verdict, the connection window, the
+    // event, the counters, the verdict and data FIFOs ----
+    back: PlaceBack<W, B>,
+    // S0: the payload bytes (length - 68), summed with the offset for
+    // S1's range ends.
     pl0: Signal<Local, Bits<16>>,
 }
 
@@ -458,381 +386,121 @@ const _: () = assert!(data_fifo_depth(8) <= 1 << DATA_ABITS && VERDICTS == 64);
 impl<const W: usize, const B: usize> Logic for RxPlace<W, B> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(
-            self,
-            clock,
-            p_valid,
-            p_drop,
-            p_reason,
-            p_len,
-            p_is_msg,
-            p_version,
-            p_opcode,
-            p_flags,
-            p_dst_qpn,
-            p_src_qpn,
-            p_src_ip,
-            p_src_port,
-            p_ce,
-            p_stream,
-            p_path,
-            p_conn_psn,
-            p_path_psn,
-            p_timestamp,
-            p_msn,
-            p_recv_idx,
-            p_msg_len,
-            p_offset,
-            p_remote_va,
-            p_rkey,
-            p_imm,
-            p_pl,
-            p_end_off,
-            qhit,
-            qi,
-            x_valid,
-            x_drop,
-            x_reason,
-            x_len,
-            x_is_msg,
-            x_version,
-            x_opcode,
-            x_flags,
-            x_dst_qpn,
-            x_src_qpn,
-            x_src_ip,
-            x_src_port,
-            x_ce,
-            x_stream,
-            x_path,
-            x_conn_psn,
-            x_path_psn,
-            x_timestamp,
-            x_msn,
-            x_recv_idx,
-            x_msg_len,
-            x_offset,
-            x_va_low,
-            x_imm,
-            x_pl,
-            x_end_off,
-            x_qhit,
-            x_qi,
-            x_heads,
-            y_valid,
-            y_qi
-        );
-        self.counters.clock.next = self.clock.val();
-        self.counters.rst.next = self.rst.val();
-        CounterPort::<5>::link(&mut self.cnt, &mut self.counters.cnt);
-        self.out.clock.next = self.clock.val();
-        self.out.rst.next = self.rst.val();
-
-        // Statements are kept in groups that share no local: the table
-        // selections feeding `decide` and `acc` (S3 below) never share one
-        // with the statements that take their results, so Verilator can
-        // order them apart (one group both feeding and reading a
-        // sub-block would be a combinational loop to it).
-
-        // ---- S0: QP lookup, the RAM reads ----
-        self.qps.clock.next = self.clock.val();
-        self.qps.rst.next = self.rst.val();
-        self.qps.cfg.we.next = self.cfg.we.val();
-        self.qps.cfg.addr.next = self.cfg.addr.val();
-        self.qps.cfg.data.next = self.cfg.data.val();
-        self.globals.clock.next = self.clock.val();
-        self.globals.rst.next = self.rst.val();
-        self.globals.cfg.we.next = self.cfg.we.val() & (self.cfg.addr.val().get_bits::<3>(6) == 2);
-        self.globals.cfg.addr.next = self.cfg.addr.val().get_bits::<4>(0);
-        self.globals.cfg.data.next = self.cfg.data.val();
-        self.qps.dst_qpn.next = self.meta_dst_qpn.val();
-        self.qhit0.next = self.qps.hit0.val();
-        self.qi0.next = self.qps.qi0.val();
-        // The ring's control word of (QP, stream), the slot of `recv_idx`
-        // (a stream >= RQ_STREAMS never uses them) and the MSN heads' word.
-        self.rings.clock.next = self.clock.val();
-        self.rings.cfg.we.next = self.cfg.we.val();
-        self.rings.cfg.addr.next = self.cfg.addr.val();
-        self.rings.cfg.data.next = self.cfg.data.val();
-        self.rings.qi0.next = self.qi0.val();
-        self.rings.stream.next = self.meta_stream.val().get_bits::<4>(0);
-        self.rings.slot.next = self.meta_recv_idx.val().get_bits::<3>(0);
+        // ---- S0: the QP lookup and the RAM reads (`lookup`), the
+        // metadata into S1's registers ----
+        self.lookup.clock.next = self.clock.val();
+        self.lookup.rst.next = self.rst.val();
+        CfgIn::<9>::link(&mut self.cfg, &mut self.lookup.cfg);
+        self.lookup.en0.next = self.meta_valid.val();
+        self.lookup.dst_qpn0.next = self.meta_dst_qpn.val();
+        self.lookup.stream0.next = self.meta_stream.val().get_bits::<4>(0);
+        self.lookup.slot0.next = self.meta_recv_idx.val().get_bits::<3>(0);
+        self.lookup.remote_va0.next = self.meta_remote_va.val();
+        self.lookup.rkey0.next = self.meta_rkey.val();
+        self.hdr1.clock.next = self.clock.val();
+        self.hdr1.en.next = self.meta_valid.val();
+        self.hdr1.d.qhit.next = self.lookup.hit0.val();
+        self.hdr1.d.is_msg.next = self.meta_is_msg.val();
+        self.hdr1.d.version.next = self.meta_version.val();
+        self.hdr1.d.opcode.next = self.meta_opcode.val();
+        self.hdr1.d.flags.next = self.meta_flags.val();
+        self.hdr1.d.dst_qpn.next = self.meta_dst_qpn.val();
+        self.hdr1.d.src_port.next = self.meta_src_port.val();
+        self.hdr1.d.ce.next = self.meta_ce.val();
+        self.hdr1.d.stream.next = self.meta_stream.val();
+        self.hdr1.d.path.next = self.meta_path.val();
+        self.hdr1.d.conn_psn.next = self.meta_conn_psn.val();
+        self.hdr1.d.path_psn.next = self.meta_path_psn.val();
+        self.hdr1.d.timestamp.next = self.meta_timestamp.val();
+        self.hdr1.d.msn.next = self.meta_msn.val();
+        self.hdr1.d.recv_idx.next = self.meta_recv_idx.val();
+        self.hdr1.d.msg_len.next = self.meta_msg_len.val();
+        self.hdr1.d.offset.next = self.meta_offset.val();
+        self.hdr1.d.imm.next = self.meta_imm.val();
+        self.s1.clock.next = self.clock.val();
+        self.s1.rst.next = self.rst.val();
+        self.s1.qi.next = self.lookup.qi0.val();
+        self.s1.d.valid.next = self.meta_valid.val();
+        self.s1.d.drop.next = self.meta_drop.val();
+        self.s1.d.reason.next = self.meta_reason.val();
+        self.s1.d.len.next = self.meta_len.val();
+        self.s1.d.src_qpn.next = self.meta_src_qpn.val();
+        self.s1.d.src_ip.next = self.meta_src_ip.val();
+        self.s1.d.va_low.next = self.meta_remote_va.val().get_bits::<3>(0);
         self.pl0.next = self.meta_len.val() - 68;
-        self.p_valid.d.next = self.meta_valid.val() & !self.rst.val();
-        if self.meta_valid.val() {
-            self.p_pl.d.next = self.pl0.val();
-            self.p_end_off.d.next =
-                bit_cast::<33, 32>(self.meta_offset.val()) + bit_cast::<33, 16>(self.pl0.val());
-            self.p_drop.d.next = self.meta_drop.val();
-            self.p_reason.d.next = self.meta_reason.val();
-            self.p_len.d.next = self.meta_len.val();
-            self.p_is_msg.d.next = self.meta_is_msg.val();
-            self.p_version.d.next = self.meta_version.val();
-            self.p_opcode.d.next = self.meta_opcode.val();
-            self.p_flags.d.next = self.meta_flags.val();
-            self.p_dst_qpn.d.next = self.meta_dst_qpn.val();
-            self.p_src_qpn.d.next = self.meta_src_qpn.val();
-            self.p_src_ip.d.next = self.meta_src_ip.val();
-            self.p_src_port.d.next = self.meta_src_port.val();
-            self.p_ce.d.next = self.meta_ce.val();
-            self.p_stream.d.next = self.meta_stream.val();
-            self.p_path.d.next = self.meta_path.val();
-            self.p_conn_psn.d.next = self.meta_conn_psn.val();
-            self.p_path_psn.d.next = self.meta_path_psn.val();
-            self.p_timestamp.d.next = self.meta_timestamp.val();
-            self.p_msn.d.next = self.meta_msn.val();
-            self.p_recv_idx.d.next = self.meta_recv_idx.val();
-            self.p_msg_len.d.next = self.meta_msg_len.val();
-            self.p_offset.d.next = self.meta_offset.val();
-            self.p_remote_va.d.next = self.meta_remote_va.val();
-            self.p_rkey.d.next = self.meta_rkey.val();
-            self.p_imm.d.next = self.meta_imm.val();
-            self.qhit.d.next = self.qhit0.val();
-            self.qi.d.next = self.qi0.val();
-        }
+        self.s1.d.pl.next = self.pl0.val();
+        self.s1.d.end_off.next =
+            bit_cast::<33, 32>(self.meta_offset.val()) + bit_cast::<33, 16>(self.pl0.val());
 
-        // ---- S1: the READ match and the MR key lookup (`reads`, `mrs`:
-        // written through with this cycle's table write), the sums ----
-        self.reads.clock.next = self.clock.val();
-        self.reads.rst.next = self.rst.val();
-        self.reads.cfg.we.next = self.cfg.we.val();
-        self.reads.cfg.addr.next = self.cfg.addr.val();
-        self.reads.cfg.data.next = self.cfg.data.val();
-        self.reads.en0.next = self.meta_valid.val();
-        self.reads.qi0.next = self.qi0.val();
-        self.reads.en1.next = self.p_valid.q.val();
-        self.reads.qi.next = self.qi.q.val();
-        self.reads.stream.next = self.p_stream.q.val();
-        self.reads.msn.next = self.p_msn.q.val();
-        self.reads.opcode.next = self.p_opcode.q.val();
-        self.mrs.clock.next = self.clock.val();
-        self.mrs.rst.next = self.rst.val();
-        self.mrs.cfg.we.next = self.cfg.we.val();
-        self.mrs.cfg.addr.next = self.cfg.addr.val();
-        self.mrs.cfg.data.next = self.cfg.data.val();
-        self.mrs.en.next = self.p_valid.q.val();
-        self.mrs.opcode.next = self.p_opcode.q.val();
-        self.mrs.rd1.next = self.reads.rd1.val();
-        self.mrs.rkey.next = self.p_rkey.q.val();
-        self.mrs.recv_lkey.next = self.rings.sge_ll.val().get_bits::<32>(32);
-        self.mrs.lkey0.next = self.reads.lkey0.val();
-        self.mrs.lkey1.next = self.reads.lkey1.val();
-        self.x_valid.d.next = self.p_valid.q.val() & !self.rst.val();
-        if self.p_valid.q.val() {
-            // The MSN heads' word and the metadata, on to S2.
-            self.x_heads.d.next = self.rings.heads.val();
-            self.x_drop.d.next = self.p_drop.q.val();
-            self.x_reason.d.next = self.p_reason.q.val();
-            self.x_len.d.next = self.p_len.q.val();
-            self.x_is_msg.d.next = self.p_is_msg.q.val();
-            self.x_version.d.next = self.p_version.q.val();
-            self.x_opcode.d.next = self.p_opcode.q.val();
-            self.x_flags.d.next = self.p_flags.q.val();
-            self.x_dst_qpn.d.next = self.p_dst_qpn.q.val();
-            self.x_src_qpn.d.next = self.p_src_qpn.q.val();
-            self.x_src_ip.d.next = self.p_src_ip.q.val();
-            self.x_src_port.d.next = self.p_src_port.q.val();
-            self.x_ce.d.next = self.p_ce.q.val();
-            self.x_stream.d.next = self.p_stream.q.val();
-            self.x_path.d.next = self.p_path.q.val();
-            self.x_conn_psn.d.next = self.p_conn_psn.q.val();
-            self.x_path_psn.d.next = self.p_path_psn.q.val();
-            self.x_timestamp.d.next = self.p_timestamp.q.val();
-            self.x_msn.d.next = self.p_msn.q.val();
-            self.x_recv_idx.d.next = self.p_recv_idx.q.val();
-            self.x_msg_len.d.next = self.p_msg_len.q.val();
-            self.x_offset.d.next = self.p_offset.q.val();
-            self.x_va_low.d.next = self.p_remote_va.q.val().get_bits::<3>(0);
-            self.x_imm.d.next = self.p_imm.q.val();
-            self.x_pl.d.next = self.p_pl.q.val();
-            self.x_end_off.d.next = self.p_end_off.q.val();
-            self.x_qhit.d.next = self.qhit.q.val();
-            self.x_qi.d.next = self.qi.q.val();
-        }
-
-        // S1's sums (the local address per SGE beside the READ match, the
-        // MR check's range, the ring's checks), registered in `sums`.
-        self.sums.clock.next = self.clock.val();
-        self.sums.en.next = self.p_valid.q.val();
-        self.sums.opcode.next = self.p_opcode.q.val();
-        self.sums.rd1.next = self.reads.rd1.val();
-        self.sums.offset.next = self.p_offset.q.val();
-        self.sums.pl.next = self.p_pl.q.val();
-        self.sums.end_off.next = self.p_end_off.q.val();
-        self.sums.msg_len.next = self.p_msg_len.q.val();
-        self.sums.recv_idx.next = self.p_recv_idx.q.val();
-        self.sums.remote_va.next = self.p_remote_va.q.val();
-        self.sums.rq_ctl.next = self.rings.ctl.val();
-        self.sums.rq_addr.next = self.rings.sge_addr.val();
-        self.sums.rq_len.next = self.rings.sge_ll.val().get_bits::<32>(0);
-        self.sums.rd0_addr.next = self.reads.addr0.val();
-        self.sums.rd1_addr.next = self.reads.addr1.val();
+        // ---- S1: the READ match, the MR key lookup and the sums; the
+        // metadata on to S2 ----
+        self.lookup.en1.next = self.s1.m.valid.val();
+        self.lookup.qi1.next = self.s1.m_qi.val();
+        self.lookup.opcode1.next = self.hdr1.m.opcode.val();
+        self.lookup.stream1.next = self.hdr1.m.stream.val();
+        self.lookup.msn1.next = self.hdr1.m.msn.val();
+        self.lookup.offset1.next = self.hdr1.m.offset.val();
+        self.lookup.msg_len1.next = self.hdr1.m.msg_len.val();
+        self.lookup.recv_idx1.next = self.hdr1.m.recv_idx.val();
+        self.lookup.pl1.next = self.s1.m.pl.val();
+        self.lookup.end_off1.next = self.s1.m.end_off.val();
+        self.hdr2.clock.next = self.clock.val();
+        self.hdr2.en.next = self.s1.m.valid.val();
+        links::HdrOut::join(&mut self.hdr1.m, &mut self.hdr2.d);
+        self.s2.clock.next = self.clock.val();
+        self.s2.rst.next = self.rst.val();
+        self.s2.qi.next = self.s1.m_qi.val();
+        links::MetaOut::join(&mut self.s1.m, &mut self.s2.d);
 
         // ---- S2: the tracker's read, the state-free checks (registered in
-        // `check`), the metadata on to S3 ----
-        self.trk_rd_addr.next = (bit_cast::<8, 2>(self.x_qi.q.val()) << 6)
-            | bit_cast::<8, 6>(self.x_path.q.val().get_bits::<6>(0));
-        self.trk_rd_en.next = self.x_valid.q.val();
-        self.check.clock.next = self.clock.val();
-        self.check.en.next = self.x_valid.q.val();
-        self.check.drop.next = self.x_drop.q.val();
-        self.check.reason.next = self.x_reason.q.val();
-        self.check.len.next = self.x_len.q.val();
-        self.check.pl.next = self.x_pl.q.val();
-        self.check.end_off.next = self.x_end_off.q.val();
-        self.check.opcode.next = self.x_opcode.q.val();
-        self.check.src_qpn.next = self.x_src_qpn.q.val();
-        self.check.src_ip.next = self.x_src_ip.q.val();
-        self.check.stream.next = self.x_stream.q.val();
-        self.check.path.next = self.x_path.q.val();
-        self.check.msn.next = self.x_msn.q.val();
-        self.check.msg_len.next = self.x_msg_len.q.val();
-        self.check.offset.next = self.x_offset.q.val();
-        self.check.va_low.next = self.x_va_low.q.val();
-        self.check.is_msg.next = self.x_is_msg.q.val();
-        self.check.qhit.next = self.x_qhit.q.val();
-        self.check.mtu.next = self.globals.mtu.val();
-        self.check.rq_hit.next = self.sums.rq_hit.val();
-        self.check.rq_long.next = self.sums.rq_long.val();
-        self.check.dest_s1.next = self.sums.dest.val();
-        self.check.heads.next = self.x_heads.q.val();
-        self.check.rdhit.next = self.reads.hit.val();
-        self.check.rd_len.next = self.reads.len.val();
-        // The MR check's parts, the MR chosen in S1 (`mrs`).
-        self.mrs.en2.next = self.x_valid.q.val();
-        self.mrs.maddr.next = self.sums.maddr.val();
-        self.mrs.wend.next = self.sums.wend.val();
-        self.check.mhit.next = self.mrs.hit.val();
-        self.check.m_access.next = self.mrs.access.val();
-        self.check.m_pd_ok.next = self.mrs.pd_ok.val();
-        self.check.m_in_range.next = self.mrs.in_range.val();
-        // The QP entry's fields that only the firmware writes.
-        self.qps.en2.next = self.x_valid.q.val();
-        self.qps.qi2.next = self.x_qi.q.val();
-        self.check.q_peer.next = self.qps.peer.val();
-        self.check.q_peer_ip.next = self.qps.peer_ip.val();
-        self.mrs.q_pd.next = self.qps.pd.val();
-        self.check.q_streams.next = self.qps.streams.val();
-        self.y_valid.d.next = self.x_valid.q.val() & !self.rst.val();
-        if self.x_valid.q.val() {
-            self.y_qi.d.next = self.x_qi.q.val();
-        }
-        self.ev.clock.next = self.clock.val();
-        self.ev.rst.next = self.rst.val();
-        self.hdr.clock.next = self.clock.val();
-        self.hdr.en.next = self.x_valid.q.val();
-        self.hdr.qhit.next = self.x_qhit.q.val();
-        self.hdr.is_msg.next = self.x_is_msg.q.val();
-        self.hdr.version.next = self.x_version.q.val();
-        self.hdr.opcode.next = self.x_opcode.q.val();
-        self.hdr.flags.next = self.x_flags.q.val();
-        self.hdr.dst_qpn.next = self.x_dst_qpn.q.val();
-        self.hdr.src_port.next = self.x_src_port.q.val();
-        self.hdr.ce.next = self.x_ce.q.val();
-        self.hdr.stream.next = self.x_stream.q.val();
-        self.hdr.path.next = self.x_path.q.val();
-        self.hdr.conn_psn.next = self.x_conn_psn.q.val();
-        self.hdr.path_psn.next = self.x_path_psn.q.val();
-        self.hdr.timestamp.next = self.x_timestamp.q.val();
-        self.hdr.msn.next = self.x_msn.q.val();
-        self.hdr.recv_idx.next = self.x_recv_idx.q.val();
-        self.hdr.msg_len.next = self.x_msg_len.q.val();
-        self.hdr.offset.next = self.x_offset.q.val();
-        self.hdr.imm.next = self.x_imm.q.val();
+        // `lookup`) ----
+        self.trk_rd_addr.next = (bit_cast::<8, 2>(self.s2.m_qi.val()) << 6)
+            | bit_cast::<8, 6>(self.hdr2.m.path.val().get_bits::<6>(0));
+        self.trk_rd_en.next = self.s2.m.valid.val();
+        links::MetaOut::join(&mut self.s2.m, &mut self.lookup.m2);
+        self.lookup.qi2.next = self.s2.m_qi.val();
+        self.lookup.qhit2.next = self.hdr2.m.qhit.val();
+        self.lookup.is_msg2.next = self.hdr2.m.is_msg.val();
+        self.lookup.opcode2.next = self.hdr2.m.opcode.val();
+        self.lookup.stream2.next = self.hdr2.m.stream.val();
+        self.lookup.path2.next = self.hdr2.m.path.val();
+        self.lookup.msn2.next = self.hdr2.m.msn.val();
+        self.lookup.msg_len2.next = self.hdr2.m.msg_len.val();
+        self.lookup.offset2.next = self.hdr2.m.offset.val();
 
-        // ---- S3: the connection state (only with a datagram in S3) ----
-        self.decide.en.next = self.y_valid.q.val();
-        self.decide.qhit.next = self.hdr.m.qhit.val();
-        self.decide.head_hit.next = self.check.head_hit.val();
-        self.decide.head.next = self.check.head.val();
-        self.decide.mid_hit.next = self.check.mid_hit.val();
-        self.decide.mid.next = self.check.mid.val();
-        self.decide.probe.next = self.check.probe.val();
-        self.decide.bad_len.next = self.check.bad_len.val();
-        self.decide.resp.next = self.check.resp.val();
-        self.decide.rd_ok.next = self.check.rd_ok.val();
-        self.decide.msn_before.next = self.check.msn_before.val();
-        self.decide.msn_far.next = self.check.msn_far.val();
-        self.decide.tail.next = self.check.tail.val();
-        self.decide.fwmsg.next = self.check.fwmsg.val();
-        self.decide.conn_psn.next = self.hdr.m.conn_psn.val();
-        self.decide.path_psn.next = self.hdr.m.path_psn.val();
-        self.decide.trk_cum.next = self.trk_cum.val();
-        // The QP's state and connection window, loaded in S2 (the bypass
-        // below): no table selection in the verdict's loop.
-        self.decide.q_state.next = self.conn.state.val();
-        self.decide.q_cum.next = self.conn.cum.val();
-        self.decide.q_bm.next = self.conn.bm.val();
-        self.acc.cum.next = self.conn.cum.val();
-        self.acc.bm.next = self.conn.bm.val();
-        self.acc.ge.next = self.conn.ge.val();
-        self.acc.psn.next = self.hdr.m.conn_psn.val().get_bits::<8>(0);
-        self.acc.en.next = self.y_valid.q.val();
-        self.acc.take.next = self.decide.accept.val();
+        // ---- S3 and the output side (`back`) ----
+        self.back.clock.next = self.clock.val();
+        self.back.rst.next = self.rst.val();
+        self.back.cfg.we.next = self.cfg.we.val();
+        self.back.cfg.addr.next = self.cfg.addr.val();
+        self.back.cfg.data.next = self.cfg.data.val().get_bits::<32>(0);
+        self.back.x_valid.next = self.s2.m.valid.val();
+        self.back.x_qi.next = self.s2.m_qi.val();
+        links::HdrOut::join(&mut self.hdr2.m, &mut self.back.s_hdr);
+        links::ChecksOut::join(&mut self.lookup.v, &mut self.back.chk);
+        self.back.plen.next = self.lookup.plen.val();
+        self.back.has_beats.next = self.lookup.has_beats.val();
+        self.back.dest.next = self.lookup.dest.val();
+        self.back.trk_cum.next = self.trk_cum.val();
+        AxisIn::<W, B>::link(&mut self.s_axis, &mut self.back.s_axis);
+        self.can_accept.next = self.back.can_accept.val();
+        DmaWriteOut::<W, B>::link(&mut self.m_dma, &mut self.back.m_dma);
+        VerdictOut::link(&mut self.m_ev, &mut self.back.m_ev);
+        self.m_ev_track.next = self.back.m_ev_track.val();
+        self.m_ev_qhit.next = self.back.m_ev_qhit.val();
+        self.m_ev_conn_cum.next = self.back.m_ev_conn_cum.val();
+        self.m_ev_live.next = self.back.m_ev_live.val();
+        self.m_ev_ce.next = self.back.m_ev_ce.val();
+        CounterPort::<5>::link(&mut self.cnt, &mut self.back.cnt);
 
-        // ---- S3 results: the event, the connection state, the verdict FIFO ----
-        self.counters.valid.next = self.y_valid.q.val();
-        self.counters.code.next = self.decide.code.val();
-        self.verdicts.clock.next = self.clock.val();
-        self.verdicts.rst.next = self.rst.val();
-        self.verdicts.push.next = self.y_valid.q.val();
-        self.verdicts.place.next = self.decide.placed.val();
-        self.verdicts.beats.next = self.check.has_beats.val();
-        self.verdicts.len.next = self.check.plen.val();
-        self.verdicts.addr.next = self.check.dest.val();
-        VerdictOut::link(&mut self.m_ev, &mut self.ev.m_ev);
-        links::HdrOut::join(&mut self.hdr.m, &mut self.ev.s_hdr);
-        self.ev.en3.next = self.y_valid.q.val();
-        self.ev.code.next = self.decide.code.val();
-        self.ev.track.next = self.decide.track.val();
-        self.ev.live.next = self.decide.live.val();
-        self.ev.conn_cum.next = self.acc.new_cum.val();
-        self.ev.plen.next = self.check.plen.val();
-        self.m_ev_track.next = self.ev.m_track.val();
-        self.m_ev_qhit.next = self.ev.m_qhit.val();
-        self.m_ev_conn_cum.next = self.ev.m_conn_cum.val();
-        self.m_ev_live.next = self.ev.m_live.val();
-        self.m_ev_ce.next = self.ev.m_ce.val();
-        // The QP's window and state after the verdict (a response that
-        // fails its lkey check fails its READ and the QP: ERR): written
-        // back, and loaded in S2 for the next datagram of this QP.
-        self.conn.clock.next = self.clock.val();
-        self.conn.cfg.we.next = self.cfg.we.val();
-        self.conn.cfg.addr.next = self.cfg.addr.val();
-        self.conn.cfg.data.next = self.cfg.data.val().get_bits::<32>(0);
-        self.conn.x_valid.next = self.x_valid.q.val();
-        self.conn.x_qi.next = self.x_qi.q.val();
-        self.conn.y_valid.next = self.y_valid.q.val();
-        self.conn.y_qi.next = self.y_qi.q.val();
-        self.conn.fail.next = self.decide.code.val() == 22;
-        self.conn.new_cum.next = self.acc.new_cum.val();
-        self.conn.new_bm.next = self.acc.new_bm.val();
-        self.conn.new_ge.next = self.acc.new_ge.val();
-        // ---- ACK generator's read port ----
-        self.qps.ack_qp.next = self.ack_qp.val();
-        self.ack_qpn.next = self.qps.ack_qpn.val();
-        self.ack_peer_qpn.next = self.qps.ack_peer_qpn.val();
-        self.ack_peer_ip.next = self.qps.ack_peer_ip.val();
-        self.ack_peer_port.next = self.qps.ack_peer_port.val();
-        self.ack_rate.next = self.qps.ack_rate.val();
-        self.ack_credit.next = self.qps.ack_credit.val();
-        self.ack_local_ip.next = self.globals.local_ip.val();
-
-        // ---- output side: the verdict FIFO's head to `out` ----
-        links::HeadOut::join(&mut self.verdicts.head, &mut self.out.v);
-        self.m_dma.addr.next = self.verdicts.head_addr.val();
-        self.m_dma.len.next = self.verdicts.head.len.val();
-        self.out.s_tdata.next = self.s_axis.tdata.val();
-        self.out.s_tkeep.next = self.s_axis.tkeep.val();
-        self.out.s_tvalid.next = self.s_axis.tvalid.val();
-        self.out.s_tlast.next = self.s_axis.tlast.val();
-        self.s_axis.tready.next = self.out.s_tready.val();
-        self.can_accept.next = self.out.room.val() & self.verdicts.room.val();
-        self.out.m_dma_tready.next = self.m_dma.tready.val();
-        self.m_dma.first.next = self.out.m_dma_first.val();
-        self.m_dma.tdata.next = self.out.m_dma_tdata.val();
-        self.m_dma.tkeep.next = self.out.m_dma_tkeep.val();
-        self.m_dma.tvalid.next = self.out.m_dma_tvalid.val();
-        self.m_dma.tlast.next = self.out.m_dma_tlast.val();
+        // ---- the ACK generator's read port ----
+        self.lookup.ack_qp.next = self.ack_qp.val();
+        self.ack_qpn.next = self.lookup.ack_qpn.val();
+        self.ack_peer_qpn.next = self.lookup.ack_peer_qpn.val();
+        self.ack_peer_ip.next = self.lookup.ack_peer_ip.val();
+        self.ack_peer_port.next = self.lookup.ack_peer_port.val();
+        self.ack_rate.next = self.lookup.ack_rate.val();
+        self.ack_credit.next = self.lookup.ack_credit.val();
+        self.ack_local_ip.next = self.lookup.ack_local_ip.val();
     }
 }

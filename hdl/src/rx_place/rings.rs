@@ -14,7 +14,7 @@ use crate::bus::CfgIn;
 ///   slots (`cfg_addr[8]` set, [`cfg::ring`](super::cfg::ring): the SGE's
 ///   address, then its length and lkey), the slot `recv_idx mod 8`;
 /// * per QP, the MSN heads (table 3, words 8..15, two streams a word), the
-///   word of the datagram's stream.
+///   word of the datagram's stream, held a cycle more for S2's checks.
 #[derive(LogicBlock, Default)]
 pub struct PlaceRings {
     /// Clock.
@@ -34,8 +34,11 @@ pub struct PlaceRings {
     pub sge_addr: Signal<Out, Bits<64>>,
     /// S1: the slot's SGE {lkey, length}.
     pub sge_ll: Signal<Out, Bits<64>>,
-    /// S1: the MSN heads' word of the stream pair.
+    /// S1: a datagram is here (hold the MSN heads' word).
+    pub en1: Signal<In, Bit>,
+    /// S2: the MSN heads' word of the stream pair.
     pub heads: Signal<Out, Bits<64>>,
+    x_heads: DFF<Bits<64>>,
     rq_ctl: RAM<Bits<36>, 4>,
     rq_addr: RAM<Bits<64>, 7>,
     rq_ll: RAM<Bits<64>, 7>,
@@ -45,6 +48,7 @@ pub struct PlaceRings {
 impl Logic for PlaceRings {
     #[hdl_gen]
     fn update(&mut self) {
+        dff_setup!(self, clock, x_heads);
         self.rq_ctl.read_clock.next = self.clock.val();
         self.rq_ctl.write_clock.next = self.clock.val();
         self.rq_addr.read_clock.next = self.clock.val();
@@ -68,7 +72,10 @@ impl Logic for PlaceRings {
         self.ctl.next = self.rq_ctl.read_data.val();
         self.sge_addr.next = self.rq_addr.read_data.val();
         self.sge_ll.next = self.rq_ll.read_data.val();
-        self.heads.next = self.msn_heads.read_data.val();
+        if self.en1.val() {
+            self.x_heads.d.next = self.msn_heads.read_data.val();
+        }
+        self.heads.next = self.x_heads.q.val();
         // ---- table writes: table 3 (entry = QP) words 0..RQ_STREAMS the
         // ring control words, words 8..15 the MSN heads; `cfg_addr[8]` the
         // ring slots (`1 << 8 | QP << 6 | stream << 4 | slot << 1 | word`:
