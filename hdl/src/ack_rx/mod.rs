@@ -147,7 +147,7 @@ native_block! {
     state {
         cap: AckRxCap<W, B>,
         map: AckRxMap<SB>,
-        event: AckRxEvent<SB>,
+        decode: AckRxEvent<SB>,
         queue: AckRxQueue<SB>,
         ops: AckRxOps<SB>,
     }
@@ -159,12 +159,12 @@ impl<const W: usize, const B: usize, const SB: usize> Logic for AckRx<W, B, SB> 
     fn update(&mut self) {
         self.cap.clock.next = self.clock.val();
         self.map.clock.next = self.clock.val();
-        self.event.clock.next = self.clock.val();
+        self.decode.clock.next = self.clock.val();
         self.queue.clock.next = self.clock.val();
         self.ops.clock.next = self.clock.val();
         self.cap.rst.next = self.rst.val();
         self.map.rst.next = self.rst.val();
-        self.event.rst.next = self.rst.val();
+        self.decode.rst.next = self.rst.val();
         self.queue.rst.next = self.rst.val();
         self.ops.rst.next = self.rst.val();
         // The tap: the beats to the capture, the events to their decode.
@@ -172,20 +172,20 @@ impl<const W: usize, const B: usize, const SB: usize> Logic for AckRx<W, B, SB> 
         self.cap.tvalid.next = self.s_tap.tvalid.val();
         self.cap.tlast.next = self.s_tap.tlast.val();
         self.cap.ev_valid.next = self.s_tap.ev_valid.val();
-        self.event.ev_valid.next = self.s_tap.ev_valid.val();
-        self.event.ev_code.next = self.s_tap.ev_code.val();
-        self.event.ev_opcode.next = self.s_tap.ev_opcode.val();
-        self.event.ev_dst_qpn.next = self.s_tap.ev_dst_qpn.val();
-        self.event.ev_path.next = self.s_tap.ev_path.val();
-        self.event.ev_path_psn.next = self.s_tap.ev_path_psn.val();
-        self.event.ev_timestamp.next = self.s_tap.ev_timestamp.val();
+        self.decode.ev_valid.next = self.s_tap.ev_valid.val();
+        self.decode.ev_code.next = self.s_tap.ev_code.val();
+        self.decode.ev_opcode.next = self.s_tap.ev_opcode.val();
+        self.decode.ev_dst_qpn.next = self.s_tap.ev_dst_qpn.val();
+        self.decode.ev_path.next = self.s_tap.ev_path.val();
+        self.decode.ev_path_psn.next = self.s_tap.ev_path_psn.val();
+        self.decode.ev_timestamp.next = self.s_tap.ev_timestamp.val();
         CfgIn::<6, 49>::link(&mut self.cfg, &mut self.map.cfg);
         // Capture → event (with the slot map's search) → queue → table
         // operations.
-        links::EntryOut::join(&mut self.cap.m_entry, &mut self.event.s_entry);
-        links::SearchOut::<SB>::join(&mut self.event.m_search, &mut self.map.s_search);
+        links::EntryOut::join(&mut self.cap.m_entry, &mut self.decode.s_entry);
+        links::SearchOut::<SB>::join(&mut self.decode.m_search, &mut self.map.s_search);
         links::RemapOut::join(&mut self.map.m_remap, &mut self.queue.s_remap);
-        links::PushOut::<SB>::join(&mut self.event.m_push, &mut self.queue.s_push);
+        links::PushOut::<SB>::join(&mut self.decode.m_push, &mut self.queue.s_push);
         links::HeadOut::<SB>::join(&mut self.queue.m_head, &mut self.ops.s_head);
         TxCheck::<SB>::link(&mut self.ck, &mut self.queue.ck);
         self.ops.now.next = self.now.val();
@@ -196,9 +196,9 @@ impl<const W: usize, const B: usize, const SB: usize> Logic for AckRx<W, B, SB> 
         AckDoneOut::<SB>::link(&mut self.m_done, &mut self.ops.m_done);
         self.busy.next = self.ops.busy.val();
         self.cnt.applied.next = self.ops.applied.val();
-        self.cnt.unmapped.next = self.event.unmapped.val();
+        self.cnt.unmapped.next = self.decode.unmapped.val();
         self.cnt.overflow.next = self.queue.overflow.val();
-        self.cnt.pair_err.next = self.event.pair_err.val();
+        self.cnt.pair_err.next = self.decode.pair_err.val();
         self.cnt.refused.next = self.queue.refused.val();
     }
 }
