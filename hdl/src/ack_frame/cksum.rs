@@ -68,6 +68,7 @@ impl Logic for AckFrameCksum {
             self, clock, ck_st, a4_reg, a4_cap, a6_src, a6_dst, a6_rest, ck4, ck6
         );
         self.ulen.next = bit_cast::<16, 8>(self.s_gram.n.val()) + 8;
+        self.word.next = 0.into();
         self.sum_src.next = 0.into();
         self.sum_dst.next = 0.into();
         self.s32.next = 0.into();

@@ -5,7 +5,7 @@
 use rust_hdl::prelude::*;
 
 use super::Q_BITS;
-use super::links::{EntryIn, PushOut, SearchOut};
+use super::links::{EntryIn, HitIn, PushOut};
 use crate::AckHigh;
 use crate::helpers::{konst, native_block};
 
@@ -27,18 +27,14 @@ native_block! {
         ev_code: Signal<In, Bits<5>>,
         #[doc = "Its opcode."]
         ev_opcode: Signal<In, Bits<8>>,
-        #[doc = "Its destination QPN."]
-        ev_dst_qpn: Signal<In, Bits<32>>,
-        #[doc = "Its path."]
-        ev_path: Signal<In, Bits<16>>,
         #[doc = "Its path PSN."]
         ev_path_psn: Signal<In, Bits<32>>,
         #[doc = "Its timestamp."]
         ev_timestamp: Signal<In, Bits<64>>,
         #[doc = "Its datagram's entry."]
         s_entry: EntryIn,
-        #[doc = "The slot search."]
-        m_search: SearchOut<SB>,
+        #[doc = "The slot map's answer."]
+        s_hit: HitIn<SB>,
         #[doc = "The ACK to queue."]
         m_push: PushOut<SB>,
         #[doc = "Events whose entry differed (`cnt.pair_err`)."]
@@ -129,12 +125,8 @@ impl<const SB: usize> Logic for AckRxEvent<SB> {
             | (bit_cast::<32, 8>(self.s_entry.data.val().get_bits::<8>(144)) << 8)
             | bit_cast::<32, 8>(self.s_entry.data.val().get_bits::<8>(152));
         self.highest.sack.next = self.s_entry.data.val().get_bits::<256>(160);
-        // The slot search (only an ACK's event searches).
-        self.m_search.en.next = self.e_ack.val();
-        self.m_search.qpn.next = self.ev_dst_qpn.val();
-        self.m_search.path.next = self.ev_path.val();
-        self.m_push.valid.next = self.e_ack.val() & self.e_same.val() & self.m_search.hit.val();
-        self.m_push.slot.next = self.m_search.slot.val();
+        self.m_push.valid.next = self.e_ack.val() & self.e_same.val() & self.s_hit.hit.val();
+        self.m_push.slot.next = self.s_hit.slot.val();
         self.m_push.entry.next = bit_cast::<Q_BITS, 32>(self.e_conn.val())
             | (bit_cast::<Q_BITS, 32>(self.e_cum.val()) << 32)
             | (bit_cast::<Q_BITS, 256>(self.s_entry.data.val().get_bits::<256>(160)) << 64)
@@ -145,7 +137,7 @@ impl<const SB: usize> Logic for AckRxEvent<SB> {
         if self.e_ack.val() {
             if !self.e_same.val() {
                 self.n_pair_err.d.next = self.n_pair_err.q.val() + 1;
-            } else if !self.m_search.hit.val() {
+            } else if !self.s_hit.hit.val() {
                 self.n_unmapped.d.next = self.n_unmapped.q.val() + 1;
             }
         }

@@ -22,23 +22,17 @@ bus_pair! {
 }
 
 bus_pair! {
-    /// An ACK's event asks the slot map for its slot, driven by
-    /// [`super::event::AckRxEvent`].
-    SearchOut = "SearchOut"
-    /// [`SearchOut`] seen from [`super::map::AckRxMap`].
-    / SearchIn = "SearchIn"
+    /// The slot map's answer to an ACK's event, driven by
+    /// [`super::map::AckRxMap`].
+    HitOut = "HitOut"
+    /// [`HitOut`] seen from [`super::event::AckRxEvent`].
+    / HitIn = "HitIn"
     [const SB: usize]
     {
-        /// Search (an ACK's event).
-        en: Out / In, Bit;
-        /// Its destination QPN.
-        qpn: Out / In, Bits<32>;
-        /// Its path.
-        path: Out / In, Bits<16>;
-        /// A valid slot holds (QPN, path).
-        hit: In / Out, Bit;
+        /// A valid slot holds the event's (QPN, path).
+        hit: Out / In, Bit;
         /// The lowest such slot.
-        slot: In / Out, Bits<SB>;
+        slot: Out / In, Bits<SB>;
     }
 }
 
@@ -82,8 +76,6 @@ bus_pair! {
     / HeadIn = "HeadIn"
     [const SB: usize]
     {
-        /// The queue is empty.
-        empty: Out / In, Bit;
         /// The head's slot.
         slot: Out / In, Bits<SB>;
         /// Its `conn_cum`.
@@ -106,8 +98,23 @@ bus_pair! {
         newest: Out / In, Bit;
         /// The head takes its turn now (popped if refused, else its
         /// `rx_count` kept as its slot's newest when it is).
-        start: In / Out, Bit;
-        /// The head's pair is done: popped.
-        done: In / Out, Bit;
+        start: Out / In, Bit;
+    }
+}
+
+bus_pair! {
+    /// Where the table operations are, from their registers, driven by
+    /// [`super::ops::AckRxOps`].
+    TurnOut = "TurnOut"
+    /// [`TurnOut`] seen from [`super::queue::AckRxQueue`].
+    / TurnIn = "TurnIn"
+    []
+    {
+        /// No operation of ours runs.
+        idle: Out / In, Bit;
+        /// The firmware had the last turn.
+        hw_turn: Out / In, Bit;
+        /// Our `Feedback` runs: its result ends the pair.
+        fb: Out / In, Bit;
     }
 }

@@ -4,10 +4,10 @@
 
 use rust_hdl::prelude::*;
 
-use super::links::{RemapOut, SearchIn};
+use super::links::{HitOut, RemapOut};
 use super::slot_regs;
 use crate::bus::CfgIn;
-use crate::helpers::native_block;
+use crate::helpers::{konst, native_block};
 
 native_block! {
     /// The slot map of `2^SB` slots: registers searched by
@@ -23,8 +23,18 @@ native_block! {
         rst: Signal<In, Bit>,
         #[doc = "Slot map writes (entries beyond the slots ignored)."]
         cfg: CfgIn<6, 49>,
-        #[doc = "The search and its answer."]
-        s_search: SearchIn<SB>,
+        #[doc = "Verdict event pulse."]
+        ev_valid: Signal<In, Bit>,
+        #[doc = "Its verdict code."]
+        ev_code: Signal<In, Bits<5>>,
+        #[doc = "Its opcode."]
+        ev_opcode: Signal<In, Bits<8>>,
+        #[doc = "Its destination QPN."]
+        ev_dst_qpn: Signal<In, Bits<32>>,
+        #[doc = "Its path."]
+        ev_path: Signal<In, Bits<16>>,
+        #[doc = "The slot holding the event's (QPN, path)."]
+        m_hit: HitOut<SB>,
         #[doc = "The registered write: its slot is a new path."]
         m_remap: RemapOut,
     }
@@ -40,7 +50,10 @@ native_block! {
         hit: Signal<Local, Bit>,
         hit_slot: Signal<Local, Bits<SB>>,
     }
-    consts {}
+    consts {
+        k_firmware: Constant<Bits<5>> = konst(crate::rx_place::Verdict::Firmware as usize),
+        k_op_ack: Constant<Bits<8>> = konst(metaroce_proto::Opcode::Ack as usize),
+    }
 }
 
 impl<const SB: usize> AckRxMap<SB> {
@@ -76,20 +89,25 @@ impl<const SB: usize> Logic for AckRxMap<SB> {
         self.m_remap.addr.next = self.map_addr.q.val();
         self.hit.next = false;
         self.hit_slot.next = 0.into();
-        if self.s_search.en.val() {
+        // Its inputs are the tap's ports alone, so no path runs from the
+        // decode through the search and back.
+        if self.ev_valid.val()
+            & (self.ev_code.val() == self.k_firmware.val())
+            & (self.ev_opcode.val() == self.k_op_ack.val())
+        {
             for i in 0..Self::N {
                 if !self.hit.val()
                     & self.map_valid[i].q.val()
-                    & (self.map_qpn[i].q.val() == self.s_search.qpn.val())
-                    & (self.map_path[i].q.val() == self.s_search.path.val())
+                    & (self.map_qpn[i].q.val() == self.ev_dst_qpn.val())
+                    & (self.map_path[i].q.val() == self.ev_path.val())
                 {
                     self.hit.next = true;
                     self.hit_slot.next = i.to_bits::<SB>();
                 }
             }
         }
-        self.s_search.hit.next = self.hit.val();
-        self.s_search.slot.next = self.hit_slot.val();
+        self.m_hit.hit.next = self.hit.val();
+        self.m_hit.slot.next = self.hit_slot.val();
         if self.rst.val() {
             for i in 0..Self::N {
                 self.map_valid[i].d.next = false;

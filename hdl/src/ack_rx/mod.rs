@@ -167,7 +167,8 @@ impl<const W: usize, const B: usize, const SB: usize> Logic for AckRx<W, B, SB> 
         self.decode.rst.next = self.rst.val();
         self.queue.rst.next = self.rst.val();
         self.ops.rst.next = self.rst.val();
-        // The tap: the beats to the capture, the events to their decode.
+        // The tap: the beats to the capture, the events to their decode
+        // and the slot map's search.
         self.cap.tdata.next = self.s_tap.tdata.val();
         self.cap.tvalid.next = self.s_tap.tvalid.val();
         self.cap.tlast.next = self.s_tap.tlast.val();
@@ -175,18 +176,25 @@ impl<const W: usize, const B: usize, const SB: usize> Logic for AckRx<W, B, SB> 
         self.decode.ev_valid.next = self.s_tap.ev_valid.val();
         self.decode.ev_code.next = self.s_tap.ev_code.val();
         self.decode.ev_opcode.next = self.s_tap.ev_opcode.val();
-        self.decode.ev_dst_qpn.next = self.s_tap.ev_dst_qpn.val();
-        self.decode.ev_path.next = self.s_tap.ev_path.val();
+        self.map.ev_valid.next = self.s_tap.ev_valid.val();
+        self.map.ev_code.next = self.s_tap.ev_code.val();
+        self.map.ev_opcode.next = self.s_tap.ev_opcode.val();
+        self.map.ev_dst_qpn.next = self.s_tap.ev_dst_qpn.val();
+        self.map.ev_path.next = self.s_tap.ev_path.val();
         self.decode.ev_path_psn.next = self.s_tap.ev_path_psn.val();
         self.decode.ev_timestamp.next = self.s_tap.ev_timestamp.val();
         CfgIn::<6, 49>::link(&mut self.cfg, &mut self.map.cfg);
-        // Capture → event (with the slot map's search) → queue → table
-        // operations.
+        // Capture → event (with the slot map's answer) → queue → table
+        // operations; the queue's turn from the operations' registers.
         links::EntryOut::join(&mut self.cap.m_entry, &mut self.decode.s_entry);
-        links::SearchOut::<SB>::join(&mut self.decode.m_search, &mut self.map.s_search);
+        links::HitOut::<SB>::join(&mut self.map.m_hit, &mut self.decode.s_hit);
         links::RemapOut::join(&mut self.map.m_remap, &mut self.queue.s_remap);
         links::PushOut::<SB>::join(&mut self.decode.m_push, &mut self.queue.s_push);
         links::HeadOut::<SB>::join(&mut self.queue.m_head, &mut self.ops.s_head);
+        links::TurnOut::join(&mut self.ops.m_turn, &mut self.queue.s_turn);
+        self.queue.op_valid.next = self.s_op.valid.val();
+        self.queue.op_ready.next = self.m_op.ready.val();
+        self.queue.res_valid.next = self.s_res.valid.val();
         TxCheck::<SB>::link(&mut self.ck, &mut self.queue.ck);
         self.ops.now.next = self.now.val();
         TxOpIn::<SB>::link(&mut self.s_op, &mut self.ops.s_op);

@@ -4,7 +4,7 @@
 
 use rust_hdl::prelude::*;
 
-use super::links::HeadIn;
+use super::links::{HeadIn, TurnOut};
 use crate::bus::{AckDoneOut, TxOpIn, TxOpOut, TxResIn, TxResOut};
 use crate::helpers::{konst, native_block};
 
@@ -24,8 +24,10 @@ native_block! {
         clock: Signal<In, Clock>,
         #[doc = "Synchronous reset: idle, clears the counter."]
         rst: Signal<In, Bit>,
-        #[doc = "The queue's head, checked; its turn and its pop."]
+        #[doc = "The queue's head, checked; its turn."]
         s_head: HeadIn<SB>,
+        #[doc = "Where the operations are, for the queue's turn."]
+        m_turn: TurnOut,
         #[doc = "Time in ns (RTT samples)."]
         now: Signal<In, Bits<64>>,
         #[doc = "The firmware's table operations."]
@@ -82,17 +84,15 @@ impl<const SB: usize> Logic for AckRxOps<SB> {
             done_pkts, done_bytes, done_conn, n_applied
         );
         self.done_valid.d.next = false;
-        // An ACK starts when the table is idle and it is our turn (or the
-        // firmware wants nothing); its Feedback follows in the Ack's
-        // result cycle.
-        self.start.next = (self.hs.q.val() == 0)
-            & !self.s_head.empty.val()
-            & self.m_op.ready.val()
-            & (!self.s_op.valid.val() | self.turn_hw.q.val());
+        // An ACK starts at the queue's turn; its Feedback follows in the
+        // Ack's result cycle.
+        self.m_turn.idle.next = self.hs.q.val() == 0;
+        self.m_turn.hw_turn.next = self.turn_hw.q.val();
+        self.m_turn.fb.next = self.hs.q.val() == 2;
+        self.start.next = self.s_head.start.val();
         self.fb_now.next = (self.hs.q.val() == 1) & self.s_res.valid.val();
         self.sel.next = self.start.val() | (self.hs.q.val() != 0);
         self.busy.next = self.hs.q.val() != 0;
-        self.s_head.start.next = self.start.val();
         // The table's operation port: the firmware's, or ours (`Ack`,
         // `Feedback`: the operands below) while we hold it.
         self.m_op.valid.next = self.s_op.valid.val();
@@ -163,7 +163,6 @@ impl<const SB: usize> Logic for AckRxOps<SB> {
             self.hs.d.next = 2.into();
         }
         self.fin.next = (self.hs.q.val() == 2) & self.s_res.valid.val();
-        self.s_head.done.next = self.fin.val();
         if self.fin.val() {
             self.done_valid.d.next = true;
             self.done_slot.d.next = self.s_head.slot.val();

@@ -4,7 +4,7 @@
 
 use rust_hdl::prelude::*;
 
-use super::links::{HeadOut, PushIn, RemapIn};
+use super::links::{HeadOut, PushIn, RemapIn, TurnIn};
 use super::{Q_BITS, slot_regs};
 use crate::bus::TxCheck;
 use crate::helpers::{LutRam, native_block};
@@ -30,8 +30,16 @@ native_block! {
         s_remap: RemapIn,
         #[doc = "The table's check port: the head's slot."]
         ck: TxCheck<SB>,
-        #[doc = "The head, checked; its turn and its pop."]
+        #[doc = "The head, checked; its turn."]
         m_head: HeadOut<SB>,
+        #[doc = "Where the table operations are (registers)."]
+        s_turn: TurnIn,
+        #[doc = "The firmware offers an operation (`s_op.valid`)."]
+        op_valid: Signal<In, Bit>,
+        #[doc = "The table takes an operation (`m_op.ready`)."]
+        op_ready: Signal<In, Bit>,
+        #[doc = "The table shows a result (`s_res.valid`)."]
+        res_valid: Signal<In, Bit>,
         #[doc = "ACKs dropped on a full queue (`cnt.overflow`)."]
         overflow: Signal<Out, Bits<32>>,
         #[doc = "ACKs refused (`cnt.refused`)."]
@@ -53,6 +61,9 @@ native_block! {
         ce_step: Signal<Local, Bits<32>>,
         newest: Signal<Local, Bit>,
         refuse: Signal<Local, Bit>,
+        // The head takes its turn; its pair ends.
+        start: Signal<Local, Bit>,
+        done: Signal<Local, Bit>,
         n_overflow: DFF<Bits<32>>,
         n_refused: DFF<Bits<32>>,
     }
@@ -126,7 +137,6 @@ impl<const SB: usize> Logic for AckRxQueue<SB> {
         {
             self.refuse.next = true;
         }
-        self.m_head.empty.next = self.q_wr.q.val() == self.q_rd.q.val();
         self.m_head.slot.next = self.qs.read_data.val();
         self.ck.slot.next = self.qs.read_data.val();
         self.m_head.last_ce.next = self.ck.last_ce.val();
@@ -138,10 +148,18 @@ impl<const SB: usize> Logic for AckRxQueue<SB> {
         self.m_head.ce.next = self.h_ce.val();
         self.m_head.refuse.next = self.refuse.val();
         self.m_head.newest.next = self.newest.val();
+        // An ACK starts when the table is idle and it is our turn (or the
+        // firmware wants nothing).
+        self.start.next = self.s_turn.idle.val()
+            & (self.q_wr.q.val() != self.q_rd.q.val())
+            & self.op_ready.val()
+            & (!self.op_valid.val() | self.s_turn.hw_turn.val());
+        self.m_head.start.next = self.start.val();
+        self.done.next = self.s_turn.fb.val() & self.res_valid.val();
 
         // ---- its turn: a refused head is popped at once; an applied one
         // when its pair is done, its rx_count kept when it is the newest ----
-        if self.m_head.start.val() {
+        if self.start.val() {
             if self.refuse.val() {
                 self.n_refused.d.next = self.n_refused.q.val() + 1;
                 self.q_rd.d.next = self.q_rd.q.val() + 1;
@@ -153,7 +171,7 @@ impl<const SB: usize> Logic for AckRxQueue<SB> {
                 }
             }
         }
-        if self.m_head.done.val() {
+        if self.done.val() {
             self.q_rd.d.next = self.q_rd.q.val() + 1;
         }
         self.overflow.next = self.n_overflow.q.val();
