@@ -24,13 +24,13 @@ native_block! {
         s_gram: GramIn,
         #[doc = "A whole datagram waits; its payload sum."]
         s_sum: SumIn,
-        #[doc = "Local IPv4 address (IP source)."]
+        #[doc = "The configured local IPv4 address (IPv4 header sum)."]
         reg_local_ip: Signal<In, Bits<32>>,
-        #[doc = "Local IPv6 address (IPv6 source)."]
+        #[doc = "The configured local IPv6 address (pseudo-header sum)."]
         reg_local_ip6: Signal<In, Bits<128>>,
-        #[doc = "IPv4 TTL."]
+        #[doc = "The configured TTL (IPv4 header sum)."]
         reg_ttl: Signal<In, Bits<8>>,
-        #[doc = "DSCP (IPv4 TOS bits 7..2)."]
+        #[doc = "The configured DSCP (IPv4 header sum)."]
         reg_dscp: Signal<In, Bits<6>>,
         #[doc = "The checksums (registers); the frame's load."]
         m_cks: CksOut,

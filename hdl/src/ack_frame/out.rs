@@ -25,17 +25,17 @@ native_block! {
         s_body: BodyIn,
         #[doc = "Its checksums; the load."]
         s_cks: CksIn,
-        #[doc = "Local MAC (Ethernet source)."]
+        #[doc = "The configured local MAC."]
         reg_local_mac: Signal<In, Bits<48>>,
-        #[doc = "Next-hop MAC (Ethernet destination)."]
+        #[doc = "The configured next-hop MAC."]
         reg_peer_mac: Signal<In, Bits<48>>,
-        #[doc = "Local IPv4 address (IP source)."]
+        #[doc = "The configured local IPv4 address."]
         reg_local_ip: Signal<In, Bits<32>>,
-        #[doc = "Local IPv6 address (IPv6 source)."]
+        #[doc = "The configured local IPv6 address."]
         reg_local_ip6: Signal<In, Bits<128>>,
-        #[doc = "IPv4 TTL / IPv6 hop limit."]
+        #[doc = "The configured TTL / hop limit."]
         reg_ttl: Signal<In, Bits<8>>,
-        #[doc = "DSCP (IPv4 TOS / IPv6 traffic class bits 7..2)."]
+        #[doc = "The configured DSCP."]
         reg_dscp: Signal<In, Bits<6>>,
         #[doc = "Frames (packed `tkeep`)."]
         m_axis: AxisOut<W, B>,

@@ -23,15 +23,15 @@ native_block! {
         rst: Signal<In, Bit>,
         #[doc = "Slot map writes (entries beyond the slots ignored)."]
         cfg: CfgIn<6, 49>,
-        #[doc = "Verdict event pulse."]
+        #[doc = "The tap's event pulse: an ACK's searches."]
         ev_valid: Signal<In, Bit>,
-        #[doc = "Its verdict code."]
+        #[doc = "The event's verdict code (an ACK's is 10, handed to the firmware)."]
         ev_code: Signal<In, Bits<5>>,
-        #[doc = "Its opcode."]
+        #[doc = "The event's opcode."]
         ev_opcode: Signal<In, Bits<8>>,
-        #[doc = "Its destination QPN."]
+        #[doc = "The event's destination QPN, searched."]
         ev_dst_qpn: Signal<In, Bits<32>>,
-        #[doc = "Its path."]
+        #[doc = "The event's path, searched."]
         ev_path: Signal<In, Bits<16>>,
         #[doc = "The slot holding the event's (QPN, path)."]
         m_hit: HitOut<SB>,
