@@ -43,13 +43,19 @@
 //! the firmware's congestion controller and connection state).
 //!
 //! # Pipeline
+//! Five parts, one file each, joined by the buses of `links.rs`: the
+//! capture and the pairing FIFO (`cap.rs`), the slot map (`map.rs`), the
+//! event's decode and pairing check (`event.rs`), the queue with its
+//! head's evidence check and the newest `rx_count` per slot
+//! (`queue.rs`), the table operations and the turns (`ops.rs`).
+//!
 //! The tap merges each beat's lanes of bytes 20..95 into a capture
 //! register (constant slices per beat index) and writes the datagram's
 //! entry into the pairing FIFO at its last beat. At its event the entry is
 //! decoded (network order to values) and queued with the highest path PSN
-//! it reports ([`AckHigh`], the TX table's too; computed here so the
+//! it reports ([`AckHigh`](crate::AckHigh), the TX table's too; computed here so the
 //! evidence check at the queue's head only subtracts and compares); the queue and
-//! the pairing FIFO are [`LutRam`]s (asynchronous reads), the slot map and
+//! the pairing FIFO are [`LutRam`](crate::helpers::LutRam)s (asynchronous reads), the slot map and
 //! the newest `rx_count` per slot registers searched by loop-and-compare.
 //! A slot map write is registered first and applies one cycle after
 //! `cfg_we` (so no path runs from `cfg_*` to the table's operation port
@@ -63,11 +69,16 @@
 
 use rust_hdl::prelude::*;
 
-use crate::AckHigh;
 use crate::bus::{
     AckDoneOut, AckRxCntOut, AckTapIn, CfgIn, TxCheck, TxOpIn, TxOpOut, TxResIn, TxResOut,
 };
-use crate::helpers::{LutRam, byte_mask, konst, native_block};
+use crate::helpers::native_block;
+
+use cap::AckRxCap;
+use event::AckRxEvent;
+use map::AckRxMap;
+use ops::AckRxOps;
+use queue::AckRxQueue;
 
 /// First datagram byte kept (the base header's `path_psn`).
 pub const CAP_FIRST: usize = 20;
@@ -75,12 +86,16 @@ pub const CAP_FIRST: usize = 20;
 /// Datagram bytes kept per datagram (through the ACK's `rx_count`).
 pub const CAP_BYTES: usize = 76;
 
+mod cap;
 pub mod cfg;
+mod event;
+mod links;
+mod map;
+mod ops;
+mod queue;
+#[cfg(test)]
+mod tests;
 
-/// Beats of the capture window at the narrowest width (8 bytes).
-const WIN_MAX: usize = (CAP_FIRST + CAP_BYTES - 1) / 8 - CAP_FIRST / 8 + 1;
-/// Bits of the capture register.
-const CAP_BITS: usize = 8 * CAP_BYTES;
 /// Bits of a pairing FIFO entry: capture bytes 0..63 and `rx_count`.
 const PF_BITS: usize = 544;
 /// Bits of an ACK queue entry: `conn_cum`, `path_cum`, SACK, `echo_ts`,
@@ -91,17 +106,6 @@ const Q_BITS: usize = 480;
 /// One register per slot of a map of `2^sb` slots.
 fn slot_regs<T: Synth>(sb: usize) -> Vec<DFF<T>> {
     (0..1 << sb).map(|_| DFF::default()).collect()
-}
-
-/// Beat `t` of the capture window at `b` bytes a beat: the beat's index,
-/// the first of its lanes kept, and the capture bytes it fills
-/// (`n0..=n1`).
-fn window(b: usize, t: usize) -> (usize, usize, usize, usize) {
-    let (first, last) = (CAP_FIRST, CAP_FIRST + CAP_BYTES - 1);
-    let k = first / b + t;
-    let lo = first.max(k * b);
-    let hi = last.min(k * b + b - 1);
-    (k, lo - k * b, lo - first, hi - first)
 }
 
 native_block! {
@@ -141,469 +145,68 @@ native_block! {
         cnt: AckRxCntOut,
     }
     state {
-        // Capture: beat index within the datagram (saturates), bytes
-        // 20..95 of the datagrams so far, with the current beat merged.
-        beat: DFF<Bits<16>>,
-        cap: DFF<Bits<CAP_BITS>>,
-        cap_n: Signal<Local, Bits<CAP_BITS>>,
-        lane: Signal<Local, Bits<W>>,
-        wide: Signal<Local, Bits<CAP_BITS>>,
-        // Pairing FIFO: one entry per datagram, popped by its event.
-        pf: LutRam<PF_BITS, 3>,
-        pf_wr: DFF<Bits<3>>,
-        pf_rd: DFF<Bits<3>>,
-        // The popped entry decoded (values), and the event's checks.
-        octet: Signal<Local, Bits<8>>,
-        e_psn: Signal<Local, Bits<32>>,
-        e_ts: Signal<Local, Bits<64>>,
-        e_conn: Signal<Local, Bits<32>>,
-        e_cum: Signal<Local, Bits<32>>,
-        e_echo: Signal<Local, Bits<64>>,
-        e_ce: Signal<Local, Bits<32>>,
-        e_rx: Signal<Local, Bits<32>>,
-        e_ack: Signal<Local, Bit>,
-        e_same: Signal<Local, Bit>,
-        // The highest path PSN the ACK reports.
-        highest: AckHigh,
-        // A slot map write, registered. The slot map: TX table slot s
-        // holds (QPN, path) when valid; the newest rx_count applied on it.
-        map_we: DFF<Bit>,
-        map_addr: DFF<Bits<6>>,
-        map_word: DFF<Bits<49>>,
-        map_valid: Vec<DFF<Bit>> = slot_regs(SB),
-        map_qpn: Vec<DFF<Bits<32>>> = slot_regs(SB),
-        map_path: Vec<DFF<Bits<16>>> = slot_regs(SB),
-        last_rx: Vec<DFF<Bits<32>>> = slot_regs(SB),
-        hit: Signal<Local, Bit>,
-        hit_slot: Signal<Local, Bits<SB>>,
-        // ACK queue: entries and their slots.
-        q: LutRam<Q_BITS, 4>,
-        qs: LutRam<SB, 4>,
-        q_wr: DFF<Bits<5>>,
-        q_rd: DFF<Bits<5>>,
-        q_empty: Signal<Local, Bit>,
-        q_full: Signal<Local, Bit>,
-        // The queue's head: its fields, the evidence check, the RTT.
-        h_cum: Signal<Local, Bits<32>>,
-        h_echo: Signal<Local, Bits<64>>,
-        h_ce: Signal<Local, Bits<32>>,
-        h_rx: Signal<Local, Bits<32>>,
-        h_last_rx: Signal<Local, Bits<32>>,
-        ahead: Signal<Local, Bits<32>>,
-        rx_step: Signal<Local, Bits<32>>,
-        ce_step: Signal<Local, Bits<32>>,
-        newest: Signal<Local, Bit>,
-        refuse: Signal<Local, Bit>,
-        rtt64: Signal<Local, Bits<64>>,
-        // Table operations: 0 idle, 1 our Ack runs, 2 our Feedback runs;
-        // the firmware had the last turn; the running ACK is its slot's
-        // newest; its slot was quarantined before its Ack; the Ack's result.
-        hs: DFF<Bits<2>>,
-        turn_hw: DFF<Bit>,
-        r_newest: DFF<Bit>,
-        r_quar: DFF<Bit>,
-        r_pkts: DFF<Bits<32>>,
-        r_bytes: DFF<Bits<32>>,
-        start: Signal<Local, Bit>,
-        fb_now: Signal<Local, Bit>,
-        // The table's operation port is ours this cycle.
-        sel: Signal<Local, Bit>,
-        done_valid: DFF<Bit>,
-        done_slot: DFF<Bits<SB>>,
-        done_pkts: DFF<Bits<32>>,
-        done_bytes: DFF<Bits<32>>,
-        done_conn_cum: DFF<Bits<32>>,
-        n_applied: DFF<Bits<32>>,
-        n_unmapped: DFF<Bits<32>>,
-        n_overflow: DFF<Bits<32>>,
-        n_pair_err: DFF<Bits<32>>,
-        n_refused: DFF<Bits<32>>,
+        cap: AckRxCap<W, B>,
+        map: AckRxMap<SB>,
+        decode: AckRxEvent<SB>,
+        queue: AckRxQueue<SB>,
+        ops: AckRxOps<SB>,
     }
-    consts {
-        k_cbeat: [Constant<Bits<16>>; WIN_MAX] = std::array::from_fn(|t| konst(window(B, t).0)),
-        k_rsh: [Constant<Bits<16>>; WIN_MAX] = std::array::from_fn(|t| konst(8 * window(B, t).1)),
-        k_lsh: [Constant<Bits<16>>; WIN_MAX] = std::array::from_fn(|t| konst(8 * window(B, t).2)),
-        k_cmask: [Constant<Bits<CAP_BITS>>; WIN_MAX] = std::array::from_fn(|t| {
-            let (_, _, n0, n1) = window(B, t);
-            byte_mask(n0, n1 + 1)
-        }),
-        k_firmware: Constant<Bits<5>> = konst(crate::rx_place::Verdict::Firmware as usize),
-        k_op_ack: Constant<Bits<8>> = konst(metaroce_proto::Opcode::Ack as usize),
-        k_t_ack: Constant<Bits<3>> = konst(crate::TxOp::Ack as usize),
-        k_t_feedback: Constant<Bits<3>> = konst(crate::TxOp::Feedback as usize),
-        k_rtt_max: Constant<Bits<32>> = konst(u32::MAX as usize),
-    }
-}
-
-impl<const W: usize, const B: usize, const SB: usize> AckRx<W, B, SB> {
-    /// Slots in the map.
-    const N: usize = 1 << SB;
-    /// Beats of the capture window.
-    const WIN: usize = (CAP_FIRST + CAP_BYTES - 1) / B - CAP_FIRST / B + 1;
+    consts {}
 }
 
 impl<const W: usize, const B: usize, const SB: usize> Logic for AckRx<W, B, SB> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(
-            self,
-            clock,
-            beat,
-            cap,
-            pf_wr,
-            pf_rd,
-            map_we,
-            map_addr,
-            map_word,
-            q_wr,
-            q_rd,
-            hs,
-            turn_hw,
-            r_newest,
-            r_quar,
-            r_pkts,
-            r_bytes,
-            done_valid,
-            done_slot,
-            done_pkts,
-            done_bytes,
-            done_conn_cum,
-            n_applied,
-            n_unmapped,
-            n_overflow,
-            n_pair_err,
-            n_refused
-        );
-        for i in 0..Self::N {
-            self.map_valid[i].clock.next = self.clock.val();
-            self.map_valid[i].d.next = self.map_valid[i].q.val();
-            self.map_qpn[i].clock.next = self.clock.val();
-            self.map_qpn[i].d.next = self.map_qpn[i].q.val();
-            self.map_path[i].clock.next = self.clock.val();
-            self.map_path[i].d.next = self.map_path[i].q.val();
-            self.last_rx[i].clock.next = self.clock.val();
-            self.last_rx[i].d.next = self.last_rx[i].q.val();
-        }
-        self.pf.clock.next = self.clock.val();
-        self.q.clock.next = self.clock.val();
-        self.qs.clock.next = self.clock.val();
-        self.done_valid.d.next = false;
-
-        // ---- slot map writes (registered) ----
-        self.map_we.d.next = self.cfg.we.val();
-        self.map_addr.d.next = self.cfg.addr.val();
-        self.map_word.d.next = self.cfg.data.val();
-        if self.map_we.q.val() {
-            for i in 0..Self::N {
-                if self.map_addr.q.val() == i.to_bits::<6>() {
-                    self.map_qpn[i].d.next = self.map_word.q.val().get_bits::<32>(0);
-                    self.map_path[i].d.next = self.map_word.q.val().get_bits::<16>(32);
-                    self.map_valid[i].d.next = self.map_word.q.val().get_bit(48);
-                    // A slot (re)mapped is a new path: no ACK applied on it yet.
-                    self.last_rx[i].d.next = 0.into();
-                }
-            }
-        }
-
-        // ---- capture: datagram bytes 20..95 of every datagram the core
-        // takes; cap byte n = datagram byte 20 + n: path_psn (0..3),
-        // timestamp (4..11), conn_cum (12..15), path_cum (16..19), sack
-        // (20..51), echo_ts (52..59), ce_count (60..63), rate_hint
-        // (64..67), credit (68..71), rx_count (72..75) ----
-        self.cap_n.next = self.cap.q.val();
-        self.lane.next = 0.into();
-        self.wide.next = 0.into();
-        if self.s_tap.tvalid.val() {
-            for t in 0..Self::WIN {
-                if self.beat.q.val() == self.k_cbeat[t].val() {
-                    self.lane.next = self.s_tap.tdata.val() >> self.k_rsh[t].val();
-                    self.wide.next =
-                        bit_cast::<CAP_BITS, W>(self.lane.val()) << self.k_lsh[t].val();
-                    self.cap_n.next = (self.cap_n.val() & !self.k_cmask[t].val())
-                        | (self.wide.val() & self.k_cmask[t].val());
-                }
-            }
-            self.cap.d.next = self.cap_n.val();
-            if self.s_tap.tlast.val() {
-                self.beat.d.next = 0.into();
-                self.pf_wr.d.next = self.pf_wr.q.val() + 1;
-            } else if self.beat.q.val() != 0xFFFF {
-                self.beat.d.next = self.beat.q.val() + 1;
-            }
-        }
-        // Bytes 0..63 and rx_count (rate_hint and credit are the firmware's).
-        self.pf.write_enable.next = self.s_tap.tvalid.val() & self.s_tap.tlast.val();
-        self.pf.write_address.next = self.pf_wr.q.val();
-        self.pf.write_data.next = bit_cast::<PF_BITS, 512>(self.cap_n.val().get_bits::<512>(0))
-            | (bit_cast::<PF_BITS, 32>(self.cap_n.val().get_bits::<32>(576)) << 512);
-        self.pf.read_address.next = self.pf_rd.q.val();
-
-        // ---- the event: its datagram's entry, decoded; the slot search ----
-        self.e_ack.next = self.s_tap.ev_valid.val()
-            & (self.s_tap.ev_code.val() == self.k_firmware.val())
-            & (self.s_tap.ev_opcode.val() == self.k_op_ack.val());
-        self.octet.next = 0.into();
-        self.e_psn.next = 0.into();
-        self.e_ts.next = 0.into();
-        self.e_conn.next = 0.into();
-        self.e_cum.next = 0.into();
-        self.e_echo.next = 0.into();
-        self.e_ce.next = 0.into();
-        self.e_rx.next = 0.into();
-        if self.e_ack.val() {
-            // Big-endian wire bytes (lane order) to values.
-            for j in 0..4 {
-                self.octet.next = self.pf.read_data.val().get_bits::<8>(8 * j);
-                self.e_psn.next = self.e_psn.val()
-                    | (bit_cast::<32, 8>(self.octet.val()) << (24 - 8 * j).to_bits::<16>());
-                self.octet.next = self.pf.read_data.val().get_bits::<8>(96 + 8 * j);
-                self.e_conn.next = self.e_conn.val()
-                    | (bit_cast::<32, 8>(self.octet.val()) << (24 - 8 * j).to_bits::<16>());
-                self.octet.next = self.pf.read_data.val().get_bits::<8>(128 + 8 * j);
-                self.e_cum.next = self.e_cum.val()
-                    | (bit_cast::<32, 8>(self.octet.val()) << (24 - 8 * j).to_bits::<16>());
-                self.octet.next = self.pf.read_data.val().get_bits::<8>(480 + 8 * j);
-                self.e_ce.next = self.e_ce.val()
-                    | (bit_cast::<32, 8>(self.octet.val()) << (24 - 8 * j).to_bits::<16>());
-                self.octet.next = self.pf.read_data.val().get_bits::<8>(512 + 8 * j);
-                self.e_rx.next = self.e_rx.val()
-                    | (bit_cast::<32, 8>(self.octet.val()) << (24 - 8 * j).to_bits::<16>());
-            }
-            for j in 0..8 {
-                self.octet.next = self.pf.read_data.val().get_bits::<8>(32 + 8 * j);
-                self.e_ts.next = self.e_ts.val()
-                    | (bit_cast::<64, 8>(self.octet.val()) << (56 - 8 * j).to_bits::<16>());
-                self.octet.next = self.pf.read_data.val().get_bits::<8>(416 + 8 * j);
-                self.e_echo.next = self.e_echo.val()
-                    | (bit_cast::<64, 8>(self.octet.val()) << (56 - 8 * j).to_bits::<16>());
-            }
-        }
-        // The event is the captured datagram's (the check guards the pairing).
-        self.e_same.next = (self.e_psn.val() == self.s_tap.ev_path_psn.val())
-            & (self.e_ts.val() == self.s_tap.ev_timestamp.val());
-        // The highest path PSN it reports (`AckHigh`; only an ACK's event
-        // computes it). Its inputs come from ports and the pairing FIFO's
-        // read alone, not from the decode above (whose shared `octet`
-        // temporary would tie them to the queue entry that reads the
-        // output: Verilator would see a loop), so Verilator orders them apart.
-        self.highest.en.next = self.s_tap.ev_valid.val()
-            & (self.s_tap.ev_code.val() == self.k_firmware.val())
-            & (self.s_tap.ev_opcode.val() == self.k_op_ack.val());
-        self.highest.cum.next = (bit_cast::<32, 8>(self.pf.read_data.val().get_bits::<8>(128))
-            << 24)
-            | (bit_cast::<32, 8>(self.pf.read_data.val().get_bits::<8>(136)) << 16)
-            | (bit_cast::<32, 8>(self.pf.read_data.val().get_bits::<8>(144)) << 8)
-            | bit_cast::<32, 8>(self.pf.read_data.val().get_bits::<8>(152));
-        self.highest.sack.next = self.pf.read_data.val().get_bits::<256>(160);
-        // Lowest matching slot wins; only an ACK's event searches.
-        self.hit.next = false;
-        self.hit_slot.next = 0.into();
-        if self.e_ack.val() {
-            for i in 0..Self::N {
-                if !self.hit.val()
-                    & self.map_valid[i].q.val()
-                    & (self.map_qpn[i].q.val() == self.s_tap.ev_dst_qpn.val())
-                    & (self.map_path[i].q.val() == self.s_tap.ev_path.val())
-                {
-                    self.hit.next = true;
-                    self.hit_slot.next = i.to_bits::<SB>();
-                }
-            }
-        }
-        self.q_empty.next = self.q_wr.q.val() == self.q_rd.q.val();
-        self.q_full.next = (self.q_wr.q.val() - self.q_rd.q.val()) == 16;
-        self.q.write_address.next = self.q_wr.q.val().get_bits::<4>(0);
-        self.qs.write_address.next = self.q_wr.q.val().get_bits::<4>(0);
-        self.q.write_data.next = bit_cast::<Q_BITS, 32>(self.e_conn.val())
-            | (bit_cast::<Q_BITS, 32>(self.e_cum.val()) << 32)
-            | (bit_cast::<Q_BITS, 256>(self.pf.read_data.val().get_bits::<256>(160)) << 64)
-            | (bit_cast::<Q_BITS, 64>(self.e_echo.val()) << 320)
-            | (bit_cast::<Q_BITS, 32>(self.e_ce.val()) << 384)
-            | (bit_cast::<Q_BITS, 32>(self.e_rx.val()) << 416)
-            | (bit_cast::<Q_BITS, 32>(self.highest.high.val()) << 448);
-        self.qs.write_data.next = self.hit_slot.val();
-        self.q.write_enable.next = false;
-        self.qs.write_enable.next = false;
-        if self.s_tap.ev_valid.val() {
-            self.pf_rd.d.next = self.pf_rd.q.val() + 1;
-            if self.e_ack.val() {
-                if !self.e_same.val() {
-                    self.n_pair_err.d.next = self.n_pair_err.q.val() + 1;
-                } else if !self.hit.val() {
-                    self.n_unmapped.d.next = self.n_unmapped.q.val() + 1;
-                } else if self.q_full.val() {
-                    self.n_overflow.d.next = self.n_overflow.q.val() + 1;
-                } else {
-                    self.q.write_enable.next = true;
-                    self.qs.write_enable.next = true;
-                    self.q_wr.d.next = self.q_wr.q.val() + 1;
-                }
-            }
-        }
-
-        // ---- the queue's head: evidence check (spec §5.5 step 0,
-        // `PathView::ack_evidence`) against its slot in the table (check
-        // port) and the newest rx_count applied on the slot ----
-        self.q.read_address.next = self.q_rd.q.val().get_bits::<4>(0);
-        self.qs.read_address.next = self.q_rd.q.val().get_bits::<4>(0);
-        self.h_cum.next = self.q.read_data.val().get_bits::<32>(32);
-        self.h_echo.next = self.q.read_data.val().get_bits::<64>(320);
-        self.h_ce.next = self.q.read_data.val().get_bits::<32>(384);
-        self.h_rx.next = self.q.read_data.val().get_bits::<32>(416);
-        self.h_last_rx.next = 0.into();
-        for i in 0..Self::N {
-            if self.qs.read_data.val() == i.to_bits::<SB>() {
-                self.h_last_rx.next = self.last_rx[i].q.val();
-            }
-        }
-        // The highest path PSN reported was never sent.
-        self.ahead.next = self.q.read_data.val().get_bits::<32>(448) - self.ck.una.val();
-        self.refuse.next = !self.ahead.val().get_bit(31)
-            & (self.ahead.val() >= (self.ck.next_psn.val() - self.ck.una.val()));
-        // As the newest, more new CE marks than new packets.
-        self.rx_step.next = self.h_rx.val() - self.h_last_rx.val();
-        self.newest.next = !self.rx_step.val().get_bit(31);
-        self.ce_step.next = self.h_ce.val() - self.ck.last_ce.val();
-        if self.newest.val()
-            & !self.ce_step.val().get_bit(31)
-            & (self.ce_step.val() > self.rx_step.val())
-        {
-            self.refuse.next = true;
-        }
-
-        // ---- table operations and the turns with the firmware: an ACK
-        // starts when the table is idle and it is our turn (or the
-        // firmware wants nothing); its Feedback follows in the Ack's
-        // result cycle, so the pair is atomic. A refused ACK takes its
-        // turn (one cycle) but no table operation. ----
-        self.start.next = (self.hs.q.val() == 0)
-            & !self.q_empty.val()
-            & self.m_op.ready.val()
-            & (!self.s_op.valid.val() | self.turn_hw.q.val());
-        self.fb_now.next = (self.hs.q.val() == 1) & self.s_res.valid.val();
-        self.sel.next = self.start.val() | (self.hs.q.val() != 0);
-        self.busy.next = self.hs.q.val() != 0;
-        // The table's operation port: the firmware's, or ours (`Ack`,
-        // `Feedback`: the operands below) while we hold it; the firmware
-        // sees `ready` low then, and no result of ours.
-        self.m_op.valid.next = self.s_op.valid.val();
-        self.m_op.code.next = self.s_op.code.val();
-        self.m_op.slot.next = self.s_op.slot.val();
-        self.m_op.psn.next = self.s_op.psn.val();
-        self.m_op.len.next = self.s_op.len.val();
-        self.m_op.probe.next = self.s_op.probe.val();
-        self.m_op.retx.next = self.s_op.retx.val();
-        self.m_op.sack.next = self.s_op.sack.val();
-        self.m_op.rtt_valid.next = self.s_op.rtt_valid.val();
-        self.m_op.rtt.next = self.s_op.rtt.val();
-        self.m_op.ce_count.next = self.s_op.ce_count.val();
-        self.m_op.acked.next = self.s_op.acked.val();
-        self.m_op.value.next = self.s_op.value.val();
-        self.s_op.ready.next = self.m_op.ready.val() & !self.sel.val();
-        self.m_res.valid.next = self.s_res.valid.val() & !self.busy.val();
-        self.m_res.ok.next = self.s_res.ok.val();
-        self.m_res.psn.next = self.s_res.psn.val();
-        self.m_res.pkts.next = self.s_res.pkts.val();
-        self.m_res.bytes.next = self.s_res.bytes.val();
-        self.rtt64.next = self.now.val() - self.h_echo.val();
-        if self.sel.val() {
-            self.m_op.valid.next = (self.start.val() & !self.refuse.val()) | self.fb_now.val();
-            self.m_op.code.next = self.k_t_feedback.val();
-            if self.hs.q.val() == 0 {
-                self.m_op.code.next = self.k_t_ack.val();
-            }
-            self.m_op.slot.next = self.qs.read_data.val();
-            self.m_op.psn.next = self.h_cum.val();
-            self.m_op.sack.next = self.q.read_data.val().get_bits::<256>(64);
-            // RTT as the engine's `Tx::on_ack`: now - echo_ts when echo_ts
-            // > 0 and not in the future, 32 bits saturated, only when the
-            // Ack acknowledged a data packet or ended the quarantine (its
-            // PROBE; the table shows the new quarantine bit in the Ack's
-            // result cycle).
-            self.m_op.rtt_valid.next = (self.h_echo.val() != 0)
-                & (self.now.val() >= self.h_echo.val())
-                & ((self.s_res.pkts.val() != 0)
-                    | (self.r_quar.q.val() & !self.ck.quarantined.val()));
-            self.m_op.rtt.next = self.rtt64.val().get_bits::<32>(0);
-            if self.rtt64.val().get_bits::<32>(32) != 0 {
-                self.m_op.rtt.next = self.k_rtt_max.val();
-            }
-            // An ACK that is not the newest brings no CE marks: the last count.
-            self.m_op.ce_count.next = self.ck.last_ce.val();
-            if self.r_newest.q.val() {
-                self.m_op.ce_count.next = self.h_ce.val();
-            }
-            self.m_op.acked.next = self.s_res.pkts.val();
-        }
-        self.ck.slot.next = self.qs.read_data.val();
-
-        if !self.sel.val() & self.s_op.valid.val() & self.m_op.ready.val() {
-            self.turn_hw.d.next = true;
-        }
-        if self.start.val() {
-            self.turn_hw.d.next = false;
-            self.r_newest.d.next = self.newest.val();
-            self.r_quar.d.next = self.ck.quarantined.val();
-            if self.refuse.val() {
-                self.n_refused.d.next = self.n_refused.q.val() + 1;
-                self.q_rd.d.next = self.q_rd.q.val() + 1;
-            } else {
-                if self.newest.val() {
-                    for i in 0..Self::N {
-                        if self.qs.read_data.val() == i.to_bits::<SB>() {
-                            self.last_rx[i].d.next = self.h_rx.val();
-                        }
-                    }
-                }
-                self.hs.d.next = 1.into();
-            }
-        }
-        if self.fb_now.val() {
-            self.r_pkts.d.next = self.s_res.pkts.val();
-            self.r_bytes.d.next = self.s_res.bytes.val();
-            self.hs.d.next = 2.into();
-        }
-        if (self.hs.q.val() == 2) & self.s_res.valid.val() {
-            self.done_valid.d.next = true;
-            self.done_slot.d.next = self.qs.read_data.val();
-            self.done_pkts.d.next = self.r_pkts.q.val();
-            self.done_bytes.d.next = self.r_bytes.q.val();
-            self.done_conn_cum.d.next = self.q.read_data.val().get_bits::<32>(0);
-            self.n_applied.d.next = self.n_applied.q.val() + 1;
-            self.q_rd.d.next = self.q_rd.q.val() + 1;
-            self.hs.d.next = 0.into();
-        }
-        self.m_done.valid.next = self.done_valid.q.val();
-        self.m_done.slot.next = self.done_slot.q.val();
-        self.m_done.pkts.next = self.done_pkts.q.val();
-        self.m_done.bytes.next = self.done_bytes.q.val();
-        self.m_done.conn_cum.next = self.done_conn_cum.q.val();
-        self.cnt.applied.next = self.n_applied.q.val();
-        self.cnt.unmapped.next = self.n_unmapped.q.val();
-        self.cnt.overflow.next = self.n_overflow.q.val();
-        self.cnt.pair_err.next = self.n_pair_err.q.val();
-        self.cnt.refused.next = self.n_refused.q.val();
-
-        if self.rst.val() {
-            for i in 0..Self::N {
-                self.map_valid[i].d.next = false;
-            }
-            self.beat.d.next = 0.into();
-            self.pf_wr.d.next = 0.into();
-            self.pf_rd.d.next = 0.into();
-            self.q_wr.d.next = 0.into();
-            self.q_rd.d.next = 0.into();
-            self.hs.d.next = 0.into();
-            self.turn_hw.d.next = false;
-            self.done_valid.d.next = false;
-            self.n_applied.d.next = 0.into();
-            self.n_unmapped.d.next = 0.into();
-            self.n_overflow.d.next = 0.into();
-            self.n_pair_err.d.next = 0.into();
-            self.n_refused.d.next = 0.into();
-        }
+        self.cap.clock.next = self.clock.val();
+        self.map.clock.next = self.clock.val();
+        self.decode.clock.next = self.clock.val();
+        self.queue.clock.next = self.clock.val();
+        self.ops.clock.next = self.clock.val();
+        self.cap.rst.next = self.rst.val();
+        self.map.rst.next = self.rst.val();
+        self.decode.rst.next = self.rst.val();
+        self.queue.rst.next = self.rst.val();
+        self.ops.rst.next = self.rst.val();
+        // The tap: the beats to the capture, the events to their decode
+        // and the slot map's search.
+        self.cap.tdata.next = self.s_tap.tdata.val();
+        self.cap.tvalid.next = self.s_tap.tvalid.val();
+        self.cap.tlast.next = self.s_tap.tlast.val();
+        self.cap.ev_valid.next = self.s_tap.ev_valid.val();
+        self.decode.ev_valid.next = self.s_tap.ev_valid.val();
+        self.decode.ev_code.next = self.s_tap.ev_code.val();
+        self.decode.ev_opcode.next = self.s_tap.ev_opcode.val();
+        self.map.ev_valid.next = self.s_tap.ev_valid.val();
+        self.map.ev_code.next = self.s_tap.ev_code.val();
+        self.map.ev_opcode.next = self.s_tap.ev_opcode.val();
+        self.map.ev_dst_qpn.next = self.s_tap.ev_dst_qpn.val();
+        self.map.ev_path.next = self.s_tap.ev_path.val();
+        self.decode.ev_path_psn.next = self.s_tap.ev_path_psn.val();
+        self.decode.ev_timestamp.next = self.s_tap.ev_timestamp.val();
+        CfgIn::<6, 49>::link(&mut self.cfg, &mut self.map.cfg);
+        // Capture → event (with the slot map's answer) → queue → table
+        // operations; the queue's turn from the operations' registers.
+        links::EntryOut::join(&mut self.cap.m_entry, &mut self.decode.s_entry);
+        links::HitOut::<SB>::join(&mut self.map.m_hit, &mut self.decode.s_hit);
+        links::RemapOut::join(&mut self.map.m_remap, &mut self.queue.s_remap);
+        links::PushOut::<SB>::join(&mut self.decode.m_push, &mut self.queue.s_push);
+        links::HeadOut::<SB>::join(&mut self.queue.m_head, &mut self.ops.s_head);
+        links::TurnOut::join(&mut self.ops.m_turn, &mut self.queue.s_turn);
+        self.queue.op_valid.next = self.s_op.valid.val();
+        self.queue.op_ready.next = self.m_op.ready.val();
+        self.queue.res_valid.next = self.s_res.valid.val();
+        TxCheck::<SB>::link(&mut self.ck, &mut self.queue.ck);
+        self.ops.now.next = self.now.val();
+        TxOpIn::<SB>::link(&mut self.s_op, &mut self.ops.s_op);
+        TxOpOut::<SB>::link(&mut self.m_op, &mut self.ops.m_op);
+        TxResIn::link(&mut self.s_res, &mut self.ops.s_res);
+        TxResOut::link(&mut self.m_res, &mut self.ops.m_res);
+        AckDoneOut::<SB>::link(&mut self.m_done, &mut self.ops.m_done);
+        self.busy.next = self.ops.busy.val();
+        self.cnt.applied.next = self.ops.applied.val();
+        self.cnt.unmapped.next = self.decode.unmapped.val();
+        self.cnt.overflow.next = self.queue.overflow.val();
+        self.cnt.pair_err.next = self.decode.pair_err.val();
+        self.cnt.refused.next = self.queue.refused.val();
     }
 }
-
-#[cfg(test)]
-mod tests;

@@ -1,0 +1,203 @@
+//! The output of [`AckFrame`](super::AckFrame) ([`AckFrameOut`]): the
+//! frame built at its load, then sent a beat a cycle; the counters.
+
+use rust_hdl::prelude::*;
+
+use super::links::{BodyIn, CksIn, GramIn};
+use super::{CAP_BITS, OUT_BITS};
+use crate::bus::AxisOut;
+use crate::helpers::{konst, native_block};
+
+native_block! {
+    /// When the checksums are ready and no frame leaves or the last beat
+    /// of one leaves now, loads the header (lane order) and the datagram
+    /// into the output register (`clear` to the capture and the
+    /// checksums), which then shifts down one beat per cycle.
+    AckFrameOut[W, B]
+    ports {
+        #[doc = "Clock."]
+        clock: Signal<In, Clock>,
+        #[doc = "Synchronous reset: drops the frame in flight, clears the counters."]
+        rst: Signal<In, Bit>,
+        #[doc = "The datagram's length and addressing."]
+        s_gram: GramIn,
+        #[doc = "The datagram's bytes and marks; the load."]
+        s_body: BodyIn,
+        #[doc = "Its checksums; the load."]
+        s_cks: CksIn,
+        #[doc = "The configured local MAC."]
+        reg_local_mac: Signal<In, Bits<48>>,
+        #[doc = "The configured next-hop MAC."]
+        reg_peer_mac: Signal<In, Bits<48>>,
+        #[doc = "The configured local IPv4 address."]
+        reg_local_ip: Signal<In, Bits<32>>,
+        #[doc = "The configured local IPv6 address."]
+        reg_local_ip6: Signal<In, Bits<128>>,
+        #[doc = "The configured TTL / hop limit."]
+        reg_ttl: Signal<In, Bits<8>>,
+        #[doc = "The configured DSCP."]
+        reg_dscp: Signal<In, Bits<6>>,
+        #[doc = "Frames (packed `tkeep`)."]
+        m_axis: AxisOut<W, B>,
+        #[doc = "Frames sent."]
+        cnt_frames: Signal<Out, Bits<32>>,
+        #[doc = "Frames sent whose ACK carried ECE."]
+        cnt_ece: Signal<Out, Bits<32>>,
+        #[doc = "Frames sent as IPv6."]
+        cnt_v6: Signal<Out, Bits<32>>,
+        #[doc = "Frames sent of datagrams from the firmware."]
+        cnt_fw: Signal<Out, Bits<32>>,
+    }
+    state {
+        // The frame being sent, shifted down a beat at a time; frame
+        // bytes not yet sent.
+        o_buf: DFF<Bits<OUT_BITS>>,
+        o_left: DFF<Bits<9>>,
+        o_active: DFF<Bit>,
+        n_frames: DFF<Bits<32>>,
+        n_ece: DFF<Bits<32>>,
+        n_v6: DFF<Bits<32>>,
+        n_fw: DFF<Bits<32>>,
+        // Temporaries.
+        ulen: Signal<Local, Bits<16>>,
+        v4: Signal<Local, Bit>,
+        tos: Signal<Local, Bits<8>>,
+        h4: Signal<Local, Bits<336>>,
+        h6: Signal<Local, Bits<496>>,
+        lanes: Signal<Local, Bits<OUT_BITS>>,
+        octet: Signal<Local, Bits<8>>,
+        o_done: Signal<Local, Bit>,
+        load: Signal<Local, Bit>,
+    }
+    consts {
+        k_b: Constant<Bits<9>> = konst(B),
+        k_w: Constant<Bits<16>> = konst(W),
+        // The IPv4-mapped prefix (address bits 127..32).
+        k_mapped: Constant<Bits<96>> = konst(0xFFFF),
+        // Fixed header fields, network order: IPv4 (EtherType, version/IHL,
+        // DF, protocol), IPv6 (EtherType, version, next header).
+        k_fix4: Constant<Bits<336>> = Constant::new(
+            (0x0800u64.to_bits::<336>() << 224)
+                | (0x45u64.to_bits::<336>() << 216)
+                | (0x4000u64.to_bits::<336>() << 160)
+                | (17u64.to_bits::<336>() << 144)
+        ),
+        k_fix6: Constant<Bits<496>> = Constant::new(
+            (0x86DDu64.to_bits::<496>() << 384)
+                | (6u64.to_bits::<496>() << 380)
+                | (17u64.to_bits::<496>() << 328)
+        ),
+    }
+}
+
+impl<const W: usize, const B: usize> Logic for AckFrameOut<W, B> {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(
+            self, clock, o_buf, o_left, o_active, n_frames, n_ece, n_v6, n_fw
+        );
+
+        // ---- the frame, a beat a cycle ----
+        self.o_done.next = self.o_active.q.val()
+            & self.m_axis.tready.val()
+            & (self.o_left.q.val() <= self.k_b.val());
+        self.load.next = self.s_cks.ready.val() & (!self.o_active.q.val() | self.o_done.val());
+        self.s_body.clear.next = self.load.val();
+        self.s_cks.clear.next = self.load.val();
+        self.m_axis.tvalid.next = self.o_active.q.val();
+        self.m_axis.tdata.next = self.o_buf.q.val().get_bits::<W>(0);
+        self.m_axis.tlast.next = self.o_left.q.val() <= self.k_b.val();
+        self.m_axis.tkeep.next = 0.into();
+        for i in 0..B {
+            self.m_axis.tkeep.next = self
+                .m_axis
+                .tkeep
+                .val()
+                .replace_bit(i, self.o_left.q.val() > i.to_bits::<9>());
+        }
+        if self.o_active.q.val() & self.m_axis.tready.val() {
+            self.o_buf.d.next = self.o_buf.q.val() >> self.k_w.val();
+            self.o_left.d.next = self.o_left.q.val() - self.k_b.val();
+            if self.o_done.val() {
+                self.o_active.d.next = false;
+            }
+        }
+        // The next frame in lane order: IPv4-mapped destination, Ethernet
+        // + IPv4 + UDP (42 bytes); any other, Ethernet + IPv6 + UDP with
+        // its checksum (62 bytes); then the datagram. Built only when it
+        // loads (a simulator builds it once per frame).
+        self.ulen.next = bit_cast::<16, 8>(self.s_gram.n.val()) + 8;
+        self.v4.next = self.s_gram.dip.val().get_bits::<96>(32) == self.k_mapped.val();
+        self.tos.next = (bit_cast::<8, 6>(self.reg_dscp.val()) << 2) | 2;
+        self.h4.next = 0.into();
+        self.h6.next = 0.into();
+        self.lanes.next = 0.into();
+        self.octet.next = 0.into();
+        if self.load.val() {
+            self.o_active.d.next = true;
+            if self.v4.val() {
+                self.h4.next = (bit_cast::<336, 48>(self.reg_peer_mac.val()) << 288)
+                    | (bit_cast::<336, 48>(self.reg_local_mac.val()) << 240)
+                    | self.k_fix4.val()
+                    | (bit_cast::<336, 8>(self.tos.val()) << 208)
+                    | (bit_cast::<336, 16>(self.ulen.val() + 20) << 192)
+                    | (bit_cast::<336, 8>(self.reg_ttl.val()) << 152)
+                    | (bit_cast::<336, 16>(self.s_cks.ck4.val()) << 128)
+                    | (bit_cast::<336, 32>(self.reg_local_ip.val()) << 96)
+                    | (bit_cast::<336, 32>(self.s_gram.dip.val().get_bits::<32>(0)) << 64)
+                    | (bit_cast::<336, 16>(self.s_gram.sport.val()) << 48)
+                    | (bit_cast::<336, 16>(self.s_gram.dport.val()) << 32)
+                    | (bit_cast::<336, 16>(self.ulen.val()) << 16);
+                for j in 0..42 {
+                    self.octet.next = self.h4.val().get_bits::<8>(328 - 8 * j);
+                    self.lanes.next = self.lanes.val()
+                        | (bit_cast::<OUT_BITS, 8>(self.octet.val()) << (8 * j).to_bits::<16>());
+                }
+                self.o_buf.d.next = self.lanes.val()
+                    | (bit_cast::<OUT_BITS, CAP_BITS>(self.s_body.data.val()) << 336);
+                self.o_left.d.next = bit_cast::<9, 8>(self.s_gram.n.val()) + 42;
+            } else {
+                self.h6.next = (bit_cast::<496, 48>(self.reg_peer_mac.val()) << 448)
+                    | (bit_cast::<496, 48>(self.reg_local_mac.val()) << 400)
+                    | self.k_fix6.val()
+                    | (bit_cast::<496, 8>(self.tos.val()) << 372)
+                    | (bit_cast::<496, 16>(self.ulen.val()) << 336)
+                    | (bit_cast::<496, 8>(self.reg_ttl.val()) << 320)
+                    | (bit_cast::<496, 128>(self.reg_local_ip6.val()) << 192)
+                    | (bit_cast::<496, 128>(self.s_gram.dip.val()) << 64)
+                    | (bit_cast::<496, 16>(self.s_gram.sport.val()) << 48)
+                    | (bit_cast::<496, 16>(self.s_gram.dport.val()) << 32)
+                    | (bit_cast::<496, 16>(self.ulen.val()) << 16)
+                    | bit_cast::<496, 16>(self.s_cks.ck6.val());
+                for j in 0..62 {
+                    self.octet.next = self.h6.val().get_bits::<8>(488 - 8 * j);
+                    self.lanes.next = self.lanes.val()
+                        | (bit_cast::<OUT_BITS, 8>(self.octet.val()) << (8 * j).to_bits::<16>());
+                }
+                self.o_buf.d.next = self.lanes.val()
+                    | (bit_cast::<OUT_BITS, CAP_BITS>(self.s_body.data.val()) << 496);
+                self.o_left.d.next = bit_cast::<9, 8>(self.s_gram.n.val()) + 62;
+                self.n_v6.d.next = self.n_v6.q.val() + 1;
+            }
+            self.n_frames.d.next = self.n_frames.q.val() + 1;
+            if self.s_body.fw.val() {
+                self.n_fw.d.next = self.n_fw.q.val() + 1;
+            }
+            if self.s_body.ece.val() {
+                self.n_ece.d.next = self.n_ece.q.val() + 1;
+            }
+        }
+        self.cnt_frames.next = self.n_frames.q.val();
+        self.cnt_ece.next = self.n_ece.q.val();
+        self.cnt_v6.next = self.n_v6.q.val();
+        self.cnt_fw.next = self.n_fw.q.val();
+
+        if self.rst.val() {
+            self.o_active.d.next = false;
+            self.n_frames.d.next = 0.into();
+            self.n_fw.d.next = 0.into();
+            self.n_ece.d.next = 0.into();
+            self.n_v6.d.next = 0.into();
+        }
+    }
+}

@@ -1,0 +1,186 @@
+//! The ACK queue of [`AckRx`](super::AckRx) ([`AckRxQueue`]): the ACKs
+//! waiting for their turn at the table, and the evidence check of its
+//! head.
+
+use rust_hdl::prelude::*;
+
+use super::links::{HeadOut, PushIn, RemapIn, TurnIn};
+use super::{Q_BITS, slot_regs};
+use crate::bus::TxCheck;
+use crate::helpers::{LutRam, native_block};
+
+native_block! {
+    /// A 16-entry queue ([`LutRam`]s, asynchronous reads) of ACK entries
+    /// and their slots. Its head is checked as the engine checks an ACK
+    /// (spec §5.5 step 0, `PathView::ack_evidence`) against its slot's
+    /// `una`, `next_psn` and last `ce_count` (the table's check port) and
+    /// the `rx_count` of the newest ACK applied on the slot (kept here, a
+    /// register per slot, cleared when the slot is mapped): an ACK whose
+    /// highest reported path PSN was never sent, or that as the newest
+    /// counts more new CE marks than new packets, is refused.
+    AckRxQueue[SB]
+    ports {
+        #[doc = "Clock."]
+        clock: Signal<In, Clock>,
+        #[doc = "Synchronous reset: empties the queue, clears the counters."]
+        rst: Signal<In, Bit>,
+        #[doc = "An ACK to queue."]
+        s_push: PushIn<SB>,
+        #[doc = "A slot mapped anew."]
+        s_remap: RemapIn,
+        #[doc = "The table's check port: the head's slot."]
+        ck: TxCheck<SB>,
+        #[doc = "The head, checked; its turn."]
+        m_head: HeadOut<SB>,
+        #[doc = "Where the table operations are (registers)."]
+        s_turn: TurnIn,
+        #[doc = "The firmware offers an operation (`s_op.valid`)."]
+        op_valid: Signal<In, Bit>,
+        #[doc = "The table takes an operation (`m_op.ready`)."]
+        op_ready: Signal<In, Bit>,
+        #[doc = "The table shows a result (`s_res.valid`)."]
+        res_valid: Signal<In, Bit>,
+        #[doc = "ACKs dropped on a full queue (`cnt.overflow`)."]
+        overflow: Signal<Out, Bits<32>>,
+        #[doc = "ACKs refused (`cnt.refused`)."]
+        refused: Signal<Out, Bits<32>>,
+    }
+    state {
+        q: LutRam<Q_BITS, 4>,
+        qs: LutRam<SB, 4>,
+        q_wr: DFF<Bits<5>>,
+        q_rd: DFF<Bits<5>>,
+        // The newest rx_count applied per slot.
+        last_rx: Vec<DFF<Bits<32>>> = slot_regs(SB),
+        // The head's evidence check.
+        h_ce: Signal<Local, Bits<32>>,
+        h_rx: Signal<Local, Bits<32>>,
+        h_last_rx: Signal<Local, Bits<32>>,
+        ahead: Signal<Local, Bits<32>>,
+        rx_step: Signal<Local, Bits<32>>,
+        ce_step: Signal<Local, Bits<32>>,
+        newest: Signal<Local, Bit>,
+        refuse: Signal<Local, Bit>,
+        // The head takes its turn; its pair ends.
+        start: Signal<Local, Bit>,
+        done: Signal<Local, Bit>,
+        n_overflow: DFF<Bits<32>>,
+        n_refused: DFF<Bits<32>>,
+    }
+    consts {}
+}
+
+impl<const SB: usize> AckRxQueue<SB> {
+    /// Slots in the map.
+    const N: usize = 1 << SB;
+}
+
+impl<const SB: usize> Logic for AckRxQueue<SB> {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(self, clock, q_wr, q_rd, n_overflow, n_refused);
+        for i in 0..Self::N {
+            self.last_rx[i].clock.next = self.clock.val();
+            self.last_rx[i].d.next = self.last_rx[i].q.val();
+        }
+        self.q.clock.next = self.clock.val();
+        self.qs.clock.next = self.clock.val();
+        // A slot (re)mapped is a new path: no ACK applied on it yet.
+        if self.s_remap.we.val() {
+            for i in 0..Self::N {
+                if self.s_remap.addr.val() == i.to_bits::<6>() {
+                    self.last_rx[i].d.next = 0.into();
+                }
+            }
+        }
+
+        // ---- the tail: an ACK queued, or counted when the queue is full ----
+        self.q.write_address.next = self.q_wr.q.val().get_bits::<4>(0);
+        self.qs.write_address.next = self.q_wr.q.val().get_bits::<4>(0);
+        self.q.write_data.next = self.s_push.entry.val();
+        self.qs.write_data.next = self.s_push.slot.val();
+        self.q.write_enable.next = false;
+        self.qs.write_enable.next = false;
+        if self.s_push.valid.val() {
+            if (self.q_wr.q.val() - self.q_rd.q.val()) == 16 {
+                self.n_overflow.d.next = self.n_overflow.q.val() + 1;
+            } else {
+                self.q.write_enable.next = true;
+                self.qs.write_enable.next = true;
+                self.q_wr.d.next = self.q_wr.q.val() + 1;
+            }
+        }
+
+        // ---- the head: evidence check (spec §5.5 step 0,
+        // `PathView::ack_evidence`) ----
+        self.q.read_address.next = self.q_rd.q.val().get_bits::<4>(0);
+        self.qs.read_address.next = self.q_rd.q.val().get_bits::<4>(0);
+        self.h_ce.next = self.q.read_data.val().get_bits::<32>(384);
+        self.h_rx.next = self.q.read_data.val().get_bits::<32>(416);
+        self.h_last_rx.next = 0.into();
+        for i in 0..Self::N {
+            if self.qs.read_data.val() == i.to_bits::<SB>() {
+                self.h_last_rx.next = self.last_rx[i].q.val();
+            }
+        }
+        // The highest path PSN reported was never sent.
+        self.ahead.next = self.q.read_data.val().get_bits::<32>(448) - self.ck.una.val();
+        self.refuse.next = !self.ahead.val().get_bit(31)
+            & (self.ahead.val() >= (self.ck.next_psn.val() - self.ck.una.val()));
+        // As the newest, more new CE marks than new packets.
+        self.rx_step.next = self.h_rx.val() - self.h_last_rx.val();
+        self.newest.next = !self.rx_step.val().get_bit(31);
+        self.ce_step.next = self.h_ce.val() - self.ck.last_ce.val();
+        if self.newest.val()
+            & !self.ce_step.val().get_bit(31)
+            & (self.ce_step.val() > self.rx_step.val())
+        {
+            self.refuse.next = true;
+        }
+        self.m_head.slot.next = self.qs.read_data.val();
+        self.ck.slot.next = self.qs.read_data.val();
+        self.m_head.last_ce.next = self.ck.last_ce.val();
+        self.m_head.quarantined.next = self.ck.quarantined.val();
+        self.m_head.conn_cum.next = self.q.read_data.val().get_bits::<32>(0);
+        self.m_head.cum.next = self.q.read_data.val().get_bits::<32>(32);
+        self.m_head.sack.next = self.q.read_data.val().get_bits::<256>(64);
+        self.m_head.echo.next = self.q.read_data.val().get_bits::<64>(320);
+        self.m_head.ce.next = self.h_ce.val();
+        self.m_head.refuse.next = self.refuse.val();
+        self.m_head.newest.next = self.newest.val();
+        // An ACK starts when the table is idle and it is our turn (or the
+        // firmware wants nothing).
+        self.start.next = self.s_turn.idle.val()
+            & (self.q_wr.q.val() != self.q_rd.q.val())
+            & self.op_ready.val()
+            & (!self.op_valid.val() | self.s_turn.hw_turn.val());
+        self.m_head.start.next = self.start.val();
+        self.done.next = self.s_turn.fb.val() & self.res_valid.val();
+
+        // ---- its turn: a refused head is popped at once; an applied one
+        // when its pair is done, its rx_count kept when it is the newest ----
+        if self.start.val() {
+            if self.refuse.val() {
+                self.n_refused.d.next = self.n_refused.q.val() + 1;
+                self.q_rd.d.next = self.q_rd.q.val() + 1;
+            } else if self.newest.val() {
+                for i in 0..Self::N {
+                    if self.qs.read_data.val() == i.to_bits::<SB>() {
+                        self.last_rx[i].d.next = self.h_rx.val();
+                    }
+                }
+            }
+        }
+        if self.done.val() {
+            self.q_rd.d.next = self.q_rd.q.val() + 1;
+        }
+        self.overflow.next = self.n_overflow.q.val();
+        self.refused.next = self.n_refused.q.val();
+        if self.rst.val() {
+            self.q_wr.d.next = 0.into();
+            self.q_rd.d.next = 0.into();
+            self.n_overflow.d.next = 0.into();
+            self.n_refused.d.next = 0.into();
+        }
+    }
+}
