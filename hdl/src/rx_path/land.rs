@@ -56,7 +56,7 @@ pub struct PathLand {
     pub m_acks: LandOut,
     mark: PathMark,
     c_split: Constant<Bit>,
-    // Split: S2's `land`, taken with a tracked event.
+    // Split: S2's `got`, taken with a tracked event.
     cap: DFF<Bits<153>>,
     // Split: an arrival is in the mark's stages (after its event, up to
     // and including its result's cycle).
@@ -64,7 +64,8 @@ pub struct PathLand {
     rx_n: Signal<Local, Bits<32>>,
     ce_n: Signal<Local, Bits<32>>,
     ts_n: Signal<Local, Bits<64>>,
-    land: Signal<Local, Bits<153>>,
+    // What lands: {ce, port[15:0], entry[7:0], ts[63:0], ce_count, rx_count}.
+    got: Signal<Local, Bits<153>>,
 }
 
 impl PathLand {
@@ -94,7 +95,7 @@ impl PathLand {
             rx_n: Default::default(),
             ce_n: Default::default(),
             ts_n: Default::default(),
-            land: Default::default(),
+            got: Default::default(),
         }
     }
 }
@@ -124,39 +125,39 @@ impl Logic for PathLand {
                 self.ts_n.next = self.ev_ts.val();
             }
         }
-        self.land.next = bit_cast::<153, 32>(self.rx_n.val())
+        self.got.next = bit_cast::<153, 32>(self.rx_n.val())
             | (bit_cast::<153, 32>(self.ce_n.val()) << 32)
             | (bit_cast::<153, 64>(self.ts_n.val()) << 64)
             | (bit_cast::<153, 8>(self.a2.val()) << 128)
             | (bit_cast::<153, 16>(self.ev_port.val()) << 136);
         if self.ev_ce.val() {
-            self.land.next = self.land.val().replace_bit(152, true);
+            self.got.next = self.got.val().replace_bit(152, true);
         }
         if self.c_split.val() {
             if self.ev_valid.val() & self.ev_track.val() {
-                self.cap.d.next = self.land.val();
+                self.cap.d.next = self.got.val();
                 self.busy.d.next = true;
             }
             if self.mark.valid.val() {
                 self.busy.d.next = false;
             }
-            self.land.next = self.cap.q.val();
+            self.got.next = self.cap.q.val();
         }
         self.upd.next = 0.into();
         if self.mark.valid.val() {
             self.upd.next = bit_cast::<UW, 32>(self.mark.new_cum.val())
                 | (bit_cast::<UW, 512>(self.mark.new_raw.val()) << 32)
                 | (bit_cast::<UW, 9>(self.mark.new_k.val()) << 544)
-                | (bit_cast::<UW, 128>(self.land.val().get_bits::<128>(0)) << 553);
+                | (bit_cast::<UW, 128>(self.got.val().get_bits::<128>(0)) << 553);
         }
         self.valid.next = self.mark.valid.val();
         // (An arrival out of window changes nothing, as in the engine.)
         self.ok.next = self.mark.code.val() != 2;
-        self.addr.next = self.land.val().get_bits::<8>(128);
-        self.port.next = self.land.val().get_bits::<16>(136);
+        self.addr.next = self.got.val().get_bits::<8>(128);
+        self.port.next = self.got.val().get_bits::<16>(136);
         self.m_acks.put.next = self.mark.valid.val() & (self.mark.code.val() != 2);
-        self.m_acks.addr.next = self.land.val().get_bits::<8>(128);
-        self.m_acks.ce.next = self.land.val().get_bit(152);
+        self.m_acks.addr.next = self.got.val().get_bits::<8>(128);
+        self.m_acks.ce.next = self.got.val().get_bit(152);
         self.m_acks.busy.next = self.busy.q.val();
         if self.rst.val() {
             self.busy.d.next = false;
