@@ -15,10 +15,10 @@ use crate::helpers::konst;
 pub struct MgmtHeader<const M: usize> {
     /// Clock.
     pub clock: Signal<In, Clock>,
-    /// Take `byte` as the header's next byte.
+    /// Take `din` as the header's next byte.
     pub shift: Signal<In, Bit>,
     /// A received byte.
-    pub byte: Signal<In, Bits<8>>,
+    pub din: Signal<In, Bits<8>>,
     /// Op.
     pub op: Signal<Out, Bits<8>>,
     /// Address.
@@ -60,7 +60,7 @@ impl<const M: usize> Default for MgmtHeader<M> {
         Self {
             clock: Default::default(),
             shift: Default::default(),
-            byte: Default::default(),
+            din: Default::default(),
             op: Default::default(),
             addr: Default::default(),
             len: Default::default(),
@@ -94,7 +94,7 @@ impl<const M: usize> Logic for MgmtHeader<M> {
     fn update(&mut self) {
         dff_setup!(self, clock, hdr);
         if self.shift.val() {
-            self.hdr.d.next = (self.hdr.q.val() >> 8) | (bit_cast::<56, 8>(self.byte.val()) << 48);
+            self.hdr.d.next = (self.hdr.q.val() >> 8) | (bit_cast::<56, 8>(self.din.val()) << 48);
         }
         self.o.next = self.hdr.q.val().get_bits::<8>(0);
         self.a.next = self.hdr.q.val().get_bits::<32>(8);

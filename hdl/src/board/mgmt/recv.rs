@@ -95,7 +95,7 @@ impl<const M: usize> Logic for MgmtRecv<M> {
         dff_setup!(self, clock, state, cnt, crc, idle, n_junk, n_bad, n_timeout);
         self.hdr.clock.next = self.clock.val();
         self.hdr.shift.next = (self.state.q.val() == State::Header) & self.rx_valid.val();
-        self.hdr.byte.next = self.rx_data.val();
+        self.hdr.din.next = self.rx_data.val();
         self.step.crc_in.next = self.crc.q.val();
         self.step.octet.next = self.rx_data.val();
         self.m_acc.exec.next = false;
