@@ -4,8 +4,15 @@
 
 use rust_hdl::prelude::*;
 
-use crate::helpers::konst;
-use crate::mac::{CrcByte, FCS_RESIDUE};
+mod access;
+mod header;
+mod links;
+mod recv;
+mod reply;
+
+use access::MgmtAccess;
+use recv::MgmtRecv;
+use reply::MgmtReply;
 
 /// The protocol's constants, shared with the host driver's side.
 pub mod proto {
@@ -41,33 +48,6 @@ pub mod proto {
     pub const CNT_TIMEOUT: u32 = 0x1_0008;
 }
 
-/// Where [`MgmtEngine`] is in a request or its response.
-#[derive(Copy, Clone, PartialEq, Debug, LogicState)]
-enum State {
-    /// Waiting for a request's sync byte (other bytes are counted as junk).
-    Idle,
-    /// The header's op, address and length bytes.
-    Header,
-    /// One clock: the header judged.
-    Check,
-    /// A write's data bytes.
-    Data,
-    /// The request's four CRC bytes.
-    Crc,
-    /// One clock: the CRC judged, the access started.
-    Exec,
-    /// Waiting for a register read's answer.
-    RegWait,
-    /// A MEM_WRITE's staged bytes into the memory, one per two clocks.
-    Copy,
-    /// The response's sync, op and status bytes.
-    RespHead,
-    /// The response's data bytes.
-    RespData,
-    /// The response's four CRC bytes.
-    RespCrc,
-}
-
 /// The management engine: takes request bytes (from [`super::uart::UartRx`]),
 /// performs the request on BAR0's `bar_*` port (the shape of
 /// [`crate::NicDevice`]'s: a read answered on `bar_rd_resp_*` some clocks
@@ -78,6 +58,11 @@ enum State {
 /// `2^M` bytes of board memory are reachable; a frame with no byte for
 /// `idle_clocks` clocks is dropped and counted. A MEM_WRITE's bytes wait in
 /// a 256-byte staging memory until the frame's CRC checked.
+///
+/// Three parts, a request handed from one to the next (the buses of
+/// `mgmt/links.rs`): `MgmtRecv` takes the request's bytes (its header
+/// judged by a `MgmtHeader`), `MgmtAccess` does it on BAR0 or the memory,
+/// `MgmtReply` sends the response.
 #[derive(LogicBlock)]
 pub struct MgmtEngine<const M: usize> {
     /// Clock.
@@ -118,62 +103,14 @@ pub struct MgmtEngine<const M: usize> {
     pub mem_wdata: Signal<Out, Bits<8>>,
     /// Memory byte port: the byte the previous clock's read asked for.
     pub mem_rdata: Signal<In, Bits<8>>,
-    state: DFF<State>,
-    // The header after the sync byte, shifted in from the top: op in bits
-    // 7..0, address in 39..8, length in 55..40.
-    hdr: DFF<Bits<56>>,
-    cnt: DFF<Bits<16>>,
-    phase: DFF<Bit>,
-    crc: DFF<Bits<32>>,
-    // A register's value (written, or read and sent low byte first).
-    word: DFF<Bits<32>>,
-    status: DFF<Bits<8>>,
-    idle: DFF<Bits<32>>,
-    txb: DFF<Bits<8>>,
-    txv: DFF<Bit>,
-    n_junk: DFF<Bits<32>>,
-    n_bad: DFF<Bits<32>>,
-    n_timeout: DFF<Bits<32>>,
-    stage: crate::helpers::BlockRam<8, 8>,
-    step: CrcByte,
-    // Temporaries: the header's fields; the request is a register op, a
-    // write, its range ends inside the memory; the response byte to load,
-    // to load it, it is the first (the CRC starts again); a request's
-    // bytes are being received.
-    op: Signal<Local, Bits<8>>,
-    addr: Signal<Local, Bits<32>>,
-    len: Signal<Local, Bits<16>>,
-    is_reg: Signal<Local, Bit>,
-    is_wr: Signal<Local, Bit>,
-    fits: Signal<Local, Bit>,
-    ob: Signal<Local, Bits<8>>,
-    load: Signal<Local, Bit>,
-    fresh: Signal<Local, Bit>,
-    in_frame: Signal<Local, Bit>,
-    k_sync_req: Constant<Bits<8>>,
-    k_sync_resp: Constant<Bits<8>>,
-    k_reg_read: Constant<Bits<8>>,
-    k_reg_write: Constant<Bits<8>>,
-    k_mem_read: Constant<Bits<8>>,
-    k_mem_write: Constant<Bits<8>>,
-    k_ok: Constant<Bits<8>>,
-    k_bad_crc: Constant<Bits<8>>,
-    k_bad_op: Constant<Bits<8>>,
-    k_bad_arg: Constant<Bits<8>>,
-    k_max: Constant<Bits<16>>,
-    k_mem_bytes: Constant<Bits<33>>,
-    k_init: Constant<Bits<32>>,
-    k_residue: Constant<Bits<32>>,
-    k_idle: Constant<Bits<32>>,
-    k_cnt_junk: Constant<Bits<32>>,
-    k_cnt_bad: Constant<Bits<32>>,
-    k_cnt_timeout: Constant<Bits<32>>,
+    recv: MgmtRecv<M>,
+    access: MgmtAccess,
+    reply: MgmtReply,
 }
 
 impl<const M: usize> MgmtEngine<M> {
     /// An engine that drops a frame after `idle_clocks` clocks without a byte.
     pub fn new(idle_clocks: usize) -> Self {
-        use proto::*;
         assert!(M <= 32, "MgmtEngine: a memory of 2^{M} bytes");
         Self {
             clock: Default::default(),
@@ -195,49 +132,9 @@ impl<const M: usize> MgmtEngine<M> {
             mem_addr: Default::default(),
             mem_wdata: Default::default(),
             mem_rdata: Default::default(),
-            state: Default::default(),
-            hdr: Default::default(),
-            cnt: Default::default(),
-            phase: Default::default(),
-            crc: Default::default(),
-            word: Default::default(),
-            status: Default::default(),
-            idle: Default::default(),
-            txb: Default::default(),
-            txv: Default::default(),
-            n_junk: Default::default(),
-            n_bad: Default::default(),
-            n_timeout: Default::default(),
-            stage: crate::helpers::BlockRam::with_words(MAX_BURST),
-            step: Default::default(),
-            op: Default::default(),
-            addr: Default::default(),
-            len: Default::default(),
-            is_reg: Default::default(),
-            is_wr: Default::default(),
-            fits: Default::default(),
-            ob: Default::default(),
-            load: Default::default(),
-            fresh: Default::default(),
-            in_frame: Default::default(),
-            k_sync_req: konst(SYNC_REQ.into()),
-            k_sync_resp: konst(SYNC_RESP.into()),
-            k_reg_read: konst(REG_READ.into()),
-            k_reg_write: konst(REG_WRITE.into()),
-            k_mem_read: konst(MEM_READ.into()),
-            k_mem_write: konst(MEM_WRITE.into()),
-            k_ok: konst(OK.into()),
-            k_bad_crc: konst(BAD_CRC.into()),
-            k_bad_op: konst(BAD_OP.into()),
-            k_bad_arg: konst(BAD_ARG.into()),
-            k_max: konst(MAX_BURST),
-            k_mem_bytes: Constant::new(bits::<33>(1u64 << M)),
-            k_init: konst(u32::MAX as usize),
-            k_residue: konst(FCS_RESIDUE as usize),
-            k_idle: konst(idle_clocks),
-            k_cnt_junk: konst(CNT_JUNK as usize),
-            k_cnt_bad: konst(CNT_BAD as usize),
-            k_cnt_timeout: konst(CNT_TIMEOUT as usize),
+            recv: MgmtRecv::new(idle_clocks),
+            access: Default::default(),
+            reply: Default::default(),
         }
     }
 }
@@ -245,270 +142,35 @@ impl<const M: usize> MgmtEngine<M> {
 impl<const M: usize> Logic for MgmtEngine<M> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(
-            self, clock, state, hdr, cnt, phase, crc, word, status, idle, txb, txv, n_junk, n_bad,
-            n_timeout
-        );
-        self.stage.clock.next = self.clock.val();
-        self.op.next = self.hdr.q.val().get_bits::<8>(0);
-        self.addr.next = self.hdr.q.val().get_bits::<32>(8);
-        self.len.next = self.hdr.q.val().get_bits::<16>(40);
-        self.is_reg.next =
-            (self.op.val() == self.k_reg_read.val()) | (self.op.val() == self.k_reg_write.val());
-        self.is_wr.next =
-            (self.op.val() == self.k_reg_write.val()) | (self.op.val() == self.k_mem_write.val());
-        self.fits.next = (bit_cast::<33, 32>(self.addr.val()) + bit_cast::<33, 16>(self.len.val()))
-            <= self.k_mem_bytes.val();
-
-        // Ports' defaults.
-        self.tx_data.next = self.txb.q.val();
-        self.tx_valid.next = self.txv.q.val();
-        if self.txv.q.val() & self.tx_ready.val() {
-            self.txv.d.next = false;
-        }
-        self.bar_wr_valid.next = false;
-        self.bar_wr_addr.next = self.addr.val().get_bits::<16>(0);
-        self.bar_wr_data.next = self.word.q.val();
-        self.bar_rd_valid.next = false;
-        self.bar_rd_addr.next = self.addr.val().get_bits::<16>(0);
-        self.mem_valid.next = false;
-        self.mem_write.next = false;
-        self.mem_addr.next = self.addr.val() + bit_cast::<32, 16>(self.cnt.q.val());
-        self.mem_wdata.next = self.stage.read_data.val();
-        self.stage.write_enable.next = false;
-        self.stage.write_address.next = self.cnt.q.val().get_bits::<8>(0);
-        self.stage.write_data.next = self.rx_data.val();
-        self.stage.read_address.next = self.cnt.q.val().get_bits::<8>(0);
-        self.step.crc_in.next = self.crc.q.val();
-        self.step.octet.next = self.rx_data.val();
-        self.ob.next = 0.into();
-        self.load.next = false;
-        self.fresh.next = false;
-
-        // Receiving: every byte of a frame goes through the CRC and
-        // restarts the idle count; a frame that waits too long is dropped.
-        self.idle.d.next = self.idle.q.val() + 1;
-        if self.rx_valid.val() {
-            self.idle.d.next = 0.into();
-        }
-        match self.state.q.val() {
-            State::Idle => {
-                if self.rx_valid.val() {
-                    if self.rx_data.val() == self.k_sync_req.val() {
-                        self.state.d.next = State::Header;
-                        self.cnt.d.next = 0.into();
-                        self.step.crc_in.next = self.k_init.val();
-                        self.crc.d.next = self.step.crc_out.val();
-                    } else {
-                        self.n_junk.d.next = self.n_junk.q.val() + 1;
-                    }
-                }
-            }
-            State::Header => {
-                if self.rx_valid.val() {
-                    self.crc.d.next = self.step.crc_out.val();
-                    self.hdr.d.next =
-                        (self.hdr.q.val() >> 8) | (bit_cast::<56, 8>(self.rx_data.val()) << 48);
-                    self.cnt.d.next = self.cnt.q.val() + 1;
-                    if self.cnt.q.val() == 6 {
-                        self.state.d.next = State::Check;
-                    }
-                }
-            }
-            State::Check => {
-                self.cnt.d.next = 0.into();
-                self.state.d.next = State::Crc;
-                if self.is_wr.val() {
-                    self.state.d.next = State::Data;
-                }
-                if self.is_reg.val() {
-                    // Four bytes, aligned, inside BAR0 (or, for a read, one
-                    // of the engine's counters).
-                    if (self.len.val() != 4)
-                        | self.addr.val().get_bits::<2>(0).any()
-                        | (self.addr.val().get_bits::<16>(16).any()
-                            & (self.is_wr.val()
-                                | ((self.addr.val() != self.k_cnt_junk.val())
-                                    & (self.addr.val() != self.k_cnt_bad.val())
-                                    & (self.addr.val() != self.k_cnt_timeout.val()))))
-                    {
-                        self.status.d.next = self.k_bad_arg.val();
-                        self.state.d.next = State::RespHead;
-                        self.n_bad.d.next = self.n_bad.q.val() + 1;
-                    }
-                } else if (self.op.val() == self.k_mem_read.val()) | self.is_wr.val() {
-                    if (self.len.val() == 0)
-                        | (self.len.val() > self.k_max.val())
-                        | !self.fits.val()
-                    {
-                        self.status.d.next = self.k_bad_arg.val();
-                        self.state.d.next = State::RespHead;
-                        self.n_bad.d.next = self.n_bad.q.val() + 1;
-                    }
-                } else {
-                    self.status.d.next = self.k_bad_op.val();
-                    self.state.d.next = State::RespHead;
-                    self.n_bad.d.next = self.n_bad.q.val() + 1;
-                }
-            }
-            State::Data => {
-                if self.rx_valid.val() {
-                    self.crc.d.next = self.step.crc_out.val();
-                    self.word.d.next =
-                        (self.word.q.val() >> 8) | (bit_cast::<32, 8>(self.rx_data.val()) << 24);
-                    self.stage.write_enable.next = true;
-                    self.cnt.d.next = self.cnt.q.val() + 1;
-                    if self.cnt.q.val() + 1 == self.len.val() {
-                        self.cnt.d.next = 0.into();
-                        self.state.d.next = State::Crc;
-                    }
-                }
-            }
-            State::Crc => {
-                if self.rx_valid.val() {
-                    self.crc.d.next = self.step.crc_out.val();
-                    self.cnt.d.next = self.cnt.q.val() + 1;
-                    if self.cnt.q.val() == 3 {
-                        self.cnt.d.next = 0.into();
-                        self.state.d.next = State::Exec;
-                    }
-                }
-            }
-            State::Exec => {
-                self.status.d.next = self.k_ok.val();
-                self.state.d.next = State::RespHead;
-                if self.crc.q.val() != self.k_residue.val() {
-                    self.status.d.next = self.k_bad_crc.val();
-                    self.n_bad.d.next = self.n_bad.q.val() + 1;
-                } else if self.op.val() == self.k_reg_write.val() {
-                    self.bar_wr_valid.next = true;
-                } else if self.op.val() == self.k_mem_write.val() {
-                    self.state.d.next = State::Copy;
-                    self.phase.d.next = false;
-                } else if self.op.val() == self.k_reg_read.val() {
-                    if self.addr.val() == self.k_cnt_junk.val() {
-                        self.word.d.next = self.n_junk.q.val();
-                    } else if self.addr.val() == self.k_cnt_bad.val() {
-                        self.word.d.next = self.n_bad.q.val();
-                    } else if self.addr.val() == self.k_cnt_timeout.val() {
-                        self.word.d.next = self.n_timeout.q.val();
-                    } else {
-                        self.bar_rd_valid.next = true;
-                        self.state.d.next = State::RegWait;
-                    }
-                }
-            }
-            State::RegWait => {
-                if self.bar_rd_resp_valid.val() {
-                    self.word.d.next = self.bar_rd_resp_data.val();
-                    self.state.d.next = State::RespHead;
-                }
-            }
-            State::Copy => {
-                // The staging memory reads `cnt` at every edge: its byte is
-                // there in the second clock.
-                self.phase.d.next = !self.phase.q.val();
-                if self.phase.q.val() {
-                    self.mem_valid.next = true;
-                    self.mem_write.next = true;
-                    self.cnt.d.next = self.cnt.q.val() + 1;
-                    if self.cnt.q.val() + 1 == self.len.val() {
-                        self.cnt.d.next = 0.into();
-                        self.state.d.next = State::RespHead;
-                    }
-                }
-            }
-            State::RespHead => {
-                if !self.txv.q.val() {
-                    self.load.next = true;
-                    self.cnt.d.next = self.cnt.q.val() + 1;
-                    if self.cnt.q.val() == 0 {
-                        self.ob.next = self.k_sync_resp.val();
-                        self.fresh.next = true;
-                    } else if self.cnt.q.val() == 1 {
-                        self.ob.next = self.op.val();
-                    } else {
-                        self.ob.next = self.status.q.val();
-                        self.cnt.d.next = 0.into();
-                        self.phase.d.next = false;
-                        self.state.d.next = State::RespCrc;
-                        if (self.status.q.val() == self.k_ok.val())
-                            & ((self.op.val() == self.k_reg_read.val())
-                                | (self.op.val() == self.k_mem_read.val()))
-                        {
-                            self.state.d.next = State::RespData;
-                        }
-                    }
-                }
-            }
-            State::RespData => {
-                if !self.txv.q.val() {
-                    if self.op.val() == self.k_reg_read.val() {
-                        self.load.next = true;
-                        self.ob.next = self.word.q.val().get_bits::<8>(0);
-                        self.word.d.next = self.word.q.val() >> 8;
-                        self.cnt.d.next = self.cnt.q.val() + 1;
-                        if self.cnt.q.val() == 3 {
-                            self.cnt.d.next = 0.into();
-                            self.state.d.next = State::RespCrc;
-                        }
-                    } else if !self.phase.q.val() {
-                        self.mem_valid.next = true;
-                        self.phase.d.next = true;
-                    } else {
-                        self.load.next = true;
-                        self.ob.next = self.mem_rdata.val();
-                        self.phase.d.next = false;
-                        self.cnt.d.next = self.cnt.q.val() + 1;
-                        if self.cnt.q.val() + 1 == self.len.val() {
-                            self.cnt.d.next = 0.into();
-                            self.state.d.next = State::RespCrc;
-                        }
-                    }
-                }
-            }
-            State::RespCrc => {
-                if !self.txv.q.val() {
-                    // The inverted register, low byte first.
-                    self.txb.d.next = !self.crc.q.val().get_bits::<8>(0);
-                    self.txv.d.next = true;
-                    self.crc.d.next = self.crc.q.val() >> 8;
-                    self.cnt.d.next = self.cnt.q.val() + 1;
-                    if self.cnt.q.val() == 3 {
-                        self.state.d.next = State::Idle;
-                    }
-                }
-            }
-        }
-        // A response byte: sent, and through the CRC.
-        if self.load.val() {
-            self.txb.d.next = self.ob.val();
-            self.txv.d.next = true;
-            self.step.octet.next = self.ob.val();
-            self.step.crc_in.next = self.crc.q.val();
-            if self.fresh.val() {
-                self.step.crc_in.next = self.k_init.val();
-            }
-            self.crc.d.next = self.step.crc_out.val();
-        }
-        self.in_frame.next = (self.state.q.val() == State::Header)
-            | (self.state.q.val() == State::Data)
-            | (self.state.q.val() == State::Crc);
-        // Bytes that come while the engine is busy are junk too.
-        if self.rx_valid.val() & !self.in_frame.val() & (self.state.q.val() != State::Idle) {
-            self.n_junk.d.next = self.n_junk.q.val() + 1;
-        }
-        if self.in_frame.val() & (self.idle.q.val() == self.k_idle.val()) {
-            self.state.d.next = State::Idle;
-            self.n_timeout.d.next = self.n_timeout.q.val() + 1;
-        }
-        if self.rst.val() {
-            self.state.d.next = State::Idle;
-            self.txv.d.next = false;
-            self.n_junk.d.next = 0.into();
-            self.n_bad.d.next = 0.into();
-            self.n_timeout.d.next = 0.into();
-        }
+        self.recv.clock.next = self.clock.val();
+        self.access.clock.next = self.clock.val();
+        self.reply.clock.next = self.clock.val();
+        self.recv.rst.next = self.rst.val();
+        self.access.rst.next = self.rst.val();
+        self.reply.rst.next = self.rst.val();
+        // Request bytes in, through the access, the response out.
+        self.recv.rx_data.next = self.rx_data.val();
+        self.recv.rx_valid.next = self.rx_valid.val();
+        self.access.rx_data.next = self.rx_data.val();
+        links::RecvOut::join(&mut self.recv.m_acc, &mut self.access.s_recv);
+        links::AnswerOut::join(&mut self.access.m_reply, &mut self.reply.s_acc);
+        self.tx_data.next = self.reply.tx_data.val();
+        self.tx_valid.next = self.reply.tx_valid.val();
+        self.reply.tx_ready.next = self.tx_ready.val();
+        // BAR0 and the memory's byte port (the response's reads are
+        // asked through the access side, their bytes come to the reply).
+        self.bar_wr_valid.next = self.access.m_bar.wr_valid.val();
+        self.bar_wr_addr.next = self.access.m_bar.wr_addr.val();
+        self.bar_wr_data.next = self.access.m_bar.wr_data.val();
+        self.bar_rd_valid.next = self.access.m_bar.rd_valid.val();
+        self.bar_rd_addr.next = self.access.m_bar.rd_addr.val();
+        self.access.m_bar.rd_resp_valid.next = self.bar_rd_resp_valid.val();
+        self.access.m_bar.rd_resp_data.next = self.bar_rd_resp_data.val();
+        self.mem_valid.next = self.access.m_mem.valid.val();
+        self.mem_write.next = self.access.m_mem.write.val();
+        self.mem_addr.next = self.access.m_mem.addr.val();
+        self.mem_wdata.next = self.access.m_mem.wdata.val();
+        self.reply.mem_rdata.next = self.mem_rdata.val();
     }
 }
 

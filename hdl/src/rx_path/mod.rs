@@ -7,19 +7,20 @@
 //!
 //! * [`RxPathTable`]: the tracker of the receive core, one entry per
 //!   (QP slot, path) in block RAM, with the ACK fields the engine keeps per
-//!   path (echo timestamp, reply port, ECE) and the pending-ACK queue;
+//!   path (echo timestamp, reply port, ECE) and the pending-ACK queue; its
+//!   parts: the event's update (`PathLand`, `land.rs`), the queue and its
+//!   ACK port (`PathAcks`, `acks.rs`), joined by the bus of `links.rs`;
 //! * [`RxPathRegs`]: one QP's paths in registers, a standalone block that
 //!   checks the mark rules alone ([`rx_path_verilog`], `metaroce-sim-tb`'s
 //!   `rx_path` bench).
 //!
 //! Native rust-hdl: kernels, rust-hdl's `RAM` for the state and
-//! [`LutRam`] for the ACK queue; rust-hdl's own simulator runs both blocks
+//! `crate::helpers::LutRam` for the ACK queue; rust-hdl's own simulator runs both blocks
 //! (the tests below, against the engine). Verified under Verilator
 //! (`metaroce-sim-tb`) against the engine.
 
 use rust_hdl::prelude::*;
 
-use crate::helpers::LutRam;
 use crate::rx_place::QPS;
 
 /// Paths per QP: the engine's `metaroce_firmware::MAX_PATHS`.
@@ -43,7 +44,10 @@ impl PathVerdict {
     pub const ALL: [PathVerdict; 3] = [Self::New, Self::Duplicate, Self::OutOfWindow];
 }
 
+mod acks;
+mod land;
 mod lead_ones;
+mod links;
 mod mark;
 mod regs;
 #[cfg(test)]
@@ -52,6 +56,9 @@ mod tests;
 pub use lead_ones::LeadOnes;
 pub use mark::{MARK_STAGES, MarkMask, MarkPost, MarkPre, PathMark};
 pub use regs::{PathFile, RxPathRegs};
+
+use acks::PathAcks;
+use land::PathLand;
 
 /// Verilog source of the standalone tracker ([`RxPathRegs`]) for `paths`
 /// paths of one QP (a power of two, 2 to [`MAX_PATHS`]); top module `top`,
@@ -180,18 +187,11 @@ pub struct RxPathTable<const W: usize> {
     /// ACK: the QP was still RTR or RTS at its last event (else no ACK:
     /// the engine's failed QP sends none).
     pub ak_live: Signal<Out, Bit>,
-    // State RAMs: A = state word, B = {reply port, state word}.
+    // State RAM A (the state word), read by arrivals; RAM B is the ACKs'.
     ram_a: RAM<Bits<SW>, 8>,
-    ram_b: RAM<Bits<{ SW + 16 }>, 8>,
-    // Pending-ACK queue: each entry at most once, so it never overflows.
-    queue: LutRam<8, 8>,
-    mark: PathMark,
+    land: PathLand,
+    acks: PathAcks,
     c_split: Constant<Bit>,
-    // Split: S2's `land`, taken with a tracked event.
-    cap: DFF<Bits<153>>,
-    // Split: an arrival is in the mark's stages (after its event, up to
-    // and including its result's cycle).
-    busy: DFF<Bit>,
     // S1: the address read in S0, and whether the entry was ever written.
     a1: DFF<Bits<8>>,
     rd_seen: DFF<Bit>,
@@ -200,43 +200,22 @@ pub struct RxPathTable<const W: usize> {
     a2: DFF<Bits<8>>,
     old: DFF<Bits<UW>>,
     // Write-back: W1 (being written to the RAMs), W2 (written last edge).
+    // W1 is loaded, and `wn` computed, only when valid: both are used only
+    // then (the RAM writes, W2 and the ACK port's snapshot follow `w1_v`).
+    // An arrival out of window changes nothing, as in the engine (RxPlace
+    // tracks none, its path window being decided on the same `cum`).
     w1: DFF<Bits<{ UW + 16 }>>,
     w1_addr: DFF<Bits<8>>,
     w1_v: DFF<Bit>,
     w2: DFF<Bits<SW>>,
     w2_addr: DFF<Bits<8>>,
     w2_v: DFF<Bit>,
-    // Per entry: written since reset, queued, CE since the last ACK.
+    // Per entry: written since reset.
     seen: DFF<Bits<ENTRIES>>,
-    pend: DFF<Bits<ENTRIES>>,
-    ece: DFF<Bits<ENTRIES>>,
-    // Per QP slot: connection cumulative PSN, still receiving.
-    conn_cum: [DFF<Bits<32>>; QPS],
-    live: DFF<Bits<QPS>>,
-    q_wr: DFF<Bits<9>>,
-    q_rd: DFF<Bits<9>>,
-    // ACK fields taken at a pop; `k_fwd`: the entry's state is W1's.
-    k_qp: DFF<Bits<2>>,
-    k_path: DFF<Bits<6>>,
-    k_ece: DFF<Bit>,
-    k_conn: DFF<Bits<32>>,
-    k_live: DFF<Bit>,
-    k_fwd: DFF<Bit>,
-    k_w: DFF<Bits<{ SW + 16 }>>,
-    rx_n: Signal<Local, Bits<32>>,
-    ce_n: Signal<Local, Bits<32>>,
-    ts_n: Signal<Local, Bits<64>>,
-    upd: Signal<Local, Bits<UW>>,
     s1: Signal<Local, Bits<UW>>,
     nw: Signal<Local, Bits<SW>>,
     wn: Signal<Local, Bits<{ SW + 16 }>>,
     shifted: Signal<Local, Bits<256>>,
-    head: Signal<Local, Bits<8>>,
-    pop: Signal<Local, Bit>,
-    push: Signal<Local, Bit>,
-    fl: Signal<Local, Bits<ENTRIES>>,
-    kd: Signal<Local, Bits<{ SW + 16 }>>,
-    land: Signal<Local, Bits<153>>,
 }
 
 impl<const W: usize> Default for RxPathTable<W> {
@@ -274,12 +253,9 @@ impl<const W: usize> Default for RxPathTable<W> {
             ak_conn_cum: Default::default(),
             ak_live: Default::default(),
             ram_a: Default::default(),
-            ram_b: Default::default(),
-            queue: Default::default(),
-            mark: PathMark::new(split),
+            land: PathLand::new(split),
+            acks: Default::default(),
             c_split: Constant::new(split),
-            cap: Default::default(),
-            busy: Default::default(),
             a1: Default::default(),
             rd_seen: Default::default(),
             rd_v: Default::default(),
@@ -292,33 +268,10 @@ impl<const W: usize> Default for RxPathTable<W> {
             w2_addr: Default::default(),
             w2_v: Default::default(),
             seen: Default::default(),
-            pend: Default::default(),
-            ece: Default::default(),
-            conn_cum: std::array::from_fn(|_| Default::default()),
-            live: Default::default(),
-            q_wr: Default::default(),
-            q_rd: Default::default(),
-            k_qp: Default::default(),
-            k_path: Default::default(),
-            k_ece: Default::default(),
-            k_conn: Default::default(),
-            k_live: Default::default(),
-            k_fwd: Default::default(),
-            k_w: Default::default(),
-            rx_n: Default::default(),
-            ce_n: Default::default(),
-            ts_n: Default::default(),
-            upd: Default::default(),
             s1: Default::default(),
             nw: Default::default(),
             wn: Default::default(),
             shifted: Default::default(),
-            head: Default::default(),
-            pop: Default::default(),
-            push: Default::default(),
-            fl: Default::default(),
-            kd: Default::default(),
-            land: Default::default(),
         }
     }
 }
@@ -327,77 +280,25 @@ impl<const W: usize> Logic for RxPathTable<W> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, cap, busy, a1, rd_seen, rd_v, a2, old, w1, w1_addr, w1_v, w2, w2_addr,
-            w2_v, seen, pend, ece, live, q_wr, q_rd, k_qp, k_path, k_ece, k_conn, k_live, k_fwd,
-            k_w
+            self, clock, a1, rd_seen, rd_v, a2, old, w1, w1_addr, w1_v, w2, w2_addr, w2_v, seen
         );
-        for i in 0..QPS {
-            self.conn_cum[i].clock.next = self.clock.val();
-            self.conn_cum[i].d.next = self.conn_cum[i].q.val();
-        }
         self.ram_a.read_clock.next = self.clock.val();
         self.ram_a.write_clock.next = self.clock.val();
-        self.ram_b.read_clock.next = self.clock.val();
-        self.ram_b.write_clock.next = self.clock.val();
-        self.queue.clock.next = self.clock.val();
+        self.land.clock.next = self.clock.val();
+        self.acks.clock.next = self.clock.val();
+        self.land.rst.next = self.rst.val();
+        self.acks.rst.next = self.rst.val();
 
-        // ---- S2: the event; the mark of a tracked one (`ev_valid & ev_track`). ----
-        // Written out from the ports wherever it is used, never through a
-        // local: Verilator splits the kernel into groups of statements
-        // linked by the locals they share, and a shared "tracked" local
-        // would tie the mark's inputs to its outputs (UNOPTFLAT) and this
-        // stage to the ACK port's input-driven logic, evaluated again at
-        // every input change. The wide work (mark, `upd`) is done only
-        // for a tracked event; `upd` is 0 otherwise (not used then).
-        self.mark.clock.next = self.clock.val();
-        self.mark.rst.next = self.rst.val();
-        self.mark.en.next = self.ev_valid.val() & self.ev_track.val();
-        self.mark.cum.next = self.old.q.val().get_bits::<32>(0);
-        self.mark.raw.next = self.old.q.val().get_bits::<512>(32);
-        self.mark.k.next = self.old.q.val().get_bits::<9>(544);
-        self.mark.psn.next = self.ev_psn.val();
-        self.rx_n.next = 0.into();
-        self.ce_n.next = 0.into();
-        self.ts_n.next = 0.into();
-        if self.ev_valid.val() & self.ev_track.val() {
-            self.rx_n.next = self.old.q.val().get_bits::<32>(553) + 1;
-            self.ce_n.next = self.old.q.val().get_bits::<32>(585);
-            if self.ev_ce.val() {
-                self.ce_n.next = self.old.q.val().get_bits::<32>(585) + 1;
-            }
-            self.ts_n.next = self.old.q.val().get_bits::<64>(617);
-            if self.ev_ts.val() > self.old.q.val().get_bits::<64>(617) {
-                self.ts_n.next = self.ev_ts.val();
-            }
-        }
-        // What lands with the mark's result (`mark.valid`): the counters,
-        // the entry, the reply port and the CE mark; from S2, or, split,
-        // taken with the event and held until its result.
-        self.land.next = bit_cast::<153, 32>(self.rx_n.val())
-            | (bit_cast::<153, 32>(self.ce_n.val()) << 32)
-            | (bit_cast::<153, 64>(self.ts_n.val()) << 64)
-            | (bit_cast::<153, 8>(self.a2.q.val()) << 128)
-            | (bit_cast::<153, 16>(self.ev_port.val()) << 136);
-        if self.ev_ce.val() {
-            self.land.next = self.land.val().replace_bit(152, true);
-        }
-        if self.c_split.val() {
-            if self.ev_valid.val() & self.ev_track.val() {
-                self.cap.d.next = self.land.val();
-                self.busy.d.next = true;
-            }
-            if self.mark.valid.val() {
-                self.busy.d.next = false;
-            }
-            self.land.next = self.cap.q.val();
-        }
-        self.upd.next = 0.into();
-        if self.mark.valid.val() {
-            self.upd.next = bit_cast::<UW, 32>(self.mark.new_cum.val())
-                | (bit_cast::<UW, 512>(self.mark.new_raw.val()) << 32)
-                | (bit_cast::<UW, 9>(self.mark.new_k.val()) << 544)
-                | (bit_cast::<UW, 128>(self.land.val().get_bits::<128>(0)) << 553);
-        }
+        // ---- S2: the event's update of its entry (`land`). ----
+        self.land.ev_valid.next = self.ev_valid.val();
+        self.land.ev_track.next = self.ev_track.val();
+        self.land.ev_psn.next = self.ev_psn.val();
+        self.land.ev_ts.next = self.ev_ts.val();
+        self.land.ev_port.next = self.ev_port.val();
+        self.land.ev_ce.next = self.ev_ce.val();
+        self.land.old.next = self.old.q.val();
+        self.land.a2.next = self.a2.q.val();
+        links::LandOut::join(&mut self.land.m_acks, &mut self.acks.s_land);
 
         // ---- S1: the freshest state of the entry read in S0 (after a read only). ----
         self.nw.next = 0.into();
@@ -421,7 +322,7 @@ impl<const W: usize> Logic for RxPathTable<W> {
                 & self.ev_track.val()
                 & (self.a2.q.val() == self.a1.q.val())
             {
-                self.s1.next = self.upd.val();
+                self.s1.next = self.land.upd.val();
             }
         }
         self.rd_cum.next = self.s1.val().get_bits::<32>(0);
@@ -434,18 +335,13 @@ impl<const W: usize> Logic for RxPathTable<W> {
         self.rd_seen.d.next = self.seen.q.val().get_bit(self.rd_addr.val().index());
         self.ram_a.read_address.next = self.rd_addr.val();
 
-        // ---- Write-back: W1 applies the pending shift. ----
-        // W1 is loaded, and `wn` computed (else 0), only when valid: both
-        // are used only then (the RAM writes, W2 and the ACK port's `k_w`
-        // all follow `w1_v`).
-        if self.mark.valid.val() {
-            self.w1.d.next = bit_cast::<{ UW + 16 }, UW>(self.upd.val())
-                | (bit_cast::<{ UW + 16 }, 16>(self.land.val().get_bits::<16>(136)) << 681);
+        // ---- Write-back: W1 applies the pending shift (`wn` is 0 unless `w1_v`). ----
+        if self.land.valid.val() {
+            self.w1.d.next = bit_cast::<{ UW + 16 }, UW>(self.land.upd.val())
+                | (bit_cast::<{ UW + 16 }, 16>(self.land.port.val()) << 681);
         }
-        self.w1_addr.d.next = self.land.val().get_bits::<8>(128);
-        // (An arrival out of window changes nothing, as in the engine; RxPlace
-        // tracks none, its path window being decided on the same `cum`.)
-        self.w1_v.d.next = self.mark.valid.val() & (self.mark.code.val() != 2);
+        self.w1_addr.d.next = self.land.addr.val();
+        self.w1_v.d.next = self.land.valid.val() & self.land.ok.val();
         self.shifted.next = 0.into();
         self.wn.next = 0.into();
         if self.w1_v.q.val() {
@@ -462,116 +358,40 @@ impl<const W: usize> Logic for RxPathTable<W> {
         self.ram_a.write_enable.next = self.w1_v.q.val();
         self.ram_a.write_address.next = self.w1_addr.q.val();
         self.ram_a.write_data.next = self.wn.val().get_bits::<SW>(0);
-        self.ram_b.write_enable.next = self.w1_v.q.val();
-        self.ram_b.write_address.next = self.w1_addr.q.val();
-        self.ram_b.write_data.next = self.wn.val();
-        if self.mark.valid.val() & (self.mark.code.val() != 2) {
+        if self.land.valid.val() & self.land.ok.val() {
             self.seen.d.next = self
                 .seen
                 .q
                 .val()
-                .replace_bit(self.land.val().get_bits::<8>(128).index(), true);
-        }
-        if self.ev_valid.val() & self.ev_qhit.val() {
-            for i in 0..QPS {
-                if self.a2.q.val().get_bits::<2>(6).index() == i {
-                    self.conn_cum[i].d.next = self.ev_conn_cum.val();
-                }
-            }
-            self.live.d.next = self
-                .live
-                .q
-                .val()
-                .replace_bit(self.a2.q.val().get_bits::<2>(6).index(), self.ev_live.val());
+                .replace_bit(self.land.addr.val().index(), true);
         }
 
-        // ---- ACK queue: a pop in the same cycle as an arrival comes first. ----
-        self.head.next = self.queue.read_data.val();
-        // Split, no ACK is taken while an arrival is in the mark's stages
-        // (its snapshot would miss the arrival).
-        self.aq_valid.next = (self.q_wr.q.val() != self.q_rd.q.val()) & !self.busy.q.val();
-        self.pop.next =
-            self.aq_pop.val() & (self.q_wr.q.val() != self.q_rd.q.val()) & !self.busy.q.val();
-        self.push.next = self.mark.valid.val()
-            & (self.mark.code.val() != 2)
-            & (!self
-                .pend
-                .q
-                .val()
-                .get_bit(self.land.val().get_bits::<8>(128).index())
-                | (self.pop.val() & (self.head.val() == self.land.val().get_bits::<8>(128))));
-        self.queue.read_address.next = self.q_rd.q.val().get_bits::<8>(0);
-        self.queue.write_enable.next = self.push.val();
-        self.queue.write_address.next = self.q_wr.q.val().get_bits::<8>(0);
-        self.queue.write_data.next = self.land.val().get_bits::<8>(128);
-        self.ram_b.read_address.next = self.head.val();
-        self.fl.next = self.pend.q.val();
-        if self.pop.val() {
-            self.fl.next = self.fl.val().replace_bit(self.head.val().index(), false);
-        }
-        if self.push.val() {
-            self.fl.next = self
-                .fl
-                .val()
-                .replace_bit(self.land.val().get_bits::<8>(128).index(), true);
-            self.q_wr.d.next = self.q_wr.q.val() + 1;
-        }
-        self.pend.d.next = self.fl.val();
-        self.fl.next = self.ece.q.val();
-        if self.pop.val() {
-            self.fl.next = self.fl.val().replace_bit(self.head.val().index(), false);
-        }
-        if self.mark.valid.val() & (self.mark.code.val() != 2) & self.land.val().get_bit(152) {
-            self.fl.next = self
-                .fl
-                .val()
-                .replace_bit(self.land.val().get_bits::<8>(128).index(), true);
-        }
-        self.ece.d.next = self.fl.val();
-        if self.pop.val() {
-            self.q_rd.d.next = self.q_rd.q.val() + 1;
-            self.k_qp.d.next = self.head.val().get_bits::<2>(6);
-            self.k_path.d.next = self.head.val().get_bits::<6>(0);
-            self.k_ece.d.next = self.ece.q.val().get_bit(self.head.val().index());
-            for i in 0..QPS {
-                if self.head.val().get_bits::<2>(6).index() == i {
-                    self.k_conn.d.next = self.conn_cum[i].q.val();
-                }
-            }
-            self.k_live.d.next = self
-                .live
-                .q
-                .val()
-                .get_bit(self.head.val().get_bits::<2>(6).index());
-            self.k_fwd.d.next = self.w1_v.q.val() & (self.w1_addr.q.val() == self.head.val());
-            self.k_w.d.next = self.wn.val();
-        }
-        self.kd.next = self.ram_b.read_data.val();
-        if self.k_fwd.q.val() {
-            self.kd.next = self.k_w.q.val();
-        }
-        self.ak_qp.next = self.k_qp.q.val();
-        self.ak_path.next = self.k_path.q.val();
-        self.ak_ece.next = self.k_ece.q.val();
-        self.ak_conn_cum.next = self.k_conn.q.val();
-        self.ak_live.next = self.k_live.q.val();
-        self.ak_cum.next = self.kd.val().get_bits::<32>(0);
-        self.ak_sack.next = self.kd.val().get_bits::<256>(32);
-        self.ak_rx.next = self.kd.val().get_bits::<32>(288);
-        self.ak_ce.next = self.kd.val().get_bits::<32>(320);
-        self.ak_ts.next = self.kd.val().get_bits::<64>(352);
-        self.ak_port.next = self.kd.val().get_bits::<16>(416);
+        // ---- ACK queue and port (`acks`), RAM B written with RAM A. ----
+        self.acks.wb_v.next = self.w1_v.q.val();
+        self.acks.wb_addr.next = self.w1_addr.q.val();
+        self.acks.wb.next = self.wn.val();
+        self.acks.qhit.next = self.ev_valid.val() & self.ev_qhit.val();
+        self.acks.qp.next = self.a2.q.val().get_bits::<2>(6);
+        self.acks.conn.next = self.ev_conn_cum.val();
+        self.acks.live.next = self.ev_live.val();
+        self.acks.aq_pop.next = self.aq_pop.val();
+        self.aq_valid.next = self.acks.aq_valid.val();
+        self.ak_qp.next = self.acks.ak_qp.val();
+        self.ak_path.next = self.acks.ak_path.val();
+        self.ak_ece.next = self.acks.ak_ece.val();
+        self.ak_conn_cum.next = self.acks.ak_conn_cum.val();
+        self.ak_live.next = self.acks.ak_live.val();
+        self.ak_cum.next = self.acks.ak_state.val().get_bits::<32>(0);
+        self.ak_sack.next = self.acks.ak_state.val().get_bits::<256>(32);
+        self.ak_rx.next = self.acks.ak_state.val().get_bits::<32>(288);
+        self.ak_ce.next = self.acks.ak_state.val().get_bits::<32>(320);
+        self.ak_ts.next = self.acks.ak_state.val().get_bits::<64>(352);
+        self.ak_port.next = self.acks.ak_state.val().get_bits::<16>(416);
 
         if self.rst.val() {
             self.seen.d.next = 0.into();
-            self.pend.d.next = 0.into();
-            self.ece.d.next = 0.into();
-            self.live.d.next = 0.into();
-            self.q_wr.d.next = 0.into();
-            self.q_rd.d.next = 0.into();
             self.w1_v.d.next = false;
             self.w2_v.d.next = false;
-            self.busy.d.next = false;
         }
     }
 }
