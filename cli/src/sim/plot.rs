@@ -88,12 +88,19 @@ pub(super) fn line<X: Ranged<ValueType = f64>, Y: Ranged<ValueType = f64>>(
     dots: bool,
 ) -> anyhow::Result<()> {
     let style = colour.stroke_width(width);
+    let marks: Vec<Circle<(f64, f64), i32>> = match dots {
+        true => points
+            .iter()
+            .map(|&p| Circle::new(p, 3, colour.filled()))
+            .collect(),
+        false => Vec::new(),
+    };
     chart
-        .draw_series(LineSeries::new(points.clone(), style))?
+        .draw_series(LineSeries::new(points, style))?
         .label(label)
         .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], style));
-    if dots {
-        chart.draw_series(points.iter().map(|&p| Circle::new(p, 3, colour.filled())))?;
+    if !marks.is_empty() {
+        chart.draw_series(marks)?;
     }
     Ok(())
 }
