@@ -2,8 +2,8 @@
 
 use rust_hdl::prelude::*;
 
-use super::HDR_BITS;
 use super::links::{CrcCtlOut, FrameIn, GenOut, HdrIn};
+use super::{HDR_BITS, MR_BITS};
 use crate::helpers::{konst, native_block};
 
 native_block! {
@@ -64,6 +64,9 @@ native_block! {
         g_prev: DFF<Bits<W>>,
         g_s1: DFF<Bits<32>>,
         g_m: DFF<Bits<8>>,
+        // The taken frame's header in lane order, a byte at a time.
+        lanes: Signal<Local, Bits<HDR_BITS>>,
+        octet: Signal<Local, Bits<8>>,
     }
     consts {
         c_w: Constant<Bits<16>> = konst(W),
@@ -72,6 +75,9 @@ native_block! {
         c_b2: Constant<Bits<16>> = konst(2 * B),
         c_b2_8: Constant<Bits<8>> = konst(2 * B),
         c_bt: Constant<Bits<16>> = konst(B + 4),
+        // The version byte after the IPv4 or IPv6 headers.
+        c_ver4: Constant<Bits<HDR_BITS>> = Constant::new(Bits::from(1) << 336),
+        c_ver6: Constant<Bits<HDR_BITS>> = Constant::new(Bits::from(1) << 496),
     }
 }
 
@@ -147,10 +153,32 @@ impl<const W: usize, const B: usize> Logic for TxGen<W, B> {
         }
 
         // ---- The next frame: its header in lane order, its counters. ----
+        self.lanes.next = 0.into();
+        self.octet.next = 0.into();
         if self.take.val() {
             self.g_active.d.next = true;
             self.g_first.d.next = true;
-            self.g_hdr.d.next = self.s_hdr.hdr.val();
+            // Ethernet, IP and UDP bytes (first in lane 0), the version
+            // byte, then the MetaRoCE headers.
+            if self.s_hdr.kind.val().get_bit(1) {
+                for j in 0..62 {
+                    self.octet.next = self.s_hdr.net.val().get_bits::<8>(488 - 8 * j);
+                    self.lanes.next = self.lanes.val()
+                        | (bit_cast::<HDR_BITS, 8>(self.octet.val()) << (8 * j).to_bits::<16>());
+                }
+                self.g_hdr.d.next = self.lanes.val()
+                    | self.c_ver6.val()
+                    | (bit_cast::<HDR_BITS, MR_BITS>(self.s_hdr.mr.val()) << 504);
+            } else {
+                for j in 0..42 {
+                    self.octet.next = self.s_hdr.net.val().get_bits::<8>(328 - 8 * j);
+                    self.lanes.next = self.lanes.val()
+                        | (bit_cast::<HDR_BITS, 8>(self.octet.val()) << (8 * j).to_bits::<16>());
+                }
+                self.g_hdr.d.next = self.lanes.val()
+                    | self.c_ver4.val()
+                    | (bit_cast::<HDR_BITS, MR_BITS>(self.s_hdr.mr.val()) << 344);
+            }
             self.g_kind.d.next = self.s_hdr.kind.val();
             self.g_hrem.d.next = self.s_hdr.hlen.val();
             self.g_drem.d.next = self.s_hdr.dstart.val();

@@ -1,49 +1,45 @@
-//! A frame's headers in lane order ([`TxHeader`]).
+//! A frame's Ethernet, IP and UDP headers ([`TxHeader`]).
 
 use rust_hdl::prelude::*;
 
 use super::links::{AddrIn, HdrOut, HeadIn};
-use super::{DSTART, HDR_BITS, HLEN, MR_BITS};
+use super::{DSTART, HLEN, NET_BITS};
 use crate::helpers::{konst, native_block};
 
 native_block! {
     /// The headers of the frame [`TxBuild`](super::TxBuild)'s generator
-    /// takes next, combinational: Ethernet, IPv4 or IPv6, UDP and the
-    /// MetaRoCE headers in lane order (first byte in the low bits), from
-    /// the FIFO's head entry (its lengths, checksum, source port, flags and
-    /// MetaRoCE headers) and the configuration; with the header's length,
-    /// the offset of the datagram, and the frame's kind (`ipv6 << 1 |
-    /// msg`). Its inputs are wired straight from the FIFO and the
-    /// registers, so that no path runs through the generator's kernel and
-    /// back.
+    /// takes next, combinational: Ethernet, IPv4 or IPv6 and UDP in
+    /// network order (first byte in the top bits of its 42 or 62 bytes),
+    /// from the FIFO's head entry (its lengths, checksum, source port and
+    /// flags) and the configuration; with the MetaRoCE headers, the
+    /// header's length, the offset of the datagram, and the frame's kind
+    /// (`ipv6 << 1 | msg`). The generator puts them in lane order only
+    /// when it takes the frame (a simulator then reverses the bytes once
+    /// per frame, not every cycle). Its inputs are wired straight from the
+    /// FIFO and the registers, so that no path runs through the
+    /// generator's kernel and back.
     TxHeader []
     ports {
         #[doc = "The FIFO head entry's fields."]
         head: HeadIn,
         #[doc = "The configured addressing."]
         addr: AddrIn,
-        #[doc = "The headers in lane order, their length, the datagram's offset, the kind."]
+        #[doc = "The headers, their length, the datagram's offset, the kind."]
         m_hdr: HdrOut,
     }
     state {
         tos: Signal<Local, Bits<8>>,
-        h4: Signal<Local, Bits<336>>,
-        h6: Signal<Local, Bits<496>>,
-        hl: Signal<Local, Bits<HDR_BITS>>,
-        octet: Signal<Local, Bits<8>>,
     }
     consts {
-        c_fix4: Constant<Bits<336>> = Constant::new(
+        c_fix4: Constant<Bits<NET_BITS>> = Constant::new(
             (Bits::from(0x0800) << 224)
                 | (Bits::from(0x45) << 216)
                 | (Bits::from(0x4000) << 160)
                 | (Bits::from(17) << 144),
         ),
-        c_fix6: Constant<Bits<496>> = Constant::new(
+        c_fix6: Constant<Bits<NET_BITS>> = Constant::new(
             (Bits::from(0x86DD) << 384) | (Bits::from(6) << 380) | (Bits::from(17) << 328),
         ),
-        c_ver4: Constant<Bits<HDR_BITS>> = Constant::new(Bits::from(1) << 336),
-        c_ver6: Constant<Bits<HDR_BITS>> = Constant::new(Bits::from(1) << 496),
         c_hlen: [Constant<Bits<8>>; 4] = HLEN.map(konst),
         c_dstart: [Constant<Bits<8>>; 2] = DSTART.map(konst),
     }
@@ -52,11 +48,6 @@ native_block! {
 impl Logic for TxHeader {
     #[hdl_gen]
     fn update(&mut self) {
-        self.h4.next = 0.into();
-        self.h6.next = 0.into();
-        self.hl.next = 0.into();
-        self.octet.next = 0.into();
-        self.m_hdr.dstart.next = 0.into();
         self.m_hdr.hlen.next = 0.into();
         self.tos.next = bit_cast::<8, 6>(self.addr.dscp.val()) << 2;
         if self.head.ecn.val() {
@@ -64,54 +55,37 @@ impl Logic for TxHeader {
         }
         if self.addr.ipv6.val() {
             // Ethernet, IPv6 (version 6, traffic class, flow label 0,
-            // payload length, next header 17, hop limit), UDP:
-            // network order, first byte in the top bits.
-            self.h6.next = (bit_cast::<496, 48>(self.addr.peer_mac.val()) << 448)
-                | (bit_cast::<496, 48>(self.addr.local_mac.val()) << 400)
+            // payload length, next header 17, hop limit), UDP.
+            self.m_hdr.net.next = (bit_cast::<NET_BITS, 48>(self.addr.peer_mac.val()) << 448)
+                | (bit_cast::<NET_BITS, 48>(self.addr.local_mac.val()) << 400)
                 | self.c_fix6.val()
-                | (bit_cast::<496, 8>(self.tos.val()) << 372)
-                | (bit_cast::<496, 16>(self.head.l3len.val()) << 336)
-                | (bit_cast::<496, 8>(self.addr.ttl.val()) << 320)
-                | (bit_cast::<496, 128>(self.addr.local_ip6.val()) << 192)
-                | (bit_cast::<496, 128>(self.addr.peer_ip6.val()) << 64)
-                | (bit_cast::<496, 16>(self.head.sport.val()) << 48)
-                | (bit_cast::<496, 16>(self.addr.dport.val()) << 32)
-                | (bit_cast::<496, 16>(self.head.ulen.val()) << 16);
-            for j in 0..62 {
-                self.octet.next = self.h6.val().get_bits::<8>(488 - 8 * j);
-                self.hl.next = self.hl.val()
-                    | (bit_cast::<HDR_BITS, 8>(self.octet.val()) << (8 * j).to_bits::<16>());
-            }
-            // The version byte, then the headers from the FIFO.
-            self.hl.next = self.hl.val()
-                | self.c_ver6.val()
-                | (bit_cast::<HDR_BITS, MR_BITS>(self.head.mr.val()) << 504);
+                | (bit_cast::<NET_BITS, 8>(self.tos.val()) << 372)
+                | (bit_cast::<NET_BITS, 16>(self.head.l3len.val()) << 336)
+                | (bit_cast::<NET_BITS, 8>(self.addr.ttl.val()) << 320)
+                | (bit_cast::<NET_BITS, 128>(self.addr.local_ip6.val()) << 192)
+                | (bit_cast::<NET_BITS, 128>(self.addr.peer_ip6.val()) << 64)
+                | (bit_cast::<NET_BITS, 16>(self.head.sport.val()) << 48)
+                | (bit_cast::<NET_BITS, 16>(self.addr.dport.val()) << 32)
+                | (bit_cast::<NET_BITS, 16>(self.head.ulen.val()) << 16);
             self.m_hdr.dstart.next = self.c_dstart[1].val();
         } else {
             // Ethernet, IPv4 (0x45, TOS, total length, ID 0, DF,
-            // TTL, protocol 17, checksum, addresses), UDP.
-            self.h4.next = (bit_cast::<336, 48>(self.addr.peer_mac.val()) << 288)
-                | (bit_cast::<336, 48>(self.addr.local_mac.val()) << 240)
+            // TTL, protocol 17, checksum, addresses), UDP: 42 bytes.
+            self.m_hdr.net.next = (bit_cast::<NET_BITS, 48>(self.addr.peer_mac.val()) << 288)
+                | (bit_cast::<NET_BITS, 48>(self.addr.local_mac.val()) << 240)
                 | self.c_fix4.val()
-                | (bit_cast::<336, 8>(self.tos.val()) << 208)
-                | (bit_cast::<336, 16>(self.head.l3len.val()) << 192)
-                | (bit_cast::<336, 8>(self.addr.ttl.val()) << 152)
-                | (bit_cast::<336, 16>(self.head.cks.val()) << 128)
-                | (bit_cast::<336, 32>(self.addr.local_ip.val()) << 96)
-                | (bit_cast::<336, 32>(self.addr.peer_ip.val()) << 64)
-                | (bit_cast::<336, 16>(self.head.sport.val()) << 48)
-                | (bit_cast::<336, 16>(self.addr.dport.val()) << 32)
-                | (bit_cast::<336, 16>(self.head.ulen.val()) << 16);
-            for j in 0..42 {
-                self.octet.next = self.h4.val().get_bits::<8>(328 - 8 * j);
-                self.hl.next = self.hl.val()
-                    | (bit_cast::<HDR_BITS, 8>(self.octet.val()) << (8 * j).to_bits::<16>());
-            }
-            self.hl.next = self.hl.val()
-                | self.c_ver4.val()
-                | (bit_cast::<HDR_BITS, MR_BITS>(self.head.mr.val()) << 344);
+                | (bit_cast::<NET_BITS, 8>(self.tos.val()) << 208)
+                | (bit_cast::<NET_BITS, 16>(self.head.l3len.val()) << 192)
+                | (bit_cast::<NET_BITS, 8>(self.addr.ttl.val()) << 152)
+                | (bit_cast::<NET_BITS, 16>(self.head.cks.val()) << 128)
+                | (bit_cast::<NET_BITS, 32>(self.addr.local_ip.val()) << 96)
+                | (bit_cast::<NET_BITS, 32>(self.addr.peer_ip.val()) << 64)
+                | (bit_cast::<NET_BITS, 16>(self.head.sport.val()) << 48)
+                | (bit_cast::<NET_BITS, 16>(self.addr.dport.val()) << 32)
+                | (bit_cast::<NET_BITS, 16>(self.head.ulen.val()) << 16);
             self.m_hdr.dstart.next = self.c_dstart[0].val();
         }
+        self.m_hdr.mr.next = self.head.mr.val();
         self.m_hdr.kind.next = bit_cast::<2, 1>(self.head.msg.val().into());
         if self.addr.ipv6.val() {
             self.m_hdr.kind.next = self.m_hdr.kind.val() | 2;
@@ -121,6 +95,5 @@ impl Logic for TxHeader {
                 self.m_hdr.hlen.next = self.c_hlen[j].val();
             }
         }
-        self.m_hdr.hdr.next = self.hl.val();
     }
 }

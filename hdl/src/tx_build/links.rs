@@ -9,7 +9,7 @@
 
 use rust_hdl::prelude::*;
 
-use super::{HDR_BITS, MR_BITS};
+use super::{MR_BITS, NET_BITS};
 use crate::bus::bus_pair;
 
 bus_pair! {
@@ -117,8 +117,11 @@ bus_pair! {
     / HdrIn = "HdrIn"
     []
     {
-        /// The headers in lane order.
-        hdr: Out / In, Bits<HDR_BITS>;
+        /// Ethernet, IP and UDP headers, network order (first byte in
+        /// bits `8 * dstart - 1 ..`).
+        net: Out / In, Bits<NET_BITS>;
+        /// The MetaRoCE headers after the version byte, lane order.
+        mr: Out / In, Bits<MR_BITS>;
         /// Header bytes.
         hlen: Out / In, Bits<8>;
         /// Frame offset of the datagram (the first byte the ICRC covers).

@@ -122,6 +122,8 @@ const HLEN: [usize; 4] = [74, 106, 94, 126];
 const DSTART: [usize; 2] = [42, 62];
 /// Bits of the header shift register (the longest header).
 const HDR_BITS: usize = 8 * 126;
+/// Bits of the Ethernet, IP and UDP headers (IPv6, the longer).
+const NET_BITS: usize = 8 * 62;
 /// The MetaRoCE headers after the version byte, in lane order.
 const MR_BITS: usize = 504;
 /// Bits of an entry's computed part (layout at `side` in the kernel).
