@@ -422,8 +422,14 @@ impl Tx {
             // An RTT sample only from an ACK that acknowledged something new
             // (a data packet, or the PROBE that ends a quarantine): an older
             // or repeated ACK echoes a timestamp whose packet was already
-            // counted.
-            let new = acked > 0 || (v.quarantined && !self.paths[i].view().quarantined);
+            // counted. Until the path's first sample, also from the newest
+            // ACK reporting new arrivals: with a round trip longer than the
+            // probes' longest backoff, every transmission has been given up
+            // before its ACK comes back, and without that sample the path
+            // would never leave quarantine.
+            let new = acked > 0
+                || (v.quarantined && !self.paths[i].view().quarantined)
+                || (v.rtt.srtt().is_none() && newest && rx_step > 0);
             let rtt = PathView::ack_rtt(now, ack.echo_ts, new);
             let rto = self.rto(i);
             self.paths[i].on_ack_feedback(now, rtt, ce_count, acked, bytes, rto);
