@@ -437,6 +437,15 @@ impl Tx {
             self.fate_buf = fates;
             self.paths.repath_if_wanted(i, &self.cfg, stats);
             self.paths.refresh(i);
+        } else if v.quarantined && v.rtt.srtt().is_none() && newest && rx_step > 0 {
+            // The NIC's table samples RTTs only from what it acknowledges:
+            // the same first sample as above, given to it as `Feedback`
+            // (its CE count this ACK's, which the table has applied: no
+            // new marks).
+            if let Some(rtt) = PathView::ack_rtt(now, ack.echo_ts, true) {
+                let rto = self.rto(i);
+                self.paths[i].on_ack_feedback(now, Some(rtt), ack.ce_count, 0, 0, rto);
+            }
         }
         self.timers.delivered_sent_ns = self.timers.delivered_sent_ns.max(ack.echo_ts);
         self.rack(now, stats);
