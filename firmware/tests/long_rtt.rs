@@ -43,7 +43,14 @@ fn a_round_trip_longer_than_eight_initial_timeouts_still_completes() {
             !done.is_empty()
         });
         assert_eq!(done.len(), 1, "message {i} did not complete within 5 s");
-        assert_eq!(done[0].status, WcStatus::Success, "message {i} at {} ns: {:?} {:?}", pair.now, pair.a.nic.stats(), pair.b.nic.drops());
+        assert_eq!(
+            done[0].status,
+            WcStatus::Success,
+            "message {i} at {} ns: {:?} {:?}",
+            pair.now,
+            pair.a.nic.stats(),
+            pair.b.nic.drops()
+        );
         assert_eq!(
             pair.b.mem.slice(addr, len as usize),
             pair.a.mem.slice(addr, len as usize),
