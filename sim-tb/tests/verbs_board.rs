@@ -45,8 +45,10 @@ impl NicKind for Board {
             // 4 KiB, so a bulk transfer of 64 KiB.
             bulk: 64 << 10,
             no_auth: Some("the RTL has no authentication engine (spec §11.4)"),
-            // Paths' round trips are 10–20 ms through the device path.
+            // Paths' round trips are 10–20 ms through the device path, ten times
+            // that on a loaded machine.
             short_timeout_ns: 200_000_000,
+            ack_timeout_ns: 200_000_000,
         }
     }
 

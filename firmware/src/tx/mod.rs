@@ -422,8 +422,14 @@ impl Tx {
             // An RTT sample only from an ACK that acknowledged something new
             // (a data packet, or the PROBE that ends a quarantine): an older
             // or repeated ACK echoes a timestamp whose packet was already
-            // counted.
-            let new = acked > 0 || (v.quarantined && !self.paths[i].view().quarantined);
+            // counted. Until the path's first sample, also from the newest
+            // ACK reporting new arrivals: with a round trip longer than the
+            // probes' longest backoff, every transmission has been given up
+            // before its ACK comes back, and without that sample the path
+            // would never leave quarantine.
+            let new = acked > 0
+                || (v.quarantined && !self.paths[i].view().quarantined)
+                || (v.rtt.srtt().is_none() && newest && rx_step > 0);
             let rtt = PathView::ack_rtt(now, ack.echo_ts, new);
             let rto = self.rto(i);
             self.paths[i].on_ack_feedback(now, rtt, ce_count, acked, bytes, rto);
@@ -431,6 +437,15 @@ impl Tx {
             self.fate_buf = fates;
             self.paths.repath_if_wanted(i, &self.cfg, stats);
             self.paths.refresh(i);
+        } else if v.quarantined && v.rtt.srtt().is_none() && newest && rx_step > 0 {
+            // The NIC's table samples RTTs only from what it acknowledges:
+            // the same first sample as above, given to it as `Feedback`
+            // (its CE count this ACK's, which the table has applied: no
+            // new marks).
+            if let Some(rtt) = PathView::ack_rtt(now, ack.echo_ts, true) {
+                let rto = self.rto(i);
+                self.paths[i].on_ack_feedback(now, Some(rtt), ack.ce_count, 0, 0, rto);
+            }
         }
         self.timers.delivered_sent_ns = self.timers.delivered_sent_ns.max(ack.echo_ts);
         self.rack(now, stats);

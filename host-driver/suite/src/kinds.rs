@@ -3,7 +3,7 @@
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 
 use metaroce_driver::soft::{SoftBackend, SoftConfig};
-use metaroce_driver::verbs::Context;
+use metaroce_driver::verbs::{ConnectOptions, Context};
 
 use crate::SideOpts;
 
@@ -40,6 +40,10 @@ pub struct Limits {
     /// A short ACK timeout (ns) that is still well above this kind's round trip on a
     /// loaded machine: for cases that wait for retries to run out.
     pub short_timeout_ns: u64,
+    /// The ACK timeout (ns) cases connect with, as a Verbs user sets it above the
+    /// fabric's round trip: the connection timer then fires only when progress
+    /// has stopped.
+    pub ack_timeout_ns: u64,
 }
 
 /// A kind of NIC: starts NICs for a case's sides.
@@ -69,6 +73,7 @@ impl NicKind for Soft {
             bulk: 1 << 20,
             no_auth: None,
             short_timeout_ns: 2_000_000,
+            ack_timeout_ns: ConnectOptions::default().timeout_ns,
         }
     }
 

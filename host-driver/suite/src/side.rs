@@ -116,6 +116,19 @@ impl<'a> CaseKinds<'a> {
         self.a.limits().bulk.min(self.b.limits().bulk)
     }
 
+    /// Connection options for this pair: the defaults with the longer of the two
+    /// kinds' ACK timeouts.
+    pub fn connect_options(&self) -> ConnectOptions {
+        ConnectOptions {
+            timeout_ns: self
+                .a
+                .limits()
+                .ack_timeout_ns
+                .max(self.b.limits().ack_timeout_ns),
+            ..ConnectOptions::default()
+        }
+    }
+
     /// Options for this pair: 4 paths, a buffer of 4 bulk transfers.
     pub fn opts(&self, family: Family) -> SideOpts {
         SideOpts {

@@ -49,7 +49,7 @@ pub fn authenticated_pair_moves_verified_data_and_drops_forgeries(p: &CaseKinds<
     let Some((a, b)) = auth_sides(p, [9; 32], [9; 32]) else {
         return;
     };
-    connect_direct(&a, &b, &ConnectOptions::default());
+    connect_direct(&a, &b, &p.connect_options());
     let bulk = p.bulk();
     let data = pattern(5, 2 * bulk);
     a.mr.write(0, &data);
@@ -80,7 +80,7 @@ pub fn a_peer_with_another_key_gets_nothing_through(p: &CaseKinds<'_>) {
     let Some((a, b)) = auth_sides(p, [1; 32], [2; 32]) else {
         return;
     };
-    connect_direct(&a, &b, &ConnectOptions::default());
+    connect_direct(&a, &b, &p.connect_options());
     a.mr.write(0, &[7; 4096]);
     let wr = SendRequest::write(1, a.mr.sge(0, 4096), b.mr.addr(), b.mr.rkey());
     a.qp.post_send(&wr).unwrap();

@@ -35,7 +35,7 @@ pub fn posting_in_wrong_state_is_einval(p: &CaseKinds<'_>) {
         a.qp.modify(rts),
         Err(Error::Verbs(VerbsError::InvalidTransition))
     ));
-    connect_direct(&a, &b, &ConnectOptions::default());
+    connect_direct(&a, &b, &p.connect_options());
     a.qp.post_send(&wr).unwrap();
     assert_eq!(wait_wcs(&a.cq, 1)[0].status, WcStatus::Success);
     // Nothing half-posted was left behind by the refused calls.
@@ -48,7 +48,7 @@ pub fn unregistered_memory_completes_with_local_protection_error(p: &CaseKinds<'
     let Some((a, b)) = p.sides(&p.opts(Family::V4)) else {
         return;
     };
-    connect_direct(&a, &b, &ConnectOptions::default());
+    connect_direct(&a, &b, &p.connect_options());
     // A local address outside every region, under a valid lkey.
     let bad = Sge {
         addr: a.mr.addr() + a.mr.len() as u64,
@@ -84,7 +84,7 @@ pub fn bad_remote_key_completes_with_remote_access_error(p: &CaseKinds<'_>) {
     let Some((a, b)) = p.sides(&p.opts(Family::V4)) else {
         return;
     };
-    connect_direct(&a, &b, &ConnectOptions::default());
+    connect_direct(&a, &b, &p.connect_options());
     a.qp.post_send(&SendRequest::write(
         6,
         a.mr.sge(0, 64),
@@ -104,7 +104,7 @@ pub fn oversized_and_invalid_requests_are_refused(p: &CaseKinds<'_>) {
     let Some((a, b)) = p.sides(&p.opts(Family::V4)) else {
         return;
     };
-    connect_direct(&a, &b, &ConnectOptions::default());
+    connect_direct(&a, &b, &p.connect_options());
     let (va, rkey) = (b.mr.addr(), b.mr.rkey());
     // Longer than the largest message (2 GiB).
     let huge = Sge {
@@ -165,7 +165,7 @@ pub fn zero_length_write_is_legal_as_in_ibverbs(p: &CaseKinds<'_>) {
     let Some((a, b)) = p.sides(&p.opts(Family::V4)) else {
         return;
     };
-    connect_direct(&a, &b, &ConnectOptions::default());
+    connect_direct(&a, &b, &p.connect_options());
     let zero = Sge {
         addr: 0,
         len: 0,
@@ -195,7 +195,7 @@ pub fn full_send_queue_is_enomem(p: &CaseKinds<'_>) {
         addr: SocketAddr::new(Family::V4.loopback(), 9),
         psn: 0,
     };
-    qp.connect(&peer, &ConnectOptions::default()).unwrap();
+    qp.connect(&peer, &p.connect_options()).unwrap();
     for i in 0..4 {
         qp.post_send(&SendRequest::write(i, a.mr.sge(0, 8), 0, 1))
             .unwrap();
@@ -216,7 +216,7 @@ pub fn dropping_regions_mid_transfer_never_touches_freed_memory(p: &CaseKinds<'_
     let Some((a, b)) = p.sides(&o) else {
         return;
     };
-    connect_direct(&a, &b, &ConnectOptions::default());
+    connect_direct(&a, &b, &p.connect_options());
     let access = Access::LOCAL_WRITE | Access::REMOTE_WRITE | Access::REMOTE_READ;
     let src = a.pd.alloc_mr(8 * bulk, access).unwrap();
     let dst = b.pd.alloc_mr(8 * bulk, access).unwrap();
@@ -249,10 +249,8 @@ pub fn dropping_regions_mid_transfer_never_touches_freed_memory(p: &CaseKinds<'_
     // The same NICs and their other regions still work, for a fresh QP pair.
     let qa = a.pd.create_qp(&QpInit::new(&a.cq, &a.cq)).unwrap();
     let qb = b.pd.create_qp(&QpInit::new(&b.cq, &b.cq)).unwrap();
-    qa.connect(&qb.endpoint(), &ConnectOptions::default())
-        .unwrap();
-    qb.connect(&qa.endpoint(), &ConnectOptions::default())
-        .unwrap();
+    qa.connect(&qb.endpoint(), &p.connect_options()).unwrap();
+    qb.connect(&qa.endpoint(), &p.connect_options()).unwrap();
     a.mr.write(0, b"alive");
     let wr = SendRequest::write(1, a.mr.sge(0, 5), b.mr.addr(), b.mr.rkey());
     qa.post_send(&wr).unwrap();

@@ -74,7 +74,7 @@ pub fn integrity(p: &CaseKinds<'_>, family: Family) {
         &b,
         family,
         rough_paths(4, 0.03, 0.02),
-        &ConnectOptions::default(),
+        &p.connect_options(),
     );
 
     // At least 4 MiB of WRITEs in rounds (a NIC with a small bulk repeats them), so
@@ -161,7 +161,7 @@ pub fn malformed_datagrams_are_dropped_and_counted(p: &CaseKinds<'_>) {
         &b,
         family,
         rough_paths(2, 0.0, 0.0),
-        &ConnectOptions::default(),
+        &p.connect_options(),
     );
     let rogue = UdpSocket::bind(SocketAddr::new(family.loopback(), 0)).unwrap();
 

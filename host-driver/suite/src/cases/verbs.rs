@@ -111,7 +111,7 @@ pub fn write_send_read(p: &CaseKinds<'_>, family: Family, busy_poll: bool) {
     let Some((a, b)) = p.sides(&o) else {
         return;
     };
-    connect_direct(&a, &b, &ConnectOptions::default());
+    connect_direct(&a, &b, &p.connect_options());
 
     // What a side sends comes from a region of its own that the peer cannot write: on
     // a device that bounces placed data through a shadow (vfio-user), a placement
@@ -156,10 +156,8 @@ pub fn completion_channel_fires_once_armed(p: &CaseKinds<'_>) {
     let ch = b.ctx.create_comp_channel().unwrap();
     let rcq = b.ctx.create_cq(16, Some(&ch));
     let qp = b.pd.create_qp(&QpInit::new(&b.cq, &rcq)).unwrap();
-    a.qp.connect(&qp.endpoint(), &ConnectOptions::default())
-        .unwrap();
-    qp.connect(&a.qp.endpoint(), &ConnectOptions::default())
-        .unwrap();
+    a.qp.connect(&qp.endpoint(), &p.connect_options()).unwrap();
+    qp.connect(&a.qp.endpoint(), &p.connect_options()).unwrap();
     assert!(ch.get_cq_event(Some(Duration::ZERO)).unwrap().is_none());
     rcq.req_notify(false).unwrap();
     qp.post_recv(RecvWr {
@@ -210,7 +208,7 @@ pub fn gather_and_scatter_lists_over_two_regions(p: &CaseKinds<'_>) {
         p.skip(format!("max_sge is {max}: one buffer per work request"));
         return;
     }
-    connect_direct(&a, &b, &ConnectOptions::default());
+    connect_direct(&a, &b, &p.connect_options());
     assert_eq!(a.ctx.max_sge(), MAX_SGE);
     // A second region on each side: one work request spans both.
     let a2 = a.pd.alloc_mr(1 << 16, Access::LOCAL_WRITE).unwrap();
@@ -279,7 +277,7 @@ pub fn reads_answered_from_rtr(p: &CaseKinds<'_>) {
         initial_psn: peer.psn,
     }))
     .expect("A to RTR");
-    b.qp.connect(&a.qp.endpoint(), &ConnectOptions::default())
+    b.qp.connect(&a.qp.endpoint(), &p.connect_options())
         .expect("connect B");
     let bulk = p.bulk();
     let data = pattern(5, 2 * bulk);
@@ -316,7 +314,7 @@ pub fn atomics_fetch_add_and_compare_swap(p: &CaseKinds<'_>) {
     let Some((a, b)) = p.sides(&o) else {
         return;
     };
-    connect_direct(&a, &b, &ConnectOptions::default());
+    connect_direct(&a, &b, &p.connect_options());
     let mut targets = Vec::new();
     for (k, (from, to)) in [(&a, &b), (&b, &a)].into_iter().enumerate() {
         let start = 1000 * (k as u64 + 1);
@@ -411,7 +409,7 @@ pub fn shared_receive_queue_feeds_two_qps(p: &CaseKinds<'_>) {
         .unwrap(),
     );
     let a2 = a.pd.create_qp(&QpInit::new(&a.cq, &a.cq)).unwrap();
-    let opts = ConnectOptions::default();
+    let opts = p.connect_options();
     for (x, y) in [(&a.qp, &b1), (&a2, &b2)] {
         x.connect(&y.endpoint(), &opts).unwrap();
         y.connect(&x.endpoint(), &opts).unwrap();
