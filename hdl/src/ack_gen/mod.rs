@@ -39,13 +39,13 @@
 //! AXI-Stream of the UDP payload with, held for the frame, the addressing
 //! fields and ECE: the bus [`AckOut`] (`m_ack`).
 //!
-//! Native rust-hdl: the datagram and its ICRC are `AckDgram`
-//! (`dgram.rs`, combinational; the ICRC one XOR matrix of constant rows
-//! over the pseudo-header and the 96 bytes, a reduction XOR per output
-//! bit), registered as the frame in cycle 1; this file holds the queue's
-//! handshake, the wait for the data and the beats; rust-hdl's own simulator runs the block
-//! (the test below, against `metaroce_proto`'s parser); it is verified
-//! under Verilator inside [`crate::RxCore`].
+//! Native rust-hdl: the datagram and its ICRC are `AckDgram` (`dgram.rs`,
+//! the frame register, loaded in cycle 1 and computed only then; the ICRC
+//! one XOR matrix of constant rows over the 96 bytes' lanes and the
+//! pseudo-header, a reduction XOR per output bit); this file holds the
+//! queue's handshake, the wait for the data and the beats; rust-hdl's own
+//! simulator runs the block (the test below, against `metaroce_proto`'s
+//! parser); it is verified under Verilator inside [`crate::RxCore`].
 
 use rust_hdl::prelude::*;
 
