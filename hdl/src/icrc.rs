@@ -23,8 +23,8 @@
 //!   (the CRC of a concatenation from two starting values is the XOR of the
 //!   two), so it is never in series with the beat's own matrix.
 //!
-//! `crc_map` is a whole fixed-length CRC as one matrix (the ACK
-//! generator's); `Affine` and `advance` give the TX builder its
+//! `Affine` gives the ACK generator its whole ICRC as one matrix
+//! ([`crate::AckGen`]); `Affine` and `advance` give the TX builder its
 //! matrices ([`crate::TxBuild`]). Every matrix is a set of constant rows
 //! in a native rust-hdl kernel, one reduction XOR per output bit.
 
@@ -49,17 +49,6 @@ pub fn crc_byte(mut c: u32, b: u8) -> u32 {
 /// [`IcrcCheck`] applies to every beat; the TX builder's beat matrices.
 pub(crate) fn beat_map(bytes: usize) -> Affine {
     Affine::of(32 + 8 * bytes, |x| feed(le32(x), &x[4..]))
-}
-
-/// The finished CRC-32 (initial and final value all ones) of a message
-/// of `bytes` bytes as one map: `x` bit `i` is bit `i % 8` of byte
-/// `bytes - 1 - i / 8` of the message (byte 0 in the top bits). The ACK
-/// generator's ICRC ([`crate::AckGen`]).
-pub(crate) fn crc_map(bytes: usize) -> Affine {
-    Affine::of(8 * bytes, |x| {
-        let msg: Vec<u8> = x.iter().rev().copied().collect();
-        !feed(u32::MAX, &msg)
-    })
 }
 
 /// `n` zero bytes into the CRC register.
@@ -413,17 +402,14 @@ mod tests {
         };
         let beat = beat_map(8);
         let want = Affine::of(32, |x| verdict_want(le32(x), 3));
-        let whole = crc_map(12);
         for _ in 0..100 {
             let x: Vec<u8> = (0..12).map(|_| next()).collect();
             assert_eq!(eval(&beat, &x), feed(le32(&x), &x[4..]));
             assert_eq!(eval(&want, &x), verdict_want(le32(&x), 3));
-            let msg: Vec<u8> = x.iter().rev().copied().collect();
-            assert_eq!(eval(&whole, &x), !feed(u32::MAX, &msg));
         }
-        // The check value of CRC-32, message byte 0 in the top bits.
-        let digits: Vec<u8> = b"123456789".iter().rev().copied().collect();
-        assert_eq!(eval(&crc_map(9), &digits), 0xCBF4_3926);
+        // The check value of CRC-32 as one map, message byte 0 in bits 7..0.
+        let crc = Affine::of(72, |x| !feed(u32::MAX, x));
+        assert_eq!(eval(&crc, b"123456789"), 0xCBF4_3926);
     }
 
     /// The 40 pseudo-header bytes of the ports' values.

@@ -160,7 +160,9 @@ impl<const W: usize, const B: usize> Logic for NicDevice<W, B> {
         self.hif.rw.next = self.regs.rw.val();
         self.hif.wo.next = self.regs.wo.val();
         self.hif.cnt_bar_bad.next = self.regs.bad.val();
-        self.regs.ro.next = self.hif.ro.val();
+        self.hif.ro_rd_valid.next = self.regs.ro_rd_valid.val();
+        self.hif.ro_rd_addr.next = self.regs.ro_rd_addr.val();
+        self.regs.ro_rd_data.next = self.hif.ro_rd_data.val();
 
         // Outside ↔ host interface.
         self.hif.s_axis_tdata.next = self.s_axis_tdata.val();

@@ -39,13 +39,13 @@
 //! AXI-Stream of the UDP payload with, held for the frame, the addressing
 //! fields and ECE: the bus [`AckOut`] (`m_ack`).
 //!
-//! Native rust-hdl: the datagram and its ICRC are `AckDgram`
-//! (`dgram.rs`, combinational; the ICRC one XOR matrix of constant rows
-//! over the pseudo-header and the 96 bytes, a reduction XOR per output
-//! bit), registered as the frame in cycle 1; this file holds the queue's
-//! handshake, the wait for the data and the beats; rust-hdl's own simulator runs the block
-//! (the test below, against `metaroce_proto`'s parser); it is verified
-//! under Verilator inside [`crate::RxCore`].
+//! Native rust-hdl: the datagram and its ICRC are `AckDgram` (`dgram.rs`,
+//! the frame register, loaded in cycle 1 and computed only then; the ICRC
+//! one XOR matrix of constant rows over the 96 bytes' lanes and the
+//! pseudo-header, a reduction XOR per output bit); this file holds the
+//! queue's handshake, the wait for the data and the beats; rust-hdl's own
+//! simulator runs the block (the test below, against `metaroce_proto`'s
+//! parser); it is verified under Verilator inside [`crate::RxCore`].
 
 use rust_hdl::prelude::*;
 
@@ -142,15 +142,14 @@ native_block! {
         placed_next: Signal<Local, Bits<32>>,
         data_in: Signal<Local, Bit>,
         now_q: DFF<Bits<64>>,
-        // The datagram in lane order and the beat being shown.
-        frame: DFF<Bits<FRAME_BITS>>,
+        // The beat being shown.
         beat: DFF<Bits<8>>,
         at: Signal<Local, Bits<10>>,
         dst_ip: DFF<Bits<128>>,
         src_port: DFF<Bits<16>>,
         dst_port: DFF<Bits<16>>,
         ece: DFF<Bit>,
-        // The datagram and its ICRC in lane order.
+        // The datagram and its ICRC in lane order, loaded in cycle 1.
         dgram: AckDgram,
     }
     consts {
@@ -166,7 +165,7 @@ impl<const W: usize, const B: usize> Logic for AckGen<W, B> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, phase, placed_cnt, dma_cnt, fence, now_q, frame, beat, dst_ip, src_port,
+            self, clock, phase, placed_cnt, dma_cnt, fence, now_q, beat, dst_ip, src_port,
             dst_port, ece
         );
         // The ACK waits until the DMA writes of the packets it covers are
@@ -176,7 +175,7 @@ impl<const W: usize, const B: usize> Logic for AckGen<W, B> {
         self.m_ack.tvalid.next = (self.phase.q.val() == 2)
             & ((self.dma_cnt.q.val() - self.fence.q.val()) < self.c_half.val());
         self.at.next = bit_cast::<10, 8>(self.beat.q.val()) << self.c_wshift.val();
-        self.m_ack.tdata.next = self.frame.q.val().get_bits::<W>(self.at.val().index());
+        self.m_ack.tdata.next = self.dgram.lanes.val().get_bits::<W>(self.at.val().index());
         self.m_ack.tlast.next = self.beat.q.val() == self.c_nbm1.val();
         self.m_ack.tkeep.next = self.c_all_keep.val();
         if self.beat.q.val() == self.c_nbm1.val() {
@@ -189,7 +188,9 @@ impl<const W: usize, const B: usize> Logic for AckGen<W, B> {
         self.m_ack.ece.next = self.ece.q.val();
 
         // The datagram of the entry the tracker shows, with the timestamp
-        // taken with it.
+        // taken with it, loaded in cycle 1 unless the entry is dropped.
+        self.dgram.clock.next = self.clock.val();
+        self.dgram.load.next = (self.phase.q.val() == 1) & self.ak_live.val();
         self.dgram.path.next = self.ak_path.val();
         self.dgram.cum.next = self.ak_cum.val();
         self.dgram.sack.next = self.ak_sack.val();
@@ -227,7 +228,6 @@ impl<const W: usize, const B: usize> Logic for AckGen<W, B> {
             if !self.ak_live.val() {
                 self.phase.d.next = 0.into();
             } else {
-                self.frame.d.next = self.dgram.lanes.val();
                 self.dst_ip.d.next = self.peer_ip.val();
                 self.src_port.d.next = self.ak_port.val();
                 self.dst_port.d.next = self.peer_port.val();

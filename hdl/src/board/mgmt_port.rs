@@ -274,7 +274,7 @@ impl<const N: usize, const M: usize> Logic for HostLink<N, M> {
         self.regs.bar_rd_addr.next = self.port.bar_rd_addr.val();
         self.port.bar_rd_resp_valid.next = self.regs.bar_rd_resp_valid.val();
         self.port.bar_rd_resp_data.next = self.regs.bar_rd_resp_data.val();
-        self.regs.ro.next = 0.into();
+        self.regs.ro_rd_data.next = 0.into();
         // The DMA read port is the test's; the write port idles.
         self.port.m_dmar_valid.next = self.dmar_valid.val();
         self.dmar_ready.next = self.port.m_dmar_ready.val();

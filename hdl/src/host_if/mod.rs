@@ -13,7 +13,8 @@
 //!   (`cfg_*`), the counters, the per-path TX table's operation and read
 //!   ports, the queue registers and the interrupt moderation. `HostIf`
 //!   takes the read/write registers and the write strobes from the
-//!   register file and hands it the read-only registers' values.
+//!   register file and hands it the value of the read-only register a
+//!   read asks for.
 //! * **Queues in host memory**, read and written through the DMA engine:
 //!   the TX queue (128-byte entries, executed in order: descriptors for the
 //!   TX builder, table writes and TX table operations), the firmware
@@ -53,8 +54,9 @@
 //!
 //! `HostIf` is a native rust-hdl block: its kernel is the wiring (the
 //! register file's `rw` bus sliced at places looked up by name in
-//! [`regs::BLOCKS`], the strobes, the `ro` bus fed by the signal each
-//! read-only register's entry names) around one sub-block per concern:
+//! [`regs::BLOCKS`], the strobes, the read-only register a read asks for
+//! selected from the signal each entry names) around one sub-block per
+//! concern:
 //! the TX queue's fetcher and held entry ([`TxqFetch`], its kind decoder
 //! [`TxqKind`]), the TX table's operation port ([`TxTableOp`]), the DMA
 //! read and write arbiters ([`DmaReadArb`], [`DmaWriteArb`]), the MAC RX

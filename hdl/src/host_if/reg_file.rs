@@ -7,17 +7,24 @@
 //! the cycle it is written, and answers a read two cycles after the
 //! request: the address is registered first, then the value (so a counter
 //! select written just before a read has reached the counter). Build
-//! constants (block headers, the identification block) are constants of
-//! the block; the other read-only registers come on the `ro` bus from the
-//! host interface, the read/write storage leaves on the `rw` bus, both
-//! 32 bits per register in address order ([`RO_REGS`], [`RW_REGS`]). An
-//! access to an address with no register, or a write to a read-only one,
-//! is ignored (a read returns 0) and counted (`bad`, the `ID.BAR_BAD`
-//! register).
+//! constants (block headers, the identification block, the read-only
+//! registers the table gives a constant `32'dN`) are constants of the
+//! block; the other read-only registers are the host interface's: while a
+//! read is answered the block shows its registered address (`ro_rd_*`)
+//! and takes the value the host interface selects for it (`ro_rd_data`).
+//! The read/write storage is one register of [`RW_BITS`] bits that
+//! leaves as the `rw` bus, 32 bits per register in address order
+//! ([`RW_REGS`]). An access to an address with no register, or a write to
+//! a read-only one, is ignored (a read returns 0) and counted (`bad`, the
+//! `ID.BAR_BAD` register).
 //!
 //! The decoder is a loop over arrays of [`Constant`]s built from
-//! [`regs::all_regs`] when the block is made. rust-hdl's simulator runs it
-//! (the tests below); under Verilator it is part of [`crate::NicDevice`]
+//! [`regs::all_regs`] when the block is made. Under Verilator every
+//! kernel runs every clock edge, but code in an untaken branch does not:
+//! so the address compares run only for a request, a write or an
+//! answer, and the storage is one wide register (the `rw` bus is a copy
+//! of it, not a word-by-word assembly). rust-hdl's simulator runs it (the
+//! tests below); under Verilator it is part of [`crate::NicDevice`]
 //! (`metaroce-sim-tb`, `nic_device`).
 
 use rust_hdl::prelude::*;
@@ -42,10 +49,23 @@ enum Kind {
 const fn kind(access: Access) -> Kind {
     match access {
         Access::Id => Kind::Id,
+        Access::Ro(src) if is_fixed(src) => Kind::Id,
         Access::Ro(_) => Kind::Ro,
         Access::Rw { .. } => Kind::Rw,
         Access::Wo => Kind::Wo,
     }
+}
+
+/// A read-only register's source is a constant (`32'dN`).
+const fn is_fixed(src: &str) -> bool {
+    let b = src.as_bytes();
+    b.len() > 4 && b[0] == b'3' && b[1] == b'2' && b[2] == b'\'' && b[3] == b'd'
+}
+
+/// The value of a constant source (`32'dN` in [`regs::BLOCKS`]).
+fn fixed_value(src: &str) -> Option<u32> {
+    src.strip_prefix("32'd")
+        .map(|n| n.parse().expect("a decimal constant"))
 }
 
 /// Decoded registers of `k`, the three header words of every block
@@ -69,21 +89,20 @@ const fn count(k: Kind) -> usize {
     n
 }
 
-/// Build constants (block headers and the identification block).
+/// Build constants (block headers, the identification block, constant
+/// read-only registers).
 pub const ID_REGS: usize = count(Kind::Id);
-/// Read-only registers whose value comes on the `ro` bus.
+/// Read-only registers whose value the host interface selects.
 pub const RO_REGS: usize = count(Kind::Ro);
 /// Read/write registers.
 pub const RW_REGS: usize = count(Kind::Rw);
 /// Write-only registers (strobes).
 pub const WO_REGS: usize = count(Kind::Wo);
-/// Bits of the `ro` bus: read-only register `i` ([`ro_sources`] order) at `32 * i`.
-pub const RO_BITS: usize = 32 * RO_REGS;
 /// Bits of the `rw` bus: register `i` of the read/write ones at `32 * i`.
 pub const RW_BITS: usize = 32 * RW_REGS;
 
 /// The decoded registers of one kind, in address order: their place in
-/// that order is their place on the `ro` or `rw` bus, or their strobe bit.
+/// that order is their place on the `rw` bus, or their strobe bit.
 fn regs_of(k: Kind) -> Vec<(u16, &'static RegBlock, Reg)> {
     regs::all_regs()
         .into_iter()
@@ -117,14 +136,13 @@ pub fn wo_bit(block: &str, reg: &str) -> usize {
     place(block, reg)
 }
 
-/// The read-only registers on the `ro` bus, in bus order, each as the
-/// source the table gives it (the name of the host interface's signal
-/// that feeds it, or a constant `32'dN`).
-pub fn ro_sources() -> Vec<&'static str> {
+/// The read-only registers the host interface feeds, in address order:
+/// (address, the name of the host interface's signal the table gives).
+pub fn ro_sources() -> Vec<(u16, &'static str)> {
     regs_of(Kind::Ro)
         .into_iter()
-        .map(|(_, _, r)| match r.access {
-            Access::Ro(src) => src,
+        .map(|(a, _, r)| match r.access {
+            Access::Ro(src) => (a, src),
             _ => unreachable!("filtered to read-only registers"),
         })
         .collect()
@@ -149,14 +167,21 @@ pub fn wo_regs() -> Vec<(&'static RegBlock, Reg)> {
         .collect()
 }
 
-/// The value of build constant `block.reg` (a header word, or an
-/// identification register) for a `w`-bit data path.
+/// The value of build constant `block.reg` (a header word, an
+/// identification register, or a read-only register the table gives a
+/// constant) for a `w`-bit data path.
 ///
 /// # Panics
 /// If the register is not a build constant.
 pub fn id_value(block: &RegBlock, reg: &Reg, w: usize) -> u32 {
     if reg.offset <= regs::HDR_NEXT {
         return regs::header_value(block, reg.offset);
+    }
+    if let Some(v) = match reg.access {
+        Access::Ro(src) => fixed_value(src),
+        _ => None,
+    } {
+        return v;
     }
     let version = env!("CARGO_PKG_VERSION")
         .split('.')
@@ -177,6 +202,12 @@ pub fn id_value(block: &RegBlock, reg: &Reg, w: usize) -> u32 {
         other => panic!("{}.{other} is not a build constant", block.name),
     };
     u32::try_from(v).expect("a 32-bit constant")
+}
+
+/// `v` with the low `bits` bits of word `i` set to those of `value`
+/// (the word's other bits as they were).
+fn with_word(v: Bits<RW_BITS>, i: usize, value: u32, bits: u32) -> Bits<RW_BITS> {
+    (0..bits as usize).fold(v, |v, b| v.replace_bit(32 * i + b, value >> b & 1 == 1))
 }
 
 /// The addresses of the registers of kind `k` as constants.
@@ -211,8 +242,12 @@ native_block! {
         bar_rd_resp_valid: Signal<Out, Bit>,
         #[doc = "BAR0 read response: data (0 for an address with no register)."]
         bar_rd_resp_data: Signal<Out, Bits<32>>,
-        #[doc = "The read-only registers' values, 32 bits each in [`RO_REGS`] order."]
-        ro: Signal<In, Bits<RO_BITS>>,
+        #[doc = "A read is answered this cycle (`ro_rd_data` is taken if `ro_rd_addr` is a read-only register's)."]
+        ro_rd_valid: Signal<Out, Bit>,
+        #[doc = "The address of the read answered this cycle (registered)."]
+        ro_rd_addr: Signal<Out, Bits<16>>,
+        #[doc = "The value of the read-only register at `ro_rd_addr` ([`ro_sources`]), from the host interface."]
+        ro_rd_data: Signal<In, Bits<32>>,
         #[doc = "The read/write registers' storage, 32 bits each ([`rw_bit`])."]
         rw: Signal<Out, Bits<RW_BITS>>,
         #[doc = "The write-only registers' strobes ([`wo_bit`]): high in the cycle of the write (the data is `bar_wr_data`)."]
@@ -221,19 +256,16 @@ native_block! {
         bad: Signal<Out, Bits<32>>,
     }
     state {
-        store: [DFF<Bits<32>>; RW_REGS] = std::array::from_fn(|_| DFF::default()),
+        store: DFF<Bits<RW_BITS>>,
         rd_v: DFF<Bit>,
         rd_addr: DFF<Bits<16>>,
         resp_v: DFF<Bit>,
         resp: DFF<Bits<32>>,
         n_bad: DFF<Bits<32>>,
         // Temporaries: the request's address has a register, the write's
-        // has a writable one; the word the registered address reads; one
-        // register's storage on its way to the `rw` bus; the new count.
+        // has a writable one; the new count.
         rd_hit: Signal<Local, Bit>,
         wr_ok: Signal<Local, Bit>,
-        word: Signal<Local, Bits<32>>,
-        one: Signal<Local, Bits<32>>,
         bad_n: Signal<Local, Bits<32>>,
     }
     consts {
@@ -244,11 +276,18 @@ native_block! {
         },
         k_ro_addr: [Constant<Bits<16>>; RO_REGS] = addrs(Kind::Ro),
         k_rw_addr: [Constant<Bits<16>>; RW_REGS] = addrs(Kind::Rw),
-        k_rw_mask: [Constant<Bits<32>>; RW_REGS] =
-            std::array::from_fn(|i| konst(((1u64 << rw_list[i].2) - 1) as usize)),
-        k_rw_reset: [Constant<Bits<32>>; RW_REGS] = std::array::from_fn(|i| match rw_list[i].1.access {
-            Access::Rw { reset, .. } => konst(reset as usize),
-            _ => unreachable!("read/write registers"),
+        k_rw_reset: Constant<Bits<RW_BITS>> = Constant::new(
+            rw_list.iter().enumerate().fold(Bits::default(), |v, (i, (_, r, bits))| {
+                let Access::Rw { reset, .. } = r.access else {
+                    unreachable!("read/write registers")
+                };
+                with_word(v, i, reset, *bits)
+            }),
+        ),
+        // The stored bits of register i in the storage (its other bits
+        // are always 0).
+        k_rw_field: [Constant<Bits<RW_BITS>>; RW_REGS] = std::array::from_fn(|i| {
+            Constant::new(with_word(Bits::default(), i, u32::MAX, rw_list[i].2))
         }),
         k_rw_shift: [Constant<Bits<16>>; RW_REGS] = std::array::from_fn(|i| konst(32 * i)),
         k_wo_addr: [Constant<Bits<16>>; WO_REGS] = addrs(Kind::Wo),
@@ -258,61 +297,70 @@ native_block! {
 impl<const W: usize> Logic for RegFile<W> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, rd_v, rd_addr, resp_v, resp, n_bad);
+        dff_setup!(self, clock, store, rd_v, rd_addr, resp_v, resp, n_bad);
         self.rd_v.d.next = self.bar_rd_valid.val();
         self.rd_addr.d.next = self.bar_rd_addr.val();
         self.resp_v.d.next = self.rd_v.q.val();
+        self.ro_rd_valid.next = self.rd_v.q.val();
+        self.ro_rd_addr.next = self.rd_addr.q.val();
+        self.rw.next = self.store.q.val();
+        // A request: does its address have a register?
         self.rd_hit.next = false;
-        self.wr_ok.next = false;
-        self.word.next = 0.into();
-        for i in 0..ID_REGS {
-            if self.bar_rd_addr.val() == self.k_id_addr[i].val() {
-                self.rd_hit.next = true;
-            }
-            if self.rd_addr.q.val() == self.k_id_addr[i].val() {
-                self.word.next = self.k_id_val[i].val();
-            }
-        }
-        for i in 0..RO_REGS {
-            if self.bar_rd_addr.val() == self.k_ro_addr[i].val() {
-                self.rd_hit.next = true;
-            }
-            if self.rd_addr.q.val() == self.k_ro_addr[i].val() {
-                self.word.next = self.ro.val().get_bits::<32>(32 * i);
-            }
-        }
-        self.rw.next = 0.into();
-        for i in 0..RW_REGS {
-            self.store[i].clock.next = self.clock.val();
-            self.store[i].d.next = self.store[i].q.val();
-            if self.bar_rd_addr.val() == self.k_rw_addr[i].val() {
-                self.rd_hit.next = true;
-            }
-            if self.bar_wr_addr.val() == self.k_rw_addr[i].val() {
-                self.wr_ok.next = true;
-                if self.bar_wr_valid.val() {
-                    self.store[i].d.next = self.bar_wr_data.val() & self.k_rw_mask[i].val();
+        if self.bar_rd_valid.val() {
+            for i in 0..ID_REGS {
+                if self.bar_rd_addr.val() == self.k_id_addr[i].val() {
+                    self.rd_hit.next = true;
                 }
             }
-            if self.rd_addr.q.val() == self.k_rw_addr[i].val() {
-                self.word.next = self.store[i].q.val();
+            for i in 0..RO_REGS {
+                if self.bar_rd_addr.val() == self.k_ro_addr[i].val() {
+                    self.rd_hit.next = true;
+                }
             }
-            if self.rst.val() {
-                self.store[i].d.next = self.k_rw_reset[i].val();
+            for i in 0..RW_REGS {
+                if self.bar_rd_addr.val() == self.k_rw_addr[i].val() {
+                    self.rd_hit.next = true;
+                }
             }
-            self.one.next = self.store[i].q.val();
-            self.rw.next = self.rw.val()
-                | (bit_cast::<RW_BITS, 32>(self.one.val()) << self.k_rw_shift[i].val());
         }
+        // A write: into a read/write register's storage, or a strobe.
+        self.wr_ok.next = false;
         self.wo.next = 0.into();
-        for i in 0..WO_REGS {
-            if self.bar_wr_addr.val() == self.k_wo_addr[i].val() {
-                self.wr_ok.next = true;
-                self.wo.next = self.wo.val().replace_bit(i, self.bar_wr_valid.val());
+        if self.bar_wr_valid.val() {
+            for i in 0..RW_REGS {
+                if self.bar_wr_addr.val() == self.k_rw_addr[i].val() {
+                    self.wr_ok.next = true;
+                    self.store.d.next = (self.store.q.val() & !self.k_rw_field[i].val())
+                        | ((bit_cast::<RW_BITS, 32>(self.bar_wr_data.val())
+                            << self.k_rw_shift[i].val())
+                            & self.k_rw_field[i].val());
+                }
+            }
+            for i in 0..WO_REGS {
+                if self.bar_wr_addr.val() == self.k_wo_addr[i].val() {
+                    self.wr_ok.next = true;
+                    self.wo.next = self.wo.val().replace_bit(i, true);
+                }
             }
         }
+        // The answer: the word at the registered address.
         if self.rd_v.q.val() {
-            self.resp.d.next = self.word.val();
+            self.resp.d.next = 0.into();
+            for i in 0..ID_REGS {
+                if self.rd_addr.q.val() == self.k_id_addr[i].val() {
+                    self.resp.d.next = self.k_id_val[i].val();
+                }
+            }
+            for i in 0..RO_REGS {
+                if self.rd_addr.q.val() == self.k_ro_addr[i].val() {
+                    self.resp.d.next = self.ro_rd_data.val();
+                }
+            }
+            for i in 0..RW_REGS {
+                if self.rd_addr.q.val() == self.k_rw_addr[i].val() {
+                    self.resp.d.next = self.store.q.val().get_bits::<32>(32 * i);
+                }
+            }
         }
         self.bad_n.next = self.n_bad.q.val();
         if self.bar_rd_valid.val() & !self.rd_hit.val() {
@@ -326,6 +374,7 @@ impl<const W: usize> Logic for RegFile<W> {
         self.bar_rd_resp_data.next = self.resp.q.val();
         self.bad.next = self.n_bad.q.val();
         if self.rst.val() {
+            self.store.d.next = self.k_rw_reset.val();
             self.rd_v.d.next = false;
             self.rd_addr.d.next = 0.into();
             self.resp_v.d.next = false;
@@ -347,10 +396,20 @@ mod tests {
     /// response (if valid), the strobes, `bad`, the `rw` bus.
     type Seen = (Option<u32>, u64, u64, Bits<RW_BITS>);
 
+    /// The value the test's host interface gives read-only register `i`
+    /// (in [`ro_sources`] order): `0x1000 + i`.
+    fn ro_value(addr: u16) -> u64 {
+        ro_sources()
+            .iter()
+            .position(|(a, _)| *a == addr)
+            .map_or(0, |i| 0x1000 + i as u64)
+    }
+
     /// Runs `steps` (one a cycle, after a reset) through rust-hdl's
-    /// simulator of the 64-bit register file with `ro` on the bus, then
-    /// four idle cycles; returns what it showed in every cycle.
-    fn simulate(steps: Vec<Step>, ro: Bits<RO_BITS>) -> Vec<Seen> {
+    /// simulator of the 64-bit register file, the read-only registers
+    /// answered by [`ro_value`], then four idle cycles; returns what it
+    /// showed in every cycle.
+    fn simulate(steps: Vec<Step>) -> Vec<Seen> {
         let seen = Arc::new(Mutex::new(Vec::new()));
         let out = seen.clone();
         let mut sim = Simulation::new();
@@ -361,8 +420,9 @@ mod tests {
             wait_clock_cycles!(sim, clock, x, 2);
             wait_clock_false!(sim, clock, x);
             x.rst.next = false;
-            x.ro.next = ro;
             for (wr, rd) in steps.iter().copied().chain([(None, None); 4]) {
+                let ro_addr = x.ro_rd_addr.val().to_u64() as u16;
+                x.ro_rd_data.next = ro_value(ro_addr).to_bits();
                 x.bar_wr_valid.next = wr.is_some();
                 let (wa, wd) = wr.unwrap_or_default();
                 x.bar_wr_addr.next = u64::from(wa).to_bits();
@@ -398,17 +458,6 @@ mod tests {
         let scratch = id.addr("SCRATCH");
         let cfg_addr = cfg.addr("CFG_ADDR");
         let cnt_val = cnt.addr("CNT_VAL");
-        // The ro bus: register i reads 0x1000 + i.
-        let mut ro = Bits::<RO_BITS>::default();
-        for i in 0..RO_REGS {
-            for b in 0..32 {
-                ro = ro.replace_bit(32 * i + b, (0x1000 + i) >> b & 1 == 1);
-            }
-        }
-        let cnt_val_place = regs_of(Kind::Ro)
-            .iter()
-            .position(|(a, _, _)| *a == cnt_val)
-            .unwrap();
         let steps: Vec<Step> = vec![
             (Some((scratch, 0xDEAD_BEEF)), None),
             // 10 bits stored of 32 written.
@@ -419,10 +468,12 @@ mod tests {
             (None, Some(cnt_val)),
             (None, Some(regs::block("TXQ").base + regs::HDR_TYPE)),
             (None, Some(id.addr("DATA_WIDTH"))),
+            // A read-only register the table gives a constant.
+            (None, Some(regs::block("TXQ").addr("ENTRY_LOG2"))),
         ];
-        let seen = simulate(steps, ro);
+        let seen = simulate(steps);
         // Each response two edges after its request (requests in cycles
-        // 1 to 6).
+        // 1 to 7).
         let resp: Vec<(usize, u32)> = seen
             .iter()
             .enumerate()
@@ -434,9 +485,10 @@ mod tests {
                 (2, 0xDEAD_BEEF),
                 (3, 0x3FF),
                 (4, 0),
-                (5, 0x1000 + cnt_val_place as u32),
+                (5, ro_value(cnt_val) as u32),
                 (6, regs::TYPE_TXQ),
                 (7, 64),
+                (8, 7),
             ]
         );
         // The strobe only in the cycle of the write.

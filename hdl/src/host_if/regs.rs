@@ -32,9 +32,10 @@ pub enum Access {
     /// Writes are ignored and counted as bad accesses.
     Id,
     /// Read-only: the value of a signal of the host interface (the name of
-    /// a signal of [`crate::host_if::HostIf`], which puts it on the
-    /// register file's `ro` bus, or a constant `32'dN`). Writes are ignored
-    /// and counted as bad accesses.
+    /// a signal of [`crate::host_if::HostIf`], which hands it to the
+    /// register file when a read asks for it), or a constant `32'dN` (a
+    /// build constant of the register file). Writes are ignored and counted
+    /// as bad accesses.
     Ro(&'static str),
     /// Read/write storage of `bits` bits (the upper bits read 0), reset to
     /// `reset`.

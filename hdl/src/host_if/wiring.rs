@@ -1,11 +1,12 @@
 //! [`HostIf`], the block: its ports, its sub-blocks and the kernel that
 //! wires them (the register file's `rw` bus sliced at the places
-//! [`super::regs`] names, the `ro` bus fed likewise), and the functions
-//! that look those places up.
+//! [`super::regs`] names, the read-only register a BAR read asks for
+//! selected by the address the table gives its signal), and the functions
+//! that look those places and addresses up.
 
 use rust_hdl::prelude::*;
 
-use super::reg_file::{RO_BITS, RW_BITS, WO_REGS, ro_sources, rw_bit, wo_bit};
+use super::reg_file::{RW_BITS, WO_REGS, ro_sources, rw_bit, wo_bit};
 use super::{DmaReadArb, DmaWriteArb, HostCounters, RxHold, TxTableOp, TxqFetch};
 use crate::bus::{
     AckRxCntIn, AxisOut, CfgOut, CounterRead, DescOut, DmaWriteIn, EthEvIn, ReadReqIn, TxOpOut,
@@ -34,8 +35,12 @@ native_block! {
         wo: Signal<In, Bits<WO_REGS>>,
         /// BAR accesses to no register ([`RegFile::bad`](super::RegFile::bad), `ID.BAR_BAD`).
         cnt_bar_bad: Signal<In, Bits<32>>,
-        /// The read-only registers' values ([`RegFile::ro`](super::RegFile::ro)).
-        ro: Signal<Out, Bits<RO_BITS>>,
+        /// A BAR read is answered this cycle ([`RegFile::ro_rd_valid`](super::RegFile::ro_rd_valid)).
+        ro_rd_valid: Signal<In, Bit>,
+        /// Its address ([`RegFile::ro_rd_addr`](super::RegFile::ro_rd_addr)).
+        ro_rd_addr: Signal<In, Bits<16>>,
+        /// The value of the read-only register at `ro_rd_addr` while `ro_rd_valid` (else 0; [`RegFile::ro_rd_data`](super::RegFile::ro_rd_data)).
+        ro_rd_data: Signal<Out, Bits<32>>,
         /// MAC RX (outside): frame beats.
         s_axis_tdata: Signal<In, Bits<W>>,
         /// MAC RX (outside): byte enables.
@@ -236,13 +241,10 @@ native_block! {
         wr: DmaWriteArb<W, B>,
         rxh: RxHold<W, B>,
         cnt: HostCounters,
-        // Temporaries: the read-only registers made of several signals;
+        // Temporaries: the read-only register made of several signals;
         // every bit of the `rw` bus, read (the storage bits past each
         // register's width, always 0, and the scratch register are not
         // used here).
-        tx_err: Signal<Local, Bits<32>>,
-        op_status: Signal<Local, Bits<32>>,
-        rd_entropy: Signal<Local, Bits<32>>,
         rd_flags: Signal<Local, Bits<32>>,
         unused_rw: Signal<Local, Bit>,
     }
@@ -291,63 +293,61 @@ native_block! {
         k_cfg_data_hi: Constant<Bits<16>> = konst(wo_bit("CFG", "CFG_DATA_HI")),
         k_eth_port: Constant<Bits<16>> = konst(wo_bit("CFG", "ETH_PORT")),
         k_op_go: Constant<Bits<16>> = konst(wo_bit("TXT", "OP_GO")),
-        // The read-only registers on the `ro` bus, each at the place of the
-        // register the table says the signal feeds; the constant ones
-        // (`32'dN` in the table) all in one.
-        k_ro_fixed: Constant<Bits<RO_BITS>> = ro_fixed(),
-        k_ro_cnt_bar_bad: Constant<Bits<16>> = ro_at("cnt_bar_bad"),
-        k_ro_cnt_cfg_writes: Constant<Bits<16>> = ro_at("cnt_cfg_writes"),
-        k_ro_c_cnt_val: Constant<Bits<16>> = ro_at("c_cnt_val"),
-        k_ro_c_eth_cnt_val: Constant<Bits<16>> = ro_at("c_eth_cnt_val"),
-        k_ro_c_ack_cnt_frames: Constant<Bits<16>> = ro_at("c_ack_cnt_frames"),
-        k_ro_c_ack_cnt_ece: Constant<Bits<16>> = ro_at("c_ack_cnt_ece"),
-        k_ro_c_ack_cnt_v6: Constant<Bits<16>> = ro_at("c_ack_cnt_v6"),
-        k_ro_c_ackrx_cnt_applied: Constant<Bits<16>> = ro_at("c_ackrx_cnt_applied"),
-        k_ro_c_ackrx_cnt_unmapped: Constant<Bits<16>> = ro_at("c_ackrx_cnt_unmapped"),
-        k_ro_c_ackrx_cnt_overflow: Constant<Bits<16>> = ro_at("c_ackrx_cnt_overflow"),
-        k_ro_c_ackrx_cnt_pair_err: Constant<Bits<16>> = ro_at("c_ackrx_cnt_pair_err"),
-        k_ro_c_ackrx_cnt_refused: Constant<Bits<16>> = ro_at("c_ackrx_cnt_refused"),
-        k_ro_c_fw_cnt_up: Constant<Bits<16>> = ro_at("c_fw_cnt_up"),
-        k_ro_c_fw_cnt_trunc: Constant<Bits<16>> = ro_at("c_fw_cnt_trunc"),
-        k_ro_c_fwtx_cnt_frames: Constant<Bits<16>> = ro_at("c_fwtx_cnt_frames"),
-        k_ro_tx_err: Constant<Bits<16>> = ro_at("tx_err"),
-        k_ro_cnt_eth_frames: Constant<Bits<16>> = ro_at("cnt_eth_frames"),
-        k_ro_cnt_eth_drops: Constant<Bits<16>> = ro_at("cnt_eth_drops"),
-        k_ro_cnt_rx_hold: Constant<Bits<16>> = ro_at("cnt_rx_hold"),
-        k_ro_cnt_ev_lost: Constant<Bits<16>> = ro_at("cnt_ev_lost"),
-        k_ro_cnt_txq_bad: Constant<Bits<16>> = ro_at("cnt_txq_bad"),
-        k_ro_cnt_ftq_bad: Constant<Bits<16>> = ro_at("cnt_ftq_bad"),
-        k_ro_cnt_bad_tag: Constant<Bits<16>> = ro_at("cnt_bad_tag"),
-        k_ro_cnt_txq_ops: Constant<Bits<16>> = ro_at("cnt_txq_ops"),
-        k_ro_op_status: Constant<Bits<16>> = ro_at("op_status"),
-        k_ro_op_res_psn: Constant<Bits<16>> = ro_at("op_res_psn"),
-        k_ro_op_res_pkts: Constant<Bits<16>> = ro_at("op_res_pkts"),
-        k_ro_op_res_bytes: Constant<Bits<16>> = ro_at("op_res_bytes"),
-        k_ro_rd_entropy: Constant<Bits<16>> = ro_at("rd_entropy"),
-        k_ro_c_rd_next_psn: Constant<Bits<16>> = ro_at("c_rd_next_psn"),
-        k_ro_c_rd_una: Constant<Bits<16>> = ro_at("c_rd_una"),
-        k_ro_c_rd_inflight: Constant<Bits<16>> = ro_at("c_rd_inflight"),
-        k_ro_c_rd_window: Constant<Bits<16>> = ro_at("c_rd_window"),
-        k_ro_c_rd_srtt: Constant<Bits<16>> = ro_at("c_rd_srtt"),
-        k_ro_c_rd_rttvar: Constant<Bits<16>> = ro_at("c_rd_rttvar"),
-        k_ro_c_rd_ecn_ewma: Constant<Bits<16>> = ro_at("c_rd_ecn_ewma"),
-        k_ro_c_rd_loss_ewma: Constant<Bits<16>> = ro_at("c_rd_loss_ewma"),
-        k_ro_c_rd_samples: Constant<Bits<16>> = ro_at("c_rd_samples"),
-        k_ro_c_rd_sent: Constant<Bits<16>> = ro_at("c_rd_sent"),
-        k_ro_c_rd_retransmitted: Constant<Bits<16>> = ro_at("c_rd_retransmitted"),
-        k_ro_c_rd_acked: Constant<Bits<16>> = ro_at("c_rd_acked"),
-        k_ro_c_rd_lost: Constant<Bits<16>> = ro_at("c_rd_lost"),
-        k_ro_c_rd_ce_marked: Constant<Bits<16>> = ro_at("c_rd_ce_marked"),
-        k_ro_c_rd_repaths: Constant<Bits<16>> = ro_at("c_rd_repaths"),
-        k_ro_c_rd_timeouts: Constant<Bits<16>> = ro_at("c_rd_timeouts"),
-        k_ro_rd_flags: Constant<Bits<16>> = ro_at("rd_flags"),
-        k_ro_txq_cons: Constant<Bits<16>> = ro_at("txq_cons"),
-        k_ro_ftq_cons: Constant<Bits<16>> = ro_at("ftq_cons"),
-        k_ro_evq_prod: Constant<Bits<16>> = ro_at("evq_prod"),
-        k_ro_frq_prod: Constant<Bits<16>> = ro_at("frq_prod"),
-        k_ro_irq_count0: Constant<Bits<16>> = ro_at("irq_count0"),
-        k_ro_irq_count1: Constant<Bits<16>> = ro_at("irq_count1"),
-        k_ro_irq_count2: Constant<Bits<16>> = ro_at("irq_count2"),
+        // The addresses of the read-only registers, each the register's
+        // the table says the signal feeds.
+        k_ro_cnt_bar_bad: Constant<Bits<16>> = ro_addr("cnt_bar_bad"),
+        k_ro_cnt_cfg_writes: Constant<Bits<16>> = ro_addr("cnt_cfg_writes"),
+        k_ro_c_cnt_val: Constant<Bits<16>> = ro_addr("c_cnt_val"),
+        k_ro_c_eth_cnt_val: Constant<Bits<16>> = ro_addr("c_eth_cnt_val"),
+        k_ro_c_ack_cnt_frames: Constant<Bits<16>> = ro_addr("c_ack_cnt_frames"),
+        k_ro_c_ack_cnt_ece: Constant<Bits<16>> = ro_addr("c_ack_cnt_ece"),
+        k_ro_c_ack_cnt_v6: Constant<Bits<16>> = ro_addr("c_ack_cnt_v6"),
+        k_ro_c_ackrx_cnt_applied: Constant<Bits<16>> = ro_addr("c_ackrx_cnt_applied"),
+        k_ro_c_ackrx_cnt_unmapped: Constant<Bits<16>> = ro_addr("c_ackrx_cnt_unmapped"),
+        k_ro_c_ackrx_cnt_overflow: Constant<Bits<16>> = ro_addr("c_ackrx_cnt_overflow"),
+        k_ro_c_ackrx_cnt_pair_err: Constant<Bits<16>> = ro_addr("c_ackrx_cnt_pair_err"),
+        k_ro_c_ackrx_cnt_refused: Constant<Bits<16>> = ro_addr("c_ackrx_cnt_refused"),
+        k_ro_c_fw_cnt_up: Constant<Bits<16>> = ro_addr("c_fw_cnt_up"),
+        k_ro_c_fw_cnt_trunc: Constant<Bits<16>> = ro_addr("c_fw_cnt_trunc"),
+        k_ro_c_fwtx_cnt_frames: Constant<Bits<16>> = ro_addr("c_fwtx_cnt_frames"),
+        k_ro_tx_err: Constant<Bits<16>> = ro_addr("tx_err"),
+        k_ro_cnt_eth_frames: Constant<Bits<16>> = ro_addr("cnt_eth_frames"),
+        k_ro_cnt_eth_drops: Constant<Bits<16>> = ro_addr("cnt_eth_drops"),
+        k_ro_cnt_rx_hold: Constant<Bits<16>> = ro_addr("cnt_rx_hold"),
+        k_ro_cnt_ev_lost: Constant<Bits<16>> = ro_addr("cnt_ev_lost"),
+        k_ro_cnt_txq_bad: Constant<Bits<16>> = ro_addr("cnt_txq_bad"),
+        k_ro_cnt_ftq_bad: Constant<Bits<16>> = ro_addr("cnt_ftq_bad"),
+        k_ro_cnt_bad_tag: Constant<Bits<16>> = ro_addr("cnt_bad_tag"),
+        k_ro_cnt_txq_ops: Constant<Bits<16>> = ro_addr("cnt_txq_ops"),
+        k_ro_op_status: Constant<Bits<16>> = ro_addr("op_status"),
+        k_ro_op_res_psn: Constant<Bits<16>> = ro_addr("op_res_psn"),
+        k_ro_op_res_pkts: Constant<Bits<16>> = ro_addr("op_res_pkts"),
+        k_ro_op_res_bytes: Constant<Bits<16>> = ro_addr("op_res_bytes"),
+        k_ro_rd_entropy: Constant<Bits<16>> = ro_addr("rd_entropy"),
+        k_ro_c_rd_next_psn: Constant<Bits<16>> = ro_addr("c_rd_next_psn"),
+        k_ro_c_rd_una: Constant<Bits<16>> = ro_addr("c_rd_una"),
+        k_ro_c_rd_inflight: Constant<Bits<16>> = ro_addr("c_rd_inflight"),
+        k_ro_c_rd_window: Constant<Bits<16>> = ro_addr("c_rd_window"),
+        k_ro_c_rd_srtt: Constant<Bits<16>> = ro_addr("c_rd_srtt"),
+        k_ro_c_rd_rttvar: Constant<Bits<16>> = ro_addr("c_rd_rttvar"),
+        k_ro_c_rd_ecn_ewma: Constant<Bits<16>> = ro_addr("c_rd_ecn_ewma"),
+        k_ro_c_rd_loss_ewma: Constant<Bits<16>> = ro_addr("c_rd_loss_ewma"),
+        k_ro_c_rd_samples: Constant<Bits<16>> = ro_addr("c_rd_samples"),
+        k_ro_c_rd_sent: Constant<Bits<16>> = ro_addr("c_rd_sent"),
+        k_ro_c_rd_retransmitted: Constant<Bits<16>> = ro_addr("c_rd_retransmitted"),
+        k_ro_c_rd_acked: Constant<Bits<16>> = ro_addr("c_rd_acked"),
+        k_ro_c_rd_lost: Constant<Bits<16>> = ro_addr("c_rd_lost"),
+        k_ro_c_rd_ce_marked: Constant<Bits<16>> = ro_addr("c_rd_ce_marked"),
+        k_ro_c_rd_repaths: Constant<Bits<16>> = ro_addr("c_rd_repaths"),
+        k_ro_c_rd_timeouts: Constant<Bits<16>> = ro_addr("c_rd_timeouts"),
+        k_ro_rd_flags: Constant<Bits<16>> = ro_addr("rd_flags"),
+        k_ro_txq_cons: Constant<Bits<16>> = ro_addr("txq_cons"),
+        k_ro_ftq_cons: Constant<Bits<16>> = ro_addr("ftq_cons"),
+        k_ro_evq_prod: Constant<Bits<16>> = ro_addr("evq_prod"),
+        k_ro_frq_prod: Constant<Bits<16>> = ro_addr("frq_prod"),
+        k_ro_irq_count0: Constant<Bits<16>> = ro_addr("irq_count0"),
+        k_ro_irq_count1: Constant<Bits<16>> = ro_addr("irq_count1"),
+        k_ro_irq_count2: Constant<Bits<16>> = ro_addr("irq_count2"),
     }
 }
 
@@ -597,10 +597,7 @@ impl<const W: usize, const B: usize> Logic for HostIf<W, B> {
             .val()
             .get_bits::<24>(self.k_irq_holdoff2.val().index());
 
-        // ---- the read-only registers ----
-        self.tx_err.next = bit_cast::<32, 1>(self.c_m_err.val().into());
-        self.op_status.next = bit_cast::<32, 3>(self.op.status.val());
-        self.rd_entropy.next = bit_cast::<32, 16>(self.c_rd.entropy.val());
+        // ---- the read-only registers: the one a BAR read asks for ----
         self.rd_flags.next = 0.into();
         self.rd_flags.next = self
             .rd_flags
@@ -613,126 +610,168 @@ impl<const W: usize, const B: usize> Logic for HostIf<W, B> {
         self.rd_flags.next =
             self.rd_flags.val() | (bit_cast::<32, 4>(self.c_rd.backoff.val()) << 2);
         self.rd_flags.next = self.rd_flags.val().replace_bit(6, self.c_rd.can_send.val());
-        self.ro.next = self.k_ro_fixed.val();
-        self.ro.next = self.ro.val()
-            | (bit_cast::<RO_BITS, 32>(self.cnt_bar_bad.val()) << self.k_ro_cnt_bar_bad.val());
-        self.ro.next = self.ro.val()
-            | (bit_cast::<RO_BITS, 32>(self.cnt.cfg_writes.val())
-                << self.k_ro_cnt_cfg_writes.val());
-        self.ro.next = self.ro.val()
-            | (bit_cast::<RO_BITS, 32>(self.c_cnt.val.val()) << self.k_ro_c_cnt_val.val());
-        self.ro.next = self.ro.val()
-            | (bit_cast::<RO_BITS, 32>(self.c_eth_cnt.val.val()) << self.k_ro_c_eth_cnt_val.val());
-        self.ro.next = self.ro.val()
-            | (bit_cast::<RO_BITS, 32>(self.c_ack_cnt_frames.val())
-                << self.k_ro_c_ack_cnt_frames.val());
-        self.ro.next = self.ro.val()
-            | (bit_cast::<RO_BITS, 32>(self.c_ack_cnt_ece.val()) << self.k_ro_c_ack_cnt_ece.val());
-        self.ro.next = self.ro.val()
-            | (bit_cast::<RO_BITS, 32>(self.c_ack_cnt_v6.val()) << self.k_ro_c_ack_cnt_v6.val());
-        self.ro.next = self.ro.val()
-            | (bit_cast::<RO_BITS, 32>(self.c_ackrx_cnt.applied.val())
-                << self.k_ro_c_ackrx_cnt_applied.val());
-        self.ro.next = self.ro.val()
-            | (bit_cast::<RO_BITS, 32>(self.c_ackrx_cnt.unmapped.val())
-                << self.k_ro_c_ackrx_cnt_unmapped.val());
-        self.ro.next = self.ro.val()
-            | (bit_cast::<RO_BITS, 32>(self.c_ackrx_cnt.overflow.val())
-                << self.k_ro_c_ackrx_cnt_overflow.val());
-        self.ro.next = self.ro.val()
-            | (bit_cast::<RO_BITS, 32>(self.c_ackrx_cnt.pair_err.val())
-                << self.k_ro_c_ackrx_cnt_pair_err.val());
-        self.ro.next = self.ro.val()
-            | (bit_cast::<RO_BITS, 32>(self.c_ackrx_cnt.refused.val())
-                << self.k_ro_c_ackrx_cnt_refused.val());
-        self.ro.next = self.ro.val()
-            | (bit_cast::<RO_BITS, 32>(self.c_fw_cnt_up.val()) << self.k_ro_c_fw_cnt_up.val());
-        self.ro.next = self.ro.val()
-            | (bit_cast::<RO_BITS, 32>(self.c_fw_cnt_trunc.val())
-                << self.k_ro_c_fw_cnt_trunc.val());
-        self.ro.next = self.ro.val()
-            | (bit_cast::<RO_BITS, 32>(self.c_fwtx_cnt_frames.val())
-                << self.k_ro_c_fwtx_cnt_frames.val());
-        self.ro.next =
-            self.ro.val() | (bit_cast::<RO_BITS, 32>(self.tx_err.val()) << self.k_ro_tx_err.val());
-        self.ro.next = self.ro.val()
-            | (bit_cast::<RO_BITS, 32>(self.cnt.eth_frames.val())
-                << self.k_ro_cnt_eth_frames.val());
-        self.ro.next = self.ro.val()
-            | (bit_cast::<RO_BITS, 32>(self.cnt.eth_drops.val()) << self.k_ro_cnt_eth_drops.val());
-        self.ro.next = self.ro.val()
-            | (bit_cast::<RO_BITS, 32>(self.rxh.held.val()) << self.k_ro_cnt_rx_hold.val());
-        self.ro.next = self.ro.val()
-            | (bit_cast::<RO_BITS, 32>(self.cnt_ev_lost.val()) << self.k_ro_cnt_ev_lost.val());
-        self.ro.next = self.ro.val()
-            | (bit_cast::<RO_BITS, 32>(self.txq.bad.val()) << self.k_ro_cnt_txq_bad.val());
-        self.ro.next = self.ro.val()
-            | (bit_cast::<RO_BITS, 32>(self.cnt_ftq_bad.val()) << self.k_ro_cnt_ftq_bad.val());
-        self.ro.next = self.ro.val()
-            | (bit_cast::<RO_BITS, 32>(self.cnt.bad_tag.val()) << self.k_ro_cnt_bad_tag.val());
-        self.ro.next = self.ro.val()
-            | (bit_cast::<RO_BITS, 32>(self.op.ops.val()) << self.k_ro_cnt_txq_ops.val());
-        self.ro.next = self.ro.val()
-            | (bit_cast::<RO_BITS, 32>(self.op_status.val()) << self.k_ro_op_status.val());
-        self.ro.next = self.ro.val()
-            | (bit_cast::<RO_BITS, 32>(self.op.last_psn.val()) << self.k_ro_op_res_psn.val());
-        self.ro.next = self.ro.val()
-            | (bit_cast::<RO_BITS, 32>(self.op.last_pkts.val()) << self.k_ro_op_res_pkts.val());
-        self.ro.next = self.ro.val()
-            | (bit_cast::<RO_BITS, 32>(self.op.last_bytes.val()) << self.k_ro_op_res_bytes.val());
-        self.ro.next = self.ro.val()
-            | (bit_cast::<RO_BITS, 32>(self.rd_entropy.val()) << self.k_ro_rd_entropy.val());
-        self.ro.next = self.ro.val()
-            | (bit_cast::<RO_BITS, 32>(self.c_rd.next_psn.val()) << self.k_ro_c_rd_next_psn.val());
-        self.ro.next = self.ro.val()
-            | (bit_cast::<RO_BITS, 32>(self.c_rd.una.val()) << self.k_ro_c_rd_una.val());
-        self.ro.next = self.ro.val()
-            | (bit_cast::<RO_BITS, 32>(self.c_rd.inflight.val()) << self.k_ro_c_rd_inflight.val());
-        self.ro.next = self.ro.val()
-            | (bit_cast::<RO_BITS, 32>(self.c_rd.window.val()) << self.k_ro_c_rd_window.val());
-        self.ro.next = self.ro.val()
-            | (bit_cast::<RO_BITS, 32>(self.c_rd.srtt.val()) << self.k_ro_c_rd_srtt.val());
-        self.ro.next = self.ro.val()
-            | (bit_cast::<RO_BITS, 32>(self.c_rd.rttvar.val()) << self.k_ro_c_rd_rttvar.val());
-        self.ro.next = self.ro.val()
-            | (bit_cast::<RO_BITS, 32>(self.c_rd.ecn_ewma.val()) << self.k_ro_c_rd_ecn_ewma.val());
-        self.ro.next = self.ro.val()
-            | (bit_cast::<RO_BITS, 32>(self.c_rd.loss_ewma.val())
-                << self.k_ro_c_rd_loss_ewma.val());
-        self.ro.next = self.ro.val()
-            | (bit_cast::<RO_BITS, 32>(self.c_rd.samples.val()) << self.k_ro_c_rd_samples.val());
-        self.ro.next = self.ro.val()
-            | (bit_cast::<RO_BITS, 32>(self.c_rd.sent.val()) << self.k_ro_c_rd_sent.val());
-        self.ro.next = self.ro.val()
-            | (bit_cast::<RO_BITS, 32>(self.c_rd.retransmitted.val())
-                << self.k_ro_c_rd_retransmitted.val());
-        self.ro.next = self.ro.val()
-            | (bit_cast::<RO_BITS, 32>(self.c_rd.acked.val()) << self.k_ro_c_rd_acked.val());
-        self.ro.next = self.ro.val()
-            | (bit_cast::<RO_BITS, 32>(self.c_rd.lost.val()) << self.k_ro_c_rd_lost.val());
-        self.ro.next = self.ro.val()
-            | (bit_cast::<RO_BITS, 32>(self.c_rd.ce_marked.val())
-                << self.k_ro_c_rd_ce_marked.val());
-        self.ro.next = self.ro.val()
-            | (bit_cast::<RO_BITS, 32>(self.c_rd.repaths.val()) << self.k_ro_c_rd_repaths.val());
-        self.ro.next = self.ro.val()
-            | (bit_cast::<RO_BITS, 32>(self.c_rd.timeouts.val()) << self.k_ro_c_rd_timeouts.val());
-        self.ro.next = self.ro.val()
-            | (bit_cast::<RO_BITS, 32>(self.rd_flags.val()) << self.k_ro_rd_flags.val());
-        self.ro.next = self.ro.val()
-            | (bit_cast::<RO_BITS, 32>(self.txq.cons.val()) << self.k_ro_txq_cons.val());
-        self.ro.next = self.ro.val()
-            | (bit_cast::<RO_BITS, 32>(self.ftq_cons.val()) << self.k_ro_ftq_cons.val());
-        self.ro.next = self.ro.val()
-            | (bit_cast::<RO_BITS, 32>(self.evq_prod.val()) << self.k_ro_evq_prod.val());
-        self.ro.next = self.ro.val()
-            | (bit_cast::<RO_BITS, 32>(self.frq_prod.val()) << self.k_ro_frq_prod.val());
-        self.ro.next = self.ro.val()
-            | (bit_cast::<RO_BITS, 32>(self.irq_count0.val()) << self.k_ro_irq_count0.val());
-        self.ro.next = self.ro.val()
-            | (bit_cast::<RO_BITS, 32>(self.irq_count1.val()) << self.k_ro_irq_count1.val());
-        self.ro.next = self.ro.val()
-            | (bit_cast::<RO_BITS, 32>(self.irq_count2.val()) << self.k_ro_irq_count2.val());
+        self.ro_rd_data.next = 0.into();
+        if self.ro_rd_valid.val() {
+            if self.ro_rd_addr.val() == self.k_ro_cnt_bar_bad.val() {
+                self.ro_rd_data.next = self.cnt_bar_bad.val();
+            }
+            if self.ro_rd_addr.val() == self.k_ro_cnt_cfg_writes.val() {
+                self.ro_rd_data.next = self.cnt.cfg_writes.val();
+            }
+            if self.ro_rd_addr.val() == self.k_ro_c_cnt_val.val() {
+                self.ro_rd_data.next = self.c_cnt.val.val();
+            }
+            if self.ro_rd_addr.val() == self.k_ro_c_eth_cnt_val.val() {
+                self.ro_rd_data.next = self.c_eth_cnt.val.val();
+            }
+            if self.ro_rd_addr.val() == self.k_ro_c_ack_cnt_frames.val() {
+                self.ro_rd_data.next = self.c_ack_cnt_frames.val();
+            }
+            if self.ro_rd_addr.val() == self.k_ro_c_ack_cnt_ece.val() {
+                self.ro_rd_data.next = self.c_ack_cnt_ece.val();
+            }
+            if self.ro_rd_addr.val() == self.k_ro_c_ack_cnt_v6.val() {
+                self.ro_rd_data.next = self.c_ack_cnt_v6.val();
+            }
+            if self.ro_rd_addr.val() == self.k_ro_c_ackrx_cnt_applied.val() {
+                self.ro_rd_data.next = self.c_ackrx_cnt.applied.val();
+            }
+            if self.ro_rd_addr.val() == self.k_ro_c_ackrx_cnt_unmapped.val() {
+                self.ro_rd_data.next = self.c_ackrx_cnt.unmapped.val();
+            }
+            if self.ro_rd_addr.val() == self.k_ro_c_ackrx_cnt_overflow.val() {
+                self.ro_rd_data.next = self.c_ackrx_cnt.overflow.val();
+            }
+            if self.ro_rd_addr.val() == self.k_ro_c_ackrx_cnt_pair_err.val() {
+                self.ro_rd_data.next = self.c_ackrx_cnt.pair_err.val();
+            }
+            if self.ro_rd_addr.val() == self.k_ro_c_ackrx_cnt_refused.val() {
+                self.ro_rd_data.next = self.c_ackrx_cnt.refused.val();
+            }
+            if self.ro_rd_addr.val() == self.k_ro_c_fw_cnt_up.val() {
+                self.ro_rd_data.next = self.c_fw_cnt_up.val();
+            }
+            if self.ro_rd_addr.val() == self.k_ro_c_fw_cnt_trunc.val() {
+                self.ro_rd_data.next = self.c_fw_cnt_trunc.val();
+            }
+            if self.ro_rd_addr.val() == self.k_ro_c_fwtx_cnt_frames.val() {
+                self.ro_rd_data.next = self.c_fwtx_cnt_frames.val();
+            }
+            if self.ro_rd_addr.val() == self.k_ro_tx_err.val() {
+                self.ro_rd_data.next = bit_cast::<32, 1>(self.c_m_err.val().into());
+            }
+            if self.ro_rd_addr.val() == self.k_ro_cnt_eth_frames.val() {
+                self.ro_rd_data.next = self.cnt.eth_frames.val();
+            }
+            if self.ro_rd_addr.val() == self.k_ro_cnt_eth_drops.val() {
+                self.ro_rd_data.next = self.cnt.eth_drops.val();
+            }
+            if self.ro_rd_addr.val() == self.k_ro_cnt_rx_hold.val() {
+                self.ro_rd_data.next = self.rxh.held.val();
+            }
+            if self.ro_rd_addr.val() == self.k_ro_cnt_ev_lost.val() {
+                self.ro_rd_data.next = self.cnt_ev_lost.val();
+            }
+            if self.ro_rd_addr.val() == self.k_ro_cnt_txq_bad.val() {
+                self.ro_rd_data.next = self.txq.bad.val();
+            }
+            if self.ro_rd_addr.val() == self.k_ro_cnt_ftq_bad.val() {
+                self.ro_rd_data.next = self.cnt_ftq_bad.val();
+            }
+            if self.ro_rd_addr.val() == self.k_ro_cnt_bad_tag.val() {
+                self.ro_rd_data.next = self.cnt.bad_tag.val();
+            }
+            if self.ro_rd_addr.val() == self.k_ro_cnt_txq_ops.val() {
+                self.ro_rd_data.next = self.op.ops.val();
+            }
+            if self.ro_rd_addr.val() == self.k_ro_op_status.val() {
+                self.ro_rd_data.next = bit_cast::<32, 3>(self.op.status.val());
+            }
+            if self.ro_rd_addr.val() == self.k_ro_op_res_psn.val() {
+                self.ro_rd_data.next = self.op.last_psn.val();
+            }
+            if self.ro_rd_addr.val() == self.k_ro_op_res_pkts.val() {
+                self.ro_rd_data.next = self.op.last_pkts.val();
+            }
+            if self.ro_rd_addr.val() == self.k_ro_op_res_bytes.val() {
+                self.ro_rd_data.next = self.op.last_bytes.val();
+            }
+            if self.ro_rd_addr.val() == self.k_ro_rd_entropy.val() {
+                self.ro_rd_data.next = bit_cast::<32, 16>(self.c_rd.entropy.val());
+            }
+            if self.ro_rd_addr.val() == self.k_ro_c_rd_next_psn.val() {
+                self.ro_rd_data.next = self.c_rd.next_psn.val();
+            }
+            if self.ro_rd_addr.val() == self.k_ro_c_rd_una.val() {
+                self.ro_rd_data.next = self.c_rd.una.val();
+            }
+            if self.ro_rd_addr.val() == self.k_ro_c_rd_inflight.val() {
+                self.ro_rd_data.next = self.c_rd.inflight.val();
+            }
+            if self.ro_rd_addr.val() == self.k_ro_c_rd_window.val() {
+                self.ro_rd_data.next = self.c_rd.window.val();
+            }
+            if self.ro_rd_addr.val() == self.k_ro_c_rd_srtt.val() {
+                self.ro_rd_data.next = self.c_rd.srtt.val();
+            }
+            if self.ro_rd_addr.val() == self.k_ro_c_rd_rttvar.val() {
+                self.ro_rd_data.next = self.c_rd.rttvar.val();
+            }
+            if self.ro_rd_addr.val() == self.k_ro_c_rd_ecn_ewma.val() {
+                self.ro_rd_data.next = self.c_rd.ecn_ewma.val();
+            }
+            if self.ro_rd_addr.val() == self.k_ro_c_rd_loss_ewma.val() {
+                self.ro_rd_data.next = self.c_rd.loss_ewma.val();
+            }
+            if self.ro_rd_addr.val() == self.k_ro_c_rd_samples.val() {
+                self.ro_rd_data.next = self.c_rd.samples.val();
+            }
+            if self.ro_rd_addr.val() == self.k_ro_c_rd_sent.val() {
+                self.ro_rd_data.next = self.c_rd.sent.val();
+            }
+            if self.ro_rd_addr.val() == self.k_ro_c_rd_retransmitted.val() {
+                self.ro_rd_data.next = self.c_rd.retransmitted.val();
+            }
+            if self.ro_rd_addr.val() == self.k_ro_c_rd_acked.val() {
+                self.ro_rd_data.next = self.c_rd.acked.val();
+            }
+            if self.ro_rd_addr.val() == self.k_ro_c_rd_lost.val() {
+                self.ro_rd_data.next = self.c_rd.lost.val();
+            }
+            if self.ro_rd_addr.val() == self.k_ro_c_rd_ce_marked.val() {
+                self.ro_rd_data.next = self.c_rd.ce_marked.val();
+            }
+            if self.ro_rd_addr.val() == self.k_ro_c_rd_repaths.val() {
+                self.ro_rd_data.next = self.c_rd.repaths.val();
+            }
+            if self.ro_rd_addr.val() == self.k_ro_c_rd_timeouts.val() {
+                self.ro_rd_data.next = self.c_rd.timeouts.val();
+            }
+            if self.ro_rd_addr.val() == self.k_ro_rd_flags.val() {
+                self.ro_rd_data.next = self.rd_flags.val();
+            }
+            if self.ro_rd_addr.val() == self.k_ro_txq_cons.val() {
+                self.ro_rd_data.next = self.txq.cons.val();
+            }
+            if self.ro_rd_addr.val() == self.k_ro_ftq_cons.val() {
+                self.ro_rd_data.next = self.ftq_cons.val();
+            }
+            if self.ro_rd_addr.val() == self.k_ro_evq_prod.val() {
+                self.ro_rd_data.next = self.evq_prod.val();
+            }
+            if self.ro_rd_addr.val() == self.k_ro_frq_prod.val() {
+                self.ro_rd_data.next = self.frq_prod.val();
+            }
+            if self.ro_rd_addr.val() == self.k_ro_irq_count0.val() {
+                self.ro_rd_data.next = self.irq_count0.val();
+            }
+            if self.ro_rd_addr.val() == self.k_ro_irq_count1.val() {
+                self.ro_rd_data.next = self.irq_count1.val();
+            }
+            if self.ro_rd_addr.val() == self.k_ro_irq_count2.val() {
+                self.ro_rd_data.next = self.irq_count2.val();
+            }
+        }
     }
 }
 
@@ -752,43 +791,22 @@ fn rw_at(block: &str, first: &str, last: &str, bits: usize) -> Constant<Bits<16>
     konst(at)
 }
 
-/// The first bit on the `ro` bus of the read-only register whose source
-/// in [`regs::BLOCKS`](super::regs::BLOCKS) is the signal `src`.
+/// The address of the read-only register whose source in
+/// [`regs::BLOCKS`](super::regs::BLOCKS) is the signal `src`.
 ///
 /// # Panics
 /// If no register, or more than one, names it.
-pub(super) fn ro_at(src: &str) -> Constant<Bits<16>> {
-    let places: Vec<usize> = ro_sources()
-        .iter()
-        .enumerate()
-        .filter(|(_, s)| **s == src)
-        .map(|(i, _)| 32 * i)
+pub(super) fn ro_addr(src: &str) -> Constant<Bits<16>> {
+    let addrs: Vec<u16> = ro_sources()
+        .into_iter()
+        .filter(|(_, s)| *s == src)
+        .map(|(a, _)| a)
         .collect();
     assert_eq!(
-        places.len(),
+        addrs.len(),
         1,
         "the register map names {src} {} times",
-        places.len()
+        addrs.len()
     );
-    konst(places[0])
-}
-
-/// The value of a constant source (`32'dN` in [`regs::BLOCKS`](super::regs::BLOCKS)).
-fn fixed_value(src: &str) -> Option<u32> {
-    src.strip_prefix("32'd")
-        .map(|n| n.parse().expect("a decimal constant"))
-}
-
-/// The `ro` bus with the constant read-only registers at their places,
-/// every other bit 0.
-fn ro_fixed() -> Constant<Bits<RO_BITS>> {
-    let mut v = Bits::<RO_BITS>::default();
-    for (i, src) in ro_sources().into_iter().enumerate() {
-        if let Some(n) = fixed_value(src) {
-            for b in 0..32 {
-                v = v.replace_bit(32 * i + b, n >> b & 1 == 1);
-            }
-        }
-    }
-    Constant::new(v)
+    konst(usize::from(addrs[0]))
 }
