@@ -200,7 +200,7 @@ pub fn malformed_datagrams_are_dropped_and_counted(p: &CaseKinds<'_>) {
     .unwrap();
     assert_eq!(wait_wcs(&a.cq, 1)[0].status, WcStatus::Success);
     assert!(wait_until(|| b.mr.equals(0, b"still fine")));
-    assert_eq!(b.ctx.drops().total(), 3);
+    assert_eq!(b.ctx.drops().total(), 3, "{:?}", b.ctx.drops());
 }
 
 /// After the peer vanishes (everything towards it blackholed, its NIC closed), the
