@@ -414,6 +414,12 @@ impl Tx {
             rx_step
         };
         let ce_count = v.ack_evidence(ack.path_cum, &ack.sack, ack.ce_count, step)?;
+        // The path's first RTT sample may come from any newest ACK reporting
+        // new arrivals: with a round trip longer than the probes' longest
+        // backoff, every transmission has been given up before its ACK
+        // comes back, and without that sample the path would never leave
+        // quarantine (spec §5.5 step 2).
+        let first_sample = v.rtt.srtt().is_none() && newest && rx_step > 0;
         if !self.hardware_table {
             let mut fates = core::mem::take(&mut self.fate_buf);
             fates.clear();
@@ -422,14 +428,9 @@ impl Tx {
             // An RTT sample only from an ACK that acknowledged something new
             // (a data packet, or the PROBE that ends a quarantine): an older
             // or repeated ACK echoes a timestamp whose packet was already
-            // counted. Until the path's first sample, also from the newest
-            // ACK reporting new arrivals: with a round trip longer than the
-            // probes' longest backoff, every transmission has been given up
-            // before its ACK comes back, and without that sample the path
-            // would never leave quarantine.
-            let new = acked > 0
-                || (v.quarantined && !self.paths[i].view().quarantined)
-                || (v.rtt.srtt().is_none() && newest && rx_step > 0);
+            // counted; and the first sample.
+            let new =
+                acked > 0 || (v.quarantined && !self.paths[i].view().quarantined) || first_sample;
             let rtt = PathView::ack_rtt(now, ack.echo_ts, new);
             let rto = self.rto(i);
             self.paths[i].on_ack_feedback(now, rtt, ce_count, acked, bytes, rto);
@@ -437,9 +438,9 @@ impl Tx {
             self.fate_buf = fates;
             self.paths.repath_if_wanted(i, &self.cfg, stats);
             self.paths.refresh(i);
-        } else if v.quarantined && v.rtt.srtt().is_none() && newest && rx_step > 0 {
+        } else if v.quarantined && first_sample {
             // The NIC's table samples RTTs only from what it acknowledges:
-            // the same first sample as above, given to it as `Feedback`
+            // the first sample is given to it as `Feedback`
             // (its CE count this ACK's, which the table has applied: no
             // new marks).
             if let Some(rtt) = PathView::ack_rtt(now, ack.echo_ts, true) {
