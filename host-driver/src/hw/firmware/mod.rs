@@ -280,6 +280,7 @@ impl Firmware {
         }
         // QPs.
         let qpns: Vec<u32> = nic.qpns().collect();
+        let mut connected_now = false;
         let stale: Vec<u32> = self.tables.qpns().filter(|q| !qpns.contains(q)).collect();
         if nic.lingering_qps() == 0 {
             for q in stale {
@@ -310,9 +311,19 @@ impl Firmware {
                 }
                 self.tables
                     .write_qp_entry(nic, q, now, &mut |a, d| words.push((a, d)));
+                connected_now = true;
             }
         }
         self.tables.sync(nic, now, &mut |a, d| words.push((a, d)));
+        if connected_now {
+            // As with `ibv_modify_qp` to RTR, a QP receives the moment its connect
+            // returns: the peer may send at once, so its entry (and the state word
+            // `sync` wrote) must be in the device's table by then, not queued
+            // behind descriptors (a packet meeting no entry is dropped as
+            // `unknown_qp`, and the sender waits a timeout to resend it).
+            self.cfg_writes(&std::mem::take(&mut words))?;
+            self.flush_txq()?;
+        }
         // Table operations: a path's slot-map word (its `Init`) goes in before them.
         let mut ops = Vec::new();
         while let Some(req) = timed(&mut self.time.engine_ns, || nic.poll_table_op()) {
