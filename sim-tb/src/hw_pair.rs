@@ -22,7 +22,8 @@ use rand::{Rng, SeedableRng};
 use crate::core_check::metaroce_hdl_codes::*;
 use crate::hw_nic::{HwCounters, HwNic, HwNicConfig};
 use crate::traffic::{HwEnd, Traffic, TrafficConfig, TrafficCounters, region_len};
-use crate::wire::{PathConfig, PathMap, Wire, WireConfig};
+use crate::wire::Wire;
+use crate::wire::config::{PathConfig, PathMap, WireConfig};
 use crate::{SimError, SimTimer};
 
 /// Host memory of each NIC starts here.

@@ -12,6 +12,7 @@
 
 use std::collections::VecDeque;
 
+use crate::baseline::AckBatch;
 use crate::baseline::nic::{Protocol, ReceiverLogic, Reply, SenderLogic};
 use crate::packet::{RdmaHeader, RdmaOpcode};
 use crate::time::{SimTime, from_us};
@@ -73,10 +74,9 @@ impl Protocol for Irn {
 
     fn new_receiver(&self) -> SelectiveRepeatReceiver {
         SelectiveRepeatReceiver {
-            ack_every: self.config.ack_every_packets.max(1),
+            acks: AckBatch::new(self.config.ack_every_packets),
             expected: 0,
             received_ahead: VecDeque::new(),
-            since_ack: 0,
         }
     }
 
@@ -224,11 +224,10 @@ const MAX_TRACKED_AHEAD: u32 = 1 << 20;
 /// Selective-repeat responder state.
 #[derive(Clone, Debug)]
 pub struct SelectiveRepeatReceiver {
-    ack_every: u32,
+    acks: AckBatch,
     expected: u32,
     /// Index i: whether PSN `expected + i` has arrived.
     received_ahead: VecDeque<bool>,
-    since_ack: u32,
 }
 
 impl ReceiverLogic for SelectiveRepeatReceiver {
@@ -259,13 +258,9 @@ impl ReceiverLogic for SelectiveRepeatReceiver {
             self.expected += 1;
             filled_gap = true;
         }
-        self.since_ack += 1;
-        if filled_gap || last_of_message || self.since_ack >= self.ack_every {
-            self.since_ack = 0;
-            Some(Reply::Ack(self.expected))
-        } else {
-            None
-        }
+        self.acks
+            .count(filled_gap || last_of_message)
+            .then_some(Reply::Ack(self.expected))
     }
 
     fn delivered_psns(&self) -> u32 {

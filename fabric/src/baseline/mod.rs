@@ -189,6 +189,41 @@ impl MessageLayout {
     }
 }
 
+/// A responder's ACK coalescing: an ACK every `every` packets, or sooner
+/// when the caller says so (a message end, a filled gap).
+#[derive(Clone, Debug)]
+pub(crate) struct AckBatch {
+    every: u32,
+    since: u32,
+}
+
+impl AckBatch {
+    /// An ACK every `every` packets (at least 1).
+    pub(crate) fn new(every: u32) -> Self {
+        Self {
+            every: every.max(1),
+            since: 0,
+        }
+    }
+
+    /// Counts a packet; true when an ACK goes out for it now (`now`, or the
+    /// batch is full), and the count starts over.
+    pub(crate) fn count(&mut self, now: bool) -> bool {
+        self.since += 1;
+        if now || self.since >= self.every {
+            self.since = 0;
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Starts the count over (another reply went out).
+    pub(crate) fn restart(&mut self) {
+        self.since = 0;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

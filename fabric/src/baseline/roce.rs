@@ -8,6 +8,7 @@
 //! on repeated expiry) rewinds to the oldest unacknowledged PSN. At most
 //! `window_packets` PSNs are outstanding.
 
+use crate::baseline::AckBatch;
 use crate::baseline::nic::{Protocol, ReceiverLogic, Reply, SenderLogic};
 use crate::packet::{RdmaHeader, RdmaOpcode};
 use crate::time::{SimTime, from_ms};
@@ -63,10 +64,9 @@ impl Protocol for Roce {
 
     fn new_receiver(&self) -> GoBackNReceiver {
         GoBackNReceiver {
-            ack_every: self.config.ack_every_packets.max(1),
+            acks: AckBatch::new(self.config.ack_every_packets),
             expected: 0,
             nak_sent: false,
-            since_ack: 0,
         }
     }
 
@@ -163,10 +163,9 @@ impl SenderLogic for GoBackNSender {
 /// Go-back-N responder state.
 #[derive(Clone, Debug)]
 pub struct GoBackNReceiver {
-    ack_every: u32,
+    acks: AckBatch,
     expected: u32,
     nak_sent: bool,
-    since_ack: u32,
 }
 
 impl ReceiverLogic for GoBackNReceiver {
@@ -176,7 +175,7 @@ impl ReceiverLogic for GoBackNReceiver {
                 return None;
             }
             self.nak_sent = true;
-            self.since_ack = 0;
+            self.acks.restart();
             return Some(Reply::Nak(self.expected));
         }
         if psn == self.expected {
@@ -185,13 +184,9 @@ impl ReceiverLogic for GoBackNReceiver {
         }
         // In-order packets and duplicates (after a timeout) are acknowledged
         // in batches and at every message end.
-        self.since_ack += 1;
-        if self.since_ack >= self.ack_every || last_of_message {
-            self.since_ack = 0;
-            Some(Reply::Ack(self.expected))
-        } else {
-            None
-        }
+        self.acks
+            .count(last_of_message)
+            .then_some(Reply::Ack(self.expected))
     }
 
     fn delivered_psns(&self) -> u32 {
