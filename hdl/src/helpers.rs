@@ -20,34 +20,54 @@ pub(crate) fn hand_written(body: impl Into<String>) -> Verilog {
 /// (public, each with its doc), then state (default values, or the value
 /// given after `=`), then constants (with their values), so each field is
 /// written once; `check` (an `assert!`'s arguments) runs when the block is
-/// made, then the optional `let` binds a value the constants may use.
+/// made, then the `let`s bind values the state and constants may use. A
+/// block made with arguments gives them (and the doc of its `new`) as
+/// `fn new(a: T, …);` after its name: then it has that `new`, not `Default`.
 macro_rules! native_block {
     (
         $(#[doc = $doc:literal])*
         $name:ident [$($g:ident),*]
+        $($(#[doc = $ndoc:literal])+ fn new($($arg:ident : $argt:ty),*);)?
         $(check { $($check:tt)+ })?
-        $(let $bind:ident = $bindv:expr;)?
-        ports { $( #[doc = $pd:literal] $p:ident : $pt:ty, )* }
+        $(let $bind:ident = $bindv:expr;)*
+        ports { $( $(#[doc = $pd:literal])+ $p:ident : $pt:ty, )* }
         state { $( $s:ident : $st:ty $(= $sv:expr)?, )* }
         consts { $( $c:ident : $ct:ty = $cv:expr, )* }
     ) => {
         $(#[doc = $doc])*
         #[derive(LogicBlock)]
         pub struct $name<$(const $g: usize),*> {
-            $( #[doc = $pd] pub $p: $pt, )*
+            $( $(#[doc = $pd])+ pub $p: $pt, )*
             $( $s: $st, )*
             $( $c: $ct, )*
         }
 
-        impl<$(const $g: usize),*> Default for $name<$($g),*> {
-            fn default() -> Self {
+        $crate::helpers::native_block!(@make $name [$($g),*]
+            [$($(#[doc = $ndoc])+ ($($arg: $argt),*))?]
+            {
                 $( assert!($($check)+); )?
-                $( let $bind = $bindv; )?
+                $( let $bind = $bindv; )*
                 Self {
                     $( $p: Default::default(), )*
                     $( $s: $crate::helpers::or_default!($($sv)?), )*
                     $( $c: $cv, )*
                 }
+            });
+    };
+    // How the block is made: `Default`, or `new` with its arguments.
+    (@make $name:ident [$($g:ident),*] [] { $($body:tt)* }) => {
+        impl<$(const $g: usize),*> Default for $name<$($g),*> {
+            fn default() -> Self {
+                $($body)*
+            }
+        }
+    };
+    (@make $name:ident [$($g:ident),*]
+        [$(#[doc = $ndoc:literal])+ ($($arg:ident : $argt:ty),*)] { $($body:tt)* }) => {
+        impl<$(const $g: usize),*> $name<$($g),*> {
+            $(#[doc = $ndoc])+
+            pub fn new($($arg: $argt),*) -> Self {
+                $($body)*
             }
         }
     };
