@@ -28,7 +28,10 @@ use rust_hdl::prelude::*;
 /// every direction flipped) from one field list, each field with its
 /// direction in the first and in the second (`valid: Out / In, Bit;`),
 /// the pair joined to each other (`#[join]`, which takes the names as
-/// strings).
+/// strings). `@beats Out / In;` among the fields stands for the
+/// AXI-Stream beats (`tdata` of `W` bits, `tkeep` of `B`, `tvalid`,
+/// `tready` the other way, `tlast`) in that place, with the first bus's
+/// direction for the data; the bus must have `const W` and `const B`.
 macro_rules! bus_pair {
     (
         $(#[doc = $adoc:literal])*
@@ -36,20 +39,46 @@ macro_rules! bus_pair {
         $(#[doc = $bdoc:literal])*
         / $b:ident = $bn:literal
         [$(const $g:ident : usize $(= $gd:literal)?),*]
-        { $( $(#[doc = $fdoc:literal])* $f:ident : $da:ident / $db:ident, $t:ty; )* }
-    ) => {
-        $(#[doc = $adoc])*
-        #[derive(LogicInterface, Default)]
-        #[join = $bn]
-        pub struct $a<$(const $g: usize $(= $gd)?),*> {
-            $( $(#[doc = $fdoc])* pub $f: Signal<$da, $t>, )*
+        {
+            $( $(#[doc = $fdoc:literal])* $f:ident : $da:ident / $db:ident, $t:ty; )*
+            $(
+                @beats $sa:ident / $sb:ident;
+                $( $(#[doc = $hdoc:literal])* $h:ident : $ha:ident / $hb:ident, $ht:ty; )*
+            )?
         }
-
-        $(#[doc = $bdoc])*
+    ) => {
+        $crate::bus::bus_pair!(@one [$(#[doc = $adoc])*] $a $bn [$(const $g: usize $(= $gd)?),*]
+            { $( [$(#[doc = $fdoc])*] $f: $da, $t; )* }
+            $( { $sa $sb } { $( [$(#[doc = $hdoc])*] $h: $ha, $ht; )* } )?);
+        $crate::bus::bus_pair!(@one [$(#[doc = $bdoc])*] $b $an [$(const $g: usize $(= $gd)?),*]
+            { $( [$(#[doc = $fdoc])*] $f: $db, $t; )* }
+            $( { $sb $sa } { $( [$(#[doc = $hdoc])*] $h: $hb, $ht; )* } )?);
+    };
+    // One side: its doc, name, the other side's name, generics, fields
+    // before the beats, then (if any) the beats' two directions and the
+    // fields after them.
+    (@one [$(#[$doc:meta])*] $name:ident $join:literal [$($gen:tt)*]
+        { $( [$(#[$fm:meta])*] $f:ident : $d:ident, $t:ty; )* }
+        $( { $bd:ident $br:ident } { $( [$(#[$hm:meta])*] $h:ident : $hd:ident, $ht:ty; )* } )?
+    ) => {
+        $(#[$doc])*
         #[derive(LogicInterface, Default)]
-        #[join = $an]
-        pub struct $b<$(const $g: usize $(= $gd)?),*> {
-            $( $(#[doc = $fdoc])* pub $f: Signal<$db, $t>, )*
+        #[join = $join]
+        pub struct $name<$($gen)*> {
+            $( $(#[$fm])* pub $f: Signal<$d, $t>, )*
+            $(
+                /// Beat data, lane 0 first.
+                pub tdata: Signal<$bd, Bits<W>>,
+                /// Byte enables (packed).
+                pub tkeep: Signal<$bd, Bits<B>>,
+                /// Beat valid.
+                pub tvalid: Signal<$bd, Bit>,
+                /// The receiver takes the beat.
+                pub tready: Signal<$br, Bit>,
+                /// Last beat (of the frame, datagram or write).
+                pub tlast: Signal<$bd, Bit>,
+                $( $(#[$hm])* pub $h: Signal<$hd, $ht>, )*
+            )?
         }
     };
 }
@@ -62,16 +91,7 @@ bus_pair! {
     / AxisIn = "AxisIn"
     [const W: usize, const B: usize]
     {
-        /// Beat data, lane 0 first.
-        tdata: Out / In, Bits<W>;
-        /// Byte enables (packed).
-        tkeep: Out / In, Bits<B>;
-        /// Beat valid.
-        tvalid: Out / In, Bit;
-        /// The receiver takes the beat.
-        tready: In / Out, Bit;
-        /// Last beat of a frame.
-        tlast: Out / In, Bit;
+        @beats Out / In;
     }
 }
 
@@ -137,16 +157,7 @@ bus_pair! {
         addr: Out / In, Bits<64>;
         /// Bytes of the write.
         len: Out / In, Bits<16>;
-        /// Write data, lane 0 first.
-        tdata: Out / In, Bits<W>;
-        /// Byte enables (packed).
-        tkeep: Out / In, Bits<B>;
-        /// Beat valid.
-        tvalid: Out / In, Bit;
-        /// The DMA engine takes the beat.
-        tready: In / Out, Bit;
-        /// Last beat of a write.
-        tlast: Out / In, Bit;
+        @beats Out / In;
     }
 }
 
@@ -206,16 +217,7 @@ bus_pair! {
     / AckIn = "AckIn"
     [const W: usize, const B: usize]
     {
-        /// Datagram beats (UDP payload, lane order).
-        tdata: Out / In, Bits<W>;
-        /// Byte enables (packed).
-        tkeep: Out / In, Bits<B>;
-        /// Beat valid.
-        tvalid: Out / In, Bit;
-        /// The transmitter takes the beat.
-        tready: In / Out, Bit;
-        /// Last beat of an ACK.
-        tlast: Out / In, Bit;
+        @beats Out / In;
         /// Destination IP (IPv4 mapped into IPv6).
         dst_ip: Out / In, Bits<128>;
         /// UDP source port.
@@ -235,16 +237,7 @@ bus_pair! {
     / DatagramOut = "DatagramOut"
     [const W: usize, const B: usize]
     {
-        /// Datagram beats (UDP payload, lane 0 first).
-        tdata: In / Out, Bits<W>;
-        /// Byte enables (packed).
-        tkeep: In / Out, Bits<B>;
-        /// Beat valid.
-        tvalid: In / Out, Bit;
-        /// The framer takes the beat.
-        tready: Out / In, Bit;
-        /// Last beat of the datagram.
-        tlast: In / Out, Bit;
+        @beats In / Out;
         /// Destination IP (IPv6, or IPv4 mapped into IPv6), with the first beat.
         dst_ip: In / Out, Bits<128>;
         /// UDP source port, with the first beat.
@@ -262,16 +255,7 @@ bus_pair! {
     / FwRxIn = "FwRxIn"
     [const W: usize, const B: usize]
     {
-        /// Datagram beats, lane 0 first.
-        tdata: Out / In, Bits<W>;
-        /// Byte enables (packed).
-        tkeep: Out / In, Bits<B>;
-        /// Beat valid.
-        tvalid: Out / In, Bit;
-        /// The firmware takes the beat.
-        tready: In / Out, Bit;
-        /// Last beat.
-        tlast: Out / In, Bit;
+        @beats Out / In;
         /// The datagram's length in bytes.
         len: Out / In, Bits<16>;
         /// Only the datagram's first bytes came up.

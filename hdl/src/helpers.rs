@@ -20,34 +20,54 @@ pub(crate) fn hand_written(body: impl Into<String>) -> Verilog {
 /// (public, each with its doc), then state (default values, or the value
 /// given after `=`), then constants (with their values), so each field is
 /// written once; `check` (an `assert!`'s arguments) runs when the block is
-/// made, then the optional `let` binds a value the constants may use.
+/// made, then the `let`s bind values the state and constants may use. A
+/// block made with arguments gives them (and the doc of its `new`) as
+/// `fn new(a: T, …);` after its name: then it has that `new`, not `Default`.
 macro_rules! native_block {
     (
         $(#[doc = $doc:literal])*
         $name:ident [$($g:ident),*]
+        $($(#[doc = $ndoc:literal])+ fn new($($arg:ident : $argt:ty),*);)?
         $(check { $($check:tt)+ })?
-        $(let $bind:ident = $bindv:expr;)?
-        ports { $( #[doc = $pd:literal] $p:ident : $pt:ty, )* }
+        $(let $bind:ident = $bindv:expr;)*
+        ports { $( $(#[doc = $pd:literal])+ $p:ident : $pt:ty, )* }
         state { $( $s:ident : $st:ty $(= $sv:expr)?, )* }
         consts { $( $c:ident : $ct:ty = $cv:expr, )* }
     ) => {
         $(#[doc = $doc])*
         #[derive(LogicBlock)]
         pub struct $name<$(const $g: usize),*> {
-            $( #[doc = $pd] pub $p: $pt, )*
+            $( $(#[doc = $pd])+ pub $p: $pt, )*
             $( $s: $st, )*
             $( $c: $ct, )*
         }
 
-        impl<$(const $g: usize),*> Default for $name<$($g),*> {
-            fn default() -> Self {
+        $crate::helpers::native_block!(@make $name [$($g),*]
+            [$($(#[doc = $ndoc])+ ($($arg: $argt),*))?]
+            {
                 $( assert!($($check)+); )?
-                $( let $bind = $bindv; )?
+                $( let $bind = $bindv; )*
                 Self {
                     $( $p: Default::default(), )*
                     $( $s: $crate::helpers::or_default!($($sv)?), )*
                     $( $c: $cv, )*
                 }
+            });
+    };
+    // How the block is made: `Default`, or `new` with its arguments.
+    (@make $name:ident [$($g:ident),*] [] { $($body:tt)* }) => {
+        impl<$(const $g: usize),*> Default for $name<$($g),*> {
+            fn default() -> Self {
+                $($body)*
+            }
+        }
+    };
+    (@make $name:ident [$($g:ident),*]
+        [$(#[doc = $ndoc:literal])+ ($($arg:ident : $argt:ty),*)] { $($body:tt)* }) => {
+        impl<$(const $g: usize),*> $name<$($g),*> {
+            $(#[doc = $ndoc])+
+            pub fn new($($arg: $argt),*) -> Self {
+                $($body)*
             }
         }
     };
@@ -160,18 +180,42 @@ end
 }
 
 /// A memory of `2^N` words (or fewer: [`LutRam::with_words`]) of `D` bits
-/// with one synchronous write port and one asynchronous read port: the read data is the word at `read_address`
-/// now, and a word written at a clock edge is read from the next cycle on
+/// with one synchronous write port and one asynchronous read port: the
+/// read data is the word at `read_address` now, and a word written at a clock edge is read from the next cycle on
 /// (distributed RAM on an FPGA: `TRELLIS_DPR16X4` on the ECP5).
 ///
 /// A custom leaf because rust-hdl has no asynchronous-read memory: its
 /// `RAM` registers the read, which would put a cycle between a FIFO
 /// pointer and the entry it names, and an array of `DFF`s costs a
 /// flip-flop per bit per word plus a read multiplexer. The Rust model
-/// below is what rust-hdl's simulator runs.
+/// ([`Ram`]'s) is what rust-hdl's simulator runs.
+pub type LutRam<const D: usize, const N: usize> = Ram<D, N, false>;
+
+/// A simple dual-port memory of `words` (a power of two, at most `2^N`)
+/// words of `D` bits with a synchronous read: the address given before a
+/// clock edge has its word on `read_data` after the edge, *including* a word
+/// written to that address at the same edge (a bypass register supplies
+/// it). Addresses must stay below `words`: the memory uses their low bits,
+/// the bypass compares them whole. The memory reads at every edge (no read
+/// enable), so a FIFO gives it its *next* read pointer.
+///
+/// It maps to block RAM (`DP16KD` on the ECP5), plus the bypass (a
+/// register of `D` bits, a comparator and a multiplexer).
+///
+/// A custom leaf because rust-hdl's `RAM<D, N>` takes its depth from its
+/// address type (`2^N` words, while a FIFO's depth follows the beat width:
+/// 2,048 at 64 bits, 256 at 512) and reads the old word when the same
+/// address is written at the same edge, which would cost a FIFO a cycle
+/// whenever it runs nearly empty. The Rust model ([`Ram`]'s) is what
+/// rust-hdl's simulator runs.
+pub type BlockRam<const D: usize, const N: usize> = Ram<D, N, true>;
+
+/// The two memories rust-hdl lacks, one write port and one read port of
+/// `D`-bit words at `N`-bit addresses: read asynchronously ([`LutRam`],
+/// `SYNC` false) or at the clock edge ([`BlockRam`], `SYNC` true).
 #[derive(LogicBlock)]
-pub struct LutRam<const D: usize, const N: usize> {
-    /// Clock of the write port.
+pub struct Ram<const D: usize, const N: usize, const SYNC: bool> {
+    /// Clock of the write port (and of a synchronous read).
     pub clock: Signal<In, Clock>,
     /// Write `write_data` at `write_address` on the clock edge.
     pub write_enable: Signal<In, Bit>,
@@ -179,30 +223,22 @@ pub struct LutRam<const D: usize, const N: usize> {
     pub write_address: Signal<In, Bits<N>>,
     /// Write data.
     pub write_data: Signal<In, Bits<D>>,
-    /// Read address.
+    /// Read address (taken at the clock edge by a synchronous read).
     pub read_address: Signal<In, Bits<N>>,
-    /// The word at `read_address` (combinational).
+    /// The word at `read_address` ([`LutRam`]: now, combinational;
+    /// [`BlockRam`]: at the last edge's).
     pub read_data: Signal<Out, Bits<D>>,
     _mem: Vec<Bits<D>>,
 }
 
-impl<const D: usize, const N: usize> LutRam<D, N> {
-    /// A memory of only `words` (a power of two, at most `2^N`) words:
+impl<const D: usize, const N: usize, const SYNC: bool> Ram<D, N, SYNC> {
+    /// A memory of only `words` words, a power of two of at most `2^N`:
     /// the addresses must stay below `words`.
     pub fn with_words(words: usize) -> Self {
         assert!(
-            words <= 1 << N,
-            "LutRam: {words} words need more than {N} address bits"
+            words.is_power_of_two() && words <= 1 << N,
+            "Ram: {words} words is not a power of two of at most {N} address bits"
         );
-        Self {
-            _mem: vec![Bits::default(); words],
-            ..Self::default()
-        }
-    }
-}
-
-impl<const D: usize, const N: usize> Default for LutRam<D, N> {
-    fn default() -> Self {
         Self {
             clock: Default::default(),
             write_enable: Default::default(),
@@ -210,13 +246,42 @@ impl<const D: usize, const N: usize> Default for LutRam<D, N> {
             write_data: Default::default(),
             read_address: Default::default(),
             read_data: Default::default(),
-            _mem: vec![Bits::default(); 1 << N],
+            _mem: vec![Bits::default(); words],
         }
     }
 }
 
-impl<const D: usize, const N: usize> Logic for LutRam<D, N> {
+impl<const D: usize, const N: usize> Default for LutRam<D, N> {
+    fn default() -> Self {
+        Self::with_words(1 << N)
+    }
+}
+
+impl<const D: usize, const N: usize, const SYNC: bool> Logic for Ram<D, N, SYNC> {
     fn update(&mut self) {
+        if SYNC {
+            self.update_sync();
+        } else {
+            self.update_async();
+        }
+    }
+
+    fn connect(&mut self) {
+        self.read_data.connect();
+    }
+
+    fn hdl(&self) -> Verilog {
+        if SYNC {
+            self.hdl_sync()
+        } else {
+            self.hdl_async()
+        }
+    }
+}
+
+impl<const D: usize, const N: usize, const SYNC: bool> Ram<D, N, SYNC> {
+    /// [`LutRam`]'s model.
+    fn update_async(&mut self) {
         // As the Verilog: with fewer words than addresses, a write beyond
         // them is ignored and a read beyond them gives 0.
         if self.clock.pos_edge() && self.write_enable.val() {
@@ -231,11 +296,24 @@ impl<const D: usize, const N: usize> Logic for LutRam<D, N> {
             .unwrap_or_default();
     }
 
-    fn connect(&mut self) {
-        self.read_data.connect();
+    /// [`BlockRam`]'s model.
+    fn update_sync(&mut self) {
+        if self.clock.pos_edge() {
+            let mask = self._mem.len() - 1;
+            let (wa, ra) = (self.write_address.val(), self.read_address.val());
+            self.read_data.next = if self.write_enable.val() && wa == ra {
+                self.write_data.val()
+            } else {
+                self._mem[ra.index() & mask]
+            };
+            if self.write_enable.val() {
+                self._mem[wa.index() & mask] = self.write_data.val();
+            }
+        }
     }
 
-    fn hdl(&self) -> Verilog {
+    /// [`LutRam`]'s Verilog.
+    fn hdl_async(&self) -> Verilog {
         let words = self._mem.len();
         if words == 1 << N {
             return hand_written(format!(
@@ -263,82 +341,9 @@ always @(*) read_data = (read_address[{am1}:{k}] == 0) ? mem[read_address[{km1}:
             km1 = k - 1,
         ))
     }
-}
 
-/// A simple dual-port memory of `words` (a power of two, at most `2^N`)
-/// words of `D` bits with a synchronous read: the address given before a
-/// clock edge has its word on `read_data` after the edge, *including* a word
-/// written to that address at the same edge (a bypass register supplies
-/// it). Addresses must stay below `words`: the memory uses their low bits,
-/// the bypass compares them whole. The memory reads at every edge (no read
-/// enable), so a FIFO gives it its *next* read pointer.
-///
-/// It maps to block RAM (`DP16KD` on the ECP5), plus the bypass (a
-/// register of `D` bits, a comparator and a multiplexer).
-///
-/// A custom leaf because rust-hdl's `RAM<D, N>` takes its depth from its
-/// address type (`2^N` words, while a FIFO's depth follows the beat width:
-/// 2,048 at 64 bits, 256 at 512) and reads the old word when the same
-/// address is written at the same edge, which would cost a FIFO a cycle
-/// whenever it runs nearly empty. The Rust model below is what rust-hdl's
-/// simulator runs.
-#[derive(LogicBlock)]
-pub struct BlockRam<const D: usize, const N: usize> {
-    /// Clock of both ports.
-    pub clock: Signal<In, Clock>,
-    /// Write `write_data` at `write_address` on the clock edge.
-    pub write_enable: Signal<In, Bit>,
-    /// Write address.
-    pub write_address: Signal<In, Bits<N>>,
-    /// Write data.
-    pub write_data: Signal<In, Bits<D>>,
-    /// Read address, taken at the clock edge.
-    pub read_address: Signal<In, Bits<N>>,
-    /// The word at the last edge's `read_address`.
-    pub read_data: Signal<Out, Bits<D>>,
-    _mem: Vec<Bits<D>>,
-}
-
-impl<const D: usize, const N: usize> BlockRam<D, N> {
-    /// A memory of `words` words, a power of two of at most `2^N`.
-    pub fn with_words(words: usize) -> Self {
-        assert!(
-            words.is_power_of_two() && words <= 1 << N,
-            "BlockRam: {words} words is not a power of two of at most {N} address bits"
-        );
-        Self {
-            clock: Default::default(),
-            write_enable: Default::default(),
-            write_address: Default::default(),
-            write_data: Default::default(),
-            read_address: Default::default(),
-            read_data: Default::default(),
-            _mem: vec![Bits::default(); words],
-        }
-    }
-}
-
-impl<const D: usize, const N: usize> Logic for BlockRam<D, N> {
-    fn update(&mut self) {
-        if self.clock.pos_edge() {
-            let mask = self._mem.len() - 1;
-            let (wa, ra) = (self.write_address.val(), self.read_address.val());
-            self.read_data.next = if self.write_enable.val() && wa == ra {
-                self.write_data.val()
-            } else {
-                self._mem[ra.index() & mask]
-            };
-            if self.write_enable.val() {
-                self._mem[wa.index() & mask] = self.write_data.val();
-            }
-        }
-    }
-
-    fn connect(&mut self) {
-        self.read_data.connect();
-    }
-
-    fn hdl(&self) -> Verilog {
+    /// [`BlockRam`]'s Verilog.
+    fn hdl_sync(&self) -> Verilog {
         hand_written(format!(
             "reg [{dm1}:0] mem [0:{nm1}];
 reg [{dm1}:0] ram_q;

@@ -4,171 +4,122 @@
 
 use rust_hdl::prelude::*;
 
-use crate::helpers::{BlockRam, konst};
+use crate::helpers::{BlockRam, konst, native_block};
 
-/// `8 · 2^N` bytes of block RAM answering [`crate::NicDevice`]'s 64-bit DMA
-/// ports (`docs/hardware.md` §18, *Ports*; the ports carry the device's
-/// names, so the two connect name to name), shared with a byte port for
-/// the management engine.
-///
-/// The memory is eight byte lanes, each a [`BlockRam`] of `2^N` bytes:
-/// byte address `a` lives in lane `a mod 8`, word `a / 8`. A beat's eight
-/// consecutive bytes are in eight different lanes whatever the alignment,
-/// so any address is read or written at a beat per clock: each lane is
-/// given its own word address, and the beat is rotated by the address's
-/// low three bits. Addresses wrap: the bits above the window's are ignored
-/// (the host driver maps the window at an address whose low bits are the
-/// board's, `docs/hardware.md` §19).
-///
-/// * **DMA reads**: one request at a time (`m_dmar_ready` while idle); its
-///   bytes leave on `s_dmac_*`, lane 0 = the first byte asked for, packed
-///   `tkeep`, `tlast` on the last beat, the tag on every beat, from the
-///   second clock after the request. Back-pressure holds the beat.
-/// * **DMA writes**: the address with the first beat (`m_dmaw_first`), the
-///   following beats at the next 8 bytes each, the bytes `tkeep` marks
-///   written; `m_dmaw_len` is not needed. A write is visible to a read
-///   that starts after its beat was taken.
-/// * **The byte port** (`mem_*`) wins a clock it asks for: a write stalls
-///   the DMA write port for that clock, a read the DMA read stream for two.
-///   A read's byte is on `mem_rdata` in the next clock.
-#[derive(LogicBlock)]
-pub struct LocalMem<const N: usize> {
-    /// Clock.
-    pub clock: Signal<In, Clock>,
-    /// Synchronous reset: no request in progress (the memory keeps its bytes).
-    pub rst: Signal<In, Bit>,
-    /// DMA read request: valid.
-    pub m_dmar_valid: Signal<In, Bit>,
-    /// DMA read request: taken (while no read is in progress).
-    pub m_dmar_ready: Signal<Out, Bit>,
-    /// DMA read request: byte address.
-    pub m_dmar_addr: Signal<In, Bits<64>>,
-    /// DMA read request: bytes (at least 1).
-    pub m_dmar_len: Signal<In, Bits<16>>,
-    /// DMA read request: tag, returned on every beat.
-    pub m_dmar_tag: Signal<In, Bits<4>>,
-    /// DMA read completion: data, lane 0 = the first byte of the beat.
-    pub s_dmac_tdata: Signal<Out, Bits<64>>,
-    /// DMA read completion: byte enables (packed).
-    pub s_dmac_tkeep: Signal<Out, Bits<8>>,
-    /// DMA read completion: beat valid.
-    pub s_dmac_tvalid: Signal<Out, Bit>,
-    /// DMA read completion: beat taken.
-    pub s_dmac_tready: Signal<In, Bit>,
-    /// DMA read completion: the request's last beat.
-    pub s_dmac_tlast: Signal<Out, Bit>,
-    /// DMA read completion: the request's tag.
-    pub s_dmac_tag: Signal<Out, Bits<4>>,
-    /// DMA write: byte address (with the first beat).
-    pub m_dmaw_addr: Signal<In, Bits<64>>,
-    /// DMA write: first beat of a request.
-    pub m_dmaw_first: Signal<In, Bit>,
-    /// DMA write: data, lane 0 first.
-    pub m_dmaw_tdata: Signal<In, Bits<64>>,
-    /// DMA write: byte enables (packed).
-    pub m_dmaw_tkeep: Signal<In, Bits<8>>,
-    /// DMA write: beat valid.
-    pub m_dmaw_tvalid: Signal<In, Bit>,
-    /// DMA write: beat taken.
-    pub m_dmaw_tready: Signal<Out, Bit>,
-    /// Byte port: an access this clock.
-    pub mem_valid: Signal<In, Bit>,
-    /// Byte port: the access is a write.
-    pub mem_write: Signal<In, Bit>,
-    /// Byte port: byte address.
-    pub mem_addr: Signal<In, Bits<32>>,
-    /// Byte port: the byte to write.
-    pub mem_wdata: Signal<In, Bits<8>>,
-    /// Byte port: the byte the previous clock's read asked for.
-    pub mem_rdata: Signal<Out, Bits<8>>,
-    lanes: [BlockRam<8, N>; 8],
-    // The read in progress: its next beat's first byte, the bytes left,
-    // the tag, and whether the lanes hold that beat now.
-    r_act: DFF<Bit>,
-    r_cur: DFF<Bits<32>>,
-    r_left: DFF<Bits<16>>,
-    r_tag: DFF<Bits<4>>,
-    r_dv: DFF<Bit>,
-    // The next write beat's first byte.
-    w_cur: DFF<Bits<32>>,
-    // The lane of the byte port's last read.
-    u_lane: DFF<Bits<3>>,
-    // Temporaries: the beat the lanes read for at this edge; the write
-    // beat's address; the lanes' bytes side by side, twice (for the
-    // rotation); one lane's byte; the write beat twice, its bytes and
-    // enables rotated to their lanes; the lanes below the read and the
-    // write beat's first byte (they hold the next word); one lane's read
-    // and write word; the byte port reads; the read beat is taken.
-    r_base: Signal<Local, Bits<32>>,
-    w_base: Signal<Local, Bits<32>>,
-    cat: Signal<Local, Bits<128>>,
-    one: Signal<Local, Bits<8>>,
-    wide: Signal<Local, Bits<128>>,
-    w_rot: Signal<Local, Bits<64>>,
-    k_rot: Signal<Local, Bits<16>>,
-    r_low: Signal<Local, Bits<8>>,
-    w_low: Signal<Local, Bits<8>>,
-    r_word: Signal<Local, Bits<N>>,
-    w_word: Signal<Local, Bits<N>>,
-    u_rd: Signal<Local, Bit>,
-    fire: Signal<Local, Bit>,
-    k_lane: [Constant<Bits<3>>; 8],
-    c_full: Constant<Bits<8>>,
-    c_beat: Constant<Bits<16>>,
-}
-
-impl<const N: usize> Default for LocalMem<N> {
-    fn default() -> Self {
-        Self {
-            clock: Default::default(),
-            rst: Default::default(),
-            m_dmar_valid: Default::default(),
-            m_dmar_ready: Default::default(),
-            m_dmar_addr: Default::default(),
-            m_dmar_len: Default::default(),
-            m_dmar_tag: Default::default(),
-            s_dmac_tdata: Default::default(),
-            s_dmac_tkeep: Default::default(),
-            s_dmac_tvalid: Default::default(),
-            s_dmac_tready: Default::default(),
-            s_dmac_tlast: Default::default(),
-            s_dmac_tag: Default::default(),
-            m_dmaw_addr: Default::default(),
-            m_dmaw_first: Default::default(),
-            m_dmaw_tdata: Default::default(),
-            m_dmaw_tkeep: Default::default(),
-            m_dmaw_tvalid: Default::default(),
-            m_dmaw_tready: Default::default(),
-            mem_valid: Default::default(),
-            mem_write: Default::default(),
-            mem_addr: Default::default(),
-            mem_wdata: Default::default(),
-            mem_rdata: Default::default(),
-            lanes: std::array::from_fn(|_| BlockRam::with_words(1 << N)),
-            r_act: Default::default(),
-            r_cur: Default::default(),
-            r_left: Default::default(),
-            r_tag: Default::default(),
-            r_dv: Default::default(),
-            w_cur: Default::default(),
-            u_lane: Default::default(),
-            r_base: Default::default(),
-            w_base: Default::default(),
-            cat: Default::default(),
-            one: Default::default(),
-            wide: Default::default(),
-            w_rot: Default::default(),
-            k_rot: Default::default(),
-            r_low: Default::default(),
-            w_low: Default::default(),
-            r_word: Default::default(),
-            w_word: Default::default(),
-            u_rd: Default::default(),
-            fire: Default::default(),
-            k_lane: std::array::from_fn(konst),
-            c_full: konst(0xff),
-            c_beat: konst(8),
-        }
+native_block! {
+    /// `8 · 2^N` bytes of block RAM answering [`crate::NicDevice`]'s 64-bit DMA
+    /// ports (`docs/hardware.md` §18, *Ports*; the ports carry the device's
+    /// names, so the two connect name to name), shared with a byte port for
+    /// the management engine.
+    ///
+    /// The memory is eight byte lanes, each a [`BlockRam`] of `2^N` bytes:
+    /// byte address `a` lives in lane `a mod 8`, word `a / 8`. A beat's eight
+    /// consecutive bytes are in eight different lanes whatever the alignment,
+    /// so any address is read or written at a beat per clock: each lane is
+    /// given its own word address, and the beat is rotated by the address's
+    /// low three bits. Addresses wrap: the bits above the window's are ignored
+    /// (the host driver maps the window at an address whose low bits are the
+    /// board's, `docs/hardware.md` §19).
+    ///
+    /// * **DMA reads**: one request at a time (`m_dmar_ready` while idle); its
+    ///   bytes leave on `s_dmac_*`, lane 0 = the first byte asked for, packed
+    ///   `tkeep`, `tlast` on the last beat, the tag on every beat, from the
+    ///   second clock after the request. Back-pressure holds the beat.
+    /// * **DMA writes**: the address with the first beat (`m_dmaw_first`), the
+    ///   following beats at the next 8 bytes each, the bytes `tkeep` marks
+    ///   written; `m_dmaw_len` is not needed. A write is visible to a read
+    ///   that starts after its beat was taken.
+    /// * **The byte port** (`mem_*`) wins a clock it asks for: a write stalls
+    ///   the DMA write port for that clock, a read the DMA read stream for two.
+    ///   A read's byte is on `mem_rdata` in the next clock.
+    LocalMem [N]
+    ports {
+        /// Clock.
+        clock: Signal<In, Clock>,
+        /// Synchronous reset: no request in progress (the memory keeps its bytes).
+        rst: Signal<In, Bit>,
+        /// DMA read request: valid.
+        m_dmar_valid: Signal<In, Bit>,
+        /// DMA read request: taken (while no read is in progress).
+        m_dmar_ready: Signal<Out, Bit>,
+        /// DMA read request: byte address.
+        m_dmar_addr: Signal<In, Bits<64>>,
+        /// DMA read request: bytes (at least 1).
+        m_dmar_len: Signal<In, Bits<16>>,
+        /// DMA read request: tag, returned on every beat.
+        m_dmar_tag: Signal<In, Bits<4>>,
+        /// DMA read completion: data, lane 0 = the first byte of the beat.
+        s_dmac_tdata: Signal<Out, Bits<64>>,
+        /// DMA read completion: byte enables (packed).
+        s_dmac_tkeep: Signal<Out, Bits<8>>,
+        /// DMA read completion: beat valid.
+        s_dmac_tvalid: Signal<Out, Bit>,
+        /// DMA read completion: beat taken.
+        s_dmac_tready: Signal<In, Bit>,
+        /// DMA read completion: the request's last beat.
+        s_dmac_tlast: Signal<Out, Bit>,
+        /// DMA read completion: the request's tag.
+        s_dmac_tag: Signal<Out, Bits<4>>,
+        /// DMA write: byte address (with the first beat).
+        m_dmaw_addr: Signal<In, Bits<64>>,
+        /// DMA write: first beat of a request.
+        m_dmaw_first: Signal<In, Bit>,
+        /// DMA write: data, lane 0 first.
+        m_dmaw_tdata: Signal<In, Bits<64>>,
+        /// DMA write: byte enables (packed).
+        m_dmaw_tkeep: Signal<In, Bits<8>>,
+        /// DMA write: beat valid.
+        m_dmaw_tvalid: Signal<In, Bit>,
+        /// DMA write: beat taken.
+        m_dmaw_tready: Signal<Out, Bit>,
+        /// Byte port: an access this clock.
+        mem_valid: Signal<In, Bit>,
+        /// Byte port: the access is a write.
+        mem_write: Signal<In, Bit>,
+        /// Byte port: byte address.
+        mem_addr: Signal<In, Bits<32>>,
+        /// Byte port: the byte to write.
+        mem_wdata: Signal<In, Bits<8>>,
+        /// Byte port: the byte the previous clock's read asked for.
+        mem_rdata: Signal<Out, Bits<8>>,
+    }
+    state {
+        lanes: [BlockRam<8, N>; 8] = std::array::from_fn(|_| BlockRam::with_words(1 << N)),
+        // The read in progress: its next beat's first byte, the bytes left,
+        // the tag, and whether the lanes hold that beat now.
+        r_act: DFF<Bit>,
+        r_cur: DFF<Bits<32>>,
+        r_left: DFF<Bits<16>>,
+        r_tag: DFF<Bits<4>>,
+        r_dv: DFF<Bit>,
+        // The next write beat's first byte.
+        w_cur: DFF<Bits<32>>,
+        // The lane of the byte port's last read.
+        u_lane: DFF<Bits<3>>,
+        // Temporaries: the beat the lanes read for at this edge; the write
+        // beat's address; the lanes' bytes side by side, twice (for the
+        // rotation); one lane's byte; the write beat twice, its bytes and
+        // enables rotated to their lanes; the lanes below the read and the
+        // write beat's first byte (they hold the next word); one lane's read
+        // and write word; the byte port reads; the read beat is taken.
+        r_base: Signal<Local, Bits<32>>,
+        w_base: Signal<Local, Bits<32>>,
+        cat: Signal<Local, Bits<128>>,
+        one: Signal<Local, Bits<8>>,
+        wide: Signal<Local, Bits<128>>,
+        w_rot: Signal<Local, Bits<64>>,
+        k_rot: Signal<Local, Bits<16>>,
+        r_low: Signal<Local, Bits<8>>,
+        w_low: Signal<Local, Bits<8>>,
+        r_word: Signal<Local, Bits<N>>,
+        w_word: Signal<Local, Bits<N>>,
+        u_rd: Signal<Local, Bit>,
+        fire: Signal<Local, Bit>,
+    }
+    consts {
+        k_lane: [Constant<Bits<3>>; 8] = std::array::from_fn(konst),
+        c_full: Constant<Bits<8>> = konst(0xff),
+        c_beat: Constant<Bits<16>> = konst(8),
     }
 }
 

@@ -14,6 +14,8 @@ use access::MgmtAccess;
 use recv::MgmtRecv;
 use reply::MgmtReply;
 
+use crate::helpers::native_block;
+
 /// The protocol's constants, shared with the host driver's side.
 pub mod proto {
     /// First byte of a request.
@@ -48,94 +50,74 @@ pub mod proto {
     pub const CNT_TIMEOUT: u32 = 0x1_0008;
 }
 
-/// The management engine: takes request bytes (from [`super::uart::UartRx`]),
-/// performs the request on BAR0's `bar_*` port (the shape of
-/// [`crate::NicDevice`]'s: a read answered on `bar_rd_resp_*` some clocks
-/// later) or on a memory byte port ([`super::local_mem::LocalMem`]'s
-/// `mem_*`: a read's byte in the next clock), and sends the response's
-/// bytes (to [`super::uart::UartTx`]). One request at a time.
-///
-/// `2^M` bytes of board memory are reachable; a frame with no byte for
-/// `idle_clocks` clocks is dropped and counted. A MEM_WRITE's bytes wait in
-/// a 256-byte staging memory until the frame's CRC checked.
-///
-/// Three parts, a request handed from one to the next (the buses of
-/// `mgmt/links.rs`): `MgmtRecv` takes the request's bytes (its header
-/// judged by a `MgmtHeader`), `MgmtAccess` does it on BAR0 or the memory,
-/// `MgmtReply` sends the response.
-#[derive(LogicBlock)]
-pub struct MgmtEngine<const M: usize> {
-    /// Clock.
-    pub clock: Signal<In, Clock>,
-    /// Synchronous reset: idle, counters zero.
-    pub rst: Signal<In, Bit>,
-    /// A received byte.
-    pub rx_data: Signal<In, Bits<8>>,
-    /// `rx_data` is a new byte (one clock per byte).
-    pub rx_valid: Signal<In, Bit>,
-    /// A response byte.
-    pub tx_data: Signal<Out, Bits<8>>,
-    /// `tx_data` is offered.
-    pub tx_valid: Signal<Out, Bit>,
-    /// The transmitter takes it this clock.
-    pub tx_ready: Signal<In, Bit>,
-    /// BAR0 write: valid (one clock).
-    pub bar_wr_valid: Signal<Out, Bit>,
-    /// BAR0 write: byte offset.
-    pub bar_wr_addr: Signal<Out, Bits<16>>,
-    /// BAR0 write: value.
-    pub bar_wr_data: Signal<Out, Bits<32>>,
-    /// BAR0 read: valid (one clock).
-    pub bar_rd_valid: Signal<Out, Bit>,
-    /// BAR0 read: byte offset.
-    pub bar_rd_addr: Signal<Out, Bits<16>>,
-    /// BAR0 read answer: valid.
-    pub bar_rd_resp_valid: Signal<In, Bit>,
-    /// BAR0 read answer: value.
-    pub bar_rd_resp_data: Signal<In, Bits<32>>,
-    /// Memory byte port: an access this clock.
-    pub mem_valid: Signal<Out, Bit>,
-    /// Memory byte port: a write.
-    pub mem_write: Signal<Out, Bit>,
-    /// Memory byte port: byte address.
-    pub mem_addr: Signal<Out, Bits<32>>,
-    /// Memory byte port: the byte to write.
-    pub mem_wdata: Signal<Out, Bits<8>>,
-    /// Memory byte port: the byte the previous clock's read asked for.
-    pub mem_rdata: Signal<In, Bits<8>>,
-    recv: MgmtRecv<M>,
-    access: MgmtAccess,
-    reply: MgmtReply,
-}
-
-impl<const M: usize> MgmtEngine<M> {
+native_block! {
+    /// The management engine: takes request bytes (from [`super::uart::UartRx`]),
+    /// performs the request on BAR0's `bar_*` port (the shape of
+    /// [`crate::NicDevice`]'s: a read answered on `bar_rd_resp_*` some clocks
+    /// later) or on a memory byte port ([`super::local_mem::LocalMem`]'s
+    /// `mem_*`: a read's byte in the next clock), and sends the response's
+    /// bytes (to [`super::uart::UartTx`]). One request at a time.
+    ///
+    /// `2^M` bytes of board memory are reachable; a frame with no byte for
+    /// `idle_clocks` clocks is dropped and counted. A MEM_WRITE's bytes wait in
+    /// a 256-byte staging memory until the frame's CRC checked.
+    ///
+    /// Three parts, a request handed from one to the next (the buses of
+    /// `mgmt/links.rs`): `MgmtRecv` takes the request's bytes (its header
+    /// judged by a `MgmtHeader`), `MgmtAccess` does it on BAR0 or the memory,
+    /// `MgmtReply` sends the response.
+    MgmtEngine [M]
     /// An engine that drops a frame after `idle_clocks` clocks without a byte.
-    pub fn new(idle_clocks: usize) -> Self {
-        assert!(M <= 32, "MgmtEngine: a memory of 2^{M} bytes");
-        Self {
-            clock: Default::default(),
-            rst: Default::default(),
-            rx_data: Default::default(),
-            rx_valid: Default::default(),
-            tx_data: Default::default(),
-            tx_valid: Default::default(),
-            tx_ready: Default::default(),
-            bar_wr_valid: Default::default(),
-            bar_wr_addr: Default::default(),
-            bar_wr_data: Default::default(),
-            bar_rd_valid: Default::default(),
-            bar_rd_addr: Default::default(),
-            bar_rd_resp_valid: Default::default(),
-            bar_rd_resp_data: Default::default(),
-            mem_valid: Default::default(),
-            mem_write: Default::default(),
-            mem_addr: Default::default(),
-            mem_wdata: Default::default(),
-            mem_rdata: Default::default(),
-            recv: MgmtRecv::new(idle_clocks),
-            access: Default::default(),
-            reply: Default::default(),
-        }
+    fn new(idle_clocks: usize);
+    check {
+        M <= 32, "MgmtEngine: a memory of 2^{M} bytes"
+    }
+    ports {
+        /// Clock.
+        clock: Signal<In, Clock>,
+        /// Synchronous reset: idle, counters zero.
+        rst: Signal<In, Bit>,
+        /// A received byte.
+        rx_data: Signal<In, Bits<8>>,
+        /// `rx_data` is a new byte (one clock per byte).
+        rx_valid: Signal<In, Bit>,
+        /// A response byte.
+        tx_data: Signal<Out, Bits<8>>,
+        /// `tx_data` is offered.
+        tx_valid: Signal<Out, Bit>,
+        /// The transmitter takes it this clock.
+        tx_ready: Signal<In, Bit>,
+        /// BAR0 write: valid (one clock).
+        bar_wr_valid: Signal<Out, Bit>,
+        /// BAR0 write: byte offset.
+        bar_wr_addr: Signal<Out, Bits<16>>,
+        /// BAR0 write: value.
+        bar_wr_data: Signal<Out, Bits<32>>,
+        /// BAR0 read: valid (one clock).
+        bar_rd_valid: Signal<Out, Bit>,
+        /// BAR0 read: byte offset.
+        bar_rd_addr: Signal<Out, Bits<16>>,
+        /// BAR0 read answer: valid.
+        bar_rd_resp_valid: Signal<In, Bit>,
+        /// BAR0 read answer: value.
+        bar_rd_resp_data: Signal<In, Bits<32>>,
+        /// Memory byte port: an access this clock.
+        mem_valid: Signal<Out, Bit>,
+        /// Memory byte port: a write.
+        mem_write: Signal<Out, Bit>,
+        /// Memory byte port: byte address.
+        mem_addr: Signal<Out, Bits<32>>,
+        /// Memory byte port: the byte to write.
+        mem_wdata: Signal<Out, Bits<8>>,
+        /// Memory byte port: the byte the previous clock's read asked for.
+        mem_rdata: Signal<In, Bits<8>>,
+    }
+    state {
+        recv: MgmtRecv<M> = MgmtRecv::new(idle_clocks),
+        access: MgmtAccess,
+        reply: MgmtReply,
+    }
+    consts {
     }
 }
 

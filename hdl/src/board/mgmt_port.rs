@@ -6,123 +6,93 @@ use rust_hdl::prelude::*;
 use super::local_mem::LocalMem;
 use super::mgmt::MgmtEngine;
 use super::uart::{UartRx, UartTx};
+use crate::helpers::native_block;
 use crate::host_if::RegFile;
 
-/// [`UartRx`] → [`MgmtEngine<M>`] → [`UartTx`] on the serial line, the
-/// engine's byte port on a [`LocalMem<N>`] (`8 · 2^N` bytes, so `M` must be
-/// `N + 3`: the engine reaches exactly the memory), the engine's BAR0 port
-/// (`bar_*`) and the memory's DMA ports out, named as
-/// [`crate::NicDevice`]'s so the two connect name to name.
-///
-/// A frame idle for 16 characters is dropped (the protocol's resynchronisation).
-#[derive(LogicBlock)]
-pub struct MgmtPort<const N: usize, const M: usize> {
-    /// Clock.
-    pub clock: Signal<In, Clock>,
-    /// Synchronous reset (the memory keeps its bytes).
-    pub rst: Signal<In, Bit>,
-    /// The serial line from the host (idle high).
-    pub rxd: Signal<In, Bit>,
-    /// The serial line to the host.
-    pub txd: Signal<Out, Bit>,
-    /// BAR0 write: valid.
-    pub bar_wr_valid: Signal<Out, Bit>,
-    /// BAR0 write: byte offset.
-    pub bar_wr_addr: Signal<Out, Bits<16>>,
-    /// BAR0 write: data.
-    pub bar_wr_data: Signal<Out, Bits<32>>,
-    /// BAR0 read request: valid.
-    pub bar_rd_valid: Signal<Out, Bit>,
-    /// BAR0 read request: byte offset.
-    pub bar_rd_addr: Signal<Out, Bits<16>>,
-    /// BAR0 read response: valid.
-    pub bar_rd_resp_valid: Signal<In, Bit>,
-    /// BAR0 read response: data.
-    pub bar_rd_resp_data: Signal<In, Bits<32>>,
-    /// DMA read request: valid.
-    pub m_dmar_valid: Signal<In, Bit>,
-    /// DMA read request: taken.
-    pub m_dmar_ready: Signal<Out, Bit>,
-    /// DMA read request: byte address.
-    pub m_dmar_addr: Signal<In, Bits<64>>,
-    /// DMA read request: bytes.
-    pub m_dmar_len: Signal<In, Bits<16>>,
-    /// DMA read request: tag.
-    pub m_dmar_tag: Signal<In, Bits<4>>,
-    /// DMA read completion: data.
-    pub s_dmac_tdata: Signal<Out, Bits<64>>,
-    /// DMA read completion: byte enables.
-    pub s_dmac_tkeep: Signal<Out, Bits<8>>,
-    /// DMA read completion: beat valid.
-    pub s_dmac_tvalid: Signal<Out, Bit>,
-    /// DMA read completion: beat taken.
-    pub s_dmac_tready: Signal<In, Bit>,
-    /// DMA read completion: last beat.
-    pub s_dmac_tlast: Signal<Out, Bit>,
-    /// DMA read completion: tag.
-    pub s_dmac_tag: Signal<Out, Bits<4>>,
-    /// DMA write: byte address (with the first beat).
-    pub m_dmaw_addr: Signal<In, Bits<64>>,
-    /// DMA write: first beat of a request.
-    pub m_dmaw_first: Signal<In, Bit>,
-    /// DMA write: data.
-    pub m_dmaw_tdata: Signal<In, Bits<64>>,
-    /// DMA write: byte enables.
-    pub m_dmaw_tkeep: Signal<In, Bits<8>>,
-    /// DMA write: beat valid.
-    pub m_dmaw_tvalid: Signal<In, Bit>,
-    /// DMA write: beat taken.
-    pub m_dmaw_tready: Signal<Out, Bit>,
-    rx: UartRx,
-    tx: UartTx,
-    eng: MgmtEngine<M>,
-    mem: LocalMem<N>,
+native_block! {
+    /// [`UartRx`] → [`MgmtEngine<M>`] → [`UartTx`] on the serial line, the
+    /// engine's byte port on a [`LocalMem<N>`] (`8 · 2^N` bytes, so `M` must be
+    /// `N + 3`: the engine reaches exactly the memory), the engine's BAR0 port
+    /// (`bar_*`) and the memory's DMA ports out, named as
+    /// [`crate::NicDevice`]'s so the two connect name to name.
+    ///
+    /// A frame idle for 16 characters is dropped (the protocol's resynchronisation).
+    MgmtPort [N, M]
+    /// The path at `clocks_per_bit` clocks per bit on the line.
+    fn new(clocks_per_bit: usize);
+    check {
+        M == N + 3,
+        "MgmtPort: the engine's window (2^M) must be the memory (8 · 2^N)"
+    }
+    ports {
+        /// Clock.
+        clock: Signal<In, Clock>,
+        /// Synchronous reset (the memory keeps its bytes).
+        rst: Signal<In, Bit>,
+        /// The serial line from the host (idle high).
+        rxd: Signal<In, Bit>,
+        /// The serial line to the host.
+        txd: Signal<Out, Bit>,
+        /// BAR0 write: valid.
+        bar_wr_valid: Signal<Out, Bit>,
+        /// BAR0 write: byte offset.
+        bar_wr_addr: Signal<Out, Bits<16>>,
+        /// BAR0 write: data.
+        bar_wr_data: Signal<Out, Bits<32>>,
+        /// BAR0 read request: valid.
+        bar_rd_valid: Signal<Out, Bit>,
+        /// BAR0 read request: byte offset.
+        bar_rd_addr: Signal<Out, Bits<16>>,
+        /// BAR0 read response: valid.
+        bar_rd_resp_valid: Signal<In, Bit>,
+        /// BAR0 read response: data.
+        bar_rd_resp_data: Signal<In, Bits<32>>,
+        /// DMA read request: valid.
+        m_dmar_valid: Signal<In, Bit>,
+        /// DMA read request: taken.
+        m_dmar_ready: Signal<Out, Bit>,
+        /// DMA read request: byte address.
+        m_dmar_addr: Signal<In, Bits<64>>,
+        /// DMA read request: bytes.
+        m_dmar_len: Signal<In, Bits<16>>,
+        /// DMA read request: tag.
+        m_dmar_tag: Signal<In, Bits<4>>,
+        /// DMA read completion: data.
+        s_dmac_tdata: Signal<Out, Bits<64>>,
+        /// DMA read completion: byte enables.
+        s_dmac_tkeep: Signal<Out, Bits<8>>,
+        /// DMA read completion: beat valid.
+        s_dmac_tvalid: Signal<Out, Bit>,
+        /// DMA read completion: beat taken.
+        s_dmac_tready: Signal<In, Bit>,
+        /// DMA read completion: last beat.
+        s_dmac_tlast: Signal<Out, Bit>,
+        /// DMA read completion: tag.
+        s_dmac_tag: Signal<Out, Bits<4>>,
+        /// DMA write: byte address (with the first beat).
+        m_dmaw_addr: Signal<In, Bits<64>>,
+        /// DMA write: first beat of a request.
+        m_dmaw_first: Signal<In, Bit>,
+        /// DMA write: data.
+        m_dmaw_tdata: Signal<In, Bits<64>>,
+        /// DMA write: byte enables.
+        m_dmaw_tkeep: Signal<In, Bits<8>>,
+        /// DMA write: beat valid.
+        m_dmaw_tvalid: Signal<In, Bit>,
+        /// DMA write: beat taken.
+        m_dmaw_tready: Signal<Out, Bit>,
+    }
+    state {
+        rx: UartRx = UartRx::new(clocks_per_bit),
+        tx: UartTx = UartTx::new(clocks_per_bit),
+        eng: MgmtEngine<M> = MgmtEngine::new(16 * 10 * clocks_per_bit),
+        mem: LocalMem<N>,
+    }
+    consts {
+    }
 }
 
 impl<const N: usize, const M: usize> MgmtPort<N, M> {
-    /// The path at `clocks_per_bit` clocks per bit on the line.
-    pub fn new(clocks_per_bit: usize) -> Self {
-        assert_eq!(
-            M,
-            N + 3,
-            "MgmtPort: the engine's window (2^M) must be the memory (8 · 2^N)"
-        );
-        Self {
-            clock: Default::default(),
-            rst: Default::default(),
-            rxd: Default::default(),
-            txd: Default::default(),
-            bar_wr_valid: Default::default(),
-            bar_wr_addr: Default::default(),
-            bar_wr_data: Default::default(),
-            bar_rd_valid: Default::default(),
-            bar_rd_addr: Default::default(),
-            bar_rd_resp_valid: Default::default(),
-            bar_rd_resp_data: Default::default(),
-            m_dmar_valid: Default::default(),
-            m_dmar_ready: Default::default(),
-            m_dmar_addr: Default::default(),
-            m_dmar_len: Default::default(),
-            m_dmar_tag: Default::default(),
-            s_dmac_tdata: Default::default(),
-            s_dmac_tkeep: Default::default(),
-            s_dmac_tvalid: Default::default(),
-            s_dmac_tready: Default::default(),
-            s_dmac_tlast: Default::default(),
-            s_dmac_tag: Default::default(),
-            m_dmaw_addr: Default::default(),
-            m_dmaw_first: Default::default(),
-            m_dmaw_tdata: Default::default(),
-            m_dmaw_tkeep: Default::default(),
-            m_dmaw_tvalid: Default::default(),
-            m_dmaw_tready: Default::default(),
-            rx: UartRx::new(clocks_per_bit),
-            tx: UartTx::new(clocks_per_bit),
-            eng: MgmtEngine::new(16 * 10 * clocks_per_bit),
-            mem: Default::default(),
-        }
-    }
-
     /// The memory's size in bytes.
     pub const BYTES: usize = LocalMem::<N>::BYTES;
 }
@@ -181,71 +151,53 @@ impl<const N: usize, const M: usize> Logic for MgmtPort<N, M> {
     }
 }
 
-/// The management path as a host sees it, for simulations: a host's UART
-/// (`host_*` bytes in, `back_*` bytes out) on the line of a [`MgmtPort`]
-/// whose BAR0 is the real register file ([`RegFile`], no device behind
-/// it), its DMA read port outside (`dmar_*`, completions always taken,
-/// tag 5), its DMA write port idle. The host driver's serial-line tests
-/// run on it.
-#[derive(LogicBlock)]
-pub struct HostLink<const N: usize, const M: usize> {
-    /// Clock.
-    pub clock: Signal<In, Clock>,
-    /// A byte for the host's UART to send.
-    pub host_data: Signal<In, Bits<8>>,
-    /// The byte is offered.
-    pub host_valid: Signal<In, Bit>,
-    /// The host's UART takes it.
-    pub host_ready: Signal<Out, Bit>,
-    /// A byte the host's UART received.
-    pub back_data: Signal<Out, Bits<8>>,
-    /// High for one clock per byte received.
-    pub back_valid: Signal<Out, Bit>,
-    /// DMA read request: valid.
-    pub dmar_valid: Signal<In, Bit>,
-    /// DMA read request: taken.
-    pub dmar_ready: Signal<Out, Bit>,
-    /// DMA read request: byte address.
-    pub dmar_addr: Signal<In, Bits<64>>,
-    /// DMA read request: bytes.
-    pub dmar_len: Signal<In, Bits<16>>,
-    /// DMA read completion: data.
-    pub dmac_tdata: Signal<Out, Bits<64>>,
-    /// DMA read completion: byte enables.
-    pub dmac_tkeep: Signal<Out, Bits<8>>,
-    /// DMA read completion: beat valid.
-    pub dmac_tvalid: Signal<Out, Bit>,
-    /// DMA read completion: tag.
-    pub dmac_tag: Signal<Out, Bits<4>>,
-    host_tx: UartTx,
-    host_rx: UartRx,
-    port: MgmtPort<N, M>,
-    regs: RegFile<64>,
-}
-
-impl<const N: usize, const M: usize> HostLink<N, M> {
+native_block! {
+    /// The management path as a host sees it, for simulations: a host's UART
+    /// (`host_*` bytes in, `back_*` bytes out) on the line of a [`MgmtPort`]
+    /// whose BAR0 is the real register file ([`RegFile`], no device behind
+    /// it), its DMA read port outside (`dmar_*`, completions always taken,
+    /// tag 5), its DMA write port idle. The host driver's serial-line tests
+    /// run on it.
+    HostLink [N, M]
     /// Both UARTs at `clocks_per_bit` clocks per bit.
-    pub fn new(clocks_per_bit: usize) -> Self {
-        Self {
-            clock: Default::default(),
-            host_data: Default::default(),
-            host_valid: Default::default(),
-            host_ready: Default::default(),
-            back_data: Default::default(),
-            back_valid: Default::default(),
-            dmar_valid: Default::default(),
-            dmar_ready: Default::default(),
-            dmar_addr: Default::default(),
-            dmar_len: Default::default(),
-            dmac_tdata: Default::default(),
-            dmac_tkeep: Default::default(),
-            dmac_tvalid: Default::default(),
-            dmac_tag: Default::default(),
-            host_tx: UartTx::new(clocks_per_bit),
-            host_rx: UartRx::new(clocks_per_bit),
-            port: MgmtPort::new(clocks_per_bit),
-            regs: Default::default(),
-        }
+    fn new(clocks_per_bit: usize);
+    ports {
+        /// Clock.
+        clock: Signal<In, Clock>,
+        /// A byte for the host's UART to send.
+        host_data: Signal<In, Bits<8>>,
+        /// The byte is offered.
+        host_valid: Signal<In, Bit>,
+        /// The host's UART takes it.
+        host_ready: Signal<Out, Bit>,
+        /// A byte the host's UART received.
+        back_data: Signal<Out, Bits<8>>,
+        /// High for one clock per byte received.
+        back_valid: Signal<Out, Bit>,
+        /// DMA read request: valid.
+        dmar_valid: Signal<In, Bit>,
+        /// DMA read request: taken.
+        dmar_ready: Signal<Out, Bit>,
+        /// DMA read request: byte address.
+        dmar_addr: Signal<In, Bits<64>>,
+        /// DMA read request: bytes.
+        dmar_len: Signal<In, Bits<16>>,
+        /// DMA read completion: data.
+        dmac_tdata: Signal<Out, Bits<64>>,
+        /// DMA read completion: byte enables.
+        dmac_tkeep: Signal<Out, Bits<8>>,
+        /// DMA read completion: beat valid.
+        dmac_tvalid: Signal<Out, Bit>,
+        /// DMA read completion: tag.
+        dmac_tag: Signal<Out, Bits<4>>,
+    }
+    state {
+        host_tx: UartTx = UartTx::new(clocks_per_bit),
+        host_rx: UartRx = UartRx::new(clocks_per_bit),
+        port: MgmtPort<N, M> = MgmtPort::new(clocks_per_bit),
+        regs: RegFile<64>,
+    }
+    consts {
     }
 }
 

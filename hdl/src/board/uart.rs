@@ -4,6 +4,8 @@
 
 use rust_hdl::prelude::*;
 
+use crate::helpers::native_block;
+
 /// Where [`UartRx`] is in a character.
 #[derive(Copy, Clone, PartialEq, Debug, LogicState)]
 enum RxState {
@@ -23,66 +25,50 @@ enum RxState {
 /// (115,200 bit/s at clocks up to 7.5 GHz, 1 Mbit/s at 125 MHz is 125).
 const DIV_BITS: usize = 16;
 
-/// UART receiver: `rxd` (asynchronous, through two flip-flops) into bytes.
-///
-/// A character is a low start bit, eight data bits (bit 0 first) and a
-/// high stop bit, `clocks_per_bit` clocks each. The receiver samples the
-/// middle of each bit, timed from the start bit's falling edge; a start
-/// bit that is no longer low at its middle is a glitch and ignored. A byte
-/// whose stop bit is low is dropped and counted in `framing_errors`, and
-/// the receiver then waits for the line to be high before it looks for a
-/// start bit again (a break, or a rate mismatch, never yields bytes).
-#[derive(LogicBlock)]
-pub struct UartRx {
-    /// Clock.
-    pub clock: Signal<In, Clock>,
-    /// Synchronous reset: idle, counter zero.
-    pub rst: Signal<In, Bit>,
-    /// The serial line (idle high).
-    pub rxd: Signal<In, Bit>,
-    /// The byte received (valid with `valid`).
-    pub data: Signal<Out, Bits<8>>,
-    /// High for one clock per byte received.
-    pub valid: Signal<Out, Bit>,
-    /// Characters dropped for a low stop bit (wraps).
-    pub framing_errors: Signal<Out, Bits<16>>,
-    sync1: DFF<Bit>,
-    sync2: DFF<Bit>,
-    state: DFF<RxState>,
-    div: DFF<Bits<DIV_BITS>>,
-    nbit: DFF<Bits<3>>,
-    shift: DFF<Bits<8>>,
-    out_v: DFF<Bit>,
-    n_fe: DFF<Bits<16>>,
-    c_full: Constant<Bits<DIV_BITS>>,
-    c_half: Constant<Bits<DIV_BITS>>,
-}
-
-impl UartRx {
+native_block! {
+    /// UART receiver: `rxd` (asynchronous, through two flip-flops) into bytes.
+    ///
+    /// A character is a low start bit, eight data bits (bit 0 first) and a
+    /// high stop bit, `clocks_per_bit` clocks each. The receiver samples the
+    /// middle of each bit, timed from the start bit's falling edge; a start
+    /// bit that is no longer low at its middle is a glitch and ignored. A byte
+    /// whose stop bit is low is dropped and counted in `framing_errors`, and
+    /// the receiver then waits for the line to be high before it looks for a
+    /// start bit again (a break, or a rate mismatch, never yields bytes).
+    UartRx []
     /// A receiver at `clocks_per_bit` clocks per bit (at least 4, below 2^16).
-    pub fn new(clocks_per_bit: usize) -> Self {
-        assert!(
-            (4..1 << DIV_BITS).contains(&clocks_per_bit),
-            "UartRx: {clocks_per_bit} clocks per bit is out of 4..65536"
-        );
-        Self {
-            clock: Default::default(),
-            rst: Default::default(),
-            rxd: Default::default(),
-            data: Default::default(),
-            valid: Default::default(),
-            framing_errors: Default::default(),
-            sync1: Default::default(),
-            sync2: Default::default(),
-            state: Default::default(),
-            div: Default::default(),
-            nbit: Default::default(),
-            shift: Default::default(),
-            out_v: Default::default(),
-            n_fe: Default::default(),
-            c_full: Constant::new((clocks_per_bit - 1).to_bits()),
-            c_half: Constant::new((clocks_per_bit / 2 - 1).to_bits()),
-        }
+    fn new(clocks_per_bit: usize);
+    check {
+        (4..1 << DIV_BITS).contains(&clocks_per_bit),
+        "UartRx: {clocks_per_bit} clocks per bit is out of 4..65536"
+    }
+    ports {
+        /// Clock.
+        clock: Signal<In, Clock>,
+        /// Synchronous reset: idle, counter zero.
+        rst: Signal<In, Bit>,
+        /// The serial line (idle high).
+        rxd: Signal<In, Bit>,
+        /// The byte received (valid with `valid`).
+        data: Signal<Out, Bits<8>>,
+        /// High for one clock per byte received.
+        valid: Signal<Out, Bit>,
+        /// Characters dropped for a low stop bit (wraps).
+        framing_errors: Signal<Out, Bits<16>>,
+    }
+    state {
+        sync1: DFF<Bit>,
+        sync2: DFF<Bit>,
+        state: DFF<RxState>,
+        div: DFF<Bits<DIV_BITS>>,
+        nbit: DFF<Bits<3>>,
+        shift: DFF<Bits<8>>,
+        out_v: DFF<Bit>,
+        n_fe: DFF<Bits<16>>,
+    }
+    consts {
+        c_full: Constant<Bits<DIV_BITS>> = Constant::new((clocks_per_bit - 1).to_bits()),
+        c_half: Constant<Bits<DIV_BITS>> = Constant::new((clocks_per_bit / 2 - 1).to_bits()),
     }
 }
 
@@ -153,57 +139,44 @@ impl Logic for UartRx {
     }
 }
 
-/// UART transmitter: a byte offered on `data`/`valid` and taken while
-/// `ready` is high goes out on `txd` (registered, idle high) as a start
-/// bit, eight data bits (bit 0 first) and a stop bit, `clocks_per_bit`
-/// clocks each; `ready` is high again after the stop bit.
-#[derive(LogicBlock)]
-pub struct UartTx {
-    /// Clock.
-    pub clock: Signal<In, Clock>,
-    /// Synchronous reset: idle, line high.
-    pub rst: Signal<In, Bit>,
-    /// The byte to send.
-    pub data: Signal<In, Bits<8>>,
-    /// A byte is offered.
-    pub valid: Signal<In, Bit>,
-    /// The transmitter takes the offered byte this clock.
-    pub ready: Signal<Out, Bit>,
-    /// The serial line.
-    pub txd: Signal<Out, Bit>,
-    busy: DFF<Bit>,
-    // The character still to send, start bit first: 1 + 8 + 1 bits.
-    frame: DFF<Bits<10>>,
-    nbit: DFF<Bits<4>>,
-    div: DFF<Bits<DIV_BITS>>,
-    // The line, inverted (so that it idles high from power-up).
-    line_n: DFF<Bit>,
-    c_full: Constant<Bits<DIV_BITS>>,
-    c_stop: Constant<Bits<10>>,
-}
-
-impl UartTx {
+native_block! {
+    /// UART transmitter: a byte offered on `data`/`valid` and taken while
+    /// `ready` is high goes out on `txd` (registered, idle high) as a start
+    /// bit, eight data bits (bit 0 first) and a stop bit, `clocks_per_bit`
+    /// clocks each; `ready` is high again after the stop bit.
+    UartTx []
     /// A transmitter at `clocks_per_bit` clocks per bit (at least 4, below 2^16).
-    pub fn new(clocks_per_bit: usize) -> Self {
-        assert!(
-            (4..1 << DIV_BITS).contains(&clocks_per_bit),
-            "UartTx: {clocks_per_bit} clocks per bit is out of 4..65536"
-        );
-        Self {
-            clock: Default::default(),
-            rst: Default::default(),
-            data: Default::default(),
-            valid: Default::default(),
-            ready: Default::default(),
-            txd: Default::default(),
-            busy: Default::default(),
-            frame: Default::default(),
-            nbit: Default::default(),
-            div: Default::default(),
-            line_n: Default::default(),
-            c_full: Constant::new((clocks_per_bit - 1).to_bits()),
-            c_stop: Constant::new(0x200usize.to_bits()),
-        }
+    fn new(clocks_per_bit: usize);
+    check {
+        (4..1 << DIV_BITS).contains(&clocks_per_bit),
+        "UartTx: {clocks_per_bit} clocks per bit is out of 4..65536"
+    }
+    ports {
+        /// Clock.
+        clock: Signal<In, Clock>,
+        /// Synchronous reset: idle, line high.
+        rst: Signal<In, Bit>,
+        /// The byte to send.
+        data: Signal<In, Bits<8>>,
+        /// A byte is offered.
+        valid: Signal<In, Bit>,
+        /// The transmitter takes the offered byte this clock.
+        ready: Signal<Out, Bit>,
+        /// The serial line.
+        txd: Signal<Out, Bit>,
+    }
+    state {
+        busy: DFF<Bit>,
+        // The character still to send, start bit first: 1 + 8 + 1 bits.
+        frame: DFF<Bits<10>>,
+        nbit: DFF<Bits<4>>,
+        div: DFF<Bits<DIV_BITS>>,
+        // The line, inverted (so that it idles high from power-up).
+        line_n: DFF<Bit>,
+    }
+    consts {
+        c_full: Constant<Bits<DIV_BITS>> = Constant::new((clocks_per_bit - 1).to_bits()),
+        c_stop: Constant<Bits<10>> = Constant::new(0x200usize.to_bits()),
     }
 }
 

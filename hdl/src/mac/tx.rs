@@ -3,6 +3,7 @@
 use rust_hdl::prelude::*;
 
 use super::{CrcByte, MIN_PAYLOAD};
+use crate::helpers::native_block;
 
 /// Where [`MacTx`] is in a frame.
 #[derive(Copy, Clone, PartialEq, Debug, LogicState)]
@@ -21,80 +22,56 @@ enum TxState {
     Gap,
 }
 
-/// GMII transmit MAC: takes a frame (destination MAC onward, no FCS) from
-/// `s_axis_*`, one byte per clock, and sends preamble, SFD, the frame, zero
-/// padding to 60 bytes, its FCS and a 12-byte gap on `gmii_*`.
-///
-/// The upstream must deliver a frame's bytes on consecutive clocks once its
-/// first byte was taken (GMII cannot pause): a clock without a byte in the
-/// middle of a frame is sent as a transmit error (`gmii_tx_er`), so the
-/// receiver drops the frame, and is counted in `underruns`. A store-and-forward
-/// FIFO in front guarantees it. `gmii_*` are registered.
-#[derive(LogicBlock)]
-pub struct MacTx {
-    /// The GMII transmit clock (125 MHz).
-    pub clock: Signal<In, Clock>,
-    /// Synchronous reset: idle, counters zero.
-    pub rst: Signal<In, Bit>,
-    /// Frame byte.
-    pub s_axis_tdata: Signal<In, Bits<8>>,
-    /// A byte is offered.
-    pub s_axis_tvalid: Signal<In, Bit>,
-    /// It is the frame's last.
-    pub s_axis_tlast: Signal<In, Bit>,
-    /// The byte is taken this clock.
-    pub s_axis_tready: Signal<Out, Bit>,
-    /// GMII transmit data.
-    pub gmii_txd: Signal<Out, Bits<8>>,
-    /// GMII transmit enable.
-    pub gmii_tx_en: Signal<Out, Bit>,
-    /// GMII transmit error.
-    pub gmii_tx_er: Signal<Out, Bit>,
-    /// Frames sent (wraps).
-    pub frames: Signal<Out, Bits<32>>,
-    /// Clocks without a byte inside a frame (wraps).
-    pub underruns: Signal<Out, Bits<32>>,
-    state: DFF<TxState>,
-    step: DFF<Bits<4>>,
-    len: DFF<Bits<16>>,
-    crc: DFF<Bits<32>>,
-    txd: DFF<Bits<8>>,
-    tx_en: DFF<Bit>,
-    tx_er: DFF<Bit>,
-    n_frames: DFF<Bits<32>>,
-    n_underruns: DFF<Bits<32>>,
-    step_crc: CrcByte,
-    c_min: Constant<Bits<16>>,
-    c_init: Constant<Bits<32>>,
-}
-
-impl Default for MacTx {
-    fn default() -> Self {
-        Self {
-            clock: Default::default(),
-            rst: Default::default(),
-            s_axis_tdata: Default::default(),
-            s_axis_tvalid: Default::default(),
-            s_axis_tlast: Default::default(),
-            s_axis_tready: Default::default(),
-            gmii_txd: Default::default(),
-            gmii_tx_en: Default::default(),
-            gmii_tx_er: Default::default(),
-            frames: Default::default(),
-            underruns: Default::default(),
-            state: Default::default(),
-            step: Default::default(),
-            len: Default::default(),
-            crc: Default::default(),
-            txd: Default::default(),
-            tx_en: Default::default(),
-            tx_er: Default::default(),
-            n_frames: Default::default(),
-            n_underruns: Default::default(),
-            step_crc: Default::default(),
-            c_init: Constant::new(u32::MAX.to_bits()),
-            c_min: Constant::new(MIN_PAYLOAD.to_bits()),
-        }
+native_block! {
+    /// GMII transmit MAC: takes a frame (destination MAC onward, no FCS) from
+    /// `s_axis_*`, one byte per clock, and sends preamble, SFD, the frame, zero
+    /// padding to 60 bytes, its FCS and a 12-byte gap on `gmii_*`.
+    ///
+    /// The upstream must deliver a frame's bytes on consecutive clocks once its
+    /// first byte was taken (GMII cannot pause): a clock without a byte in the
+    /// middle of a frame is sent as a transmit error (`gmii_tx_er`), so the
+    /// receiver drops the frame, and is counted in `underruns`. A store-and-forward
+    /// FIFO in front guarantees it. `gmii_*` are registered.
+    MacTx []
+    ports {
+        /// The GMII transmit clock (125 MHz).
+        clock: Signal<In, Clock>,
+        /// Synchronous reset: idle, counters zero.
+        rst: Signal<In, Bit>,
+        /// Frame byte.
+        s_axis_tdata: Signal<In, Bits<8>>,
+        /// A byte is offered.
+        s_axis_tvalid: Signal<In, Bit>,
+        /// It is the frame's last.
+        s_axis_tlast: Signal<In, Bit>,
+        /// The byte is taken this clock.
+        s_axis_tready: Signal<Out, Bit>,
+        /// GMII transmit data.
+        gmii_txd: Signal<Out, Bits<8>>,
+        /// GMII transmit enable.
+        gmii_tx_en: Signal<Out, Bit>,
+        /// GMII transmit error.
+        gmii_tx_er: Signal<Out, Bit>,
+        /// Frames sent (wraps).
+        frames: Signal<Out, Bits<32>>,
+        /// Clocks without a byte inside a frame (wraps).
+        underruns: Signal<Out, Bits<32>>,
+    }
+    state {
+        state: DFF<TxState>,
+        step: DFF<Bits<4>>,
+        len: DFF<Bits<16>>,
+        crc: DFF<Bits<32>>,
+        txd: DFF<Bits<8>>,
+        tx_en: DFF<Bit>,
+        tx_er: DFF<Bit>,
+        n_frames: DFF<Bits<32>>,
+        n_underruns: DFF<Bits<32>>,
+        step_crc: CrcByte,
+    }
+    consts {
+        c_min: Constant<Bits<16>> = Constant::new(MIN_PAYLOAD.to_bits()),
+        c_init: Constant<Bits<32>> = Constant::new(u32::MAX.to_bits()),
     }
 }
 

@@ -6,74 +6,58 @@ use rust_hdl::prelude::*;
 use super::phy::EthPhy;
 use super::{GMII_MHZ, OSCILLATOR_MHZ};
 use crate::board::ecp5::PllSettings;
+use crate::helpers::native_block;
 
-/// Ethernet echo: every frame the MAC takes from the PHY (FCS right, 64
-/// bytes or more, [`EthPhy`]) goes back out unchanged, with a fresh FCS. For a cable straight to a host (a switch would learn the host's
-/// address on the wrong port).
-///
-/// Clocks: [`EthPhy`]'s PLL makes 125 MHz from the 30 MHz oscillator (its
-/// third output unused); the receive MAC runs on the PHY's receive clock.
-/// An asynchronous FIFO (4,096 bytes with their
-/// last-byte marks) joins the two; the transmit side starts a frame only
-/// when 16 bytes of it wait, so the few parts per million between the two
-/// clocks can never starve it within a frame (the receive side writes one
-/// byte per clock until the frame's end).
-///
-/// Reset as [`EthPhy`]'s. The LEDs show the low bits of the echoed frame
-/// count.
-#[derive(LogicBlock)]
-pub struct EthEcho {
-    /// The 30 MHz oscillator.
-    pub clk30: Signal<In, Clock>,
-    /// RGMII receive clock (from the PHY).
-    pub rgmii_rxc: Signal<In, Clock>,
-    /// RGMII receive data.
-    pub rgmii_rxd: Signal<In, Bits<4>>,
-    /// RGMII receive control.
-    pub rgmii_rx_ctl: Signal<In, Bit>,
-    /// RGMII transmit clock.
-    pub rgmii_txc: Signal<Out, Bit>,
-    /// RGMII transmit data.
-    pub rgmii_txd: Signal<Out, Bits<4>>,
-    /// RGMII transmit control.
-    pub rgmii_tx_ctl: Signal<Out, Bit>,
-    /// PHY reset, low active.
-    pub eth_rst_n: Signal<Out, Bit>,
-    /// LED anodes.
-    pub led_a: Signal<Out, Bits<7>>,
-    /// LED colour cathodes.
-    pub led_c: Signal<Out, Bits<3>>,
-    phy: EthPhy,
-    fifo: AsynchronousFIFO<Bits<9>, 12, 13, 16>,
-    in_frame: DFF<Bit>,
-    may_start: DFF<Bit>,
-    offer: Signal<Local, Bit>,
-    take: Signal<Local, Bit>,
-    c_blue: Constant<Bits<3>>,
-}
-
-impl Default for EthEcho {
-    fn default() -> Self {
-        let pll = PllSettings::exact(OSCILLATOR_MHZ, GMII_MHZ).expect("a PLL setting for 125 MHz");
-        Self {
-            clk30: Default::default(),
-            rgmii_rxc: Default::default(),
-            rgmii_rxd: Default::default(),
-            rgmii_rx_ctl: Default::default(),
-            rgmii_txc: Default::default(),
-            rgmii_txd: Default::default(),
-            rgmii_tx_ctl: Default::default(),
-            eth_rst_n: Default::default(),
-            led_a: Default::default(),
-            led_c: Default::default(),
-            phy: EthPhy::new(pll),
-            fifo: Default::default(),
-            in_frame: Default::default(),
-            may_start: Default::default(),
-            offer: Default::default(),
-            take: Default::default(),
-            c_blue: Constant::new(2usize.to_bits()),
-        }
+native_block! {
+    /// Ethernet echo: every frame the MAC takes from the PHY (FCS right, 64
+    /// bytes or more, [`EthPhy`]) goes back out unchanged, with a fresh
+    /// FCS. For a cable straight to a host (a switch would learn the host's
+    /// address on the wrong port).
+    ///
+    /// Clocks: [`EthPhy`]'s PLL makes 125 MHz from the 30 MHz oscillator (its
+    /// third output unused); the receive MAC runs on the PHY's receive clock.
+    /// An asynchronous FIFO (4,096 bytes with their
+    /// last-byte marks) joins the two; the transmit side starts a frame only
+    /// when 16 bytes of it wait, so the few parts per million between the two
+    /// clocks can never starve it within a frame (the receive side writes one
+    /// byte per clock until the frame's end).
+    ///
+    /// Reset as [`EthPhy`]'s. The LEDs show the low bits of the echoed frame
+    /// count.
+    EthEcho []
+    let pll = PllSettings::exact(OSCILLATOR_MHZ, GMII_MHZ).expect("a PLL setting for 125 MHz");
+    ports {
+        /// The 30 MHz oscillator.
+        clk30: Signal<In, Clock>,
+        /// RGMII receive clock (from the PHY).
+        rgmii_rxc: Signal<In, Clock>,
+        /// RGMII receive data.
+        rgmii_rxd: Signal<In, Bits<4>>,
+        /// RGMII receive control.
+        rgmii_rx_ctl: Signal<In, Bit>,
+        /// RGMII transmit clock.
+        rgmii_txc: Signal<Out, Bit>,
+        /// RGMII transmit data.
+        rgmii_txd: Signal<Out, Bits<4>>,
+        /// RGMII transmit control.
+        rgmii_tx_ctl: Signal<Out, Bit>,
+        /// PHY reset, low active.
+        eth_rst_n: Signal<Out, Bit>,
+        /// LED anodes.
+        led_a: Signal<Out, Bits<7>>,
+        /// LED colour cathodes.
+        led_c: Signal<Out, Bits<3>>,
+    }
+    state {
+        phy: EthPhy = EthPhy::new(pll),
+        fifo: AsynchronousFIFO<Bits<9>, 12, 13, 16>,
+        in_frame: DFF<Bit>,
+        may_start: DFF<Bit>,
+        offer: Signal<Local, Bit>,
+        take: Signal<Local, Bit>,
+    }
+    consts {
+        c_blue: Constant<Bits<3>> = Constant::new(2usize.to_bits()),
     }
 }
 

@@ -8,6 +8,7 @@ use super::{CORE_MHZ, GMII_MHZ, OSCILLATOR_MHZ, UART_BAUD};
 use crate::NicDevice;
 use crate::board::ecp5::PllSettings;
 use crate::board::mgmt_port::MgmtPort;
+use crate::helpers::native_block;
 
 /// Word address bits of the board's memory: 8 · 2^12 = 32 KiB of block RAM.
 const MEM_N: usize = 12;
@@ -28,108 +29,80 @@ fn vccio_duty(volts: f64) -> usize {
     (vctl / 3.3 * f64::from(1u32 << PDM_BITS)) as usize
 }
 
-/// The NIC on the ButterStick: [`NicDevice`] at 64 bits on a 20 MHz core
-/// clock, its BAR0 and its host memory (32 KiB of block RAM) behind a
-/// [`MgmtPort`] on a UART (115,200 bit/s 8N1, on the SYZYGY0 port), and the
-/// RGMII PHY through the native MAC.
-///
-/// Clocks: [`EthPhy`]'s PLL makes 125 MHz (the GMII transmit clock) and
-/// 20 MHz (the core) from the 30 MHz oscillator, both from a 500 MHz VCO;
-/// the receive MAC runs on the PHY's receive clock. Receive: the MAC →
-/// [`RxPack`] (bytes to
-/// beats, in the PHY's clock) → an asynchronous FIFO of 64 beats → the
-/// device. Transmit: the device → [`TxCross`] (an 8 KiB asynchronous FIFO;
-/// a frame starts only when it is whole in it) → the MAC.
-///
-/// Reset as [`EthPhy`]'s: the PHY is held for 2^20 GMII clocks after the
-/// PLL locks, everything else for 2^21 (synchronised into each clock).
-/// The SYZYGY banks' regulators (`vccio_pdm`, `vccio_en`) are set to 3.3 V
-/// (ports A and B) and 1.8 V (port C, the USB PHY's minimum) by pulse
-/// density and enabled 2^23 core clocks (0.42 s) after configuration,
-/// after the control filters settled. LEDs: a heartbeat (the core clock
-/// runs), the low bits of received and sent frame counts.
-#[derive(LogicBlock)]
-pub struct NicBoard {
-    /// The 30 MHz oscillator.
-    pub clk30: Signal<In, Clock>,
-    /// RGMII receive clock (from the PHY).
-    pub rgmii_rxc: Signal<In, Clock>,
-    /// RGMII receive data.
-    pub rgmii_rxd: Signal<In, Bits<4>>,
-    /// RGMII receive control.
-    pub rgmii_rx_ctl: Signal<In, Bit>,
-    /// RGMII transmit clock.
-    pub rgmii_txc: Signal<Out, Bit>,
-    /// RGMII transmit data.
-    pub rgmii_txd: Signal<Out, Bits<4>>,
-    /// RGMII transmit control.
-    pub rgmii_tx_ctl: Signal<Out, Bit>,
-    /// PHY reset, low active.
-    pub eth_rst_n: Signal<Out, Bit>,
-    /// The management line from the host (idle high).
-    pub uart_rx: Signal<In, Bit>,
-    /// The management line to the host.
-    pub uart_tx: Signal<Out, Bit>,
-    /// SYZYGY VCCIO regulators' control pins (ports A, B, C).
-    pub vccio_pdm: Signal<Out, Bits<3>>,
-    /// SYZYGY VCCIO regulators' enable.
-    pub vccio_en: Signal<Out, Bit>,
-    /// LED anodes.
-    pub led_a: Signal<Out, Bits<7>>,
-    /// LED colour cathodes.
-    pub led_c: Signal<Out, Bits<3>>,
-    phy: EthPhy,
-    pack: RxPack,
-    rx_fifo: AsynchronousFIFO<BeatWord, 6, 7, 1>,
-    tx_cross: TxCross,
-    dev: NicDevice<64, 8>,
-    mgmt: MgmtPort<MEM_N, MEM_M>,
-    core_rst: BitSynchronizer,
-    now: DFF<Bits<64>>,
-    pwm: DFF<Bits<PDM_BITS>>,
-    settle: DFF<Bits<24>>,
-    pdm: Signal<Local, Bits<3>>,
-    c_ns: Constant<Bits<64>>,
-    c_pdm: [Constant<Bits<PDM_BITS>>; 3],
-    c_blue: Constant<Bits<3>>,
-}
-
-impl Default for NicBoard {
-    fn default() -> Self {
-        let pll = PllSettings::exact_two(OSCILLATOR_MHZ, GMII_MHZ, CORE_MHZ)
-            .expect("a PLL setting for 125 and 20 MHz");
-        let core_hz = CORE_MHZ as usize * 1_000_000;
-        let baud = UART_BAUD as usize;
-        Self {
-            clk30: Default::default(),
-            rgmii_rxc: Default::default(),
-            rgmii_rxd: Default::default(),
-            rgmii_rx_ctl: Default::default(),
-            rgmii_txc: Default::default(),
-            rgmii_txd: Default::default(),
-            rgmii_tx_ctl: Default::default(),
-            eth_rst_n: Default::default(),
-            uart_rx: Default::default(),
-            uart_tx: Default::default(),
-            vccio_pdm: Default::default(),
-            vccio_en: Default::default(),
-            led_a: Default::default(),
-            led_c: Default::default(),
-            phy: EthPhy::new(pll),
-            pack: Default::default(),
-            rx_fifo: Default::default(),
-            tx_cross: Default::default(),
-            dev: Default::default(),
-            mgmt: MgmtPort::new((core_hz + baud / 2) / baud),
-            core_rst: Default::default(),
-            now: Default::default(),
-            pwm: Default::default(),
-            settle: Default::default(),
-            pdm: Default::default(),
-            c_ns: Constant::new((1000 / CORE_MHZ as usize).to_bits()),
-            c_pdm: [3.3, 3.3, 1.8].map(|v| Constant::new(vccio_duty(v).to_bits())),
-            c_blue: Constant::new(2usize.to_bits()),
-        }
+native_block! {
+    /// The NIC on the ButterStick: [`NicDevice`] at 64 bits on a 20 MHz core
+    /// clock, its BAR0 and its host memory (32 KiB of block RAM) behind a
+    /// [`MgmtPort`] on a UART (115,200 bit/s 8N1, on the SYZYGY0 port), and the
+    /// RGMII PHY through the native MAC.
+    ///
+    /// Clocks: [`EthPhy`]'s PLL makes 125 MHz (the GMII transmit clock) and
+    /// 20 MHz (the core) from the 30 MHz oscillator, both from a 500 MHz VCO;
+    /// the receive MAC runs on the PHY's receive clock. Receive: the MAC →
+    /// [`RxPack`] (bytes to
+    /// beats, in the PHY's clock) → an asynchronous FIFO of 64 beats → the
+    /// device. Transmit: the device → [`TxCross`] (an 8 KiB asynchronous FIFO;
+    /// a frame starts only when it is whole in it) → the MAC.
+    ///
+    /// Reset as [`EthPhy`]'s: the PHY is held for 2^20 GMII clocks after the
+    /// PLL locks, everything else for 2^21 (synchronised into each clock).
+    /// The SYZYGY banks' regulators (`vccio_pdm`, `vccio_en`) are set to 3.3 V
+    /// (ports A and B) and 1.8 V (port C, the USB PHY's minimum) by pulse
+    /// density and enabled 2^23 core clocks (0.42 s) after configuration,
+    /// after the control filters settled. LEDs: a heartbeat (the core clock
+    /// runs), the low bits of received and sent frame counts.
+    NicBoard []
+    let pll = PllSettings::exact_two(OSCILLATOR_MHZ, GMII_MHZ, CORE_MHZ)
+        .expect("a PLL setting for 125 and 20 MHz");
+    let core_hz = CORE_MHZ as usize * 1_000_000;
+    let baud = UART_BAUD as usize;
+    ports {
+        /// The 30 MHz oscillator.
+        clk30: Signal<In, Clock>,
+        /// RGMII receive clock (from the PHY).
+        rgmii_rxc: Signal<In, Clock>,
+        /// RGMII receive data.
+        rgmii_rxd: Signal<In, Bits<4>>,
+        /// RGMII receive control.
+        rgmii_rx_ctl: Signal<In, Bit>,
+        /// RGMII transmit clock.
+        rgmii_txc: Signal<Out, Bit>,
+        /// RGMII transmit data.
+        rgmii_txd: Signal<Out, Bits<4>>,
+        /// RGMII transmit control.
+        rgmii_tx_ctl: Signal<Out, Bit>,
+        /// PHY reset, low active.
+        eth_rst_n: Signal<Out, Bit>,
+        /// The management line from the host (idle high).
+        uart_rx: Signal<In, Bit>,
+        /// The management line to the host.
+        uart_tx: Signal<Out, Bit>,
+        /// SYZYGY VCCIO regulators' control pins (ports A, B, C).
+        vccio_pdm: Signal<Out, Bits<3>>,
+        /// SYZYGY VCCIO regulators' enable.
+        vccio_en: Signal<Out, Bit>,
+        /// LED anodes.
+        led_a: Signal<Out, Bits<7>>,
+        /// LED colour cathodes.
+        led_c: Signal<Out, Bits<3>>,
+    }
+    state {
+        phy: EthPhy = EthPhy::new(pll),
+        pack: RxPack,
+        rx_fifo: AsynchronousFIFO<BeatWord, 6, 7, 1>,
+        tx_cross: TxCross,
+        dev: NicDevice<64, 8>,
+        mgmt: MgmtPort<MEM_N, MEM_M> = MgmtPort::new((core_hz + baud / 2) / baud),
+        core_rst: BitSynchronizer,
+        now: DFF<Bits<64>>,
+        pwm: DFF<Bits<PDM_BITS>>,
+        settle: DFF<Bits<24>>,
+        pdm: Signal<Local, Bits<3>>,
+    }
+    consts {
+        c_ns: Constant<Bits<64>> = Constant::new((1000 / CORE_MHZ as usize).to_bits()),
+        c_pdm: [Constant<Bits<PDM_BITS>>; 3] =
+            [3.3, 3.3, 1.8].map(|v| Constant::new(vccio_duty(v).to_bits())),
+        c_blue: Constant<Bits<3>> = Constant::new(2usize.to_bits()),
     }
 }
 

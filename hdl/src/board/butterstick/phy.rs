@@ -5,109 +5,82 @@ use rust_hdl::prelude::*;
 
 use crate::board::RgmiiIo;
 use crate::board::ecp5::{Pll, PllSettings};
+use crate::helpers::native_block;
 use crate::mac::{MacRx, MacTx};
 
-/// The ButterStick's clocks and its Gigabit port as two byte streams: a
-/// PLL (`EHXPLLL`, its settings chosen by the top) makes `clk`, the
-/// 125 MHz GMII transmit clock, the same a quarter period late for the
-/// forwarded RGMII clock, and `clk2` (the third output, if the settings
-/// have one) from the 30 MHz oscillator; [`RgmiiIo`] and the native MAC
-/// ([`MacRx`] on the PHY's receive clock, [`MacTx`] on `clk`) turn the
-/// RGMII pins into frames of bytes (`rx_*`, in `rgmii_rxc`'s domain;
-/// `tx_*`, in `clk`'s).
-///
-/// Reset: the PHY is held in reset (`eth_rst_n` low) for 2^20 `clk`
-/// clocks (8.4 ms) after the PLL locks, the MACs for 2^21; `rst` is that
-/// reset in `clk`'s domain (for the top's other blocks, to be synchronised
-/// into their clocks), `rx_rst` the same synchronised into `rgmii_rxc`.
-/// A PLL that loses lock restarts it all.
-#[derive(LogicBlock)]
-pub struct EthPhy {
-    /// The 30 MHz oscillator.
-    pub clk30: Signal<In, Clock>,
-    /// RGMII receive clock (from the PHY).
-    pub rgmii_rxc: Signal<In, Clock>,
-    /// RGMII receive data.
-    pub rgmii_rxd: Signal<In, Bits<4>>,
-    /// RGMII receive control.
-    pub rgmii_rx_ctl: Signal<In, Bit>,
-    /// RGMII transmit clock.
-    pub rgmii_txc: Signal<Out, Bit>,
-    /// RGMII transmit data.
-    pub rgmii_txd: Signal<Out, Bits<4>>,
-    /// RGMII transmit control.
-    pub rgmii_tx_ctl: Signal<Out, Bit>,
-    /// PHY reset, low active.
-    pub eth_rst_n: Signal<Out, Bit>,
-    /// The GMII transmit clock (125 MHz).
-    pub clk: Signal<Out, Clock>,
-    /// The PLL's third output (low without one).
-    pub clk2: Signal<Out, Clock>,
-    /// Reset, in `clk`'s domain.
-    pub rst: Signal<Out, Bit>,
-    /// Reset, in `rgmii_rxc`'s domain.
-    pub rx_rst: Signal<Out, Bit>,
-    /// A received frame's byte (good frames only, no FCS).
-    pub rx_data: Signal<Out, Bits<8>>,
-    /// The byte is valid.
-    pub rx_valid: Signal<Out, Bit>,
-    /// The frame's last byte.
-    pub rx_last: Signal<Out, Bit>,
-    /// The byte is taken.
-    pub rx_ready: Signal<In, Bit>,
-    /// Good frames received.
-    pub rx_frames: Signal<Out, Bits<32>>,
-    /// A byte of a frame to send (no FCS).
-    pub tx_data: Signal<In, Bits<8>>,
-    /// The byte is valid.
-    pub tx_valid: Signal<In, Bit>,
-    /// The frame's last byte.
-    pub tx_last: Signal<In, Bit>,
-    /// The byte is taken.
-    pub tx_ready: Signal<Out, Bit>,
-    /// Frames sent.
-    pub tx_frames: Signal<Out, Bits<32>>,
-    pll: Pll,
-    io: RgmiiIo,
-    mac_rx: MacRx,
-    mac_tx: MacTx,
-    por: DFF<Bits<22>>,
-    rx_sync: BitSynchronizer,
-}
-
-impl EthPhy {
+native_block! {
+    /// The ButterStick's clocks and its Gigabit port as two byte streams: a
+    /// PLL (`EHXPLLL`, its settings chosen by the top) makes `clk`, the
+    /// 125 MHz GMII transmit clock, the same a quarter period late for the
+    /// forwarded RGMII clock, and `clk2` (the third output, if the settings
+    /// have one) from the 30 MHz oscillator; [`RgmiiIo`] and the native MAC
+    /// ([`MacRx`] on the PHY's receive clock, [`MacTx`] on `clk`) turn the
+    /// RGMII pins into frames of bytes (`rx_*`, in `rgmii_rxc`'s domain;
+    /// `tx_*`, in `clk`'s).
+    ///
+    /// Reset: the PHY is held in reset (`eth_rst_n` low) for 2^20 `clk`
+    /// clocks (8.4 ms) after the PLL locks, the MACs for 2^21; `rst` is that
+    /// reset in `clk`'s domain (for the top's other blocks, to be synchronised
+    /// into their clocks), `rx_rst` the same synchronised into `rgmii_rxc`.
+    /// A PLL that loses lock restarts it all.
+    EthPhy []
     /// The port with its PLL set to `pll`.
-    pub fn new(pll: PllSettings) -> Self {
-        Self {
-            clk30: Default::default(),
-            rgmii_rxc: Default::default(),
-            rgmii_rxd: Default::default(),
-            rgmii_rx_ctl: Default::default(),
-            rgmii_txc: Default::default(),
-            rgmii_txd: Default::default(),
-            rgmii_tx_ctl: Default::default(),
-            eth_rst_n: Default::default(),
-            clk: Default::default(),
-            clk2: Default::default(),
-            rst: Default::default(),
-            rx_rst: Default::default(),
-            rx_data: Default::default(),
-            rx_valid: Default::default(),
-            rx_last: Default::default(),
-            rx_ready: Default::default(),
-            rx_frames: Default::default(),
-            tx_data: Default::default(),
-            tx_valid: Default::default(),
-            tx_last: Default::default(),
-            tx_ready: Default::default(),
-            tx_frames: Default::default(),
-            pll: Pll::new(pll),
-            io: Default::default(),
-            mac_rx: Default::default(),
-            mac_tx: Default::default(),
-            por: Default::default(),
-            rx_sync: Default::default(),
-        }
+    fn new(pll: PllSettings);
+    ports {
+        /// The 30 MHz oscillator.
+        clk30: Signal<In, Clock>,
+        /// RGMII receive clock (from the PHY).
+        rgmii_rxc: Signal<In, Clock>,
+        /// RGMII receive data.
+        rgmii_rxd: Signal<In, Bits<4>>,
+        /// RGMII receive control.
+        rgmii_rx_ctl: Signal<In, Bit>,
+        /// RGMII transmit clock.
+        rgmii_txc: Signal<Out, Bit>,
+        /// RGMII transmit data.
+        rgmii_txd: Signal<Out, Bits<4>>,
+        /// RGMII transmit control.
+        rgmii_tx_ctl: Signal<Out, Bit>,
+        /// PHY reset, low active.
+        eth_rst_n: Signal<Out, Bit>,
+        /// The GMII transmit clock (125 MHz).
+        clk: Signal<Out, Clock>,
+        /// The PLL's third output (low without one).
+        clk2: Signal<Out, Clock>,
+        /// Reset, in `clk`'s domain.
+        rst: Signal<Out, Bit>,
+        /// Reset, in `rgmii_rxc`'s domain.
+        rx_rst: Signal<Out, Bit>,
+        /// A received frame's byte (good frames only, no FCS).
+        rx_data: Signal<Out, Bits<8>>,
+        /// The byte is valid.
+        rx_valid: Signal<Out, Bit>,
+        /// The frame's last byte.
+        rx_last: Signal<Out, Bit>,
+        /// The byte is taken.
+        rx_ready: Signal<In, Bit>,
+        /// Good frames received.
+        rx_frames: Signal<Out, Bits<32>>,
+        /// A byte of a frame to send (no FCS).
+        tx_data: Signal<In, Bits<8>>,
+        /// The byte is valid.
+        tx_valid: Signal<In, Bit>,
+        /// The frame's last byte.
+        tx_last: Signal<In, Bit>,
+        /// The byte is taken.
+        tx_ready: Signal<Out, Bit>,
+        /// Frames sent.
+        tx_frames: Signal<Out, Bits<32>>,
+    }
+    state {
+        pll: Pll = Pll::new(pll),
+        io: RgmiiIo,
+        mac_rx: MacRx,
+        mac_tx: MacTx,
+        por: DFF<Bits<22>>,
+        rx_sync: BitSynchronizer,
+    }
+    consts {
     }
 }
 

@@ -5,7 +5,7 @@ use rust_hdl::prelude::*;
 
 use super::links::{AnswerOut, BarOut, MemOut, RecvIn};
 use super::proto::*;
-use crate::helpers::{BlockRam, konst};
+use crate::helpers::{BlockRam, konst, native_block};
 
 /// Where [`MgmtAccess`] is in a request.
 #[derive(Copy, Clone, PartialEq, Debug, LogicState)]
@@ -20,69 +20,48 @@ enum State {
     Copy,
 }
 
-/// The access side of [`super::MgmtEngine`]: a write's data bytes into the
-/// register value (`word`) and a 256-byte staging memory as they come
-/// (`s_recv.data`); once the request's CRC checked (`s_recv.exec`), the
-/// BAR0 access (`m_bar`), a read of one of the engine's counters, or the
-/// staged bytes into the memory (`m_mem`); then the response (`m_reply`),
-/// whose memory reads and register bytes it serves. A refused header is
-/// answered at once.
-#[derive(LogicBlock)]
-pub struct MgmtAccess {
-    /// Clock.
-    pub clock: Signal<In, Clock>,
-    /// Synchronous reset: no access in progress.
-    pub rst: Signal<In, Bit>,
-    /// A received byte (a write's data byte with `s_recv.data`).
-    pub rx_data: Signal<In, Bits<8>>,
-    /// The request, from the receiving side.
-    pub s_recv: RecvIn,
-    /// The response to send.
-    pub m_reply: AnswerOut,
-    /// BAR0.
-    pub m_bar: BarOut,
-    /// The memory byte port.
-    pub m_mem: MemOut,
-    stage: BlockRam<8, 8>,
-    state: DFF<State>,
-    cnt: DFF<Bits<16>>,
-    phase: DFF<Bit>,
-    // A register's value (written, or read and sent low byte first).
-    word: DFF<Bits<32>>,
-    k_reg_read: Constant<Bits<8>>,
-    k_reg_write: Constant<Bits<8>>,
-    k_mem_write: Constant<Bits<8>>,
-    k_ok: Constant<Bits<8>>,
-    k_bad_crc: Constant<Bits<8>>,
-    k_cnt_junk: Constant<Bits<32>>,
-    k_cnt_bad: Constant<Bits<32>>,
-    k_cnt_timeout: Constant<Bits<32>>,
-}
-
-impl Default for MgmtAccess {
-    fn default() -> Self {
-        Self {
-            clock: Default::default(),
-            rst: Default::default(),
-            rx_data: Default::default(),
-            s_recv: Default::default(),
-            m_reply: Default::default(),
-            m_bar: Default::default(),
-            m_mem: Default::default(),
-            stage: BlockRam::with_words(MAX_BURST),
-            state: Default::default(),
-            cnt: Default::default(),
-            phase: Default::default(),
-            word: Default::default(),
-            k_reg_read: konst(REG_READ.into()),
-            k_reg_write: konst(REG_WRITE.into()),
-            k_mem_write: konst(MEM_WRITE.into()),
-            k_ok: konst(OK.into()),
-            k_bad_crc: konst(BAD_CRC.into()),
-            k_cnt_junk: konst(CNT_JUNK as usize),
-            k_cnt_bad: konst(CNT_BAD as usize),
-            k_cnt_timeout: konst(CNT_TIMEOUT as usize),
-        }
+native_block! {
+    /// The access side of [`super::MgmtEngine`]: a write's data bytes into the
+    /// register value (`word`) and a 256-byte staging memory as they come
+    /// (`s_recv.data`); once the request's CRC checked (`s_recv.exec`), the
+    /// BAR0 access (`m_bar`), a read of one of the engine's counters, or the
+    /// staged bytes into the memory (`m_mem`); then the response (`m_reply`),
+    /// whose memory reads and register bytes it serves. A refused header is
+    /// answered at once.
+    MgmtAccess []
+    ports {
+        /// Clock.
+        clock: Signal<In, Clock>,
+        /// Synchronous reset: no access in progress.
+        rst: Signal<In, Bit>,
+        /// A received byte (a write's data byte with `s_recv.data`).
+        rx_data: Signal<In, Bits<8>>,
+        /// The request, from the receiving side.
+        s_recv: RecvIn,
+        /// The response to send.
+        m_reply: AnswerOut,
+        /// BAR0.
+        m_bar: BarOut,
+        /// The memory byte port.
+        m_mem: MemOut,
+    }
+    state {
+        stage: BlockRam<8, 8> = BlockRam::with_words(MAX_BURST),
+        state: DFF<State>,
+        cnt: DFF<Bits<16>>,
+        phase: DFF<Bit>,
+        // A register's value (written, or read and sent low byte first).
+        word: DFF<Bits<32>>,
+    }
+    consts {
+        k_reg_read: Constant<Bits<8>> = konst(REG_READ.into()),
+        k_reg_write: Constant<Bits<8>> = konst(REG_WRITE.into()),
+        k_mem_write: Constant<Bits<8>> = konst(MEM_WRITE.into()),
+        k_ok: Constant<Bits<8>> = konst(OK.into()),
+        k_bad_crc: Constant<Bits<8>> = konst(BAD_CRC.into()),
+        k_cnt_junk: Constant<Bits<32>> = konst(CNT_JUNK as usize),
+        k_cnt_bad: Constant<Bits<32>> = konst(CNT_BAD as usize),
+        k_cnt_timeout: Constant<Bits<32>> = konst(CNT_TIMEOUT as usize),
     }
 }
 

@@ -3,89 +3,61 @@
 use rust_hdl::prelude::*;
 
 use super::proto::*;
-use crate::helpers::konst;
+use crate::helpers::{konst, native_block};
 
-/// The header after the sync byte (op, address, length), shifted in a
-/// byte at a time (`shift`), its fields, and whether it is refused: a
-/// register op must be four bytes, aligned, inside BAR0 (a read may also
-/// name one of the engine's counters); a memory op 1 to
-/// [`MAX_BURST`] bytes inside the `2^M` bytes of memory; any other op is
-/// unknown. The outputs follow the register only.
-#[derive(LogicBlock)]
-pub struct MgmtHeader<const M: usize> {
-    /// Clock.
-    pub clock: Signal<In, Clock>,
-    /// Take `din` as the header's next byte.
-    pub shift: Signal<In, Bit>,
-    /// A received byte.
-    pub din: Signal<In, Bits<8>>,
-    /// Op.
-    pub op: Signal<Out, Bits<8>>,
-    /// Address.
-    pub addr: Signal<Out, Bits<32>>,
-    /// Length.
-    pub len: Signal<Out, Bits<16>>,
-    /// The op writes: data bytes follow the header.
-    pub is_wr: Signal<Out, Bit>,
-    /// The header is refused.
-    pub bad: Signal<Out, Bit>,
-    /// Why: [`BAD_ARG`] or [`BAD_OP`].
-    pub why: Signal<Out, Bits<8>>,
-    // Op in bits 7..0, address in 39..8, length in 55..40 (shifted in
-    // from the top).
-    hdr: DFF<Bits<56>>,
-    // Temporaries: the fields; the op is a register op, a write; the
-    // range ends inside the memory.
-    o: Signal<Local, Bits<8>>,
-    a: Signal<Local, Bits<32>>,
-    l: Signal<Local, Bits<16>>,
-    is_reg: Signal<Local, Bit>,
-    w: Signal<Local, Bit>,
-    fits: Signal<Local, Bit>,
-    k_reg_read: Constant<Bits<8>>,
-    k_reg_write: Constant<Bits<8>>,
-    k_mem_read: Constant<Bits<8>>,
-    k_mem_write: Constant<Bits<8>>,
-    k_bad_op: Constant<Bits<8>>,
-    k_bad_arg: Constant<Bits<8>>,
-    k_max: Constant<Bits<16>>,
-    k_mem_bytes: Constant<Bits<33>>,
-    k_cnt_junk: Constant<Bits<32>>,
-    k_cnt_bad: Constant<Bits<32>>,
-    k_cnt_timeout: Constant<Bits<32>>,
-}
-
-impl<const M: usize> Default for MgmtHeader<M> {
-    fn default() -> Self {
-        Self {
-            clock: Default::default(),
-            shift: Default::default(),
-            din: Default::default(),
-            op: Default::default(),
-            addr: Default::default(),
-            len: Default::default(),
-            is_wr: Default::default(),
-            bad: Default::default(),
-            why: Default::default(),
-            hdr: Default::default(),
-            o: Default::default(),
-            a: Default::default(),
-            l: Default::default(),
-            is_reg: Default::default(),
-            w: Default::default(),
-            fits: Default::default(),
-            k_reg_read: konst(REG_READ.into()),
-            k_reg_write: konst(REG_WRITE.into()),
-            k_mem_read: konst(MEM_READ.into()),
-            k_mem_write: konst(MEM_WRITE.into()),
-            k_bad_op: konst(BAD_OP.into()),
-            k_bad_arg: konst(BAD_ARG.into()),
-            k_max: konst(MAX_BURST),
-            k_mem_bytes: Constant::new(bits::<33>(1u64 << M)),
-            k_cnt_junk: konst(CNT_JUNK as usize),
-            k_cnt_bad: konst(CNT_BAD as usize),
-            k_cnt_timeout: konst(CNT_TIMEOUT as usize),
-        }
+native_block! {
+    /// The header after the sync byte (op, address, length), shifted in a
+    /// byte at a time (`shift`), its fields, and whether it is refused: a
+    /// register op must be four bytes, aligned, inside BAR0 (a read may also
+    /// name one of the engine's counters); a memory op 1 to
+    /// [`MAX_BURST`] bytes inside the `2^M` bytes of memory; any other op is
+    /// unknown. The outputs follow the register only.
+    MgmtHeader [M]
+    ports {
+        /// Clock.
+        clock: Signal<In, Clock>,
+        /// Take `din` as the header's next byte.
+        shift: Signal<In, Bit>,
+        /// A received byte.
+        din: Signal<In, Bits<8>>,
+        /// Op.
+        op: Signal<Out, Bits<8>>,
+        /// Address.
+        addr: Signal<Out, Bits<32>>,
+        /// Length.
+        len: Signal<Out, Bits<16>>,
+        /// The op writes: data bytes follow the header.
+        is_wr: Signal<Out, Bit>,
+        /// The header is refused.
+        bad: Signal<Out, Bit>,
+        /// Why: [`BAD_ARG`] or [`BAD_OP`].
+        why: Signal<Out, Bits<8>>,
+    }
+    state {
+        // Op in bits 7..0, address in 39..8, length in 55..40 (shifted in
+        // from the top).
+        hdr: DFF<Bits<56>>,
+        // Temporaries: the fields; the op is a register op, a write; the
+        // range ends inside the memory.
+        o: Signal<Local, Bits<8>>,
+        a: Signal<Local, Bits<32>>,
+        l: Signal<Local, Bits<16>>,
+        is_reg: Signal<Local, Bit>,
+        w: Signal<Local, Bit>,
+        fits: Signal<Local, Bit>,
+    }
+    consts {
+        k_reg_read: Constant<Bits<8>> = konst(REG_READ.into()),
+        k_reg_write: Constant<Bits<8>> = konst(REG_WRITE.into()),
+        k_mem_read: Constant<Bits<8>> = konst(MEM_READ.into()),
+        k_mem_write: Constant<Bits<8>> = konst(MEM_WRITE.into()),
+        k_bad_op: Constant<Bits<8>> = konst(BAD_OP.into()),
+        k_bad_arg: Constant<Bits<8>> = konst(BAD_ARG.into()),
+        k_max: Constant<Bits<16>> = konst(MAX_BURST),
+        k_mem_bytes: Constant<Bits<33>> = Constant::new(bits::<33>(1u64 << M)),
+        k_cnt_junk: Constant<Bits<32>> = konst(CNT_JUNK as usize),
+        k_cnt_bad: Constant<Bits<32>> = konst(CNT_BAD as usize),
+        k_cnt_timeout: Constant<Bits<32>> = konst(CNT_TIMEOUT as usize),
     }
 }
 

@@ -6,7 +6,7 @@ use rust_hdl::prelude::*;
 use super::header::MgmtHeader;
 use super::links::RecvOut;
 use super::proto::SYNC_REQ;
-use crate::helpers::konst;
+use crate::helpers::{konst, native_block};
 use crate::mac::{CrcByte, FCS_RESIDUE};
 
 /// Where [`MgmtRecv`] is in a request.
@@ -27,65 +27,46 @@ enum State {
     Busy,
 }
 
-/// The receiving side of [`super::MgmtEngine`]: takes a request's bytes,
-/// its header into a [`MgmtHeader`], every byte of the frame through the
-/// CRC; hands a refused header, or the whole request, over (`m_acc`), and
-/// waits for the response's end. A frame with no byte for `idle_clocks`
-/// clocks is dropped. Counts the bytes outside a frame, the bad frames
-/// (its own refusals and `m_acc.bad`) and the timeouts.
-#[derive(LogicBlock)]
-pub struct MgmtRecv<const M: usize> {
-    /// Clock.
-    pub clock: Signal<In, Clock>,
-    /// Synchronous reset: idle, counters zero.
-    pub rst: Signal<In, Bit>,
-    /// A received byte.
-    pub rx_data: Signal<In, Bits<8>>,
-    /// `rx_data` is a new byte (one clock per byte).
-    pub rx_valid: Signal<In, Bit>,
-    /// The request, to the access side.
-    pub m_acc: RecvOut,
-    hdr: MgmtHeader<M>,
-    step: CrcByte,
-    state: DFF<State>,
-    cnt: DFF<Bits<16>>,
-    crc: DFF<Bits<32>>,
-    idle: DFF<Bits<32>>,
-    n_junk: DFF<Bits<32>>,
-    n_bad: DFF<Bits<32>>,
-    n_timeout: DFF<Bits<32>>,
-    // A request's bytes are being received.
-    in_frame: Signal<Local, Bit>,
-    k_sync_req: Constant<Bits<8>>,
-    k_init: Constant<Bits<32>>,
-    k_residue: Constant<Bits<32>>,
-    k_idle: Constant<Bits<32>>,
-}
-
-impl<const M: usize> MgmtRecv<M> {
+native_block! {
+    /// The receiving side of [`super::MgmtEngine`]: takes a request's bytes,
+    /// its header into a [`MgmtHeader`], every byte of the frame through the
+    /// CRC; hands a refused header, or the whole request, over (`m_acc`), and
+    /// waits for the response's end. A frame with no byte for `idle_clocks`
+    /// clocks is dropped. Counts the bytes outside a frame, the bad frames
+    /// (its own refusals and `m_acc.bad`) and the timeouts.
+    MgmtRecv [M]
     /// The side that drops a frame after `idle_clocks` clocks without a byte.
-    pub fn new(idle_clocks: usize) -> Self {
-        Self {
-            clock: Default::default(),
-            rst: Default::default(),
-            rx_data: Default::default(),
-            rx_valid: Default::default(),
-            m_acc: Default::default(),
-            hdr: Default::default(),
-            step: Default::default(),
-            state: Default::default(),
-            cnt: Default::default(),
-            crc: Default::default(),
-            idle: Default::default(),
-            n_junk: Default::default(),
-            n_bad: Default::default(),
-            n_timeout: Default::default(),
-            in_frame: Default::default(),
-            k_sync_req: konst(SYNC_REQ.into()),
-            k_init: konst(u32::MAX as usize),
-            k_residue: konst(FCS_RESIDUE as usize),
-            k_idle: konst(idle_clocks),
-        }
+    fn new(idle_clocks: usize);
+    ports {
+        /// Clock.
+        clock: Signal<In, Clock>,
+        /// Synchronous reset: idle, counters zero.
+        rst: Signal<In, Bit>,
+        /// A received byte.
+        rx_data: Signal<In, Bits<8>>,
+        /// `rx_data` is a new byte (one clock per byte).
+        rx_valid: Signal<In, Bit>,
+        /// The request, to the access side.
+        m_acc: RecvOut,
+    }
+    state {
+        hdr: MgmtHeader<M>,
+        step: CrcByte,
+        state: DFF<State>,
+        cnt: DFF<Bits<16>>,
+        crc: DFF<Bits<32>>,
+        idle: DFF<Bits<32>>,
+        n_junk: DFF<Bits<32>>,
+        n_bad: DFF<Bits<32>>,
+        n_timeout: DFF<Bits<32>>,
+        // A request's bytes are being received.
+        in_frame: Signal<Local, Bit>,
+    }
+    consts {
+        k_sync_req: Constant<Bits<8>> = konst(SYNC_REQ.into()),
+        k_init: Constant<Bits<32>> = konst(u32::MAX as usize),
+        k_residue: Constant<Bits<32>> = konst(FCS_RESIDUE as usize),
+        k_idle: Constant<Bits<32>> = konst(idle_clocks),
     }
 }
 

@@ -4,7 +4,7 @@ use rust_hdl::prelude::*;
 
 use super::links::AnswerIn;
 use super::proto::*;
-use crate::helpers::konst;
+use crate::helpers::{konst, native_block};
 use crate::mac::CrcByte;
 
 /// Where [`MgmtReply`] is in a response.
@@ -20,74 +20,50 @@ enum State {
     Crc,
 }
 
-/// The sending side of [`super::MgmtEngine`]: from `s_acc.go`, the
-/// response's header, a read's data (a register's four bytes from
-/// `s_acc.word`, or the memory's bytes, each read (`s_acc.rd`) a clock
-/// before it is sent) and the CRC of it all, a byte at a time to the
-/// transmitter (`tx_*`); `s_acc.done` with the last.
-#[derive(LogicBlock)]
-pub struct MgmtReply {
-    /// Clock.
-    pub clock: Signal<In, Clock>,
-    /// Synchronous reset: nothing to send.
-    pub rst: Signal<In, Bit>,
-    /// The response to send.
-    pub s_acc: AnswerIn,
-    /// A response byte.
-    pub tx_data: Signal<Out, Bits<8>>,
-    /// `tx_data` is offered.
-    pub tx_valid: Signal<Out, Bit>,
-    /// The transmitter takes it this clock.
-    pub tx_ready: Signal<In, Bit>,
-    /// The memory byte `s_acc.rd` asked for the previous clock.
-    pub mem_rdata: Signal<In, Bits<8>>,
-    step: CrcByte,
-    state: DFF<State>,
-    cnt: DFF<Bits<16>>,
-    phase: DFF<Bit>,
-    crc: DFF<Bits<32>>,
-    status: DFF<Bits<8>>,
-    txb: DFF<Bits<8>>,
-    txv: DFF<Bit>,
-    // Temporaries: the byte to load, to load it, it is the first (the CRC
-    // starts again).
-    ob: Signal<Local, Bits<8>>,
-    load: Signal<Local, Bit>,
-    fresh: Signal<Local, Bit>,
-    k_sync_resp: Constant<Bits<8>>,
-    k_reg_read: Constant<Bits<8>>,
-    k_mem_read: Constant<Bits<8>>,
-    k_ok: Constant<Bits<8>>,
-    k_init: Constant<Bits<32>>,
-}
-
-impl Default for MgmtReply {
-    fn default() -> Self {
-        Self {
-            clock: Default::default(),
-            rst: Default::default(),
-            s_acc: Default::default(),
-            tx_data: Default::default(),
-            tx_valid: Default::default(),
-            tx_ready: Default::default(),
-            mem_rdata: Default::default(),
-            step: Default::default(),
-            state: Default::default(),
-            cnt: Default::default(),
-            phase: Default::default(),
-            crc: Default::default(),
-            status: Default::default(),
-            txb: Default::default(),
-            txv: Default::default(),
-            ob: Default::default(),
-            load: Default::default(),
-            fresh: Default::default(),
-            k_sync_resp: konst(SYNC_RESP.into()),
-            k_reg_read: konst(REG_READ.into()),
-            k_mem_read: konst(MEM_READ.into()),
-            k_ok: konst(OK.into()),
-            k_init: konst(u32::MAX as usize),
-        }
+native_block! {
+    /// The sending side of [`super::MgmtEngine`]: from `s_acc.go`, the
+    /// response's header, a read's data (a register's four bytes from
+    /// `s_acc.word`, or the memory's bytes, each read (`s_acc.rd`) a clock
+    /// before it is sent) and the CRC of it all, a byte at a time to the
+    /// transmitter (`tx_*`); `s_acc.done` with the last.
+    MgmtReply []
+    ports {
+        /// Clock.
+        clock: Signal<In, Clock>,
+        /// Synchronous reset: nothing to send.
+        rst: Signal<In, Bit>,
+        /// The response to send.
+        s_acc: AnswerIn,
+        /// A response byte.
+        tx_data: Signal<Out, Bits<8>>,
+        /// `tx_data` is offered.
+        tx_valid: Signal<Out, Bit>,
+        /// The transmitter takes it this clock.
+        tx_ready: Signal<In, Bit>,
+        /// The memory byte `s_acc.rd` asked for the previous clock.
+        mem_rdata: Signal<In, Bits<8>>,
+    }
+    state {
+        step: CrcByte,
+        state: DFF<State>,
+        cnt: DFF<Bits<16>>,
+        phase: DFF<Bit>,
+        crc: DFF<Bits<32>>,
+        status: DFF<Bits<8>>,
+        txb: DFF<Bits<8>>,
+        txv: DFF<Bit>,
+        // Temporaries: the byte to load, to load it, it is the first (the CRC
+        // starts again).
+        ob: Signal<Local, Bits<8>>,
+        load: Signal<Local, Bit>,
+        fresh: Signal<Local, Bit>,
+    }
+    consts {
+        k_sync_resp: Constant<Bits<8>> = konst(SYNC_RESP.into()),
+        k_reg_read: Constant<Bits<8>> = konst(REG_READ.into()),
+        k_mem_read: Constant<Bits<8>> = konst(MEM_READ.into()),
+        k_ok: Constant<Bits<8>> = konst(OK.into()),
+        k_init: Constant<Bits<32>> = konst(u32::MAX as usize),
     }
 }
 
