@@ -263,8 +263,9 @@ impl<const W: usize, const B: usize> Logic for TxIcrcOut<W, B> {
             self.u_last.d.next = self.r_last.val();
             self.u_data.d.next = self.r_data.val();
             self.u_keep.d.next = self.r_keep.val();
-            if self.r_v.val() {
-                self.acc.next = 0.into();
+            // The ICRC only where its lanes are (`r_t` set): the other
+            // beats write none of it (a simulator skips the matrix there).
+            if self.r_v.val() & self.r_t.val().any() {
                 for o in 0..32 {
                     self.acc.next = self.acc.val().replace_bit(
                         o,
@@ -274,6 +275,8 @@ impl<const W: usize, const B: usize> Logic for TxIcrcOut<W, B> {
                     );
                 }
                 self.u_ic.d.next = !self.acc.val();
+            }
+            if self.r_v.val() {
                 // ICRC byte q sits at lane t - 4 + q (t = bytes to the
                 // frame's end from this beat, when below B + 4).
                 for q in 0..4 {
