@@ -298,12 +298,22 @@ impl<const W: usize, const B: usize> Logic for TxIcrcOut<W, B> {
         if self.go.val() {
             self.o_v.d.next = self.u_v.q.val();
             if self.u_v.q.val() {
-                for q in 0..4 {
-                    self.octet.next = self.u_ic.q.val().get_bits::<8>(24 - 8 * q);
-                    for n in 0..B {
-                        if self.u_sel[q].q.val().get_bit(n) {
-                            self.icw.next = self.icw.val()
-                                | (bit_cast::<W, 8>(self.octet.val()) << (8 * n).to_bits::<16>());
+                // Only a beat that holds ICRC lanes places its bytes (a
+                // simulator skips the 4 x B choices in the others).
+                if (self.u_sel[0].q.val()
+                    | self.u_sel[1].q.val()
+                    | self.u_sel[2].q.val()
+                    | self.u_sel[3].q.val())
+                .any()
+                {
+                    for q in 0..4 {
+                        self.octet.next = self.u_ic.q.val().get_bits::<8>(24 - 8 * q);
+                        for n in 0..B {
+                            if self.u_sel[q].q.val().get_bit(n) {
+                                self.icw.next = self.icw.val()
+                                    | (bit_cast::<W, 8>(self.octet.val())
+                                        << (8 * n).to_bits::<16>());
+                            }
                         }
                     }
                 }
