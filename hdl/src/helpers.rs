@@ -94,6 +94,19 @@ pub(crate) fn byte_mask<const N: usize>(first: usize, end: usize) -> Constant<Bi
     Constant::new(m)
 }
 
+/// The swap steps that reverse the byte order of 512 bits: halves of 256
+/// bits swapped, then of 128, ... down to bytes (each step
+/// `(x & low_halves(h)) << h | (x >> h) & low_halves(h)`).
+pub(crate) const SWAPS_512: [usize; 6] = [256, 128, 64, 32, 16, 8];
+
+/// A constant of `N` bits with the low `half` bits of every `2 * half`
+/// set: the halves a swap step moves up.
+pub(crate) fn low_halves<const N: usize>(half: usize) -> Constant<Bits<N>> {
+    Constant::new((0..N).fold(Bits::default(), |m, i| {
+        m.replace_bit(i, i % (2 * half) < half)
+    }))
+}
+
 /// A Constant holding `v`.
 pub(crate) fn konst<const N: usize>(v: usize) -> Constant<Bits<N>> {
     Constant::new(v.to_bits())

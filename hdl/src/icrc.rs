@@ -143,8 +143,6 @@ pub(crate) fn le32(x: &[u8]) -> u32 {
 /// Bits of a row of the verdict matrices: 32 per missing-lane count
 /// `0..=64`.
 const WANT_BITS: usize = 32 * 65;
-/// Bits of `held` followed by a beat of up to 64 lanes.
-const JOIN_BITS: usize = 32 + 512;
 
 /// ICRC check of one frame streaming past in `W`-bit beats (`B = W / 8`
 /// lanes). It watches the beats its parent accepts; see the module docs for
@@ -196,12 +194,10 @@ pub struct IcrcCheck<const W: usize, const B: usize> {
     // Lanes missing from the last beat (`B - count`).
     missing: DFF<Bits<16>>,
     // The state the beat goes into, the beat's lanes below `count`, the
-    // pseudo-header, `held` then the beat, a matrix result.
+    // pseudo-header, a matrix result.
     state: Signal<Local, Bits<32>>,
     lanes: Signal<Local, Bits<W>>,
     phv: Signal<Local, Bits<304>>,
-    joined: Signal<Local, Bits<JOIN_BITS>>,
-    shift: Signal<Local, Bits<16>>,
     acc: Signal<Local, Bits<32>>,
     // Where the verdict matrix for `missing` lanes starts in a row.
     at: Signal<Local, Bits<12>>,
@@ -270,8 +266,6 @@ impl<const W: usize, const B: usize> Default for IcrcCheck<W, B> {
             state: Default::default(),
             lanes: Default::default(),
             phv: Default::default(),
-            joined: Default::default(),
-            shift: Default::default(),
             acc: Default::default(),
             at: Default::default(),
             c_beat_z: rows(&beat, 0),
@@ -301,8 +295,6 @@ impl<const W: usize, const B: usize> Logic for IcrcCheck<W, B> {
         self.state.next = 0.into();
         self.lanes.next = 0.into();
         self.phv.next = 0.into();
-        self.joined.next = 0.into();
-        self.shift.next = 0.into();
         self.acc.next = 0.into();
         self.at.next = 0.into();
         if self.beat.val() {
@@ -340,11 +332,20 @@ impl<const W: usize, const B: usize> Logic for IcrcCheck<W, B> {
                 }
                 self.pend.d.next = self.acc.val() ^ self.c_pend0.val();
             }
-            self.shift.next = self.count.val() << 3;
-            self.joined.next = (bit_cast::<JOIN_BITS, W>(self.data.val()) << 32)
-                | bit_cast::<JOIN_BITS, 32>(self.held.q.val());
-            self.joined.next = self.joined.val() >> self.shift.val();
-            self.held.d.next = self.joined.val().get_bits::<32>(0);
+            // The last 4 bytes of `held` and the beat's `count`: a
+            // constant choice per count (a simulator takes one, where a
+            // shift by `8 * count` would shift the whole vector).
+            for j in 1..4usize {
+                if self.count.val() == j.to_bits::<16>() {
+                    self.held.d.next = (self.held.q.val() >> (8 * j).to_bits::<16>())
+                        | (self.data.val().get_bits::<32>(0) << (32 - 8 * j).to_bits::<16>());
+                }
+            }
+            for j in 4..(B + 1) {
+                if self.count.val() == j.to_bits::<16>() {
+                    self.held.d.next = self.data.val().get_bits::<32>(8 * j - 32);
+                }
+            }
             self.missing.d.next = self.c_lanes.val() - self.count.val();
         }
         // Only when the parent reads it: the register a right trailer

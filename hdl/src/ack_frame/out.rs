@@ -6,7 +6,11 @@ use rust_hdl::prelude::*;
 use super::links::{BodyIn, CksIn, GramIn};
 use super::{CAP_BITS, OUT_BITS};
 use crate::bus::AxisOut;
-use crate::helpers::{konst, native_block};
+use crate::helpers::{SWAPS_512, konst, low_halves, native_block};
+
+/// Bits of the headers before their byte reversal: 62 bytes (IPv4's 42,
+/// then zeros) and 2 zero bytes.
+const REV_BITS: usize = 512;
 
 native_block! {
     /// When the checksums are ready and no frame leaves or the last beat
@@ -62,10 +66,7 @@ native_block! {
         ulen: Signal<Local, Bits<16>>,
         v4: Signal<Local, Bit>,
         tos: Signal<Local, Bits<8>>,
-        h4: Signal<Local, Bits<336>>,
-        h6: Signal<Local, Bits<496>>,
-        lanes: Signal<Local, Bits<OUT_BITS>>,
-        octet: Signal<Local, Bits<8>>,
+        hdr: Signal<Local, Bits<REV_BITS>>,
         o_done: Signal<Local, Bit>,
         load: Signal<Local, Bit>,
     }
@@ -74,19 +75,24 @@ native_block! {
         k_w: Constant<Bits<16>> = konst(W),
         // The IPv4-mapped prefix (address bits 127..32).
         k_mapped: Constant<Bits<96>> = konst(0xFFFF),
-        // Fixed header fields, network order: IPv4 (EtherType, version/IHL,
-        // DF, protocol), IPv6 (EtherType, version, next header).
-        k_fix4: Constant<Bits<336>> = Constant::new(
-            (0x0800u64.to_bits::<336>() << 224)
-                | (0x45u64.to_bits::<336>() << 216)
-                | (0x4000u64.to_bits::<336>() << 160)
-                | (17u64.to_bits::<336>() << 144)
+        // Fixed header fields, network order, left-aligned in 64 bytes:
+        // IPv4 (EtherType, version/IHL, DF, protocol), IPv6 (EtherType,
+        // version, next header).
+        k_fix4: Constant<Bits<REV_BITS>> = Constant::new(
+            (0x0800u64.to_bits::<REV_BITS>() << 400)
+                | (0x45u64.to_bits::<REV_BITS>() << 392)
+                | (0x4000u64.to_bits::<REV_BITS>() << 336)
+                | (17u64.to_bits::<REV_BITS>() << 320)
         ),
-        k_fix6: Constant<Bits<496>> = Constant::new(
-            (0x86DDu64.to_bits::<496>() << 384)
-                | (6u64.to_bits::<496>() << 380)
-                | (17u64.to_bits::<496>() << 328)
+        k_fix6: Constant<Bits<REV_BITS>> = Constant::new(
+            (0x86DDu64.to_bits::<REV_BITS>() << 400)
+                | (6u64.to_bits::<REV_BITS>() << 396)
+                | (17u64.to_bits::<REV_BITS>() << 344)
         ),
+        // The swap steps of the byte reversal: the halves they move, by
+        // how much.
+        k_lo: [Constant<Bits<REV_BITS>>; 6] = SWAPS_512.map(low_halves),
+        k_sh: [Constant<Bits<16>>; 6] = SWAPS_512.map(konst),
     }
 }
 
@@ -129,52 +135,51 @@ impl<const W: usize, const B: usize> Logic for AckFrameOut<W, B> {
         self.ulen.next = bit_cast::<16, 8>(self.s_gram.n.val()) + 8;
         self.v4.next = self.s_gram.dip.val().get_bits::<96>(32) == self.k_mapped.val();
         self.tos.next = (bit_cast::<8, 6>(self.reg_dscp.val()) << 2) | 2;
-        self.h4.next = 0.into();
-        self.h6.next = 0.into();
-        self.lanes.next = 0.into();
-        self.octet.next = 0.into();
+        self.hdr.next = 0.into();
         if self.load.val() {
             self.o_active.d.next = true;
+            // The headers in network order from the top byte (the MACs at
+            // the same place for both families), byte-reversed into lane
+            // order by six swap steps.
+            self.hdr.next = (bit_cast::<REV_BITS, 48>(self.reg_peer_mac.val()) << 464)
+                | (bit_cast::<REV_BITS, 48>(self.reg_local_mac.val()) << 416);
             if self.v4.val() {
-                self.h4.next = (bit_cast::<336, 48>(self.reg_peer_mac.val()) << 288)
-                    | (bit_cast::<336, 48>(self.reg_local_mac.val()) << 240)
+                self.hdr.next = self.hdr.val()
                     | self.k_fix4.val()
-                    | (bit_cast::<336, 8>(self.tos.val()) << 208)
-                    | (bit_cast::<336, 16>(self.ulen.val() + 20) << 192)
-                    | (bit_cast::<336, 8>(self.reg_ttl.val()) << 152)
-                    | (bit_cast::<336, 16>(self.s_cks.ck4.val()) << 128)
-                    | (bit_cast::<336, 32>(self.reg_local_ip.val()) << 96)
-                    | (bit_cast::<336, 32>(self.s_gram.dip.val().get_bits::<32>(0)) << 64)
-                    | (bit_cast::<336, 16>(self.s_gram.sport.val()) << 48)
-                    | (bit_cast::<336, 16>(self.s_gram.dport.val()) << 32)
-                    | (bit_cast::<336, 16>(self.ulen.val()) << 16);
-                for j in 0..42 {
-                    self.octet.next = self.h4.val().get_bits::<8>(328 - 8 * j);
-                    self.lanes.next = self.lanes.val()
-                        | (bit_cast::<OUT_BITS, 8>(self.octet.val()) << (8 * j).to_bits::<16>());
-                }
-                self.o_buf.d.next = self.lanes.val()
+                    | (bit_cast::<REV_BITS, 8>(self.tos.val()) << 384)
+                    | (bit_cast::<REV_BITS, 16>(self.ulen.val() + 20) << 368)
+                    | (bit_cast::<REV_BITS, 8>(self.reg_ttl.val()) << 328)
+                    | (bit_cast::<REV_BITS, 16>(self.s_cks.ck4.val()) << 304)
+                    | (bit_cast::<REV_BITS, 32>(self.reg_local_ip.val()) << 272)
+                    | (bit_cast::<REV_BITS, 32>(self.s_gram.dip.val().get_bits::<32>(0)) << 240)
+                    | (bit_cast::<REV_BITS, 16>(self.s_gram.sport.val()) << 224)
+                    | (bit_cast::<REV_BITS, 16>(self.s_gram.dport.val()) << 208)
+                    | (bit_cast::<REV_BITS, 16>(self.ulen.val()) << 192);
+            } else {
+                self.hdr.next = self.hdr.val()
+                    | self.k_fix6.val()
+                    | (bit_cast::<REV_BITS, 8>(self.tos.val()) << 388)
+                    | (bit_cast::<REV_BITS, 16>(self.ulen.val()) << 352)
+                    | (bit_cast::<REV_BITS, 8>(self.reg_ttl.val()) << 336)
+                    | (bit_cast::<REV_BITS, 128>(self.reg_local_ip6.val()) << 208)
+                    | (bit_cast::<REV_BITS, 128>(self.s_gram.dip.val()) << 80)
+                    | (bit_cast::<REV_BITS, 16>(self.s_gram.sport.val()) << 64)
+                    | (bit_cast::<REV_BITS, 16>(self.s_gram.dport.val()) << 48)
+                    | (bit_cast::<REV_BITS, 16>(self.ulen.val()) << 32)
+                    | (bit_cast::<REV_BITS, 16>(self.s_cks.ck6.val()) << 16);
+            }
+            for k in 0..6 {
+                self.hdr.next = ((self.hdr.val() & self.k_lo[k].val()) << self.k_sh[k].val())
+                    | ((self.hdr.val() >> self.k_sh[k].val()) & self.k_lo[k].val());
+            }
+            // Then the datagram: 42 header bytes for IPv4 (the reversed
+            // vector's bytes 42.. are zero), 62 for IPv6.
+            if self.v4.val() {
+                self.o_buf.d.next = bit_cast::<OUT_BITS, REV_BITS>(self.hdr.val())
                     | (bit_cast::<OUT_BITS, CAP_BITS>(self.s_body.data.val()) << 336);
                 self.o_left.d.next = bit_cast::<9, 8>(self.s_gram.n.val()) + 42;
             } else {
-                self.h6.next = (bit_cast::<496, 48>(self.reg_peer_mac.val()) << 448)
-                    | (bit_cast::<496, 48>(self.reg_local_mac.val()) << 400)
-                    | self.k_fix6.val()
-                    | (bit_cast::<496, 8>(self.tos.val()) << 372)
-                    | (bit_cast::<496, 16>(self.ulen.val()) << 336)
-                    | (bit_cast::<496, 8>(self.reg_ttl.val()) << 320)
-                    | (bit_cast::<496, 128>(self.reg_local_ip6.val()) << 192)
-                    | (bit_cast::<496, 128>(self.s_gram.dip.val()) << 64)
-                    | (bit_cast::<496, 16>(self.s_gram.sport.val()) << 48)
-                    | (bit_cast::<496, 16>(self.s_gram.dport.val()) << 32)
-                    | (bit_cast::<496, 16>(self.ulen.val()) << 16)
-                    | bit_cast::<496, 16>(self.s_cks.ck6.val());
-                for j in 0..62 {
-                    self.octet.next = self.h6.val().get_bits::<8>(488 - 8 * j);
-                    self.lanes.next = self.lanes.val()
-                        | (bit_cast::<OUT_BITS, 8>(self.octet.val()) << (8 * j).to_bits::<16>());
-                }
-                self.o_buf.d.next = self.lanes.val()
+                self.o_buf.d.next = bit_cast::<OUT_BITS, REV_BITS>(self.hdr.val())
                     | (bit_cast::<OUT_BITS, CAP_BITS>(self.s_body.data.val()) << 496);
                 self.o_left.d.next = bit_cast::<9, 8>(self.s_gram.n.val()) + 62;
                 self.n_v6.d.next = self.n_v6.q.val() + 1;

@@ -14,7 +14,7 @@
 use rust_hdl::prelude::*;
 
 use super::{ACK_LEN, FRAME_BITS};
-use crate::helpers::{konst, native_block};
+use crate::helpers::{konst, low_halves, native_block};
 use crate::icrc::{Affine, feed, rows};
 
 /// Wire version the ACKs carry (`metaroce_proto::VERSION`).
@@ -37,14 +37,6 @@ fn icrc_map() -> Affine {
         let ph: Vec<u8> = ph.iter().rev().copied().collect();
         (!feed(feed(u32::MAX, &ph), dg)).swap_bytes()
     })
-}
-
-/// A constant of `N` bits with the low `half` bits of every `2 * half`
-/// set: the halves a swap step moves up.
-fn low_halves<const N: usize>(half: usize) -> Constant<Bits<N>> {
-    Constant::new((0..N).fold(Bits::default(), |m, i| {
-        m.replace_bit(i, i % (2 * half) < half)
-    }))
 }
 
 native_block! {

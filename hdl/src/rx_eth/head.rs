@@ -5,7 +5,11 @@ use rust_hdl::prelude::*;
 
 use super::cksum::RxEthCksum;
 use super::links::{FieldsOut, WindowIn};
-use crate::helpers::{konst, native_block};
+use crate::helpers::{konst, low_halves, native_block};
+
+/// The swap steps that reverse the bytes of 128 bits: halves of 64 bits,
+/// then of 32, 16, 8.
+const SWAPS: [usize; 4] = [64, 32, 16, 8];
 
 native_block! {
     /// V2 (registers, t + 3, `m_fields`), from V1's window: the header
@@ -52,13 +56,14 @@ native_block! {
         v4: Signal<Local, Bit>,
         ihl: Signal<Local, Bits<4>>,
         udp: Signal<Local, Bits<48>>,
-        octet: Signal<Local, Bits<8>>,
         ip_a: Signal<Local, Bits<128>>,
         ip_b: Signal<Local, Bits<128>>,
     }
     consts {
         c_lb: Constant<Bits<16>> = konst(B.trailing_zeros() as usize),
         c_mapped: Constant<Bits<128>> = Constant::new(Bits::<128>::from(0xFFFFu64) << 32),
+        c_lo: [Constant<Bits<128>>; 4] = SWAPS.map(low_halves),
+        c_sh: [Constant<Bits<8>>; 4] = SWAPS.map(konst),
     }
 }
 
@@ -92,26 +97,17 @@ impl<const B: usize> Logic for RxEthHead<B> {
         self.b_frag.d.next = self.ipw.val().get_bit(53)
             | self.ipw.val().get_bits::<5>(48).any()
             | self.ipw.val().get_bits::<8>(56).any();
-        // Addresses, byte-reversed into network order.
-        self.ip_a.next = 0.into();
-        self.ip_b.next = 0.into();
-        self.octet.next = 0.into();
+        // Addresses, byte-reversed into network order: IPv6's 16 bytes, or
+        // IPv4's 4 at the top (so that they end in the low bytes), each
+        // reversed by four swap steps.
         if self.v4.val() {
             self.b_tot.d.next = (bit_cast::<17, 8>(self.ipw.val().get_bits::<8>(16)) << 8)
                 | bit_cast::<17, 8>(self.ipw.val().get_bits::<8>(24));
             self.b_iphl.d.next = bit_cast::<7, 4>(self.ihl.val()) << 2;
             self.b_nh.d.next = self.ipw.val().get_bits::<8>(72);
             self.b_ecn.d.next = self.ipw.val().get_bits::<2>(8);
-            for j in 0..4 {
-                self.octet.next = self.ipw.val().get_bits::<8>(96 + 8 * j);
-                self.ip_a.next = self.ip_a.val()
-                    | (bit_cast::<128, 8>(self.octet.val()) << (24 - 8 * j).to_bits::<8>());
-                self.octet.next = self.ipw.val().get_bits::<8>(128 + 8 * j);
-                self.ip_b.next = self.ip_b.val()
-                    | (bit_cast::<128, 8>(self.octet.val()) << (24 - 8 * j).to_bits::<8>());
-            }
-            self.ip_a.next = self.ip_a.val() | self.c_mapped.val();
-            self.ip_b.next = self.ip_b.val() | self.c_mapped.val();
+            self.ip_a.next = bit_cast::<128, 32>(self.ipw.val().get_bits::<32>(96)) << 96;
+            self.ip_b.next = bit_cast::<128, 32>(self.ipw.val().get_bits::<32>(128)) << 96;
         } else {
             self.b_tot.d.next = ((bit_cast::<17, 8>(self.ipw.val().get_bits::<8>(32)) << 8)
                 | bit_cast::<17, 8>(self.ipw.val().get_bits::<8>(40)))
@@ -119,14 +115,18 @@ impl<const B: usize> Logic for RxEthHead<B> {
             self.b_iphl.d.next = 40.into();
             self.b_nh.d.next = self.ipw.val().get_bits::<8>(48);
             self.b_ecn.d.next = self.ipw.val().get_bits::<2>(12);
-            for j in 0..16 {
-                self.octet.next = self.ipw.val().get_bits::<8>(64 + 8 * j);
-                self.ip_a.next = self.ip_a.val()
-                    | (bit_cast::<128, 8>(self.octet.val()) << (120 - 8 * j).to_bits::<8>());
-                self.octet.next = self.ipw.val().get_bits::<8>(192 + 8 * j);
-                self.ip_b.next = self.ip_b.val()
-                    | (bit_cast::<128, 8>(self.octet.val()) << (120 - 8 * j).to_bits::<8>());
-            }
+            self.ip_a.next = self.ipw.val().get_bits::<128>(64);
+            self.ip_b.next = self.ipw.val().get_bits::<128>(192);
+        }
+        for k in 0..4 {
+            self.ip_a.next = ((self.ip_a.val() & self.c_lo[k].val()) << self.c_sh[k].val())
+                | ((self.ip_a.val() >> self.c_sh[k].val()) & self.c_lo[k].val());
+            self.ip_b.next = ((self.ip_b.val() & self.c_lo[k].val()) << self.c_sh[k].val())
+                | ((self.ip_b.val() >> self.c_sh[k].val()) & self.c_lo[k].val());
+        }
+        if self.v4.val() {
+            self.ip_a.next = self.ip_a.val() | self.c_mapped.val();
+            self.ip_b.next = self.ip_b.val() | self.c_mapped.val();
         }
         self.b_src.d.next = self.ip_a.val();
         self.b_dst.d.next = self.ip_b.val();

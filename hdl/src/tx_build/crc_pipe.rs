@@ -263,8 +263,9 @@ impl<const W: usize, const B: usize> Logic for TxIcrcOut<W, B> {
             self.u_last.d.next = self.r_last.val();
             self.u_data.d.next = self.r_data.val();
             self.u_keep.d.next = self.r_keep.val();
-            if self.r_v.val() {
-                self.acc.next = 0.into();
+            // The ICRC only where its lanes are (`r_t` set): the other
+            // beats write none of it (a simulator skips the matrix there).
+            if self.r_v.val() & self.r_t.val().any() {
                 for o in 0..32 {
                     self.acc.next = self.acc.val().replace_bit(
                         o,
@@ -274,6 +275,8 @@ impl<const W: usize, const B: usize> Logic for TxIcrcOut<W, B> {
                     );
                 }
                 self.u_ic.d.next = !self.acc.val();
+            }
+            if self.r_v.val() {
                 // ICRC byte q sits at lane t - 4 + q (t = bytes to the
                 // frame's end from this beat, when below B + 4).
                 for q in 0..4 {
@@ -295,12 +298,22 @@ impl<const W: usize, const B: usize> Logic for TxIcrcOut<W, B> {
         if self.go.val() {
             self.o_v.d.next = self.u_v.q.val();
             if self.u_v.q.val() {
-                for q in 0..4 {
-                    self.octet.next = self.u_ic.q.val().get_bits::<8>(24 - 8 * q);
-                    for n in 0..B {
-                        if self.u_sel[q].q.val().get_bit(n) {
-                            self.icw.next = self.icw.val()
-                                | (bit_cast::<W, 8>(self.octet.val()) << (8 * n).to_bits::<16>());
+                // Only a beat that holds ICRC lanes places its bytes (a
+                // simulator skips the 4 x B choices in the others).
+                if (self.u_sel[0].q.val()
+                    | self.u_sel[1].q.val()
+                    | self.u_sel[2].q.val()
+                    | self.u_sel[3].q.val())
+                .any()
+                {
+                    for q in 0..4 {
+                        self.octet.next = self.u_ic.q.val().get_bits::<8>(24 - 8 * q);
+                        for n in 0..B {
+                            if self.u_sel[q].q.val().get_bit(n) {
+                                self.icw.next = self.icw.val()
+                                    | (bit_cast::<W, 8>(self.octet.val())
+                                        << (8 * n).to_bits::<16>());
+                            }
                         }
                     }
                 }

@@ -5,9 +5,9 @@ use rust_hdl::prelude::*;
 use super::fifo_ptrs::TxFifoPtrs;
 use super::links::{FrameOut, HeadOut, RegsIn};
 use super::side::TxSide;
-use super::{MR_BITS, SIDE_BITS};
+use super::{MR_BITS, REV_BITS, SIDE_BITS};
 use crate::bus::{DescIn, ReadReqOut};
-use crate::helpers::{LutRam, native_block};
+use crate::helpers::{LutRam, SWAPS_512, konst, low_halves, native_block};
 
 native_block! {
     /// The descriptor side of [`TxBuild`](super::TxBuild) for `B`-lane
@@ -51,11 +51,15 @@ native_block! {
         f_side: LutRam<SIDE_BITS, 2>,
         // Combinational temporaries.
         accept: Signal<Local, Bit>,
-        be: Signal<Local, Bits<MR_BITS>>,
+        be: Signal<Local, Bits<REV_BITS>>,
         mr: Signal<Local, Bits<MR_BITS>>,
-        octet: Signal<Local, Bits<8>>,
     }
-    consts {}
+    consts {
+        // The swap steps of the byte reversal: the halves they move, by
+        // how much.
+        c_lo: [Constant<Bits<REV_BITS>>; 6] = SWAPS_512.map(low_halves),
+        c_sh: [Constant<Bits<16>>; 6] = SWAPS_512.map(konst),
+    }
 }
 
 impl<const B: usize> Logic for TxFifo<B> {
@@ -77,31 +81,31 @@ impl<const B: usize> Logic for TxFifo<B> {
         self.ptrs.accept.next = self.accept.val();
         self.be.next = 0.into();
         self.mr.next = 0.into();
-        self.octet.next = 0.into();
         if self.accept.val() {
             // The headers after the version byte, network order (first
-            // byte in the top bits), then in lane order.
-            self.be.next = (bit_cast::<MR_BITS, 8>(self.s_desc.opcode.val()) << 496)
-                | (bit_cast::<MR_BITS, 16>(self.s_desc.flags.val()) << 480)
-                | (bit_cast::<MR_BITS, 32>(self.s_desc.dst_qpn.val()) << 448)
-                | (bit_cast::<MR_BITS, 32>(self.s_desc.src_qpn.val()) << 416)
-                | (bit_cast::<MR_BITS, 16>(self.s_desc.stream.val()) << 400)
-                | (bit_cast::<MR_BITS, 16>(self.s_desc.path.val()) << 384)
-                | (bit_cast::<MR_BITS, 32>(self.s_desc.conn_psn.val()) << 352)
-                | (bit_cast::<MR_BITS, 32>(self.s_desc.path_psn.val()) << 320)
-                | (bit_cast::<MR_BITS, 64>(self.s_desc.timestamp.val()) << 256)
-                | (bit_cast::<MR_BITS, 32>(self.s_desc.msn.val()) << 224)
-                | (bit_cast::<MR_BITS, 32>(self.s_desc.recv_idx.val()) << 192)
-                | (bit_cast::<MR_BITS, 32>(self.s_desc.msg_len.val()) << 160)
-                | (bit_cast::<MR_BITS, 32>(self.s_desc.offset.val()) << 128)
-                | (bit_cast::<MR_BITS, 64>(self.s_desc.remote_va.val()) << 64)
-                | (bit_cast::<MR_BITS, 32>(self.s_desc.rkey.val()) << 32)
-                | bit_cast::<MR_BITS, 32>(self.s_desc.imm.val());
-            for j in 0..63 {
-                self.octet.next = self.be.val().get_bits::<8>(496 - 8 * j);
-                self.mr.next = self.mr.val()
-                    | (bit_cast::<MR_BITS, 8>(self.octet.val()) << (8 * j).to_bits::<16>());
+            // byte in the top bits, a zero byte below), then in lane order
+            // (six swap steps reverse the 64 bytes).
+            self.be.next = (bit_cast::<REV_BITS, 8>(self.s_desc.opcode.val()) << 504)
+                | (bit_cast::<REV_BITS, 16>(self.s_desc.flags.val()) << 488)
+                | (bit_cast::<REV_BITS, 32>(self.s_desc.dst_qpn.val()) << 456)
+                | (bit_cast::<REV_BITS, 32>(self.s_desc.src_qpn.val()) << 424)
+                | (bit_cast::<REV_BITS, 16>(self.s_desc.stream.val()) << 408)
+                | (bit_cast::<REV_BITS, 16>(self.s_desc.path.val()) << 392)
+                | (bit_cast::<REV_BITS, 32>(self.s_desc.conn_psn.val()) << 360)
+                | (bit_cast::<REV_BITS, 32>(self.s_desc.path_psn.val()) << 328)
+                | (bit_cast::<REV_BITS, 64>(self.s_desc.timestamp.val()) << 264)
+                | (bit_cast::<REV_BITS, 32>(self.s_desc.msn.val()) << 232)
+                | (bit_cast::<REV_BITS, 32>(self.s_desc.recv_idx.val()) << 200)
+                | (bit_cast::<REV_BITS, 32>(self.s_desc.msg_len.val()) << 168)
+                | (bit_cast::<REV_BITS, 32>(self.s_desc.offset.val()) << 136)
+                | (bit_cast::<REV_BITS, 64>(self.s_desc.remote_va.val()) << 72)
+                | (bit_cast::<REV_BITS, 32>(self.s_desc.rkey.val()) << 40)
+                | (bit_cast::<REV_BITS, 32>(self.s_desc.imm.val()) << 8);
+            for k in 0..6 {
+                self.be.next = ((self.be.val() & self.c_lo[k].val()) << self.c_sh[k].val())
+                    | ((self.be.val() >> self.c_sh[k].val()) & self.c_lo[k].val());
             }
+            self.mr.next = self.be.val().get_bits::<MR_BITS>(0);
         }
         self.f_mr.write_enable.next = self.accept.val();
         self.f_mr.write_address.next = self.ptrs.wr.val();

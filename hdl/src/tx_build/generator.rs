@@ -3,8 +3,8 @@
 use rust_hdl::prelude::*;
 
 use super::links::{CrcCtlOut, FrameIn, GenOut, HdrIn};
-use super::{HDR_BITS, MR_BITS};
-use crate::helpers::{konst, native_block};
+use super::{HDR_BITS, MR_BITS, NET_BITS, REV_BITS};
+use crate::helpers::{SWAPS_512, konst, low_halves, native_block};
 
 native_block! {
     /// The frame [`TxBuild`](super::TxBuild)'s generator is making, at
@@ -64,9 +64,9 @@ native_block! {
         g_prev: DFF<Bits<W>>,
         g_s1: DFF<Bits<32>>,
         g_m: DFF<Bits<8>>,
-        // The taken frame's header in lane order, a byte at a time.
-        lanes: Signal<Local, Bits<HDR_BITS>>,
-        octet: Signal<Local, Bits<8>>,
+        // The taken frame's Ethernet, IP and UDP headers, byte-reversed
+        // into lane order.
+        rev: Signal<Local, Bits<REV_BITS>>,
     }
     consts {
         c_w: Constant<Bits<16>> = konst(W),
@@ -78,6 +78,10 @@ native_block! {
         // The version byte after the IPv4 or IPv6 headers.
         c_ver4: Constant<Bits<HDR_BITS>> = Constant::new(Bits::from(1) << 336),
         c_ver6: Constant<Bits<HDR_BITS>> = Constant::new(Bits::from(1) << 496),
+        // The swap steps of the byte reversal: the halves they move, by
+        // how much.
+        c_lo: [Constant<Bits<REV_BITS>>; 6] = SWAPS_512.map(low_halves),
+        c_sh: [Constant<Bits<16>>; 6] = SWAPS_512.map(konst),
     }
 }
 
@@ -153,29 +157,24 @@ impl<const W: usize, const B: usize> Logic for TxGen<W, B> {
         }
 
         // ---- The next frame: its header in lane order, its counters. ----
-        self.lanes.next = 0.into();
-        self.octet.next = 0.into();
+        self.rev.next = 0.into();
         if self.take.val() {
             self.g_active.d.next = true;
             self.g_first.d.next = true;
-            // Ethernet, IP and UDP bytes (first in lane 0), the version
-            // byte, then the MetaRoCE headers.
+            // Ethernet, IP and UDP bytes (first in lane 0: the 62 bytes,
+            // left-aligned at the top, reversed by six swap steps), the
+            // version byte, then the MetaRoCE headers.
+            self.rev.next = bit_cast::<REV_BITS, NET_BITS>(self.s_hdr.net.val()) << 16;
+            for k in 0..6 {
+                self.rev.next = ((self.rev.val() & self.c_lo[k].val()) << self.c_sh[k].val())
+                    | ((self.rev.val() >> self.c_sh[k].val()) & self.c_lo[k].val());
+            }
             if self.s_hdr.kind.val().get_bit(1) {
-                for j in 0..62 {
-                    self.octet.next = self.s_hdr.net.val().get_bits::<8>(488 - 8 * j);
-                    self.lanes.next = self.lanes.val()
-                        | (bit_cast::<HDR_BITS, 8>(self.octet.val()) << (8 * j).to_bits::<16>());
-                }
-                self.g_hdr.d.next = self.lanes.val()
+                self.g_hdr.d.next = bit_cast::<HDR_BITS, REV_BITS>(self.rev.val())
                     | self.c_ver6.val()
                     | (bit_cast::<HDR_BITS, MR_BITS>(self.s_hdr.mr.val()) << 504);
             } else {
-                for j in 0..42 {
-                    self.octet.next = self.s_hdr.net.val().get_bits::<8>(328 - 8 * j);
-                    self.lanes.next = self.lanes.val()
-                        | (bit_cast::<HDR_BITS, 8>(self.octet.val()) << (8 * j).to_bits::<16>());
-                }
-                self.g_hdr.d.next = self.lanes.val()
+                self.g_hdr.d.next = bit_cast::<HDR_BITS, REV_BITS>(self.rev.val())
                     | self.c_ver4.val()
                     | (bit_cast::<HDR_BITS, MR_BITS>(self.s_hdr.mr.val()) << 344);
             }

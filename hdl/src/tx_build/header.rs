@@ -9,7 +9,8 @@ use crate::helpers::{konst, native_block};
 native_block! {
     /// The headers of the frame [`TxBuild`](super::TxBuild)'s generator
     /// takes next, combinational: Ethernet, IPv4 or IPv6 and UDP in
-    /// network order (first byte in the top bits of its 42 or 62 bytes),
+    /// network order, left-aligned (first byte in the top bits of the 62
+    /// bytes for both families; IPv4's 42 bytes are followed by zeros),
     /// from the FIFO's head entry (its lengths, checksum, source port and
     /// flags) and the configuration; with the MetaRoCE headers, the
     /// header's length, the offset of the datagram, and the frame's kind
@@ -29,13 +30,14 @@ native_block! {
     }
     state {
         tos: Signal<Local, Bits<8>>,
+        net: Signal<Local, Bits<NET_BITS>>,
     }
     consts {
         c_fix4: Constant<Bits<NET_BITS>> = Constant::new(
-            (Bits::from(0x0800) << 224)
-                | (Bits::from(0x45) << 216)
-                | (Bits::from(0x4000) << 160)
-                | (Bits::from(17) << 144),
+            (Bits::from(0x0800) << 384)
+                | (Bits::from(0x45) << 376)
+                | (Bits::from(0x4000) << 320)
+                | (Bits::from(17) << 304),
         ),
         c_fix6: Constant<Bits<NET_BITS>> = Constant::new(
             (Bits::from(0x86DD) << 384) | (Bits::from(6) << 380) | (Bits::from(17) << 328),
@@ -53,11 +55,13 @@ impl Logic for TxHeader {
         if self.head.ecn.val() {
             self.tos.next = self.tos.val() | 2;
         }
+        // The MAC addresses, at the same place for both families.
+        self.net.next = (bit_cast::<NET_BITS, 48>(self.addr.peer_mac.val()) << 448)
+            | (bit_cast::<NET_BITS, 48>(self.addr.local_mac.val()) << 400);
         if self.addr.ipv6.val() {
-            // Ethernet, IPv6 (version 6, traffic class, flow label 0,
+            // EtherType, IPv6 (version 6, traffic class, flow label 0,
             // payload length, next header 17, hop limit), UDP.
-            self.m_hdr.net.next = (bit_cast::<NET_BITS, 48>(self.addr.peer_mac.val()) << 448)
-                | (bit_cast::<NET_BITS, 48>(self.addr.local_mac.val()) << 400)
+            self.net.next = self.net.val()
                 | self.c_fix6.val()
                 | (bit_cast::<NET_BITS, 8>(self.tos.val()) << 372)
                 | (bit_cast::<NET_BITS, 16>(self.head.l3len.val()) << 336)
@@ -69,22 +73,22 @@ impl Logic for TxHeader {
                 | (bit_cast::<NET_BITS, 16>(self.head.ulen.val()) << 16);
             self.m_hdr.dstart.next = self.c_dstart[1].val();
         } else {
-            // Ethernet, IPv4 (0x45, TOS, total length, ID 0, DF,
-            // TTL, protocol 17, checksum, addresses), UDP: 42 bytes.
-            self.m_hdr.net.next = (bit_cast::<NET_BITS, 48>(self.addr.peer_mac.val()) << 288)
-                | (bit_cast::<NET_BITS, 48>(self.addr.local_mac.val()) << 240)
+            // EtherType, IPv4 (0x45, TOS, total length, ID 0, DF, TTL,
+            // protocol 17, checksum, addresses), UDP: 42 bytes, then zeros.
+            self.net.next = self.net.val()
                 | self.c_fix4.val()
-                | (bit_cast::<NET_BITS, 8>(self.tos.val()) << 208)
-                | (bit_cast::<NET_BITS, 16>(self.head.l3len.val()) << 192)
-                | (bit_cast::<NET_BITS, 8>(self.addr.ttl.val()) << 152)
-                | (bit_cast::<NET_BITS, 16>(self.head.cks.val()) << 128)
-                | (bit_cast::<NET_BITS, 32>(self.addr.local_ip.val()) << 96)
-                | (bit_cast::<NET_BITS, 32>(self.addr.peer_ip.val()) << 64)
-                | (bit_cast::<NET_BITS, 16>(self.head.sport.val()) << 48)
-                | (bit_cast::<NET_BITS, 16>(self.addr.dport.val()) << 32)
-                | (bit_cast::<NET_BITS, 16>(self.head.ulen.val()) << 16);
+                | (bit_cast::<NET_BITS, 8>(self.tos.val()) << 368)
+                | (bit_cast::<NET_BITS, 16>(self.head.l3len.val()) << 352)
+                | (bit_cast::<NET_BITS, 8>(self.addr.ttl.val()) << 312)
+                | (bit_cast::<NET_BITS, 16>(self.head.cks.val()) << 288)
+                | (bit_cast::<NET_BITS, 32>(self.addr.local_ip.val()) << 256)
+                | (bit_cast::<NET_BITS, 32>(self.addr.peer_ip.val()) << 224)
+                | (bit_cast::<NET_BITS, 16>(self.head.sport.val()) << 208)
+                | (bit_cast::<NET_BITS, 16>(self.addr.dport.val()) << 192)
+                | (bit_cast::<NET_BITS, 16>(self.head.ulen.val()) << 176);
             self.m_hdr.dstart.next = self.c_dstart[0].val();
         }
+        self.m_hdr.net.next = self.net.val();
         self.m_hdr.mr.next = self.head.mr.val();
         self.m_hdr.kind.next = bit_cast::<2, 1>(self.head.msg.val().into());
         if self.addr.ipv6.val() {

@@ -117,8 +117,8 @@ bus_pair! {
     / HdrIn = "HdrIn"
     []
     {
-        /// Ethernet, IP and UDP headers, network order (first byte in
-        /// bits `8 * dstart - 1 ..`).
+        /// Ethernet, IP and UDP headers, network order, left-aligned
+        /// (first byte in bits 495..488; IPv4's 42 bytes, then zeros).
         net: Out / In, Bits<NET_BITS>;
         /// The MetaRoCE headers after the version byte, lane order.
         mr: Out / In, Bits<MR_BITS>;

@@ -126,6 +126,9 @@ const HDR_BITS: usize = 8 * 126;
 const NET_BITS: usize = 8 * 62;
 /// The MetaRoCE headers after the version byte, in lane order.
 const MR_BITS: usize = 504;
+/// Bits of the byte reversals into lane order (64 bytes: the 62 or 63
+/// header bytes, then zeros).
+const REV_BITS: usize = 512;
 /// Bits of an entry's computed part (layout at `side` in the kernel).
 const SIDE_BITS: usize = 154;
 /// Bits of the un-zero table row: 32 per trailing-zero count, up to 64 lanes.
