@@ -12,7 +12,7 @@ mod dma;
 mod ro;
 
 use super::kernel::kernel_of_parts;
-use super::reg_file::{RW_BITS, WO_REGS, ro_sources, rw_bit, wo_bit};
+use super::reg_file::{RO_REGS, RW_BITS, WO_REGS, ro_sources, rw_bit, wo_bit};
 use super::{DmaReadArb, DmaWriteArb, HostCounters, RxHold, TxTableOp, TxqFetch};
 use crate::bus::{
     AckRxCntIn, AxisOut, CfgOut, CounterRead, DescOut, DmaWriteIn, EthEvIn, ReadReqIn, TxOpOut,
@@ -299,61 +299,9 @@ native_block! {
         k_cfg_data_hi: Constant<Bits<16>> = konst(wo_bit("CFG", "CFG_DATA_HI")),
         k_eth_port: Constant<Bits<16>> = konst(wo_bit("CFG", "ETH_PORT")),
         k_op_go: Constant<Bits<16>> = konst(wo_bit("TXT", "OP_GO")),
-        // The addresses of the read-only registers, each the register's
-        // the table says the signal feeds.
-        k_ro_cnt_bar_bad: Constant<Bits<16>> = ro_addr("cnt_bar_bad"),
-        k_ro_cnt_cfg_writes: Constant<Bits<16>> = ro_addr("cnt_cfg_writes"),
-        k_ro_c_cnt_val: Constant<Bits<16>> = ro_addr("c_cnt_val"),
-        k_ro_c_eth_cnt_val: Constant<Bits<16>> = ro_addr("c_eth_cnt_val"),
-        k_ro_c_ack_cnt_frames: Constant<Bits<16>> = ro_addr("c_ack_cnt_frames"),
-        k_ro_c_ack_cnt_ece: Constant<Bits<16>> = ro_addr("c_ack_cnt_ece"),
-        k_ro_c_ack_cnt_v6: Constant<Bits<16>> = ro_addr("c_ack_cnt_v6"),
-        k_ro_c_ackrx_cnt_applied: Constant<Bits<16>> = ro_addr("c_ackrx_cnt_applied"),
-        k_ro_c_ackrx_cnt_unmapped: Constant<Bits<16>> = ro_addr("c_ackrx_cnt_unmapped"),
-        k_ro_c_ackrx_cnt_overflow: Constant<Bits<16>> = ro_addr("c_ackrx_cnt_overflow"),
-        k_ro_c_ackrx_cnt_pair_err: Constant<Bits<16>> = ro_addr("c_ackrx_cnt_pair_err"),
-        k_ro_c_ackrx_cnt_refused: Constant<Bits<16>> = ro_addr("c_ackrx_cnt_refused"),
-        k_ro_c_fw_cnt_up: Constant<Bits<16>> = ro_addr("c_fw_cnt_up"),
-        k_ro_c_fw_cnt_trunc: Constant<Bits<16>> = ro_addr("c_fw_cnt_trunc"),
-        k_ro_c_fwtx_cnt_frames: Constant<Bits<16>> = ro_addr("c_fwtx_cnt_frames"),
-        k_ro_tx_err: Constant<Bits<16>> = ro_addr("tx_err"),
-        k_ro_cnt_eth_frames: Constant<Bits<16>> = ro_addr("cnt_eth_frames"),
-        k_ro_cnt_eth_drops: Constant<Bits<16>> = ro_addr("cnt_eth_drops"),
-        k_ro_cnt_rx_hold: Constant<Bits<16>> = ro_addr("cnt_rx_hold"),
-        k_ro_cnt_ev_lost: Constant<Bits<16>> = ro_addr("cnt_ev_lost"),
-        k_ro_cnt_txq_bad: Constant<Bits<16>> = ro_addr("cnt_txq_bad"),
-        k_ro_cnt_ftq_bad: Constant<Bits<16>> = ro_addr("cnt_ftq_bad"),
-        k_ro_cnt_bad_tag: Constant<Bits<16>> = ro_addr("cnt_bad_tag"),
-        k_ro_cnt_txq_ops: Constant<Bits<16>> = ro_addr("cnt_txq_ops"),
-        k_ro_op_status: Constant<Bits<16>> = ro_addr("op_status"),
-        k_ro_op_res_psn: Constant<Bits<16>> = ro_addr("op_res_psn"),
-        k_ro_op_res_pkts: Constant<Bits<16>> = ro_addr("op_res_pkts"),
-        k_ro_op_res_bytes: Constant<Bits<16>> = ro_addr("op_res_bytes"),
-        k_ro_rd_entropy: Constant<Bits<16>> = ro_addr("rd_entropy"),
-        k_ro_c_rd_next_psn: Constant<Bits<16>> = ro_addr("c_rd_next_psn"),
-        k_ro_c_rd_una: Constant<Bits<16>> = ro_addr("c_rd_una"),
-        k_ro_c_rd_inflight: Constant<Bits<16>> = ro_addr("c_rd_inflight"),
-        k_ro_c_rd_window: Constant<Bits<16>> = ro_addr("c_rd_window"),
-        k_ro_c_rd_srtt: Constant<Bits<16>> = ro_addr("c_rd_srtt"),
-        k_ro_c_rd_rttvar: Constant<Bits<16>> = ro_addr("c_rd_rttvar"),
-        k_ro_c_rd_ecn_ewma: Constant<Bits<16>> = ro_addr("c_rd_ecn_ewma"),
-        k_ro_c_rd_loss_ewma: Constant<Bits<16>> = ro_addr("c_rd_loss_ewma"),
-        k_ro_c_rd_samples: Constant<Bits<16>> = ro_addr("c_rd_samples"),
-        k_ro_c_rd_sent: Constant<Bits<16>> = ro_addr("c_rd_sent"),
-        k_ro_c_rd_retransmitted: Constant<Bits<16>> = ro_addr("c_rd_retransmitted"),
-        k_ro_c_rd_acked: Constant<Bits<16>> = ro_addr("c_rd_acked"),
-        k_ro_c_rd_lost: Constant<Bits<16>> = ro_addr("c_rd_lost"),
-        k_ro_c_rd_ce_marked: Constant<Bits<16>> = ro_addr("c_rd_ce_marked"),
-        k_ro_c_rd_repaths: Constant<Bits<16>> = ro_addr("c_rd_repaths"),
-        k_ro_c_rd_timeouts: Constant<Bits<16>> = ro_addr("c_rd_timeouts"),
-        k_ro_rd_flags: Constant<Bits<16>> = ro_addr("rd_flags"),
-        k_ro_txq_cons: Constant<Bits<16>> = ro_addr("txq_cons"),
-        k_ro_ftq_cons: Constant<Bits<16>> = ro_addr("ftq_cons"),
-        k_ro_evq_prod: Constant<Bits<16>> = ro_addr("evq_prod"),
-        k_ro_frq_prod: Constant<Bits<16>> = ro_addr("frq_prod"),
-        k_ro_irq_count0: Constant<Bits<16>> = ro_addr("irq_count0"),
-        k_ro_irq_count1: Constant<Bits<16>> = ro_addr("irq_count1"),
-        k_ro_irq_count2: Constant<Bits<16>> = ro_addr("irq_count2"),
+        // The addresses of the read-only registers in the map's order
+        // (the order of the table in `ro.rs`).
+        k_ro: [Constant<Bits<16>>; RO_REGS] = ro_addrs(),
     }
 }
 
@@ -375,22 +323,18 @@ fn rw_at(block: &str, first: &str, last: &str, bits: usize) -> Constant<Bits<16>
     konst(at)
 }
 
-/// The address of the read-only register whose source in
-/// [`regs::BLOCKS`](super::regs::BLOCKS) is the signal `src`.
+/// The addresses of the read-only registers the host interface answers,
+/// in the register map's order: that of `ro.rs`'s table.
 ///
 /// # Panics
-/// If no register, or more than one, names it.
-pub(super) fn ro_addr(src: &str) -> Constant<Bits<16>> {
-    let addrs: Vec<u16> = ro_sources()
-        .into_iter()
-        .filter(|(_, s)| *s == src)
-        .map(|(a, _)| a)
-        .collect();
+/// If the table does not list the map's sources in the map's order.
+fn ro_addrs() -> [Constant<Bits<16>>; RO_REGS] {
+    let map = ro_sources();
+    let names: Vec<&str> = map.iter().map(|(_, src)| *src).collect();
     assert_eq!(
-        addrs.len(),
-        1,
-        "the register map names {src} {} times",
-        addrs.len()
+        names,
+        ro::RO_NAMES,
+        "HostIf's read-only sources (wiring/ro.rs) are not the register map's, in its order"
     );
-    konst(usize::from(addrs[0]))
+    std::array::from_fn(|i| konst(usize::from(map[i].0)))
 }
