@@ -77,6 +77,7 @@ pub mod ev_ring;
 pub mod fw_rx_ring;
 pub mod fw_tx_queue;
 pub mod irq;
+mod kernel;
 pub mod reg_file;
 pub mod regs;
 pub mod rx_hold;

@@ -1,7 +1,6 @@
 //! rust-hdl simulation of [`HostIf`]: the TX queue and a register operation.
 
-use super::reg_file::{RW_BITS, WO_REGS, rw_bit, wo_bit};
-use super::wiring::ro_addr;
+use super::reg_file::{RW_BITS, WO_REGS, ro_sources, rw_bit, wo_bit};
 use super::*;
 use rust_hdl::prelude::*;
 use std::sync::{Arc, Mutex};
@@ -9,6 +8,15 @@ use std::sync::{Arc, Mutex};
 /// `v` at bit `at` of a `N`-bit bus.
 fn word<const N: usize>(bus: Bits<N>, at: usize, v: u64) -> Bits<N> {
     (0..64).fold(bus, |b, i| b.replace_bit(at + i, v >> i & 1 == 1))
+}
+
+/// The address of the read-only register whose source is `src`.
+fn ro_addr(src: &str) -> u64 {
+    let (addr, _) = ro_sources()
+        .into_iter()
+        .find(|(_, s)| *s == src)
+        .unwrap_or_else(|| panic!("no read-only register has source {src}"));
+    u64::from(addr)
 }
 
 /// The read-only registers the test reads at the end, by source.
@@ -111,7 +119,7 @@ fn simulate() -> Seen {
         }
         x.ro_rd_valid.next = true;
         for src in RO_READ {
-            x.ro_rd_addr.next = ro_addr(src).val();
+            x.ro_rd_addr.next = ro_addr(src).to_bits();
             wait_clock_true!(sim, clock, x);
             wait_clock_false!(sim, clock, x);
             seen.lock().unwrap().3.push(x.ro_rd_data.val().to_u64());

@@ -147,8 +147,8 @@ native_block! {
         n_bad: DFF<Bits<32>>,
         n_inc: DFF<Bits<2>>,
         // Temporaries: the ring's index mask; one fetched word, the
-        // fetched entry as one value; the held entry leaves (register
-        // inputs only).
+        // fetched entry as one value (built only in the cycle it moves to
+        // execution); the held entry leaves (register inputs only).
         mask: Signal<Local, Bits<32>>,
         word: Signal<Local, Bits<64>>,
         pf_all: Signal<Local, Bits<ENTRY_BITS>>,
@@ -198,12 +198,8 @@ impl<const W: usize> Logic for TxqFetch<W> {
                 | (!self.kind.kind0.val() & !self.kind.kind1.val() & !self.kind.kind2.val()));
         self.n_inc.d.next =
             bit_cast::<2, 1>(self.adv.val().into()) + bit_cast::<2, 1>(self.ftq_adv.val().into());
+        self.word.next = 0.into();
         self.pf_all.next = 0.into();
-        for j in 0..ENTRY_WORDS {
-            self.word.next = self.pf[j].q.val();
-            self.pf_all.next = self.pf_all.val()
-                | (bit_cast::<ENTRY_BITS, 64>(self.word.val()) << self.k_word[j].val());
-        }
         match self.st.q.val() {
             PfState::Idle => {
                 if self.ctrl.val() & (self.fetched.q.val() != self.prod.val()) {
@@ -236,6 +232,12 @@ impl<const W: usize> Logic for TxqFetch<W> {
             _ => {
                 // Full: to execution when the held entry leaves.
                 if !self.held.q.val() | self.adv.val() {
+                    // The words as one value only here, where it loads.
+                    for j in 0..ENTRY_WORDS {
+                        self.word.next = self.pf[j].q.val();
+                        self.pf_all.next = self.pf_all.val()
+                            | (bit_cast::<ENTRY_BITS, 64>(self.word.val()) << self.k_word[j].val());
+                    }
                     self.ds_buf.d.next = self.pf_all.val();
                     self.st.d.next = PfState::Idle;
                 }

@@ -56,39 +56,41 @@ impl Logic for EvEntry {
     fn update(&mut self) {
         dff_setup!(self, clock, e, vhi);
         self.word.next = self.e.q.val();
-        // Word 7: the entry's index in bits 31..0, its type in 59..56, the
-        // phase in 63.
-        self.ent.next = bit_cast::<ENTRY_BITS, 32>(self.prod.val()) << 448;
-        self.ent.next = self
-            .ent
-            .val()
-            .replace_bit(511, !self.prod.val().get_bit(self.size_log2.val().index()));
-        if self.load_tt.val() {
-            // Words 2..6 carry the first part of a result's slot view
-            // (zeros for a fate); the rest follows in a view entry.
-            self.ent.next = self.ent.val()
-                | (bit_cast::<ENTRY_BITS, 4>(self.ttype.val()) << 504)
-                | bit_cast::<ENTRY_BITS, 448>(self.tt.val().get_bits::<448>(0));
-            self.vhi.d.next = self.tt.val().get_bits::<VHI_BITS>(448);
-        }
-        if self.load_ev.val() {
-            // The placement address: bits 23..0 in w6[63:40], 47..24 in
-            // w7[55:32], w6[37] set when it is there.
-            self.ent.next = self.ent.val()
-                | (bit_cast::<ENTRY_BITS, 4>(self.k_verdict.val()) << 504)
-                | bit_cast::<ENTRY_BITS, EVF_BITS>(self.ev.val());
-            if self.pa_ok.val() {
-                self.ent.next = self.ent.val().replace_bit(421, true)
-                    | (bit_cast::<ENTRY_BITS, 24>(self.pa.val().get_bits::<24>(0)) << 424)
-                    | (bit_cast::<ENTRY_BITS, 24>(self.pa.val().get_bits::<24>(24)) << 480);
-            }
-        }
-        if self.load_view.val() {
-            self.ent.next = self.ent.val()
-                | (bit_cast::<ENTRY_BITS, 4>(self.k_view.val()) << 504)
-                | bit_cast::<ENTRY_BITS, VHI_BITS>(self.vhi.q.val());
-        }
+        // The entry is laid out only in a cycle that loads it.
+        self.ent.next = 0.into();
         if self.load_tt.val() | self.load_ev.val() | self.load_view.val() {
+            // Word 7: the entry's index in bits 31..0, its type in 59..56, the
+            // phase in 63.
+            self.ent.next = bit_cast::<ENTRY_BITS, 32>(self.prod.val()) << 448;
+            self.ent.next = self
+                .ent
+                .val()
+                .replace_bit(511, !self.prod.val().get_bit(self.size_log2.val().index()));
+            if self.load_tt.val() {
+                // Words 2..6 carry the first part of a result's slot view
+                // (zeros for a fate); the rest follows in a view entry.
+                self.ent.next = self.ent.val()
+                    | (bit_cast::<ENTRY_BITS, 4>(self.ttype.val()) << 504)
+                    | bit_cast::<ENTRY_BITS, 448>(self.tt.val().get_bits::<448>(0));
+                self.vhi.d.next = self.tt.val().get_bits::<VHI_BITS>(448);
+            }
+            if self.load_ev.val() {
+                // The placement address: bits 23..0 in w6[63:40], 47..24 in
+                // w7[55:32], w6[37] set when it is there.
+                self.ent.next = self.ent.val()
+                    | (bit_cast::<ENTRY_BITS, 4>(self.k_verdict.val()) << 504)
+                    | bit_cast::<ENTRY_BITS, EVF_BITS>(self.ev.val());
+                if self.pa_ok.val() {
+                    self.ent.next = self.ent.val().replace_bit(421, true)
+                        | (bit_cast::<ENTRY_BITS, 24>(self.pa.val().get_bits::<24>(0)) << 424)
+                        | (bit_cast::<ENTRY_BITS, 24>(self.pa.val().get_bits::<24>(24)) << 480);
+                }
+            }
+            if self.load_view.val() {
+                self.ent.next = self.ent.val()
+                    | (bit_cast::<ENTRY_BITS, 4>(self.k_view.val()) << 504)
+                    | bit_cast::<ENTRY_BITS, VHI_BITS>(self.vhi.q.val());
+            }
             self.e.d.next = self.ent.val();
         }
     }

@@ -248,6 +248,7 @@ impl<const W: usize, const B: usize> Logic for EvRing<W, B> {
         self.result.res_pkts.next = self.res_pkts.val();
         self.result.res_bytes.next = self.res_bytes.val();
         self.result.cap_view.next = self.cap_view.val();
+        self.result.push.next = self.ackrx.valid.val() | self.qres_valid.val();
         self.fate_take.next = self.fate.valid.val()
             & (self.seq.ttf_count.val() < self.k_tt_fate.val())
             & !self.seq.skid_v.val();
