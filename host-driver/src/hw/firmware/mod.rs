@@ -247,8 +247,7 @@ impl Firmware {
                 self.tables.remove_mr(lkey, &mut |a, d| words.push((a, d)));
             }
             // The MR entries leave the device before their memory does.
-            self.cfg_writes(&std::mem::take(&mut words))?;
-            self.flush_txq()?;
+            self.cfg_writes_taken(&mut words)?;
             for (lkey, addr, len) in gone {
                 self.dev.unmap_dma(addr, len as usize)?;
                 self.mapped.retain(|m| m.0 != lkey);
@@ -275,8 +274,7 @@ impl Firmware {
             // returns: a peer may use its rkey at once, so the MR entry must be in the
             // device's table by then, not queued behind descriptors and table
             // operations (a request meeting no entry is a fatal remote access NACK).
-            self.cfg_writes(&std::mem::take(&mut words))?;
-            self.flush_txq()?;
+            self.cfg_writes_taken(&mut words)?;
         }
         // QPs.
         let qpns: Vec<u32> = nic.qpns().collect();
@@ -321,8 +319,7 @@ impl Firmware {
             // `sync` wrote) must be in the device's table by then, not queued
             // behind descriptors (a packet meeting no entry is dropped as
             // `unknown_qp`, and the sender waits a timeout to resend it).
-            self.cfg_writes(&std::mem::take(&mut words))?;
-            self.flush_txq()?;
+            self.cfg_writes_taken(&mut words)?;
         }
         // Table operations: a path's slot-map word (its `Init`) goes in before them.
         let mut ops = Vec::new();

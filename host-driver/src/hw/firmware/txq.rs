@@ -60,6 +60,16 @@ impl Firmware {
         Ok(())
     }
 
+    /// Writes `words` (emptied) as table words and waits until the device has taken
+    /// them: what they set holds when the caller returns.
+    pub(super) fn cfg_writes_taken(
+        &mut self,
+        words: &mut Vec<(u16, u64)>,
+    ) -> Result<(), DriverError> {
+        self.cfg_writes(&std::mem::take(words))?;
+        self.flush_txq()
+    }
+
     /// Takes the engine's next packet: a descriptor goes into the TX queue after the
     /// entries of what it caused (its path's `Send`, a READ's entry); a firmware
     /// datagram into the firmware TX queue. Returns whether there was one.
