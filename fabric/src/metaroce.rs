@@ -266,8 +266,8 @@ pub struct MetaRoceHost<M: HostMemory> {
     latencies: Vec<SimTime>,
     /// The engine's next deadline, cached until the engine is next driven.
     deadline: Option<Option<SimTime>>,
-    /// Buffer the engine writes datagrams into (MTU + headers).
-    scratch: Vec<u8>,
+    /// Bytes the engine may write for one datagram (MTU + headers).
+    datagram_room: usize,
 }
 
 impl<M: HostMemory> MetaRoceHost<M> {
@@ -383,9 +383,9 @@ impl<M: HostMemory> MetaRoceHost<M> {
     }
 
     /// Notes the first transmission of a message's first packet.
-    fn note_transmit(&mut self, now: SimTime, len: usize) {
+    fn note_transmit(&mut self, now: SimTime, datagram: &[u8]) {
         // The engine just built this datagram, so its headers are whole.
-        let packet = metaroce_proto::Packet::new_unchecked(&self.scratch[..len]);
+        let packet = metaroce_proto::Packet::new_unchecked(datagram);
         let base = packet.base();
         let flags = Flags::from_bits_truncate(base.flags.get());
         let data = matches!(packet.opcode(), Ok(Opcode::Write | Opcode::WriteImm));
@@ -409,7 +409,7 @@ impl<M: HostMemory> Transport for MetaRoceHost<M> {
         };
         self.deadline = None;
         self.nic
-            .handle_datagram(to_ns(now), &packet.payload, meta, &mut self.mem);
+            .handle_datagram(to_ns(now), packet.payload(), meta, &mut self.mem);
         self.drain_events(now);
     }
 
@@ -419,9 +419,11 @@ impl<M: HostMemory> Transport for MetaRoceHost<M> {
 
     fn poll_transmit_on(&mut self, now: SimTime, packet: &mut Packet, ports: PortsReady) -> bool {
         self.deadline = None;
-        let transmit =
-            self.nic
-                .poll_transmit_on(to_ns(now), &mut self.scratch, &mut self.mem, ports);
+        // The engine writes the datagram straight into the packet's buffer.
+        let buffer = packet.payload_buffer(self.datagram_room);
+        let transmit = self
+            .nic
+            .poll_transmit_on(to_ns(now), buffer, &mut self.mem, ports);
         self.drain_events(now);
         let Some(transmit) = transmit else {
             return false;
@@ -432,10 +434,7 @@ impl<M: HostMemory> Transport for MetaRoceHost<M> {
         let Some(dst) = HostId::from_ipv4(u32::from(dst)) else {
             return false;
         };
-        packet.payload.clear();
-        packet
-            .payload
-            .extend_from_slice(&self.scratch[..transmit.len]);
+        packet.set_payload_len(transmit.len);
         packet.dst = dst;
         packet.src_port = transmit.src_port;
         packet.dst_port = transmit.dst_port;
@@ -445,7 +444,7 @@ impl<M: HostMemory> Transport for MetaRoceHost<M> {
             Ecn::NotEct
         };
         packet.wire_bytes = transmit.len as u32 + IP_UDP_HEADER_BYTES + ETHERNET_FRAMING_BYTES;
-        self.note_transmit(now, transmit.len);
+        self.note_transmit(now, packet.payload());
         true
     }
 
@@ -587,7 +586,7 @@ impl<M: HostMemory> MetaRoceHost<M> {
             stats: TransportStats::default(),
             latencies: Vec::new(),
             deadline: None,
-            scratch: vec![0; config.mtu as usize + 256],
+            datagram_room: config.mtu as usize + 256,
         }
     }
 

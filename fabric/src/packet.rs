@@ -4,8 +4,9 @@
 //! ECMP, ECN bits, wire size) plus either real bytes (`payload`, for the
 //! sans-IO engine) or a small typed header (`header`, for the baselines).
 //! Packets live in a [`PacketPool`] and are referred to by [`PacketId`];
-//! a released slot keeps its byte buffer's capacity, so steady-state runs
-//! allocate nothing per packet.
+//! a released slot keeps its byte buffer, so steady-state runs allocate
+//! nothing per packet, and a transport writes its datagram straight into
+//! the buffer ([`Packet::payload_buffer`]) instead of copying it there.
 
 /// Index of a host in the simulated network.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -97,22 +98,47 @@ pub struct Packet {
     pub wire_bytes: u32,
     /// Typed header used by the baseline transports.
     pub header: RdmaHeader,
-    /// Real packet bytes (UDP payload) for byte-level transports; empty for
-    /// the baselines. Capacity is kept across pool reuse.
-    pub payload: Vec<u8>,
+    /// Buffer of the real packet bytes (UDP payload) of byte-level
+    /// transports, of which the first `payload_len` are the packet's; kept,
+    /// with its stale bytes, across pool reuse. Empty for the baselines.
+    buffer: Vec<u8>,
+    /// Length of the payload in `buffer`.
+    payload_len: u32,
     /// Background cross-traffic: discarded after crossing its hot link.
     pub is_background: bool,
 }
 
 impl Packet {
-    /// Resets all metadata, keeping the payload buffer's capacity.
+    /// Resets all metadata and empties the payload, keeping its buffer.
     fn reset(&mut self) {
-        let mut payload = std::mem::take(&mut self.payload);
-        payload.clear();
+        let buffer = std::mem::take(&mut self.buffer);
         *self = Packet {
-            payload,
+            buffer,
             ..Packet::default()
         };
+    }
+
+    /// The real packet bytes (UDP payload); empty for the baselines.
+    pub fn payload(&self) -> &[u8] {
+        &self.buffer[..self.payload_len as usize]
+    }
+
+    /// The packet's byte buffer, at least `len` bytes, for a transport to
+    /// write its datagram into; then [`Packet::set_payload_len`] says how
+    /// many bytes it wrote. Bytes not written are stale: whatever an earlier
+    /// packet left there (zero when the buffer grows).
+    pub fn payload_buffer(&mut self, len: usize) -> &mut [u8] {
+        if self.buffer.len() < len {
+            self.buffer.resize(len, 0);
+        }
+        &mut self.buffer
+    }
+
+    /// Sets the payload to the first `len` bytes of the buffer (at most its
+    /// length).
+    pub fn set_payload_len(&mut self, len: usize) {
+        let len = len.min(self.buffer.len());
+        self.payload_len = u32::try_from(len).expect("a payload shorter than 4 GiB");
     }
 }
 
@@ -179,7 +205,7 @@ impl PacketPool {
     /// nothing.
     pub fn prefetch_bytes(&self, id: PacketId) {
         if let Some(slot) = self.slots.get(id.0 as usize) {
-            prefetch_line(slot.payload.as_ptr());
+            prefetch_line(slot.buffer.as_ptr());
         }
     }
 
@@ -222,13 +248,16 @@ mod tests {
     fn pool_reuses_slots_and_keeps_capacity() {
         let mut pool = PacketPool::new();
         let first = pool.alloc();
-        pool.get_mut(first).payload.extend_from_slice(&[1, 2, 3]);
+        pool.get_mut(first).payload_buffer(3)[..2].copy_from_slice(&[1, 2]);
+        pool.get_mut(first).set_payload_len(2);
+        assert_eq!(pool.get(first).payload(), &[1, 2]);
         pool.get_mut(first).wire_bytes = 99;
         pool.release(first);
         let second = pool.alloc();
         assert_eq!(first, second);
-        assert!(pool.get(second).payload.is_empty());
-        assert!(pool.get(second).payload.capacity() >= 3);
+        assert!(pool.get(second).payload().is_empty());
+        // The buffer is kept with its stale bytes.
+        assert_eq!(pool.get_mut(second).payload_buffer(1), &[1, 2, 0]);
         assert_eq!(pool.get(second).wire_bytes, 0);
         assert_eq!(pool.capacity(), 1);
         assert_eq!(pool.live(), 1);

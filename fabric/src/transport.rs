@@ -8,8 +8,9 @@
 //! ([`Transport::handle_timeout`]) re-trigger the pull.
 //!
 //! Times are simulator picoseconds; an adapter for the nanosecond engine
-//! converts with [`crate::time::to_ns`] / [`crate::time::from_ns`], copies
-//! `packet.payload` in and out, and maps [`crate::HostId::ipv4`] addresses.
+//! converts with [`crate::time::to_ns`] / [`crate::time::from_ns`], reads
+//! [`Packet::payload`] and writes into [`Packet::payload_buffer`], and maps
+//! [`crate::HostId::ipv4`] addresses.
 
 use crate::packet::Packet;
 use crate::time::SimTime;
@@ -22,7 +23,7 @@ pub trait Transport {
     fn handle_packet(&mut self, now: SimTime, packet: &Packet);
 
     /// An egress port is free at `now`. Fill `packet` (its `src` is already
-    /// set; fill `dst`, ports, `ecn`, `wire_bytes` and `header` or `payload`)
+    /// set; fill `dst`, ports, `ecn`, `wire_bytes` and `header` or the payload)
     /// and return `true`, or return `false` when nothing may be sent now.
     fn poll_transmit(&mut self, now: SimTime, packet: &mut Packet) -> bool;
 

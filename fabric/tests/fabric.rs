@@ -143,12 +143,10 @@ fn ecmp_spreads_ports_and_pins_each_port_to_one_path() {
     let hops: Vec<ComponentId> = (10..18).map(ComponentId).collect();
     let mut switch = EcmpSwitch::new(42, &[Vec::new(), hops.clone()]);
     let mut counts = [0u32; 8];
-    let mut packet = Packet {
-        src: HostId(0),
-        dst: HostId(1),
-        dst_port: 4791,
-        ..Packet::default()
-    };
+    let mut packet = Packet::default();
+    packet.src = HostId(0);
+    packet.dst = HostId(1);
+    packet.dst_port = 4791;
     for port in 0..4000u16 {
         packet.src_port = 49152 + port;
         let hop = switch.route(&packet).unwrap();
