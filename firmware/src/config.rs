@@ -125,6 +125,14 @@ pub struct QpConfig {
     /// second copy of up to this many of its newest unacknowledged packets,
     /// each on another path (spec §5.6). 0 turns them off.
     pub tail_copies: u16,
+    /// Multi-path ACKs (spec §3.11, revision v0.1.4): the QP's data packets
+    /// and PROBEs carry MULTI_ACK_OK, and once the peer's packets carry it
+    /// too, the QP acknowledges all its pending paths in one MULTI_ACK
+    /// instead of one ACK per path (§6.4). Off: single-path ACKs only, and
+    /// the flag is not sent. The hardware data path never sends the flag
+    /// (its RTL knows only the single-path ACK), so a peer answers it with
+    /// single-path ACKs.
+    pub multi_ack: bool,
     /// Delay the receiver asks for in an RNR NACK, µs.
     pub rnr_delay_us: u32,
     /// Largest number of outstanding send work requests.
@@ -161,6 +169,7 @@ impl Default for QpConfig {
             repath_ecn_fraction: 0.5,
             repath_loss_fraction: 0.3,
             tail_copies: 8,
+            multi_ack: true,
             rnr_delay_us: 100,
             max_send_wr: 8192,
             max_recv_wr: 8192,

@@ -135,7 +135,12 @@ impl Pair {
 
     /// Two NICs whose QPs use `qp`.
     pub fn with_config(seed: u64, qp: QpConfig, channel: Channel) -> Pair {
-        Pair::build(seed, qp, channel, true)
+        Pair::build(seed, [qp.clone(), qp], channel, true)
+    }
+
+    /// Two NICs whose QPs use `qp_a` and `qp_b`.
+    pub fn with_configs(seed: u64, qp_a: QpConfig, qp_b: QpConfig, channel: Channel) -> Pair {
+        Pair::build(seed, [qp_a, qp_b], channel, true)
     }
 
     /// Like [`Pair::new`], but B's QP stays in RTR (a READ responder that
@@ -147,15 +152,15 @@ impl Pair {
             streams: 8,
             ..QpConfig::default()
         };
-        Pair::build(seed, qp, channel, false)
+        Pair::build(seed, [qp.clone(), qp], channel, false)
     }
 
-    fn build(seed: u64, qp: QpConfig, channel: Channel, b_to_rts: bool) -> Pair {
-        let mk = |ip: [u8; 4], s: u64| {
+    fn build(seed: u64, [qp_a, qp_b]: [QpConfig; 2], channel: Channel, b_to_rts: bool) -> Pair {
+        let mk = |ip: [u8; 4], s: u64, qp: QpConfig| {
             let cfg = NicConfig {
                 local_ip: IpAddr::V4(Ipv4Addr::from(ip)),
                 seed: s,
-                qp: qp.clone(),
+                qp,
                 line_rate_mbps: (channel.rate_gbps * 1000) as u32,
                 ..NicConfig::default()
             };
@@ -183,8 +188,8 @@ impl Pair {
                 egress_free_at: 0,
             }
         };
-        let mut a = mk([10, 0, 0, 1], seed);
-        let mut b = mk([10, 0, 0, 2], seed ^ 0xb);
+        let mut a = mk([10, 0, 0, 1], seed, qp_a);
+        let mut b = mk([10, 0, 0, 2], seed ^ 0xb, qp_b);
         connect(&mut a, &b, 1000, 5000, true);
         connect(&mut b, &a, 5000, 1000, b_to_rts);
         Pair {

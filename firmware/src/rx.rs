@@ -6,7 +6,7 @@ use alloc::collections::{BTreeMap, VecDeque};
 use alloc::vec;
 use alloc::vec::Vec;
 
-use metaroce_proto::{AckRepr, Opcode, SACK_BITS, Sack};
+use metaroce_proto::{AckEntry, AckRepr, MultiAckRepr, Opcode, SACK_BITS, Sack};
 
 use crate::config::MAX_PATHS;
 use crate::verbs::RecvWr;
@@ -228,6 +228,8 @@ pub(crate) struct Rx {
     /// Streams the QP carries; state for one is created on first use.
     max_streams: u16,
     pub last_data_ns: Option<u64>,
+    /// The peer's packets carry MULTI_ACK_OK: it accepts MULTI_ACKs (§6.4).
+    pub peer_multi_ack: bool,
 }
 
 impl Rx {
@@ -239,6 +241,7 @@ impl Rx {
             streams: Vec::new(),
             max_streams: streams,
             last_data_ns: None,
+            peer_multi_ack: false,
         }
     }
 
@@ -283,22 +286,58 @@ impl Rx {
 
     /// The next ACK to send: (path, reply port, ECE, ACK fields).
     pub fn poll_ack(&mut self, rate_hint: u32, credit: u32) -> Option<(u16, u16, bool, AckRepr)> {
-        let path = self.pending.pop_front()?;
-        let conn_cum = self.conn.cum();
+        let (entry, port) = self.poll_ack_entry(usize::MAX, |_| true)?;
+        let conn = MultiAckRepr {
+            conn_cum: self.conn.cum(),
+            credit,
+            rate_hint,
+            count: 1,
+        };
+        Some((entry.path, port, entry.ece, entry.ack(&conn)))
+    }
+
+    /// The reply port of the first pending path whose reply port `ready`
+    /// accepts, else of the first pending path; `None` when none is pending.
+    pub fn ack_port(&self, ready: impl Fn(u16) -> bool) -> Option<u16> {
+        let port = |&path: &u16| self.paths[usize::from(path)].reply_port;
+        let first = self.pending.front().map(port)?;
+        Some(
+            self.pending
+                .iter()
+                .map(port)
+                .find(|&p| ready(p))
+                .unwrap_or(first),
+        )
+    }
+
+    /// The ACK of the first pending path whose reply port `keep` accepts,
+    /// as a MULTI_ACK entry with that reply port, if its entry takes at
+    /// most `room` bytes (else it stays pending).
+    pub fn poll_ack_entry(
+        &mut self,
+        room: usize,
+        keep: impl Fn(u16) -> bool,
+    ) -> Option<(AckEntry, u16)> {
+        let at = (self.pending.iter())
+            .position(|&path| keep(self.paths[usize::from(path)].reply_port))?;
+        let path = self.pending[at];
         let p = &mut self.paths[usize::from(path)];
-        p.ack_pending = false;
-        let ece = core::mem::take(&mut p.ece);
-        let ack = AckRepr {
-            conn_cum,
+        let entry = AckEntry {
+            path,
+            ece: p.ece,
             path_cum: p.cum,
             sack: p.sack,
             echo_ts: p.echo_ts,
             ce_count: p.ce_count,
-            rate_hint,
-            credit,
             rx_count: p.rx_count,
         };
-        Some((path, p.reply_port, ece, ack))
+        if entry.wire_len() > room {
+            return None;
+        }
+        self.pending.remove(at);
+        p.ack_pending = false;
+        p.ece = false;
+        Some((entry, p.reply_port))
     }
 
     /// The receive state of stream `id`, created on first use; `None` beyond

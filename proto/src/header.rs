@@ -119,10 +119,56 @@ pub struct CmHeader {
     pub reserved: [u8; 12],
 }
 
+/// The 16-byte connection part of a MULTI_ACK (spec §3.11); its path entries
+/// ([`AckEntryHeader`], each followed by its SACK bytes) follow it.
+#[derive(
+    FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned, Clone, Copy, Debug, PartialEq, Eq,
+)]
+#[repr(C)]
+pub struct MultiAckHeader {
+    /// Next connection PSN not yet accepted.
+    pub conn_cum: U32,
+    /// Packets the sender may have beyond `conn_cum`.
+    pub credit: U32,
+    /// Receiver's fair-share rate for this sender in Mbit/s; 0 means no limit.
+    pub rate_hint: U32,
+    /// Number of path entries that follow, 1..=64.
+    pub count: u8,
+    /// Zero on send, ignored on receive.
+    pub reserved: [u8; 3],
+}
+
+/// The fixed 24 bytes of one path entry of a MULTI_ACK (spec §3.11); its
+/// first `sack_len` SACK bytes follow it.
+#[derive(
+    FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned, Clone, Copy, Debug, PartialEq, Eq,
+)]
+#[repr(C)]
+pub struct AckEntryHeader {
+    /// The acknowledged path, below 64.
+    pub path: u8,
+    /// Bit 0: ECE (as the ACK flag); the other bits are reserved.
+    pub flags: u8,
+    /// SACK bytes that follow, 0..=32 (the bitmap's bytes after them are 0).
+    pub sack_len: u8,
+    /// Zero on send, ignored on receive.
+    pub reserved: u8,
+    /// Next path PSN not yet received on the path.
+    pub path_cum: U32,
+    /// The largest timestamp of any packet marked on the path.
+    pub echo_ts: U64,
+    /// CE-marked packets received on the path (wrapping).
+    pub ce_count: U32,
+    /// Packets received on the path (wrapping).
+    pub rx_count: U32,
+}
+
 const _: () = {
     assert!(size_of::<BaseHeader>() == crate::BASE_LEN);
     assert!(size_of::<MsgHeader>() == 32);
     assert!(size_of::<AckHeader>() == 64);
     assert!(size_of::<NackHeader>() == 16);
     assert!(size_of::<CmHeader>() == 32);
+    assert!(size_of::<MultiAckHeader>() == 16);
+    assert!(size_of::<AckEntryHeader>() == 24);
 };

@@ -2,7 +2,8 @@
 //!
 //! Every MetaRoCE packet is a UDP payload made of a 32-byte base header
 //! ([`BaseHeader`]), an opcode-specific extension ([`MsgHeader`], [`AckHeader`],
-//! [`NackHeader`], [`CmHeader`]), an optional payload and a 4-byte ICRC trailer.
+//! [`MultiAckHeader`], [`NackHeader`], [`CmHeader`]), an optional payload (or a
+//! MULTI_ACK's path entries, [`AckEntry`]) and a 4-byte ICRC trailer.
 //!
 //! The crate follows the smoltcp split: [`Packet`] is a zero-copy view over a
 //! byte buffer that checks lengths and gives typed access to the headers;
@@ -21,17 +22,21 @@ pub mod auth;
 mod error;
 mod header;
 mod icrc;
+mod multi_ack;
 mod opcode;
 mod packet;
 mod repr;
 mod sack;
 
 pub use error::Error;
-pub use header::{AckHeader, BaseHeader, CmHeader, MsgHeader, NackHeader};
+pub use header::{
+    AckEntryHeader, AckHeader, BaseHeader, CmHeader, MsgHeader, MultiAckHeader, NackHeader,
+};
 pub use icrc::{PseudoHeader, compute_icrc};
+pub use multi_ack::{AckEntry, ENTRY_FIXED_LEN, MAX_ENTRIES, ack_entries};
 pub use opcode::{Flags, NackReason, Opcode};
 pub use packet::Packet;
-pub use repr::{AckRepr, CmRepr, Ext, MsgRepr, NackRepr, Repr, parse_datagram};
+pub use repr::{AckRepr, CmRepr, Ext, MsgRepr, MultiAckRepr, NackRepr, Repr, parse_datagram};
 pub use sack::Sack;
 
 /// Wire version carried in every base header by this implementation.

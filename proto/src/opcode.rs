@@ -1,7 +1,7 @@
 //! Opcodes, header flags and NACK reasons.
 
 use crate::Error;
-use crate::header::{AckHeader, CmHeader, MsgHeader, NackHeader};
+use crate::header::{AckHeader, CmHeader, MsgHeader, MultiAckHeader, NackHeader};
 
 /// What a packet is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -31,6 +31,9 @@ pub enum Opcode {
     Nack = 0x11,
     /// Path probe (consumes a path PSN, carries nothing).
     Probe = 0x12,
+    /// Acknowledgement of several paths of one connection (revision v0.1.4,
+    /// sent only to a peer that set [`Flags::MULTI_ACK_OK`]).
+    MultiAck = 0x13,
     /// Connection request.
     Connect = 0x20,
     /// Connection accept.
@@ -41,7 +44,7 @@ pub enum Opcode {
 
 impl Opcode {
     /// All opcodes, in wire-value order.
-    pub const ALL: [Opcode; 15] = [
+    pub const ALL: [Opcode; 16] = [
         Opcode::Write,
         Opcode::WriteImm,
         Opcode::Send,
@@ -54,6 +57,7 @@ impl Opcode {
         Opcode::Ack,
         Opcode::Nack,
         Opcode::Probe,
+        Opcode::MultiAck,
         Opcode::Connect,
         Opcode::ConnectAck,
         Opcode::Disconnect,
@@ -73,6 +77,7 @@ impl Opcode {
             | Opcode::AtomicResp => size_of::<MsgHeader>(),
             Opcode::Ack => size_of::<AckHeader>(),
             Opcode::Nack => size_of::<NackHeader>(),
+            Opcode::MultiAck => size_of::<MultiAckHeader>(),
             Opcode::Probe => 0,
             Opcode::Connect | Opcode::ConnectAck | Opcode::Disconnect => size_of::<CmHeader>(),
         }
@@ -91,6 +96,12 @@ impl Opcode {
                 | Opcode::CompareSwap
                 | Opcode::AtomicResp
         )
+    }
+
+    /// True when packets of this opcode carry path entries after their
+    /// extension (MULTI_ACK): variable length, but not a payload.
+    pub const fn has_entries(self) -> bool {
+        matches!(self, Opcode::MultiAck)
     }
 
     /// True for the atomics' opcodes (FETCH_ADD, COMPARE_SWAP, ATOMIC_RESP), which
@@ -181,6 +192,9 @@ bitflags::bitflags! {
         const SOLICITED = 1 << 4;
         /// ACK only: an acknowledged packet carried ECN CE.
         const ECE = 1 << 5;
+        /// Data and PROBE: the sender accepts MULTI_ACKs in reply
+        /// (revision v0.1.4; a receiver that does not know it ignores it).
+        const MULTI_ACK_OK = 1 << 6;
     }
 }
 
@@ -222,6 +236,7 @@ mod tests {
         }
         assert_eq!(Opcode::try_from(0x00), Err(Error::BadOpcode(0)));
         assert_eq!(Opcode::try_from(0x07), Err(Error::BadOpcode(7)));
+        assert_eq!(Opcode::try_from(0x14), Err(Error::BadOpcode(0x14)));
         assert_eq!(Opcode::try_from(0xff), Err(Error::BadOpcode(0xff)));
     }
 

@@ -2,7 +2,7 @@
 
 use zerocopy::FromBytes;
 
-use crate::header::{AckHeader, BaseHeader, CmHeader, MsgHeader, NackHeader};
+use crate::header::{AckHeader, BaseHeader, CmHeader, MsgHeader, MultiAckHeader, NackHeader};
 use crate::icrc::{PseudoHeader, compute_icrc};
 use crate::{BASE_LEN, Error, ICRC_LEN, Opcode, Result, VERSION};
 
@@ -32,7 +32,7 @@ impl<T: AsRef<[u8]>> Packet<T> {
 
     /// Checks, in order: room for the base header and ICRC, the version, the
     /// opcode, room for the opcode's extension, and that opcodes without a
-    /// payload carry none.
+    /// payload (or MULTI_ACK path entries) carry none.
     pub fn check_len(&self) -> Result<()> {
         let len = self.buffer.as_ref().len();
         let min = BASE_LEN + ICRC_LEN;
@@ -48,7 +48,7 @@ impl<T: AsRef<[u8]>> Packet<T> {
         if len < need {
             return Err(Error::Truncated { len, need });
         }
-        if !opcode.has_payload() && len > need {
+        if !opcode.has_payload() && !opcode.has_entries() && len > need {
             return Err(Error::UnexpectedPayload(opcode as u8, len - need));
         }
         Ok(())
@@ -99,6 +99,14 @@ impl<T: AsRef<[u8]>> Packet<T> {
             .flatten()
     }
 
+    /// The MULTI_ACK extension (its connection part; the path entries are
+    /// the bytes of [`Packet::payload`]).
+    pub fn multi_ack(&self) -> Option<&MultiAckHeader> {
+        (self.opcode() == Ok(Opcode::MultiAck))
+            .then(|| MultiAckHeader::ref_from_bytes(self.ext_bytes()).ok())
+            .flatten()
+    }
+
     /// The NACK extension.
     pub fn nack(&self) -> Option<&NackHeader> {
         (self.opcode() == Ok(Opcode::Nack))
@@ -116,7 +124,7 @@ impl<T: AsRef<[u8]>> Packet<T> {
         .flatten()
     }
 
-    /// Range of the payload within the datagram.
+    /// Range of the payload within the datagram (a MULTI_ACK's path entries).
     pub fn payload_range(&self) -> core::ops::Range<usize> {
         let len = self.buffer.as_ref().len();
         BASE_LEN + self.ext_len()..len - ICRC_LEN

@@ -2,7 +2,7 @@
 
 use zerocopy::IntoBytes;
 
-use crate::header::{AckHeader, BaseHeader, CmHeader, MsgHeader, NackHeader};
+use crate::header::{AckHeader, BaseHeader, CmHeader, MsgHeader, MultiAckHeader, NackHeader};
 use crate::icrc::PseudoHeader;
 use crate::{BASE_LEN, Error, Flags, ICRC_LEN, NackReason, Opcode, Packet, Result, Sack, VERSION};
 
@@ -48,6 +48,20 @@ pub struct AckRepr {
     pub rx_count: u32,
 }
 
+/// Parsed MULTI_ACK extension: the connection part shared by its path
+/// entries (spec §3.11; the entries are read with [`crate::ack_entries`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct MultiAckRepr {
+    /// Next connection PSN not yet accepted.
+    pub conn_cum: u32,
+    /// Packets allowed beyond `conn_cum`.
+    pub credit: u32,
+    /// Fair-share rate hint in Mbit/s (0: none).
+    pub rate_hint: u32,
+    /// Number of path entries, 1..=64.
+    pub count: u8,
+}
+
 /// Parsed NACK extension.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct NackRepr {
@@ -87,6 +101,8 @@ pub enum Ext {
     Msg(MsgRepr),
     /// ACK.
     Ack(AckRepr),
+    /// MULTI_ACK (its connection part).
+    MultiAck(MultiAckRepr),
     /// NACK.
     Nack(NackRepr),
     /// CONNECT, CONNECT_ACK, DISCONNECT.
@@ -128,6 +144,11 @@ impl Repr {
             Opcode::Probe => Ext::None,
             Opcode::Ack => Ext::Ack(parse_ack(packet.ack().ok_or(Error::BadField("ACK"))?)),
             Opcode::Nack => Ext::Nack(parse_nack(packet.nack().ok_or(Error::BadField("NACK"))?)?),
+            Opcode::MultiAck => {
+                let head = parse_multi_ack(packet.multi_ack().ok_or(Error::BadField("MULTI_ACK"))?);
+                crate::multi_ack::check_entries(packet.payload(), head.count)?;
+                Ext::MultiAck(head)
+            }
             Opcode::Connect | Opcode::ConnectAck | Opcode::Disconnect => {
                 Ext::Cm(parse_cm(packet.cm().ok_or(Error::BadField("CM"))?))
             }
@@ -152,7 +173,8 @@ impl Repr {
         BASE_LEN + self.opcode.ext_len()
     }
 
-    /// Datagram length for a payload of `payload_len` bytes (headers, payload, ICRC).
+    /// Datagram length for a payload of `payload_len` bytes (headers, payload
+    /// or a MULTI_ACK's entries, ICRC).
     pub fn buffer_len(&self, payload_len: usize) -> usize {
         self.header_len() + payload_len + ICRC_LEN
     }
@@ -162,7 +184,7 @@ impl Repr {
     /// (`header_len()..header_len() + payload_len`) is left for the caller to
     /// fill, then [`Packet::fill_icrc`] seals the datagram.
     pub fn emit(&self, buf: &mut [u8], payload_len: usize) -> Result<usize> {
-        if payload_len > 0 && !self.opcode.has_payload() {
+        if payload_len > 0 && !self.opcode.has_payload() && !self.opcode.has_entries() {
             return Err(Error::UnexpectedPayload(self.opcode as u8, payload_len));
         }
         let need = self.buffer_len(payload_len);
@@ -191,6 +213,7 @@ impl Repr {
             (Opcode::Probe, Ext::None) => true,
             (Opcode::Ack, Ext::Ack(a)) => emit_ack(a).write_to(ext).is_ok(),
             (Opcode::Nack, Ext::Nack(n)) => emit_nack(n).write_to(ext).is_ok(),
+            (Opcode::MultiAck, Ext::MultiAck(m)) => emit_multi_ack(m).write_to(ext).is_ok(),
             (Opcode::Connect | Opcode::ConnectAck | Opcode::Disconnect, Ext::Cm(c)) => {
                 emit_cm(c).write_to(ext).is_ok()
             }
@@ -269,6 +292,25 @@ fn emit_ack(a: &AckRepr) -> AckHeader {
         rate_hint: a.rate_hint.into(),
         credit: a.credit.into(),
         rx_count: a.rx_count.into(),
+    }
+}
+
+fn parse_multi_ack(h: &MultiAckHeader) -> MultiAckRepr {
+    MultiAckRepr {
+        conn_cum: h.conn_cum.get(),
+        credit: h.credit.get(),
+        rate_hint: h.rate_hint.get(),
+        count: h.count,
+    }
+}
+
+fn emit_multi_ack(m: &MultiAckRepr) -> MultiAckHeader {
+    MultiAckHeader {
+        conn_cum: m.conn_cum.into(),
+        credit: m.credit.into(),
+        rate_hint: m.rate_hint.into(),
+        count: m.count,
+        reserved: [0; 3],
     }
 }
 
@@ -458,6 +500,17 @@ mod tests {
                     })
                 })
                 .boxed(),
+            // One entry (written by the round-trip test), as the payload.
+            Opcode::MultiAck => any::<[u32; 3]>()
+                .prop_map(|w| {
+                    Ext::MultiAck(MultiAckRepr {
+                        conn_cum: w[0],
+                        credit: w[1],
+                        rate_hint: w[2],
+                        count: 1,
+                    })
+                })
+                .boxed(),
             Opcode::Nack => (1u8..=4, any::<[u32; 3]>())
                 .prop_map(|(r, w)| {
                     Ext::Nack(NackRepr {
@@ -502,6 +555,8 @@ mod tests {
         proptest::sample::select(&Opcode::ALL[..]).prop_flat_map(|op| {
             let payload = if op.has_payload() {
                 0usize..300
+            } else if op.has_entries() {
+                crate::ENTRY_FIXED_LEN..crate::ENTRY_FIXED_LEN + 1
             } else {
                 0usize..1
             };
@@ -535,12 +590,16 @@ mod tests {
             let len = repr.emit(&mut buf, payload_len).unwrap();
             let hdr = repr.header_len();
             buf[hdr..hdr + payload_len].fill(fill);
+            if repr.opcode.has_entries() {
+                let entry = crate::AckEntry { path: u16::from(fill % 64), ..Default::default() };
+                entry.emit(&mut buf[hdr..]).unwrap();
+            }
             let mut packet = Packet::new_unchecked(&mut buf[..len]);
             packet.fill_icrc(&pseudo());
             let (parsed, payload) = parse_datagram(&buf[..len], &pseudo()).unwrap();
             prop_assert_eq!(parsed, repr);
             prop_assert_eq!(payload.len(), payload_len);
-            prop_assert!(payload.iter().all(|&b| b == fill));
+            prop_assert!(repr.opcode.has_entries() || payload.iter().all(|&b| b == fill));
         }
 
         #[test]

@@ -7,8 +7,8 @@
 mod parse;
 
 use metaroce_proto::{
-    AckRepr, CmRepr, Error, Ext, Flags, MsgRepr, NackReason, NackRepr, Opcode, Packet,
-    PseudoHeader, Repr, Sack, compute_icrc, parse_datagram,
+    AckEntry, AckRepr, CmRepr, Error, Ext, Flags, MsgRepr, MultiAckRepr, NackReason, NackRepr,
+    Opcode, Packet, PseudoHeader, Repr, Sack, ack_entries, compute_icrc, parse_datagram,
 };
 use parse::Vector;
 
@@ -38,6 +38,7 @@ fn opcode_name(op: Opcode) -> &'static str {
         Opcode::Ack => "ACK",
         Opcode::Nack => "NACK",
         Opcode::Probe => "PROBE",
+        Opcode::MultiAck => "MULTI_ACK",
         Opcode::Connect => "CONNECT",
         Opcode::ConnectAck => "CONNECT_ACK",
         Opcode::Disconnect => "DISCONNECT",
@@ -69,6 +70,12 @@ fn expected_repr(v: &Vector) -> Repr {
                 rx_count: u32f("rx_count"),
             })
         }
+        Opcode::MultiAck => Ext::MultiAck(MultiAckRepr {
+            conn_cum: u32f("conn_cum"),
+            credit: u32f("credit"),
+            rate_hint: u32f("rate_hint"),
+            count: u8::try_from(v.int_or0("count")).expect("8-bit count"),
+        }),
         Opcode::Nack => Ext::Nack(NackRepr {
             reason: NackReason::try_from(v.int_or0("reason") as u8).expect("reason"),
             conn_psn: u32f("nack_conn_psn"),
@@ -207,6 +214,41 @@ fn emitting_the_fields_gives_the_pinned_bytes() {
         Packet::new_unchecked(&mut buf[..]).fill_icrc(&pseudo(&v));
         assert_eq!(buf, v.bytes, "{}: emitted bytes", v.name);
     }
+}
+
+#[test]
+fn the_pinned_multi_ack_entries_read_back() {
+    // gen_vectors.py's `multi_ack_two_paths`, values copied from it.
+    let v = valid()
+        .into_iter()
+        .find(|v| v.name == "multi_ack_two_paths")
+        .expect("vector");
+    let (_, entries) = parse_datagram(&v.bytes, &pseudo(&v)).expect("parses");
+    let mut sack = Sack::new();
+    [1, 2, 10].into_iter().for_each(|b| sack.set(b));
+    let want = [
+        AckEntry {
+            path: 3,
+            path_cum: 6,
+            echo_ts: 1_000_000_000,
+            rx_count: 6,
+            ..AckEntry::default()
+        },
+        AckEntry {
+            path: 63,
+            ece: true,
+            path_cum: 6,
+            sack,
+            echo_ts: 0x1122_3344_5566_7788,
+            ce_count: 1,
+            rx_count: 9,
+        },
+    ];
+    assert_eq!(ack_entries(entries).collect::<Vec<_>>(), want);
+    let mut out = vec![0u8; entries.len()];
+    let at = want[0].emit(&mut out).unwrap();
+    want[1].emit(&mut out[at..]).unwrap();
+    assert_eq!(out, entries);
 }
 
 #[test]

@@ -17,7 +17,7 @@ from pathlib import Path
 OPS = {"WRITE": 0x01, "WRITE_IMM": 0x02, "SEND": 0x03, "SEND_IMM": 0x04,
        "READ_REQ": 0x05, "READ_RESP": 0x06, "FETCH_ADD": 0x08, "COMPARE_SWAP": 0x09,
        "ATOMIC_RESP": 0x0A, "ACK": 0x10, "NACK": 0x11,
-       "PROBE": 0x12, "CONNECT": 0x20, "CONNECT_ACK": 0x21, "DISCONNECT": 0x22}
+       "PROBE": 0x12, "MULTI_ACK": 0x13, "CONNECT": 0x20, "CONNECT_ACK": 0x21, "DISCONNECT": 0x22}
 MSG_OPS = {"WRITE", "WRITE_IMM", "SEND", "SEND_IMM", "READ_REQ", "READ_RESP", "FETCH_ADD", "COMPARE_SWAP",
            "ATOMIC_RESP"}
 CM_OPS = {"CONNECT", "CONNECT_ACK", "DISCONNECT"}
@@ -64,6 +64,9 @@ def ext(v):
         return (struct.pack(">II", v.get("conn_cum", 0), v.get("path_cum", 0)) + bytes(sack)
                 + struct.pack(">QIIII", v.get("echo_ts", 0), v.get("ce_count", 0), v.get("rate_hint", 0),
                               v.get("credit", 0), v.get("rx_count", 0)))
+    if op == "MULTI_ACK":
+        return struct.pack(">IIIB3x", v.get("conn_cum", 0), v.get("credit", 0), v.get("rate_hint", 0),
+                           v["count"])
     if op == "NACK":
         return struct.pack(">B3xIII", v["reason"], v.get("nack_conn_psn", 0), v.get("nack_msn", 0),
                            v.get("detail", 0))
@@ -71,6 +74,28 @@ def ext(v):
         return struct.pack(">IHHIII12x", v.get("init_conn_psn", 0), v.get("paths", 0), v.get("streams", 0),
                            v.get("mtu", 0), v.get("cm_credit", 0), v.get("line_rate", 0))
     return b""
+
+
+def entries(es):
+    """A MULTI_ACK's path entries (§3.11): 24 bytes each, then the SACK bytes up
+    to the last non-zero one."""
+    out = b""
+    for e in es:
+        sack = bytearray(32)
+        for i in e.get("sack_bits", []):
+            sack[i // 8] |= 1 << (i % 8)
+        n = max((i for i, b in enumerate(sack) if b), default=-1) + 1
+        out += struct.pack(">BBBxIQII", e["path"], e.get("ece", 0), n, e.get("path_cum", 0),
+                           e.get("echo_ts", 0), e.get("ce_count", 0), e.get("rx_count", 0)) + bytes(sack[:n])
+    return out
+
+
+MULTI_ACK = dict(opcode="MULTI_ACK", dst_qpn=0x11, src_qpn=0x22, timestamp=5_000_000_100, conn_cum=0x1001,
+                 credit=4096, rate_hint=100_000, count=2,
+                 payload=entries([dict(path=3, path_cum=6, echo_ts=1_000_000_000, rx_count=6),
+                                  dict(path=63, ece=1, path_cum=6, sack_bits=[1, 2, 10], echo_ts=0x1122334455667788,
+                                       ce_count=1, rx_count=9)]),
+                 src="10.0.0.2:50010", dst="10.0.0.1:4798")
 
 
 def build(v):
@@ -99,6 +124,7 @@ VALID = [
                                      sack_bits=[1, 2, 10, 255], echo_ts=0x1122334455667788,
                                      ce_count=0x80000001, rate_hint=25_000, credit=64, rx_count=0xDEADBEEF,
                                      src="192.0.2.2:65535", dst="192.0.2.1:4798")),
+    ("multi_ack_two_paths", "3.11", MULTI_ACK),
     ("write_middle_packet", "3.4", dict(opcode="WRITE", flags=0x0008, dst_qpn=0x10, src_qpn=0x7FFFFFFF,
                                         stream=15, path=7, conn_psn=0xFFFFFFFF, path_psn=0x80000000,
                                         timestamp=0xFEDCBA9876543210, msn=0x01020304, msg_len=12288,
@@ -189,6 +215,10 @@ INVALID = [
     ("read_req_with_payload", "2.6, 6.2 step 5", "bad_format",
      dict(opcode="READ_REQ", flags=0x0007, dst_qpn=0x22, src_qpn=0x11, msg_len=4, payload=b"\x00",
           src="10.0.0.1:61234", dst="10.0.0.2:4798")),
+    ("multi_ack_repeated_path", "3.11, 6.2 step 7", "bad_format",
+     dict(MULTI_ACK, payload=entries([dict(path=5), dict(path=5)]))),
+    ("multi_ack_trailing_byte", "3.11, 6.2 step 7", "bad_format", dict(MULTI_ACK, payload=MULTI_ACK["payload"] + b"\0")),
+    ("multi_ack_no_entries", "3.11, 6.2 step 7", "bad_format", dict(MULTI_ACK, count=0, payload=b"")),
     ("nack_bad_reason", "3.6, 6.2 step 7", "bad_format",
      dict(opcode="NACK", dst_qpn=0x11, src_qpn=0x22, reason=5, src="10.0.0.2:50010", dst="10.0.0.1:4798")),
 ]
@@ -202,7 +232,7 @@ FIELDS = ["version", "opcode", "flags", "dst_qpn", "src_qpn", "stream", "path", 
           "timestamp", "msn", "recv_idx", "msg_len", "offset", "remote_va", "rkey", "imm", "conn_cum",
           "path_cum", "sack_bits", "echo_ts", "ce_count", "rate_hint", "credit", "rx_count", "reason",
           "nack_conn_psn", "nack_msn", "detail", "init_conn_psn", "paths", "streams", "mtu", "cm_credit",
-          "line_rate"]
+          "line_rate", "count"]
 
 
 def render():

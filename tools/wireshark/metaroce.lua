@@ -1,5 +1,5 @@
 -- Wireshark dissector for the MetaRoCE wire protocol v1 (docs/spec.md of
--- MetaRoCE-in-Rust): base header, MSG / ACK / NACK / CM extensions, payload and
+-- MetaRoCE-in-Rust): base header, MSG / ACK / MULTI_ACK / NACK / CM extensions, payload and
 -- the ICRC, which is recomputed over the pseudo-header and checked.
 --
 -- Install: copy this file to ~/.local/lib/wireshark/plugins/ (or the "Personal Lua
@@ -18,14 +18,16 @@ local OPCODES = {
   [0x01] = "WRITE", [0x02] = "WRITE_IMM", [0x03] = "SEND", [0x04] = "SEND_IMM",
   [0x05] = "READ_REQ", [0x06] = "READ_RESP", [0x08] = "FETCH_ADD", [0x09] = "COMPARE_SWAP",
   [0x0A] = "ATOMIC_RESP", [0x10] = "ACK", [0x11] = "NACK",
-  [0x12] = "PROBE", [0x20] = "CONNECT", [0x21] = "CONNECT_ACK", [0x22] = "DISCONNECT",
+  [0x12] = "PROBE", [0x13] = "MULTI_ACK", [0x20] = "CONNECT", [0x21] = "CONNECT_ACK", [0x22] = "DISCONNECT",
 }
 -- Extension length per opcode (spec §3.3) and whether the opcode carries a payload.
 local EXT = { [0x01] = 32, [0x02] = 32, [0x03] = 32, [0x04] = 32, [0x05] = 32, [0x06] = 32,
               [0x08] = 32, [0x09] = 32, [0x0A] = 32,
-              [0x10] = 64, [0x11] = 16, [0x12] = 0, [0x20] = 32, [0x21] = 32, [0x22] = 32 }
+              [0x10] = 64, [0x11] = 16, [0x12] = 0, [0x13] = 16, [0x20] = 32, [0x21] = 32, [0x22] = 32 }
 local PAYLOAD = { [0x01] = true, [0x02] = true, [0x03] = true, [0x04] = true, [0x06] = true,
                   [0x08] = true, [0x09] = true, [0x0A] = true }
+-- Opcodes whose extension is followed by entries (MULTI_ACK, §3.11): any length.
+local ENTRIES = { [0x13] = true }
 local REASONS = { [1] = "RNR", [2] = "REMOTE_ACCESS", [3] = "INVALID_REQUEST", [4] = "REMOTE_OPERATIONAL" }
 
 local f = p.fields
@@ -38,7 +40,8 @@ f.f_ackreq  = ProtoField.bool("metaroce.flags.ack_req", "ACK_REQ", 16, nil, 0x00
 f.f_retx    = ProtoField.bool("metaroce.flags.retx", "RETX", 16, nil, 0x0008)
 f.f_solic   = ProtoField.bool("metaroce.flags.solicited", "SOLICITED", 16, nil, 0x0010)
 f.f_ece     = ProtoField.bool("metaroce.flags.ece", "ECE", 16, nil, 0x0020)
-f.f_resv    = ProtoField.uint16("metaroce.flags.reserved", "Reserved", base.HEX, nil, 0xFFC0)
+f.f_mack    = ProtoField.bool("metaroce.flags.multi_ack_ok", "MULTI_ACK_OK", 16, nil, 0x0040)
+f.f_resv    = ProtoField.uint16("metaroce.flags.reserved", "Reserved", base.HEX, nil, 0xFF80)
 f.dst_qpn   = ProtoField.uint32("metaroce.dst_qpn", "Destination QPN", base.HEX)
 f.src_qpn   = ProtoField.uint32("metaroce.src_qpn", "Source QPN", base.HEX)
 f.stream    = ProtoField.uint16("metaroce.stream", "Stream", base.DEC)
@@ -66,6 +69,12 @@ f.ce_count  = ProtoField.uint32("metaroce.ack.ce_count", "CE count", base.DEC)
 f.rate_hint = ProtoField.uint32("metaroce.ack.rate_hint", "Rate hint (Mbit/s)", base.DEC)
 f.credit    = ProtoField.uint32("metaroce.ack.credit", "Credit", base.DEC)
 f.rx_count  = ProtoField.uint32("metaroce.ack.rx_count", "Received count", base.DEC)
+-- MULTI_ACK extension and entries (§3.11)
+f.m_count   = ProtoField.uint8("metaroce.multi_ack.count", "Entries", base.DEC)
+f.m_resv    = ProtoField.bytes("metaroce.multi_ack.reserved", "Reserved")
+f.e_path    = ProtoField.uint8("metaroce.multi_ack.path", "Path", base.DEC)
+f.e_flags   = ProtoField.uint8("metaroce.multi_ack.flags", "Entry flags (bit 0: ECE)", base.HEX)
+f.e_sacklen = ProtoField.uint8("metaroce.multi_ack.sack_len", "SACK bytes", base.DEC)
 -- NACK extension (§3.6)
 f.reason    = ProtoField.uint8("metaroce.nack.reason", "Reason", base.DEC, REASONS)
 f.n_resv    = ProtoField.bytes("metaroce.nack.reserved", "Reserved")
@@ -157,13 +166,13 @@ local function framing_ok(tvb)
   local ext = EXT[op]
   if tvb(0, 1):uint() ~= 1 or ext == nil then return false end
   if L < 36 + ext then return false end
-  if not PAYLOAD[op] and L ~= 36 + ext then return false end
+  if not PAYLOAD[op] and not ENTRIES[op] and L ~= 36 + ext then return false end
   return true
 end
 
-local function sacked_list(tvb, off, cum)
+local function sacked_list(tvb, off, cum, nbytes)
   local out = {}
-  for i = 0, 255 do
+  for i = 0, (nbytes or 32) * 8 - 1 do
     local byte = tvb(off + math.floor(i / 8), 1):uint()
     if bit.band(byte, bit.lshift(1, i % 8)) ~= 0 then
       out[#out + 1] = tostring((cum + 1 + i) % 4294967296)
@@ -188,7 +197,7 @@ function p.dissector(tvb, pinfo, tree)
   t:add(f.version, tvb(0, 1))
   t:add(f.opcode, tvb(1, 1))
   local ft = t:add(f.flags, tvb(2, 2))
-  for _, fl in ipairs({ f.f_first, f.f_last, f.f_ackreq, f.f_retx, f.f_solic, f.f_ece, f.f_resv }) do
+  for _, fl in ipairs({ f.f_first, f.f_last, f.f_ackreq, f.f_retx, f.f_solic, f.f_ece, f.f_mack, f.f_resv }) do
     ft:add(fl, tvb(2, 2))
   end
   t:add(f.dst_qpn, tvb(4, 4))
@@ -231,6 +240,42 @@ function p.dissector(tvb, pinfo, tree)
     a:add(f.credit, tvb(88, 4))
     a:add(f.rx_count, tvb(92, 4))
     info = info .. string.format(" conn_cum 0x%x path_cum %d", tvb(32, 4):uint(), cum)
+  elseif op == 0x13 then
+    local m = t:add(p, tvb(32, 16), "MULTI_ACK extension")
+    m:add(f.conn_cum, tvb(32, 4))
+    m:add(f.credit, tvb(36, 4))
+    m:add(f.rate_hint, tvb(40, 4))
+    m:add(f.m_count, tvb(44, 1))
+    m:add(f.m_resv, tvb(45, 3))
+    local count = tvb(44, 1):uint()
+    local at, paths, seen = 48, {}, {}
+    for _ = 1, count do
+      if at + 24 > L - 4 then break end
+      local n = tvb(at + 2, 1):uint()
+      local path = tvb(at, 1):uint()
+      if n > 32 or at + 24 + n > L - 4 or path > 63 or seen[path] then break end
+      seen[path] = true
+      local e = t:add(p, tvb(at, 24 + n), string.format("Entry: path %d", tvb(at, 1):uint()))
+      local cum = tvb(at + 4, 4):uint()
+      e:add(f.e_path, tvb(at, 1))
+      e:add(f.e_flags, tvb(at + 1, 1))
+      e:add(f.e_sacklen, tvb(at + 2, 1))
+      e:add(f.path_cum, tvb(at + 4, 4))
+      e:add(f.echo_ts, tvb(at + 8, 8))
+      e:add(f.ce_count, tvb(at + 16, 4))
+      e:add(f.rx_count, tvb(at + 20, 4))
+      if n > 0 then
+        e:add(f.sack, tvb(at + 24, n))
+        e:add(f.sacked, tvb(at + 24, n), sacked_list(tvb, at + 24, cum, n))
+      end
+      paths[#paths + 1] = tostring(tvb(at, 1):uint())
+      at = at + 24 + n
+      count = count - 1
+    end
+    if tvb(44, 1):uint() == 0 or count ~= 0 or at ~= L - 4 then
+      t:add_proto_expert_info(e_len, "Malformed MULTI_ACK entries (spec §3.11: dropped, bad_format)")
+    end
+    info = info .. string.format(" conn_cum 0x%x paths %s", tvb(32, 4):uint(), table.concat(paths, ","))
   elseif op == 0x11 then
     local n = t:add(p, tvb(32, 16), "NACK extension")
     n:add(f.reason, tvb(32, 1))

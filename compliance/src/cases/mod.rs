@@ -432,6 +432,11 @@ pub fn all() -> Vec<Case> {
             "ACK for a path the sender lacks: ignored"
         ),
         case!(
+            tx::tx_multi_ack_accepted,
+            "3.11, 6.4",
+            "MULTI_ACK taken when offered; malformed one dropped"
+        ),
+        case!(
             tx::tx_disconnect_sent_once,
             "9.4",
             "disconnect: one DISCONNECT with the PSNs, QP in ERR"

@@ -1,7 +1,7 @@
 //! A QP's per-packet receive rules: which packets it takes, where their
 //! bytes go, NACKs, READ responses, atomics, and receive completions.
 
-use metaroce_proto::{Ext, Flags, MsgRepr, NackReason, NackRepr, Opcode, Repr};
+use metaroce_proto::{Ext, Flags, MsgRepr, NackReason, NackRepr, Opcode, Repr, ack_entries};
 
 use crate::config::MAX_PATHS;
 use crate::ctx::Ctx;
@@ -80,6 +80,29 @@ impl Qp {
                     return;
                 }
                 self.after_tx_event(ctx);
+            }
+            (Ext::MultiAck(conn), Opcode::MultiAck) => {
+                if !self.sends() {
+                    ctx.drops.qp_state += 1;
+                    return;
+                }
+                let RxData::Bytes(entries) = data else {
+                    ctx.drops.qp_state += 1;
+                    return;
+                };
+                // Each entry is judged as the single-path ACK it stands for
+                // (spec §3.11, §5.5); a refused one does not stop the others.
+                let mut applied = false;
+                for entry in ack_entries(entries) {
+                    let ack = entry.ack(conn);
+                    match self.tx.on_ack(ctx.now, entry.path, &ack, ctx.stats) {
+                        Some(_) => applied = true,
+                        None => ctx.drops.bad_ack += 1,
+                    }
+                }
+                if applied {
+                    self.after_tx_event(ctx);
+                }
             }
             (Ext::Nack(nack), Opcode::Nack) => {
                 if !self.sends() {
@@ -204,8 +227,12 @@ impl Qp {
         );
         if mark == PathMark::OutOfWindow {
             ctx.drops.path_window += 1;
+            return false;
         }
-        mark != PathMark::OutOfWindow
+        // A packet that passed the checks tells whether its sender accepts
+        // MULTI_ACKs (§6.4); its latest such packet decides.
+        self.rx.peer_multi_ack = repr.flags.contains(Flags::MULTI_ACK_OK);
+        true
     }
 
     fn nack(

@@ -1,7 +1,9 @@
 //! A QP's transmissions: NACKs, ACKs, probes, DISCONNECT and data
 //! packets, sealed as datagrams or described for the RTL.
 
-use metaroce_proto::{Ext, Flags, MsgRepr, Opcode, Packet, PseudoHeader, Repr};
+use metaroce_proto::{
+    BASE_LEN, Ext, Flags, ICRC_LEN, MsgRepr, MultiAckRepr, Opcode, Packet, PseudoHeader, Repr,
+};
 
 use crate::Transmit;
 use crate::ctx::Ctx;
@@ -30,12 +32,13 @@ impl Qp {
     ) -> Option<HwTransmit> {
         let remote = self.remote?;
         let now = ctx.now;
+        let qpn = self.qpn;
         let base = |opcode, path, src_port: u16| {
             let repr = Repr {
                 opcode,
                 flags: Flags::empty(),
                 dst_qpn: remote.qpn,
-                src_qpn: self.qpn,
+                src_qpn: qpn,
                 stream: 0,
                 path,
                 conn_psn: 0,
@@ -74,6 +77,15 @@ impl Qp {
                 .poll_ack(rate_hint, self.cfg().recv_window)
                 .is_some()
             {}
+        } else if self.cfg().multi_ack && self.rx.peer_multi_ack {
+            // As long as the longest data packet, and room for one entry.
+            let max_len = (local.cfg.mtu as usize + DATA_OVERHEAD).max(MULTI_ACK_ROOM);
+            let len = max_len.min(buf.len());
+            if let Some(t) = self.multi_ack(now, local, &remote, rate_hint, &mut buf[..len], ports)
+            {
+                ctx.stats.acks_sent += 1;
+                return Some(HwTransmit::Datagram(t));
+            }
         } else if let Some((path, port, ece, ack)) =
             self.rx.poll_ack(rate_hint, self.cfg().recv_window)
         {
@@ -93,7 +105,7 @@ impl Qp {
             r.path_psn = probe.path_psn;
             // The connection's current PSN, the receiver's evidence (§3.7).
             r.conn_psn = self.tx.next_psn();
-            r.flags = Flags::ACK_REQ;
+            r.flags = Flags::ACK_REQ | self.advertised(datapath);
             ctx.stats.probes_sent += 1;
             return Some(match datapath {
                 Datapath::Hardware => HwTransmit::Descriptor(describe(&r, 0, 0, port, &remote)),
@@ -112,6 +124,64 @@ impl Qp {
         out
     }
 
+    /// The capability flags this QP's data packets and PROBEs carry:
+    /// MULTI_ACK_OK when it accepts MULTI_ACKs, never on the hardware data
+    /// path (its RTL parses only single-path ACKs).
+    fn advertised(&self, datapath: Datapath) -> Flags {
+        if self.cfg().multi_ack && datapath == Datapath::Software {
+            Flags::MULTI_ACK_OK
+        } else {
+            Flags::empty()
+        }
+    }
+
+    /// One MULTI_ACK (spec §3.11) acknowledging the pending paths whose
+    /// reply ports leave from one NIC port, in the order they were
+    /// scheduled, as many as fit in `buf` (the largest datagram); `None`
+    /// when no path has an ACK pending. The NIC port is that of the first
+    /// pending path whose port `ports` says is ready, else of the first
+    /// pending path: each ACK keeps the port (and so the plane) a
+    /// single-path ACK would have taken, and is not queued behind a busy
+    /// port while another idles.
+    fn multi_ack(
+        &mut self,
+        now: u64,
+        local: &PseudoLocal<'_>,
+        remote: &RemoteEnd,
+        rate_hint: u32,
+        buf: &mut [u8],
+        ports: PortsReady,
+    ) -> Option<Transmit> {
+        let start = BASE_LEN + Opcode::MultiAck.ext_len();
+        let end = buf.len().checked_sub(ICRC_LEN)?;
+        let port = self.rx.ack_port(|p| ports.takes(p))?;
+        let same_port = |p: u16| p % u16::from(ports.count()) == port % u16::from(ports.count());
+        let mut at = start;
+        let mut count = 0u8;
+        while let Some((entry, _)) = self.rx.poll_ack_entry(end.saturating_sub(at), same_port) {
+            at += entry.emit(&mut buf[at..end]).ok()?;
+            count += 1;
+        }
+        let repr = Repr {
+            opcode: Opcode::MultiAck,
+            flags: Flags::empty(),
+            dst_qpn: remote.qpn,
+            src_qpn: self.qpn,
+            stream: 0,
+            path: 0,
+            conn_psn: 0,
+            path_psn: 0,
+            timestamp: now,
+            ext: Ext::MultiAck(MultiAckRepr {
+                conn_cum: self.rx.conn.cum(),
+                credit: self.cfg().recv_window,
+                rate_hint,
+                count,
+            }),
+        };
+        seal(&repr, at - start, port, local, remote, buf, |_| true)
+    }
+
     fn data_packet<M: Memory>(
         &self,
         ctx: &mut Ctx<'_, M>,
@@ -122,7 +192,7 @@ impl Qp {
         datapath: Datapath,
     ) -> Option<HwTransmit> {
         let m = self.tx.messages().msg(plan.msg);
-        let mut flags = Flags::empty();
+        let mut flags = self.advertised(datapath);
         flags.set(Flags::FIRST, plan.first);
         flags.set(Flags::LAST, plan.last);
         flags.set(Flags::RETX, plan.retransmission);
@@ -218,6 +288,14 @@ impl Qp {
         .map(HwTransmit::Datagram)
     }
 }
+
+/// Bytes of a data packet besides its payload (base and MSG headers, ICRC).
+const DATA_OVERHEAD: usize = BASE_LEN + Opcode::Write.ext_len() + ICRC_LEN;
+
+/// A MULTI_ACK with one entry and a full bitmap: the least room one gets,
+/// whatever the MTU.
+const MULTI_ACK_ROOM: usize =
+    BASE_LEN + Opcode::MultiAck.ext_len() + metaroce_proto::ENTRY_FIXED_LEN + 32 + ICRC_LEN;
 
 /// Reads bytes `offset..offset + out.len()` of a message from the buffers of
 /// `sgl` (already checked to hold them) into `out`.

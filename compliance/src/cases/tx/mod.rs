@@ -11,6 +11,7 @@ mod windows;
 
 pub use acks::{
     tx_ack_for_unknown_path_ignored, tx_ack_for_unsent_path_psns_refused, tx_forged_ack_ignored,
+    tx_multi_ack_accepted,
 };
 pub use disconnect::tx_disconnect_sent_once;
 pub use nacks::{

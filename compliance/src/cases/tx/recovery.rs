@@ -135,8 +135,9 @@ pub fn tx_retransmit_after_timeout_and_probe(ctx: &mut Ctx) -> Verdict {
         p.path,
         o.path
     );
+    // MULTI_ACK_OK (v0.1.4, §3.2) may be set besides ACK_REQ.
     check!(
-        p.flags == Flags::ACK_REQ && p.stream == 0,
+        p.flags.difference(Flags::MULTI_ACK_OK) == Flags::ACK_REQ && p.stream == 0,
         "PROBE header {p:?}"
     );
     check!(
