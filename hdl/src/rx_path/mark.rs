@@ -26,8 +26,10 @@ pub const MARK_STAGES: usize = 3;
 /// moved, except for slides past the whole bitmap. A duplicate or an
 /// arrival out of window gives the state unchanged (`raw >> k`, `k` = 0).
 ///
-/// Four parts: [`MarkPre`] (the distance, the case, `raw >> k`),
-/// [`MarkMask`] (the bitmap to count), two [`LeadOnes`], [`MarkPost`].
+/// Four parts: [`MarkPre`] (the distance, the case, `raw >> k`, `cum` and
+/// `k` offset for the count), [`MarkMask`] (the bitmap to count, whether
+/// `cum` moves), two [`LeadOnes`], [`MarkPost`] (the count added to the
+/// offsets, the choices).
 /// Combinational by default (`valid` = `en`, the result in the arrival's
 /// cycle). Split ([`PathMark::new`]`(true)`), a register after each of
 /// the first three parts: the result comes [`MARK_STAGES`] cycles after
@@ -74,7 +76,8 @@ pub struct PathMark {
     va: DFF<Bit>,
     a_raw: DFF<Bits<512>>,
     a_cum: DFF<Bits<32>>,
-    a_k: DFF<Bits<9>>,
+    a_km: DFF<Bits<10>>,
+    a_base: DFF<Bits<32>>,
     a_psn: DFF<Bits<32>>,
     a_d: DFF<Bits<32>>,
     a_slide: DFF<Bit>,
@@ -87,6 +90,7 @@ pub struct PathMark {
     b_masked: DFF<Bits<512>>,
     b_hit: DFF<Bit>,
     b_seen: DFF<Bit>,
+    b_at: DFF<Bit>,
     // Stage C: the counts.
     vc: DFF<Bit>,
     c_lo: DFF<Bits<9>>,
@@ -119,7 +123,8 @@ impl PathMark {
             va: Default::default(),
             a_raw: Default::default(),
             a_cum: Default::default(),
-            a_k: Default::default(),
+            a_km: Default::default(),
+            a_base: Default::default(),
             a_psn: Default::default(),
             a_d: Default::default(),
             a_slide: Default::default(),
@@ -131,6 +136,7 @@ impl PathMark {
             b_masked: Default::default(),
             b_hit: Default::default(),
             b_seen: Default::default(),
+            b_at: Default::default(),
             vc: Default::default(),
             c_lo: Default::default(),
             c_hi: Default::default(),
@@ -148,8 +154,8 @@ impl Logic for PathMark {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, va, a_raw, a_cum, a_k, a_psn, a_d, a_slide, a_sn, a_start, a_idx, a_norm,
-            vb, b_masked, b_hit, b_seen, vc, c_lo, c_hi
+            self, clock, va, a_raw, a_cum, a_km, a_base, a_psn, a_d, a_slide, a_sn, a_start, a_idx,
+            a_norm, vb, b_masked, b_hit, b_seen, b_at, vc, c_lo, c_hi
         );
         // Stage A, the arrival's cycle.
         self.pre.en.next = self.en.val();
@@ -164,19 +170,22 @@ impl Logic for PathMark {
         self.mask.norm.next = self.pre.norm.val();
         self.mask.idx.next = self.pre.idx.val();
         self.mask.sn.next = self.pre.sn.val();
+        self.mask.d.next = self.pre.d.val();
         self.lo.en.next = self.en.val();
         self.hi.en.next = self.en.val();
         self.lo.v.next = self.mask.masked.val().get_bits::<256>(0);
         self.hi.v.next = self.mask.masked.val().get_bits::<256>(256);
         self.post.en.next = self.en.val();
         self.post.cum.next = self.cum.val();
-        self.post.k.next = self.k.val();
+        self.post.km.next = self.pre.km.val();
+        self.post.base.next = self.pre.base.val();
         self.post.psn.next = self.psn.val();
         self.post.d.next = self.pre.d.val();
         self.post.slide.next = self.pre.slide.val();
         self.post.norm.next = self.pre.norm.val();
         self.post.hit.next = self.mask.hit.val();
         self.post.seen.next = self.mask.seen.val();
+        self.post.at_cum.next = self.mask.at_cum.val();
         self.post.lo.next = self.lo.count.val();
         self.post.hi.next = self.hi.count.val();
         self.valid.next = self.en.val();
@@ -189,26 +198,30 @@ impl Logic for PathMark {
             self.mask.norm.next = self.a_norm.q.val();
             self.mask.idx.next = self.a_idx.q.val();
             self.mask.sn.next = self.a_sn.q.val();
+            self.mask.d.next = self.a_d.q.val();
             self.lo.en.next = self.vb.q.val();
             self.hi.en.next = self.vb.q.val();
             self.lo.v.next = self.b_masked.q.val().get_bits::<256>(0);
             self.hi.v.next = self.b_masked.q.val().get_bits::<256>(256);
             self.post.en.next = self.vc.q.val();
             self.post.cum.next = self.a_cum.q.val();
-            self.post.k.next = self.a_k.q.val();
+            self.post.km.next = self.a_km.q.val();
+            self.post.base.next = self.a_base.q.val();
             self.post.psn.next = self.a_psn.q.val();
             self.post.d.next = self.a_d.q.val();
             self.post.slide.next = self.a_slide.q.val();
             self.post.norm.next = self.a_norm.q.val();
             self.post.hit.next = self.b_hit.q.val();
             self.post.seen.next = self.b_seen.q.val();
+            self.post.at_cum.next = self.b_at.q.val();
             self.post.lo.next = self.c_lo.q.val();
             self.post.hi.next = self.c_hi.q.val();
             self.valid.next = self.vc.q.val();
             if self.en.val() {
                 self.a_raw.d.next = self.raw.val();
                 self.a_cum.d.next = self.cum.val();
-                self.a_k.d.next = self.k.val();
+                self.a_km.d.next = self.pre.km.val();
+                self.a_base.d.next = self.pre.base.val();
                 self.a_psn.d.next = self.psn.val();
                 self.a_d.d.next = self.pre.d.val();
                 self.a_slide.d.next = self.pre.slide.val();
@@ -221,6 +234,7 @@ impl Logic for PathMark {
                 self.b_masked.d.next = self.mask.masked.val();
                 self.b_hit.d.next = self.mask.hit.val();
                 self.b_seen.d.next = self.mask.seen.val();
+                self.b_at.d.next = self.mask.at_cum.val();
             }
             if self.vb.q.val() {
                 self.c_lo.d.next = self.lo.count.val();
@@ -244,7 +258,9 @@ impl Logic for PathMark {
 
 /// First part of [`PathMark`]: the distance `d`, the case, where the
 /// leading-ones count starts (`k`, or `k + n` when sliding by `n ≤ 256`),
-/// and the logical bitmap `raw >> k`; all 0 unless `en`.
+/// the logical bitmap `raw >> k`, and the offsets that turn the count `z`
+/// into how far `cum` moves (`z - k + 1`) and its new value; all 0 unless
+/// `en`.
 #[derive(LogicBlock, Default)]
 pub struct MarkPre {
     /// Compute this cycle (else every output is 0).
@@ -270,6 +286,10 @@ pub struct MarkPre {
     pub idx: Signal<Out, Bits<8>>,
     /// The logical bitmap: `raw >> k`, 256 bits.
     pub norm: Signal<Out, Bits<256>>,
+    /// `k - 1` (mod 2^10): `cum` moves by the count minus this.
+    pub km: Signal<Out, Bits<10>>,
+    /// `cum - k + 1`: `cum` plus the count is `cum` moved.
+    pub base: Signal<Out, Bits<32>>,
     dd: Signal<Local, Bits<32>>,
 }
 
@@ -283,7 +303,11 @@ impl Logic for MarkPre {
         self.slide.next = false;
         self.sn.next = false;
         self.start.next = 0.into();
+        self.km.next = 0.into();
+        self.base.next = 0.into();
         if self.en.val() {
+            self.km.next = bit_cast::<10, 9>(self.k.val()) - 1;
+            self.base.next = self.cum.val() - bit_cast::<32, 9>(self.k.val()) + 1;
             self.dd.next = self.psn.val() - self.cum.val();
             self.d.next = self.dd.val();
             self.norm.next = bit_cast::<256, 512>(self.raw.val() >> self.k.val());
@@ -301,8 +325,9 @@ impl Logic for MarkPre {
     }
 }
 
-/// Second part of [`PathMark`]: whether the logical bit `idx` is set, and
-/// `raw` with its bits below the count's start set; all 0 unless `en`.
+/// Second part of [`PathMark`]: whether the logical bit `idx` is set,
+/// `raw` with its bits below the count's start set, and whether `cum`
+/// moves (`at_cum`, before the count: see below); all 0 unless `en`.
 #[derive(LogicBlock)]
 pub struct MarkMask {
     /// Compute this cycle (else every output is 0).
@@ -317,12 +342,20 @@ pub struct MarkMask {
     pub idx: Signal<In, Bits<8>>,
     /// [`MarkPre::sn`].
     pub sn: Signal<In, Bit>,
+    /// [`MarkPre::d`].
+    pub d: Signal<In, Bits<32>>,
     /// Logical bit `idx` is set (the PSN, or `n - 1` when sliding).
     pub hit: Signal<Out, Bit>,
     /// Sliding by `n ≤ 256` and PSN `cum + n` (the new `cum`) had arrived.
     pub seen: Signal<Out, Bit>,
     /// `raw` with its bits below `start` set.
     pub masked: Signal<Out, Bits<512>>,
+    /// The arrival moves `cum`: `d = 0`, or `d = 257` (sliding by one) with
+    /// every logical bit set. (The engine's test is the count reaching the
+    /// window's end, `z - k + 1 = 257`: with bit `k` masked and bits from
+    /// `k + 256` up clear, that is the whole logical bitmap set; so it
+    /// needs no count.)
+    pub at_cum: Signal<Out, Bit>,
     c_ones: Constant<Bits<512>>,
 }
 
@@ -335,9 +368,11 @@ impl Default for MarkMask {
             norm: Default::default(),
             idx: Default::default(),
             sn: Default::default(),
+            d: Default::default(),
             hit: Default::default(),
             seen: Default::default(),
             masked: Default::default(),
+            at_cum: Default::default(),
             c_ones: Constant::new(Bits::<512>::mask()),
         }
     }
@@ -349,24 +384,31 @@ impl Logic for MarkMask {
         self.hit.next = false;
         self.seen.next = false;
         self.masked.next = 0.into();
+        self.at_cum.next = false;
         if self.en.val() {
             self.hit.next = self.norm.val().get_bit(self.idx.val().index());
             self.seen.next = self.sn.val() & self.hit.val();
             self.masked.next = self.raw.val() | !(self.c_ones.val() << self.start.val());
+            self.at_cum.next = (self.d.val() == 0)
+                | (self.seen.val() & (self.d.val() == 257) & self.norm.val().all());
         }
     }
 }
 
-/// Last part of [`PathMark`]: from the leading-ones count, the new `cum`,
-/// the new bitmap (shift pending) and the verdict; all 0 unless `en`.
+/// Last part of [`PathMark`]: from the leading-ones count `z`, the new
+/// `cum` (`base + z`, one adder) and pending shift (`z - km`), the new
+/// bitmap (shift pending) and the verdict, every choice made by flags of
+/// earlier parts; all 0 unless `en`.
 #[derive(LogicBlock)]
 pub struct MarkPost {
     /// Compute this cycle (else every output is 0).
     pub en: Signal<In, Bit>,
     /// Cumulative path PSN.
     pub cum: Signal<In, Bits<32>>,
-    /// Pending shift of the bitmap.
-    pub k: Signal<In, Bits<9>>,
+    /// [`MarkPre::km`].
+    pub km: Signal<In, Bits<10>>,
+    /// [`MarkPre::base`].
+    pub base: Signal<In, Bits<32>>,
     /// Path PSN.
     pub psn: Signal<In, Bits<32>>,
     /// [`MarkPre::d`].
@@ -377,6 +419,8 @@ pub struct MarkPost {
     pub slide: Signal<In, Bit>,
     /// [`MarkMask::seen`].
     pub seen: Signal<In, Bit>,
+    /// [`MarkMask::at_cum`].
+    pub at_cum: Signal<In, Bit>,
     /// [`MarkPre::norm`].
     pub norm: Signal<In, Bits<256>>,
     /// Leading ones of the low half of [`MarkMask::masked`].
@@ -392,9 +436,9 @@ pub struct MarkPost {
     /// Its pending shift.
     pub new_k: Signal<Out, Bits<9>>,
     c_one: Constant<Bits<512>>,
-    at_cum: Signal<Local, Bit>,
     z: Signal<Local, Bits<10>>,
     zp: Signal<Local, Bits<9>>,
+    moved: Signal<Local, Bits<32>>,
     pos: Signal<Local, Bits<9>>,
 }
 
@@ -403,12 +447,14 @@ impl Default for MarkPost {
         Self {
             en: Default::default(),
             cum: Default::default(),
-            k: Default::default(),
+            km: Default::default(),
+            base: Default::default(),
             psn: Default::default(),
             d: Default::default(),
             hit: Default::default(),
             slide: Default::default(),
             seen: Default::default(),
+            at_cum: Default::default(),
             norm: Default::default(),
             lo: Default::default(),
             hi: Default::default(),
@@ -417,9 +463,9 @@ impl Default for MarkPost {
             new_raw: Default::default(),
             new_k: Default::default(),
             c_one: Constant::new(1.into()),
-            at_cum: Default::default(),
             z: Default::default(),
             zp: Default::default(),
+            moved: Default::default(),
             pos: Default::default(),
         }
     }
@@ -430,21 +476,22 @@ impl Logic for MarkPost {
     fn update(&mut self) {
         self.z.next = 0.into();
         self.zp.next = 0.into();
-        self.at_cum.next = false;
+        self.moved.next = 0.into();
         self.pos.next = 0.into();
         self.new_raw.next = 0.into();
         self.new_k.next = 0.into();
         self.new_cum.next = 0.into();
         self.code.next = 0.into();
         if self.en.val() {
-            // Leading ones of the 512-bit vector; minus k: of the logical bitmap.
+            // Leading ones of the 512-bit vector (the low half counts 256
+            // only when all ones); minus k: of the logical bitmap.
             self.z.next = bit_cast::<10, 9>(self.lo.val());
-            if self.lo.val() == 256 {
+            if self.lo.val().get_bit(8) {
                 self.z.next = bit_cast::<10, 9>(self.hi.val()) + 256;
             }
-            self.zp.next = bit_cast::<9, 10>(self.z.val() - bit_cast::<10, 9>(self.k.val()) + 1);
-            self.at_cum.next = (self.d.val() == 0)
-                | (self.seen.val() & (self.d.val() == 257) & (self.zp.val() == 257));
+            // How far `cum` moves (z - k + 1), and where to.
+            self.zp.next = bit_cast::<9, 10>(self.z.val() - self.km.val());
+            self.moved.next = self.base.val() + bit_cast::<32, 10>(self.z.val());
             // The PSN's bit d - 1 of the logical bitmap before the shift (d ≤
             // 512 whenever it is used).
             self.pos.next = bit_cast::<9, 32>(self.d.val() - 1);
@@ -458,7 +505,7 @@ impl Logic for MarkPost {
             if self.at_cum.val() {
                 self.new_raw.next = bit_cast::<512, 256>(self.norm.val());
                 self.new_k.next = self.zp.val();
-                self.new_cum.next = self.cum.val() + bit_cast::<32, 9>(self.zp.val());
+                self.new_cum.next = self.moved.val();
                 if self.slide.val() {
                     self.new_raw.next = 0.into();
                     self.new_k.next = 0.into();
@@ -466,7 +513,7 @@ impl Logic for MarkPost {
                 }
             } else if self.seen.val() {
                 self.new_k.next = self.zp.val();
-                self.new_cum.next = self.cum.val() + bit_cast::<32, 9>(self.zp.val());
+                self.new_cum.next = self.moved.val();
             } else if self.slide.val() {
                 self.new_cum.next = self.psn.val() - 256;
                 if self.d.val() < 512 {

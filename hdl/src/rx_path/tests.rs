@@ -153,6 +153,38 @@ fn arrivals(seed: u64, n: usize, paths: u16) -> Vec<(u16, u32, bool)> {
         .collect()
 }
 
+/// Arrivals that fill a path's whole window (`cum + 1 ..= cum + 256`, in
+/// random order, in every other round all but one), then `cum + 257`: the
+/// slide by one that moves `cum` over the full window (the mark's
+/// `at_cum` without a count), or up to the hole. `rounds` rounds, on
+/// paths 0..8 in turn.
+fn window_edges(seed: u64, rounds: usize) -> Vec<(u16, u32, bool)> {
+    let mut r = SmallRng::seed_from_u64(seed);
+    let mut engine = Engine::new();
+    let mut cum = [0u32; 8];
+    let mut evs = Vec::new();
+    for round in 0..rounds {
+        let path = (round % 8) as u16;
+        let c = cum[path as usize];
+        let mut psns: Vec<u32> = (1..=256).map(|i| c.wrapping_add(i)).collect();
+        for i in (1..psns.len()).rev() {
+            psns.swap(i, r.gen_range(0..=i));
+        }
+        if round % 2 == 1 {
+            psns.pop();
+        }
+        psns.push(c.wrapping_add(257));
+        for psn in psns {
+            let ce = r.gen_bool(0.2);
+            if let Some(s) = engine.arrive(path, psn, ce) {
+                cum[path as usize] = s.cum;
+            }
+            evs.push((path, psn, ce));
+        }
+    }
+    evs
+}
+
 fn sack_bits(s: &Sack) -> Bits<256> {
     let mut b = Bits::<256>::default();
     for i in 0..256 {
@@ -165,8 +197,20 @@ fn sack_bits(s: &Sack) -> Bits<256> {
 
 #[test]
 fn rust_hdl_model_of_the_standalone_tracker_matches_the_engine() {
+    standalone_matches(arrivals(7, 1500, 8));
+}
+
+#[test]
+fn a_full_window_slid_by_one_moves_cum_in_every_model() {
+    let evs = window_edges(5, 6);
+    standalone_matches(evs.clone());
+    table_matches_engine::<512>(evs.clone(), 1, 3);
+    table_matches_engine::<64>(evs, 5, 8);
+}
+
+/// The standalone tracker (8 paths) against the engine, event by event.
+fn standalone_matches(evs: Vec<(u16, u32, bool)>) {
     type Uut = RxPathRegs<8, 3>;
-    let evs = arrivals(7, 1500, 8);
     let mut engine = Engine::new();
     let expect: Vec<_> = evs
         .iter()
@@ -237,7 +281,7 @@ fn rust_hdl_model_of_the_standalone_tracker_matches_the_engine() {
 #[test]
 fn rust_hdl_model_of_the_table_matches_the_engine() {
     // 512 bits: the mark in one cycle, arrivals mostly back to back.
-    table_matches_engine::<512>(1, 3);
+    table_matches_engine::<512>(arrivals(11, 1200, 8), 1, 3);
 }
 
 #[test]
@@ -245,7 +289,7 @@ fn rust_hdl_model_of_the_split_table_matches_the_engine() {
     // 64 bits: the mark split over its stages, tracked arrivals at least
     // five cycles apart (a 36-byte datagram's beats), short dropped ones
     // in between.
-    table_matches_engine::<64>(5, 8);
+    table_matches_engine::<64>(arrivals(11, 1200, 8), 5, 8);
 }
 
 /// Issue cycles (S0; S2 two cycles later) of `n` events, `gap` cycles
@@ -315,14 +359,13 @@ fn check_ack<const W: usize>(
         })
 }
 
-/// One engine QP behind QP slot 2; arrivals in RxPlace's timing (read in
+/// One engine QP behind QP slot 2; arrivals `evs` in RxPlace's timing (read in
 /// S0, `cum` checked in S1, event in S2), `gap` cycles apart or up to
 /// `max_gap`, and between them (where the gap leaves room) untracked
 /// datagrams that read an entry and have an event too, as a truncated
 /// frame does; ACKs popped at random and checked against the engine's
 /// state after the events before the pop's cycle.
-fn table_matches_engine<const W: usize>(gap: usize, max_gap: usize) {
-    let evs = arrivals(11, 1200, 8);
+fn table_matches_engine<const W: usize>(evs: Vec<(u16, u32, bool)>, gap: usize, max_gap: usize) {
     let mut engine = Engine::new();
     let expect: Vec<_> = evs
         .iter()
