@@ -241,7 +241,7 @@ struct Node {
 
 /// Pending events in time order, a calendar queue: the entries of the
 /// current time slot in a small 4-ary heap (`near`), those of the next
-/// [`SLOTS`] − 1 slots unsorted in a ring of buckets, and later ones in an
+/// `SLOTS` − 1 slots unsorted in a ring of buckets, and later ones in an
 /// overflow heap (`far`). When `near` runs empty, the next occupied slot's
 /// bucket moves into it (and overflow entries that now fall inside the ring
 /// move into their buckets), so every entry in `near` is earlier than every
