@@ -177,24 +177,43 @@ pub fn run(args: &BitstreamArgs) -> anyhow::Result<()> {
     std::fs::write(out.join("top.v"), (spec.verilog)())?;
     std::fs::write(out.join(&lpf), &spec.lpf)?;
 
-    let bar = report::progress(3, &format!("{}: yosys", spec.name));
+    let bar = report::progress(4, &format!("{}: yosys", spec.name));
     tool(
         Command::new("yosys")
             .current_dir(out)
             .args(["-q", "-l", "yosys.log", "-p", SYNTH]),
     )?;
     bar.inc(1);
+    let pnr_command = |report: &str, log: &str| {
+        let mut pnr = Command::new(&nextpnr);
+        pnr.current_dir(out)
+            .arg("-q")
+            .arg(format!("--{}", spec.device))
+            .args(["--package", spec.package, "--speed"])
+            .arg(spec.speed.to_string())
+            .args(["--lpf", &lpf, "--json", "board.json"])
+            .args(["--report", report, "--log", log]);
+        pnr
+    };
+    // Packing first (seconds): a design that does not fit is said so now,
+    // not after nextpnr's placer has tried for an hour.
+    bar.set_message(format!("{}: nextpnr-ecp5 packing", spec.name));
+    tool(pnr_command("pack.json", "pack.log").arg("--pack-only"))?;
+    let packed = std::fs::read_to_string(out.join("pack.json")).context("read pack.json")?;
+    let over = over_full(&packed)?;
+    if !over.is_empty() {
+        bail!(
+            "{} does not fit the {} after packing: {} (nextpnr's log: {})",
+            spec.name,
+            spec.part,
+            over.join(", "),
+            out.join("pack.log").display()
+        );
+    }
+    bar.inc(1);
     bar.set_message(format!("{}: nextpnr-ecp5", spec.name));
-    let mut pnr = Command::new(&nextpnr);
-    pnr.current_dir(out)
-        .arg("-q")
-        .arg(format!("--{}", spec.device))
-        .args(["--package", spec.package, "--speed"])
-        .arg(spec.speed.to_string())
-        .args(["--lpf", &lpf])
-        .args(["--json", "board.json", "--textcfg", "board.config"])
-        .args(["--report", "report.json", "--log", "nextpnr.log"])
-        .arg("--freq")
+    let mut pnr = pnr_command("report.json", "nextpnr.log");
+    pnr.args(["--textcfg", "board.config", "--freq"])
         .arg(spec.target_mhz.to_string())
         .arg("--timing-allow-fail");
     if let Some(seed) = args.seed {
@@ -267,6 +286,20 @@ fn tool(cmd: &mut Command) -> anyhow::Result<()> {
         );
     }
     Ok(())
+}
+
+/// The resources a nextpnr `--report` file shows used beyond what the
+/// device has, each as "CELL used of available (percent)".
+fn over_full(text: &str) -> anyhow::Result<Vec<String>> {
+    let r: NextpnrReport = serde_json::from_str(text).context("parse nextpnr's report")?;
+    Ok(r.utilization
+        .iter()
+        .filter(|(_, u)| u.used > u.available)
+        .map(|(cell, u)| {
+            let percent = 100 * u.used / u.available.max(1);
+            format!("{cell} {} of {} ({percent} %)", u.used, u.available)
+        })
+        .collect())
 }
 
 /// The report of a nextpnr `--report` file.
@@ -378,6 +411,25 @@ mod tests {
         assert!(!r.timing_met);
         assert_eq!(r.clocks.len(), 2);
         assert!(summarise("{\"utilization\": {}}", &spec, "b.bit".into(), None, 1.0).is_err());
+    }
+
+    #[test]
+    fn over_full_names_every_resource_beyond_the_device() {
+        let text = r#"{"utilization": {
+            "TRELLIS_COMB": {"used": 98375, "available": 83640},
+            "TRELLIS_FF": {"used": 41328, "available": 83640},
+            "DP16KD": {"used": 209, "available": 208}
+        }}"#;
+        assert_eq!(
+            over_full(text).expect("parsed"),
+            [
+                "DP16KD 209 of 208 (100 %)",
+                "TRELLIS_COMB 98375 of 83640 (117 %)"
+            ]
+        );
+        let fits = r#"{"utilization": {"TRELLIS_COMB": {"used": 1118, "available": 83640}}}"#;
+        assert!(over_full(fits).expect("parsed").is_empty());
+        assert!(over_full("not json").is_err());
     }
 
     #[test]
