@@ -1,7 +1,9 @@
 //! A QP's per-packet receive rules: which packets it takes, where their
 //! bytes go, NACKs, READ responses, atomics, and receive completions.
 
-use metaroce_proto::{Ext, Flags, MsgRepr, NackReason, NackRepr, Opcode, Repr, ack_entries};
+use metaroce_proto::{
+    AckRepr, Ext, Flags, MsgRepr, NackReason, NackRepr, Opcode, Repr, ack_entries,
+};
 
 use crate::config::MAX_PATHS;
 use crate::ctx::Ctx;
@@ -70,39 +72,16 @@ impl Qp {
         }
         match (&repr.ext, repr.opcode) {
             (Ext::Msg(m), _) => self.on_message(ctx, repr, m, data, meta),
-            (Ext::Ack(ack), Opcode::Ack) => {
-                if !self.sends() {
-                    ctx.drops.qp_state += 1;
-                    return;
-                }
-                if self.tx.on_ack(ctx.now, repr.path, ack, ctx.stats).is_none() {
-                    ctx.drops.bad_ack += 1;
-                    return;
-                }
-                self.after_tx_event(ctx);
-            }
+            (Ext::Ack(ack), Opcode::Ack) => self.on_acks(ctx, [(repr.path, *ack)]),
             (Ext::MultiAck(conn), Opcode::MultiAck) => {
-                if !self.sends() {
-                    ctx.drops.qp_state += 1;
-                    return;
-                }
                 let RxData::Bytes(entries) = data else {
                     ctx.drops.qp_state += 1;
                     return;
                 };
                 // Each entry is judged as the single-path ACK it stands for
-                // (spec §3.11, §5.5); a refused one does not stop the others.
-                let mut applied = false;
-                for entry in ack_entries(entries) {
-                    let ack = entry.ack(conn);
-                    match self.tx.on_ack(ctx.now, entry.path, &ack, ctx.stats) {
-                        Some(_) => applied = true,
-                        None => ctx.drops.bad_ack += 1,
-                    }
-                }
-                if applied {
-                    self.after_tx_event(ctx);
-                }
+                // (spec §3.11, §5.5).
+                let acks = ack_entries(entries).map(|entry| (entry.path, entry.ack(conn)));
+                self.on_acks(ctx, acks);
             }
             (Ext::Nack(nack), Opcode::Nack) => {
                 if !self.sends() {
@@ -233,6 +212,29 @@ impl Qp {
         // MULTI_ACKs (§6.4); its latest such packet decides.
         self.rx.peer_multi_ack = repr.flags.contains(Flags::MULTI_ACK_OK);
         true
+    }
+
+    /// Applies the ACKs `(path, fields)` of one datagram to the sender; a
+    /// refused one is counted and does not stop the others.
+    fn on_acks<M: Memory>(
+        &mut self,
+        ctx: &mut Ctx<'_, M>,
+        acks: impl IntoIterator<Item = (u16, AckRepr)>,
+    ) {
+        if !self.sends() {
+            ctx.drops.qp_state += 1;
+            return;
+        }
+        let mut applied = false;
+        for (path, ack) in acks {
+            match self.tx.on_ack(ctx.now, path, &ack, ctx.stats) {
+                Some(_) => applied = true,
+                None => ctx.drops.bad_ack += 1,
+            }
+        }
+        if applied {
+            self.after_tx_event(ctx);
+        }
     }
 
     fn nack(
