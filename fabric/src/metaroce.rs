@@ -463,9 +463,9 @@ impl<M: HostMemory> Transport for MetaRoceHost<M> {
     fn stats(&self) -> TransportStats {
         let nic = self.nic.stats();
         TransportStats {
-            data_packets_sent: nic.data_sent + nic.retransmits + nic.tail_copies,
+            data_packets_sent: nic.data_sent + nic.retransmits + nic.tail_copies + nic.parity_sent,
             retransmitted_packets: nic.retransmits,
-            redundant_packets: nic.tail_copies,
+            redundant_packets: nic.tail_copies + nic.parity_sent,
             timeouts: nic.quarantines,
             recoveries: nic.sack_losses + nic.rack_losses,
             control_packets_sent: nic.acks_sent + nic.nacks_sent + nic.probes_sent,

@@ -83,8 +83,8 @@ pub struct TransportStats {
     pub data_packets_sent: u64,
     /// Data packets sent again (a PSN below the highest PSN already sent).
     pub retransmitted_packets: u64,
-    /// Redundant copies of data packets sent before any loss was found
-    /// (MetaRoCE's tail copies, `docs/spec.md` §5.6); not counted in
+    /// Redundant packets sent before any loss was found (MetaRoCE's tail
+    /// copies and PARITY packets, `docs/spec.md` §5.6); not counted in
     /// `retransmitted_packets`.
     pub redundant_packets: u64,
     /// Retransmission timer expiries (MetaRoCE: per-path timeouts).

@@ -133,6 +133,19 @@ pub struct QpConfig {
     /// (its RTL knows only the single-path ACK), so a peer answers it with
     /// single-path ACKs.
     pub multi_ack: bool,
+    /// PARITY (spec §5.6, revision v0.1.5): packets per parity group, 0 to
+    /// turn PARITY off both ways. On: the QP's ACKs carry PARITY_OK (it
+    /// rebuilds a lost packet from a PARITY and the rest of its group), and
+    /// once the peer's ACKs carry it too, the QP follows each group of up to
+    /// this many packets among the last [`QpConfig::parity_groups`] groups
+    /// of a WRITE or WRITE_IMM message with a PARITY packet, while the
+    /// fabric loses packets (as for tail copies). Software data path only:
+    /// the hardware data path neither sends PARITY_OK nor PARITY.
+    pub parity_group: u16,
+    /// PARITY: how many groups, counted back from a message's last packet,
+    /// get a PARITY packet (the earlier packets' losses are found in time by
+    /// the packets after them).
+    pub parity_groups: u16,
     /// Delay the receiver asks for in an RNR NACK, µs.
     pub rnr_delay_us: u32,
     /// Largest number of outstanding send work requests.
@@ -170,6 +183,8 @@ impl Default for QpConfig {
             repath_loss_fraction: 0.3,
             tail_copies: 8,
             multi_ack: true,
+            parity_group: 32,
+            parity_groups: 2,
             rnr_delay_us: 100,
             max_send_wr: 8192,
             max_recv_wr: 8192,

@@ -90,6 +90,14 @@ counters! {
         /// unacknowledged packets, sent while the sender had nothing else
         /// to send (spec §5.6); not counted in `retransmits`.
         tail_copies,
+        /// PARITY packets sent (spec §5.6); not counted in `data_sent`.
+        parity_sent,
+        /// Lost packets rebuilt from a PARITY packet and the rest of its
+        /// group, without waiting for a retransmission.
+        parity_rebuilt,
+        /// PARITY packets received that rebuilt nothing (their group was
+        /// whole, or missed more than one packet).
+        parity_unused,
         /// Packets declared lost from a SACK gap (queued for retransmission;
         /// one later found delivered is not re-sent).
         sack_losses,

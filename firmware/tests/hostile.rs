@@ -101,6 +101,17 @@ fn write_with(b: &Bench, m: &RxMeta, f: impl FnOnce(&mut Repr)) -> Vec<u8> {
     datagram(&r, &PAYLOAD, m)
 }
 
+/// A PARITY over `count` packets of [`PAYLOAD`]'s length (a message of
+/// 4 KiB at the region's start), changed by `f`, as a datagram from `m`.
+fn parity_with(b: &Bench, m: &RxMeta, count: u32, f: impl FnOnce(&mut Repr)) -> Vec<u8> {
+    let mut r = write_repr(b, TARGET, 4096);
+    r.opcode = Opcode::Parity;
+    r.flags = Flags::empty();
+    msg(&mut r).recv_idx = count;
+    f(&mut r);
+    datagram(&r, &PAYLOAD, m)
+}
+
 /// The message extension of a WRITE built by [`write_repr`].
 fn msg(r: &mut Repr) -> &mut MsgRepr {
     match r.ext {
@@ -166,6 +177,18 @@ fn hostile_variants() -> Vec<Hostile> {
         }),
         ("payload beyond msg_len", "bad_length", |b, m| {
             (write_with(b, &m, |r| msg(r).msg_len = 16), m)
+        }),
+        ("PARITY over one packet", "bad_format", |b, m| {
+            (parity_with(b, &m, 1, |_| {}), m)
+        }),
+        ("PARITY over 65 packets", "bad_format", |b, m| {
+            (parity_with(b, &m, 65, |_| {}), m)
+        }),
+        ("PARITY group beyond msg_len", "bad_length", |b, m| {
+            (parity_with(b, &m, 2, |r| msg(r).msg_len = 64), m)
+        }),
+        ("PARITY group beyond the window", "conn_window", |b, m| {
+            (parity_with(b, &m, 2, |r| r.conn_psn = 1000 + 4095), m)
         }),
         ("truncated", "truncated", |b, m| {
             (write_with(b, &m, |_| {})[..20].to_vec(), m)

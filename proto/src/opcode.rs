@@ -34,6 +34,10 @@ pub enum Opcode {
     /// Acknowledgement of several paths of one connection (revision v0.1.4,
     /// sent only to a peer that set [`Flags::MULTI_ACK_OK`]).
     MultiAck = 0x13,
+    /// XOR parity over a group of a WRITE or WRITE_IMM message's packets, from
+    /// which the receiver rebuilds one lost packet (revision v0.1.5, sent
+    /// only to a peer whose ACKs carry [`Flags::PARITY_OK`]).
+    Parity = 0x14,
     /// Connection request.
     Connect = 0x20,
     /// Connection accept.
@@ -44,7 +48,7 @@ pub enum Opcode {
 
 impl Opcode {
     /// All opcodes, in wire-value order.
-    pub const ALL: [Opcode; 16] = [
+    pub const ALL: [Opcode; 17] = [
         Opcode::Write,
         Opcode::WriteImm,
         Opcode::Send,
@@ -58,6 +62,7 @@ impl Opcode {
         Opcode::Nack,
         Opcode::Probe,
         Opcode::MultiAck,
+        Opcode::Parity,
         Opcode::Connect,
         Opcode::ConnectAck,
         Opcode::Disconnect,
@@ -74,7 +79,8 @@ impl Opcode {
             | Opcode::ReadResp
             | Opcode::FetchAdd
             | Opcode::CompareSwap
-            | Opcode::AtomicResp => size_of::<MsgHeader>(),
+            | Opcode::AtomicResp
+            | Opcode::Parity => size_of::<MsgHeader>(),
             Opcode::Ack => size_of::<AckHeader>(),
             Opcode::Nack => size_of::<NackHeader>(),
             Opcode::MultiAck => size_of::<MultiAckHeader>(),
@@ -95,7 +101,21 @@ impl Opcode {
                 | Opcode::FetchAdd
                 | Opcode::CompareSwap
                 | Opcode::AtomicResp
+                | Opcode::Parity
         )
+    }
+
+    /// True for the opcodes only the software data path knows (MULTI_ACK,
+    /// PARITY): negotiated in band, never sent to the RTL, which drops them
+    /// as unknown (spec §1.4).
+    pub const fn software_only(self) -> bool {
+        matches!(self, Opcode::MultiAck | Opcode::Parity)
+    }
+
+    /// True when packets of this opcode carry the MSG extension: the
+    /// messages' opcodes ([`Opcode::is_message`]) and PARITY.
+    pub const fn has_msg_ext(self) -> bool {
+        self.ext_len() == size_of::<MsgHeader>()
     }
 
     /// True when packets of this opcode carry path entries after their
@@ -195,6 +215,9 @@ bitflags::bitflags! {
         /// Data and PROBE: the sender accepts MULTI_ACKs in reply
         /// (revision v0.1.4; a receiver that does not know it ignores it).
         const MULTI_ACK_OK = 1 << 6;
+        /// ACK and MULTI_ACK: the receiver rebuilds lost packets from PARITY
+        /// packets (revision v0.1.5; a sender that does not know it ignores it).
+        const PARITY_OK = 1 << 7;
     }
 }
 
@@ -236,7 +259,7 @@ mod tests {
         }
         assert_eq!(Opcode::try_from(0x00), Err(Error::BadOpcode(0)));
         assert_eq!(Opcode::try_from(0x07), Err(Error::BadOpcode(7)));
-        assert_eq!(Opcode::try_from(0x14), Err(Error::BadOpcode(0x14)));
+        assert_eq!(Opcode::try_from(0x15), Err(Error::BadOpcode(0x15)));
         assert_eq!(Opcode::try_from(0xff), Err(Error::BadOpcode(0xff)));
     }
 
@@ -247,6 +270,8 @@ mod tests {
         assert_eq!(Opcode::CompareSwap.operand_len(), 16);
         assert!(Opcode::FetchAdd.is_request() && Opcode::AtomicResp.is_response());
         assert!(!Opcode::Connect.is_message());
+        assert!(Opcode::Parity.has_msg_ext() && !Opcode::Parity.is_message());
+        assert!(Opcode::Parity.software_only() && !Opcode::Write.software_only());
         assert!(Opcode::ReadReq.is_message() && !Opcode::ReadReq.has_payload());
     }
 }

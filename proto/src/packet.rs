@@ -84,11 +84,11 @@ impl<T: AsRef<[u8]>> Packet<T> {
         &self.buffer.as_ref()[BASE_LEN..BASE_LEN + self.ext_len()]
     }
 
-    /// The message extension, for data and READ opcodes.
+    /// The message extension, for data, READ and atomic opcodes and PARITY.
     pub fn msg(&self) -> Option<&MsgHeader> {
         self.opcode()
             .ok()
-            .filter(|op| op.is_message())
+            .filter(|op| op.has_msg_ext())
             .and_then(|_| MsgHeader::ref_from_bytes(self.ext_bytes()).ok())
     }
 

@@ -217,7 +217,7 @@ impl Repr {
             (Opcode::Connect | Opcode::ConnectAck | Opcode::Disconnect, Ext::Cm(c)) => {
                 emit_cm(c).write_to(ext).is_ok()
             }
-            (op, Ext::Msg(m)) if op.is_message() => emit_msg(m).write_to(ext).is_ok(),
+            (op, Ext::Msg(m)) if op.has_msg_ext() => emit_msg(m).write_to(ext).is_ok(),
             _ => false,
         };
         if !written {

@@ -39,6 +39,7 @@ fn opcode_name(op: Opcode) -> &'static str {
         Opcode::Nack => "NACK",
         Opcode::Probe => "PROBE",
         Opcode::MultiAck => "MULTI_ACK",
+        Opcode::Parity => "PARITY",
         Opcode::Connect => "CONNECT",
         Opcode::ConnectAck => "CONNECT_ACK",
         Opcode::Disconnect => "DISCONNECT",

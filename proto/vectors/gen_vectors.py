@@ -17,9 +17,9 @@ from pathlib import Path
 OPS = {"WRITE": 0x01, "WRITE_IMM": 0x02, "SEND": 0x03, "SEND_IMM": 0x04,
        "READ_REQ": 0x05, "READ_RESP": 0x06, "FETCH_ADD": 0x08, "COMPARE_SWAP": 0x09,
        "ATOMIC_RESP": 0x0A, "ACK": 0x10, "NACK": 0x11,
-       "PROBE": 0x12, "MULTI_ACK": 0x13, "CONNECT": 0x20, "CONNECT_ACK": 0x21, "DISCONNECT": 0x22}
+       "PROBE": 0x12, "MULTI_ACK": 0x13, "PARITY": 0x14, "CONNECT": 0x20, "CONNECT_ACK": 0x21, "DISCONNECT": 0x22}
 MSG_OPS = {"WRITE", "WRITE_IMM", "SEND", "SEND_IMM", "READ_REQ", "READ_RESP", "FETCH_ADD", "COMPARE_SWAP",
-           "ATOMIC_RESP"}
+           "ATOMIC_RESP", "PARITY"}
 CM_OPS = {"CONNECT", "CONNECT_ACK", "DISCONNECT"}
 
 
@@ -125,6 +125,15 @@ VALID = [
                                      ce_count=0x80000001, rate_hint=25_000, credit=64, rx_count=0xDEADBEEF,
                                      src="192.0.2.2:65535", dst="192.0.2.1:4798")),
     ("multi_ack_two_paths", "3.11", MULTI_ACK),
+    # A PARITY over the last two packets of a 40-byte WRITE cut into 16-byte
+    # packets: conn PSNs 0x101 and 0x102, offsets 16 and 32, the second 8 bytes.
+    ("parity_two_packets", "3.12", dict(opcode="PARITY", flags=0x0040, dst_qpn=0x10, src_qpn=0x11,
+                                        path=9, conn_psn=0x101, path_psn=0x33, timestamp=0x1234,
+                                        msn=7, recv_idx=2, msg_len=40, offset=16,
+                                        remote_va=0x7F0000001000 + 16, rkey=0xABCDEF,
+                                        payload=bytes(((16 + i) ^ ((32 + i) if i < 8 else 0)) & 0xFF
+                                                      for i in range(16)),
+                                        src="10.0.0.1:50009", dst="10.0.0.2:4798")),
     ("write_middle_packet", "3.4", dict(opcode="WRITE", flags=0x0008, dst_qpn=0x10, src_qpn=0x7FFFFFFF,
                                         stream=15, path=7, conn_psn=0xFFFFFFFF, path_psn=0x80000000,
                                         timestamp=0xFEDCBA9876543210, msn=0x01020304, msg_len=12288,

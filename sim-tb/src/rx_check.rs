@@ -12,13 +12,14 @@ use crate::rx_parser::{Frame, RunOutput, RxMeta, RxParserTb, reason};
 
 /// What the RTL must report for `frame`: `metaroce-proto`'s framing checks,
 /// then its ICRC check (the engine's order), for every opcode of the spec
-/// (the atomics included) but MULTI_ACK, which the RTL does not know (spec
-/// §1.4, v0.1.4: it is never sent to a peer on the hardware data path).
+/// (the atomics included) but MULTI_ACK and PARITY, which the RTL does not
+/// know (spec §1.4, v0.1.4 and v0.1.5: they are never sent to a peer on the
+/// hardware data path).
 pub fn expected_reason(frame: &Frame) -> u8 {
     let b = &frame.bytes;
     if b.len() >= BASE_LEN + ICRC_LEN
         && b[0] == metaroce_proto::VERSION
-        && b[1] == Opcode::MultiAck as u8
+        && Opcode::try_from(b[1]).is_ok_and(Opcode::software_only)
     {
         return reason::BAD_OPCODE;
     }

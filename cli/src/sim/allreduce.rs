@@ -51,8 +51,8 @@ struct AllreduceRow {
     algbw_gbps: f64,
     delivered_fraction: f64,
     retransmitted_packets: u64,
-    /// Redundant copies sent before any loss was found (MetaRoCE's tail
-    /// copies); not retransmissions.
+    /// Redundant packets sent before any loss was found (MetaRoCE's tail
+    /// copies and PARITY packets); not retransmissions.
     redundant_packets: u64,
     timeouts: u64,
     qp_errors: u64,

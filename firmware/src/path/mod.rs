@@ -317,15 +317,22 @@ impl TxPath {
         self.send(op, now_ns, rto_ns)
     }
 
-    /// Records a probe transmission and returns its path PSN.
-    pub fn on_send_probe(&mut self, now_ns: u64, rto_ns: u64) -> u32 {
+    /// Records the transmission of a packet that takes a path PSN but no
+    /// conn PSN (a PROBE or a PARITY): its acknowledgement ends a
+    /// quarantine, its loss resends nothing. Returns its path PSN.
+    pub fn on_send_untracked(&mut self, now_ns: u64, rto_ns: u64) -> u32 {
         let op = TableOp::Send {
             conn_psn: 0,
             len: 0,
             probe: true,
             retx: false,
         };
-        let psn = self.send(op, now_ns, rto_ns);
+        self.send(op, now_ns, rto_ns)
+    }
+
+    /// Records a probe transmission and returns its path PSN.
+    pub fn on_send_probe(&mut self, now_ns: u64, rto_ns: u64) -> u32 {
+        let psn = self.on_send_untracked(now_ns, rto_ns);
         let v = self.view();
         if v.quarantined {
             self.probe_due_ns = now_ns + rto_ns * u64::from(v.backoff);

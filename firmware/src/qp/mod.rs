@@ -2,6 +2,7 @@
 //! receiver halves: the per-packet receive rules in [`recv`], packet
 //! building in [`send`].
 
+mod parity;
 mod recv;
 mod send;
 
@@ -49,6 +50,9 @@ pub(crate) struct Qp {
     pub timer_due: Option<u64>,
     /// Authenticated mode (spec §11.2).
     pub auth: Option<Box<QpAuth>>,
+    /// The latest PARITY that found more than one packet of its group
+    /// missing, kept until one of them arrives (spec §6.10).
+    pending_parity: Option<Box<parity::PendingParity>>,
 }
 
 /// The authentication state of a QP in authenticated mode.
@@ -87,6 +91,7 @@ impl Qp {
             ready: false,
             closed: false,
             timer_due: None,
+            pending_parity: None,
             auth: cfg_auth.map(|k| {
                 Box::new(QpAuth {
                     mac: Authenticator::new(&k),

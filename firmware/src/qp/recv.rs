@@ -71,8 +71,9 @@ impl Qp {
             return;
         }
         match (&repr.ext, repr.opcode) {
+            (Ext::Msg(m), Opcode::Parity) => self.on_parity(ctx, repr, m, data, meta),
             (Ext::Msg(m), _) => self.on_message(ctx, repr, m, data, meta),
-            (Ext::Ack(ack), Opcode::Ack) => self.on_acks(ctx, [(repr.path, *ack)]),
+            (Ext::Ack(ack), Opcode::Ack) => self.on_acks(ctx, repr, [(repr.path, *ack)]),
             (Ext::MultiAck(conn), Opcode::MultiAck) => {
                 let RxData::Bytes(entries) = data else {
                     ctx.drops.qp_state += 1;
@@ -81,7 +82,7 @@ impl Qp {
                 // Each entry is judged as the single-path ACK it stands for
                 // (spec §3.11, §5.5).
                 let acks = ack_entries(entries).map(|entry| (entry.path, entry.ack(conn)));
-                self.on_acks(ctx, acks);
+                self.on_acks(ctx, repr, acks);
             }
             (Ext::Nack(nack), Opcode::Nack) => {
                 if !self.sends() {
@@ -191,7 +192,7 @@ impl Qp {
 
     /// Records a packet's arrival at the path level (and schedules its ACK);
     /// false, counted as `path_window`, when its path PSN is absurdly far ahead.
-    fn mark_arrival<M: Memory>(
+    pub(super) fn mark_arrival<M: Memory>(
         &mut self,
         ctx: &mut Ctx<'_, M>,
         repr: &Repr,
@@ -214,11 +215,13 @@ impl Qp {
         true
     }
 
-    /// Applies the ACKs `(path, fields)` of one datagram to the sender; a
-    /// refused one is counted and does not stop the others.
+    /// Applies the ACKs `(path, fields)` of one datagram (`repr`) to the
+    /// sender; a refused one is counted and does not stop the others. An
+    /// applied one tells whether the peer rebuilds from PARITY packets.
     fn on_acks<M: Memory>(
         &mut self,
         ctx: &mut Ctx<'_, M>,
+        repr: &Repr,
         acks: impl IntoIterator<Item = (u16, AckRepr)>,
     ) {
         if !self.sends() {
@@ -233,6 +236,8 @@ impl Qp {
             }
         }
         if applied {
+            self.tx
+                .note_peer_parity(repr.flags.contains(Flags::PARITY_OK));
             self.after_tx_event(ctx);
         }
     }
@@ -375,6 +380,23 @@ impl Qp {
             self.rx.conn.accept(repr.conn_psn);
             return self.on_read_response(ctx, repr, msg, data);
         }
+        self.place_new(ctx, repr, msg, data, meta.src_port);
+        self.retry_parity(ctx, repr.conn_psn);
+    }
+
+    /// A new request or data packet that passed the per-packet checks and
+    /// was marked at the path level (or one rebuilt from a PARITY): placed
+    /// where [`Qp::destination`] says and recorded for its message
+    /// ([`Qp::accept_message`]), or refused (NACKed on `reply_port`).
+    pub(super) fn place_new<M: Memory>(
+        &mut self,
+        ctx: &mut Ctx<'_, M>,
+        repr: &Repr,
+        msg: &MsgRepr,
+        data: RxData<'_>,
+        reply_port: u16,
+    ) {
+        let op = repr.opcode;
         let stream = usize::from(repr.stream);
         if op.consumes_receive() {
             self.take_shared_receives(ctx, stream, msg.recv_idx);
@@ -383,7 +405,7 @@ impl Qp {
         match self.destination(ctx, op, stream, msg, data) {
             Placement::Disagreed => return,
             Placement::Refused(refusal) => {
-                return self.refuse(ctx, refusal, repr, msg, meta.src_port);
+                return self.refuse(ctx, refusal, repr, msg, reply_port);
             }
             Placement::Place(dest, payload) => dest.place(ctx.mem, payload),
             Placement::Nothing => {}

@@ -90,6 +90,7 @@ impl Qp {
             self.rx.poll_ack(rate_hint, self.cfg().recv_window)
         {
             let (mut r, port) = base(Opcode::Ack, path, port);
+            r.flags = self.ack_flags();
             if ece {
                 r.flags |= Flags::ECE;
             }
@@ -116,12 +117,27 @@ impl Qp {
         }
         let line_rate_mbps = local.cfg.line_rate_mbps;
         let plan = self.tx.poll_data(now, ctx.stats, ports, line_rate_mbps)?;
-        let out = self.data_packet(ctx, &plan, &remote, local, buf, datapath);
+        let out = if plan.parity > 0 {
+            self.parity_packet(ctx, &plan, &remote, local, buf)
+        } else {
+            self.data_packet(ctx, &plan, &remote, local, buf, datapath)
+        };
         if out.is_none() {
             self.tx.fatal = Some(WcStatus::LocProtErr);
             self.after_tx_event(ctx);
         }
         out
+    }
+
+    /// The capability flags this QP's ACKs and MULTI_ACKs carry: PARITY_OK
+    /// when it rebuilds from PARITY packets (only on the software data
+    /// path: on the hardware data path the RTL sends the ACKs).
+    fn ack_flags(&self) -> Flags {
+        if self.cfg().parity_group > 0 {
+            Flags::PARITY_OK
+        } else {
+            Flags::empty()
+        }
     }
 
     /// The capability flags this QP's data packets and PROBEs carry:
@@ -164,7 +180,7 @@ impl Qp {
         }
         let repr = Repr {
             opcode: Opcode::MultiAck,
-            flags: Flags::empty(),
+            flags: self.ack_flags(),
             dst_qpn: remote.qpn,
             src_qpn: self.qpn,
             stream: 0,
@@ -285,6 +301,81 @@ impl Qp {
             }
             true
         })
+        .map(HwTransmit::Datagram)
+    }
+}
+
+impl Qp {
+    /// A PARITY packet (spec §3.12) over `plan.parity` packets of a WRITE or
+    /// WRITE_IMM message from `plan.offset` on: their payloads, each read
+    /// again from registered memory, XORed (a shorter last one padded with
+    /// zeros). `None` when the memory no longer covers them.
+    fn parity_packet<M: Memory>(
+        &self,
+        ctx: &mut Ctx<'_, M>,
+        plan: &DataPlan,
+        remote: &RemoteEnd,
+        local: &PseudoLocal<'_>,
+        buf: &mut [u8],
+    ) -> Option<HwTransmit> {
+        let m = self.tx.messages().msg(plan.msg);
+        let end = plan
+            .offset
+            .saturating_add(plan.len.saturating_mul(u32::from(plan.parity)))
+            .min(m.msg_len());
+        let covered = end.saturating_sub(plan.offset);
+        if ctx
+            .mrs
+            .check_local_all(self.pd, m.sgl.pieces(plan.offset, covered), false)
+            .is_err()
+        {
+            return None;
+        }
+        let mut flags = self.advertised(Datapath::Software);
+        flags.set(Flags::SOLICITED, m.solicited);
+        let repr = Repr {
+            opcode: Opcode::Parity,
+            flags,
+            dst_qpn: remote.qpn,
+            src_qpn: self.qpn,
+            stream: m.stream,
+            path: plan.path,
+            conn_psn: plan.conn_psn,
+            path_psn: plan.path_psn,
+            timestamp: ctx.now,
+            ext: Ext::Msg(MsgRepr {
+                msn: m.msn,
+                recv_idx: u32::from(plan.parity),
+                msg_len: m.msg_len(),
+                offset: plan.offset,
+                remote_va: m.remote_va + u64::from(plan.offset),
+                rkey: m.rkey,
+                imm: 0,
+            }),
+        };
+        let mem = &mut *ctx.mem;
+        let mut packet = alloc::vec![0u8; plan.len as usize];
+        seal(
+            &repr,
+            plan.len as usize,
+            plan.entropy,
+            local,
+            remote,
+            buf,
+            |payload| {
+                payload.fill(0);
+                let mut offset = plan.offset;
+                while offset < end {
+                    let len = (end - offset).min(plan.len) as usize;
+                    gather(mem, &m.sgl, offset, &mut packet[..len]);
+                    for (p, b) in payload.iter_mut().zip(&packet[..len]) {
+                        *p ^= b;
+                    }
+                    offset += plan.len;
+                }
+                true
+            },
+        )
         .map(HwTransmit::Datagram)
     }
 }

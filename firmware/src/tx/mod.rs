@@ -14,6 +14,7 @@
 mod deadlines;
 mod feedback;
 mod pacing;
+mod parity;
 mod paths;
 mod rack;
 mod records;
@@ -30,6 +31,8 @@ use crate::path::{SLOT_BYTES, SlotFate};
 use crate::verbs::{Completion, SendWr, VerbsError, WcStatus};
 
 use pacing::Pacing;
+pub(crate) use parity::MAX_PARITY_GROUP;
+use parity::ParityQueue;
 pub(crate) use paths::PathSet;
 use records::{LossQueues, RecState, Record, Records};
 pub(crate) use store::{MsgStore, TxStream};
@@ -48,6 +51,10 @@ pub(crate) struct DataPlan {
     pub first: bool,
     pub last: bool,
     pub retransmission: bool,
+    /// 0: a data packet. Otherwise a PARITY over this many packets from
+    /// `conn_psn` and `offset` on, each `len` bytes (the message's last one
+    /// maybe shorter; spec §3.12).
+    pub parity: u16,
 }
 
 /// A probe the sender decided to send.
@@ -79,6 +86,8 @@ pub(crate) struct Tx {
     psns: Records,
     /// What waits to be sent again.
     loss: LossQueues,
+    /// PARITY packets waiting to be sent.
+    parity: ParityQueue,
     pacing: Pacing,
     timers: Timers,
     /// Set when the connection must fail with this status.
@@ -120,6 +129,7 @@ impl Tx {
             store: MsgStore::default(),
             psns: Records::default(),
             loss: LossQueues::default(),
+            parity: ParityQueue::default(),
             pacing: Pacing::new(cfg.recv_window),
             timers: Timers::default(),
             fatal: None,
@@ -254,6 +264,7 @@ impl Tx {
         self.store.flush(qpn, out);
         self.psns.clear();
         self.loss.clear();
+        self.clear_parity();
         self.timers.stop();
     }
 

@@ -1,6 +1,6 @@
 //! What the sender sends next: probes on quarantined paths, then, as
-//! windows and pacing allow, retransmissions, new packets and tail copies
-//! (spec §5.3, §5.6).
+//! windows and pacing allow, retransmissions, PARITY packets, new packets
+//! and tail copies (spec §5.3, §5.6).
 
 use crate::counters::Stats;
 use crate::ports::PortsReady;
@@ -53,6 +53,7 @@ impl Tx {
         }
         let plan = self
             .poll_retransmission(now, stats, ports)
+            .or_else(|| self.poll_parity(now, stats, ports))
             .or_else(|| self.poll_new(now, stats, ports))
             .or_else(|| self.poll_tail_copy(now, stats, ports))?;
         let allowance = self
@@ -109,6 +110,7 @@ impl Tx {
         stats.data_sent += 1;
         self.loss.copy_walked = 0;
         self.loss.sent_since_resend = self.loss.sent_since_resend.saturating_add(1);
+        self.after_cut(key, psn, offset);
         Some(self.transmit(now, psn, rec, path, false))
     }
 
@@ -182,6 +184,7 @@ impl Tx {
             first,
             last,
             retransmission,
+            parity: 0,
         }
     }
 }
