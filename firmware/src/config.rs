@@ -137,14 +137,14 @@ pub struct QpConfig {
     /// turn PARITY off both ways. On: the QP's ACKs carry PARITY_OK (it
     /// rebuilds a lost packet from a PARITY and the rest of its group), and
     /// once the peer's ACKs carry it too, the QP follows each group of up to
-    /// this many packets among the last [`QpConfig::parity_groups`] groups
-    /// of a WRITE or WRITE_IMM message with a PARITY packet, while the
-    /// fabric loses packets (as for tail copies). Software data path only:
+    /// this many packets of a WRITE or WRITE_IMM message of at most
+    /// `parity_group × parity_groups` packets with a PARITY packet, while
+    /// the fabric loses packets (as for tail copies). Software data path only:
     /// the hardware data path neither sends PARITY_OK nor PARITY.
     pub parity_group: u16,
-    /// PARITY: how many groups, counted back from a message's last packet,
-    /// get a PARITY packet (the earlier packets' losses are found in time by
-    /// the packets after them).
+    /// PARITY: how many groups of `parity_group` packets, counted back from
+    /// a message's last packet, a message may have to get PARITY packets (a
+    /// longer message gets none).
     pub parity_groups: u16,
     /// Delay the receiver asks for in an RNR NACK, µs.
     pub rnr_delay_us: u32,

@@ -429,6 +429,29 @@ pub fn completions(events: Vec<Event>) -> Vec<crate::Completion> {
         .collect()
 }
 
+impl Pair {
+    /// Writes message `i`'s pattern ([`pattern`], `len` bytes at
+    /// `MEM_BASE + i · len`) into A's memory and posts it as a WRITE to the
+    /// same address at B.
+    pub fn post_pattern_write(&mut self, i: u64, len: u32) {
+        let addr = MEM_BASE + i * u64::from(len);
+        pattern(i, self.a.mem.slice_mut(addr, len as usize));
+        let wr = write_wr(self, i, addr, len);
+        self.a.nic.post_send(self.a.qpn, wr).expect("post_send");
+    }
+
+    /// Runs until A's next completion, at most 50 ms of simulated time;
+    /// false when none came.
+    pub fn run_to_completion(&mut self) -> bool {
+        let limit = self.now + 50_000_000;
+        let mut done = false;
+        self.run_until(limit, |p| {
+            done |= !completions(p.events().0).is_empty();
+            done
+        })
+    }
+}
+
 /// Deterministic pattern bytes for message `id`.
 pub fn pattern(id: u64, out: &mut [u8]) {
     let mut rng = SmallRng::seed_from_u64(id.wrapping_mul(0x2545_f491_4f6c_dd1d) ^ 0x5a5a);

@@ -7,7 +7,7 @@
 mod support;
 
 use metaroce_firmware::QpConfig;
-use support::{Channel, MEM_BASE, Pair, completions, pattern, write_wr};
+use support::{Channel, MEM_BASE, Pair};
 
 /// Paths of the connection.
 const PATHS: u16 = 8;
@@ -27,13 +27,8 @@ enum Lose {
 /// Writes message `i`'s pattern into A's memory, posts it and runs the pair
 /// until it completes at A, dropping the message's packet `lose` on the wire.
 fn send(pair: &mut Pair, i: u64, lose: Lose) {
-    let addr = MEM_BASE + i * u64::from(LEN);
-    pattern(i, pair.a.mem.slice_mut(addr, LEN as usize));
     let sent = pair.a.nic.stats().data_sent;
-    pair.a
-        .nic
-        .post_send(pair.a.qpn, write_wr(pair, i, addr, LEN))
-        .unwrap();
+    pair.post_pattern_write(i, LEN);
     let before = match lose {
         Lose::Nothing => None,
         Lose::First => Some(0),
@@ -52,15 +47,7 @@ fn send(pair: &mut Pair, i: u64, lose: Lose) {
         }
         pair.channel.loss = 0.0;
     }
-    let limit = pair.now + 50_000_000;
-    let mut done = false;
-    assert!(
-        pair.run_until(limit, |p| {
-            done |= !completions(p.events().0).is_empty();
-            done
-        }),
-        "message {i} did not complete"
-    );
+    assert!(pair.run_to_completion(), "message {i} did not complete");
 }
 
 /// A pair whose QPs use PARITY as `a_group` and `b_group` say (B's decides

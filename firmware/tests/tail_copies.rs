@@ -7,7 +7,7 @@
 mod support;
 
 use metaroce_firmware::QpConfig;
-use support::{Channel, MEM_BASE, Pair, completions, pattern, write_wr};
+use support::{Channel, MEM_BASE, Pair};
 
 /// Paths of the connection; every message below puts one packet on each.
 const PATHS: u16 = 8;
@@ -18,12 +18,7 @@ const LEN: u32 = 4096 * PATHS as u32;
 /// until it completes; with `lose_first`, the message's first datagram on
 /// the wire is dropped.
 fn send(pair: &mut Pair, i: u64, lose_first: bool) {
-    let addr = MEM_BASE + i * u64::from(LEN);
-    pattern(i, pair.a.mem.slice_mut(addr, LEN as usize));
-    pair.a
-        .nic
-        .post_send(pair.a.qpn, write_wr(pair, i, addr, LEN))
-        .unwrap();
+    pair.post_pattern_write(i, LEN);
     if lose_first {
         pair.channel.loss = 1.0;
         let dropped = pair.dropped_by_channel;
@@ -32,15 +27,7 @@ fn send(pair: &mut Pair, i: u64, lose_first: bool) {
         }
         pair.channel.loss = 0.0;
     }
-    let limit = pair.now + 50_000_000;
-    let mut done = false;
-    assert!(
-        pair.run_until(limit, |p| {
-            done |= !completions(p.events().0).is_empty();
-            done
-        }),
-        "message {i} did not complete"
-    );
+    assert!(pair.run_to_completion(), "message {i} did not complete");
 }
 
 fn pair() -> Pair {

@@ -222,13 +222,6 @@ impl Qp {
         let repr = Repr {
             opcode: m.opcode,
             flags,
-            dst_qpn: remote.qpn,
-            src_qpn: self.qpn,
-            stream: m.stream,
-            path: plan.path,
-            conn_psn: plan.conn_psn,
-            path_psn: plan.path_psn,
-            timestamp: ctx.now,
             ext: Ext::Msg(MsgRepr {
                 msn: m.msn,
                 recv_idx: m.recv_idx,
@@ -244,6 +237,7 @@ impl Qp {
                     m.imm
                 },
             }),
+            ..self.plan_header(remote, plan, m.stream, ctx.now)
         };
         // An atomic's packets carry values the message holds (its operands, or
         // the value found), big-endian: nothing is read from memory. The RTL's
@@ -306,6 +300,23 @@ impl Qp {
 }
 
 impl Qp {
+    /// The base header of a packet of `plan` on `stream` built at `now`
+    /// (opcode, flags and extension for the caller to set).
+    fn plan_header(&self, remote: &RemoteEnd, plan: &DataPlan, stream: u16, now: u64) -> Repr {
+        Repr {
+            opcode: Opcode::Write,
+            flags: Flags::empty(),
+            dst_qpn: remote.qpn,
+            src_qpn: self.qpn,
+            stream,
+            path: plan.path,
+            conn_psn: plan.conn_psn,
+            path_psn: plan.path_psn,
+            timestamp: now,
+            ext: Ext::None,
+        }
+    }
+
     /// A PARITY packet (spec §3.12) over `plan.parity` packets of a WRITE or
     /// WRITE_IMM message from `plan.offset` on: their payloads, each read
     /// again from registered memory, XORed (a shorter last one padded with
@@ -336,13 +347,6 @@ impl Qp {
         let repr = Repr {
             opcode: Opcode::Parity,
             flags,
-            dst_qpn: remote.qpn,
-            src_qpn: self.qpn,
-            stream: m.stream,
-            path: plan.path,
-            conn_psn: plan.conn_psn,
-            path_psn: plan.path_psn,
-            timestamp: ctx.now,
             ext: Ext::Msg(MsgRepr {
                 msn: m.msn,
                 recv_idx: u32::from(plan.parity),
@@ -352,6 +356,7 @@ impl Qp {
                 rkey: m.rkey,
                 imm: 0,
             }),
+            ..self.plan_header(remote, plan, m.stream, ctx.now)
         };
         let mem = &mut *ctx.mem;
         let mut packet = alloc::vec![0u8; plan.len as usize];
