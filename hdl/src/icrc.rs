@@ -191,7 +191,9 @@ pub struct IcrcCheck<const W: usize, const B: usize> {
     // The last 4 bytes accepted, first byte in bits 7..0: after a frame's
     // last beat, its trailer.
     held: DFF<Bits<32>>,
-    // Lanes missing from the last beat (`B - count`).
+    // Lanes missing from the last beat (`B - count`), masked to the bits
+    // that count can take (`0..=B`): the verdict tables are indexed by a
+    // small count, a few-input function per row bit, not a shifter.
     missing: DFF<Bits<16>>,
     // The state the beat goes into, the beat's lanes below `count`, the
     // pseudo-header, a matrix result.
@@ -214,6 +216,7 @@ pub struct IcrcCheck<const W: usize, const B: usize> {
     c_want0: Constant<Bits<WANT_BITS>>,
     c_ff: Constant<Bits<W>>,
     c_lanes: Constant<Bits<16>>,
+    c_mask: Constant<Bits<16>>,
 }
 
 /// The 32 rows of `map` over its inputs `from..from + N`, as constants.
@@ -284,6 +287,7 @@ impl<const W: usize, const B: usize> Default for IcrcCheck<W, B> {
             c_want0: Constant::new(want0),
             c_ff: Constant::new(0xFFu64.to_bits()),
             c_lanes: Constant::new(B.to_bits()),
+            c_mask: Constant::new(((B + 1).next_power_of_two() - 1).to_bits()),
         }
     }
 }
@@ -346,7 +350,7 @@ impl<const W: usize, const B: usize> Logic for IcrcCheck<W, B> {
                     self.held.d.next = self.data.val().get_bits::<32>(8 * j - 32);
                 }
             }
-            self.missing.d.next = self.c_lanes.val() - self.count.val();
+            self.missing.d.next = (self.c_lanes.val() - self.count.val()) & self.c_mask.val();
         }
         // Only when the parent reads it: the register a right trailer
         // `held` gives, by missing lanes, against the CRC state.

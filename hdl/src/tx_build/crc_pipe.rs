@@ -78,6 +78,7 @@ native_block! {
     }
     consts {
         c_ff: Constant<Bits<W>> = konst(0xFF),
+        c_bm1: Constant<Bits<8>> = konst(B - 1),
         c_beat_z: [Constant<Bits<32>>; 32] = rows.beat_z,
         c_beat_d: [Constant<Bits<W>>; 32] = rows.beat_d,
     }
@@ -107,7 +108,11 @@ impl<const W: usize, const B: usize> Logic for TxCrcPipe<W, B> {
                 self.a_hold.d.next = self.s_ctl.hold.val();
                 self.a_t.d.next = self.s_ctl.t.val();
                 self.a_s1.d.next = self.s_ctl.s1.val();
-                self.a_m.d.next = self.s_ctl.m.val();
+                // `m < B`: masked, the `Z^-m` tables are indexed by a
+                // small count (a few-input function per row bit, not a
+                // shifter over the whole table), and the upper bits of
+                // the `m` registers are constant.
+                self.a_m.d.next = self.s_ctl.m.val() & self.c_bm1.val();
             }
         }
 
