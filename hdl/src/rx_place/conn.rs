@@ -1,4 +1,4 @@
-//! The QPs' connection state: table, write-back and bypass ([`PlaceConn`]).
+//! The QPs' connection state: table and bypass ([`PlaceConn`]).
 
 use rust_hdl::prelude::*;
 
