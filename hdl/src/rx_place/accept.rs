@@ -71,10 +71,12 @@ impl Logic for ConnAccept {
 
 /// [`ConnAccept`] before its counts: the bitmap with the PSN's bit set
 /// (`b`), and `b` with the bits below the cumulative point set (`b_hi`);
-/// 0 unless `en`.
+/// the PSN's bit is set only while `en`. The bit is decoded in two halves
+/// (the bit within its 16-bit group, and the group), so each output bit is
+/// one small function of its inputs, not a shifter's.
 #[derive(LogicBlock, Default)]
 pub struct AccPre {
-    /// Compute (else every output is 0).
+    /// Compute (else the PSN's bit is not set).
     pub en: Signal<In, Bit>,
     /// Bitmap before.
     pub bm: Signal<In, Bits<256>>,
@@ -86,18 +88,26 @@ pub struct AccPre {
     pub b: Signal<Out, Bits<256>>,
     /// `b` with the bits outside `ge` set.
     pub b_hi: Signal<Out, Bits<256>>,
+    // The PSN's bit within its group; the PSN's bit of 256.
+    oh: Signal<Local, Bits<16>>,
+    dec: Signal<Local, Bits<256>>,
 }
 
 impl Logic for AccPre {
     #[hdl_gen]
     fn update(&mut self) {
-        self.b.next = 0.into();
-        self.b_hi.next = 0.into();
+        self.oh.next = 0.into();
+        self.dec.next = 0.into();
         if self.en.val() {
-            self.b.next = self.bm.val().replace_bit(self.psn.val().index(), true);
-            self.b_hi.next =
-                self.bm.val().replace_bit(self.psn.val().index(), true) | !self.ge.val();
+            self.oh.next = self.oh.val().replace_bit(0, true) << self.psn.val().get_bits::<4>(0);
+            for h in 0..16 {
+                if self.psn.val().get_bits::<4>(4).index() == h {
+                    self.dec.next = bit_cast::<256, 16>(self.oh.val()) << (16 * h).to_bits::<8>();
+                }
+            }
         }
+        self.b.next = self.bm.val() | self.dec.val();
+        self.b_hi.next = self.bm.val() | self.dec.val() | !self.ge.val();
     }
 }
 
@@ -129,6 +139,11 @@ pub struct AccPost {
     z: Signal<Local, Bits<8>>,
     up: Signal<Local, Bits<24>>,
     lt: Signal<Local, Bits<256>>,
+    // `lt` in two halves: the bits below `z` within its group, the groups
+    // below `z`'s, the group being built.
+    t_lo: Signal<Local, Bits<16>>,
+    t_hi: Signal<Local, Bits<16>>,
+    grp: Signal<Local, Bits<16>>,
 }
 
 impl Logic for AccPost {
@@ -140,6 +155,9 @@ impl Logic for AccPost {
         self.z.next = 0.into();
         self.up.next = 0.into();
         self.lt.next = 0.into();
+        self.t_lo.next = 0.into();
+        self.t_hi.next = 0.into();
+        self.grp.next = 0.into();
         if self.en.val() {
             // The first clear bit at or above `cum`'s, else below it.
             self.z.next = self.z_hi.val().get_bits::<8>(0);
@@ -148,8 +166,21 @@ impl Logic for AccPost {
             }
             // `cum`'s upper bits plus one: the run wraps past bit 255.
             self.up.next = self.cum.val().get_bits::<24>(8) + 1;
-            // The bits 0..z (the new mask's complement).
-            self.lt.next = !((!self.lt.val()) << self.z.val());
+            // The bits 0..z (the new mask's complement): per 16-bit group,
+            // all of a group below `z`'s, those below `z` in `z`'s.
+            self.t_lo.next = !((!self.t_lo.val()) << self.z.val().get_bits::<4>(0));
+            self.t_hi.next = !((!self.t_hi.val()) << self.z.val().get_bits::<4>(4));
+            for h in 0..16 {
+                self.grp.next = 0.into();
+                if self.t_hi.val().get_bit(h) {
+                    self.grp.next = 0xFFFF.into();
+                }
+                if self.z.val().get_bits::<4>(4).index() == h {
+                    self.grp.next = self.t_lo.val();
+                }
+                self.lt.next = self.lt.val()
+                    | (bit_cast::<256, 16>(self.grp.val()) << (16 * h).to_bits::<8>());
+            }
             if self.take.val() {
                 if self.z_lo.val().get_bit(8) {
                     // All 256 set: `cum` + 256, the bitmap cleared.

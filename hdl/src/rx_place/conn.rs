@@ -1,29 +1,31 @@
-//! The QPs' connection state: table, write-back and bypass ([`PlaceConn`]).
+//! The QPs' connection state: table and bypass ([`PlaceConn`]).
 
 use rust_hdl::prelude::*;
 
 use super::QPS;
 use crate::bus::CfgIn;
+use crate::helpers::LutRam;
 
 /// Each QP's connection receive state in [`RxPlace`](super::RxPlace): its
 /// state (QP word 0, bits 2..1), cumulative connection PSN (word 5) and
-/// 256-bit bitmap of accepted PSNs above it, with the two registers that
-/// let back-to-back datagrams of one QP see each other:
+/// 256-bit bitmap of accepted PSNs above it, with the register that lets
+/// back-to-back datagrams of one QP see each other:
 ///
 /// * S2 (`x_*`) loads the state and window of its datagram's QP into S3's
 ///   registers (`state`, `cum`, `bm`, and `ge`, the mask of the bits at or
 ///   above `cum`'s): S3's own result when S3 holds a datagram of the same
-///   QP, else the write-back pending this cycle when it is that QP's, else
-///   the table; then this cycle's firmware write to them (so one in S2 is
-///   seen).
+///   QP, else the table; then this cycle's firmware write to them (so one
+///   in S2 is seen).
 /// * S3 (`y_*`) gives the state after the verdict (`fail`: ERR, 0) and the
 ///   window after it (`new_*`, from [`ConnAccept`](super::ConnAccept)),
-///   then this cycle's firmware write (the firmware wins), to the
-///   write-back registers; the table takes them a cycle later, before that
-///   cycle's firmware write (the firmware wins again).
+///   then this cycle's firmware write (the firmware wins), to the table at
+///   the cycle's edge, beside the firmware's write to another QP.
 ///
-/// Every output is a register, so the verdict's loop has no table
-/// selection or write decode in it.
+/// The bitmaps are one distributed RAM of four 256-bit words (written only
+/// by S3, its address S3's QP register, so no write decode is in the
+/// verdict's loop); the firmware's write to word 5 clears a QP's bitmap by
+/// clearing its `live` bit (a bitmap reads 0 while its bit is clear; S3's
+/// write sets it). Every output is a register.
 #[derive(LogicBlock, Default)]
 pub struct PlaceConn {
     /// Clock.
@@ -55,25 +57,21 @@ pub struct PlaceConn {
     pub bm: Signal<Out, Bits<256>>,
     /// S3 (registered): the bits at or above `cum`'s (`!0 << cum[7:0]`).
     pub ge: Signal<Out, Bits<256>>,
-    // The table.
+    // The table: state and cumulative PSN in registers, the bitmaps in a
+    // distributed RAM, valid while their QP's `live` bit is set.
     q_state: [DFF<Bits<2>>; QPS],
     q_cum: [DFF<Bits<32>>; QPS],
-    q_bm: [DFF<Bits<256>>; QPS],
+    q_bm: LutRam<256, 2>,
+    live: DFF<Bits<QPS>>,
     // S3's registers, loaded in S2 (the bypass).
     y_state: DFF<Bits<2>>,
     y_cum: DFF<Bits<32>>,
     y_bm: DFF<Bits<256>>,
     y_ge: DFF<Bits<256>>,
-    // The write-back of S3's result (a cycle after).
-    w_pend: DFF<Bit>,
-    w_qi: DFF<Bits<2>>,
-    w_state: DFF<Bits<2>>,
-    w_cum: DFF<Bits<32>>,
-    w_bm: DFF<Bits<256>>,
     // A firmware write to QP table words.
     s_cq: Signal<Local, Bit>,
     // S2 locals (the window of the QP entering S3: firmware write hits,
-    // the table or the pending write-back).
+    // the table).
     s_x0: Signal<Local, Bit>,
     s_x5: Signal<Local, Bit>,
     s_xstate: Signal<Local, Bits<2>>,
@@ -87,29 +85,27 @@ pub struct PlaceConn {
     s_nstate: Signal<Local, Bits<2>>,
     s_ncum: Signal<Local, Bits<32>>,
     s_nbm: Signal<Local, Bits<256>>,
+    // The `live` bits after this cycle's writes.
+    s_live: Signal<Local, Bits<QPS>>,
 }
 
 impl Logic for PlaceConn {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(
-            self, clock, y_state, y_cum, y_bm, y_ge, w_pend, w_qi, w_state, w_cum, w_bm
-        );
+        dff_setup!(self, clock, live, y_state, y_cum, y_bm, y_ge);
         for i in 0..QPS {
             self.q_state[i].clock.next = self.clock.val();
             self.q_state[i].d.next = self.q_state[i].q.val();
             self.q_cum[i].clock.next = self.clock.val();
             self.q_cum[i].d.next = self.q_cum[i].q.val();
-            self.q_bm[i].clock.next = self.clock.val();
-            self.q_bm[i].d.next = self.q_bm[i].q.val();
         }
         self.state.next = self.y_state.q.val();
         self.cum.next = self.y_cum.q.val();
         self.bm.next = self.y_bm.q.val();
         self.ge.next = self.y_ge.q.val();
         // ---- S3: the QP's window and state after the verdict, then this
-        // cycle's firmware write to them (the firmware wins): written back
-        // a cycle later, and the next datagram's if of this QP ----
+        // cycle's firmware write to them (the firmware wins): to the table,
+        // and the next datagram's if of this QP ----
         self.s_cq.next = self.cfg.we.val() & (self.cfg.addr.val().get_bits::<3>(6) == 0);
         self.s_y0.next = self.s_cq.val()
             & (self.cfg.addr.val().get_bits::<2>(4) == self.y_qi.val())
@@ -130,11 +126,10 @@ impl Logic for PlaceConn {
             self.s_ncum.next = self.cfg.data.val().get_bits::<32>(0);
             self.s_nbm.next = 0.into();
         }
-        self.w_pend.d.next = self.y_valid.val();
-        self.w_qi.d.next = self.y_qi.val();
-        self.w_state.d.next = self.s_nstate.val();
-        self.w_cum.d.next = self.s_ncum.val();
-        self.w_bm.d.next = self.s_nbm.val();
+        self.q_bm.clock.next = self.clock.val();
+        self.q_bm.write_enable.next = self.y_valid.val();
+        self.q_bm.write_address.next = self.y_qi.val();
+        self.q_bm.write_data.next = self.s_nbm.val();
 
         // ---- S2: the bypass loads the window and state of its datagram's
         // QP for S3 ----
@@ -144,6 +139,7 @@ impl Logic for PlaceConn {
         self.s_x5.next = self.s_cq.val()
             & (self.cfg.addr.val().get_bits::<2>(4) == self.x_qi.val())
             & (self.cfg.addr.val().get_bits::<4>(0) == 5);
+        self.q_bm.read_address.next = self.x_qi.val();
         self.s_xstate.next = 0.into();
         self.s_xcum.next = 0.into();
         self.s_xbm.next = 0.into();
@@ -151,13 +147,10 @@ impl Logic for PlaceConn {
             if self.x_qi.val().index() == i {
                 self.s_xstate.next = self.q_state[i].q.val();
                 self.s_xcum.next = self.q_cum[i].q.val();
-                self.s_xbm.next = self.q_bm[i].q.val();
+                if self.live.q.val().get_bit(i) {
+                    self.s_xbm.next = self.q_bm.read_data.val();
+                }
             }
-        }
-        if self.w_pend.q.val() & (self.w_qi.q.val() == self.x_qi.val()) {
-            self.s_xstate.next = self.w_state.q.val();
-            self.s_xcum.next = self.w_cum.q.val();
-            self.s_xbm.next = self.w_bm.q.val();
         }
         if self.s_x0.val() {
             self.s_xstate.next = self.cfg.data.val().get_bits::<2>(1);
@@ -184,14 +177,15 @@ impl Logic for PlaceConn {
             }
         }
 
-        // ---- the write-back of the window S3 left a cycle before, then
-        // the firmware's writes (the firmware wins) ----
-        if self.w_pend.q.val() {
+        // ---- the table: S3's window (with its QP's firmware write), then
+        // the firmware's writes to the other QPs ----
+        self.s_live.next = self.live.q.val();
+        if self.y_valid.val() {
             for i in 0..QPS {
-                if self.w_qi.q.val().index() == i {
-                    self.q_state[i].d.next = self.w_state.q.val();
-                    self.q_cum[i].d.next = self.w_cum.q.val();
-                    self.q_bm[i].d.next = self.w_bm.q.val();
+                if self.y_qi.val().index() == i {
+                    self.q_state[i].d.next = self.s_nstate.val();
+                    self.q_cum[i].d.next = self.s_ncum.val();
+                    self.s_live.next = self.s_live.val().replace_bit(i, true);
                 }
             }
         }
@@ -203,10 +197,11 @@ impl Logic for PlaceConn {
                     }
                     if self.cfg.addr.val().get_bits::<4>(0) == 5 {
                         self.q_cum[i].d.next = self.cfg.data.val().get_bits::<32>(0);
-                        self.q_bm[i].d.next = 0.into();
+                        self.s_live.next = self.s_live.val().replace_bit(i, false);
                     }
                 }
             }
         }
+        self.live.d.next = self.s_live.val();
     }
 }

@@ -137,10 +137,10 @@
 //! peer, PD and streams from the registers (writes up to S1). The QP state
 //! and connection window (cumulative PSN, bitmap) are loaded in S2 into
 //! S3's registers (the bypass): S3's own result when S3 holds a datagram
-//! of the same QP, else the write-back pending this cycle when it is that
-//! QP's, else the table, with this cycle's firmware write (so one in S2 is
-//! seen). S3's result goes to write-back registers and into the table a
-//! cycle later, before that cycle's firmware write (the firmware wins), so
+//! of the same QP, else the table, with this cycle's firmware write (so
+//! one in S2 is seen). S3's result goes into the table at S3's edge (the
+//! bitmaps are a distributed RAM addressed by S3's QP register), a
+//! firmware write of the next cycle winning over it, so
 //! the verdict's loop has no table selection or write decode in it. The data
 //! FIFO and the output side are [`PlaceOut`]; the data FIFO is in
 //! [`BlockRam`](crate::helpers::BlockRam)s (block RAM, read a cycle ahead), the verdict FIFO
@@ -149,7 +149,7 @@
 //!
 //! Sub-blocks, one concern each: the QP entries' firmware-written fields
 //! and their lookups ([`PlaceQps`]), the global registers
-//! ([`PlaceGlobals`]), the connection state with its write-back and bypass
+//! ([`PlaceGlobals`]), the connection state with its table write and bypass
 //! ([`PlaceConn`]), the ring and MSN-head RAMs ([`PlaceRings`]), the
 //! outstanding READs ([`PlaceReads`]), the MRs ([`PlaceMr`] over one
 //! [`MrEntry`] each), S1's sums, S2's checks ([`PlaceCheck`]: [`CheckHead`],

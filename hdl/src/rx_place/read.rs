@@ -4,6 +4,7 @@ use rust_hdl::prelude::*;
 
 use super::QPS;
 use crate::bus::CfgIn;
+use crate::helpers::LutRam;
 
 /// Words per QP of the outstanding-READ entries (QP words 9–14: entry 0
 /// in 9..=11, entry 1 in 12..=14).
@@ -60,8 +61,11 @@ pub struct PlaceReads {
     pub hit: Signal<Out, Bit>,
     /// S2 (registered): the matched entry's length (entry 0's when none).
     pub len: Signal<Out, Bits<32>>,
-    // The table: QP q's word 9 + k in `words[q * 6 + k]`.
-    words: [DFF<Bits<64>>; QPS * WORDS],
+    // The table: QP q's word 9 + k at address q of `words[k]` (distributed
+    // RAM); the entries' first words (k = 0, 3) read 0 until written after
+    // the reset (`wr`, bit 2q for entry 0, 2q + 1 for entry 1).
+    words: [LutRam<64, 2>; WORDS],
+    wr: DFF<Bits<8>>,
     // S0's selection (S1's registers).
     sel: [DFF<Bits<64>>; WORDS],
     r_hit: DFF<Bit>,
@@ -74,16 +78,16 @@ pub struct PlaceReads {
     x1: Signal<Local, Bits<64>>,
     m0: Signal<Local, Bit>,
     m1: Signal<Local, Bit>,
+    // A table write to word 9 + k (per k).
+    tw: Signal<Local, Bits<WORDS>>,
+    // S0: the QP's words from the table.
+    rd: [Signal<Local, Bits<64>>; WORDS],
 }
 
 impl Logic for PlaceReads {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, r_hit, r_len);
-        for i in 0..24 {
-            self.words[i].clock.next = self.clock.val();
-            self.words[i].d.next = self.words[i].q.val();
-        }
+        dff_setup!(self, clock, r_hit, r_len, wr);
         for k in 0..6 {
             self.sel[k].clock.next = self.clock.val();
             self.sel[k].d.next = self.sel[k].q.val();
@@ -95,14 +99,44 @@ impl Logic for PlaceReads {
         self.w1.next = self.cfg.we.val()
             & (self.cfg.addr.val().get_bits::<3>(6) == 0)
             & (self.cfg.addr.val().get_bits::<2>(4) == self.qi.val());
+        self.tw.next = 0.into();
+        for k in 0..6 {
+            // The table write.
+            if self.cfg.we.val()
+                & (self.cfg.addr.val().get_bits::<3>(6) == 0)
+                & (self.cfg.addr.val().get_bits::<4>(0).index() == k + 9)
+            {
+                self.tw.next = self.tw.val().replace_bit(k, true);
+            }
+            self.words[k].clock.next = self.clock.val();
+            self.words[k].write_enable.next = self.tw.val().get_bit(k);
+            self.words[k].write_address.next = self.cfg.addr.val().get_bits::<2>(4);
+            self.words[k].write_data.next = self.cfg.data.val();
+            self.words[k].read_address.next = self.qi0.val();
+            self.rd[k].next = self.words[k].read_data.val();
+        }
+        for q in 0..QPS {
+            if self.cfg.addr.val().get_bits::<2>(4).index() == q {
+                if self.tw.val().get_bit(0) {
+                    self.wr.d.next = self.wr.q.val().replace_bit(2 * q, true);
+                }
+                if self.tw.val().get_bit(3) {
+                    self.wr.d.next = self.wr.q.val().replace_bit(2 * q + 1, true);
+                }
+            }
+            if self.qi0.val().index() == q {
+                if !self.wr.q.val().get_bit(2 * q) {
+                    self.rd[0].next = 0.into();
+                }
+                if !self.wr.q.val().get_bit(2 * q + 1) {
+                    self.rd[3].next = 0.into();
+                }
+            }
+        }
         for k in 0..6 {
             // S0: the QP's word, written through.
             if self.en0.val() {
-                for q in 0..4 {
-                    if self.qi0.val().index() == q {
-                        self.sel[k].d.next = self.words[q * 6 + k].q.val();
-                    }
-                }
+                self.sel[k].d.next = self.rd[k].val();
                 if self.w0.val() & (self.cfg.addr.val().get_bits::<4>(0).index() == k + 9) {
                     self.sel[k].d.next = self.cfg.data.val();
                 }
@@ -111,16 +145,6 @@ impl Logic for PlaceReads {
             self.cur[k].next = self.sel[k].q.val();
             if self.w1.val() & (self.cfg.addr.val().get_bits::<4>(0).index() == k + 9) {
                 self.cur[k].next = self.cfg.data.val();
-            }
-            // The table write.
-            for q in 0..4 {
-                if self.cfg.we.val()
-                    & (self.cfg.addr.val().get_bits::<3>(6) == 0)
-                    & (self.cfg.addr.val().get_bits::<2>(4).index() == q)
-                    & (self.cfg.addr.val().get_bits::<4>(0).index() == k + 9)
-                {
-                    self.words[q * 6 + k].d.next = self.cfg.data.val();
-                }
             }
         }
         // The match (`tx.reads[(stream, msn)]`, of the response's kind):
@@ -155,10 +179,7 @@ impl Logic for PlaceReads {
         self.hit.next = self.r_hit.q.val();
         self.len.next = self.r_len.q.val();
         if self.rst.val() {
-            for q in 0..4 {
-                self.words[q * 6].d.next = 0.into();
-                self.words[q * 6 + 3].d.next = 0.into();
-            }
+            self.wr.d.next = 0.into();
         }
     }
 }

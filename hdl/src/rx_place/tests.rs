@@ -400,8 +400,9 @@ fn rust_hdl_model_forwards_the_window_whose_write_back_is_pending() {
         script.extend(payload(n));
     }
     // Consecutive cycles, the two QPs in turn: each verdict's window is
-    // written back while the other QP's datagram is decided, so the next
-    // datagram of the QP takes it from the pending write-back.
+    // in the table while the other QP's datagram is decided, so the next
+    // datagram of the QP takes it from there (once from write-back
+    // registers).
     let psns = [(QPN, 100), (QPN + 1, 500), (QPN, 100), (QPN + 1, 500)];
     let psns = psns.into_iter().chain([(QPN, 101), (QPN + 1, 501)]);
     for (n, (qpn, psn)) in psns.enumerate() {
@@ -422,8 +423,9 @@ fn rust_hdl_model_forwards_the_window_whose_write_back_is_pending() {
 #[test]
 fn rust_hdl_model_lets_the_firmware_win_over_the_pending_write_back() {
     let mut script = setup();
-    // Moved to 300 in the cycle after the WRITE's verdict (its window's
-    // write-back): the firmware's value stays, the WRITE at 300 is placed.
+    // Moved to 300 in the cycle after the WRITE's verdict (once its
+    // window's write-back): the firmware's value stays, the WRITE at 300
+    // is placed.
     script.extend(write_then_table(0, 100, 3, qp_word(cfg::QP_CONN_PSN), 300));
     script.extend(payload(1));
     script.push(meta(write(300, RKEY, 1)));
