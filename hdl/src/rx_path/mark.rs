@@ -192,6 +192,10 @@ impl Logic for PathMark {
         // Split: stage B from A's registers, C from B's, the result from
         // all three (each holds until the next arrival).
         if self.c_split.val() {
+            // The state is normalised (k = 0, bits from 256 up clear): the
+            // count starts at bit n ≤ 256, so the high half counts nothing.
+            self.pre.raw.next = bit_cast::<512, 256>(self.raw.val().get_bits::<256>(0));
+            self.pre.k.next = 0.into();
             self.mask.en.next = self.va.q.val();
             self.mask.raw.next = self.a_raw.q.val();
             self.mask.start.next = self.a_start.q.val();
@@ -202,7 +206,7 @@ impl Logic for PathMark {
             self.lo.en.next = self.vb.q.val();
             self.hi.en.next = self.vb.q.val();
             self.lo.v.next = self.b_masked.q.val().get_bits::<256>(0);
-            self.hi.v.next = self.b_masked.q.val().get_bits::<256>(256);
+            self.hi.v.next = 0.into();
             self.post.en.next = self.vc.q.val();
             self.post.cum.next = self.a_cum.q.val();
             self.post.km.next = self.a_km.q.val();
@@ -218,7 +222,7 @@ impl Logic for PathMark {
             self.post.hi.next = self.c_hi.q.val();
             self.valid.next = self.vc.q.val();
             if self.en.val() {
-                self.a_raw.d.next = self.raw.val();
+                self.a_raw.d.next = bit_cast::<512, 256>(self.raw.val().get_bits::<256>(0));
                 self.a_cum.d.next = self.cum.val();
                 self.a_km.d.next = self.pre.km.val();
                 self.a_base.d.next = self.pre.base.val();

@@ -215,7 +215,8 @@ pub struct RxPathTable<const W: usize> {
     s1: Signal<Local, Bits<UW>>,
     nw: Signal<Local, Bits<SW>>,
     wn: Signal<Local, Bits<{ SW + 16 }>>,
-    shifted: Signal<Local, Bits<256>>,
+    // W1's bitmap, shifted down by `k` one power of two at a time.
+    shifted: Signal<Local, Bits<512>>,
 }
 
 impl<const W: usize> Default for RxPathTable<W> {
@@ -254,7 +255,7 @@ impl<const W: usize> Default for RxPathTable<W> {
             ak_live: Default::default(),
             ram_a: Default::default(),
             land: PathLand::new(split),
-            acks: Default::default(),
+            acks: PathAcks::new(split),
             c_split: Constant::new(split),
             a1: Default::default(),
             rd_seen: Default::default(),
@@ -300,6 +301,31 @@ impl<const W: usize> Logic for RxPathTable<W> {
         self.land.a2.next = self.a2.q.val();
         links::LandOut::join(&mut self.land.m_acks, &mut self.acks.s_land);
 
+        // ---- Write-back: W1 applies the pending shift (`wn` is 0 unless `w1_v`). ----
+        if self.land.valid.val() {
+            self.w1.d.next = bit_cast::<{ UW + 16 }, UW>(self.land.upd.val())
+                | (bit_cast::<{ UW + 16 }, 16>(self.land.port.val()) << 681);
+        }
+        self.w1_addr.d.next = self.land.addr.val();
+        self.w1_v.d.next = self.land.valid.val() & self.land.ok.val();
+        self.shifted.next = 0.into();
+        self.wn.next = 0.into();
+        if self.w1_v.q.val() {
+            // A shifter by levels, largest first: each level keeps only the
+            // bits the later ones can still bring down to the low 256 (about
+            // 2,800 2-input muxes, where one 512-bit `>>` by 9 bits maps to
+            // three times as many LUTs).
+            self.shifted.next = self.w1.q.val().get_bits::<512>(32);
+            for j in 0..9 {
+                if self.w1.q.val().get_bit(552 - j) {
+                    self.shifted.next = self.shifted.val() >> (256 >> j);
+                }
+            }
+            self.wn.next = bit_cast::<{ SW + 16 }, 32>(self.w1.q.val().get_bits::<32>(0))
+                | (bit_cast::<{ SW + 16 }, 256>(self.shifted.val().get_bits::<256>(0)) << 32)
+                | (bit_cast::<{ SW + 16 }, 144>(self.w1.q.val().get_bits::<144>(553)) << 288);
+        }
+
         // ---- S1: the freshest state of the entry read in S0 (after a read only). ----
         self.nw.next = 0.into();
         self.s1.next = 0.into();
@@ -310,10 +336,19 @@ impl<const W: usize> Logic for RxPathTable<W> {
             if self.w2_v.q.val() & (self.w2_addr.q.val() == self.a1.q.val()) {
                 self.nw.next = self.w2.q.val();
             }
+            // Split: W1's state with its shift applied (the RAM's word), so
+            // the mark's input always has k = 0 and a 256-bit bitmap.
+            if self.c_split.val() & self.w1_v.q.val() & (self.w1_addr.q.val() == self.a1.q.val())
+            {
+                self.nw.next = self.wn.val().get_bits::<SW>(0);
+            }
             // From the RAM side: the bitmap's shift done (k = 0).
             self.s1.next = bit_cast::<UW, 288>(self.nw.val().get_bits::<288>(0))
                 | (bit_cast::<UW, 128>(self.nw.val().get_bits::<128>(288)) << 553);
-            if self.w1_v.q.val() & (self.w1_addr.q.val() == self.a1.q.val()) {
+            if !self.c_split.val()
+                & self.w1_v.q.val()
+                & (self.w1_addr.q.val() == self.a1.q.val())
+            {
                 self.s1.next = self.w1.q.val().get_bits::<UW>(0);
             }
             // (Split, the next arrival on the entry comes after W1.)
@@ -335,23 +370,6 @@ impl<const W: usize> Logic for RxPathTable<W> {
         self.rd_seen.d.next = self.seen.q.val().get_bit(self.rd_addr.val().index());
         self.ram_a.read_address.next = self.rd_addr.val();
 
-        // ---- Write-back: W1 applies the pending shift (`wn` is 0 unless `w1_v`). ----
-        if self.land.valid.val() {
-            self.w1.d.next = bit_cast::<{ UW + 16 }, UW>(self.land.upd.val())
-                | (bit_cast::<{ UW + 16 }, 16>(self.land.port.val()) << 681);
-        }
-        self.w1_addr.d.next = self.land.addr.val();
-        self.w1_v.d.next = self.land.valid.val() & self.land.ok.val();
-        self.shifted.next = 0.into();
-        self.wn.next = 0.into();
-        if self.w1_v.q.val() {
-            self.shifted.next = bit_cast::<256, 512>(
-                self.w1.q.val().get_bits::<512>(32) >> self.w1.q.val().get_bits::<9>(544),
-            );
-            self.wn.next = bit_cast::<{ SW + 16 }, 32>(self.w1.q.val().get_bits::<32>(0))
-                | (bit_cast::<{ SW + 16 }, 256>(self.shifted.val()) << 32)
-                | (bit_cast::<{ SW + 16 }, 144>(self.w1.q.val().get_bits::<144>(553)) << 288);
-        }
         self.w2.d.next = self.wn.val().get_bits::<SW>(0);
         self.w2_addr.d.next = self.w1_addr.q.val();
         self.w2_v.d.next = self.w1_v.q.val();
