@@ -35,7 +35,9 @@ pub const MARK_STAGES: usize = 3;
 /// the first three parts: the result comes [`MARK_STAGES`] cycles after
 /// `en`, with `valid`; the inputs are taken in `en`'s cycle only, and each
 /// stage register holds until the next arrival, so arrivals must be at
-/// least [`MARK_STAGES`] cycles apart.
+/// least [`MARK_STAGES`] cycles apart; and the state must come normalised
+/// (`k` = 0, `raw`'s bits from 256 up clear: `k` and the high half are not
+/// read), so the split mark has no shift and counts 256 bits.
 ///
 /// Each part computes only while its enable is high (an arrival in that
 /// stage); otherwise its outputs are 0, so Verilator skips the wide shifts
@@ -52,7 +54,7 @@ pub struct PathMark {
     pub cum: Signal<In, Bits<32>>,
     /// Bitmap before the arrival, shift not yet applied.
     pub raw: Signal<In, Bits<512>>,
-    /// Its pending shift (0..=257).
+    /// Its pending shift (0..=257; split: not read, taken as 0).
     pub k: Signal<In, Bits<9>>,
     /// The arrival's path PSN.
     pub psn: Signal<In, Bits<32>>,

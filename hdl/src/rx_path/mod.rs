@@ -121,6 +121,8 @@ const UW: usize = 681;
 /// reaches W1 [`MARK_STAGES`] cycles after the event, which an arrival's
 /// S1 at least 4 cycles after it still sees through W1, and while an
 /// arrival is in the stages the ACK queue shows empty (`aq_valid` low).
+/// S1 then takes W1's state shifted as the RAMs get it, so the split
+/// mark's input is always normalised.
 /// The queue, the ECE flag and the entry's `seen` bit change with the
 /// update; the QP's connection PSN and liveness at the event.
 ///
@@ -215,7 +217,10 @@ pub struct RxPathTable<const W: usize> {
     s1: Signal<Local, Bits<UW>>,
     nw: Signal<Local, Bits<SW>>,
     wn: Signal<Local, Bits<{ SW + 16 }>>,
-    // W1's bitmap, shifted down by `k` one power of two at a time.
+    // W1's bitmap shifted down by `k`, by levels, largest first: each level
+    // keeps only the bits the later ones can still bring down to the low 256
+    // (about 2,800 2-input muxes, where one 512-bit `>>` by 9 bits maps to
+    // three times as many LUTs).
     shifted: Signal<Local, Bits<512>>,
 }
 
@@ -311,10 +316,6 @@ impl<const W: usize> Logic for RxPathTable<W> {
         self.shifted.next = 0.into();
         self.wn.next = 0.into();
         if self.w1_v.q.val() {
-            // A shifter by levels, largest first: each level keeps only the
-            // bits the later ones can still bring down to the low 256 (about
-            // 2,800 2-input muxes, where one 512-bit `>>` by 9 bits maps to
-            // three times as many LUTs).
             self.shifted.next = self.w1.q.val().get_bits::<512>(32);
             for j in 0..9 {
                 if self.w1.q.val().get_bit(552 - j) {
@@ -325,7 +326,6 @@ impl<const W: usize> Logic for RxPathTable<W> {
                 | (bit_cast::<{ SW + 16 }, 256>(self.shifted.val().get_bits::<256>(0)) << 32)
                 | (bit_cast::<{ SW + 16 }, 144>(self.w1.q.val().get_bits::<144>(553)) << 288);
         }
-
         // ---- S1: the freshest state of the entry read in S0 (after a read only). ----
         self.nw.next = 0.into();
         self.s1.next = 0.into();
@@ -336,19 +336,13 @@ impl<const W: usize> Logic for RxPathTable<W> {
             if self.w2_v.q.val() & (self.w2_addr.q.val() == self.a1.q.val()) {
                 self.nw.next = self.w2.q.val();
             }
-            // Split: W1's state with its shift applied (the RAM's word), so
-            // the mark's input always has k = 0 and a 256-bit bitmap.
-            if self.c_split.val() & self.w1_v.q.val() & (self.w1_addr.q.val() == self.a1.q.val())
-            {
+            // Split, W1's state shifted too: S2's state is normalised (k = 0).
+            if self.c_split.val() & self.w1_v.q.val() & (self.w1_addr.q.val() == self.a1.q.val()) {
                 self.nw.next = self.wn.val().get_bits::<SW>(0);
             }
-            // From the RAM side: the bitmap's shift done (k = 0).
             self.s1.next = bit_cast::<UW, 288>(self.nw.val().get_bits::<288>(0))
                 | (bit_cast::<UW, 128>(self.nw.val().get_bits::<128>(288)) << 553);
-            if !self.c_split.val()
-                & self.w1_v.q.val()
-                & (self.w1_addr.q.val() == self.a1.q.val())
-            {
+            if !self.c_split.val() & self.w1_v.q.val() & (self.w1_addr.q.val() == self.a1.q.val()) {
                 self.s1.next = self.w1.q.val().get_bits::<UW>(0);
             }
             // (Split, the next arrival on the entry comes after W1.)
@@ -363,13 +357,11 @@ impl<const W: usize> Logic for RxPathTable<W> {
         self.rd_cum.next = self.s1.val().get_bits::<32>(0);
         self.old.d.next = self.s1.val();
         self.a2.d.next = self.a1.q.val();
-
         // ---- S0: read. ----
         self.a1.d.next = self.rd_addr.val();
         self.rd_v.d.next = self.rd_en.val();
         self.rd_seen.d.next = self.seen.q.val().get_bit(self.rd_addr.val().index());
         self.ram_a.read_address.next = self.rd_addr.val();
-
         self.w2.d.next = self.wn.val().get_bits::<SW>(0);
         self.w2_addr.d.next = self.w1_addr.q.val();
         self.w2_v.d.next = self.w1_v.q.val();
