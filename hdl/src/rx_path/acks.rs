@@ -59,6 +59,7 @@ pub struct PathAcks {
     /// ACK: the QP was still RTR or RTS at its last event.
     pub ak_live: Signal<Out, Bit>,
     ram_b: RAM<Bits<{ SW + 16 }>, 8>,
+    c_split: Constant<Bit>,
     queue: LutRam<8, 8>,
     // Per entry: queued, CE since the last ACK.
     pend: DFF<Bits<ENTRIES>>,
@@ -82,8 +83,10 @@ pub struct PathAcks {
     fl: Signal<Local, Bits<ENTRIES>>,
 }
 
-impl Default for PathAcks {
-    fn default() -> Self {
+impl PathAcks {
+    /// The queue beside a combinational mark, or a `split` one (whose
+    /// landings never meet a pop: the re-queue of a popped entry is not built).
+    pub fn new(split: bool) -> Self {
         Self {
             clock: Default::default(),
             rst: Default::default(),
@@ -104,6 +107,7 @@ impl Default for PathAcks {
             ak_conn_cum: Default::default(),
             ak_live: Default::default(),
             ram_b: Default::default(),
+            c_split: Constant::new(split),
             queue: Default::default(),
             pend: Default::default(),
             ece: Default::default(),
@@ -160,9 +164,12 @@ impl Logic for PathAcks {
         self.aq_valid.next = (self.q_wr.q.val() != self.q_rd.q.val()) & !self.s_land.busy.val();
         self.pop.next =
             self.aq_pop.val() & (self.q_wr.q.val() != self.q_rd.q.val()) & !self.s_land.busy.val();
+        // (Split, a landing never meets a pop: `busy` holds the queue.)
         self.push.next = self.s_land.put.val()
             & (!self.pend.q.val().get_bit(self.s_land.addr.val().index())
-                | (self.pop.val() & (self.head.val() == self.s_land.addr.val())));
+                | (!self.c_split.val()
+                    & self.pop.val()
+                    & (self.head.val() == self.s_land.addr.val())));
         self.queue.read_address.next = self.q_rd.q.val().get_bits::<8>(0);
         self.queue.write_enable.next = self.push.val();
         self.queue.write_address.next = self.q_wr.q.val().get_bits::<8>(0);

@@ -35,7 +35,9 @@ pub const MARK_STAGES: usize = 3;
 /// the first three parts: the result comes [`MARK_STAGES`] cycles after
 /// `en`, with `valid`; the inputs are taken in `en`'s cycle only, and each
 /// stage register holds until the next arrival, so arrivals must be at
-/// least [`MARK_STAGES`] cycles apart.
+/// least [`MARK_STAGES`] cycles apart; and the state must come normalised
+/// (`k` = 0, `raw`'s bits from 256 up clear: `k` and the high half are not
+/// read), so the split mark has no shift and counts 256 bits.
 ///
 /// Each part computes only while its enable is high (an arrival in that
 /// stage); otherwise its outputs are 0, so Verilator skips the wide shifts
@@ -52,7 +54,7 @@ pub struct PathMark {
     pub cum: Signal<In, Bits<32>>,
     /// Bitmap before the arrival, shift not yet applied.
     pub raw: Signal<In, Bits<512>>,
-    /// Its pending shift (0..=257).
+    /// Its pending shift (0..=257; split: not read, taken as 0).
     pub k: Signal<In, Bits<9>>,
     /// The arrival's path PSN.
     pub psn: Signal<In, Bits<32>>,
@@ -66,6 +68,10 @@ pub struct PathMark {
     pub new_raw: Signal<Out, Bits<512>>,
     /// Its pending shift.
     pub new_k: Signal<Out, Bits<9>>,
+    /// [`MarkPost::new_bm`].
+    pub new_bm: Signal<Out, Bits<256>>,
+    /// [`MarkPost::new_bit`].
+    pub new_bit: Signal<Out, Bits<10>>,
     pre: MarkPre,
     mask: MarkMask,
     lo: LeadOnes,
@@ -114,6 +120,8 @@ impl PathMark {
             new_cum: Default::default(),
             new_raw: Default::default(),
             new_k: Default::default(),
+            new_bm: Default::default(),
+            new_bit: Default::default(),
             pre: Default::default(),
             mask: Default::default(),
             lo: Default::default(),
@@ -192,6 +200,10 @@ impl Logic for PathMark {
         // Split: stage B from A's registers, C from B's, the result from
         // all three (each holds until the next arrival).
         if self.c_split.val() {
+            // The state is normalised (k = 0, bits from 256 up clear): the
+            // count starts at bit n ≤ 256, so the high half counts nothing.
+            self.pre.raw.next = bit_cast::<512, 256>(self.raw.val().get_bits::<256>(0));
+            self.pre.k.next = 0.into();
             self.mask.en.next = self.va.q.val();
             self.mask.raw.next = self.a_raw.q.val();
             self.mask.start.next = self.a_start.q.val();
@@ -202,7 +214,7 @@ impl Logic for PathMark {
             self.lo.en.next = self.vb.q.val();
             self.hi.en.next = self.vb.q.val();
             self.lo.v.next = self.b_masked.q.val().get_bits::<256>(0);
-            self.hi.v.next = self.b_masked.q.val().get_bits::<256>(256);
+            self.hi.v.next = 0.into();
             self.post.en.next = self.vc.q.val();
             self.post.cum.next = self.a_cum.q.val();
             self.post.km.next = self.a_km.q.val();
@@ -218,7 +230,7 @@ impl Logic for PathMark {
             self.post.hi.next = self.c_hi.q.val();
             self.valid.next = self.vc.q.val();
             if self.en.val() {
-                self.a_raw.d.next = self.raw.val();
+                self.a_raw.d.next = bit_cast::<512, 256>(self.raw.val().get_bits::<256>(0));
                 self.a_cum.d.next = self.cum.val();
                 self.a_km.d.next = self.pre.km.val();
                 self.a_base.d.next = self.pre.base.val();
@@ -253,6 +265,8 @@ impl Logic for PathMark {
         self.new_cum.next = self.post.new_cum.val();
         self.new_raw.next = self.post.new_raw.val();
         self.new_k.next = self.post.new_k.val();
+        self.new_bm.next = self.post.new_bm.val();
+        self.new_bit.next = self.post.new_bit.val();
     }
 }
 
@@ -435,11 +449,17 @@ pub struct MarkPost {
     pub new_raw: Signal<Out, Bits<512>>,
     /// Its pending shift.
     pub new_k: Signal<Out, Bits<9>>,
+    /// `new_raw` in two parts: the bitmap without the PSN's bit (256 bits).
+    pub new_bm: Signal<Out, Bits<256>>,
+    /// And the PSN's bit: set (bit 9), at position bits 8..0.
+    pub new_bit: Signal<Out, Bits<10>>,
     c_one: Constant<Bits<512>>,
     z: Signal<Local, Bits<10>>,
     zp: Signal<Local, Bits<9>>,
     moved: Signal<Local, Bits<32>>,
     pos: Signal<Local, Bits<9>>,
+    bm: Signal<Local, Bits<256>>,
+    set: Signal<Local, Bit>,
 }
 
 impl Default for MarkPost {
@@ -462,11 +482,15 @@ impl Default for MarkPost {
             new_cum: Default::default(),
             new_raw: Default::default(),
             new_k: Default::default(),
+            new_bm: Default::default(),
+            new_bit: Default::default(),
             c_one: Constant::new(1.into()),
             z: Default::default(),
             zp: Default::default(),
             moved: Default::default(),
             pos: Default::default(),
+            bm: Default::default(),
+            set: Default::default(),
         }
     }
 }
@@ -478,6 +502,8 @@ impl Logic for MarkPost {
         self.zp.next = 0.into();
         self.moved.next = 0.into();
         self.pos.next = 0.into();
+        self.bm.next = 0.into();
+        self.set.next = false;
         self.new_raw.next = 0.into();
         self.new_k.next = 0.into();
         self.new_cum.next = 0.into();
@@ -496,18 +522,16 @@ impl Logic for MarkPost {
             // 512 whenever it is used).
             self.pos.next = bit_cast::<9, 32>(self.d.val() - 1);
             // (Not behind `cum` nor out of window: those leave the state.)
-            self.new_raw.next = bit_cast::<512, 256>(self.norm.val());
-            if !self.d.val().get_bit(31) & !self.d.val().get_bit(30) {
-                self.new_raw.next = self.new_raw.val() | (self.c_one.val() << self.pos.val());
-            }
+            self.bm.next = self.norm.val();
+            self.set.next = !self.d.val().get_bit(31) & !self.d.val().get_bit(30);
             self.new_k.next = 0.into();
             self.new_cum.next = self.cum.val();
             if self.at_cum.val() {
-                self.new_raw.next = bit_cast::<512, 256>(self.norm.val());
+                self.set.next = false;
                 self.new_k.next = self.zp.val();
                 self.new_cum.next = self.moved.val();
                 if self.slide.val() {
-                    self.new_raw.next = 0.into();
+                    self.bm.next = 0.into();
                     self.new_k.next = 0.into();
                     self.new_cum.next = self.psn.val() + 1;
                 }
@@ -519,8 +543,13 @@ impl Logic for MarkPost {
                 if self.d.val() < 512 {
                     self.new_k.next = bit_cast::<9, 8>(self.d.val().get_bits::<8>(0));
                 } else {
-                    self.new_raw.next = self.c_one.val() << 255;
+                    self.bm.next = 0.into();
+                    self.pos.next = 255.into();
                 }
+            }
+            self.new_raw.next = bit_cast::<512, 256>(self.bm.val());
+            if self.set.val() {
+                self.new_raw.next = self.new_raw.val() | (self.c_one.val() << self.pos.val());
             }
             self.code.next = 0.into();
             if !self.d.val().get_bit(31) & self.d.val().get_bit(30) {
@@ -530,6 +559,11 @@ impl Logic for MarkPost {
             {
                 self.code.next = 1.into();
             }
+        }
+        self.new_bm.next = self.bm.val();
+        self.new_bit.next = bit_cast::<10, 9>(self.pos.val());
+        if self.set.val() {
+            self.new_bit.next = bit_cast::<10, 9>(self.pos.val()) + 512;
         }
     }
 }

@@ -49,6 +49,7 @@ mod land;
 mod lead_ones;
 mod links;
 mod mark;
+mod norm;
 mod regs;
 #[cfg(test)]
 mod tests;
@@ -59,6 +60,7 @@ pub use regs::{PathFile, RxPathRegs};
 
 use acks::PathAcks;
 use land::PathLand;
+use norm::PathNorm;
 
 /// Verilog source of the standalone tracker ([`RxPathRegs`]) for `paths`
 /// paths of one QP (a power of two, 2 to [`MAX_PATHS`]); top module `top`,
@@ -91,7 +93,7 @@ const SW: usize = 416;
 
 /// Bits of an entry's state in the pipeline (S2, W1), the bitmap's shift
 /// pending ([`PathMark`]): {echo_ts\[63:0\], ce\[31:0\], rx\[31:0\], k\[8:0\],
-/// raw\[511:0\], cum\[31:0\]}.
+/// raw\[511:0\], cum\[31:0\]} (split, W1's `raw` is in two parts: `PathNorm`).
 const UW: usize = 681;
 
 /// The receive core's path tracker at `W`-bit beats: one entry per (QP
@@ -121,6 +123,8 @@ const UW: usize = 681;
 /// reaches W1 [`MARK_STAGES`] cycles after the event, which an arrival's
 /// S1 at least 4 cycles after it still sees through W1, and while an
 /// arrival is in the stages the ACK queue shows empty (`aq_valid` low).
+/// S1 then takes W1's state shifted as the RAMs get it, so the split
+/// mark's input is always normalised.
 /// The queue, the ECE flag and the entry's `seen` bit change with the
 /// update; the QP's connection PSN and liveness at the event.
 ///
@@ -191,6 +195,7 @@ pub struct RxPathTable<const W: usize> {
     ram_a: RAM<Bits<SW>, 8>,
     land: PathLand,
     acks: PathAcks,
+    norm: PathNorm,
     c_split: Constant<Bit>,
     // S1: the address read in S0, and whether the entry was ever written.
     a1: DFF<Bits<8>>,
@@ -215,7 +220,6 @@ pub struct RxPathTable<const W: usize> {
     s1: Signal<Local, Bits<UW>>,
     nw: Signal<Local, Bits<SW>>,
     wn: Signal<Local, Bits<{ SW + 16 }>>,
-    shifted: Signal<Local, Bits<256>>,
 }
 
 impl<const W: usize> Default for RxPathTable<W> {
@@ -254,7 +258,8 @@ impl<const W: usize> Default for RxPathTable<W> {
             ak_live: Default::default(),
             ram_a: Default::default(),
             land: PathLand::new(split),
-            acks: Default::default(),
+            acks: PathAcks::new(split),
+            norm: PathNorm::new(split),
             c_split: Constant::new(split),
             a1: Default::default(),
             rd_seen: Default::default(),
@@ -271,7 +276,6 @@ impl<const W: usize> Default for RxPathTable<W> {
             s1: Default::default(),
             nw: Default::default(),
             wn: Default::default(),
-            shifted: Default::default(),
         }
     }
 }
@@ -300,6 +304,22 @@ impl<const W: usize> Logic for RxPathTable<W> {
         self.land.a2.next = self.a2.q.val();
         links::LandOut::join(&mut self.land.m_acks, &mut self.acks.s_land);
 
+        // ---- Write-back: W1 applies the pending shift (`wn` is 0 unless `w1_v`). ----
+        if self.land.valid.val() {
+            self.w1.d.next = bit_cast::<{ UW + 16 }, UW>(self.land.upd.val())
+                | (bit_cast::<{ UW + 16 }, 16>(self.land.port.val()) << 681);
+        }
+        self.w1_addr.d.next = self.land.addr.val();
+        self.w1_v.d.next = self.land.valid.val() & self.land.ok.val();
+        self.norm.en.next = self.w1_v.q.val();
+        self.norm.raw.next = self.w1.q.val().get_bits::<512>(32);
+        self.norm.k.next = self.w1.q.val().get_bits::<9>(544);
+        self.wn.next = 0.into();
+        if self.w1_v.q.val() {
+            self.wn.next = bit_cast::<{ SW + 16 }, 32>(self.w1.q.val().get_bits::<32>(0))
+                | (bit_cast::<{ SW + 16 }, 256>(self.norm.out.val()) << 32)
+                | (bit_cast::<{ SW + 16 }, 144>(self.w1.q.val().get_bits::<144>(553)) << 288);
+        }
         // ---- S1: the freshest state of the entry read in S0 (after a read only). ----
         self.nw.next = 0.into();
         self.s1.next = 0.into();
@@ -310,10 +330,13 @@ impl<const W: usize> Logic for RxPathTable<W> {
             if self.w2_v.q.val() & (self.w2_addr.q.val() == self.a1.q.val()) {
                 self.nw.next = self.w2.q.val();
             }
-            // From the RAM side: the bitmap's shift done (k = 0).
+            // Split, W1's state shifted too: S2's state is normalised (k = 0).
+            if self.c_split.val() & self.w1_v.q.val() & (self.w1_addr.q.val() == self.a1.q.val()) {
+                self.nw.next = self.wn.val().get_bits::<SW>(0);
+            }
             self.s1.next = bit_cast::<UW, 288>(self.nw.val().get_bits::<288>(0))
                 | (bit_cast::<UW, 128>(self.nw.val().get_bits::<128>(288)) << 553);
-            if self.w1_v.q.val() & (self.w1_addr.q.val() == self.a1.q.val()) {
+            if !self.c_split.val() & self.w1_v.q.val() & (self.w1_addr.q.val() == self.a1.q.val()) {
                 self.s1.next = self.w1.q.val().get_bits::<UW>(0);
             }
             // (Split, the next arrival on the entry comes after W1.)
@@ -328,30 +351,11 @@ impl<const W: usize> Logic for RxPathTable<W> {
         self.rd_cum.next = self.s1.val().get_bits::<32>(0);
         self.old.d.next = self.s1.val();
         self.a2.d.next = self.a1.q.val();
-
         // ---- S0: read. ----
         self.a1.d.next = self.rd_addr.val();
         self.rd_v.d.next = self.rd_en.val();
         self.rd_seen.d.next = self.seen.q.val().get_bit(self.rd_addr.val().index());
         self.ram_a.read_address.next = self.rd_addr.val();
-
-        // ---- Write-back: W1 applies the pending shift (`wn` is 0 unless `w1_v`). ----
-        if self.land.valid.val() {
-            self.w1.d.next = bit_cast::<{ UW + 16 }, UW>(self.land.upd.val())
-                | (bit_cast::<{ UW + 16 }, 16>(self.land.port.val()) << 681);
-        }
-        self.w1_addr.d.next = self.land.addr.val();
-        self.w1_v.d.next = self.land.valid.val() & self.land.ok.val();
-        self.shifted.next = 0.into();
-        self.wn.next = 0.into();
-        if self.w1_v.q.val() {
-            self.shifted.next = bit_cast::<256, 512>(
-                self.w1.q.val().get_bits::<512>(32) >> self.w1.q.val().get_bits::<9>(544),
-            );
-            self.wn.next = bit_cast::<{ SW + 16 }, 32>(self.w1.q.val().get_bits::<32>(0))
-                | (bit_cast::<{ SW + 16 }, 256>(self.shifted.val()) << 32)
-                | (bit_cast::<{ SW + 16 }, 144>(self.w1.q.val().get_bits::<144>(553)) << 288);
-        }
         self.w2.d.next = self.wn.val().get_bits::<SW>(0);
         self.w2_addr.d.next = self.w1_addr.q.val();
         self.w2_v.d.next = self.w1_v.q.val();
