@@ -119,7 +119,8 @@ pub(super) struct Engine {
 const NEVER: u64 = 1 << 40;
 
 /// The engines' configuration: the RTL's MTU and receive window, the
-/// ACKs' line rate, no fair-share window, timers that never fire.
+/// ACKs' line rate, no fair-share window, timers that never fire, and no
+/// PARITY (the RTL's ACKs never carry PARITY_OK, spec §3.12).
 fn nic_config(local: IpAddr) -> NicConfig {
     NicConfig {
         local_ip: local,
@@ -130,6 +131,7 @@ fn nic_config(local: IpAddr) -> NicConfig {
             recv_window: CONN_WINDOW,
             rto_min_ns: NEVER,
             rto_initial_ns: NEVER,
+            parity_group: 0,
             ..QpConfig::default()
         },
         ..NicConfig::default()
