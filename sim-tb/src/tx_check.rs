@@ -23,7 +23,7 @@ use std::path::Path;
 
 use metaroce_firmware::loopback::{Channel, MEM_BASE, Pair};
 use metaroce_firmware::{
-    Event, Memory, QpState, RecvWr, RxMeta, SendOp, SendWr, Sge, Transmit, VecMemory,
+    Event, Memory, QpConfig, QpState, RecvWr, RxMeta, SendOp, SendWr, Sge, Transmit, VecMemory,
 };
 use metaroce_proto::{BASE_LEN, Ext, Flags, ICRC_LEN, MsgRepr, Opcode, Packet, PseudoHeader, Repr};
 use rand::rngs::SmallRng;
@@ -377,7 +377,14 @@ struct Sent {
 /// `loss`.
 fn engine_traffic(seed: u64, packets: usize, loss: f64) -> (Pair, Vec<Sent>) {
     let mut rng = SmallRng::seed_from_u64(seed);
-    let mut pair = Pair::new(seed, 16, Channel::default());
+    // The traffic of the hardware data path: no PARITY (spec §3.12).
+    let qp = QpConfig {
+        paths: 16,
+        streams: 8,
+        parity_group: 0,
+        ..QpConfig::default()
+    };
+    let mut pair = Pair::with_config(seed, qp, Channel::default());
     let mut fill = vec![0u8; AREA as usize];
     rng.fill_bytes(&mut fill);
     pair.a.mem.write(MEM_BASE, &fill);
