@@ -1,5 +1,5 @@
 -- Wireshark dissector for the MetaRoCE wire protocol v1 (docs/spec.md of
--- MetaRoCE-in-Rust): base header, MSG / ACK / MULTI_ACK / NACK / CM extensions, payload and
+-- MetaRoCE-in-Rust): base header, MSG / ACK / MULTI_ACK / NACK / CM extensions (PARITY: MSG), payload and
 -- the ICRC, which is recomputed over the pseudo-header and checked.
 --
 -- Install: copy this file to ~/.local/lib/wireshark/plugins/ (or the "Personal Lua
@@ -18,14 +18,14 @@ local OPCODES = {
   [0x01] = "WRITE", [0x02] = "WRITE_IMM", [0x03] = "SEND", [0x04] = "SEND_IMM",
   [0x05] = "READ_REQ", [0x06] = "READ_RESP", [0x08] = "FETCH_ADD", [0x09] = "COMPARE_SWAP",
   [0x0A] = "ATOMIC_RESP", [0x10] = "ACK", [0x11] = "NACK",
-  [0x12] = "PROBE", [0x13] = "MULTI_ACK", [0x20] = "CONNECT", [0x21] = "CONNECT_ACK", [0x22] = "DISCONNECT",
+  [0x12] = "PROBE", [0x13] = "MULTI_ACK", [0x14] = "PARITY", [0x20] = "CONNECT", [0x21] = "CONNECT_ACK", [0x22] = "DISCONNECT",
 }
 -- Extension length per opcode (spec §3.3) and whether the opcode carries a payload.
 local EXT = { [0x01] = 32, [0x02] = 32, [0x03] = 32, [0x04] = 32, [0x05] = 32, [0x06] = 32,
               [0x08] = 32, [0x09] = 32, [0x0A] = 32,
-              [0x10] = 64, [0x11] = 16, [0x12] = 0, [0x13] = 16, [0x20] = 32, [0x21] = 32, [0x22] = 32 }
+              [0x10] = 64, [0x11] = 16, [0x12] = 0, [0x13] = 16, [0x14] = 32, [0x20] = 32, [0x21] = 32, [0x22] = 32 }
 local PAYLOAD = { [0x01] = true, [0x02] = true, [0x03] = true, [0x04] = true, [0x06] = true,
-                  [0x08] = true, [0x09] = true, [0x0A] = true }
+                  [0x08] = true, [0x09] = true, [0x0A] = true, [0x14] = true }
 -- Opcodes whose extension is followed by entries (MULTI_ACK, §3.11): any length.
 local ENTRIES = { [0x13] = true }
 local REASONS = { [1] = "RNR", [2] = "REMOTE_ACCESS", [3] = "INVALID_REQUEST", [4] = "REMOTE_OPERATIONAL" }
@@ -41,7 +41,8 @@ f.f_retx    = ProtoField.bool("metaroce.flags.retx", "RETX", 16, nil, 0x0008)
 f.f_solic   = ProtoField.bool("metaroce.flags.solicited", "SOLICITED", 16, nil, 0x0010)
 f.f_ece     = ProtoField.bool("metaroce.flags.ece", "ECE", 16, nil, 0x0020)
 f.f_mack    = ProtoField.bool("metaroce.flags.multi_ack_ok", "MULTI_ACK_OK", 16, nil, 0x0040)
-f.f_resv    = ProtoField.uint16("metaroce.flags.reserved", "Reserved", base.HEX, nil, 0xFF80)
+f.f_parok   = ProtoField.bool("metaroce.flags.parity_ok", "PARITY_OK", 16, nil, 0x0080)
+f.f_resv    = ProtoField.uint16("metaroce.flags.reserved", "Reserved", base.HEX, nil, 0xFF00)
 f.dst_qpn   = ProtoField.uint32("metaroce.dst_qpn", "Destination QPN", base.HEX)
 f.src_qpn   = ProtoField.uint32("metaroce.src_qpn", "Source QPN", base.HEX)
 f.stream    = ProtoField.uint16("metaroce.stream", "Stream", base.DEC)
@@ -197,7 +198,7 @@ function p.dissector(tvb, pinfo, tree)
   t:add(f.version, tvb(0, 1))
   t:add(f.opcode, tvb(1, 1))
   local ft = t:add(f.flags, tvb(2, 2))
-  for _, fl in ipairs({ f.f_first, f.f_last, f.f_ackreq, f.f_retx, f.f_solic, f.f_ece, f.f_mack, f.f_resv }) do
+  for _, fl in ipairs({ f.f_first, f.f_last, f.f_ackreq, f.f_retx, f.f_solic, f.f_ece, f.f_mack, f.f_parok, f.f_resv }) do
     ft:add(fl, tvb(2, 2))
   end
   t:add(f.dst_qpn, tvb(4, 4))
@@ -214,7 +215,8 @@ function p.dissector(tvb, pinfo, tree)
     return L
   end
   local ext = EXT[op]
-  if ext == 32 and op < 0x10 then
+  -- PARITY (§3.12) has the MSG extension too; its receive index is the group's packet count.
+  if ext == 32 and (op < 0x10 or op == 0x14) then
     local m = t:add(p, tvb(32, 32), "MSG extension")
     m:add(f.msn, tvb(32, 4))
     m:add(f.recv_idx, tvb(36, 4))
