@@ -68,6 +68,10 @@ pub struct PathMark {
     pub new_raw: Signal<Out, Bits<512>>,
     /// Its pending shift.
     pub new_k: Signal<Out, Bits<9>>,
+    /// [`MarkPost::new_bm`].
+    pub new_bm: Signal<Out, Bits<256>>,
+    /// [`MarkPost::new_bit`].
+    pub new_bit: Signal<Out, Bits<10>>,
     pre: MarkPre,
     mask: MarkMask,
     lo: LeadOnes,
@@ -116,6 +120,8 @@ impl PathMark {
             new_cum: Default::default(),
             new_raw: Default::default(),
             new_k: Default::default(),
+            new_bm: Default::default(),
+            new_bit: Default::default(),
             pre: Default::default(),
             mask: Default::default(),
             lo: Default::default(),
@@ -259,6 +265,8 @@ impl Logic for PathMark {
         self.new_cum.next = self.post.new_cum.val();
         self.new_raw.next = self.post.new_raw.val();
         self.new_k.next = self.post.new_k.val();
+        self.new_bm.next = self.post.new_bm.val();
+        self.new_bit.next = self.post.new_bit.val();
     }
 }
 
@@ -441,11 +449,17 @@ pub struct MarkPost {
     pub new_raw: Signal<Out, Bits<512>>,
     /// Its pending shift.
     pub new_k: Signal<Out, Bits<9>>,
+    /// `new_raw` in two parts: the bitmap without the PSN's bit (256 bits).
+    pub new_bm: Signal<Out, Bits<256>>,
+    /// And the PSN's bit: set (bit 9), at position bits 8..0.
+    pub new_bit: Signal<Out, Bits<10>>,
     c_one: Constant<Bits<512>>,
     z: Signal<Local, Bits<10>>,
     zp: Signal<Local, Bits<9>>,
     moved: Signal<Local, Bits<32>>,
     pos: Signal<Local, Bits<9>>,
+    bm: Signal<Local, Bits<256>>,
+    set: Signal<Local, Bit>,
 }
 
 impl Default for MarkPost {
@@ -468,11 +482,15 @@ impl Default for MarkPost {
             new_cum: Default::default(),
             new_raw: Default::default(),
             new_k: Default::default(),
+            new_bm: Default::default(),
+            new_bit: Default::default(),
             c_one: Constant::new(1.into()),
             z: Default::default(),
             zp: Default::default(),
             moved: Default::default(),
             pos: Default::default(),
+            bm: Default::default(),
+            set: Default::default(),
         }
     }
 }
@@ -484,6 +502,8 @@ impl Logic for MarkPost {
         self.zp.next = 0.into();
         self.moved.next = 0.into();
         self.pos.next = 0.into();
+        self.bm.next = 0.into();
+        self.set.next = false;
         self.new_raw.next = 0.into();
         self.new_k.next = 0.into();
         self.new_cum.next = 0.into();
@@ -502,18 +522,16 @@ impl Logic for MarkPost {
             // 512 whenever it is used).
             self.pos.next = bit_cast::<9, 32>(self.d.val() - 1);
             // (Not behind `cum` nor out of window: those leave the state.)
-            self.new_raw.next = bit_cast::<512, 256>(self.norm.val());
-            if !self.d.val().get_bit(31) & !self.d.val().get_bit(30) {
-                self.new_raw.next = self.new_raw.val() | (self.c_one.val() << self.pos.val());
-            }
+            self.bm.next = self.norm.val();
+            self.set.next = !self.d.val().get_bit(31) & !self.d.val().get_bit(30);
             self.new_k.next = 0.into();
             self.new_cum.next = self.cum.val();
             if self.at_cum.val() {
-                self.new_raw.next = bit_cast::<512, 256>(self.norm.val());
+                self.set.next = false;
                 self.new_k.next = self.zp.val();
                 self.new_cum.next = self.moved.val();
                 if self.slide.val() {
-                    self.new_raw.next = 0.into();
+                    self.bm.next = 0.into();
                     self.new_k.next = 0.into();
                     self.new_cum.next = self.psn.val() + 1;
                 }
@@ -525,8 +543,13 @@ impl Logic for MarkPost {
                 if self.d.val() < 512 {
                     self.new_k.next = bit_cast::<9, 8>(self.d.val().get_bits::<8>(0));
                 } else {
-                    self.new_raw.next = self.c_one.val() << 255;
+                    self.bm.next = 0.into();
+                    self.pos.next = 255.into();
                 }
+            }
+            self.new_raw.next = bit_cast::<512, 256>(self.bm.val());
+            if self.set.val() {
+                self.new_raw.next = self.new_raw.val() | (self.c_one.val() << self.pos.val());
             }
             self.code.next = 0.into();
             if !self.d.val().get_bit(31) & self.d.val().get_bit(30) {
@@ -536,6 +559,11 @@ impl Logic for MarkPost {
             {
                 self.code.next = 1.into();
             }
+        }
+        self.new_bm.next = self.bm.val();
+        self.new_bit.next = bit_cast::<10, 9>(self.pos.val());
+        if self.set.val() {
+            self.new_bit.next = bit_cast::<10, 9>(self.pos.val()) + 512;
         }
     }
 }

@@ -49,6 +49,7 @@ mod land;
 mod lead_ones;
 mod links;
 mod mark;
+mod norm;
 mod regs;
 #[cfg(test)]
 mod tests;
@@ -59,6 +60,7 @@ pub use regs::{PathFile, RxPathRegs};
 
 use acks::PathAcks;
 use land::PathLand;
+use norm::PathNorm;
 
 /// Verilog source of the standalone tracker ([`RxPathRegs`]) for `paths`
 /// paths of one QP (a power of two, 2 to [`MAX_PATHS`]); top module `top`,
@@ -91,7 +93,7 @@ const SW: usize = 416;
 
 /// Bits of an entry's state in the pipeline (S2, W1), the bitmap's shift
 /// pending ([`PathMark`]): {echo_ts\[63:0\], ce\[31:0\], rx\[31:0\], k\[8:0\],
-/// raw\[511:0\], cum\[31:0\]}.
+/// raw\[511:0\], cum\[31:0\]} (split, W1's `raw` is in two parts: `PathNorm`).
 const UW: usize = 681;
 
 /// The receive core's path tracker at `W`-bit beats: one entry per (QP
@@ -193,6 +195,7 @@ pub struct RxPathTable<const W: usize> {
     ram_a: RAM<Bits<SW>, 8>,
     land: PathLand,
     acks: PathAcks,
+    norm: PathNorm,
     c_split: Constant<Bit>,
     // S1: the address read in S0, and whether the entry was ever written.
     a1: DFF<Bits<8>>,
@@ -217,11 +220,6 @@ pub struct RxPathTable<const W: usize> {
     s1: Signal<Local, Bits<UW>>,
     nw: Signal<Local, Bits<SW>>,
     wn: Signal<Local, Bits<{ SW + 16 }>>,
-    // W1's bitmap shifted down by `k`, by levels, largest first: each level
-    // keeps only the bits the later ones can still bring down to the low 256
-    // (about 2,800 2-input muxes, where one 512-bit `>>` by 9 bits maps to
-    // three times as many LUTs).
-    shifted: Signal<Local, Bits<512>>,
 }
 
 impl<const W: usize> Default for RxPathTable<W> {
@@ -261,6 +259,7 @@ impl<const W: usize> Default for RxPathTable<W> {
             ram_a: Default::default(),
             land: PathLand::new(split),
             acks: PathAcks::new(split),
+            norm: PathNorm::new(split),
             c_split: Constant::new(split),
             a1: Default::default(),
             rd_seen: Default::default(),
@@ -277,7 +276,6 @@ impl<const W: usize> Default for RxPathTable<W> {
             s1: Default::default(),
             nw: Default::default(),
             wn: Default::default(),
-            shifted: Default::default(),
         }
     }
 }
@@ -313,17 +311,13 @@ impl<const W: usize> Logic for RxPathTable<W> {
         }
         self.w1_addr.d.next = self.land.addr.val();
         self.w1_v.d.next = self.land.valid.val() & self.land.ok.val();
-        self.shifted.next = 0.into();
+        self.norm.en.next = self.w1_v.q.val();
+        self.norm.raw.next = self.w1.q.val().get_bits::<512>(32);
+        self.norm.k.next = self.w1.q.val().get_bits::<9>(544);
         self.wn.next = 0.into();
         if self.w1_v.q.val() {
-            self.shifted.next = self.w1.q.val().get_bits::<512>(32);
-            for j in 0..9 {
-                if self.w1.q.val().get_bit(552 - j) {
-                    self.shifted.next = self.shifted.val() >> (256 >> j);
-                }
-            }
             self.wn.next = bit_cast::<{ SW + 16 }, 32>(self.w1.q.val().get_bits::<32>(0))
-                | (bit_cast::<{ SW + 16 }, 256>(self.shifted.val().get_bits::<256>(0)) << 32)
+                | (bit_cast::<{ SW + 16 }, 256>(self.norm.out.val()) << 32)
                 | (bit_cast::<{ SW + 16 }, 144>(self.w1.q.val().get_bits::<144>(553)) << 288);
         }
         // ---- S1: the freshest state of the entry read in S0 (after a read only). ----
