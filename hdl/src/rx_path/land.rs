@@ -149,14 +149,6 @@ impl Logic for PathLand {
                 | (bit_cast::<UW, 512>(self.mark.new_raw.val()) << 32)
                 | (bit_cast::<UW, 9>(self.mark.new_k.val()) << 544)
                 | (bit_cast::<UW, 128>(self.got.val().get_bits::<128>(0)) << 553);
-            // Split: the bitmap as its two parts ([`super::norm::PathNorm`]).
-            if self.c_split.val() {
-                self.upd.next = bit_cast::<UW, 32>(self.mark.new_cum.val())
-                    | (bit_cast::<UW, 256>(self.mark.new_bm.val()) << 32)
-                    | (bit_cast::<UW, 10>(self.mark.new_bit.val()) << 288)
-                    | (bit_cast::<UW, 9>(self.mark.new_k.val()) << 544)
-                    | (bit_cast::<UW, 128>(self.got.val().get_bits::<128>(0)) << 553);
-            }
         }
         self.valid.next = self.mark.valid.val();
         // (An arrival out of window changes nothing, as in the engine.)

@@ -68,10 +68,6 @@ pub struct PathMark {
     pub new_raw: Signal<Out, Bits<512>>,
     /// Its pending shift.
     pub new_k: Signal<Out, Bits<9>>,
-    /// [`MarkPost::new_bm`].
-    pub new_bm: Signal<Out, Bits<256>>,
-    /// [`MarkPost::new_bit`].
-    pub new_bit: Signal<Out, Bits<10>>,
     pre: MarkPre,
     mask: MarkMask,
     lo: LeadOnes,
@@ -120,13 +116,11 @@ impl PathMark {
             new_cum: Default::default(),
             new_raw: Default::default(),
             new_k: Default::default(),
-            new_bm: Default::default(),
-            new_bit: Default::default(),
             pre: Default::default(),
             mask: Default::default(),
             lo: Default::default(),
             hi: Default::default(),
-            post: Default::default(),
+            post: MarkPost::new(split),
             c_split: Constant::new(split),
             va: Default::default(),
             a_raw: Default::default(),
@@ -265,8 +259,6 @@ impl Logic for PathMark {
         self.new_cum.next = self.post.new_cum.val();
         self.new_raw.next = self.post.new_raw.val();
         self.new_k.next = self.post.new_k.val();
-        self.new_bm.next = self.post.new_bm.val();
-        self.new_bit.next = self.post.new_bit.val();
     }
 }
 
@@ -445,14 +437,15 @@ pub struct MarkPost {
     pub code: Signal<Out, Bits<2>>,
     /// Cumulative path PSN after a new arrival.
     pub new_cum: Signal<Out, Bits<32>>,
-    /// Bitmap after a new arrival, shift pending.
+    /// Bitmap after a new arrival, shift pending. Split
+    /// ([`MarkPost::new`]): in two parts, the bitmap without the PSN's bit
+    /// (bits 255..0) and that bit (bit 265: set, bits 264..256: its
+    /// position), which the table's write-back shift (`PathNorm`) places after
+    /// the shift; no 512-bit decoder here.
     pub new_raw: Signal<Out, Bits<512>>,
     /// Its pending shift.
     pub new_k: Signal<Out, Bits<9>>,
-    /// `new_raw` in two parts: the bitmap without the PSN's bit (256 bits).
-    pub new_bm: Signal<Out, Bits<256>>,
-    /// And the PSN's bit: set (bit 9), at position bits 8..0.
-    pub new_bit: Signal<Out, Bits<10>>,
+    c_split: Constant<Bit>,
     c_one: Constant<Bits<512>>,
     z: Signal<Local, Bits<10>>,
     zp: Signal<Local, Bits<9>>,
@@ -462,8 +455,9 @@ pub struct MarkPost {
     set: Signal<Local, Bit>,
 }
 
-impl Default for MarkPost {
-    fn default() -> Self {
+impl MarkPost {
+    /// `new_raw` as one bitmap, or in two parts when `split`.
+    pub fn new(split: bool) -> Self {
         Self {
             en: Default::default(),
             cum: Default::default(),
@@ -482,8 +476,7 @@ impl Default for MarkPost {
             new_cum: Default::default(),
             new_raw: Default::default(),
             new_k: Default::default(),
-            new_bm: Default::default(),
-            new_bit: Default::default(),
+            c_split: Constant::new(split),
             c_one: Constant::new(1.into()),
             z: Default::default(),
             zp: Default::default(),
@@ -548,7 +541,13 @@ impl Logic for MarkPost {
                 }
             }
             self.new_raw.next = bit_cast::<512, 256>(self.bm.val());
-            if self.set.val() {
+            if self.c_split.val() {
+                self.new_raw.next =
+                    self.new_raw.val() | (bit_cast::<512, 9>(self.pos.val()) << 256);
+                if self.set.val() {
+                    self.new_raw.next = self.new_raw.val().replace_bit(265, true);
+                }
+            } else if self.set.val() {
                 self.new_raw.next = self.new_raw.val() | (self.c_one.val() << self.pos.val());
             }
             self.code.next = 0.into();
@@ -559,11 +558,6 @@ impl Logic for MarkPost {
             {
                 self.code.next = 1.into();
             }
-        }
-        self.new_bm.next = self.bm.val();
-        self.new_bit.next = bit_cast::<10, 9>(self.pos.val());
-        if self.set.val() {
-            self.new_bit.next = bit_cast::<10, 9>(self.pos.val()) + 512;
         }
     }
 }

@@ -7,9 +7,9 @@ use rust_hdl::prelude::*;
 /// 0 unless `en`.
 ///
 /// Not split, `raw` is the 512-bit pending bitmap ([`super::PathMark`]'s
-/// `new_raw`). Split ([`PathNorm::new`]), it is the split mark's two
-/// parts: the bitmap without the PSN's bit (bits 255..0, `new_bm`) and
-/// that bit (bits 265..256, `new_bit`: set, position); the bitmap is
+/// `new_raw`). Split ([`PathNorm::new`]), it is the split mark's
+/// `new_raw` in two parts: the bitmap without the PSN's bit (bits 255..0)
+/// and that bit (bit 265 set, bits 264..256 its position); the bitmap is
 /// shifted with 256 bits in and the bit placed at `position - k` (a
 /// decoder), rather than 512 bits shifted.
 ///
