@@ -345,6 +345,18 @@ impl Peer {
     }
 }
 
+/// The payload of a PARITY over `packets` (spec §3.12): their XOR, each
+/// padded with zeros to `len` bytes (the PARITY's payload length).
+pub fn xor_parity<'a>(len: usize, packets: impl IntoIterator<Item = &'a [u8]>) -> Vec<u8> {
+    let mut out = vec![0u8; len];
+    for p in packets {
+        for (o, b) in out.iter_mut().zip(p) {
+            *o ^= b;
+        }
+    }
+    out
+}
+
 /// The suite's fake QP connected to a QP of the target, with the sender state of
 /// the suite's direction and the receive state of the target's direction.
 #[derive(Debug, Clone)]

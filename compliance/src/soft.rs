@@ -40,15 +40,19 @@ pub enum Break {
     /// Swallows REMOTE_ACCESS NACKs, as a receiver that skips the rkey and bounds
     /// check would never send them (§6.2 step 20).
     SkipsRkeyCheck,
+    /// Flips a bit of every PARITY's payload, as a sender that XORs the wrong
+    /// bytes would send it (§3.12).
+    WrongParity,
 }
 
 impl Break {
     /// Every fault, for the self-test.
-    pub const ALL: [Break; 4] = [
+    pub const ALL: [Break; 5] = [
         Break::IcrcWithoutPseudoHeader,
         Break::SackBitOrderReversed,
         Break::IgnoresPathWindow,
         Break::SkipsRkeyCheck,
+        Break::WrongParity,
     ];
 
     /// Short name.
@@ -58,6 +62,7 @@ impl Break {
             Break::SackBitOrderReversed => "sack-bit-order-reversed",
             Break::IgnoresPathWindow => "ignores-path-window",
             Break::SkipsRkeyCheck => "skips-rkey-check",
+            Break::WrongParity => "wrong-parity",
         }
     }
 }
@@ -524,6 +529,12 @@ fn mutate(fault: Break, data: &[u8], from: SocketAddr, to: SocketAddr) -> Option
                 let mut r = repr;
                 r.path_psn = r.path_psn.wrapping_mul(2);
                 r.emit(&mut out, payload_len).ok()?;
+            }
+        }
+        Break::WrongParity => {
+            if repr.opcode == Opcode::Parity && payload_len > 0 {
+                let at = repr.header_len();
+                out[at] ^= 0x01;
             }
         }
         Break::SkipsRkeyCheck => {

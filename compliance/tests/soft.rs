@@ -80,6 +80,11 @@ fn a_target_skipping_the_rkey_check_is_caught() {
 }
 
 #[test]
+fn a_target_sending_a_wrong_parity_is_caught() {
+    caught(Break::WrongParity, &["tx_parity_sent_when_due"]);
+}
+
+#[test]
 fn the_suite_drives_a_shared_soft_nic_through_the_control_agent() {
     use metaroce_compliance::remote::{RemoteTarget, serve};
     let device = SoftTarget::shared("127.0.0.1:0".parse().unwrap()).unwrap();

@@ -139,7 +139,8 @@ pub struct QpConfig {
     /// once the peer's ACKs carry it too, the QP follows each group of up to
     /// this many packets of a WRITE or WRITE_IMM message of at most
     /// `parity_group × parity_groups` packets with a PARITY packet, while
-    /// the fabric loses packets (as for tail copies). Software data path only:
+    /// the fabric loses packets (as for tail copies) and no path of the
+    /// connection is marked by ECN. Software data path only:
     /// the hardware data path neither sends PARITY_OK nor PARITY.
     pub parity_group: u16,
     /// PARITY: how many groups of `parity_group` packets, counted back from

@@ -36,6 +36,9 @@ pub struct Channel {
     pub rate_gbps: u64,
     /// Drop everything towards B after this time (a vanished peer).
     pub b_vanishes_at_ns: Option<u64>,
+    /// Probability a datagram towards B arrives CE-marked (a congested
+    /// queue's ECN mark).
+    pub ce_to_b: f64,
 }
 
 impl Default for Channel {
@@ -48,6 +51,7 @@ impl Default for Channel {
             route_spread_ns: 3_000,
             rate_gbps: 100,
             b_vanishes_at_ns: None,
+            ce_to_b: 0.0,
         }
     }
 }
@@ -242,7 +246,7 @@ impl Pair {
         }
     }
 
-    fn launch(&mut self, to_b: bool, mut bytes: Vec<u8>, meta: RxMeta, ser: u64) {
+    fn launch(&mut self, to_b: bool, mut bytes: Vec<u8>, mut meta: RxMeta, ser: u64) {
         if let Some(c) = self.capture.as_mut() {
             c.push((to_b, bytes.clone(), meta));
         }
@@ -250,6 +254,10 @@ impl Pair {
         if vanished || self.rng.gen_bool(self.channel.loss) {
             self.dropped_by_channel += 1;
             return;
+        }
+        // No draw without marks: the runs of every other channel stay as they were.
+        if to_b && self.channel.ce_to_b > 0.0 && self.rng.gen_bool(self.channel.ce_to_b) {
+            meta.ecn_ce = true;
         }
         if self.rng.gen_bool(self.channel.corrupt) {
             let i = self.rng.gen_range(0..bytes.len());

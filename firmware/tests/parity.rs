@@ -54,6 +54,11 @@ fn send(pair: &mut Pair, i: u64, lose: Lose) {
 /// whether it is announced), without tail copies, which would also repair
 /// a lost last packet.
 fn pair(a_group: u16, b_group: u16) -> Pair {
+    pair_on(a_group, b_group, Channel::default())
+}
+
+/// [`pair`] over `channel`.
+fn pair_on(a_group: u16, b_group: u16, channel: Channel) -> Pair {
     let qp = |parity_group| QpConfig {
         paths: PATHS,
         streams: 1,
@@ -61,7 +66,7 @@ fn pair(a_group: u16, b_group: u16) -> Pair {
         parity_group,
         ..QpConfig::default()
     };
-    Pair::with_configs(5, qp(a_group), qp(b_group), Channel::default())
+    Pair::with_configs(5, qp(a_group), qp(b_group), channel)
 }
 
 /// Runs messages 0–3 with the last packet of message 3 lost (message 2 loses
@@ -115,4 +120,20 @@ fn a_connection_that_lost_nothing_sends_no_parity() {
     }
     let a = *pair.a.nic.stats();
     assert_eq!(a.retransmits + a.parity_sent, 0, "{a:?}");
+}
+
+#[test]
+fn a_connection_whose_paths_see_ecn_marks_sends_no_parity() {
+    // Every packet towards B marked: A's paths are all marked (a congested
+    // fabric, where a PARITY adds to the queue that drops).
+    let channel = Channel {
+        ce_to_b: 1.0,
+        ..Channel::default()
+    };
+    let mut pair = pair_on(32, 32, channel);
+    lose_a_last_packet(&mut pair);
+    let a = *pair.a.nic.stats();
+    let b = *pair.b.nic.stats();
+    assert_eq!(a.parity_sent + b.parity_rebuilt, 0, "{a:?} {b:?}");
+    assert_eq!(a.retransmits, 2, "{a:?}");
 }

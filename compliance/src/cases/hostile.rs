@@ -1,7 +1,7 @@
 //! Hostile and malformed input: every check of the validation order (spec §6.2),
 //! the ICRC (§4), both PSN windows, forged control packets (§5.5, §5.11, §11).
 
-use metaroce_proto::{AckRepr, Ext, MsgRepr, NackReason, Opcode};
+use metaroce_proto::{AckRepr, Ext, Flags, MsgRepr, NackReason, Opcode};
 
 use crate::peer::{Conn, Pkt, Seal, Via};
 use crate::target::QpStateName;
@@ -402,4 +402,43 @@ pub fn nack_with_unknown_reason_dropped(ctx: &mut Ctx) -> Verdict {
     check!(st == Some(QpStateName::Rts), "QP state {st:?}");
     ctx.expect_counter("bad_format", 1)?;
     ctx.sync(&mut c, 0).map(|_| ())
+}
+
+/// §3.12, §6.10 (v0.1.5): a malformed PARITY is dropped before anything is
+/// marked: a group of one packet (`bad_format`), a group reaching past its
+/// message (`bad_length`). A target whose ACKs lack PARITY_OK drops any
+/// PARITY as `bad_opcode`.
+pub fn malformed_parity_dropped(ctx: &mut Ctx) -> Verdict {
+    let cases: [(u32, u32, &str); 2] = [(1, 4096, "bad_format"), (3, 1000, "bad_length")];
+    for (count, msg_len, counter) in cases {
+        let mut c = ctx.conn()?;
+        let w = c.write(&mut ctx.peer, 1, 100, b"announce");
+        let (rx, _) = ctx.send_and_ack(&c, &w)?;
+        let rebuilds = rx.repr.flags.contains(Flags::PARITY_OK);
+        let cum = c.next_conn_psn;
+        let m = MsgRepr {
+            msn: c.take_msn(0),
+            recv_idx: count,
+            msg_len,
+            remote_va: c.mr.addr,
+            rkey: c.mr.rkey,
+            ..MsgRepr::default()
+        };
+        let mut p = c
+            .data(&mut ctx.peer, Opcode::Parity, P, m, &[0x77; 512])
+            .with(|r| {
+                r.flags = Flags::empty();
+                r.path_psn = 0;
+            });
+        // A PARITY takes no conn PSN: it names its group's first.
+        p.repr.conn_psn = cum;
+        c.next_conn_psn = cum;
+        let bytes = ctx.peer.bytes(&p)?;
+        let counter = if rebuilds { counter } else { "bad_opcode" };
+        dropped_unmarked(ctx, &mut c, &bytes, p.via, counter, cum)?;
+        if !rebuilds {
+            break;
+        }
+    }
+    Ok(())
 }

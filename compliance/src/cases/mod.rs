@@ -154,6 +154,11 @@ pub fn all() -> Vec<Case> {
             "path PSN 2^30-1 ahead: accepted, window slides"
         ),
         case!(
+            hostile::malformed_parity_dropped,
+            "3.12, 6.10",
+            "PARITY of one packet, or past its message: dropped, not marked"
+        ),
+        case!(
             hostile::no_reply_to_control_packets,
             "6.4, 9.4",
             "no reply to ACK, NACK, or a DISCONNECT from another address"
@@ -351,6 +356,11 @@ pub fn all() -> Vec<Case> {
             "CONNECT / CONNECT_ACK dropped"
         ),
         case!(
+            rx::parity_rebuilds_lost_packet,
+            "3.2, 3.12, 6.10",
+            "PARITY_OK announced; one lost packet rebuilt from a PARITY, two not"
+        ),
+        case!(
             tx::unexpected_read_response_dropped,
             "6.2 step 16a",
             "unmatched READ_RESP: dropped, conn PSN not taken"
@@ -435,6 +445,11 @@ pub fn all() -> Vec<Case> {
             tx::tx_multi_ack_accepted,
             "3.11, 6.4",
             "MULTI_ACK taken when offered; malformed one dropped"
+        ),
+        case!(
+            tx::tx_parity_sent_when_due,
+            "3.12, 5.6",
+            "PARITY only after PARITY_OK and a resend; its group and XOR"
         ),
         case!(
             tx::tx_disconnect_sent_once,

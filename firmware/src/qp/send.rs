@@ -359,7 +359,6 @@ impl Qp {
             ..self.plan_header(remote, plan, m.stream, ctx.now)
         };
         let mem = &mut *ctx.mem;
-        let mut packet = alloc::vec![0u8; plan.len as usize];
         seal(
             &repr,
             plan.len as usize,
@@ -372,10 +371,7 @@ impl Qp {
                 let mut offset = plan.offset;
                 while offset < end {
                     let len = (end - offset).min(plan.len) as usize;
-                    gather(mem, &m.sgl, offset, &mut packet[..len]);
-                    for (p, b) in payload.iter_mut().zip(&packet[..len]) {
-                        *p ^= b;
-                    }
+                    gather_xor(mem, &m.sgl, offset, &mut payload[..len]);
                     offset += plan.len;
                 }
                 true
@@ -401,6 +397,24 @@ fn gather<M: Memory>(mem: &mut M, sgl: &SgList, offset: u32, out: &mut [u8]) {
         let end = at + p.len as usize;
         mem.read(p.addr, &mut out[at..end]);
         at = end;
+    }
+}
+
+/// Bytes [`gather_xor`] reads at a time into a buffer on the stack.
+const XOR_CHUNK: usize = 256;
+
+/// XORs bytes `offset..offset + out.len()` of a message (from the buffers
+/// of `sgl`, already checked to hold them) into `out`, a chunk at a time
+/// through the stack: a PARITY is built in the transmit buffer, without an
+/// allocation.
+fn gather_xor<M: Memory>(mem: &mut M, sgl: &SgList, offset: u32, out: &mut [u8]) {
+    let mut chunk = [0u8; XOR_CHUNK];
+    for (i, part) in out.chunks_mut(XOR_CHUNK).enumerate() {
+        let bytes = &mut chunk[..part.len()];
+        gather(mem, sgl, offset + (i * XOR_CHUNK) as u32, bytes);
+        for (o, b) in part.iter_mut().zip(bytes.iter()) {
+            *o ^= b;
+        }
     }
 }
 

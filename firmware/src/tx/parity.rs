@@ -71,13 +71,16 @@ impl Tx {
     /// After packet `psn` (at `offset` of message `key`) was cut for the
     /// first time: queues the PARITY of the group it ends, if any is due
     /// (the QP and its peer use PARITY, the fabric loses packets lately,
-    /// the message is a WRITE or WRITE_IMM of at most `parity_group ×
-    /// parity_groups` packets, the engine builds its packets).
+    /// no path is marked by ECN, the message is a WRITE or WRITE_IMM of at
+    /// most `parity_group × parity_groups` packets, the engine builds its
+    /// packets). Under ECN marks the losses are a congested queue's drops,
+    /// and a PARITY would add to that queue.
     pub(super) fn after_cut(&mut self, key: u32, psn: u32, offset: u32) {
         if self.cfg.parity_group == 0
             || !self.parity.peer_ok
             || self.hardware_table
             || !self.loss.copies_wanted()
+            || self.paths.any_marked()
         {
             return;
         }

@@ -4,6 +4,7 @@
 mod access;
 mod acks;
 mod connect;
+mod parity;
 mod placement;
 mod read;
 mod recv;
@@ -20,6 +21,7 @@ pub use acks::{
     stale_path_psn_is_reacknowledged,
 };
 pub use connect::{connect_opcodes_dropped, disconnect_received, disconnect_without_psns_ignored};
+pub use parity::parity_rebuilds_lost_packet;
 pub use placement::{
     conn_cum_stops_at_gap, duplicate_not_placed_twice, out_of_order_cross_path_message,
     write_placed_and_accepted,

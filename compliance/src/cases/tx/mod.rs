@@ -5,6 +5,7 @@ mod acks;
 mod disconnect;
 mod nacks;
 mod packets;
+mod parity;
 mod read;
 mod recovery;
 mod windows;
@@ -19,6 +20,7 @@ pub use nacks::{
     tx_remote_operational_nack_is_fatal, tx_rnr_retry_waits,
 };
 pub use packets::{tx_completion_needs_conn_cum, tx_send_numbering, tx_write_packets};
+pub use parity::tx_parity_sent_when_due;
 pub use read::{tx_read_round_trip, unexpected_read_response_dropped};
 pub use recovery::{tx_retransmit_after_timeout_and_probe, tx_retransmit_on_sack_gap};
 pub use windows::{tx_credit_respected, tx_path_window_respected};
