@@ -101,14 +101,16 @@ const fn chunks(b: usize) -> usize {
 
 /// `pend` after the beat that takes pseudo-header chunk `chunk` (`b` bytes,
 /// first byte first) of the frame's `chunks(b)`: its share of the CRC
-/// (the zero pad before the pseudo-header leaves the register at zero)
-/// advanced to the end of that beat, which is `chunks(b) * b` bytes after
-/// the chunk whatever its place; plus, with the first chunk, the initial
-/// value's share.
+/// (from a zero register, which the zero pad before the pseudo-header
+/// leaves at zero) advanced to the end of that beat, which is
+/// `chunks(b) * b` bytes after the chunk whatever its place; plus, with the
+/// first chunk, the initial value's share: the initial value before the 40
+/// bytes of the pseudo-header (not the pad) advanced to the end of the
+/// first beat.
 fn chunk_pend(chunk: &[u8], first: bool) -> u32 {
     let padded = chunks(chunk.len()) * chunk.len();
     let init = if first {
-        zeros(u32::MAX, padded + chunk.len())
+        zeros(u32::MAX, PSEUDO_BYTES + chunk.len())
     } else {
         0
     };
