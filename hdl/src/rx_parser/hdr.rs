@@ -16,9 +16,7 @@ native_block! {
         clock: Signal<In, Clock>,
         #[doc = "The parser takes the input beat."]
         accept: Signal<In, Bit>,
-        #[doc = "It is the frame's first beat."]
-        first: Signal<In, Bit>,
-        #[doc = "Beats of the frame before this one (saturating)."]
+        #[doc = "Beats of the frame before this one (saturating): 0 on its first beat."]
         beat_idx: Signal<In, Bits<16>>,
         #[doc = "The beat, byte-swapped (its first byte in the top lane)."]
         swapped: Signal<In, Bits<W>>,
@@ -40,7 +38,6 @@ native_block! {
     }
     consts {
         c_hdr_top: Constant<Bits<16>> = konst(512 - W),
-        c_hdr_beats: Constant<Bits<16>> = konst(512 / W),
         // A beat's bits at the bottom of `h`, and where header beat `k`
         // goes (slots past the header unused).
         c_slot: Constant<Bits<512>> = Constant::new(bit_cast::<512, W>(Bits::<W>::mask())),
@@ -62,11 +59,11 @@ impl<const W: usize> Logic for ParserHdr<W> {
         // Each header beat written into its own slot (a constant place, so
         // every bit of `h` is a register with an enable, no shifter); a
         // first beat clears the others.
-        if self.accept.val() & self.first.val() {
+        if self.accept.val() & (self.beat_idx.val() == 0) {
             self.msg_r.d.next = self.msg_in.val();
             self.ip.d.next = self.src_ip_in.val();
             self.h.d.next = bit_cast::<512, W>(self.swapped.val()) << self.c_hdr_top.val();
-        } else if self.accept.val() & (self.beat_idx.val() < self.c_hdr_beats.val()) {
+        } else if self.accept.val() {
             for k in 1..(512 / W) {
                 if self.beat_idx.val() == k.to_bits::<16>() {
                     self.h.d.next = (self.h.q.val() & !(self.c_slot.val() << self.c_at[k].val()))
