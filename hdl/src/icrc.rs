@@ -17,11 +17,16 @@
 //!   when `c = !t` (read big-endian), and feeding `t` after it gives a fixed
 //!   affine function of `t`, so the verdict compares the register with that
 //!   function of `held` (advanced by the missing lanes of the last beat);
-//! * the pseudo-header CRC, advanced over one whole beat, is a fixed affine
-//!   function of the pseudo-header ports: it is computed in parallel with the
-//!   first beat, registered (`pend`) and added to the register afterwards
-//!   (the CRC of a concatenation from two starting values is the XOR of the
-//!   two), so it is never in series with the beat's own matrix.
+//! * the pseudo-header, zero-padded at its front to whole beats, is taken one
+//!   beat-sized chunk per beat from the frame's first beat on (the ports'
+//!   values sampled with the first beat): chunk `k`'s share of the CRC,
+//!   advanced to the end of beat `k`, is the same fixed matrix of the chunk
+//!   for every `k` (the chunk is followed by the pad length of bytes up to
+//!   there), registered (`pend`) and added to the register before the next
+//!   beat (the CRC of a concatenation from two starting values is the XOR of
+//!   the two), so it is never in series with the beat's own matrix. A frame
+//!   long enough to pass the framing checks (36 bytes) has a beat for every
+//!   chunk.
 //!
 //! `Affine` gives the ACK generator its whole ICRC as one matrix
 //! ([`crate::AckGen`]); `Affine` and `advance` give the TX builder its
@@ -84,10 +89,32 @@ pub(crate) fn feed(c: u32, bytes: &[u8]) -> u32 {
     bytes.iter().fold(c, |c, &b| crc_byte(c, b))
 }
 
-/// `pend` after a first beat: the CRC of the 40 pseudo-header bytes `ph`
-/// from the initial value, advanced over the `b` bytes of a whole beat.
-fn pseudo_pend(ph: &[u8; 40], b: usize) -> u32 {
-    zeros(feed(u32::MAX, ph), b)
+/// Pseudo-header bytes (spec §4: addresses, ports, UDP length, two zero
+/// bytes).
+const PSEUDO_BYTES: usize = 40;
+
+/// Beat-sized chunks the pseudo-header takes with `b`-byte beats, zero
+/// bytes ahead of it making up the first.
+const fn chunks(b: usize) -> usize {
+    PSEUDO_BYTES.div_ceil(b)
+}
+
+/// `pend` after the beat that takes pseudo-header chunk `chunk` (`b` bytes,
+/// first byte first) of the frame's `chunks(b)`: its share of the CRC
+/// (from a zero register, which the zero pad before the pseudo-header
+/// leaves at zero) advanced to the end of that beat, which is
+/// `chunks(b) * b` bytes after the chunk whatever its place; plus, with the
+/// first chunk, the initial value's share: the initial value before the 40
+/// bytes of the pseudo-header (not the pad) advanced to the end of the
+/// first beat.
+fn chunk_pend(chunk: &[u8], first: bool) -> u32 {
+    let padded = chunks(chunk.len()) * chunk.len();
+    let init = if first {
+        zeros(u32::MAX, PSEUDO_BYTES + chunk.len())
+    } else {
+        0
+    };
+    zeros(feed(0, chunk), padded) ^ init
 }
 
 /// What the register holds after a frame whose trailer is `held` (first
@@ -146,7 +173,10 @@ const WANT_BITS: usize = 32 * 65;
 
 /// ICRC check of one frame streaming past in `W`-bit beats (`B = W / 8`
 /// lanes). It watches the beats its parent accepts; see the module docs for
-/// the scheme. Every beat but a frame's last must be whole.
+/// the scheme. Every beat but a frame's last must be whole, and the verdict
+/// holds for frames of at least `chunks(B)` beats (one per pseudo-header
+/// chunk), which every frame of 33 bytes or more has; the parser calls
+/// shorter ones truncated whatever the ICRC.
 ///
 /// All state is registered and `ok` is a function of the registers and
 /// `check` only (which the parent drives from a register), so the parent can
@@ -195,21 +225,31 @@ pub struct IcrcCheck<const W: usize, const B: usize> {
     // that count can take (`0..=B`): the verdict tables are indexed by a
     // small count, a few-input function per row bit, not a shifter.
     missing: DFF<Bits<16>>,
+    // Pseudo-header chunks still to take after the first (`1..chunks`: the
+    // next one's index, past them: none).
+    step: DFF<Bits<4>>,
+    // The pseudo-header sampled with the first beat, as `phv`.
+    ph: DFF<Bits<512>>,
     // The state the beat goes into, the beat's lanes below `count`, the
-    // pseudo-header, a matrix result.
+    // pseudo-header (its 40 bytes, byte 0 at bits 319..312, zero above: the
+    // padded chunks from the top), this beat's chunk, a matrix result.
     state: Signal<Local, Bits<32>>,
     lanes: Signal<Local, Bits<W>>,
-    phv: Signal<Local, Bits<304>>,
+    phv: Signal<Local, Bits<512>>,
+    chunk: Signal<Local, Bits<W>>,
     acc: Signal<Local, Bits<32>>,
     // Where the verdict matrix for `missing` lanes starts in a row.
     at: Signal<Local, Bits<12>>,
     // Row `o` of the beat matrix over the register and over the lanes.
     c_beat_z: [Constant<Bits<32>>; 32],
     c_beat_d: [Constant<Bits<W>>; 32],
-    // The pseudo-header matrix (byte 0 at the top): its rows, its value at
-    // zero.
-    c_pend: [Constant<Bits<304>>; 32],
+    // The chunk matrix (the chunk's first byte at the top): its rows, and
+    // the initial value's share (first chunk only); where chunk `k` is in
+    // `phv` (`k < chunks`), and how many chunks there are.
+    c_pend: [Constant<Bits<W>>; 32],
     c_pend0: Constant<Bits<32>>,
+    c_chunk_at: [Constant<Bits<16>>; 8],
+    c_chunks: Constant<Bits<4>>,
     // The verdict matrices: row `o` of the one for `m` missing lanes at
     // bits `32m..`, and their values at zero at bits `32m..`.
     c_want: [Constant<Bits<WANT_BITS>>; 32],
@@ -231,15 +271,12 @@ impl<const W: usize, const B: usize> Default for IcrcCheck<W, B> {
             "IcrcCheck<{W}, {B}>: W must be 8 * B, B at most 64"
         );
         let beat = beat_map(B);
-        // `x` holds pseudo-header byte 0 at the top, without the two zero
-        // bytes at the end.
-        let pend = Affine::of(304, |x| {
-            let mut ph = [0u8; 40];
-            for (p, b) in ph.iter_mut().take(38).enumerate() {
-                *b = x[37 - p];
-            }
-            pseudo_pend(&ph, B)
+        // `x` holds the chunk's first byte at the top.
+        let pend = Affine::of(W, |x| {
+            let chunk: Vec<u8> = x.iter().rev().copied().collect();
+            chunk_pend(&chunk, false)
         });
+        let n = chunks(B);
         let wants: Vec<Affine> = (0..=B)
             .map(|m| Affine::of(32, |x| verdict_want(le32(x), m)))
             .collect();
@@ -266,15 +303,22 @@ impl<const W: usize, const B: usize> Default for IcrcCheck<W, B> {
             pend: Default::default(),
             held: Default::default(),
             missing: Default::default(),
+            step: Default::default(),
+            ph: Default::default(),
             state: Default::default(),
             lanes: Default::default(),
             phv: Default::default(),
+            chunk: Default::default(),
             acc: Default::default(),
             at: Default::default(),
             c_beat_z: rows(&beat, 0),
             c_beat_d: rows(&beat, 32),
             c_pend: rows(&pend, 0),
-            c_pend0: Constant::new(u64::from(pend.k).to_bits()),
+            c_pend0: Constant::new(u64::from(chunk_pend(&vec![0; B], true)).to_bits()),
+            c_chunk_at: std::array::from_fn(|k| {
+                Constant::new((W * n.saturating_sub(k + 1)).to_bits())
+            }),
+            c_chunks: Constant::new(n.to_bits()),
             c_want: std::array::from_fn(|o| {
                 let mut row = Bits::<WANT_BITS>::default();
                 for (m, map) in wants.iter().enumerate() {
@@ -295,10 +339,11 @@ impl<const W: usize, const B: usize> Default for IcrcCheck<W, B> {
 impl<const W: usize, const B: usize> Logic for IcrcCheck<W, B> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, crc, pend, held, missing);
+        dff_setup!(self, clock, crc, pend, held, missing, step, ph);
         self.state.next = 0.into();
         self.lanes.next = 0.into();
         self.phv.next = 0.into();
+        self.chunk.next = 0.into();
         self.acc.next = 0.into();
         self.at.next = 0.into();
         if self.beat.val() {
@@ -320,20 +365,42 @@ impl<const W: usize, const B: usize> Logic for IcrcCheck<W, B> {
                 );
             }
             self.crc.d.next = self.acc.val();
-            // Only a first beat computes the pseudo-header's share.
-            self.pend.d.next = 0.into();
+            // The pseudo-header chunk this beat takes, if any: the first
+            // from the ports, the others from their copy.
             if self.first.val() {
-                self.phv.next = bit_cast::<304, 16>(self.udp_len.val())
-                    | (bit_cast::<304, 16>(self.dst_port.val()) << 16)
-                    | (bit_cast::<304, 16>(self.src_port.val()) << 32)
-                    | (bit_cast::<304, 128>(self.dst_ip.val()) << 48)
-                    | (bit_cast::<304, 128>(self.src_ip.val()) << 176);
-                for o in 0..32 {
-                    self.acc.next = self
-                        .acc
-                        .val()
-                        .replace_bit(o, (self.phv.val() & self.c_pend[o].val()).xor());
+                self.phv.next = (bit_cast::<512, 16>(self.udp_len.val()) << 16)
+                    | (bit_cast::<512, 16>(self.dst_port.val()) << 32)
+                    | (bit_cast::<512, 16>(self.src_port.val()) << 48)
+                    | (bit_cast::<512, 128>(self.dst_ip.val()) << 64)
+                    | (bit_cast::<512, 128>(self.src_ip.val()) << 192);
+                self.ph.d.next = self.phv.val();
+                self.chunk.next = self
+                    .phv
+                    .val()
+                    .get_bits::<W>(self.c_chunk_at[0].val().index());
+                self.step.d.next = 1.into();
+            } else if self.step.q.val() < self.c_chunks.val() {
+                // At least one test, so that `ph` is read at every width
+                // (with one chunk, `step` is never below it here).
+                for k in 1..chunks(B).max(2) {
+                    if self.step.q.val() == k.to_bits::<4>() {
+                        self.chunk.next = self
+                            .ph
+                            .q
+                            .val()
+                            .get_bits::<W>(self.c_chunk_at[k].val().index());
+                    }
                 }
+                self.step.d.next = self.step.q.val() + 1;
+            }
+            for o in 0..32 {
+                self.acc.next = self
+                    .acc
+                    .val()
+                    .replace_bit(o, (self.chunk.val() & self.c_pend[o].val()).xor());
+            }
+            self.pend.d.next = self.acc.val();
+            if self.first.val() {
                 self.pend.d.next = self.acc.val() ^ self.c_pend0.val();
             }
             // The last 4 bytes of `held` and the beat's `count`: a
@@ -475,12 +542,13 @@ mod tests {
 
     #[test]
     fn rust_hdl_model_finds_the_trailer_across_beats() {
-        // Frames of 5 to 70 bytes (whole and partial last beats), covered
-        // bytes then their big-endian ICRC; each again with one covered
-        // byte flipped, and with the trailer flipped.
+        // Frames of 36 (the shortest the parser does not call truncated) to
+        // 70 bytes (whole and partial last beats), covered bytes then their
+        // big-endian ICRC; each again with one covered byte flipped, and
+        // with the trailer flipped.
         let mut frames = Vec::new();
         let mut want = Vec::new();
-        for len in [5usize, 8, 12, 13, 16, 31, 64, 70] {
+        for len in [36usize, 37, 39, 40, 41, 44, 45, 48, 64, 70] {
             let ips = [0x0a00_0001u128 + len as u128, 0xffff_0a00_0002];
             let ports = [0xC000 + len as u16, 4791, 8 + len as u16];
             let ph = pseudo_bytes(ips[0], ips[1], ports[0], ports[1], ports[2]);

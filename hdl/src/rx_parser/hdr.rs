@@ -16,9 +16,7 @@ native_block! {
         clock: Signal<In, Clock>,
         #[doc = "The parser takes the input beat."]
         accept: Signal<In, Bit>,
-        #[doc = "It is the frame's first beat."]
-        first: Signal<In, Bit>,
-        #[doc = "Beats of the frame before this one (saturating)."]
+        #[doc = "Beats of the frame before this one (saturating): 0 on its first beat."]
         beat_idx: Signal<In, Bits<16>>,
         #[doc = "The beat, byte-swapped (its first byte in the top lane)."]
         swapped: Signal<In, Bits<W>>,
@@ -35,34 +33,43 @@ native_block! {
     }
     state {
         h: DFF<Bits<512>>,
-        // Where the next header beat goes in `h`.
-        shift: DFF<Bits<16>>,
         msg_r: DFF<Bit>,
         ip: DFF<Bits<128>>,
     }
     consts {
-        c_width: Constant<Bits<16>> = konst(W),
-        c_hdr_beats: Constant<Bits<16>> = konst(512 / W),
         c_hdr_top: Constant<Bits<16>> = konst(512 - W),
+        // A beat's bits at the bottom of `h`, and where header beat `k`
+        // goes (slots past the header unused).
+        c_slot: Constant<Bits<512>> = Constant::new(bit_cast::<512, W>(Bits::<W>::mask())),
+        c_at: [Constant<Bits<16>>; HDR_SLOTS] =
+            std::array::from_fn(|k| konst(512usize.saturating_sub(W * (k + 1)))),
     }
 }
+
+/// Header beats at the narrowest width (64 bits).
+const HDR_SLOTS: usize = 8;
 
 impl<const W: usize> Logic for ParserHdr<W> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, h, shift, msg_r, ip);
+        dff_setup!(self, clock, h, msg_r, ip);
         self.hdr.next = self.h.q.val();
         self.msg.next = self.msg_r.q.val();
         self.src_ip.next = self.ip.q.val();
-        if self.accept.val() & self.first.val() {
+        // Each header beat written into its own slot (a constant place, so
+        // every bit of `h` is a register with an enable, no shifter); a
+        // first beat clears the others.
+        if self.accept.val() & (self.beat_idx.val() == 0) {
             self.msg_r.d.next = self.msg_in.val();
             self.ip.d.next = self.src_ip_in.val();
             self.h.d.next = bit_cast::<512, W>(self.swapped.val()) << self.c_hdr_top.val();
-            self.shift.d.next = self.c_hdr_top.val() - self.c_width.val();
-        } else if self.accept.val() & (self.beat_idx.val() < self.c_hdr_beats.val()) {
-            self.h.d.next =
-                self.h.q.val() | (bit_cast::<512, W>(self.swapped.val()) << self.shift.q.val());
-            self.shift.d.next = self.shift.q.val() - self.c_width.val();
+        } else if self.accept.val() {
+            for k in 1..(512 / W) {
+                if self.beat_idx.val() == k.to_bits::<16>() {
+                    self.h.d.next = (self.h.q.val() & !(self.c_slot.val() << self.c_at[k].val()))
+                        | (bit_cast::<512, W>(self.swapped.val()) << self.c_at[k].val());
+                }
+            }
         }
     }
 }

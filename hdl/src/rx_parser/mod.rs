@@ -346,7 +346,6 @@ impl<const W: usize, const B: usize> Logic for RxParser<W, B> {
         // Header capture into network order.
         self.capture.clock.next = self.clock.val();
         self.capture.accept.next = self.accept.val();
-        self.capture.first.next = self.first.val();
         self.capture.beat_idx.next = self.beat_idx.q.val();
         self.capture.swapped.next = self.swap.data_out.val();
         self.capture.msg_in.next = self.cur_msg.val();
