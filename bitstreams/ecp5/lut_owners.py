@@ -9,7 +9,11 @@ named by its path: `top$dev$core$rx`). ABC's LUTs carry no source, so each
 LUT4 and CCU2C is given to the module of the nearest sequential cell
 (flip-flop, RAM) its output reaches: a breadth-first walk backwards from
 every sequential cell's inputs through LUTs, carries and wide muxes. A
-register's module is the deepest `TOP.v` module its `src` attribute names.
+register's module is the deepest `TOP.v` module its `src` attribute names;
+a cell whose `src` names no line of TOP.v (distributed RAM, flip-flops that
+yosys made from a memory or a merged register) goes to the deepest module
+whose instance path begins its hierarchical name (`dev.core.rx.mem.0.1`),
+or, for an `$auto` name, the name of a net it drives (else one it reads).
 Logic that feeds several blocks goes to the nearest, so the split is
 approximate. Prints LUT4 and CCU2C per module path cut at DEPTH `$`-separated
 parts (default 6), the ROWS largest (default 40). Standard library only.
@@ -44,14 +48,41 @@ def main():
     starts, names = module_lines(verilog)
     cells = json.load(open(netlist))["modules"]["top"]["cells"]
 
-    def owner_of(cell):
+    module_set = set(names)
+    top_name = names[0] if names else "top"
+    net_names = {}
+    for net, info in json.load(open(netlist))["modules"]["top"]["netnames"].items():
+        if not net.startswith("$"):
+            for b in info["bits"]:
+                if isinstance(b, int):
+                    net_names.setdefault(b, net)
+
+    def module_of_path(path):
+        """The deepest module whose instance path begins a dotted name."""
+        parts = path.split(".")
+        for n in range(len(parts), 0, -1):
+            name = "$".join([top_name] + parts[:n])
+            if name in module_set:
+                return name
+        return None
+
+    def owner_of(name, cell):
         src = cell.get("attributes", {}).get("src", "")
         mods = [
             names[bisect.bisect_right(starts, int(loc.split(":")[1].split(".")[0])) - 1]
             for loc in src.split("|")
             if loc.startswith(top_file + ":")
         ]
-        return max(mods, key=lambda n: n.count("$")) if mods else "?" + cell["type"]
+        if mods:
+            return max(mods, key=lambda n: n.count("$"))
+        paths = [] if name.startswith("$") else [name]
+        for direction in ("output", "input"):
+            paths += [net_names[b] for b in ports(cell, direction) if b in net_names]
+        for path in paths:
+            mod = module_of_path(path)
+            if mod:
+                return mod
+        return "?" + cell["type"]
 
     def ports(cell, direction):
         dirs = cell.get("port_directions", {})
@@ -63,7 +94,7 @@ def main():
     owner, queue = {}, collections.deque()
     for name, c in cells.items():
         if c["type"] not in COMB:
-            owner[name] = owner_of(c)
+            owner[name] = owner_of(name, c)
             queue.extend((b, owner[name]) for b in ports(c, "input"))
     while queue:
         bit, mod = queue.popleft()
