@@ -149,14 +149,17 @@ native_block! {
         src_port: DFF<Bits<16>>,
         dst_port: DFF<Bits<16>>,
         ece: DFF<Bit>,
-        // The datagram and its ICRC in lane order, loaded in cycle 1.
-        dgram: AckDgram,
+        // The beat shown.
+        beat_data: Signal<Local, Bits<W>>,
+        // The datagram in lane order, loaded in cycle 1, and its ICRC.
+        dgram: AckDgram<W, B>,
     }
     consts {
         c_wshift: Constant<Bits<4>> = konst(B.trailing_zeros() as usize + 3),
         c_half: Constant<Bits<32>> = konst(1 << 31),
         c_nbm1: Constant<Bits<8>> = konst(beats(B) - 1),
         c_last_keep: Constant<Bits<B>> = low_bits(ACK_LEN - (beats(B) - 1) * B),
+        c_icrc_at: Constant<Bits<16>> = konst(8 * (ACK_LEN - 4 - (beats(B) - 1) * B)),
         c_all_keep: Constant<Bits<B>> = low_bits(B),
     }
 }
@@ -175,7 +178,12 @@ impl<const W: usize, const B: usize> Logic for AckGen<W, B> {
         self.m_ack.tvalid.next = (self.phase.q.val() == 2)
             & ((self.dma_cnt.q.val() - self.fence.q.val()) < self.c_half.val());
         self.at.next = bit_cast::<10, 8>(self.beat.q.val()) << self.c_wshift.val();
-        self.m_ack.tdata.next = self.dgram.lanes.val().get_bits::<W>(self.at.val().index());
+        self.beat_data.next = self.dgram.lanes.val().get_bits::<W>(self.at.val().index());
+        if self.beat.q.val() == self.c_nbm1.val() {
+            self.beat_data.next = self.beat_data.val()
+                | (bit_cast::<W, 32>(self.dgram.icrc.val()) << self.c_icrc_at.val());
+        }
+        self.m_ack.tdata.next = self.beat_data.val();
         self.m_ack.tlast.next = self.beat.q.val() == self.c_nbm1.val();
         self.m_ack.tkeep.next = self.c_all_keep.val();
         if self.beat.q.val() == self.c_nbm1.val() {
@@ -218,6 +226,13 @@ impl<const W: usize, const B: usize> Logic for AckGen<W, B> {
             self.dma_cnt.d.next = self.dma_cnt.q.val() + 1;
         }
         self.data_in.next = (self.dma_cnt.q.val() - self.fence.q.val()) < self.c_half.val();
+        // The beats before the last into the ICRC as they are taken.
+        self.dgram.take.next = (self.phase.q.val() == 2)
+            & self.m_ack.tready.val()
+            & self.data_in.val()
+            & (self.beat.q.val() != self.c_nbm1.val());
+        self.dgram.beat.next = self.beat.q.val();
+        self.dgram.data.next = self.beat_data.val();
         if self.phase.q.val() == 0 {
             if self.aq_valid.val() {
                 self.now_q.d.next = self.now.val();
