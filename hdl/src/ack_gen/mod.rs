@@ -16,9 +16,10 @@
 //! moment. An entry whose QP was no longer receiving at its last event
 //! (`ak_live` low: a READ response failed the QP, as the engine's
 //! `Qp::fail`) is dropped in cycle 1, as the engine's failed QP sends no
-//! ACK. One ACK at a time: pop (cycle 0), build and ICRC (cycle 1,
-//! registered), then the beats from cycle 2 (13 beats at 64 bits, 2 at
-//! 512); the next pop is the cycle after the last beat is taken.
+//! ACK. One ACK at a time: pop (cycle 0), build (cycle 1, registered),
+//! then the beats from cycle 2 (13 beats at 64 bits, 2 at 512), the ICRC
+//! computed from the beats before the last as they are taken; the next pop
+//! is the cycle after the last beat is taken.
 //!
 //! **ACKs after the data.** An ACK acknowledges every packet the tracker
 //! holds when the generator reads it (cycle 1: the events up to the pop
@@ -40,9 +41,9 @@
 //! fields and ECE: the bus [`AckOut`] (`m_ack`).
 //!
 //! Native rust-hdl: the datagram and its ICRC are `AckDgram` (`dgram.rs`,
-//! the frame register, loaded in cycle 1 and computed only then; the ICRC
-//! one XOR matrix of constant rows over the 96 bytes' lanes and the
-//! pseudo-header, a reduction XOR per output bit); this file holds the
+//! the frame register, loaded in cycle 1 and computed only then, and the
+//! ICRC a beat at a time: a beat matrix and a pseudo-header chunk matrix of
+//! constant rows, a reduction XOR per output bit); this file holds the
 //! queue's handshake, the wait for the data and the beats; rust-hdl's own
 //! simulator runs the block (the test below, against `metaroce_proto`'s
 //! parser); it is verified under Verilator inside [`crate::RxCore`].
