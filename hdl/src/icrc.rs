@@ -95,7 +95,7 @@ const PSEUDO_BYTES: usize = 40;
 
 /// Beat-sized chunks the pseudo-header takes with `b`-byte beats, zero
 /// bytes ahead of it making up the first.
-const fn chunks(b: usize) -> usize {
+pub(crate) const fn chunks(b: usize) -> usize {
     PSEUDO_BYTES.div_ceil(b)
 }
 
@@ -115,6 +115,16 @@ fn chunk_pend(chunk: &[u8], first: bool) -> u32 {
         0
     };
     zeros(feed(0, chunk), padded) ^ init
+}
+
+/// The map of a `b`-byte pseudo-header chunk (its first byte at the top of
+/// the input) to its share of the CRC advanced to the end of the beat that
+/// takes it (`chunk_pend` of any chunk but the first).
+pub(crate) fn chunk_map(b: usize) -> Affine {
+    Affine::of(8 * b, |x| {
+        let chunk: Vec<u8> = x.iter().rev().copied().collect();
+        chunk_pend(&chunk, false)
+    })
 }
 
 /// What the register holds after a frame whose trailer is `held` (first
@@ -272,10 +282,7 @@ impl<const W: usize, const B: usize> Default for IcrcCheck<W, B> {
         );
         let beat = beat_map(B);
         // `x` holds the chunk's first byte at the top.
-        let pend = Affine::of(W, |x| {
-            let chunk: Vec<u8> = x.iter().rev().copied().collect();
-            chunk_pend(&chunk, false)
-        });
+        let pend = chunk_map(B);
         let n = chunks(B);
         let wants: Vec<Affine> = (0..=B)
             .map(|m| Affine::of(32, |x| verdict_want(le32(x), m)))

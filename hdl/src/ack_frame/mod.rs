@@ -42,7 +42,9 @@
 //!   and complemented, into registers.
 //! * **Load** (`out.rs`). After C2, when no frame leaves or the last beat of one
 //!   leaves now, the header (lane order) and the datagram go into the
-//!   output register, which then shifts down one beat per cycle.
+//!   output register, which then shifts down one beat per cycle: the
+//!   datagram at byte 62 for both families, the IPv6 header from byte 0,
+//!   the IPv4 header from byte 20, where the output then reads.
 //!
 //! With the output idle, a frame's first beat is therefore shown 4 cycles
 //! after the cycle that takes the datagram's last beat (2 when the

@@ -1,5 +1,12 @@
 //! The output of [`AckFrame`](super::AckFrame) ([`AckFrameOut`]): the
 //! frame built at its load, then sent a beat a cycle; the counters.
+//!
+//! The output register holds the datagram at byte 62 whatever the
+//! destination: the IPv6 header (62 bytes) before it from byte 0, or the
+//! IPv4 header (42 bytes) from byte 20, where the output then reads each
+//! beat. So each bit of the register chooses between two values only (its
+//! load and its neighbour one beat up), not among a datagram byte of
+//! either family and the shift.
 
 use rust_hdl::prelude::*;
 
@@ -11,6 +18,9 @@ use crate::helpers::{SWAPS_512, konst, low_halves, native_block};
 /// Bits of the headers before their byte reversal: 62 bytes (IPv4's 42,
 /// then zeros) and 2 zero bytes.
 const REV_BITS: usize = 512;
+/// Where an IPv4 frame starts in the output register: the 20 bytes the
+/// IPv6 header is longer by.
+const V4_AT: usize = 8 * 20;
 
 native_block! {
     /// When the checksums are ready and no frame leaves or the last beat
@@ -58,6 +68,8 @@ native_block! {
         o_buf: DFF<Bits<OUT_BITS>>,
         o_left: DFF<Bits<9>>,
         o_active: DFF<Bit>,
+        // The frame is IPv4: it starts at byte 20 of the register.
+        o_v4: DFF<Bit>,
         n_frames: DFF<Bits<32>>,
         n_ece: DFF<Bits<32>>,
         n_v6: DFF<Bits<32>>,
@@ -73,6 +85,7 @@ native_block! {
     consts {
         k_b: Constant<Bits<9>> = konst(B),
         k_w: Constant<Bits<16>> = konst(W),
+        k_v4_at: Constant<Bits<16>> = konst(V4_AT),
         // The IPv4-mapped prefix (address bits 127..32).
         k_mapped: Constant<Bits<96>> = konst(0xFFFF),
         // Fixed header fields, network order, left-aligned in 64 bytes:
@@ -100,7 +113,7 @@ impl<const W: usize, const B: usize> Logic for AckFrameOut<W, B> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, o_buf, o_left, o_active, n_frames, n_ece, n_v6, n_fw
+            self, clock, o_buf, o_left, o_active, o_v4, n_frames, n_ece, n_v6, n_fw
         );
 
         // ---- the frame, a beat a cycle ----
@@ -112,6 +125,9 @@ impl<const W: usize, const B: usize> Logic for AckFrameOut<W, B> {
         self.s_cks.clear.next = self.load.val();
         self.m_axis.tvalid.next = self.o_active.q.val();
         self.m_axis.tdata.next = self.o_buf.q.val().get_bits::<W>(0);
+        if self.o_v4.q.val() {
+            self.m_axis.tdata.next = self.o_buf.q.val().get_bits::<W>(self.k_v4_at.val().index());
+        }
         self.m_axis.tlast.next = self.o_left.q.val() <= self.k_b.val();
         self.m_axis.tkeep.next = 0.into();
         for i in 0..B {
@@ -155,6 +171,8 @@ impl<const W: usize, const B: usize> Logic for AckFrameOut<W, B> {
                     | (bit_cast::<REV_BITS, 16>(self.s_gram.sport.val()) << 224)
                     | (bit_cast::<REV_BITS, 16>(self.s_gram.dport.val()) << 208)
                     | (bit_cast::<REV_BITS, 16>(self.ulen.val()) << 192);
+                // Right before the datagram: from byte 20.
+                self.hdr.next = self.hdr.val() >> self.k_v4_at.val();
             } else {
                 self.hdr.next = self.hdr.val()
                     | self.k_fix6.val()
@@ -172,15 +190,14 @@ impl<const W: usize, const B: usize> Logic for AckFrameOut<W, B> {
                 self.hdr.next = ((self.hdr.val() & self.k_lo[k].val()) << self.k_sh[k].val())
                     | ((self.hdr.val() >> self.k_sh[k].val()) & self.k_lo[k].val());
             }
-            // Then the datagram: 42 header bytes for IPv4 (the reversed
-            // vector's bytes 42.. are zero), 62 for IPv6.
+            // Then the datagram, from byte 62 (the reversed vector's
+            // bytes 62.. are zero).
+            self.o_buf.d.next = bit_cast::<OUT_BITS, REV_BITS>(self.hdr.val())
+                | (bit_cast::<OUT_BITS, CAP_BITS>(self.s_body.data.val()) << 496);
+            self.o_v4.d.next = self.v4.val();
             if self.v4.val() {
-                self.o_buf.d.next = bit_cast::<OUT_BITS, REV_BITS>(self.hdr.val())
-                    | (bit_cast::<OUT_BITS, CAP_BITS>(self.s_body.data.val()) << 336);
                 self.o_left.d.next = bit_cast::<9, 8>(self.s_gram.n.val()) + 42;
             } else {
-                self.o_buf.d.next = bit_cast::<OUT_BITS, REV_BITS>(self.hdr.val())
-                    | (bit_cast::<OUT_BITS, CAP_BITS>(self.s_body.data.val()) << 496);
                 self.o_left.d.next = bit_cast::<9, 8>(self.s_gram.n.val()) + 62;
                 self.n_v6.d.next = self.n_v6.q.val() + 1;
             }

@@ -1,55 +1,79 @@
-//! The ACK generator's datagram register: in the cycle `load` is high it
-//! takes one pending-ACK entry and its QP's fields laid out as the ACK
-//! datagram (base header and ACK extension) with its ICRC, in lane order
-//! (datagram byte `i` in lane `i`, then the ICRC big-endian in lanes
-//! 96..99), which [`super::AckGen`] streams out.
+//! The ACK generator's datagram register and its ICRC: in the cycle `load`
+//! is high it takes one pending-ACK entry and its QP's fields laid out as
+//! the ACK datagram (base header and ACK extension) in lane order (datagram
+//! byte `i` in lane `i`), which [`super::AckGen`] streams out, and the
+//! pseudo-header; the ICRC is then computed a beat at a time from the beats
+//! the generator sends, ready for the last beat (lanes 96..99, big-endian).
 //!
-//! Built for Verilator: the layout and the ICRC are computed only inside
-//! the branch that loads the register (a simulator skips it in every other
-//! cycle), the fields are placed as big-endian 64-bit words and each word
-//! byte-reversed by three swap steps over the whole vector, the SACK (in
-//! lane order already) is placed as it is, and the ICRC matrix reads the
-//! lanes themselves.
+//! The ICRC as the beats leave (the scheme of [`crate::icrc`]'s receive
+//! check): the CRC register starts at the initial value advanced over the
+//! 40 pseudo-header bytes; each datagram beat taken goes through the beat
+//! matrix, and beat `k` also adds pseudo-header chunk `k` (of
+//! `chunks(B)`, zero bytes ahead of the first), advanced to the end of
+//! that beat by the chunk matrix, the same for every `k`. The last beat's
+//! ICRC is the register fed the datagram bytes before it in that beat
+//! (none at 64 bits, 32 at 512), complemented and read big-endian. So the
+//! datagram needs a beat-wide matrix instead of one over all its bytes and
+//! the pseudo-header: every datagram has at least as many beats before its
+//! last as the pseudo-header has chunks (12 and 5 at 64 bits, 1 and 1 at
+//! 512).
+//!
+//! Built for Verilator: the layout is computed only inside the branch that
+//! loads the register (a simulator skips it in every other cycle), the
+//! fields placed as big-endian 64-bit words and each word byte-reversed by
+//! three swap steps over the whole vector, the SACK (in lane order already)
+//! placed as it is.
 
 use rust_hdl::prelude::*;
 
 use super::{ACK_LEN, FRAME_BITS};
 use crate::helpers::{konst, low_halves, native_block};
-use crate::icrc::{Affine, feed, rows};
+use crate::icrc::{Affine, advance, beat_map, chunk_map, chunks, feed, le32, rows};
 
 /// Wire version the ACKs carry (`metaroce_proto::VERSION`).
 const ACK_VERSION: usize = 1;
 /// Opcode of an ACK (`metaroce_proto::Opcode::Ack`).
 const ACK_OPCODE: usize = 0x10;
+/// Bytes of the datagram before its ICRC.
+const DG_BYTES: usize = ACK_LEN - 4;
 /// Bits of the datagram before its ICRC.
-const DG_BITS: usize = 8 * (ACK_LEN - 4);
-/// Bits of the pseudo-header.
-const PH_BITS: usize = 320;
+const DG_BITS: usize = 8 * DG_BYTES;
+/// Bytes of the pseudo-header.
+const PH_BYTES: usize = 40;
+/// Bits of the pseudo-header register: its 40 bytes (byte 0 at bits
+/// 319..312) and zeros above, the padded chunks from the top at any width.
+const PH_BITS: usize = 512;
 
-/// The ICRC of the ACK as a map of the datagram's lanes (inputs
-/// `0..DG_BITS`: bit `i` is bit `i % 8` of datagram byte `i / 8`) and of
-/// the pseudo-header (inputs from `DG_BITS`, its byte 0 in the top bits),
-/// its value read in lane order (the ICRC big-endian: its top byte in bits
-/// 7..0).
-fn icrc_map() -> Affine {
-    Affine::of(DG_BITS + PH_BITS, |z| {
-        let (dg, ph) = z.split_at(DG_BITS / 8);
-        let ph: Vec<u8> = ph.iter().rev().copied().collect();
-        (!feed(feed(u32::MAX, &ph), dg)).swap_bytes()
+/// The last beat's ICRC in lane order as a map of the CRC register (inputs
+/// 0..32) and of that beat's lanes (inputs from 32): the register fed the
+/// `tail` datagram bytes at the start of the beat, complemented, read
+/// big-endian.
+fn tail_map(b: usize, tail: usize) -> Affine {
+    Affine::of(32 + 8 * b, |x| {
+        (!feed(le32(x), &x[4..4 + tail])).swap_bytes()
     })
 }
 
 native_block! {
-    /// The ACK datagram and its ICRC, registered: one XOR matrix of
-    /// constant rows over the datagram's lanes and the pseudo-header (a
-    /// reduction XOR per output bit).
-    AckDgram[]
-    let crc = icrc_map();
+    /// The ACK datagram, registered, and its ICRC computed from the beats
+    /// sent (`W`-bit beats, `B = W / 8` lanes): one beat matrix and one
+    /// pseudo-header chunk matrix, constant rows, a reduction XOR per
+    /// output bit.
+    AckDgram[W, B]
+    let step = beat_map(B);
+    let pend = chunk_map(B);
+    let tail = tail_map(B, DG_BYTES % B);
     ports {
         #[doc = "Clock."]
         clock: Signal<In, Clock>,
         #[doc = "Take the datagram of the inputs this cycle."]
         load: Signal<In, Bit>,
+        #[doc = "A beat before the last is taken this cycle."]
+        take: Signal<In, Bit>,
+        #[doc = "Its index."]
+        beat: Signal<In, Bits<8>>,
+        #[doc = "Its lanes."]
+        data: Signal<In, Bits<W>>,
         #[doc = "The path."]
         path: Signal<In, Bits<6>>,
         #[doc = "Cumulative path PSN."]
@@ -84,21 +108,36 @@ native_block! {
         credit: Signal<In, Bits<32>>,
         #[doc = "The local IP."]
         local_ip: Signal<In, Bits<128>>,
-        #[doc = "The datagram and its ICRC in lane order, as last loaded."]
+        #[doc = "The datagram in lane order, as last loaded (zero from lane 96)."]
         lanes: Signal<Out, Bits<FRAME_BITS>>,
+        #[doc = "The ICRC in lane order, once every beat before the last is taken."]
+        icrc: Signal<Out, Bits<32>>,
     }
     state {
-        // The datagram (big-endian words, then lanes), the pseudo-header
-        // (byte 0 in the top bits), the ICRC in lane order, the register.
+        // The datagram (big-endian words, then lanes), the last beat's
+        // lanes, the chunk it takes, the matrix results; the registers: datagram, pseudo-header,
+        // CRC.
         dg: Signal<Local, Bits<DG_BITS>>,
-        ph: Signal<Local, Bits<PH_BITS>>,
-        icrc: Signal<Local, Bits<32>>,
+        last: Signal<Local, Bits<W>>,
+        chunk: Signal<Local, Bits<W>>,
+        acc: Signal<Local, Bits<32>>,
+        fin: Signal<Local, Bits<32>>,
         frame: DFF<Bits<FRAME_BITS>>,
+        ph: DFF<Bits<PH_BITS>>,
+        crc: DFF<Bits<32>>,
     }
     consts {
-        c_dg_rows: [Constant<Bits<DG_BITS>>; 32] = rows(&crc, 0),
-        c_ph_rows: [Constant<Bits<PH_BITS>>; 32] = rows(&crc, DG_BITS),
-        c_crc0: Constant<Bits<32>> = konst(crc.k as usize),
+        c_step_z: [Constant<Bits<32>>; 32] = rows(&step, 0),
+        c_step_d: [Constant<Bits<W>>; 32] = rows(&step, 32),
+        c_pend: [Constant<Bits<W>>; 32] = rows(&pend, 0),
+        c_tail_z: [Constant<Bits<32>>; 32] = rows(&tail, 0),
+        c_tail_d: [Constant<Bits<W>>; 32] = rows(&tail, 32),
+        c_tail0: Constant<Bits<32>> = konst(tail.k as usize),
+        c_last_at: Constant<Bits<16>> = konst(W * (DG_BYTES / B)),
+        c_chunk_at: [Constant<Bits<16>>; 8] = std::array::from_fn(|k| {
+            konst(W * chunks(B).saturating_sub(k + 1))
+        }),
+        c_crc0: Constant<Bits<32>> = konst(advance(u32::MAX, PH_BYTES as isize) as usize),
         c_head: Constant<Bits<DG_BITS>> = konst((ACK_VERSION << 56) | (ACK_OPCODE << 48)),
         c_ece: Constant<Bits<DG_BITS>> = konst(1 << 37),
         c_udp_len: Constant<Bits<PH_BITS>> = konst((8 + ACK_LEN) << 16),
@@ -108,14 +147,52 @@ native_block! {
     }
 }
 
-impl Logic for AckDgram {
+impl<const W: usize, const B: usize> Logic for AckDgram<W, B> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, frame);
+        dff_setup!(self, clock, frame, ph, crc);
         self.lanes.next = self.frame.q.val();
+        // The last beat's ICRC: the register and the datagram lanes of
+        // that beat (none where the datagram ends on a beat boundary).
+        self.last.next = self
+            .frame
+            .q
+            .val()
+            .get_bits::<W>(self.c_last_at.val().index());
+        self.fin.next = 0.into();
+        for o in 0..32 {
+            self.fin.next = self.fin.val().replace_bit(
+                o,
+                (self.crc.q.val() & self.c_tail_z[o].val()).xor()
+                    ^ (self.last.val() & self.c_tail_d[o].val()).xor(),
+            );
+        }
+        self.icrc.next = self.fin.val() ^ self.c_tail0.val();
         self.dg.next = 0.into();
-        self.ph.next = 0.into();
-        self.icrc.next = 0.into();
+        self.chunk.next = 0.into();
+        self.acc.next = 0.into();
+        if self.take.val() {
+            // The beat into the register, and the pseudo-header chunk of
+            // the same index, if any.
+            for k in 0..chunks(B) {
+                if self.beat.val() == k.to_bits::<8>() {
+                    self.chunk.next = self
+                        .ph
+                        .q
+                        .val()
+                        .get_bits::<W>(self.c_chunk_at[k].val().index());
+                }
+            }
+            for o in 0..32 {
+                self.acc.next = self.acc.val().replace_bit(
+                    o,
+                    (self.crc.q.val() & self.c_step_z[o].val()).xor()
+                        ^ (self.data.val() & self.c_step_d[o].val()).xor()
+                        ^ (self.chunk.val() & self.c_pend[o].val()).xor(),
+                );
+            }
+            self.crc.d.next = self.acc.val();
+        }
         if self.load.val() {
             // The datagram as big-endian 64-bit words, word k = bytes
             // 8k..8k+7: base header (stream, connection and path PSN zero;
@@ -145,23 +222,15 @@ impl Logic for AckDgram {
             self.dg.next = ((self.dg.val() & self.c_lo8.val()) << 8)
                 | ((self.dg.val() >> 8) & self.c_lo8.val());
             self.dg.next = self.dg.val() | (bit_cast::<DG_BITS, 256>(self.sack.val()) << 320);
+            self.frame.d.next = bit_cast::<FRAME_BITS, DG_BITS>(self.dg.val());
             // The pseudo-header: local IP, peer IP, reply port, peer port,
-            // UDP length, 0.
-            self.ph.next = self.c_udp_len.val()
+            // UDP length, 0; the CRC register at its end.
+            self.ph.d.next = self.c_udp_len.val()
                 | (bit_cast::<PH_BITS, 16>(self.peer_port.val()) << 32)
                 | (bit_cast::<PH_BITS, 16>(self.port.val()) << 48)
                 | (bit_cast::<PH_BITS, 128>(self.peer_ip.val()) << 64)
                 | (bit_cast::<PH_BITS, 128>(self.local_ip.val()) << 192);
-            for o in 0..32 {
-                self.icrc.next = self.icrc.val().replace_bit(
-                    o,
-                    (self.dg.val() & self.c_dg_rows[o].val()).xor()
-                        ^ (self.ph.val() & self.c_ph_rows[o].val()).xor(),
-                );
-            }
-            self.icrc.next = self.icrc.val() ^ self.c_crc0.val();
-            self.frame.d.next = bit_cast::<FRAME_BITS, DG_BITS>(self.dg.val())
-                | (bit_cast::<FRAME_BITS, 32>(self.icrc.val()) << 768);
+            self.crc.d.next = self.c_crc0.val();
         }
     }
 }

@@ -16,9 +16,10 @@
 //! moment. An entry whose QP was no longer receiving at its last event
 //! (`ak_live` low: a READ response failed the QP, as the engine's
 //! `Qp::fail`) is dropped in cycle 1, as the engine's failed QP sends no
-//! ACK. One ACK at a time: pop (cycle 0), build and ICRC (cycle 1,
-//! registered), then the beats from cycle 2 (13 beats at 64 bits, 2 at
-//! 512); the next pop is the cycle after the last beat is taken.
+//! ACK. One ACK at a time: pop (cycle 0), build (cycle 1, registered),
+//! then the beats from cycle 2 (13 beats at 64 bits, 2 at 512), the ICRC
+//! computed from the beats before the last as they are taken; the next pop
+//! is the cycle after the last beat is taken.
 //!
 //! **ACKs after the data.** An ACK acknowledges every packet the tracker
 //! holds when the generator reads it (cycle 1: the events up to the pop
@@ -40,9 +41,9 @@
 //! fields and ECE: the bus [`AckOut`] (`m_ack`).
 //!
 //! Native rust-hdl: the datagram and its ICRC are `AckDgram` (`dgram.rs`,
-//! the frame register, loaded in cycle 1 and computed only then; the ICRC
-//! one XOR matrix of constant rows over the 96 bytes' lanes and the
-//! pseudo-header, a reduction XOR per output bit); this file holds the
+//! the frame register, loaded in cycle 1 and computed only then, and the
+//! ICRC a beat at a time: a beat matrix and a pseudo-header chunk matrix of
+//! constant rows, a reduction XOR per output bit); this file holds the
 //! queue's handshake, the wait for the data and the beats; rust-hdl's own
 //! simulator runs the block (the test below, against `metaroce_proto`'s
 //! parser); it is verified under Verilator inside [`crate::RxCore`].
@@ -149,14 +150,17 @@ native_block! {
         src_port: DFF<Bits<16>>,
         dst_port: DFF<Bits<16>>,
         ece: DFF<Bit>,
-        // The datagram and its ICRC in lane order, loaded in cycle 1.
-        dgram: AckDgram,
+        // The beat shown.
+        beat_data: Signal<Local, Bits<W>>,
+        // The datagram in lane order, loaded in cycle 1, and its ICRC.
+        dgram: AckDgram<W, B>,
     }
     consts {
         c_wshift: Constant<Bits<4>> = konst(B.trailing_zeros() as usize + 3),
         c_half: Constant<Bits<32>> = konst(1 << 31),
         c_nbm1: Constant<Bits<8>> = konst(beats(B) - 1),
         c_last_keep: Constant<Bits<B>> = low_bits(ACK_LEN - (beats(B) - 1) * B),
+        c_icrc_at: Constant<Bits<16>> = konst(8 * (ACK_LEN - 4 - (beats(B) - 1) * B)),
         c_all_keep: Constant<Bits<B>> = low_bits(B),
     }
 }
@@ -175,7 +179,12 @@ impl<const W: usize, const B: usize> Logic for AckGen<W, B> {
         self.m_ack.tvalid.next = (self.phase.q.val() == 2)
             & ((self.dma_cnt.q.val() - self.fence.q.val()) < self.c_half.val());
         self.at.next = bit_cast::<10, 8>(self.beat.q.val()) << self.c_wshift.val();
-        self.m_ack.tdata.next = self.dgram.lanes.val().get_bits::<W>(self.at.val().index());
+        self.beat_data.next = self.dgram.lanes.val().get_bits::<W>(self.at.val().index());
+        if self.beat.q.val() == self.c_nbm1.val() {
+            self.beat_data.next = self.beat_data.val()
+                | (bit_cast::<W, 32>(self.dgram.icrc.val()) << self.c_icrc_at.val());
+        }
+        self.m_ack.tdata.next = self.beat_data.val();
         self.m_ack.tlast.next = self.beat.q.val() == self.c_nbm1.val();
         self.m_ack.tkeep.next = self.c_all_keep.val();
         if self.beat.q.val() == self.c_nbm1.val() {
@@ -218,6 +227,13 @@ impl<const W: usize, const B: usize> Logic for AckGen<W, B> {
             self.dma_cnt.d.next = self.dma_cnt.q.val() + 1;
         }
         self.data_in.next = (self.dma_cnt.q.val() - self.fence.q.val()) < self.c_half.val();
+        // The beats before the last into the ICRC as they are taken.
+        self.dgram.take.next = (self.phase.q.val() == 2)
+            & self.m_ack.tready.val()
+            & self.data_in.val()
+            & (self.beat.q.val() != self.c_nbm1.val());
+        self.dgram.beat.next = self.beat.q.val();
+        self.dgram.data.next = self.beat_data.val();
         if self.phase.q.val() == 0 {
             if self.aq_valid.val() {
                 self.now_q.d.next = self.now.val();
