@@ -213,7 +213,8 @@ pub type LutRam<const D: usize, const N: usize> = Ram<D, N, false>;
 /// enable), so a FIFO gives it its *next* read pointer.
 ///
 /// It maps to block RAM (`DP16KD` on the ECP5), plus the bypass (a
-/// register of `D` bits, a comparator and a multiplexer).
+/// register of `D` bits, a comparator and a multiplexer; left out by
+/// [`Ram::without_bypass`] where no read needs it).
 ///
 /// A custom leaf because rust-hdl's `RAM<D, N>` takes its depth from its
 /// address type (`2^N` words, while a FIFO's depth follows the beat width:
@@ -242,6 +243,9 @@ pub struct Ram<const D: usize, const N: usize, const SYNC: bool> {
     /// [`BlockRam`]: at the last edge's).
     pub read_data: Signal<Out, Bits<D>>,
     _mem: Vec<Bits<D>>,
+    /// [`BlockRam`]: a read of the address written at the same edge gives
+    /// the word written (else the old word).
+    _bypass: bool,
 }
 
 impl<const D: usize, const N: usize, const SYNC: bool> Ram<D, N, SYNC> {
@@ -260,7 +264,19 @@ impl<const D: usize, const N: usize, const SYNC: bool> Ram<D, N, SYNC> {
             read_address: Default::default(),
             read_data: Default::default(),
             _mem: vec![Bits::default(); words],
+            _bypass: true,
         }
+    }
+}
+
+impl<const D: usize, const N: usize> BlockRam<D, N> {
+    /// This memory without the same-edge bypass (no bypass register and
+    /// multiplexer): a read of the address written at the same edge gives
+    /// the old word. For a FIFO that never uses its head in the cycle
+    /// after a push into it while it was empty.
+    pub fn without_bypass(mut self) -> Self {
+        self._bypass = false;
+        self
     }
 }
 
@@ -314,7 +330,7 @@ impl<const D: usize, const N: usize, const SYNC: bool> Ram<D, N, SYNC> {
         if self.clock.pos_edge() {
             let mask = self._mem.len() - 1;
             let (wa, ra) = (self.write_address.val(), self.read_address.val());
-            self.read_data.next = if self.write_enable.val() && wa == ra {
+            self.read_data.next = if self._bypass && self.write_enable.val() && wa == ra {
                 self.write_data.val()
             } else {
                 self._mem[ra.index() & mask]
@@ -357,6 +373,21 @@ always @(*) read_data = (read_address[{am1}:{k}] == 0) ? mem[read_address[{km1}:
 
     /// [`BlockRam`]'s Verilog.
     fn hdl_sync(&self) -> Verilog {
+        if !self._bypass {
+            return hand_written(format!(
+                "reg [{dm1}:0] mem [0:{nm1}];
+reg [{dm1}:0] ram_q;
+always @(posedge clock) begin
+    if (write_enable) mem[write_address[{km1}:0]] <= write_data;
+    ram_q <= mem[read_address[{km1}:0]];
+end
+always @(*) read_data = ram_q;
+",
+                dm1 = D - 1,
+                nm1 = self._mem.len() - 1,
+                km1 = self._mem.len().trailing_zeros() - 1,
+            ));
+        }
         hand_written(format!(
             "reg [{dm1}:0] mem [0:{nm1}];
 reg [{dm1}:0] ram_q;

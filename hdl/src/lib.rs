@@ -286,8 +286,9 @@ pub fn shim_verilog(name: &str) -> String {
 /// build, beyond a test thread's 2 MiB).
 const EMIT_STACK: usize = 256 << 20;
 
-/// The Verilog of the block `make` builds, on a thread with [`EMIT_STACK`].
-fn emit<U: Block>(make: fn() -> U) -> String {
+/// The Verilog of the block `make` builds, on a thread with `EMIT_STACK`
+/// (for a part of a block that has no function of its own here).
+pub fn emit<U: Block>(make: fn() -> U) -> String {
     std::thread::scope(|s| {
         std::thread::Builder::new()
             .stack_size(EMIT_STACK)

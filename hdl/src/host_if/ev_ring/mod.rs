@@ -162,7 +162,7 @@ native_block! {
     state {
         seq: EvSeq<B>,
         evf: EvVerdicts,
-        ttf: BlockRam<TT_BITS, 6> = BlockRam::with_words(DEPTH),
+        ttf: BlockRam<TT_BITS, 6> = BlockRam::with_words(DEPTH).without_bypass(),
         pa: LutRam<64, 6>,
         entry: EvEntry,
         result: EvResult,

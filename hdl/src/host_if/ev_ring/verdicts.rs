@@ -10,7 +10,10 @@ native_block! {
     /// (`NicCore::m_ev_*`) is written, its fields packed as words 0..5 and
     /// bits 36..0 of word 6 of its ring entry (`docs/hardware.md` §18), at
     /// `wr` unless the FIFO is full; the entry at `rd` is read (registered,
-    /// with the RAM's same-edge bypass).
+    /// without a same-edge bypass: the writer takes the head only when
+    /// the FIFO held it in the cycle before, so never in the cycle after
+    /// the push that filled it while empty, the only same-address write
+    /// and read).
     EvVerdicts[]
     ports {
         #[doc = "Clock."]
@@ -27,7 +30,7 @@ native_block! {
         head: Signal<Out, Bits<EVF_BITS>>,
     }
     state {
-        evf: BlockRam<EVF_BITS, 6> = BlockRam::with_words(DEPTH),
+        evf: BlockRam<EVF_BITS, 6> = BlockRam::with_words(DEPTH).without_bypass(),
     }
     consts {}
 }
