@@ -59,7 +59,7 @@ pub struct ConnAhead {
     r_far: DFF<Bit>,
     r_dup: DFF<Bit>,
     // The table's `d`; the three upper halves and their tests (negative,
-    // in [1, 2^23), 0 or -1, 1).
+    // in [1, 2^23), 0, -1, 1).
     d: Signal<Local, Bits<32>>,
     dhi: Signal<Local, Bits<24>>,
     e0: Signal<Local, Bits<24>>,
@@ -68,6 +68,7 @@ pub struct ConnAhead {
     n: Signal<Local, Bits<3>>,
     w: Signal<Local, Bits<3>>,
     z0: Signal<Local, Bits<3>>,
+    m1: Signal<Local, Bits<3>>,
     o1: Signal<Local, Bits<3>>,
     // The low byte's borrow and equality against `lo` and `z`, the bits
     // at the PSN, which `e` (0..=2) and the bitmap bit.
@@ -103,6 +104,7 @@ impl Logic for ConnAhead {
         self.n.next = 0.into();
         self.w.next = 0.into();
         self.z0.next = 0.into();
+        self.m1.next = 0.into();
         self.o1.next = 0.into();
         self.alo.next = self.psn.val().get_bits::<8>(0);
         self.bc.next = false;
@@ -143,18 +145,12 @@ impl Logic for ConnAhead {
                 .val()
                 .replace_bit(2, self.e2.val().get_bits::<23>(0).any());
             self.w.next = self.w.val() & !self.n.val();
-            self.z0.next = self
-                .z0
-                .val()
-                .replace_bit(0, (self.e0.val() == 0) | (self.e0.val() == 0xFF_FFFF));
-            self.z0.next = self
-                .z0
-                .val()
-                .replace_bit(1, (self.e1.val() == 0) | (self.e1.val() == 0xFF_FFFF));
-            self.z0.next = self
-                .z0
-                .val()
-                .replace_bit(2, (self.e2.val() == 0) | (self.e2.val() == 0xFF_FFFF));
+            self.z0.next = self.z0.val().replace_bit(0, self.e0.val() == 0);
+            self.z0.next = self.z0.val().replace_bit(1, self.e1.val() == 0);
+            self.z0.next = self.z0.val().replace_bit(2, self.e2.val() == 0);
+            self.m1.next = self.m1.val().replace_bit(0, self.e0.val() == 0xFF_FFFF);
+            self.m1.next = self.m1.val().replace_bit(1, self.e1.val() == 0xFF_FFFF);
+            self.m1.next = self.m1.val().replace_bit(2, self.e2.val() == 0xFF_FFFF);
             self.o1.next = self.o1.val().replace_bit(0, self.e0.val() == 1);
             self.o1.next = self.o1.val().replace_bit(1, self.e1.val() == 1);
             self.o1.next = self.o1.val().replace_bit(2, self.e2.val() == 1);
@@ -197,7 +193,8 @@ impl Logic for ConnAhead {
             }
             self.sn.next = self.n.val().get_bit(self.k.val().index());
             self.sw.next = self.w.val().get_bit(self.k.val().index());
-            self.sz.next = self.z0.val().get_bit(self.k.val().index());
+            self.sz.next = self.z0.val().get_bit(self.k.val().index())
+                | self.m1.val().get_bit(self.k.val().index());
             self.so.next = self.o1.val().get_bit(self.k.val().index());
             if !self.byp.val() {
                 // The table's window: `d` itself.
