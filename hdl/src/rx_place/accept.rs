@@ -38,6 +38,13 @@ pub struct ConnAccept {
     pub new_bm: Signal<Out, Bits<256>>,
     /// Mask after (of `new_cum`).
     pub new_ge: Signal<Out, Bits<256>>,
+    /// The first clear bit at or above `cum`'s, else below it (the new
+    /// `cum`'s low byte when the PSN is accepted).
+    pub z: Signal<Out, Bits<8>>,
+    /// Every bit of `b` is set.
+    pub all: Signal<Out, Bit>,
+    /// The run wraps past bit 255.
+    pub wrap: Signal<Out, Bit>,
     pre: AccPre,
     lo: LeadOnes,
     hi: LeadOnes,
@@ -66,6 +73,9 @@ impl Logic for ConnAccept {
         self.new_cum.next = self.post.new_cum.val();
         self.new_bm.next = self.post.new_bm.val();
         self.new_ge.next = self.post.new_ge.val();
+        self.z.next = self.post.first.val();
+        self.all.next = self.lo.count.val().get_bit(8);
+        self.wrap.next = self.hi.count.val().get_bit(8);
     }
 }
 
@@ -136,6 +146,8 @@ pub struct AccPost {
     pub new_bm: Signal<Out, Bits<256>>,
     /// Mask after.
     pub new_ge: Signal<Out, Bits<256>>,
+    /// The first clear bit at or above `cum`'s, else below it.
+    pub first: Signal<Out, Bits<8>>,
     z: Signal<Local, Bits<8>>,
     up: Signal<Local, Bits<24>>,
     lt: Signal<Local, Bits<256>>,
@@ -152,6 +164,7 @@ impl Logic for AccPost {
         self.new_cum.next = self.cum.val();
         self.new_bm.next = self.bm.val();
         self.new_ge.next = self.ge.val();
+        self.first.next = 0.into();
         self.z.next = 0.into();
         self.up.next = 0.into();
         self.lt.next = 0.into();
@@ -181,6 +194,7 @@ impl Logic for AccPost {
                 self.lt.next = self.lt.val()
                     | (bit_cast::<256, 16>(self.grp.val()) << (16 * h).to_bits::<8>());
             }
+            self.first.next = self.z.val();
             if self.take.val() {
                 if self.z_lo.val().get_bit(8) {
                     // All 256 set: `cum` + 256, the bitmap cleared.

@@ -3,15 +3,16 @@
 use rust_hdl::prelude::*;
 
 use super::links::{ChecksIn, HdrIn, HdrOut, HeadOut};
-use super::{ConnAccept, PlaceConn, PlaceCounters, PlaceDecide, PlaceEvent, PlaceHdr};
+use super::{ConnAccept, ConnAhead, PlaceConn, PlaceCounters, PlaceDecide, PlaceEvent, PlaceHdr};
 use super::{PlaceOut, PlaceVerdicts};
 use crate::bus::{AxisIn, CfgIn, CounterPort, DmaWriteOut, VerdictOut};
 
 /// S3 of [`RxPlace`](super::RxPlace) and what follows it: the datagram's
 /// header fields and QP entry taken from S2 ([`PlaceHdr`], `y_*`), the
 /// verdict ([`PlaceDecide`]) and the connection window's update
-/// ([`ConnAccept`]) from S2's checks and the QP's connection state
-/// ([`PlaceConn`]: loaded in S2, written back after S3), the counters, the
+/// ([`ConnAccept`]) from S2's checks, the QP's connection state
+/// ([`PlaceConn`]: loaded in S2, written back after S3) and its window
+/// tests ([`ConnAhead`]: made in S2), the counters, the
 /// event ([`PlaceEvent`]), the verdict FIFO ([`PlaceVerdicts`]) and the
 /// data FIFO with the output side ([`PlaceOut`]). Every port but `x_*`,
 /// `s_hdr`, `chk` and the check's `plen`, `has_beats`, `dest` is
@@ -67,6 +68,7 @@ pub struct PlaceBack<const W: usize, const B: usize> {
     // The QPs' connection state and window, loaded in S2 for S3 (the
     // bypass) and written back after S3; the verdict and the window.
     conn: PlaceConn,
+    ahead: ConnAhead,
     decide: PlaceDecide,
     acc: ConnAccept,
     counters: PlaceCounters,
@@ -94,18 +96,33 @@ impl<const W: usize, const B: usize> Logic for PlaceBack<W, B> {
         self.decide.en.next = self.y_valid.q.val();
         self.decide.qhit.next = self.hdr3.m.qhit.val();
         ChecksIn::link(&mut self.chk, &mut self.decide.chk);
-        self.decide.conn_psn.next = self.hdr3.m.conn_psn.val();
         self.decide.path_psn.next = self.hdr3.m.path_psn.val();
         self.decide.trk_cum.next = self.trk_cum.val();
         self.decide.q_state.next = self.conn.state.val();
-        self.decide.q_cum.next = self.conn.cum.val();
-        self.decide.q_bm.next = self.conn.bm.val();
+        self.decide.oow.next = self.ahead.oow.val();
+        self.decide.far.next = self.ahead.far.val();
+        self.decide.dup.next = self.ahead.dup.val();
         self.acc.cum.next = self.conn.cum.val();
         self.acc.bm.next = self.conn.bm.val();
         self.acc.ge.next = self.conn.ge.val();
         self.acc.psn.next = self.hdr3.m.conn_psn.val().get_bits::<8>(0);
         self.acc.en.next = self.y_valid.q.val();
         self.acc.take.next = self.decide.accept.val();
+        // S2: the window tests of the datagram entering S3, against the
+        // table's window or S3's result (chosen by S3's verdict).
+        self.ahead.clock.next = self.clock.val();
+        self.ahead.en.next = self.x_valid.val();
+        self.ahead.psn.next = self.s_hdr.conn_psn.val();
+        self.ahead.t_cum.next = self.conn.x_cum.val();
+        self.ahead.t_bm.next = self.conn.x_bm.val();
+        self.ahead.byp.next = self.conn.byp.val();
+        self.ahead.cum.next = self.conn.cum.val();
+        self.ahead.bm.next = self.conn.bm.val();
+        self.ahead.y_psn.next = self.hdr3.m.conn_psn.val().get_bits::<8>(0);
+        self.ahead.take.next = self.decide.accept.val();
+        self.ahead.z.next = self.acc.z.val();
+        self.ahead.all.next = self.acc.all.val();
+        self.ahead.wrap.next = self.acc.wrap.val();
 
         // ---- S3 results: the counters, the verdict FIFO, the event ----
         self.counters.clock.next = self.clock.val();

@@ -20,12 +20,17 @@ use crate::helpers::LutRam;
 ///   window after it (`new_*`, from [`ConnAccept`](super::ConnAccept)),
 ///   then this cycle's firmware write (the firmware wins), to the table at
 ///   the cycle's edge, beside the firmware's write to another QP.
+/// * S2 also shows the table's cumulative PSN and bitmap of its QP, with
+///   this cycle's firmware write (`x_cum`, `x_bm`, combinational from
+///   registers and ports), and whether it takes S3's result instead
+///   (`byp`), for [`ConnAhead`](super::ConnAhead)'s window tests.
 ///
 /// The bitmaps are one distributed RAM of four 256-bit words (written only
 /// by S3, its address S3's QP register, so no write decode is in the
 /// verdict's loop); the firmware's write to word 5 clears a QP's bitmap by
 /// clearing its `live` bit (a bitmap reads 0 while its bit is clear; S3's
-/// write sets it). Every output is a register.
+/// write sets it). Every output but `x_cum`, `x_bm` and `byp` is a
+/// register.
 #[derive(LogicBlock, Default)]
 pub struct PlaceConn {
     /// Clock.
@@ -57,6 +62,14 @@ pub struct PlaceConn {
     pub bm: Signal<Out, Bits<256>>,
     /// S3 (registered): the bits at or above `cum`'s (`!0 << cum[7:0]`).
     pub ge: Signal<Out, Bits<256>>,
+    /// S2: the table's cumulative PSN of its QP, with this cycle's
+    /// firmware write (from registers and ports only).
+    pub x_cum: Signal<Out, Bits<32>>,
+    /// S2: the table's bitmap of its QP, with this cycle's firmware write.
+    pub x_bm: Signal<Out, Bits<256>>,
+    /// S2 takes S3's window: S3 holds a datagram of the same QP and no
+    /// firmware write hits the QP's word 5.
+    pub byp: Signal<Out, Bit>,
     // The table: state and cumulative PSN in registers, the bitmaps in a
     // distributed RAM, valid while their QP's `live` bit is set.
     q_state: [DFF<Bits<2>>; QPS],
@@ -159,6 +172,10 @@ impl Logic for PlaceConn {
             self.s_xcum.next = self.cfg.data.val().get_bits::<32>(0);
             self.s_xbm.next = 0.into();
         }
+        self.x_cum.next = self.s_xcum.val();
+        self.x_bm.next = self.s_xbm.val();
+        self.byp.next =
+            self.y_valid.val() & (self.y_qi.val() == self.x_qi.val()) & !self.s_x5.val();
         // The mask of the bits at or above the cumulative point's.
         self.s_xge.next = 0.into();
         self.s_xge.next = (!self.s_xge.val()) << self.s_xcum.val().get_bits::<8>(0);

@@ -6,10 +6,11 @@ use super::links::ChecksIn;
 
 /// S3 of [`RxPlace`](super::RxPlace): the verdict, in the engine's order
 /// (first failure wins), from S2's registered state-free checks
-/// ([`PlaceCheck`](super::PlaceCheck)) and the state read in S3 itself:
-/// the QP's state, its connection cumulative PSN and bitmap (from S3's
-/// registers, loaded in S2 with the previous datagram's result when it was
-/// of the same QP) and the path tracker's cumulative PSN.
+/// ([`PlaceCheck`](super::PlaceCheck)), the connection window's tests
+/// (computed in S2 by [`ConnAhead`](super::ConnAhead), registered) and the
+/// state read in S3 itself: the QP's state (from S3's register, loaded in
+/// S2 with the previous datagram's result when it was of the same QP) and
+/// the path tracker's cumulative PSN.
 /// Combinational; computed only while `en` is high (a datagram in S3),
 /// otherwise every output is 0.
 #[derive(LogicBlock, Default)]
@@ -22,12 +23,12 @@ pub struct PlaceDecide {
     pub chk: ChecksIn,
     /// QP: state.
     pub q_state: Signal<In, Bits<2>>,
-    /// QP: connection cumulative PSN.
-    pub q_cum: Signal<In, Bits<32>>,
-    /// QP: connection bitmap (bit `p` for PSNs `p` mod 256).
-    pub q_bm: Signal<In, Bits<256>>,
-    /// Connection PSN.
-    pub conn_psn: Signal<In, Bits<32>>,
+    /// Connection PSN beyond the window ([`ConnAhead`](super::ConnAhead)).
+    pub oow: Signal<In, Bit>,
+    /// Connection PSN more than 256 from the cumulative PSN either way.
+    pub far: Signal<In, Bit>,
+    /// Connection PSN accepted before.
+    pub dup: Signal<In, Bit>,
     /// Path PSN.
     pub path_psn: Signal<In, Bits<32>>,
     /// The path tracker's cumulative PSN of the datagram's path.
@@ -42,11 +43,6 @@ pub struct PlaceDecide {
     pub placed: Signal<Out, Bit>,
     /// The QP still receives after the verdict.
     pub live: Signal<Out, Bit>,
-    d: Signal<Local, Bits<32>>,
-    d256: Signal<Local, Bits<32>>,
-    dup: Signal<Local, Bit>,
-    oow: Signal<Local, Bit>,
-    probe_far: Signal<Local, Bit>,
     dp: Signal<Local, Bits<32>>,
     path_oow: Signal<Local, Bit>,
     receiving: Signal<Local, Bit>,
@@ -56,11 +52,6 @@ pub struct PlaceDecide {
 impl Logic for PlaceDecide {
     #[hdl_gen]
     fn update(&mut self) {
-        self.d.next = 0.into();
-        self.d256.next = 0.into();
-        self.dup.next = false;
-        self.oow.next = false;
-        self.probe_far.next = false;
         self.dp.next = 0.into();
         self.path_oow.next = false;
         self.receiving.next = false;
@@ -71,21 +62,10 @@ impl Logic for PlaceDecide {
         self.placed.next = false;
         self.live.next = false;
         if self.en.val() {
-            self.d.next = self.conn_psn.val() - self.q_cum.val();
-            self.dup.next = self.d.val().get_bit(31)
-                | self
-                    .q_bm
-                    .val()
-                    .get_bit(self.conn_psn.val().get_bits::<8>(0).index());
-            self.oow.next = !self.d.val().get_bit(31) & (self.d.val() >= 256);
-            // A PROBE's connection PSN (the sender's next one, spec §3.7)
-            // lies within one window either side of the cumulative PSN
-            // (`Qp::probe_current`); 32-bit wrap-around.
-            self.d256.next = self.d.val() + 256;
-            self.probe_far.next = self.d256.val() > 512;
-            // The engine's path window (`PathMark::OutOfWindow`).
+            // The engine's path window (`PathMark::OutOfWindow`: `dp` in
+            // [2^30, 2^31), a test of its two top bits).
             self.dp.next = self.path_psn.val() - self.trk_cum.val();
-            self.path_oow.next = (self.dp.val() >= 0x4000_0000) & !self.dp.val().get_bit(31);
+            self.path_oow.next = (self.dp.val() >> 30) == 1;
             self.receiving.next = (self.q_state.val() == 1) | (self.q_state.val() == 2);
             if self.chk.head_hit.val() {
                 self.c.next = self.chk.head.val();
@@ -94,7 +74,7 @@ impl Logic for PlaceDecide {
             } else if self.chk.mid_hit.val() {
                 self.c.next = self.chk.mid.val();
             } else if self.chk.probe.val() {
-                if self.probe_far.val() {
+                if self.far.val() {
                     self.c.next = 12.into();
                 } else if self.path_oow.val() {
                     self.c.next = 16.into();

@@ -127,7 +127,10 @@
 //! state ([`PlaceCheck`], with [`PlaceMr`]'s PD and bounds compares of
 //! every MR, picked by the one-hot index; registered);
 //! S3 the verdict ([`PlaceDecide`]) and the connection window's update
-//! ([`ConnAccept`]), each computed only with a datagram in its stage.
+//! ([`ConnAccept`]), each computed only with a datagram in its stage; the
+//! verdict's connection-window tests are made in S2 against the window S3
+//! will see and registered ([`ConnAhead`]), so no subtraction is in the
+//! verdict's loop.
 //!
 //! Forwarding between the stages: S1's lookups see the table write of their
 //! own cycle (write-through: a firmware write to the datagram's QP's READ
@@ -150,7 +153,7 @@
 //! Sub-blocks, one concern each: the QP entries' firmware-written fields
 //! and their lookups ([`PlaceQps`]), the global registers
 //! ([`PlaceGlobals`]), the connection state with its table write and bypass
-//! ([`PlaceConn`]), the ring and MSN-head RAMs ([`PlaceRings`]), the
+//! ([`PlaceConn`]), S2's connection-window tests ([`ConnAhead`]), the ring and MSN-head RAMs ([`PlaceRings`]), the
 //! outstanding READs ([`PlaceReads`]), the MRs ([`PlaceMr`] over one
 //! [`MrEntry`] each), S1's sums, S2's checks ([`PlaceCheck`]: [`CheckHead`],
 //! [`CheckLen`], [`CheckTail`]), S3's verdict and window, the header
@@ -196,6 +199,7 @@ pub const MSN_STREAMS: usize = 16;
 const _: () = assert!(RQ_SLOTS == 8 && RQ_STREAMS == 4 && READS == 2 && MSN_STREAMS == 16);
 
 mod accept;
+mod ahead;
 mod back;
 pub mod cfg;
 mod check;
@@ -224,6 +228,7 @@ mod verdict;
 mod verdicts;
 
 pub use accept::{AccPost, AccPre, ConnAccept};
+pub use ahead::ConnAhead;
 pub use back::PlaceBack;
 pub use check::PlaceCheck;
 pub use check_head::CheckHead;
