@@ -161,7 +161,6 @@ impl Logic for ConnAhead {
             self.bz.next = self.alo.val() < self.z.val();
             self.ez.next = self.alo.val() == self.z.val();
             // Unchanged: `{hi, lo}`, the bit as it is.
-            self.k.next = 0.into();
             if self.bc.val() {
                 self.k.next = 1.into();
             }
