@@ -31,10 +31,12 @@ fn main() {
         "butterstick_nic" => metaroce_hdl::butterstick_nic_verilog(),
         "butterstick_echo" => metaroce_hdl::butterstick_echo_verilog(),
         "axil_bar" | "dma_read" | "dma_write" => metaroce_hdl::shim_verilog(&block),
-        "ack_gen" if width == 512 => emit(metaroce_hdl::AckGen::<512, 64>::default),
-        "ack_gen" => emit(metaroce_hdl::AckGen::<64, 8>::default),
-        "ack_frame" if width == 512 => emit(metaroce_hdl::AckFrame::<512, 64>::default),
-        "ack_frame" => emit(metaroce_hdl::AckFrame::<64, 8>::default),
+        "ack_gen" if width == 512 => metaroce_hdl::emit(metaroce_hdl::AckGen::<512, 64>::default),
+        "ack_gen" => metaroce_hdl::emit(metaroce_hdl::AckGen::<64, 8>::default),
+        "ack_frame" if width == 512 => {
+            metaroce_hdl::emit(metaroce_hdl::AckFrame::<512, 64>::default)
+        }
+        "ack_frame" => metaroce_hdl::emit(metaroce_hdl::AckFrame::<64, 8>::default),
         other => {
             eprintln!(
                 "unknown block {other}: use rx_parser, rx_eth, rx_core, rx_place, nic_rx, tx_build, rx_path_table, tx_path, nic_core, mac_tx, mac_rx, butterstick_nic, butterstick_echo, axil_bar, dma_read, dma_write, ack_gen or ack_frame"
@@ -43,12 +45,4 @@ fn main() {
         }
     };
     print!("{verilog}");
-}
-
-/// The Verilog of the block `make` builds (a small block: the main
-/// thread's stack is enough).
-fn emit<U: rust_hdl::prelude::Block>(make: fn() -> U) -> String {
-    let mut uut = make();
-    uut.connect_all();
-    rust_hdl::prelude::generate_verilog(&uut)
 }

@@ -371,37 +371,31 @@ always @(*) read_data = (read_address[{am1}:{k}] == 0) ? mem[read_address[{km1}:
         ))
     }
 
-    /// [`BlockRam`]'s Verilog.
+    /// [`BlockRam`]'s Verilog: the memory and its output register, plus
+    /// the bypass (the word written and whether the read's address was
+    /// written at the same edge) unless it was left out.
     fn hdl_sync(&self) -> Verilog {
-        if !self._bypass {
-            return hand_written(format!(
-                "reg [{dm1}:0] mem [0:{nm1}];
-reg [{dm1}:0] ram_q;
-always @(posedge clock) begin
-    if (write_enable) mem[write_address[{km1}:0]] <= write_data;
-    ram_q <= mem[read_address[{km1}:0]];
-end
-always @(*) read_data = ram_q;
+        let dm1 = D - 1;
+        let (byp_regs, byp_edge, read) = if self._bypass {
+            (
+                format!("reg [{dm1}:0] byp_data;\nreg byp;\n"),
+                "    byp <= write_enable && write_address == read_address;
+    byp_data <= write_data;
 ",
-                dm1 = D - 1,
-                nm1 = self._mem.len() - 1,
-                km1 = self._mem.len().trailing_zeros() - 1,
-            ));
-        }
+                "byp ? byp_data : ram_q",
+            )
+        } else {
+            (String::new(), "", "ram_q")
+        };
         hand_written(format!(
             "reg [{dm1}:0] mem [0:{nm1}];
 reg [{dm1}:0] ram_q;
-reg [{dm1}:0] byp_data;
-reg byp;
-always @(posedge clock) begin
+{byp_regs}always @(posedge clock) begin
     if (write_enable) mem[write_address[{km1}:0]] <= write_data;
     ram_q <= mem[read_address[{km1}:0]];
-    byp <= write_enable && write_address == read_address;
-    byp_data <= write_data;
-end
-always @(*) read_data = byp ? byp_data : ram_q;
+{byp_edge}end
+always @(*) read_data = {read};
 ",
-            dm1 = D - 1,
             nm1 = self._mem.len() - 1,
             km1 = self._mem.len().trailing_zeros() - 1,
         ))

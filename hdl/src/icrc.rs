@@ -117,6 +117,14 @@ fn chunk_pend(chunk: &[u8], first: bool) -> u32 {
     zeros(feed(0, chunk), padded) ^ init
 }
 
+/// Where chunk `k` (`k < chunks(b)`, `b = w / 8`) starts in a 512-bit
+/// pseudo-header vector that holds the 40 bytes with byte 0 at bits
+/// 319..312 and zeros above (the padded chunks from the top), for
+/// `w`-bit beats.
+pub(crate) fn chunk_offsets(w: usize) -> [Constant<Bits<16>>; 8] {
+    std::array::from_fn(|k| Constant::new((w * chunks(w / 8).saturating_sub(k + 1)).to_bits()))
+}
+
 /// The map of a `b`-byte pseudo-header chunk (its first byte at the top of
 /// the input) to its share of the CRC advanced to the end of the beat that
 /// takes it (`chunk_pend` of any chunk but the first).
@@ -322,9 +330,7 @@ impl<const W: usize, const B: usize> Default for IcrcCheck<W, B> {
             c_beat_d: rows(&beat, 32),
             c_pend: rows(&pend, 0),
             c_pend0: Constant::new(u64::from(chunk_pend(&vec![0; B], true)).to_bits()),
-            c_chunk_at: std::array::from_fn(|k| {
-                Constant::new((W * n.saturating_sub(k + 1)).to_bits())
-            }),
+            c_chunk_at: chunk_offsets(W),
             c_chunks: Constant::new(n.to_bits()),
             c_want: std::array::from_fn(|o| {
                 let mut row = Bits::<WANT_BITS>::default();

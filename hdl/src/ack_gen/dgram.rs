@@ -28,7 +28,7 @@ use rust_hdl::prelude::*;
 
 use super::{ACK_LEN, FRAME_BITS};
 use crate::helpers::{konst, low_halves, native_block};
-use crate::icrc::{Affine, advance, beat_map, chunk_map, chunks, feed, le32, rows};
+use crate::icrc::{Affine, advance, beat_map, chunk_map, chunk_offsets, chunks, feed, le32, rows};
 
 /// Wire version the ACKs carry (`metaroce_proto::VERSION`).
 const ACK_VERSION: usize = 1;
@@ -134,9 +134,7 @@ native_block! {
         c_tail_d: [Constant<Bits<W>>; 32] = rows(&tail, 32),
         c_tail0: Constant<Bits<32>> = konst(tail.k as usize),
         c_last_at: Constant<Bits<16>> = konst(W * (DG_BYTES / B)),
-        c_chunk_at: [Constant<Bits<16>>; 8] = std::array::from_fn(|k| {
-            konst(W * chunks(B).saturating_sub(k + 1))
-        }),
+        c_chunk_at: [Constant<Bits<16>>; 8] = chunk_offsets(W),
         c_crc0: Constant<Bits<32>> = konst(advance(u32::MAX, PH_BYTES as isize) as usize),
         c_head: Constant<Bits<DG_BITS>> = konst((ACK_VERSION << 56) | (ACK_OPCODE << 48)),
         c_ece: Constant<Bits<DG_BITS>> = konst(1 << 37),
