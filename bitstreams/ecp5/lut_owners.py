@@ -46,12 +46,13 @@ def main():
     rows = int(sys.argv[4]) if len(sys.argv) > 4 else 40
     top_file = verilog.rsplit("/", 1)[-1]
     starts, names = module_lines(verilog)
-    cells = json.load(open(netlist))["modules"]["top"]["cells"]
+    top = json.load(open(netlist))["modules"]["top"]
+    cells = top["cells"]
 
     module_set = set(names)
     top_name = names[0] if names else "top"
     net_names = {}
-    for net, info in json.load(open(netlist))["modules"]["top"]["netnames"].items():
+    for net, info in top["netnames"].items():
         if not net.startswith("$"):
             for b in info["bits"]:
                 if isinstance(b, int):
