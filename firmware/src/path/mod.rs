@@ -23,6 +23,7 @@ use alloc::collections::VecDeque;
 use metaroce_proto::Sack;
 
 use crate::cc::{AckSample, PathController};
+use crate::rtt::RttEstimator;
 
 mod table;
 #[cfg(test)]
@@ -78,7 +79,59 @@ pub struct TxPath {
     probe_due_ns: u64,
     /// The pending RTO deadline, or `NO_DEADLINE`.
     rto_deadline: u64,
+    /// The path's recent round-trip peak ([`RttPeak`]).
+    peak: RttPeak,
+    /// The connection's largest [`TxPath::rto_estimate`] when the path last
+    /// moved to a new route, ns: its RTT estimate is the old route's, and
+    /// until [`ROUTE_SAMPLES`] packets sent on the new one are acknowledged
+    /// (the table's `samples`) the new route may be as slow as any of the
+    /// connection's (spec §5.7).
+    moved_floor: u64,
 }
+
+/// The largest `srtt + 4·rttvar` a path's RTT estimate reached lately (spec
+/// §5.7): the highest of the current window's and the previous one's, a
+/// window lasting [`RttPeak::WINDOW_SRTTS`] smoothed round trips. A queue
+/// that fills and drains swings a path's round trip by more than
+/// `srtt + 4·rttvar` covers while it is low; the peak keeps the RTO (and a
+/// marked path's RACK wait) above the round trips of the last swing, as
+/// Linux keeps `rttvar` at the largest deviation of the last round trip
+/// (`mdev_max`), but over many of them. It is the firmware's: both tables
+/// show it the estimate after each ACK.
+#[derive(Debug, Clone, Copy, Default)]
+struct RttPeak {
+    /// Peaks of the current window and the previous one, ns.
+    hi: [u64; 2],
+    /// When the current window began, ns.
+    since_ns: u64,
+}
+
+impl RttPeak {
+    /// A window's length in smoothed round trips.
+    const WINDOW_SRTTS: u64 = 32;
+
+    /// Takes the estimate after an ACK at `now_ns`.
+    fn update(&mut self, now_ns: u64, rtt: &RttEstimator) {
+        let Some(srtt) = rtt.srtt() else {
+            return;
+        };
+        if now_ns.saturating_sub(self.since_ns) >= Self::WINDOW_SRTTS * srtt {
+            self.hi = [0, self.hi[0]];
+            self.since_ns = now_ns;
+        }
+        self.hi[0] = self.hi[0].max(rtt.rto(0, 0));
+    }
+
+    /// The peak, ns (0 before a sample).
+    fn get(&self) -> u64 {
+        self.hi[0].max(self.hi[1])
+    }
+}
+
+/// Packets acknowledged on a new route before the path's RTT estimate
+/// stands for it alone (its 1/8-gain mean has then moved most of the way to
+/// the new round trip; the repath decision waits for as many).
+const ROUTE_SAMPLES: u32 = 8;
 
 /// [`TxPath::rto_deadline`] not set.
 const NO_DEADLINE: u64 = u64::MAX;
@@ -122,6 +175,8 @@ impl TxPath {
             counted_inflight: 0,
             probe_due_ns: 0,
             rto_deadline: NO_DEADLINE,
+            peak: RttPeak::default(),
+            moved_floor: 0,
         };
         p.op(TableOp::Window { bytes }, |_| {});
         p
@@ -158,9 +213,34 @@ impl TxPath {
         self.view().inflight
     }
 
-    /// The path's retransmission timeout.
+    /// The path's retransmission timeout (spec §5.7): its estimate's
+    /// ([`RttEstimator::rto`]), raised to the recent peak of
+    /// `srtt + 4·rttvar` ([`RttPeak`]) and, after a move to a new route, to
+    /// the connection's largest estimate at the move until
+    /// [`ROUTE_SAMPLES`] packets sent on the new route are acknowledged.
     pub fn rto(&self, min_ns: u64, initial_ns: u64) -> u64 {
-        self.view().rtt.rto(min_ns, initial_ns)
+        self.view()
+            .rtt
+            .rto(min_ns, initial_ns)
+            .max(self.peak.get())
+            .max(self.route_floor())
+    }
+
+    /// The path's own RTO estimate, ns: `srtt + 4·rttvar` raised to its
+    /// recent peak, with no floor (0 before an RTT sample).
+    pub fn rto_estimate(&self) -> u64 {
+        self.view().rtt.rto(0, 0).max(self.peak.get())
+    }
+
+    /// The floor a move left ([`TxPath::moved_floor`]) until
+    /// [`ROUTE_SAMPLES`] packets sent on the new route are acknowledged,
+    /// else 0.
+    fn route_floor(&self) -> u64 {
+        if self.view().samples < ROUTE_SAMPLES {
+            self.moved_floor
+        } else {
+            0
+        }
     }
 
     /// Pending RTO deadline.
@@ -423,6 +503,7 @@ impl TxPath {
         rtt_ns: Option<u64>,
     ) {
         let v = *self.view();
+        self.peak.update(now_ns, &v.rtt);
         let new_ce = (v.ce_marked as u32).wrapping_sub(self.ce_seen);
         self.ce_seen = v.ce_marked as u32;
         if acked > 0 {
@@ -449,15 +530,20 @@ impl TxPath {
     /// How long a transmission on this path may stay unacknowledged after a
     /// later-sent packet was delivered elsewhere before it counts as lost:
     /// `max(srtt + 2·rttvar, 9/8·srtt)`, or on a marked path
-    /// ([`PathView::marked`]) `max(srtt + 4·rttvar, 5/4·srtt)`; `None`
-    /// before the first RTT sample.
+    /// ([`PathView::marked`]) `max(srtt + 4·rttvar, 5/4·srtt)` and at least
+    /// the recent peak of `srtt + 4·rttvar` ([`RttPeak`]); after a move, at
+    /// least the floor it left until packets on the new route are
+    /// acknowledged (see [`TxPath::rto`]); `None` before the first RTT
+    /// sample.
     fn rack_wait(&self) -> Option<u64> {
         let v = self.view();
         let srtt = v.rtt.srtt()?;
         Some(if v.marked() {
-            v.rtt.rto(0, 0).max(srtt + srtt / 4)
+            self.rto(0, 0).max(srtt + srtt / 4)
         } else {
-            (srtt + 2 * v.rtt.rttvar()).max(srtt + srtt / 8)
+            (srtt + 2 * v.rtt.rttvar())
+                .max(srtt + srtt / 8)
+                .max(self.route_floor())
         })
     }
 
@@ -601,10 +687,18 @@ impl TxPath {
 
     /// The path timed out: every live data transmission is lost (reported to
     /// `fate`; a NIC's table reports them with its result), the window
-    /// resets, the path moves to `entropy` and is quarantined until a probe
-    /// is acknowledged.
-    pub fn on_timeout(&mut self, now_ns: u64, entropy: u16, fate: impl FnMut(SlotFate)) {
+    /// resets, the path moves to `entropy` (its RTO and RACK wait at least
+    /// `floor_ns` until packets on it are acknowledged, see [`TxPath::rto`]) and
+    /// is quarantined until a probe is acknowledged.
+    pub fn on_timeout(
+        &mut self,
+        now_ns: u64,
+        entropy: u16,
+        floor_ns: u64,
+        fate: impl FnMut(SlotFate),
+    ) {
         self.op(TableOp::Timeout { entropy }, fate);
+        self.moved_floor = floor_ns;
         self.rack_from = self.next_psn;
         self.cc.on_timeout(now_ns);
         self.probe_due_ns = now_ns;
@@ -624,9 +718,12 @@ impl TxPath {
     }
 
     /// Moves the path to a new entropy value (a new route) and forgets its
-    /// route-specific estimates.
-    pub fn move_to(&mut self, entropy: u16) {
+    /// route-specific estimates; its RTO and RACK wait are at least
+    /// `floor_ns` until packets on the new route are acknowledged (see
+    /// [`TxPath::rto`]).
+    pub fn move_to(&mut self, entropy: u16, floor_ns: u64) {
         self.op(TableOp::Move { entropy }, |_| {});
+        self.moved_floor = floor_ns;
     }
 
     /// Snapshot of the statistics.

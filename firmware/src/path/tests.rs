@@ -37,7 +37,7 @@ fn timeout_loses_everything_and_quarantines_until_a_probe_is_acked() {
     p.on_send_data(1, 10, false, 0, 1000);
     p.on_send_data(2, 10, false, 0, 1000);
     let mut lost = Vec::new();
-    p.on_timeout(5000, 50001, |f| lost.push(f));
+    p.on_timeout(5000, 50001, 0, |f| lost.push(f));
     assert_eq!(lost.len(), 2);
     assert_eq!(p.entropy(), 50001);
     assert!(!p.can_send(10));
@@ -46,4 +46,62 @@ fn timeout_loses_everything_and_quarantines_until_a_probe_is_acked() {
     p.on_ack(3, &Sack::new(), |_| {});
     assert_eq!(p.health(), PathHealth::Active);
     assert!(p.can_send(10));
+}
+
+/// Sends one packet at `t` and acknowledges it `rtt` later (an RTT sample);
+/// returns the time of the ACK.
+fn round_trip(p: &mut TxPath, t: u64, rtt: u64) -> u64 {
+    let psn = p.on_send_data(psn_of(t), 1000, false, t, p.rto(100_000, 1_000_000));
+    p.on_ack(psn.wrapping_add(1), &Sack::new(), |_| {});
+    let rto = p.rto(100_000, 1_000_000);
+    p.on_ack_feedback(t + rtt, Some(rtt), 0, 1, 1000, rto);
+    t + rtt
+}
+
+/// A conn PSN for a packet sent at `t` (any distinct value will do).
+fn psn_of(t: u64) -> u32 {
+    (t / 1000) as u32
+}
+
+/// Issue #20 item 7: a queue that fills and drains swings the round trip by
+/// milliseconds. Once it has, a quiet stretch must not bring the RTO back
+/// below the swing (`srtt + 4·rttvar` alone falls to about the quiet round
+/// trip in a few dozen samples, and the next swing times a healthy path
+/// out); after many quiet round trips it does come down.
+#[test]
+fn the_rto_covers_the_last_queueing_swing() {
+    let mut p = path();
+    let mut t = 1_000_000;
+    for _ in 0..4 {
+        t = round_trip(&mut p, t, 1_000_000);
+        t = round_trip(&mut p, t, 5_000_000);
+    }
+    for _ in 0..20 {
+        t = round_trip(&mut p, t, 1_000_000);
+    }
+    assert!(p.view().rtt.rto(0, 0) < 2_000_000, "the estimate settled");
+    assert!(p.rto(100_000, 1_000_000) > 5_000_000, "the RTO did not");
+    for _ in 0..100 {
+        t = round_trip(&mut p, t, 1_000_000);
+    }
+    assert!(p.rto(100_000, 1_000_000) < 2_000_000);
+}
+
+/// A path moved to a new route keeps the connection's slowest RTO until
+/// packets on the new route are acknowledged: its estimate is the old
+/// route's.
+#[test]
+fn a_moved_path_waits_as_long_as_the_slowest_route() {
+    let mut p = path();
+    let mut t = 1_000_000;
+    for _ in 0..8 {
+        t = round_trip(&mut p, t, 500_000);
+    }
+    p.move_to(50001, 9_000_000);
+    assert_eq!(p.rto(100_000, 1_000_000), 9_000_000);
+    for _ in 0..ROUTE_SAMPLES {
+        t = round_trip(&mut p, t, 500_000);
+    }
+    // The path's own estimate again (its peak: 3 × the first sample).
+    assert_eq!(p.rto(100_000, 1_000_000), 1_500_000);
 }

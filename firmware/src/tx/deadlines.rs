@@ -50,9 +50,10 @@ impl Tx {
                 continue;
             }
             let entropy = self.paths.timeout_entropy(i);
+            let floor = self.paths.route_floor();
             let mut fates = core::mem::take(&mut self.fate_buf);
             fates.clear();
-            self.paths[i].on_timeout(now, entropy, |f| fates.push(f));
+            self.paths[i].on_timeout(now, entropy, floor, |f| fates.push(f));
             // The timeout moved it.
             self.paths.moved(i);
             self.paths.refresh(i);

@@ -217,8 +217,20 @@ impl PathSet {
         if self.draining == Some(path as u8) && self.paths[path].drained() {
             self.draining = None;
             let e = striped_entropy(&mut self.rng, path as u16);
-            self.paths[path].move_to(e);
+            let floor = self.route_floor();
+            self.paths[path].move_to(e, floor);
         }
+    }
+
+    /// The largest RTO estimate of the connection's paths
+    /// ([`TxPath::rto_estimate`]), ns: how slow a route a path moves to may
+    /// be (spec §5.7).
+    pub fn route_floor(&self) -> u64 {
+        self.paths
+            .iter()
+            .map(TxPath::rto_estimate)
+            .max()
+            .unwrap_or(0)
     }
 
     /// Mean CE fraction of the connection's paths other than `path` (0 with

@@ -72,8 +72,10 @@ impl Golden {
                 bytes,
                 rto,
             ),
-            Op::Timeout { entropy } => self.path.on_timeout(now_ns, entropy, |f| r.fates.push(f)),
-            Op::Move { entropy } => self.path.move_to(entropy),
+            Op::Timeout { entropy } => self
+                .path
+                .on_timeout(now_ns, entropy, 0, |f| r.fates.push(f)),
+            Op::Move { entropy } => self.path.move_to(entropy, 0),
             // The engine's controller owns the window; the RTL mirrors it.
             Op::Window { .. } => {}
             // The engine has no single-transmission loss: see `rack`.
