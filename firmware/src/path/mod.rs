@@ -82,49 +82,50 @@ pub struct TxPath {
     /// The path's recent round-trip peak ([`RttPeak`]).
     peak: RttPeak,
     /// The connection's largest [`TxPath::rto_estimate`] when the path last
-    /// moved to a new route, ns: its RTT estimate is the old route's, and
+    /// moved to a new route, ns (saturated at 2^32 − 1): its RTT estimate is the old route's, and
     /// until [`ROUTE_SAMPLES`] packets sent on the new one are acknowledged
     /// (the table's `samples`) the new route may be as slow as any of the
     /// connection's (spec §5.7).
-    moved_floor: u64,
+    moved_floor: u32,
 }
 
 /// The largest `srtt + 4·rttvar` a path's RTT estimate reached lately (spec
-/// §5.7): the highest of the current window's and the previous one's, a
-/// window lasting [`RttPeak::WINDOW_SRTTS`] smoothed round trips. A queue
-/// that fills and drains swings a path's round trip by more than
-/// `srtt + 4·rttvar` covers while it is low; the peak keeps the RTO (and a
-/// marked path's RACK wait) above the round trips of the last swing, as
-/// Linux keeps `rttvar` at the largest deviation of the last round trip
-/// (`mdev_max`), but over many of them. It is the firmware's: both tables
-/// show it the estimate after each ACK.
+/// §5.7), letting go of it by 1/[`RttPeak::DECAY`] of its excess over the
+/// estimate per packet acknowledged. A queue that fills and drains swings a
+/// path's round trip by more than `srtt + 4·rttvar` covers while it is low;
+/// the peak keeps the RTO (and a marked path's RACK wait) above the round
+/// trips of the last swing, as Linux keeps `rttvar` at the largest deviation
+/// of the last round trip (`mdev_max`), but for a few hundred packets. It is
+/// the firmware's: both tables show it the estimate after each ACK.
 #[derive(Debug, Clone, Copy, Default)]
 struct RttPeak {
-    /// Peaks of the current window and the previous one, ns.
-    hi: [u64; 2],
-    /// When the current window began, ns.
-    since_ns: u64,
+    /// The peak, ns (saturated at 2^32 − 1; 0 before a sample).
+    hi: u32,
 }
 
 impl RttPeak {
-    /// A window's length in smoothed round trips.
-    const WINDOW_SRTTS: u64 = 32;
+    /// Packets acknowledged for the peak to let go of its excess by a factor
+    /// of e.
+    const DECAY: u64 = 256;
 
-    /// Takes the estimate after an ACK at `now_ns`.
-    fn update(&mut self, now_ns: u64, rtt: &RttEstimator) {
-        let Some(srtt) = rtt.srtt() else {
+    /// Takes the estimate after an ACK acknowledging `acked` packets.
+    fn update(&mut self, acked: u32, rtt: &RttEstimator) {
+        if rtt.srtt().is_none() {
             return;
-        };
-        if now_ns.saturating_sub(self.since_ns) >= Self::WINDOW_SRTTS * srtt {
-            self.hi = [0, self.hi[0]];
-            self.since_ns = now_ns;
         }
-        self.hi[0] = self.hi[0].max(rtt.rto(0, 0));
+        let est = rtt.rto(0, 0).min(u64::from(u32::MAX));
+        let hi = u64::from(self.hi);
+        let hi = if est >= hi {
+            est
+        } else {
+            hi - (hi - est) * u64::from(acked).min(Self::DECAY) / Self::DECAY
+        };
+        self.hi = hi as u32;
     }
 
     /// The peak, ns (0 before a sample).
     fn get(&self) -> u64 {
-        self.hi[0].max(self.hi[1])
+        u64::from(self.hi)
     }
 }
 
@@ -237,7 +238,7 @@ impl TxPath {
     /// else 0.
     fn route_floor(&self) -> u64 {
         if self.view().samples < ROUTE_SAMPLES {
-            self.moved_floor
+            u64::from(self.moved_floor)
         } else {
             0
         }
@@ -503,7 +504,7 @@ impl TxPath {
         rtt_ns: Option<u64>,
     ) {
         let v = *self.view();
-        self.peak.update(now_ns, &v.rtt);
+        self.peak.update(acked, &v.rtt);
         let new_ce = (v.ce_marked as u32).wrapping_sub(self.ce_seen);
         self.ce_seen = v.ce_marked as u32;
         if acked > 0 {
@@ -698,7 +699,7 @@ impl TxPath {
         fate: impl FnMut(SlotFate),
     ) {
         self.op(TableOp::Timeout { entropy }, fate);
-        self.moved_floor = floor_ns;
+        self.moved_floor = floor_ns.min(u64::from(u32::MAX)) as u32;
         self.rack_from = self.next_psn;
         self.cc.on_timeout(now_ns);
         self.probe_due_ns = now_ns;
@@ -723,7 +724,7 @@ impl TxPath {
     /// [`TxPath::rto`]).
     pub fn move_to(&mut self, entropy: u16, floor_ns: u64) {
         self.op(TableOp::Move { entropy }, |_| {});
-        self.moved_floor = floor_ns;
+        self.moved_floor = floor_ns.min(u64::from(u32::MAX)) as u32;
     }
 
     /// Snapshot of the statistics.
