@@ -82,10 +82,10 @@ pub struct TxPath {
     /// The path's recent round-trip peak ([`RttPeak`]).
     peak: RttPeak,
     /// The connection's largest [`TxPath::rto_estimate`] when the path last
-    /// moved to a new route, ns (saturated at 2^32 − 1): its RTT estimate is the old route's, and
-    /// until [`ROUTE_SAMPLES`] packets sent on the new one are acknowledged
-    /// (the table's `samples`) the new route may be as slow as any of the
-    /// connection's (spec §5.7).
+    /// moved to a new route, ns (saturated at 2^32 − 1): its RTT estimate is
+    /// the old route's, and until [`ROUTE_SAMPLES`] packets sent on the new
+    /// one are acknowledged (the table's `samples`) the new route may be as
+    /// slow as any of the connection's (spec §5.7).
     moved_floor: u32,
 }
 
@@ -689,8 +689,8 @@ impl TxPath {
     /// The path timed out: every live data transmission is lost (reported to
     /// `fate`; a NIC's table reports them with its result), the window
     /// resets, the path moves to `entropy` (its RTO and RACK wait at least
-    /// `floor_ns` until packets on it are acknowledged, see [`TxPath::rto`]) and
-    /// is quarantined until a probe is acknowledged.
+    /// `floor_ns` until packets on it are acknowledged, see
+    /// [`TxPath::rto`]) and is quarantined until a probe is acknowledged.
     pub fn on_timeout(
         &mut self,
         now_ns: u64,
