@@ -1,9 +1,10 @@
 //! The ACK generator's datagram register and its ICRC: in the cycle `load`
 //! is high it takes one pending-ACK entry and its QP's fields laid out as
 //! the ACK datagram (base header and ACK extension) in lane order (datagram
-//! byte `i` in lane `i`), which [`super::AckGen`] streams out, and the
-//! pseudo-header; the ICRC is then computed a beat at a time from the beats
-//! the generator sends, ready for the last beat (lanes 96..99, big-endian).
+//! byte `i` in lane `i`), and the pseudo-header; it shows the beat
+//! [`super::AckGen`] sends (a register: beat 0 after the load, the next
+//! beat after each take) and computes the ICRC a beat at a time from the
+//! beats taken, ready for the last beat (lanes 96..99, big-endian).
 //!
 //! The ICRC as the beats leave (the scheme of [`crate::icrc`]'s receive
 //! check): the CRC register starts at the initial value advanced over the
@@ -18,11 +19,18 @@
 //! last as the pseudo-header has chunks (12 and 5 at 64 bits, 1 and 1 at
 //! 512).
 //!
-//! Built for Verilator: the layout is computed only inside the branch that
-//! loads the register (a simulator skips it in every other cycle), the
-//! fields placed as big-endian 64-bit words and each word byte-reversed by
-//! three swap steps over the whole vector, the SACK (in lane order already)
-//! placed as it is.
+//! The two matrices read registers only: the beat shown, its chunk (a
+//! register loaded with the next beat's chunk at each take) and the CRC
+//! register, so the multiplexers that pick the next beat and chunk feed
+//! those registers and not every XOR tree. The last beat's datagram bytes'
+//! share of the ICRC is computed at the load into a register.
+//!
+//! Built for Verilator: the layout and the last beat's share of the ICRC
+//! are computed only inside the branch that loads the register, the step
+//! only inside the branch of a take (a simulator skips them in the other
+//! cycles); the layout has the fields placed as big-endian 64-bit words
+//! and each word byte-reversed by three swap steps over the whole vector,
+//! the SACK (in lane order already) placed as it is.
 
 use rust_hdl::prelude::*;
 
@@ -58,7 +66,7 @@ native_block! {
     /// The ACK datagram, registered, and its ICRC computed from the beats
     /// sent (`W`-bit beats, `B = W / 8` lanes): one beat matrix and one
     /// pseudo-header chunk matrix, constant rows, a reduction XOR per
-    /// output bit.
+    /// output bit, both reading registers (the beat shown and its chunk).
     AckDgram[W, B]
     let step = beat_map(B);
     let pend = chunk_map(B);
@@ -68,12 +76,10 @@ native_block! {
         clock: Signal<In, Clock>,
         #[doc = "Take the datagram of the inputs this cycle."]
         load: Signal<In, Bit>,
-        #[doc = "A beat before the last is taken this cycle."]
+        #[doc = "The beat shown, before the last, is taken this cycle."]
         take: Signal<In, Bit>,
-        #[doc = "Its index."]
+        #[doc = "The index of the beat shown."]
         beat: Signal<In, Bits<8>>,
-        #[doc = "Its lanes."]
-        data: Signal<In, Bits<W>>,
         #[doc = "The path."]
         path: Signal<In, Bits<6>>,
         #[doc = "Cumulative path PSN."]
@@ -108,22 +114,30 @@ native_block! {
         credit: Signal<In, Bits<32>>,
         #[doc = "The local IP."]
         local_ip: Signal<In, Bits<128>>,
-        #[doc = "The datagram in lane order, as last loaded (zero from lane 96)."]
-        lanes: Signal<Out, Bits<FRAME_BITS>>,
+        #[doc = "The lanes of the beat shown (beat 0 after a load, the next after each take; zero from lane 96)."]
+        shown: Signal<Out, Bits<W>>,
         #[doc = "The ICRC in lane order, once every beat before the last is taken."]
         icrc: Signal<Out, Bits<32>>,
     }
     state {
-        // The datagram (big-endian words, then lanes), the last beat's
-        // lanes, the chunk it takes, the matrix results; the registers: datagram, pseudo-header,
-        // CRC.
+        // The datagram (big-endian words, then lanes; then frame-wide) and
+        // the pseudo-header as loaded, the last beat's lanes as loaded, the
+        // matrix results; the registers: datagram, pseudo-header, the beat
+        // shown and its pseudo-header chunk (zero from chunk `chunks(B)`),
+        // the last beat's lanes' share of the ICRC, CRC.
         dg: Signal<Local, Bits<DG_BITS>>,
+        wide: Signal<Local, Bits<FRAME_BITS>>,
+        phl: Signal<Local, Bits<PH_BITS>>,
         last: Signal<Local, Bits<W>>,
-        chunk: Signal<Local, Bits<W>>,
+        part: Signal<Local, Bits<32>>,
         acc: Signal<Local, Bits<32>>,
         fin: Signal<Local, Bits<32>>,
+        at: Signal<Local, Bits<10>>,
         frame: DFF<Bits<FRAME_BITS>>,
         ph: DFF<Bits<PH_BITS>>,
+        beat_q: DFF<Bits<W>>,
+        chunk: DFF<Bits<W>>,
+        tail_q: DFF<Bits<32>>,
         crc: DFF<Bits<32>>,
     }
     consts {
@@ -133,6 +147,7 @@ native_block! {
         c_tail_z: [Constant<Bits<32>>; 32] = rows(&tail, 0),
         c_tail_d: [Constant<Bits<W>>; 32] = rows(&tail, 32),
         c_tail0: Constant<Bits<32>> = konst(tail.k as usize),
+        c_wshift: Constant<Bits<4>> = konst(B.trailing_zeros() as usize + 3),
         c_last_at: Constant<Bits<16>> = konst(W * (DG_BYTES / B)),
         c_chunk_at: [Constant<Bits<16>>; 8] = chunk_offsets(W),
         c_crc0: Constant<Bits<32>> = konst(advance(u32::MAX, PH_BYTES as isize) as usize),
@@ -148,48 +163,49 @@ native_block! {
 impl<const W: usize, const B: usize> Logic for AckDgram<W, B> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, frame, ph, crc);
-        self.lanes.next = self.frame.q.val();
-        // The last beat's ICRC: the register and the datagram lanes of
-        // that beat (none where the datagram ends on a beat boundary).
-        self.last.next = self
-            .frame
-            .q
-            .val()
-            .get_bits::<W>(self.c_last_at.val().index());
+        dff_setup!(self, clock, frame, ph, beat_q, chunk, tail_q, crc);
+        self.shown.next = self.beat_q.q.val();
+        // The last beat's ICRC: the register and the share of that beat's
+        // datagram lanes, taken at the load (zero where the datagram ends
+        // on a beat boundary).
         self.fin.next = 0.into();
         for o in 0..32 {
-            self.fin.next = self.fin.val().replace_bit(
-                o,
-                (self.crc.q.val() & self.c_tail_z[o].val()).xor()
-                    ^ (self.last.val() & self.c_tail_d[o].val()).xor(),
-            );
+            self.fin.next = self
+                .fin
+                .val()
+                .replace_bit(o, (self.crc.q.val() & self.c_tail_z[o].val()).xor());
         }
-        self.icrc.next = self.fin.val() ^ self.c_tail0.val();
+        self.icrc.next = self.fin.val() ^ self.tail_q.q.val() ^ self.c_tail0.val();
         self.dg.next = 0.into();
-        self.chunk.next = 0.into();
+        self.wide.next = 0.into();
+        self.phl.next = 0.into();
+        self.last.next = 0.into();
+        self.part.next = 0.into();
         self.acc.next = 0.into();
+        self.at.next = bit_cast::<10, 8>(self.beat.val() + 1) << self.c_wshift.val();
         if self.take.val() {
-            // The beat into the register, and the pseudo-header chunk of
-            // the same index, if any.
-            for k in 0..chunks(B) {
-                if self.beat.val() == k.to_bits::<8>() {
-                    self.chunk.next = self
-                        .ph
-                        .q
-                        .val()
-                        .get_bits::<W>(self.c_chunk_at[k].val().index());
-                }
-            }
+            // The beat shown and its chunk into the register; the next
+            // beat and its chunk (if any) shown.
             for o in 0..32 {
                 self.acc.next = self.acc.val().replace_bit(
                     o,
                     (self.crc.q.val() & self.c_step_z[o].val()).xor()
-                        ^ (self.data.val() & self.c_step_d[o].val()).xor()
-                        ^ (self.chunk.val() & self.c_pend[o].val()).xor(),
+                        ^ (self.beat_q.q.val() & self.c_step_d[o].val()).xor()
+                        ^ (self.chunk.q.val() & self.c_pend[o].val()).xor(),
                 );
             }
             self.crc.d.next = self.acc.val();
+            self.beat_q.d.next = self.frame.q.val().get_bits::<W>(self.at.val().index());
+            self.chunk.d.next = 0.into();
+            for k in 0..(chunks(B) - 1) {
+                if self.beat.val() == k.to_bits::<8>() {
+                    self.chunk.d.next = self
+                        .ph
+                        .q
+                        .val()
+                        .get_bits::<W>(self.c_chunk_at[k + 1].val().index());
+                }
+            }
         }
         if self.load.val() {
             // The datagram as big-endian 64-bit words, word k = bytes
@@ -220,14 +236,32 @@ impl<const W: usize, const B: usize> Logic for AckDgram<W, B> {
             self.dg.next = ((self.dg.val() & self.c_lo8.val()) << 8)
                 | ((self.dg.val() >> 8) & self.c_lo8.val());
             self.dg.next = self.dg.val() | (bit_cast::<DG_BITS, 256>(self.sack.val()) << 320);
-            self.frame.d.next = bit_cast::<FRAME_BITS, DG_BITS>(self.dg.val());
+            self.wide.next = bit_cast::<FRAME_BITS, DG_BITS>(self.dg.val());
+            self.frame.d.next = self.wide.val();
+            self.beat_q.d.next = bit_cast::<W, DG_BITS>(self.dg.val());
+            // The last beat's datagram lanes through their part of the
+            // ICRC map.
+            self.last.next = self.wide.val().get_bits::<W>(self.c_last_at.val().index());
+            for o in 0..32 {
+                self.part.next = self
+                    .part
+                    .val()
+                    .replace_bit(o, (self.last.val() & self.c_tail_d[o].val()).xor());
+            }
+            self.tail_q.d.next = self.part.val();
             // The pseudo-header: local IP, peer IP, reply port, peer port,
-            // UDP length, 0; the CRC register at its end.
-            self.ph.d.next = self.c_udp_len.val()
+            // UDP length, 0, and its first chunk; the CRC register at its
+            // end.
+            self.phl.next = self.c_udp_len.val()
                 | (bit_cast::<PH_BITS, 16>(self.peer_port.val()) << 32)
                 | (bit_cast::<PH_BITS, 16>(self.port.val()) << 48)
                 | (bit_cast::<PH_BITS, 128>(self.peer_ip.val()) << 64)
                 | (bit_cast::<PH_BITS, 128>(self.local_ip.val()) << 192);
+            self.ph.d.next = self.phl.val();
+            self.chunk.d.next = self
+                .phl
+                .val()
+                .get_bits::<W>(self.c_chunk_at[0].val().index());
             self.crc.d.next = self.c_crc0.val();
         }
     }

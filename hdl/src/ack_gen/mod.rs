@@ -43,7 +43,8 @@
 //! Native rust-hdl: the datagram and its ICRC are `AckDgram` (`dgram.rs`,
 //! the frame register, loaded in cycle 1 and computed only then, and the
 //! ICRC a beat at a time: a beat matrix and a pseudo-header chunk matrix of
-//! constant rows, a reduction XOR per output bit); this file holds the
+//! constant rows, a reduction XOR per output bit, reading the beat shown,
+//! its chunk and the CRC, all registers); this file holds the
 //! queue's handshake, the wait for the data and the beats; rust-hdl's own
 //! simulator runs the block (the test below, against `metaroce_proto`'s
 //! parser); it is verified under Verilator inside [`crate::RxCore`].
@@ -145,18 +146,15 @@ native_block! {
         now_q: DFF<Bits<64>>,
         // The beat being shown.
         beat: DFF<Bits<8>>,
-        at: Signal<Local, Bits<10>>,
         dst_ip: DFF<Bits<128>>,
         src_port: DFF<Bits<16>>,
         dst_port: DFF<Bits<16>>,
         ece: DFF<Bit>,
-        // The beat shown.
-        beat_data: Signal<Local, Bits<W>>,
-        // The datagram in lane order, loaded in cycle 1, and its ICRC.
+        // The datagram in lane order, loaded in cycle 1, the beat shown
+        // and the ICRC.
         dgram: AckDgram<W, B>,
     }
     consts {
-        c_wshift: Constant<Bits<4>> = konst(B.trailing_zeros() as usize + 3),
         c_half: Constant<Bits<32>> = konst(1 << 31),
         c_nbm1: Constant<Bits<8>> = konst(beats(B) - 1),
         c_last_keep: Constant<Bits<B>> = low_bits(ACK_LEN - (beats(B) - 1) * B),
@@ -178,13 +176,11 @@ impl<const W: usize, const B: usize> Logic for AckGen<W, B> {
         // a loop through the consumer's `tready`.
         self.m_ack.tvalid.next = (self.phase.q.val() == 2)
             & ((self.dma_cnt.q.val() - self.fence.q.val()) < self.c_half.val());
-        self.at.next = bit_cast::<10, 8>(self.beat.q.val()) << self.c_wshift.val();
-        self.beat_data.next = self.dgram.lanes.val().get_bits::<W>(self.at.val().index());
+        self.m_ack.tdata.next = self.dgram.shown.val();
         if self.beat.q.val() == self.c_nbm1.val() {
-            self.beat_data.next = self.beat_data.val()
+            self.m_ack.tdata.next = self.dgram.shown.val()
                 | (bit_cast::<W, 32>(self.dgram.icrc.val()) << self.c_icrc_at.val());
         }
-        self.m_ack.tdata.next = self.beat_data.val();
         self.m_ack.tlast.next = self.beat.q.val() == self.c_nbm1.val();
         self.m_ack.tkeep.next = self.c_all_keep.val();
         if self.beat.q.val() == self.c_nbm1.val() {
@@ -233,7 +229,6 @@ impl<const W: usize, const B: usize> Logic for AckGen<W, B> {
             & self.data_in.val()
             & (self.beat.q.val() != self.c_nbm1.val());
         self.dgram.beat.next = self.beat.q.val();
-        self.dgram.data.next = self.beat_data.val();
         if self.phase.q.val() == 0 {
             if self.aq_valid.val() {
                 self.now_q.d.next = self.now.val();
