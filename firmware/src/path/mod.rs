@@ -216,9 +216,9 @@ impl TxPath {
 
     /// The path's retransmission timeout (spec §5.7): its estimate's
     /// ([`RttEstimator::rto`]), raised to the recent peak of
-    /// `srtt + 4·rttvar` ([`RttPeak`]) and, after a move to a new route, to
+    /// `srtt + 4·rttvar` (`RttPeak`) and, after a move to a new route, to
     /// the connection's largest estimate at the move until
-    /// [`ROUTE_SAMPLES`] packets sent on the new route are acknowledged.
+    /// `ROUTE_SAMPLES` (8) packets sent on the new route are acknowledged.
     pub fn rto(&self, min_ns: u64, initial_ns: u64) -> u64 {
         self.view()
             .rtt
