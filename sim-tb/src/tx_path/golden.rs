@@ -101,12 +101,11 @@ impl Golden {
     /// `samples >= 8`).
     fn expect(&self, len: u16) -> [(&'static str, u64); 21] {
         let s = self.path.stats();
-        let unsampled = self.path.rto(0, u64::MAX) == u64::MAX;
-        let rttvar = if unsampled {
-            0
-        } else {
-            (self.path.rto(0, 0) - s.srtt_ns) / 4
-        };
+        // The table's own estimate: the RTO's peak and move floor are the
+        // firmware's (spec §5.7), not the table's.
+        let rtt = self.path.view().rtt;
+        let unsampled = rtt.srtt().is_none();
+        let rttvar = if unsampled { 0 } else { rtt.rttvar() };
         let backoff = match self.path.health() {
             PathHealth::Quarantined { backoff, .. } => backoff,
             PathHealth::Active => 0,
