@@ -161,7 +161,7 @@ impl<const W: usize, const B: usize> Logic for NicDevice<W, B> {
         self.hif.wo.next = self.regs.wo.val();
         self.hif.cnt_bar_bad.next = self.regs.bad.val();
         self.hif.ro_rd_valid.next = self.regs.ro_rd_valid.val();
-        self.hif.ro_rd_addr.next = self.regs.ro_rd_addr.val();
+        self.hif.ro_rd_sel.next = self.regs.ro_rd_sel.val();
         self.regs.ro_rd_data.next = self.hif.ro_rd_data.val();
 
         // Outside ↔ host interface.

@@ -5,32 +5,42 @@
 //! [`RegFile`] holds every read/write register (reset to its reset value,
 //! upper bits past its width 0), raises a write-only register's strobe in
 //! the cycle it is written, and answers a read two cycles after the
-//! request: the address is registered first, then the value (so a counter
-//! select written just before a read has reached the counter). Build
-//! constants (block headers, the identification block, the read-only
-//! registers the table gives a constant `32'dN`) are constants of the
-//! block; the other read-only registers are the host interface's: while a
-//! read is answered the block shows its registered address (`ro_rd_*`)
-//! and takes the value the host interface selects for it (`ro_rd_data`).
-//! The read/write storage is one register of [`RW_BITS`] bits that
-//! leaves as the `rw` bus, 32 bits per register in address order
-//! ([`RW_REGS`]). An access to an address with no register, or a write to
-//! a read-only one, is ignored (a read returns 0) and counted (`bad`, the
-//! `ID.BAR_BAD` register).
+//! request: the request is decoded and registered first, then the value
+//! (so a counter select written just before a read has reached the
+//! counter). Build constants (block headers, the identification block,
+//! the read-only registers the table gives a constant `32'dN`) are
+//! constants of the block; the other read-only registers are the host
+//! interface's: while a read of one is answered the block shows its place
+//! among them (`ro_rd_sel`, [`ro_sources`] order) and takes the value the
+//! host interface selects for it (`ro_rd_data`). The read/write storage
+//! is one register of [`RW_BITS`] bits that leaves as the `rw` bus, 32
+//! bits per register in address order ([`RW_REGS`]). An access to an
+//! address with no register, or a write to a read-only one, is ignored (a
+//! read returns 0) and counted (`bad`, the `ID.BAR_BAD` register).
+//!
+//! The read multiplexer is small because the request is decoded in its
+//! own cycle: the address compares give the register's kind and its place
+//! among the registers of that kind ([`PLACE_BITS`] bits), both
+//! registered, and the answer selects by that place. The read/write
+//! registers are read from a copy of their storage in distributed RAM
+//! ([`LutRam`], written with each write, masked to the register's width),
+//! not from the flip-flops: a 64-word RAM's read replaces a multiplexer of
+//! 51 words; a flag per register (cleared by reset, set by a write) makes
+//! a register not written since reset read its reset value.
 //!
 //! The decoder is a loop over arrays of [`Constant`]s built from
 //! [`regs::all_regs`] when the block is made. Under Verilator every
 //! kernel runs every clock edge, but code in an untaken branch does not:
-//! so the address compares run only for a request, a write or an
-//! answer, and the storage is one wide register (the `rw` bus is a copy
-//! of it, not a word-by-word assembly). rust-hdl's simulator runs it (the
-//! tests below); under Verilator it is part of [`crate::NicDevice`]
+//! so the address compares run only for a request or a write, and the
+//! storage is one wide register (the `rw` bus is a copy of it, not a
+//! word-by-word assembly). rust-hdl's simulator runs it (the tests
+//! below); under Verilator it is part of [`crate::NicDevice`]
 //! (`metaroce-sim-tb`, `nic_device`).
 
 use rust_hdl::prelude::*;
 
 use super::regs::{self, Access, BLOCKS, IRQ_VECTORS, Reg, RegBlock};
-use crate::helpers::{konst, native_block};
+use crate::helpers::{LutRam, konst, native_block};
 use crate::nic_core::TX_SLOT_BITS;
 
 /// Where a register's value comes from.
@@ -100,6 +110,22 @@ pub const RW_REGS: usize = count(Kind::Rw);
 pub const WO_REGS: usize = count(Kind::Wo);
 /// Bits of the `rw` bus: register `i` of the read/write ones at `32 * i`.
 pub const RW_BITS: usize = 32 * RW_REGS;
+/// Bits of a register's place among the registers of its kind (the
+/// decoded read's `ro_rd_sel`).
+pub const PLACE_BITS: usize = 7;
+/// Address bits of the read/write registers' copy in distributed RAM.
+const RW_AT_BITS: usize = 6;
+/// The most registers of one kind that are read (a place for each).
+const PLACES: usize = max(max(ID_REGS, RO_REGS), RW_REGS);
+
+const fn max(a: usize, b: usize) -> usize {
+    if a > b { a } else { b }
+}
+
+const _: () = assert!(
+    PLACES <= 1 << PLACE_BITS && RW_REGS <= 1 << RW_AT_BITS,
+    "more registers of a kind than places"
+);
 
 /// The decoded registers of one kind, in address order: their place in
 /// that order is their place on the `rw` bus, or their strobe bit.
@@ -242,11 +268,11 @@ native_block! {
         bar_rd_resp_valid: Signal<Out, Bit>,
         #[doc = "BAR0 read response: data (0 for an address with no register)."]
         bar_rd_resp_data: Signal<Out, Bits<32>>,
-        #[doc = "A read is answered this cycle (`ro_rd_data` is taken if `ro_rd_addr` is a read-only register's)."]
+        #[doc = "A read of a read-only register the host interface feeds is answered this cycle (`ro_rd_data` is taken)."]
         ro_rd_valid: Signal<Out, Bit>,
-        #[doc = "The address of the read answered this cycle (registered)."]
-        ro_rd_addr: Signal<Out, Bits<16>>,
-        #[doc = "The value of the read-only register at `ro_rd_addr` ([`ro_sources`]), from the host interface."]
+        #[doc = "That register's place among them ([`ro_sources`] order; registered)."]
+        ro_rd_sel: Signal<Out, Bits<PLACE_BITS>>,
+        #[doc = "The value of the read-only register at place `ro_rd_sel`, from the host interface."]
         ro_rd_data: Signal<In, Bits<32>>,
         #[doc = "The read/write registers' storage, 32 bits each ([`rw_bit`])."]
         rw: Signal<Out, Bits<RW_BITS>>,
@@ -257,8 +283,17 @@ native_block! {
     }
     state {
         store: DFF<Bits<RW_BITS>>,
+        // The read/write registers' copy the reads take (masked words at
+        // their places), and which of them were written since reset.
+        copy: LutRam<32, RW_AT_BITS>,
+        written: DFF<Bits<RW_REGS>>,
+        // The decoded request: valid, its register's kind (a build
+        // constant, a read-only register, a read/write one) and place.
         rd_v: DFF<Bit>,
-        rd_addr: DFF<Bits<16>>,
+        rd_id: DFF<Bit>,
+        rd_ro: DFF<Bit>,
+        rd_rw: DFF<Bit>,
+        rd_at: DFF<Bits<PLACE_BITS>>,
         resp_v: DFF<Bit>,
         resp: DFF<Bits<32>>,
         n_bad: DFF<Bits<32>>,
@@ -278,10 +313,7 @@ native_block! {
         k_rw_addr: [Constant<Bits<16>>; RW_REGS] = addrs(Kind::Rw),
         k_rw_reset: Constant<Bits<RW_BITS>> = Constant::new(
             rw_list.iter().enumerate().fold(Bits::default(), |v, (i, (_, r, bits))| {
-                let Access::Rw { reset, .. } = r.access else {
-                    unreachable!("read/write registers")
-                };
-                with_word(v, i, reset, *bits)
+                with_word(v, i, reset_of(r), *bits)
             }),
         ),
         // The stored bits of register i in the storage (its other bits
@@ -290,42 +322,75 @@ native_block! {
             Constant::new(with_word(Bits::default(), i, u32::MAX, rw_list[i].2))
         }),
         k_rw_shift: [Constant<Bits<16>>; RW_REGS] = std::array::from_fn(|i| konst(32 * i)),
+        // Register i's stored bits in a word, and its reset value.
+        k_rw_mask: [Constant<Bits<32>>; RW_REGS] = std::array::from_fn(|i| {
+            konst(((1u64 << rw_list[i].2) - 1) as usize)
+        }),
+        k_rw_init: [Constant<Bits<32>>; RW_REGS] = std::array::from_fn(|i| {
+            konst(reset_of(&rw_list[i].1) as usize)
+        }),
+        k_rw_at: [Constant<Bits<RW_AT_BITS>>; RW_REGS] = std::array::from_fn(konst),
         k_wo_addr: [Constant<Bits<16>>; WO_REGS] = addrs(Kind::Wo),
+        k_place: [Constant<Bits<PLACE_BITS>>; PLACES] = std::array::from_fn(konst),
+    }
+}
+
+/// The reset value of read/write register `r`.
+fn reset_of(r: &Reg) -> u32 {
+    match r.access {
+        Access::Rw { reset, .. } => reset,
+        _ => unreachable!("read/write registers"),
     }
 }
 
 impl<const W: usize> Logic for RegFile<W> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, store, rd_v, rd_addr, resp_v, resp, n_bad);
+        dff_setup!(
+            self, clock, store, written, rd_v, rd_id, rd_ro, rd_rw, rd_at, resp_v, resp, n_bad
+        );
+        self.copy.clock.next = self.clock.val();
         self.rd_v.d.next = self.bar_rd_valid.val();
-        self.rd_addr.d.next = self.bar_rd_addr.val();
         self.resp_v.d.next = self.rd_v.q.val();
-        self.ro_rd_valid.next = self.rd_v.q.val();
-        self.ro_rd_addr.next = self.rd_addr.q.val();
+        self.ro_rd_valid.next = self.rd_ro.q.val();
+        self.ro_rd_sel.next = self.rd_at.q.val();
         self.rw.next = self.store.q.val();
-        // A request: does its address have a register?
+        // A request: its register's kind and place (none: no register).
         self.rd_hit.next = false;
+        self.rd_id.d.next = false;
+        self.rd_ro.d.next = false;
+        self.rd_rw.d.next = false;
+        self.rd_at.d.next = 0.into();
         if self.bar_rd_valid.val() {
             for i in 0..ID_REGS {
                 if self.bar_rd_addr.val() == self.k_id_addr[i].val() {
                     self.rd_hit.next = true;
+                    self.rd_id.d.next = true;
+                    self.rd_at.d.next = self.k_place[i].val();
                 }
             }
             for i in 0..RO_REGS {
                 if self.bar_rd_addr.val() == self.k_ro_addr[i].val() {
                     self.rd_hit.next = true;
+                    self.rd_ro.d.next = true;
+                    self.rd_at.d.next = self.k_place[i].val();
                 }
             }
             for i in 0..RW_REGS {
                 if self.bar_rd_addr.val() == self.k_rw_addr[i].val() {
                     self.rd_hit.next = true;
+                    self.rd_rw.d.next = true;
+                    self.rd_at.d.next = self.k_place[i].val();
                 }
             }
         }
-        // A write: into a read/write register's storage, or a strobe.
+        // A write: into a read/write register's storage and its copy, or
+        // a strobe.
         self.wr_ok.next = false;
         self.wo.next = 0.into();
+        self.copy.write_enable.next = false;
+        self.copy.write_address.next = 0.into();
+        self.copy.write_data.next = self.bar_wr_data.val();
         if self.bar_wr_valid.val() {
             for i in 0..RW_REGS {
                 if self.bar_wr_addr.val() == self.k_rw_addr[i].val() {
@@ -334,6 +399,10 @@ impl<const W: usize> Logic for RegFile<W> {
                         | ((bit_cast::<RW_BITS, 32>(self.bar_wr_data.val())
                             << self.k_rw_shift[i].val())
                             & self.k_rw_field[i].val());
+                    self.copy.write_enable.next = true;
+                    self.copy.write_address.next = self.k_rw_at[i].val();
+                    self.copy.write_data.next = self.bar_wr_data.val() & self.k_rw_mask[i].val();
+                    self.written.d.next = self.written.q.val().replace_bit(i, true);
                 }
             }
             for i in 0..WO_REGS {
@@ -343,22 +412,29 @@ impl<const W: usize> Logic for RegFile<W> {
                 }
             }
         }
-        // The answer: the word at the registered address.
+        // The answer: the word at the registered place of its kind.
+        self.copy.read_address.next = bit_cast::<RW_AT_BITS, PLACE_BITS>(self.rd_at.q.val());
         if self.rd_v.q.val() {
             self.resp.d.next = 0.into();
-            for i in 0..ID_REGS {
-                if self.rd_addr.q.val() == self.k_id_addr[i].val() {
-                    self.resp.d.next = self.k_id_val[i].val();
+            if self.rd_id.q.val() {
+                for i in 0..ID_REGS {
+                    if self.rd_at.q.val() == self.k_place[i].val() {
+                        self.resp.d.next = self.k_id_val[i].val();
+                    }
                 }
             }
-            for i in 0..RO_REGS {
-                if self.rd_addr.q.val() == self.k_ro_addr[i].val() {
-                    self.resp.d.next = self.ro_rd_data.val();
-                }
+            if self.rd_ro.q.val() {
+                self.resp.d.next = self.ro_rd_data.val();
             }
-            for i in 0..RW_REGS {
-                if self.rd_addr.q.val() == self.k_rw_addr[i].val() {
-                    self.resp.d.next = self.store.q.val().get_bits::<32>(32 * i);
+            if self.rd_rw.q.val() {
+                if self.written.q.val().get_bit(self.rd_at.q.val().index()) {
+                    self.resp.d.next = self.copy.read_data.val();
+                } else {
+                    for i in 0..RW_REGS {
+                        if self.rd_at.q.val() == self.k_place[i].val() {
+                            self.resp.d.next = self.k_rw_init[i].val();
+                        }
+                    }
                 }
             }
         }
@@ -375,8 +451,12 @@ impl<const W: usize> Logic for RegFile<W> {
         self.bad.next = self.n_bad.q.val();
         if self.rst.val() {
             self.store.d.next = self.k_rw_reset.val();
+            self.written.d.next = 0.into();
             self.rd_v.d.next = false;
-            self.rd_addr.d.next = 0.into();
+            self.rd_id.d.next = false;
+            self.rd_ro.d.next = false;
+            self.rd_rw.d.next = false;
+            self.rd_at.d.next = 0.into();
             self.resp_v.d.next = false;
             self.resp.d.next = 0.into();
             self.n_bad.d.next = 0.into();
@@ -396,20 +476,27 @@ mod tests {
     /// response (if valid), the strobes, `bad`, the `rw` bus.
     type Seen = (Option<u32>, u64, u64, Bits<RW_BITS>);
 
-    /// The value the test's host interface gives read-only register `i`
-    /// (in [`ro_sources`] order): `0x1000 + i`.
+    /// The value the test's host interface gives the read-only register at
+    /// place `i` (in [`ro_sources`] order): `0x1000 + i`.
+    fn ro_at(i: u64) -> u64 {
+        0x1000 + i
+    }
+
+    /// The value the test's host interface gives the read-only register at
+    /// `addr` ([`ro_at`] of its place).
     fn ro_value(addr: u16) -> u64 {
         ro_sources()
             .iter()
             .position(|(a, _)| *a == addr)
-            .map_or(0, |i| 0x1000 + i as u64)
+            .map_or(0, |i| ro_at(i as u64))
     }
 
-    /// Runs `steps` (one a cycle, after a reset) through rust-hdl's
-    /// simulator of the 64-bit register file, the read-only registers
-    /// answered by [`ro_value`], then four idle cycles; returns what it
-    /// showed in every cycle.
-    fn simulate(steps: Vec<Step>) -> Vec<Seen> {
+    /// Runs `steps` (one a cycle, after a reset; reset again in the cycles
+    /// `resets` names) through rust-hdl's simulator of the 64-bit register
+    /// file, the read-only registers answered by [`ro_at`] (`0xBAD` while
+    /// it asks for none), then four idle cycles; returns what it showed in
+    /// every cycle.
+    fn simulate(steps: Vec<Step>, resets: &'static [usize]) -> Vec<Seen> {
         let seen = Arc::new(Mutex::new(Vec::new()));
         let out = seen.clone();
         let mut sim = Simulation::new();
@@ -420,9 +507,13 @@ mod tests {
             wait_clock_cycles!(sim, clock, x, 2);
             wait_clock_false!(sim, clock, x);
             x.rst.next = false;
-            for (wr, rd) in steps.iter().copied().chain([(None, None); 4]) {
-                let ro_addr = x.ro_rd_addr.val().to_u64() as u16;
-                x.ro_rd_data.next = ro_value(ro_addr).to_bits();
+            for (c, (wr, rd)) in steps.iter().copied().chain([(None, None); 4]).enumerate() {
+                x.rst.next = resets.contains(&c);
+                x.ro_rd_data.next = if x.ro_rd_valid.val() {
+                    ro_at(x.ro_rd_sel.val().to_u64()).to_bits()
+                } else {
+                    0xBADu64.to_bits()
+                };
                 x.bar_wr_valid.next = wr.is_some();
                 let (wa, wd) = wr.unwrap_or_default();
                 x.bar_wr_addr.next = u64::from(wa).to_bits();
@@ -451,7 +542,7 @@ mod tests {
     }
 
     #[test]
-    fn rust_hdl_model_writes_reads_and_counts_bad_accesses() {
+    fn rust_hdl_model_writes_reads_resets_and_counts_bad_accesses() {
         let id = regs::block("ID");
         let cfg = regs::block("CFG");
         let cnt = regs::block("CNT");
@@ -470,10 +561,20 @@ mod tests {
             (None, Some(id.addr("DATA_WIDTH"))),
             // A read-only register the table gives a constant.
             (None, Some(regs::block("TXQ").addr("ENTRY_LOG2"))),
+            // A read in the cycle of a write to the register: the new value.
+            (Some((scratch, 0x1234)), Some(scratch)),
+            (None, None),
+            // Reset (cycle 10): the registers read their reset values,
+            // and a write after it is read back.
+            (None, None),
+            (None, Some(scratch)),
+            (None, Some(cfg_addr)),
+            (Some((scratch, 0x55)), None),
+            (None, Some(scratch)),
         ];
-        let seen = simulate(steps);
+        let seen = simulate(steps, &[10]);
         // Each response two edges after its request (requests in cycles
-        // 1 to 7).
+        // 1 to 8 and 11, 12, 14).
         let resp: Vec<(usize, u32)> = seen
             .iter()
             .enumerate()
@@ -489,6 +590,10 @@ mod tests {
                 (6, regs::TYPE_TXQ),
                 (7, 64),
                 (8, 7),
+                (9, 0x1234),
+                (12, 0),
+                (13, 0),
+                (15, 0x55),
             ]
         );
         // The strobe only in the cycle of the write.
@@ -496,17 +601,17 @@ mod tests {
         let strobes: Vec<u64> = seen.iter().map(|s| s.1).collect();
         assert_eq!(strobes[2], strobe);
         assert!(strobes.iter().enumerate().all(|(c, &s)| c == 2 || s == 0));
-        // The storage on the rw bus, the bad accesses counted.
+        // The storage on the rw bus, the bad accesses counted, before the
+        // reset and after it.
+        let word = |s: &Seen, block, reg| s.3.get_bits::<32>(rw_bit(block, reg)).to_u64();
+        let before = &seen[9];
+        assert_eq!(word(before, "ID", "SCRATCH"), 0x1234);
+        assert_eq!(word(before, "CFG", "CFG_ADDR"), 0x3FF);
+        assert_eq!(before.2, 2);
         let last = seen.last().unwrap();
-        assert_eq!(
-            last.3.get_bits::<32>(rw_bit("ID", "SCRATCH")).to_u64(),
-            0xDEAD_BEEF
-        );
-        assert_eq!(
-            last.3.get_bits::<32>(rw_bit("CFG", "CFG_ADDR")).to_u64(),
-            0x3FF
-        );
-        assert_eq!(last.2, 2);
+        assert_eq!(word(last, "ID", "SCRATCH"), 0x55);
+        assert_eq!(word(last, "CFG", "CFG_ADDR"), 0);
+        assert_eq!(last.2, 0);
     }
 
     #[test]

@@ -10,13 +10,13 @@ fn word<const N: usize>(bus: Bits<N>, at: usize, v: u64) -> Bits<N> {
     (0..64).fold(bus, |b, i| b.replace_bit(at + i, v >> i & 1 == 1))
 }
 
-/// The address of the read-only register whose source is `src`.
-fn ro_addr(src: &str) -> u64 {
-    let (addr, _) = ro_sources()
+/// The place among the read-only registers of the one whose source is
+/// `src`.
+fn ro_place(src: &str) -> u64 {
+    ro_sources()
         .into_iter()
-        .find(|(_, s)| *s == src)
-        .unwrap_or_else(|| panic!("no read-only register has source {src}"));
-    u64::from(addr)
+        .position(|(_, s)| s == src)
+        .unwrap_or_else(|| panic!("no read-only register has source {src}")) as u64
 }
 
 /// The read-only registers the test reads at the end, by source.
@@ -119,7 +119,7 @@ fn simulate() -> Seen {
         }
         x.ro_rd_valid.next = true;
         for src in RO_READ {
-            x.ro_rd_addr.next = ro_addr(src).to_bits();
+            x.ro_rd_sel.next = ro_place(src).to_bits();
             wait_clock_true!(sim, clock, x);
             wait_clock_false!(sim, clock, x);
             seen.lock().unwrap().3.push(x.ro_rd_data.val().to_u64());

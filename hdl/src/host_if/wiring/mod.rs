@@ -1,6 +1,6 @@
 //! [`HostIf`], the block: its ports, its sub-blocks, the places on the
-//! register file's `rw` bus and the addresses of the read-only registers
-//! it uses (looked up in [`super::regs`] by name), and its kernel, the
+//! register file's `rw` bus and the places of the read-only registers
+//! it answers (looked up in [`super::regs`] by name), and its kernel, the
 //! wiring, in parts of one concern each (`core_ports.rs`: the core's firmware
 //! ports; `dma.rs`: DMA, the rings' registers and the interrupts;
 //! `ro.rs`: the read-only register a BAR read asks for).
@@ -12,7 +12,7 @@ mod dma;
 mod ro;
 
 use super::kernel::kernel_of_parts;
-use super::reg_file::{RO_REGS, RW_BITS, WO_REGS, ro_sources, rw_bit, wo_bit};
+use super::reg_file::{PLACE_BITS, RO_REGS, RW_BITS, WO_REGS, ro_sources, rw_bit, wo_bit};
 use super::{DmaReadArb, DmaWriteArb, HostCounters, RxHold, TxTableOp, TxqFetch};
 use crate::bus::{
     AckRxCntIn, AxisOut, CfgOut, CounterRead, DescOut, DmaWriteIn, EthEvIn, ReadReqIn, TxOpOut,
@@ -41,11 +41,11 @@ native_block! {
         wo: Signal<In, Bits<WO_REGS>>,
         /// BAR accesses to no register ([`RegFile::bad`](super::RegFile::bad), `ID.BAR_BAD`).
         cnt_bar_bad: Signal<In, Bits<32>>,
-        /// A BAR read is answered this cycle ([`RegFile::ro_rd_valid`](super::RegFile::ro_rd_valid)).
+        /// A BAR read of a read-only register is answered this cycle ([`RegFile::ro_rd_valid`](super::RegFile::ro_rd_valid)).
         ro_rd_valid: Signal<In, Bit>,
-        /// Its address ([`RegFile::ro_rd_addr`](super::RegFile::ro_rd_addr)).
-        ro_rd_addr: Signal<In, Bits<16>>,
-        /// The value of the read-only register at `ro_rd_addr` while `ro_rd_valid` (else 0; [`RegFile::ro_rd_data`](super::RegFile::ro_rd_data)).
+        /// That register's place among the read-only ones ([`RegFile::ro_rd_sel`](super::RegFile::ro_rd_sel)).
+        ro_rd_sel: Signal<In, Bits<PLACE_BITS>>,
+        /// The value of the read-only register at place `ro_rd_sel` while `ro_rd_valid` (else 0; [`RegFile::ro_rd_data`](super::RegFile::ro_rd_data)).
         ro_rd_data: Signal<Out, Bits<32>>,
         /// MAC RX (outside): frame beats.
         s_axis_tdata: Signal<In, Bits<W>>,
@@ -299,9 +299,9 @@ native_block! {
         k_cfg_data_hi: Constant<Bits<16>> = konst(wo_bit("CFG", "CFG_DATA_HI")),
         k_eth_port: Constant<Bits<16>> = konst(wo_bit("CFG", "ETH_PORT")),
         k_op_go: Constant<Bits<16>> = konst(wo_bit("TXT", "OP_GO")),
-        // The addresses of the read-only registers in the map's order
-        // (the order of the table in `ro.rs`).
-        k_ro: [Constant<Bits<16>>; RO_REGS] = ro_addrs(),
+        // The places of the read-only registers in the map's order (the
+        // order of the table in `ro.rs`).
+        k_ro: [Constant<Bits<PLACE_BITS>>; RO_REGS] = ro_places(),
     }
 }
 
@@ -323,12 +323,12 @@ fn rw_at(block: &str, first: &str, last: &str, bits: usize) -> Constant<Bits<16>
     konst(at)
 }
 
-/// The addresses of the read-only registers the host interface answers,
-/// in the register map's order: that of `ro.rs`'s table.
+/// The places of the read-only registers the host interface answers, in
+/// the register map's order: that of `ro.rs`'s table.
 ///
 /// # Panics
 /// If the table does not list the map's sources in the map's order.
-fn ro_addrs() -> [Constant<Bits<16>>; RO_REGS] {
+fn ro_places() -> [Constant<Bits<PLACE_BITS>>; RO_REGS] {
     let map = ro_sources();
     let names: Vec<&str> = map.iter().map(|(_, src)| *src).collect();
     assert_eq!(
@@ -336,5 +336,5 @@ fn ro_addrs() -> [Constant<Bits<16>>; RO_REGS] {
         ro::RO_NAMES,
         "HostIf's read-only sources (wiring/ro.rs) are not the register map's, in its order"
     );
-    std::array::from_fn(|i| konst(usize::from(map[i].0)))
+    std::array::from_fn(konst)
 }

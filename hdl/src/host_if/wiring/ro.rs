@@ -2,9 +2,10 @@
 //! from a table: for each source the register map names (`Access::Ro`,
 //! in address order, [`ro_sources`](super::super::reg_file::ro_sources)),
 //! the signal that feeds it. `ro_select!` numbers the entries in order and
-//! compares entry `i` with `k_ro[i]`, the address of the `i`-th read-only
-//! register (only while a read is answered); [`RO_NAMES`] lets the block check, when it is made, that the
-//! table lists the map's sources in the map's order.
+//! compares entry `i`'s place `k_ro[i]` with the place the register file
+//! decoded from the read's address, `ro_rd_sel` (only while a read of a
+//! read-only register is answered); [`RO_NAMES`] lets the block check, when
+//! it is made, that the table lists the map's sources in the map's order.
 
 use rust_hdl::prelude::*;
 
@@ -18,14 +19,14 @@ use super::HostIf;
 /// bounds built as `0 + 1 + ...` (rust-hdl unrolls a loop with the bounds'
 /// values when it writes the Verilog: `k_ro$i`).
 macro_rules! ro_select {
-    // The next entry: compared with the address at its number.
+    // The next entry: compared with the place at its number.
     (($($a:tt)*) $s:tt [$($acc:tt)*] [$($names:tt)*] [$($i:tt)*] $name:ident: [$($value:tt)*], $($rest:tt)*) => {
         ro_select! {
             ($($a)*) $s
             [
                 $($acc)*
                 for i in ($($i)*)..($($i)* + 1) {
-                    if $s.ro_rd_addr.val() == $s.k_ro[i].val() {
+                    if $s.ro_rd_sel.val() == $s.k_ro[i].val() {
                         $s.ro_rd_data.next = $($value)*;
                     }
                 }
