@@ -81,6 +81,8 @@ pub struct TxPath {
     rto_deadline: u64,
     /// The path's recent round-trip peak ([`RttPeak`]).
     peak: RttPeak,
+    /// The path's delivery rate on its current route ([`Delivery`]).
+    delivery: Delivery,
     /// The connection's largest [`TxPath::rto_estimate`] when the path last
     /// moved to a new route, ns (saturated at 2^32 − 1): its RTT estimate is
     /// the old route's, and until [`ROUTE_SAMPLES`] packets sent on the new
@@ -126,6 +128,44 @@ impl RttPeak {
     /// The peak, ns (0 before a sample).
     fn get(&self) -> u64 {
         u64::from(self.hi)
+    }
+}
+
+/// A path's delivery rate (spec §5.9): the payload bytes acknowledged over
+/// each interval of at least one smoothed RTT, averaged with gain 1/4. It
+/// is measured from the first ACK after [`ROUTE_SAMPLES`] packets on the
+/// path's route were acknowledged (a move or a timeout starts it afresh).
+#[derive(Debug, Clone, Copy, Default)]
+struct Delivery {
+    /// Start of the current interval, ns (0: none started).
+    since_ns: u64,
+    /// Bytes acknowledged in it.
+    bytes: u64,
+    /// The average, bytes per ms (0: none yet).
+    rate: u32,
+}
+
+impl Delivery {
+    /// An ACK at `now_ns` acknowledged `bytes` on a path whose smoothed RTT
+    /// is `srtt_ns`.
+    fn update(&mut self, now_ns: u64, bytes: u32, srtt_ns: u64) {
+        if self.since_ns == 0 {
+            self.since_ns = now_ns.max(1);
+            return;
+        }
+        self.bytes += u64::from(bytes);
+        let elapsed = now_ns.saturating_sub(self.since_ns);
+        if elapsed >= srtt_ns.max(1) {
+            let sample = (self.bytes * 1_000_000 / elapsed).min(u64::from(u32::MAX));
+            let rate = if self.rate == 0 {
+                sample
+            } else {
+                (3 * u64::from(self.rate) + sample) / 4
+            };
+            self.rate = rate.max(1) as u32;
+            self.since_ns = now_ns.max(1);
+            self.bytes = 0;
+        }
     }
 }
 
@@ -177,6 +217,7 @@ impl TxPath {
             probe_due_ns: 0,
             rto_deadline: NO_DEADLINE,
             peak: RttPeak::default(),
+            delivery: Delivery::default(),
             moved_floor: 0,
         };
         p.op(TableOp::Window { bytes }, |_| {});
@@ -505,6 +546,10 @@ impl TxPath {
     ) {
         let v = *self.view();
         self.peak.update(acked, &v.rtt);
+        match v.rtt.srtt() {
+            Some(srtt) if v.samples >= ROUTE_SAMPLES => self.delivery.update(now_ns, bytes, srtt),
+            _ => self.delivery = Delivery::default(),
+        }
         let new_ce = (v.ce_marked as u32).wrapping_sub(self.ce_seen);
         self.ce_seen = v.ce_marked as u32;
         if acked > 0 {
@@ -716,6 +761,12 @@ impl TxPath {
     /// resolved (nothing sent on the path is still on its way).
     pub fn drained(&self) -> bool {
         self.view().una == self.next_psn
+    }
+
+    /// The path's delivery rate on its current route, bytes per ms (0 until
+    /// one round trip's worth of ACKs has been measured there; [`Delivery`]).
+    pub fn delivery_rate(&self) -> u32 {
+        self.delivery.rate
     }
 
     /// Moves the path to a new entropy value (a new route) and forgets its
