@@ -55,6 +55,8 @@ struct NicTable {
     /// NIC's table keeps no times).
     sent: VecDeque<Sent>,
     sent_base: u32,
+    /// The path's delivery rate.
+    delivery: Delivery,
 }
 
 /// Sender-side path state: the table entry (or its view) and the firmware's
@@ -81,8 +83,6 @@ pub struct TxPath {
     rto_deadline: u64,
     /// The path's recent round-trip peak ([`RttPeak`]).
     peak: RttPeak,
-    /// The path's delivery rate on its current route ([`Delivery`]).
-    delivery: Delivery,
     /// The connection's largest [`TxPath::rto_estimate`] when the path last
     /// moved to a new route, ns (saturated at 2^32 − 1): its RTT estimate is
     /// the old route's, and until [`ROUTE_SAMPLES`] packets sent on the new
@@ -131,42 +131,22 @@ impl RttPeak {
     }
 }
 
-/// A path's delivery rate (spec §5.9): the payload bytes acknowledged over
-/// each interval of at least one smoothed RTT, averaged with gain 1/4. It
-/// is measured from the first ACK after [`ROUTE_SAMPLES`] packets on the
-/// path's route were acknowledged (a move or a timeout starts it afresh).
+/// The firmware's record of a path's delivery rate (spec §5.9), kept beside
+/// its table entry like the send times (in the engine's [`PathEntry`], or
+/// with a NIC's table in [`NicTable`]).
 #[derive(Debug, Clone, Copy, Default)]
 struct Delivery {
-    /// Start of the current interval, ns (0: none started).
-    since_ns: u64,
-    /// Bytes acknowledged in it.
-    bytes: u64,
-    /// The average, bytes per ms (0: none yet).
-    rate: u32,
+    /// The table's `acked` (low 16 bits) when the connection's current
+    /// delivery interval began ([`TxPath::close_interval`]).
+    from: u16,
+    /// Packets acknowledged per delivery interval on the current route,
+    /// averaged (×[`Delivery::SCALE`]; 0: not measured yet).
+    avg: u16,
 }
 
 impl Delivery {
-    /// An ACK at `now_ns` acknowledged `bytes` on a path whose smoothed RTT
-    /// is `srtt_ns`.
-    fn update(&mut self, now_ns: u64, bytes: u32, srtt_ns: u64) {
-        if self.since_ns == 0 {
-            self.since_ns = now_ns.max(1);
-            return;
-        }
-        self.bytes += u64::from(bytes);
-        let elapsed = now_ns.saturating_sub(self.since_ns);
-        if elapsed >= srtt_ns.max(1) {
-            let sample = (self.bytes * 1_000_000 / elapsed).min(u64::from(u32::MAX));
-            let rate = if self.rate == 0 {
-                sample
-            } else {
-                (3 * u64::from(self.rate) + sample) / 4
-            };
-            self.rate = rate.max(1) as u32;
-            self.since_ns = now_ns.max(1);
-            self.bytes = 0;
-        }
-    }
+    /// Fixed-point scale of [`Delivery::avg`].
+    const SCALE: u32 = 8;
 }
 
 /// Packets acknowledged on a new route before the path's RTT estimate
@@ -199,6 +179,7 @@ impl TxPath {
             ops,
             sent: VecDeque::new(),
             sent_base: 0,
+            delivery: Delivery::default(),
         }));
         Self::with_table(table, cc)
     }
@@ -217,7 +198,6 @@ impl TxPath {
             probe_due_ns: 0,
             rto_deadline: NO_DEADLINE,
             peak: RttPeak::default(),
-            delivery: Delivery::default(),
             moved_floor: 0,
         };
         p.op(TableOp::Window { bytes }, |_| {});
@@ -546,10 +526,6 @@ impl TxPath {
     ) {
         let v = *self.view();
         self.peak.update(acked, &v.rtt);
-        match v.rtt.srtt() {
-            Some(srtt) if v.samples >= ROUTE_SAMPLES => self.delivery.update(now_ns, bytes, srtt),
-            _ => self.delivery = Delivery::default(),
-        }
         let new_ce = (v.ce_marked as u32).wrapping_sub(self.ce_seen);
         self.ce_seen = v.ce_marked as u32;
         if acked > 0 {
@@ -763,10 +739,38 @@ impl TxPath {
         self.view().una == self.next_psn
     }
 
-    /// The path's delivery rate on its current route, bytes per ms (0 until
-    /// one round trip's worth of ACKs has been measured there; [`Delivery`]).
+    /// Ends one of the connection's delivery intervals (spec §5.9): the
+    /// packets acknowledged on the path during it update its average with
+    /// gain 1/4 (the first sets it) when the whole interval came after the
+    /// path's first [`ROUTE_SAMPLES`] packets on its current route; else
+    /// the average is forgotten. The next interval begins.
+    pub fn close_interval(&mut self) {
+        let (acked, samples) = (self.view().acked as u16, self.view().samples);
+        let d = match &mut self.table {
+            Table::Soft(e) => &mut e.delivery,
+            Table::Hard(t) => &mut t.delivery,
+        };
+        let count = u32::from(acked.wrapping_sub(d.from));
+        d.from = acked;
+        d.avg = if samples >= count + ROUTE_SAMPLES {
+            let sample = count * Delivery::SCALE;
+            let avg = match u32::from(d.avg) {
+                0 => sample,
+                old => (3 * old + sample) / 4,
+            };
+            avg.clamp(1, u32::from(u16::MAX)) as u16
+        } else {
+            0
+        };
+    }
+
+    /// The path's delivery rate on its current route: packets acknowledged
+    /// per delivery interval, averaged (×8; 0 until measured there).
     pub fn delivery_rate(&self) -> u32 {
-        self.delivery.rate
+        u32::from(match &self.table {
+            Table::Soft(e) => e.delivery.avg,
+            Table::Hard(t) => t.delivery.avg,
+        })
     }
 
     /// Moves the path to a new entropy value (a new route) and forgets its

@@ -35,6 +35,8 @@ pub(crate) struct PathSet {
     port_blocked: bool,
     /// The path chosen after the last one (round robin; paths ≤ 64).
     rr: u16,
+    /// When the current delivery interval ends, ns ([`PathSet::tick`]).
+    interval_end_ns: u64,
 }
 
 impl PathSet {
@@ -62,6 +64,7 @@ impl PathSet {
             draining: None,
             port_blocked: false,
             rr: 0,
+            interval_end_ns: 0,
         }
     }
 
@@ -197,7 +200,8 @@ impl PathSet {
     /// its siblings (spec §5.9). The move waits until the path has drained
     /// ([`PathSet::settle_move`]), and one path drains at a time: the others
     /// take its share meanwhile.
-    pub fn repath_if_wanted(&mut self, path: usize, cfg: &QpConfig, stats: &mut Stats) {
+    pub fn repath_if_wanted(&mut self, now: u64, path: usize, cfg: &QpConfig, stats: &mut Stats) {
+        self.tick(now);
         if self.draining.is_some() {
             return;
         }
@@ -208,6 +212,18 @@ impl PathSet {
             self.draining = Some(path as u8);
             stats.repaths += 1;
             self.settle_move(path);
+        }
+    }
+
+    /// Ends the connection's delivery interval when it is due, and begins the
+    /// next, which lasts the largest smoothed RTT of the paths, so that every
+    /// path's count covers at least one of its round trips (spec §5.9;
+    /// [`TxPath::close_interval`]).
+    fn tick(&mut self, now: u64) {
+        if now >= self.interval_end_ns {
+            self.paths.iter_mut().for_each(TxPath::close_interval);
+            let longest = self.paths.iter().filter_map(|p| p.view().rtt.srtt()).max();
+            self.interval_end_ns = now + longest.unwrap_or(0);
         }
     }
 
