@@ -742,7 +742,7 @@ impl TxPath {
     /// Ends one of the connection's delivery intervals (spec §5.9): the
     /// packets acknowledged on the path during it update its average with
     /// gain 1/4 (the first sets it) when the whole interval came after the
-    /// path's first [`ROUTE_SAMPLES`] packets on its current route; else
+    /// path's first 8 packets on its current route (`ROUTE_SAMPLES`); else
     /// the average is forgotten. The next interval begins.
     pub fn close_interval(&mut self) {
         let (acked, samples) = (self.view().acked as u16, self.view().samples);
