@@ -117,8 +117,6 @@ pub struct QpConfig {
     pub rto_initial_ns: u64,
     /// Pace to the receiver's fair-share rate hint.
     pub honor_rate_hint: bool,
-    /// Repath when the path's CE fraction (EWMA) exceeds this.
-    pub repath_ecn_fraction: f32,
     /// Repath when the path's loss fraction (EWMA) exceeds this.
     pub repath_loss_fraction: f32,
     /// Tail copies: when the sender has nothing left to send, it sends a
@@ -180,7 +178,6 @@ impl Default for QpConfig {
             rto_min_ns: 100_000,
             rto_initial_ns: 1_000_000,
             honor_rate_hint: true,
-            repath_ecn_fraction: 0.5,
             repath_loss_fraction: 0.3,
             tail_copies: 8,
             multi_ack: true,

@@ -55,6 +55,8 @@ struct NicTable {
     /// NIC's table keeps no times).
     sent: VecDeque<Sent>,
     sent_base: u32,
+    /// The path's delivery rate.
+    delivery: Delivery,
 }
 
 /// Sender-side path state: the table entry (or its view) and the firmware's
@@ -129,6 +131,24 @@ impl RttPeak {
     }
 }
 
+/// The firmware's record of a path's delivery rate (spec §5.9), kept beside
+/// its table entry like the send times (in the engine's [`PathEntry`], or
+/// with a NIC's table in [`NicTable`]).
+#[derive(Debug, Clone, Copy, Default)]
+struct Delivery {
+    /// The table's `acked` (low 16 bits) when the connection's current
+    /// delivery interval began ([`TxPath::close_interval`]).
+    from: u16,
+    /// Packets acknowledged per delivery interval on the current route,
+    /// averaged (×[`Delivery::SCALE`]; 0: not measured yet).
+    avg: u16,
+}
+
+impl Delivery {
+    /// Fixed-point scale of [`Delivery::avg`].
+    const SCALE: u32 = 8;
+}
+
 /// Packets acknowledged on a new route before the path's RTT estimate
 /// stands for it alone (its 1/8-gain mean has then moved most of the way to
 /// the new round trip; the repath decision waits for as many).
@@ -159,6 +179,7 @@ impl TxPath {
             ops,
             sent: VecDeque::new(),
             sent_base: 0,
+            delivery: Delivery::default(),
         }));
         Self::with_table(table, cc)
     }
@@ -716,6 +737,40 @@ impl TxPath {
     /// resolved (nothing sent on the path is still on its way).
     pub fn drained(&self) -> bool {
         self.view().una == self.next_psn
+    }
+
+    /// Ends one of the connection's delivery intervals (spec §5.9): the
+    /// packets acknowledged on the path during it update its average with
+    /// gain 1/4 (the first sets it) when the whole interval came after the
+    /// path's first 8 packets on its current route (`ROUTE_SAMPLES`); else
+    /// the average is forgotten. The next interval begins.
+    pub fn close_interval(&mut self) {
+        let (acked, samples) = (self.view().acked as u16, self.view().samples);
+        let d = match &mut self.table {
+            Table::Soft(e) => &mut e.delivery,
+            Table::Hard(t) => &mut t.delivery,
+        };
+        let count = u32::from(acked.wrapping_sub(d.from));
+        d.from = acked;
+        d.avg = if samples >= count + ROUTE_SAMPLES {
+            let sample = count * Delivery::SCALE;
+            let avg = match u32::from(d.avg) {
+                0 => sample,
+                old => (3 * old + sample) / 4,
+            };
+            avg.clamp(1, u32::from(u16::MAX)) as u16
+        } else {
+            0
+        };
+    }
+
+    /// The path's delivery rate on its current route: packets acknowledged
+    /// per delivery interval, averaged (×8; 0 until measured there).
+    pub fn delivery_rate(&self) -> u32 {
+        u32::from(match &self.table {
+            Table::Soft(e) => e.delivery.avg,
+            Table::Hard(t) => t.delivery.avg,
+        })
     }
 
     /// Moves the path to a new entropy value (a new route) and forgets its

@@ -291,6 +291,9 @@ pub struct PathEntry {
     v: PathView,
     slots: VecDeque<Slot>,
     last_ce_count: u32,
+    /// The firmware's column: the path's delivery rate, kept here when the
+    /// engine holds the table (a NIC's table has no such column).
+    pub(super) delivery: super::Delivery,
 }
 
 const ONE: u32 = 1 << 16;
@@ -305,6 +308,7 @@ impl PathEntry {
             },
             slots: VecDeque::new(),
             last_ce_count: 0,
+            delivery: super::Delivery::default(),
         }
     }
 

@@ -105,3 +105,36 @@ fn a_moved_path_waits_as_long_as_the_slowest_route() {
     // The path's own estimate again (its peak, from 3 × the first sample).
     assert!(p.rto(100_000, 1_000_000) < 1_500_000);
 }
+
+/// Acknowledges `n` packets, one round trip each, from `t`; returns the
+/// time after them.
+fn deliver(p: &mut TxPath, mut t: u64, n: u32) -> u64 {
+    for _ in 0..n {
+        t = round_trip(p, t, 1000);
+    }
+    t
+}
+
+#[test]
+fn the_delivery_average_counts_packets_per_interval_once_the_route_settled() {
+    let mut p = path();
+    // Fewer than 8 packets on the route before the interval: not measured.
+    let t = deliver(&mut p, 1_000, 6);
+    p.close_interval();
+    let t = deliver(&mut p, t, 4);
+    p.close_interval();
+    assert_eq!(p.delivery_rate(), 0);
+    // The next interval began after the 8th packet: its count sets the
+    // average (×8), and later counts move it by a quarter of the difference.
+    let t = deliver(&mut p, t, 4);
+    p.close_interval();
+    assert_eq!(p.delivery_rate(), 4 * 8);
+    let t = deliver(&mut p, t, 8);
+    p.close_interval();
+    assert_eq!(p.delivery_rate(), (3 * 32 + 64) / 4);
+    // A move starts the route over: the average is forgotten.
+    p.move_to(50001, 0);
+    deliver(&mut p, t, 4);
+    p.close_interval();
+    assert_eq!(p.delivery_rate(), 0);
+}

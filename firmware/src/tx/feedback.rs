@@ -77,7 +77,7 @@ impl Tx {
             self.paths[i].on_ack_feedback(now, rtt, ce_count, acked, bytes, rto);
             progressed = self.apply_fates(i, FateOrigin::Ack, &fates, stats);
             self.fate_buf = fates;
-            self.paths.repath_if_wanted(i, &self.cfg, stats);
+            self.paths.repath_if_wanted(now, i, &self.cfg, stats);
             self.paths.refresh(i);
         } else if v.quarantined && first_sample {
             // The NIC's table samples RTTs only from what it acknowledges:
@@ -189,7 +189,7 @@ impl Tx {
                 if self.apply_fates(i, FateOrigin::Ack, fates, stats) {
                     self.progressed(now);
                 }
-                self.paths.repath_if_wanted(i, &self.cfg, stats);
+                self.paths.repath_if_wanted(now, i, &self.cfg, stats);
             }
             TableDone::Op(TableOp::Lose { .. }, _) => {
                 self.paths[i].on_lose_applied(now, fates, view);

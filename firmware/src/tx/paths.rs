@@ -35,6 +35,8 @@ pub(crate) struct PathSet {
     port_blocked: bool,
     /// The path chosen after the last one (round robin; paths ≤ 64).
     rr: u16,
+    /// When the current delivery interval ends, ns ([`PathSet::tick`]).
+    interval_end_ns: u64,
 }
 
 impl PathSet {
@@ -62,6 +64,7 @@ impl PathSet {
             draining: None,
             port_blocked: false,
             rr: 0,
+            interval_end_ns: 0,
         }
     }
 
@@ -188,25 +191,55 @@ impl PathSet {
     }
 
     /// Moves `path` to a new entropy value when its loss estimate says so, or
-    /// its ECN estimate does and stands out from its sibling paths' (marks
-    /// every path shares come from a common bottleneck, such as the receiver's
-    /// link, which no route avoids). The move waits until the path has
-    /// drained ([`PathSet::settle_move`]), and one path drains at a time: the
-    /// others take its share meanwhile.
-    pub fn repath_if_wanted(&mut self, path: usize, cfg: &QpConfig, stats: &mut Stats) {
+    /// when it is marked and delivers well below its fastest sibling
+    /// ([`PathSet::outpaced`]): its route is congested by more than this
+    /// connection's share of it (another of its paths, or other traffic), and
+    /// a sibling shows that a better route exists. Marks every path shares
+    /// (a common bottleneck, such as the receiver's link, which no route
+    /// avoids) move nothing, nor do marks on a path that delivers as much as
+    /// its siblings (spec §5.9). The move waits until the path has drained
+    /// ([`PathSet::settle_move`]), and one path drains at a time: the others
+    /// take its share meanwhile.
+    pub fn repath_if_wanted(&mut self, now: u64, path: usize, cfg: &QpConfig, stats: &mut Stats) {
+        self.tick(now);
         if self.draining.is_some() {
             return;
         }
         let v = self.paths[path].view();
         let lossy = v.wants_repath(f32::INFINITY, cfg.repath_loss_fraction);
-        let limit = cfg.repath_ecn_fraction;
-        let marked = v.wants_repath(limit, f32::INFINITY)
-            && v.ecn_fraction() > self.sibling_ecn_fraction(path) + limit / 2.0;
-        if lossy || marked {
+        let slow = v.wants_repath(0.0, f32::INFINITY) && v.marked();
+        if lossy || (slow && self.outpaced(path)) {
             self.draining = Some(path as u8);
             stats.repaths += 1;
             self.settle_move(path);
         }
+    }
+
+    /// Ends the connection's delivery interval when it is due, and begins the
+    /// next, which lasts the largest smoothed RTT of the paths, so that every
+    /// path's count covers at least one of its round trips (spec §5.9;
+    /// [`TxPath::close_interval`]).
+    fn tick(&mut self, now: u64) {
+        if now >= self.interval_end_ns {
+            self.paths.iter_mut().for_each(TxPath::close_interval);
+            let longest = self.paths.iter().filter_map(|p| p.view().rtt.srtt()).max();
+            self.interval_end_ns = now + longest.unwrap_or(0);
+        }
+    }
+
+    /// True when some active sibling of `path` delivers more than
+    /// [`OUTPACE_RATIO`] times `path`'s delivery rate
+    /// ([`TxPath::delivery_rate`]; spec §5.9).
+    fn outpaced(&self, path: usize) -> bool {
+        let rate = u64::from(self.paths[path].delivery_rate());
+        let (num, den) = OUTPACE_RATIO;
+        rate > 0
+            && (self.paths.iter().enumerate()).any(|(i, p)| {
+                i != path
+                    && self.draining != Some(i as u8)
+                    && !p.view().quarantined
+                    && u64::from(p.delivery_rate()) * den > rate * num
+            })
     }
 
     /// Performs `path`'s pending move once nothing sent on its old route is
@@ -231,20 +264,6 @@ impl PathSet {
             .map(TxPath::rto_estimate)
             .max()
             .unwrap_or(0)
-    }
-
-    /// Mean CE fraction of the connection's paths other than `path` (0 with
-    /// one path).
-    fn sibling_ecn_fraction(&self, path: usize) -> f32 {
-        let others = self.paths.len() - 1;
-        if others == 0 {
-            return 0.0;
-        }
-        let sum: f32 = (self.paths.iter().enumerate())
-            .filter(|&(i, _)| i != path)
-            .map(|(_, p)| p.view().ecn_fraction())
-            .sum();
-        sum / others as f32
     }
 
     /// A random entropy value for path `path` to move to after its timeout.
@@ -272,6 +291,11 @@ impl IndexMut<usize> for PathSet {
         &mut self.paths[i]
     }
 }
+
+/// A path is outpaced when a sibling's rate exceeds its own by this ratio
+/// (numerator, denominator): two paths sharing a route get half a lone path's
+/// rate each, while paths alone on equal routes stay well within it.
+const OUTPACE_RATIO: (u64, u64) = (3, 2);
 
 /// Low bits of an entropy value that stay fixed per path ("stripes").
 const STRIPE_MASK: u16 = 0x7;
