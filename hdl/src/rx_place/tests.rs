@@ -465,3 +465,92 @@ fn rust_hdl_model_checks_the_mr_bounds_with_base_and_length_written_in_s1() {
     let firsts: Vec<_> = s.beats.iter().filter(|b| b.0).map(|b| b.1).collect();
     assert_eq!(firsts, [BASE + 0xff0, BASE + 0x1000, BASE - 0x10]);
 }
+
+/// The engine's connection window (`ConnBitmap`, 256 PSNs) for
+/// [`rust_hdl_model_counts_the_window_of_back_to_back_verdicts`]: the
+/// verdict code and cumulative PSN after each WRITE's PSN.
+struct Window {
+    cum: u32,
+    bits: [bool; 256],
+}
+
+impl Window {
+    /// Accepts `psn` if new: `(code, cumulative PSN after)`.
+    fn accept(&mut self, psn: u32) -> (u64, u64) {
+        let d = psn.wrapping_sub(self.cum);
+        let code = if d >= 1 << 31 || (d < 256 && self.bits[psn as usize % 256]) {
+            14
+        } else if d >= 256 {
+            12
+        } else {
+            self.bits[psn as usize % 256] = true;
+            while self.bits[self.cum as usize % 256] {
+                self.bits[self.cum as usize % 256] = false;
+                self.cum = self.cum.wrapping_add(1);
+            }
+            0
+        };
+        (code, u64::from(self.cum))
+    }
+}
+
+#[test]
+fn rust_hdl_model_counts_the_window_of_back_to_back_verdicts() {
+    use rand::{Rng, SeedableRng, rngs::SmallRng};
+    let mut rng = SmallRng::seed_from_u64(37);
+    // The cumulative PSN starts below 256 so the runs wrap past bit 255.
+    let mut script = setup();
+    script.push(table_write(qp_word(cfg::QP_CONN_PSN), 230));
+    let mut w = Window {
+        cum: 230,
+        bits: [false; 256],
+    };
+    // Near the cumulative PSN (duplicates, runs, the next PSN back to
+    // back: S2's count of S3's window after its update), now and then
+    // beyond the window; then every PSN of one window but the cumulative
+    // one, that one (a run of 256) and the next ones back to back.
+    let mut psns: Vec<u32> = Vec::new();
+    let mut cum = w.cum;
+    for _ in 0..240 {
+        let r: i64 = if rng.gen_range(0..16) == 0 {
+            rng.gen_range(200..300)
+        } else {
+            rng.gen_range(-3..10)
+        };
+        let psn = (i64::from(cum) + r) as u32;
+        psns.push(psn);
+        cum = w.accept(psn).1 as u32;
+    }
+    let mut all: Vec<u32> = (1..256).map(|k| cum + k).collect();
+    for i in (1..all.len()).rev() {
+        all.swap(i, rng.gen_range(0..=i));
+    }
+    psns.extend(all);
+    psns.extend([cum, cum + 256, cum + 258, cum + 257, cum + 259]);
+    let mut w = Window {
+        cum: 230,
+        bits: [false; 256],
+    };
+    let want: Vec<(u64, u64)> = psns.iter().map(|&p| w.accept(p)).collect();
+    // Bursts of 8: their payloads, then their metadata on consecutive
+    // cycles.
+    for (b, burst) in psns.chunks(8).enumerate() {
+        for k in 0..burst.len() {
+            script.extend(payload(8 * b + k));
+        }
+        for (k, &psn) in burst.iter().enumerate() {
+            let n = (8 * b + k) as u64;
+            script.push(meta(Write {
+                qpn: QPN,
+                psn: u64::from(psn),
+                rkey: RKEY,
+                va: BASE + 16 * (n % 256),
+            }));
+        }
+    }
+    let s = run(script);
+    assert_eq!(s.events.len(), want.len());
+    for (k, (got, want)) in s.events.iter().zip(&want).enumerate() {
+        assert_eq!(got, want, "datagram {k}, PSN {}", psns[k]);
+    }
+}
