@@ -37,6 +37,13 @@ pub(crate) struct PathSet {
     rr: u16,
     /// When the current delivery interval ends, ns ([`PathSet::tick`]).
     interval_end_ns: u64,
+    /// No outpaced move before this time, ns ([`PathSet::hold_down`]).
+    hold_end_ns: u64,
+    /// Outpaced moves since one last helped or no path was outpaced: each
+    /// doubles the next hold ([`PathSet::judge_moves`]).
+    strikes: u8,
+    /// The path of the last outpaced move, until its new route is measured.
+    judged: Option<u8>,
 }
 
 impl PathSet {
@@ -65,6 +72,9 @@ impl PathSet {
             port_blocked: false,
             rr: 0,
             interval_end_ns: 0,
+            hold_end_ns: 0,
+            strikes: 0,
+            judged: None,
         }
     }
 
@@ -208,7 +218,11 @@ impl PathSet {
         let v = self.paths[path].view();
         let lossy = v.wants_repath(f32::INFINITY, cfg.repath_loss_fraction);
         let slow = v.wants_repath(0.0, f32::INFINITY) && v.marked();
-        if lossy || (slow && self.outpaced(path)) {
+        let outpaced = !lossy && slow && now >= self.hold_end_ns && self.outpaced(path);
+        if outpaced {
+            self.hold_down(now, path);
+        }
+        if lossy || outpaced {
             self.draining = Some(path as u8);
             stats.repaths += 1;
             self.settle_move(path);
@@ -222,9 +236,51 @@ impl PathSet {
     fn tick(&mut self, now: u64) {
         if now >= self.interval_end_ns {
             self.paths.iter_mut().for_each(TxPath::close_interval);
-            let longest = self.paths.iter().filter_map(|p| p.view().rtt.srtt()).max();
-            self.interval_end_ns = now + longest.unwrap_or(0);
+            self.judge_moves(now);
+            self.interval_end_ns = now + self.interval_ns();
         }
+    }
+
+    /// The length of a delivery interval: the largest smoothed RTT of the
+    /// paths (0 before any is measured).
+    fn interval_ns(&self) -> u64 {
+        let longest = self.paths.iter().filter_map(|p| p.view().rtt.srtt()).max();
+        longest.unwrap_or(0)
+    }
+
+    /// Begins the hold-down after an outpaced move of `path` (spec §5.9): no
+    /// other outpaced move for `2^strikes` delivery intervals, where
+    /// `strikes` counts the outpaced moves since one last helped or no path
+    /// was outpaced (at most [`MAX_STRIKES`]). When paths outnumber the usable routes, some pair
+    /// always shares one and every move is useless; the holds then double
+    /// and the moves die out instead of going on forever.
+    fn hold_down(&mut self, now: u64, path: usize) {
+        let doublings = self.strikes.saturating_sub(FREE_STRIKES);
+        self.hold_end_ns = now + (self.interval_ns() << doublings);
+        self.strikes = (self.strikes + 1).min(MAX_STRIKES);
+        self.judged = Some(path as u8);
+    }
+
+    /// Forgets the strikes when a hold-down is no longer wanted: once the
+    /// path of the last outpaced move has moved and its delivery rate on the
+    /// new route is measured, if it is no longer outpaced (the move helped);
+    /// and after a quiet time past the hold's end without an outpaced move:
+    /// twice the last hold, and at least [`QUIET_SHIFT`] intervals' worth,
+    /// time enough for a path still crowded to be measured again and move.
+    fn judge_moves(&mut self, now: u64) {
+        let quiet = self.interval_ns() << self.strikes.max(QUIET_SHIFT);
+        if now >= self.hold_end_ns.saturating_add(quiet) {
+            self.strikes = 0;
+        }
+        let Some(path) = self.judged else { return };
+        let path = usize::from(path);
+        if self.draining == Some(path as u8) || self.paths[path].delivery_rate() == 0 {
+            return;
+        }
+        if !self.outpaced(path) {
+            self.strikes = 0;
+        }
+        self.judged = None;
     }
 
     /// True when some active sibling of `path` delivers more than
@@ -297,6 +353,22 @@ impl IndexMut<usize> for PathSet {
 /// rate each, while paths alone on equal routes stay well within it.
 const OUTPACE_RATIO: (u64, u64) = (3, 2);
 
+/// The largest count of useless outpaced moves the hold-down doubles for:
+/// at most 2^10 delivery intervals (about 1,000 round trips) between them.
+const MAX_STRIKES: u8 = 10;
+
+/// Useless outpaced moves allowed before the holds begin to double: paths
+/// spreading over equal routes try several occupied ones before they find
+/// the last free one (each move lands on a free one of `n` with chance
+/// 1/`n`).
+const FREE_STRIKES: u8 = 3;
+
+/// The shortest quiet time that forgets the strikes, as a power of two of
+/// delivery intervals (32): a path measures its new route only after 8
+/// packets on it and a whole interval, and a crowded sibling's average
+/// takes a few intervals to fall below 2/3 of the fastest.
+const QUIET_SHIFT: u8 = 5;
+
 /// Low bits of an entropy value that stay fixed per path ("stripes").
 const STRIPE_MASK: u16 = 0x7;
 
@@ -309,4 +381,55 @@ const STRIPE_MASK: u16 = 0x7;
 /// still hashes the whole value.
 fn striped_entropy(rng: &mut SmallRng, path: u16) -> u16 {
     (rng.gen_range(metaroce_proto::ENTROPY_PORTS) & !STRIPE_MASK) | (path & STRIPE_MASK)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Acknowledges `n` packets on `path` at `now` (each one marked), with a
+    /// 10 µs round trip.
+    fn deliver(set: &mut PathSet, path: usize, now: u64, n: u32) {
+        for _ in 0..n {
+            let p = &mut set.paths[path];
+            let psn = p.on_send_data(0, 1000, false, now, 1_000_000);
+            p.on_ack(psn.wrapping_add(1), &metaroce_proto::Sack::new(), |_| {});
+            let ce = p.view().ce_marked as u32 + 1;
+            p.on_ack_feedback(now, Some(10_000), ce, 1, 1000, 1_000_000);
+        }
+    }
+
+    /// Three paths, two of them crowded (1 packet per interval) and one fast
+    /// (4): a crowded path is outpaced wherever it moves, as when paths
+    /// outnumber the usable routes. Over 2,000 intervals the moves die out
+    /// (25 moves; 419 without the hold-down, one every 5 intervals). Once
+    /// every path delivers 4 the strikes are forgotten.
+    #[test]
+    fn useless_outpaced_moves_are_held_down() {
+        let cfg = QpConfig {
+            paths: 3,
+            ..QpConfig::default()
+        };
+        let mut set = PathSet::new(&cfg, 4096, 1, false);
+        let mut stats = Stats::default();
+        let interval = 10_000;
+        for k in 1..=2000u64 {
+            let now = k * interval;
+            for (path, n) in [(0, 1), (1, 1), (2, 4)] {
+                deliver(&mut set, path, now, n);
+                set.repath_if_wanted(now, path, &cfg, &mut stats);
+            }
+        }
+        assert!(stats.repaths >= 3, "{} repaths", stats.repaths);
+        assert!(stats.repaths <= 30, "{} repaths", stats.repaths);
+        assert_eq!(set.strikes, MAX_STRIKES);
+        for k in 2001..=5000u64 {
+            let now = k * interval;
+            for path in 0..3 {
+                deliver(&mut set, path, now, 4);
+                set.repath_if_wanted(now, path, &cfg, &mut stats);
+            }
+        }
+        assert_eq!(set.strikes, 0);
+    }
 }
