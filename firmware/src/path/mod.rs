@@ -746,10 +746,7 @@ impl TxPath {
     /// the average is forgotten. The next interval begins.
     pub fn close_interval(&mut self) {
         let (acked, samples) = (self.view().acked as u16, self.view().samples);
-        let d = match &mut self.table {
-            Table::Soft(e) => &mut e.delivery,
-            Table::Hard(t) => &mut t.delivery,
-        };
+        let d = self.delivery_mut();
         let count = u32::from(acked.wrapping_sub(d.from));
         d.from = acked;
         d.avg = if samples >= count + ROUTE_SAMPLES {
@@ -771,6 +768,14 @@ impl TxPath {
             Table::Soft(e) => e.delivery.avg,
             Table::Hard(t) => t.delivery.avg,
         })
+    }
+
+    /// The path's delivery record, wherever its table keeps it.
+    fn delivery_mut(&mut self) -> &mut Delivery {
+        match &mut self.table {
+            Table::Soft(e) => &mut e.delivery,
+            Table::Hard(t) => &mut t.delivery,
+        }
     }
 
     /// Moves the path to a new entropy value (a new route) and forgets its

@@ -217,8 +217,8 @@ impl PathSet {
         }
         let v = self.paths[path].view();
         let lossy = v.wants_repath(f32::INFINITY, cfg.repath_loss_fraction);
-        let slow = v.wants_repath(0.0, f32::INFINITY) && v.marked();
-        let outpaced = !lossy && slow && now >= self.hold_end_ns && self.outpaced(path);
+        let marked = v.wants_repath(0.0, f32::INFINITY) && v.marked();
+        let outpaced = !lossy && marked && now >= self.hold_end_ns && self.outpaced(path);
         if outpaced {
             self.hold_down(now, path);
         }
