@@ -16,7 +16,7 @@ use std::time::Duration;
 use metaroce_driver::backend::Backend;
 use metaroce_driver::soft::{SoftBackend, SoftConfig};
 use metaroce_driver::verbs::{
-    Access, CompletionQueue, Context, MemoryRegion, ProtectionDomain, QpConfig, QpInit, QpState,
+    Access, CompletionQueue, Context, MemoryRegion, ProtectionDomain, QpInit, QpState,
     QpTransition, QueuePair, RecvWr, RemoteEnd, SendOp, SendRequest, WcOpcode, WcStatus,
 };
 use metaroce_proto::{Opcode, Packet, PseudoHeader, Repr};
@@ -237,14 +237,7 @@ impl Device for SoftDevice {
 
     fn create_qp(&mut self, opts: &QpOptions) -> TargetResult<u32> {
         let cq = self.nic.ctx.create_cq(4096, None);
-        let config = QpConfig {
-            paths: opts.paths,
-            streams: opts.streams,
-            recv_window: opts.recv_window,
-            rnr_delay_us: opts.rnr_delay_us,
-            rto_initial_ns: opts.rto_initial_ns,
-            ..self.nic.ctx.default_qp_config()
-        };
+        let config = opts.qp_config(self.nic.ctx.default_qp_config());
         let mut init = QpInit::new(&cq, &cq);
         init.config = Some(config);
         let qp = self.nic.pd.create_qp(&init).map_err(|e| e.to_string())?;

@@ -10,7 +10,7 @@
 
 use std::net::SocketAddr;
 
-use metaroce_driver::verbs::SendOp;
+use metaroce_driver::verbs::{QpConfig, SendOp};
 use serde::{Deserialize, Serialize};
 
 /// Result of a target operation; the error is a human-readable reason.
@@ -39,6 +39,12 @@ pub struct QpOptions {
     pub rnr_delay_us: u32,
     /// Path RTO before the first RTT sample, ns.
     pub rto_initial_ns: u64,
+    /// Floor of the path RTO once RTT samples exist, ns (`None`: the
+    /// target's own). A case that must see no path timeout after its first
+    /// ACK sets it: the suite's ACKs come late on a loaded host, and an
+    /// RTO from loopback RTT samples is a millisecond or two.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rto_min_ns: Option<u64>,
     /// Connection timeout (`timeout_ns`, §5.12).
     pub timeout_ns: u64,
     /// Connection retries (0..=7).
@@ -58,9 +64,25 @@ impl Default for QpOptions {
             // spurious path timeout or connection timeout; cases that test the
             // timers set their own.
             rto_initial_ns: 100_000_000,
+            rto_min_ns: None,
             timeout_ns: 1_000_000_000,
             retry_cnt: 7,
             rnr_retry: 7,
+        }
+    }
+}
+
+impl QpOptions {
+    /// `base` (a target's own QP settings) with these options applied.
+    pub fn qp_config(&self, base: QpConfig) -> QpConfig {
+        QpConfig {
+            paths: self.paths,
+            streams: self.streams,
+            recv_window: self.recv_window,
+            rnr_delay_us: self.rnr_delay_us,
+            rto_initial_ns: self.rto_initial_ns,
+            rto_min_ns: self.rto_min_ns.unwrap_or(base.rto_min_ns),
+            ..base
         }
     }
 }

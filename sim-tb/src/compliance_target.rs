@@ -302,14 +302,7 @@ impl Device for HwDevice {
                 opts.recv_window
             ));
         }
-        let cfg = QpConfig {
-            paths: opts.paths,
-            streams: opts.streams,
-            recv_window: opts.recv_window,
-            rnr_delay_us: opts.rnr_delay_us,
-            rto_initial_ns: opts.rto_initial_ns,
-            ..QpConfig::default()
-        };
+        let cfg = opts.qp_config(QpConfig::default());
         let pd = self.pd;
         let qpn = self
             .call(move |b| b.nic.create_qp(pd, cfg))

@@ -45,7 +45,10 @@ pub fn tx_path_window_respected(ctx: &mut Ctx) -> Verdict {
 pub fn tx_credit_respected(ctx: &mut Ctx) -> Verdict {
     let opts = QpOptions {
         paths: 1,
+        // No path timeout, before the first RTT sample or after, while the
+        // case acknowledges as packets come.
         rto_initial_ns: 400_000_000,
+        rto_min_ns: Some(400_000_000),
         ..QpOptions::default()
     };
     let mut c = ctx.conn_with(opts, 0x10, 0x20)?;
