@@ -728,12 +728,16 @@ impl TxPath {
         self.write_window();
     }
 
-    /// True when the path is Active with something unresolved and a PROBE
-    /// fits its window (spec §5.8): an RTO expiry of the path may then be
-    /// spared ([`TxPath::spare_expiry`]).
+    /// True when the path is Active with an RTT sample (its route has been
+    /// seen to work, and its RTO is measured, not the initial guess),
+    /// something unresolved and room for a PROBE (spec §5.8): an RTO expiry
+    /// of the path may then be spared ([`TxPath::spare_expiry`]).
     pub fn may_spare(&self) -> bool {
         let v = self.view();
-        !v.quarantined && v.unresolved() && v.next_psn.wrapping_sub(v.una) < SACK_BITS
+        !v.quarantined
+            && v.rtt.srtt().is_some()
+            && v.unresolved()
+            && v.next_psn.wrapping_sub(v.una) < SACK_BITS
     }
 
     /// The path's RTO expiry is spared (spec §5.7): nothing is declared
