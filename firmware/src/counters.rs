@@ -126,6 +126,10 @@ counters! {
         repaths,
         /// Paths quarantined after a timeout.
         quarantines,
+        /// Path RTO expiries spared because the whole connection was
+        /// silent (spec §5.7): a PROBE on the same route, nothing declared
+        /// lost, no quarantine; not counted in `quarantines`.
+        spared_expiries,
         /// Bytes placed into memory (by the engine, or by the RTL on the
         /// hardware data path).
         bytes_placed,

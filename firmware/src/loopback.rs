@@ -39,6 +39,12 @@ pub struct Channel {
     /// Probability a datagram towards B arrives CE-marked (a congested
     /// queue's ECN mark).
     pub ce_to_b: f64,
+    /// A stall of A's receiving side, `(from, until)` ns: datagrams towards
+    /// A that would arrive in that time arrive at `until` instead, all at
+    /// once (a receive thread waiting for a CPU).
+    pub a_stalled: Option<(u64, u64)>,
+    /// Datagrams from this UDP source port are dropped (a failed route).
+    pub dead_port: Option<u16>,
 }
 
 impl Default for Channel {
@@ -52,6 +58,8 @@ impl Default for Channel {
             rate_gbps: 100,
             b_vanishes_at_ns: None,
             ce_to_b: 0.0,
+            a_stalled: None,
+            dead_port: None,
         }
     }
 }
@@ -251,7 +259,8 @@ impl Pair {
             c.push((to_b, bytes.clone(), meta));
         }
         let vanished = to_b && self.channel.b_vanishes_at_ns.is_some_and(|t| self.now >= t);
-        if vanished || self.rng.gen_bool(self.channel.loss) {
+        let dead = self.channel.dead_port == Some(meta.src_port);
+        if vanished || dead || self.rng.gen_bool(self.channel.loss) {
             self.dropped_by_channel += 1;
             return;
         }
@@ -263,7 +272,13 @@ impl Pair {
             let i = self.rng.gen_range(0..bytes.len());
             bytes[i] ^= 1 << self.rng.gen_range(0..8);
         }
-        let at = self.now + ser + self.route_delay(meta.src_port);
+        let mut at = self.now + ser + self.route_delay(meta.src_port);
+        if let Some((from, until)) = self.channel.a_stalled
+            && !to_b
+            && (from..until).contains(&at)
+        {
+            at = until;
+        }
         if self.rng.gen_bool(self.channel.duplicate) {
             self.push(at + 500, to_b, bytes.clone(), meta);
         }

@@ -25,6 +25,9 @@ pub struct LossRow {
     pub probes_sent: u64,
     /// Path timeouts that quarantined a path.
     pub quarantines: u64,
+    /// Path timer expiries spared because the whole connection was silent
+    /// (a PROBE on the same route, nothing declared lost).
+    pub spared_expiries: u64,
 }
 
 impl LossRow {
@@ -39,6 +42,7 @@ impl LossRow {
             conn_timeout_losses: r.conn_timeout_losses + s.conn_timeout_losses,
             probes_sent: r.probes_sent + s.probes_sent,
             quarantines: r.quarantines + s.quarantines,
+            spared_expiries: r.spared_expiries + s.spared_expiries,
         })
     }
 
@@ -46,13 +50,14 @@ impl LossRow {
     pub fn describe(&self) -> String {
         format!(
             "{} (losses found by SACK {}, RACK {}, path timeout {}, connection timer {}; \
-             {} path timeouts, {} probes)",
+             {} path timeouts, {} spared, {} probes)",
             self.retransmits,
             self.sack_losses,
             self.rack_losses,
             self.timeout_losses,
             self.conn_timeout_losses,
             self.quarantines,
+            self.spared_expiries,
             self.probes_sent
         )
     }

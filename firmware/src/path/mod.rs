@@ -20,7 +20,7 @@
 use alloc::boxed::Box;
 use alloc::collections::VecDeque;
 
-use metaroce_proto::Sack;
+use metaroce_proto::{SACK_BITS, Sack};
 
 use crate::cc::{AckSample, PathController};
 use crate::rtt::RttEstimator;
@@ -726,6 +726,25 @@ impl TxPath {
         self.probe_due_ns = now_ns;
         self.rto_deadline = NO_DEADLINE;
         self.write_window();
+    }
+
+    /// True when the path is Active with an RTT sample (its route has been
+    /// seen to work, and its RTO is measured, not the initial guess),
+    /// something unresolved and room for a PROBE (spec §5.8): an RTO expiry
+    /// of the path may then be spared ([`TxPath::spare_expiry`]).
+    pub fn may_spare(&self) -> bool {
+        let v = self.view();
+        !v.quarantined
+            && v.rtt.srtt().is_some()
+            && v.unresolved()
+            && v.next_psn.wrapping_sub(v.una) < SACK_BITS
+    }
+
+    /// The path's RTO expiry is spared (spec §5.7): nothing is declared
+    /// lost, and the path keeps its route, window, estimates and averages;
+    /// its deadline moves to `deadline_ns`.
+    pub fn spare_expiry(&mut self, deadline_ns: u64) {
+        self.rto_deadline = deadline_ns;
     }
 
     /// True when the path's CE or loss fraction has stayed above the limits.

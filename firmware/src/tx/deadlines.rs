@@ -49,6 +49,13 @@ impl Tx {
             if !due {
                 continue;
             }
+            if let Some(deadline) = self.spared_until(i, now) {
+                self.paths[i].spare_expiry(deadline);
+                self.paths.want_probe(i);
+                self.paths.refresh(i);
+                stats.spared_expiries += 1;
+                continue;
+            }
             let entropy = self.paths.timeout_entropy(i);
             let floor = self.paths.route_floor();
             let mut fates = core::mem::take(&mut self.fate_buf);
@@ -96,6 +103,35 @@ impl Tx {
         }
     }
 }
+
+impl Tx {
+    /// When path `path`'s RTO expiry at `now` is spared (spec §5.7): the
+    /// whole connection is silent — no ACK reporting new arrivals came on
+    /// any path for at least half the path's RTO (`quiet`), while another
+    /// path has data in flight too — for less than [`SPARED_RTOS`] RTOs, and
+    /// the path is Active with room for a PROBE. Every path then lacks its
+    /// ACKs at once: a stalled host (a thread waiting for a CPU) or fabric,
+    /// which a new route would not cure; a bad route leaves the others'
+    /// ACKs coming. Returns the path's next deadline, `now + max(RTO,
+    /// quiet)`: the silence doubles before the next look, so a silence
+    /// longer than `SPARED_RTOS` RTOs ends in a timeout as before.
+    fn spared_until(&self, path: usize, now: u64) -> Option<u64> {
+        let quiet = now.saturating_sub(self.timers.heard_ns);
+        let rto = self.rto(path);
+        let others =
+            (self.paths.iter().enumerate()).any(|(i, p)| i != path && p.inflight_bytes() > 0);
+        let silent = quiet >= rto / 2 && quiet < SPARED_RTOS * rto && others;
+        (silent && self.paths[path].may_spare()).then(|| now + rto.max(quiet))
+    }
+}
+
+/// How many of a path's RTOs the connection may stay silent with the
+/// path's expiries spared (spec §5.7): at about 1, 2, 4, 8 and 16 RTOs of
+/// silence (each spared expiry waits as long as the silence so far); at 32
+/// the expiry is a timeout (every route failed, or the peer is gone).
+/// Through the soft NIC's relay on a loaded 2-core machine, silences
+/// reach tens of milliseconds, 8 RTOs or more.
+const SPARED_RTOS: u64 = 32;
 
 /// The earlier of two optional deadlines (`None`: no deadline).
 fn earlier(a: Option<u64>, b: Option<u64>) -> Option<u64> {

@@ -61,6 +61,10 @@ impl Tx {
         // comes back, and without that sample the path would never leave
         // quarantine (spec §5.5 step 2).
         let first_sample = v.rtt.srtt().is_none() && newest && rx_step > 0;
+        if newest && rx_step > 0 {
+            // The peer received something new: the connection is not silent.
+            self.timers.heard_ns = now;
+        }
         if !self.hardware_table {
             let mut fates = core::mem::take(&mut self.fate_buf);
             fates.clear();

@@ -44,6 +44,9 @@ pub(crate) struct PathSet {
     strikes: u8,
     /// The path of the last outpaced move, until its new route is measured.
     judged: Option<u8>,
+    /// Bit `i` set: Active path `i` wants a PROBE on its current route, its
+    /// RTO expiry spared while the connection was silent (spec §5.7).
+    probes_wanted: u64,
 }
 
 impl PathSet {
@@ -75,6 +78,7 @@ impl PathSet {
             hold_end_ns: 0,
             strikes: 0,
             judged: None,
+            probes_wanted: 0,
         }
     }
 
@@ -327,11 +331,28 @@ impl PathSet {
         striped_entropy(&mut self.rng, path as u16)
     }
 
-    /// `path` moved (on its timeout): a drain it waited for is over.
+    /// `path` moved (on its timeout): a drain it waited for is over, and a
+    /// PROBE it wanted on its old route is not sent.
     pub fn moved(&mut self, path: usize) {
         if self.draining == Some(path as u8) {
             self.draining = None;
         }
+        self.probes_wanted &= !(1 << path);
+    }
+
+    /// `path`'s expiry was spared: it wants a PROBE on its current route.
+    pub fn want_probe(&mut self, path: usize) {
+        self.probes_wanted |= 1 << path;
+    }
+
+    /// The lowest path that wants a PROBE after a spared expiry, taken off
+    /// the list.
+    pub fn take_wanted_probe(&mut self) -> Option<usize> {
+        let i = self.probes_wanted.trailing_zeros() as usize;
+        (i < 64).then(|| {
+            self.probes_wanted &= !(1 << i);
+            i
+        })
     }
 }
 

@@ -14,6 +14,9 @@ pub(super) struct Timers {
     pub delivered_sent_ns: u64,
     /// Send time of the newest data transmission, ns.
     pub newest_sent_ns: u64,
+    /// When the newest ACK reporting new arrivals (on any path) came, ns:
+    /// the connection is silent while this is long past (spec §5.7).
+    pub heard_ns: u64,
     /// Send time of the newest data transmission after which the sender had
     /// nothing left to send (`u64::MAX`: none yet; see `Tx::rack_head`).
     pub drained_sent_ns: u64,
@@ -27,6 +30,7 @@ impl Default for Timers {
             fired_ns: 0,
             delivered_sent_ns: 0,
             newest_sent_ns: 0,
+            heard_ns: 0,
             drained_sent_ns: u64::MAX,
         }
     }

@@ -9,9 +9,14 @@ use super::records::{RecState, Record};
 use super::{DataPlan, ProbePlan, Tx};
 
 impl Tx {
-    /// Next probe due on a quarantined path.
+    /// Next probe due: on a path whose expiry was spared (spec §5.7), or on
+    /// a quarantined path.
     pub fn poll_probe(&mut self, now: u64) -> Option<ProbePlan> {
-        let idx = self.paths.timed().find(|&i| self.paths[i].probe_due(now))?;
+        let idx = self
+            .paths
+            .take_wanted_probe()
+            .filter(|&i| self.paths[i].may_spare())
+            .or_else(|| self.paths.timed().find(|&i| self.paths[i].probe_due(now)))?;
         let rto = self.rto(idx);
         let path_psn = self.paths[idx].on_send_probe(now, rto);
         self.paths.refresh(idx);
