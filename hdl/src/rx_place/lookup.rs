@@ -152,8 +152,6 @@ impl Logic for PlaceLookup {
         self.reads.clock.next = self.clock.val();
         self.reads.rst.next = self.rst.val();
         CfgIn::<9>::link(&mut self.cfg, &mut self.reads.cfg);
-        self.reads.en0.next = self.en0.val();
-        self.reads.qi0.next = self.qps.qi0.val();
         self.reads.en1.next = self.en1.val();
         self.reads.qi.next = self.qi1.val();
         self.reads.stream.next = self.stream1.val();
