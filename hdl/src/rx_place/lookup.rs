@@ -105,7 +105,7 @@ pub struct PlaceLookup {
     globals: PlaceGlobals,
     // Receive rings and MSN heads: written by the firmware, read in S0.
     rings: PlaceRings,
-    // The outstanding READs (selected in S0, matched in S1) and the MRs
+    // The outstanding READs (read and matched in S1) and the MRs
     // (looked up in S1, checked in S2).
     reads: PlaceReads,
     mrs: PlaceMr,
