@@ -14,7 +14,9 @@ use crate::rx_path::LeadOnes;
 /// counts ([`LeadOnes`]) between [`AccPre`] and [`AccPost`]. The window
 /// carries its mask `ge` (the bits at or above `cum`'s, `!0 << cum[7:0]`)
 /// so no shift by `cum` precedes the counts, and the new `cum`'s low byte
-/// is the first clear bit itself (no adder after them). Computed while
+/// is the first clear bit itself (no adder after them); the new mask is
+/// not an output: it is the mask of the new `cum`, which
+/// [`PlaceConn`](super::PlaceConn) decodes from the low byte. Computed while
 /// `en` (a datagram is in the verdict stage), whether or not its PSN is
 /// accepted, so the verdict reaches only the last multiplexer (`take`):
 /// without it the window is unchanged.
@@ -36,10 +38,9 @@ pub struct ConnAccept {
     pub new_cum: Signal<Out, Bits<32>>,
     /// Bitmap after.
     pub new_bm: Signal<Out, Bits<256>>,
-    /// Mask after (of `new_cum`).
-    pub new_ge: Signal<Out, Bits<256>>,
     /// The first clear bit at or above `cum`'s, else below it (the new
-    /// `cum`'s low byte when the PSN is accepted).
+    /// `cum`'s low byte when the PSN is accepted); `cum`'s own when all
+    /// 256 bits are set.
     pub z: Signal<Out, Bits<8>>,
     /// Every bit of `b` is set.
     pub all: Signal<Out, Bit>,
@@ -72,7 +73,6 @@ impl Logic for ConnAccept {
         self.post.z_hi.next = self.hi.count.val();
         self.new_cum.next = self.post.new_cum.val();
         self.new_bm.next = self.post.new_bm.val();
-        self.new_ge.next = self.post.new_ge.val();
         self.z.next = self.post.first.val();
         self.all.next = self.lo.count.val().get_bit(8);
         self.wrap.next = self.hi.count.val().get_bit(8);
@@ -122,6 +122,15 @@ impl Logic for AccPre {
 }
 
 /// [`ConnAccept`] after its counts: the run and the cleared bitmap.
+///
+/// The bits cleared are the run, the circular range from `cum`'s bit up to
+/// the first clear bit `z`: `ge & lt` when the run does not wrap (`lt`, the
+/// bits below `z`, holds every bit below `cum`'s), `ge | lt` when it wraps
+/// (then `z` is below `cum`'s bit, so `ge` and `lt` are disjoint): in both
+/// cases the bits kept are `ge ^ lt`, inverted when the run wraps. All 256
+/// set is taken as a wrap to `cum`'s own bit (`lt = !ge`), which clears
+/// every bit and moves `cum` by 256. So each bit of the new bitmap is one
+/// small function of its own bits and two shared signals.
 #[derive(LogicBlock, Default)]
 pub struct AccPost {
     /// Compute (else the outputs are the window before).
@@ -144,13 +153,13 @@ pub struct AccPost {
     pub new_cum: Signal<Out, Bits<32>>,
     /// Bitmap after.
     pub new_bm: Signal<Out, Bits<256>>,
-    /// Mask after.
-    pub new_ge: Signal<Out, Bits<256>>,
-    /// The first clear bit at or above `cum`'s, else below it.
+    /// The first clear bit at or above `cum`'s, else below it (`cum`'s
+    /// own when all 256 are set).
     pub first: Signal<Out, Bits<8>>,
     z: Signal<Local, Bits<8>>,
     up: Signal<Local, Bits<24>>,
     lt: Signal<Local, Bits<256>>,
+    keep: Signal<Local, Bits<256>>,
     // `lt` in two halves: the bits below `z` within its group, the groups
     // below `z`'s, the group being built.
     t_lo: Signal<Local, Bits<16>>,
@@ -163,24 +172,28 @@ impl Logic for AccPost {
     fn update(&mut self) {
         self.new_cum.next = self.cum.val();
         self.new_bm.next = self.bm.val();
-        self.new_ge.next = self.ge.val();
         self.first.next = 0.into();
         self.z.next = 0.into();
         self.up.next = 0.into();
         self.lt.next = 0.into();
+        self.keep.next = 0.into();
         self.t_lo.next = 0.into();
         self.t_hi.next = 0.into();
         self.grp.next = 0.into();
         if self.en.val() {
-            // The first clear bit at or above `cum`'s, else below it.
+            // The first clear bit at or above `cum`'s, else below it, else
+            // (all 256 set) `cum`'s own.
             self.z.next = self.z_hi.val().get_bits::<8>(0);
             if self.z_hi.val().get_bit(8) {
                 self.z.next = self.z_lo.val().get_bits::<8>(0);
+                if self.z_lo.val().get_bit(8) {
+                    self.z.next = self.cum.val().get_bits::<8>(0);
+                }
             }
             // `cum`'s upper bits plus one: the run wraps past bit 255.
             self.up.next = self.cum.val().get_bits::<24>(8) + 1;
-            // The bits 0..z (the new mask's complement): per 16-bit group,
-            // all of a group below `z`'s, those below `z` in `z`'s.
+            // The bits 0..z: per 16-bit group, all of a group below `z`'s,
+            // those below `z` in `z`'s.
             self.t_lo.next = !((!self.t_lo.val()) << self.z.val().get_bits::<4>(0));
             self.t_hi.next = !((!self.t_hi.val()) << self.z.val().get_bits::<4>(4));
             for h in 0..16 {
@@ -194,25 +207,21 @@ impl Logic for AccPost {
                 self.lt.next = self.lt.val()
                     | (bit_cast::<256, 16>(self.grp.val()) << (16 * h).to_bits::<8>());
             }
+            // The bits kept: those outside the run from `cum`'s bit to `z`.
+            self.keep.next = self.ge.val() ^ self.lt.val();
+            if self.z_hi.val().get_bit(8) {
+                self.keep.next = !self.keep.val();
+            }
             self.first.next = self.z.val();
             if self.take.val() {
-                if self.z_lo.val().get_bit(8) {
-                    // All 256 set: `cum` + 256, the bitmap cleared.
-                    self.new_cum.next = (bit_cast::<32, 24>(self.up.val()) << 8)
-                        | bit_cast::<32, 8>(self.cum.val().get_bits::<8>(0));
-                    self.new_bm.next = 0.into();
-                } else if self.z_hi.val().get_bit(8) {
-                    // Wrapped: the new `cum` is `z` in the next 256.
+                self.new_cum.next = (bit_cast::<32, 24>(self.cum.val().get_bits::<24>(8)) << 8)
+                    | bit_cast::<32, 8>(self.z.val());
+                if self.z_hi.val().get_bit(8) {
+                    // Wrapped (or all 256 set): `z` in the next 256.
                     self.new_cum.next =
                         (bit_cast::<32, 24>(self.up.val()) << 8) | bit_cast::<32, 8>(self.z.val());
-                    self.new_bm.next = self.b.val() & !(self.ge.val() | self.lt.val());
-                    self.new_ge.next = !self.lt.val();
-                } else {
-                    self.new_cum.next = (bit_cast::<32, 24>(self.cum.val().get_bits::<24>(8)) << 8)
-                        | bit_cast::<32, 8>(self.z.val());
-                    self.new_bm.next = self.b.val() & !(self.ge.val() & self.lt.val());
-                    self.new_ge.next = !self.lt.val();
                 }
+                self.new_bm.next = self.b.val() & self.keep.val();
             }
         }
     }

@@ -164,7 +164,6 @@ impl<const W: usize, const B: usize> Logic for PlaceBack<W, B> {
         self.conn.fail.next = self.decide.code.val() == 22;
         self.conn.new_cum.next = self.acc.new_cum.val();
         self.conn.new_bm.next = self.acc.new_bm.val();
-        self.conn.new_ge.next = self.acc.new_ge.val();
 
         // ---- output side: the verdict FIFO's head to `out` ----
         self.out.clock.next = self.clock.val();

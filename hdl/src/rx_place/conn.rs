@@ -13,9 +13,9 @@ use crate::helpers::LutRam;
 ///
 /// * S2 (`x_*`) loads the state and window of its datagram's QP into S3's
 ///   registers (`state`, `cum`, `bm`, and `ge`, the mask of the bits at or
-///   above `cum`'s): S3's own result when S3 holds a datagram of the same
-///   QP, else the table; then this cycle's firmware write to them (so one
-///   in S2 is seen).
+///   above `cum`'s, decoded from the loaded `cum`'s low byte): S3's own
+///   result when S3 holds a datagram of the same QP, else the table; then
+///   this cycle's firmware write to them (so one in S2 is seen).
 /// * S3 (`y_*`) gives the state after the verdict (`fail`: ERR, 0) and the
 ///   window after it (`new_*`, from [`ConnAccept`](super::ConnAccept)),
 ///   then this cycle's firmware write (the firmware wins), to the table at
@@ -52,8 +52,6 @@ pub struct PlaceConn {
     pub new_cum: Signal<In, Bits<32>>,
     /// S3: the bitmap after the verdict.
     pub new_bm: Signal<In, Bits<256>>,
-    /// S3: the mask after the verdict (of `new_cum`).
-    pub new_ge: Signal<In, Bits<256>>,
     /// S3 (registered): the QP's state.
     pub state: Signal<Out, Bits<2>>,
     /// S3 (registered): its cumulative connection PSN.
@@ -90,7 +88,14 @@ pub struct PlaceConn {
     s_xstate: Signal<Local, Bits<2>>,
     s_xcum: Signal<Local, Bits<32>>,
     s_xbm: Signal<Local, Bits<256>>,
+    // The low byte of the cumulative PSN S3 gets, and its mask: per
+    // 16-bit group, the bits at or above it in its group, the groups from
+    // its group up, the group being built.
+    s_nc: Signal<Local, Bits<8>>,
     s_xge: Signal<Local, Bits<256>>,
+    g_lo: Signal<Local, Bits<16>>,
+    g_hi: Signal<Local, Bits<16>>,
+    g_grp: Signal<Local, Bits<16>>,
     // S3 locals (the window after the verdict, with this cycle's firmware
     // write).
     s_y0: Signal<Local, Bit>,
@@ -176,9 +181,29 @@ impl Logic for PlaceConn {
         self.x_bm.next = self.s_xbm.val();
         self.byp.next =
             self.y_valid.val() & (self.y_qi.val() == self.x_qi.val()) & !self.s_x5.val();
-        // The mask of the bits at or above the cumulative point's.
+        // S3's cumulative PSN, and the mask of the bits at or above its
+        // low byte's (the mask travels with the window, so S3 need not
+        // decode it).
+        self.s_nc.next = self.s_xcum.val().get_bits::<8>(0);
+        if self.y_valid.val() & (self.y_qi.val() == self.x_qi.val()) {
+            self.s_nc.next = self.s_ncum.val().get_bits::<8>(0);
+        }
+        self.g_lo.next = 0.into();
+        self.g_lo.next = (!self.g_lo.val()) << self.s_nc.val().get_bits::<4>(0);
+        self.g_hi.next = 0.into();
+        self.g_hi.next = (!self.g_hi.val()) << self.s_nc.val().get_bits::<4>(4);
         self.s_xge.next = 0.into();
-        self.s_xge.next = (!self.s_xge.val()) << self.s_xcum.val().get_bits::<8>(0);
+        for h in 0..16 {
+            self.g_grp.next = 0.into();
+            if self.g_hi.val().get_bit(h) {
+                self.g_grp.next = 0xFFFF.into();
+            }
+            if self.s_nc.val().get_bits::<4>(4).index() == h {
+                self.g_grp.next = self.g_lo.val();
+            }
+            self.s_xge.next = self.s_xge.val()
+                | (bit_cast::<256, 16>(self.g_grp.val()) << (16 * h).to_bits::<8>());
+        }
         if self.x_valid.val() {
             self.y_state.d.next = self.s_xstate.val();
             self.y_cum.d.next = self.s_xcum.val();
@@ -188,9 +213,6 @@ impl Logic for PlaceConn {
                 self.y_state.d.next = self.s_nstate.val();
                 self.y_cum.d.next = self.s_ncum.val();
                 self.y_bm.d.next = self.s_nbm.val();
-                if !self.s_x5.val() {
-                    self.y_ge.d.next = self.new_ge.val();
-                }
             }
         }
 

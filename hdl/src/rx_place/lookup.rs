@@ -105,7 +105,7 @@ pub struct PlaceLookup {
     globals: PlaceGlobals,
     // Receive rings and MSN heads: written by the firmware, read in S0.
     rings: PlaceRings,
-    // The outstanding READs (selected in S0, matched in S1) and the MRs
+    // The outstanding READs (read and matched in S1) and the MRs
     // (looked up in S1, checked in S2).
     reads: PlaceReads,
     mrs: PlaceMr,
@@ -152,8 +152,6 @@ impl Logic for PlaceLookup {
         self.reads.clock.next = self.clock.val();
         self.reads.rst.next = self.rst.val();
         CfgIn::<9>::link(&mut self.cfg, &mut self.reads.cfg);
-        self.reads.en0.next = self.en0.val();
-        self.reads.qi0.next = self.qps.qi0.val();
         self.reads.en1.next = self.en1.val();
         self.reads.qi.next = self.qi1.val();
         self.reads.stream.next = self.stream1.val();

@@ -117,8 +117,8 @@
 //! registers, looked up by loop-and-compare (small CAMs); the receive rings
 //! and MSN heads are rust-hdl `RAM`s (registered reads in S0). Four
 //! stages: S0 the QP lookup, the RAM reads, the payload's length and end
-//! offset and the QP's outstanding-READ entries ([`PlaceReads`]); S1 the
-//! READ match beside the MR lookup ([`PlaceMr`]: every MR's key against
+//! offset; S1 the QP's outstanding-READ entries and their match
+//! ([`PlaceReads`]) beside the MR lookup ([`PlaceMr`]: every MR's key against
 //! all four candidate keys, the READ match and the opcode choosing the
 //! hits, the MR registered one-hot) and the sums S2 compares
 //! ([`PlaceSums`]: the local address, the MR check's start and end, the

@@ -76,6 +76,9 @@ pub struct PlaceMr {
     h1: Signal<Local, Bits<MRS>>,
     hv: Signal<Local, Bits<MRS>>,
     one: Signal<Local, Bits<MRS>>,
+    // S1: the written word's bits 31..0 against the four candidate keys
+    // (for an MR whose key is written this cycle).
+    dhits: Signal<Local, Bits<4>>,
     // Table writes: the kept one of base and length, the written MR's end.
     kept: Signal<Local, Bits<64>>,
     mend: Signal<Local, Bits<66>>,
@@ -102,7 +105,25 @@ impl Logic for PlaceMr {
         }
         self.mend.next =
             bit_cast::<66, 64>(self.cfg.data.val()) + bit_cast::<66, 64>(self.kept.val());
+        self.dhits.next = 0.into();
+        self.dhits.next = self
+            .dhits
+            .val()
+            .replace_bit(0, self.cfg.data.val().get_bits::<32>(0) == self.rkey.val());
+        self.dhits.next = self.dhits.val().replace_bit(
+            1,
+            self.cfg.data.val().get_bits::<32>(0) == self.recv_lkey.val(),
+        );
+        self.dhits.next = self
+            .dhits
+            .val()
+            .replace_bit(2, self.cfg.data.val().get_bits::<32>(0) == self.lkey0.val());
+        self.dhits.next = self
+            .dhits
+            .val()
+            .replace_bit(3, self.cfg.data.val().get_bits::<32>(0) == self.lkey1.val());
         for i in 0..MRS {
+            self.mrs[i].dhits.next = self.dhits.val();
             self.mrs[i].clock.next = self.clock.val();
             self.mrs[i].rst.next = self.rst.val();
             self.mrs[i].cfg.we.next =

@@ -14,7 +14,10 @@ use crate::bus::CfgIn;
 /// S1: the entry's key, with this cycle's write to its valid bit or key
 /// written through, against the four candidate keys (`hits`, bit `k` for
 /// candidate `k`: the rkey, the receive's lkey, READ entry 0's and 1's
-/// lkeys), combinational. S2: its PD against the QP's and its bounds
+/// lkeys), combinational: the register's key is compared, and a key
+/// written this cycle takes the written word's compares instead (`dhits`,
+/// made once for every entry by [`PlaceMr`](super::PlaceMr)), so no write
+/// multiplexer sits in front of each compare. S2: its PD against the QP's and its bounds
 /// against the check's range, from the registers, combinational, 0 while
 /// `en2` is low.
 #[derive(LogicBlock, Default)]
@@ -39,6 +42,10 @@ pub struct MrEntry {
     pub lkey0: Signal<In, Bits<32>>,
     /// S1: READ entry 1's lkey.
     pub lkey1: Signal<In, Bits<32>>,
+    /// S1: the written word's bits 31..0 against the four candidate keys
+    /// (bit order as `hits`; shared by every entry), for a key written
+    /// this cycle.
+    pub dhits: Signal<In, Bits<4>>,
     /// S1: the entry is valid with each candidate key (bit order above).
     pub hits: Signal<Out, Bits<4>>,
     /// S2: a datagram is here.
@@ -62,9 +69,11 @@ pub struct MrEntry {
     r_base: DFF<Bits<64>>,
     r_len: DFF<Bits<64>>,
     r_end: DFF<Bits<66>>,
-    // S1: valid and key with this cycle's write through.
+    // S1: valid with this cycle's write through; the key is written this
+    // cycle; the register's key against the four candidates.
     mv: Signal<Local, Bit>,
-    mk: Signal<Local, Bits<32>>,
+    wk: Signal<Local, Bit>,
+    rhits: Signal<Local, Bits<4>>,
 }
 
 impl Logic for MrEntry {
@@ -77,33 +86,42 @@ impl Logic for MrEntry {
         self.len.next = self.r_len.q.val();
         self.access.next = self.r_access.q.val();
         // ---- S1 ----
+        // The key written through: the register's compares, or the
+        // written word's (`dhits`) when this cycle writes the key.
         self.mv.next = self.r_valid.q.val();
-        self.mk.next = self.r_rkey.q.val();
+        self.wk.next = false;
         if self.cfg.we.val() {
             if self.cfg.addr.val() == 0 {
                 self.mv.next = self.cfg.data.val().get_bit(0);
             }
             if self.cfg.addr.val() == 1 {
-                self.mk.next = self.cfg.data.val().get_bits::<32>(0);
+                self.wk.next = true;
             }
         }
+        self.rhits.next = 0.into();
+        self.rhits.next = self
+            .rhits
+            .val()
+            .replace_bit(0, self.r_rkey.q.val() == self.rkey.val());
+        self.rhits.next = self
+            .rhits
+            .val()
+            .replace_bit(1, self.r_rkey.q.val() == self.recv_lkey.val());
+        self.rhits.next = self
+            .rhits
+            .val()
+            .replace_bit(2, self.r_rkey.q.val() == self.lkey0.val());
+        self.rhits.next = self
+            .rhits
+            .val()
+            .replace_bit(3, self.r_rkey.q.val() == self.lkey1.val());
         self.hits.next = 0.into();
-        self.hits.next = self
-            .hits
-            .val()
-            .replace_bit(0, self.mv.val() & (self.mk.val() == self.rkey.val()));
-        self.hits.next = self
-            .hits
-            .val()
-            .replace_bit(1, self.mv.val() & (self.mk.val() == self.recv_lkey.val()));
-        self.hits.next = self
-            .hits
-            .val()
-            .replace_bit(2, self.mv.val() & (self.mk.val() == self.lkey0.val()));
-        self.hits.next = self
-            .hits
-            .val()
-            .replace_bit(3, self.mv.val() & (self.mk.val() == self.lkey1.val()));
+        if self.mv.val() {
+            self.hits.next = self.rhits.val();
+            if self.wk.val() {
+                self.hits.next = self.dhits.val();
+            }
+        }
         // ---- S2 ----
         self.pd_ok.next = false;
         self.in_range.next = false;

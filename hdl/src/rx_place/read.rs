@@ -15,11 +15,10 @@ const WORDS: usize = 6;
 /// stream and MSN; the local address; length and lkey), written by the
 /// firmware through `cfg`.
 ///
-/// S0 selects the datagram's QP's six words (`qi0`, known there) into
-/// registers, with S0's own table write written through; S1 writes its own
-/// cycle's write to that QP's words through again, so S1 sees the entry as
-/// it is after S1's write (as when S1 selected it from the table), with no
-/// selection by QP index in S1. From those words S1 matches the response
+/// S1 reads the datagram's QP's six words from the table (`qi`, S1's
+/// registered entry; the table holds every write up to S0's) and writes
+/// its own cycle's write to that QP's words through, so S1 sees the entry
+/// as it is after S1's write. From those words S1 matches the response
 /// (`rd1`: entry 1 has the packet's stream and MSN and the response's kind;
 /// `hit`: either entry does) and gives both entries' lkeys and addresses
 /// (the MR lookup compares both lkeys, the sums use both addresses; `rd1`
@@ -32,10 +31,6 @@ pub struct PlaceReads {
     pub rst: Signal<In, Bit>,
     /// Table write port (QP words 9–14 of table 0).
     pub cfg: CfgIn<9>,
-    /// S0: a datagram's metadata is here.
-    pub en0: Signal<In, Bit>,
-    /// S0: its QP entry.
-    pub qi0: Signal<In, Bits<2>>,
     /// S1: a datagram is here.
     pub en1: Signal<In, Bit>,
     /// S1: its QP entry.
@@ -62,17 +57,15 @@ pub struct PlaceReads {
     /// S2 (registered): the matched entry's length (entry 0's when none).
     pub len: Signal<Out, Bits<32>>,
     // The table: QP q's word 9 + k at address q of `words[k]` (distributed
-    // RAM); the entries' first words (k = 0, 3) read 0 until written after
-    // the reset (`wr`, bit 2q for entry 0, 2q + 1 for entry 1).
+    // RAM, read at S1's QP); the entries' first words (k = 0, 3) read 0
+    // until written after the reset (`wr`, bit 2q for entry 0, 2q + 1 for
+    // entry 1).
     words: [LutRam<64, 2>; WORDS],
     wr: DFF<Bits<8>>,
-    // S0's selection (S1's registers).
-    sel: [DFF<Bits<64>>; WORDS],
     r_hit: DFF<Bit>,
     r_len: DFF<Bits<32>>,
-    // S1: the selected words with S1's write through.
+    // S1: the QP's words with S1's write through.
     cur: [Signal<Local, Bits<64>>; WORDS],
-    w0: Signal<Local, Bit>,
     w1: Signal<Local, Bit>,
     x0: Signal<Local, Bits<64>>,
     x1: Signal<Local, Bits<64>>,
@@ -80,7 +73,7 @@ pub struct PlaceReads {
     m1: Signal<Local, Bit>,
     // A table write to word 9 + k (per k).
     tw: Signal<Local, Bits<WORDS>>,
-    // S0: the QP's words from the table.
+    // S1: the QP's words from the table.
     rd: [Signal<Local, Bits<64>>; WORDS],
 }
 
@@ -88,14 +81,7 @@ impl Logic for PlaceReads {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(self, clock, r_hit, r_len, wr);
-        for k in 0..6 {
-            self.sel[k].clock.next = self.clock.val();
-            self.sel[k].d.next = self.sel[k].q.val();
-        }
-        // A write to QP words 9..14 of the S0 (S1) datagram's QP.
-        self.w0.next = self.cfg.we.val()
-            & (self.cfg.addr.val().get_bits::<3>(6) == 0)
-            & (self.cfg.addr.val().get_bits::<2>(4) == self.qi0.val());
+        // A write to QP words 9..14 of the S1 datagram's QP.
         self.w1.next = self.cfg.we.val()
             & (self.cfg.addr.val().get_bits::<3>(6) == 0)
             & (self.cfg.addr.val().get_bits::<2>(4) == self.qi.val());
@@ -112,7 +98,7 @@ impl Logic for PlaceReads {
             self.words[k].write_enable.next = self.tw.val().get_bit(k);
             self.words[k].write_address.next = self.cfg.addr.val().get_bits::<2>(4);
             self.words[k].write_data.next = self.cfg.data.val();
-            self.words[k].read_address.next = self.qi0.val();
+            self.words[k].read_address.next = self.qi.val();
             self.rd[k].next = self.words[k].read_data.val();
         }
         for q in 0..QPS {
@@ -124,7 +110,7 @@ impl Logic for PlaceReads {
                     self.wr.d.next = self.wr.q.val().replace_bit(2 * q + 1, true);
                 }
             }
-            if self.qi0.val().index() == q {
+            if self.qi.val().index() == q {
                 if !self.wr.q.val().get_bit(2 * q) {
                     self.rd[0].next = 0.into();
                 }
@@ -134,15 +120,8 @@ impl Logic for PlaceReads {
             }
         }
         for k in 0..6 {
-            // S0: the QP's word, written through.
-            if self.en0.val() {
-                self.sel[k].d.next = self.rd[k].val();
-                if self.w0.val() & (self.cfg.addr.val().get_bits::<4>(0).index() == k + 9) {
-                    self.sel[k].d.next = self.cfg.data.val();
-                }
-            }
             // S1: this cycle's write through.
-            self.cur[k].next = self.sel[k].q.val();
+            self.cur[k].next = self.rd[k].val();
             if self.w1.val() & (self.cfg.addr.val().get_bits::<4>(0).index() == k + 9) {
                 self.cur[k].next = self.cfg.data.val();
             }

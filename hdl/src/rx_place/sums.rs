@@ -19,8 +19,9 @@ use rust_hdl::prelude::*;
 /// * the receive ring's checks: `recv_idx` is in the ring (`rq_hit`) and
 ///   the message is longer than its receive (`rq_long`).
 ///
-/// The three local sums per SGE and the remote sum are computed beside the
-/// READ match (`rd1`), which, with the opcode, only selects one.
+/// The local SGE (the matched READ's for a READ_RESP, the receive's
+/// otherwise) is chosen first, by the opcode and the READ match (`rd1`),
+/// so two adders make the local range and a third the remote one.
 /// Computed only while `en` is high (a datagram in S1), otherwise 0.
 #[derive(LogicBlock, Default)]
 pub struct PlaceSums {
@@ -73,12 +74,7 @@ pub struct PlaceSums {
     remote: Signal<Local, Bit>,
     rresp: Signal<Local, Bit>,
     rlen: Signal<Local, Bits<32>>,
-    la_rq: Signal<Local, Bits<65>>,
-    la0: Signal<Local, Bits<65>>,
-    la1: Signal<Local, Bits<65>>,
-    le_rq: Signal<Local, Bits<66>>,
-    le0: Signal<Local, Bits<66>>,
-    le1: Signal<Local, Bits<66>>,
+    sge: Signal<Local, Bits<64>>,
     re: Signal<Local, Bits<66>>,
     la: Signal<Local, Bits<65>>,
     le: Signal<Local, Bits<66>>,
@@ -97,12 +93,7 @@ impl Logic for PlaceSums {
         self.remote.next = false;
         self.rresp.next = false;
         self.rlen.next = 0.into();
-        self.la_rq.next = 0.into();
-        self.la0.next = 0.into();
-        self.la1.next = 0.into();
-        self.le_rq.next = 0.into();
-        self.le0.next = 0.into();
-        self.le1.next = 0.into();
+        self.sge.next = 0.into();
         self.re.next = 0.into();
         self.la.next = 0.into();
         self.le.next = 0.into();
@@ -131,32 +122,20 @@ impl Logic for PlaceSums {
             }
             self.re.next =
                 bit_cast::<66, 64>(self.remote_va.val()) + bit_cast::<66, 32>(self.rlen.val());
-            // Each SGE plus the offset (the start) and plus offset +
+            // The local SGE: the matched READ's for a READ_RESP, else the
+            // receive's; plus the offset (the start) and plus offset +
             // payload (the end of the local range).
-            self.la_rq.next =
-                bit_cast::<65, 64>(self.rq_addr.val()) + bit_cast::<65, 32>(self.offset.val());
-            self.la0.next =
-                bit_cast::<65, 64>(self.rd0_addr.val()) + bit_cast::<65, 32>(self.offset.val());
-            self.la1.next =
-                bit_cast::<65, 64>(self.rd1_addr.val()) + bit_cast::<65, 32>(self.offset.val());
-            self.le_rq.next =
-                bit_cast::<66, 64>(self.rq_addr.val()) + bit_cast::<66, 33>(self.end_off.val());
-            self.le0.next =
-                bit_cast::<66, 64>(self.rd0_addr.val()) + bit_cast::<66, 33>(self.end_off.val());
-            self.le1.next =
-                bit_cast::<66, 64>(self.rd1_addr.val()) + bit_cast::<66, 33>(self.end_off.val());
-            // The local range: the matched READ's SGE for a READ_RESP,
-            // else the receive's.
-            self.la.next = self.la_rq.val();
-            self.le.next = self.le_rq.val();
+            self.sge.next = self.rq_addr.val();
             if self.rresp.val() {
-                self.la.next = self.la0.val();
-                self.le.next = self.le0.val();
+                self.sge.next = self.rd0_addr.val();
                 if self.rd1.val() {
-                    self.la.next = self.la1.val();
-                    self.le.next = self.le1.val();
+                    self.sge.next = self.rd1_addr.val();
                 }
             }
+            self.la.next =
+                bit_cast::<65, 64>(self.sge.val()) + bit_cast::<65, 32>(self.offset.val());
+            self.le.next =
+                bit_cast::<66, 64>(self.sge.val()) + bit_cast::<66, 33>(self.end_off.val());
             // The payload goes to the local address, a WRITE's (WRITE_IMM's)
             // to the remote one.
             self.r_dest.d.next = self.la.val().get_bits::<64>(0);
