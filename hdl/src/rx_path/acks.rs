@@ -183,9 +183,11 @@ impl Logic for PathAcks {
         self.pop.next =
             self.aq_pop.val() & (self.q_wr.q.val() != self.q_rd.q.val()) & !self.s_land.busy.val();
         self.pend_m.read_address.next = self.s_land.addr.val();
-        self.ece_m.read_address.next = self.head.val();
+        // The head from the queue's port, not `head`: a local shared with
+        // the RAM's read would be a loop to Verilator (UNOPTFLAT).
+        self.ece_m.read_address.next = self.queue.read_data.val();
         self.queued.next = self.pend.q.val().get_bit(self.s_land.addr.val().index());
-        self.ece_h.next = self.ece.q.val().get_bit(self.head.val().index());
+        self.ece_h.next = self.ece.q.val().get_bit(self.queue.read_data.val().index());
         if self.c_split.val() {
             self.queued.next = self.land_seen.val() & self.pend_m.read_data.val().any();
             self.ece_h.next = self.ece_m.read_data.val().any();
