@@ -28,6 +28,8 @@ pub struct PathAcks {
     pub rst: Signal<In, Bit>,
     /// The update landing this cycle.
     pub s_land: LandIn,
+    /// Its entry was written since reset (the table's `seen` bit).
+    pub land_seen: Signal<In, Bit>,
     /// Write-back: an entry's state is written this cycle.
     pub wb_v: Signal<In, Bit>,
     /// Write-back: its entry.
@@ -61,9 +63,15 @@ pub struct PathAcks {
     ram_b: RAM<Bits<{ SW + 16 }>, 8>,
     c_split: Constant<Bit>,
     queue: LutRam<8, 8>,
-    // Per entry: queued, CE since the last ACK.
+    // Per entry: queued, CE since the last ACK. Not split, flip-flops
+    // (a landing and a pop can meet: two writes a cycle). Split, in
+    // distributed RAM (one write a cycle; read at the landing's entry and
+    // at the head), valid only where the entry was written since reset
+    // (`land_seen`; its first landing writes both).
     pend: DFF<Bits<ENTRIES>>,
     ece: DFF<Bits<ENTRIES>>,
+    pend_m: LutRam<1, 8>,
+    ece_m: LutRam<1, 8>,
     // Per QP slot: connection cumulative PSN, still receiving.
     conn_cum: [DFF<Bits<32>>; QPS],
     lv: DFF<Bits<QPS>>,
@@ -81,6 +89,9 @@ pub struct PathAcks {
     pop: Signal<Local, Bit>,
     push: Signal<Local, Bit>,
     fl: Signal<Local, Bits<ENTRIES>>,
+    // The landing's entry is queued; the head's ECE flag.
+    queued: Signal<Local, Bit>,
+    ece_h: Signal<Local, Bit>,
 }
 
 impl PathAcks {
@@ -91,6 +102,7 @@ impl PathAcks {
             clock: Default::default(),
             rst: Default::default(),
             s_land: Default::default(),
+            land_seen: Default::default(),
             wb_v: Default::default(),
             wb_addr: Default::default(),
             wb: Default::default(),
@@ -111,6 +123,8 @@ impl PathAcks {
             queue: Default::default(),
             pend: Default::default(),
             ece: Default::default(),
+            pend_m: Default::default(),
+            ece_m: Default::default(),
             conn_cum: std::array::from_fn(|_| Default::default()),
             lv: Default::default(),
             q_wr: Default::default(),
@@ -126,6 +140,8 @@ impl PathAcks {
             pop: Default::default(),
             push: Default::default(),
             fl: Default::default(),
+            queued: Default::default(),
+            ece_h: Default::default(),
         }
     }
 }
@@ -143,6 +159,8 @@ impl Logic for PathAcks {
         self.ram_b.read_clock.next = self.clock.val();
         self.ram_b.write_clock.next = self.clock.val();
         self.queue.clock.next = self.clock.val();
+        self.pend_m.clock.next = self.clock.val();
+        self.ece_m.clock.next = self.clock.val();
         self.ram_b.write_enable.next = self.wb_v.val();
         self.ram_b.write_address.next = self.wb_addr.val();
         self.ram_b.write_data.next = self.wb.val();
@@ -164,9 +182,19 @@ impl Logic for PathAcks {
         self.aq_valid.next = (self.q_wr.q.val() != self.q_rd.q.val()) & !self.s_land.busy.val();
         self.pop.next =
             self.aq_pop.val() & (self.q_wr.q.val() != self.q_rd.q.val()) & !self.s_land.busy.val();
+        self.pend_m.read_address.next = self.s_land.addr.val();
+        // The head from the queue's port, not `head`: a local shared with
+        // the RAM's read would be a loop to Verilator (UNOPTFLAT).
+        self.ece_m.read_address.next = self.queue.read_data.val();
+        self.queued.next = self.pend.q.val().get_bit(self.s_land.addr.val().index());
+        self.ece_h.next = self.ece.q.val().get_bit(self.queue.read_data.val().index());
+        if self.c_split.val() {
+            self.queued.next = self.land_seen.val() & self.pend_m.read_data.val().any();
+            self.ece_h.next = self.ece_m.read_data.val().any();
+        }
         // (Split, a landing never meets a pop: `busy` holds the queue.)
         self.push.next = self.s_land.put.val()
-            & (!self.pend.q.val().get_bit(self.s_land.addr.val().index())
+            & (!self.queued.val()
                 | (!self.c_split.val()
                     & self.pop.val()
                     & (self.head.val() == self.s_land.addr.val())));
@@ -175,36 +203,61 @@ impl Logic for PathAcks {
         self.queue.write_address.next = self.q_wr.q.val().get_bits::<8>(0);
         self.queue.write_data.next = self.s_land.addr.val();
         self.ram_b.read_address.next = self.head.val();
-        self.fl.next = self.pend.q.val();
-        if self.pop.val() {
-            self.fl.next = self.fl.val().replace_bit(self.head.val().index(), false);
-        }
         if self.push.val() {
-            self.fl.next = self
-                .fl
-                .val()
-                .replace_bit(self.s_land.addr.val().index(), true);
             self.q_wr.d.next = self.q_wr.q.val() + 1;
         }
-        self.pend.d.next = self.fl.val();
-        self.fl.next = self.ece.q.val();
-        if self.pop.val() {
-            self.fl.next = self.fl.val().replace_bit(self.head.val().index(), false);
+        // Split: one write a cycle, the landing's (queued; its CE mark,
+        // and no CE at its entry's first landing) or the pop's (neither).
+        self.pend_m.write_enable.next = false;
+        self.pend_m.write_address.next = self.head.val();
+        self.pend_m.write_data.next = 0.into();
+        self.ece_m.write_enable.next = false;
+        self.ece_m.write_address.next = self.head.val();
+        self.ece_m.write_data.next = 0.into();
+        self.fl.next = 0.into();
+        if self.c_split.val() {
+            self.pend_m.write_enable.next = self.s_land.put.val() | self.pop.val();
+            self.ece_m.write_enable.next = self.pop.val()
+                | (self.s_land.put.val() & (self.s_land.ce.val() | !self.land_seen.val()));
+            if self.s_land.put.val() {
+                self.pend_m.write_address.next = self.s_land.addr.val();
+                self.pend_m.write_data.next = 1.into();
+                self.ece_m.write_address.next = self.s_land.addr.val();
+                if self.s_land.ce.val() {
+                    self.ece_m.write_data.next = 1.into();
+                }
+            }
+        } else {
+            self.fl.next = self.pend.q.val();
+            if self.pop.val() {
+                self.fl.next = self.fl.val().replace_bit(self.head.val().index(), false);
+            }
+            if self.push.val() {
+                self.fl.next = self
+                    .fl
+                    .val()
+                    .replace_bit(self.s_land.addr.val().index(), true);
+            }
+            self.pend.d.next = self.fl.val();
+            self.fl.next = self.ece.q.val();
+            if self.pop.val() {
+                self.fl.next = self.fl.val().replace_bit(self.head.val().index(), false);
+            }
+            if self.s_land.put.val() & self.s_land.ce.val() {
+                self.fl.next = self
+                    .fl
+                    .val()
+                    .replace_bit(self.s_land.addr.val().index(), true);
+            }
+            self.ece.d.next = self.fl.val();
         }
-        if self.s_land.put.val() & self.s_land.ce.val() {
-            self.fl.next = self
-                .fl
-                .val()
-                .replace_bit(self.s_land.addr.val().index(), true);
-        }
-        self.ece.d.next = self.fl.val();
 
         // The ACK port: the head's fields, taken at a pop.
         if self.pop.val() {
             self.q_rd.d.next = self.q_rd.q.val() + 1;
             self.k_qp.d.next = self.head.val().get_bits::<2>(6);
             self.k_path.d.next = self.head.val().get_bits::<6>(0);
-            self.k_ece.d.next = self.ece.q.val().get_bit(self.head.val().index());
+            self.k_ece.d.next = self.ece_h.val();
             for i in 0..QPS {
                 if self.head.val().get_bits::<2>(6).index() == i {
                     self.k_conn.d.next = self.conn_cum[i].q.val();

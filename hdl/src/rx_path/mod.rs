@@ -371,6 +371,7 @@ impl<const W: usize> Logic for RxPathTable<W> {
         }
 
         // ---- ACK queue and port (`acks`), RAM B written with RAM A. ----
+        self.acks.land_seen.next = self.seen.q.val().get_bit(self.land.addr.val().index());
         self.acks.wb_v.next = self.w1_v.q.val();
         self.acks.wb_addr.next = self.w1_addr.q.val();
         self.acks.wb.next = self.wn.val();

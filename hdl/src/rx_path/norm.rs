@@ -13,9 +13,12 @@ use rust_hdl::prelude::*;
 /// shifted with 256 bits in and the bit placed at `position - k` (a
 /// decoder), rather than 512 bits shifted.
 ///
-/// The shift is built by levels, largest first: each keeps only the bits
-/// the later levels can still bring into the low 256 (yosys maps one
-/// 512-bit `>>` by 9 bits to about three times as many LUTs).
+/// Not split, the shift is built by levels, largest first: each keeps only
+/// the bits the later levels can still bring into the low 256 (yosys maps
+/// one 512-bit `>>` by 9 bits to about three times as many LUTs). Split,
+/// it is one 256-bit `>>` by `k`'s low 8 bits (0 when `k` ≥ 256), which
+/// `synth_ecp5` maps to fewer LUTs than the nine levels (their 2:1
+/// multiplexers merged by ABC into wide ones).
 #[derive(LogicBlock)]
 pub struct PathNorm {
     /// Compute this cycle (else `out` is 0).
@@ -57,16 +60,21 @@ impl Logic for PathNorm {
         self.pk.next = 0.into();
         self.ob.next = 0.into();
         if self.en.val() {
-            self.sh.next = self.raw.val();
             if self.c_split.val() {
-                self.sh.next = bit_cast::<512, 256>(self.raw.val().get_bits::<256>(0));
-            }
-            for j in 0..9 {
-                if self.k.val().get_bit(8 - j) {
-                    self.sh.next = self.sh.val() >> (256 >> j);
+                // k ≥ 256 shifts all 256 bits out.
+                if !self.k.val().get_bit(8) {
+                    self.ob.next =
+                        self.raw.val().get_bits::<256>(0) >> self.k.val().get_bits::<8>(0);
                 }
+            } else {
+                self.sh.next = self.raw.val();
+                for j in 0..9 {
+                    if self.k.val().get_bit(8 - j) {
+                        self.sh.next = self.sh.val() >> (256 >> j);
+                    }
+                }
+                self.ob.next = self.sh.val().get_bits::<256>(0);
             }
-            self.ob.next = self.sh.val().get_bits::<256>(0);
             // Split: the PSN's bit, if set and not shifted out.
             self.pk.next = bit_cast::<10, 9>(self.raw.val().get_bits::<9>(256))
                 - bit_cast::<10, 9>(self.k.val());
