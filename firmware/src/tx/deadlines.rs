@@ -102,9 +102,7 @@ impl Tx {
             }
         }
     }
-}
 
-impl Tx {
     /// When path `path`'s RTO expiry at `now` is spared (spec §5.7): the
     /// whole connection is silent — no ACK reporting new arrivals came on
     /// any path for at least half the path's RTO (`quiet`), while another
@@ -118,10 +116,11 @@ impl Tx {
     fn spared_until(&self, path: usize, now: u64) -> Option<u64> {
         let quiet = now.saturating_sub(self.timers.heard_ns);
         let rto = self.rto(path);
-        let others =
-            (self.paths.iter().enumerate()).any(|(i, p)| i != path && p.inflight_bytes() > 0);
-        let silent = quiet >= rto / 2 && quiet < SPARED_RTOS * rto && others;
-        (silent && self.paths[path].may_spare()).then(|| now + rto.max(quiet))
+        let spare = quiet >= rto / 2
+            && quiet < SPARED_RTOS * rto
+            && self.paths[path].may_spare()
+            && (self.paths.iter().enumerate()).any(|(i, p)| i != path && p.inflight_bytes() > 0);
+        spare.then(|| now + rto.max(quiet))
     }
 }
 
