@@ -33,7 +33,7 @@ if [[ "$core" != *.v ]]; then
 fi
 python3 "$here/gen_bist_top.py" "$core" "$out"
 
-yosys -q -l "$out/yosys.log" -p "read_verilog $out/metaroce_core.v $out/board_top.v; synth_ecp5 -top board_top -json $out/board.json"
+yosys -q -l "$out/yosys.log" -p "read_verilog $out/metaroce_core.v $out/board_top.v; synth_ecp5 -nowidelut -top board_top -json $out/board.json"
 "$nextpnr" -q --85k --package CABGA381 --speed "$speed" ${seed:+--seed "$seed"} --lpf "$here/ulx3s.lpf" \
   --json "$out/board.json" --textcfg "$out/board.config" --report "$out/report.json" \
   --log "$out/nextpnr.log" --freq 25 --timing-allow-fail

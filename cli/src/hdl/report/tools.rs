@@ -27,7 +27,8 @@ pub(super) fn lint(path: &Path) -> anyhow::Result<u64> {
     Ok(warnings)
 }
 
-/// yosys `synth_ecp5` and its cell counts. The script stops before the
+/// yosys `synth_ecp5 -nowidelut` (the mapping the bitstream flow uses) and
+/// its cell counts. The script stops before the
 /// `check` stage: its first pass, `autoname`, only renames nets and takes
 /// longer than the whole synthesis on the 512-bit blocks (yosys 0.23).
 pub(super) fn synthesise(path: &Path, width: usize) -> anyhow::Result<Synthesis> {
@@ -38,7 +39,7 @@ pub(super) fn synthesise(path: &Path, width: usize) -> anyhow::Result<Synthesis>
         .arg("-q")
         .arg("-p")
         .arg(format!(
-            "read_verilog {}; synth_ecp5 -top top -run :check; tee -q -o {} stat",
+            "read_verilog {}; synth_ecp5 -nowidelut -top top -run :check; tee -q -o {} stat",
             path.display(),
             stat.display()
         ))
