@@ -227,7 +227,7 @@ mod tests;
 mod verdict;
 mod verdicts;
 
-pub use accept::{AccPost, AccPre, ConnAccept};
+pub use accept::{AccBits, AccPost, AccPre, ConnAccept};
 pub use ahead::ConnAhead;
 pub use back::PlaceBack;
 pub use check::PlaceCheck;
