@@ -127,9 +127,6 @@ pub struct PlaceConn {
     s_w5: Signal<Local, Bit>,
     s_wx: Signal<Local, Bit>,
     s_wy: Signal<Local, Bit>,
-    // S3's state and cumulative PSN (split: S4's when it holds its QP).
-    s_fstate: Signal<Local, Bits<2>>,
-    s_fcum: Signal<Local, Bits<32>>,
     // The bitmap's write: address, enable.
     s_bqi: Signal<Local, Bits<2>>,
     s_bwe: Signal<Local, Bit>,
@@ -194,8 +191,6 @@ impl PlaceConn {
             s_w5: Default::default(),
             s_wx: Default::default(),
             s_wy: Default::default(),
-            s_fstate: Default::default(),
-            s_fcum: Default::default(),
             s_bqi: Default::default(),
             s_bwe: Default::default(),
             s_y0: Default::default(),
@@ -226,14 +221,14 @@ impl Logic for PlaceConn {
             self.c_split.val() & self.w_v.q.val() & (self.w_qi.q.val() == self.y_qi.val());
         self.s_wx.next =
             self.c_split.val() & self.w_v.q.val() & (self.w_qi.q.val() == self.x_qi.val());
-        self.s_fstate.next = self.y_state.q.val();
-        self.s_fcum.next = self.y_cum.q.val();
-        if self.s_wy.val() {
-            self.s_fstate.next = self.w_state.q.val();
-            self.s_fcum.next = self.w_cum.q.val();
+        // (The outputs read no local that S3's update below reads, so the
+        // verdict's use of them is no combinational loop to Verilator.)
+        self.state.next = self.y_state.q.val();
+        self.cum.next = self.y_cum.q.val();
+        if self.c_split.val() & self.w_v.q.val() & (self.w_qi.q.val() == self.y_qi.val()) {
+            self.state.next = self.w_state.q.val();
+            self.cum.next = self.w_cum.q.val();
         }
-        self.state.next = self.s_fstate.val();
-        self.cum.next = self.s_fcum.val();
         self.bm.next = self.y_bm.q.val();
         self.ge.next = self.y_ge.q.val();
         // ---- S3: the QP's window and state after the verdict, then this
@@ -246,7 +241,10 @@ impl Logic for PlaceConn {
         self.s_y5.next = self.s_cq.val()
             & (self.cfg.addr.val().get_bits::<2>(4) == self.y_qi.val())
             & (self.cfg.addr.val().get_bits::<4>(0) == 5);
-        self.s_nstate.next = self.s_fstate.val();
+        self.s_nstate.next = self.y_state.q.val();
+        if self.s_wy.val() {
+            self.s_nstate.next = self.w_state.q.val();
+        }
         if self.fail.val() {
             self.s_nstate.next = 0.into();
         }
