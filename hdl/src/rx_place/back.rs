@@ -17,7 +17,7 @@ use crate::bus::{AxisIn, CfgIn, CounterPort, DmaWriteOut, VerdictOut};
 /// data FIFO with the output side ([`PlaceOut`]). Every port but `x_*`,
 /// `s_hdr`, `chk` and the check's `plen`, `has_beats`, `dest` is
 /// [`RxPlace`](super::RxPlace)'s port of the same name.
-#[derive(LogicBlock, Default)]
+#[derive(LogicBlock)]
 pub struct PlaceBack<const W: usize, const B: usize> {
     /// Clock.
     pub clock: Signal<In, Clock>,
@@ -78,6 +78,51 @@ pub struct PlaceBack<const W: usize, const B: usize> {
     out: PlaceOut<W, B>,
 }
 
+impl<const W: usize, const B: usize> Default for PlaceBack<W, B> {
+    fn default() -> Self {
+        // A datagram whose verdict reads the connection window (base
+        // header and ICRC at least) is this many beats, hence cycles,
+        // behind the one before at W bits; the window's update is split
+        // over S3 and S4 when it is 3 or more (see `PlaceConn`).
+        let gap = (metaroce_proto::BASE_LEN + metaroce_proto::ICRC_LEN) * 8;
+        let split = gap.div_ceil(W) >= 3;
+        Self {
+            clock: Default::default(),
+            rst: Default::default(),
+            cfg: Default::default(),
+            x_valid: Default::default(),
+            x_qi: Default::default(),
+            s_hdr: Default::default(),
+            chk: Default::default(),
+            plen: Default::default(),
+            has_beats: Default::default(),
+            dest: Default::default(),
+            trk_cum: Default::default(),
+            s_axis: Default::default(),
+            can_accept: Default::default(),
+            m_dma: Default::default(),
+            m_ev: Default::default(),
+            m_ev_track: Default::default(),
+            m_ev_qhit: Default::default(),
+            m_ev_conn_cum: Default::default(),
+            m_ev_ce: Default::default(),
+            m_ev_live: Default::default(),
+            cnt: Default::default(),
+            y_valid: Default::default(),
+            y_qi: Default::default(),
+            hdr3: Default::default(),
+            conn: PlaceConn::new(split),
+            ahead: Default::default(),
+            decide: Default::default(),
+            acc: ConnAccept::new(split),
+            counters: Default::default(),
+            ev: Default::default(),
+            verdicts: Default::default(),
+            out: Default::default(),
+        }
+    }
+}
+
 impl<const W: usize, const B: usize> Logic for PlaceBack<W, B> {
     #[hdl_gen]
     fn update(&mut self) {
@@ -106,8 +151,13 @@ impl<const W: usize, const B: usize> Logic for PlaceBack<W, B> {
         self.acc.bm.next = self.conn.bm.val();
         self.acc.ge.next = self.conn.ge.val();
         self.acc.psn.next = self.hdr3.m.conn_psn.val().get_bits::<8>(0);
+        self.acc.clock.next = self.clock.val();
         self.acc.en.next = self.y_valid.q.val();
         self.acc.take.next = self.decide.accept.val();
+        self.acc.x_en.next = self.x_valid.val();
+        self.acc.x_bm.next = self.conn.x_bm.val();
+        self.acc.x_ge.next = self.conn.x_ge.val();
+        self.acc.x_psn.next = self.s_hdr.conn_psn.val().get_bits::<8>(0);
         // S2: the window tests of the datagram entering S3, against the
         // table's window or S3's result (chosen by S3's verdict).
         self.ahead.clock.next = self.clock.val();
@@ -161,6 +211,7 @@ impl<const W: usize, const B: usize> Logic for PlaceBack<W, B> {
         self.conn.x_qi.next = self.x_qi.val();
         self.conn.y_valid.next = self.y_valid.q.val();
         self.conn.y_qi.next = self.y_qi.q.val();
+        self.conn.take.next = self.decide.accept.val();
         self.conn.fail.next = self.decide.code.val() == 22;
         self.conn.new_cum.next = self.acc.new_cum.val();
         self.conn.new_bm.next = self.acc.new_bm.val();

@@ -100,7 +100,10 @@
 //! and a 256-bit bitmap of accepted PSNs above it (the engine's
 //! `ConnBitmap` with a 256-packet window), updated in the cycle of the
 //! verdict (in a bypass register, the table a cycle later) so
-//! back-to-back packets of one QP see each other.
+//! back-to-back packets of one QP see each other; at 64 bits, where a
+//! packet whose verdict reads the window is 5 beats or more, the update is
+//! split over S2, S3 and S4 instead, with no bypass ([`ConnAccept::new`],
+//! [`PlaceConn::new`]).
 //!
 //! # Counters
 //! One 32-bit counter per verdict code, counted a cycle after the verdict
@@ -227,7 +230,7 @@ mod tests;
 mod verdict;
 mod verdicts;
 
-pub use accept::{AccPost, AccPre, ConnAccept};
+pub use accept::{AccBits, AccPost, AccPre, ConnAccept};
 pub use ahead::ConnAhead;
 pub use back::PlaceBack;
 pub use check::PlaceCheck;

@@ -19,9 +19,10 @@ use rust_hdl::prelude::*;
 /// * the receive ring's checks: `recv_idx` is in the ring (`rq_hit`) and
 ///   the message is longer than its receive (`rq_long`).
 ///
-/// The local SGE (the matched READ's for a READ_RESP, the receive's
-/// otherwise) is chosen first, by the opcode and the READ match (`rd1`),
-/// so two adders make the local range and a third the remote one.
+/// The local SGE is chosen by the opcode first (READ entry 0's for a
+/// READ_RESP, the receive's otherwise), two adders make its range, two
+/// more READ entry 1's, and the READ match (`rd1`, the last to settle)
+/// chooses between the sums; a fifth adder makes the remote range.
 /// Computed only while `en` is high (a datagram in S1), otherwise 0.
 #[derive(LogicBlock, Default)]
 pub struct PlaceSums {
@@ -75,6 +76,8 @@ pub struct PlaceSums {
     rresp: Signal<Local, Bit>,
     rlen: Signal<Local, Bits<32>>,
     sge: Signal<Local, Bits<64>>,
+    la1: Signal<Local, Bits<65>>,
+    le1: Signal<Local, Bits<66>>,
     re: Signal<Local, Bits<66>>,
     la: Signal<Local, Bits<65>>,
     le: Signal<Local, Bits<66>>,
@@ -97,6 +100,8 @@ impl Logic for PlaceSums {
         self.re.next = 0.into();
         self.la.next = 0.into();
         self.le.next = 0.into();
+        self.la1.next = 0.into();
+        self.le1.next = 0.into();
         self.rq_off.next = 0.into();
         self.r_dest.d.next = 0.into();
         self.r_maddr.d.next = 0.into();
@@ -124,18 +129,25 @@ impl Logic for PlaceSums {
                 bit_cast::<66, 64>(self.remote_va.val()) + bit_cast::<66, 32>(self.rlen.val());
             // The local SGE: the matched READ's for a READ_RESP, else the
             // receive's; plus the offset (the start) and plus offset +
-            // payload (the end of the local range).
+            // payload (the end of the local range). The READ match (`rd1`)
+            // comes last, so it chooses between sums: READ entry 1's, and
+            // the SGE the opcode chooses (READ entry 0's or the receive's).
             self.sge.next = self.rq_addr.val();
             if self.rresp.val() {
                 self.sge.next = self.rd0_addr.val();
-                if self.rd1.val() {
-                    self.sge.next = self.rd1_addr.val();
-                }
             }
             self.la.next =
                 bit_cast::<65, 64>(self.sge.val()) + bit_cast::<65, 32>(self.offset.val());
             self.le.next =
                 bit_cast::<66, 64>(self.sge.val()) + bit_cast::<66, 33>(self.end_off.val());
+            self.la1.next =
+                bit_cast::<65, 64>(self.rd1_addr.val()) + bit_cast::<65, 32>(self.offset.val());
+            self.le1.next =
+                bit_cast::<66, 64>(self.rd1_addr.val()) + bit_cast::<66, 33>(self.end_off.val());
+            if self.rresp.val() & self.rd1.val() {
+                self.la.next = self.la1.val();
+                self.le.next = self.le1.val();
+            }
             // The payload goes to the local address, a WRITE's (WRITE_IMM's)
             // to the remote one.
             self.r_dest.d.next = self.la.val().get_bits::<64>(0);

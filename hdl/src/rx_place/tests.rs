@@ -20,8 +20,9 @@ struct Write {
     va: u64,
 }
 
-/// One cycle's inputs.
-type Step = Box<dyn Fn(&mut RxPlace<64, 8>) + Send + Sync + std::panic::RefUnwindSafe>;
+/// One cycle's inputs, at `W` bits (64 unless a test says otherwise).
+type Step<const W: usize = 64, const B: usize = 8> =
+    Box<dyn Fn(&mut RxPlace<W, B>) + Send + Sync + std::panic::RefUnwindSafe>;
 
 /// What the block reported: verdict events `(code, conn_cum)`, DMA
 /// beats `(first, addr, len, data, keep, last)` and counters by code.
@@ -35,7 +36,7 @@ struct Seen {
 /// The test's QP (RTS, PD `PD`, one stream, cumulative PSN 100), its MR
 /// (`RKEY`: REMOTE_WRITE over 4 KiB at `BASE`) and the MTU: one table
 /// write per cycle.
-fn setup() -> Vec<Step> {
+fn setup<const W: usize, const B: usize>() -> Vec<Step<W, B>> {
     let qp = |w| u64::from(cfg::addr(cfg::QP, 0, w));
     let mr = |w| u64::from(cfg::addr(cfg::MR, 0, w));
     [
@@ -58,7 +59,7 @@ fn setup() -> Vec<Step> {
 }
 
 /// One cycle with the table write `d` to `a`.
-fn table_write(a: u64, d: u64) -> Step {
+fn table_write<const W: usize, const B: usize>(a: u64, d: u64) -> Step<W, B> {
     Box::new(move |x| {
         x.cfg.we.next = true;
         x.cfg.addr.next = a.into();
@@ -72,10 +73,10 @@ fn mr_word(w: u8) -> u64 {
 }
 
 /// Datagram `n`'s three payload beats (16 bytes and the ICRC), one a cycle.
-fn payload(n: usize) -> Vec<Step> {
+fn payload<const W: usize, const B: usize>(n: usize) -> Vec<Step<W, B>> {
     [(0u64, 0xffu64, false), (1, 0xff, false), (2, 0x0f, true)]
         .into_iter()
-        .map(|(beat, keep, last)| -> Step {
+        .map(|(beat, keep, last)| -> Step<W, B> {
             Box::new(move |x| {
                 x.s_axis.tvalid.next = true;
                 x.s_axis.tdata.next = (n as u64 * 16 + beat).into();
@@ -87,9 +88,11 @@ fn payload(n: usize) -> Vec<Step> {
 }
 
 /// The metadata pulse of WRITE `w` (16 payload bytes).
-fn meta(w: Write) -> Step {
+fn meta<const W: usize, const B: usize>(w: Write) -> Step<W, B> {
     Box::new(move |x| {
         x.meta_valid.next = true;
+        x.meta_drop.next = false;
+        x.meta_reason.next = 0.into();
         x.meta_len.next = (68 + 16).into();
         x.meta_is_msg.next = true;
         x.meta_opcode.next = 0x01.into();
@@ -115,7 +118,7 @@ fn write(psn: u64, rkey: u64, n: u64) -> Write {
 
 /// Runs `script` (one step per cycle) after a reset with the DMA port
 /// always ready, then 12 idle cycles, then reads every counter.
-fn run(mut script: Vec<Step>) -> Seen {
+fn run<const W: usize, const B: usize>(mut script: Vec<Step<W, B>>) -> Seen {
     for _ in 0..12 {
         script.push(Box::new(|_| {}));
     }
@@ -127,10 +130,10 @@ fn run(mut script: Vec<Step>) -> Seen {
     let seen = Arc::new(Mutex::new(Seen::default()));
     let out = seen.clone();
     let mut sim = Simulation::new();
-    sim.add_clock(5, |x: &mut Box<RxPlace<64, 8>>| {
+    sim.add_clock(5, |x: &mut Box<RxPlace<W, B>>| {
         x.clock.next = !x.clock.val()
     });
-    sim.add_testbench(move |mut sim: Sim<RxPlace<64, 8>>| {
+    sim.add_testbench(move |mut sim: Sim<RxPlace<W, B>>| {
         let mut x = sim.init()?;
         x.rst.next = true;
         wait_clock_cycles!(sim, clock, x, 2);
@@ -157,7 +160,7 @@ fn run(mut script: Vec<Step>) -> Seen {
                     x.m_dma.addr.val().get_bits::<32>(0).index() as u64,
                     x.m_dma.len.val().index() as u64,
                     x.m_dma.tdata.val().get_bits::<32>(0).index() as u64,
-                    x.m_dma.tkeep.val().index() as u64,
+                    x.m_dma.tkeep.val().get_bits::<8>(0).index() as u64,
                     x.m_dma.tlast.val(),
                 ));
             }
@@ -167,7 +170,7 @@ fn run(mut script: Vec<Step>) -> Seen {
         }
         sim.done(x)
     });
-    sim.run(Box::new(RxPlace::<64, 8>::default()), 100_000)
+    sim.run(Box::new(RxPlace::<W, B>::default()), 100_000)
         .unwrap();
     Arc::try_unwrap(seen).ok().unwrap().into_inner().unwrap()
 }
@@ -226,7 +229,7 @@ fn rust_hdl_model_places_writes_and_tracks_the_connection_window() {
     ];
     // Per cycle: table writes, then each datagram's payload beats and its
     // metadata after them.
-    let mut script = setup();
+    let mut script = setup::<64, 8>();
     for (n, w) in writes.iter().copied().enumerate() {
         script.extend(payload(n));
         script.push(meta(w));
@@ -268,7 +271,7 @@ fn verdicts(s: &Seen) -> (Vec<u64>, Vec<u64>) {
 
 #[test]
 fn rust_hdl_model_looks_the_mr_up_with_a_table_write_between_the_stages() {
-    let mut script = setup();
+    let mut script = setup::<64, 8>();
     // Deregistered while the WRITE is in S1 (the MR lookup): remote access.
     script.extend(payload(0));
     script.push(meta(write(100, RKEY, 0)));
@@ -290,37 +293,102 @@ fn rust_hdl_model_looks_the_mr_up_with_a_table_write_between_the_stages() {
     assert_eq!(firsts, [BASE + 16, BASE + 32]);
 }
 
-#[test]
-fn rust_hdl_model_sees_the_previous_verdict_of_the_qp_back_to_back() {
-    let mut script = setup();
+/// Cycles from one datagram's metadata to the next in the back-to-back
+/// tests at `W` bits: consecutive at 512; 3 at 64, the least for which
+/// the window's update is split over S3 and S4 (a datagram the parser does
+/// not drop is 5 beats or more there).
+fn gap<const W: usize>() -> usize {
+    if W == 64 { 3 } else { 1 }
+}
+
+/// The metadata pulses of `ws`, [`gap`] cycles apart.
+fn metas<const W: usize, const B: usize>(ws: impl IntoIterator<Item = Write>) -> Vec<Step<W, B>> {
+    let mut v: Vec<Step<W, B>> = Vec::new();
+    for w in ws {
+        v.push(meta(w));
+        for _ in 1..gap::<W>() {
+            v.push(Box::new(|_| {}));
+        }
+    }
+    v
+}
+
+/// Four WRITEs of one QP as close as `W` allows: each verdict sees the
+/// connection state its predecessor left.
+fn previous_verdict_back_to_back<const W: usize, const B: usize>() {
+    let mut script = setup::<W, B>();
     for n in 0..4 {
         script.extend(payload(n));
     }
-    // Metadata on consecutive cycles: each verdict sees the connection
-    // state its predecessor left the cycle before.
-    for (n, psn) in [100, 100, 101, 101].into_iter().enumerate() {
-        script.push(meta(write(psn, RKEY, n as u64)));
-    }
+    let psns = [100, 100, 101, 101].into_iter().enumerate();
+    script.extend(metas(psns.map(|(n, psn)| write(psn, RKEY, n as u64))));
     let s = run(script);
     assert_eq!(verdicts(&s), (vec![0, 14, 0, 14], vec![101, 101, 102, 102]));
 }
 
 #[test]
-fn rust_hdl_model_forwards_the_connection_window_between_back_to_back_verdicts() {
-    let mut script = setup();
+fn rust_hdl_model_sees_the_previous_verdict_of_the_qp_back_to_back() {
+    previous_verdict_back_to_back::<64, 8>();
+    previous_verdict_back_to_back::<512, 64>();
+}
+
+/// As close as `W` allows: 102 waits in the bitmap, 101 moves the
+/// cumulative PSN over it, then 102 and 100 are duplicates (one by the
+/// bitmap's cleared run, one below the cumulative PSN).
+fn window_back_to_back<const W: usize, const B: usize>() {
+    let mut script = setup::<W, B>();
     for n in 0..5 {
         script.extend(payload(n));
     }
-    // Consecutive cycles: 102 waits in the bitmap, 101 moves the
-    // cumulative PSN over it, then 102 and 100 are duplicates (one by the
-    // bitmap's cleared run, one below the cumulative PSN).
-    for (n, psn) in [100, 102, 101, 102, 100].into_iter().enumerate() {
-        script.push(meta(write(psn, RKEY, n as u64)));
-    }
+    let psns = [100, 102, 101, 102, 100].into_iter().enumerate();
+    script.extend(metas(psns.map(|(n, psn)| write(psn, RKEY, n as u64))));
     let s = run(script);
     assert_eq!(
         verdicts(&s),
         (vec![0, 0, 0, 14, 14], vec![101, 101, 103, 103, 103])
+    );
+}
+
+#[test]
+fn rust_hdl_model_forwards_the_connection_window_between_back_to_back_verdicts() {
+    window_back_to_back::<64, 8>();
+    window_back_to_back::<512, 64>();
+}
+
+/// The metadata pulse of an 8-byte frame, dropped by the parser
+/// (truncated), whose stale header fields are those of `w`: at 64 bits
+/// such a frame (one beat, no payload beats) can follow the one before by
+/// a single cycle.
+fn dropped(w: Write) -> Step {
+    Box::new(move |x| {
+        meta(w)(x);
+        x.meta_drop.next = true;
+        x.meta_reason.next = 1.into();
+        x.meta_len.next = 8.into();
+    })
+}
+
+#[test]
+fn rust_hdl_model_reports_the_window_to_a_dropped_frame_right_behind() {
+    let mut script = setup::<64, 8>();
+    // A WRITE, then a truncated frame of its QP one cycle behind it (its
+    // S3 beside the WRITE's S4), then at 102 one two cycles behind (its S2
+    // there): each event carries the window after the WRITE.
+    for (n, psn, behind) in [(0, 100, 1), (1, 101, 2)] {
+        script.extend(payload(n));
+        script.push(meta(write(psn, RKEY, n as u64)));
+        for _ in 1..behind {
+            script.push(Box::new(|_| {}));
+        }
+        script.push(dropped(write(psn, RKEY, n as u64)));
+    }
+    // Then the next PSN: placed (the dropped frames wrote no window).
+    script.extend(payload(2));
+    script.push(meta(write(102, RKEY, 2)));
+    let s = run(script);
+    assert_eq!(
+        verdicts(&s),
+        (vec![0, 1, 0, 1, 0], vec![101, 101, 102, 102, 103])
     );
 }
 
@@ -346,7 +414,7 @@ fn write_then_table(n: usize, psn: u64, idle: usize, a: u64, d: u64) -> Vec<Step
 fn rust_hdl_model_sees_the_qp_state_written_in_s2_not_in_s3() {
     let err = 1 | u64::from(cfg::STATE_IDLE) << 1;
     let rts = 1 | u64::from(cfg::STATE_RTS) << 1;
-    let mut script = setup();
+    let mut script = setup::<64, 8>();
     // Moved out of RTS in S2: the verdict (S3) sees it.
     script.extend(write_then_table(0, 100, 1, qp_word(cfg::QP_CTRL), err));
     script.push(table_write(qp_word(cfg::QP_CTRL), rts));
@@ -361,7 +429,7 @@ fn rust_hdl_model_sees_the_qp_state_written_in_s2_not_in_s3() {
 
 #[test]
 fn rust_hdl_model_sees_the_window_written_in_s2_and_the_mr_only_up_to_s1() {
-    let mut script = setup();
+    let mut script = setup::<64, 8>();
     // The cumulative PSN moved to 105 in S2: the WRITE at 100 is a duplicate.
     script.extend(write_then_table(0, 100, 1, qp_word(cfg::QP_CONN_PSN), 105));
     // Moved to 200 in S3: the WRITE at 105 is placed (cum 106 in its
@@ -377,7 +445,7 @@ fn rust_hdl_model_sees_the_window_written_in_s2_and_the_mr_only_up_to_s1() {
 
 /// A second QP (entry 1, QPN `QPN + 1`, cumulative PSN 500) beside the
 /// test's, with the same peer, PD and stream.
-fn second_qp() -> Vec<Step> {
+fn second_qp<const W: usize, const B: usize>() -> Vec<Step<W, B>> {
     let qp = |w| u64::from(cfg::addr(cfg::QP, 1, w));
     [
         (qp(cfg::QP_CTRL), 1 | u64::from(cfg::STATE_RTS) << 1),
@@ -392,27 +460,24 @@ fn second_qp() -> Vec<Step> {
     .collect()
 }
 
-#[test]
-fn rust_hdl_model_forwards_the_window_whose_write_back_is_pending() {
-    let mut script = setup();
+/// The two QPs in turn, as close as `W` allows: each verdict's window is
+/// in the table while the other QP's datagram is decided, so the next
+/// datagram of the QP takes it from there (unsplit: once from the pending
+/// write-back).
+fn pending_write_back<const W: usize, const B: usize>() {
+    let mut script = setup::<W, B>();
     script.extend(second_qp());
     for n in 0..6 {
         script.extend(payload(n));
     }
-    // Consecutive cycles, the two QPs in turn: each verdict's window is
-    // in the table while the other QP's datagram is decided, so the next
-    // datagram of the QP takes it from there (once from write-back
-    // registers).
     let psns = [(QPN, 100), (QPN + 1, 500), (QPN, 100), (QPN + 1, 500)];
     let psns = psns.into_iter().chain([(QPN, 101), (QPN + 1, 501)]);
-    for (n, (qpn, psn)) in psns.enumerate() {
-        script.push(meta(Write {
-            qpn,
-            psn,
-            rkey: RKEY,
-            va: BASE + 16 * n as u64,
-        }));
-    }
+    script.extend(metas(psns.enumerate().map(|(n, (qpn, psn))| Write {
+        qpn,
+        psn,
+        rkey: RKEY,
+        va: BASE + 16 * n as u64,
+    })));
     let s = run(script);
     assert_eq!(
         verdicts(&s),
@@ -421,8 +486,14 @@ fn rust_hdl_model_forwards_the_window_whose_write_back_is_pending() {
 }
 
 #[test]
+fn rust_hdl_model_forwards_the_window_whose_write_back_is_pending() {
+    pending_write_back::<64, 8>();
+    pending_write_back::<512, 64>();
+}
+
+#[test]
 fn rust_hdl_model_lets_the_firmware_win_over_the_pending_write_back() {
-    let mut script = setup();
+    let mut script = setup::<64, 8>();
     // Moved to 300 in the cycle after the WRITE's verdict (once its
     // window's write-back): the firmware's value stays, the WRITE at 300
     // is placed.
@@ -445,7 +516,7 @@ fn write_at(psn: u64, va: u64) -> Write {
 
 #[test]
 fn rust_hdl_model_checks_the_mr_bounds_with_base_and_length_written_in_s1() {
-    let mut script = setup();
+    let mut script = setup::<64, 8>();
     // The MR's last 16 bytes: placed; 8 bytes past its end: remote access.
     script.extend(payload(0));
     script.push(meta(write_at(100, BASE + 0xff0)));
@@ -494,12 +565,13 @@ impl Window {
     }
 }
 
-#[test]
-fn rust_hdl_model_counts_the_window_of_back_to_back_verdicts() {
+/// Random PSNs of one QP, in bursts of 8 as close as `W` allows, against
+/// [`Window`].
+fn random_window<const W: usize, const B: usize>() {
     use rand::{Rng, SeedableRng, rngs::SmallRng};
     let mut rng = SmallRng::seed_from_u64(37);
     // The cumulative PSN starts below 256 so the runs wrap past bit 255.
-    let mut script = setup();
+    let mut script = setup::<W, B>();
     script.push(table_write(qp_word(cfg::QP_CONN_PSN), 230));
     let mut w = Window {
         cum: 230,
@@ -532,25 +604,31 @@ fn rust_hdl_model_counts_the_window_of_back_to_back_verdicts() {
         bits: [false; 256],
     };
     let want: Vec<(u64, u64)> = psns.iter().map(|&p| w.accept(p)).collect();
-    // Bursts of 8: their payloads, then their metadata on consecutive
-    // cycles.
+    // Bursts of 8: their payloads, then their metadata [`gap`] cycles
+    // apart.
     for (b, burst) in psns.chunks(8).enumerate() {
         for k in 0..burst.len() {
             script.extend(payload(8 * b + k));
         }
-        for (k, &psn) in burst.iter().enumerate() {
+        script.extend(metas(burst.iter().enumerate().map(|(k, &psn)| {
             let n = (8 * b + k) as u64;
-            script.push(meta(Write {
+            Write {
                 qpn: QPN,
                 psn: u64::from(psn),
                 rkey: RKEY,
                 va: BASE + 16 * (n % 256),
-            }));
-        }
+            }
+        })));
     }
     let s = run(script);
     assert_eq!(s.events.len(), want.len());
     for (k, (got, want)) in s.events.iter().zip(&want).enumerate() {
         assert_eq!(got, want, "datagram {k}, PSN {}", psns[k]);
     }
+}
+
+#[test]
+fn rust_hdl_model_counts_the_window_of_back_to_back_verdicts() {
+    random_window::<64, 8>();
+    random_window::<512, 64>();
 }
