@@ -26,7 +26,8 @@
 //!
 //! Without Verilator installed the crate does not build, unless
 //! `METAROCE_SKIP_VERILATOR=1` opts out: then [`Sim::new`] returns
-//! [`SimError::VerilatorMissing`] and benches skip with its message.
+//! [`SimError::VerilatorMissing`] and benches skip with its message, as they do for
+//! a model `METAROCE_SIM_ONLY` leaves out ([`SimError::is_absent`]).
 
 #[cfg(verilator)]
 mod ffi;
@@ -105,6 +106,14 @@ pub enum SimError {
     NoSuchPort(String),
     /// The VCD file could not be opened.
     Trace(PathBuf),
+}
+
+impl SimError {
+    /// True when the model is absent from this build (no Verilator, or left out by
+    /// `METAROCE_SIM_ONLY`): benches skip instead of failing.
+    pub fn is_absent(&self) -> bool {
+        matches!(self, Self::VerilatorMissing | Self::NotBuilt(_))
+    }
 }
 
 impl fmt::Display for SimError {

@@ -3,13 +3,13 @@
 //! memory, DMA and interrupts (`metaroce_sim_tb::nic_device`). Skips
 //! without Verilator.
 
+use metaroce_sim_tb::assert_no_mismatches;
 use metaroce_sim_tb::nic_device::{DeviceRun, Knobs, run};
-use metaroce_sim_tb::{SimError, assert_no_mismatches};
 
 fn go(what: &str, knobs: Knobs, seed: u64, stall: u64) -> Option<DeviceRun> {
     let r = match run(1_500, 60, 400, seed, knobs, stall) {
         Ok(r) => r,
-        Err(e @ SimError::VerilatorMissing) => {
+        Err(e) if e.is_absent() => {
             eprintln!("SKIP: {e}");
             return None;
         }

@@ -8,12 +8,12 @@ use super::*;
 /// cycles; this is about 15 s of an idle host).
 const MAX_CYCLES: u64 = 3_000_000;
 
-/// Runs `cfg`, or `None` (with a message) without Verilator.
+/// Runs `cfg`, or `None` (with a message) without the Verilated models.
 fn run_or_skip(cfg: &InteropConfig) -> Option<InteropReport> {
     match run_interop(cfg) {
         Ok(r) => Some(r),
-        Err(e) if e.downcast_ref() == Some(&SimError::VerilatorMissing) => {
-            eprintln!("SKIP: {}", SimError::VerilatorMissing);
+        Err(e) if e.downcast_ref().is_some_and(SimError::is_absent) => {
+            eprintln!("SKIP: {e}");
             None
         }
         Err(e) => panic!("interop run failed: {e:#}"),
