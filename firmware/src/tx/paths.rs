@@ -44,6 +44,9 @@ pub(crate) struct PathSet {
     strikes: u8,
     /// The path of the last outpaced move, until its new route is measured.
     judged: Option<u8>,
+    /// The delivery rate `judged` had on the route it left
+    /// ([`TxPath::delivery_rate`]).
+    judged_rate: u16,
     /// Bit `i` set: Active path `i` wants a PROBE on its current route, its
     /// RTO expiry spared while the connection was silent (spec §5.7).
     probes_wanted: u64,
@@ -78,6 +81,7 @@ impl PathSet {
             hold_end_ns: 0,
             strikes: 0,
             judged: None,
+            judged_rate: 0,
             probes_wanted: 0,
         }
     }
@@ -263,12 +267,15 @@ impl PathSet {
         self.hold_end_ns = now + (self.interval_ns() << doublings);
         self.strikes = (self.strikes + 1).min(MAX_STRIKES);
         self.judged = Some(path as u8);
+        self.judged_rate = self.paths[path].delivery_rate() as u16;
     }
 
     /// Forgets the strikes when a hold-down is no longer wanted: once the
     /// path of the last outpaced move has moved and its delivery rate on the
-    /// new route is measured, if it is no longer outpaced (the move helped);
-    /// and after a quiet time past the hold's end without an outpaced move:
+    /// new route is measured, if the move helped: the path is no longer
+    /// outpaced, or it outpaces itself on its old route (a crowded route
+    /// left for a free one, which the siblings' noisy rates can hide); and
+    /// after a quiet time past the hold's end without an outpaced move:
     /// twice the last hold, and at least [`QUIET_SHIFT`] intervals' worth,
     /// time enough for a path still crowded to be measured again and move.
     fn judge_moves(&mut self, now: u64) {
@@ -281,7 +288,10 @@ impl PathSet {
         if self.draining == Some(path as u8) || self.paths[path].delivery_rate() == 0 {
             return;
         }
-        if !self.outpaced(path) {
+        let (num, den) = OUTPACE_RATIO;
+        let faster =
+            u64::from(self.paths[path].delivery_rate()) * den > u64::from(self.judged_rate) * num;
+        if faster || !self.outpaced(path) {
             self.strikes = 0;
         }
         self.judged = None;
@@ -418,6 +428,40 @@ mod tests {
             let ce = p.view().ce_marked as u32 + 1;
             p.on_ack_feedback(now, Some(10_000), ce, 1, 1000, 1_000_000);
         }
+    }
+
+    /// Two paths, one crowded (1 packet per interval) and one fast (4): the
+    /// crowded one moves to a route where it delivers 2, still outpaced by
+    /// its sibling (4 > 3/2 × 2) but twice its old rate, so the move helped
+    /// and its strike is forgiven (it is not offered another move here).
+    #[test]
+    fn a_move_that_raises_the_moved_paths_rate_helped() {
+        let cfg = QpConfig {
+            paths: 2,
+            ..QpConfig::default()
+        };
+        let mut set = PathSet::new(&cfg, 4096, 1, false);
+        let mut stats = Stats::default();
+        let mut moved = false;
+        for k in 1..=200u64 {
+            let now = k * 10_000;
+            deliver(&mut set, 0, now, if moved { 2 } else { 1 });
+            if !moved {
+                set.repath_if_wanted(now, 0, &cfg, &mut stats);
+            }
+            deliver(&mut set, 1, now, 4);
+            set.repath_if_wanted(now, 1, &cfg, &mut stats);
+            if !moved && stats.repaths > 0 {
+                moved = true;
+                assert_eq!((set.strikes, set.judged), (1, Some(0)));
+            }
+            if moved && set.judged.is_none() {
+                assert!(set.outpaced(0));
+                assert_eq!(set.strikes, 0);
+                return;
+            }
+        }
+        panic!("the move was never judged ({} repaths)", stats.repaths);
     }
 
     /// Three paths, two of them crowded (1 packet per interval) and one fast
