@@ -16,10 +16,12 @@
 //! stops the core's input before the next datagram: nothing the core
 //! accepted is lost on the way to the firmware, however slowly it reads.
 //!
-//! Native rust-hdl: the slots' beats are one [`LutRam`] (asynchronous
-//! read, so the handed-up beat is the one `rd` and the beat counter name,
-//! as before), the per-slot length, verdict and port are arrays of
-//! registers selected by loop-and-compare; the read side is [`FwRxRead`].
+//! Native rust-hdl: the slots' beats are one [`BlockRam`] in the read
+//! side, [`FwRxRead`], which reads it at the slot and beat it will name
+//! after the clock edge, so the handed-up beat is the one `rd` and the
+//! beat counter name in the same cycle, as from an asynchronous read (2
+//! `DP16KD`s at 64 bits instead of 128 `DPR16X4`s); the per-slot length,
+//! verdict and port are arrays of registers selected by loop-and-compare.
 //! rust-hdl's own simulator runs
 //! the block (the test below); it is verified under Verilator inside
 //! [`crate::NicCore`] by the two-NIC harness (`metaroce-sim-tb`
@@ -29,8 +31,7 @@
 use rust_hdl::prelude::*;
 
 use crate::bus::{FwRxOut, TapIn};
-use crate::helpers::LutRam;
-use crate::helpers::{konst, native_block};
+use crate::helpers::{BlockRam, konst, native_block};
 use crate::rx_place::Verdict;
 
 /// Bytes of a datagram kept for the firmware.
@@ -69,8 +70,6 @@ native_block! {
         cnt_trunc: Signal<Out, Bits<32>>,
     }
     state {
-        // The slots' first SLOT_BYTES: word slot * SBEATS + beat.
-        slots: LutRam<W, 7> = LutRam::with_words(SLOTS * SLOT_BYTES / B),
         // Per slot: the datagram's length (may exceed the slot), its
         // event said hand up (verdict 10), its UDP source port.
         s_len: [DFF<Bits<16>>; SLOTS],
@@ -83,8 +82,9 @@ native_block! {
         // Beat of the datagram being filled, its bytes so far.
         beat: DFF<Bits<16>>,
         len: DFF<Bits<16>>,
-        // The next slot to hand up or free, and its beat (`rd`, `obeat`).
-        reader: FwRxRead,
+        // The next slot to hand up or free, and its beat (`rd`, `obeat`);
+        // the slots' first SLOT_BYTES (word slot * SBEATS + beat).
+        reader: FwRxRead<W>,
         n_up: DFF<Bits<32>>,
         n_trunc: DFF<Bits<32>>,
         // Temporaries: bytes of the input beat; the slot `rd` names
@@ -118,7 +118,6 @@ impl<const W: usize, const B: usize> Logic for FwRx<W, B> {
             self.s_port[i].clock.next = self.clock.val();
             self.s_port[i].d.next = self.s_port[i].q.val();
         }
-        self.slots.clock.next = self.clock.val();
 
         // A new datagram needs a free slot: hold the core's input while
         // none is.
@@ -142,10 +141,7 @@ impl<const W: usize, const B: usize> Logic for FwRx<W, B> {
         }
         self.r_rem.next = self.r_bytes.val() - (self.reader.obeat.val() << self.k_b_shift.val());
         self.m_fw.tvalid.next = (self.reader.rd.val() != self.ev.q.val()) & self.r_up.val();
-        self.slots.read_address.next = (bit_cast::<7, 3>(self.reader.rd.val().get_bits::<3>(0))
-            << self.k_slot_shift.val())
-            | bit_cast::<7, 16>(self.reader.obeat.val());
-        self.m_fw.tdata.next = self.slots.read_data.val();
+        self.m_fw.tdata.next = self.reader.data.val();
         self.m_fw.tlast.next = self.r_rem.val() <= self.k_b.val();
         self.m_fw.tkeep.next = 0.into();
         for i in 0..B {
@@ -167,12 +163,11 @@ impl<const W: usize, const B: usize> Logic for FwRx<W, B> {
                 self.kb.next = (i + 1).to_bits::<16>();
             }
         }
-        self.slots.write_address.next = (bit_cast::<7, 3>(self.wr.q.val().get_bits::<3>(0))
+        self.reader.w_addr.next = (bit_cast::<7, 3>(self.wr.q.val().get_bits::<3>(0))
             << self.k_slot_shift.val())
             | bit_cast::<7, 16>(self.beat.q.val());
-        self.slots.write_data.next = self.s_tap.tdata.val();
-        self.slots.write_enable.next =
-            self.s_tap.tvalid.val() & (self.beat.q.val() < self.k_sbeats.val());
+        self.reader.w_data.next = self.s_tap.tdata.val();
+        self.reader.w_en.next = self.s_tap.tvalid.val() & (self.beat.q.val() < self.k_sbeats.val());
         if self.s_tap.tvalid.val() {
             if self.s_tap.tlast.val() {
                 for i in 0..SLOTS {
@@ -232,55 +227,90 @@ impl<const W: usize, const B: usize> Logic for FwRx<W, B> {
     }
 }
 
-/// The read side of [`FwRx`]: the slot being handed up or freed and its
-/// beat. A block of its own so that `m_fw_tready` reaches only these
-/// registers' inputs: the firmware's ready may depend on `m_fw_tvalid`
-/// (the host interface's does), and in one kernel with the outputs
-/// Verilator would see a combinational loop.
-#[derive(LogicBlock, Default)]
-pub struct FwRxRead {
-    /// Clock.
-    pub clock: Signal<In, Clock>,
-    /// Synchronous reset: back to slot 0, beat 0.
-    pub rst: Signal<In, Bit>,
-    /// A decided slot waits (`rd` is not the next slot to decide).
-    pub pending: Signal<In, Bit>,
-    /// Its verdict said hand up (else it is freed at once).
-    pub up: Signal<In, Bit>,
-    /// The beat shown is its last.
-    pub last: Signal<In, Bit>,
-    /// The firmware takes the beat shown.
-    pub ready: Signal<In, Bit>,
-    /// The slot (mod 16).
-    pub rd: Signal<Out, Bits<4>>,
-    /// Its beat.
-    pub obeat: Signal<Out, Bits<16>>,
-    r: DFF<Bits<4>>,
-    b: DFF<Bits<16>>,
+native_block! {
+    /// The read side of [`FwRx`]: the slot being handed up or freed, its
+    /// beat, and the slots' memory, read at the slot and beat named after
+    /// the clock edge (`data` is the beat `rd` and `obeat` name). A block
+    /// of its own so that `m_fw_tready` reaches only these registers'
+    /// inputs (the memory's read address among them): the firmware's ready
+    /// may depend on `m_fw_tvalid` (the host interface's does), and in one
+    /// kernel with the outputs Verilator would see a combinational loop.
+    /// The memory has no same-edge bypass: a slot is read only once its
+    /// verdict event came, cycles after its last beat was written.
+    FwRxRead[W]
+    ports {
+        #[doc = "Clock."]
+        clock: Signal<In, Clock>,
+        #[doc = "Synchronous reset: back to slot 0, beat 0."]
+        rst: Signal<In, Bit>,
+        #[doc = "A decided slot waits (`rd` is not the next slot to decide)."]
+        pending: Signal<In, Bit>,
+        #[doc = "Its verdict said hand up (else it is freed at once)."]
+        up: Signal<In, Bit>,
+        #[doc = "The beat shown is its last."]
+        last: Signal<In, Bit>,
+        #[doc = "The firmware takes the beat shown."]
+        ready: Signal<In, Bit>,
+        #[doc = "Write `w_data` into the slots at `w_addr` (slot * beats a slot + beat)."]
+        w_en: Signal<In, Bit>,
+        #[doc = "Word written."]
+        w_addr: Signal<In, Bits<7>>,
+        #[doc = "Beat written."]
+        w_data: Signal<In, Bits<W>>,
+        #[doc = "The slot (mod 16)."]
+        rd: Signal<Out, Bits<4>>,
+        #[doc = "Its beat."]
+        obeat: Signal<Out, Bits<16>>,
+        #[doc = "The beat's bytes, from the slots."]
+        data: Signal<Out, Bits<W>>,
+    }
+    state {
+        r: DFF<Bits<4>>,
+        b: DFF<Bits<16>>,
+        // The slot and beat after this cycle.
+        nr: Signal<Local, Bits<4>>,
+        nb: Signal<Local, Bits<16>>,
+        slots: BlockRam<W, 7> = BlockRam::with_words(SLOTS * SLOT_BYTES * 8 / W).without_bypass(),
+    }
+    consts {
+        k_slot_shift: Constant<Bits<16>> = konst((SLOT_BYTES * 8 / W).trailing_zeros() as usize),
+    }
 }
 
-impl Logic for FwRxRead {
+impl<const W: usize> Logic for FwRxRead<W> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(self, clock, r, b);
         self.rd.next = self.r.q.val();
         self.obeat.next = self.b.q.val();
+        self.nr.next = self.r.q.val();
+        self.nb.next = self.b.q.val();
         if self.pending.val() {
             if !self.up.val() {
-                self.r.d.next = self.r.q.val() + 1;
+                self.nr.next = self.r.q.val() + 1;
             } else if self.ready.val() {
                 if self.last.val() {
-                    self.r.d.next = self.r.q.val() + 1;
-                    self.b.d.next = 0.into();
+                    self.nr.next = self.r.q.val() + 1;
+                    self.nb.next = 0.into();
                 } else {
-                    self.b.d.next = self.b.q.val() + 1;
+                    self.nb.next = self.b.q.val() + 1;
                 }
             }
         }
         if self.rst.val() {
-            self.r.d.next = 0.into();
-            self.b.d.next = 0.into();
+            self.nr.next = 0.into();
+            self.nb.next = 0.into();
         }
+        self.r.d.next = self.nr.val();
+        self.b.d.next = self.nb.val();
+        self.slots.clock.next = self.clock.val();
+        self.slots.write_enable.next = self.w_en.val();
+        self.slots.write_address.next = self.w_addr.val();
+        self.slots.write_data.next = self.w_data.val();
+        self.slots.read_address.next = (bit_cast::<7, 3>(self.nr.val().get_bits::<3>(0))
+            << self.k_slot_shift.val())
+            | bit_cast::<7, 16>(self.nb.val());
+        self.data.next = self.slots.read_data.val();
     }
 }
 

@@ -212,9 +212,14 @@ pub type LutRam<const D: usize, const N: usize> = Ram<D, N, false>;
 /// the bypass compares them whole. The memory reads at every edge (no read
 /// enable), so a FIFO gives it its *next* read pointer.
 ///
-/// It maps to block RAM (`DP16KD` on the ECP5), plus the bypass (a
-/// register of `D` bits, a comparator and a multiplexer; left out by
-/// [`Ram::without_bypass`] where no read needs it).
+/// It maps to block RAM (`DP16KD` on the ECP5) whatever its depth: the
+/// memory carries `ram_style = "block"`, without which yosys puts a
+/// shallow one (32 words, say) in distributed RAM, and `no_rw_check`,
+/// without which yosys rebuilds the old-word read of a same-edge write in
+/// the fabric (a flip-flop and a LUT per bit: the block RAM's two ports
+/// do not define it). Plus the bypass (a register of `D` bits, a
+/// comparator and a multiplexer), which gives such a read its word; left
+/// out by [`Ram::without_bypass`] where no read needs it.
 ///
 /// A custom leaf because rust-hdl's `RAM<D, N>` takes its depth from its
 /// address type (`2^N` words, while a FIFO's depth follows the beat width:
@@ -244,7 +249,7 @@ pub struct Ram<const D: usize, const N: usize, const SYNC: bool> {
     pub read_data: Signal<Out, Bits<D>>,
     _mem: Vec<Bits<D>>,
     /// [`BlockRam`]: a read of the address written at the same edge gives
-    /// the word written (else the old word).
+    /// the word written (else the old word; undefined on the FPGA).
     _bypass: bool,
 }
 
@@ -272,15 +277,16 @@ impl<const D: usize, const N: usize, const SYNC: bool> Ram<D, N, SYNC> {
 impl<const D: usize, const N: usize> BlockRam<D, N> {
     /// This memory without the same-edge bypass (no bypass register and
     /// multiplexer): a read of the address written at the same edge gives
-    /// the old word. For a FIFO that never uses its head in the cycle
-    /// after a push into it while it was empty.
+    /// the old word in the model and the Verilog, an undefined one on the
+    /// FPGA (`no_rw_check`). For a FIFO that never uses its head in the
+    /// cycle after a push into it while it was empty.
     pub fn without_bypass(mut self) -> Self {
         self._bypass = false;
         self
     }
 }
 
-impl<const D: usize, const N: usize> Default for LutRam<D, N> {
+impl<const D: usize, const N: usize, const SYNC: bool> Default for Ram<D, N, SYNC> {
     fn default() -> Self {
         Self::with_words(1 << N)
     }
@@ -388,7 +394,7 @@ always @(*) read_data = (read_address[{am1}:{k}] == 0) ? mem[read_address[{km1}:
             (String::new(), "", "ram_q")
         };
         hand_written(format!(
-            "reg [{dm1}:0] mem [0:{nm1}];
+            "(* ram_style = \"block\", no_rw_check *) reg [{dm1}:0] mem [0:{nm1}];
 reg [{dm1}:0] ram_q;
 {byp_regs}always @(posedge clock) begin
     if (write_enable) mem[write_address[{km1}:0]] <= write_data;

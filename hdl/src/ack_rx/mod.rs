@@ -54,8 +54,9 @@
 //! entry into the pairing FIFO at its last beat. At its event the entry is
 //! decoded (network order to values) and queued with the highest path PSN
 //! it reports ([`AckHigh`](crate::AckHigh), the TX table's too; computed here so the
-//! evidence check at the queue's head only subtracts and compares); the queue and
-//! the pairing FIFO are [`LutRam`](crate::helpers::LutRam)s (asynchronous reads), the slot map and
+//! evidence check at the queue's head only subtracts and compares); the queue is
+//! in [`BlockRam`](crate::helpers::BlockRam)s read at its next head (no cycle added), the
+//! pairing FIFO a [`LutRam`](crate::helpers::LutRam) (asynchronous read), the slot map and
 //! the newest `rx_count` per slot registers searched by loop-and-compare.
 //! A slot map write is registered first and applies one cycle after
 //! `cfg_we` (so no path runs from `cfg_*` to the table's operation port

@@ -7,11 +7,14 @@ use rust_hdl::prelude::*;
 use super::links::{HeadOut, PushIn, RemapIn, TurnIn};
 use super::{Q_BITS, slot_regs};
 use crate::bus::TxCheck;
-use crate::helpers::{LutRam, native_block};
+use crate::helpers::{BlockRam, native_block};
 
 native_block! {
-    /// A 16-entry queue ([`LutRam`]s, asynchronous reads) of ACK entries
-    /// and their slots. Its head is checked as the engine checks an ACK
+    /// A 16-entry queue of ACK entries and their slots, in [`BlockRam`]s
+    /// (14 `DP16KD`s at 6 slot bits) read at the *next* read pointer (the
+    /// pointer after this cycle's pop), so the head is on their read ports
+    /// from the registers in every cycle, as from an asynchronous read;
+    /// their bypass shows an entry pushed at the edge it becomes the head. Its head is checked as the engine checks an ACK
     /// (spec §5.5 step 0, `PathView::ack_evidence`) against its slot's
     /// `una`, `next_psn` and last `ce_count` (the table's check port) and
     /// the `rx_count` of the newest ACK applied on the slot (kept here, a
@@ -46,10 +49,12 @@ native_block! {
         refused: Signal<Out, Bits<32>>,
     }
     state {
-        q: LutRam<Q_BITS, 4>,
-        qs: LutRam<SB, 4>,
+        q: BlockRam<Q_BITS, 4>,
+        qs: BlockRam<SB, 4>,
         q_wr: DFF<Bits<5>>,
         q_rd: DFF<Bits<5>>,
+        // The read pointer after this cycle (the address the queue reads).
+        q_rdn: Signal<Local, Bits<5>>,
         // The newest rx_count applied per slot.
         last_rx: Vec<DFF<Bits<32>>> = slot_regs(SB),
         // The head's evidence check.
@@ -113,8 +118,6 @@ impl<const SB: usize> Logic for AckRxQueue<SB> {
 
         // ---- the head: evidence check (spec §5.5 step 0,
         // `PathView::ack_evidence`) ----
-        self.q.read_address.next = self.q_rd.q.val().get_bits::<4>(0);
-        self.qs.read_address.next = self.q_rd.q.val().get_bits::<4>(0);
         self.h_ce.next = self.q.read_data.val().get_bits::<32>(384);
         self.h_rx.next = self.q.read_data.val().get_bits::<32>(416);
         self.h_last_rx.next = 0.into();
@@ -159,10 +162,11 @@ impl<const SB: usize> Logic for AckRxQueue<SB> {
 
         // ---- its turn: a refused head is popped at once; an applied one
         // when its pair is done, its rx_count kept when it is the newest ----
+        self.q_rdn.next = self.q_rd.q.val();
         if self.start.val() {
             if self.refuse.val() {
                 self.n_refused.d.next = self.n_refused.q.val() + 1;
-                self.q_rd.d.next = self.q_rd.q.val() + 1;
+                self.q_rdn.next = self.q_rd.q.val() + 1;
             } else if self.newest.val() {
                 for i in 0..Self::N {
                     if self.qs.read_data.val() == i.to_bits::<SB>() {
@@ -172,15 +176,18 @@ impl<const SB: usize> Logic for AckRxQueue<SB> {
             }
         }
         if self.done.val() {
-            self.q_rd.d.next = self.q_rd.q.val() + 1;
+            self.q_rdn.next = self.q_rd.q.val() + 1;
         }
         self.overflow.next = self.n_overflow.q.val();
         self.refused.next = self.n_refused.q.val();
         if self.rst.val() {
             self.q_wr.d.next = 0.into();
-            self.q_rd.d.next = 0.into();
+            self.q_rdn.next = 0.into();
             self.n_overflow.d.next = 0.into();
             self.n_refused.d.next = 0.into();
         }
+        self.q_rd.d.next = self.q_rdn.val();
+        self.q.read_address.next = self.q_rdn.val().get_bits::<4>(0);
+        self.qs.read_address.next = self.q_rdn.val().get_bits::<4>(0);
     }
 }

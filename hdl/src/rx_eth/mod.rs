@@ -70,7 +70,8 @@
 //! * **Records.** Each verdict queues a control record (accepted; where the
 //!   payload starts and ends in the buffer; where the frame ends) in a
 //!   32-entry queue, and for an accepted frame its pseudo-header fields in
-//!   a second one (both rust-hdl `RAM`s).
+//!   a second one (both [`BlockRam`](crate::helpers::BlockRam)s: block
+//!   RAM, not the 188 distributed-RAM cells yosys gave the 32-word queues).
 //! * **Read side.** An issue stage takes one record per cycle: a dropped
 //!   frame frees its buffer space at once, an accepted one reads only the
 //!   beats holding payload, one per cycle. The read goes through the block
@@ -106,9 +107,9 @@
 //!   beside the buffer's registers; `align.rs` (`RxEthAlign`): the
 //!   realigner and the output registers; [`FrameRam`] the buffer.
 //!
-//! Native rust-hdl: kernels and rust-hdl's `RAM`, plus one custom leaf,
-//! [`FrameRam`], with a Rust model (rust-hdl's own simulator runs the block:
-//! the tests below). Verified under Verilator (`metaroce-sim-tb`) against
+//! Native rust-hdl: kernels, plus custom leaves with a Rust model,
+//! [`FrameRam`] and the queues' `BlockRam`s (rust-hdl's own simulator
+//! runs the block: the tests below). Verified under Verilator (`metaroce-sim-tb`) against
 //! `etherparse`.
 
 use rust_hdl::prelude::*;
@@ -135,7 +136,7 @@ const HDR_FIRST: usize = 12;
 const HDR_BITS: usize = 576;
 /// Most beats that carry captured bytes (at 64 bits).
 const SLOTS: usize = 11;
-/// Entries of the two record queues (`RAM` address bits below).
+/// Entries of the two record queues (their address bits below).
 const QUEUE_BITS: usize = 5;
 /// Frames that may be past their last beat and not yet taken by the read
 /// side before the input stops (the queue's 32 less what is in flight

@@ -10,14 +10,16 @@ use rust_hdl::prelude::*;
 
 use super::QUEUE_BITS;
 use super::links::{HeadOut, PsOut, RecordIn};
-use crate::helpers::native_block;
+use crate::helpers::{BlockRam, native_block};
 
 native_block! {
     /// V7 (t + 8): each frame's control record goes into a 32-entry queue,
     /// an accepted frame's pseudo fields (306 bits) into a second one
-    /// (both rust-hdl `RAM`s). A queue's head is on its read port every
-    /// cycle: a pop presents the next address in its own cycle, and a
-    /// record is readable the cycle after its write (`c_wrd`).
+    /// (both [`BlockRam`]s without the bypass: 2 + 9 `DP16KD`s, where
+    /// yosys would put 32-word memories in 188 `DPR16X4`s). A queue's head
+    /// is on its read port every cycle: a pop presents the next address in
+    /// its own cycle, and a record is readable the cycle after its write
+    /// (`c_wrd`; the pseudo fields are popped later still).
     RxEthQueue []
     ports {
         #[doc = "Clock."]
@@ -32,8 +34,8 @@ native_block! {
         m_ps: PsOut,
     }
     state {
-        cq: RAM<Bits<70>, QUEUE_BITS>,
-        pq: RAM<Bits<306>, QUEUE_BITS>,
+        cq: BlockRam<70, QUEUE_BITS> = BlockRam::with_words(1 << QUEUE_BITS).without_bypass(),
+        pq: BlockRam<306, QUEUE_BITS> = BlockRam::with_words(1 << QUEUE_BITS).without_bypass(),
         // Pointers (6 bits for 32 entries); `c_wrd` is `c_wr` a cycle late.
         c_wr: DFF<Bits<6>>,
         c_wrd: DFF<Bits<6>>,
@@ -49,10 +51,8 @@ impl Logic for RxEthQueue {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(self, clock, c_wr, c_wrd, c_rd, p_wr, p_rd);
-        self.cq.read_clock.next = self.clock.val();
-        self.cq.write_clock.next = self.clock.val();
-        self.pq.read_clock.next = self.clock.val();
-        self.pq.write_clock.next = self.clock.val();
+        self.cq.clock.next = self.clock.val();
+        self.pq.clock.next = self.clock.val();
         // ---- V7: queue the records. ----
         self.crec.next = (bit_cast::<70, 16>(self.s_rec.first.val()) << 2)
             | (bit_cast::<70, 16>(self.s_rec.last.val()) << 18)

@@ -3,7 +3,7 @@
 use rust_hdl::prelude::*;
 
 use super::links::HeadOut;
-use crate::helpers::LutRam;
+use crate::helpers::BlockRam;
 
 /// Depth of the verdict FIFO: the verdicts of the small frames that arrive
 /// while a long write leaves (at 64 bits, a 4 KiB write takes 512 cycles;
@@ -21,9 +21,12 @@ const VQ_BITS: usize = 82;
 
 /// The verdict FIFO of [`RxPlace`](super::RxPlace): one entry per
 /// verdict (S3's, `push`: placed, the frame has payload beats, payload
-/// bytes, the DMA address), in a [`LutRam`] (asynchronous read: the head
-/// is shown from the registers, `head` joined to
-/// [`PlaceOut`](super::PlaceOut), which pops it).
+/// bytes, the DMA address), in a [`BlockRam`] (3 `DP16KD`s) read at the
+/// *next* read pointer (the pointer after this cycle's pop), so the head
+/// is on its read port from the registers in every cycle, as from a
+/// distributed RAM's asynchronous read, with no added cycle; its bypass
+/// shows an entry pushed at the edge it becomes the head. `head` is
+/// joined to [`PlaceOut`](super::PlaceOut), which pops it.
 #[derive(LogicBlock, Default)]
 pub struct PlaceVerdicts {
     /// Clock.
@@ -47,9 +50,11 @@ pub struct PlaceVerdicts {
     /// Room for every verdict still in flight: fewer than
     /// `VERDICTS - IN_FLIGHT` entries used.
     pub room: Signal<Out, Bit>,
-    vq: LutRam<VQ_BITS, 6>,
+    vq: BlockRam<VQ_BITS, 6>,
     v_wr: DFF<Bits<7>>,
     v_rd: DFF<Bits<7>>,
+    // The read pointer after this cycle (the address the memory reads).
+    v_rdn: Signal<Local, Bits<7>>,
     vqd: Signal<Local, Bits<VQ_BITS>>,
     v_count: Signal<Local, Bits<7>>,
 }
@@ -73,15 +78,15 @@ impl Logic for PlaceVerdicts {
         if self.push.val() {
             self.v_wr.d.next = self.v_wr.q.val() + 1;
         }
-        self.vq.read_address.next = self.v_rd.q.val().get_bits::<6>(0);
         self.v_count.next = self.v_wr.q.val() - self.v_rd.q.val();
         self.head.valid.next = self.v_count.val() != 0;
         self.head.place.next = self.vq.read_data.val().get_bit(0);
         self.head.beats.next = self.vq.read_data.val().get_bit(1);
         self.head.len.next = self.vq.read_data.val().get_bits::<16>(2);
         self.head_addr.next = self.vq.read_data.val().get_bits::<64>(18);
+        self.v_rdn.next = self.v_rd.q.val();
         if self.head.pop.val() {
-            self.v_rd.d.next = self.v_rd.q.val() + 1;
+            self.v_rdn.next = self.v_rd.q.val() + 1;
         }
         // Room for every verdict that can still come after `can_accept`
         // falls: one per stage in flight (S0..S3, 4 datagrams whose
@@ -90,7 +95,9 @@ impl Logic for PlaceVerdicts {
         self.room.next = self.v_count.val() < 59;
         if self.rst.val() {
             self.v_wr.d.next = 0.into();
-            self.v_rd.d.next = 0.into();
+            self.v_rdn.next = 0.into();
         }
+        self.v_rd.d.next = self.v_rdn.val();
+        self.vq.read_address.next = self.v_rdn.val().get_bits::<6>(0);
     }
 }
