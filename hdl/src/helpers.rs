@@ -212,9 +212,15 @@ pub type LutRam<const D: usize, const N: usize> = Ram<D, N, false>;
 /// the bypass compares them whole. The memory reads at every edge (no read
 /// enable), so a FIFO gives it its *next* read pointer.
 ///
-/// It maps to block RAM (`DP16KD` on the ECP5), plus the bypass (a
-/// register of `D` bits, a comparator and a multiplexer; left out by
-/// [`Ram::without_bypass`] where no read needs it).
+/// It maps to block RAM (`DP16KD` on the ECP5, asked for by the memory's
+/// `ram_style` attribute whatever its size), plus the bypass (a register
+/// of `D` bits, a comparator and a multiplexer; left out by
+/// [`Ram::without_bypass`] where no read needs it). The memory is marked
+/// `no_rw_check`: the word read at the edge that writes the same address
+/// is left undefined on the FPGA, so yosys adds no logic of its own to
+/// give the old word (a register and a multiplexer as wide as the
+/// memory); the bypass replaces that word, and without the bypass no user
+/// may read it (the model gives the old word).
 ///
 /// A custom leaf because rust-hdl's `RAM<D, N>` takes its depth from its
 /// address type (`2^N` words, while a FIFO's depth follows the beat width:
@@ -272,8 +278,9 @@ impl<const D: usize, const N: usize, const SYNC: bool> Ram<D, N, SYNC> {
 impl<const D: usize, const N: usize> BlockRam<D, N> {
     /// This memory without the same-edge bypass (no bypass register and
     /// multiplexer): a read of the address written at the same edge gives
-    /// the old word. For a FIFO that never uses its head in the cycle
-    /// after a push into it while it was empty.
+    /// the old word in the model and an undefined one on the FPGA. For a
+    /// FIFO that never uses its head in the cycle after a push into it
+    /// while it was empty.
     pub fn without_bypass(mut self) -> Self {
         self._bypass = false;
         self
@@ -388,7 +395,8 @@ always @(*) read_data = (read_address[{am1}:{k}] == 0) ? mem[read_address[{km1}:
             (String::new(), "", "ram_q")
         };
         hand_written(format!(
-            "reg [{dm1}:0] mem [0:{nm1}];
+            "(* ram_style = \"block\", no_rw_check *)
+reg [{dm1}:0] mem [0:{nm1}];
 reg [{dm1}:0] ram_q;
 {byp_regs}always @(posedge clock) begin
     if (write_enable) mem[write_address[{km1}:0]] <= write_data;
