@@ -107,9 +107,9 @@ pub struct NicCore<const W: usize, const B: usize> {
     pub m_fate: FateOut,
     /// TX table read port: a slot's state.
     pub rd: TxReadPort<TX_SLOT_BITS>,
-    /// Slot the TX table's capture port shows (a second read port).
-    pub cap_slot: Signal<In, Bits<TX_SLOT_BITS>>,
-    /// Capture port: the slot's fields packed (`crate::tx_path::VIEW_BITS`).
+    /// Capture port: the last TX table result's slot's fields packed
+    /// (`crate::tx_path::VIEW_BITS`), from its result's cycle until the
+    /// next result (`TxPathTable::cap_view`).
     pub cap_view: Signal<Out, Bits<VIEW_BITS>>,
     /// Fate event (and `res_valid` suppressed) from an ACK the hardware
     /// applied; its slot is the next `m_ackrx_slot`.
@@ -246,7 +246,6 @@ impl<const W: usize, const B: usize> Logic for NicCore<W, B> {
         TxResOut::link(&mut self.res, &mut self.ackrx.m_res);
         TxCheck::<TX_SLOT_BITS>::join(&mut self.ackrx.ck, &mut self.paths.ck);
         FateOut::link(&mut self.m_fate, &mut self.paths.m_fate);
-        self.paths.cap_slot.next = self.cap_slot.val();
         self.cap_view.next = self.paths.cap_view.val();
         TxReadPort::<TX_SLOT_BITS>::link(&mut self.rd, &mut self.paths.rd);
     }

@@ -254,9 +254,6 @@ impl<const W: usize, const B: usize> Logic for NicDevice<W, B> {
         TxOpOut::<TX_SLOT_BITS>::join(&mut self.hif.c_op, &mut self.core.op);
         TxResOut::join(&mut self.core.res, &mut self.hif.c_res);
         TxRead::<TX_SLOT_BITS>::join(&mut self.hif.c_rd, &mut self.core.rd);
-        self.core.cap_slot.next = self.hif.c_cap_slot.val();
-        self.hif.c_m_ackrx_valid.next = self.core.m_ackrx.valid.val();
-        self.hif.c_m_ackrx_slot.next = self.core.m_ackrx.slot.val();
         AckRxCntOut::join(&mut self.core.ackrx_cnt, &mut self.hif.c_ackrx_cnt);
         // Event path: the core's events and results into the event FIFOs,
         // the ring's registers and DMA writes through the host interface.

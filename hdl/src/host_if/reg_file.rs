@@ -22,11 +22,14 @@
 //! own cycle: the address compares give the register's kind and its place
 //! among the registers of that kind ([`PLACE_BITS`] bits), both
 //! registered, and the answer selects by that place. The read/write
-//! registers are read from a copy of their storage in distributed RAM
-//! ([`LutRam`], written with each write, masked to the register's width),
-//! not from the flip-flops: a 64-word RAM's read replaces a multiplexer of
-//! 51 words; a flag per register (cleared by reset, set by a write) makes
-//! a register not written since reset read its reset value.
+//! registers are read from a copy of their storage in block RAM
+//! ([`BlockRam`], written with each write, masked to the register's
+//! width), not from the flip-flops: a 64-word RAM's read replaces a
+//! multiplexer of 51 words; a flag per register (cleared by reset, set by
+//! a write) makes a register not written since reset read its reset value.
+//! The copy is read at the place being registered (the request's cycle),
+//! so its word is there with the registered place, a write at the same
+//! edge included (the bypass).
 //!
 //! The decoder is a loop over arrays of [`Constant`]s built from
 //! [`regs::all_regs`] when the block is made. Under Verilator every
@@ -40,7 +43,7 @@
 use rust_hdl::prelude::*;
 
 use super::regs::{self, Access, BLOCKS, IRQ_VECTORS, Reg, RegBlock};
-use crate::helpers::{LutRam, konst, native_block};
+use crate::helpers::{BlockRam, konst, native_block};
 use crate::nic_core::TX_SLOT_BITS;
 
 /// Where a register's value comes from.
@@ -285,7 +288,7 @@ native_block! {
         store: DFF<Bits<RW_BITS>>,
         // The read/write registers' copy the reads take (masked words at
         // their places), and which of them were written since reset.
-        copy: LutRam<32, RW_AT_BITS>,
+        copy: BlockRam<32, RW_AT_BITS> = BlockRam::with_words(1 << RW_AT_BITS),
         written: DFF<Bits<RW_REGS>>,
         // The decoded request: valid, its register's kind (a build
         // constant, a read-only register, a read/write one) and place.
@@ -413,7 +416,7 @@ impl<const W: usize> Logic for RegFile<W> {
             }
         }
         // The answer: the word at the registered place of its kind.
-        self.copy.read_address.next = bit_cast::<RW_AT_BITS, PLACE_BITS>(self.rd_at.q.val());
+        self.copy.read_address.next = bit_cast::<RW_AT_BITS, PLACE_BITS>(self.rd_at.d.val());
         if self.rd_v.q.val() {
             self.resp.d.next = 0.into();
             if self.rd_id.q.val() {

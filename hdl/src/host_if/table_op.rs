@@ -7,8 +7,8 @@
 //! (kind 2, offered only while no register operation is pending or
 //! running, and while the event path has room for its result). A register
 //! operation's result lands in `OP_STATUS` and `RES_*`; a queued one's goes
-//! to the event ring ([`super::EvRing`]) with its slot read through the
-//! table's capture port. The offer and the fields come from the registers
+//! to the event ring ([`super::EvRing`]) with its slot's view from the
+//! table's capture port (the last result's slot). The offer and the fields come from the registers
 //! and the held entry alone (the table's `op_ready` depends on `op_valid`),
 //! so the handshake reaches only the registers' inputs and `take`.
 //!
@@ -93,12 +93,6 @@ native_block! {
         res_pkts: Signal<In, Bits<32>>,
         #[doc = "Table: `res_bytes`."]
         res_bytes: Signal<In, Bits<32>>,
-        #[doc = "Table: an ACK receiver's result (`m_ackrx_valid`)."]
-        ackrx_valid: Signal<In, Bit>,
-        #[doc = "Table: its slot (`m_ackrx_slot`)."]
-        ackrx_slot: Signal<In, Bits<TX_SLOT_BITS>>,
-        #[doc = "Table: the capture port's slot."]
-        cap_slot: Signal<Out, Bits<TX_SLOT_BITS>>,
         #[doc = "The TX table takes the held queued operation this cycle."]
         take: Signal<Out, Bit>,
         #[doc = "A queued operation's result is on the table's result port."]
@@ -179,13 +173,6 @@ impl Logic for TxTableOp {
         // register operation's result comes only after it was taken, which
         // a running queued one prevents).
         self.qres_valid.next = self.res_valid.val() & self.run.q.val();
-        // The capture port reads the slot of the result appearing this
-        // cycle: an ACK receiver's result and a queued operation's never
-        // come in the same cycle.
-        self.cap_slot.next = self.q_slot.q.val();
-        if self.ackrx_valid.val() {
-            self.cap_slot.next = self.ackrx_slot.val();
-        }
         self.qop_slot.next = self.q_slot.q.val();
         self.qop_code.next = self.q_code.q.val();
         self.status.next = 0.into();

@@ -7,12 +7,13 @@ use super::links::{FrameOut, HeadOut, RegsIn};
 use super::side::TxSide;
 use super::{MR_BITS, REV_BITS, SIDE_BITS};
 use crate::bus::{DescIn, ReadReqOut};
-use crate::helpers::{LutRam, SWAPS_512, konst, low_halves, native_block};
+use crate::helpers::{BlockRam, LutRam, SWAPS_512, konst, low_halves, native_block};
 
 native_block! {
     /// The descriptor side of [`TxBuild`](super::TxBuild) for `B`-lane
-    /// beats: a 4-entry FIFO ([`LutRam`]s, its pointers and ready bits in
-    /// [`TxFifoPtrs`]) of accepted descriptors. An
+    /// beats: a 4-entry FIFO ([`LutRam`]s and, for the MetaRoCE headers, a
+    /// [`BlockRam`]; its pointers and ready bits in [`TxFifoPtrs`]) of
+    /// accepted descriptors. An
     /// entry holds the MetaRoCE headers (lane order), the payload fetch
     /// request, and the computed part that [`TxSide`] adds two cycles
     /// after the accept; it is ready for the generator (`head_ok`) once
@@ -46,7 +47,10 @@ native_block! {
     state {
         side: TxSide<B>,
         ptrs: TxFifoPtrs,
-        f_mr: LutRam<MR_BITS, 2>,
+        // The headers: read at the next head (registered), without the
+        // bypass: an entry is written at its accept, at least two edges
+        // before it is ready (`head_ok`), and the header is taken only then.
+        f_mr: BlockRam<MR_BITS, 2> = BlockRam::with_words(4).without_bypass(),
         f_fetch: LutRam<80, 2>,
         f_side: LutRam<SIDE_BITS, 2>,
         // Combinational temporaries.
@@ -146,7 +150,7 @@ impl<const B: usize> Logic for TxFifo<B> {
             & (!self.f_fetch.read_data.val().get_bits::<16>(64).any() | self.m_rd.ready.val());
 
         // ---- The head entry, for the generator. ----
-        self.f_mr.read_address.next = self.ptrs.rd.val();
+        self.f_mr.read_address.next = self.ptrs.rd_next.val();
         self.f_side.read_address.next = self.ptrs.rd.val();
         self.m_frame.plen.next = self.f_side.read_data.val().get_bits::<16>(0);
         self.head.sport.next = self.f_side.read_data.val().get_bits::<16>(16);

@@ -11,7 +11,8 @@ native_block! {
     /// fetch request to leave) and read (the generator's head entry) —
     /// and one ready bit per entry, cleared at the accept and set when
     /// [`TxSide`](super::side::TxSide) writes the entry's computed part.
-    /// Every output is a register or a function of registers only.
+    /// Every output but `rd_next` is a register or a function of registers
+    /// only.
     TxFifoPtrs []
     ports {
         #[doc = "Clock."]
@@ -36,6 +37,8 @@ native_block! {
         fe: Signal<Out, Bits<2>>,
         #[doc = "The head entry."]
         rd: Signal<Out, Bits<2>>,
+        #[doc = "The head entry after this cycle's take (a registered read's address)."]
+        rd_next: Signal<Out, Bits<2>>,
         #[doc = "Entry `fe` holds a descriptor."]
         fe_pending: Signal<Out, Bit>,
         #[doc = "The head entry is ready: its computed part written and its fetch request gone."]
@@ -101,6 +104,7 @@ impl Logic for TxFifoPtrs {
         }
         self.f_wr.d.next = self.wr_n.val();
         self.f_rd.d.next = self.rd_n.val();
+        self.rd_next.next = self.rd_n.val().get_bits::<2>(0);
         if self.fetched.val() {
             self.f_fe.d.next = self.f_fe.q.val() + 1;
         }

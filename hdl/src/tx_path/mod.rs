@@ -22,9 +22,10 @@
 //!   in PSN order;
 //! * `rd_slot`, `rd_len` in; `rd_*` out: the slot's state (combinational)
 //!   and `rd_can_send` = `TxPath::can_send(rd_len)`;
-//! * `cap_slot` in; `cap_view` out: a second read of the same fields (all
-//!   but `can_send`) packed into [`VIEW_BITS`] bits, for the host interface
-//!   to capture a slot in the cycle an operation's result appears while the
+//! * `cap_view` out: the same fields (all but `can_send`) of the last
+//!   result's slot, packed into [`VIEW_BITS`] bits: the word the operation
+//!   wrote last, from its `res_valid` cycle until the next operation's
+//!   result, for the host interface to capture with a result while the
 //!   `rd_*` port stays the register port's (`docs/hardware.md` §18);
 //! * `ck` ([`TxCheckPort`]): `ck_slot` in; `ck_una`, `ck_next_psn`, `ck_last_ce`, `ck_quarantined`
 //!   out: a third read, of what the ACK receiver's evidence check (spec
@@ -38,7 +39,9 @@
 //! A slot's fields are one word (566 bits, layout in `slots.rs`) in
 //! [`LutRam`]s: one read and written at the slot being operated on
 //! (read, changed by `SlotUpdate`, written back in the same cycle), and
-//! copies written alike for the `rd_*`, `cap_view` and `ck_*` ports. The
+//! copies written alike for the `rd_*` and `ck_*` ports. `cap_view` is a
+//! register the control loads with the word an operation writes in its
+//! last cycle (the one before its result). The
 //! rings are one [`BlockRam`] of `{live, probe, len, connection PSN}`
 //! entries at `slot << 8 | path PSN mod 256`, read at the walker's next
 //! position so the walker (`TxWalk`) sees entry `p` in the cycle it is at
@@ -161,7 +164,7 @@ impl TxOp {
 
 /// Verilog source of the table ([`TxPathTable`]) for `slots` slots (a power
 /// of two, 2 to [`MAX_SLOTS`]); top module `top`, ports as the block's
-/// fields (`op_slot`, `rd_slot`, `cap_slot`, `ck_slot` are `log2(slots)`
+/// fields (`op_slot`, `rd_slot`, `ck_slot` are `log2(slots)`
 /// bits).
 ///
 /// # Panics
@@ -203,9 +206,7 @@ native_block! {
         m_fate: FateOut,
         #[doc = "Read port: a slot's state, combinationally."]
         rd: TxReadPort<SB>,
-        #[doc = "Slot the capture port shows."]
-        cap_slot: Signal<In, Bits<SB>>,
-        #[doc = "Capture port: the slot's fields packed ([`VIEW_BITS`])."]
+        #[doc = "Capture port: the last result's slot's fields packed ([`VIEW_BITS`]), from its `res_valid` cycle until the next result."]
         cap_view: Signal<Out, Bits<VIEW_BITS>>,
         #[doc = "Check port: a slot's state for the ACK receiver's evidence check."]
         ck: TxCheckPort<SB>,
@@ -227,6 +228,10 @@ native_block! {
         r_psn: DFF<Bits<32>>,
         r_pkts: DFF<Bits<32>>,
         r_bytes: DFF<Bits<32>>,
+        // The capture port's word; an operation's result comes next cycle
+        // (its last write is this cycle's).
+        cap_q: DFF<Bits<VIEW_BITS>>,
+        fin: Signal<Local, Bit>,
     }
     consts {
         s_idle: Constant<Bits<3>> = konst(S_IDLE),
@@ -249,7 +254,7 @@ impl<const SB: usize> Logic for TxPathTable<SB> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, state, cs, c_entropy, r_valid, r_ok, r_psn, r_pkts, r_bytes
+            self, clock, state, cs, c_entropy, r_valid, r_ok, r_psn, r_pkts, r_bytes, cap_q
         );
         // The slot word at the taken operation's slot, else the running
         // one's. (Parts' inputs come from ports, registers and parts alone,
@@ -265,8 +270,7 @@ impl<const SB: usize> Logic for TxPathTable<SB> {
         self.file.wdata.next = self.upd.wdata.val();
         TxReadPort::<SB>::link(&mut self.rd, &mut self.file.rd);
         TxCheckPort::<SB>::link(&mut self.ck, &mut self.file.ck);
-        self.file.cap_slot.next = self.cap_slot.val();
-        self.cap_view.next = self.file.cap.val();
+        self.cap_view.next = self.cap_q.q.val();
         self.upd.cur.next = self.file.cur.val();
         TxOpIn::<SB>::link(&mut self.op, &mut self.decode.op);
         self.decode.idle.next = self.state.q.val() == self.s_idle.val();
@@ -304,22 +308,21 @@ impl<const SB: usize> Logic for TxPathTable<SB> {
         self.div.run.next = self.state.q.val() == self.s_div.val();
 
         // The control's registers.
+        self.fin.next = false;
         if self.rst.val() {
             self.state.d.next = self.s_idle.val();
-            self.r_valid.d.next = false;
             self.r_ok.d.next = false;
             self.r_psn.d.next = 0.into();
             self.r_pkts.d.next = 0.into();
             self.r_bytes.d.next = 0.into();
         } else {
-            self.r_valid.d.next = false;
             if self.decode.accept.val() {
                 self.cs.d.next = self.op.slot.val();
                 self.r_ok.d.next = true;
                 self.r_psn.d.next = 0.into();
                 self.r_pkts.d.next = 0.into();
                 self.r_bytes.d.next = 0.into();
-                self.r_valid.d.next = self.decode.quick.val();
+                self.fin.next = self.decode.quick.val();
                 if self.op.code.val() == self.k_send.val() {
                     self.r_ok.d.next = self.decode.room.val();
                     self.r_psn.d.next = self.file.cur.val().get_bits::<32>(0);
@@ -345,7 +348,7 @@ impl<const SB: usize> Logic for TxPathTable<SB> {
             if (self.state.q.val() == self.s_decay.val()) & self.totals.last.val() {
                 self.r_pkts.d.next = self.totals.pkts.val();
                 self.r_bytes.d.next = self.totals.bytes.val();
-                self.r_valid.d.next = true;
+                self.fin.next = true;
                 self.state.d.next = self.s_idle.val();
             }
             // LOSE: one entry, then the ACK walker's pop phase.
@@ -356,9 +359,15 @@ impl<const SB: usize> Logic for TxPathTable<SB> {
             if ((self.state.q.val() == self.s_timeout.val()) & self.ring.at_end.val())
                 | ((self.state.q.val() == self.s_div.val()) & self.div.last.val())
             {
-                self.r_valid.d.next = true;
+                self.fin.next = true;
                 self.state.d.next = self.s_idle.val();
             }
+        }
+        // An operation's last write: its result and the capture port's word
+        // next cycle.
+        self.r_valid.d.next = self.fin.val();
+        if self.fin.val() {
+            self.cap_q.d.next = self.upd.wdata.val().get_bits::<VIEW_BITS>(0);
         }
         self.res.valid.next = self.r_valid.q.val();
         self.res.ok.next = self.r_ok.q.val();

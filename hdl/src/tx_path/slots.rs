@@ -1,8 +1,9 @@
 //! The TX table's slot words: a slot's fields as one word in [`LutRam`]s
 //! ([`SlotFile`]), with the read ports that show them (`rd_*` with
-//! `TxPath::can_send`, `cap_view`, `ck_*`; combinational: a word written
-//! at a clock edge is read from the next cycle on). The engine's
-//! arithmetic on the word is [`super::update::SlotUpdate`].
+//! `TxPath::can_send`, `ck_*`; combinational: a word written at a clock
+//! edge is read from the next cycle on). The engine's arithmetic on the
+//! word is [`super::update::SlotUpdate`]; the capture port's word is a
+//! register of the table's control ([`super::TxPathTable`]).
 //!
 //! Word layout, low bit first: `next_psn` (0), `una` (32), `inflight`
 //! (64), `window` (96), `srtt` (128), `rttvar` (160), `ecn_ewma` (192),
@@ -28,7 +29,7 @@ const CK_BITS: usize = 97;
 
 native_block! {
     /// The slots' words for `2^SB` slots: one write port (`ws`, which the
-    /// working read port `cur` also reads) and three more read ports, each
+    /// working read port `cur` also reads) and two more read ports, each
     /// a [`LutRam`] written alike (asynchronous reads: a word written at a
     /// clock edge is read from the next cycle on), the `rd` and `ck` ports'
     /// words split into their fields.
@@ -47,17 +48,12 @@ native_block! {
         cur: Signal<Out, Bits<SLOT_BITS>>,
         #[doc = "Read port: a slot's fields and `TxPath::can_send(rd_len)`."]
         rd: TxReadPort<SB>,
-        #[doc = "Slot of the capture port."]
-        cap_slot: Signal<In, Bits<SB>>,
-        #[doc = "Its view."]
-        cap: Signal<Out, Bits<VIEW_BITS>>,
         #[doc = "Check port: a slot's `una`, `next_psn`, last CE count, `quarantined`."]
         ck: TxCheckPort<SB>,
     }
     state {
         work: LutRam<SLOT_BITS, SB>,
         rd_ram: LutRam<VIEW_BITS, SB>,
-        cap_ram: LutRam<VIEW_BITS, SB>,
         ck_ram: LutRam<CK_BITS, SB>,
         // The read port's word, its PSN count and window sum.
         rd_w: Signal<Local, Bits<VIEW_BITS>>,
@@ -82,12 +78,6 @@ impl<const SB: usize> Logic for SlotFile<SB> {
         self.rd_ram.write_data.next = self.wdata.val().get_bits::<VIEW_BITS>(0);
         self.rd_ram.read_address.next = self.rd.slot.val();
         self.rd_w.next = self.rd_ram.read_data.val();
-        self.cap_ram.clock.next = self.clock.val();
-        self.cap_ram.write_enable.next = self.we.val();
-        self.cap_ram.write_address.next = self.ws.val();
-        self.cap_ram.write_data.next = self.wdata.val().get_bits::<VIEW_BITS>(0);
-        self.cap_ram.read_address.next = self.cap_slot.val();
-        self.cap.next = self.cap_ram.read_data.val();
         self.ck_ram.clock.next = self.clock.val();
         self.ck_ram.write_enable.next = self.we.val();
         self.ck_ram.write_address.next = self.ws.val();

@@ -315,7 +315,6 @@ fn run(steps: Vec<Step>, seed: u64) -> (Vec<String>, u64) {
                 bad.push(format!("fates {fates:?}, engine {:?}", s.fates));
             }
             x.rd.slot.next = (s.slot as u64).into();
-            x.cap_slot.next = (s.slot as u64).into();
             x.ck.slot.next = (s.slot as u64).into();
             x.rd.len.next = u64::from(s.rd_len).into();
             x = sim.wait(1, x)?;

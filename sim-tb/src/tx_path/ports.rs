@@ -89,7 +89,6 @@ pub(crate) struct TablePorts {
     rd_slot: Port,
     rd_len: Port,
     rd: [Port; 21],
-    cap_slot: Port,
     cap_view: Port,
 }
 
@@ -119,7 +118,6 @@ impl TablePorts {
             rd_slot: s.port("rd_slot")?,
             rd_len: s.port("rd_len")?,
             rd: rd.try_into().expect("one port per name"),
-            cap_slot: s.port("cap_slot")?,
             cap_view: s.port("cap_view")?,
         })
     }
@@ -179,10 +177,9 @@ impl TablePorts {
 }
 
 impl TablePorts {
-    /// Slot `slot`'s state on the capture port (`cap_view`, the layout the host
-    /// interface's result entries carry; no `can_send`).
-    pub(crate) fn capture(&self, sim: &mut Sim, slot: usize) -> SlotState {
-        sim.set(self.cap_slot, slot as u64);
+    /// The last result's slot's state on the capture port (`cap_view`, the
+    /// layout the host interface's result entries carry; no `can_send`).
+    pub(crate) fn capture(&self, sim: &mut Sim) -> SlotState {
         sim.eval();
         let mut bytes = [0u8; 72];
         sim.get_bytes(self.cap_view, &mut bytes[..VIEW_BITS.div_ceil(8)]);

@@ -13,9 +13,12 @@
 //!   operations, each result with its slot's view from the table's
 //!   capture port; a result arriving in the cycle a fate (or the skid) is
 //!   pushed waits a cycle in a skid register;
-//! * the **placement addresses** (a [`LutRam`]): the address of each
+//! * the **placement addresses** (a [`BlockRam`]): the address of each
 //!   placement write (the core's `m_dma_*`, taken on the DMA write
-//!   arbiter's first port), for the verdict event of its packet.
+//!   arbiter's first port), for the verdict event of its packet. Read at
+//!   the read pointer: only the writer's `Load` pops, and it always follows
+//!   an `Idle` cycle, so the registered read has the head by then (a push
+//!   at that edge through the bypass).
 //!
 //! The writer takes the FIFOs' heads in turn (the TX-table FIFO first
 //! when both hold entries and the verdict FIFO went last) while the ring
@@ -42,7 +45,7 @@ use rust_hdl::prelude::*;
 use crate::bus::{AckDoneIn, DmaWriteOut, FateIn, VerdictIn};
 
 use super::{EV_HOLD, EVQ_ENTRY, TT_HOLD, ev_type};
-use crate::helpers::{BlockRam, LutRam, konst, native_block};
+use crate::helpers::{BlockRam, konst, native_block};
 use crate::nic_core::TX_SLOT_BITS;
 use crate::tx_path::VIEW_BITS;
 
@@ -163,7 +166,7 @@ native_block! {
         seq: EvSeq<B>,
         evf: EvVerdicts,
         ttf: BlockRam<TT_BITS, 6> = BlockRam::with_words(DEPTH).without_bypass(),
-        pa: LutRam<64, 6>,
+        pa: BlockRam<64, 6> = BlockRam::with_words(DEPTH),
         entry: EvEntry,
         result: EvResult,
         skid: DFF<Bits<TT_BITS>>,

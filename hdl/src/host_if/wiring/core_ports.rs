@@ -126,8 +126,6 @@ impl<const W: usize, const B: usize> Part<2> for HostIf<W, B> {
         self.op.res_psn.next = self.c_res.psn.val();
         self.op.res_pkts.next = self.c_res.pkts.val();
         self.op.res_bytes.next = self.c_res.bytes.val();
-        self.op.ackrx_valid.next = self.c_m_ackrx_valid.val();
-        self.op.ackrx_slot.next = self.c_m_ackrx_slot.val();
         self.c_op.valid.next = self.op.op_valid.val();
         self.c_op.code.next = self.op.op_code.val();
         self.c_op.slot.next = self.op.op_slot.val();
@@ -141,7 +139,6 @@ impl<const W: usize, const B: usize> Part<2> for HostIf<W, B> {
         self.c_op.acked.next = self.op.op_acked.val();
         self.c_op.value.next = self.op.op_value.val();
         self.c_op.sack.next = self.op.op_sack.val();
-        self.c_cap_slot.next = self.op.cap_slot.val();
         self.qres_valid.next = self.op.qres_valid.val();
         self.qop_slot.next = self.op.qop_slot.val();
         self.qop_code.next = self.op.qop_code.val();

@@ -161,12 +161,6 @@ native_block! {
         c_res: TxResIn,
         /// Core side: the TX table's read port (`NicCore::rd`).
         c_rd: TxRead<TX_SLOT_BITS>,
-        /// Core side: `NicCore::cap_slot`.
-        c_cap_slot: Signal<Out, Bits<TX_SLOT_BITS>>,
-        /// Core side: `NicCore::m_ackrx_valid`.
-        c_m_ackrx_valid: Signal<In, Bit>,
-        /// Core side: `NicCore::m_ackrx_slot`.
-        c_m_ackrx_slot: Signal<In, Bits<TX_SLOT_BITS>>,
         /// Core side: the ACK receiver's counters (`NicCore::ackrx_cnt`).
         c_ackrx_cnt: AckRxCntIn,
         /// `EVQ.CTRL` for the event ring's writer ([`EvRing::ctrl`](super::EvRing::ctrl)).
