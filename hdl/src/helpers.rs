@@ -393,17 +393,29 @@ always @(*) read_data = (read_address[{am1}:{k}] == 0) ? mem[read_address[{km1}:
         } else {
             (String::new(), "", "ram_q")
         };
+        // Fewer words than the address spans: the high address bits are
+        // ignored, as in the model (named so Verilator's lint lets them be).
+        let words = self._mem.len();
+        let k = words.trailing_zeros();
+        let high = if words < 1 << N {
+            format!(
+                "wire unused_high = &{{1'b0, write_address[{am1}:{k}], read_address[{am1}:{k}]}};\n",
+                am1 = N - 1
+            )
+        } else {
+            String::new()
+        };
         hand_written(format!(
             "(* ram_style = \"block\", no_rw_check *) reg [{dm1}:0] mem [0:{nm1}];
 reg [{dm1}:0] ram_q;
-{byp_regs}always @(posedge clock) begin
+{high}{byp_regs}always @(posedge clock) begin
     if (write_enable) mem[write_address[{km1}:0]] <= write_data;
     ram_q <= mem[read_address[{km1}:0]];
 {byp_edge}end
 always @(*) read_data = {read};
 ",
-            nm1 = self._mem.len() - 1,
-            km1 = self._mem.len().trailing_zeros() - 1,
+            nm1 = words - 1,
+            km1 = k - 1,
         ))
     }
 }
