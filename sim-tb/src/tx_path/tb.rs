@@ -14,12 +14,9 @@ const OP_TIMEOUT: u64 = 4096;
 pub struct TxPathTb {
     sim: Sim,
     p: TablePorts,
-    /// Reads of the last result's slot in which the capture port disagreed
-    /// with the read port.
+    /// Results in whose cycle the capture port disagreed with the read
+    /// port at the operation's slot.
     capture_errors: Vec<String>,
-    /// The slot of the last operation run to its result (the capture port
-    /// shows it).
-    last_slot: Option<usize>,
     /// Decides `m_fate_ready` each cycle (back-pressure on the fate stream).
     ready_rng: SmallRng,
     /// Chance that `m_fate_ready` is high in a cycle.
@@ -43,7 +40,6 @@ impl TxPathTb {
             sim,
             p,
             capture_errors: Vec::new(),
-            last_slot: None,
             ready_rng: SmallRng::seed_from_u64(0xFA7E),
             ready_share: 0.75,
         })
@@ -66,7 +62,10 @@ impl TxPathTb {
 
     /// Runs `op` on `slot` to its `res_valid` pulse, taking fate events
     /// whenever `m_fate_ready` is high; returns the result and the cycles
-    /// from the operation's cycle to the result.
+    /// from the operation's cycle to the result. In the result's cycle the
+    /// capture port must show the slot as the read port does (every
+    /// disagreement recorded, [`TxPathTb::capture_errors`]): later another
+    /// source's operation (the NIC top's ACK receiver) may replace it.
     pub fn run(&mut self, slot: usize, op: &Op) -> Result<(OpResult, u64), String> {
         self.drive(slot, op);
         let p = &self.p;
@@ -93,18 +92,15 @@ impl TxPathTb {
                 return Err(format!("no res_valid within {OP_TIMEOUT} cycles"));
             }
         }
-        self.last_slot = Some(slot);
-        Ok((p.res.result(sim, fates), sim.cycles() - start))
+        let (result, cycles) = (p.res.result(sim, fates), sim.cycles() - start);
+        self.check_capture(slot);
+        Ok((result, cycles))
     }
 
-    /// Slot `slot`'s state on the read port, with `can_send(len)`; when
-    /// `slot` is the last result's, the capture port is read too and every
-    /// disagreement recorded ([`TxPathTb::capture_errors`]).
-    pub fn read(&mut self, slot: usize, len: u16) -> SlotState {
-        let got = self.p.read(&mut self.sim, slot, len);
-        if self.last_slot != Some(slot) {
-            return got;
-        }
+    /// Records a disagreement between the capture port and the read port
+    /// at `slot` (all fields but `can_send`, which the capture port lacks).
+    fn check_capture(&mut self, slot: usize) {
+        let got = self.p.read(&mut self.sim, slot, 0);
         let cap = self.p.capture(&mut self.sim);
         if cap
             != (SlotState {
@@ -117,11 +113,15 @@ impl TxPathTb {
                 "slot {slot}: capture port {cap:?}, read port {got:?}"
             ));
         }
-        got
     }
 
-    /// The reads of the last result's slot in which the capture port
-    /// (`cap_view`) disagreed with the read port (the first ten).
+    /// Slot `slot`'s state on the read port, with `can_send(len)`.
+    pub fn read(&mut self, slot: usize, len: u16) -> SlotState {
+        self.p.read(&mut self.sim, slot, len)
+    }
+
+    /// The results in whose cycle the capture port (`cap_view`) disagreed
+    /// with the read port (the first ten).
     pub fn capture_errors(&self) -> &[String] {
         &self.capture_errors
     }
