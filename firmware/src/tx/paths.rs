@@ -288,9 +288,7 @@ impl PathSet {
         if self.draining == Some(path as u8) || self.paths[path].delivery_rate() == 0 {
             return;
         }
-        let (num, den) = OUTPACE_RATIO;
-        let faster =
-            u64::from(self.paths[path].delivery_rate()) * den > u64::from(self.judged_rate) * num;
+        let faster = outpaces(self.paths[path].delivery_rate(), self.judged_rate.into());
         if faster || !self.outpaced(path) {
             self.strikes = 0;
         }
@@ -301,14 +299,13 @@ impl PathSet {
     /// [`OUTPACE_RATIO`] times `path`'s delivery rate
     /// ([`TxPath::delivery_rate`]; spec §5.9).
     fn outpaced(&self, path: usize) -> bool {
-        let rate = u64::from(self.paths[path].delivery_rate());
-        let (num, den) = OUTPACE_RATIO;
+        let rate = self.paths[path].delivery_rate();
         rate > 0
             && (self.paths.iter().enumerate()).any(|(i, p)| {
                 i != path
                     && self.draining != Some(i as u8)
                     && !p.view().quarantined
-                    && u64::from(p.delivery_rate()) * den > rate * num
+                    && outpaces(p.delivery_rate(), rate)
             })
     }
 
@@ -383,6 +380,12 @@ impl IndexMut<usize> for PathSet {
 /// (numerator, denominator): two paths sharing a route get half a lone path's
 /// rate each, while paths alone on equal routes stay well within it.
 const OUTPACE_RATIO: (u64, u64) = (3, 2);
+
+/// True when delivery rate `fast` exceeds [`OUTPACE_RATIO`] times `slow`.
+fn outpaces(fast: u32, slow: u32) -> bool {
+    let (num, den) = OUTPACE_RATIO;
+    u64::from(fast) * den > u64::from(slow) * num
+}
 
 /// The largest count of useless outpaced moves the hold-down doubles for:
 /// at most 2^10 delivery intervals (about 1,000 round trips) between them.
