@@ -249,7 +249,7 @@ pub struct Ram<const D: usize, const N: usize, const SYNC: bool> {
     pub read_data: Signal<Out, Bits<D>>,
     _mem: Vec<Bits<D>>,
     /// [`BlockRam`]: a read of the address written at the same edge gives
-    /// the word written (else the old word; undefined on the FPGA).
+    /// the word written (else undefined on the FPGA: [`BlockRam::without_bypass`]).
     _bypass: bool,
 }
 
@@ -277,9 +277,11 @@ impl<const D: usize, const N: usize, const SYNC: bool> Ram<D, N, SYNC> {
 impl<const D: usize, const N: usize> BlockRam<D, N> {
     /// This memory without the same-edge bypass (no bypass register and
     /// multiplexer): a read of the address written at the same edge gives
-    /// the old word in the model and the Verilog, an undefined one on the
-    /// FPGA (`no_rw_check`). For a FIFO that never uses its head in the
-    /// cycle after a push into it while it was empty.
+    /// an undefined word on the FPGA (`no_rw_check`), and the complement
+    /// of the word written in the model and under Verilator (the Verilog's
+    /// `ifdef VERILATOR`), so a user that relies on such a read fails its
+    /// tests instead of reading the old word. For a FIFO that never uses
+    /// its head in the cycle after a push into it while it was empty.
     pub fn without_bypass(mut self) -> Self {
         self._bypass = false;
         self
@@ -336,8 +338,11 @@ impl<const D: usize, const N: usize, const SYNC: bool> Ram<D, N, SYNC> {
         if self.clock.pos_edge() {
             let mask = self._mem.len() - 1;
             let (wa, ra) = (self.write_address.val(), self.read_address.val());
-            self.read_data.next = if self._bypass && self.write_enable.val() && wa == ra {
+            let we = self.write_enable.val();
+            self.read_data.next = if self._bypass && we && wa == ra {
                 self.write_data.val()
+            } else if !self._bypass && we && (wa.index() & mask) == (ra.index() & mask) {
+                !self.write_data.val()
             } else {
                 self._mem[ra.index() & mask]
             };
@@ -379,24 +384,36 @@ always @(*) read_data = (read_address[{am1}:{k}] == 0) ? mem[read_address[{km1}:
 
     /// [`BlockRam`]'s Verilog: the memory and its output register, plus
     /// the bypass (the word written and whether the read's address was
-    /// written at the same edge) unless it was left out.
+    /// written at the same edge) unless it was left out; without it,
+    /// Verilator reads the complement of the word written (as the model).
     fn hdl_sync(&self) -> Verilog {
         let dm1 = D - 1;
+        let words = self._mem.len();
+        let k = words.trailing_zeros();
+        let km1 = k - 1;
         let (byp_regs, byp_edge, read) = if self._bypass {
             (
                 format!("reg [{dm1}:0] byp_data;\nreg byp;\n"),
                 "    byp <= write_enable && write_address == read_address;
     byp_data <= write_data;
-",
+"
+                .to_string(),
                 "byp ? byp_data : ram_q",
             )
         } else {
-            (String::new(), "", "ram_q")
+            (
+                String::new(),
+                format!(
+                    "`ifdef VERILATOR
+    if (write_enable && write_address[{km1}:0] == read_address[{km1}:0]) ram_q <= ~write_data;
+`endif
+"
+                ),
+                "ram_q",
+            )
         };
         // Fewer words than the address spans: the high address bits are
         // ignored, as in the model (named so Verilator's lint lets them be).
-        let words = self._mem.len();
-        let k = words.trailing_zeros();
         let high = if words < 1 << N {
             format!(
                 "wire unused_high = &{{1'b0, write_address[{am1}:{k}], read_address[{am1}:{k}]}};\n",
@@ -415,7 +432,6 @@ reg [{dm1}:0] ram_q;
 always @(*) read_data = {read};
 ",
             nm1 = words - 1,
-            km1 = k - 1,
         ))
     }
 }

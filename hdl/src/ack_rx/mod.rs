@@ -51,13 +51,18 @@
 //!
 //! The tap merges each beat's lanes of bytes 20..95 into a capture
 //! register (constant slices per beat index) and writes the datagram's
-//! entry into the pairing FIFO at its last beat. At its event the entry is
-//! decoded (network order to values) and queued with the highest path PSN
-//! it reports ([`AckHigh`](crate::AckHigh), the TX table's too; computed here so the
-//! evidence check at the queue's head only subtracts and compares); the queue is
-//! in [`BlockRam`](crate::helpers::BlockRam)s read at its next head (no cycle added), the
-//! pairing FIFO a [`LutRam`](crate::helpers::LutRam) (asynchronous read), the slot map and
-//! the newest `rx_count` per slot registers searched by loop-and-compare.
+//! entry from it into the pairing FIFO in the cycle after its last beat.
+//! At its event the entry is decoded (network order to values) and queued
+//! with the highest path PSN it reports ([`AckHigh`](crate::AckHigh), the
+//! TX table's too; computed here so the evidence check at the queue's head
+//! only subtracts and compares). The pairing FIFO and the queue are
+//! [`BlockRam`](crate::helpers::BlockRam)s read at their next head (no
+//! cycle added): the pairing FIFO's and the queue's `conn_cum` and
+//! `echo_ts` without the bypass (their words are read at least 2 cycles
+//! after they are written: `cap.rs`, `queue.rs`); the newest `rx_count`
+//! per slot a [`LutRam`](crate::helpers::LutRam) with a flag per slot
+//! (cleared by a mapping); the slot map registers searched by
+//! loop-and-compare.
 //! A slot map write is registered first and applies one cycle after
 //! `cfg_we` (so no path runs from `cfg_*` to the table's operation port
 //! through the block);
@@ -103,6 +108,13 @@ const PF_BITS: usize = 544;
 /// `ce_count`, `rx_count` (values, not wire order; the SACK as on the
 /// wire) and the highest path PSN the ACK reports.
 const Q_BITS: usize = 480;
+/// Bits of the queue's first memory: entry bits 32..319 and 384..479
+/// (`path_cum`, SACK, `ce_count`, `rx_count`, highest path PSN), what the
+/// head's turn uses in its first cycle.
+const Q_NOW: usize = 384;
+/// Bits of the queue's second memory: entry bits 0..31 and 320..383
+/// (`conn_cum`, `echo_ts`), used from the `Feedback` on.
+const Q_LATER: usize = Q_BITS - Q_NOW;
 
 /// One register per slot of a map of `2^sb` slots.
 fn slot_regs<T: Synth>(sb: usize) -> Vec<DFF<T>> {

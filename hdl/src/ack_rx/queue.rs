@@ -5,9 +5,9 @@
 use rust_hdl::prelude::*;
 
 use super::links::{HeadOut, PushIn, RemapIn, TurnIn};
-use super::{Q_BITS, slot_regs};
+use super::{Q_LATER, Q_NOW, slot_regs};
 use crate::bus::TxCheck;
-use crate::helpers::{BlockRam, native_block};
+use crate::helpers::{BlockRam, LutRam, native_block};
 
 native_block! {
     /// A 16-entry queue of ACK entries and their slots, in [`BlockRam`]s
@@ -17,8 +17,9 @@ native_block! {
     /// their bypass shows an entry pushed at the edge it becomes the head. Its head is checked as the engine checks an ACK
     /// (spec §5.5 step 0, `PathView::ack_evidence`) against its slot's
     /// `una`, `next_psn` and last `ce_count` (the table's check port) and
-    /// the `rx_count` of the newest ACK applied on the slot (kept here, a
-    /// register per slot, cleared when the slot is mapped): an ACK whose
+    /// the `rx_count` of the newest ACK applied on the slot (kept here in a
+    /// [`LutRam`] read at the head's slot, with a flag per slot that a
+    /// mapping clears, so a slot mapped anew reads 0): an ACK whose
     /// highest reported path PSN was never sent, or that as the newest
     /// counts more new CE marks than new packets, is refused.
     AckRxQueue[SB]
@@ -49,14 +50,28 @@ native_block! {
         refused: Signal<Out, Bits<32>>,
     }
     state {
-        q: BlockRam<Q_BITS, 4>,
+        // The entry in two: what the head's turn uses at once (`path_cum`,
+        // SACK, `ce_count`, `rx_count`, the highest PSN: `Q_NOW` bits,
+        // with the bypass, for an ACK that starts the cycle after its push),
+        // and `conn_cum` and `echo_ts` (`Q_LATER` bits, without: read at
+        // the `Feedback`, after the `Ack`'s result, and at its end, at
+        // least 3 cycles after the push, when the word has been on the read
+        // port for a cycle).
+        q: BlockRam<Q_NOW, 4>,
+        q_late: BlockRam<Q_LATER, 4> = BlockRam::default().without_bypass(),
         qs: BlockRam<SB, 4>,
         q_wr: DFF<Bits<5>>,
         q_rd: DFF<Bits<5>>,
         // The read pointer after this cycle (the address the queue reads).
         q_rdn: Signal<Local, Bits<5>>,
-        // The newest rx_count applied per slot.
-        last_rx: Vec<DFF<Bits<32>>> = slot_regs(SB),
+        // The newest rx_count applied per slot (distributed RAM: one
+        // write, at the head's turn) and whether it was applied since the
+        // slot was mapped (a register per slot: the mapping clears it in
+        // the same cycle as a turn may write another slot's word).
+        last_rx: LutRam<32, SB>,
+        rx_set: Vec<DFF<Bit>> = slot_regs(SB),
+        // The head's turn applies it as the newest: its rx_count is kept.
+        keep_rx: Signal<Local, Bit>,
         // The head's evidence check.
         h_ce: Signal<Local, Bits<32>>,
         h_rx: Signal<Local, Bits<32>>,
@@ -85,32 +100,43 @@ impl<const SB: usize> Logic for AckRxQueue<SB> {
     fn update(&mut self) {
         dff_setup!(self, clock, q_wr, q_rd, n_overflow, n_refused);
         for i in 0..Self::N {
-            self.last_rx[i].clock.next = self.clock.val();
-            self.last_rx[i].d.next = self.last_rx[i].q.val();
+            self.rx_set[i].clock.next = self.clock.val();
+            self.rx_set[i].d.next = self.rx_set[i].q.val();
         }
+        self.last_rx.clock.next = self.clock.val();
         self.q.clock.next = self.clock.val();
+        self.q_late.clock.next = self.clock.val();
         self.qs.clock.next = self.clock.val();
         // A slot (re)mapped is a new path: no ACK applied on it yet.
         if self.s_remap.we.val() {
             for i in 0..Self::N {
                 if self.s_remap.addr.val() == i.to_bits::<6>() {
-                    self.last_rx[i].d.next = 0.into();
+                    self.rx_set[i].d.next = false;
                 }
             }
         }
 
         // ---- the tail: an ACK queued, or counted when the queue is full ----
         self.q.write_address.next = self.q_wr.q.val().get_bits::<4>(0);
+        self.q_late.write_address.next = self.q_wr.q.val().get_bits::<4>(0);
         self.qs.write_address.next = self.q_wr.q.val().get_bits::<4>(0);
-        self.q.write_data.next = self.s_push.entry.val();
+        // Entry bits 32..319 and 384..479; 0..31 and 320..383.
+        self.q.write_data.next =
+            bit_cast::<Q_NOW, 288>(self.s_push.entry.val().get_bits::<288>(32))
+                | (bit_cast::<Q_NOW, 96>(self.s_push.entry.val().get_bits::<96>(384)) << 288);
+        self.q_late.write_data.next =
+            bit_cast::<Q_LATER, 32>(self.s_push.entry.val().get_bits::<32>(0))
+                | (bit_cast::<Q_LATER, 64>(self.s_push.entry.val().get_bits::<64>(320)) << 32);
         self.qs.write_data.next = self.s_push.slot.val();
         self.q.write_enable.next = false;
+        self.q_late.write_enable.next = false;
         self.qs.write_enable.next = false;
         if self.s_push.valid.val() {
             if (self.q_wr.q.val() - self.q_rd.q.val()) == 16 {
                 self.n_overflow.d.next = self.n_overflow.q.val() + 1;
             } else {
                 self.q.write_enable.next = true;
+                self.q_late.write_enable.next = true;
                 self.qs.write_enable.next = true;
                 self.q_wr.d.next = self.q_wr.q.val() + 1;
             }
@@ -118,16 +144,17 @@ impl<const SB: usize> Logic for AckRxQueue<SB> {
 
         // ---- the head: evidence check (spec §5.5 step 0,
         // `PathView::ack_evidence`) ----
-        self.h_ce.next = self.q.read_data.val().get_bits::<32>(384);
-        self.h_rx.next = self.q.read_data.val().get_bits::<32>(416);
+        self.h_ce.next = self.q.read_data.val().get_bits::<32>(288);
+        self.h_rx.next = self.q.read_data.val().get_bits::<32>(320);
+        self.last_rx.read_address.next = self.qs.read_data.val();
         self.h_last_rx.next = 0.into();
         for i in 0..Self::N {
-            if self.qs.read_data.val() == i.to_bits::<SB>() {
-                self.h_last_rx.next = self.last_rx[i].q.val();
+            if (self.qs.read_data.val() == i.to_bits::<SB>()) & self.rx_set[i].q.val() {
+                self.h_last_rx.next = self.last_rx.read_data.val();
             }
         }
         // The highest path PSN reported was never sent.
-        self.ahead.next = self.q.read_data.val().get_bits::<32>(448) - self.ck.una.val();
+        self.ahead.next = self.q.read_data.val().get_bits::<32>(352) - self.ck.una.val();
         self.refuse.next = !self.ahead.val().get_bit(31)
             & (self.ahead.val() >= (self.ck.next_psn.val() - self.ck.una.val()));
         // As the newest, more new CE marks than new packets.
@@ -144,10 +171,10 @@ impl<const SB: usize> Logic for AckRxQueue<SB> {
         self.ck.slot.next = self.qs.read_data.val();
         self.m_head.last_ce.next = self.ck.last_ce.val();
         self.m_head.quarantined.next = self.ck.quarantined.val();
-        self.m_head.conn_cum.next = self.q.read_data.val().get_bits::<32>(0);
-        self.m_head.cum.next = self.q.read_data.val().get_bits::<32>(32);
-        self.m_head.sack.next = self.q.read_data.val().get_bits::<256>(64);
-        self.m_head.echo.next = self.q.read_data.val().get_bits::<64>(320);
+        self.m_head.conn_cum.next = self.q_late.read_data.val().get_bits::<32>(0);
+        self.m_head.cum.next = self.q.read_data.val().get_bits::<32>(0);
+        self.m_head.sack.next = self.q.read_data.val().get_bits::<256>(32);
+        self.m_head.echo.next = self.q_late.read_data.val().get_bits::<64>(32);
         self.m_head.ce.next = self.h_ce.val();
         self.m_head.refuse.next = self.refuse.val();
         self.m_head.newest.next = self.newest.val();
@@ -163,16 +190,17 @@ impl<const SB: usize> Logic for AckRxQueue<SB> {
         // ---- its turn: a refused head is popped at once; an applied one
         // when its pair is done, its rx_count kept when it is the newest ----
         self.q_rdn.next = self.q_rd.q.val();
-        if self.start.val() {
-            if self.refuse.val() {
-                self.n_refused.d.next = self.n_refused.q.val() + 1;
-                self.q_rdn.next = self.q_rd.q.val() + 1;
-            } else if self.newest.val() {
-                for i in 0..Self::N {
-                    if self.qs.read_data.val() == i.to_bits::<SB>() {
-                        self.last_rx[i].d.next = self.h_rx.val();
-                    }
-                }
+        self.keep_rx.next = self.start.val() & !self.refuse.val() & self.newest.val();
+        if self.start.val() & self.refuse.val() {
+            self.n_refused.d.next = self.n_refused.q.val() + 1;
+            self.q_rdn.next = self.q_rd.q.val() + 1;
+        }
+        self.last_rx.write_enable.next = self.keep_rx.val();
+        self.last_rx.write_address.next = self.qs.read_data.val();
+        self.last_rx.write_data.next = self.h_rx.val();
+        for i in 0..Self::N {
+            if self.keep_rx.val() & (self.qs.read_data.val() == i.to_bits::<SB>()) {
+                self.rx_set[i].d.next = true;
             }
         }
         if self.done.val() {
@@ -188,6 +216,7 @@ impl<const SB: usize> Logic for AckRxQueue<SB> {
         }
         self.q_rd.d.next = self.q_rdn.val();
         self.q.read_address.next = self.q_rdn.val().get_bits::<4>(0);
+        self.q_late.read_address.next = self.q_rdn.val().get_bits::<4>(0);
         self.qs.read_address.next = self.q_rdn.val().get_bits::<4>(0);
     }
 }
