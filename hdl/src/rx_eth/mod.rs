@@ -18,8 +18,9 @@
 //! * `cfg_port_we`, `cfg_port`: the UDP destination port accepted
 //!   (reset value `metaroce_proto::DEFAULT_UDP_PORT`).
 //! * `cnt_sel`, `cnt_val`: frames per [`EthDrop`] code (32 bits), read one
-//!   cycle after the select, like `RxCore`; a frame is counted one cycle
-//!   after its `m_ev_valid`.
+//!   cycle after the select, like `RxCore`; a frame is counted in the
+//!   cycle after its `m_ev_valid` (the select shows the new count from the
+//!   cycle after that).
 //!
 //! # Checks (first failure wins)
 //! The order is the one a layer-by-layer parse meets them in (`etherparse`'s
