@@ -43,8 +43,11 @@ native_block! {
         c_valid: DFF<Bit>,
         c_code: DFF<Bits<CB>>,
         cnt_q: DFF<Bits<32>>,
-        // The counted code has a counter; its value; the value plus one.
+        // The counted code has a counter; its `live` bit and `cnt.sel`'s;
+        // the counted value; the value plus one.
         hit: Signal<Local, Bit>,
+        code_live: Signal<Local, Bit>,
+        sel_live: Signal<Local, Bit>,
         cur: Signal<Local, Bits<32>>,
         sum: Signal<Local, Bits<32>>,
     }
@@ -66,17 +69,22 @@ impl<const CB: usize, const N: usize> Logic for CodeCounters<CB, N> {
         self.inc.read_address.next = self.c_code.q.val();
         self.rd.read_address.next = self.cnt.sel.val();
         self.hit.next = self.c_valid.q.val() & (self.c_code.q.val() < self.k_counters.val());
-        self.cur.next = 0.into();
+        // A `live` bit is selected only below `N` (the range test first).
+        self.code_live.next = false;
         if self.hit.val() {
-            if self.live.q.val().get_bit(self.c_code.q.val().index()) {
-                self.cur.next = self.inc.read_data.val();
-            }
+            self.code_live.next = self.live.q.val().get_bit(self.c_code.q.val().index());
+        }
+        self.sel_live.next = false;
+        if self.cnt.sel.val() < self.k_counters.val() {
+            self.sel_live.next = self.live.q.val().get_bit(self.cnt.sel.val().index());
+        }
+        self.cur.next = 0.into();
+        if self.code_live.val() {
+            self.cur.next = self.inc.read_data.val();
         }
         self.cnt_q.d.next = 0.into();
-        if self.cnt.sel.val() < self.k_counters.val() {
-            if self.live.q.val().get_bit(self.cnt.sel.val().index()) {
-                self.cnt_q.d.next = self.rd.read_data.val();
-            }
+        if self.sel_live.val() {
+            self.cnt_q.d.next = self.rd.read_data.val();
         }
         self.sum.next = self.cur.val() + 1;
         self.inc.write_enable.next = self.hit.val() & !self.rst.val();
