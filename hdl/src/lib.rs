@@ -43,6 +43,7 @@ pub mod ack_rx;
 pub mod board;
 pub mod bus;
 pub mod census;
+pub mod code_counters;
 pub mod codegen;
 pub mod fw_rx;
 pub mod helpers;

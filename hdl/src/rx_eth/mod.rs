@@ -18,8 +18,9 @@
 //! * `cfg_port_we`, `cfg_port`: the UDP destination port accepted
 //!   (reset value `metaroce_proto::DEFAULT_UDP_PORT`).
 //! * `cnt_sel`, `cnt_val`: frames per [`EthDrop`] code (32 bits), read one
-//!   cycle after the select, like `RxCore`; a frame is counted one cycle
-//!   after its `m_ev_valid`.
+//!   cycle after the select, like `RxCore`; a frame is counted in the
+//!   cycle after its `m_ev_valid` (the select shows the new count from the
+//!   cycle after that).
 //!
 //! # Checks (first failure wins)
 //! The order is the one a layer-by-layer parse meets them in (`etherparse`'s
@@ -102,7 +103,7 @@
 //!   `cksum.rs` (`RxEthCksum`, a child of `RxEthHead`): the IPv4 header
 //!   checksum beside V2 … V5.
 //! * `queue.rs` (`RxEthQueue`, V7): the two record queues.
-//! * `counters.rs` (`RxEthCounters`): frames per reason code.
+//! * the counters: frames per reason code ([`CodeCounters`]).
 //! * `issue.rs` (`RxEthIssue`): the read side's issue stage and the slot
 //!   beside the buffer's registers; `align.rs` (`RxEthAlign`): the
 //!   realigner and the output registers; [`FrameRam`] the buffer.
@@ -114,6 +115,7 @@
 
 use rust_hdl::prelude::*;
 
+use crate::code_counters::CodeCounters;
 use crate::helpers::native_block;
 
 /// Longest frame accepted, bytes (a 9,198-byte jumbo IP packet plus the
@@ -150,7 +152,6 @@ const CODES: usize = 13;
 
 mod align;
 mod cksum;
-mod counters;
 mod decide;
 mod drop;
 mod frame_ram;
@@ -166,7 +167,6 @@ mod window;
 mod write;
 
 use align::RxEthAlign;
-use counters::RxEthCounters;
 use decide::RxEthDecide;
 pub use drop::EthDrop;
 pub use frame_ram::FrameRam;
@@ -258,7 +258,7 @@ native_block! {
         pack: RxEthPack,
         rules: RxEthRules,
         decide: RxEthDecide<B>,
-        counters: RxEthCounters,
+        counters: CodeCounters<4, CODES>,
         queue: RxEthQueue,
         issue: RxEthIssue<W, B>,
         align: RxEthAlign<W, B>,
@@ -315,8 +315,8 @@ impl<const W: usize, const B: usize> Logic for RxEth<W, B> {
         self.decide.ok.next = self.head.ok.val();
         self.m_ev_valid.next = self.decide.ev_valid.val();
         self.m_ev_reason.next = self.decide.ev_reason.val();
-        self.counters.ev_valid.next = self.decide.ev_valid.val();
-        self.counters.ev_reason.next = self.decide.ev_reason.val();
+        self.counters.valid.next = self.decide.ev_valid.val();
+        self.counters.code.next = self.decide.ev_reason.val();
         self.counters.cnt.sel.next = self.cnt_sel.val();
         self.cnt_val.next = self.counters.cnt.val.val();
 

@@ -3,9 +3,13 @@
 use rust_hdl::prelude::*;
 
 use super::links::{ChecksIn, HdrIn, HdrOut, HeadOut};
-use super::{ConnAccept, ConnAhead, PlaceConn, PlaceCounters, PlaceDecide, PlaceEvent, PlaceHdr};
-use super::{PlaceOut, PlaceVerdicts};
+use super::{ConnAccept, ConnAhead, PlaceConn, PlaceDecide, PlaceEvent, PlaceHdr};
+use super::{PlaceOut, PlaceVerdicts, Verdict};
 use crate::bus::{AxisIn, CfgIn, CounterPort, DmaWriteOut, VerdictOut};
+use crate::code_counters::CodeCounters;
+
+/// Counters: one per verdict code in use.
+pub(super) const COUNTERS: usize = Verdict::ALL.len();
 
 /// S3 of [`RxPlace`](super::RxPlace) and what follows it: the datagram's
 /// header fields and QP entry taken from S2 ([`PlaceHdr`], `y_*`), the
@@ -71,7 +75,7 @@ pub struct PlaceBack<const W: usize, const B: usize> {
     ahead: ConnAhead,
     decide: PlaceDecide,
     acc: ConnAccept,
-    counters: PlaceCounters,
+    counters: CodeCounters<5, COUNTERS>,
     ev: PlaceEvent,
     // The verdict FIFO and the output side.
     verdicts: PlaceVerdicts,

@@ -162,7 +162,7 @@
 //! [`CheckLen`], [`CheckTail`]), S3's verdict and window, the header
 //! fields of S1, S2 and S3 ([`PlaceHdr`], three joined in a row) and the
 //! fields only the checks read ([`PlaceStage`], S1 and S2), the event
-//! ([`PlaceEvent`]), the counters ([`PlaceCounters`]), the verdict FIFO
+//! ([`PlaceEvent`]), the counters ([`CodeCounters`](crate::code_counters::CodeCounters)), the verdict FIFO
 //! and the data side. Two of them only group others: [`PlaceLookup`] (the
 //! tables, S0's to S2's lookups, sums and checks, the ACK read port) and
 //! [`PlaceBack`] (S3, the event, the counters, both FIFOs and the output
@@ -210,7 +210,6 @@ mod check_head;
 mod check_len;
 mod check_tail;
 mod conn;
-mod counters;
 mod decide;
 mod event;
 mod globals;
@@ -238,7 +237,6 @@ pub use check_head::CheckHead;
 pub use check_len::CheckLen;
 pub use check_tail::CheckTail;
 pub use conn::PlaceConn;
-pub use counters::PlaceCounters;
 pub use decide::PlaceDecide;
 pub use event::PlaceEvent;
 pub use globals::PlaceGlobals;

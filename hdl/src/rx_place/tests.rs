@@ -1,4 +1,4 @@
-use super::counters::COUNTERS;
+use super::back::COUNTERS;
 use super::*;
 use std::sync::{Arc, Mutex};
 
