@@ -7,7 +7,8 @@ use crate::bus::CounterPort;
 use crate::helpers::{LutRam, konst, native_block};
 
 native_block! {
-    /// One 32-bit counter per code below `N` (codes of `CB` bits). An event
+    /// One 32-bit counter per code below `N` (codes of `CB` bits, `N` below
+    /// `2^CB`). An event
     /// (`valid`, `code`) is registered first and counted a cycle later, so
     /// the logic that makes the code does not reach the adder; `cnt.sel`
     /// selects a counter, `cnt.val` shows it a cycle later. Codes without a
@@ -22,7 +23,10 @@ native_block! {
     /// one bit select, not a compare per counter (fewer LUTs, and one select
     /// for Verilator to evaluate every cycle instead of a loop of compares).
     CodeCounters[CB, N]
-    check { CB <= 6 && (1..=1 << CB).contains(&N), "CodeCounters<{CB}, {N}>: 1 to 2^CB counters" }
+    check {
+        CB <= 6 && (1..1 << CB).contains(&N),
+        "CodeCounters<{CB}, {N}>: 1 to 2^CB - 1 counters (N, the range test's bound, fits CB bits)"
+    }
     ports {
         #[doc = "Clock."]
         clock: Signal<In, Clock>,
