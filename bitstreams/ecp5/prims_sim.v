@@ -33,6 +33,11 @@ module IDDRX1F (input wire D, SCLK, RST, output reg Q0, Q1);
     end
 endmodule
 
+// Global buffer: CLKO follows CLKI while CE is high (the tops tie CE high).
+module DCCA (input wire CLKI, CE, output wire CLKO);
+    assign CLKO = CLKI & CE;
+endmodule
+
 // PLL: every output is the reference clock and LOCK is high (a simulator
 // run cannot change a clock's frequency here; the tops' testbenches drive
 // the clocks they need).

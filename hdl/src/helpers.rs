@@ -212,9 +212,14 @@ pub type LutRam<const D: usize, const N: usize> = Ram<D, N, false>;
 /// the bypass compares them whole. The memory reads at every edge (no read
 /// enable), so a FIFO gives it its *next* read pointer.
 ///
-/// It maps to block RAM (`DP16KD` on the ECP5) whatever its depth: the
-/// memory carries `ram_style = "block"`, without which yosys puts a
-/// shallow one (32 words, say) in distributed RAM, and `no_rw_check`,
+/// Deeper than [`DISTRIBUTED_MAX_WORDS`] it maps to block RAM (`DP16KD` on
+/// the ECP5): the memory carries `ram_style = "block"`, without which yosys
+/// puts a shallow one (32 words, say) in distributed RAM. A memory of at
+/// most that many words stays in distributed RAM with its output register
+/// in flip-flops: a block RAM is at most 36 bits wide, so a wide shallow
+/// memory (544 bits × 16, say) would take many of the die's 208 and crowd
+/// the routing around their four rows (measured in `docs/bitstreams.md`,
+/// *Where the routing crowds*). Every memory carries `no_rw_check`,
 /// without which yosys rebuilds the old-word read of a same-edge write in
 /// the fabric (a flip-flop and a LUT per bit: the block RAM's two ports
 /// do not define it). Plus the bypass (a register of `D` bits, a
@@ -228,6 +233,9 @@ pub type LutRam<const D: usize, const N: usize> = Ram<D, N, false>;
 /// whenever it runs nearly empty. The Rust model ([`Ram`]'s) is what
 /// rust-hdl's simulator runs.
 pub type BlockRam<const D: usize, const N: usize> = Ram<D, N, true>;
+
+/// The deepest [`BlockRam`] (in words) that stays in distributed RAM.
+pub const DISTRIBUTED_MAX_WORDS: usize = 16;
 
 /// The two memories rust-hdl lacks, one write port and one read port of
 /// `D`-bit words at `N`-bit addresses: read asynchronously ([`LutRam`],
@@ -422,8 +430,13 @@ always @(*) read_data = (read_address[{am1}:{k}] == 0) ? mem[read_address[{km1}:
         } else {
             String::new()
         };
+        let style = if words > DISTRIBUTED_MAX_WORDS {
+            "ram_style = \"block\", "
+        } else {
+            ""
+        };
         hand_written(format!(
-            "(* ram_style = \"block\", no_rw_check *) reg [{dm1}:0] mem [0:{nm1}];
+            "(* {style}no_rw_check *) reg [{dm1}:0] mem [0:{nm1}];
 reg [{dm1}:0] ram_q;
 {high}{byp_regs}always @(posedge clock) begin
     if (write_enable) mem[write_address[{km1}:0]] <= write_data;

@@ -1,7 +1,7 @@
-//! ECP5 primitives as small custom leaves: the DDR I/O registers and the PLL
-//! have no rust-hdl widget, and synthesis must see the vendor cell itself
-//! (yosys `synth_ecp5` maps `ODDRX1F`, `IDDRX1F` and `EHXPLLL` to the chip's
-//! I/O and clock resources). Each has a Rust model for rust-hdl's simulator,
+//! ECP5 primitives as small custom leaves: the DDR I/O registers, the global
+//! buffer and the PLL have no rust-hdl widget, and synthesis must see the
+//! vendor cell itself (yosys `synth_ecp5` maps `ODDRX1F`, `IDDRX1F`, `DCCA`
+//! and `EHXPLLL` to the chip's I/O and clock resources). Each has a Rust model for rust-hdl's simulator,
 //! which has one edge per clock, so the models show what a one-edge world can.
 
 use rust_hdl::prelude::*;
@@ -82,6 +82,38 @@ impl Logic for Iddr {
         hand_written(
             "wire rise, fall;\nIDDRX1F prim(.D(d), .SCLK(clock), .RST(1'b0), .Q0(rise), .Q1(fall));\n\
              always @(*) begin\n    q0 = rise;\n    q1 = fall;\nend\n",
+        )
+    }
+}
+
+/// Global buffer (`DCCA`): drives `o` from `i` over one of the chip's
+/// global networks, which reach every slice's clock, reset and clock-enable
+/// multiplexers with no general routing. For a synchronous reset of
+/// thousands of flip-flops: nextpnr-ecp5 promotes only clocks to the
+/// global networks itself, and a reset routed through the general routing
+/// crowds it across the whole die (measured in `docs/bitstreams.md`).
+///
+/// Model: `o` is `i`.
+#[derive(LogicBlock, Default)]
+pub struct GlobalBuffer {
+    /// The signal.
+    pub i: Signal<In, Bit>,
+    /// The same signal, on a global network.
+    pub o: Signal<Out, Bit>,
+}
+
+impl Logic for GlobalBuffer {
+    fn update(&mut self) {
+        self.o.next = self.i.val();
+    }
+
+    fn connect(&mut self) {
+        self.o.connect();
+    }
+
+    fn hdl(&self) -> Verilog {
+        hand_written(
+            "wire global;\nDCCA prim(.CLKI(i), .CE(1'b1), .CLKO(global));\nalways @(*) o = global;\n",
         )
     }
 }

@@ -3,13 +3,16 @@
 use rust_hdl::prelude::*;
 
 use super::links::{CrcCtlOut, FrameIn, GenOut, HdrIn};
-use super::{HDR_BITS, MR_BITS, NET_BITS, REV_BITS};
+use super::{HDR_BITS, MR_BITS, NET_BITS, REV_BITS, V4_AT};
 use crate::helpers::{SWAPS_512, konst, low_halves, native_block};
 
 native_block! {
     /// The frame [`TxBuild`](super::TxBuild)'s generator is making, at
     /// `W`-bit beats (`B = W / 8` lanes): its header in lane order (a
-    /// shift register, one beat per beat), down-counters of header bytes,
+    /// shift register, one beat per beat, holding the MetaRoCE headers from
+    /// byte 63 for both families: an IPv4 frame starts at byte 20, where
+    /// the beat is read, so each bit chooses only between its load and the
+    /// shift), down-counters of header bytes,
     /// bytes to the datagram, to the ICRC and to the frame's end, payload
     /// bytes not yet taken, the last payload beat taken, and the flags of
     /// the current beat (it holds payload lanes, payload is left to take,
@@ -75,9 +78,9 @@ native_block! {
         c_b2: Constant<Bits<16>> = konst(2 * B),
         c_b2_8: Constant<Bits<8>> = konst(2 * B),
         c_bt: Constant<Bits<16>> = konst(B + 4),
-        // The version byte after the IPv4 or IPv6 headers.
-        c_ver4: Constant<Bits<HDR_BITS>> = Constant::new(Bits::from(1) << 336),
-        c_ver6: Constant<Bits<HDR_BITS>> = Constant::new(Bits::from(1) << 496),
+        // The version byte after the Ethernet, IP and UDP headers.
+        c_ver: Constant<Bits<HDR_BITS>> = Constant::new(Bits::from(1) << 496),
+        c_v4_at: Constant<Bits<16>> = konst(V4_AT),
         // The swap steps of the byte reversal: the halves they move, by
         // how much.
         c_lo: [Constant<Bits<REV_BITS>>; 6] = SWAPS_512.map(low_halves),
@@ -100,6 +103,9 @@ impl<const W: usize, const B: usize> Logic for TxGen<W, B> {
         // ---- The current beat. ----
         self.m_beat.en.next = self.go.val();
         self.m_beat.hdr.next = self.g_hdr.q.val().get_bits::<W>(0);
+        if !self.g_kind.q.val().get_bit(1) {
+            self.m_beat.hdr.next = self.g_hdr.q.val().get_bits::<W>(self.c_v4_at.val().index());
+        }
         self.m_beat.hrem.next = self.g_hrem.q.val();
         self.m_beat.drem.next = self.g_drem.q.val();
         self.m_beat.erem.next = self.g_erem.q.val();
@@ -161,23 +167,18 @@ impl<const W: usize, const B: usize> Logic for TxGen<W, B> {
         if self.take.val() {
             self.g_active.d.next = true;
             self.g_first.d.next = true;
-            // Ethernet, IP and UDP bytes (first in lane 0: the 62 bytes,
-            // left-aligned at the top, reversed by six swap steps), the
-            // version byte, then the MetaRoCE headers.
+            // Ethernet, IP and UDP bytes (the 62 bytes, left-aligned at the
+            // top, reversed by six swap steps: byte 0 in lane 0, an IPv4
+            // frame's first in lane 20), the version byte (62), then the
+            // MetaRoCE headers.
             self.rev.next = bit_cast::<REV_BITS, NET_BITS>(self.s_hdr.net.val()) << 16;
             for k in 0..6 {
                 self.rev.next = ((self.rev.val() & self.c_lo[k].val()) << self.c_sh[k].val())
                     | ((self.rev.val() >> self.c_sh[k].val()) & self.c_lo[k].val());
             }
-            if self.s_hdr.kind.val().get_bit(1) {
-                self.g_hdr.d.next = bit_cast::<HDR_BITS, REV_BITS>(self.rev.val())
-                    | self.c_ver6.val()
-                    | (bit_cast::<HDR_BITS, MR_BITS>(self.s_hdr.mr.val()) << 504);
-            } else {
-                self.g_hdr.d.next = bit_cast::<HDR_BITS, REV_BITS>(self.rev.val())
-                    | self.c_ver4.val()
-                    | (bit_cast::<HDR_BITS, MR_BITS>(self.s_hdr.mr.val()) << 344);
-            }
+            self.g_hdr.d.next = bit_cast::<HDR_BITS, REV_BITS>(self.rev.val())
+                | self.c_ver.val()
+                | (bit_cast::<HDR_BITS, MR_BITS>(self.s_hdr.mr.val()) << 504);
             self.g_kind.d.next = self.s_hdr.kind.val();
             self.g_hrem.d.next = self.s_hdr.hlen.val();
             self.g_drem.d.next = self.s_hdr.dstart.val();

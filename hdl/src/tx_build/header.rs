@@ -3,14 +3,16 @@
 use rust_hdl::prelude::*;
 
 use super::links::{AddrIn, HdrOut, HeadIn};
-use super::{DSTART, HLEN, NET_BITS};
+use super::{DSTART, HLEN, NET_BITS, V4_AT};
 use crate::helpers::{konst, native_block};
 
 native_block! {
     /// The headers of the frame [`TxBuild`](super::TxBuild)'s generator
     /// takes next, combinational: Ethernet, IPv4 or IPv6 and UDP in
-    /// network order, left-aligned (first byte in the top bits of the 62
-    /// bytes for both families; IPv4's 42 bytes are followed by zeros),
+    /// network order, right-aligned in the 62 bytes (the last byte in the
+    /// low bits for both families: IPv6's first byte in the top bits,
+    /// IPv4's 42 bytes after 20 zero bytes), so that the MetaRoCE headers
+    /// follow at the same place for both,
     /// from the FIFO's head entry (its lengths, checksum, source port and
     /// flags) and the configuration; with the MetaRoCE headers, the
     /// header's length, the offset of the datagram, and the frame's kind
@@ -44,6 +46,7 @@ native_block! {
         ),
         c_hlen: [Constant<Bits<8>>; 4] = HLEN.map(konst),
         c_dstart: [Constant<Bits<8>>; 2] = DSTART.map(konst),
+        c_v4_at: Constant<Bits<16>> = konst(V4_AT),
     }
 }
 
@@ -74,7 +77,9 @@ impl Logic for TxHeader {
             self.m_hdr.dstart.next = self.c_dstart[1].val();
         } else {
             // EtherType, IPv4 (0x45, TOS, total length, ID 0, DF, TTL,
-            // protocol 17, checksum, addresses), UDP: 42 bytes, then zeros.
+            // protocol 17, checksum, addresses), UDP: 42 bytes, then zeros;
+            // then moved down 20 bytes (the MACs too) to end where IPv6's
+            // headers end.
             self.net.next = self.net.val()
                 | self.c_fix4.val()
                 | (bit_cast::<NET_BITS, 8>(self.tos.val()) << 368)
@@ -86,6 +91,7 @@ impl Logic for TxHeader {
                 | (bit_cast::<NET_BITS, 16>(self.head.sport.val()) << 208)
                 | (bit_cast::<NET_BITS, 16>(self.addr.dport.val()) << 192)
                 | (bit_cast::<NET_BITS, 16>(self.head.ulen.val()) << 176);
+            self.net.next = self.net.val() >> self.c_v4_at.val();
             self.m_hdr.dstart.next = self.c_dstart[0].val();
         }
         self.m_hdr.net.next = self.net.val();

@@ -120,6 +120,10 @@ mod tests;
 const HLEN: [usize; 4] = [74, 106, 94, 126];
 /// First byte the ICRC covers (the UDP payload), IPv4 and IPv6.
 const DSTART: [usize; 2] = [42, 62];
+/// Where an IPv4 frame starts in the header shift register: the 20 bytes
+/// the IPv6 header is longer by (the MetaRoCE headers sit at the same place
+/// for both families).
+const V4_AT: usize = 8 * 20;
 /// Bits of the header shift register (the longest header).
 const HDR_BITS: usize = 8 * 126;
 /// Bits of the Ethernet, IP and UDP headers (IPv6, the longer).

@@ -6,7 +6,7 @@ use super::beats::{BeatWord, RxPack, TxCross};
 use super::phy::EthPhy;
 use super::{CORE_MHZ, GMII_MHZ, OSCILLATOR_MHZ, UART_BAUD};
 use crate::NicDevice;
-use crate::board::ecp5::PllSettings;
+use crate::board::ecp5::{GlobalBuffer, PllSettings};
 use crate::board::mgmt_port::MgmtPort;
 use crate::helpers::native_block;
 
@@ -44,7 +44,9 @@ native_block! {
     /// a frame starts only when it is whole in it) → the MAC.
     ///
     /// Reset as [`EthPhy`]'s: the PHY is held for 2^20 GMII clocks after the
-    /// PLL locks, everything else for 2^21 (synchronised into each clock).
+    /// PLL locks, everything else for 2^21 (synchronised into each clock);
+    /// the core clock's reset reaches its flip-flops over a global network
+    /// ([`GlobalBuffer`]).
     /// The SYZYGY banks' regulators (`vccio_pdm`, `vccio_en`) are set to 3.3 V
     /// (ports A and B) and 1.8 V (port C, the USB PHY's minimum) by pulse
     /// density and enabled 2^23 core clocks (0.42 s) after configuration,
@@ -93,6 +95,8 @@ native_block! {
         dev: NicDevice<64, 8>,
         mgmt: MgmtPort<MEM_N, MEM_M> = MgmtPort::new((core_hz + baud / 2) / baud),
         core_rst: BitSynchronizer,
+        // The core's reset on a global network (3,000 flip-flops and more).
+        core_rst_g: GlobalBuffer,
         now: DFF<Bits<64>>,
         pwm: DFF<Bits<PDM_BITS>>,
         settle: DFF<Bits<24>>,
@@ -120,6 +124,7 @@ impl Logic for NicBoard {
         self.eth_rst_n.next = self.phy.eth_rst_n.val();
         self.core_rst.clock.next = self.phy.clk2.val();
         self.core_rst.sig_in.next = self.phy.rst.val();
+        self.core_rst_g.i.next = self.core_rst.sig_out.val();
 
         // Receive, in the PHY's clock: the MAC's bytes into beats, across.
         self.pack.clock.next = self.rgmii_rxc.val();
@@ -137,7 +142,7 @@ impl Logic for NicBoard {
 
         // The device, on the core clock.
         self.dev.clock.next = self.phy.clk2.val();
-        self.dev.rst.next = self.core_rst.sig_out.val();
+        self.dev.rst.next = self.core_rst_g.o.val();
         self.now.clock.next = self.phy.clk2.val();
         self.now.d.next = self.now.q.val() + self.c_ns.val();
         self.dev.now.next = self.now.q.val();
@@ -152,7 +157,7 @@ impl Logic for NicBoard {
 
         // The management path: BAR0 and the device's host memory.
         self.mgmt.clock.next = self.phy.clk2.val();
-        self.mgmt.rst.next = self.core_rst.sig_out.val();
+        self.mgmt.rst.next = self.core_rst_g.o.val();
         self.mgmt.rxd.next = self.uart_rx.val();
         self.uart_tx.next = self.mgmt.txd.val();
         self.dev.bar_wr_valid.next = self.mgmt.bar_wr_valid.val();
@@ -182,7 +187,7 @@ impl Logic for NicBoard {
 
         // Transmit: the device's beats across to the GMII clock, as bytes.
         self.tx_cross.wclock.next = self.phy.clk2.val();
-        self.tx_cross.wrst.next = self.core_rst.sig_out.val();
+        self.tx_cross.wrst.next = self.core_rst_g.o.val();
         self.tx_cross.rclock.next = self.phy.clk.val();
         self.tx_cross.rrst.next = self.phy.rst.val();
         self.tx_cross.s_tdata.next = self.dev.m_axis_tdata.val();
