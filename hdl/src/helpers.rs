@@ -98,6 +98,9 @@ pub(crate) fn byte_mask<const N: usize>(first: usize, end: usize) -> Constant<Bi
 /// bits swapped, then of 128, ... down to bytes (each step
 /// `(x & low_halves(h)) << h | (x >> h) & low_halves(h)`).
 pub(crate) const SWAPS_512: [usize; 6] = [256, 128, 64, 32, 16, 8];
+/// The swap steps that reverse the bytes of 128 bits: halves of 64 bits,
+/// then of 32, 16, 8.
+pub(crate) const SWAPS_128: [usize; 4] = [64, 32, 16, 8];
 
 /// A constant of `N` bits with the low `half` bits of every `2 * half`
 /// set: the halves a swap step moves up.

@@ -113,7 +113,7 @@ impl Logic for GlobalBuffer {
 
     fn hdl(&self) -> Verilog {
         hand_written(
-            "wire global;\nDCCA prim(.CLKI(i), .CE(1'b1), .CLKO(global));\nalways @(*) o = global;\n",
+            "wire buffered;\nDCCA prim(.CLKI(i), .CE(1'b1), .CLKO(buffered));\nalways @(*) o = buffered;\n",
         )
     }
 }

@@ -5,11 +5,7 @@ use rust_hdl::prelude::*;
 
 use super::cksum::RxEthCksum;
 use super::links::{FieldsOut, WindowIn};
-use crate::helpers::{konst, low_halves, native_block};
-
-/// The swap steps that reverse the bytes of 128 bits: halves of 64 bits,
-/// then of 32, 16, 8.
-const SWAPS: [usize; 4] = [64, 32, 16, 8];
+use crate::helpers::{SWAPS_128, konst, low_halves, native_block};
 
 native_block! {
     /// V2 (registers, t + 3, `m_fields`), from V1's window: the header
@@ -62,8 +58,8 @@ native_block! {
     consts {
         c_lb: Constant<Bits<16>> = konst(B.trailing_zeros() as usize),
         c_mapped: Constant<Bits<128>> = Constant::new(Bits::<128>::from(0xFFFFu64) << 32),
-        c_lo: [Constant<Bits<128>>; 4] = SWAPS.map(low_halves),
-        c_sh: [Constant<Bits<8>>; 4] = SWAPS.map(konst),
+        c_lo: [Constant<Bits<128>>; 4] = SWAPS_128.map(low_halves),
+        c_sh: [Constant<Bits<8>>; 4] = SWAPS_128.map(konst),
     }
 }
 

@@ -18,11 +18,6 @@ fn pseudo_seed(src: u128, dst: u128, sport: u16, dport: u16, ulen: u16) -> u32 {
     feed(u32::MAX, &ph)
 }
 
-/// A `u128` from input bytes (bit `i` of the value = input bit `i`).
-fn le128(x: &[u8]) -> u128 {
-    u128::from_le_bytes(x.try_into().expect("16 bytes"))
-}
-
 /// A `u16` from two input bytes.
 fn le16(x: &[u8]) -> u16 {
     u16::from_le_bytes([x[0], x[1]])
@@ -66,15 +61,15 @@ pub(super) fn unzero_rows(b: usize) -> [Constant<Bits<UNZ_BITS>>; 32] {
     })
 }
 
-/// The pseudo-header matrices of the configuration side
-/// ([`super::regs::TxRegs`]) for beats of `b` lanes.
+/// The pseudo-header rows of the configuration side
+/// ([`super::regs::TxDerived`]) for beats of `b` lanes: one byte into the
+/// CRC register (the pseudo-header goes in a byte a cycle), and the seed
+/// moved to the end of a frame's first beat.
 pub(super) struct PseudoRows {
-    /// Pseudo-header seed: row `o` of group `g` at `32g + o`, the groups
-    /// being source IP bits 63..0 and 127..64, destination IP bits 63..0
-    /// and 127..64, destination port.
-    pub(super) ph: [Constant<Bits<64>>; 160],
-    /// The seed of an all-zero pseudo-header.
-    pub(super) seed0: Constant<Bits<32>>,
+    /// One byte into the CRC register: the register's share, row `o`.
+    pub(super) byte_z: [Constant<Bits<32>>; 32],
+    /// The byte's share.
+    pub(super) byte_d: [Constant<Bits<8>>; 32],
     /// The seed moved to the register at the end of a frame's first beat,
     /// IPv4 and IPv6: `Z^(B - DSTART)`.
     pub(super) first4: [Constant<Bits<32>>; 32],
@@ -83,13 +78,12 @@ pub(super) struct PseudoRows {
 
 impl PseudoRows {
     pub(super) fn new(b: usize) -> Self {
-        let ph = Affine::of(320, |x| {
-            pseudo_seed(le128(&x[..16]), le128(&x[16..32]), 0, le16(&x[32..]), 0)
-        });
+        let step = Affine::of(40, |x| feed(le32(x), &x[4..5]));
+        assert_eq!(step.k, 0, "a CRC register step is linear");
         let first = |d: usize| Affine::of(32, |x| advance(le32(x), b as isize - d as isize));
         Self {
-            ph: std::array::from_fn(|i| Constant::new(ph.row::<64>(i % 32, 64 * (i / 32)))),
-            seed0: Constant::new(u64::from(ph.k).to_bits()),
+            byte_z: rows(&step, 0),
+            byte_d: rows(&step, 32),
             first4: rows(&first(DSTART[0]), 0),
             first6: rows(&first(DSTART[1]), 0),
         }

@@ -30,8 +30,8 @@
 //!   cycles after each register write (no descriptor is taken meanwhile):
 //!   the IPv4 header checksum of the configured words (an adder tree, then
 //!   folded), one per ECN and header-size choice; the pseudo-header CRC of
-//!   the addresses and the destination port (XOR matrices in two stages)
-//!   moved to the end of a frame's first beat (below).
+//!   the addresses and the destination port (fed a byte a cycle) moved to
+//!   the end of a frame's first beat (below).
 //! * **Descriptor side.** An accepted descriptor's MetaRoCE headers (lane
 //!   order) and fetch request go into a 4-entry FIFO (`LutRam`s, in `TxFifo`); the
 //!   fetch request leaves from it ahead of the frame. Beside the FIFO, two
@@ -97,8 +97,14 @@ pub const FIRST_BEAT_LATENCY: usize = 9;
 
 /// Cycles after a register write ([`cfg::REGS`]) during which the
 /// registers derived from the configuration are recomputed and
-/// `s_desc_ready` is low.
-pub const CFG_SETTLE: usize = 7;
+/// `s_desc_ready` is low: the pseudo-header's 40 bytes a cycle each, its
+/// CRC moved to the first beat's end, and two to spare (the results are
+/// read from the cycle `s_desc_ready` rises).
+pub const CFG_SETTLE: usize = PH_BYTES + 3;
+/// Bytes of the pseudo-header.
+const PH_BYTES: usize = 40;
+/// Bits of the count of [`CFG_SETTLE`] cycles.
+const SETTLE_BITS: usize = 6;
 
 mod beat;
 pub mod cfg;

@@ -3,11 +3,11 @@
 
 use rust_hdl::prelude::*;
 
-use super::CFG_SETTLE;
 use super::links::{AddrOut, RegsOut};
 use super::matrices::PseudoRows;
+use super::{CFG_SETTLE, PH_BYTES, SETTLE_BITS};
 use crate::bus::CfgIn;
-use crate::helpers::{konst, native_block};
+use crate::helpers::{SWAPS_128, konst, low_halves, native_block};
 
 native_block! {
     /// The configuration side of [`TxBuild`](super::TxBuild) at `B`-lane
@@ -44,14 +44,14 @@ native_block! {
         ds: DFF<Bits<6>>,
         ent: RAM<Bits<16>, 6>,
         // Counts down after a register write while the rest settles.
-        upd: DFF<Bits<4>>,
+        upd: DFF<Bits<SETTLE_BITS>>,
         // What depends on the registers alone.
         derived: TxDerived<B>,
         // Combinational temporaries.
         regw: Signal<Local, Bit>,
     }
     consts {
-        c_settle: Constant<Bits<4>> = konst(CFG_SETTLE),
+        c_settle: Constant<Bits<SETTLE_BITS>> = konst(CFG_SETTLE),
         c_lo64: Constant<Bits<128>> = Constant::new(Bits::<128>::mask() >> 64),
         c_hi64: Constant<Bits<128>> = Constant::new(Bits::<128>::mask() << 64),
     }
@@ -127,7 +127,7 @@ impl<const B: usize> Logic for TxRegs<B> {
         self.side.busy.next = self.regw.val() | (self.upd.q.val() > 1);
 
         // ---- Derived (while `upd` counts). ----
-        self.derived.en.next = self.upd.q.val() != 0;
+        self.derived.left.next = self.upd.q.val();
         self.derived.ipv6.next = self.v6.q.val();
         self.derived.local_ip.next = self.l_ip.q.val();
         self.derived.peer_ip.next = self.p_ip.q.val();
@@ -143,19 +143,22 @@ impl<const B: usize> Logic for TxRegs<B> {
 
 native_block! {
     /// What [`TxRegs`] derives from the configuration registers alone, for
-    /// `B`-lane beats, recomputed in registers while `en` is high: the
-    /// IPv4 header checksum of the configured words (an adder tree, then
-    /// folded), one per ECN and header-size choice, and the pseudo-header
-    /// CRC of the addresses and the destination port (five partial XOR
-    /// matrices, the seed) moved to the end of a frame's first beat.
+    /// `B`-lane beats, recomputed in registers while `left` counts down
+    /// after a register write: the IPv4 header checksum of the configured
+    /// words (an adder tree, then folded), one per ECN and header-size
+    /// choice, and the pseudo-header CRC of the addresses and the
+    /// destination port, fed a byte a cycle (40 cycles: the configuration
+    /// changes rarely, and one byte step is a small fraction of the matrices
+    /// that took all 320 bits at once), then moved to the end of a frame's
+    /// first beat.
     TxDerived [B]
     check { (8..=64).contains(&B), "TxDerived<{B}>: B must be 8..=64 lanes" }
     let rows = PseudoRows::new(B);
     ports {
         #[doc = "Clock."]
         clock: Signal<In, Clock>,
-        #[doc = "Recompute (the registers changed recently)."]
-        en: Signal<In, Bit>,
+        #[doc = "Cycles of the recomputation left after a register write ([`CFG_SETTLE`] down to 1; 0: settled)."]
+        left: Signal<In, Bits<SETTLE_BITS>>,
         #[doc = "IPv6, else IPv4."]
         ipv6: Signal<In, Bit>,
         #[doc = "Local IPv4 address."]
@@ -188,15 +191,20 @@ native_block! {
         ck_sum: DFF<Bits<19>>,
         ck_f: DFF<Bits<16>>,
         ck_v: [DFF<Bits<16>>; 4],
-        // Pseudo-header CRC: five partial matrices, the seed, the seed
+        // Pseudo-header CRC: the register fed the bytes so far, the seed
         // moved to the end of the first beat.
-        cr_p: [DFF<Bits<32>>; 5],
-        cr_seed: DFF<Bits<32>>,
+        crc: DFF<Bits<32>>,
         crc_first: DFF<Bits<32>>,
-        // Combinational temporaries.
+        // Combinational temporaries: the recomputation's cycle, the
+        // pseudo-header's bytes (byte k at bits 8k) and this cycle's.
+        en: Signal<Local, Bit>,
+        k: Signal<Local, Bits<SETTLE_BITS>>,
+        at: Signal<Local, Bits<9>>,
         src: Signal<Local, Bits<128>>,
         dst: Signal<Local, Bits<128>>,
-        phv: Signal<Local, Bits<320>>,
+        phb: Signal<Local, Bits<320>>,
+        ph_byte: Signal<Local, Bits<8>>,
+        cin: Signal<Local, Bits<32>>,
         m32: Signal<Local, Bits<32>>,
         acc: Signal<Local, Bits<32>>,
         s17: Signal<Local, Bits<17>>,
@@ -206,8 +214,15 @@ native_block! {
     consts {
         c_mapped: Constant<Bits<128>> = Constant::new(Bits::<128>::from(0xFFFFu64) << 32),
         c_cka: [Constant<Bits<16>>; 4] = [64, 96, 66, 98].map(konst),
-        c_ph: [Constant<Bits<64>>; 160] = rows.ph,
-        c_seed0: Constant<Bits<32>> = rows.seed0,
+        c_settle: Constant<Bits<SETTLE_BITS>> = konst(CFG_SETTLE),
+        c_bytes: Constant<Bits<SETTLE_BITS>> = konst(PH_BYTES),
+        // The swap steps that reverse the bytes of 128 bits: halves they
+        // move, by how much.
+        c_lo: [Constant<Bits<128>>; 4] = SWAPS_128.map(low_halves),
+        c_sh: [Constant<Bits<8>>; 4] = SWAPS_128.map(konst),
+        c_ones: Constant<Bits<32>> = konst(u32::MAX as usize),
+        c_byte_z: [Constant<Bits<32>>; 32] = rows.byte_z,
+        c_byte_d: [Constant<Bits<8>>; 32] = rows.byte_d,
         c_first4: [Constant<Bits<32>>; 32] = rows.first4,
         c_first6: [Constant<Bits<32>>; 32] = rows.first6,
     }
@@ -217,15 +232,11 @@ impl<const B: usize> Logic for TxDerived<B> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, ck_s1, ck_s2, ck_s3, ck_x, ck_y, ck_sum, ck_f, cr_seed, crc_first
+            self, clock, ck_s1, ck_s2, ck_s3, ck_x, ck_y, ck_sum, ck_f, crc, crc_first
         );
         for j in 0..4 {
             self.ck_v[j].clock.next = self.clock.val();
             self.ck_v[j].d.next = self.ck_v[j].q.val();
-        }
-        for j in 0..5 {
-            self.cr_p[j].clock.next = self.clock.val();
-            self.cr_p[j].d.next = self.cr_p[j].q.val();
         }
         self.cks.next = bit_cast::<64, 16>(self.ck_v[0].q.val())
             | (bit_cast::<64, 16>(self.ck_v[1].q.val()) << 16)
@@ -241,9 +252,26 @@ impl<const B: usize> Logic for TxDerived<B> {
             self.src.next = bit_cast::<128, 32>(self.local_ip.val()) | self.c_mapped.val();
             self.dst.next = bit_cast::<128, 32>(self.peer_ip.val()) | self.c_mapped.val();
         }
-        self.phv.next = bit_cast::<320, 128>(self.src.val())
-            | (bit_cast::<320, 128>(self.dst.val()) << 128)
-            | (bit_cast::<320, 16>(self.dport.val()) << 256);
+        // Bytes 0..15 the source address, 16..31 the destination (both
+        // network order: byte-reversed by four swap steps), 34..35 the
+        // destination port; the source port
+        // and the UDP length (32..33, 36..37) are the descriptor side's.
+        self.phb.next = (bit_cast::<320, 8>(self.dport.val().get_bits::<8>(8)) << 272)
+            | (bit_cast::<320, 8>(self.dport.val().get_bits::<8>(0)) << 280);
+        for k in 0..4 {
+            self.src.next = ((self.src.val() & self.c_lo[k].val()) << self.c_sh[k].val())
+                | ((self.src.val() >> self.c_sh[k].val()) & self.c_lo[k].val());
+            self.dst.next = ((self.dst.val() & self.c_lo[k].val()) << self.c_sh[k].val())
+                | ((self.dst.val() >> self.c_sh[k].val()) & self.c_lo[k].val());
+        }
+        self.phb.next = self.phb.val()
+            | bit_cast::<320, 128>(self.src.val())
+            | (bit_cast::<320, 128>(self.dst.val()) << 128);
+        self.en.next = self.left.val().any();
+        self.k.next = self.c_settle.val() - self.left.val();
+        self.at.next = bit_cast::<9, SETTLE_BITS>(self.k.val()) << 3;
+        self.ph_byte.next = 0.into();
+        self.cin.next = 0.into();
         self.m32.next = 0.into();
         self.acc.next = 0.into();
         self.s17.next = 0.into();
@@ -288,36 +316,38 @@ impl<const B: usize> Logic for TxDerived<B> {
                     self.ck_v[j].d.next = self.s17.val().get_bits::<16>(0);
                 }
             }
-            // Pseudo-header CRC: five partial matrices of 64 inputs, the
-            // seed, the seed moved to the end of a frame's first beat.
-            for g in 0..5 {
+            // Pseudo-header CRC: byte k into the register (from the initial
+            // value at k = 0) for k < 40, then the seed moved to the end of
+            // a frame's first beat.
+            if self.k.val() < self.c_bytes.val() {
+                self.ph_byte.next = self.phb.val().get_bits::<8>(self.at.val().index());
+                self.cin.next = self.crc.q.val();
+                if !self.k.val().any() {
+                    self.cin.next = self.c_ones.val();
+                }
                 self.acc.next = 0.into();
                 for o in 0..32 {
                     self.acc.next = self.acc.val().replace_bit(
                         o,
-                        (self.phv.val().get_bits::<64>(64 * g) & self.c_ph[32 * g + o].val()).xor(),
+                        (self.cin.val() & self.c_byte_z[o].val()).xor()
+                            ^ (self.ph_byte.val() & self.c_byte_d[o].val()).xor(),
                     );
                 }
-                self.cr_p[g].d.next = self.acc.val();
-            }
-            self.cr_seed.d.next = self.c_seed0.val()
-                ^ self.cr_p[0].q.val()
-                ^ self.cr_p[1].q.val()
-                ^ self.cr_p[2].q.val()
-                ^ self.cr_p[3].q.val()
-                ^ self.cr_p[4].q.val();
-            self.acc.next = 0.into();
-            for o in 0..32 {
-                self.m32.next = self.c_first4[o].val();
-                if self.ipv6.val() {
-                    self.m32.next = self.c_first6[o].val();
+                self.crc.d.next = self.acc.val();
+            } else {
+                self.acc.next = 0.into();
+                for o in 0..32 {
+                    self.m32.next = self.c_first4[o].val();
+                    if self.ipv6.val() {
+                        self.m32.next = self.c_first6[o].val();
+                    }
+                    self.acc.next = self
+                        .acc
+                        .val()
+                        .replace_bit(o, (self.crc.q.val() & self.m32.val()).xor());
                 }
-                self.acc.next = self
-                    .acc
-                    .val()
-                    .replace_bit(o, (self.cr_seed.q.val() & self.m32.val()).xor());
+                self.crc_first.d.next = self.acc.val();
             }
-            self.crc_first.d.next = self.acc.val();
         }
     }
 }
