@@ -252,17 +252,17 @@ impl<const B: usize> Logic for TxDerived<B> {
             self.src.next = bit_cast::<128, 32>(self.local_ip.val()) | self.c_mapped.val();
             self.dst.next = bit_cast::<128, 32>(self.peer_ip.val()) | self.c_mapped.val();
         }
-        // Bytes 0..15 the source address, 16..31 the destination (both
+        // Bytes 0..15 the source address, 16..31 the destination (both in
         // network order: byte-reversed by four swap steps), 34..35 the
-        // destination port; the source port
-        // and the UDP length (32..33, 36..37) are the descriptor side's.
+        // destination port; the source port and the UDP length (32..33,
+        // 36..37) are the descriptor side's.
         self.phb.next = (bit_cast::<320, 8>(self.dport.val().get_bits::<8>(8)) << 272)
             | (bit_cast::<320, 8>(self.dport.val().get_bits::<8>(0)) << 280);
-        for k in 0..4 {
-            self.src.next = ((self.src.val() & self.c_lo[k].val()) << self.c_sh[k].val())
-                | ((self.src.val() >> self.c_sh[k].val()) & self.c_lo[k].val());
-            self.dst.next = ((self.dst.val() & self.c_lo[k].val()) << self.c_sh[k].val())
-                | ((self.dst.val() >> self.c_sh[k].val()) & self.c_lo[k].val());
+        for s in 0..4 {
+            self.src.next = ((self.src.val() & self.c_lo[s].val()) << self.c_sh[s].val())
+                | ((self.src.val() >> self.c_sh[s].val()) & self.c_lo[s].val());
+            self.dst.next = ((self.dst.val() & self.c_lo[s].val()) << self.c_sh[s].val())
+                | ((self.dst.val() >> self.c_sh[s].val()) & self.c_lo[s].val());
         }
         self.phb.next = self.phb.val()
             | bit_cast::<320, 128>(self.src.val())
