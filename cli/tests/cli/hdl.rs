@@ -327,6 +327,8 @@ fn hdl_bitstream_json_builds_the_echo_top() {
             "timing_met",
             "clocks",
             "seed",
+            "placer",
+            "router",
             "seconds",
         ],
         "hdl bitstream",
@@ -334,6 +336,16 @@ fn hdl_bitstream_json_builds_the_echo_top() {
     assert_eq!(d["board"], "butterstick-echo");
     assert_eq!(d["device"], "LFE5UM5G-85F-8BG381C");
     assert!(d["seed"].is_null());
+    // nextpnr's defaults, and its log says it ran them.
+    assert_eq!(
+        (&d["placer"], &d["router"]),
+        (&"heap".into(), &"router1".into())
+    );
+    let log = std::fs::read_to_string(out.join("nextpnr.log")).unwrap();
+    assert!(
+        log.contains("HeAP Placer Time") && log.contains("Router1 time"),
+        "{log}"
+    );
 
     let report: Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap()).unwrap();
