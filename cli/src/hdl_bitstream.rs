@@ -75,24 +75,12 @@ enum Router {
     Router2,
 }
 
-impl Placer {
-    /// nextpnr's name for it.
-    fn name(self) -> &'static str {
-        match self {
-            Placer::Heap => "heap",
-            Placer::Static => "static",
-        }
-    }
-}
-
-impl Router {
-    /// nextpnr's name for it.
-    fn name(self) -> &'static str {
-        match self {
-            Router::Router1 => "router1",
-            Router::Router2 => "router2",
-        }
-    }
+/// A `--placer`/`--router` value as clap spells it, which is nextpnr's name
+/// for it.
+fn flag_value(v: impl ValueEnum) -> String {
+    v.to_possible_value()
+        .map(|p| p.get_name().to_owned())
+        .unwrap_or_default()
 }
 
 /// What the flow needs to know of a board.
@@ -185,9 +173,9 @@ struct BitstreamReport {
     /// nextpnr's seed, when one was given.
     seed: Option<u64>,
     /// nextpnr's placer.
-    placer: &'static str,
+    placer: String,
     /// nextpnr's router.
-    router: &'static str,
+    router: String,
     /// Wall-clock seconds of the whole flow.
     seconds: f64,
 }
@@ -266,12 +254,8 @@ pub fn run(args: &BitstreamArgs) -> anyhow::Result<()> {
     pnr.args(["--textcfg", "board.config", "--freq"])
         .arg(spec.target_mhz.to_string())
         .arg("--timing-allow-fail");
-    pnr.args([
-        "--placer",
-        args.placer.name(),
-        "--router",
-        args.router.name(),
-    ]);
+    pnr.arg("--placer").arg(flag_value(args.placer));
+    pnr.arg("--router").arg(flag_value(args.router));
     if let Some(seed) = args.seed {
         pnr.arg("--seed").arg(seed.to_string());
     }
@@ -401,8 +385,8 @@ fn summarise(
         timing_met: clocks.iter().all(|c| c.fmax_mhz >= c.target_mhz),
         clocks,
         seed: args.seed,
-        placer: args.placer.name(),
-        router: args.router.name(),
+        placer: flag_value(args.placer),
+        router: flag_value(args.router),
         seconds: round1(seconds),
     })
 }
@@ -479,7 +463,10 @@ mod tests {
         assert_eq!(r.target_mhz, 125.0);
         assert!(!r.timing_met);
         assert_eq!(r.clocks.len(), 2);
-        assert_eq!((r.placer, r.router), ("static", "router2"));
+        assert_eq!(
+            (r.placer.as_str(), r.router.as_str()),
+            ("static", "router2")
+        );
         assert!(summarise("{\"utilization\": {}}", &spec, "b.bit".into(), &args, 1.0).is_err());
     }
 
