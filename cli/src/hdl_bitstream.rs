@@ -17,6 +17,7 @@ use anyhow::{Context, bail};
 use clap::{Args, ValueEnum};
 use serde::{Deserialize, Serialize};
 
+use crate::hdl_globals::{self, Promoted};
 use crate::report;
 
 /// `metaroce hdl bitstream`.
@@ -38,6 +39,11 @@ pub struct BitstreamArgs {
     /// nextpnr's router.
     #[arg(long, value_enum, default_value_t = Router::Router1)]
     router: Router,
+    /// Clock enables to put on the FPGA's global networks (a `DCCA` each
+    /// before nextpnr), the nets with the most flip-flops first; never
+    /// more than the globals left free by the clocks. 0: none.
+    #[arg(long, default_value_t = hdl_globals::FABRIC_GLOBALS)]
+    global_enables: usize,
     /// One JSON document on stdout instead of text.
     #[arg(long)]
     json: bool,
@@ -176,6 +182,8 @@ struct BitstreamReport {
     placer: String,
     /// nextpnr's router.
     router: String,
+    /// Clock enables put on global networks.
+    global_enables: Vec<Promoted>,
     /// Wall-clock seconds of the whole flow.
     seconds: f64,
 }
@@ -221,6 +229,11 @@ pub fn run(args: &BitstreamArgs) -> anyhow::Result<()> {
             .current_dir(out)
             .args(["-q", "-l", "yosys.log", "-p", SYNTH]),
     )?;
+    let global_enables = if args.global_enables > 0 {
+        promote_clock_enables(&out.join("board.json"), args.global_enables)?
+    } else {
+        Vec::new()
+    };
     bar.inc(1);
     let pnr_command = |report: &str, log: &str| {
         let mut pnr = Command::new(&nextpnr);
@@ -279,6 +292,7 @@ pub fn run(args: &BitstreamArgs) -> anyhow::Result<()> {
         &spec,
         bitstream,
         args,
+        global_enables,
         started.elapsed().as_secs_f64(),
     )?;
     if args.json {
@@ -287,6 +301,20 @@ pub fn run(args: &BitstreamArgs) -> anyhow::Result<()> {
         print_text(&r);
     }
     Ok(())
+}
+
+/// Puts clock enables of the netlist file on global networks
+/// ([`hdl_globals::promote_clock_enables`]), rewriting it if any.
+fn promote_clock_enables(path: &Path, limit: usize) -> anyhow::Result<Vec<Promoted>> {
+    let text = std::fs::read(path).with_context(|| format!("read {}", path.display()))?;
+    let mut netlist: serde_json::Value =
+        serde_json::from_slice(&text).with_context(|| format!("parse {}", path.display()))?;
+    let promoted = hdl_globals::promote_clock_enables(&mut netlist, limit)?;
+    if !promoted.is_empty() {
+        std::fs::write(path, serde_json::to_vec(&netlist)?)
+            .with_context(|| format!("write {}", path.display()))?;
+    }
+    Ok(promoted)
 }
 
 /// yosys' script: `synth_ecp5 -nowidelut` (LUT4 trees without the slice's
@@ -351,6 +379,7 @@ fn summarise(
     spec: &BoardSpec,
     bitstream: PathBuf,
     args: &BitstreamArgs,
+    global_enables: Vec<Promoted>,
     seconds: f64,
 ) -> anyhow::Result<BitstreamReport> {
     let r: NextpnrReport = serde_json::from_str(text).context("parse nextpnr's report")?;
@@ -387,6 +416,7 @@ fn summarise(
         seed: args.seed,
         placer: flag_value(args.placer),
         router: flag_value(args.router),
+        global_enables,
         seconds: round1(seconds),
     })
 }
@@ -410,6 +440,12 @@ fn print_text(r: &BitstreamReport) {
         r.ffs_used,
         r.brams_used
     );
+    for g in &r.global_enables {
+        println!(
+            "clock enable {} on a global network ({} flip-flops)",
+            g.net, g.loads
+        );
+    }
     for c in &r.clocks {
         let verdict = if c.fmax_mhz >= c.target_mhz {
             "met"
@@ -452,9 +488,14 @@ mod tests {
             seed: None,
             placer: Placer::Static,
             router: Router::Router2,
+            global_enables: 3,
             json: true,
         };
-        let r = summarise(text, &spec, "b.bit".into(), &args, 1.0).expect("parsed");
+        let promoted = vec![Promoted {
+            net: "en".into(),
+            loads: 900,
+        }];
+        let r = summarise(text, &spec, "b.bit".into(), &args, promoted, 1.0).expect("parsed");
         assert_eq!(
             (r.luts_used, r.luts_total, r.ffs_used, r.brams_used),
             (2000, 83640, 900, 10)
@@ -467,7 +508,9 @@ mod tests {
             (r.placer.as_str(), r.router.as_str()),
             ("static", "router2")
         );
-        assert!(summarise("{\"utilization\": {}}", &spec, "b.bit".into(), &args, 1.0).is_err());
+        assert_eq!(r.global_enables[0].net, "en");
+        let empty = "{\"utilization\": {}}";
+        assert!(summarise(empty, &spec, "b.bit".into(), &args, vec![], 1.0).is_err());
     }
 
     #[test]

@@ -15,6 +15,8 @@ mod hdl;
 #[cfg(feature = "hdl")]
 mod hdl_bitstream;
 #[cfg(feature = "hdl")]
+mod hdl_globals;
+#[cfg(feature = "hdl")]
 mod hdl_interop;
 #[cfg(feature = "hdl")]
 mod hdl_run;

@@ -329,6 +329,7 @@ fn hdl_bitstream_json_builds_the_echo_top() {
             "seed",
             "placer",
             "router",
+            "global_enables",
             "seconds",
         ],
         "hdl bitstream",
@@ -346,6 +347,14 @@ fn hdl_bitstream_json_builds_the_echo_top() {
         log.contains("HeAP Placer Time") && log.contains("Router1 time"),
         "{log}"
     );
+    // Each clock enable the flow put on a global, nextpnr routed on one.
+    for g in d["global_enables"].as_array().unwrap() {
+        let net = g["net"].as_str().unwrap();
+        assert!(
+            log.contains(&format!("routing clock net {net}$global using global")),
+            "{net}"
+        );
+    }
 
     let report: Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap()).unwrap();
