@@ -193,6 +193,13 @@ mod tests {
         }}}})
     }
 
+    fn one(net: &str, loads: usize) -> Vec<Promoted> {
+        vec![Promoted {
+            net: net.into(),
+            loads,
+        }]
+    }
+
     fn ce_of(n: &Value, cell: &str) -> Value {
         n["modules"]["top"]["cells"][cell]["connections"]["CE"][0].clone()
     }
@@ -200,13 +207,9 @@ mod tests {
     #[test]
     fn moves_the_ce_pins_of_the_widest_enable_onto_a_dcca() {
         let mut n = netlist(600, 350, 0);
-        let promoted = promote_clock_enables(&mut n, 1).unwrap();
         assert_eq!(
-            promoted,
-            vec![Promoted {
-                net: "bus[0]".into(),
-                loads: 350
-            }]
+            promote_clock_enables(&mut n, 1).unwrap(),
+            one("bus[0]", 350)
         );
         let global = ce_of(&n, "ff0");
         assert_ne!(global, json!(11));
@@ -224,14 +227,7 @@ mod tests {
     #[test]
     fn keeps_the_other_loads_and_takes_the_visible_name() {
         let mut n = netlist(400, 0, 0);
-        let promoted = promote_clock_enables(&mut n, 8).unwrap();
-        assert_eq!(
-            promoted,
-            vec![Promoted {
-                net: "en".into(),
-                loads: 400
-            }]
-        );
+        assert_eq!(promote_clock_enables(&mut n, 8).unwrap(), one("en", 400));
         // The LUT's input stays on the enable itself.
         assert_eq!(
             n["modules"]["top"]["cells"]["lut"]["connections"]["A"],
