@@ -49,6 +49,7 @@ pub fn promote_clock_enables(netlist: &mut Value, limit: usize) -> anyhow::Resul
     let mut ce_loads = std::collections::HashMap::<u64, usize>::new();
     let mut clocks = std::collections::HashSet::<u64>::new();
     let mut dccas = 0;
+    let mut highest = 1;
     for cell in cells.values() {
         let kind = cell["type"].as_str().unwrap_or_default();
         if kind == "DCCA" {
@@ -59,6 +60,7 @@ pub fn promote_clock_enables(netlist: &mut Value, limit: usize) -> anyhow::Resul
                 continue;
             };
             for bit in bits.iter().filter_map(Value::as_u64) {
+                highest = highest.max(bit);
                 match (kind, port.as_str()) {
                     ("TRELLIS_FF", "CE") => *ce_loads.entry(bit).or_default() += 1,
                     (_, "CLK" | "WCK" | "SCLK" | "CLKA" | "CLKB") => {
@@ -90,11 +92,10 @@ pub fn promote_clock_enables(netlist: &mut Value, limit: usize) -> anyhow::Resul
     }
 
     let names = net_names(top)?;
-    let mut next_bit = names.keys().max().map_or(2, |b| b + 1);
+    // New nets take the bits after the netlist's highest.
+    let first_free = 1 + names.keys().max().map_or(highest, |&b| b.max(highest));
     let mut promoted = Vec::new();
-    for (bit, loads) in candidates {
-        let global = next_bit;
-        next_bit += 1;
+    for ((bit, loads), global) in candidates.into_iter().zip(first_free..) {
         let cells = top["cells"].as_object_mut().context("cells")?;
         for cell in cells.values_mut() {
             if cell["type"] == "TRELLIS_FF"
