@@ -139,12 +139,14 @@ impl Logic for TxUnpack {
         }
         // This lane is the beat's last: the next lane's enable is off
         // (`s_tkeep` is packed, so the enables from this lane up are 1 or 0).
-        self.beat_end.next = (self.s_tkeep.val() >> bit_cast::<8, 3>(self.idx.q.val())) < 2;
+        // A bit test, not `< 2`: yosys builds that compare as a 32-bit
+        // carry chain, which was on the GMII clock's critical path.
+        self.beat_end.next = ((self.s_tkeep.val() >> bit_cast::<8, 3>(self.idx.q.val())) & 2) == 0;
         // The same written out from the ports and registers: through the
         // locals above, which the beat's update below shares, Verilator
         // would see a loop from `s_tvalid` to `s_tready` (UNOPTFLAT).
         self.s_tready.next = (!self.o_valid.q.val() | self.m_ready.val())
-            & ((self.s_tkeep.val() >> bit_cast::<8, 3>(self.idx.q.val())) < 2);
+            & (((self.s_tkeep.val() >> bit_cast::<8, 3>(self.idx.q.val())) & 2) == 0);
         if self.free.val() & self.s_tvalid.val() {
             self.o_data.d.next = self
                 .s_tdata
