@@ -33,9 +33,10 @@ pub struct BitstreamArgs {
     /// nextpnr's placement seed (its default without it).
     #[arg(long)]
     seed: Option<u64>,
-    /// nextpnr's placer.
-    #[arg(long, value_enum, default_value_t = Placer::Heap)]
-    placer: Placer,
+    /// nextpnr's placer [default: the board's: `static` for the NIC top,
+    /// which routes only from its placement, `heap` for the echo top].
+    #[arg(long, value_enum)]
+    placer: Option<Placer>,
     /// nextpnr's router.
     #[arg(long, value_enum, default_value_t = Router::Router1)]
     router: Router,
@@ -67,8 +68,8 @@ enum Placer {
     /// The analytic placer, nextpnr's default.
     Heap,
     /// The electrostatic placer: on the NIC top 13 % less wire than `heap`
-    /// and a placement router2 routes further, but on the small echo top it
-    /// does not finish (`docs/bitstreams.md`).
+    /// and the only placement router1 has routed whole, but on the small
+    /// echo top it does not finish (`docs/bitstreams.md`).
     Static,
 }
 
@@ -105,6 +106,8 @@ struct BoardSpec {
     lpf: String,
     /// The top's Verilog (top module `top`).
     verilog: fn() -> String,
+    /// The placer without `--placer`.
+    placer: Placer,
     /// Target of every clock without its own constraint, MHz.
     target_mhz: f64,
 }
@@ -114,16 +117,18 @@ impl Board {
         use metaroce_hdl::board::butterstick as b;
         const PINS: &str = include_str!("../../bitstreams/ecp5/butterstick.lpf");
         const UART_PINS: &str = include_str!("../../bitstreams/ecp5/butterstick_uart.lpf");
-        let (name, lpf, verilog): (_, _, fn() -> String) = match self {
+        let (name, lpf, verilog, placer): (_, _, fn() -> String, _) = match self {
             Board::Butterstick => (
                 "butterstick",
                 format!("{PINS}\n{UART_PINS}"),
                 metaroce_hdl::butterstick_nic_verilog,
+                Placer::Static,
             ),
             Board::ButterstickEcho => (
                 "butterstick-echo",
                 PINS.to_string(),
                 metaroce_hdl::butterstick_echo_verilog,
+                Placer::Heap,
             ),
         };
         BoardSpec {
@@ -134,6 +139,7 @@ impl Board {
             speed: b::SPEED,
             lpf,
             verilog,
+            placer,
             // nextpnr derives the PLL outputs' constraints from the
             // oscillator's (the pin file); this is the PHY's clock.
             target_mhz: f64::from(b::GMII_MHZ),
@@ -267,7 +273,8 @@ pub fn run(args: &BitstreamArgs) -> anyhow::Result<()> {
     pnr.args(["--textcfg", "board.config", "--freq"])
         .arg(spec.target_mhz.to_string())
         .arg("--timing-allow-fail");
-    pnr.arg("--placer").arg(flag_value(args.placer));
+    pnr.arg("--placer")
+        .arg(flag_value(args.placer.unwrap_or(spec.placer)));
     pnr.arg("--router").arg(flag_value(args.router));
     if let Some(seed) = args.seed {
         pnr.arg("--seed").arg(seed.to_string());
@@ -414,7 +421,7 @@ fn summarise(
         timing_met: clocks.iter().all(|c| c.fmax_mhz >= c.target_mhz),
         clocks,
         seed: args.seed,
-        placer: flag_value(args.placer),
+        placer: flag_value(args.placer.unwrap_or(spec.placer)),
         router: flag_value(args.router),
         global_enables,
         seconds: round1(seconds),
@@ -486,7 +493,7 @@ mod tests {
             board: Board::Butterstick,
             out: "out".into(),
             seed: None,
-            placer: Placer::Static,
+            placer: Some(Placer::Static),
             router: Router::Router2,
             global_enables: 3,
             json: true,
@@ -544,11 +551,14 @@ mod tests {
         assert_eq!(board(&["x"]).unwrap(), Board::Butterstick);
         let flow =
             |argv: &[&str]| Cli::try_parse_from(argv).map(|c| (c.args.placer, c.args.router));
-        assert_eq!(flow(&["x"]).unwrap(), (Placer::Heap, Router::Router1));
+        assert_eq!(flow(&["x"]).unwrap(), (None, Router::Router1));
         assert_eq!(
-            flow(&["x", "--placer", "static", "--router", "router2"]).unwrap(),
-            (Placer::Static, Router::Router2)
+            flow(&["x", "--placer", "heap", "--router", "router2"]).unwrap(),
+            (Some(Placer::Heap), Router::Router2)
         );
+        // The NIC top routes from the static placer's placement only.
+        assert_eq!(Board::Butterstick.spec().placer, Placer::Static);
+        assert_eq!(Board::ButterstickEcho.spec().placer, Placer::Heap);
         assert!(flow(&["x", "--placer", "sa"]).is_err());
         assert_eq!(
             board(&["x", "--board", "butterstick-echo"]).unwrap(),
