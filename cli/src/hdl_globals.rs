@@ -48,12 +48,15 @@ pub fn promote_clock_enables(netlist: &mut Value, limit: usize) -> anyhow::Resul
 
     let mut ce_loads = std::collections::HashMap::<u64, usize>::new();
     let mut clocks = std::collections::HashSet::<u64>::new();
+    // Nets a DCCA drives (its CLKO) are on a global already.
+    let mut on_global = std::collections::HashSet::<u64>::new();
     let mut dccas = 0;
     let mut highest = 1;
     for cell in cells.values() {
         let kind = cell["type"].as_str().unwrap_or_default();
         if kind == "DCCA" {
             dccas += 1;
+            on_global.extend(cell.pointer("/connections/CLKO/0").and_then(Value::as_u64));
         }
         for (port, bits) in cell["connections"].as_object().into_iter().flatten() {
             let Some(bits) = bits.as_array() else {
@@ -71,12 +74,6 @@ pub fn promote_clock_enables(netlist: &mut Value, limit: usize) -> anyhow::Resul
             }
         }
     }
-    // Nets a DCCA drives are on a global already; its CLKO is its output.
-    let on_global: std::collections::HashSet<u64> = cells
-        .values()
-        .filter(|c| c["type"] == "DCCA")
-        .filter_map(|c| c.pointer("/connections/CLKO/0").and_then(Value::as_u64))
-        .collect();
     let clock_nets = clocks.difference(&on_global).count();
     let free = FABRIC_GLOBALS.saturating_sub(dccas + clock_nets);
 
@@ -94,16 +91,23 @@ pub fn promote_clock_enables(netlist: &mut Value, limit: usize) -> anyhow::Resul
     let names = net_names(top)?;
     // New nets take the bits after the netlist's highest.
     let first_free = 1 + names.keys().max().map_or(highest, |&b| b.max(highest));
-    let mut promoted = Vec::new();
-    for ((bit, loads), global) in candidates.into_iter().zip(first_free..) {
-        let cells = top["cells"].as_object_mut().context("cells")?;
-        for cell in cells.values_mut() {
-            if cell["type"] == "TRELLIS_FF"
-                && cell.pointer("/connections/CE/0") == Some(&json!(bit))
-            {
-                cell["connections"]["CE"] = json!([global]);
-            }
+    let global_of: std::collections::HashMap<u64, u64> = candidates
+        .iter()
+        .map(|&(bit, _)| bit)
+        .zip(first_free..)
+        .collect();
+    let cells = top["cells"].as_object_mut().context("cells")?;
+    // One pass moves every promoted enable's CE pins onto its global.
+    for cell in cells.values_mut().filter(|c| c["type"] == "TRELLIS_FF") {
+        let ce = cell.pointer("/connections/CE/0").and_then(Value::as_u64);
+        if let Some(&global) = ce.and_then(|bit| global_of.get(&bit)) {
+            cell["connections"]["CE"] = json!([global]);
         }
+    }
+    let mut promoted = Vec::new();
+    for (bit, loads) in candidates {
+        let global = global_of[&bit];
+        let cells = top["cells"].as_object_mut().context("cells")?;
         let net = names
             .get(&bit)
             .cloned()
