@@ -92,10 +92,14 @@ bus_pair! {
         last_ce: Out / In, Bits<32>;
         /// Its slot is quarantined (the table's check port).
         quarantined: Out / In, Bit;
-        /// The evidence check refuses it.
+        /// The evidence check refuses it (a register: the check of the
+        /// cycle before).
         refuse: Out / In, Bit;
-        /// It is its slot's newest ACK.
+        /// It is its slot's newest ACK (a register, as `refuse`).
         newest: Out / In, Bit;
+        /// The queue holds an ACK (from registers): the firmware waits
+        /// when it is the queue's turn, so the head's check stays true.
+        waiting: Out / In, Bit;
         /// The head takes its turn now (popped if refused, else its
         /// `rx_count` kept as its slot's newest when it is).
         start: Out / In, Bit;

@@ -65,9 +65,14 @@
 //! loop-and-compare.
 //! A slot map write is registered first and applies one cycle after
 //! `cfg_we` (so no path runs from `cfg_*` to the table's operation port
-//! through the block);
-//! otherwise cycle for cycle as the template it replaces (`ack_rx.v.in`,
-//! before issue #16).
+//! through the block). The head's evidence check is registered too: a
+//! head starts one cycle after a check that still holds (same head, no
+//! table write, no mapping in between; at the queue's turn the firmware
+//! waits that cycle), so the check's subtractions and compares (through
+//! the table's check port and the `rx_count` LUT RAM) no longer run into
+//! the table's operation decode in the same cycle: the routed NIC top's
+//! critical core path in session 46. Otherwise cycle for cycle as the
+//! template it replaced (`ack_rx.v.in`, before issue #16).
 //!
 //! Native rust-hdl: rust-hdl's own simulator runs the block (the tests
 //! below); it is verified under Verilator inside [`crate::NicCore`] (the

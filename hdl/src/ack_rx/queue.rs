@@ -21,7 +21,12 @@ native_block! {
     /// [`LutRam`] read at the head's slot, with a flag per slot that a
     /// mapping clears, so a slot mapped anew reads 0): an ACK whose
     /// highest reported path PSN was never sent, or that as the newest
-    /// counts more new CE marks than new packets, is refused.
+    /// counts more new CE marks than new packets, is refused. The check's
+    /// verdicts are registered (issue #16: the check no longer runs into
+    /// the table's operation in the same cycle), so a head takes its turn
+    /// a cycle after a check that still holds: the head, the table and the
+    /// slot's newest `rx_count` unchanged since (no pop, no table write,
+    /// no mapping); the firmware waits that cycle at the queue's turn.
     AckRxQueue[SB]
     ports {
         #[doc = "Clock."]
@@ -81,6 +86,14 @@ native_block! {
         ce_step: Signal<Local, Bits<32>>,
         newest: Signal<Local, Bit>,
         refuse: Signal<Local, Bit>,
+        // The check registered: its verdicts, and whether they hold for
+        // this cycle's head (the head, the table and the newest rx_count
+        // unchanged since they were computed).
+        chk_refuse: DFF<Bit>,
+        chk_newest: DFF<Bit>,
+        chk_v: DFF<Bit>,
+        // The queue holds an ACK.
+        present: Signal<Local, Bit>,
         // The head takes its turn; its pair ends.
         start: Signal<Local, Bit>,
         done: Signal<Local, Bit>,
@@ -98,7 +111,9 @@ impl<const SB: usize> AckRxQueue<SB> {
 impl<const SB: usize> Logic for AckRxQueue<SB> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, q_wr, q_rd, n_overflow, n_refused);
+        dff_setup!(
+            self, clock, q_wr, q_rd, n_overflow, n_refused, chk_refuse, chk_newest, chk_v
+        );
         for i in 0..Self::N {
             self.rx_set[i].clock.next = self.clock.val();
             self.rx_set[i].d.next = self.rx_set[i].q.val();
@@ -176,12 +191,19 @@ impl<const SB: usize> Logic for AckRxQueue<SB> {
         self.m_head.sack.next = self.q.read_data.val().get_bits::<256>(32);
         self.m_head.echo.next = self.q_late.read_data.val().get_bits::<64>(32);
         self.m_head.ce.next = self.h_ce.val();
-        self.m_head.refuse.next = self.refuse.val();
-        self.m_head.newest.next = self.newest.val();
-        // An ACK starts when the table is idle and it is our turn (or the
-        // firmware wants nothing).
-        self.start.next = self.s_turn.idle.val()
-            & (self.q_wr.q.val() != self.q_rd.q.val())
+        // The check is registered: the head's turn uses the verdicts of
+        // the cycle before, when they still hold (`chk_v`, below).
+        self.chk_refuse.d.next = self.refuse.val();
+        self.chk_newest.d.next = self.newest.val();
+        self.m_head.refuse.next = self.chk_refuse.q.val();
+        self.m_head.newest.next = self.chk_newest.q.val();
+        self.present.next = self.q_wr.q.val() != self.q_rd.q.val();
+        self.m_head.waiting.next = self.present.val();
+        // An ACK starts when its check holds, the table is idle and it is
+        // our turn (or the firmware wants nothing).
+        self.start.next = self.chk_v.q.val()
+            & self.s_turn.idle.val()
+            & self.present.val()
             & self.op_ready.val()
             & (!self.op_valid.val() | self.s_turn.hw_turn.val());
         self.m_head.start.next = self.start.val();
@@ -190,8 +212,8 @@ impl<const SB: usize> Logic for AckRxQueue<SB> {
         // ---- its turn: a refused head is popped at once; an applied one
         // when its pair is done, its rx_count kept when it is the newest ----
         self.q_rdn.next = self.q_rd.q.val();
-        self.keep_rx.next = self.start.val() & !self.refuse.val() & self.newest.val();
-        if self.start.val() & self.refuse.val() {
+        self.keep_rx.next = self.start.val() & !self.chk_refuse.q.val() & self.chk_newest.q.val();
+        if self.start.val() & self.chk_refuse.q.val() {
             self.n_refused.d.next = self.n_refused.q.val() + 1;
             self.q_rdn.next = self.q_rd.q.val() + 1;
         }
@@ -215,6 +237,19 @@ impl<const SB: usize> Logic for AckRxQueue<SB> {
             self.n_refused.d.next = 0.into();
         }
         self.q_rd.d.next = self.q_rdn.val();
+        // This cycle's check holds in the next when nothing it reads
+        // changes at this edge: the same head (no pop), no table write
+        // (the table idle, no operation taken: none of ours starts, no
+        // firmware one is offered, or it is held for our turn as
+        // `AckRxOps` holds it), no slot mapped.
+        self.chk_v.d.next = self.present.val()
+            & (self.q_rdn.val() == self.q_rd.q.val())
+            & self.s_turn.idle.val()
+            & self.op_ready.val()
+            & !self.start.val()
+            & (!self.op_valid.val() | (self.s_turn.hw_turn.val() & self.present.val()))
+            & !self.s_remap.we.val()
+            & !self.rst.val();
         self.q.read_address.next = self.q_rdn.val().get_bits::<4>(0);
         self.q_late.read_address.next = self.q_rdn.val().get_bits::<4>(0);
         self.qs.read_address.next = self.q_rdn.val().get_bits::<4>(0);

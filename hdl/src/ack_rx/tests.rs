@@ -17,6 +17,7 @@ const NOW: u64 = 10_000;
 /// One datagram on the tap and its event: opcode, path, the event's
 /// path PSN (the datagram's unless the pairing is to break), the
 /// ACK's `path_cum`, SACK bits, `echo_ts`, `ce_count`, `rx_count`.
+#[derive(Clone)]
 struct Gram {
     opcode: u64,
     path: u16,
@@ -58,7 +59,12 @@ enum Op {
     Ack(u64, u64, u64),
     /// `Feedback`: slot, RTT sample, CE count, packets acked.
     Feedback(u64, Option<u64>, u64, u64),
+    /// A firmware operation the table took.
+    Fw,
 }
+
+/// The firmware's operation in [`simulate`]'s busy runs: a `Send` on this slot.
+const FW_SLOT: u64 = 3;
 
 /// What the block did: operations, `m_done_*` (slot, packets, bytes,
 /// `conn_cum`), counters (applied, unmapped, overflow, pair error,
@@ -73,8 +79,9 @@ struct Run {
 /// Runs `grams` through rust-hdl's simulator of `AckRx<64, 8, 6>`
 /// with slot 45 mapped to (`QPN`, `PATH`), each event 3 cycles after
 /// its datagram's last beat, and a table that answers every operation
-/// two cycles later (5 packets, 500 bytes acked).
-fn simulate(grams: Vec<Gram>) -> Run {
+/// two cycles later (5 packets, 500 bytes acked) and takes none until
+/// then. With `fw_busy` the firmware offers an operation in every cycle.
+fn simulate(grams: Vec<Gram>, fw_busy: bool) -> Run {
     let run = Arc::new(Mutex::new(Run::default()));
     let result = run.clone();
     let mut sim = Simulation::new();
@@ -93,7 +100,8 @@ fn simulate(grams: Vec<Gram>) -> Run {
         wait_clock_true!(sim, clock, x);
         wait_clock_false!(sim, clock, x);
         x.cfg.we.next = false;
-        x.m_op.ready.next = true;
+        x.s_op.code.next = (TxOp::Send as u64).to_bits();
+        x.s_op.slot.next = FW_SLOT.to_bits();
         x.ck.una.next = UNA.to_bits();
         x.ck.next_psn.next = NEXT_PSN.to_bits();
         x.now.next = NOW.to_bits();
@@ -133,15 +141,21 @@ fn simulate(grams: Vec<Gram>) -> Run {
             if x.s_res.valid.next {
                 results.pop_front();
             }
+            x.m_op.ready.next = results.is_empty();
+            x.s_op.valid.next = fw_busy;
             x.s_res.pkts.next = 5u64.to_bits();
             x.s_res.bytes.next = 500u64.to_bits();
             x = sim.wait(1, x)?;
             let mut r = run.lock().unwrap();
-            if x.m_op.valid.val() {
-                assert!(
-                    !x.s_op.ready.val(),
-                    "an operation of ours, the firmware not held"
-                );
+            // The table takes an operation when it is ready.
+            let taken = x.m_op.valid.val() && x.m_op.ready.val();
+            if taken && x.s_op.ready.val() {
+                // The firmware's, taken as offered.
+                assert_eq!(x.m_op.code.val().to_u64(), TxOp::Send as u64);
+                assert_eq!(x.m_op.slot.val().to_u64(), FW_SLOT);
+                r.ops.push(Op::Fw);
+                results.push_back(cycle + 2);
+            } else if taken {
                 // The fields the table reads for the operation.
                 let code = x.m_op.code.val().to_u64();
                 let slot = x.m_op.slot.val().to_u64();
@@ -229,20 +243,43 @@ fn rust_hdl_model_applies_true_acks_and_refuses_the_rest() {
             ..ack(160, vec![])
         },
     ];
-    let run = simulate(grams);
-    let sack_lo = (1u64 << 0) | (1 << 5);
-    assert_eq!(
-        run.ops,
-        vec![
-            Op::Ack(SLOT, 150, sack_lo),
-            Op::Feedback(SLOT, Some(1000), 2, 5),
-            Op::Ack(SLOT, 160, 0),
-            Op::Feedback(SLOT, None, 0, 5),
-        ]
-    );
-    let done = (SLOT, 5, 500, u64::from(Gram::CONN_CUM));
-    assert_eq!(run.done, vec![done, done]);
-    assert_eq!(run.counters, [2, 1, 0, 1, 1]);
+    // Alone on the table, and by turns with a firmware that offers an
+    // operation in every cycle: the same ACKs applied and refused.
+    for fw_busy in [false, true] {
+        let run = simulate(grams.clone(), fw_busy);
+        let ours: Vec<&Op> = run.ops.iter().filter(|op| **op != Op::Fw).collect();
+        let sack_lo = (1u64 << 0) | (1 << 5);
+        assert_eq!(
+            ours,
+            [
+                &Op::Ack(SLOT, 150, sack_lo),
+                &Op::Feedback(SLOT, Some(1000), 2, 5),
+                &Op::Ack(SLOT, 160, 0),
+                &Op::Feedback(SLOT, None, 0, 5),
+            ]
+        );
+        let done = (SLOT, 5, 500, u64::from(Gram::CONN_CUM));
+        assert_eq!(run.done, vec![done, done]);
+        assert_eq!(run.counters, [2, 1, 0, 1, 1]);
+        // Turns: between the two ACK pairs (and the refused ACK's turn)
+        // the firmware had at least one operation taken, and it was never
+        // held while the queue was empty (it has operations before the
+        // first ACK and after the last).
+        let acks: Vec<usize> = (0..run.ops.len())
+            .filter(|&i| matches!(run.ops[i], Op::Ack(..)))
+            .collect();
+        let fw = |r: std::ops::Range<usize>| run.ops[r].iter().filter(|op| **op == Op::Fw).count();
+        if fw_busy {
+            assert!(fw(acks[0] + 2..acks[1]) >= 1, "{:?}", run.ops);
+            assert!(
+                fw(0..acks[0]) > 0 && fw(acks[1] + 2..run.ops.len()) > 10,
+                "{:?}",
+                run.ops
+            );
+        } else {
+            assert_eq!(fw(0..run.ops.len()), 0);
+        }
+    }
 }
 
 #[test]
@@ -294,7 +331,7 @@ fn rust_hdl_model_refuses_by_the_highest_sack_bit() {
         });
     }
     let n = grams.len() as u64;
-    let run = simulate(grams);
+    let run = simulate(grams, false);
     let acks: Vec<Op> = run
         .ops
         .into_iter()
