@@ -291,8 +291,11 @@ impl<const SB: usize> Logic for TxPathTable<SB> {
         self.ring.rst.next = self.rst.val();
         self.ring.state.next = self.state.q.val();
         self.ring.cs.next = self.cs.q.val();
-        self.ring.next_psn.next = self.file.cur.val().get_bits::<32>(0);
+        self.ring.send_at.next = self.file.cur.val().get_bits::<8>(0);
         self.ring.una.next = self.file.cur.val().get_bits::<32>(32);
+        self.file.rs.next = self.cs.q.val();
+        self.ring.run_next_psn.next = self.file.run_next_psn.val();
+        self.ring.run_una.next = self.file.run_una.val();
         FateOut::link(&mut self.m_fate, &mut self.ring.m_fate);
         self.totals.clock.next = self.clock.val();
         self.totals.rst.next = self.rst.val();

@@ -33,10 +33,14 @@ native_block! {
         state: Signal<In, Bits<3>>,
         #[doc = "The running operation's slot."]
         cs: Signal<In, Bits<SB>>,
-        #[doc = "The slot's `next_psn` (the taken operation's slot while idle)."]
-        next_psn: Signal<In, Bits<32>>,
+        #[doc = "The taken operation's slot's `next_psn` mod 256: where a `Send` writes."]
+        send_at: Signal<In, Bits<8>>,
         #[doc = "The slot's `una`."]
         una: Signal<In, Bits<32>>,
+        #[doc = "The running slot's `next_psn` (read at `cs`: the walker's)."]
+        run_next_psn: Signal<In, Bits<32>>,
+        #[doc = "The running slot's `una`."]
+        run_una: Signal<In, Bits<32>>,
         #[doc = "Fate events."]
         m_fate: FateOut,
         #[doc = "The walk's changes to the slot."]
@@ -97,8 +101,8 @@ impl<const SB: usize> Logic for TxRing<SB> {
         self.walk.high.next = self.c_high.q.val();
         self.walk.walking.next = self.walking.q.val();
         self.walk.pfx.next = self.pfx.q.val();
-        self.walk.next_psn.next = self.next_psn.val();
-        self.walk.una.next = self.una.val();
+        self.walk.next_psn.next = self.run_next_psn.val();
+        self.walk.una.next = self.run_una.val();
         self.walk.live.next = self.ring.read_data.val().get_bit(49);
         self.walk.probe.next = self.ring.read_data.val().get_bit(48);
         self.at_end.next = self.walk.at_end.val();
@@ -117,7 +121,7 @@ impl<const SB: usize> Logic for TxRing<SB> {
         } else if self.walk.walk_now.val() | self.walk.pop_on.val() | self.walk.tmo_now.val() {
             self.p_n.next = self.p.q.val() + 1;
         } else if self.state.val() == self.s_lose.val() {
-            self.p_n.next = self.una.val();
+            self.p_n.next = self.run_una.val();
         }
         self.ring.clock.next = self.clock.val();
         self.ring.read_address.next = (bit_cast::<RING_ADDR, SB>(self.cs.val()) << 8)
@@ -137,7 +141,7 @@ impl<const SB: usize> Logic for TxRing<SB> {
         self.ring.write_data.next = self.ring.read_data.val() & self.k_dead.val();
         if self.op.send.val() {
             self.ring.write_address.next = (bit_cast::<RING_ADDR, SB>(self.op.slot.val()) << 8)
-                | bit_cast::<RING_ADDR, 8>(self.next_psn.val().get_bits::<8>(0));
+                | bit_cast::<RING_ADDR, 8>(self.send_at.val());
             self.ring.write_data.next = self.k_data_entry.val()
                 | (bit_cast::<ENTRY_BITS, 16>(self.op.len.val()) << 32)
                 | bit_cast::<ENTRY_BITS, 32>(self.op.psn.val());
