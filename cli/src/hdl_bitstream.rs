@@ -156,6 +156,26 @@ struct ClockTiming {
     fmax_mhz: f64,
     /// Its constraint, MHz.
     target_mhz: f64,
+    /// Its critical path (within the clock's domain), when nextpnr reports one.
+    critical_path: Option<CriticalPath>,
+}
+
+/// A clock's critical path as nextpnr's report gives it.
+#[derive(Serialize, Debug, PartialEq)]
+struct CriticalPath {
+    /// Its delay, ns: clock to output, logic, routing and setup.
+    delay_ns: f64,
+    /// The routing part of it, ns.
+    routing_ns: f64,
+    /// Logic cells it passes through.
+    logic_cells: usize,
+    /// The cell it starts at.
+    from: String,
+    /// The cell it ends at.
+    to: String,
+    /// The nets it is routed through, in order (the design's names: they
+    /// say which blocks the path crosses).
+    nets: Vec<String>,
 }
 
 /// The JSON document `--json` prints.
@@ -200,6 +220,66 @@ struct NextpnrReport {
     utilization: std::collections::BTreeMap<String, Used>,
     #[serde(default)]
     fmax: std::collections::BTreeMap<String, Fmax>,
+    #[serde(default)]
+    critical_paths: Vec<ReportPath>,
+}
+
+/// One of the report's critical paths: its clock events
+/// ("posedge NAME") and segments.
+#[derive(Deserialize)]
+struct ReportPath {
+    from: String,
+    to: String,
+    path: Vec<Segment>,
+}
+
+#[derive(Deserialize)]
+struct Segment {
+    /// "clk-to-q", "source", "logic", "routing", "setup", …
+    #[serde(rename = "type")]
+    kind: String,
+    delay: f64,
+    net: Option<String>,
+    from: SegmentEnd,
+    to: SegmentEnd,
+}
+
+#[derive(Deserialize)]
+struct SegmentEnd {
+    cell: String,
+}
+
+impl ReportPath {
+    /// The path within `clock`'s domain (both ends on its rising or both on
+    /// its falling edge).
+    fn is_within(&self, clock: &str) -> bool {
+        let on = |event: &str| {
+            event.split_once(' ').is_some_and(|(edge, name)| {
+                name == clock && (edge == "posedge" || edge == "negedge")
+            })
+        };
+        on(&self.from) && on(&self.to)
+    }
+
+    fn summary(&self) -> Option<CriticalPath> {
+        let first = self.path.first()?;
+        let last = self.path.last()?;
+        let sum = |kind: Option<&str>| -> f64 {
+            self.path
+                .iter()
+                .filter(|s| kind.is_none_or(|k| s.kind == k))
+                .map(|s| s.delay)
+                .sum()
+        };
+        Some(CriticalPath {
+            delay_ns: round1(sum(None)),
+            routing_ns: round1(sum(Some("routing"))),
+            logic_cells: self.path.iter().filter(|s| s.kind == "logic").count(),
+            from: first.from.cell.clone(),
+            to: last.to.cell.clone(),
+            nets: self.path.iter().filter_map(|s| s.net.clone()).collect(),
+        })
+    }
 }
 
 #[derive(Deserialize)]
@@ -402,6 +482,11 @@ fn summarise(
             name: name.clone(),
             fmax_mhz: round1(f.achieved),
             target_mhz: round1(f.constraint),
+            critical_path: r
+                .critical_paths
+                .iter()
+                .find(|p| p.is_within(name))
+                .and_then(ReportPath::summary),
         })
         .collect();
     let slowest = clocks
@@ -463,6 +548,20 @@ fn print_text(r: &BitstreamReport) {
             "clock {}: {} MHz, target {} MHz: {verdict}",
             c.name, c.fmax_mhz, c.target_mhz
         );
+        if let Some(p) = &c.critical_path {
+            // The nets name the design's signals; the cells often do not.
+            let ends = match (p.nets.first(), p.nets.last()) {
+                (Some(first), Some(last)) => format!("net {first} -> net {last}"),
+                _ => format!("{} -> {}", p.from, p.to),
+            };
+            println!(
+                "  critical path {} ns ({} ns routing, {} logic cells, {} nets): {ends}",
+                p.delay_ns,
+                p.routing_ns,
+                p.logic_cells,
+                p.nets.len()
+            );
+        }
     }
     println!(
         "timing {} ({:.0} s)",
@@ -486,7 +585,19 @@ mod tests {
             "fmax": {
                 "$glbnet$pll$clk": {"achieved": 151.23, "constraint": 125.0},
                 "$glbnet$rgmii_rxc": {"achieved": 119.96, "constraint": 125.0}
-            }
+            },
+            "critical_paths": [
+                {"from": "posedge $glbnet$rgmii_rxc", "to": "posedge $glbnet$pll$clk", "path": [
+                    {"type": "clk-to-q", "delay": 9.0, "from": {"cell": "x"}, "to": {"cell": "y"}}
+                ]},
+                {"from": "posedge $glbnet$pll$clk", "to": "posedge $glbnet$pll$clk", "path": [
+                    {"type": "clk-to-q", "delay": 0.52, "from": {"cell": "q_reg"}, "to": {"cell": "q_reg"}},
+                    {"type": "routing", "delay": 2.0, "net": "a", "from": {"cell": "q_reg"}, "to": {"cell": "lut1"}},
+                    {"type": "logic", "delay": 0.25, "from": {"cell": "lut1"}, "to": {"cell": "lut1"}},
+                    {"type": "routing", "delay": 3.1, "net": "b", "from": {"cell": "lut1"}, "to": {"cell": "d_reg"}},
+                    {"type": "setup", "delay": 0.7, "from": {"cell": "d_reg"}, "to": {"cell": "d_reg"}}
+                ]}
+            ]
         }"#;
         let spec = Board::Butterstick.spec();
         let args = BitstreamArgs {
@@ -511,6 +622,19 @@ mod tests {
         assert_eq!(r.target_mhz, 125.0);
         assert!(!r.timing_met);
         assert_eq!(r.clocks.len(), 2);
+        // The path within the clock's domain, not the crossing.
+        assert_eq!(
+            r.clocks[0].critical_path,
+            Some(CriticalPath {
+                delay_ns: 6.6,
+                routing_ns: 5.1,
+                logic_cells: 1,
+                from: "q_reg".into(),
+                to: "d_reg".into(),
+                nets: vec!["a".into(), "b".into()],
+            })
+        );
+        assert_eq!(r.clocks[1].critical_path, None);
         assert_eq!(
             (r.placer.as_str(), r.router.as_str()),
             ("static", "router2")

@@ -377,6 +377,19 @@ fn hdl_bitstream_json_builds_the_echo_top() {
             (c["fmax_mhz"].as_f64().unwrap() - achieved).abs() <= 0.05,
             "{c}"
         );
+        // Its critical path: the period its Fmax stands for, most of it
+        // routing or logic, from a cell to a cell through named nets.
+        let p = &c["critical_path"];
+        let delay = p["delay_ns"].as_f64().unwrap();
+        let routing = p["routing_ns"].as_f64().unwrap();
+        assert!(
+            (delay - 1000.0 / achieved).abs() <= 0.05 * delay,
+            "{c}: the path is not the clock's period"
+        );
+        assert!(routing > 0.0 && routing < delay, "{c}");
+        assert!(p["logic_cells"].as_u64().unwrap() >= 1, "{c}");
+        assert!(!p["nets"].as_array().unwrap().is_empty(), "{c}");
+        assert!(!p["from"].as_str().unwrap().is_empty() && !p["to"].as_str().unwrap().is_empty());
     }
     let slowest = clocks
         .iter()
