@@ -277,15 +277,41 @@ fn wait_wc(n: &Nic, want: usize) -> Vec<Wc> {
     out
 }
 
+/// The opcodes the relay capture must hold.
+const CAPTURED_OPCODES: [&str; 10] = [
+    "0x01", "0x02", "0x03", "0x04", "0x05", "0x06", "0x11", "0x12", "0x13", "0x22",
+];
+
 #[test]
 fn the_dissector_decodes_a_relay_capture_of_every_opcode_the_engine_sends() {
     if !have_tshark() {
         return;
     }
+    // The relay captures what it forwards, and whether a PROBE is among it
+    // is a matter of timing (the outage's PROBEs are dropped; after it the
+    // sender may recover before probing again, seen about one run in six
+    // on a loaded machine), so a capture without one is followed by another
+    // run (at most four); every packet of every run is checked.
+    let mut rows = Vec::new();
+    for run in 0..4 {
+        rows.extend(relay_capture(run));
+        if CAPTURED_OPCODES
+            .iter()
+            .all(|op| rows.iter().any(|row| row[1] == *op))
+        {
+            break;
+        }
+    }
+    check_capture(&rows);
+}
+
+/// One run through a relay that captures: every message operation, an
+/// outage until a PROBE, a DISCONNECT; tshark's rows of the capture.
+fn relay_capture(run: u64) -> Vec<Vec<String>> {
     let (a, b) = (nic(), nic());
-    let file = temp("relay.pcap");
+    let file = temp(&format!("relay-{run}.pcap"));
     let mut cfg = RelayConfig::between(b.ctx.address(), a.ctx.address(), 4, 0.0);
-    cfg.seed = 11;
+    cfg.seed = 11 + run;
     cfg.pcap = Some(file.clone());
     let relay = Relay::start(cfg).unwrap();
     let mut eb = b.qp.endpoint();
@@ -302,7 +328,7 @@ fn the_dissector_decodes_a_relay_capture_of_every_opcode_the_engine_sends() {
 
     let rows = tshark(&file);
     let _ = std::fs::remove_file(&file);
-    check_capture(&rows);
+    rows
 }
 
 /// A SEND refused for want of a receive (RNR NACKs), then at 5% loss (so
@@ -428,9 +454,7 @@ fn check_capture(rows: &[Vec<String>]) {
         );
         seen.insert(row[1].clone());
     }
-    for op in [
-        "0x01", "0x02", "0x03", "0x04", "0x05", "0x06", "0x11", "0x12", "0x13", "0x22",
-    ] {
+    for op in CAPTURED_OPCODES {
         assert!(seen.contains(op), "no opcode {op} in the capture: {seen:?}");
     }
 }
