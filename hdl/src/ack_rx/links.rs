@@ -97,9 +97,9 @@ bus_pair! {
         refuse: Out / In, Bit;
         /// It is its slot's newest ACK (a register, as `refuse`).
         newest: Out / In, Bit;
-        /// The queue holds an ACK (from registers): the firmware waits
-        /// when it is the queue's turn, so the head's check stays true.
-        waiting: Out / In, Bit;
+        /// The firmware waits this cycle: it is the queue's turn and an ACK
+        /// waits (from registers), so the head's check stays true.
+        hold: Out / In, Bit;
         /// The head takes its turn now (popped if refused, else its
         /// `rx_count` kept as its slot's newest when it is).
         start: Out / In, Bit;

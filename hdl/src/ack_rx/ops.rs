@@ -60,12 +60,9 @@ native_block! {
         fb_now: Signal<Local, Bit>,
         fin: Signal<Local, Bit>,
         rtt64: Signal<Local, Bits<64>>,
-        // The table's operation port is ours this cycle; the firmware
-        // waits for the queue's turn (the queue's check, `AckRxQueue`,
-        // knows it from `hw_turn` and its own head); the table takes a
+        // The table's operation port is ours this cycle; the table takes a
         // firmware operation.
         sel: Signal<Local, Bit>,
-        hold: Signal<Local, Bit>,
         fw_take: Signal<Local, Bit>,
         done_valid: DFF<Bit>,
         done_slot: DFF<Bits<SB>>,
@@ -98,14 +95,16 @@ impl<const SB: usize> Logic for AckRxOps<SB> {
         self.fb_now.next = (self.hs.q.val() == 1) & self.s_res.valid.val();
         self.sel.next = self.start.val() | (self.hs.q.val() != 0);
         // At the queue's turn the firmware waits while the head's check
-        // settles (a cycle), so no firmware operation changes what it read.
-        self.hold.next = self.turn_hw.q.val() & self.s_head.waiting.val();
-        self.fw_take.next =
-            self.s_op.valid.val() & self.m_op.ready.val() & !self.sel.val() & !self.hold.val();
+        // settles (a cycle, `s_head.hold`), so no firmware operation
+        // changes what it read.
+        self.fw_take.next = self.s_op.valid.val()
+            & self.m_op.ready.val()
+            & !self.sel.val()
+            & !self.s_head.hold.val();
         self.busy.next = self.hs.q.val() != 0;
         // The table's operation port: the firmware's, or ours (`Ack`,
         // `Feedback`: the operands below) while we hold it.
-        self.m_op.valid.next = self.s_op.valid.val() & !self.hold.val();
+        self.m_op.valid.next = self.s_op.valid.val() & !self.s_head.hold.val();
         self.m_op.code.next = self.s_op.code.val();
         self.m_op.slot.next = self.s_op.slot.val();
         self.m_op.psn.next = self.s_op.psn.val();
@@ -118,7 +117,7 @@ impl<const SB: usize> Logic for AckRxOps<SB> {
         self.m_op.ce_count.next = self.s_op.ce_count.val();
         self.m_op.acked.next = self.s_op.acked.val();
         self.m_op.value.next = self.s_op.value.val();
-        self.s_op.ready.next = self.m_op.ready.val() & !self.sel.val() & !self.hold.val();
+        self.s_op.ready.next = self.m_op.ready.val() & !self.sel.val() & !self.s_head.hold.val();
         self.m_res.valid.next = self.s_res.valid.val() & !self.busy.val();
         self.m_res.ok.next = self.s_res.ok.val();
         self.m_res.psn.next = self.s_res.psn.val();

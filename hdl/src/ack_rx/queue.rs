@@ -92,8 +92,9 @@ native_block! {
         chk_refuse: DFF<Bit>,
         chk_newest: DFF<Bit>,
         chk_v: DFF<Bit>,
-        // The queue holds an ACK.
+        // The queue holds an ACK; the firmware is held for our turn.
         present: Signal<Local, Bit>,
+        hold: Signal<Local, Bit>,
         // The head takes its turn; its pair ends.
         start: Signal<Local, Bit>,
         done: Signal<Local, Bit>,
@@ -198,7 +199,8 @@ impl<const SB: usize> Logic for AckRxQueue<SB> {
         self.m_head.refuse.next = self.chk_refuse.q.val();
         self.m_head.newest.next = self.chk_newest.q.val();
         self.present.next = self.q_wr.q.val() != self.q_rd.q.val();
-        self.m_head.waiting.next = self.present.val();
+        self.hold.next = self.s_turn.hw_turn.val() & self.present.val();
+        self.m_head.hold.next = self.hold.val();
         // An ACK starts when its check holds, the table is idle and it is
         // our turn (or the firmware wants nothing).
         self.start.next = self.chk_v.q.val()
@@ -240,14 +242,14 @@ impl<const SB: usize> Logic for AckRxQueue<SB> {
         // This cycle's check holds in the next when nothing it reads
         // changes at this edge: the same head (no pop), no table write
         // (the table idle, no operation taken: none of ours starts, no
-        // firmware one is offered, or it is held for our turn as
-        // `AckRxOps` holds it), no slot mapped.
+        // firmware one is offered, or it is held for our turn), no slot
+        // mapped.
         self.chk_v.d.next = self.present.val()
             & (self.q_rdn.val() == self.q_rd.q.val())
             & self.s_turn.idle.val()
             & self.op_ready.val()
             & !self.start.val()
-            & (!self.op_valid.val() | (self.s_turn.hw_turn.val() & self.present.val()))
+            & (!self.op_valid.val() | self.hold.val())
             & !self.s_remap.we.val()
             & !self.rst.val();
         self.q.read_address.next = self.q_rdn.val().get_bits::<4>(0);

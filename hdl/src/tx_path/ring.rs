@@ -35,7 +35,7 @@ native_block! {
         cs: Signal<In, Bits<SB>>,
         #[doc = "The taken operation's slot's `next_psn` mod 256: where a `Send` writes."]
         send_at: Signal<In, Bits<8>>,
-        #[doc = "The slot's `una`."]
+        #[doc = "The taken operation's slot's `una`: where a walk starts."]
         una: Signal<In, Bits<32>>,
         #[doc = "The running slot's `next_psn` (read at `cs`: the walker's)."]
         run_next_psn: Signal<In, Bits<32>>,
