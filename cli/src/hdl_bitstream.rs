@@ -50,6 +50,13 @@ pub struct BitstreamArgs {
     json: bool,
 }
 
+impl BitstreamArgs {
+    /// The placer: `--placer`, else the board's.
+    fn placer(&self, spec: &BoardSpec) -> Placer {
+        self.placer.unwrap_or(spec.placer)
+    }
+}
+
 /// Boards with a bitstream.
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 enum Board {
@@ -353,8 +360,7 @@ pub fn run(args: &BitstreamArgs) -> anyhow::Result<()> {
     pnr.args(["--textcfg", "board.config", "--freq"])
         .arg(spec.target_mhz.to_string())
         .arg("--timing-allow-fail");
-    pnr.arg("--placer")
-        .arg(flag_value(args.placer.unwrap_or(spec.placer)));
+    pnr.arg("--placer").arg(flag_value(args.placer(&spec)));
     pnr.arg("--router").arg(flag_value(args.router));
     if let Some(seed) = args.seed {
         pnr.arg("--seed").arg(seed.to_string());
@@ -506,7 +512,7 @@ fn summarise(
         timing_met: clocks.iter().all(|c| c.fmax_mhz >= c.target_mhz),
         clocks,
         seed: args.seed,
-        placer: flag_value(args.placer.unwrap_or(spec.placer)),
+        placer: flag_value(args.placer(spec)),
         router: flag_value(args.router),
         global_enables,
         seconds: round1(seconds),

@@ -105,8 +105,7 @@ pub fn promote_clock_enables(netlist: &mut Value, limit: usize) -> anyhow::Resul
         }
     }
     let mut promoted = Vec::new();
-    for (bit, loads) in candidates {
-        let global = global_of[&bit];
+    for ((bit, loads), global) in candidates.into_iter().zip(first_free..) {
         let cells = top["cells"].as_object_mut().context("cells")?;
         let net = names
             .get(&bit)
