@@ -2,8 +2,9 @@
 //! [`BlockRam`] of `{live, probe, len, connection PSN}` entries at
 //! `slot << 8 | path PSN mod 256`, read at the walker's next position so
 //! the walker ([`TxWalk`]) sees entry `p` in the cycle it is at `p`; the
-//! running `Ack`'s operands (`path_cum`, SACK, the highest PSN it knows,
-//! from [`AckHigh`] when it is taken); the ring's one write port (`Send`
+//! running `Ack`'s operands (`path_cum`, SACK, and the highest PSN it
+//! knows, from [`AckHigh`] over the registered operands in the cycle after
+//! it is taken, when the walker waits); the ring's one write port (`Send`
 //! writes the entry at `next_psn` while the table is idle, a walker
 //! clears the live bit of the entry it resolves); the fate events; and
 //! what the walk changes in the slot this cycle ([`WalkEvOut`]) and
@@ -57,12 +58,15 @@ native_block! {
         walk: TxWalk,
         highest: AckHigh,
         // The walker's path PSN; the ACK's operands and the highest PSN it
-        // knows; not yet beyond `c_high`; every entry walked so far
-        // resolved (so `una` follows).
+        // knows (computed from them in the cycle after the ACK is taken,
+        // `c_pend`, so the operation port's choice never reaches the
+        // 256-bit search); not yet beyond `c_high`; every entry walked so
+        // far resolved (so `una` follows).
         p: DFF<Bits<32>>,
         c_cum: DFF<Bits<32>>,
         c_sack: DFF<Bits<256>>,
         c_high: DFF<Bits<32>>,
+        c_pend: DFF<Bit>,
         walking: DFF<Bit>,
         pfx: DFF<Bit>,
         // The walker's next path PSN (the ring's read address); a data
@@ -87,12 +91,14 @@ native_block! {
 impl<const SB: usize> Logic for TxRing<SB> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, p, c_cum, c_sack, c_high, walking, pfx);
-        self.highest.en.next = self.op.accept.val() & (self.op.code.val() == self.k_ack.val());
-        self.highest.cum.next = self.op.psn.val();
-        self.highest.sack.next = self.op.sack.val();
-        // The walker at entry p of slot cs (read at p_n the cycle before).
-        self.walk.in_ack.next = self.state.val() == self.s_ack.val();
+        dff_setup!(self, clock, p, c_cum, c_sack, c_high, c_pend, walking, pfx);
+        self.c_pend.d.next = false;
+        self.highest.en.next = self.c_pend.q.val();
+        self.highest.cum.next = self.c_cum.q.val();
+        self.highest.sack.next = self.c_sack.q.val();
+        // The walker at entry p of slot cs (read at p_n the cycle before);
+        // an ACK's walk waits while its highest PSN is computed.
+        self.walk.in_ack.next = (self.state.val() == self.s_ack.val()) & !self.c_pend.q.val();
         self.walk.in_tmo.next = self.state.val() == self.s_timeout.val();
         self.walk.in_lose.next = self.state.val() == self.s_lose.val();
         self.walk.p.next = self.p.q.val();
@@ -179,6 +185,7 @@ impl<const SB: usize> Logic for TxRing<SB> {
         self.acked.probe.next = self.ring.read_data.val().get_bit(48);
         self.acked.len.next = self.ring.read_data.val().get_bits::<16>(32);
         self.acked.done.next = (self.state.val() == self.s_ack.val())
+            & !self.c_pend.q.val()
             & !self.stall.val()
             & !self.walk.walk_now.val()
             & !self.walk.pop_on.val();
@@ -187,9 +194,12 @@ impl<const SB: usize> Logic for TxRing<SB> {
             if self.op.accept.val() & (self.op.code.val() == self.k_ack.val()) {
                 self.c_cum.d.next = self.op.psn.val();
                 self.c_sack.d.next = self.op.sack.val();
-                self.c_high.d.next = self.highest.high.val();
+                self.c_pend.d.next = true;
                 self.walking.d.next = true;
                 self.pfx.d.next = true;
+            }
+            if self.c_pend.q.val() {
+                self.c_high.d.next = self.highest.high.val();
             }
             if (self.state.val() == self.s_ack.val()) & !self.stall.val() {
                 if self.walk.walk_now.val() {
