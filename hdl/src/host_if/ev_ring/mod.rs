@@ -73,10 +73,12 @@ const VHI_BITS: usize = VIEW_BITS - VIEW_LO;
 /// Bits of an event ring entry.
 const ENTRY_BITS: usize = 8 * EVQ_ENTRY;
 /// TX-table FIFO fill below which a queued table operation is issued: its
-/// result always finds room (results have no back-pressure).
+/// result always finds room (results have no back-pressure). Checked a
+/// cycle late ([`EvSeq::qop_room`]).
 const TT_QOP: usize = 32;
-/// TX-table FIFO fill up to which a fate event is taken (room for it and
-/// for a result in the same cycle).
+/// TX-table FIFO fill below which a fate event is taken (room for it and
+/// for a result in the same cycle). Checked a cycle late
+/// ([`EvSeq::fate_room`]).
 const TT_FATE: usize = 62;
 /// Entries of each FIFO.
 const DEPTH: usize = 64;
@@ -192,8 +194,6 @@ native_block! {
         k_depth: Constant<Bits<7>> = konst(DEPTH),
         k_ev_hold: Constant<Bits<7>> = konst(EV_HOLD),
         k_tt_hold: Constant<Bits<7>> = konst(TT_HOLD),
-        k_tt_qop: Constant<Bits<7>> = konst(TT_QOP),
-        k_tt_fate: Constant<Bits<7>> = konst(TT_FATE),
         k_w_shift: Constant<Bits<4>> = konst(W.trailing_zeros() as usize),
         k_entry: Constant<Bits<16>> = konst(EVQ_ENTRY),
         k_keep: Constant<Bits<B>> = Constant::new(Bits::<B>::mask()),
@@ -226,11 +226,10 @@ impl<const W: usize, const B: usize> Logic for EvRing<W, B> {
         self.w.tkeep.next = self.k_keep.val();
         self.w.tvalid.next = self.seq.st.val() == EvState::Write;
         self.w.tlast.next = self.seq.last.val();
-        self.fate.ready.next =
-            (self.seq.ttf_count.val() < self.k_tt_fate.val()) & !self.seq.skid_v.val();
+        self.fate.ready.next = self.seq.fate_room.val() & !self.seq.skid_v.val();
         self.hold.next = (self.seq.evf_count.val() >= self.k_ev_hold.val())
             | (self.seq.ttf_count.val() >= self.k_tt_hold.val());
-        self.qop_room.next = self.seq.ttf_count.val() < self.k_tt_qop.val();
+        self.qop_room.next = self.seq.qop_room.val();
         self.prod.next = self.seq.prod.val();
         self.inc.next = self.seq.inc.val();
         self.lost.next = self.seq.lost.val();
@@ -252,9 +251,8 @@ impl<const W: usize, const B: usize> Logic for EvRing<W, B> {
         self.result.res_bytes.next = self.res_bytes.val();
         self.result.cap_view.next = self.cap_view.val();
         self.result.push.next = self.ackrx.valid.val() | self.qres_valid.val();
-        self.fate_take.next = self.fate.valid.val()
-            & (self.seq.ttf_count.val() < self.k_tt_fate.val())
-            & !self.seq.skid_v.val();
+        self.fate_take.next =
+            self.fate.valid.val() & self.seq.fate_room.val() & !self.seq.skid_v.val();
         self.res_push.next = self.ackrx.valid.val() | self.qres_valid.val();
         self.tt_in.next = self.result.entry.val();
         if self.fate_take.val() {

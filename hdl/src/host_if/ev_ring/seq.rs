@@ -13,7 +13,11 @@ native_block! {
     /// only these registers' inputs, and its outputs are registers' (the
     /// arbiter's ready depends on `EvRing::w_tvalid`, the core's handshakes
     /// on `fate_ready` and `qop_room`; in one kernel with them Verilator
-    /// would see a combinational loop).
+    /// would see a combinational loop). The TX-table FIFO's two room
+    /// verdicts are registers too: each compares the fill a cycle before
+    /// with its threshold less one (the fill grows by at most one entry a
+    /// cycle), so the fill's subtraction and compare end here instead of
+    /// running into the TX table's and the host queue's handshakes.
     EvSeq[B]
     check {
         EVQ_ENTRY % B == 0 && EVQ_ENTRY / B <= 16,
@@ -68,6 +72,10 @@ native_block! {
         ttf_rd: Signal<Out, Bits<6>>,
         #[doc = "Its fill."]
         ttf_count: Signal<Out, Bits<7>>,
+        #[doc = "Its fill is below `TT_FATE` (registered: it was below `TT_FATE − 1` a cycle before)."]
+        fate_room: Signal<Out, Bit>,
+        #[doc = "Its fill is below `TT_QOP` (registered: it was below `TT_QOP − 1` a cycle before)."]
+        qop_room: Signal<Out, Bit>,
         #[doc = "The placement addresses' write address."]
         pa_wr: Signal<Out, Bits<6>>,
         #[doc = "Their read address."]
@@ -103,9 +111,14 @@ native_block! {
         pl_done: DFF<Bits<32>>,
         pl_ev: DFF<Bits<32>>,
         sv: DFF<Bit>,
+        // The TX-table FIFO's room verdicts.
+        fr: DFF<Bit>,
+        qr: DFF<Bit>,
     }
     consts {
         k_last: Constant<Bits<4>> = konst(EVQ_ENTRY / B - 1),
+        k_fate1: Constant<Bits<7>> = konst(TT_FATE - 1),
+        k_qop1: Constant<Bits<7>> = konst(TT_QOP - 1),
     }
 }
 
@@ -113,7 +126,7 @@ impl<const B: usize> Logic for EvSeq<B> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, s, src, last_src, b, vpend, n_prod, i, n_lost, pl_done, pl_ev, sv
+            self, clock, s, src, last_src, b, vpend, n_prod, i, n_lost, pl_done, pl_ev, sv, fr, qr
         );
         self.evf.clock.next = self.clock.val();
         self.evf.rst.next = self.rst.val();
@@ -139,6 +152,10 @@ impl<const B: usize> Logic for EvSeq<B> {
         self.ttf_wr.next = self.ttf.wr.val();
         self.ttf_rd.next = self.ttf.rd.val();
         self.ttf_count.next = self.ttf.count.val();
+        self.fr.d.next = self.ttf.count.val() < self.k_fate1.val();
+        self.qr.d.next = self.ttf.count.val() < self.k_qop1.val();
+        self.fate_room.next = self.fr.q.val();
+        self.qop_room.next = self.qr.q.val();
         self.pa_wr.next = self.pa.wr.val();
         self.pa_rd.next = self.pa.rd.val();
         self.pa_count.next = self.pa.count.val();
