@@ -2,9 +2,10 @@
 //! [`BlockRam`] of `{live, probe, len, connection PSN}` entries at
 //! `slot << 8 | path PSN mod 256`, read at the walker's next position so
 //! the walker ([`TxWalk`]) sees entry `p` in the cycle it is at `p`; the
-//! running `Ack`'s operands (`path_cum`, SACK, and the highest PSN it
-//! knows, from [`AckHigh`] over the registered operands in the cycle after
-//! it is taken, when the walker waits); the ring's one write port (`Send`
+//! running `Ack`'s operands (`path_cum`, SACK) and the walker's distances
+//! from `path_cum` and from the highest PSN the ACK knows (from
+//! [`AckHigh`] over the registered operands in the cycle after it is
+//! taken, when the walker waits; then stepped with the walker); the ring's one write port (`Send`
 //! writes the entry at `next_psn` while the table is idle, a walker
 //! clears the live bit of the entry it resolves); the fate events; and
 //! what the walk changes in the slot this cycle ([`WalkEvOut`]) and
@@ -57,21 +58,26 @@ native_block! {
         ring: BlockRam<ENTRY_BITS, RING_ADDR> = BlockRam::with_words(RING << SB),
         walk: TxWalk,
         highest: AckHigh,
-        // The walker's path PSN; the ACK's operands and the highest PSN it
-        // knows (computed from them in the cycle after the ACK is taken,
-        // `c_pend`, so the operation port's choice never reaches the
-        // 256-bit search); not yet beyond `c_high`; every entry walked so
-        // far resolved (so `una` follows).
+        // The walker's path PSN; the ACK's operands; `p − path_cum − 1`
+        // and `p − highest` (set in the cycle after the ACK is taken,
+        // `c_pend`, from the registered operands, so the operation port's
+        // choice never reaches the 256-bit search; then stepped with `p`,
+        // so the walk's cycle subtracts nothing); not yet beyond the
+        // highest PSN; every entry walked so far resolved (so `una`
+        // follows).
         p: DFF<Bits<32>>,
         c_cum: DFF<Bits<32>>,
         c_sack: DFF<Bits<256>>,
-        c_high: DFF<Bits<32>>,
+        c_dm1: DFF<Bits<32>>,
+        c_dh: DFF<Bits<32>>,
         c_pend: DFF<Bit>,
         walking: DFF<Bit>,
         pfx: DFF<Bit>,
-        // The walker's next path PSN (the ring's read address); a data
-        // entry resolved, lost by `Lose`, lost by the timeout.
+        // The walker's next path PSN (the ring's read address); it steps
+        // to the next entry; a data entry resolved, lost by `Lose`, lost
+        // by the timeout.
         p_n: Signal<Local, Bits<32>>,
+        step: Signal<Local, Bit>,
         data_res: Signal<Local, Bit>,
         lose_data: Signal<Local, Bit>,
         tmo_data: Signal<Local, Bit>,
@@ -91,7 +97,9 @@ native_block! {
 impl<const SB: usize> Logic for TxRing<SB> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, p, c_cum, c_sack, c_high, c_pend, walking, pfx);
+        dff_setup!(
+            self, clock, p, c_cum, c_sack, c_dm1, c_dh, c_pend, walking, pfx
+        );
         self.c_pend.d.next = false;
         self.highest.en.next = self.c_pend.q.val();
         self.highest.cum.next = self.c_cum.q.val();
@@ -102,9 +110,9 @@ impl<const SB: usize> Logic for TxRing<SB> {
         self.walk.in_tmo.next = self.state.val() == self.s_timeout.val();
         self.walk.in_lose.next = self.state.val() == self.s_lose.val();
         self.walk.p.next = self.p.q.val();
-        self.walk.cum.next = self.c_cum.q.val();
+        self.walk.dm1.next = self.c_dm1.q.val();
+        self.walk.dh.next = self.c_dh.q.val();
         self.walk.sack.next = self.c_sack.q.val();
-        self.walk.high.next = self.c_high.q.val();
         self.walk.walking.next = self.walking.q.val();
         self.walk.pfx.next = self.pfx.q.val();
         self.walk.next_psn.next = self.run_next_psn.val();
@@ -117,6 +125,7 @@ impl<const SB: usize> Logic for TxRing<SB> {
         self.m_fate.conn_psn.next = self.ring.read_data.val().get_bits::<32>(0);
         self.stall.next = self.walk.fate_valid.val() & !self.m_fate.ready.val();
         self.p_n.next = self.p.q.val();
+        self.step.next = false;
         if self.op.accept.val() {
             self.p_n.next = self.una.val();
             if self.op.code.val() == self.k_lose.val() {
@@ -126,6 +135,7 @@ impl<const SB: usize> Logic for TxRing<SB> {
             self.p_n.next = self.p.q.val();
         } else if self.walk.walk_now.val() | self.walk.pop_on.val() | self.walk.tmo_now.val() {
             self.p_n.next = self.p.q.val() + 1;
+            self.step.next = true;
         } else if self.state.val() == self.s_lose.val() {
             self.p_n.next = self.run_una.val();
         }
@@ -199,7 +209,11 @@ impl<const SB: usize> Logic for TxRing<SB> {
                 self.pfx.d.next = true;
             }
             if self.c_pend.q.val() {
-                self.c_high.d.next = self.highest.high.val();
+                self.c_dm1.d.next = self.p.q.val() - self.c_cum.q.val() - 1;
+                self.c_dh.d.next = self.p.q.val() - self.highest.high.val();
+            } else if self.step.val() {
+                self.c_dm1.d.next = self.c_dm1.q.val() + 1;
+                self.c_dh.d.next = self.c_dh.q.val() + 1;
             }
             if (self.state.val() == self.s_ack.val()) & !self.stall.val() {
                 if self.walk.walk_now.val() {

@@ -1,6 +1,9 @@
 //! The TX table's ring walker: what the entry at path PSN `p` means to the
 //! running `Ack`, `Timeout` or `Lose` (the engine's `PathEntry::apply`
-//! rules), combinational.
+//! rules), combinational. The ACK's view of `p` comes as two distances
+//! that [`super::TxRing`] keeps in registers and steps with `p`
+//! (`p − path_cum − 1` and `p − highest`), so no subtraction runs in the
+//! walk's cycle.
 
 use rust_hdl::prelude::*;
 
@@ -17,12 +20,14 @@ pub struct TxWalk {
     pub in_lose: Signal<In, Bit>,
     /// Path PSN of the entry.
     pub p: Signal<In, Bits<32>>,
-    /// The ACK's `path_cum`.
-    pub cum: Signal<In, Bits<32>>,
+    /// `p − path_cum − 1` of the running ACK (mod 2^32): its SACK bit's
+    /// index when below 256.
+    pub dm1: Signal<In, Bits<32>>,
+    /// `p − highest` (mod 2^32), `highest` the highest path PSN the ACK
+    /// knows.
+    pub dh: Signal<In, Bits<32>>,
     /// The ACK's SACK bitmap.
     pub sack: Signal<In, Bits<256>>,
-    /// The highest path PSN the ACK knows.
-    pub high: Signal<In, Bits<32>>,
     /// The ACK walk has not yet gone beyond `high`.
     pub walking: Signal<In, Bit>,
     /// Every entry walked so far is resolved.
@@ -53,10 +58,8 @@ pub struct TxWalk {
     pub fate_valid: Signal<Out, Bit>,
     /// It is a loss.
     pub fate_lost: Signal<Out, Bit>,
-    dh: Signal<Local, Bits<32>>,
     beyond: Signal<Local, Bit>,
-    d: Signal<Local, Bits<32>>,
-    dm1: Signal<Local, Bits<32>>,
+    behind: Signal<Local, Bit>,
     dm1_lo: Signal<Local, Bits<8>>,
 }
 
@@ -64,20 +67,20 @@ impl Logic for TxWalk {
     #[hdl_gen]
     fn update(&mut self) {
         self.at_end.next = self.p.val() == self.next_psn.val();
-        // Beyond everything the ACK knows: p after `high`.
-        self.dh.next = self.p.val() - self.high.val();
-        self.beyond.next = !self.dh.val().get_bit(31) & (self.dh.val() != 0);
-        // Acknowledged: before `path_cum`, or its SACK bit (p - cum - 1) set.
-        self.d.next = self.p.val() - self.cum.val();
-        self.dm1.next = self.d.val() - 1;
+        // Beyond everything the ACK knows: p after `highest`.
+        self.beyond.next = !self.dh.val().get_bit(31) & self.dh.val().any();
+        // Acknowledged: before `path_cum` (p − cum negative: dm1 negative
+        // and not −1), or its SACK bit (dm1) set.
+        self.behind.next = self.dm1.val().get_bit(31) & !self.dm1.val().all();
         self.dm1_lo.next = self.dm1.val().get_bits::<8>(0);
-        self.is_acked.next = self.d.val().get_bit(31)
-            | ((self.dm1.val() < 256) & self.sack.val().get_bit(self.dm1_lo.val().index()));
+        self.is_acked.next = self.behind.val()
+            | (!self.dm1.val().get_bits::<24>(8).any()
+                & self.sack.val().get_bit(self.dm1_lo.val().index()));
         self.walk_now.next =
             self.in_ack.val() & !self.at_end.val() & self.walking.val() & !self.beyond.val();
         // A live entry short of `high` that is not acknowledged is lost.
         self.resolve.next =
-            self.walk_now.val() & self.live.val() & (self.is_acked.val() | (self.dh.val() != 0));
+            self.walk_now.val() & self.live.val() & (self.is_acked.val() | self.dh.val().any());
         self.tmo_now.next = self.in_tmo.val() & !self.at_end.val();
         self.lose_now.next = self.in_lose.val()
             & ((self.p.val() - self.una.val()) < (self.next_psn.val() - self.una.val()))
