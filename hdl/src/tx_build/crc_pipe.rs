@@ -246,7 +246,7 @@ native_block! {
         go: Signal<Local, Bit>,
         acc: Signal<Local, Bits<32>>,
         unz: Signal<Local, Bits<11>>,
-        wk: Signal<Local, Bits<B>>,
+        sel: [Signal<Local, Bits<B>>; 4],
         icw: Signal<Local, Bits<W>>,
         octet: Signal<Local, Bits<8>>,
     }
@@ -270,7 +270,20 @@ impl<const W: usize, const B: usize> Logic for TxIcrcOut<W, B> {
 
         // ---- U: trailing zero lanes out, the ICRC and its lanes. ----
         self.unz.next = bit_cast::<11, 8>(self.r_m.val()) << 5;
-        self.wk.next = 0.into();
+        // ICRC byte q sits at lane t - 4 + q (t = bytes to the frame's end
+        // from this beat, when below B + 4): from the inputs, which are
+        // registers, outside `go` (which reads `tready`), so a simulator
+        // decodes them once per cycle, not again in the pass for the inputs.
+        for q in 0..4 {
+            self.sel[q].next = 0.into();
+            if self.r_v.val() {
+                for n in 0..B {
+                    self.sel[q].next = self.sel[q]
+                        .val()
+                        .replace_bit(n, self.r_t.val() == (n + 4 - q).to_bits::<8>());
+                }
+            }
+        }
         if self.go.val() {
             self.u_v.d.next = self.r_v.val();
             self.u_last.d.next = self.r_last.val();
@@ -290,17 +303,8 @@ impl<const W: usize, const B: usize> Logic for TxIcrcOut<W, B> {
                 self.u_ic.d.next = !self.acc.val();
             }
             if self.r_v.val() {
-                // ICRC byte q sits at lane t - 4 + q (t = bytes to the
-                // frame's end from this beat, when below B + 4).
                 for q in 0..4 {
-                    self.wk.next = 0.into();
-                    for n in 0..B {
-                        self.wk.next = self
-                            .wk
-                            .val()
-                            .replace_bit(n, self.r_t.val() == (n + 4 - q).to_bits::<8>());
-                    }
-                    self.u_sel[q].d.next = self.wk.val();
+                    self.u_sel[q].d.next = self.sel[q].val();
                 }
             }
         }
