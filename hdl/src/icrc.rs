@@ -207,6 +207,12 @@ pub struct IcrcCheck<const W: usize, const B: usize> {
     pub clock: Signal<In, Clock>,
     /// A beat is accepted this cycle.
     pub beat: Signal<In, Bit>,
+    /// A beat is offered this cycle (set whenever `beat` is; from
+    /// registers, where `beat` also depends on the parent's flow control):
+    /// the matrices are evaluated only then, from registers and `offer`,
+    /// so a simulator evaluates them once per cycle, not again in the pass
+    /// for the flow control's inputs.
+    pub offer: Signal<In, Bit>,
     /// It is the frame's first beat (the pseudo-header seeds the CRC).
     pub first: Signal<In, Bit>,
     /// Beat data, AXI-Stream lane order.
@@ -256,6 +262,10 @@ pub struct IcrcCheck<const W: usize, const B: usize> {
     phv: Signal<Local, Bits<512>>,
     chunk: Signal<Local, Bits<W>>,
     acc: Signal<Local, Bits<32>>,
+    // The beat matrix's result (the CRC register after the beat) and the
+    // chunk matrix's (`pend` after it), while `offer`.
+    bx: Signal<Local, Bits<32>>,
+    px: Signal<Local, Bits<32>>,
     // Where the verdict matrix for `missing` lanes starts in a row.
     at: Signal<Local, Bits<12>>,
     // Row `o` of the beat matrix over the register and over the lanes.
@@ -304,6 +314,7 @@ impl<const W: usize, const B: usize> Default for IcrcCheck<W, B> {
         Self {
             clock: Default::default(),
             beat: Default::default(),
+            offer: Default::default(),
             first: Default::default(),
             data: Default::default(),
             count: Default::default(),
@@ -325,6 +336,8 @@ impl<const W: usize, const B: usize> Default for IcrcCheck<W, B> {
             phv: Default::default(),
             chunk: Default::default(),
             acc: Default::default(),
+            bx: Default::default(),
+            px: Default::default(),
             at: Default::default(),
             c_beat_z: rows(&beat, 0),
             c_beat_d: rows(&beat, 32),
@@ -358,8 +371,10 @@ impl<const W: usize, const B: usize> Logic for IcrcCheck<W, B> {
         self.phv.next = 0.into();
         self.chunk.next = 0.into();
         self.acc.next = 0.into();
+        self.bx.next = 0.into();
+        self.px.next = 0.into();
         self.at.next = 0.into();
-        if self.beat.val() {
+        if self.offer.val() {
             // The beat matrix over the state and the lanes below `count`.
             if !self.first.val() {
                 self.state.next = self.crc.q.val() ^ self.pend.q.val();
@@ -371,13 +386,12 @@ impl<const W: usize, const B: usize> Logic for IcrcCheck<W, B> {
                 }
             }
             for o in 0..32 {
-                self.acc.next = self.acc.val().replace_bit(
+                self.bx.next = self.bx.val().replace_bit(
                     o,
                     (self.state.val() & self.c_beat_z[o].val()).xor()
                         ^ (self.lanes.val() & self.c_beat_d[o].val()).xor(),
                 );
             }
-            self.crc.d.next = self.acc.val();
             // The pseudo-header chunk this beat takes, if any: the first
             // from the ports, the others from their copy.
             if self.first.val() {
@@ -386,12 +400,10 @@ impl<const W: usize, const B: usize> Logic for IcrcCheck<W, B> {
                     | (bit_cast::<512, 16>(self.src_port.val()) << 48)
                     | (bit_cast::<512, 128>(self.dst_ip.val()) << 64)
                     | (bit_cast::<512, 128>(self.src_ip.val()) << 192);
-                self.ph.d.next = self.phv.val();
                 self.chunk.next = self
                     .phv
                     .val()
                     .get_bits::<W>(self.c_chunk_at[0].val().index());
-                self.step.d.next = 1.into();
             } else if self.step.q.val() < self.c_chunks.val() {
                 // At least one test, so that `ph` is read at every width
                 // (with one chunk, `step` is never below it here).
@@ -404,17 +416,25 @@ impl<const W: usize, const B: usize> Logic for IcrcCheck<W, B> {
                             .get_bits::<W>(self.c_chunk_at[k].val().index());
                     }
                 }
-                self.step.d.next = self.step.q.val() + 1;
             }
             for o in 0..32 {
-                self.acc.next = self
-                    .acc
+                self.px.next = self
+                    .px
                     .val()
                     .replace_bit(o, (self.chunk.val() & self.c_pend[o].val()).xor());
             }
-            self.pend.d.next = self.acc.val();
             if self.first.val() {
-                self.pend.d.next = self.acc.val() ^ self.c_pend0.val();
+                self.px.next = self.px.val() ^ self.c_pend0.val();
+            }
+        }
+        if self.beat.val() {
+            self.crc.d.next = self.bx.val();
+            self.pend.d.next = self.px.val();
+            if self.first.val() {
+                self.ph.d.next = self.phv.val();
+                self.step.d.next = 1.into();
+            } else if self.step.q.val() < self.c_chunks.val() {
+                self.step.d.next = self.step.q.val() + 1;
             }
             // The last 4 bytes of `held` and the beat's `count`: a
             // constant choice per count (a simulator takes one, where a
@@ -531,6 +551,7 @@ mod tests {
                     let mut beat = [0xEEu8; 8];
                     beat[..chunk.len()].copy_from_slice(chunk);
                     x.beat.next = true;
+                    x.offer.next = true;
                     x.first.next = i == 0;
                     x.data.next = u64::from_le_bytes(beat).to_bits();
                     x.count.next = (chunk.len() as u64).to_bits();
@@ -538,6 +559,7 @@ mod tests {
                     wait_clock_false!(sim, clock, x);
                 }
                 x.beat.next = false;
+                x.offer.next = false;
                 x.check.next = true;
                 x = sim.wait(1, x)?;
                 out.lock().unwrap().push(x.ok.val());

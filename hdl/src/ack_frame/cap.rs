@@ -105,24 +105,29 @@ impl<const W: usize, const B: usize> Logic for AckFrameCap<W, B> {
         // Bytes in the beat (packed keep); the plain sum of its 16-bit
         // words, lane 2k the high byte (every beat but the last is whole
         // and B is even, so each beat starts at an even datagram offset).
+        // Both only for a beat taken (0 otherwise: read only then).
         self.in_n.next = 0.into();
         self.in_sum.next = 0.into();
-        for i in 0..B {
-            if self.i_tkeep.val().get_bit(i) {
-                self.in_n.next = (i + 1).to_bits::<8>();
+        self.word.next = 0.into();
+        self.octet.next = 0.into();
+        if self.take.val() {
+            for i in 0..B {
+                if self.i_tkeep.val().get_bit(i) {
+                    self.in_n.next = (i + 1).to_bits::<8>();
+                }
             }
-        }
-        for i in 0..Self::WORDS {
-            self.word.next = 0.into();
-            self.octet.next = self.i_tdata.val().get_bits::<8>(16 * i);
-            if self.i_tkeep.val().get_bit(2 * i) {
-                self.word.next = bit_cast::<16, 8>(self.octet.val()) << 8;
+            for i in 0..Self::WORDS {
+                self.word.next = 0.into();
+                self.octet.next = self.i_tdata.val().get_bits::<8>(16 * i);
+                if self.i_tkeep.val().get_bit(2 * i) {
+                    self.word.next = bit_cast::<16, 8>(self.octet.val()) << 8;
+                }
+                self.octet.next = self.i_tdata.val().get_bits::<8>(16 * i + 8);
+                if self.i_tkeep.val().get_bit(2 * i + 1) {
+                    self.word.next = self.word.val() | bit_cast::<16, 8>(self.octet.val());
+                }
+                self.in_sum.next = self.in_sum.val() + bit_cast::<24, 16>(self.word.val());
             }
-            self.octet.next = self.i_tdata.val().get_bits::<8>(16 * i + 8);
-            if self.i_tkeep.val().get_bit(2 * i + 1) {
-                self.word.next = self.word.val() | bit_cast::<16, 8>(self.octet.val());
-            }
-            self.in_sum.next = self.in_sum.val() + bit_cast::<24, 16>(self.word.val());
         }
         if self.take.val() {
             // Bytes past CAP_BYTES are dropped (the ACK generator sends 100).

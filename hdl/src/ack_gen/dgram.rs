@@ -116,7 +116,7 @@ native_block! {
         local_ip: Signal<In, Bits<128>>,
         #[doc = "The lanes of the beat shown (beat 0 after a load, the next after each take; zero from lane 96)."]
         shown: Signal<Out, Bits<W>>,
-        #[doc = "The ICRC in lane order, once every beat before the last is taken."]
+        #[doc = "The ICRC in lane order, once every beat before the last is taken; 0 while `beat` is not the last (a simulator evaluates its matrix for the last beat only)."]
         icrc: Signal<Out, Bits<32>>,
     }
     state {
@@ -149,6 +149,8 @@ native_block! {
         c_tail0: Constant<Bits<32>> = konst(tail.k as usize),
         c_wshift: Constant<Bits<4>> = konst(B.trailing_zeros() as usize + 3),
         c_last_at: Constant<Bits<16>> = konst(W * (DG_BYTES / B)),
+        // The last beat's index.
+        c_last_beat: Constant<Bits<8>> = konst(DG_BYTES / B),
         c_chunk_at: [Constant<Bits<16>>; 8] = chunk_offsets(W),
         c_crc0: Constant<Bits<32>> = konst(advance(u32::MAX, PH_BYTES as isize) as usize),
         c_head: Constant<Bits<DG_BITS>> = konst((ACK_VERSION << 56) | (ACK_OPCODE << 48)),
@@ -169,13 +171,16 @@ impl<const W: usize, const B: usize> Logic for AckDgram<W, B> {
         // datagram lanes, taken at the load (zero where the datagram ends
         // on a beat boundary).
         self.fin.next = 0.into();
-        for o in 0..32 {
-            self.fin.next = self
-                .fin
-                .val()
-                .replace_bit(o, (self.crc.q.val() & self.c_tail_z[o].val()).xor());
+        self.icrc.next = 0.into();
+        if self.beat.val() == self.c_last_beat.val() {
+            for o in 0..32 {
+                self.fin.next = self
+                    .fin
+                    .val()
+                    .replace_bit(o, (self.crc.q.val() & self.c_tail_z[o].val()).xor());
+            }
+            self.icrc.next = self.fin.val() ^ self.tail_q.q.val() ^ self.c_tail0.val();
         }
-        self.icrc.next = self.fin.val() ^ self.tail_q.q.val() ^ self.c_tail0.val();
         self.dg.next = 0.into();
         self.wide.next = 0.into();
         self.phl.next = 0.into();

@@ -49,10 +49,10 @@ native_block! {
     }
     state {
         // Beat index within the datagram (saturates), bytes 20..95 of
-        // the datagrams so far, with the current beat merged.
+        // the datagrams so far; a beat's lanes of them, moved to their
+        // place.
         beat: DFF<Bits<16>>,
         cap: DFF<Bits<CAP_BITS>>,
-        cap_n: Signal<Local, Bits<CAP_BITS>>,
         lane: Signal<Local, Bits<W>>,
         wide: Signal<Local, Bits<CAP_BITS>>,
         // Pairing FIFO: one entry per datagram, popped by its event. A
@@ -99,7 +99,8 @@ impl<const W: usize, const B: usize> Logic for AckRxCap<W, B> {
         // (4..11), conn_cum (12..15), path_cum (16..19), sack (20..51),
         // echo_ts (52..59), ce_count (60..63), rate_hint (64..67), credit
         // (68..71), rx_count (72..75).
-        self.cap_n.next = self.cap.q.val();
+        // Only a beat of the window writes the register (the others leave
+        // it: a simulator copies none of its 608 bits there).
         self.lane.next = 0.into();
         self.wide.next = 0.into();
         if self.tvalid.val() {
@@ -108,11 +109,10 @@ impl<const W: usize, const B: usize> Logic for AckRxCap<W, B> {
                     self.lane.next = self.tdata.val() >> self.k_rsh[t].val();
                     self.wide.next =
                         bit_cast::<CAP_BITS, W>(self.lane.val()) << self.k_lsh[t].val();
-                    self.cap_n.next = (self.cap_n.val() & !self.k_cmask[t].val())
+                    self.cap.d.next = (self.cap.q.val() & !self.k_cmask[t].val())
                         | (self.wide.val() & self.k_cmask[t].val());
                 }
             }
-            self.cap.d.next = self.cap_n.val();
             if self.tlast.val() {
                 self.beat.d.next = 0.into();
             } else if self.beat.q.val() != 0xFFFF {

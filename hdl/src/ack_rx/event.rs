@@ -127,13 +127,19 @@ impl<const SB: usize> Logic for AckRxEvent<SB> {
         self.highest.sack.next = self.s_entry.data.val().get_bits::<256>(160);
         self.m_push.valid.next = self.e_ack.val() & self.e_same.val() & self.s_hit.hit.val();
         self.m_push.slot.next = self.s_hit.slot.val();
-        self.m_push.entry.next = bit_cast::<Q_BITS, 32>(self.e_conn.val())
-            | (bit_cast::<Q_BITS, 32>(self.e_cum.val()) << 32)
-            | (bit_cast::<Q_BITS, 256>(self.s_entry.data.val().get_bits::<256>(160)) << 64)
-            | (bit_cast::<Q_BITS, 64>(self.e_echo.val()) << 320)
-            | (bit_cast::<Q_BITS, 32>(self.e_ce.val()) << 384)
-            | (bit_cast::<Q_BITS, 32>(self.e_rx.val()) << 416)
-            | (bit_cast::<Q_BITS, 32>(self.highest.high.val()) << 448);
+        // The decoded fields are 0 without an ACK's event (the SACK is
+        // wired through): a simulator lays them into the word only then.
+        self.m_push.entry.next =
+            bit_cast::<Q_BITS, 256>(self.s_entry.data.val().get_bits::<256>(160)) << 64;
+        if self.e_ack.val() {
+            self.m_push.entry.next = self.m_push.entry.val()
+                | bit_cast::<Q_BITS, 32>(self.e_conn.val())
+                | (bit_cast::<Q_BITS, 32>(self.e_cum.val()) << 32)
+                | (bit_cast::<Q_BITS, 64>(self.e_echo.val()) << 320)
+                | (bit_cast::<Q_BITS, 32>(self.e_ce.val()) << 384)
+                | (bit_cast::<Q_BITS, 32>(self.e_rx.val()) << 416)
+                | (bit_cast::<Q_BITS, 32>(self.highest.high.val()) << 448);
+        }
         if self.e_ack.val() {
             if !self.e_same.val() {
                 self.n_pair_err.d.next = self.n_pair_err.q.val() + 1;

@@ -80,68 +80,77 @@ impl<const B: usize> Logic for RxEthHead<B> {
         self.v4.next = self.s_win.et.val() == 0x0008;
         self.ihl.next = self.ipw.val().get_bits::<4>(0);
         self.b_v.d.next = self.s_win.v.val();
-        self.b_vlan.d.next = self.s_win.vlan.val();
-        self.b_tl.d.next = self.s_win.tl.val();
-        self.b_start.d.next = self.s_win.start.val();
-        self.b_end.d.next = self.s_win.end.val();
-        self.b_v4.d.next = self.v4.val();
-        self.b_v6.d.next = self.s_win.et.val() == 0xDD86;
-        self.b_ihl.d.next = self.ihl.val();
-        self.b_ver.d.next = self.ipw.val().get_bits::<4>(4);
-        self.b_len.d.next = (self.s_win.beats.val() << self.c_lb.val()) + self.s_win.kc.val();
-        // IPv4 flags and fragment offset (bytes 6-7): MF, offset ≠ 0.
-        self.b_frag.d.next = self.ipw.val().get_bit(53)
-            | self.ipw.val().get_bits::<5>(48).any()
-            | self.ipw.val().get_bits::<8>(56).any();
-        // Addresses, byte-reversed into network order: IPv6's 16 bytes, or
-        // IPv4's 4 at the top (so that they end in the low bytes), each
-        // reversed by four swap steps.
-        if self.v4.val() {
-            self.b_tot.d.next = (bit_cast::<17, 8>(self.ipw.val().get_bits::<8>(16)) << 8)
-                | bit_cast::<17, 8>(self.ipw.val().get_bits::<8>(24));
-            self.b_iphl.d.next = bit_cast::<7, 4>(self.ihl.val()) << 2;
-            self.b_nh.d.next = self.ipw.val().get_bits::<8>(72);
-            self.b_ecn.d.next = self.ipw.val().get_bits::<2>(8);
-            self.ip_a.next = bit_cast::<128, 32>(self.ipw.val().get_bits::<32>(96)) << 96;
-            self.ip_b.next = bit_cast::<128, 32>(self.ipw.val().get_bits::<32>(128)) << 96;
-        } else {
-            self.b_tot.d.next = ((bit_cast::<17, 8>(self.ipw.val().get_bits::<8>(32)) << 8)
-                | bit_cast::<17, 8>(self.ipw.val().get_bits::<8>(40)))
-                + 40;
-            self.b_iphl.d.next = 40.into();
-            self.b_nh.d.next = self.ipw.val().get_bits::<8>(48);
-            self.b_ecn.d.next = self.ipw.val().get_bits::<2>(12);
-            self.ip_a.next = self.ipw.val().get_bits::<128>(64);
-            self.ip_b.next = self.ipw.val().get_bits::<128>(192);
-        }
-        for k in 0..4 {
-            self.ip_a.next = ((self.ip_a.val() & self.c_lo[k].val()) << self.c_sh[k].val())
-                | ((self.ip_a.val() >> self.c_sh[k].val()) & self.c_lo[k].val());
-            self.ip_b.next = ((self.ip_b.val() & self.c_lo[k].val()) << self.c_sh[k].val())
-                | ((self.ip_b.val() >> self.c_sh[k].val()) & self.c_lo[k].val());
-        }
-        if self.v4.val() {
-            self.ip_a.next = self.ip_a.val() | self.c_mapped.val();
-            self.ip_b.next = self.ip_b.val() | self.c_mapped.val();
-        }
-        self.b_src.d.next = self.ip_a.val();
-        self.b_dst.d.next = self.ip_b.val();
-        // The UDP header right after the IP header (IHL·4 or 40 bytes in).
-        self.udp.next = self.ipw.val().get_bits::<48>(320);
-        if self.v4.val() {
-            self.udp.next = 0.into();
-            for j in 5..16 {
-                if self.ihl.val() == j.to_bits::<4>() {
-                    self.udp.next = self.ipw.val().get_bits::<48>(32 * j);
+        // The fields load with a frame's window only (`v`), and hold
+        // otherwise: the later stages read them with `v` only (a simulator
+        // skips the address reversal and the UDP choice in the other
+        // cycles).
+        self.ip_a.next = 0.into();
+        self.ip_b.next = 0.into();
+        self.udp.next = 0.into();
+        if self.s_win.v.val() {
+            self.b_vlan.d.next = self.s_win.vlan.val();
+            self.b_tl.d.next = self.s_win.tl.val();
+            self.b_start.d.next = self.s_win.start.val();
+            self.b_end.d.next = self.s_win.end.val();
+            self.b_v4.d.next = self.v4.val();
+            self.b_v6.d.next = self.s_win.et.val() == 0xDD86;
+            self.b_ihl.d.next = self.ihl.val();
+            self.b_ver.d.next = self.ipw.val().get_bits::<4>(4);
+            self.b_len.d.next = (self.s_win.beats.val() << self.c_lb.val()) + self.s_win.kc.val();
+            // IPv4 flags and fragment offset (bytes 6-7): MF, offset ≠ 0.
+            self.b_frag.d.next = self.ipw.val().get_bit(53)
+                | self.ipw.val().get_bits::<5>(48).any()
+                | self.ipw.val().get_bits::<8>(56).any();
+            // Addresses, byte-reversed into network order: IPv6's 16 bytes, or
+            // IPv4's 4 at the top (so that they end in the low bytes), each
+            // reversed by four swap steps.
+            if self.v4.val() {
+                self.b_tot.d.next = (bit_cast::<17, 8>(self.ipw.val().get_bits::<8>(16)) << 8)
+                    | bit_cast::<17, 8>(self.ipw.val().get_bits::<8>(24));
+                self.b_iphl.d.next = bit_cast::<7, 4>(self.ihl.val()) << 2;
+                self.b_nh.d.next = self.ipw.val().get_bits::<8>(72);
+                self.b_ecn.d.next = self.ipw.val().get_bits::<2>(8);
+                self.ip_a.next = bit_cast::<128, 32>(self.ipw.val().get_bits::<32>(96)) << 96;
+                self.ip_b.next = bit_cast::<128, 32>(self.ipw.val().get_bits::<32>(128)) << 96;
+            } else {
+                self.b_tot.d.next = ((bit_cast::<17, 8>(self.ipw.val().get_bits::<8>(32)) << 8)
+                    | bit_cast::<17, 8>(self.ipw.val().get_bits::<8>(40)))
+                    + 40;
+                self.b_iphl.d.next = 40.into();
+                self.b_nh.d.next = self.ipw.val().get_bits::<8>(48);
+                self.b_ecn.d.next = self.ipw.val().get_bits::<2>(12);
+                self.ip_a.next = self.ipw.val().get_bits::<128>(64);
+                self.ip_b.next = self.ipw.val().get_bits::<128>(192);
+            }
+            for k in 0..4 {
+                self.ip_a.next = ((self.ip_a.val() & self.c_lo[k].val()) << self.c_sh[k].val())
+                    | ((self.ip_a.val() >> self.c_sh[k].val()) & self.c_lo[k].val());
+                self.ip_b.next = ((self.ip_b.val() & self.c_lo[k].val()) << self.c_sh[k].val())
+                    | ((self.ip_b.val() >> self.c_sh[k].val()) & self.c_lo[k].val());
+            }
+            if self.v4.val() {
+                self.ip_a.next = self.ip_a.val() | self.c_mapped.val();
+                self.ip_b.next = self.ip_b.val() | self.c_mapped.val();
+            }
+            self.b_src.d.next = self.ip_a.val();
+            self.b_dst.d.next = self.ip_b.val();
+            // The UDP header right after the IP header (IHL·4 or 40 bytes in).
+            self.udp.next = self.ipw.val().get_bits::<48>(320);
+            if self.v4.val() {
+                self.udp.next = 0.into();
+                for j in 5..16 {
+                    if self.ihl.val() == j.to_bits::<4>() {
+                        self.udp.next = self.ipw.val().get_bits::<48>(32 * j);
+                    }
                 }
             }
+            self.b_sport.d.next = (bit_cast::<16, 8>(self.udp.val().get_bits::<8>(0)) << 8)
+                | bit_cast::<16, 8>(self.udp.val().get_bits::<8>(8));
+            self.b_dport.d.next = (bit_cast::<16, 8>(self.udp.val().get_bits::<8>(16)) << 8)
+                | bit_cast::<16, 8>(self.udp.val().get_bits::<8>(24));
+            self.b_ulen.d.next = (bit_cast::<16, 8>(self.udp.val().get_bits::<8>(32)) << 8)
+                | bit_cast::<16, 8>(self.udp.val().get_bits::<8>(40));
         }
-        self.b_sport.d.next = (bit_cast::<16, 8>(self.udp.val().get_bits::<8>(0)) << 8)
-            | bit_cast::<16, 8>(self.udp.val().get_bits::<8>(8));
-        self.b_dport.d.next = (bit_cast::<16, 8>(self.udp.val().get_bits::<8>(16)) << 8)
-            | bit_cast::<16, 8>(self.udp.val().get_bits::<8>(24));
-        self.b_ulen.d.next = (bit_cast::<16, 8>(self.udp.val().get_bits::<8>(32)) << 8)
-            | bit_cast::<16, 8>(self.udp.val().get_bits::<8>(40));
         self.m_fields.v.next = self.b_v.q.val();
         self.m_fields.vlan.next = self.b_vlan.q.val();
         self.m_fields.v4.next = self.b_v4.q.val();

@@ -44,26 +44,31 @@ impl<const B: usize> Logic for RxEthWindow<B> {
             self, clock, a_v, a_vlan, a_tl, a_et, a_ipw, a_kc, a_beats, a_start, a_end
         );
         self.a_v.d.next = self.s_frame.v.val();
-        self.a_vlan.d.next = self.s_frame.vlan.val();
-        self.a_tl.d.next = self.s_frame.tl.val();
-        self.a_beats.d.next = self.s_frame.beats.val();
-        self.a_start.d.next = self.s_frame.start.val();
-        self.a_end.d.next = self.s_frame.end.val();
-        if self.s_frame.vlan.val() {
-            self.a_et.d.next = self.s_frame.hdr.val().get_bits::<16>(32);
-            self.a_ipw.d.next = self.s_frame.hdr.val().get_bits::<528>(48);
-        } else {
-            self.a_et.d.next = self.s_frame.hdr.val().get_bits::<16>(0);
-            self.a_ipw.d.next = self.s_frame.hdr.val().get_bits::<528>(16);
-        }
-        // The last beat's bytes (`tkeep` is packed).
+        // The window loads with a frame's end only (`v`), and holds
+        // otherwise: V2 reads it with `v` (its checksum reads the held
+        // window then, as it read the same window before).
         self.kc.next = 0.into();
-        for i in 0..B {
-            if self.s_frame.keep.val().get_bit(i) {
-                self.kc.next = (i + 1).to_bits::<16>();
+        if self.s_frame.v.val() {
+            self.a_vlan.d.next = self.s_frame.vlan.val();
+            self.a_tl.d.next = self.s_frame.tl.val();
+            self.a_beats.d.next = self.s_frame.beats.val();
+            self.a_start.d.next = self.s_frame.start.val();
+            self.a_end.d.next = self.s_frame.end.val();
+            if self.s_frame.vlan.val() {
+                self.a_et.d.next = self.s_frame.hdr.val().get_bits::<16>(32);
+                self.a_ipw.d.next = self.s_frame.hdr.val().get_bits::<528>(48);
+            } else {
+                self.a_et.d.next = self.s_frame.hdr.val().get_bits::<16>(0);
+                self.a_ipw.d.next = self.s_frame.hdr.val().get_bits::<528>(16);
             }
+            // The last beat's bytes (`tkeep` is packed).
+            for i in 0..B {
+                if self.s_frame.keep.val().get_bit(i) {
+                    self.kc.next = (i + 1).to_bits::<16>();
+                }
+            }
+            self.a_kc.d.next = self.kc.val();
         }
-        self.a_kc.d.next = self.kc.val();
         self.m_win.v.next = self.a_v.q.val();
         self.m_win.vlan.next = self.a_vlan.q.val();
         self.m_win.tl.next = self.a_tl.q.val();

@@ -103,20 +103,23 @@ impl<const W: usize, const B: usize> Logic for RxEthWrite<W, B> {
         self.m_buf.data.next = self.i_data.q.val();
         // Bytes 12..83 in lane order: beat k lands at bit 8 * (B * k - 12)
         // (a first beat clears the rest; at 512 bits beats 2.. shift out).
-        self.hnew.next = self.hdr.q.val();
+        // Only a beat of the capture writes the register (a simulator
+        // copies none of its 576 bits in the others).
+        self.hnew.next = 0.into();
         self.slot.next = 0.into();
-        if self.first.val() {
-            self.hnew.next = 0.into();
-        }
-        for k in 0..SLOTS {
-            if self.bidx.q.val() == k.to_bits::<16>() {
-                self.slot.next = self.i_data.q.val() >> self.c_rsh[k].val();
-                self.hnew.next = self.hnew.val()
-                    | (bit_cast::<HDR_BITS, W>(self.slot.val()) << self.c_lsh[k].val());
-            }
-        }
         if self.i_v.q.val() {
-            self.hdr.d.next = self.hnew.val();
+            for k in 0..SLOTS {
+                if self.bidx.q.val() == k.to_bits::<16>() {
+                    self.slot.next = self.i_data.q.val() >> self.c_rsh[k].val();
+                    self.hnew.next =
+                        bit_cast::<HDR_BITS, W>(self.slot.val()) << self.c_lsh[k].val();
+                    if self.first.val() {
+                        self.hdr.d.next = self.hnew.val();
+                    } else {
+                        self.hdr.d.next = self.hdr.q.val() | self.hnew.val();
+                    }
+                }
+            }
             if self.bidx.q.val() == self.c_vbeat.val() {
                 self.hvlan.d.next = self
                     .i_data

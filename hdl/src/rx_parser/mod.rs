@@ -300,6 +300,7 @@ impl<const W: usize, const B: usize> Logic for RxParser<W, B> {
         self.accept.next = self.s_axis_tvalid.val() & self.out_free.val();
         self.first.next = self.beat_idx.q.val() == 0;
         self.icrc.beat.next = self.accept.val();
+        self.icrc.offer.next = self.s_axis_tvalid.val();
 
         // ICRC, beat by beat; the pseudo-header seeds the first beat. Its
         // verdict holds from the cycle after the last beat until the next

@@ -82,7 +82,8 @@ pub struct PlaceConn {
     pub x_cum: Signal<Out, Bits<32>>,
     /// S2: the table's bitmap of its QP, with this cycle's firmware write.
     pub x_bm: Signal<Out, Bits<256>>,
-    /// S2: the mask of the cumulative PSN S3 gets (`ge`'s next value).
+    /// S2: the mask of the cumulative PSN S3 gets (`ge`'s next value; 0
+    /// while `x_valid` is low).
     pub x_ge: Signal<Out, Bits<256>>,
     /// S2 takes S3's window: S3 holds a datagram of the same QP and no
     /// firmware write hits the QP's word 5.
@@ -329,21 +330,27 @@ impl Logic for PlaceConn {
         if !self.c_split.val() & self.y_valid.val() & (self.y_qi.val() == self.x_qi.val()) {
             self.s_nc.next = self.s_ncum.val().get_bits::<8>(0);
         }
+        // Only while S2 holds a datagram (0 otherwise): S3 loads the mask
+        // only then, and ConnAccept reads `x_ge` only then (a simulator
+        // skips the 16 group shifts in the other cycles).
         self.g_lo.next = 0.into();
-        self.g_lo.next = (!self.g_lo.val()) << self.s_nc.val().get_bits::<4>(0);
         self.g_hi.next = 0.into();
-        self.g_hi.next = (!self.g_hi.val()) << self.s_nc.val().get_bits::<4>(4);
+        self.g_grp.next = 0.into();
         self.s_xge.next = 0.into();
-        for h in 0..16 {
-            self.g_grp.next = 0.into();
-            if self.g_hi.val().get_bit(h) {
-                self.g_grp.next = 0xFFFF.into();
+        if self.x_valid.val() {
+            self.g_lo.next = (!self.g_lo.val()) << self.s_nc.val().get_bits::<4>(0);
+            self.g_hi.next = (!self.g_hi.val()) << self.s_nc.val().get_bits::<4>(4);
+            for h in 0..16 {
+                self.g_grp.next = 0.into();
+                if self.g_hi.val().get_bit(h) {
+                    self.g_grp.next = 0xFFFF.into();
+                }
+                if self.s_nc.val().get_bits::<4>(4).index() == h {
+                    self.g_grp.next = self.g_lo.val();
+                }
+                self.s_xge.next = self.s_xge.val()
+                    | (bit_cast::<256, 16>(self.g_grp.val()) << (16 * h).to_bits::<8>());
             }
-            if self.s_nc.val().get_bits::<4>(4).index() == h {
-                self.g_grp.next = self.g_lo.val();
-            }
-            self.s_xge.next = self.s_xge.val()
-                | (bit_cast::<256, 16>(self.g_grp.val()) << (16 * h).to_bits::<8>());
         }
         self.x_ge.next = self.s_xge.val();
         if self.x_valid.val() {

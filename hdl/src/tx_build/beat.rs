@@ -13,7 +13,8 @@ native_block! {
     /// realigned by the header length mod `B` (the previous payload beat's
     /// top lanes, then this one's bottom lanes: one constant shift per
     /// header size), then zeros; lane masks from the down-counters,
-    /// compared lane by lane. All 0 while `s_gen.en` is low.
+    /// compared lane by lane. The data is 0 while `s_gen.en` is low (the
+    /// masks are not: they are read only with `en`).
     TxBeat [W, B]
     check { W == 8 * B, "TxBeat<{W}, {B}>: W = 8 * B" }
     ports {
@@ -48,25 +49,28 @@ impl<const W: usize, const B: usize> Logic for TxBeat<W, B> {
         self.pay.next = 0.into();
         self.acc.next = 0.into();
         self.lane.next = 0.into();
+        // The lane masks from the counters (registers) alone, outside `en`
+        // (the generator's `go`, which reads `tready`): a simulator decodes
+        // them once per cycle, not again in the pass for the inputs.
+        for i in 0..B {
+            self.hm.next = self
+                .hm
+                .val()
+                .replace_bit(i, self.s_gen.hrem.val() > i.to_bits::<8>());
+            self.em.next = self
+                .em
+                .val()
+                .replace_bit(i, self.s_gen.erem.val() > i.to_bits::<16>());
+            self.dm.next = self
+                .dm
+                .val()
+                .replace_bit(i, self.s_gen.drem.val() > i.to_bits::<8>());
+            self.km.next = self
+                .km
+                .val()
+                .replace_bit(i, self.s_gen.trem.val() > i.to_bits::<16>());
+        }
         if self.s_gen.en.val() {
-            for i in 0..B {
-                self.hm.next = self
-                    .hm
-                    .val()
-                    .replace_bit(i, self.s_gen.hrem.val() > i.to_bits::<8>());
-                self.em.next = self
-                    .em
-                    .val()
-                    .replace_bit(i, self.s_gen.erem.val() > i.to_bits::<16>());
-                self.dm.next = self
-                    .dm
-                    .val()
-                    .replace_bit(i, self.s_gen.drem.val() > i.to_bits::<8>());
-                self.km.next = self
-                    .km
-                    .val()
-                    .replace_bit(i, self.s_gen.trem.val() > i.to_bits::<16>());
-            }
             // Payload byte j sits at frame offset hlen + j.
             for j in 0..4 {
                 if self.s_gen.kind.val() == j.to_bits::<2>() {

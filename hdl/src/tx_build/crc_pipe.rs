@@ -75,6 +75,7 @@ native_block! {
         // Combinational temporaries.
         cd: Signal<Local, Bits<W>>,
         acc: Signal<Local, Bits<32>>,
+        zc: Signal<Local, Bits<32>>,
     }
     consts {
         c_ff: Constant<Bits<W>> = konst(0xFF),
@@ -117,8 +118,25 @@ impl<const W: usize, const B: usize> Logic for TxCrcPipe<W, B> {
         }
 
         // ---- P: the beat's share of the CRC over its covered lanes. ----
+        // The matrices of P and R read registers only (not `adv`, which
+        // depends on the output's `tready`): a simulator evaluates them
+        // once per cycle, not again in the pass for the inputs.
         self.cd.next = 0.into();
         self.acc.next = 0.into();
+        if self.a_v.q.val() {
+            for i in 0..B {
+                if self.a_cov.q.val().get_bit(i) {
+                    self.cd.next = self.cd.val()
+                        | (self.a_data.q.val() & (self.c_ff.val() << (8 * i).to_bits::<16>()));
+                }
+            }
+            for o in 0..32 {
+                self.acc.next = self
+                    .acc
+                    .val()
+                    .replace_bit(o, (self.cd.val() & self.c_beat_d[o].val()).xor());
+            }
+        }
         if self.adv.val() {
             self.p_v.d.next = self.a_v.q.val();
             self.p_first.d.next = self.a_first.q.val();
@@ -130,23 +148,20 @@ impl<const W: usize, const B: usize> Logic for TxCrcPipe<W, B> {
             self.p_s1.d.next = self.a_s1.q.val();
             self.p_m.d.next = self.a_m.q.val();
             if self.a_v.q.val() {
-                for i in 0..B {
-                    if self.a_cov.q.val().get_bit(i) {
-                        self.cd.next = self.cd.val()
-                            | (self.a_data.q.val() & (self.c_ff.val() << (8 * i).to_bits::<16>()));
-                    }
-                }
-                for o in 0..32 {
-                    self.acc.next = self
-                        .acc
-                        .val()
-                        .replace_bit(o, (self.cd.val() & self.c_beat_d[o].val()).xor());
-                }
                 self.p_x.d.next = self.acc.val();
             }
         }
 
         // ---- R: the CRC register. ----
+        self.zc.next = 0.into();
+        if self.p_v.q.val() & !self.p_first.q.val() & !self.p_hold.q.val() {
+            for o in 0..32 {
+                self.zc.next = self
+                    .zc
+                    .val()
+                    .replace_bit(o, (self.crc.q.val() & self.c_beat_z[o].val()).xor());
+            }
+        }
         if self.adv.val() {
             self.r_v.d.next = self.p_v.q.val();
             self.r_last.d.next = self.p_last.q.val();
@@ -158,14 +173,7 @@ impl<const W: usize, const B: usize> Logic for TxCrcPipe<W, B> {
                 if self.p_first.q.val() {
                     self.crc.d.next = self.p_s1.q.val() ^ self.p_x.q.val();
                 } else if !self.p_hold.q.val() {
-                    self.acc.next = 0.into();
-                    for o in 0..32 {
-                        self.acc.next = self
-                            .acc
-                            .val()
-                            .replace_bit(o, (self.crc.q.val() & self.c_beat_z[o].val()).xor());
-                    }
-                    self.crc.d.next = self.acc.val() ^ self.p_x.q.val();
+                    self.crc.d.next = self.zc.val() ^ self.p_x.q.val();
                 }
             }
         }
@@ -238,7 +246,7 @@ native_block! {
         go: Signal<Local, Bit>,
         acc: Signal<Local, Bits<32>>,
         unz: Signal<Local, Bits<11>>,
-        wk: Signal<Local, Bits<B>>,
+        sel: [Signal<Local, Bits<B>>; 4],
         icw: Signal<Local, Bits<W>>,
         octet: Signal<Local, Bits<8>>,
     }
@@ -262,7 +270,20 @@ impl<const W: usize, const B: usize> Logic for TxIcrcOut<W, B> {
 
         // ---- U: trailing zero lanes out, the ICRC and its lanes. ----
         self.unz.next = bit_cast::<11, 8>(self.r_m.val()) << 5;
-        self.wk.next = 0.into();
+        // ICRC byte q sits at lane t - 4 + q (t = bytes to the frame's end
+        // from this beat, when below B + 4): from the inputs, which are
+        // registers, outside `go` (which reads `tready`), so a simulator
+        // decodes them once per cycle, not again in the pass for the inputs.
+        for q in 0..4 {
+            self.sel[q].next = 0.into();
+            if self.r_v.val() {
+                for n in 0..B {
+                    self.sel[q].next = self.sel[q]
+                        .val()
+                        .replace_bit(n, self.r_t.val() == (n + 4 - q).to_bits::<8>());
+                }
+            }
+        }
         if self.go.val() {
             self.u_v.d.next = self.r_v.val();
             self.u_last.d.next = self.r_last.val();
@@ -282,17 +303,8 @@ impl<const W: usize, const B: usize> Logic for TxIcrcOut<W, B> {
                 self.u_ic.d.next = !self.acc.val();
             }
             if self.r_v.val() {
-                // ICRC byte q sits at lane t - 4 + q (t = bytes to the
-                // frame's end from this beat, when below B + 4).
                 for q in 0..4 {
-                    self.wk.next = 0.into();
-                    for n in 0..B {
-                        self.wk.next = self
-                            .wk
-                            .val()
-                            .replace_bit(n, self.r_t.val() == (n + 4 - q).to_bits::<8>());
-                    }
-                    self.u_sel[q].d.next = self.wk.val();
+                    self.u_sel[q].d.next = self.sel[q].val();
                 }
             }
         }

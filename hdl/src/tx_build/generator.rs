@@ -70,6 +70,8 @@ native_block! {
         // The taken frame's Ethernet, IP and UDP headers, byte-reversed
         // into lane order.
         rev: Signal<Local, Bits<REV_BITS>>,
+        // The header shift register a beat on.
+        hsh: Signal<Local, Bits<HDR_BITS>>,
     }
     consts {
         c_w: Constant<Bits<16>> = konst(W),
@@ -124,12 +126,17 @@ impl<const W: usize, const B: usize> Logic for TxGen<W, B> {
         self.m_crc.s1.next = self.g_s1.q.val();
         self.m_crc.m.next = self.g_m.q.val();
 
+        // The header a beat on, from the registers only (not `go`, which
+        // depends on the flow control's inputs): a simulator shifts it once
+        // per cycle, not again in the pass for the inputs.
+        self.hsh.next = self.g_hdr.q.val() >> self.c_w.val();
+
         // ---- One beat on: the flags are those of the next beat. ----
         if self.go.val() {
             self.g_first.d.next = false;
             self.g_pay.d.next = self.g_hrem.q.val() < self.c_b2_8.val();
             self.g_last.d.next = self.g_trem.q.val() <= self.c_b2.val();
-            self.g_hdr.d.next = self.g_hdr.q.val() >> self.c_w.val();
+            self.g_hdr.d.next = self.hsh.val();
             self.g_hrem.d.next = 0.into();
             if self.g_hrem.q.val() > self.c_b8.val() {
                 self.g_hrem.d.next = self.g_hrem.q.val() - self.c_b8.val();

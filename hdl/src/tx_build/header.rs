@@ -23,6 +23,8 @@ native_block! {
     /// generator's kernel and back.
     TxHeader []
     ports {
+        #[doc = "The generator may take the next frame this cycle (from registers: the FIFO's head is ready, and no frame is being made or the current beat is its frame's last): `m_hdr.net` is laid out only then (0 otherwise), so a simulator builds it once per frame, not every cycle."]
+        load: Signal<In, Bit>,
         #[doc = "The FIFO head entry's fields."]
         head: HeadIn,
         #[doc = "The configured addressing."]
@@ -59,9 +61,12 @@ impl Logic for TxHeader {
             self.tos.next = self.tos.val() | 2;
         }
         // The MAC addresses, at the same place for both families.
-        self.net.next = (bit_cast::<NET_BITS, 48>(self.addr.peer_mac.val()) << 448)
-            | (bit_cast::<NET_BITS, 48>(self.addr.local_mac.val()) << 400);
-        if self.addr.ipv6.val() {
+        self.net.next = 0.into();
+        if self.load.val() {
+            self.net.next = (bit_cast::<NET_BITS, 48>(self.addr.peer_mac.val()) << 448)
+                | (bit_cast::<NET_BITS, 48>(self.addr.local_mac.val()) << 400);
+        }
+        if self.load.val() & self.addr.ipv6.val() {
             // EtherType, IPv6 (version 6, traffic class, flow label 0,
             // payload length, next header 17, hop limit), UDP.
             self.net.next = self.net.val()
@@ -74,8 +79,8 @@ impl Logic for TxHeader {
                 | (bit_cast::<NET_BITS, 16>(self.head.sport.val()) << 48)
                 | (bit_cast::<NET_BITS, 16>(self.addr.dport.val()) << 32)
                 | (bit_cast::<NET_BITS, 16>(self.head.ulen.val()) << 16);
-            self.m_hdr.dstart.next = self.c_dstart[1].val();
-        } else {
+        }
+        if self.load.val() & !self.addr.ipv6.val() {
             // EtherType, IPv4 (0x45, TOS, total length, ID 0, DF, TTL,
             // protocol 17, checksum, addresses), UDP: 42 bytes, then zeros;
             // then moved down 20 bytes (the MACs too) to end where IPv6's
@@ -92,7 +97,10 @@ impl Logic for TxHeader {
                 | (bit_cast::<NET_BITS, 16>(self.addr.dport.val()) << 192)
                 | (bit_cast::<NET_BITS, 16>(self.head.ulen.val()) << 176);
             self.net.next = self.net.val() >> self.c_v4_at.val();
-            self.m_hdr.dstart.next = self.c_dstart[0].val();
+        }
+        self.m_hdr.dstart.next = self.c_dstart[0].val();
+        if self.addr.ipv6.val() {
+            self.m_hdr.dstart.next = self.c_dstart[1].val();
         }
         self.m_hdr.net.next = self.net.val();
         self.m_hdr.mr.next = self.head.mr.val();

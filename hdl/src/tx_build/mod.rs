@@ -256,6 +256,10 @@ impl<const W: usize, const B: usize> Logic for TxBuild<W, B> {
         self.take.next = self.fifo.head_ok.val()
             & (!self.frame.active.val() | (self.go.val() & self.frame.last.val()));
         self.fifo.take.next = self.take.val();
+        // The header is laid out when a frame may be taken: `take` without
+        // the flow control (`go`), so from registers only.
+        self.header.load.next =
+            self.fifo.head_ok.val() & (!self.frame.active.val() | self.frame.last.val());
         self.frame.go.next = self.go.val();
         self.frame.take.next = self.take.val();
         self.frame.pay.next = self.s_pay.tdata.val();

@@ -244,32 +244,12 @@ impl<const B: usize> Logic for TxDerived<B> {
             | (bit_cast::<64, 16>(self.ck_v[3].q.val()) << 48);
         self.cr_first.next = self.crc_first.q.val();
 
-        // The pseudo-header's addresses: IPv6, or IPv4 mapped into IPv6.
-        if self.ipv6.val() {
-            self.src.next = self.local_ip6.val();
-            self.dst.next = self.peer_ip6.val();
-        } else {
-            self.src.next = bit_cast::<128, 32>(self.local_ip.val()) | self.c_mapped.val();
-            self.dst.next = bit_cast::<128, 32>(self.peer_ip.val()) | self.c_mapped.val();
-        }
-        // Bytes 0..15 the source address, 16..31 the destination (both in
-        // network order: byte-reversed by four swap steps), 34..35 the
-        // destination port; the source port and the UDP length (32..33,
-        // 36..37) are the descriptor side's.
-        self.phb.next = (bit_cast::<320, 8>(self.dport.val().get_bits::<8>(8)) << 272)
-            | (bit_cast::<320, 8>(self.dport.val().get_bits::<8>(0)) << 280);
-        for s in 0..4 {
-            self.src.next = ((self.src.val() & self.c_lo[s].val()) << self.c_sh[s].val())
-                | ((self.src.val() >> self.c_sh[s].val()) & self.c_lo[s].val());
-            self.dst.next = ((self.dst.val() & self.c_lo[s].val()) << self.c_sh[s].val())
-                | ((self.dst.val() >> self.c_sh[s].val()) & self.c_lo[s].val());
-        }
-        self.phb.next = self.phb.val()
-            | bit_cast::<320, 128>(self.src.val())
-            | (bit_cast::<320, 128>(self.dst.val()) << 128);
         self.en.next = self.left.val().any();
         self.k.next = self.c_settle.val() - self.left.val();
         self.at.next = bit_cast::<9, SETTLE_BITS>(self.k.val()) << 3;
+        self.src.next = 0.into();
+        self.dst.next = 0.into();
+        self.phb.next = 0.into();
         self.ph_byte.next = 0.into();
         self.cin.next = 0.into();
         self.m32.next = 0.into();
@@ -320,6 +300,31 @@ impl<const B: usize> Logic for TxDerived<B> {
             // value at k = 0) for k < 40, then the seed moved to the end of
             // a frame's first beat.
             if self.k.val() < self.c_bytes.val() {
+                // The pseudo-header's addresses (only while its bytes are
+                // fed: a simulator skips the reversal in the other cycles):
+                // IPv6, or IPv4 mapped into IPv6.
+                if self.ipv6.val() {
+                    self.src.next = self.local_ip6.val();
+                    self.dst.next = self.peer_ip6.val();
+                } else {
+                    self.src.next = bit_cast::<128, 32>(self.local_ip.val()) | self.c_mapped.val();
+                    self.dst.next = bit_cast::<128, 32>(self.peer_ip.val()) | self.c_mapped.val();
+                }
+                // Bytes 0..15 the source address, 16..31 the destination (both in
+                // network order: byte-reversed by four swap steps), 34..35 the
+                // destination port; the source port and the UDP length (32..33,
+                // 36..37) are the descriptor side's.
+                self.phb.next = (bit_cast::<320, 8>(self.dport.val().get_bits::<8>(8)) << 272)
+                    | (bit_cast::<320, 8>(self.dport.val().get_bits::<8>(0)) << 280);
+                for s in 0..4 {
+                    self.src.next = ((self.src.val() & self.c_lo[s].val()) << self.c_sh[s].val())
+                        | ((self.src.val() >> self.c_sh[s].val()) & self.c_lo[s].val());
+                    self.dst.next = ((self.dst.val() & self.c_lo[s].val()) << self.c_sh[s].val())
+                        | ((self.dst.val() >> self.c_sh[s].val()) & self.c_lo[s].val());
+                }
+                self.phb.next = self.phb.val()
+                    | bit_cast::<320, 128>(self.src.val())
+                    | (bit_cast::<320, 128>(self.dst.val()) << 128);
                 self.ph_byte.next = self.phb.val().get_bits::<8>(self.at.val().index());
                 self.cin.next = self.crc.q.val();
                 if !self.k.val().any() {
