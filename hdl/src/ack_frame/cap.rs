@@ -128,8 +128,6 @@ impl<const W: usize, const B: usize> Logic for AckFrameCap<W, B> {
                 }
                 self.in_sum.next = self.in_sum.val() + bit_cast::<24, 16>(self.word.val());
             }
-        }
-        if self.take.val() {
             // Bytes past CAP_BYTES are dropped (the ACK generator sends 100).
             for i in 0..Self::CAP_BEATS {
                 if self.cap_b.q.val() == i.to_bits::<8>() {

@@ -60,43 +60,43 @@ impl Logic for TxHeader {
         if self.head.ecn.val() {
             self.tos.next = self.tos.val() | 2;
         }
-        // The MAC addresses, at the same place for both families.
+        // Laid out only while a frame may be taken (`load`), 0 otherwise.
         self.net.next = 0.into();
         if self.load.val() {
+            // The MAC addresses, at the same place for both families.
             self.net.next = (bit_cast::<NET_BITS, 48>(self.addr.peer_mac.val()) << 448)
                 | (bit_cast::<NET_BITS, 48>(self.addr.local_mac.val()) << 400);
-        }
-        if self.load.val() & self.addr.ipv6.val() {
-            // EtherType, IPv6 (version 6, traffic class, flow label 0,
-            // payload length, next header 17, hop limit), UDP.
-            self.net.next = self.net.val()
-                | self.c_fix6.val()
-                | (bit_cast::<NET_BITS, 8>(self.tos.val()) << 372)
-                | (bit_cast::<NET_BITS, 16>(self.head.l3len.val()) << 336)
-                | (bit_cast::<NET_BITS, 8>(self.addr.ttl.val()) << 320)
-                | (bit_cast::<NET_BITS, 128>(self.addr.local_ip6.val()) << 192)
-                | (bit_cast::<NET_BITS, 128>(self.addr.peer_ip6.val()) << 64)
-                | (bit_cast::<NET_BITS, 16>(self.head.sport.val()) << 48)
-                | (bit_cast::<NET_BITS, 16>(self.addr.dport.val()) << 32)
-                | (bit_cast::<NET_BITS, 16>(self.head.ulen.val()) << 16);
-        }
-        if self.load.val() & !self.addr.ipv6.val() {
-            // EtherType, IPv4 (0x45, TOS, total length, ID 0, DF, TTL,
-            // protocol 17, checksum, addresses), UDP: 42 bytes, then zeros;
-            // then moved down 20 bytes (the MACs too) to end where IPv6's
-            // headers end.
-            self.net.next = self.net.val()
-                | self.c_fix4.val()
-                | (bit_cast::<NET_BITS, 8>(self.tos.val()) << 368)
-                | (bit_cast::<NET_BITS, 16>(self.head.l3len.val()) << 352)
-                | (bit_cast::<NET_BITS, 8>(self.addr.ttl.val()) << 312)
-                | (bit_cast::<NET_BITS, 16>(self.head.cks.val()) << 288)
-                | (bit_cast::<NET_BITS, 32>(self.addr.local_ip.val()) << 256)
-                | (bit_cast::<NET_BITS, 32>(self.addr.peer_ip.val()) << 224)
-                | (bit_cast::<NET_BITS, 16>(self.head.sport.val()) << 208)
-                | (bit_cast::<NET_BITS, 16>(self.addr.dport.val()) << 192)
-                | (bit_cast::<NET_BITS, 16>(self.head.ulen.val()) << 176);
-            self.net.next = self.net.val() >> self.c_v4_at.val();
+            if self.addr.ipv6.val() {
+                // EtherType, IPv6 (version 6, traffic class, flow label 0,
+                // payload length, next header 17, hop limit), UDP.
+                self.net.next = self.net.val()
+                    | self.c_fix6.val()
+                    | (bit_cast::<NET_BITS, 8>(self.tos.val()) << 372)
+                    | (bit_cast::<NET_BITS, 16>(self.head.l3len.val()) << 336)
+                    | (bit_cast::<NET_BITS, 8>(self.addr.ttl.val()) << 320)
+                    | (bit_cast::<NET_BITS, 128>(self.addr.local_ip6.val()) << 192)
+                    | (bit_cast::<NET_BITS, 128>(self.addr.peer_ip6.val()) << 64)
+                    | (bit_cast::<NET_BITS, 16>(self.head.sport.val()) << 48)
+                    | (bit_cast::<NET_BITS, 16>(self.addr.dport.val()) << 32)
+                    | (bit_cast::<NET_BITS, 16>(self.head.ulen.val()) << 16);
+            } else {
+                // EtherType, IPv4 (0x45, TOS, total length, ID 0, DF, TTL,
+                // protocol 17, checksum, addresses), UDP: 42 bytes, then
+                // zeros; then moved down 20 bytes (the MACs too) to end
+                // where IPv6's headers end.
+                self.net.next = self.net.val()
+                    | self.c_fix4.val()
+                    | (bit_cast::<NET_BITS, 8>(self.tos.val()) << 368)
+                    | (bit_cast::<NET_BITS, 16>(self.head.l3len.val()) << 352)
+                    | (bit_cast::<NET_BITS, 8>(self.addr.ttl.val()) << 312)
+                    | (bit_cast::<NET_BITS, 16>(self.head.cks.val()) << 288)
+                    | (bit_cast::<NET_BITS, 32>(self.addr.local_ip.val()) << 256)
+                    | (bit_cast::<NET_BITS, 32>(self.addr.peer_ip.val()) << 224)
+                    | (bit_cast::<NET_BITS, 16>(self.head.sport.val()) << 208)
+                    | (bit_cast::<NET_BITS, 16>(self.addr.dport.val()) << 192)
+                    | (bit_cast::<NET_BITS, 16>(self.head.ulen.val()) << 176);
+                self.net.next = self.net.val() >> self.c_v4_at.val();
+            }
         }
         self.m_hdr.dstart.next = self.c_dstart[0].val();
         if self.addr.ipv6.val() {

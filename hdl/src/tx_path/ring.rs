@@ -5,9 +5,10 @@
 //! running `Ack`'s operands (`path_cum`, SACK) and the walker's distances
 //! from `path_cum` and from the highest PSN the ACK knows (from
 //! [`AckHigh`] over the registered operands in the cycle after it is
-//! taken, when the walker waits; then stepped with the walker); the ring's one write port (`Send`
-//! writes the entry at `next_psn` while the table is idle, a walker
-//! clears the live bit of the entry it resolves); the fate events; and
+//! taken, when the walker waits; then stepped with the walker); the
+//! ring's one write port (`Send` writes the entry at `next_psn` while the
+//! table is idle, a walker clears the live bit of the entry it resolves);
+//! the fate events; and
 //! what the walk changes in the slot this cycle ([`WalkEvOut`]) and
 //! acknowledges ([`AckedOut`]). A fate event the firmware does not take
 //! stalls the walk.

@@ -28,7 +28,7 @@ pub struct TxWalk {
     pub dh: Signal<In, Bits<32>>,
     /// The ACK's SACK bitmap.
     pub sack: Signal<In, Bits<256>>,
-    /// The ACK walk has not yet gone beyond `high`.
+    /// The ACK walk has not yet gone beyond the highest PSN the ACK knows.
     pub walking: Signal<In, Bit>,
     /// Every entry walked so far is resolved.
     pub pfx: Signal<In, Bit>,
@@ -78,7 +78,8 @@ impl Logic for TxWalk {
                 & self.sack.val().get_bit(self.dm1_lo.val().index()));
         self.walk_now.next =
             self.in_ack.val() & !self.at_end.val() & self.walking.val() & !self.beyond.val();
-        // A live entry short of `high` that is not acknowledged is lost.
+        // A live entry short of the highest PSN (`dh` ≠ 0) that is not
+        // acknowledged is lost.
         self.resolve.next =
             self.walk_now.val() & self.live.val() & (self.is_acked.val() | self.dh.val().any());
         self.tmo_now.next = self.in_tmo.val() & !self.at_end.val();
