@@ -222,6 +222,9 @@ native_block! {
         // result.
         state: DFF<Bits<3>>,
         cs: DFF<Bits<SB>>,
+        // Slot `cs`'s loss EWMA: the field of every word written (the
+        // slot written becomes or stays `cs`), for the loss estimator.
+        run_loss: DFF<Bits<32>>,
         c_entropy: DFF<Bits<16>>,
         r_valid: DFF<Bit>,
         r_ok: DFF<Bit>,
@@ -254,7 +257,8 @@ impl<const SB: usize> Logic for TxPathTable<SB> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, state, cs, c_entropy, r_valid, r_ok, r_psn, r_pkts, r_bytes, cap_q
+            self, clock, state, cs, run_loss, c_entropy, r_valid, r_ok, r_psn, r_pkts, r_bytes,
+            cap_q
         );
         // The slot word at the taken operation's slot, else the running
         // one's. (Parts' inputs come from ports, registers and parts alone,
@@ -272,6 +276,10 @@ impl<const SB: usize> Logic for TxPathTable<SB> {
         TxCheckPort::<SB>::link(&mut self.ck, &mut self.file.ck);
         self.cap_view.next = self.cap_q.q.val();
         self.upd.cur.next = self.file.cur.val();
+        self.upd.run_loss.next = self.run_loss.q.val();
+        if self.file.we.val() {
+            self.run_loss.d.next = self.upd.wdata.val().get_bits::<32>(224);
+        }
         TxOpIn::<SB>::link(&mut self.op, &mut self.decode.op);
         self.decode.idle.next = self.state.q.val() == self.s_idle.val();
         self.decode.tmo.next = self.state.q.val() == self.s_timeout.val();

@@ -260,12 +260,16 @@ pub struct TxCross {
     count: DFF<Bits<COUNT_BITS>>,
     gate: TxGate<COUNT_BITS>,
     unpack: TxUnpack,
-    /// The beat before [`TxUnpack`]: loaded from the FIFO as it empties,
-    /// so the FIFO's read never waits on the FIFO's own output (on the
-    /// routed NIC top, block RAM output → `TxUnpack` → read address was the
-    /// GMII clock's critical path).
+    /// The beat before [`TxUnpack`] and the one after it: the FIFO is read
+    /// while `nxt` is free, a decision of registers alone, so neither the
+    /// FIFO's output nor `TxUnpack`'s byte position reaches the FIFO's read
+    /// address (on routed NIC tops, block RAM output → `TxUnpack` → read
+    /// address, then `TxUnpack`'s lane index → take → read address, were
+    /// the GMII clock's critical paths).
     beat: DFF<BeatWord>,
     beat_v: DFF<Bit>,
+    nxt: DFF<BeatWord>,
+    nxt_v: DFF<Bit>,
     put: Signal<Local, Bit>,
     offer: Signal<Local, Bit>,
     take: Signal<Local, Bit>,
@@ -311,30 +315,47 @@ impl Logic for TxCross {
         self.tokens.read.next = self.gate.tok_read.val();
         self.beat.clock.next = self.rclock.val();
         self.beat_v.clock.next = self.rclock.val();
+        self.nxt.clock.next = self.rclock.val();
+        self.nxt_v.clock.next = self.rclock.val();
         self.beat.d.next = self.beat.q.val();
         self.beat_v.d.next = self.beat_v.q.val();
+        self.nxt.d.next = self.nxt.q.val();
+        self.nxt_v.d.next = self.nxt_v.q.val();
         self.offer.next = self.gate.open.val() & !self.fifo.empty.val();
         self.unpack.s_tvalid.next = self.beat_v.q.val();
         self.unpack.s_tdata.next = self.beat.q.val().get_bits::<64>(0);
         self.unpack.s_tkeep.next = self.beat.q.val().get_bits::<8>(64);
         self.unpack.s_tlast.next = self.beat.q.val().get_bit(72);
         self.take.next = self.beat_v.q.val() & self.unpack.s_tready.val();
-        // A beat leaves the FIFO when the register is empty or its beat
-        // is taken: the register is reloaded at the same edge, so the bytes
-        // of a frame follow each other without a gap.
-        self.pull.next = self.offer.val() & (!self.beat_v.q.val() | self.take.val());
+        // A beat leaves the FIFO while `nxt` is free (`nxt` holds a beat
+        // only while `beat` does). It goes to `beat` when that is empty or
+        // being taken, else to `nxt`; a taken `beat` is refilled from `nxt`
+        // at the same edge, so the bytes of a frame follow each other
+        // without a gap.
+        self.pull.next = self.offer.val() & !self.nxt_v.q.val();
         self.fifo.read.next = self.pull.val();
         self.gate.take.next = self.pull.val();
         self.gate.take_last.next = self.fifo.data_out.val().get_bit(72);
         if self.take.val() {
             self.beat_v.d.next = false;
+            if self.nxt_v.q.val() {
+                self.beat.d.next = self.nxt.q.val();
+                self.beat_v.d.next = true;
+                self.nxt_v.d.next = false;
+            }
         }
         if self.pull.val() {
-            self.beat.d.next = self.fifo.data_out.val();
-            self.beat_v.d.next = true;
+            if !self.beat_v.q.val() | self.take.val() {
+                self.beat.d.next = self.fifo.data_out.val();
+                self.beat_v.d.next = true;
+            } else {
+                self.nxt.d.next = self.fifo.data_out.val();
+                self.nxt_v.d.next = true;
+            }
         }
         if self.rrst.val() {
             self.beat_v.d.next = false;
+            self.nxt_v.d.next = false;
         }
         self.m_data.next = self.unpack.m_data.val();
         self.m_valid.next = self.unpack.m_valid.val();
