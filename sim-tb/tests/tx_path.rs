@@ -122,9 +122,10 @@ fn a_full_ring_refuses_a_send_and_one_ack_resolves_it() {
     let s = tb.read(3, 0);
     assert_eq!((s.next_psn, s.una, s.sent, s.inflight), (256, 0, 256, 0));
     // Received 0..=254 and not 255 (cum 255): 255 is beyond what the ACK
-    // knows and stays in flight. With the fate stream always ready the walk
-    // takes 2 + 255 + 1 cycles (the first while the ACK's highest PSN is
-    // computed) and the loss-EWMA decay ceil(255 / 4).
+    // knows and stays in flight. With the fate stream always ready: a cycle
+    // in the table's operation register, then the walk's 2 + 255 + 1 cycles
+    // (the first while the ACK's highest PSN is computed) and the loss-EWMA
+    // decay's ceil(255 / 4).
     tb.set_fate_ready_share(1.0);
     let (r, cycles) = tb
         .run(
@@ -136,7 +137,7 @@ fn a_full_ring_refuses_a_send_and_one_ack_resolves_it() {
         )
         .expect("ACK finishes");
     println!("ACK resolving 255 of 256 entries: {cycles} cycles");
-    assert_eq!(cycles, 2 + 255 + 1 + 64);
+    assert_eq!(cycles, 1 + 2 + 255 + 1 + 64);
     assert_eq!((r.pkts, r.fates.len()), (255, 255));
     assert_eq!(r.fates[254], SlotFate::Acked { conn_psn: 1254 });
     let s = tb.read(3, 0);

@@ -36,23 +36,28 @@
 //! and a transmission RACK finds lost is reported with [`TxOp::Lose`].
 //!
 //! # Structure
-//! A slot's fields are one word (566 bits, layout in `slots.rs`) in
-//! [`LutRam`]s: one read and written at the slot being operated on
-//! (read, changed by `SlotUpdate`, written back in the same cycle), and
+//! An operation is first taken into registers (`TxOpLatch`, a cycle),
+//! so the table works on registers only: the issuers' choice never
+//! reaches the slot word's read in the same cycle. A slot's fields are one
+//! word (566 bits, layout in `slots.rs`) in [`LutRam`]s: one read and
+//! written at the slot being operated on (a register, `cs`: read, changed
+//! by `SlotUpdate`, written back in the same cycle), and
 //! copies written alike for the `rd_*` and `ck_*` ports. `cap_view` is a
 //! register the control loads with the word an operation writes in its
 //! last cycle (the one before its result). The
 //! rings are one [`BlockRam`] of `{live, probe, len, connection PSN}`
 //! entries at `slot << 8 | path PSN mod 256`, read at the walker's next
 //! position so the walker (`TxWalk`) sees entry `p` in the cycle it is at
-//! `p`. The control (this file, with its parts) runs the operations: `Send`, `Init`,
+//! `p`. The control (this file, with its parts) runs the operations, each
+//! after its cycle in the latch: `Send`, `Init`,
 //! `Move` and `Window` take one cycle; `Ack` walks one ring entry a cycle
 //! then decays the loss EWMA four acknowledged packets a cycle; `Feedback`
 //! with packets divides one quotient bit a cycle (16); `Timeout` walks to
 //! `next_psn`; `Lose` takes one cycle then pops as an `Ack` does. A fate
 //! event the firmware does not take stalls the walk.
 //!
-//! The parts, one file each: `decode.rs` (`TxOpDecode`: the handshake and
+//! The parts, one file each: `latch.rs` (`TxOpLatch`: the operation's
+//! registers), `decode.rs` (`TxOpDecode`: the handshake and
 //! the taken operation's decode, combinational), `slots.rs` (`SlotFile`:
 //! the slot words and the read ports), `update.rs` (`SlotUpdate`: the
 //! engine's rules on a word, combinational) with `est.rs` (`RttUpdate`,
@@ -78,6 +83,7 @@
 mod decode;
 mod div;
 mod est;
+mod latch;
 mod links;
 mod ring;
 mod slots;
@@ -87,11 +93,12 @@ mod walk;
 
 use rust_hdl::prelude::*;
 
-use crate::bus::{FateOut, TxCheckPort, TxOpIn, TxReadPort, TxResOut};
+use crate::bus::{FateOut, TxCheckPort, TxOpIn, TxOpOut, TxReadPort, TxResOut};
 
 use crate::helpers::{konst, native_block};
 use decode::TxOpDecode;
 use div::TxDiv;
+use latch::TxOpLatch;
 use links::{AckEndOut, AckedOut, DivEvOut, OpEvOut, RingOpOut, WalkEvOut};
 use ring::TxRing;
 use slots::SlotFile;
@@ -127,7 +134,7 @@ pub enum TxOp {
     Init = 0,
     /// `on_send_data` (`op_probe` low: `op_psn`, `op_len`, `op_retx`) or
     /// `on_send_probe`; returns the path PSN; refused (`res_ok` low) when
-    /// the ring is full. One cycle.
+    /// the ring is full. One cycle (after the latch's).
     Send = 1,
     /// `on_ack(op_psn, op_sack)`: walks the ring, emits fates, returns
     /// (`res_pkts`, `res_bytes`).
@@ -137,9 +144,9 @@ pub enum TxOp {
     /// `on_timeout(op_value)`'s table part: every live transmission lost,
     /// quarantine with backoff, move to the new entropy.
     Timeout = 4,
-    /// `move_to(op_value)`. One cycle.
+    /// `move_to(op_value)`. One cycle (after the latch's).
     Move = 5,
-    /// Sets the window (bytes) from `op_value`. One cycle.
+    /// Sets the window (bytes) from `op_value`. One cycle (after the latch's).
     Window = 6,
     /// The table part of `on_rack` for one transmission the firmware found
     /// lost by time: path PSN `op_psn`, if unresolved data, is lost (fate
@@ -212,6 +219,7 @@ native_block! {
         ck: TxCheckPort<SB>,
     }
     state {
+        latch: TxOpLatch<SB>,
         file: SlotFile<SB>,
         upd: SlotUpdate,
         decode: TxOpDecode<SB>,
@@ -222,9 +230,6 @@ native_block! {
         // result.
         state: DFF<Bits<3>>,
         cs: DFF<Bits<SB>>,
-        // Slot `cs`'s loss EWMA: the field of every word written (the
-        // slot written becomes or stays `cs`), for the loss estimator.
-        run_loss: DFF<Bits<32>>,
         c_entropy: DFF<Bits<16>>,
         r_valid: DFF<Bit>,
         r_ok: DFF<Bit>,
@@ -257,30 +262,27 @@ impl<const SB: usize> Logic for TxPathTable<SB> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, state, cs, run_loss, c_entropy, r_valid, r_ok, r_psn, r_pkts, r_bytes,
-            cap_q
+            self, clock, state, cs, c_entropy, r_valid, r_ok, r_psn, r_pkts, r_bytes, cap_q
         );
-        // The slot word at the taken operation's slot, else the running
-        // one's. (Parts' inputs come from ports, registers and parts alone,
-        // so Verilator orders them apart from what the control reads.)
+        // The operation port into the latch, the latch into the decode.
+        // (Parts' inputs come from ports, registers and parts alone, so
+        // Verilator orders them apart from what the control reads.)
+        self.latch.clock.next = self.clock.val();
+        self.latch.rst.next = self.rst.val();
+        TxOpIn::<SB>::link(&mut self.op, &mut self.latch.s_op);
+        TxOpOut::<SB>::join(&mut self.latch.m_op, &mut self.decode.op);
+        // The slot word at the operation's slot, a register: `cs` is
+        // loaded when the latch takes the operation (the table is idle
+        // then) and holds while it runs.
         self.file.ws.next = self.cs.q.val();
-        if self.op.valid.val() & (self.state.q.val() == self.s_idle.val()) {
-            self.file.ws.next = self.op.slot.val();
-        }
         self.file.clock.next = self.clock.val();
         self.file.we.next = !self.rst.val()
-            & ((self.op.valid.val() & (self.state.q.val() == self.s_idle.val()))
-                | (self.state.q.val() != self.s_idle.val()));
+            & (self.decode.accept.val() | (self.state.q.val() != self.s_idle.val()));
         self.file.wdata.next = self.upd.wdata.val();
         TxReadPort::<SB>::link(&mut self.rd, &mut self.file.rd);
         TxCheckPort::<SB>::link(&mut self.ck, &mut self.file.ck);
         self.cap_view.next = self.cap_q.q.val();
         self.upd.cur.next = self.file.cur.val();
-        self.upd.run_loss.next = self.run_loss.q.val();
-        if self.file.we.val() {
-            self.run_loss.d.next = self.upd.wdata.val().get_bits::<32>(224);
-        }
-        TxOpIn::<SB>::link(&mut self.op, &mut self.decode.op);
         self.decode.idle.next = self.state.q.val() == self.s_idle.val();
         self.decode.tmo.next = self.state.q.val() == self.s_timeout.val();
         self.decode.tmo_entropy.next = self.c_entropy.q.val();
@@ -300,21 +302,19 @@ impl<const SB: usize> Logic for TxPathTable<SB> {
         self.ring.state.next = self.state.q.val();
         self.ring.cs.next = self.cs.q.val();
         self.ring.send_at.next = self.file.cur.val().get_bits::<8>(0);
+        self.ring.next_psn.next = self.file.cur.val().get_bits::<32>(0);
         self.ring.una.next = self.file.cur.val().get_bits::<32>(32);
-        self.file.rs.next = self.cs.q.val();
-        self.ring.run_next_psn.next = self.file.run_next_psn.val();
-        self.ring.run_una.next = self.file.run_una.val();
         FateOut::link(&mut self.m_fate, &mut self.ring.m_fate);
         self.totals.clock.next = self.clock.val();
         self.totals.rst.next = self.rst.val();
         self.totals.clear.next = self.decode.accept.val()
-            & ((self.op.code.val() == self.k_ack.val())
-                | (self.op.code.val() == self.k_lose.val()));
+            & ((self.latch.m_op.code.val() == self.k_ack.val())
+                | (self.latch.m_op.code.val() == self.k_lose.val()));
         self.totals.in_decay.next = self.state.q.val() == self.s_decay.val();
         self.div.clock.next = self.clock.val();
         self.div.rst.next = self.rst.val();
         self.div.load.next = self.decode.div_start.val();
-        self.div.acked.next = self.op.acked.val();
+        self.div.acked.next = self.latch.m_op.acked.val();
         self.div.new_ce.next = self.decode.new_ce.val();
         self.div.run.next = self.state.q.val() == self.s_div.val();
 
@@ -327,28 +327,30 @@ impl<const SB: usize> Logic for TxPathTable<SB> {
             self.r_pkts.d.next = 0.into();
             self.r_bytes.d.next = 0.into();
         } else {
-            if self.decode.accept.val() {
+            if self.op.valid.val() & self.op.ready.val() {
                 self.cs.d.next = self.op.slot.val();
+            }
+            if self.decode.accept.val() {
                 self.r_ok.d.next = true;
                 self.r_psn.d.next = 0.into();
                 self.r_pkts.d.next = 0.into();
                 self.r_bytes.d.next = 0.into();
                 self.fin.next = self.decode.quick.val();
-                if self.op.code.val() == self.k_send.val() {
+                if self.latch.m_op.code.val() == self.k_send.val() {
                     self.r_ok.d.next = self.decode.room.val();
                     self.r_psn.d.next = self.file.cur.val().get_bits::<32>(0);
                 }
-                if self.op.code.val() == self.k_lose.val() {
+                if self.latch.m_op.code.val() == self.k_lose.val() {
                     self.state.d.next = self.s_lose.val();
                 }
-                if self.op.code.val() == self.k_ack.val() {
+                if self.latch.m_op.code.val() == self.k_ack.val() {
                     self.state.d.next = self.s_ack.val();
                 }
                 if self.decode.div_start.val() {
                     self.state.d.next = self.s_div.val();
                 }
-                if self.op.code.val() == self.k_timeout.val() {
-                    self.c_entropy.d.next = self.op.value.val().get_bits::<16>(0);
+                if self.latch.m_op.code.val() == self.k_timeout.val() {
+                    self.c_entropy.d.next = self.latch.m_op.value.val().get_bits::<16>(0);
                     self.state.d.next = self.s_timeout.val();
                 }
             }

@@ -36,14 +36,12 @@ native_block! {
         state: Signal<In, Bits<3>>,
         #[doc = "The running operation's slot."]
         cs: Signal<In, Bits<SB>>,
-        #[doc = "The taken operation's slot's `next_psn` mod 256: where a `Send` writes."]
+        #[doc = "The slot's `next_psn` mod 256 (the operation's slot, `cs`): where a `Send` writes."]
         send_at: Signal<In, Bits<8>>,
-        #[doc = "The taken operation's slot's `una`: where a walk starts."]
+        #[doc = "The slot's `next_psn`: where a `Timeout`'s walk ends."]
+        next_psn: Signal<In, Bits<32>>,
+        #[doc = "The slot's `una`: where a walk starts."]
         una: Signal<In, Bits<32>>,
-        #[doc = "The running slot's `next_psn` (read at `cs`: the walker's)."]
-        run_next_psn: Signal<In, Bits<32>>,
-        #[doc = "The running slot's `una`."]
-        run_una: Signal<In, Bits<32>>,
         #[doc = "Fate events."]
         m_fate: FateOut,
         #[doc = "The walk's changes to the slot."]
@@ -116,8 +114,8 @@ impl<const SB: usize> Logic for TxRing<SB> {
         self.walk.sack.next = self.c_sack.q.val();
         self.walk.walking.next = self.walking.q.val();
         self.walk.pfx.next = self.pfx.q.val();
-        self.walk.next_psn.next = self.run_next_psn.val();
-        self.walk.una.next = self.run_una.val();
+        self.walk.next_psn.next = self.next_psn.val();
+        self.walk.una.next = self.una.val();
         self.walk.live.next = self.ring.read_data.val().get_bit(49);
         self.walk.probe.next = self.ring.read_data.val().get_bit(48);
         self.at_end.next = self.walk.at_end.val();
@@ -138,7 +136,7 @@ impl<const SB: usize> Logic for TxRing<SB> {
             self.p_n.next = self.p.q.val() + 1;
             self.step.next = true;
         } else if self.state.val() == self.s_lose.val() {
-            self.p_n.next = self.run_una.val();
+            self.p_n.next = self.una.val();
         }
         self.ring.clock.next = self.clock.val();
         self.ring.read_address.next = (bit_cast::<RING_ADDR, SB>(self.cs.val()) << 8)

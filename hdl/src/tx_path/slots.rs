@@ -29,13 +29,10 @@ const CK_BITS: usize = 97;
 
 native_block! {
     /// The slots' words for `2^SB` slots: one write port (`ws`, which the
-    /// working read port `cur` also reads) and three more read ports, each
+    /// working read port `cur` also reads) and two more read ports, each
     /// a [`LutRam`] written alike (asynchronous reads: a word written at a
     /// clock edge is read from the next cycle on), the `rd` and `ck` ports'
-    /// words split into their fields, and the running slot's `next_psn`
-    /// and `una` for the ring's walker (`run_*`, read at a register, so
-    /// the walker's fate events do not wait on the operation port's slot
-    /// choice: in a walk `ws` is the running slot and the two agree).
+    /// words split into their fields.
     SlotFile[SB]
     check { (1..=6).contains(&SB), "SlotFile<{SB}>: 2 to 64 slots" }
     ports {
@@ -53,18 +50,11 @@ native_block! {
         rd: TxReadPort<SB>,
         #[doc = "Check port: a slot's `una`, `next_psn`, last CE count, `quarantined`."]
         ck: TxCheckPort<SB>,
-        #[doc = "The running operation's slot (a register): read on `run_*`."]
-        rs: Signal<In, Bits<SB>>,
-        #[doc = "Slot `rs`'s `next_psn`."]
-        run_next_psn: Signal<Out, Bits<32>>,
-        #[doc = "Slot `rs`'s `una`."]
-        run_una: Signal<Out, Bits<32>>,
     }
     state {
         work: LutRam<SLOT_BITS, SB>,
         rd_ram: LutRam<VIEW_BITS, SB>,
         ck_ram: LutRam<CK_BITS, SB>,
-        run_ram: LutRam<64, SB>,
         // The read port's word, its PSN count and window sum.
         rd_w: Signal<Local, Bits<VIEW_BITS>>,
         rd_count: Signal<Local, Bits<32>>,
@@ -99,13 +89,6 @@ impl<const SB: usize> Logic for SlotFile<SB> {
         self.ck.una.next = self.ck_ram.read_data.val().get_bits::<32>(32);
         self.ck.quarantined.next = self.ck_ram.read_data.val().get_bit(64);
         self.ck.last_ce.next = self.ck_ram.read_data.val().get_bits::<32>(65);
-        self.run_ram.clock.next = self.clock.val();
-        self.run_ram.write_enable.next = self.we.val();
-        self.run_ram.write_address.next = self.ws.val();
-        self.run_ram.write_data.next = self.wdata.val().get_bits::<64>(0);
-        self.run_ram.read_address.next = self.rs.val();
-        self.run_next_psn.next = self.run_ram.read_data.val().get_bits::<32>(0);
-        self.run_una.next = self.run_ram.read_data.val().get_bits::<32>(32);
 
         // The read port's fields, and `TxPath::can_send`.
         self.rd.next_psn.next = self.rd_w.val().get_bits::<32>(0);

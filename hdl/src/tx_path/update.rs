@@ -17,12 +17,6 @@ use super::slots::SLOT_BITS;
 pub(super) struct SlotUpdate {
     /// The word before.
     pub cur: Signal<In, Bits<SLOT_BITS>>,
-    /// The running operation's slot's loss EWMA (a register of the
-    /// control): the loss estimator's operand, so its four chained decays
-    /// start at a register rather than at the slot choice. A loss or a
-    /// decay only happens in a walk or the ACK's end, where the slot
-    /// written is the running one and the two agree.
-    pub run_loss: Signal<In, Bits<32>>,
     /// The taken operation's changes.
     pub op: OpEvIn,
     /// The walk's changes.
@@ -66,7 +60,7 @@ impl Logic for SlotUpdate {
         self.rtt_est.srtt.next = self.cur.val().get_bits::<32>(128);
         self.rtt_est.rttvar.next = self.cur.val().get_bits::<32>(160);
         self.rtt_est.valid.next = self.cur.val().get_bit(528);
-        self.loss_est.loss.next = self.run_loss.val();
+        self.loss_est.loss.next = self.cur.val().get_bits::<32>(224);
         self.loss_est.up.next = self.walk.loss_up.val();
         self.loss_est.decay.next = self.ack_end.decay.val();
         self.n_next.next = self.cur.val().get_bits::<32>(0);
@@ -76,10 +70,7 @@ impl Logic for SlotUpdate {
         self.n_srtt.next = self.rtt_est.srtt_n.val();
         self.n_rttvar.next = self.rtt_est.rttvar_n.val();
         self.n_ecn.next = self.cur.val().get_bits::<32>(192);
-        self.n_loss.next = self.cur.val().get_bits::<32>(224);
-        if self.walk.loss_up.val() | (self.ack_end.decay.val() != 0) {
-            self.n_loss.next = self.loss_est.loss_n.val();
-        }
+        self.n_loss.next = self.loss_est.loss_n.val();
         self.n_samples.next = self.cur.val().get_bits::<32>(256);
         self.n_sent.next = self.cur.val().get_bits::<32>(288);
         self.n_retx.next = self.cur.val().get_bits::<32>(320);
