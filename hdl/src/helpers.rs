@@ -1,8 +1,8 @@
 //! Small building blocks written as custom Verilog with a matching Rust
-//! model for rust-hdl's own simulator (combinational helpers and the two
-//! memories rust-hdl lacks, `LutRam` and `BlockRam`), and the pieces the
-//! native blocks share to declare their constants (`native_block`,
-//! `konst`, `byte_mask`).
+//! model for rust-hdl's own simulator (combinational helpers, the
+//! register with an enable `EnReg`, and the two memories rust-hdl lacks,
+//! `LutRam` and `BlockRam`), and the pieces the native blocks share to
+//! declare their constants (`native_block`, `konst`, `byte_mask`).
 
 use rust_hdl::prelude::*;
 
@@ -191,6 +191,59 @@ always @(*) begin
         if (keep[i]) count = i + 1;
 end
 "
+        ))
+    }
+}
+
+/// A register with a clock enable: `q` takes `d` at a rising edge of
+/// `clock` when `en` is high and holds otherwise (on the ECP5 a flip-flop
+/// with its clock enable, as yosys maps a `DFF` whose `d` defaults to `q`).
+///
+/// A custom leaf for the simulators: with rust-hdl's `DFF` the parent's
+/// kernel copies `q` into `d` (`dff_setup!`) and overwrites it under the
+/// load condition, so `d` depends on that condition, and Verilator keeps
+/// everything that feeds `d` in the same evaluation as the condition. When
+/// the condition reads the top's inputs (flow control), that is the pass
+/// Verilator runs for the inputs as well as the one after the clock edge:
+/// wide copies and CRC matrices computed from registers alone run twice a
+/// cycle. Here the parent drives `en` with the condition and `d` from
+/// registers, so only `en` is in that pass and the register is copied
+/// only when loaded. The parent's kernel gives it the clock, sets `en`
+/// low at its top (`#[hdl_gen]` takes no macro but `dff_setup!`) and
+/// drives `d` in every cycle. The Rust model is what rust-hdl's simulator
+/// runs.
+#[derive(LogicBlock, Default)]
+pub struct EnReg<T: Synth> {
+    /// Clock.
+    pub clock: Signal<In, Clock>,
+    /// `q` takes `d` at this cycle's edge.
+    pub en: Signal<In, Bit>,
+    /// The value taken.
+    pub d: Signal<In, T>,
+    /// The register.
+    pub q: Signal<Out, T>,
+}
+
+impl<T: Synth> Logic for EnReg<T> {
+    fn update(&mut self) {
+        if self.clock.pos_edge() && self.en.val() {
+            self.q.next = self.d.val();
+        }
+    }
+
+    fn connect(&mut self) {
+        self.q.connect();
+    }
+
+    fn hdl(&self) -> Verilog {
+        hand_written(format!(
+            "initial begin
+   q = {:x};
+end
+
+always @(posedge clock) if (en) q <= d;
+",
+            T::default().verilog()
         ))
     }
 }
@@ -475,6 +528,32 @@ mod tests {
             assert_eq!(kc.count.next, bits::<16>(want));
         }
     }
+    #[test]
+    fn en_reg_model_loads_only_when_enabled() {
+        let mut sim = Simulation::new();
+        sim.add_clock(5, |x: &mut Box<EnReg<Bits<8>>>| {
+            x.clock.next = !x.clock.val()
+        });
+        sim.add_testbench(move |mut sim: Sim<EnReg<Bits<8>>>| {
+            let mut x = sim.init()?;
+            // (en, d, q after the edge)
+            for (en, d, want) in [
+                (true, 0x5au64, 0x5au64),
+                (false, 0x66, 0x5a),
+                (true, 0x66, 0x66),
+            ] {
+                x.en.next = en;
+                x.d.next = d.into();
+                wait_clock_true!(sim, clock, x);
+                wait_clock_false!(sim, clock, x);
+                sim_assert_eq!(sim, x.q.val(), bits::<8>(want), x);
+            }
+            sim.done(x)
+        });
+        sim.run(Box::new(EnReg::<Bits<8>>::default()), 1_000)
+            .unwrap();
+    }
+
     #[test]
     fn block_ram_model_reads_synchronously_with_the_bypass() {
         let mut sim = Simulation::new();

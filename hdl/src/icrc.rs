@@ -35,6 +35,8 @@
 
 use rust_hdl::prelude::*;
 
+use crate::helpers::EnReg;
+
 /// The reflected CRC-32 polynomial.
 pub const POLY: u32 = 0xEDB8_8320;
 
@@ -238,10 +240,10 @@ pub struct IcrcCheck<const W: usize, const B: usize> {
     pub ok: Signal<Out, Bit>,
     // CRC register over the bytes so far, trailer included, the
     // pseudo-header's share excepted while it is still in `pend`.
-    crc: DFF<Bits<32>>,
+    crc: EnReg<Bits<32>>,
     // The pseudo-header's share after a first beat, zero after any other:
     // the CRC state is `crc ^ pend`.
-    pend: DFF<Bits<32>>,
+    pend: EnReg<Bits<32>>,
     // The last 4 bytes accepted, first byte in bits 7..0: after a frame's
     // last beat, its trailer.
     held: DFF<Bits<32>>,
@@ -365,7 +367,16 @@ impl<const W: usize, const B: usize> Default for IcrcCheck<W, B> {
 impl<const W: usize, const B: usize> Logic for IcrcCheck<W, B> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, crc, pend, held, missing, step, ph);
+        dff_setup!(self, clock, held, missing, step, ph);
+        // The CRC registers load with an accepted beat (`beat`, which reads
+        // the parent's flow control); their values come from registers and
+        // `offer` alone (`EnReg`), so a simulator computes the matrices
+        // once per cycle, not again in the pass for the flow control's
+        // inputs.
+        self.crc.clock.next = self.clock.val();
+        self.crc.en.next = false;
+        self.pend.clock.next = self.clock.val();
+        self.pend.en.next = false;
         self.state.next = 0.into();
         self.lanes.next = 0.into();
         self.phv.next = 0.into();
@@ -427,9 +438,11 @@ impl<const W: usize, const B: usize> Logic for IcrcCheck<W, B> {
                 self.px.next = self.px.val() ^ self.c_pend0.val();
             }
         }
+        self.crc.d.next = self.bx.val();
+        self.pend.d.next = self.px.val();
         if self.beat.val() {
-            self.crc.d.next = self.bx.val();
-            self.pend.d.next = self.px.val();
+            self.crc.en.next = true;
+            self.pend.en.next = true;
             if self.first.val() {
                 self.ph.d.next = self.phv.val();
                 self.step.d.next = 1.into();

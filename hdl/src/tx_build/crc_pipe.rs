@@ -6,7 +6,7 @@ use super::UNZ_BITS;
 use super::links::{BeatIn, CrcCtlIn};
 use super::matrices::{BeatRows, unzero_rows};
 use crate::bus::AxisOut;
-use crate::helpers::{konst, native_block};
+use crate::helpers::{EnReg, konst, native_block};
 
 native_block! {
     /// Stages A to O of [`TxBuild`](super::TxBuild) at `W`-bit beats
@@ -61,7 +61,7 @@ native_block! {
         p_t: DFF<Bits<8>>,
         p_s1: DFF<Bits<32>>,
         p_m: DFF<Bits<8>>,
-        p_x: DFF<Bits<32>>,
+        p_x: EnReg<Bits<32>>,
         // R: the CRC register after the beat.
         r_v: DFF<Bit>,
         r_last: DFF<Bit>,
@@ -69,7 +69,7 @@ native_block! {
         r_keep: DFF<Bits<B>>,
         r_t: DFF<Bits<8>>,
         r_m: DFF<Bits<8>>,
-        crc: DFF<Bits<32>>,
+        crc: EnReg<Bits<32>>,
         // U and O.
         out: TxIcrcOut<W, B>,
         // Combinational temporaries.
@@ -90,9 +90,17 @@ impl<const W: usize, const B: usize> Logic for TxCrcPipe<W, B> {
     fn update(&mut self) {
         dff_setup!(
             self, clock, a_v, a_first, a_last, a_hold, a_data, a_keep, a_cov, a_t, a_s1, a_m, p_v,
-            p_first, p_last, p_hold, p_data, p_keep, p_t, p_s1, p_m, p_x, r_v, r_last, r_data,
-            r_keep, r_t, r_m, crc
+            p_first, p_last, p_hold, p_data, p_keep, p_t, p_s1, p_m, r_v, r_last, r_data, r_keep,
+            r_t, r_m
         );
+        // The CRC registers load under `adv`, which reads the output's
+        // `tready`; their values come from registers alone (`EnReg`), so a
+        // simulator computes the matrices once per cycle, not again in the
+        // pass for the inputs.
+        self.p_x.clock.next = self.clock.val();
+        self.p_x.en.next = false;
+        self.crc.clock.next = self.clock.val();
+        self.crc.en.next = false;
         self.out.clock.next = self.clock.val();
         self.out.rst.next = self.rst.val();
         AxisOut::<W, B>::link(&mut self.m_axis, &mut self.out.m_axis);
@@ -118,9 +126,6 @@ impl<const W: usize, const B: usize> Logic for TxCrcPipe<W, B> {
         }
 
         // ---- P: the beat's share of the CRC over its covered lanes. ----
-        // The matrices of P and R read registers only (not `adv`, which
-        // depends on the output's `tready`): a simulator evaluates them
-        // once per cycle, not again in the pass for the inputs.
         self.cd.next = 0.into();
         self.acc.next = 0.into();
         if self.a_v.q.val() {
@@ -147,10 +152,9 @@ impl<const W: usize, const B: usize> Logic for TxCrcPipe<W, B> {
             self.p_t.d.next = self.a_t.q.val();
             self.p_s1.d.next = self.a_s1.q.val();
             self.p_m.d.next = self.a_m.q.val();
-            if self.a_v.q.val() {
-                self.p_x.d.next = self.acc.val();
-            }
+            self.p_x.en.next = self.a_v.q.val();
         }
+        self.p_x.d.next = self.acc.val();
 
         // ---- R: the CRC register. ----
         self.zc.next = 0.into();
@@ -169,13 +173,11 @@ impl<const W: usize, const B: usize> Logic for TxCrcPipe<W, B> {
             self.r_keep.d.next = self.p_keep.q.val();
             self.r_t.d.next = self.p_t.q.val();
             self.r_m.d.next = self.p_m.q.val();
-            if self.p_v.q.val() {
-                if self.p_first.q.val() {
-                    self.crc.d.next = self.p_s1.q.val() ^ self.p_x.q.val();
-                } else if !self.p_hold.q.val() {
-                    self.crc.d.next = self.zc.val() ^ self.p_x.q.val();
-                }
-            }
+            self.crc.en.next = self.p_v.q.val() & (self.p_first.q.val() | !self.p_hold.q.val());
+        }
+        self.crc.d.next = self.zc.val() ^ self.p_x.q.val();
+        if self.p_first.q.val() {
+            self.crc.d.next = self.p_s1.q.val() ^ self.p_x.q.val();
         }
 
         // ---- U and O. ----
@@ -235,12 +237,12 @@ native_block! {
         u_last: DFF<Bit>,
         u_data: DFF<Bits<W>>,
         u_keep: DFF<Bits<B>>,
-        u_ic: DFF<Bits<32>>,
+        u_ic: EnReg<Bits<32>>,
         u_sel: [DFF<Bits<B>>; 4],
         // O: the output register.
         o_v: DFF<Bit>,
         o_last: DFF<Bit>,
-        o_data: DFF<Bits<W>>,
+        o_data: EnReg<Bits<W>>,
         o_keep: DFF<Bits<B>>,
         // Combinational temporaries.
         go: Signal<Local, Bit>,
@@ -259,8 +261,16 @@ impl<const W: usize, const B: usize> Logic for TxIcrcOut<W, B> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, u_v, u_last, u_data, u_keep, u_ic, o_v, o_last, o_data, o_keep
+            self, clock, u_v, u_last, u_data, u_keep, o_v, o_last, o_keep
         );
+        // The ICRC and the output data load under `go`, which reads
+        // `tready`; their values come from registers alone (`EnReg`), so a
+        // simulator computes them once per cycle, not again in the pass
+        // for the inputs.
+        self.u_ic.clock.next = self.clock.val();
+        self.u_ic.en.next = false;
+        self.o_data.clock.next = self.clock.val();
+        self.o_data.en.next = false;
         for j in 0..4 {
             self.u_sel[j].clock.next = self.clock.val();
             self.u_sel[j].d.next = self.u_sel[j].q.val();
@@ -284,24 +294,25 @@ impl<const W: usize, const B: usize> Logic for TxIcrcOut<W, B> {
                 }
             }
         }
+        // The ICRC's matrix only where its lanes are (the other beats write
+        // none of it: a simulator skips the matrix there).
+        if self.r_v.val() & self.r_t.val().any() {
+            for o in 0..32 {
+                self.acc.next = self.acc.val().replace_bit(
+                    o,
+                    (self.crc.val() & self.c_unz[o].val().get_bits::<32>(self.unz.val().index()))
+                        .xor(),
+                );
+            }
+        }
+        self.u_ic.d.next = !self.acc.val();
         if self.go.val() {
             self.u_v.d.next = self.r_v.val();
             self.u_last.d.next = self.r_last.val();
             self.u_data.d.next = self.r_data.val();
             self.u_keep.d.next = self.r_keep.val();
-            // The ICRC only where its lanes are (`r_t` set): the other
-            // beats write none of it (a simulator skips the matrix there).
-            if self.r_v.val() & self.r_t.val().any() {
-                for o in 0..32 {
-                    self.acc.next = self.acc.val().replace_bit(
-                        o,
-                        (self.crc.val()
-                            & self.c_unz[o].val().get_bits::<32>(self.unz.val().index()))
-                        .xor(),
-                    );
-                }
-                self.u_ic.d.next = !self.acc.val();
-            }
+            // The ICRC only where its lanes are (`r_t` set).
+            self.u_ic.en.next = self.r_v.val() & self.r_t.val().any();
             if self.r_v.val() {
                 for q in 0..4 {
                     self.u_sel[q].d.next = self.sel[q].val();
@@ -312,29 +323,30 @@ impl<const W: usize, const B: usize> Logic for TxIcrcOut<W, B> {
         // ---- O: the ICRC into its lanes; the output register. ----
         self.icw.next = 0.into();
         self.octet.next = 0.into();
+        // Only a beat that holds ICRC lanes places its bytes (a simulator
+        // skips the 4 x B choices in the others).
+        if self.u_v.q.val()
+            & (self.u_sel[0].q.val()
+                | self.u_sel[1].q.val()
+                | self.u_sel[2].q.val()
+                | self.u_sel[3].q.val())
+            .any()
+        {
+            for q in 0..4 {
+                self.octet.next = self.u_ic.q.val().get_bits::<8>(24 - 8 * q);
+                for n in 0..B {
+                    if self.u_sel[q].q.val().get_bit(n) {
+                        self.icw.next = self.icw.val()
+                            | (bit_cast::<W, 8>(self.octet.val()) << (8 * n).to_bits::<16>());
+                    }
+                }
+            }
+        }
+        self.o_data.d.next = self.u_data.q.val() | self.icw.val();
         if self.go.val() {
             self.o_v.d.next = self.u_v.q.val();
             if self.u_v.q.val() {
-                // Only a beat that holds ICRC lanes places its bytes (a
-                // simulator skips the 4 x B choices in the others).
-                if (self.u_sel[0].q.val()
-                    | self.u_sel[1].q.val()
-                    | self.u_sel[2].q.val()
-                    | self.u_sel[3].q.val())
-                .any()
-                {
-                    for q in 0..4 {
-                        self.octet.next = self.u_ic.q.val().get_bits::<8>(24 - 8 * q);
-                        for n in 0..B {
-                            if self.u_sel[q].q.val().get_bit(n) {
-                                self.icw.next = self.icw.val()
-                                    | (bit_cast::<W, 8>(self.octet.val())
-                                        << (8 * n).to_bits::<16>());
-                            }
-                        }
-                    }
-                }
-                self.o_data.d.next = self.u_data.q.val() | self.icw.val();
+                self.o_data.en.next = true;
                 self.o_keep.d.next = self.u_keep.q.val();
                 self.o_last.d.next = self.u_last.q.val();
             }

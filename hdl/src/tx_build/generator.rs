@@ -4,7 +4,7 @@ use rust_hdl::prelude::*;
 
 use super::links::{CrcCtlOut, FrameIn, GenOut, HdrIn};
 use super::{HDR_BITS, MR_BITS, NET_BITS, REV_BITS, V4_AT};
-use crate::helpers::{SWAPS_512, konst, low_halves, native_block};
+use crate::helpers::{EnReg, SWAPS_512, konst, low_halves, native_block};
 
 native_block! {
     /// The frame [`TxBuild`](super::TxBuild)'s generator is making, at
@@ -32,6 +32,8 @@ native_block! {
         go: Signal<In, Bit>,
         #[doc = "The next frame is taken this cycle."]
         take: Signal<In, Bit>,
+        #[doc = "A frame may be taken this cycle (from registers: `take` without the flow control; `take` implies it)."]
+        load: Signal<In, Bit>,
         #[doc = "The payload beat offered (taken when `go` and `need`)."]
         pay: Signal<In, Bits<W>>,
         #[doc = "The next frame's header."]
@@ -54,7 +56,7 @@ native_block! {
     state {
         g_active: DFF<Bit>,
         g_first: DFF<Bit>,
-        g_hdr: DFF<Bits<HDR_BITS>>,
+        g_hdr: EnReg<Bits<HDR_BITS>>,
         g_hrem: DFF<Bits<8>>,
         g_drem: DFF<Bits<8>>,
         g_erem: DFF<Bits<16>>,
@@ -94,9 +96,17 @@ impl<const W: usize, const B: usize> Logic for TxGen<W, B> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, g_active, g_first, g_hdr, g_hrem, g_drem, g_erem, g_trem, g_prem, g_pay,
-            g_pnz, g_last, g_kind, g_prev, g_s1, g_m
+            self, clock, g_active, g_first, g_hrem, g_drem, g_erem, g_trem, g_prem, g_pay, g_pnz,
+            g_last, g_kind, g_prev, g_s1, g_m
         );
+        // The header register loads under `go` and `take`, which read the
+        // flow control's inputs; its value is chosen by `load`, from
+        // registers (`EnReg`), so a simulator shifts or lays out the header
+        // once per cycle, not again in the pass for the inputs. With
+        // `load` high, `take` is `go` or no frame active, so the frame is
+        // taken whenever the register loads; with `load` low, `take` is low.
+        self.g_hdr.clock.next = self.clock.val();
+        self.g_hdr.en.next = self.go.val() | self.take.val();
         self.active.next = self.g_active.q.val();
         self.need.next = self.g_active.q.val() & self.g_pay.q.val() & self.g_pnz.q.val();
         self.last.next = self.g_last.q.val();
@@ -126,9 +136,7 @@ impl<const W: usize, const B: usize> Logic for TxGen<W, B> {
         self.m_crc.s1.next = self.g_s1.q.val();
         self.m_crc.m.next = self.g_m.q.val();
 
-        // The header a beat on, from the registers only (not `go`, which
-        // depends on the flow control's inputs): a simulator shifts it once
-        // per cycle, not again in the pass for the inputs.
+        // The header a beat on.
         self.hsh.next = self.g_hdr.q.val() >> self.c_w.val();
 
         // ---- One beat on: the flags are those of the next beat. ----
@@ -136,7 +144,6 @@ impl<const W: usize, const B: usize> Logic for TxGen<W, B> {
             self.g_first.d.next = false;
             self.g_pay.d.next = self.g_hrem.q.val() < self.c_b2_8.val();
             self.g_last.d.next = self.g_trem.q.val() <= self.c_b2.val();
-            self.g_hdr.d.next = self.hsh.val();
             self.g_hrem.d.next = 0.into();
             if self.g_hrem.q.val() > self.c_b8.val() {
                 self.g_hrem.d.next = self.g_hrem.q.val() - self.c_b8.val();
@@ -171,9 +178,8 @@ impl<const W: usize, const B: usize> Logic for TxGen<W, B> {
 
         // ---- The next frame: its header in lane order, its counters. ----
         self.rev.next = 0.into();
-        if self.take.val() {
-            self.g_active.d.next = true;
-            self.g_first.d.next = true;
+        self.g_hdr.d.next = self.hsh.val();
+        if self.load.val() {
             // Ethernet, IP and UDP bytes (the 62 bytes, left-aligned at the
             // top, reversed by six swap steps: byte 0 in lane 0, an IPv4
             // frame's first in lane 20), the version byte (62), then the
@@ -186,6 +192,10 @@ impl<const W: usize, const B: usize> Logic for TxGen<W, B> {
             self.g_hdr.d.next = bit_cast::<HDR_BITS, REV_BITS>(self.rev.val())
                 | self.c_ver.val()
                 | (bit_cast::<HDR_BITS, MR_BITS>(self.s_hdr.mr.val()) << 504);
+        }
+        if self.take.val() {
+            self.g_active.d.next = true;
+            self.g_first.d.next = true;
             self.g_kind.d.next = self.s_hdr.kind.val();
             self.g_hrem.d.next = self.s_hdr.hlen.val();
             self.g_drem.d.next = self.s_hdr.dstart.val();

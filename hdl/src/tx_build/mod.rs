@@ -262,6 +262,7 @@ impl<const W: usize, const B: usize> Logic for TxBuild<W, B> {
             self.fifo.head_ok.val() & (!self.frame.active.val() | self.frame.last.val());
         self.frame.go.next = self.go.val();
         self.frame.take.next = self.take.val();
+        self.frame.load.next = self.header.load.val();
         self.frame.pay.next = self.s_pay.tdata.val();
 
         // The payload beat taken is checked against the request.
