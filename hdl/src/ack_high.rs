@@ -1,29 +1,29 @@
-//! The highest path PSN an ACK reports ([`AckHigh`]), shared by the TX
-//! table's ACK walk ([`crate::TxPathTable`]) and the ACK receiver's
-//! evidence check ([`crate::AckRx`]).
+//! The highest bit of an ACK's SACK bitmap ([`SackTop`], the TX table's
+//! ACK walk, [`crate::TxPathTable`]) and the highest path PSN an ACK
+//! reports ([`AckHigh`], the ACK receiver's evidence check,
+//! [`crate::AckRx`]).
 //!
-//! Native rust-hdl: one kernel; rust-hdl's own simulator runs it against
+//! Native rust-hdl: two kernels; rust-hdl's own simulator runs it against
 //! `metaroce_proto::Sack::highest` (the test below).
 
 use rust_hdl::prelude::*;
 
-/// The highest path PSN an ACK of `cum` and `sack` reports (the SACK's
-/// highest bit, `metaroce_proto::Sack::highest`, else `cum` − 1), for the
-/// TX table's ACK walk and the ACK receiver's evidence check. The highest
-/// bit is found by halving (take the high half if any bit of it is set):
+/// The highest set bit of a 256-bit SACK bitmap (`found` low when it is
+/// empty), found by halving (take the high half if any bit of it is set):
 /// 8 levels of a 2:1 choice rather than a 256-step chain. Computes only
-/// while `en` is high (else `high` is 0), so Verilator skips it in cycles
-/// without an ACK.
+/// while `en` is high (else `found` and `idx` are 0), so Verilator skips it
+/// in cycles without an ACK. The TX table's walker registers its result in
+/// the cycle the ACK is taken and adds it to the distances a cycle later.
 #[derive(LogicBlock, Default)]
-pub struct AckHigh {
+pub struct SackTop {
     /// Compute this cycle.
     pub en: Signal<In, Bit>,
-    /// The ACK's `path_cum`.
-    pub cum: Signal<In, Bits<32>>,
-    /// Its SACK bitmap (bit `i`: PSN `cum + 1 + i`).
+    /// The bitmap (bit `i`: PSN `path_cum + 1 + i`).
     pub sack: Signal<In, Bits<256>>,
-    /// The highest path PSN it reports.
-    pub high: Signal<Out, Bits<32>>,
+    /// Some bit is set.
+    pub found: Signal<Out, Bit>,
+    /// The highest set bit's index (0 when none).
+    pub idx: Signal<Out, Bits<8>>,
     w128: Signal<Local, Bits<128>>,
     w64: Signal<Local, Bits<64>>,
     w32: Signal<Local, Bits<32>>,
@@ -31,10 +31,9 @@ pub struct AckHigh {
     w8: Signal<Local, Bits<8>>,
     w4: Signal<Local, Bits<4>>,
     w2: Signal<Local, Bits<2>>,
-    idx: Signal<Local, Bits<8>>,
 }
 
-impl Logic for AckHigh {
+impl Logic for SackTop {
     #[hdl_gen]
     fn update(&mut self) {
         self.w128.next = 0.into();
@@ -45,7 +44,7 @@ impl Logic for AckHigh {
         self.w4.next = 0.into();
         self.w2.next = 0.into();
         self.idx.next = 0.into();
-        self.high.next = 0.into();
+        self.found.next = false;
         if self.en.val() {
             self.w128.next = self.sack.val().get_bits::<128>(0);
             if self.sack.val().get_bits::<128>(128).any() {
@@ -85,8 +84,38 @@ impl Logic for AckHigh {
             if self.w2.val().get_bit(1) {
                 self.idx.next = self.idx.val() | 1;
             }
-            if self.w2.val().any() {
-                self.high.next = self.cum.val() + bit_cast::<32, 8>(self.idx.val()) + 1;
+            self.found.next = self.w2.val().any();
+        }
+    }
+}
+
+/// The highest path PSN an ACK of `cum` and `sack` reports (the SACK's
+/// highest bit, `metaroce_proto::Sack::highest`, else `cum` − 1), in one
+/// cycle: [`SackTop`] and an addition. For the ACK receiver's evidence
+/// check ([`crate::AckRx`]). Computes only while `en` is high (else
+/// `high` is 0).
+#[derive(LogicBlock, Default)]
+pub struct AckHigh {
+    /// Compute this cycle.
+    pub en: Signal<In, Bit>,
+    /// The ACK's `path_cum`.
+    pub cum: Signal<In, Bits<32>>,
+    /// Its SACK bitmap (bit `i`: PSN `cum + 1 + i`).
+    pub sack: Signal<In, Bits<256>>,
+    /// The highest path PSN it reports.
+    pub high: Signal<Out, Bits<32>>,
+    top: SackTop,
+}
+
+impl Logic for AckHigh {
+    #[hdl_gen]
+    fn update(&mut self) {
+        self.top.en.next = self.en.val();
+        self.top.sack.next = self.sack.val();
+        self.high.next = 0.into();
+        if self.en.val() {
+            if self.top.found.val() {
+                self.high.next = self.cum.val() + bit_cast::<32, 8>(self.top.idx.val()) + 1;
             } else {
                 self.high.next = self.cum.val() - 1;
             }
@@ -117,10 +146,11 @@ mod tests {
             }
             hi.cum.next = u64::from(cum).to_bits();
             hi.sack.next = bits;
-            hi.en.update_all();
-            hi.cum.update_all();
-            hi.sack.update_all();
-            hi.update();
+            // Combinational: run the kernels until no signal changes.
+            hi.update_all();
+            while hi.has_changed() {
+                hi.update_all();
+            }
             let want = match sack.highest() {
                 Some(h) => cum.wrapping_add(h).wrapping_add(1),
                 None => cum.wrapping_sub(1),

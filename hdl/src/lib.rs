@@ -65,7 +65,7 @@ pub mod tx_path;
 
 pub use ack_frame::AckFrame;
 pub use ack_gen::AckGen;
-pub use ack_high::AckHigh;
+pub use ack_high::{AckHigh, SackTop};
 pub use ack_rx::AckRx;
 pub use fw_rx::FwRx;
 pub use host_if::HostIf;

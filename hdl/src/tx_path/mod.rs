@@ -40,7 +40,7 @@
 //! so the table works on registers only: the issuers' choice never
 //! reaches the slot word's read in the same cycle. A slot's fields are one
 //! word (566 bits, layout in `slots.rs`) in [`LutRam`]s: one read and
-//! written at the slot being operated on (a register, `cs`: read, changed
+//! written at the slot being operated on (the latch's slot register: read, changed
 //! by `SlotUpdate`, written back in the same cycle), and
 //! copies written alike for the `rd_*` and `ck_*` ports. `cap_view` is a
 //! register the control loads with the word an operation writes in its
@@ -226,10 +226,9 @@ native_block! {
         ring: TxRing<SB>,
         totals: TxTotals,
         div: TxDiv,
-        // The operation in progress: state, slot, TIMEOUT's entropy; the
-        // result.
+        // The operation in progress: state (its slot is the latch's
+        // register), TIMEOUT's entropy; the result.
         state: DFF<Bits<3>>,
-        cs: DFF<Bits<SB>>,
         c_entropy: DFF<Bits<16>>,
         r_valid: DFF<Bit>,
         r_ok: DFF<Bit>,
@@ -262,7 +261,7 @@ impl<const SB: usize> Logic for TxPathTable<SB> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, state, cs, c_entropy, r_valid, r_ok, r_psn, r_pkts, r_bytes, cap_q
+            self, clock, state, c_entropy, r_valid, r_ok, r_psn, r_pkts, r_bytes, cap_q
         );
         // The operation port into the latch, the latch into the decode.
         // (Parts' inputs come from ports, registers and parts alone, so
@@ -271,10 +270,10 @@ impl<const SB: usize> Logic for TxPathTable<SB> {
         self.latch.rst.next = self.rst.val();
         TxOpIn::<SB>::link(&mut self.op, &mut self.latch.s_op);
         TxOpOut::<SB>::join(&mut self.latch.m_op, &mut self.decode.op);
-        // The slot word at the operation's slot, a register: `cs` is
-        // loaded when the latch takes the operation (the table is idle
-        // then) and holds while it runs.
-        self.file.ws.next = self.cs.q.val();
+        // The slot word at the operation's slot, a register: the latch's,
+        // loaded when it takes the operation (the table is idle then) and
+        // held while it runs.
+        self.file.ws.next = self.latch.m_op.slot.val();
         self.file.clock.next = self.clock.val();
         self.file.we.next = !self.rst.val()
             & (self.decode.accept.val() | (self.state.q.val() != self.s_idle.val()));
@@ -300,7 +299,6 @@ impl<const SB: usize> Logic for TxPathTable<SB> {
         self.ring.clock.next = self.clock.val();
         self.ring.rst.next = self.rst.val();
         self.ring.state.next = self.state.q.val();
-        self.ring.cs.next = self.cs.q.val();
         self.ring.send_at.next = self.file.cur.val().get_bits::<8>(0);
         self.ring.next_psn.next = self.file.cur.val().get_bits::<32>(0);
         self.ring.una.next = self.file.cur.val().get_bits::<32>(32);
@@ -327,9 +325,6 @@ impl<const SB: usize> Logic for TxPathTable<SB> {
             self.r_pkts.d.next = 0.into();
             self.r_bytes.d.next = 0.into();
         } else {
-            if self.op.valid.val() & self.op.ready.val() {
-                self.cs.d.next = self.op.slot.val();
-            }
             if self.decode.accept.val() {
                 self.r_ok.d.next = true;
                 self.r_psn.d.next = 0.into();

@@ -2,10 +2,11 @@
 //! [`BlockRam`] of `{live, probe, len, connection PSN}` entries at
 //! `slot << 8 | path PSN mod 256`, read at the walker's next position so
 //! the walker ([`TxWalk`]) sees entry `p` in the cycle it is at `p`; the
-//! running `Ack`'s operands (`path_cum`, SACK) and the walker's distances
-//! from `path_cum` and from the highest PSN the ACK knows (from
-//! [`AckHigh`] over the registered operands in the cycle after it is
-//! taken, when the walker waits; then stepped with the walker); the
+//! running `Ack`'s operands (`path_cum`, SACK, and the SACK's highest bit,
+//! [`SackTop`], found in the cycle it is taken from the operation
+//! register) and the walker's distances from `path_cum` and from the
+//! highest PSN the ACK knows (set in the cycle after, when the walker
+//! waits; then stepped with the walker); the
 //! ring's one write port (`Send` writes the entry at `next_psn` while the
 //! table is idle, a walker clears the live bit of the entry it resolves);
 //! the fate events; and
@@ -18,7 +19,7 @@ use rust_hdl::prelude::*;
 use super::links::{AckedOut, RingOpIn, WalkEvOut};
 use super::walk::TxWalk;
 use super::{ENTRY_BITS, RING, RING_ADDR, S_ACK, S_LOSE, S_TIMEOUT, TxOp};
-use crate::AckHigh;
+use crate::SackTop;
 use crate::bus::FateOut;
 use crate::helpers::{BlockRam, konst, native_block};
 
@@ -34,9 +35,7 @@ native_block! {
         op: RingOpIn<SB>,
         #[doc = "The control's state."]
         state: Signal<In, Bits<3>>,
-        #[doc = "The running operation's slot."]
-        cs: Signal<In, Bits<SB>>,
-        #[doc = "The slot's `next_psn` mod 256 (the operation's slot, `cs`): where a `Send` writes."]
+        #[doc = "The slot's `next_psn` mod 256 (the operation's slot): where a `Send` writes."]
         send_at: Signal<In, Bits<8>>,
         #[doc = "The slot's `next_psn`: where a `Timeout`'s walk ends."]
         next_psn: Signal<In, Bits<32>>,
@@ -56,17 +55,19 @@ native_block! {
     state {
         ring: BlockRam<ENTRY_BITS, RING_ADDR> = BlockRam::with_words(RING << SB),
         walk: TxWalk,
-        highest: AckHigh,
-        // The walker's path PSN; the ACK's operands; `p − path_cum − 1`
-        // and `p − highest` (set in the cycle after the ACK is taken,
-        // `c_pend`, from the registered operands, so the operation port's
-        // choice never reaches the 256-bit search; then stepped with `p`,
-        // so the walk's cycle subtracts nothing); not yet beyond the
-        // highest PSN; every entry walked so far resolved (so `una`
-        // follows).
+        top: SackTop,
+        // The walker's path PSN; the ACK's operands and its SACK's highest
+        // bit (searched in the cycle the ACK is taken, from the operation
+        // register); `p − path_cum − 1` and `p − highest` (set in the
+        // cycle after, `c_pend`, from registers alone, so neither the
+        // operation port's choice nor the 256-bit search reaches their
+        // subtractions; then stepped with `p`, so the walk's cycle
+        // subtracts nothing); not yet beyond the highest PSN; every entry
+        // walked so far resolved (so `una` follows).
         p: DFF<Bits<32>>,
         c_cum: DFF<Bits<32>>,
         c_sack: DFF<Bits<256>>,
+        c_k: DFF<Bits<9>>,
         c_dm1: DFF<Bits<32>>,
         c_dh: DFF<Bits<32>>,
         c_pend: DFF<Bit>,
@@ -77,6 +78,9 @@ native_block! {
         // by the timeout.
         p_n: Signal<Local, Bits<32>>,
         step: Signal<Local, Bit>,
+        dm1_now: Signal<Local, Bits<32>>,
+        k32: Signal<Local, Bits<32>>,
+        take_ack: Signal<Local, Bit>,
         data_res: Signal<Local, Bit>,
         lose_data: Signal<Local, Bit>,
         tmo_data: Signal<Local, Bit>,
@@ -90,6 +94,8 @@ native_block! {
         k_probe_entry: Constant<Bits<ENTRY_BITS>> = konst(3 << 48),
         k_data_entry: Constant<Bits<ENTRY_BITS>> = konst(1 << 49),
         k_dead: Constant<Bits<ENTRY_BITS>> = Constant::new(Bits::<ENTRY_BITS>::mask() >> 1),
+        k_none: Constant<Bits<9>> = konst(0x1FE),
+        k_sext: Constant<Bits<32>> = konst(0xFFFF_FE00),
     }
 }
 
@@ -97,13 +103,13 @@ impl<const SB: usize> Logic for TxRing<SB> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, p, c_cum, c_sack, c_dm1, c_dh, c_pend, walking, pfx
+            self, clock, p, c_cum, c_sack, c_k, c_dm1, c_dh, c_pend, walking, pfx
         );
         self.c_pend.d.next = false;
-        self.highest.en.next = self.c_pend.q.val();
-        self.highest.cum.next = self.c_cum.q.val();
-        self.highest.sack.next = self.c_sack.q.val();
-        // The walker at entry p of slot cs (read at p_n the cycle before);
+        self.take_ack.next = self.op.accept.val() & (self.op.code.val() == self.k_ack.val());
+        self.top.en.next = self.op.accept.val() & (self.op.code.val() == self.k_ack.val());
+        self.top.sack.next = self.op.sack.val();
+        // The walker at entry p of the operation's slot (read at p_n the cycle before);
         // an ACK's walk waits while its highest PSN is computed.
         self.walk.in_ack.next = (self.state.val() == self.s_ack.val()) & !self.c_pend.q.val();
         self.walk.in_tmo.next = self.state.val() == self.s_timeout.val();
@@ -139,19 +145,15 @@ impl<const SB: usize> Logic for TxRing<SB> {
             self.p_n.next = self.una.val();
         }
         self.ring.clock.next = self.clock.val();
-        self.ring.read_address.next = (bit_cast::<RING_ADDR, SB>(self.cs.val()) << 8)
+        self.ring.read_address.next = (bit_cast::<RING_ADDR, SB>(self.op.slot.val()) << 8)
             | bit_cast::<RING_ADDR, 8>(self.p_n.val().get_bits::<8>(0));
-        if self.op.accept.val() {
-            self.ring.read_address.next = (bit_cast::<RING_ADDR, SB>(self.op.slot.val()) << 8)
-                | bit_cast::<RING_ADDR, 8>(self.p_n.val().get_bits::<8>(0));
-        }
         self.ring.write_enable.next = !self.rst.val()
             & (self.op.send.val()
                 | (!self.stall.val()
                     & ((self.walk.walk_now.val() & self.walk.resolve.val())
                         | self.walk.lose_now.val()
                         | (self.walk.tmo_now.val() & self.ring.read_data.val().get_bit(49)))));
-        self.ring.write_address.next = (bit_cast::<RING_ADDR, SB>(self.cs.val()) << 8)
+        self.ring.write_address.next = (bit_cast::<RING_ADDR, SB>(self.op.slot.val()) << 8)
             | bit_cast::<RING_ADDR, 8>(self.p.q.val().get_bits::<8>(0));
         self.ring.write_data.next = self.ring.read_data.val() & self.k_dead.val();
         if self.op.send.val() {
@@ -198,18 +200,29 @@ impl<const SB: usize> Logic for TxRing<SB> {
             & !self.stall.val()
             & !self.walk.walk_now.val()
             & !self.walk.pop_on.val();
+        // highest = path_cum + 1 + k: k the highest SACK bit's index, or
+        // −2 with none (path_cum − 1); `c_k` holds k in 9 bits.
+        self.dm1_now.next = self.p.q.val() - self.c_cum.q.val() - 1;
+        self.k32.next = bit_cast::<32, 9>(self.c_k.q.val());
+        if self.c_k.q.val().get_bit(8) {
+            self.k32.next = self.k32.val() | self.k_sext.val();
+        }
         if !self.rst.val() {
             self.p.d.next = self.p_n.val();
-            if self.op.accept.val() & (self.op.code.val() == self.k_ack.val()) {
+            if self.take_ack.val() {
                 self.c_cum.d.next = self.op.psn.val();
                 self.c_sack.d.next = self.op.sack.val();
+                self.c_k.d.next = self.k_none.val();
+                if self.top.found.val() {
+                    self.c_k.d.next = bit_cast::<9, 8>(self.top.idx.val());
+                }
                 self.c_pend.d.next = true;
                 self.walking.d.next = true;
                 self.pfx.d.next = true;
             }
             if self.c_pend.q.val() {
-                self.c_dm1.d.next = self.p.q.val() - self.c_cum.q.val() - 1;
-                self.c_dh.d.next = self.p.q.val() - self.highest.high.val();
+                self.c_dm1.d.next = self.dm1_now.val();
+                self.c_dh.d.next = self.dm1_now.val() - self.k32.val();
             } else if self.step.val() {
                 self.c_dm1.d.next = self.c_dm1.q.val() + 1;
                 self.c_dh.d.next = self.c_dh.q.val() + 1;
