@@ -1,5 +1,7 @@
 //! Between the MAC's bytes and the NIC's 64-bit beats: [`RxPack`] (bytes
-//! into beats with `tkeep`/`tlast`), [`TxUnpack`] (beats back into bytes),
+//! into beats with `tkeep`/`tlast`), [`RxCross`], the receive path from
+//! the GMII receive clock to the core's built of it, [`TxUnpack`] (beats
+//! back into bytes),
 //! [`TxGate`] (a frame starts only when it is whole in the FIFO) and
 //! [`TxCross`], the transmit path from the core's clock to the GMII clock
 //! built of them.
@@ -86,6 +88,79 @@ impl Logic for RxPack {
             self.k.d.next = 0.into();
             self.o_valid.d.next = false;
         }
+    }
+}
+
+/// The receive path across clocks: the MAC's bytes (`s_*`) in the GMII
+/// receive clock (`wclock`) into beats ([`RxPack`]) and an asynchronous
+/// FIFO of 64 beats; the beats (`m_*`) in the core's clock (`rclock`).
+/// `RxPack`'s ready is a register (`room`) loaded with "the FIFO is not
+/// almost full", so the FIFO's fill arithmetic does not reach the MAC's
+/// read decision through `RxPack`'s ready in the same clock (on routed NIC
+/// tops, sessions 49 and 50, FIFO address → `full` → `RxPack`'s ready →
+/// the MAC's `take` → `r_issued` was the GMII receive clock's critical
+/// path). The FIFO's write side counts a write a clock late and `room` is
+/// another clock late, so "almost full" is two beats short of full
+/// (`BLOCK_SIZE` 2): with `room` high the FIFO holds at most 63 beats
+/// now, and this clock's beat fits (a bound for beats on consecutive
+/// clocks; `RxPack` gives at most one beat per eight bytes, so in this
+/// path one beat of margin would do as well).
+#[derive(LogicBlock, Default)]
+pub struct RxCross {
+    /// The bytes' clock.
+    pub wclock: Signal<In, Clock>,
+    /// Reset in `wclock`'s domain.
+    pub wrst: Signal<In, Bit>,
+    /// The beats' clock.
+    pub rclock: Signal<In, Clock>,
+    /// Byte in.
+    pub s_data: Signal<In, Bits<8>>,
+    /// Byte valid.
+    pub s_valid: Signal<In, Bit>,
+    /// The frame's last byte.
+    pub s_last: Signal<In, Bit>,
+    /// The byte is taken.
+    pub s_ready: Signal<Out, Bit>,
+    /// Beat data.
+    pub m_tdata: Signal<Out, Bits<64>>,
+    /// Beat byte enables (packed).
+    pub m_tkeep: Signal<Out, Bits<8>>,
+    /// The frame's last beat.
+    pub m_tlast: Signal<Out, Bit>,
+    /// Beat valid.
+    pub m_tvalid: Signal<Out, Bit>,
+    /// The beat is taken.
+    pub m_tready: Signal<In, Bit>,
+    pack: RxPack,
+    fifo: AsynchronousFIFO<BeatWord, 6, 7, 2>,
+    room: DFF<Bit>,
+}
+
+impl Logic for RxCross {
+    #[hdl_gen]
+    fn update(&mut self) {
+        // Write side: bytes into beats, a beat into the FIFO while `room`.
+        self.room.clock.next = self.wclock.val();
+        self.room.d.next = !self.fifo.almost_full.val() & !self.wrst.val();
+        self.pack.clock.next = self.wclock.val();
+        self.pack.rst.next = self.wrst.val();
+        self.pack.s_data.next = self.s_data.val();
+        self.pack.s_valid.next = self.s_valid.val();
+        self.pack.s_last.next = self.s_last.val();
+        self.s_ready.next = self.pack.s_ready.val();
+        self.fifo.write_clock.next = self.wclock.val();
+        self.fifo.data_in.next = bit_cast::<73, 64>(self.pack.m_tdata.val())
+            | (bit_cast::<73, 8>(self.pack.m_tkeep.val()) << 64)
+            | (bit_cast::<73, 1>(self.pack.m_tlast.val().into()) << 72);
+        self.fifo.write.next = self.pack.m_tvalid.val() & self.room.q.val();
+        self.pack.m_tready.next = self.room.q.val();
+        // Read side: the beats in the core's clock.
+        self.fifo.read_clock.next = self.rclock.val();
+        self.m_tdata.next = self.fifo.data_out.val().get_bits::<64>(0);
+        self.m_tkeep.next = self.fifo.data_out.val().get_bits::<8>(64);
+        self.m_tlast.next = self.fifo.data_out.val().get_bit(72);
+        self.m_tvalid.next = !self.fifo.empty.val();
+        self.fifo.read.next = !self.fifo.empty.val() & self.m_tready.val();
     }
 }
 

@@ -2,7 +2,7 @@
 
 use rust_hdl::prelude::*;
 
-use super::beats::{BeatWord, RxPack, TxCross};
+use super::beats::{RxCross, TxCross};
 use super::phy::EthPhy;
 use super::{CORE_MHZ, GMII_MHZ, OSCILLATOR_MHZ, UART_BAUD};
 use crate::NicDevice;
@@ -38,9 +38,8 @@ native_block! {
     /// Clocks: [`EthPhy`]'s PLL makes 125 MHz (the GMII transmit clock) and
     /// 20 MHz (the core) from the 30 MHz oscillator, both from a 500 MHz VCO;
     /// the receive MAC runs on the PHY's receive clock. Receive: the MAC →
-    /// [`RxPack`] (bytes to
-    /// beats, in the PHY's clock) → an asynchronous FIFO of 64 beats → the
-    /// device. Transmit: the device → [`TxCross`] (an 8 KiB asynchronous FIFO;
+    /// [`RxCross`] (bytes to beats in the PHY's clock, an asynchronous FIFO
+    /// of 64 beats) → the device. Transmit: the device → [`TxCross`] (an 8 KiB asynchronous FIFO;
     /// a frame starts only when it is whole in it) → the MAC.
     ///
     /// Reset as [`EthPhy`]'s: the PHY is held for 2^20 GMII clocks after the
@@ -89,8 +88,7 @@ native_block! {
     }
     state {
         phy: EthPhy = EthPhy::new(pll),
-        pack: RxPack,
-        rx_fifo: AsynchronousFIFO<BeatWord, 6, 7, 1>,
+        rx_cross: RxCross,
         tx_cross: TxCross,
         dev: NicDevice<64, 8>,
         mgmt: MgmtPort<MEM_N, MEM_M> = MgmtPort::new((core_hz + baud / 2) / baud),
@@ -127,18 +125,12 @@ impl Logic for NicBoard {
         self.core_rst_g.i.next = self.core_rst.sig_out.val();
 
         // Receive, in the PHY's clock: the MAC's bytes into beats, across.
-        self.pack.clock.next = self.rgmii_rxc.val();
-        self.pack.rst.next = self.phy.rx_rst.val();
-        self.pack.s_data.next = self.phy.rx_data.val();
-        self.pack.s_valid.next = self.phy.rx_valid.val();
-        self.pack.s_last.next = self.phy.rx_last.val();
-        self.phy.rx_ready.next = self.pack.s_ready.val();
-        self.rx_fifo.write_clock.next = self.rgmii_rxc.val();
-        self.rx_fifo.data_in.next = bit_cast::<73, 64>(self.pack.m_tdata.val())
-            | (bit_cast::<73, 8>(self.pack.m_tkeep.val()) << 64)
-            | (bit_cast::<73, 1>(self.pack.m_tlast.val().into()) << 72);
-        self.rx_fifo.write.next = self.pack.m_tvalid.val() & !self.rx_fifo.full.val();
-        self.pack.m_tready.next = !self.rx_fifo.full.val();
+        self.rx_cross.wclock.next = self.rgmii_rxc.val();
+        self.rx_cross.wrst.next = self.phy.rx_rst.val();
+        self.rx_cross.s_data.next = self.phy.rx_data.val();
+        self.rx_cross.s_valid.next = self.phy.rx_valid.val();
+        self.rx_cross.s_last.next = self.phy.rx_last.val();
+        self.phy.rx_ready.next = self.rx_cross.s_ready.val();
 
         // The device, on the core clock.
         self.dev.clock.next = self.phy.clk2.val();
@@ -146,12 +138,12 @@ impl Logic for NicBoard {
         self.now.clock.next = self.phy.clk2.val();
         self.now.d.next = self.now.q.val() + self.c_ns.val();
         self.dev.now.next = self.now.q.val();
-        self.rx_fifo.read_clock.next = self.phy.clk2.val();
-        self.dev.s_axis_tdata.next = self.rx_fifo.data_out.val().get_bits::<64>(0);
-        self.dev.s_axis_tkeep.next = self.rx_fifo.data_out.val().get_bits::<8>(64);
-        self.dev.s_axis_tlast.next = self.rx_fifo.data_out.val().get_bit(72);
-        self.dev.s_axis_tvalid.next = !self.rx_fifo.empty.val();
-        self.rx_fifo.read.next = !self.rx_fifo.empty.val() & self.dev.s_axis_tready.val();
+        self.rx_cross.rclock.next = self.phy.clk2.val();
+        self.dev.s_axis_tdata.next = self.rx_cross.m_tdata.val();
+        self.dev.s_axis_tkeep.next = self.rx_cross.m_tkeep.val();
+        self.dev.s_axis_tlast.next = self.rx_cross.m_tlast.val();
+        self.dev.s_axis_tvalid.next = self.rx_cross.m_tvalid.val();
+        self.rx_cross.m_tready.next = self.dev.s_axis_tready.val();
         // Interrupts have nowhere to go: taken and dropped.
         self.dev.m_irq_ready.next = true;
 
