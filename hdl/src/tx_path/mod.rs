@@ -299,7 +299,6 @@ impl<const SB: usize> Logic for TxPathTable<SB> {
         self.ring.clock.next = self.clock.val();
         self.ring.rst.next = self.rst.val();
         self.ring.state.next = self.state.q.val();
-        self.ring.send_at.next = self.file.cur.val().get_bits::<8>(0);
         self.ring.next_psn.next = self.file.cur.val().get_bits::<32>(0);
         self.ring.una.next = self.file.cur.val().get_bits::<32>(32);
         FateOut::link(&mut self.m_fate, &mut self.ring.m_fate);

@@ -35,9 +35,7 @@ native_block! {
         op: RingOpIn<SB>,
         #[doc = "The control's state."]
         state: Signal<In, Bits<3>>,
-        #[doc = "The slot's `next_psn` mod 256 (the operation's slot): where a `Send` writes."]
-        send_at: Signal<In, Bits<8>>,
-        #[doc = "The slot's `next_psn`: where a `Timeout`'s walk ends."]
+        #[doc = "The operation's slot's `next_psn`: where a `Send` writes (mod 256), where a `Timeout`'s walk ends."]
         next_psn: Signal<In, Bits<32>>,
         #[doc = "The slot's `una`: where a walk starts."]
         una: Signal<In, Bits<32>>,
@@ -106,6 +104,9 @@ impl<const SB: usize> Logic for TxRing<SB> {
             self, clock, p, c_cum, c_sack, c_k, c_dm1, c_dh, c_pend, walking, pfx
         );
         self.c_pend.d.next = false;
+        // An `Ack` taken. `SackTop`'s enable is the same expression, not
+        // `take_ack`: through the local, Verilator sees this block's
+        // `top.en` write and `top.idx` read as a loop (UNOPTFLAT).
         self.take_ack.next = self.op.accept.val() & (self.op.code.val() == self.k_ack.val());
         self.top.en.next = self.op.accept.val() & (self.op.code.val() == self.k_ack.val());
         self.top.sack.next = self.op.sack.val();
@@ -158,7 +159,7 @@ impl<const SB: usize> Logic for TxRing<SB> {
         self.ring.write_data.next = self.ring.read_data.val() & self.k_dead.val();
         if self.op.send.val() {
             self.ring.write_address.next = (bit_cast::<RING_ADDR, SB>(self.op.slot.val()) << 8)
-                | bit_cast::<RING_ADDR, 8>(self.send_at.val());
+                | bit_cast::<RING_ADDR, 8>(self.next_psn.val().get_bits::<8>(0));
             self.ring.write_data.next = self.k_data_entry.val()
                 | (bit_cast::<ENTRY_BITS, 16>(self.op.len.val()) << 32)
                 | bit_cast::<ENTRY_BITS, 32>(self.op.psn.val());
