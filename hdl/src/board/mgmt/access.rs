@@ -52,6 +52,15 @@ native_block! {
         phase: DFF<Bit>,
         // A register's value (written, or read and sent low byte first).
         word: DFF<Bits<32>>,
+        // The BAR0 access, from registers: a clock after the CRC is judged,
+        // so the CRC check does not reach the blocks' configuration ports
+        // in the same clock (on the routed NIC top of session 50 the
+        // frame's CRC register → a configuration write → `RxPlace` was the
+        // core clock's critical path, 24.2 ns).
+        b_wr: DFF<Bit>,
+        b_rd: DFF<Bit>,
+        b_addr: DFF<Bits<16>>,
+        b_data: DFF<Bits<32>>,
     }
     consts {
         k_reg_read: Constant<Bits<8>> = konst(REG_READ.into()),
@@ -68,7 +77,9 @@ native_block! {
 impl Logic for MgmtAccess {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, state, cnt, phase, word);
+        dff_setup!(
+            self, clock, state, cnt, phase, word, b_wr, b_rd, b_addr, b_data
+        );
         self.stage.clock.next = self.clock.val();
         self.stage.write_enable.next = self.s_recv.data.val();
         self.stage.write_address.next = self.s_recv.idx.val();
@@ -81,11 +92,13 @@ impl Logic for MgmtAccess {
         if self.m_reply.shift.val() {
             self.word.d.next = self.word.q.val() >> 8;
         }
-        self.m_bar.wr_valid.next = false;
-        self.m_bar.wr_addr.next = self.s_recv.addr.val().get_bits::<16>(0);
-        self.m_bar.wr_data.next = self.word.q.val();
-        self.m_bar.rd_valid.next = false;
-        self.m_bar.rd_addr.next = self.s_recv.addr.val().get_bits::<16>(0);
+        self.m_bar.wr_valid.next = self.b_wr.q.val();
+        self.m_bar.wr_addr.next = self.b_addr.q.val();
+        self.m_bar.wr_data.next = self.b_data.q.val();
+        self.m_bar.rd_valid.next = self.b_rd.q.val();
+        self.m_bar.rd_addr.next = self.b_addr.q.val();
+        self.b_wr.d.next = false;
+        self.b_rd.d.next = false;
         // The memory: the response's reads, or the staged bytes.
         self.m_mem.valid.next = self.m_reply.rd.val();
         self.m_mem.write.next = false;
@@ -116,7 +129,9 @@ impl Logic for MgmtAccess {
                     self.m_reply.status.next = self.k_bad_crc.val();
                     self.s_recv.bad.next = true;
                 } else if self.s_recv.op.val() == self.k_reg_write.val() {
-                    self.m_bar.wr_valid.next = true;
+                    self.b_wr.d.next = true;
+                    self.b_addr.d.next = self.s_recv.addr.val().get_bits::<16>(0);
+                    self.b_data.d.next = self.word.q.val();
                 } else if self.s_recv.op.val() == self.k_mem_write.val() {
                     self.m_reply.go.next = false;
                     self.state.d.next = State::Copy;
@@ -131,7 +146,8 @@ impl Logic for MgmtAccess {
                         self.word.d.next = self.s_recv.n_timeout.val();
                     } else {
                         self.m_reply.go.next = false;
-                        self.m_bar.rd_valid.next = true;
+                        self.b_rd.d.next = true;
+                        self.b_addr.d.next = self.s_recv.addr.val().get_bits::<16>(0);
                         self.state.d.next = State::RegWait;
                     }
                 }
@@ -163,6 +179,8 @@ impl Logic for MgmtAccess {
         }
         if self.rst.val() {
             self.state.d.next = State::Off;
+            self.b_wr.d.next = false;
+            self.b_rd.d.next = false;
         }
     }
 }
