@@ -92,7 +92,7 @@ impl Host {
     pub fn on_arrival(&mut self, me: ComponentId, ctx: &mut SimContext, packet: PacketId) {
         self.packets_received += 1;
         self.transport.handle_packet(ctx.now, ctx.pool.get(packet));
-        ctx.pool.release(packet);
+        ctx.pool.release_read(packet);
         self.pull(me, ctx);
     }
 
@@ -158,6 +158,7 @@ impl Host {
             }
             slot.wire_bytes = slot.wire_bytes.max(MIN_WIRE_BYTES);
             let port = usize::from(slot.src_port) % self.ports.len();
+            ctx.pool.written(packet);
             if self.ports[port].free_at <= now && self.ports[port].fifo.is_empty() {
                 self.start_port(me, ctx, port, packet);
             } else {

@@ -148,6 +148,37 @@ fn split_aligned(addr: u64, len: usize) -> (usize, usize) {
 
 impl Memory for PatternMemory {
     fn write(&mut self, addr: u64, data: &[u8]) {
+        #[cfg(target_arch = "x86_64")]
+        if std::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU has AVX2 (checked just above).
+            return unsafe { self.write_avx2(addr, data) };
+        }
+        self.check(addr, data);
+    }
+
+    fn read(&mut self, addr: u64, out: &mut [u8]) {
+        #[cfg(target_arch = "x86_64")]
+        if std::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU has AVX2 (checked just above).
+            return unsafe { fill_avx2(addr, out) };
+        }
+        fill(addr, out);
+    }
+}
+
+impl PatternMemory {
+    /// [`PatternMemory::check`] compiled for AVX2: 32-byte vectors instead
+    /// of SSE2's 16 (the same result).
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    fn write_avx2(&mut self, addr: u64, data: &[u8]) {
+        self.check(addr, data);
+    }
+
+    /// Counts `data`, written at `addr`, and the bytes of it that differ
+    /// from the pattern.
+    #[inline(always)]
+    fn check(&mut self, addr: u64, data: &[u8]) {
         self.bytes_checked += data.len() as u64;
         let (head, words) = split_aligned(addr, data.len());
         let mut wrong = 0u64;
@@ -178,21 +209,31 @@ impl Memory for PatternMemory {
         }
         self.bytes_wrong += wrong;
     }
+}
 
-    fn read(&mut self, addr: u64, out: &mut [u8]) {
-        let (head, words) = split_aligned(addr, out.len());
-        for (i, byte) in out[..head].iter_mut().enumerate() {
-            *byte = pattern_byte(addr + i as u64);
-        }
-        let mut word = pattern_word((addr + head as u64) / 8);
-        for chunk in out[head..head + words * 8].chunks_exact_mut(8) {
-            chunk.copy_from_slice(&word.to_le_bytes());
-            word = word.wrapping_add(PATTERN_STEP);
-        }
-        let tail = head + words * 8;
-        for (i, byte) in out[tail..].iter_mut().enumerate() {
-            *byte = pattern_byte(addr + (tail + i) as u64);
-        }
+/// [`fill`] compiled for AVX2: 32-byte stores instead of SSE2's 16 (the
+/// same bytes). A sender's NIC fills every data packet's payload this way.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn fill_avx2(addr: u64, out: &mut [u8]) {
+    fill(addr, out);
+}
+
+/// Writes the pattern bytes of `addr..addr + out.len()` into `out`.
+#[inline(always)]
+fn fill(addr: u64, out: &mut [u8]) {
+    let (head, words) = split_aligned(addr, out.len());
+    for (i, byte) in out[..head].iter_mut().enumerate() {
+        *byte = pattern_byte(addr + i as u64);
+    }
+    let mut word = pattern_word((addr + head as u64) / 8);
+    for chunk in out[head..head + words * 8].chunks_exact_mut(8) {
+        chunk.copy_from_slice(&word.to_le_bytes());
+        word = word.wrapping_add(PATTERN_STEP);
+    }
+    let tail = head + words * 8;
+    for (i, byte) in out[tail..].iter_mut().enumerate() {
+        *byte = pattern_byte(addr + (tail + i) as u64);
     }
 }
 

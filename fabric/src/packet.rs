@@ -7,6 +7,10 @@
 //! a released slot keeps its byte buffer, so steady-state runs allocate
 //! nothing per packet, and a transport writes its datagram straight into
 //! the buffer ([`Packet::payload_buffer`]) instead of copying it there.
+//! Which buffer a slot holds is the pool's business: it hands the buffers
+//! a host just read through to the next packets written (see
+//! [`PacketPool::release_read`]), so that a sender writes its datagram into
+//! cached memory; packet handles and bytes stay as they would be.
 
 /// Index of a host in the simulated network.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -146,12 +150,36 @@ impl Packet {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct PacketId(pub u32);
 
+/// Payloads at least this long were read through by the host that
+/// received them ([`PacketPool::release_read`]): their buffers are in the
+/// CPU's cache.
+const WARM_MIN_BYTES: u32 = 1024;
+
+/// Warm buffers kept at most; older ones have left the cache anyway.
+const WARM_BUFFERS: usize = 4;
+
 /// A free-list pool of packets.
+///
+/// Besides the slots' own buffers it keeps spare byte buffers: *warm* ones,
+/// whose bytes a host has just read (a received datagram, checked and
+/// placed), and others. A fresh packet gets the warmest buffer, and gives
+/// it back when its transport wrote only a short datagram (an ACK), so the
+/// next long one (data, whose payload fills the buffer) is written into
+/// memory in the CPU's cache instead of a buffer last touched a round trip
+/// ago. Only which buffer holds a packet's bytes changes: packet handles
+/// (and so the event trace) and the bytes themselves are the same.
 #[derive(Debug, Default)]
 pub struct PacketPool {
     slots: Vec<Packet>,
     free: Vec<PacketId>,
     allocated_total: u64,
+    /// Warm buffers, the warmest last (at most [`WARM_BUFFERS`]).
+    warm: Vec<Vec<u8>>,
+    /// Other spare buffers.
+    spare: Vec<Vec<u8>>,
+    /// The packet holding a warm buffer since the last `alloc`, until it is
+    /// written ([`PacketPool::written`]) or released.
+    lent: Option<PacketId>,
 }
 
 impl PacketPool {
@@ -160,10 +188,11 @@ impl PacketPool {
         Self::default()
     }
 
-    /// Takes a fresh packet with default metadata and an empty payload.
+    /// Takes a fresh packet with default metadata and an empty payload (in
+    /// the warmest spare buffer, if there is one).
     pub fn alloc(&mut self) -> PacketId {
         self.allocated_total += 1;
-        match self.free.pop() {
+        let id = match self.free.pop() {
             Some(id) => {
                 self.slots[id.0 as usize].reset();
                 id
@@ -172,12 +201,79 @@ impl PacketPool {
                 self.slots.push(Packet::default());
                 PacketId((self.slots.len() - 1) as u32)
             }
+        };
+        self.lent = None;
+        if let Some(warm) = self.warm.pop() {
+            let slot = &mut self.slots[id.0 as usize];
+            self.spare.push(std::mem::replace(&mut slot.buffer, warm));
+            self.lent = Some(id);
         }
+        id
+    }
+
+    /// After a transport wrote the packet `id` just allocated: a short
+    /// datagram moves to a spare buffer and gives its warm one back for a
+    /// long datagram to come.
+    pub fn written(&mut self, id: PacketId) {
+        let index = id.0 as usize;
+        if self.lent.take() == Some(id) && self.slots[index].payload_len < WARM_MIN_BYTES {
+            self.give_back_warm(index);
+        }
+    }
+
+    /// Moves the short payload of slot `index` from its warm buffer into a
+    /// spare one (when there is one), and keeps the warm buffer.
+    fn give_back_warm(&mut self, index: usize) {
+        let Some(mut other) = self.spare.pop() else {
+            return;
+        };
+        let slot = &mut self.slots[index];
+        let len = slot.payload_len as usize;
+        if other.len() < len {
+            other.resize(slot.buffer.len(), 0);
+        }
+        other[..len].copy_from_slice(&slot.buffer[..len]);
+        let warm = std::mem::replace(&mut slot.buffer, other);
+        self.push_warm(warm);
     }
 
     /// Returns a packet to the pool.
     pub fn release(&mut self, id: PacketId) {
         self.free.push(id);
+        if self.lent == Some(id) {
+            // Released unwritten: its warm buffer goes back.
+            self.lent = None;
+            self.keep_warm(id);
+        }
+    }
+
+    /// Returns a packet whose bytes were just read through (a datagram a
+    /// host received) to the pool: a long payload's buffer is in the CPU's
+    /// cache, so it becomes the next packet's.
+    pub fn release_read(&mut self, id: PacketId) {
+        if self.slots[id.0 as usize].payload_len >= WARM_MIN_BYTES {
+            self.keep_warm(id);
+        }
+        self.release(id);
+    }
+
+    /// Moves the buffer of the free packet `id` to the warm ones, giving the
+    /// packet a spare buffer instead.
+    fn keep_warm(&mut self, id: PacketId) {
+        let spare = self.spare.pop().unwrap_or_default();
+        let slot = &mut self.slots[id.0 as usize];
+        let warm = std::mem::replace(&mut slot.buffer, spare);
+        self.push_warm(warm);
+    }
+
+    /// Adds the warmest buffer; the coldest becomes a plain spare when there
+    /// are more than [`WARM_BUFFERS`].
+    fn push_warm(&mut self, buffer: Vec<u8>) {
+        self.warm.push(buffer);
+        if self.warm.len() > WARM_BUFFERS {
+            let coldest = self.warm.remove(0);
+            self.spare.push(coldest);
+        }
     }
 
     /// Reads a live packet.
@@ -261,6 +357,43 @@ mod tests {
         assert_eq!(pool.get(second).wire_bytes, 0);
         assert_eq!(pool.capacity(), 1);
         assert_eq!(pool.live(), 1);
+    }
+
+    #[test]
+    fn a_read_buffer_goes_to_the_next_packet_and_short_payloads_move_out() {
+        let mut pool = PacketPool::new();
+        let long = pool.alloc();
+        pool.get_mut(long).payload_buffer(2000).fill(7);
+        pool.get_mut(long).set_payload_len(2000);
+        pool.written(long);
+        let short = pool.alloc();
+        pool.get_mut(short).payload_buffer(2000)[..3].copy_from_slice(&[1, 2, 3]);
+        pool.get_mut(short).set_payload_len(3);
+        pool.written(short);
+        let read = pool.get(long).buffer.as_ptr();
+        pool.release_read(long);
+        // The next packet is the one released last, in the buffer just read.
+        let next = pool.alloc();
+        assert_eq!(next, long);
+        assert_eq!(pool.get(next).buffer.as_ptr(), read);
+        assert!(pool.get(next).payload().is_empty());
+        // A short datagram written into it moves to another buffer, bytes
+        // and length kept, and the read buffer goes to the packet after.
+        pool.get_mut(next).payload_buffer(2000)[..2].copy_from_slice(&[9, 8]);
+        pool.get_mut(next).set_payload_len(2);
+        pool.written(next);
+        assert_eq!(pool.get(next).payload(), &[9, 8]);
+        assert_ne!(pool.get(next).buffer.as_ptr(), read);
+        let after = pool.alloc();
+        assert_eq!(pool.get(after).buffer.as_ptr(), read);
+        // Released unwritten, it keeps the read buffer for the next one.
+        pool.release(after);
+        let again = pool.alloc();
+        assert_eq!(again, after);
+        assert_eq!(pool.get(again).buffer.as_ptr(), read);
+        // Untouched: the short packet still in flight.
+        assert_eq!(pool.get(short).payload(), &[1, 2, 3]);
+        assert_eq!(pool.live(), 3);
     }
 
     #[test]
