@@ -156,7 +156,7 @@ impl<const W: usize, const B: usize> Logic for NicDevice<W, B> {
         self.regs.bar_rd_addr.next = self.bar_rd_addr.val();
         self.bar_rd_resp_valid.next = self.regs.bar_rd_resp_valid.val();
         self.bar_rd_resp_data.next = self.regs.bar_rd_resp_data.val();
-        self.hif.bar_wr_data.next = self.bar_wr_data.val();
+        self.hif.wo_data.next = self.regs.wo_data.val();
         self.hif.rw.next = self.regs.rw.val();
         self.hif.wo.next = self.regs.wo.val();
         self.hif.cnt_bar_bad.next = self.regs.bad.val();

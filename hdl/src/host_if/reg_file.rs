@@ -279,8 +279,10 @@ native_block! {
         ro_rd_data: Signal<In, Bits<32>>,
         #[doc = "The read/write registers' storage, 32 bits each ([`rw_bit`])."]
         rw: Signal<Out, Bits<RW_BITS>>,
-        #[doc = "The write-only registers' strobes ([`wo_bit`]): high in the cycle of the write (the data is `bar_wr_data`)."]
+        #[doc = "The write-only registers' strobes ([`wo_bit`]): high in the cycle after the write (registered, so the address decode ends here)."]
         wo: Signal<Out, Bits<WO_REGS>>,
+        #[doc = "The data of the write `wo` shows (registered with it)."]
+        wo_data: Signal<Out, Bits<32>>,
         #[doc = "Accesses to no register and writes to read-only ones (`ID.BAR_BAD`)."]
         bad: Signal<Out, Bits<32>>,
     }
@@ -300,11 +302,17 @@ native_block! {
         resp_v: DFF<Bit>,
         resp: DFF<Bits<32>>,
         n_bad: DFF<Bits<32>>,
+        // The strobes and their data, a cycle after the write: a strobe
+        // still sees every register written before it (the storage is
+        // loaded at the same edge) and none written after it.
+        wo_q: DFF<Bits<WO_REGS>>,
+        wo_data_q: DFF<Bits<32>>,
         // Temporaries: the request's address has a register, the write's
-        // has a writable one; the new count.
+        // has a writable one; the new count; the strobes.
         rd_hit: Signal<Local, Bit>,
         wr_ok: Signal<Local, Bit>,
         bad_n: Signal<Local, Bits<32>>,
+        wo_n: Signal<Local, Bits<WO_REGS>>,
     }
     consts {
         k_id_addr: [Constant<Bits<16>>; ID_REGS] = addrs(Kind::Id),
@@ -350,7 +358,8 @@ impl<const W: usize> Logic for RegFile<W> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, store, written, rd_v, rd_id, rd_ro, rd_rw, rd_at, resp_v, resp, n_bad
+            self, clock, store, written, rd_v, rd_id, rd_ro, rd_rw, rd_at, resp_v, resp, n_bad,
+            wo_q, wo_data_q
         );
         self.copy.clock.next = self.clock.val();
         self.rd_v.d.next = self.bar_rd_valid.val();
@@ -390,7 +399,8 @@ impl<const W: usize> Logic for RegFile<W> {
         // A write: into a read/write register's storage and its copy, or
         // a strobe.
         self.wr_ok.next = false;
-        self.wo.next = 0.into();
+        self.wo_n.next = 0.into();
+        self.wo_data_q.d.next = self.bar_wr_data.val();
         self.copy.write_enable.next = false;
         self.copy.write_address.next = 0.into();
         self.copy.write_data.next = self.bar_wr_data.val();
@@ -411,7 +421,7 @@ impl<const W: usize> Logic for RegFile<W> {
             for i in 0..WO_REGS {
                 if self.bar_wr_addr.val() == self.k_wo_addr[i].val() {
                     self.wr_ok.next = true;
-                    self.wo.next = self.wo.val().replace_bit(i, true);
+                    self.wo_n.next = self.wo_n.val().replace_bit(i, true);
                 }
             }
         }
@@ -449,6 +459,9 @@ impl<const W: usize> Logic for RegFile<W> {
             self.bad_n.next = self.bad_n.val() + 1;
         }
         self.n_bad.d.next = self.bad_n.val();
+        self.wo_q.d.next = self.wo_n.val();
+        self.wo.next = self.wo_q.q.val();
+        self.wo_data.next = self.wo_data_q.q.val();
         self.bar_rd_resp_valid.next = self.resp_v.q.val();
         self.bar_rd_resp_data.next = self.resp.q.val();
         self.bad.next = self.n_bad.q.val();
@@ -463,6 +476,7 @@ impl<const W: usize> Logic for RegFile<W> {
             self.resp_v.d.next = false;
             self.resp.d.next = 0.into();
             self.n_bad.d.next = 0.into();
+            self.wo_q.d.next = 0.into();
         }
     }
 }
@@ -476,8 +490,9 @@ mod tests {
     type Step = (Option<(u16, u32)>, Option<u16>);
 
     /// What the block showed in one cycle (sampled mid-cycle): the read
-    /// response (if valid), the strobes, `bad`, the `rw` bus.
-    type Seen = (Option<u32>, u64, u64, Bits<RW_BITS>);
+    /// response (if valid), the strobes, `bad`, the `rw` bus, the strobes'
+    /// data.
+    type Seen = (Option<u32>, u64, u64, Bits<RW_BITS>, u64);
 
     /// The value the test's host interface gives the read-only register at
     /// place `i` (in [`ro_sources`] order): `0x1000 + i`.
@@ -523,8 +538,8 @@ mod tests {
                 x.bar_wr_data.next = u64::from(wd).to_bits();
                 x.bar_rd_valid.next = rd.is_some();
                 x.bar_rd_addr.next = u64::from(rd.unwrap_or_default()).to_bits();
-                // Sample mid-cycle: the registers after this edge, the
-                // strobes of this cycle's write.
+                // Sample mid-cycle: the registers after this edge (the
+                // strobes: this cycle's write's, registered at it).
                 wait_clock_true!(sim, clock, x);
                 wait_clock_false!(sim, clock, x);
                 seen.lock().unwrap().push((
@@ -534,6 +549,7 @@ mod tests {
                     x.wo.val().to_u64(),
                     x.bad.val().to_u64(),
                     x.rw.val(),
+                    x.wo_data.val().to_u64(),
                 ));
             }
             sim.done(x)
@@ -599,10 +615,11 @@ mod tests {
                 (15, 0x55),
             ]
         );
-        // The strobe only in the cycle of the write.
+        // The strobe and its data only in the cycle after the write's edge.
         let strobe = 1u64 << wo_bit("CFG", "CFG_DATA_HI");
         let strobes: Vec<u64> = seen.iter().map(|s| s.1).collect();
         assert_eq!(strobes[2], strobe);
+        assert_eq!(seen[2].4, 7);
         assert!(strobes.iter().enumerate().all(|(c, &s)| c == 2 || s == 0));
         // The storage on the rw bus, the bad accesses counted, before the
         // reset and after it.

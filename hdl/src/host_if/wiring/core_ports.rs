@@ -32,7 +32,7 @@ impl<const W: usize, const B: usize> Part<0> for HostIf<W, B> {
         self.c_cfg.data.next = self.txq.ds.val().get_bits::<64>(0);
         if self.wo.val().get_bit(self.k_cfg_data_hi.val().index()) {
             self.c_cfg.addr.next = self.rw.val().get_bits::<10>(self.k_cfg_addr.val().index());
-            self.c_cfg.data.next = (bit_cast::<64, 32>(self.bar_wr_data.val()) << 32)
+            self.c_cfg.data.next = (bit_cast::<64, 32>(self.wo_data.val()) << 32)
                 | bit_cast::<64, 32>(
                     self.rw
                         .val()
@@ -40,7 +40,7 @@ impl<const W: usize, const B: usize> Part<0> for HostIf<W, B> {
                 );
         }
         self.c_eth_cfg_port_we.next = self.wo.val().get_bit(self.k_eth_port.val().index());
-        self.c_eth_cfg_port.next = self.bar_wr_data.val().get_bits::<16>(0);
+        self.c_eth_cfg_port.next = self.wo_data.val().get_bits::<16>(0);
         self.c_cnt.sel.next = self.rw.val().get_bits::<5>(self.k_cnt_sel.val().index());
         self.c_eth_cnt.sel.next = self
             .rw

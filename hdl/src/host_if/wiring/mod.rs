@@ -33,8 +33,8 @@ native_block! {
         clock: Signal<In, Clock>,
         /// Synchronous reset: registers to their reset values, queues empty.
         rst: Signal<In, Bit>,
-        /// BAR0 write: data (the data of a write-only register's command).
-        bar_wr_data: Signal<In, Bits<32>>,
+        /// The data of a write-only register's command ([`RegFile::wo_data`](super::RegFile::wo_data)).
+        wo_data: Signal<In, Bits<32>>,
         /// The read/write registers ([`RegFile::rw`](super::RegFile::rw)).
         rw: Signal<In, Bits<RW_BITS>>,
         /// The write-only registers' strobes ([`RegFile::wo`](super::RegFile::wo)).
