@@ -491,8 +491,9 @@ mod tests {
 
     /// What the block showed in one cycle (sampled mid-cycle): the read
     /// response (if valid), the strobes, `bad`, the `rw` bus, the strobes'
-    /// data.
-    type Seen = (Option<u32>, u64, u64, Bits<RW_BITS>, u64);
+    /// data; and the strobes and their data before the cycle's edge, with
+    /// the cycle's inputs applied.
+    type Seen = (Option<u32>, u64, u64, Bits<RW_BITS>, u64, (u64, u64));
 
     /// The value the test's host interface gives the read-only register at
     /// place `i` (in [`ro_sources`] order): `0x1000 + i`.
@@ -538,6 +539,8 @@ mod tests {
                 x.bar_wr_data.next = u64::from(wd).to_bits();
                 x.bar_rd_valid.next = rd.is_some();
                 x.bar_rd_addr.next = u64::from(rd.unwrap_or_default()).to_bits();
+                x = sim.wait(1, x)?;
+                let before_edge = (x.wo.val().to_u64(), x.wo_data.val().to_u64());
                 // Sample mid-cycle: the registers after this edge (the
                 // strobes: this cycle's write's, registered at it).
                 wait_clock_true!(sim, clock, x);
@@ -550,6 +553,7 @@ mod tests {
                     x.bad.val().to_u64(),
                     x.rw.val(),
                     x.wo_data.val().to_u64(),
+                    before_edge,
                 ));
             }
             sim.done(x)
@@ -620,6 +624,10 @@ mod tests {
         let strobes: Vec<u64> = seen.iter().map(|s| s.1).collect();
         assert_eq!(strobes[2], strobe);
         assert_eq!(seen[2].4, 7);
+        // Registered: before its edge the write shows no strobe yet, and
+        // the next cycle (a write of other data) still shows this one's.
+        assert_eq!(seen[2].5.0, 0);
+        assert_eq!(seen[3].5, (strobe, 7));
         assert!(strobes.iter().enumerate().all(|(c, &s)| c == 2 || s == 0));
         // The storage on the rw bus, the bad accesses counted, before the
         // reset and after it.
