@@ -239,22 +239,29 @@ impl PacketPool {
 
     /// Returns a packet to the pool.
     pub fn release(&mut self, id: PacketId) {
-        self.free.push(id);
-        if self.lent == Some(id) {
-            // Released unwritten: its warm buffer goes back.
-            self.lent = None;
-            self.keep_warm(id);
-        }
+        self.release_warm_if(id, false);
     }
 
     /// Returns a packet whose bytes were just read through (a datagram a
     /// host received) to the pool: a long payload's buffer is in the CPU's
     /// cache, so it becomes the next packet's.
     pub fn release_read(&mut self, id: PacketId) {
-        if self.slots[id.0 as usize].payload_len >= WARM_MIN_BYTES {
+        let read_long = self.slots[id.0 as usize].payload_len >= WARM_MIN_BYTES;
+        self.release_warm_if(id, read_long);
+    }
+
+    /// Frees `id`; its buffer goes to the warm ones when `warm` or when it
+    /// is a warm buffer lent to a packet released unwritten (once, either
+    /// way).
+    fn release_warm_if(&mut self, id: PacketId, warm: bool) {
+        self.free.push(id);
+        let lent = self.lent == Some(id);
+        if lent {
+            self.lent = None;
+        }
+        if warm || lent {
             self.keep_warm(id);
         }
-        self.release(id);
     }
 
     /// Moves the buffer of the free packet `id` to the warm ones, giving the
