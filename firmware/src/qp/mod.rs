@@ -10,6 +10,7 @@ pub(crate) use recv::RxData;
 pub(crate) use send::PseudoLocal;
 
 use alloc::collections::VecDeque;
+use core::cell::Cell;
 
 use metaroce_proto::NackRepr;
 
@@ -46,8 +47,10 @@ pub(crate) struct Qp {
     /// Destroyed and lingering: only (re-)acknowledges what it accepted.
     pub closed: bool,
     /// The deadline under which the NIC's timer index holds this QP (the
-    /// NIC's bookkeeping: see `Timers::rearm` in `nic/timing.rs`).
-    pub timer_due: Option<u64>,
+    /// NIC's bookkeeping: see `Timers` in `nic/timing.rs`).
+    pub timer_due: Cell<Option<u64>>,
+    /// Marked for re-filing in the NIC's timer index (`Timers::mark`).
+    pub timer_marked: Cell<bool>,
     /// Authenticated mode (spec §11.2).
     pub auth: Option<Box<QpAuth>>,
     /// The latest PARITY that found more than one packet of its group
@@ -90,7 +93,8 @@ impl Qp {
             hardware_table,
             ready: false,
             closed: false,
-            timer_due: None,
+            timer_due: Cell::new(None),
+            timer_marked: Cell::new(false),
             pending_parity: None,
             auth: cfg_auth.map(|k| {
                 Box::new(QpAuth {
@@ -274,10 +278,11 @@ impl Qp {
                     self.tx.mtu(),
                     self.seed,
                 );
-                let timer_due = self.timer_due;
+                let timer = (self.timer_due.take(), self.timer_marked.take());
                 *self = Qp::new(qpn, pd, cfg, mtu, seed.wrapping_add(1), self.hardware_table);
-                // The NIC's timer index still holds the old entry: it re-arms after this.
-                self.timer_due = timer_due;
+                // The NIC's timer index still holds the old entry (and maybe
+                // the mark): it marks the QP for re-filing after this.
+                (self.timer_due, self.timer_marked) = (Cell::new(timer.0), Cell::new(timer.1));
                 return Ok(());
             }
             QpTransition::Init => {}
