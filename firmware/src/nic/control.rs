@@ -191,7 +191,7 @@ impl Nic {
         if !local_ok {
             qp.refuse_send(key, WcStatus::LocProtErr);
             qp.fail(WcStatus::LocProtErr, &mut self.shared.events);
-            self.timers.mark(qp);
+            self.timers.rearm(qp);
             return Ok(());
         }
         Self::touched(&mut self.ready, &mut self.timers, qp);

@@ -57,7 +57,7 @@ impl Nic {
     /// its timers may have moved.
     pub(super) fn touched(ready: &mut VecDeque<u32>, timers: &mut Timers, qp: &mut Qp) {
         Self::mark_ready(ready, qp);
-        timers.mark(qp);
+        timers.rearm(qp);
     }
 
     /// Handles one received datagram. Whatever is wrong with it is counted in
@@ -205,7 +205,7 @@ impl Nic {
         let timers = &mut self.timers;
         self.qps.values_mut().find_map(|qp| {
             let (path, op) = qp.poll_table_op()?;
-            timers.mark(qp);
+            timers.rearm(qp);
             Some(TableRequest {
                 qpn: qp.qpn,
                 path,
@@ -306,7 +306,7 @@ impl Nic {
             let mut ctx = self.shared.ctx(now, mem, self.cfg.mtu);
             let transmit = qp.poll_transmit(&mut ctx, &local, rate_hint, buf, datapath, ports);
             if live {
-                self.timers.mark(qp);
+                self.timers.rearm(qp);
             }
             match transmit {
                 Some(mut t) => {

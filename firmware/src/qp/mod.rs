@@ -10,7 +10,6 @@ pub(crate) use recv::RxData;
 pub(crate) use send::PseudoLocal;
 
 use alloc::collections::VecDeque;
-use core::cell::Cell;
 
 use metaroce_proto::NackRepr;
 
@@ -47,10 +46,8 @@ pub(crate) struct Qp {
     /// Destroyed and lingering: only (re-)acknowledges what it accepted.
     pub closed: bool,
     /// The deadline under which the NIC's timer index holds this QP (the
-    /// NIC's bookkeeping: see `Timers` in `nic/timing.rs`).
-    pub timer_due: Cell<Option<u64>>,
-    /// Marked for re-filing in the NIC's timer index (`Timers::mark`).
-    pub timer_marked: Cell<bool>,
+    /// NIC's bookkeeping: see `Timers::rearm` in `nic/timing.rs`).
+    pub timer_due: Option<u64>,
     /// Authenticated mode (spec §11.2).
     pub auth: Option<Box<QpAuth>>,
     /// The latest PARITY that found more than one packet of its group
@@ -93,8 +90,7 @@ impl Qp {
             hardware_table,
             ready: false,
             closed: false,
-            timer_due: Cell::new(None),
-            timer_marked: Cell::new(false),
+            timer_due: None,
             pending_parity: None,
             auth: cfg_auth.map(|k| {
                 Box::new(QpAuth {
@@ -278,11 +274,10 @@ impl Qp {
                     self.tx.mtu(),
                     self.seed,
                 );
-                let timer = (self.timer_due.take(), self.timer_marked.take());
+                let timer_due = self.timer_due;
                 *self = Qp::new(qpn, pd, cfg, mtu, seed.wrapping_add(1), self.hardware_table);
-                // The NIC's timer index still holds the old entry (and maybe
-                // the mark): it marks the QP for re-filing after this.
-                (self.timer_due, self.timer_marked) = (Cell::new(timer.0), Cell::new(timer.1));
+                // The NIC's timer index still holds the old entry: it re-arms after this.
+                self.timer_due = timer_due;
                 return Ok(());
             }
             QpTransition::Init => {}
