@@ -71,6 +71,7 @@
 //! [`fw_tx_queue`], [`fw_rx_ring`], [`ev_ring`]). `docs/hardware.md` §18
 //! describes the entry formats and what a vendor shim must provide.
 
+pub mod cfg_stage;
 pub mod counters;
 pub mod dma_arb;
 pub mod ev_ring;
@@ -85,6 +86,7 @@ pub mod table_op;
 pub mod txq;
 mod wiring;
 
+pub use cfg_stage::CfgStage;
 pub use counters::HostCounters;
 pub use dma_arb::{DmaReadArb, DmaWriteArb};
 pub use ev_ring::EvRing;

@@ -11,7 +11,11 @@
 //! builder takes its descriptor (kind 0), when its table write is issued
 //! (kind 1), when the TX table takes its operation (kind 2), or at once
 //! when it is malformed (unknown kind, reserved bits set: skipped and
-//! counted). [`TxqKind`] decodes the held entry's kind, in a block of its
+//! counted). A descriptor held in the cycle after a table write waits
+//! that cycle: the write reaches the core a cycle after it is issued
+//! ([`super::CfgStage`]), and the descriptor must meet the tables as they
+//! are after it (a path's entropy rewritten between two of its
+//! descriptors, `docs/hardware.md` §18). [`TxqKind`] decodes the held entry's kind, in a block of its
 //! own: the TX table's op port takes a kind-2 entry through a
 //! combinational path, so what decides the offer must not share a kernel
 //! with what the handshake decides.
@@ -142,6 +146,9 @@ native_block! {
         pf: [DFF<Bits<64>>; ENTRY_WORDS],
         fetched: DFF<Bits<32>>,
         held: DFF<Bit>,
+        // A table write was issued in the last cycle: it reaches the core
+        // only now (`CfgStage`), so a descriptor waits this cycle.
+        cfg_late: DFF<Bit>,
         ds_buf: DFF<Bits<ENTRY_BITS>>,
         n_cons: DFF<Bits<32>>,
         n_bad: DFF<Bits<32>>,
@@ -169,7 +176,7 @@ impl<const W: usize> Logic for TxqFetch<W> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, st, beat, fetched, held, ds_buf, n_cons, n_bad, n_inc
+            self, clock, st, beat, fetched, held, cfg_late, ds_buf, n_cons, n_bad, n_inc
         );
         for j in 0..ENTRY_WORDS {
             self.pf[j].clock.next = self.clock.val();
@@ -183,7 +190,7 @@ impl<const W: usize> Logic for TxqFetch<W> {
             self.base.val() + (bit_cast::<64, 32>(self.fetched.q.val() & self.mask.val()) << 7);
         self.req.next = self.st.q.val() == PfState::Req;
         self.ds.next = self.ds_buf.q.val();
-        self.desc_valid.next = self.held.q.val() & self.kind.kind0.val();
+        self.desc_valid.next = self.held.q.val() & self.kind.kind0.val() & !self.cfg_late.q.val();
         self.cfg_go.next = self.held.q.val() & self.kind.kind1.val() & !self.cfg_busy.val();
         self.op_held.next = self.held.q.val() & self.kind.kind2.val();
         self.cons.next = self.n_cons.q.val();
@@ -192,10 +199,11 @@ impl<const W: usize> Logic for TxqFetch<W> {
 
         // ---- the registers: the handshakes reach only their inputs ----
         self.adv.next = self.held.q.val()
-            & ((self.kind.kind0.val() & self.desc_ready.val())
+            & ((self.kind.kind0.val() & self.desc_ready.val() & !self.cfg_late.q.val())
                 | (self.kind.kind1.val() & !self.cfg_busy.val())
                 | self.op_take.val()
                 | (!self.kind.kind0.val() & !self.kind.kind1.val() & !self.kind.kind2.val()));
+        self.cfg_late.d.next = self.held.q.val() & self.kind.kind1.val() & !self.cfg_busy.val();
         self.n_inc.d.next =
             bit_cast::<2, 1>(self.adv.val().into()) + bit_cast::<2, 1>(self.ftq_adv.val().into());
         self.word.next = 0.into();
@@ -258,9 +266,11 @@ impl<const W: usize> Logic for TxqFetch<W> {
             self.st.d.next = PfState::Idle;
             self.beat.d.next = 0.into();
             self.held.d.next = false;
+            self.cfg_late.d.next = false;
             self.fetched.d.next = 0.into();
             self.n_cons.d.next = 0.into();
             self.n_bad.d.next = 0.into();
+            self.cfg_late.d.next = self.held.q.val() & self.kind.kind1.val() & !self.cfg_busy.val();
             self.n_inc.d.next = 0.into();
         }
     }
@@ -272,19 +282,22 @@ mod tests {
     use std::sync::{Arc, Mutex};
 
     /// What the fetcher showed in one cycle: the read waits, a descriptor
-    /// is held, the held entry's first word, `cons`, `inc`.
-    type Seen = (bool, bool, u64, u64, u64);
+    /// is held, the held entry's first word, `cons`, `inc`, a table write
+    /// is issued (sampled before the cycle's edge).
+    type Seen = (bool, bool, u64, u64, u64, bool);
 
     /// Runs the 64-bit fetcher through rust-hdl's simulator: the queue
     /// (base 0x1000, 4 entries) holds `prod` entries; the arbiter grants
     /// each read at once and the completion (entry `e`'s word `k` is
     /// `e << 8 | k`, byte 79 `kinds[e]`) starts the cycle after; the TX
-    /// builder takes a descriptor from cycle `take_from` on. Returns what
-    /// it showed in each of `cycles` cycles and the addresses it read.
+    /// builder takes a descriptor from cycle `take_from` on; a BAR table
+    /// write holds the table port until cycle `cfg_free`. Returns what it
+    /// showed in each of `cycles` cycles and the addresses it read.
     fn simulate(
         prod: u64,
         kinds: Vec<u64>,
         take_from: usize,
+        cfg_free: usize,
         cycles: usize,
     ) -> (Vec<Seen>, Vec<u64>) {
         let seen = Arc::new(Mutex::new((Vec::new(), Vec::new())));
@@ -321,6 +334,9 @@ mod tests {
                 x.c_tlast.next = k == 9;
                 x.c_tag.next = 0u64.to_bits();
                 x.desc_ready.next = c >= take_from;
+                x.cfg_busy.next = c < cfg_free;
+                x = sim.wait(1, x)?;
+                let cfg_go = x.cfg_go.val();
                 wait_clock_true!(sim, clock, x);
                 if beat.is_some() {
                     beats.remove(0);
@@ -332,6 +348,7 @@ mod tests {
                     x.ds.val().get_bits::<64>(0).to_u64(),
                     x.cons.val().to_u64(),
                     x.inc.val().to_u64(),
+                    cfg_go,
                 ));
             }
             sim.done(x)
@@ -345,7 +362,7 @@ mod tests {
     #[test]
     fn rust_hdl_model_fetches_ahead_and_executes_in_order() {
         // Two descriptors, the TX builder busy until cycle 40.
-        let (seen, addrs) = simulate(2, vec![0], 40, 60);
+        let (seen, addrs) = simulate(2, vec![0], 40, 0, 60);
         // Both entries read (the second one ahead, while the first waits),
         // at base + index * 128.
         assert_eq!(addrs, vec![0x1000, 0x1080]);
@@ -366,8 +383,29 @@ mod tests {
     #[test]
     fn rust_hdl_model_skips_unknown_kinds() {
         // Kind 7 is no kind: skipped at once, counted.
-        let (seen, _) = simulate(3, vec![7], 1000, 80);
+        let (seen, _) = simulate(3, vec![7], 1000, 0, 80);
         assert!(seen.iter().all(|s| !s.1));
         assert_eq!(seen.last().unwrap().3, 3);
+    }
+
+    #[test]
+    fn rust_hdl_model_holds_a_descriptor_a_cycle_after_a_table_write() {
+        // A table write (kind 1) waits for the port until cycle 40, the
+        // descriptor behind it (kind 0) fetched meanwhile; the builder is
+        // ready throughout.
+        let (seen, _) = simulate(2, vec![1, 0], 0, 40, 60);
+        let go = seen
+            .iter()
+            .position(|s| s.5)
+            .expect("the table write issued");
+        assert!(go >= 40);
+        assert_eq!(seen.iter().filter(|s| s.5).count(), 1);
+        // The descriptor is held in the cycle after the write (sampled
+        // after that cycle's edge) but offered only in the one after, when
+        // the write has reached the core (`CfgStage`).
+        assert!(!seen[go].1, "no descriptor offered right after the write");
+        assert!(seen[go + 1].1, "the descriptor offered the cycle after");
+        assert_eq!(seen[go + 1].2, 1 << 8, "entry 1's first word");
+        assert_eq!(seen.last().unwrap().3, 2);
     }
 }

@@ -6,6 +6,7 @@ use rust_hdl::prelude::*;
 
 use super::super::kernel::Part;
 use super::HostIf;
+use crate::bus::CfgOut;
 use crate::nic_core::TX_SLOT_BITS;
 
 /// Clocks and resets of the sub-blocks; the table port (from the
@@ -18,21 +19,25 @@ impl<const W: usize, const B: usize> Part<0> for HostIf<W, B> {
         self.wr.clock.next = self.clock.val();
         self.rxh.clock.next = self.clock.val();
         self.cnt.clock.next = self.clock.val();
+        self.cfgq.clock.next = self.clock.val();
         self.txq.rst.next = self.rst.val();
         self.op.rst.next = self.rst.val();
         self.wr.rst.next = self.rst.val();
         self.rxh.rst.next = self.rst.val();
         self.cnt.rst.next = self.rst.val();
+        self.cfgq.rst.next = self.rst.val();
         self.unused_rw.next = self.rw.val().xor();
 
-        // ---- the table port (registers or the TX queue), counter selects ----
-        self.c_cfg.we.next =
+        // ---- the table port (registers or the TX queue, through the
+        // stage to the core), counter selects ----
+        CfgOut::<10>::link(&mut self.c_cfg, &mut self.cfgq.m);
+        self.cfgq.s.we.next =
             self.wo.val().get_bit(self.k_cfg_data_hi.val().index()) | self.txq.cfg_go.val();
-        self.c_cfg.addr.next = self.txq.ds.val().get_bits::<10>(64);
-        self.c_cfg.data.next = self.txq.ds.val().get_bits::<64>(0);
+        self.cfgq.s.addr.next = self.txq.ds.val().get_bits::<10>(64);
+        self.cfgq.s.data.next = self.txq.ds.val().get_bits::<64>(0);
         if self.wo.val().get_bit(self.k_cfg_data_hi.val().index()) {
-            self.c_cfg.addr.next = self.rw.val().get_bits::<10>(self.k_cfg_addr.val().index());
-            self.c_cfg.data.next = (bit_cast::<64, 32>(self.wo_data.val()) << 32)
+            self.cfgq.s.addr.next = self.rw.val().get_bits::<10>(self.k_cfg_addr.val().index());
+            self.cfgq.s.data.next = (bit_cast::<64, 32>(self.wo_data.val()) << 32)
                 | bit_cast::<64, 32>(
                     self.rw
                         .val()
@@ -51,7 +56,7 @@ impl<const W: usize, const B: usize> Part<0> for HostIf<W, B> {
             .val()
             .get_bits::<TX_SLOT_BITS>(self.k_rd_slot.val().index());
         self.c_rd.len.next = self.rw.val().get_bits::<16>(self.k_rd_len.val().index());
-        self.cnt.cfg_we.next = self.c_cfg.we.val();
+        self.cnt.cfg_we.next = self.cfgq.s.we.val();
         self.cnt.eth_ev_valid.next = self.c_m_eth_ev.valid.val();
         self.cnt.eth_ev_reason.next = self.c_m_eth_ev.reason.val();
         self.cnt.dmac_tvalid.next = self.s_dmac_tvalid.val();

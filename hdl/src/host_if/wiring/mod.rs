@@ -13,7 +13,7 @@ mod ro;
 
 use super::kernel::kernel_of_parts;
 use super::reg_file::{PLACE_BITS, RO_REGS, RW_BITS, WO_REGS, ro_sources, rw_bit, wo_bit};
-use super::{DmaReadArb, DmaWriteArb, HostCounters, RxHold, TxTableOp, TxqFetch};
+use super::{CfgStage, DmaReadArb, DmaWriteArb, HostCounters, RxHold, TxTableOp, TxqFetch};
 use crate::bus::{
     AckRxCntIn, AxisOut, CfgOut, CounterRead, DescOut, DmaWriteIn, EthEvIn, ReadReqIn, TxOpOut,
     TxRead, TxResIn,
@@ -125,7 +125,8 @@ native_block! {
         irq_count1: Signal<In, Bits<32>>,
         /// Vector 2's interrupts taken.
         irq_count2: Signal<In, Bits<32>>,
-        /// Core side: the configuration write port (`NicCore::cfg`).
+        /// Core side: the configuration write port (`NicCore::cfg`), a
+        /// cycle after the write is issued ([`CfgStage`]).
         c_cfg: CfgOut<10>,
         /// Core side: MAC RX frames, held while the event FIFOs fill (`NicCore::s_axis`).
         c_s_axis: AxisOut<W, B>,
@@ -241,6 +242,7 @@ native_block! {
         wr: DmaWriteArb<W, B>,
         rxh: RxHold<W, B>,
         cnt: HostCounters,
+        cfgq: CfgStage,
         // Temporaries: the read-only register made of several signals;
         // every bit of the `rw` bus, read (the storage bits past each
         // register's width, always 0, and the scratch register are not
