@@ -243,24 +243,23 @@ impl Logic for TxUnpack {
 
 /// The transmit gate: a frame's beats are offered (`open`) only once the
 /// whole frame is in the FIFO, so the bytes after it never wait inside a
-/// frame (GMII cannot pause). Each frame's beat count arrives in a token
-/// (`tok_*`, written with the frame's last beat); a frame starts when a
-/// token waits and the FIFO's fill (`fill`, `F` bits, as the read side
-/// sees it, which lags the writes) holds that many beats. The decision is
-/// a register (off the fill arithmetic), cleared in the clock a frame
-/// starts; it cannot be stale, as the fill only grows between frames.
+/// frame (GMII cannot pause). A token (`tok_*`) arrives for every whole
+/// frame: [`TxCross`] writes it a core clock after the frame's last beat,
+/// so by the time the read side sees the token it sees every beat of the
+/// frame (both FIFOs' write pointers cross with the same synchronisers,
+/// and the token's moves a whole core clock later). A frame starts when a
+/// token waits. The decision is a register, from the token FIFO's empty
+/// flag alone (no fill arithmetic: the FIFO's fill against the token's
+/// beat count, two carry chains, was the GMII transmit clock's critical
+/// path on routed NIC tops), cleared in the clock a frame starts.
 #[derive(LogicBlock, Default)]
-pub struct TxGate<const F: usize> {
+pub struct TxGate {
     /// Clock.
     pub clock: Signal<In, Clock>,
     /// Synchronous reset: between frames.
     pub rst: Signal<In, Bit>,
-    /// Beats in the FIFO.
-    pub fill: Signal<In, Bits<F>>,
     /// No token waits.
     pub tok_empty: Signal<In, Bit>,
-    /// The waiting token: its frame's beats.
-    pub tok_beats: Signal<In, Bits<F>>,
     /// Take the token (the frame's first beat is taken).
     pub tok_read: Signal<Out, Bit>,
     /// A beat is taken from the FIFO this clock.
@@ -274,15 +273,14 @@ pub struct TxGate<const F: usize> {
     start: Signal<Local, Bit>,
 }
 
-impl<const F: usize> Logic for TxGate<F> {
+impl Logic for TxGate {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(self, clock, in_frame, may_start);
         self.open.next = self.in_frame.q.val() | self.may_start.q.val();
         self.start.next = self.take.val() & !self.in_frame.q.val();
         self.tok_read.next = self.start.val();
-        self.may_start.d.next =
-            !self.tok_empty.val() & (self.fill.val() >= self.tok_beats.val()) & !self.start.val();
+        self.may_start.d.next = !self.tok_empty.val() & !self.start.val();
         if self.take.val() {
             self.in_frame.d.next = !self.take_last.val();
         }
@@ -293,12 +291,10 @@ impl<const F: usize> Logic for TxGate<F> {
     }
 }
 
-/// Bits of a frame's beat count: frames up to 1,024 beats (8 KiB).
-const COUNT_BITS: usize = 11;
-
 /// The transmit path across clocks: 64-bit beats (`s_*`) in the core's
 /// clock (`wclock`) into an asynchronous FIFO of 1,024 beats (8 KiB) and
-/// each frame's beat count into a token FIFO; in the GMII clock
+/// a token for each whole frame into a token FIFO, a clock after the
+/// frame's last beat (no beat is taken in that clock); in the GMII clock
 /// (`rclock`), [`TxGate`] and [`TxUnpack`] give the bytes (`m_*`) of
 /// whole frames only, one per clock while `m_ready`. A frame must fit the
 /// FIFO (1,024 beats; a longer one never starts and blocks the path).
@@ -331,9 +327,10 @@ pub struct TxCross {
     /// The byte is taken.
     pub m_ready: Signal<In, Bit>,
     fifo: AsynchronousFIFO<BeatWord, 10, 11, 1>,
-    tokens: AsynchronousFIFO<Bits<COUNT_BITS>, 4, 5, 1>,
-    count: DFF<Bits<COUNT_BITS>>,
-    gate: TxGate<COUNT_BITS>,
+    tokens: AsynchronousFIFO<Bit, 4, 5, 1>,
+    /// A frame's last beat went in at the last edge: its token goes in now.
+    tok_w: DFF<Bit>,
+    gate: TxGate,
     unpack: TxUnpack,
     /// The beat before [`TxUnpack`] and the one after it: the FIFO is read
     /// while `nxt` is free, a decision of registers alone, so neither the
@@ -354,28 +351,22 @@ pub struct TxCross {
 impl Logic for TxCross {
     #[hdl_gen]
     fn update(&mut self) {
-        // Write side: beats in, and the frame's beat count with its last.
-        self.count.clock.next = self.wclock.val();
-        self.count.d.next = self.count.q.val();
+        // Write side: beats in, and a token a clock after a frame's last.
+        self.tok_w.clock.next = self.wclock.val();
         self.fifo.write_clock.next = self.wclock.val();
         self.tokens.write_clock.next = self.wclock.val();
-        self.s_tready.next = !self.fifo.full.val() & !self.tokens.full.val();
-        self.put.next = self.s_tvalid.val() & !self.fifo.full.val() & !self.tokens.full.val();
+        self.s_tready.next = !self.fifo.full.val() & !self.tokens.full.val() & !self.tok_w.q.val();
+        self.put.next = self.s_tvalid.val()
+            & !self.fifo.full.val()
+            & !self.tokens.full.val()
+            & !self.tok_w.q.val();
         self.fifo.write.next = self.put.val();
         self.fifo.data_in.next = bit_cast::<73, 64>(self.s_tdata.val())
             | (bit_cast::<73, 8>(self.s_tkeep.val()) << 64)
             | (bit_cast::<73, 1>(self.s_tlast.val().into()) << 72);
-        self.tokens.write.next = self.put.val() & self.s_tlast.val();
-        self.tokens.data_in.next = self.count.q.val() + 1;
-        if self.put.val() {
-            self.count.d.next = self.count.q.val() + 1;
-            if self.s_tlast.val() {
-                self.count.d.next = 0.into();
-            }
-        }
-        if self.wrst.val() {
-            self.count.d.next = 0.into();
-        }
+        self.tokens.write.next = self.tok_w.q.val();
+        self.tokens.data_in.next = true;
+        self.tok_w.d.next = self.put.val() & self.s_tlast.val() & !self.wrst.val();
 
         // Read side: whole frames only, into bytes.
         self.fifo.read_clock.next = self.rclock.val();
@@ -384,9 +375,7 @@ impl Logic for TxCross {
         self.unpack.clock.next = self.rclock.val();
         self.gate.rst.next = self.rrst.val();
         self.unpack.rst.next = self.rrst.val();
-        self.gate.fill.next = self.fifo.read_fill.val();
         self.gate.tok_empty.next = self.tokens.empty.val();
-        self.gate.tok_beats.next = self.tokens.data_out.val();
         self.tokens.read.next = self.gate.tok_read.val();
         self.beat.clock.next = self.rclock.val();
         self.beat_v.clock.next = self.rclock.val();

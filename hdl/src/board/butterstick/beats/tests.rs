@@ -5,7 +5,8 @@
 //! the frames sent; with back-pressure at both ends and between (once for
 //! long enough to fill the receive FIFO), then with the consumer always
 //! ready (as the MAC is inside a frame), where a frame's bytes must come
-//! one per clock without a gap.
+//! one per clock without a gap, also when the beats stop in the middle
+//! of a frame.
 
 use rand::{Rng, SeedableRng, rngs::SmallRng};
 use rust_hdl::prelude::*;
@@ -20,6 +21,12 @@ const PRESSED: usize = 12;
 /// bytes (a 5-unit clock against the core's 13) to fill the receive FIFO's
 /// 64 beats (512 bytes) several times over.
 const FILL_STALL: usize = 1_000;
+
+/// The frame (the first with the consumer always ready, 1,522 bytes) in
+/// whose middle the link stops for [`FILL_STALL`] core clocks: the
+/// beats come faster than the bytes leave, so only a frame let out
+/// before it is whole in the FIFO would run dry here.
+const MID_STALL: usize = 6 + PRESSED;
 
 /// RxCross from the bytes' clock to the core's (`wclock`), TxCross from
 /// the core's to its own read clock.
@@ -128,7 +135,12 @@ fn bytes_to_beats_and_back() {
             // that the receive FIFO fills and the bytes are held: no beat
             // may be lost to a full FIFO.
             let mut stall = if i == 4 { FILL_STALL } else { 0 };
+            let mut mid = i == MID_STALL;
             while seen.len() < f.len() {
+                if mid && seen.len() >= 256 {
+                    stall = FILL_STALL;
+                    mid = false;
+                }
                 wait_clock_false!(sim, wclock, x);
                 x.link.next = stall == 0 && rng.gen_bool(0.7);
                 stall = stall.saturating_sub(1);
