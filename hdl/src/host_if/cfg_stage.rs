@@ -103,8 +103,8 @@ mod tests {
             w(0x200, 1),
             None,
             w(0x3FE, u64::MAX),
-            // A write in a reset cycle still lands; the reset clears the
-            // one that would leave in the next cycle (cycle 7's write).
+            // Reset in cycle 7: cycle 6's write still leaves in cycle 7,
+            // cycle 7's own write is dropped.
             None,
             w(0x001, 2),
             w(0x002, 3),

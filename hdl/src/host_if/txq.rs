@@ -15,8 +15,8 @@
 //! that cycle: the write reaches the core a cycle after it is issued
 //! ([`super::CfgStage`]), and the descriptor must meet the tables as they
 //! are after it (a path's entropy rewritten between two of its
-//! descriptors, `docs/hardware.md` §18). [`TxqKind`] decodes the held entry's kind, in a block of its
-//! own: the TX table's op port takes a kind-2 entry through a
+//! descriptors, `docs/hardware.md` §18). [`TxqKind`] decodes the held
+//! entry's kind, in a block of its own: the TX table's op port takes a kind-2 entry through a
 //! combinational path, so what decides the offer must not share a kernel
 //! with what the handshake decides.
 //!
@@ -203,7 +203,7 @@ impl<const W: usize> Logic for TxqFetch<W> {
                 | (self.kind.kind1.val() & !self.cfg_busy.val())
                 | self.op_take.val()
                 | (!self.kind.kind0.val() & !self.kind.kind1.val() & !self.kind.kind2.val()));
-        self.cfg_late.d.next = self.held.q.val() & self.kind.kind1.val() & !self.cfg_busy.val();
+        self.cfg_late.d.next = self.cfg_go.val();
         self.n_inc.d.next =
             bit_cast::<2, 1>(self.adv.val().into()) + bit_cast::<2, 1>(self.ftq_adv.val().into());
         self.word.next = 0.into();
@@ -270,7 +270,6 @@ impl<const W: usize> Logic for TxqFetch<W> {
             self.fetched.d.next = 0.into();
             self.n_cons.d.next = 0.into();
             self.n_bad.d.next = 0.into();
-            self.cfg_late.d.next = self.held.q.val() & self.kind.kind1.val() & !self.cfg_busy.val();
             self.n_inc.d.next = 0.into();
         }
     }
